@@ -1,0 +1,68 @@
+# Korral StoreLink toolkit. `make help` lists the targets.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT      := $(CURDIR)
+TOOLS_BIN := $(ROOT)/.tools/bin
+NODE_DIR  := $(ROOT)/.tools/node
+# Workspace modules, read from go.work so a new module is picked up everywhere.
+MODULES   := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p')
+SPECTRAL_VERSION := 6.16.3
+
+.PHONY: help
+help: ## List the targets.
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
+
+$(TOOLS_BIN)/staticcheck: tools/go.mod tools/go.sum
+	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ honnef.co/go/tools/cmd/staticcheck
+
+$(NODE_DIR)/node_modules/.bin/spectral:
+	mkdir -p $(NODE_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(NODE_DIR) @stoplight/spectral-cli@$(SPECTRAL_VERSION)
+
+.PHONY: generate
+generate: ## Regenerate the code generated from openapi/storelink.yaml.
+	for m in $(MODULES); do (cd $$m && go generate ./...); done
+
+.PHONY: check-generate
+check-generate: generate ## Fail when generated code differs from the spec.
+	@if ! git diff --quiet -- '*.gen.go' || [ -n "$$(git ls-files --others --exclude-standard -- '*.gen.go')" ]; then \
+		echo "generated code is out of date with openapi/storelink.yaml; run 'make generate' and commit:"; \
+		git diff --stat -- '*.gen.go'; git ls-files --others --exclude-standard -- '*.gen.go'; exit 1; fi
+
+.PHONY: fmt-check
+fmt-check: ## Fail when a Go file is not gofmt-clean.
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+
+.PHONY: vet
+vet: ## go vet every module.
+	for m in $(MODULES); do (cd $$m && go vet ./...); done
+
+.PHONY: staticcheck
+staticcheck: $(TOOLS_BIN)/staticcheck ## staticcheck every module.
+	for m in $(MODULES); do (cd $$m && $(TOOLS_BIN)/staticcheck ./...); done
+
+.PHONY: tidy-check
+tidy-check: ## Fail when a go.mod or go.sum is not tidy.
+	for m in $(MODULES) $(ROOT)/tools; do (cd $$m && GOWORK=off go mod tidy -diff) || { echo "go.mod of $$m is not tidy: run 'go mod tidy' there"; exit 1; }; done
+
+.PHONY: lint-spec
+lint-spec: $(NODE_DIR)/node_modules/.bin/spectral ## Lint the spec with Spectral (spectral:oas) and kin-openapi.
+	$(NODE_DIR)/node_modules/.bin/spectral lint --fail-severity error -r openapi/.spectral.yaml openapi/storelink.yaml
+	cd openapi && go test -run 'TestLoadValidates' -count=1 .
+
+.PHONY: lint
+lint: fmt-check vet staticcheck lint-spec ## Every static check.
+
+.PHONY: test
+test: ## Run every module's tests with the race detector.
+	for m in $(MODULES); do (cd $$m && go test -race -count=1 ./...); done
+
+.PHONY: test-isolated
+test-isolated: ## Build and test each module alone (GOWORK=off), as an importer would.
+	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
+
+.PHONY: ci
+ci: lint check-generate tidy-check test test-isolated ## What CI runs: all checks and all tests.

@@ -1,0 +1,3 @@
+module github.com/korral/storelink
+
+go 1.26.0

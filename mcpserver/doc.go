@@ -1,0 +1,2 @@
+// Package mcpserver is the StoreLink MCP server.
+package mcpserver

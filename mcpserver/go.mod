@@ -1,0 +1,3 @@
+module github.com/korral/storelink/mcpserver
+
+go 1.26.0

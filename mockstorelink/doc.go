@@ -1,0 +1,2 @@
+// Package mockstorelink is a strict, deterministic stand-in for StoreLink.
+package mockstorelink

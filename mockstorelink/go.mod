@@ -1,0 +1,3 @@
+module github.com/korral/storelink/mockstorelink
+
+go 1.26.0
