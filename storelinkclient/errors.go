@@ -1,0 +1,270 @@
+package storelinkclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds on what an error keeps from a response body. The spec allows a
+// 1000-character message; callers log errors and show them to people and
+// models, so a shorter, single-line excerpt is kept.
+const (
+	maxMessageBytes = 500
+	maxCodeBytes    = 64
+	// maxRetryAfter mirrors the spec's 86400-second ceiling and keeps a
+	// hostile header from overflowing time.Duration.
+	maxRetryAfter = 24 * time.Hour
+)
+
+// ErrMalformedResponse reports a success status whose body could not be used:
+// it was not JSON, did not decode into the documented type, or came with an
+// unexpected success status. Test for it with errors.Is.
+var ErrMalformedResponse = errors.New("storelink: malformed response")
+
+// APIError is a StoreLink answer that reports a failure: any non-2xx status,
+// or a 2xx status whose body is StoreLink's error envelope. Retrieve it with
+// errors.As.
+type APIError struct {
+	// StatusCode is the HTTP status; 200 (or another 2xx) when ErrorInSuccess
+	// is set.
+	StatusCode int
+	// Code is StoreLink's machine-readable error code, such as "not_found";
+	// empty when the body was not an error envelope.
+	Code string
+	// Message is StoreLink's explanation, made single-line and cut to at most
+	// 500 bytes. It is empty when the body was not an error envelope: a body
+	// from a proxy or load balancer is never copied, since it may echo the
+	// request, key included.
+	Message string
+	// RetryAfter is how long StoreLink asked the caller to wait, from the
+	// Retry-After header of a 429 or 503 (delay-seconds or HTTP-date form,
+	// capped at 24 hours); zero when absent or unreadable.
+	RetryAfter time.Duration
+	// ErrorInSuccess is set when StoreLink answered a success status with an
+	// error body. The spec forbids it, but StoreLink does it on some paths;
+	// such a response is a failure, never data.
+	ErrorInSuccess bool
+}
+
+// Error returns a single line such as
+// "storelink: 404 not_found: sku 1234567 not found". It carries no header
+// values, so no store key.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("storelink: ")
+	b.WriteString(strconv.Itoa(e.StatusCode))
+	switch {
+	case e.Code != "":
+		b.WriteString(" ")
+		b.WriteString(e.Code)
+	case e.Message == "":
+		if text := http.StatusText(e.StatusCode); text != "" {
+			b.WriteString(" ")
+			b.WriteString(text)
+		}
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.ErrorInSuccess {
+		b.WriteString(" (error body on a success status)")
+	}
+	return b.String()
+}
+
+// Temporary reports whether the same request may succeed later: true for 429
+// and 5xx statuses. Rejections such as 400, 403, 404 and 422 will not change
+// on a retry.
+func (e *APIError) Temporary() bool {
+	return e.StatusCode == http.StatusTooManyRequests || (e.StatusCode >= 500 && e.StatusCode <= 599)
+}
+
+// CheckResponse returns an *APIError when resp is a failure: a non-2xx
+// status, or a 2xx status whose body (already read into body) is the error
+// envelope {"error": {...}}. It returns nil for a usable success.
+//
+// If the request that produced resp carried a store key, any occurrence of
+// that key in the error message is redacted.
+func CheckResponse(resp *http.Response, body []byte) error {
+	if resp == nil {
+		return errors.New("storelink: no response to check")
+	}
+	success := resp.StatusCode >= 200 && resp.StatusCode <= 299
+	code, message, isEnvelope := parseEnvelope(body, !success)
+	if success && !isEnvelope {
+		return nil
+	}
+	key := ""
+	if resp.Request != nil {
+		key = resp.Request.Header.Get(StoreKeyHeader)
+	}
+	e := &APIError{
+		StatusCode:     resp.StatusCode,
+		Code:           clean(code, key, maxCodeBytes),
+		Message:        clean(message, key, maxMessageBytes),
+		ErrorInSuccess: success,
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		e.RetryAfter = retryAfter(resp.Header, time.Now())
+	}
+	return e
+}
+
+// parseEnvelope extracts code and message from {"error": {"code", "message"}}.
+// On a success status (failure false) the cheap substring test spares
+// decoding every large data body twice; no success schema has an "error"
+// property, so a body with one is never data.
+func parseEnvelope(body []byte, failure bool) (code, message string, ok bool) {
+	if !failure && !bytes.Contains(body, []byte(`"error"`)) {
+		return "", "", false
+	}
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &env) != nil || len(env.Error) == 0 || string(env.Error) == "null" {
+		return "", "", false
+	}
+	var detail struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(env.Error, &detail) != nil {
+		// A bare string, {"error": "boom"}, still says what went wrong.
+		var text string
+		if json.Unmarshal(env.Error, &text) == nil {
+			return "", text, true
+		}
+		return "", "", true
+	}
+	return detail.Code, detail.Message, true
+}
+
+// clean makes s safe to log and show: the store key is redacted, control
+// characters (line breaks included) become spaces, and the result is cut to
+// at most limit bytes on a rune boundary. Redaction comes first so that a cut
+// cannot leave part of the key behind.
+func clean(s, key string, limit int) string {
+	if key != "" {
+		s = strings.ReplaceAll(s, key, "[redacted]")
+	}
+	s = strings.Map(func(r rune) rune {
+		if isControl(r) || (r >= 0x80 && r <= 0x9f) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.TrimSpace(s)
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// retryAfter reads Retry-After in either form RFC 9110 allows. An HTTP-date
+// is measured against the response's own Date header when there is one, so a
+// skew between the client's clock and StoreLink's does not distort the wait.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		if secs > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
+		d = time.Duration(secs) * time.Second
+	} else if at, err := http.ParseTime(v); err == nil {
+		if date, err := http.ParseTime(h.Get("Date")); err == nil {
+			now = date
+		}
+		d = at.Sub(now)
+	}
+	return min(max(d, 0), maxRetryAfter)
+}
+
+// Response is satisfied by the result of each generated *WithResponse method
+// whose documented success body is a T, for example *GetInventoryResponse for
+// Inventory. Its unexported methods keep the set to this package's responses.
+type Response[T any] interface {
+	StatusCode() int
+	GetBody() []byte
+	// okBody is the decoded body of the documented success status.
+	okBody() *T
+	// rawResponse returns the HTTP response; nil on a nil receiver.
+	rawResponse() *http.Response
+	// operation names the spec operation and its success status; it must
+	// work on a nil receiver.
+	operation() (id string, okStatus int)
+}
+
+// Result turns what a generated *WithResponse method returned into its typed
+// success body or an error, so that a call reads
+//
+//	inv, err := storelinkclient.Result(c.GetInventoryWithResponse(ctx, storeID, params, key))
+//
+// It never returns a nil value with a nil error. The error is:
+//   - err itself when the call failed in transport (also ErrResponseTooLarge
+//     from [WithResponseLimit]);
+//   - ErrMalformedResponse, wrapped with the operation's name, when a body
+//     did not decode, was not JSON, or came with an unexpected success status;
+//   - the *APIError of [CheckResponse] for any failure status and for a
+//     success status with an error body.
+//
+// The generated decoder gives up on a failure status whose body is not JSON
+// (or a 429 whose Retry-After is not a number) before the status can be
+// seen; such a response too ends as ErrMalformedResponse.
+func Result[T any, R Response[T]](resp R, err error) (*T, error) {
+	op, okStatus := resp.operation()
+	if err != nil {
+		if isDecodeError(err) {
+			return nil, fmt.Errorf("%w from %s: %w", ErrMalformedResponse, op, err)
+		}
+		return nil, err
+	}
+	raw := resp.rawResponse()
+	if raw == nil {
+		return nil, fmt.Errorf("storelink: %s: no HTTP response", op)
+	}
+	if err := CheckResponse(raw, resp.GetBody()); err != nil {
+		return nil, err
+	}
+	v := resp.okBody()
+	if v != nil {
+		return v, nil
+	}
+	if raw.StatusCode != okStatus {
+		return nil, fmt.Errorf("%w from %s: status %d, want %d", ErrMalformedResponse, op, raw.StatusCode, okStatus)
+	}
+	return nil, fmt.Errorf("%w from %s: content type %q is not JSON", ErrMalformedResponse, op, raw.Header.Get("Content-Type"))
+}
+
+// isDecodeError reports whether err came from decoding a response rather than
+// from sending the request or reading the body.
+func isDecodeError(err error) bool {
+	var (
+		syntax   *json.SyntaxError
+		mismatch *json.UnmarshalTypeError
+		badTime  *time.ParseError
+		badInt   *strconv.NumError
+	)
+	switch {
+	case errors.As(err, &syntax), errors.As(err, &mismatch), errors.As(err, &badTime), errors.As(err, &badInt):
+		return true
+	}
+	// time.Time rejects a non-string timestamp with an untyped error; its
+	// text is the only mark it carries.
+	return strings.HasPrefix(err.Error(), "Time.UnmarshalJSON:")
+}
