@@ -1,2 +1,0 @@
-// Package mcpserver is the StoreLink MCP server.
-package mcpserver

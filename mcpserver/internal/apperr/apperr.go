@@ -1,0 +1,226 @@
+// Package apperr is the MCP server's closed error taxonomy: every failure a
+// tool reports to the model carries one of the codes below, a message the
+// model can read, and a remediation telling it what to do next. Internal
+// detail travels in Cause, which reaches the log and never the model.
+package apperr
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+)
+
+// Code is one member of the closed set of error codes a tool may return.
+type Code string
+
+// The closed set. Adding a code is a contract change for every agent that
+// branches on codes, so it goes through Codes, DefaultRemediation and the
+// docs together.
+const (
+	// InvalidArgument: a tool argument is malformed or out of range.
+	InvalidArgument Code = "INVALID_ARGUMENT"
+	// StoreIDRequired: several stores are authorized and store_id was omitted.
+	StoreIDRequired Code = "STORE_ID_REQUIRED"
+	// StoreNotAuthorized: the store is not in this deployment's keyring; the
+	// request was rejected locally and never sent upstream.
+	StoreNotAuthorized Code = "STORE_NOT_AUTHORIZED"
+	// AuthKeyInvalid: StoreLink refused the store's key (rotated or revoked).
+	AuthKeyInvalid Code = "AUTH_KEY_INVALID"
+	// NotFound: StoreLink does not know the store, SKU, supplier or order.
+	NotFound Code = "NOT_FOUND"
+	// UpstreamRejected: StoreLink refused the request on a business rule (HTTP 422).
+	UpstreamRejected Code = "UPSTREAM_REJECTED"
+	// RateLimited: StoreLink asked us to slow down; see RetryAfterSeconds.
+	RateLimited Code = "RATE_LIMITED"
+	// UpstreamUnavailable: StoreLink is down, failing, or the circuit breaker is open.
+	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
+	// UpstreamTimeout: a read did not complete in time.
+	UpstreamTimeout Code = "UPSTREAM_TIMEOUT"
+	// UpstreamContractError: StoreLink answered outside its contract (for
+	// example HTTP 200 with an error body, or a body that fails the schema).
+	UpstreamContractError Code = "UPSTREAM_CONTRACT_ERROR"
+	// WriteOutcomeUnknown: a write may or may not have taken effect.
+	WriteOutcomeUnknown Code = "WRITE_OUTCOME_UNKNOWN"
+	// WritesDisabled: the deployment does not allow writes (ALLOW_WRITES).
+	WritesDisabled Code = "WRITES_DISABLED"
+	// OrderLimitExceeded: the quantity is above the deployment's MAX_ORDER_UNITS.
+	OrderLimitExceeded Code = "ORDER_LIMIT_EXCEEDED"
+	// IdempotencyKeyReused: an idempotency key already names a different order
+	// request; replaying it would silently return the other order.
+	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	// InternalError: a fault in this server; details are in the log under the
+	// incident id.
+	InternalError Code = "INTERNAL_ERROR"
+)
+
+var codes = []Code{
+	InvalidArgument, StoreIDRequired, StoreNotAuthorized, AuthKeyInvalid, NotFound,
+	UpstreamRejected, RateLimited, UpstreamUnavailable, UpstreamTimeout,
+	UpstreamContractError, WriteOutcomeUnknown, WritesDisabled, OrderLimitExceeded,
+	IdempotencyKeyReused, InternalError,
+}
+
+// Codes returns the closed set of codes in a stable order, for meta-tests and
+// generated documentation. The slice is a copy.
+func Codes() []Code { return append([]Code(nil), codes...) }
+
+// Valid reports whether c is a member of the closed set.
+func (c Code) Valid() bool {
+	for _, k := range codes {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Error is a failure in the taxonomy. Code, Message, Remediation,
+// RetryAfterSeconds and IncidentID may be shown to the model; Cause may not.
+type Error struct {
+	Code        Code
+	Message     string
+	Remediation string
+	// RetryAfterSeconds is how long to wait before retrying; 0 means no advice.
+	RetryAfterSeconds int
+	// IncidentID ties an INTERNAL_ERROR reported to the model to its log line.
+	IncidentID string
+	// Cause is internal detail for the log only.
+	Cause error
+}
+
+// Error returns the code and message only, so that printing the error where
+// the model can see it never leaks the cause.
+func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+// Unwrap returns the cause so errors.Is and errors.As see through the error.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// LogValue gives log lines the full picture, cause included; logs are for
+// operators, not for the model.
+func (e *Error) LogValue() slog.Value {
+	if e == nil {
+		return slog.StringValue("<nil>")
+	}
+	attrs := []slog.Attr{slog.String("code", string(e.Code)), slog.String("message", e.Message)}
+	if e.RetryAfterSeconds > 0 {
+		attrs = append(attrs, slog.Int("retry_after_seconds", e.RetryAfterSeconds))
+	}
+	if e.IncidentID != "" {
+		attrs = append(attrs, slog.String("incident_id", e.IncidentID))
+	}
+	if e.Cause != nil {
+		attrs = append(attrs, slog.String("cause", e.Cause.Error()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// New returns an error with the given code. An empty remediation is replaced
+// by DefaultRemediation(code), so no error reaches the model without advice.
+func New(code Code, message, remediation string) *Error {
+	if remediation == "" {
+		remediation = DefaultRemediation(code)
+	}
+	return &Error{Code: code, Message: message, Remediation: remediation}
+}
+
+// Wrap is New with an internal cause attached for the log.
+func Wrap(code Code, cause error, message, remediation string) *Error {
+	e := New(code, message, remediation)
+	e.Cause = cause
+	return e
+}
+
+// Internal reports a fault in this server. The model sees only a generic
+// message and the incident id; cause goes to the log. An empty incidentID is
+// replaced by a fresh one.
+func Internal(cause error, incidentID string) *Error {
+	if incidentID == "" {
+		incidentID = NewIncidentID()
+	}
+	return &Error{
+		Code:        InternalError,
+		Message:     "internal error, incident " + incidentID,
+		Remediation: DefaultRemediation(InternalError),
+		IncidentID:  incidentID,
+		Cause:       cause,
+	}
+}
+
+// From turns any error into one of the taxonomy: an *Error anywhere in the
+// chain is returned as is; anything else is an internal error with a fresh
+// incident id, because an unclassified error is by definition a bug here.
+// From(nil) is nil.
+func From(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) && e != nil {
+		return e
+	}
+	return Internal(err, "")
+}
+
+// CodeOf returns the code of the first *Error in err's chain, InternalError
+// for any other error, and "" for nil.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) && e != nil {
+		return e.Code
+	}
+	return InternalError
+}
+
+// NewIncidentID returns a short random hex id that an operator can grep for.
+func NewIncidentID() string {
+	var b [6]byte
+	// crypto/rand.Read never returns an error on supported platforms.
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// DefaultRemediation returns advice for a code when the caller has nothing
+// more specific to say. Unknown codes get the internal-error advice.
+func DefaultRemediation(code Code) string {
+	switch code {
+	case InvalidArgument:
+		return "Correct the argument as the tool's input schema describes and call again."
+	case StoreIDRequired:
+		return "Pass store_id; call korral_list_authorized_stores to see the stores this deployment can query."
+	case StoreNotAuthorized:
+		return "Use a store_id returned by korral_list_authorized_stores; another store needs its key added to the keyring by an operator."
+	case AuthKeyInvalid:
+		return "Do not retry: StoreLink refused this store's key, probably after a rotation; ask an operator to update the keyring."
+	case NotFound:
+		return "Check the id or code for typos; StoreLink does not know it at this store."
+	case UpstreamRejected:
+		return "Read the message for the business rule StoreLink applied and change the request to satisfy it."
+	case RateLimited:
+		return "Wait for retry_after_seconds (or a minute if absent) before calling again."
+	case UpstreamUnavailable:
+		return "StoreLink is unavailable; try again in a minute and tell the user if it persists."
+	case UpstreamTimeout:
+		return "StoreLink did not answer in time; calling again once is safe for this read."
+	case UpstreamContractError:
+		return "StoreLink answered outside its contract; do not rely on this data and report it to an operator."
+	case WriteOutcomeUnknown:
+		return "Do not resubmit yet: call korral_get_order_status or repeat the call with the same idempotency_key to learn whether the order exists."
+	case WritesDisabled:
+		return "This deployment does not raise orders; show the preview to the user so a person can place the order."
+	case OrderLimitExceeded:
+		return "Lower quantity_units to the deployment's limit, or ask a person to place a larger order outside this tool."
+	case IdempotencyKeyReused:
+		return "Use a new idempotency_key for a different order, or repeat the original request unchanged."
+	default:
+		return "Try again; if it happens again, report the incident id to an operator."
+	}
+}

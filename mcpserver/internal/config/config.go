@@ -1,0 +1,345 @@
+// Package config reads the MCP server's configuration from the environment,
+// in one place, and refuses to start on any value it does not understand.
+//
+// Every problem is reported at once (errors.Join), each naming the variable
+// and the fix, so an operator corrects the whole configuration in one pass.
+// Secret values (the keyring, the approval credential) are never echoed.
+// Values are taken exactly as given: nothing is trimmed, case-folded or
+// guessed, except that a file read through a _FILE variable may end in one
+// newline.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+)
+
+// Approval modes for WRITE_APPROVAL.
+const (
+	ApprovalNone     = "none"
+	ApprovalRequired = "required"
+)
+
+// MinCredentialLen is the shortest approval credential accepted: it guards
+// real orders and must not be guessable.
+const MinCredentialLen = 16
+
+// Config is the server's configuration.
+type Config struct {
+	// UpstreamBaseURL is StoreLink's base URL; "" runs against the embedded mock.
+	UpstreamBaseURL string
+	// Keyring holds the store keys. It is nil only when UpstreamBaseURL is ""
+	// and no keyring was given; the caller then uses the mock's own keyring.
+	Keyring *keyring.Keyring
+	// KeyringFile is the path from STORELINK_KEYRING_FILE, kept so the file
+	// can be re-read after a key rotation; "" when the keyring came inline.
+	KeyringFile string
+	// DefaultLookbackDays is korral_check_stock_risk's default lookback (1..28).
+	DefaultLookbackDays int
+	// LogLevel is the minimum level logged to stderr.
+	LogLevel slog.Level
+	// UpstreamTimeout bounds each StoreLink request.
+	UpstreamTimeout time.Duration
+	// AllowWrites lets a confirmed order reach StoreLink.
+	AllowWrites bool
+	// MaxOrderUnits is the hard ceiling on one order's quantity.
+	MaxOrderUnits int
+	// ReadOnly removes the write tool altogether.
+	ReadOnly bool
+	// WriteApproval is ApprovalNone or ApprovalRequired (a confirmed order is
+	// staged until a person releases it with ApprovalCredential).
+	WriteApproval string
+	// ApprovalTTL is how long a staged order waits for release.
+	ApprovalTTL time.Duration
+	// ApprovalCredential releases staged orders; "" unless WriteApproval is
+	// ApprovalRequired. Never log it: Config's String and LogValue redact it.
+	ApprovalCredential string
+	// StatePath is the durable state database (ledger, staged orders).
+	StatePath string
+	// BreakerFailures is how many consecutive upstream failures open the
+	// circuit breaker.
+	BreakerFailures int
+	// BreakerCooldown is how long the breaker stays open before a probe.
+	BreakerCooldown time.Duration
+}
+
+// Var documents one environment variable.
+type Var struct {
+	Name        string
+	Default     string
+	Description string
+	// Secret marks variables whose values are never echoed.
+	Secret bool
+}
+
+// Documentation lists every variable Load reads, in the order a README table
+// shows them. Tests check it against Load, so the two cannot drift.
+func Documentation() []Var {
+	return []Var{
+		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded mock StoreLink."},
+		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; with the mock, defaults to the mock's keyring.`},
+		{Name: "STORELINK_KEYRING_FILE", Default: "", Description: "Path to a file holding the keyring JSON; preferred in production, and re-read on key rotation. Not together with STORELINK_KEYRING."},
+		{Name: "DEFAULT_LOOKBACK_DAYS", Default: "14", Description: "Days of sales history korral_check_stock_risk uses when the call gives none (1 to 28)."},
+		{Name: "LOG_LEVEL", Default: "info", Description: "Minimum level logged to stderr: debug, info, warn or error."},
+		{Name: "UPSTREAM_TIMEOUT", Default: "5s", Description: "Timeout of one StoreLink request, as a Go duration (100ms to 60s)."},
+		{Name: "ALLOW_WRITES", Default: "false", Description: "true lets korral_raise_replenishment_order submit confirmed orders; otherwise it only previews."},
+		{Name: "MAX_ORDER_UNITS", Default: "500", Description: "Hard ceiling on one order's quantity_units (1 to 100000), whatever the caller confirms."},
+		{Name: "READ_ONLY", Default: "false", Description: "true removes the write tool entirely. Contradicts ALLOW_WRITES=true."},
+		{Name: "WRITE_APPROVAL", Default: "none", Description: "none: a confirmed order is submitted. required: it is staged until a person releases it with the approval credential (needs ALLOW_WRITES=true)."},
+		{Name: "APPROVAL_TTL", Default: "24h", Description: "How long a staged order waits for release before it expires (1m to 168h)."},
+		{Name: "APPROVAL_CREDENTIAL", Default: "", Secret: true, Description: "Credential a person uses to release staged orders (at least 16 characters); required with WRITE_APPROVAL=required and only then."},
+		{Name: "APPROVAL_CREDENTIAL_FILE", Default: "", Description: "Path to a file holding the approval credential. Not together with APPROVAL_CREDENTIAL."},
+		{Name: "STATE_DB_PATH", Default: "$XDG_STATE_HOME/storelink-mcp/state.db, else $HOME/.local/state/storelink-mcp/state.db", Description: "Path of the durable state database (order ledger, staged orders)."},
+		{Name: "BREAKER_FAILURES", Default: "5", Description: "Consecutive StoreLink failures that open the circuit breaker (1 to 100)."},
+		{Name: "BREAKER_COOLDOWN", Default: "30s", Description: "How long the open breaker rejects calls before one probe (1s to 10m)."},
+	}
+}
+
+// loader accumulates problems instead of stopping at the first.
+type loader struct {
+	getenv   func(string) string
+	readFile func(string) ([]byte, error)
+	errs     []error
+}
+
+func (l *loader) fail(format string, args ...any) {
+	l.errs = append(l.errs, fmt.Errorf(format, args...))
+}
+
+// Load reads the configuration through getenv and readFile (os.Getenv and
+// os.ReadFile in production), so tests need no process environment.
+func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*Config, error) {
+	l := &loader{getenv: getenv, readFile: readFile}
+	c := &Config{
+		UpstreamBaseURL:     l.baseURL("UPSTREAM_BASE_URL"),
+		DefaultLookbackDays: l.intIn("DEFAULT_LOOKBACK_DAYS", 14, 1, 28),
+		LogLevel:            l.level("LOG_LEVEL"),
+		UpstreamTimeout:     l.durationIn("UPSTREAM_TIMEOUT", 5*time.Second, 100*time.Millisecond, 60*time.Second),
+		AllowWrites:         l.boolean("ALLOW_WRITES"),
+		MaxOrderUnits:       l.intIn("MAX_ORDER_UNITS", 500, 1, 100000),
+		ReadOnly:            l.boolean("READ_ONLY"),
+		WriteApproval:       l.enum("WRITE_APPROVAL", ApprovalNone, ApprovalNone, ApprovalRequired),
+		ApprovalTTL:         l.durationIn("APPROVAL_TTL", 24*time.Hour, time.Minute, 7*24*time.Hour),
+		StatePath:           l.statePath(),
+		BreakerFailures:     l.intIn("BREAKER_FAILURES", 5, 1, 100),
+		BreakerCooldown:     l.durationIn("BREAKER_COOLDOWN", 30*time.Second, time.Second, 10*time.Minute),
+	}
+
+	raw, from, file, ok := l.secret("STORELINK_KEYRING")
+	if ok && raw != "" {
+		kr, err := keyring.Parse([]byte(raw))
+		if err != nil {
+			l.fail("%s: %v", from, err)
+		} else {
+			c.Keyring, c.KeyringFile = kr, file
+		}
+	} else if ok && c.UpstreamBaseURL != "" {
+		l.fail("STORELINK_KEYRING or STORELINK_KEYRING_FILE is required when UPSTREAM_BASE_URL is set: give the keys of the stores this deployment serves, as JSON like {\"47\": \"<key>\"}")
+	}
+
+	cred, from, credFile, ok := l.secret("APPROVAL_CREDENTIAL")
+	if ok {
+		if credFile != "" {
+			// Editors end files with a newline; it is not part of the secret.
+			cred = strings.TrimSuffix(strings.TrimSuffix(cred, "\n"), "\r")
+		}
+		switch {
+		case cred == "" && c.WriteApproval == ApprovalRequired:
+			l.fail("WRITE_APPROVAL=required needs APPROVAL_CREDENTIAL or APPROVAL_CREDENTIAL_FILE: without it no staged order could ever be released")
+		case cred != "" && c.WriteApproval != ApprovalRequired:
+			l.fail("%s is set but WRITE_APPROVAL is not \"required\": set WRITE_APPROVAL=required, or remove the credential so nobody assumes orders wait for approval", from)
+		case cred != "" && len(cred) < MinCredentialLen:
+			l.fail("%s: must be at least %d characters", from, MinCredentialLen)
+		case strings.ContainsFunc(cred, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+			l.fail("%s: must not contain control characters or line breaks", from)
+		default:
+			c.ApprovalCredential = cred
+		}
+	}
+
+	// Contradictions, checked only between values that parsed.
+	if c.ReadOnly && c.AllowWrites {
+		l.fail("READ_ONLY=true and ALLOW_WRITES=true contradict each other: unset one of them")
+	}
+	if c.WriteApproval == ApprovalRequired {
+		if c.ReadOnly {
+			l.fail("WRITE_APPROVAL=required and READ_ONLY=true contradict each other: a read-only server stages no orders")
+		} else if !c.AllowWrites {
+			l.fail("WRITE_APPROVAL=required has no effect unless ALLOW_WRITES=true: set ALLOW_WRITES=true or WRITE_APPROVAL=none")
+		}
+	}
+
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	return c, nil
+}
+
+// shown quotes a non-secret value for an error message, shortened so a
+// pasted blob does not flood the log.
+func shown(v string) string {
+	const limit = 64
+	if len(v) > limit {
+		v = v[:limit] + "..."
+	}
+	return strconv.Quote(v)
+}
+
+func (l *loader) intIn(name string, def, lo, hi int) int {
+	v := l.getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		l.fail("%s=%s: must be an integer from %d to %d", name, shown(v), lo, hi)
+		return def
+	}
+	return n
+}
+
+func (l *loader) durationIn(name string, def, lo, hi time.Duration) time.Duration {
+	v := l.getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		l.fail("%s=%s: must be a duration from %s to %s, like %s", name, shown(v), lo, hi, def)
+		return def
+	}
+	return d
+}
+
+// boolean accepts true/false/1/0 only: "yes", "on" or "TRUE" are refused
+// rather than guessed, because a write switch must not be read wrongly.
+func (l *loader) boolean(name string) bool {
+	switch v := l.getenv(name); v {
+	case "", "false", "0":
+		return false
+	case "true", "1":
+		return true
+	default:
+		l.fail("%s=%s: must be true, false, 1 or 0", name, shown(v))
+		return false
+	}
+}
+
+func (l *loader) enum(name, def string, allowed ...string) string {
+	v := l.getenv(name)
+	if v == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	l.fail("%s=%s: must be one of %s", name, shown(v), strings.Join(allowed, ", "))
+	return def
+}
+
+func (l *loader) level(name string) slog.Level {
+	switch v := l.enum(name, "info", "debug", "info", "warn", "error"); v {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+func (l *loader) baseURL(name string) string {
+	v := l.getenv(name)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		// url.Parse's error repeats the value, which might hold credentials.
+		l.fail("%s: is not a URL: want an absolute http or https URL like https://storelink.example.internal", name)
+	case u.User != nil:
+		l.fail("%s: must not contain credentials; store keys go in STORELINK_KEYRING", name)
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		l.fail("%s=%s: must be an absolute http or https URL like https://storelink.example.internal", name, shown(v))
+	case u.RawQuery != "" || u.Fragment != "":
+		l.fail("%s=%s: must not have a query or fragment", name, shown(v))
+	default:
+		return strings.TrimSuffix(v, "/")
+	}
+	return ""
+}
+
+// secret reads NAME or NAME_FILE, never both. It returns the value, the
+// variable it came from (for messages), the file path if any, and whether
+// the read succeeded. The value itself never appears in an error.
+func (l *loader) secret(name string) (value, from, path string, ok bool) {
+	inline, path := l.getenv(name), l.getenv(name+"_FILE")
+	switch {
+	case inline != "" && path != "":
+		l.fail("%s and %s_FILE are both set: keep one", name, name)
+		return "", name, "", false
+	case path != "":
+		from = name + "_FILE=" + shown(path)
+		b, err := l.readFile(path)
+		if err != nil {
+			l.fail("%s: cannot read the file: %v", from, err)
+			return "", from, "", false
+		}
+		if len(strings.TrimSpace(string(b))) == 0 {
+			l.fail("%s: the file is empty", from)
+			return "", from, "", false
+		}
+		return string(b), from, path, true
+	default:
+		return inline, name, "", true
+	}
+}
+
+func (l *loader) statePath() string {
+	if v := l.getenv("STATE_DB_PATH"); v != "" {
+		return v
+	}
+	// XDG says a relative XDG_STATE_HOME is invalid and must be ignored.
+	if x := l.getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "storelink-mcp", "state.db")
+	}
+	if h := l.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "storelink-mcp", "state.db")
+	}
+	l.fail("STATE_DB_PATH: neither it, XDG_STATE_HOME nor HOME is set: set STATE_DB_PATH to where the order ledger should live")
+	return ""
+}
+
+// String summarizes the configuration for a start-up log line, with the
+// keyring as fingerprints and the approval credential as set/unset.
+func (c Config) String() string {
+	upstream := c.UpstreamBaseURL
+	if upstream == "" {
+		upstream = "embedded mock"
+	}
+	cred := "unset"
+	if c.ApprovalCredential != "" {
+		cred = "set"
+	}
+	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s breaker=%d/%s",
+		upstream, c.Keyring, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
+		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, c.StatePath, c.BreakerFailures, c.BreakerCooldown)
+}
+
+// Format prints String for every verb, so %+v cannot dump the credential.
+func (c Config) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, c.String()) }
+
+// LogValue logs the redacted summary.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }

@@ -1,0 +1,386 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+)
+
+const (
+	keyA   = "sk-47-secretvalue-aaaa"
+	keyB   = "sk-102-secretvalue-bbbb"
+	cred   = "release-me-please-0123456789"
+	krJSON = `{"47": "` + keyA + `", "102": "` + keyB + `"}`
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func files(m map[string]string) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) {
+		v, ok := m[p]
+		if !ok {
+			return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+		}
+		return []byte(v), nil
+	}
+}
+
+var noFiles = files(nil)
+
+// cmpConfig compares configs, keyrings by their store ids.
+var cmpConfig = cmp.Comparer(func(a, b *keyring.Keyring) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return cmp.Equal(a.StoreIDs(), b.StoreIDs())
+})
+
+func TestDefaults(t *testing.T) {
+	got, err := Load(env(map[string]string{"HOME": "/home/buyer"}), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		DefaultLookbackDays: 14,
+		LogLevel:            slog.LevelInfo,
+		UpstreamTimeout:     5 * time.Second,
+		MaxOrderUnits:       500,
+		WriteApproval:       ApprovalNone,
+		ApprovalTTL:         24 * time.Hour,
+		StatePath:           "/home/buyer/.local/state/storelink-mcp/state.db",
+		BreakerFailures:     5,
+		BreakerCooldown:     30 * time.Second,
+	}
+	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestEveryValueSet(t *testing.T) {
+	got, err := Load(env(map[string]string{
+		"UPSTREAM_BASE_URL":     "https://storelink.korral.internal/api/",
+		"STORELINK_KEYRING":     krJSON,
+		"DEFAULT_LOOKBACK_DAYS": "28",
+		"LOG_LEVEL":             "debug",
+		"UPSTREAM_TIMEOUT":      "750ms",
+		"ALLOW_WRITES":          "1",
+		"MAX_ORDER_UNITS":       "100000",
+		"READ_ONLY":             "0",
+		"WRITE_APPROVAL":        "required",
+		"APPROVAL_TTL":          "2h",
+		"APPROVAL_CREDENTIAL":   cred,
+		"STATE_DB_PATH":         "/var/lib/storelink-mcp/state.db",
+		"BREAKER_FAILURES":      "1",
+		"BREAKER_COOLDOWN":      "10m",
+	}), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, _ := keyring.Parse([]byte(krJSON))
+	want := &Config{
+		UpstreamBaseURL:     "https://storelink.korral.internal/api",
+		Keyring:             kr,
+		DefaultLookbackDays: 28,
+		LogLevel:            slog.LevelDebug,
+		UpstreamTimeout:     750 * time.Millisecond,
+		AllowWrites:         true,
+		MaxOrderUnits:       100000,
+		WriteApproval:       ApprovalRequired,
+		ApprovalTTL:         2 * time.Hour,
+		ApprovalCredential:  cred,
+		StatePath:           "/var/lib/storelink-mcp/state.db",
+		BreakerFailures:     1,
+		BreakerCooldown:     10 * time.Minute,
+	}
+	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestStatePathDefaults(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_STATE_HOME": "/xdg", "HOME": "/h"}, "/xdg/storelink-mcp/state.db"},
+		{map[string]string{"XDG_STATE_HOME": "relative/dir", "HOME": "/h"}, "/h/.local/state/storelink-mcp/state.db"},
+		{map[string]string{"STATE_DB_PATH": "./state.db", "HOME": "/h"}, "./state.db"},
+	}
+	for _, tt := range tests {
+		c, err := Load(env(tt.env), noFiles)
+		if err != nil || c.StatePath != tt.want {
+			t.Errorf("Load(%v).StatePath = %v, %v; want %q", tt.env, c, err, tt.want)
+		}
+	}
+}
+
+func TestFileSecrets(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"HOME":                     "/h",
+		"UPSTREAM_BASE_URL":        "http://storelink:8080",
+		"STORELINK_KEYRING_FILE":   "/run/secrets/keyring.json",
+		"ALLOW_WRITES":             "true",
+		"WRITE_APPROVAL":           "required",
+		"APPROVAL_CREDENTIAL_FILE": "/run/secrets/approval",
+	}), files(map[string]string{
+		"/run/secrets/keyring.json": krJSON + "\n",
+		"/run/secrets/approval":     cred + "\n",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.KeyringFile != "/run/secrets/keyring.json" || c.Keyring.Len() != 2 {
+		t.Errorf("keyring from file: %v, file %q", c.Keyring, c.KeyringFile)
+	}
+	if k, _ := c.Keyring.Key("102"); k.Reveal() != keyB {
+		t.Errorf("key for 102 = %v", k)
+	}
+	if c.ApprovalCredential != cred {
+		t.Errorf("credential from file not read or not trimmed of its newline")
+	}
+	// Inline keyring: no file to re-read.
+	c, err = Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON}), noFiles)
+	if err != nil || c.KeyringFile != "" || c.Keyring.Len() != 2 {
+		t.Errorf("inline keyring: %v, %v", c, err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   map[string]string
+		files map[string]string
+		want  []string
+	}{
+		{"lookback too high", map[string]string{"DEFAULT_LOOKBACK_DAYS": "40"},
+			nil, []string{`DEFAULT_LOOKBACK_DAYS="40": must be an integer from 1 to 28`}},
+		{"lookback zero", map[string]string{"DEFAULT_LOOKBACK_DAYS": "0"},
+			nil, []string{`DEFAULT_LOOKBACK_DAYS="0": must be an integer from 1 to 28`}},
+		{"lookback not a number", map[string]string{"DEFAULT_LOOKBACK_DAYS": "two weeks"},
+			nil, []string{`DEFAULT_LOOKBACK_DAYS="two weeks": must be an integer from 1 to 28`}},
+		{"log level", map[string]string{"LOG_LEVEL": "verbose"},
+			nil, []string{`LOG_LEVEL="verbose": must be one of debug, info, warn, error`}},
+		{"log level case", map[string]string{"LOG_LEVEL": "INFO"},
+			nil, []string{`LOG_LEVEL="INFO": must be one of debug, info, warn, error`}},
+		{"timeout unit missing", map[string]string{"UPSTREAM_TIMEOUT": "5"},
+			nil, []string{`UPSTREAM_TIMEOUT="5": must be a duration from 100ms to 1m0s, like 5s`}},
+		{"timeout too long", map[string]string{"UPSTREAM_TIMEOUT": "2m"},
+			nil, []string{`UPSTREAM_TIMEOUT="2m": must be a duration from 100ms to 1m0s`}},
+		{"bool yes", map[string]string{"ALLOW_WRITES": "yes"},
+			nil, []string{`ALLOW_WRITES="yes": must be true, false, 1 or 0`}},
+		{"bool TRUE", map[string]string{"READ_ONLY": "TRUE"},
+			nil, []string{`READ_ONLY="TRUE": must be true, false, 1 or 0`}},
+		{"max order units", map[string]string{"MAX_ORDER_UNITS": "100001"},
+			nil, []string{`MAX_ORDER_UNITS="100001": must be an integer from 1 to 100000`}},
+		{"approval mode", map[string]string{"WRITE_APPROVAL": "optional"},
+			nil, []string{`WRITE_APPROVAL="optional": must be one of none, required`}},
+		{"approval ttl", map[string]string{"APPROVAL_TTL": "30s"},
+			nil, []string{`APPROVAL_TTL="30s": must be a duration from 1m0s to 168h0m0s`}},
+		{"breaker failures", map[string]string{"BREAKER_FAILURES": "-1"},
+			nil, []string{`BREAKER_FAILURES="-1": must be an integer from 1 to 100`}},
+		{"breaker cooldown", map[string]string{"BREAKER_COOLDOWN": "500ms"},
+			nil, []string{`BREAKER_COOLDOWN="500ms": must be a duration from 1s to 10m0s`}},
+		{"url scheme", map[string]string{"UPSTREAM_BASE_URL": "storelink.korral.internal", "STORELINK_KEYRING": krJSON},
+			nil, []string{`UPSTREAM_BASE_URL="storelink.korral.internal": must be an absolute http or https URL`}},
+		{"url credentials", map[string]string{"UPSTREAM_BASE_URL": "https://admin:" + keyA + "@storelink", "STORELINK_KEYRING": krJSON},
+			nil, []string{"UPSTREAM_BASE_URL: must not contain credentials"}},
+		{"url query", map[string]string{"UPSTREAM_BASE_URL": "https://storelink/?x=1", "STORELINK_KEYRING": krJSON},
+			nil, []string{`UPSTREAM_BASE_URL="https://storelink/?x=1": must not have a query or fragment`}},
+		{"url unparsable", map[string]string{"UPSTREAM_BASE_URL": "http://[::1", "STORELINK_KEYRING": krJSON},
+			nil, []string{"UPSTREAM_BASE_URL: is not a URL"}},
+		{"upstream without keyring", map[string]string{"UPSTREAM_BASE_URL": "https://storelink"},
+			nil, []string{"STORELINK_KEYRING or STORELINK_KEYRING_FILE is required when UPSTREAM_BASE_URL is set"}},
+		{"keyring both ways", map[string]string{"STORELINK_KEYRING": krJSON, "STORELINK_KEYRING_FILE": "/k"},
+			map[string]string{"/k": krJSON}, []string{"STORELINK_KEYRING and STORELINK_KEYRING_FILE are both set: keep one"}},
+		{"keyring file missing", map[string]string{"STORELINK_KEYRING_FILE": "/nope"},
+			nil, []string{`STORELINK_KEYRING_FILE="/nope": cannot read the file: open /nope: file does not exist`}},
+		{"keyring file empty", map[string]string{"STORELINK_KEYRING_FILE": "/k"},
+			map[string]string{"/k": "\n"}, []string{`STORELINK_KEYRING_FILE="/k": the file is empty`}},
+		{"keyring not JSON", map[string]string{"STORELINK_KEYRING": keyA},
+			nil, []string{"STORELINK_KEYRING: keyring is not valid JSON"}},
+		{"keyring bad id in file", map[string]string{"STORELINK_KEYRING_FILE": "/k"},
+			map[string]string{"/k": `{"` + keyA + `": "47"}`}, []string{`STORELINK_KEYRING_FILE="/k": keyring entry 1: the store id is not 1 to 6 digits`}},
+		{"keyring duplicate", map[string]string{"STORELINK_KEYRING": `{"47": "` + keyA + `", "47": "` + keyB + `"}`},
+			nil, []string{"STORELINK_KEYRING: keyring: store 47 appears twice"}},
+		{"read-only with writes", map[string]string{"READ_ONLY": "true", "ALLOW_WRITES": "true"},
+			nil, []string{"READ_ONLY=true and ALLOW_WRITES=true contradict each other"}},
+		{"approval with read-only", map[string]string{"READ_ONLY": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred},
+			nil, []string{"WRITE_APPROVAL=required and READ_ONLY=true contradict each other"}},
+		{"approval without writes", map[string]string{"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred},
+			nil, []string{"WRITE_APPROVAL=required has no effect unless ALLOW_WRITES=true"}},
+		{"approval without credential", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required"},
+			nil, []string{"WRITE_APPROVAL=required needs APPROVAL_CREDENTIAL or APPROVAL_CREDENTIAL_FILE"}},
+		{"credential without approval", map[string]string{"ALLOW_WRITES": "true", "APPROVAL_CREDENTIAL": cred},
+			nil, []string{`APPROVAL_CREDENTIAL is set but WRITE_APPROVAL is not "required"`}},
+		{"credential too short", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": "letmein"},
+			nil, []string{"APPROVAL_CREDENTIAL: must be at least 16 characters"}},
+		{"credential with a line break", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred + "\nmore"},
+			nil, []string{"APPROVAL_CREDENTIAL: must not contain control characters"}},
+		{"credential both ways", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred, "APPROVAL_CREDENTIAL_FILE": "/c"},
+			map[string]string{"/c": cred}, []string{"APPROVAL_CREDENTIAL and APPROVAL_CREDENTIAL_FILE are both set: keep one"}},
+		{"no home for state", map[string]string{"HOME": ""},
+			nil, []string{"STATE_DB_PATH: neither it, XDG_STATE_HOME nor HOME is set"}},
+		{
+			// Every problem at once, in variable order.
+			name: "all errors are reported together",
+			env: map[string]string{"DEFAULT_LOOKBACK_DAYS": "40", "LOG_LEVEL": "loud", "ALLOW_WRITES": "yes",
+				"MAX_ORDER_UNITS": "0", "STORELINK_KEYRING": "{}"},
+			want: []string{
+				`DEFAULT_LOOKBACK_DAYS="40": must be an integer from 1 to 28`,
+				`LOG_LEVEL="loud": must be one of debug, info, warn, error`,
+				`ALLOW_WRITES="yes": must be true, false, 1 or 0`,
+				`MAX_ORDER_UNITS="0": must be an integer from 1 to 100000`,
+				`STORELINK_KEYRING: keyring holds no stores`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := map[string]string{"HOME": "/h"}
+			for k, v := range tt.env {
+				e[k] = v
+			}
+			c, err := Load(env(e), files(tt.files))
+			if err == nil {
+				t.Fatalf("Load succeeded: %v", c)
+			}
+			if c != nil {
+				t.Errorf("Load returned a config with an error")
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Errorf("got %d errors, want %d:\n%s", len(lines), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if i < len(lines) && !strings.HasPrefix(lines[i], w) {
+					t.Errorf("error %d = %q\nwant prefix %q", i, lines[i], w)
+				}
+			}
+			for _, secret := range []string{keyA, keyB, cred} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error echoes a secret: %s", err)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigPrintingRedacts(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"HOME": "/h", "STORELINK_KEYRING": krJSON, "ALLOW_WRITES": "true",
+		"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred,
+	}), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	slog.New(slog.NewTextHandler(&sb, nil)).Info("config", "cfg", c)
+	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", *c), fmt.Sprintf("%#v", c), c.String(), sb.String()} {
+		for _, secret := range []string{keyA, keyB, cred} {
+			if strings.Contains(out, secret) {
+				t.Errorf("printed config leaks a secret: %s", out)
+			}
+		}
+		if !strings.Contains(out, "approval_credential=set") || !strings.Contains(out, "47:key:") {
+			t.Errorf("printed config lacks the redacted summary: %s", out)
+		}
+	}
+}
+
+// TestDocumentationCoversLoad checks that every variable Load reads is
+// documented and every documented variable is read.
+func TestDocumentationCoversLoad(t *testing.T) {
+	read := map[string]bool{}
+	getenv := func(k string) string { read[k] = true; return "" }
+	_, _ = Load(getenv, noFiles)
+	// Variables read only on some paths.
+	_, _ = Load(func(k string) string {
+		read[k] = true
+		return map[string]string{"HOME": "/h"}[k]
+	}, noFiles)
+	documented := map[string]bool{}
+	name := regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	for _, v := range Documentation() {
+		if !name.MatchString(v.Name) || v.Description == "" || !strings.HasSuffix(v.Description, ".") {
+			t.Errorf("badly documented variable %+v", v)
+		}
+		if documented[v.Name] {
+			t.Errorf("%s documented twice", v.Name)
+		}
+		documented[v.Name] = true
+		if !read[v.Name] {
+			t.Errorf("%s is documented but Load never reads it", v.Name)
+		}
+	}
+	platform := map[string]bool{"HOME": true, "XDG_STATE_HOME": true}
+	for k := range read {
+		if !documented[k] && !platform[k] {
+			t.Errorf("Load reads %s but Documentation does not list it", k)
+		}
+	}
+}
+
+// TestDocumentedDefaultsMatch checks the documented defaults against what
+// Load actually does with an empty environment.
+func TestDocumentedDefaultsMatch(t *testing.T) {
+	c, err := Load(env(map[string]string{"HOME": "/h"}), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actual := map[string]string{
+		"UPSTREAM_BASE_URL":     c.UpstreamBaseURL,
+		"DEFAULT_LOOKBACK_DAYS": fmt.Sprint(c.DefaultLookbackDays),
+		"LOG_LEVEL":             strings.ToLower(c.LogLevel.String()),
+		"UPSTREAM_TIMEOUT":      c.UpstreamTimeout.String(),
+		"ALLOW_WRITES":          fmt.Sprint(c.AllowWrites),
+		"MAX_ORDER_UNITS":       fmt.Sprint(c.MaxOrderUnits),
+		"READ_ONLY":             fmt.Sprint(c.ReadOnly),
+		"WRITE_APPROVAL":        c.WriteApproval,
+		"APPROVAL_TTL":          strings.TrimSuffix(strings.TrimSuffix(c.ApprovalTTL.String(), "0s"), "0m"),
+		"BREAKER_FAILURES":      fmt.Sprint(c.BreakerFailures),
+		"BREAKER_COOLDOWN":      c.BreakerCooldown.String(),
+	}
+	for _, v := range Documentation() {
+		if got, ok := actual[v.Name]; ok && got != v.Default {
+			t.Errorf("%s: documented default %q, Load gives %q", v.Name, v.Default, got)
+		}
+	}
+}
+
+func TestLoadWithProcessEnvironment(t *testing.T) {
+	// The production wiring: os.Getenv and os.ReadFile. Blank every variable
+	// first so the runner's own environment cannot leak in.
+	for _, v := range Documentation() {
+		t.Setenv(v.Name, "")
+	}
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", t.TempDir())
+	path := t.TempDir() + "/keyring.json"
+	if err := os.WriteFile(path, []byte(krJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STORELINK_KEYRING_FILE", path)
+	c, err := Load(os.Getenv, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Keyring.Len() != 2 || c.KeyringFile != path {
+		t.Errorf("keyring %v from %q", c.Keyring, c.KeyringFile)
+	}
+	var pe *fs.PathError
+	t.Setenv("STORELINK_KEYRING_FILE", path+".missing")
+	if _, err := Load(os.Getenv, os.ReadFile); err == nil || errors.As(err, &pe) {
+		// The read error is folded into a message; callers get text, not a
+		// *fs.PathError to misinterpret as a missing config.
+		t.Errorf("missing file: err = %v", err)
+	}
+}

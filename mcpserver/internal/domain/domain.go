@@ -1,0 +1,87 @@
+// Package domain holds the StoreLink facts the MCP server reasons about, in the
+// server's own vocabulary, independent of HTTP and of the generated client, so
+// the tools and the projection can be tested without either.
+package domain
+
+import "time"
+
+// DayHours is one weekday's opening hours in store-local minutes after midnight.
+type DayHours struct {
+	Closed bool
+	Opens  int
+	Closes int
+}
+
+// Store is one store with its timezone and weekly opening hours.
+type Store struct {
+	ID       string
+	Name     string
+	Timezone string
+	// Hours is indexed by time.Weekday.
+	Hours [7]DayHours
+}
+
+// Inventory is the last on-hand count of a SKU at a store.
+type Inventory struct {
+	OnHand    int64
+	CountedAt time.Time
+}
+
+// Sale is one point-of-sale transaction line.
+type Sale struct {
+	TransactionID string
+	At            time.Time
+	Units         int64
+}
+
+// SalesPage is a bounded, newest-first slice of a SKU's sales since a time.
+type SalesPage struct {
+	Items []Sale
+	// Total is the number of matching transactions StoreLink reports,
+	// which may exceed len(Items) when the walk stopped at its bound.
+	Total     int64
+	Truncated bool
+}
+
+// SKU is a SKU's master data.
+type SKU struct {
+	Code          string
+	Name          string
+	Category      string
+	SupplierID    string
+	Unit          string
+	CasePack      int64
+	Chilled       bool
+	ShelfLifeDays int64 // 0 when StoreLink gives none
+}
+
+// Supplier is a supplier and its delivery terms.
+type Supplier struct {
+	ID               string
+	Name             string
+	LeadTimeDays     int
+	OrderCutoff      *int // minutes after local midnight, nil when unknown
+	MinimumOrderUnit int64
+}
+
+// Order is a replenishment order as StoreLink reports it.
+type Order struct {
+	ID              string
+	StoreID         string
+	SKU             string
+	QuantityUnits   int64
+	Reason          string
+	Status          string
+	SubmittedAt     time.Time
+	ExpectedArrival time.Time
+}
+
+// OrderRequest is what the server asks StoreLink to raise.
+type OrderRequest struct {
+	SKU           string `json:"sku"`
+	QuantityUnits int64  `json:"quantity_units"`
+	Reason        string `json:"reason"`
+}
+
+// OpenStatuses are the order statuses after which goods are still expected.
+var OpenStatuses = map[string]bool{"submitted": true, "acknowledged": true, "shipped": true}

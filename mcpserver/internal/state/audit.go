@@ -1,0 +1,210 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// OutcomeOK is the Outcome of a tool call that succeeded. Every other
+// outcome counts as an error in a Report.
+const OutcomeOK = "ok"
+
+// AuditRecord is one tool call, reads included, as the audit trail keeps it.
+type AuditRecord struct {
+	Time       time.Time
+	CallID     string
+	Client     string
+	Session    string
+	Tool       string
+	StoreID    string
+	SKU        string
+	Outcome    string
+	ErrorCode  string
+	Summary    string
+	DurationMS float64
+}
+
+// AuditFilter selects audit records. Empty fields match everything.
+type AuditFilter struct {
+	// Day keeps the records of Day's calendar day in UTC; zero keeps every day.
+	Day     time.Time
+	StoreID string
+	CallID  string
+	Tool    string
+	// Limit caps QueryAudit at the most recent Limit records; zero or less
+	// means no cap. Report ignores it, since statistics over an arbitrary
+	// slice of the calls would mislead.
+	Limit int
+}
+
+// ToolStats summarises the calls of one tool.
+type ToolStats struct {
+	Tool   string
+	Calls  int
+	OK     int
+	Errors int
+	// ErrorRate is Errors / Calls.
+	ErrorRate float64
+	// P50, P95 and P99 are call durations in milliseconds, by the
+	// nearest-rank method, so each is a duration that was actually observed.
+	P50, P95, P99 float64
+	// ErrorCodes counts the failed calls per error code; failures without a
+	// code are not listed.
+	ErrorCodes map[string]int
+}
+
+// AuditLog is the durable audit trail of tool calls.
+type AuditLog interface {
+	// RecordAudit appends r to the trail.
+	RecordAudit(ctx context.Context, r AuditRecord) error
+	// QueryAudit returns the records matching f, oldest first.
+	QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
+	// Report returns per-tool statistics over the records matching f,
+	// sorted by tool name.
+	Report(ctx context.Context, f AuditFilter) ([]ToolStats, error)
+}
+
+// RecordAudit implements AuditLog. A zero Time is recorded as the current
+// time, so that no record falls outside every day filter.
+func (db *DB) RecordAudit(ctx context.Context, r AuditRecord) error {
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	release, err := db.lockWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if _, err := db.sql.ExecContext(ctx, `INSERT INTO audit
+		(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		formatTime(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
+		r.Outcome, r.ErrorCode, r.Summary, r.DurationMS); err != nil {
+		return fmt.Errorf("state: record audit for call %s: %w", r.CallID, err)
+	}
+	return nil
+}
+
+// QueryAudit implements AuditLog. With a Limit it returns the most recent
+// Limit records, still oldest first.
+func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, error) {
+	where, args := auditWhere(f)
+	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms
+		FROM audit` + where + ` ORDER BY time DESC, id DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("state: query audit: %w", err)
+	}
+	defer rows.Close()
+	var out []AuditRecord
+	for rows.Next() {
+		var r AuditRecord
+		var t string
+		if err := rows.Scan(&t, &r.CallID, &r.Client, &r.Session, &r.Tool, &r.StoreID, &r.SKU,
+			&r.Outcome, &r.ErrorCode, &r.Summary, &r.DurationMS); err != nil {
+			return nil, fmt.Errorf("state: query audit: %w", err)
+		}
+		if r.Time, err = parseTime(t); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("state: query audit: %w", err)
+	}
+	// Selected newest first so that LIMIT keeps the latest records; the
+	// trail reads in time order.
+	slices.Reverse(out)
+	return out, nil
+}
+
+// Report implements AuditLog. Percentiles are computed here rather than in
+// SQL so that every backend yields the same numbers.
+func (db *DB) Report(ctx context.Context, f AuditFilter) ([]ToolStats, error) {
+	where, args := auditWhere(f)
+	rows, err := db.sql.QueryContext(ctx, `SELECT tool, outcome, error_code, duration_ms FROM audit`+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("state: audit report: %w", err)
+	}
+	defer rows.Close()
+	byTool := map[string]*ToolStats{}
+	durations := map[string][]float64{}
+	for rows.Next() {
+		var tool, outcome, code string
+		var ms float64
+		if err := rows.Scan(&tool, &outcome, &code, &ms); err != nil {
+			return nil, fmt.Errorf("state: audit report: %w", err)
+		}
+		s := byTool[tool]
+		if s == nil {
+			s = &ToolStats{Tool: tool, ErrorCodes: map[string]int{}}
+			byTool[tool] = s
+		}
+		s.Calls++
+		if outcome == OutcomeOK {
+			s.OK++
+		} else {
+			s.Errors++
+			if code != "" {
+				s.ErrorCodes[code]++
+			}
+		}
+		durations[tool] = append(durations[tool], ms)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("state: audit report: %w", err)
+	}
+	out := make([]ToolStats, 0, len(byTool))
+	for tool, s := range byTool {
+		d := durations[tool]
+		slices.Sort(d)
+		s.ErrorRate = float64(s.Errors) / float64(s.Calls)
+		s.P50, s.P95, s.P99 = nearestRank(d, 50), nearestRank(d, 95), nearestRank(d, 99)
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b ToolStats) int { return strings.Compare(a.Tool, b.Tool) })
+	return out, nil
+}
+
+// nearestRank returns the p-th percentile of sorted, non-empty values: the
+// smallest value with at least p percent of the values at or below it. The
+// rank ceil(p*n/100) is computed in integers so that, for example, p=95 of
+// 20 values is exactly rank 19, with no floating-point rounding.
+func nearestRank(sorted []float64, p int) float64 {
+	n := len(sorted)
+	rank := (p*n + 99) / 100
+	rank = max(rank, 1)
+	return sorted[rank-1]
+}
+
+// auditWhere turns f into a WHERE clause (with its leading space) and its
+// arguments.
+func auditWhere(f AuditFilter) (string, []any) {
+	var conds []string
+	var args []any
+	if !f.Day.IsZero() {
+		d := f.Day.UTC()
+		start := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+		conds = append(conds, `time >= ? AND time < ?`)
+		args = append(args, formatTime(start), formatTime(start.AddDate(0, 0, 1)))
+	}
+	for _, c := range []struct{ col, val string }{
+		{"store_id", f.StoreID}, {"call_id", f.CallID}, {"tool", f.Tool},
+	} {
+		if c.val != "" {
+			conds = append(conds, c.col+` = ?`)
+			args = append(args, c.val)
+		}
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return ` WHERE ` + strings.Join(conds, ` AND `), args
+}

@@ -1,0 +1,271 @@
+// Package state is the MCP server's durable memory: the idempotency ledger of
+// replenishment orders, the approvals staged for a human, and the audit trail
+// a buyer reads the next morning.
+//
+// The ledger is what makes a write safe to repeat. An idempotency key is
+// reserved before anything is sent to StoreLink, so a replay after a crash, a
+// restart or a retry from another server process finds the first attempt
+// instead of raising a second order. Everything therefore has to survive a
+// restart and has to hold when several server processes share one database
+// file.
+//
+// Callers depend on the Ledger and AuditLog interfaces, not on SQLite: *DB is
+// the embedded implementation (modernc.org/sqlite, no cgo), and a networked
+// database can be added later behind the same interfaces.
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Store is everything the server needs from durable state. *DB satisfies it.
+type Store interface {
+	Ledger
+	AuditLog
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+var (
+	_ Store    = (*DB)(nil)
+	_ Ledger   = (*DB)(nil)
+	_ AuditLog = (*DB)(nil)
+)
+
+// busyTimeoutMS is how long a connection waits for another process's write
+// lock before giving up. Writes here are single small transactions, so five
+// seconds of waiting means something is wrong rather than merely busy.
+const busyTimeoutMS = 5000
+
+// maxConns bounds the connection pool. Writes are serialised anyway (see
+// DB.wsem); a few extra connections let reads proceed beside a write.
+const maxConns = 4
+
+// DB is the SQLite-backed Store. It is safe for concurrent use by many
+// goroutines, and several processes may open the same file at once.
+type DB struct {
+	sql  *sql.DB
+	path string
+	// wsem admits one writer per process at a time. SQLite allows only one
+	// writer per file anyway; queueing here, where waiting honours the
+	// context and wakes promptly, spares in-process writers from SQLite's
+	// polling busy handler, which is then left to arbitrate between
+	// processes only.
+	wsem chan struct{}
+}
+
+// Open opens the database at path, creating the file and its parent
+// directory (mode 0700) on first use, and brings the schema up to date.
+func Open(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("state: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state: resolve database path %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("state: create directory for database %s: %w", abs, err)
+	}
+	// Creating the file ourselves gives it owner-only permissions (the audit
+	// trail names clients and stores) and turns an unwritable location into
+	// the operating system's own error, which is far clearer than SQLite's
+	// "unable to open database file".
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state: open database file %s: %w", abs, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("state: open database file %s: %w", abs, err)
+	}
+
+	sqldb, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("state: open database %s: %w", abs, err)
+	}
+	sqldb.SetMaxOpenConns(maxConns)
+	sqldb.SetMaxIdleConns(maxConns)
+	db := &DB{sql: sqldb, path: abs, wsem: make(chan struct{}, 1)}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*busyTimeoutMS*time.Millisecond)
+	defer cancel()
+	if err := db.migrate(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
+	}
+	return db, nil
+}
+
+// dsn builds the connection string. Every connection in the pool runs these
+// pragmas when it opens, so none of them can be forgotten on a fresh
+// connection: WAL lets readers proceed beside the writer, busy_timeout makes
+// a second process wait for the write lock instead of failing at once, and
+// _txlock=immediate makes every transaction take the write lock at BEGIN,
+// so a read-then-write can never lose a race it has already half run.
+func dsn(abs string) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	// The path is escaped because SQLite reads a file: URI, in which '?',
+	// '#' and '%' in a directory name would otherwise change its meaning.
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close releases the database. Data already committed is on disk.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Ping checks that the database can still be reached and read, for health
+// checks.
+func (db *DB) Ping(ctx context.Context) error {
+	var v int
+	if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+		return fmt.Errorf("state: ping %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// write runs fn in one transaction that holds the database write lock from
+// its first statement (BEGIN IMMEDIATE, from the DSN) and commits when fn
+// returns nil.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	release, err := db.lockWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("state: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("state: commit: %w", err)
+	}
+	return nil
+}
+
+// lockWrite waits for this process's turn to write.
+func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
+	select {
+	case db.wsem <- struct{}{}:
+		return func() { <-db.wsem }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("state: waiting to write: %w", ctx.Err())
+	}
+}
+
+// schemaVersion is the version this code writes and understands.
+const schemaVersion = 1
+
+// migrations[i] brings the schema from version i to i+1. Migrations are only
+// ever appended: a released version's statements never change, because some
+// database file out there was built by them.
+var migrations = []string{
+	`
+CREATE TABLE entries (
+	id                  INTEGER PRIMARY KEY,
+	idempotency_key     TEXT NOT NULL UNIQUE,
+	store_id            TEXT NOT NULL,
+	sku                 TEXT NOT NULL,
+	quantity_units      INTEGER NOT NULL,
+	reason              TEXT NOT NULL,
+	request_hash        TEXT NOT NULL,
+	state               TEXT NOT NULL,
+	order_id            TEXT,
+	error_code          TEXT NOT NULL DEFAULT '',
+	error_message       TEXT NOT NULL DEFAULT '',
+	approval_id         TEXT,
+	approval_expires_at TEXT,
+	requested_by        TEXT NOT NULL DEFAULT '',
+	decided_by          TEXT NOT NULL DEFAULT '',
+	created_at          TEXT NOT NULL,
+	updated_at          TEXT NOT NULL
+);
+CREATE INDEX entries_store_sku_created ON entries (store_id, sku, created_at);
+CREATE INDEX entries_order_id ON entries (order_id) WHERE order_id IS NOT NULL;
+CREATE UNIQUE INDEX entries_approval_id ON entries (approval_id) WHERE approval_id IS NOT NULL;
+CREATE INDEX entries_pending_expiry ON entries (approval_expires_at) WHERE state = 'pending_approval';
+
+CREATE TABLE audit (
+	id          INTEGER PRIMARY KEY,
+	time        TEXT NOT NULL,
+	call_id     TEXT NOT NULL,
+	client      TEXT NOT NULL,
+	session     TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	store_id    TEXT NOT NULL,
+	sku         TEXT NOT NULL,
+	outcome     TEXT NOT NULL,
+	error_code  TEXT NOT NULL,
+	summary     TEXT NOT NULL,
+	duration_ms REAL NOT NULL
+);
+CREATE INDEX audit_time ON audit (time);
+CREATE INDEX audit_call_id ON audit (call_id);
+`,
+}
+
+// migrate creates or upgrades the schema inside one write transaction, so
+// two processes starting together on a new file cannot both apply it.
+func (db *DB) migrate(ctx context.Context) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		var have int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have); err != nil {
+			return err
+		}
+		if have > schemaVersion {
+			return fmt.Errorf("schema version %d is newer than this program understands (%d); refusing to touch it", have, schemaVersion)
+		}
+		for v := have; v < schemaVersion; v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+			}
+		}
+		if have < schemaVersion {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, schemaVersion); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction. The fixed
+// width matters: time.RFC3339Nano drops trailing zeros, and then
+// "…:05Z" would sort after "…:05.1Z" and range queries on the text column
+// would be wrong.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("state: stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}

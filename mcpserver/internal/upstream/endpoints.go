@@ -1,0 +1,187 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+	sl "github.com/korral/storelink/storelinkclient"
+)
+
+// Store returns one store with its opening hours.
+func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error) {
+	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Store, error) {
+		return sl.Result(c.api.GetStoreWithResponse(ctx, storeID, sl.WithStoreKey(key.Reveal())))
+	})
+	if err != nil {
+		return domain.Store{}, err
+	}
+	st, convErr := convertStore(v)
+	if convErr != nil {
+		return domain.Store{}, classify("GET", "/v1/stores/{store_id}", convErr, c.cooldown)
+	}
+	return st, nil
+}
+
+// Inventory returns the last on-hand count of a SKU at a store.
+func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error) {
+	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, func(ctx context.Context, key keyring.Key) (*sl.Inventory, error) {
+		return sl.Result(c.api.GetInventoryWithResponse(ctx, storeID, &sl.GetInventoryParams{SKU: sku}, sl.WithStoreKey(key.Reveal())))
+	})
+	if err != nil {
+		return domain.Inventory{}, err
+	}
+	return domain.Inventory{OnHand: v.OnHandUnits, CountedAt: v.CountedAt}, nil
+}
+
+// Sales walks the point-of-sale pages of a SKU at a store since a time, newest
+// first, keeping at most max transactions. The walk is bounded in pages too;
+// Truncated reports that more exist than were returned.
+func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time, max int) (domain.SalesPage, error) {
+	var out domain.SalesPage
+	var cursor *string
+	seen := map[string]bool{}
+	limit := c.pageSize
+	for page := 0; ; page++ {
+		if page == c.maxPages {
+			out.Truncated = true
+			return out, nil
+		}
+		v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, func(ctx context.Context, key keyring.Key) (*sl.POSPage, error) {
+			params := &sl.ListPOSTransactionsParams{SKU: sku, Since: since, Limit: &limit, Cursor: cursor}
+			return sl.Result(c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, sl.WithStoreKey(key.Reveal())))
+		})
+		if err != nil {
+			return domain.SalesPage{}, err
+		}
+		out.Total = v.TotalCount
+		for _, t := range v.Transactions {
+			if len(out.Items) == max {
+				out.Truncated = true
+				return out, nil
+			}
+			out.Items = append(out.Items, domain.Sale{TransactionID: t.TransactionID, At: t.Timestamp, Units: t.Units})
+		}
+		if v.NextCursor == nil {
+			return out, nil
+		}
+		if seen[*v.NextCursor] {
+			return domain.SalesPage{}, classify("GET", "/v1/stores/{store_id}/pos",
+				fmt.Errorf("%w: %w", sl.ErrMalformedResponse, sl.ErrRepeatedCursor), c.cooldown)
+		}
+		seen[*v.NextCursor] = true
+		cursor = v.NextCursor
+	}
+}
+
+// SKU returns a SKU's master data, read with the key of storeID (any valid
+// key may read the catalogue).
+func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
+	v, err := call(ctx, c, "GET", "/v1/skus/{sku}", storeID, func(ctx context.Context, key keyring.Key) (*sl.SKU, error) {
+		return sl.Result(c.api.GetSKUWithResponse(ctx, sku, sl.WithStoreKey(key.Reveal())))
+	})
+	if err != nil {
+		return domain.SKU{}, err
+	}
+	out := domain.SKU{Code: v.SKU, Name: v.Name, Category: v.Category, SupplierID: v.SupplierID,
+		Unit: string(v.Unit), CasePack: v.CasePack, Chilled: v.Chilled}
+	if v.ShelfLifeDays != nil {
+		out.ShelfLifeDays = *v.ShelfLifeDays
+	}
+	return out, nil
+}
+
+// Supplier returns a supplier's delivery terms, read with the key of storeID.
+func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
+	v, err := call(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Supplier, error) {
+		return sl.Result(c.api.GetSupplierWithResponse(ctx, supplierID, sl.WithStoreKey(key.Reveal())))
+	})
+	if err != nil {
+		return domain.Supplier{}, err
+	}
+	out := domain.Supplier{ID: v.SupplierID, Name: v.Name, LeadTimeDays: int(v.LeadTimeDays)}
+	if v.MinimumOrderUnits != nil {
+		out.MinimumOrderUnit = *v.MinimumOrderUnits
+	}
+	if v.OrderCutoffLocal != nil {
+		m, err := parseClock(*v.OrderCutoffLocal)
+		if err != nil {
+			return domain.Supplier{}, classify("GET", "/v1/suppliers/{supplier_id}", fmt.Errorf("%w: order_cutoff_local: %v", sl.ErrMalformedResponse, err), c.cooldown)
+		}
+		out.OrderCutoff = &m
+	}
+	return out, nil
+}
+
+// Order returns one replenishment order of a store.
+func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Order, error) {
+	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
+		return sl.Result(c.api.GetReplenishmentOrderWithResponse(ctx, storeID, orderID, sl.WithStoreKey(key.Reveal())))
+	})
+	if err != nil {
+		return domain.Order{}, err
+	}
+	return convertOrder(v), nil
+}
+
+// CreateOrder raises a replenishment order. It is never retried blindly: a
+// timeout or a broken answer is reported as WRITE_OUTCOME_UNKNOWN.
+func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error) {
+	v, err := call(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
+		body := sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
+		return sl.Result(c.api.CreateReplenishmentOrderWithResponse(ctx, storeID, body, sl.WithStoreKey(key.Reveal())))
+	})
+	if err != nil {
+		return domain.Order{}, err
+	}
+	return convertOrder(v), nil
+}
+
+func convertOrder(v *sl.Order) domain.Order {
+	return domain.Order{ID: v.OrderID, StoreID: v.StoreID, SKU: v.SKU, QuantityUnits: v.QuantityUnits,
+		Reason: v.Reason, Status: string(v.Status), SubmittedAt: v.SubmittedAt, ExpectedArrival: v.ExpectedArrival}
+}
+
+func convertStore(v *sl.Store) (domain.Store, error) {
+	if _, err := time.LoadLocation(v.Timezone); err != nil || v.Timezone == "" {
+		return domain.Store{}, fmt.Errorf("%w: unknown timezone %q", sl.ErrMalformedResponse, v.Timezone)
+	}
+	out := domain.Store{ID: v.StoreID, Name: v.Name, Timezone: v.Timezone}
+	days := map[time.Weekday]sl.DayHours{
+		time.Monday: v.OpeningHours.Monday, time.Tuesday: v.OpeningHours.Tuesday,
+		time.Wednesday: v.OpeningHours.Wednesday, time.Thursday: v.OpeningHours.Thursday,
+		time.Friday: v.OpeningHours.Friday, time.Saturday: v.OpeningHours.Saturday,
+		time.Sunday: v.OpeningHours.Sunday,
+	}
+	for wd, d := range days {
+		if d.Closed {
+			out.Hours[wd] = domain.DayHours{Closed: true}
+			continue
+		}
+		if d.Opens == nil || d.Closes == nil {
+			return domain.Store{}, fmt.Errorf("%w: %s is open but has no hours", sl.ErrMalformedResponse, wd)
+		}
+		o, err1 := parseClock(*d.Opens)
+		cl, err2 := parseClock(*d.Closes)
+		if err1 != nil || err2 != nil || o >= cl {
+			return domain.Store{}, fmt.Errorf("%w: %s hours %q-%q", sl.ErrMalformedResponse, wd, *d.Opens, *d.Closes)
+		}
+		out.Hours[wd] = domain.DayHours{Opens: o, Closes: cl}
+	}
+	return out, nil
+}
+
+// parseClock reads "HH:MM" as minutes after midnight.
+func parseClock(s string) (int, error) {
+	h, m, ok := strings.Cut(s, ":")
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil || len(h) != 2 || len(m) != 2 || hh < 0 || hh > 23 || mm < 0 || mm > 59 {
+		return 0, fmt.Errorf("not an HH:MM time: %q", s)
+	}
+	return hh*60 + mm, nil
+}

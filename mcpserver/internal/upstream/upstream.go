@@ -1,0 +1,371 @@
+// Package upstream is the MCP server's only door to StoreLink. It owns the
+// generated client, the HTTP transport, the per-request timeout, the circuit
+// breaker, the single guarded retry after a key rotation, the request log, and
+// the one table that turns every StoreLink outcome into the server's closed
+// error taxonomy. Nothing outside this package sees an HTTP status or a
+// generated response type.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/storelinkclient"
+	"github.com/sony/gobreaker/v2"
+)
+
+// Keys gives the adapter the key of a store. Refresh re-reads the keyring's
+// source after StoreLink refused stale; it reports a key only when the source
+// now holds a different one for that store, which is the one condition under
+// which a second attempt is allowed.
+type Keys interface {
+	Key(storeID string) (keyring.Key, bool)
+	Refresh(storeID string, stale keyring.Key) (keyring.Key, bool)
+}
+
+// Options configures a Client.
+type Options struct {
+	BaseURL string
+	// Transport carries the requests; nil means a fresh http.Transport.
+	Transport http.RoundTripper
+	// Timeout bounds each request, body included.
+	Timeout time.Duration
+	Keys    Keys
+	Logger  *slog.Logger
+	// BreakerFailures is the number of consecutive failures that opens the
+	// breaker; BreakerCooldown is how long it stays open before one probe.
+	BreakerFailures uint32
+	BreakerCooldown time.Duration
+	// ResponseLimit bounds every response body; 0 means the client default.
+	ResponseLimit int64
+	// MaxPOSPages bounds a walk over point-of-sale pages; 0 means 20.
+	MaxPOSPages int
+	// POSPageSize is the page size asked of StoreLink; 0 means 500.
+	POSPageSize int
+}
+
+// Client calls StoreLink on behalf of the tools.
+type Client struct {
+	api      *storelinkclient.ClientWithResponses
+	breaker  *gobreaker.TwoStepCircuitBreaker[struct{}]
+	keys     Keys
+	log      *slog.Logger
+	timeout  time.Duration
+	cooldown time.Duration
+	maxPages int
+	pageSize int
+}
+
+// errBreakerOpen is returned by the transport when the breaker refuses a request.
+var errBreakerOpen = errors.New("circuit breaker open")
+
+// New builds a Client. It fails only on a malformed base URL.
+func New(opts Options) (*Client, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.BreakerFailures == 0 {
+		opts.BreakerFailures = 5
+	}
+	if opts.BreakerCooldown <= 0 {
+		opts.BreakerCooldown = 30 * time.Second
+	}
+	if opts.MaxPOSPages <= 0 {
+		opts.MaxPOSPages = 20
+	}
+	if opts.POSPageSize <= 0 {
+		opts.POSPageSize = 500
+	}
+	if opts.ResponseLimit <= 0 {
+		opts.ResponseLimit = storelinkclient.DefaultResponseLimit
+	}
+	transport := opts.Transport
+	if transport == nil {
+		transport = &http.Transport{
+			Proxy:               nil, // StoreLink is reached directly; never through an environment proxy
+			MaxIdleConnsPerHost: 16,
+			IdleConnTimeout:     90 * time.Second,
+		}
+	}
+	c := &Client{
+		keys:     opts.Keys,
+		log:      opts.Logger,
+		timeout:  opts.Timeout,
+		cooldown: opts.BreakerCooldown,
+		maxPages: opts.MaxPOSPages,
+		pageSize: opts.POSPageSize,
+	}
+	failures := opts.BreakerFailures
+	c.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        "storelink",
+		MaxRequests: 1,
+		Timeout:     opts.BreakerCooldown,
+		ReadyToTrip: func(counts gobreaker.Counts) bool {
+			return counts.ConsecutiveFailures >= failures
+		},
+		IsExcluded: func(err error) bool {
+			// A caller that gave up says nothing about StoreLink's health.
+			return errors.Is(err, context.Canceled)
+		},
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			opts.Logger.Warn("breaker.state", "breaker", name, "from", from.String(), "to", to.String())
+		},
+	})
+	api, err := storelinkclient.NewClientWithResponses(opts.BaseURL,
+		storelinkclient.WithHTTPClient(&breakerDoer{next: &http.Client{Transport: transport}, breaker: c.breaker}),
+		storelinkclient.WithResponseLimit(opts.ResponseLimit),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("upstream base URL: %w", err)
+	}
+	c.api = api
+	return c, nil
+}
+
+// BreakerState reports the breaker's state: "closed", "half-open" or "open".
+func (c *Client) BreakerState() string { return c.breaker.State().String() }
+
+// breakerDoer puts every HTTP exchange behind the breaker: transport errors,
+// timeouts and 5xx count as failures; 4xx answers and caller cancellations
+// do not, since they say nothing about whether StoreLink is healthy.
+type breakerDoer struct {
+	next    *http.Client
+	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
+}
+
+func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
+	done, err := d.breaker.Allow()
+	if err != nil {
+		return nil, errBreakerOpen
+	}
+	resp, err := d.next.Do(req)
+	if sink, ok := req.Context().Value(statusSinkKey{}).(*int); ok && resp != nil {
+		*sink = resp.StatusCode
+	}
+	switch {
+	case err != nil && req.Context().Err() == context.Canceled:
+		done(context.Canceled)
+	case err != nil:
+		done(err)
+	case resp.StatusCode >= 500:
+		done(fmt.Errorf("status %d", resp.StatusCode))
+	default:
+		done(nil)
+	}
+	return resp, err
+}
+
+type statusSinkKey struct{}
+
+// call runs one logical StoreLink request for a store: it picks the store's
+// key, applies the timeout, logs every attempt, and on a 401 retries once, only
+// when the keyring source now holds a different key for the store.
+func call[T any](ctx context.Context, c *Client, method, route, storeID string, do func(ctx context.Context, key keyring.Key) (*T, error)) (*T, error) {
+	key, ok := c.keys.Key(storeID)
+	if !ok {
+		// The tools resolve scope before calling; reaching here is a bug, and
+		// nothing may leave the process for a store without a key.
+		return nil, apperr.New(apperr.StoreNotAuthorized,
+			fmt.Sprintf("this deployment holds no key for store %s", storeID),
+			"Call korral_list_authorized_stores and use one of the stores it lists.")
+	}
+	for attempt := 1; ; attempt++ {
+		v, err := attemptOnce(ctx, c, method, route, storeID, attempt, key, do)
+		if err == nil {
+			return v, nil
+		}
+		var apiErr *storelinkclient.APIError
+		if attempt == 1 && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusUnauthorized && !apiErr.ErrorInSuccess {
+			if fresh, ok := c.keys.Refresh(storeID, key); ok {
+				c.log.InfoContext(ctx, "upstream.key_refreshed", "call_id", callid.From(ctx), "store_id", storeID, "key", fresh)
+				key = fresh
+				continue
+			}
+		}
+		return nil, classify(method, route, err, c.cooldown)
+	}
+}
+
+func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID string, attempt int, key keyring.Key, do func(ctx context.Context, key keyring.Key) (*T, error)) (*T, error) {
+	status := 0
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, statusSinkKey{}, &status), c.timeout)
+	defer cancel()
+	start := time.Now()
+	v, err := do(actx, key)
+	if err == nil && v == nil {
+		err = storelinkclient.ErrMalformedResponse
+	}
+	if errors.Is(err, storelinkclient.ErrMalformedResponse) && status >= 500 {
+		// A failing StoreLink often answers with a page that is not JSON; the
+		// status is what matters.
+		err = &storelinkclient.APIError{StatusCode: status, Message: "non-JSON error body"}
+	}
+	attrs := []any{
+		"call_id", callid.From(ctx),
+		"method", method,
+		"route", route,
+		"store_id", storeID,
+		"status", status,
+		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+		"attempt", attempt,
+		"breaker", c.breaker.State().String(),
+	}
+	if err != nil {
+		attrs = append(attrs, "error", safeErrorText(err))
+		c.log.WarnContext(ctx, "upstream.request", attrs...)
+		return nil, err
+	}
+	c.log.InfoContext(ctx, "upstream.request", attrs...)
+	return v, nil
+}
+
+// safeErrorText is the error as logged: StoreLink's own words are kept short,
+// and nothing here can hold a key, since keys travel only in headers.
+func safeErrorText(err error) string {
+	s := err.Error()
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// classify is the one table from a StoreLink outcome to the closed taxonomy.
+func classify(method, route string, err error, cooldown time.Duration) *apperr.Error {
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	write := method == http.MethodPost
+	where := method + " " + route
+	var apiErr *storelinkclient.APIError
+	switch {
+	case errors.Is(err, errBreakerOpen):
+		e := apperr.Wrap(apperr.UpstreamUnavailable, err,
+			"StoreLink has been failing, so calls to it are paused for a short cool-down",
+			fmt.Sprintf("Wait about %d seconds, then try again; nothing was sent to StoreLink.", int(cooldown.Seconds())))
+		e.RetryAfterSeconds = int(cooldown.Seconds())
+		return e
+	case errors.As(err, &apiErr):
+		return classifyAPIError(write, where, apiErr)
+	case errors.Is(err, storelinkclient.ErrResponseTooLarge), isDecodeError(err), errors.Is(err, storelinkclient.ErrMalformedResponse):
+		if write {
+			return apperr.Wrap(apperr.WriteOutcomeUnknown, err,
+				"StoreLink answered the order with a response that could not be read, so whether the order was raised is unknown",
+				"Do not resubmit. Check with korral_get_order_status (the ledger entry's idempotency key or order id) before deciding.")
+		}
+		return apperr.Wrap(apperr.UpstreamContractError, err,
+			fmt.Sprintf("StoreLink's answer to %s broke the contract (too large or malformed)", where),
+			"This is a StoreLink fault, not yours: retrying will likely fail the same way; report it to Korral IT with the call id.")
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		if write {
+			return apperr.Wrap(apperr.WriteOutcomeUnknown, err,
+				"StoreLink did not answer the order in time, so whether it was raised is unknown",
+				"Do not resubmit. Check korral_get_order_status with the idempotency key first; resubmitting could raise a second order.")
+		}
+		return apperr.Wrap(apperr.UpstreamTimeout, err,
+			fmt.Sprintf("StoreLink did not answer %s in time", where),
+			"Try again in a minute; if it keeps timing out, StoreLink is degraded: tell the buyer the answer is unavailable.")
+	case errors.Is(err, context.Canceled):
+		return apperr.Wrap(apperr.UpstreamUnavailable, err, "the call was cancelled before StoreLink answered", "Call the tool again if the answer is still needed.")
+	default:
+		if write && !isDialError(err) {
+			return apperr.Wrap(apperr.WriteOutcomeUnknown, err,
+				"the connection to StoreLink failed while the order was being sent, so whether it was raised is unknown",
+				"Do not resubmit. Check korral_get_order_status with the idempotency key first.")
+		}
+		return apperr.Wrap(apperr.UpstreamUnavailable, err,
+			"StoreLink could not be reached",
+			"Try again in a minute; if it persists, StoreLink is down: tell the buyer the answer is unavailable.")
+	}
+}
+
+func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *apperr.Error {
+	if e.ErrorInSuccess {
+		if write {
+			return apperr.Wrap(apperr.WriteOutcomeUnknown, e,
+				"StoreLink answered the order with success status but an error body, so whether it was raised is unknown",
+				"Do not resubmit. Check korral_get_order_status with the idempotency key first.")
+		}
+		return apperr.Wrap(apperr.UpstreamContractError, e,
+			fmt.Sprintf("StoreLink answered %s with a success status but an error body (code %q); it is treated as an error, never as data", where, e.Code),
+			"This is a known StoreLink fault: report it to Korral IT with the call id; do not rely on this endpoint's answer.")
+	}
+	switch s := e.StatusCode; {
+	case s == http.StatusBadRequest:
+		return apperr.Wrap(apperr.InvalidArgument, e,
+			fmt.Sprintf("StoreLink refused the parameters of %s (%s)", where, e.Code),
+			"Check the SKU, ids and dates you passed; correct them and call again.")
+	case s == http.StatusUnauthorized:
+		return apperr.Wrap(apperr.AuthKeyInvalid, e,
+			"StoreLink refused this deployment's key for the store (missing, unknown or rotated)",
+			"Nothing the agent can fix: the operator must install the store's current key (keys rotate weekly). Tell the buyer.")
+	case s == http.StatusForbidden:
+		return apperr.Wrap(apperr.StoreNotAuthorized, e,
+			"StoreLink says this deployment's key does not open that store",
+			"Use a store listed by korral_list_authorized_stores; if it is listed, the operator must fix the keyring.")
+	case s == http.StatusNotFound:
+		return apperr.Wrap(apperr.NotFound, e,
+			fmt.Sprintf("StoreLink has no such record (%s)", where),
+			"Check the id or SKU code; do not guess another one.")
+	case s == http.StatusUnprocessableEntity:
+		return apperr.Wrap(apperr.UpstreamRejected, e,
+			fmt.Sprintf("StoreLink refused the request by a business rule (%s)", e.Code),
+			"Read the rule in the message (for example a supplier minimum order), adjust the request, and preview it again.")
+	case s == http.StatusTooManyRequests:
+		ae := apperr.Wrap(apperr.RateLimited, e, "StoreLink is rate-limiting this deployment", "")
+		ae.RetryAfterSeconds = int(e.RetryAfter.Seconds())
+		if ae.RetryAfterSeconds <= 0 {
+			ae.RetryAfterSeconds = 30
+		}
+		ae.Remediation = "Wait " + strconv.Itoa(ae.RetryAfterSeconds) + " seconds before calling again."
+		return ae
+	case s >= 500 && write:
+		// StoreLink may have failed after storing the order; only a status
+		// check can tell, so the outcome is reported as unknown.
+		return apperr.Wrap(apperr.WriteOutcomeUnknown, e,
+			fmt.Sprintf("StoreLink failed with status %d while taking the order, so whether it was raised is unknown", s),
+			"Do not resubmit. Check korral_get_order_status with the idempotency key first.")
+	case s >= 500:
+		ae := apperr.Wrap(apperr.UpstreamUnavailable, e,
+			fmt.Sprintf("StoreLink failed with status %d", s),
+			"Try again in a minute; if it persists, StoreLink is down: tell the buyer the answer is unavailable.")
+		if e.RetryAfter > 0 {
+			ae.RetryAfterSeconds = int(e.RetryAfter.Seconds())
+		}
+		return ae
+	default:
+		return apperr.Wrap(apperr.UpstreamContractError, e,
+			fmt.Sprintf("StoreLink answered %s with status %d, which the contract does not allow", where, s),
+			"Report it to Korral IT with the call id.")
+	}
+}
+
+func isDecodeError(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syntax) || errors.As(err, &typ) || strings.Contains(err.Error(), "unexpected end of JSON input")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}

@@ -1,0 +1,426 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+)
+
+// fakeKeys is a keyring source whose "file" can be rotated by the test.
+type fakeKeys struct {
+	mu       sync.Mutex
+	current  map[string]string
+	onDisk   map[string]string
+	refreshs int
+}
+
+func (f *fakeKeys) Key(id string) (keyring.Key, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k, ok := f.current[id]
+	return keyring.NewKey(k), ok
+}
+
+func (f *fakeKeys) Refresh(id string, stale keyring.Key) (keyring.Key, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refreshs++
+	if f.onDisk != nil {
+		f.current = f.onDisk
+	}
+	k, ok := f.current[id]
+	if !ok || k == stale.Reveal() {
+		return keyring.Key{}, false
+	}
+	return keyring.NewKey(k), true
+}
+
+type logBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func newClient(t *testing.T, url string, keys Keys, mutate func(*Options)) (*Client, *logBuf) {
+	t.Helper()
+	logs := &logBuf{}
+	opts := Options{
+		BaseURL: url, Keys: keys, Timeout: 2 * time.Second,
+		Logger:          slog.New(slog.NewJSONHandler(logs, nil)),
+		BreakerFailures: 3, BreakerCooldown: 200 * time.Millisecond,
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, logs
+}
+
+const inventoryBody = `{"store_id":"47","sku":"8847291","on_hand_units":5,"counted_at":"2026-11-27T06:00:00+01:00"}`
+
+func errorBody(code string) string {
+	return fmt.Sprintf(`{"error":{"code":%q,"message":"something"}}`, code)
+}
+
+func TestClassifyTable(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  int
+		body    string
+		header  map[string]string
+		post    bool
+		want    apperr.Code
+		wantRA  int
+		timeout bool
+	}{
+		{name: "400", status: 400, body: errorBody("invalid_parameter"), want: apperr.InvalidArgument},
+		{name: "401", status: 401, body: errorBody("invalid_key"), want: apperr.AuthKeyInvalid},
+		{name: "403", status: 403, body: errorBody("store_forbidden"), want: apperr.StoreNotAuthorized},
+		{name: "404", status: 404, body: errorBody("not_found"), want: apperr.NotFound},
+		{name: "422", status: 422, body: errorBody("below_minimum_order"), post: true, want: apperr.UpstreamRejected},
+		{name: "429", status: 429, body: errorBody("rate_limited"), header: map[string]string{"Retry-After": "17"}, want: apperr.RateLimited, wantRA: 17},
+		{name: "500 read", status: 500, body: errorBody("internal"), want: apperr.UpstreamUnavailable},
+		{name: "503 html read", status: 503, body: "<html>down</html>", header: map[string]string{"Content-Type": "text/html"}, want: apperr.UpstreamUnavailable},
+		{name: "500 write", status: 500, body: errorBody("internal"), post: true, want: apperr.WriteOutcomeUnknown},
+		{name: "200 with error body", status: 200, body: errorBody("internal"), want: apperr.UpstreamContractError},
+		{name: "malformed 200", status: 200, body: `{"store_id":`, want: apperr.UpstreamContractError},
+		{name: "undeclared status", status: 418, body: errorBody("teapot"), want: apperr.UpstreamContractError},
+		{name: "201 unreadable write", status: 201, body: `{"order_id":`, post: true, want: apperr.WriteOutcomeUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ct := "application/json"
+				for k, v := range tc.header {
+					w.Header().Set(k, v)
+				}
+				if w.Header().Get("Content-Type") == "" {
+					w.Header().Set("Content-Type", ct)
+				}
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
+			var err error
+			if tc.post {
+				_, err = c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
+			} else {
+				_, err = c.Inventory(context.Background(), "47", "8847291")
+			}
+			var ae *apperr.Error
+			if !errors.As(err, &ae) {
+				t.Fatalf("error %v is not an *apperr.Error", err)
+			}
+			if ae.Code != tc.want {
+				t.Fatalf("code = %s, want %s (%v)", ae.Code, tc.want, err)
+			}
+			if ae.RetryAfterSeconds != tc.wantRA {
+				t.Errorf("retry after = %d, want %d", ae.RetryAfterSeconds, tc.wantRA)
+			}
+			if ae.Remediation == "" {
+				t.Error("no remediation")
+			}
+		})
+	}
+}
+
+func TestKeyHeaderAndCallIDLogged(t *testing.T) {
+	var gotKey string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey = r.Header.Get("X-Korral-Store-Key")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, inventoryBody)
+	}))
+	defer srv.Close()
+	c, logs := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "secret-key-47"}}, nil)
+	inv, err := c.Inventory(callid.With(context.Background(), "call-123"), "47", "8847291")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.OnHand != 5 || gotKey != "secret-key-47" {
+		t.Fatalf("on hand %d, key %q", inv.OnHand, gotKey)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(logs.String())), &line); err != nil {
+		t.Fatalf("log line: %v: %s", err, logs.String())
+	}
+	for k, want := range map[string]any{"msg": "upstream.request", "call_id": "call-123", "route": "/v1/stores/{store_id}/inventory", "status": 200.0, "attempt": 1.0, "breaker": "closed"} {
+		if line[k] != want {
+			t.Errorf("log %s = %v, want %v", k, line[k], want)
+		}
+	}
+	if strings.Contains(logs.String(), "secret-key-47") {
+		t.Fatal("key leaked into the log")
+	}
+}
+
+func TestKeyRotationOneGuardedRetry(t *testing.T) {
+	var requests atomic.Int32
+	valid := "new-key"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("X-Korral-Store-Key") != valid {
+			w.WriteHeader(401)
+			_, _ = io.WriteString(w, errorBody("invalid_key"))
+			return
+		}
+		_, _ = io.WriteString(w, inventoryBody)
+	}))
+	defer srv.Close()
+
+	t.Run("file unchanged: one request, AUTH_KEY_INVALID", func(t *testing.T) {
+		requests.Store(0)
+		keys := &fakeKeys{current: map[string]string{"47": "old-key"}}
+		c, logs := newClient(t, srv.URL, keys, nil)
+		_, err := c.Inventory(context.Background(), "47", "8847291")
+		if apperr.CodeOf(err) != apperr.AuthKeyInvalid {
+			t.Fatalf("got %v", err)
+		}
+		if n := requests.Load(); n != 1 {
+			t.Fatalf("%d requests, want 1", n)
+		}
+		if strings.Contains(logs.String(), "old-key") {
+			t.Fatal("key leaked")
+		}
+	})
+	t.Run("file rotated: one retry with the new key succeeds", func(t *testing.T) {
+		requests.Store(0)
+		keys := &fakeKeys{current: map[string]string{"47": "old-key"}, onDisk: map[string]string{"47": "new-key"}}
+		c, logs := newClient(t, srv.URL, keys, nil)
+		if _, err := c.Inventory(context.Background(), "47", "8847291"); err != nil {
+			t.Fatal(err)
+		}
+		if n := requests.Load(); n != 2 {
+			t.Fatalf("%d requests, want 2", n)
+		}
+		if strings.Contains(logs.String(), "new-key") {
+			t.Fatal("key leaked")
+		}
+	})
+	t.Run("file rotated to another wrong key: at most two requests", func(t *testing.T) {
+		requests.Store(0)
+		keys := &fakeKeys{current: map[string]string{"47": "old-key"}, onDisk: map[string]string{"47": "also-wrong"}}
+		c, _ := newClient(t, srv.URL, keys, nil)
+		_, err := c.Inventory(context.Background(), "47", "8847291")
+		if apperr.CodeOf(err) != apperr.AuthKeyInvalid {
+			t.Fatalf("got %v", err)
+		}
+		if n := requests.Load(); n != 2 {
+			t.Fatalf("%d requests, want 2", n)
+		}
+	})
+}
+
+func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
+	var requests atomic.Int32
+	var healthy atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if !healthy.Load() {
+			w.WriteHeader(503)
+			_, _ = io.WriteString(w, errorBody("unavailable"))
+			return
+		}
+		_, _ = io.WriteString(w, inventoryBody)
+	}))
+	defer srv.Close()
+	c, logs := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if _, err := c.Inventory(ctx, "47", "1234"); apperr.CodeOf(err) != apperr.UpstreamUnavailable {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if c.BreakerState() != "open" {
+		t.Fatalf("breaker %s after 3 failures", c.BreakerState())
+	}
+	before := requests.Load()
+	_, err := c.Inventory(ctx, "47", "1234")
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Code != apperr.UpstreamUnavailable || ae.RetryAfterSeconds < 0 {
+		t.Fatalf("open breaker: %v", err)
+	}
+	if requests.Load() != before {
+		t.Fatal("a request left while the breaker was open")
+	}
+	healthy.Store(true)
+	deadline := time.Now().Add(5 * time.Second)
+	for c.BreakerState() == "open" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.Inventory(ctx, "47", "1234"); err != nil {
+		t.Fatalf("after cool-down: %v", err)
+	}
+	if c.BreakerState() != "closed" {
+		t.Fatalf("breaker %s after a good probe", c.BreakerState())
+	}
+	if !strings.Contains(logs.String(), `"msg":"breaker.state"`) {
+		t.Fatal("no breaker state change logged")
+	}
+}
+
+func TestFourXXDoesNotTripBreaker(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		_, _ = io.WriteString(w, errorBody("not_found"))
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	for i := 0; i < 10; i++ {
+		_, _ = c.Inventory(context.Background(), "47", "1234")
+	}
+	if c.BreakerState() != "closed" {
+		t.Fatalf("breaker %s after 404s", c.BreakerState())
+	}
+}
+
+func TestTimeoutReadVersusWrite(t *testing.T) {
+	release := make(chan struct{})
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) { o.Timeout = 150 * time.Millisecond })
+	if _, err := c.Inventory(context.Background(), "47", "1234"); apperr.CodeOf(err) != apperr.UpstreamTimeout {
+		t.Fatalf("GET: %v", err)
+	}
+	before := requests.Load()
+	if _, err := c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "1234", QuantityUnits: 1, Reason: "r"}); apperr.CodeOf(err) != apperr.WriteOutcomeUnknown {
+		t.Fatalf("POST: %v", err)
+	}
+	if n := requests.Load() - before; n != 1 {
+		t.Fatalf("POST sent %d times, want exactly 1", n)
+	}
+}
+
+func TestRefusedConnectionIsUnavailableEvenForWrites(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c, _ := newClient(t, "http://"+addr, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	if _, err := c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "1234", QuantityUnits: 1, Reason: "r"}); apperr.CodeOf(err) != apperr.UpstreamUnavailable {
+		t.Fatalf("POST to a closed port: %v", err)
+	}
+}
+
+func TestOversizedBodyIsContractError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"store_id":"47","sku":"`)
+		chunk := bytes.Repeat([]byte("9"), 64<<10)
+		for i := 0; i < 200; i++ { // 12.8 MiB, far above the limit
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) { o.ResponseLimit = 1 << 20 })
+	if _, err := c.Inventory(context.Background(), "47", "1234"); apperr.CodeOf(err) != apperr.UpstreamContractError {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestUnknownStoreSendsNothing(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	if _, err := c.Inventory(context.Background(), "55", "1234"); apperr.CodeOf(err) != apperr.StoreNotAuthorized {
+		t.Fatalf("got %v", err)
+	}
+	if requests.Load() != 0 {
+		t.Fatal("a request left for a store without a key")
+	}
+}
+
+func TestSalesWalksPagesAndStopsOnRepeatedCursor(t *testing.T) {
+	page := func(cursor string, next string, n int) string {
+		var tx []string
+		for i := 0; i < n; i++ {
+			tx = append(tx, fmt.Sprintf(`{"transaction_id":"T%s-%d","timestamp":"2026-11-27T10:00:00+01:00","units":1}`, cursor, i))
+		}
+		nc := ""
+		if next != "" {
+			nc = fmt.Sprintf(`,"next_cursor":%q`, next)
+		}
+		return fmt.Sprintf(`{"store_id":"47","sku":"1234","since":"2026-11-26T10:00:00+01:00","transactions":[%s],"total_count":6%s}`, strings.Join(tx, ","), nc)
+	}
+	repeat := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Query().Get("cursor") {
+		case "":
+			_, _ = io.WriteString(w, page("a", "b", 2))
+		case "b":
+			next := "c"
+			if repeat {
+				next = "b"
+			}
+			_, _ = io.WriteString(w, page("b", next, 2))
+		case "c":
+			_, _ = io.WriteString(w, page("c", "", 2))
+		}
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	got, err := c.Sales(context.Background(), "47", "1234", time.Now().Add(-24*time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Items) != 6 || got.Total != 6 || got.Truncated {
+		t.Fatalf("walk: %d items, total %d, truncated %v", len(got.Items), got.Total, got.Truncated)
+	}
+	capped, err := c.Sales(context.Background(), "47", "1234", time.Now().Add(-24*time.Hour), 3)
+	if err != nil || len(capped.Items) != 3 || !capped.Truncated {
+		t.Fatalf("cap: %v %+v", err, capped)
+	}
+	repeat = true
+	if _, err := c.Sales(context.Background(), "47", "1234", time.Now().Add(-24*time.Hour), 100); apperr.CodeOf(err) != apperr.UpstreamContractError {
+		t.Fatalf("repeated cursor: %v", err)
+	}
+}

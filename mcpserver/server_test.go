@@ -1,0 +1,516 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fakeUpstream is an in-memory StoreLink for handler tests. It counts calls
+// per store so scope tests can prove nothing was asked for a foreign store.
+type fakeUpstream struct {
+	mu       sync.Mutex
+	calls    map[string]int
+	err      error // returned by every call when set
+	stores   map[string]domain.Store
+	inv      domain.Inventory
+	sales    []domain.Sale
+	sku      domain.SKU
+	supplier domain.Supplier
+	orders   map[string]domain.Order
+	created  []domain.OrderRequest
+}
+
+func (f *fakeUpstream) count(storeID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls == nil {
+		f.calls = map[string]int{}
+	}
+	f.calls[storeID]++
+	return f.err
+}
+
+func (f *fakeUpstream) callsFor(storeID string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[storeID]
+}
+
+func (f *fakeUpstream) Store(_ context.Context, id string) (domain.Store, error) {
+	if err := f.count(id); err != nil {
+		return domain.Store{}, err
+	}
+	st, ok := f.stores[id]
+	if !ok {
+		return domain.Store{}, apperr.New(apperr.NotFound, "no store", "check")
+	}
+	return st, nil
+}
+
+func (f *fakeUpstream) Inventory(_ context.Context, id, _ string) (domain.Inventory, error) {
+	return f.inv, f.count(id)
+}
+
+func (f *fakeUpstream) Sales(_ context.Context, id, _ string, since time.Time, max int) (domain.SalesPage, error) {
+	if err := f.count(id); err != nil {
+		return domain.SalesPage{}, err
+	}
+	var p domain.SalesPage
+	for _, s := range f.sales {
+		if s.At.Before(since) {
+			continue
+		}
+		p.Total++
+		if len(p.Items) < max {
+			p.Items = append(p.Items, s)
+		} else {
+			p.Truncated = true
+		}
+	}
+	return p, nil
+}
+
+func (f *fakeUpstream) SKU(_ context.Context, id, _ string) (domain.SKU, error) {
+	return f.sku, f.count(id)
+}
+
+func (f *fakeUpstream) Supplier(_ context.Context, id, _ string) (domain.Supplier, error) {
+	return f.supplier, f.count(id)
+}
+
+func (f *fakeUpstream) Order(_ context.Context, id, orderID string) (domain.Order, error) {
+	if err := f.count(id); err != nil {
+		return domain.Order{}, err
+	}
+	o, ok := f.orders[orderID]
+	if !ok || o.StoreID != id {
+		return domain.Order{}, apperr.New(apperr.NotFound, "no order", "check the id")
+	}
+	return o, nil
+}
+
+func (f *fakeUpstream) CreateOrder(_ context.Context, id string, req domain.OrderRequest) (domain.Order, error) {
+	if err := f.count(id); err != nil {
+		return domain.Order{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = append(f.created, req)
+	return domain.Order{ID: fmt.Sprintf("RO-%s-%06d", id, len(f.created)), StoreID: id, SKU: req.SKU, QuantityUnits: req.QuantityUnits, Status: "submitted"}, nil
+}
+
+var testNow = time.Date(2026, 11, 27, 14, 30, 0, 0, time.FixedZone("CET", 3600))
+
+func pragueStore(id, name string) domain.Store {
+	st := domain.Store{ID: id, Name: name, Timezone: "Europe/Prague"}
+	for wd := range st.Hours {
+		st.Hours[wd] = domain.DayHours{Opens: 7 * 60, Closes: 22 * 60}
+	}
+	st.Hours[time.Sunday] = domain.DayHours{Closed: true}
+	return st
+}
+
+func newFake() *fakeUpstream {
+	f := &fakeUpstream{
+		stores:   map[string]domain.Store{"47": pragueStore("47", "Praha Smíchov"), "102": pragueStore("102", "Brno Královo Pole")},
+		inv:      domain.Inventory{OnHand: 5, CountedAt: testNow.Add(-2 * time.Hour)},
+		sku:      domain.SKU{Code: "8847291", Name: "Madeta butter 250g", Category: "dairy", SupplierID: "SUP-MADETA", CasePack: 12, Chilled: true, ShelfLifeDays: 30},
+		supplier: domain.Supplier{ID: "SUP-MADETA", Name: "Madeta a.s.", LeadTimeDays: 2},
+		orders: map[string]domain.Order{"RO-47-000001": {ID: "RO-47-000001", StoreID: "47", SKU: "8847291", QuantityUnits: 24,
+			Status: "shipped", SubmittedAt: testNow.Add(-30 * time.Hour), ExpectedArrival: testNow.Add(18 * time.Hour)}},
+	}
+	// Two units an hour through each trading day of the last three weeks.
+	for d := 1; d <= 21; d++ {
+		day := testNow.AddDate(0, 0, -d)
+		if day.Weekday() == time.Sunday {
+			continue
+		}
+		for h := 8; h < 22; h++ {
+			at := time.Date(day.Year(), day.Month(), day.Day(), h, 15, 0, 0, testNow.Location())
+			f.sales = append(f.sales, domain.Sale{TransactionID: fmt.Sprintf("T-%d-%d", d, h), At: at, Units: 2})
+		}
+	}
+	// StoreLink answers newest first.
+	sort.Slice(f.sales, func(i, j int) bool { return f.sales[i].At.After(f.sales[j].At) })
+	return f
+}
+
+func mustKeyring(t *testing.T, js string) *keyring.Keyring {
+	t.Helper()
+	kr, err := keyring.Parse([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
+}
+
+type session struct {
+	cs   *mcp.ClientSession
+	logs *bytes.Buffer
+	mu   *sync.Mutex
+}
+
+func (s session) logText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func connect(t *testing.T, up Upstream, kr *keyring.Keyring, mutate func(*Options)) session {
+	t.Helper()
+	logs, mu := &bytes.Buffer{}, &sync.Mutex{}
+	opts := Options{
+		Upstream: up,
+		Keyring:  func() *keyring.Keyring { return kr },
+		Logger:   slog.New(slog.NewJSONHandler(lockedWriter{mu, logs}, nil)),
+		Now:      func() time.Time { return testNow },
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	srv := New(opts)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return session{cs: cs, logs: logs, mu: mu}
+}
+
+// callTool calls a tool and decodes its envelope.
+func callTool(t *testing.T, s session, name string, args any) (map[string]any, *mcp.CallToolResult) {
+	t.Helper()
+	res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var env map[string]any
+	if err := json.Unmarshal([]byte(text), &env); err != nil {
+		t.Fatalf("%s: text is not the JSON envelope: %v: %s", name, err, text)
+	}
+	var structured map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &structured)
+	if diff := cmp.Diff(env, structured); diff != "" {
+		t.Fatalf("%s: text and structured content differ: %s", name, diff)
+	}
+	if ok, _ := env["ok"].(bool); ok == res.IsError {
+		t.Fatalf("%s: ok=%v but isError=%v", name, ok, res.IsError)
+	}
+	return env, res
+}
+
+func errCode(env map[string]any) string {
+	e, _ := env["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func TestToolsListGoldenAndMeta(t *testing.T) {
+	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2"}`), func(o *Options) {
+		o.Writes = &WriteOptions{MaxOrderUnits: 500}
+	})
+	res, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(res.Tools, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "tools.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestToolsListGoldenAndMeta -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)+"\n"); diff != "" {
+		t.Errorf("tools/list differs from %s (rerun with -update if intended):\n%s", golden, diff)
+	}
+
+	var names []string
+	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if !strings.HasPrefix(tool.Name, "korral_") || !snake.MatchString(tool.Name) {
+			t.Errorf("%s: name must be korral_ + snake_case", tool.Name)
+		}
+		if tool.Title == "" || tool.Description == "" {
+			t.Errorf("%s: title and description are required", tool.Name)
+		}
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations must be explicit (unset destructive/open-world hints mean true)", tool.Name)
+		}
+		schema := map[string]any{}
+		b, _ := json.Marshal(tool.InputSchema)
+		_ = json.Unmarshal(b, &schema)
+		for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+			if _, ok := schema[k]; ok {
+				t.Errorf("%s: top-level %s in input schema", tool.Name, k)
+			}
+		}
+		if schema["additionalProperties"] == nil {
+			t.Errorf("%s: input schema must forbid unknown properties", tool.Name)
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for name, p := range props {
+			if !snake.MatchString(name) {
+				t.Errorf("%s: property %s is not snake_case", tool.Name, name)
+			}
+			if d, _ := p.(map[string]any)["description"].(string); d == "" {
+				t.Errorf("%s: property %s has no description", tool.Name, name)
+			}
+		}
+	}
+	want5 := []string{"korral_check_stock_risk", "korral_get_order_status", "korral_list_authorized_stores", "korral_list_recent_sales", "korral_raise_replenishment_order"}
+	if diff := cmp.Diff(want5, names); diff != "" {
+		t.Errorf("tool set: %s", diff)
+	}
+	for _, tool := range res.Tools {
+		a := tool.Annotations
+		write := tool.Name == "korral_raise_replenishment_order"
+		if a.ReadOnlyHint == write || *a.DestructiveHint || a.IdempotentHint == write || !*a.OpenWorldHint {
+			t.Errorf("%s: annotations %+v are not the honest ones", tool.Name, a)
+		}
+	}
+}
+
+// modelVisibleBytes is what a host puts in front of the model for a tool:
+// name, title, description, input schema and annotations.
+func modelVisibleBytes(tools []*mcp.Tool) int {
+	n := 0
+	for _, tool := range tools {
+		b, _ := json.Marshal(struct {
+			Name        string               `json:"name"`
+			Title       string               `json:"title"`
+			Description string               `json:"description"`
+			InputSchema any                  `json:"inputSchema"`
+			Annotations *mcp.ToolAnnotations `json:"annotations"`
+		}{tool.Name, tool.Title, tool.Description, tool.InputSchema, tool.Annotations})
+		n += len(b)
+	}
+	return n
+}
+
+// toolBudgetBytes is the ceiling for the five tools' model-visible
+// definitions; the seed's five tools cost about 5.9 KB.
+const toolBudgetBytes = 4400
+
+func TestToolDefinitionsFitTheBudget(t *testing.T) {
+	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &WriteOptions{MaxOrderUnits: 500} })
+	res, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := modelVisibleBytes(res.Tools)
+	t.Logf("model-visible tool definitions: %d bytes (budget %d)", n, toolBudgetBytes)
+	if n > toolBudgetBytes {
+		t.Fatalf("tool definitions cost %d bytes, budget %d", n, toolBudgetBytes)
+	}
+}
+
+func TestListAuthorizedStoresIsExactlyTheKeyring(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"102":"k2","47":"k1"}`), nil)
+	env, _ := callTool(t, s, "korral_list_authorized_stores", map[string]any{})
+	data := env["data"].(map[string]any)
+	stores := data["stores"].([]any)
+	if data["count"].(float64) != 2 || len(stores) != 2 {
+		t.Fatalf("got %v", data)
+	}
+	first := stores[0].(map[string]any)
+	if first["store_id"] != "47" || first["name"] != "Praha Smíchov" || first["opening_hours_today"] != "07:00-22:00" ||
+		first["open_now"] != true || first["closes_in_minutes"].(float64) != 450 {
+		t.Fatalf("store 47: %v", first)
+	}
+	if f.callsFor("55") != 0 {
+		t.Fatal("asked StoreLink about a store outside the keyring")
+	}
+}
+
+func TestScopeRules(t *testing.T) {
+	cases := []struct {
+		name    string
+		keyring string
+		args    map[string]any
+		code    string
+	}{
+		{"several stores, store_id missing", `{"47":"a","102":"b"}`, map[string]any{"sku": "8847291"}, "STORE_ID_REQUIRED"},
+		{"store outside the keyring", `{"47":"a","102":"b"}`, map[string]any{"sku": "8847291", "store_id": "55"}, "STORE_NOT_AUTHORIZED"},
+		{"one store, outside", `{"47":"a"}`, map[string]any{"sku": "8847291", "store_id": "55"}, "STORE_NOT_AUTHORIZED"},
+		{"one store, default", `{"47":"a"}`, map[string]any{"sku": "8847291"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			s := connect(t, f, mustKeyring(t, tc.keyring), nil)
+			for _, tool := range []string{"korral_check_stock_risk", "korral_list_recent_sales"} {
+				env, _ := callTool(t, s, tool, tc.args)
+				if got := errCode(env); got != tc.code {
+					t.Errorf("%s: code %q, want %q (%v)", tool, got, tc.code, env)
+				}
+			}
+			if f.callsFor("55") != 0 {
+				t.Fatal("a request for store 55 reached the upstream")
+			}
+			if tc.code != "" && (f.callsFor("47") != 0 || f.callsFor("102") != 0) {
+				t.Fatal("a rejected call still reached the upstream")
+			}
+		})
+	}
+}
+
+func TestBadArgumentsAreRejectedNotRepaired(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"korral_check_stock_risk", map[string]any{"sku": "8847291", "store": "47"}, "unknown argument(s): store"},
+		{"korral_check_stock_risk", map[string]any{"sku": "8847291", "lookback_days": 40}, "lookback_days"},
+		{"korral_check_stock_risk", map[string]any{"sku": "8847291", "lookback_days": 0}, "lookback_days"},
+		{"korral_check_stock_risk", map[string]any{"sku": "8847291", "lookback_days": "14"}, "lookback_days"},
+		{"korral_check_stock_risk", map[string]any{"sku": "butter"}, "sku"},
+		{"korral_check_stock_risk", map[string]any{}, "sku"},
+		{"korral_list_recent_sales", map[string]any{"sku": "8847291", "limit": 501}, "limit"},
+		{"korral_list_recent_sales", map[string]any{"sku": "8847291", "since": "yesterday"}, "since"},
+		{"korral_list_recent_sales", map[string]any{"sku": "8847291", "since": "2026-11-01T00:00:00+01:00"}, "7 days"},
+		{"korral_get_order_status", map[string]any{"order_id": "../../etc"}, "order_id"},
+		{"korral_list_authorized_stores", map[string]any{"verbose": true}, "unknown argument(s): verbose"},
+	}
+	for _, tc := range cases {
+		env, _ := callTool(t, s, tc.tool, tc.args)
+		if errCode(env) != "INVALID_ARGUMENT" {
+			t.Errorf("%s %v: got %v", tc.tool, tc.args, env)
+			continue
+		}
+		e := env["error"].(map[string]any)
+		if !strings.Contains(e["message"].(string), tc.want) || e["remediation"] == "" {
+			t.Errorf("%s %v: message %q should mention %q and have a remediation", tc.tool, tc.args, e["message"], tc.want)
+		}
+	}
+	if f.callsFor("47") != 0 {
+		t.Fatalf("invalid calls reached the upstream %d times", f.callsFor("47"))
+	}
+}
+
+func TestInternalErrorsHideTheirCause(t *testing.T) {
+	f := newFake()
+	f.err = errors.New("dial tcp 10.1.2.3:5432: secret-internal-detail")
+	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
+	if errCode(env) != "INTERNAL_ERROR" {
+		t.Fatalf("got %v", env)
+	}
+	e := env["error"].(map[string]any)
+	id, _ := e["incident_id"].(string)
+	if id == "" || strings.Contains(fmt.Sprint(env), "secret-internal-detail") {
+		t.Fatalf("internal error must carry an incident id and hide the cause: %v", env)
+	}
+	logs := s.logText()
+	if !strings.Contains(logs, "secret-internal-detail") || !strings.Contains(logs, id) {
+		t.Fatal("the cause and incident id must reach the log")
+	}
+}
+
+func TestCheckStockRiskAnswersWithEvidence(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
+	if env["ok"] != true {
+		t.Fatalf("got %v", env)
+	}
+	data := env["data"].(map[string]any)
+	id := data["identity"].(map[string]any)
+	risk := data["risk"].(map[string]any)
+	if id["product_name"] != "Madeta butter 250g" || id["supplier_name"] != "Madeta a.s." || id["store_id"] != "47" {
+		t.Fatalf("identity %v", id)
+	}
+	// 5 on hand counted at 12:30, nothing sold since in the fake, two units an
+	// hour: it runs out this afternoon, well before 22:00.
+	if risk["will_stockout_before_close_today"] != "true" {
+		t.Fatalf("risk %v", risk)
+	}
+	if ev := risk["evidence"].([]any); len(ev) != 14 {
+		t.Fatalf("evidence rows %d, want 14 (default lookback)", len(ev))
+	}
+	if !strings.Contains(s.logText(), `"msg":"tool.ok"`) || !strings.Contains(s.logText(), `"msg":"audit"`) {
+		t.Fatal("tool.ok and audit lines expected")
+	}
+}
+
+func TestListRecentSalesIsBoundedAndSelfDescribing(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
+	env, _ := callTool(t, s, "korral_list_recent_sales", map[string]any{"sku": "8847291", "limit": 5})
+	data := env["data"].(map[string]any)
+	// Thursday 26 Nov: the sales at 15:15 .. 21:15 fall within the last 24
+	// hours (since 14:30): 7 sales of 2 units.
+	items := data["items"].([]any)
+	if data["count_returned"].(float64) != 5 || data["count_total_available"].(float64) != 7 || data["truncated"] != true ||
+		data["units_sold_in_window"].(float64) != 14 || data["units_total_complete"] != true ||
+		items[0].(map[string]any)["timestamp"] != "2026-11-26T21:15:00+01:00" {
+		t.Fatalf("got %v", data)
+	}
+}
+
+func TestGetOrderStatus(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
+	env, _ := callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "RO-47-000001", "store_id": "47"})
+	data := env["data"].(map[string]any)
+	if data["status"] != "shipped" || data["is_open"] != true || data["product_name"] != "Madeta butter 250g" {
+		t.Fatalf("got %v", env)
+	}
+	env, _ = callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "RO-47-000001", "store_id": "102"})
+	if errCode(env) != "NOT_FOUND" {
+		t.Fatalf("another store's order: %v", env)
+	}
+}

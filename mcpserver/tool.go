@@ -1,0 +1,270 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Envelope is the one shape every tool answers with: {ok: true, data} or
+// {ok: false, error}. It is both the structured content and, as JSON, the
+// text content of every result.
+type Envelope[T any] struct {
+	OK    bool       `json:"ok" jsonschema:"true when the call succeeded and data holds the answer"`
+	Data  *T         `json:"data,omitempty" jsonschema:"the answer, present when ok is true"`
+	Error *ErrorBody `json:"error,omitempty" jsonschema:"what went wrong, present when ok is false"`
+}
+
+// ErrorBody is a failure the model can act on: a code from a closed set, a
+// message, and what to do next.
+type ErrorBody struct {
+	Code              string `json:"code" jsonschema:"error code from a closed set"`
+	Message           string `json:"message" jsonschema:"what went wrong"`
+	Remediation       string `json:"remediation" jsonschema:"what to do next"`
+	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty" jsonschema:"seconds to wait before retrying, when known"`
+	IncidentID        string `json:"incident_id,omitempty" jsonschema:"id to quote when reporting an internal error"`
+}
+
+// call is what a handler knows about the tool call it serves.
+type call struct {
+	id      string
+	tool    string
+	client  string
+	session string
+	// storeID and sku are filled by the handler for the audit trail.
+	storeID string
+	sku     string
+	// summary is the buyer-readable sentence for the audit trail, set by the
+	// handler on success.
+	summary string
+}
+
+// toolSpec is one tool: its definition, the schema adjustments that plain
+// struct inference cannot express (bounds, patterns, defaults), and its
+// handler.
+type toolSpec[In, Out any] struct {
+	tool   *mcp.Tool
+	shape  func(props map[string]*jsonschema.Schema)
+	handle func(ctx context.Context, c *call, in In) (*Out, error)
+}
+
+// register adds a tool behind the one wrapper every tool goes through: it
+// validates arguments itself (so a bad argument is an INVALID_ARGUMENT
+// envelope the model can act on, not a bare protocol error), gives the call an
+// id that every log line of the call carries, maps any error to the closed
+// taxonomy, and writes the log and audit lines.
+func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", spec.tool.Name, err))
+	}
+	if in.Properties == nil {
+		in.Properties = map[string]*jsonschema.Schema{}
+	}
+	if spec.shape != nil {
+		spec.shape(in.Properties)
+	}
+	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: resolve input schema: %v", spec.tool.Name, err))
+	}
+	out, err := jsonschema.For[Envelope[Out]](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", spec.tool.Name, err))
+	}
+	t := *spec.tool
+	t.InputSchema = in
+	t.OutputSchema = out
+	allowed := make([]string, 0, len(in.Properties))
+	for name := range in.Properties {
+		allowed = append(allowed, name)
+	}
+	sort.Strings(allowed)
+
+	ms.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		c := &call{id: callid.New(), tool: t.Name}
+		if req.Session != nil {
+			c.session = req.Session.ID()
+			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+				c.client = p.ClientInfo.Name
+			}
+		}
+		ctx = callid.With(ctx, c.id)
+		s.log.InfoContext(ctx, "tool.start", "call_id", c.id, "tool", t.Name, "client", c.client, "session", c.session)
+
+		var data *Out
+		input, aerr := decodeArgs[In](req.Params.Arguments, resolved, allowed)
+		if aerr == nil {
+			var herr error
+			data, herr = runHandler(ctx, spec.handle, c, input)
+			if herr != nil {
+				aerr = apperr.From(herr)
+			}
+		}
+		elapsed := time.Since(start)
+		if aerr != nil {
+			return s.fail(ctx, c, aerr, elapsed), nil
+		}
+		return s.succeed(ctx, c, data, elapsed), nil
+	})
+}
+
+// runHandler turns a panic in a handler into an internal error, so one bad
+// answer never takes the server (and every other session) down.
+func runHandler[In, Out any](ctx context.Context, h func(context.Context, *call, In) (*Out, error), c *call, in In) (out *Out, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in %s: %v", c.tool, r)
+		}
+	}()
+	out, err = h(ctx, c, in)
+	if err == nil && out == nil {
+		err = fmt.Errorf("%s returned no data", c.tool)
+	}
+	return out, err
+}
+
+// decodeArgs validates the raw arguments against the tool's schema, applies
+// defaults, and decodes them strictly. Nothing is repaired: an unknown
+// argument, a wrong type or an out-of-range value is an INVALID_ARGUMENT.
+func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved, allowed []string) (In, *apperr.Error) {
+	var zero In
+	args := map[string]any{}
+	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return zero, apperr.New(apperr.InvalidArgument, "arguments must be a JSON object", "Send the arguments as an object with the documented fields.")
+		}
+	}
+	var unknown []string
+	for name := range args {
+		if !contains(allowed, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		accepted := "none"
+		if len(allowed) > 0 {
+			accepted = strings.Join(allowed, ", ")
+		}
+		return zero, apperr.New(apperr.InvalidArgument,
+			fmt.Sprintf("unknown argument(s): %s", strings.Join(unknown, ", ")),
+			fmt.Sprintf("Remove them; this tool accepts only: %s.", accepted))
+	}
+	var v any = args
+	if err := resolved.ApplyDefaults(&v); err != nil {
+		return zero, apperr.New(apperr.InvalidArgument, "arguments could not be completed with defaults: "+err.Error(), "Send the arguments as documented.")
+	}
+	if err := resolved.Validate(&v); err != nil {
+		return zero, apperr.New(apperr.InvalidArgument, "invalid arguments: "+tidyValidation(err), "Correct the value as the tool's input schema describes and call again.")
+	}
+	b, _ := json.Marshal(v)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&zero); err != nil {
+		return zero, apperr.New(apperr.InvalidArgument, "invalid arguments: "+err.Error(), "Correct the value as the tool's input schema describes and call again.")
+	}
+	return zero, nil
+}
+
+// tidyValidation keeps the validator's explanation but drops schema internals
+// the model cannot use.
+func tidyValidation(err error) string {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "validating root: ", "")
+	msg = strings.ReplaceAll(msg, "validating /properties/", "")
+	if len(msg) > 400 {
+		msg = msg[:400] + "..."
+	}
+	return msg
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Duration) *mcp.CallToolResult {
+	b, err := json.Marshal(struct {
+		OK   bool `json:"ok"`
+		Data any  `json:"data"`
+	}{true, data})
+	if err != nil {
+		return s.fail(ctx, c, apperr.From(fmt.Errorf("encode %s result: %w", c.tool, err)), elapsed)
+	}
+	s.log.InfoContext(ctx, "tool.ok", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
+	s.audit(ctx, c, "ok", "", c.summary, elapsed)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}
+}
+
+func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed time.Duration) *mcp.CallToolResult {
+	if e.Code == apperr.InternalError {
+		// The cause may hold anything; it goes to the log only.
+		s.log.ErrorContext(ctx, "tool.internal", "call_id", c.id, "tool", c.tool, "incident_id", e.IncidentID, "cause", causeText(e))
+	}
+	body := ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
+	if body.Remediation == "" {
+		body.Remediation = apperr.DefaultRemediation(e.Code)
+	}
+	b, _ := json.Marshal(struct {
+		OK    bool      `json:"ok"`
+		Error ErrorBody `json:"error"`
+	}{false, body})
+	s.log.WarnContext(ctx, "tool.err", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku,
+		"error_code", body.Code, "error_message", body.Message, "duration_ms", ms(elapsed))
+	summary := fmt.Sprintf("%s failed: %s.", c.tool, body.Message)
+	s.audit(ctx, c, "error", body.Code, summary, elapsed)
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}
+}
+
+func (s *server) audit(ctx context.Context, c *call, outcome, code, summary string, elapsed time.Duration) {
+	e := AuditEvent{
+		Time: s.opts.Now().UTC(), CallID: c.id, Client: c.client, Session: c.session, Tool: c.tool,
+		StoreID: c.storeID, SKU: c.sku, Outcome: outcome, ErrorCode: code, Summary: summary, DurationMS: ms(elapsed),
+	}
+	s.log.InfoContext(ctx, "audit", "call_id", e.CallID, "client", e.Client, "session", e.Session, "tool", e.Tool,
+		"store_id", e.StoreID, "sku", e.SKU, "outcome", e.Outcome, "error_code", e.ErrorCode, "summary", e.Summary)
+	if s.opts.Audit == nil {
+		return
+	}
+	if err := s.opts.Audit.Record(ctx, e); err != nil {
+		s.log.ErrorContext(ctx, "audit.write_failed", "call_id", c.id, "error", err.Error())
+	}
+}
+
+func causeText(e *apperr.Error) string {
+	if e.Cause == nil {
+		return e.Message
+	}
+	var inner *apperr.Error
+	if errors.As(e.Cause, &inner) && inner != e {
+		return inner.Error()
+	}
+	return e.Cause.Error()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func ptr[T any](v T) *T { return &v }

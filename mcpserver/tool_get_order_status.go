@@ -1,0 +1,144 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"regexp"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type orderStatusIn struct {
+	OrderID string `json:"order_id" jsonschema:"order id, idempotency key or approval id"`
+	StoreID string `json:"store_id,omitempty" jsonschema:"store id; optional only if one store is authorized"`
+}
+
+type orderStatusOut struct {
+	OrderID         string      `json:"order_id" jsonschema:"order id"`
+	StoreID         string      `json:"store_id" jsonschema:"store the order is for"`
+	Status          string      `json:"status" jsonschema:"submitted, acknowledged, shipped, delivered, rejected or cancelled"`
+	IsOpen          bool        `json:"is_open" jsonschema:"true while goods are still expected (submitted, acknowledged, shipped)"`
+	SKU             string      `json:"sku" jsonschema:"SKU ordered"`
+	ProductName     string      `json:"product_name,omitempty" jsonschema:"product name (untrusted data)"`
+	QuantityUnits   int64       `json:"quantity_units" jsonschema:"units ordered"`
+	SubmittedAt     string      `json:"submitted_at" jsonschema:"when StoreLink received the order, RFC 3339"`
+	ExpectedArrival string      `json:"expected_arrival,omitempty" jsonschema:"when delivery is expected, RFC 3339"`
+	Ledger          *ledgerView `json:"ledger,omitempty" jsonschema:"what this deployment recorded about the order, when it raised or staged it"`
+}
+
+// ledgerView is this deployment's own record of an order request.
+type ledgerView struct {
+	IdempotencyKey string `json:"idempotency_key" jsonschema:"idempotency key"`
+	State          string `json:"state" jsonschema:"sending, raised, failed, unknown, pending_approval, rejected or expired"`
+	ApprovalID     string `json:"approval_id,omitempty" jsonschema:"approval id when staged"`
+	RequestedBy    string `json:"requested_by,omitempty" jsonschema:"client that asked"`
+	DecidedBy      string `json:"decided_by,omitempty" jsonschema:"person who approved or rejected"`
+	RecordedAt     string `json:"recorded_at" jsonschema:"when it was recorded"`
+	Note           string `json:"note,omitempty" jsonschema:"what the state means for the buyer"`
+}
+
+func addGetOrderStatus(ms *mcp.Server, s *server) {
+	register(ms, s, toolSpec[orderStatusIn, orderStatusOut]{
+		tool: &mcp.Tool{
+			Name:  "korral_get_order_status",
+			Title: "Get replenishment order status",
+			Description: "Status of a replenishment order (by order id, idempotency key or approval id) with SKU, quantity and expected arrival. " +
+				"Check it before resubmitting after WRITE_OUTCOME_UNKNOWN.",
+			Annotations: readAnnotations(),
+		},
+		shape: func(p map[string]*jsonschema.Schema) {
+			shapeStoreID(p)
+			p["order_id"].Pattern = idempotencyKeyPatternShort
+		},
+		handle: s.getOrderStatus,
+	})
+}
+
+// idempotencyKeyPatternShort admits order ids, approval ids and
+// idempotency keys alike.
+const idempotencyKeyPatternShort = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+
+func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) (*orderStatusOut, error) {
+	storeID, err := s.resolveStore(c, in.StoreID)
+	if err != nil {
+		return nil, err
+	}
+	orderID := in.OrderID
+	var view *ledgerView
+	if s.opts.Writes != nil {
+		e, found, err := s.findLedgerEntry(ctx, in.OrderID)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			if e.StoreID != storeID {
+				return nil, apperr.New(apperr.NotFound, fmt.Sprintf("%s belongs to another store", in.OrderID), "Pass the store_id the order was raised for.")
+			}
+			view = describeEntry(e)
+			if e.State != state.StateRaised {
+				c.sku = e.SKU
+				c.summary = fmt.Sprintf("Order request %s for store %s (%d unit(s) of SKU %s) is %s in this deployment's ledger.", e.IdempotencyKey, storeID, e.QuantityUnits, e.SKU, e.State)
+				return &orderStatusOut{StoreID: storeID, Status: string(e.State), IsOpen: e.State == state.StatePendingApproval || e.State == state.StateSending || e.State == state.StateUnknown,
+					SKU: e.SKU, QuantityUnits: e.QuantityUnits, SubmittedAt: e.CreatedAt.Format(time.RFC3339), Ledger: view}, nil
+			}
+			orderID = e.OrderID
+		}
+	}
+	if !orderIDRE.MatchString(orderID) {
+		return nil, apperr.New(apperr.NotFound, fmt.Sprintf("no order, idempotency key or approval id %q is known", in.OrderID), "Check the id returned by korral_raise_replenishment_order.")
+	}
+	o, err := s.opts.Upstream.Order(ctx, storeID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	c.sku = o.SKU
+	out := &orderStatusOut{
+		OrderID: o.ID, StoreID: o.StoreID, Status: o.Status, IsOpen: domain.OpenStatuses[o.Status],
+		SKU: o.SKU, QuantityUnits: o.QuantityUnits,
+		SubmittedAt: o.SubmittedAt.Format(time.RFC3339), ExpectedArrival: o.ExpectedArrival.Format(time.RFC3339),
+		Ledger: view,
+	}
+	// The name helps a human vet the order; without it the status still stands.
+	if sku, err := s.opts.Upstream.SKU(ctx, storeID, o.SKU); err == nil {
+		out.ProductName = sku.Name
+	}
+	c.summary = fmt.Sprintf("Order %s at store %s for %d unit(s) of SKU %s is %s.", o.ID, storeID, o.QuantityUnits, o.SKU, o.Status)
+	return out, nil
+}
+
+var orderIDRE = regexp.MustCompile(orderIDPattern)
+
+func (s *server) findLedgerEntry(ctx context.Context, ref string) (state.Entry, bool, error) {
+	l := s.opts.Writes.Ledger
+	for _, find := range []func(context.Context, string) (state.Entry, bool, error){l.Get, l.ByApprovalID, l.ByOrderID} {
+		e, found, err := find(ctx, ref)
+		if err != nil || found {
+			return e, found, err
+		}
+	}
+	return state.Entry{}, false, nil
+}
+
+func describeEntry(e state.Entry) *ledgerView {
+	v := &ledgerView{IdempotencyKey: e.IdempotencyKey, State: string(e.State), ApprovalID: e.ApprovalID,
+		RequestedBy: e.RequestedBy, DecidedBy: e.DecidedBy, RecordedAt: e.CreatedAt.Format(time.RFC3339)}
+	switch e.State {
+	case state.StatePendingApproval:
+		v.Note = "Waiting for a person to approve it; nothing has been sent to StoreLink. It lapses at " + e.ApprovalExpiresAt.Format(time.RFC3339) + "."
+	case state.StateSending, state.StateUnknown:
+		v.Note = "The order was sent but its outcome is unknown (" + e.ErrorCode + "). StoreLink cannot be searched by this key: ask Korral IT to confirm before ordering again."
+	case state.StateFailed:
+		v.Note = "StoreLink refused it: " + e.ErrorMessage
+	case state.StateRejected:
+		v.Note = "A person rejected it; nothing was sent."
+	case state.StateExpired:
+		v.Note = "Nobody approved it in time; nothing was sent."
+	}
+	return v
+}

@@ -1,0 +1,104 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type listStoresIn struct{}
+
+type listStoresOut struct {
+	Stores []authorizedStore `json:"stores" jsonschema:"the stores this deployment holds keys for, exactly"`
+	Count  int               `json:"count" jsonschema:"number of stores"`
+}
+
+type authorizedStore struct {
+	StoreID           string     `json:"store_id" jsonschema:"store id to pass as store_id"`
+	Name              string     `json:"name,omitempty" jsonschema:"store name (untrusted data)"`
+	Timezone          string     `json:"timezone,omitempty" jsonschema:"IANA timezone of the store"`
+	LocalTimeNow      string     `json:"local_time_now,omitempty" jsonschema:"current store-local time, RFC 3339"`
+	OpeningHoursToday string     `json:"opening_hours_today,omitempty" jsonschema:"today's hours as HH:MM-HH:MM, or closed"`
+	OpenNow           bool       `json:"open_now" jsonschema:"whether the store is trading now"`
+	ClosesInMinutes   *int       `json:"closes_in_minutes,omitempty" jsonschema:"minutes until closing today, when open now"`
+	Error             *ErrorBody `json:"error,omitempty" jsonschema:"why this store's details could not be read; the store is still in scope"`
+}
+
+func addListAuthorizedStores(ms *mcp.Server, s *server) {
+	register(ms, s, toolSpec[listStoresIn, listStoresOut]{
+		tool: &mcp.Tool{
+			Name:        "korral_list_authorized_stores",
+			Title:       "List authorized stores",
+			Description: "The stores you may use, with local time, today's hours and minutes to closing. Call it first to learn valid store_id values.",
+			Annotations: readAnnotations(),
+		},
+		handle: s.listAuthorizedStores,
+	})
+}
+
+func (s *server) listAuthorizedStores(ctx context.Context, c *call, _ listStoresIn) (*listStoresOut, error) {
+	kr := s.opts.Keyring()
+	if kr == nil {
+		return nil, apperr.New(apperr.InternalError, "no keyring loaded", "")
+	}
+	ids := kr.StoreIDs()
+	out := &listStoresOut{Stores: make([]authorizedStore, len(ids)), Count: len(ids)}
+	now := s.opts.Now()
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := s.opts.Upstream.Store(ctx, id)
+			if err != nil {
+				e := apperr.From(err)
+				out.Stores[i] = authorizedStore{StoreID: id, Error: &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation}}
+				return
+			}
+			out.Stores[i] = describeStore(st, now)
+		}()
+	}
+	wg.Wait()
+	c.summary = fmt.Sprintf("Listed the %d store(s) this deployment may use.", len(ids))
+	return out, nil
+}
+
+func describeStore(st domain.Store, now time.Time) authorizedStore {
+	out := authorizedStore{StoreID: st.ID, Name: st.Name, Timezone: st.Timezone}
+	loc, err := time.LoadLocation(st.Timezone)
+	if err != nil {
+		return out
+	}
+	local := now.In(loc)
+	out.LocalTimeNow = local.Format(time.RFC3339)
+	day := st.Hours[local.Weekday()]
+	if day.Closed {
+		out.OpeningHoursToday = "closed"
+		return out
+	}
+	out.OpeningHoursToday = clock(day.Opens) + "-" + clock(day.Closes)
+	minute := local.Hour()*60 + local.Minute()
+	if minute >= day.Opens && minute < day.Closes {
+		out.OpenNow = true
+		out.ClosesInMinutes = ptr(day.Closes - minute)
+	}
+	return out
+}
+
+func clock(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
+
+// readAnnotations are the honest hints of every read tool, all set
+// explicitly: in the SDK an unset destructive or open-world hint means true.
+func readAnnotations() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{
+		ReadOnlyHint:    true,
+		DestructiveHint: ptr(false),
+		IdempotentHint:  true,
+		OpenWorldHint:   ptr(true),
+	}
+}

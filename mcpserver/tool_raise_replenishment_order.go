@@ -1,0 +1,498 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	maxReasonChars = 500
+	// duplicateLookback is how far back the ledger is searched for orders
+	// of the same SKU at the same store.
+	duplicateLookback = 14 * 24 * time.Hour
+	// maxDuplicateRefresh bounds the status refreshes of one preview.
+	maxDuplicateRefresh = 5
+)
+
+type raiseIn struct {
+	SKU            string `json:"sku" jsonschema:"SKU code to order"`
+	QuantityUnits  int64  `json:"quantity_units" jsonschema:"units to order (not cases)"`
+	Reason         string `json:"reason" jsonschema:"the buyer's justification, kept with the order"`
+	StoreID        string `json:"store_id,omitempty" jsonschema:"store id; optional only if one store is authorized"`
+	Confirm        bool   `json:"confirm,omitempty" jsonschema:"true sends; false previews only"`
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"from the preview; one key never raises two orders"`
+}
+
+// sentRequest is the exact request the server sends (or would send).
+type sentRequest struct {
+	Method string              `json:"method" jsonschema:"HTTP method"`
+	Path   string              `json:"path" jsonschema:"StoreLink path"`
+	Body   domain.OrderRequest `json:"body" jsonschema:"request body"`
+}
+
+type coverBand struct {
+	Low  float64 `json:"low" jsonschema:"days of cover at the high sell rate"`
+	High float64 `json:"high" jsonschema:"days of cover at the low sell rate"`
+}
+
+// justification is the snapshot a human needs to judge the order.
+type justification struct {
+	OnHandUnits                  int64      `json:"on_hand_units" jsonschema:"last counted on-hand units"`
+	EstimatedOnHandNow           int64      `json:"estimated_on_hand_now" jsonschema:"on-hand minus sales since the count"`
+	UnitsPerTradingHourLow       *float64   `json:"units_per_trading_hour_low" jsonschema:"sell rate band, low end; null when unknown"`
+	UnitsPerTradingHourHigh      *float64   `json:"units_per_trading_hour_high" jsonschema:"sell rate band, high end; null when unknown"`
+	StockoutEarliest             *string    `json:"stockout_earliest" jsonschema:"projected stockout window start"`
+	StockoutLatest               *string    `json:"stockout_latest" jsonschema:"projected stockout window end"`
+	Confidence                   string     `json:"confidence" jsonschema:"projection confidence"`
+	SupplierLeadTimeDays         *int       `json:"supplier_lead_time_days" jsonschema:"supplier lead time"`
+	ExpectedArrival              *string    `json:"expected_arrival" jsonschema:"earliest arrival of an order placed now"`
+	DaysOfCoverAfterDelivery     *coverBand `json:"days_of_cover_after_delivery" jsonschema:"days the stock lasts after this delivery lands; null when the sell rate is unknown"`
+	DataQualityFlags             []string   `json:"data_quality_flags" jsonschema:"flags of the projection"`
+	WillStockoutBeforeCloseToday string     `json:"will_stockout_before_close_today" jsonschema:"true, false or unknown"`
+}
+
+type existingOrder struct {
+	Reference     string `json:"reference" jsonschema:"order id, or idempotency key when no order id is known"`
+	State         string `json:"state" jsonschema:"upstream status, or ledger state when not raised"`
+	QuantityUnits int64  `json:"quantity_units" jsonschema:"units"`
+	CreatedAt     string `json:"created_at" jsonschema:"when this deployment recorded it"`
+}
+
+type quantityCheck struct {
+	Verdict string   `json:"verdict" jsonschema:"ok, review (a human should look) or refuse (confirm would be refused)"`
+	Reasons []string `json:"reasons" jsonschema:"why"`
+}
+
+type raiseOut struct {
+	Mode             string          `json:"mode" jsonschema:"preview, raised, pending_approval or replay"`
+	Replayed         bool            `json:"replayed" jsonschema:"true when this idempotency key was already used and nothing was sent now"`
+	IdempotencyKey   string          `json:"idempotency_key" jsonschema:"the key of this order request"`
+	StoreID          string          `json:"store_id" jsonschema:"store"`
+	SKU              string          `json:"sku" jsonschema:"SKU"`
+	ProductName      string          `json:"product_name,omitempty" jsonschema:"product name (untrusted data)"`
+	Request          sentRequest     `json:"request" jsonschema:"the exact request sent or to be sent"`
+	Justification    *justification  `json:"justification,omitempty" jsonschema:"the evidence for the order (preview)"`
+	OpenOrders       []existingOrder `json:"open_orders_same_sku" jsonschema:"orders of this SKU at this store raised here in the last 14 days that are still open"`
+	DuplicateWarning string          `json:"duplicate_warning,omitempty" jsonschema:"set when an open order already exists"`
+	QuantityCheck    *quantityCheck  `json:"quantity_check,omitempty" jsonschema:"sanity verdict on the quantity (preview)"`
+	WritesEnabled    bool            `json:"writes_enabled" jsonschema:"whether confirm:true can send here"`
+	ApprovalRequired bool            `json:"approval_required" jsonschema:"whether a human must release confirmed orders"`
+	MaxOrderUnits    int64           `json:"max_order_units" jsonschema:"this deployment's ceiling per order"`
+	OrderID          string          `json:"order_id,omitempty" jsonschema:"StoreLink order id, once raised"`
+	OrderStatus      string          `json:"order_status,omitempty" jsonschema:"StoreLink status, once raised"`
+	ExpectedArrival  string          `json:"expected_arrival,omitempty" jsonschema:"StoreLink's expected arrival, once raised"`
+	ApprovalID       string          `json:"approval_id,omitempty" jsonschema:"id a human uses to release the staged order"`
+	ApprovalExpires  string          `json:"approval_expires_at,omitempty" jsonschema:"when the staged order lapses"`
+	NextStep         string          `json:"next_step" jsonschema:"what to do next"`
+}
+
+func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
+	register(ms, s, toolSpec[raiseIn, raiseOut]{
+		tool: &mcp.Tool{
+			Name:  "korral_raise_replenishment_order",
+			Title: "Raise replenishment order",
+			Description: "Raise a replenishment order. Without confirm it only previews: exact request, product name, stock evidence, days of cover after delivery, open orders, quantity check. " +
+				"confirm:true sends it where writes are allowed, under the unit ceiling; pass the preview's idempotency_key.",
+			Annotations: &mcp.ToolAnnotations{
+				ReadOnlyHint:    false,
+				DestructiveHint: ptr(false), // it adds an order; it never changes or deletes one
+				IdempotentHint:  false,      // two calls with different keys raise two orders
+				OpenWorldHint:   ptr(true),
+			},
+		},
+		shape: func(p map[string]*jsonschema.Schema) {
+			shapeSKU(p)
+			shapeStoreID(p)
+			p["quantity_units"].Minimum = ptr(1.0)
+			p["quantity_units"].Maximum = ptr(100000.0)
+			p["reason"].MinLength = ptr(1)
+			p["reason"].MaxLength = ptr(maxReasonChars)
+			p["reason"].Pattern = `\S`
+			p["confirm"].Default = []byte("false")
+			p["idempotency_key"].Pattern = idempotencyKeyPattern
+		},
+		handle: s.raiseReplenishmentOrder,
+	})
+}
+
+const idempotencyKeyPattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$"
+
+func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseIn) (*raiseOut, error) {
+	w := s.opts.Writes
+	c.sku = in.SKU
+	storeID, err := s.resolveStore(c, in.StoreID)
+	if err != nil {
+		return nil, err
+	}
+	in.Reason = strings.TrimSpace(in.Reason)
+	req := domain.OrderRequest{SKU: in.SKU, QuantityUnits: in.QuantityUnits, Reason: in.Reason}
+	if in.Confirm {
+		// The deployment's backstops come first: they hold whatever the agent asserts.
+		if !w.AllowWrites {
+			return nil, apperr.New(apperr.WritesDisabled,
+				"this deployment does not allow writes (ALLOW_WRITES is not true); nothing was sent",
+				"Do not retry. Show the buyer the preview (call without confirm) so a person can raise the order another way.")
+		}
+		if in.QuantityUnits > w.MaxOrderUnits {
+			return nil, apperr.New(apperr.OrderLimitExceeded,
+				fmt.Sprintf("%d units is above this deployment's ceiling of %d units per order; nothing was sent", in.QuantityUnits, w.MaxOrderUnits),
+				"Recheck the quantity with the buyer; if it is right, the order must be raised outside this tool.")
+		}
+	}
+
+	key := in.IdempotencyKey
+	if key == "" {
+		st, err := s.opts.Upstream.Store(ctx, storeID)
+		if err != nil {
+			return nil, err
+		}
+		key = deriveIdempotencyKey(storeID, req, localDate(s.opts.Now(), st.Timezone))
+	}
+	out := &raiseOut{
+		IdempotencyKey: key, StoreID: storeID, SKU: in.SKU,
+		Request:          sentRequest{Method: "POST", Path: "/v1/stores/" + storeID + "/replenishment", Body: req},
+		OpenOrders:       []existingOrder{},
+		WritesEnabled:    w.AllowWrites,
+		ApprovalRequired: w.RequireApproval,
+		MaxOrderUnits:    w.MaxOrderUnits,
+	}
+
+	if prior, found, err := w.Ledger.Get(ctx, key); err != nil {
+		return nil, err
+	} else if found {
+		return s.replay(ctx, c, out, prior, req, storeID, in.Confirm)
+	}
+
+	if !in.Confirm {
+		return s.preview(ctx, c, out, req, storeID)
+	}
+	if w.RequireApproval {
+		return s.stage(ctx, c, out, req, storeID)
+	}
+	return s.send(ctx, c, out, req, storeID)
+}
+
+// deriveIdempotencyKey names an order request by what it asks for and the
+// store-local day, so an agent that repeats itself the same day hits the
+// ledger instead of StoreLink. See ADR 0006.
+func deriveIdempotencyKey(storeID string, req domain.OrderRequest, day string) string {
+	h := sha256.Sum256([]byte(strings.Join([]string{"v1", storeID, req.SKU, fmt.Sprint(req.QuantityUnits), strings.Join(strings.Fields(strings.ToLower(req.Reason)), " "), day}, "\x1f")))
+	return "auto-" + hex.EncodeToString(h[:16])
+}
+
+func requestHash(storeID string, req domain.OrderRequest) string {
+	h := sha256.Sum256([]byte(strings.Join([]string{storeID, req.SKU, fmt.Sprint(req.QuantityUnits), req.Reason}, "\x1f")))
+	return hex.EncodeToString(h[:])
+}
+
+func localDate(now time.Time, tz string) string {
+	if loc, err := time.LoadLocation(tz); err == nil {
+		now = now.In(loc)
+	}
+	return now.Format("2006-01-02")
+}
+
+// preview runs every check a confirmed call would run and sends nothing.
+func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain.OrderRequest, storeID string) (*raiseOut, error) {
+	w := s.opts.Writes
+	risk, err := s.assessRisk(ctx, storeID, req.SKU, s.opts.DefaultLookbackDays)
+	if err != nil {
+		return nil, err
+	}
+	out.Mode = "preview"
+	out.ProductName = risk.Identity.ProductName
+	out.Justification = justify(risk, req.QuantityUnits)
+	if err := s.openOrders(ctx, out, storeID, req.SKU); err != nil {
+		return nil, err
+	}
+	out.QuantityCheck = checkQuantity(risk, req.QuantityUnits, w.MaxOrderUnits, out.Justification.DaysOfCoverAfterDelivery)
+	switch {
+	case out.QuantityCheck.Verdict == "refuse":
+		out.NextStep = "Do not confirm: the quantity would be refused. Correct it and preview again."
+	case !w.AllowWrites:
+		out.NextStep = "Writes are disabled here: show this preview to the buyer; confirm:true would be refused."
+	case w.RequireApproval:
+		out.NextStep = "If the buyer agrees, call again with confirm:true and this idempotency_key; the order is then staged until a person approves it."
+	default:
+		out.NextStep = "If the buyer agrees, call again with confirm:true and this idempotency_key."
+	}
+	c.summary = fmt.Sprintf("Previewed an order of %d unit(s) of %s (SKU %s) for store %s; nothing was sent.", req.QuantityUnits, out.ProductName, req.SKU, storeID)
+	return out, nil
+}
+
+func justify(risk *stockRiskOut, qty int64) *justification {
+	r := risk.Risk
+	j := &justification{
+		OnHandUnits: r.OnHandUnits, EstimatedOnHandNow: r.EstimatedOnHandNow,
+		StockoutEarliest: r.ProjectedStockoutWindow.Earliest, StockoutLatest: r.ProjectedStockoutWindow.Latest,
+		Confidence: string(r.Confidence), SupplierLeadTimeDays: r.SupplierLeadTimeDays, ExpectedArrival: r.EarliestReplenishmentArrival,
+		WillStockoutBeforeCloseToday: string(r.WillStockoutBeforeCloseToday), DataQualityFlags: []string{},
+	}
+	for _, f := range r.DataQualityFlags {
+		j.DataQualityFlags = append(j.DataQualityFlags, string(f))
+	}
+	if r.UnitsPerTradingHour == nil {
+		return j
+	}
+	j.UnitsPerTradingHourLow, j.UnitsPerTradingHourHigh = ptr(r.UnitsPerTradingHour.Low), ptr(r.UnitsPerTradingHour.High)
+	// What is left when the delivery lands, at the slow rate (the case that
+	// overstocks), plus the order itself.
+	left := float64(max(r.EstimatedOnHandNow, 0))
+	if r.EarliestReplenishmentArrival != nil {
+		if arrival, err := time.Parse(time.RFC3339, *r.EarliestReplenishmentArrival); err == nil {
+			if asOf, err := time.Parse(time.RFC3339, r.AsOf); err == nil && arrival.After(asOf) {
+				days := arrival.Sub(asOf).Hours() / 24
+				left = math.Max(0, left-r.UnitsPerTradingHour.Low*r.TradingHoursPerDay*days)
+			}
+		}
+	}
+	if low, high, ok := r.DaysOfCover(qty + int64(left)); ok {
+		j.DaysOfCoverAfterDelivery = &coverBand{Low: round1(low), High: round1(high)}
+	}
+	return j
+}
+
+func round1(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return -1
+	}
+	return math.Round(x*10) / 10
+}
+
+// checkQuantity is the sanity verdict a buyer reads before confirming.
+func checkQuantity(risk *stockRiskOut, qty, ceiling int64, cover *coverBand) *quantityCheck {
+	q := &quantityCheck{Verdict: "ok", Reasons: []string{}}
+	review := func(format string, args ...any) {
+		q.Reasons = append(q.Reasons, fmt.Sprintf(format, args...))
+		if q.Verdict == "ok" {
+			q.Verdict = "review"
+		}
+	}
+	id := risk.Identity
+	if qty > ceiling {
+		q.Verdict = "refuse"
+		q.Reasons = append(q.Reasons, fmt.Sprintf("%d units is above this deployment's ceiling of %d", qty, ceiling))
+	} else if qty*10 >= ceiling*8 {
+		review("%d units is close to this deployment's ceiling of %d", qty, ceiling)
+	}
+	if id.CasePack > 1 && qty%id.CasePack != 0 {
+		review("%d is not a whole number of cases of %d", qty, id.CasePack)
+	}
+	switch {
+	case cover == nil:
+		review("the sell rate is unknown, so days of cover cannot be judged")
+	default:
+		if id.ShelfLifeDays > 0 && cover.Low > float64(id.ShelfLifeDays) {
+			review("even at the high sell rate the order lasts %.1f days, beyond the %d-day shelf life", cover.Low, id.ShelfLifeDays)
+		} else if id.Chilled && cover.Low > 21 {
+			review("%.1f days of cover is a lot for a chilled product; check for a misplaced digit", cover.Low)
+		} else if cover.Low > 90 {
+			review("%.1f days of cover is more than a quarter's demand", cover.Low)
+		}
+		if lead := risk.Risk.SupplierLeadTimeDays; lead != nil && cover.High < float64(*lead) {
+			review("at the low sell rate the stock lasts only %.1f days after delivery, less than the %d-day lead time of the next order", cover.High, *lead)
+		}
+	}
+	return q
+}
+
+// openOrders fills the duplicate warning from this deployment's ledger,
+// refreshing the status of raised orders so delivered ones drop out.
+func (s *server) openOrders(ctx context.Context, out *raiseOut, storeID, sku string) error {
+	entries, err := s.opts.Writes.Ledger.Recent(ctx, storeID, sku, s.opts.Now().Add(-duplicateLookback))
+	if err != nil {
+		return err
+	}
+	refreshed := 0
+	for _, e := range entries {
+		ref, st := e.IdempotencyKey, string(e.State)
+		switch e.State {
+		case state.StateRaised:
+			ref = e.OrderID
+			if refreshed < maxDuplicateRefresh {
+				refreshed++
+				if o, err := s.opts.Upstream.Order(ctx, storeID, e.OrderID); err == nil {
+					st = o.Status
+				}
+			}
+			if st != string(state.StateRaised) && !domain.OpenStatuses[st] {
+				continue
+			}
+		case state.StateFailed, state.StateRejected, state.StateExpired:
+			continue
+		}
+		out.OpenOrders = append(out.OpenOrders, existingOrder{Reference: ref, State: st, QuantityUnits: e.QuantityUnits, CreatedAt: e.CreatedAt.Format(time.RFC3339)})
+	}
+	if len(out.OpenOrders) > 0 {
+		out.DuplicateWarning = fmt.Sprintf("%d order(s) of this SKU for this store are already open or pending; check them before ordering more", len(out.OpenOrders))
+	}
+	return nil
+}
+
+// stage records a confirmed order for a human to release; nothing is sent.
+func (s *server) stage(ctx context.Context, c *call, out *raiseOut, req domain.OrderRequest, storeID string) (*raiseOut, error) {
+	w := s.opts.Writes
+	sku, err := s.opts.Upstream.SKU(ctx, storeID, req.SKU)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Now()
+	e, created, err := w.Ledger.Reserve(ctx, state.Entry{
+		IdempotencyKey: out.IdempotencyKey, StoreID: storeID, SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason,
+		RequestHash: requestHash(storeID, req), State: state.StatePendingApproval,
+		ApprovalID: newApprovalID(), ApprovalExpiresAt: now.Add(w.ApprovalTTL),
+		RequestedBy: c.requester(), CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		return s.replay(ctx, c, out, e, req, storeID, true)
+	}
+	out.Mode = "pending_approval"
+	out.ProductName = sku.Name
+	out.ApprovalID = e.ApprovalID
+	out.ApprovalExpires = e.ApprovalExpiresAt.Format(time.RFC3339)
+	out.NextStep = "Nothing was sent. Tell the buyer the order awaits a person's approval (approval id above); follow it with korral_get_order_status using the approval id. You cannot approve it yourself."
+	c.summary = fmt.Sprintf("Staged an order of %d unit(s) of %s (SKU %s) for store %s for human approval (%s); nothing was sent.", req.QuantityUnits, sku.Name, req.SKU, storeID, e.ApprovalID)
+	return out, nil
+}
+
+func newApprovalID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "apr-" + hex.EncodeToString(b[:])
+}
+
+// send records the order in the ledger before the POST leaves, then its
+// outcome. A crash between the two leaves the entry in "sending", which a
+// retry reports as unknown instead of sending again.
+func (s *server) send(ctx context.Context, c *call, out *raiseOut, req domain.OrderRequest, storeID string) (*raiseOut, error) {
+	w := s.opts.Writes
+	sku, err := s.opts.Upstream.SKU(ctx, storeID, req.SKU)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Now()
+	e, created, err := w.Ledger.Reserve(ctx, state.Entry{
+		IdempotencyKey: out.IdempotencyKey, StoreID: storeID, SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason,
+		RequestHash: requestHash(storeID, req), State: state.StateSending, RequestedBy: c.requester(), CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		return s.replay(ctx, c, out, e, req, storeID, true)
+	}
+	out.ProductName = sku.Name
+	o, sendErr := SendLedgered(ctx, s.opts.Upstream, w.Ledger, out.IdempotencyKey, storeID, req, s.opts.Now)
+	if sendErr != nil {
+		return nil, sendErr
+	}
+	out.Mode = "raised"
+	out.OrderID, out.OrderStatus, out.ExpectedArrival = o.ID, o.Status, o.ExpectedArrival.Format(time.RFC3339)
+	out.NextStep = "Tell the buyer the order id; follow it with korral_get_order_status."
+	c.summary = fmt.Sprintf("Raised order %s: %d unit(s) of %s (SKU %s) for store %s, reason: %s.", o.ID, req.QuantityUnits, sku.Name, req.SKU, storeID, req.Reason)
+	return out, nil
+}
+
+// SendLedgered sends an order already reserved in the ledger in state
+// "sending" and records its outcome. It is shared by the tool and by the
+// human approval path, so both go through the same breaker and ledger.
+func SendLedgered(ctx context.Context, up Upstream, ledger state.Ledger, key, storeID string, req domain.OrderRequest, now func() time.Time) (domain.Order, error) {
+	o, err := up.CreateOrder(ctx, storeID, req)
+	// The outcome is recorded even if the caller has gone away meanwhile.
+	rctx := context.WithoutCancel(ctx)
+	if err != nil {
+		ae := apperr.From(err)
+		st := state.StateFailed
+		if ae.Code == apperr.WriteOutcomeUnknown {
+			st = state.StateUnknown
+		}
+		if _, ferr := ledger.Finish(rctx, key, st, "", string(ae.Code), ae.Message, now()); ferr != nil {
+			return domain.Order{}, errors.Join(ae, ferr)
+		}
+		if st == state.StateUnknown {
+			ae.Message += fmt.Sprintf(" (idempotency key %s)", key)
+		}
+		return domain.Order{}, ae
+	}
+	if _, err := ledger.Finish(rctx, key, state.StateRaised, o.ID, "", "", now()); err != nil {
+		return domain.Order{}, fmt.Errorf("order %s was raised but the ledger could not record it: %w", o.ID, err)
+	}
+	return o, nil
+}
+
+// replay answers a repeated idempotency key with the first outcome and sends
+// nothing.
+func (s *server) replay(ctx context.Context, c *call, out *raiseOut, e state.Entry, req domain.OrderRequest, storeID string, confirm bool) (*raiseOut, error) {
+	if e.RequestHash != requestHash(storeID, req) {
+		return nil, apperr.New(apperr.IdempotencyKeyReused,
+			fmt.Sprintf("idempotency key %s already names a different order request (store %s, SKU %s, %d units); nothing was sent", e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits),
+			"Use a new idempotency key for a different order, or omit it to have one derived.")
+	}
+	out.Mode = "replay"
+	out.Replayed = true
+	switch e.State {
+	case state.StateRaised:
+		out.OrderID = e.OrderID
+		if o, err := s.opts.Upstream.Order(ctx, storeID, e.OrderID); err == nil {
+			out.OrderStatus, out.ExpectedArrival = o.Status, o.ExpectedArrival.Format(time.RFC3339)
+		}
+		out.NextStep = "This order was already raised; nothing was sent now. Follow it with korral_get_order_status."
+		c.summary = fmt.Sprintf("Replayed idempotency key %s: order %s was already raised; nothing was sent.", e.IdempotencyKey, e.OrderID)
+	case state.StatePendingApproval:
+		out.ApprovalID = e.ApprovalID
+		out.ApprovalExpires = e.ApprovalExpiresAt.Format(time.RFC3339)
+		out.NextStep = "This order already awaits a person's approval; nothing was sent now."
+		c.summary = fmt.Sprintf("Replayed idempotency key %s: the order still awaits approval %s.", e.IdempotencyKey, e.ApprovalID)
+	case state.StateSending, state.StateUnknown:
+		return nil, apperr.New(apperr.WriteOutcomeUnknown,
+			fmt.Sprintf("an earlier attempt with idempotency key %s may or may not have raised the order; nothing was sent now", e.IdempotencyKey),
+			"Do not resubmit with a new key. Call korral_get_order_status with this idempotency key, and ask Korral IT to confirm in StoreLink before ordering again.")
+	case state.StateFailed:
+		return nil, apperr.New(apperr.Code(orDefault(e.ErrorCode, string(apperr.UpstreamRejected))),
+			fmt.Sprintf("an earlier attempt with idempotency key %s failed (%s); nothing was sent now", e.IdempotencyKey, e.ErrorMessage),
+			"Fix the cause, then preview again; a corrected request gets a new key.")
+	default: // rejected or expired approvals
+		return nil, apperr.New(apperr.WritesDisabled,
+			fmt.Sprintf("the order with idempotency key %s was %s by a person; nothing was sent", e.IdempotencyKey, e.State),
+			"Tell the buyer; do not resubmit the same order without their decision.")
+	}
+	if !confirm {
+		out.NextStep = "Already handled: " + out.NextStep
+	}
+	return out, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" || !apperr.Code(s).Valid() {
+		return d
+	}
+	return s
+}
+
+// requester names who asked, for the ledger and the audit trail.
+func (c *call) requester() string {
+	who := c.client
+	if who == "" {
+		who = "unknown-client"
+	}
+	if c.session != "" {
+		who += "/" + c.session
+	}
+	return who
+}
