@@ -194,8 +194,7 @@ func deriveIdempotencyKey(storeID string, req domain.OrderRequest, day string) s
 }
 
 func requestHash(storeID string, req domain.OrderRequest) string {
-	h := sha256.Sum256([]byte(strings.Join([]string{storeID, req.SKU, fmt.Sprint(req.QuantityUnits), req.Reason}, "\x1f")))
-	return hex.EncodeToString(h[:])
+	return state.RequestHash(storeID, req.SKU, req.QuantityUnits, req.Reason)
 }
 
 func localDate(now time.Time, tz string) string {

@@ -64,6 +64,10 @@ const usage = `storelink-mcp: the Korral StoreLink MCP server.
 
 Usage:
   storelink-mcp [stdio]          serve MCP over stdin/stdout (default)
+  storelink-mcp audit [flags]    print the audit trail (--day, --store, --call, --tool)
+  storelink-mcp audit report     calls, outcomes, error rate and latency per tool
+  storelink-mcp approvals list|show ID|approve ID|reject ID
+                                 release or refuse staged orders (a person's job)
   storelink-mcp version          print the version
 
 Configuration comes from the environment; see the README's table.
@@ -87,6 +91,10 @@ func Run(ctx context.Context, args []string, env Env) error {
 			return &ExitError{Code: 2, Err: err}
 		}
 		return runStdio(ctx, env)
+	case "audit":
+		return runAudit(ctx, args, env)
+	case "approvals":
+		return runApprovals(ctx, args, env)
 	case "version":
 		_, err := fmt.Fprintln(env.Stdout, Version)
 		return err
@@ -101,13 +109,15 @@ func Run(ctx context.Context, args []string, env Env) error {
 
 // app is the assembled server and what must be closed after it.
 type app struct {
-	cfg    *config.Config
-	log    *slog.Logger
-	server *mcp.Server
-	up     *upstream.Client
-	db     *state.DB
-	now    func() time.Time
-	closes []func() error
+	cfg      *config.Config
+	log      *slog.Logger
+	server   *mcp.Server
+	up       *upstream.Client
+	keys     *mcpserver.KeySource
+	db       *state.DB
+	now      func() time.Time
+	fixedNow time.Time
+	closes   []func() error
 }
 
 func (a *app) Close() {
@@ -119,30 +129,77 @@ func (a *app) Close() {
 // build loads the configuration and assembles the server. Any configuration
 // problem is an ExitError with code 2, reported before anything starts.
 func build(ctx context.Context, env Env) (*app, error) {
+	a, err := buildUpstream(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	cfg := a.cfg
+	var writes *mcpserver.WriteOptions
+	if !cfg.ReadOnly {
+		writes = &mcpserver.WriteOptions{
+			AllowWrites:     cfg.AllowWrites,
+			MaxOrderUnits:   int64(cfg.MaxOrderUnits),
+			RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
+			ApprovalTTL:     cfg.ApprovalTTL,
+			Ledger:          a.db,
+		}
+	}
+	a.server = mcpserver.New(mcpserver.Options{
+		Upstream:            a.up,
+		Keyring:             a.keys.Keyring,
+		Logger:              a.log,
+		Audit:               mcpserver.AuditStore{Log: a.db},
+		Now:                 a.now,
+		DefaultLookbackDays: cfg.DefaultLookbackDays,
+		Version:             Version,
+		Writes:              writes,
+	})
+	return a, nil
+}
+
+// loadConfig reads the environment and opens the state database.
+func loadConfig(env Env) (*app, error) {
 	cfg, err := config.Load(env.Getenv, env.ReadFile)
 	if err != nil {
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
 	}
 	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	a := &app{cfg: cfg, log: log}
-
+	a := &app{cfg: cfg, log: log, now: time.Now}
 	fixedNow, err := parseFixedNow(env.Getenv("STORELINK_MOCK_NOW"), cfg.UpstreamBaseURL)
 	if err != nil {
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
 	}
-	now := time.Now
 	if !fixedNow.IsZero() {
-		now = func() time.Time { return fixedNow }
+		a.fixedNow = fixedNow
+		a.now = func() time.Time { return fixedNow }
 	}
+	db, err := state.Open(cfg.StatePath)
+	if err != nil {
+		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: STATE_DB_PATH: %w", err)}
+	}
+	a.db = db
+	a.closes = append(a.closes, db.Close)
+	return a, nil
+}
 
+// buildUpstream adds the StoreLink client (starting the embedded one when no
+// base URL is configured) to a loaded configuration.
+func buildUpstream(ctx context.Context, env Env) (*app, error) {
+	a, err := loadConfig(env)
+	if err != nil {
+		return nil, err
+	}
+	cfg, log := a.cfg, a.log
 	baseURL := cfg.UpstreamBaseURL
 	kr := cfg.Keyring
 	if baseURL == "" {
 		if env.Embedded == nil {
+			a.Close()
 			return nil, &ExitError{Code: 2, Err: errors.New("configuration: UPSTREAM_BASE_URL is not set and this build has no embedded StoreLink; set UPSTREAM_BASE_URL")}
 		}
-		emb, err := env.Embedded(ctx, fixedNow)
+		emb, err := env.Embedded(ctx, a.fixedNow)
 		if err != nil {
+			a.Close()
 			return nil, fmt.Errorf("start embedded StoreLink: %w", err)
 		}
 		a.closes = append(a.closes, emb.Close)
@@ -154,13 +211,13 @@ func build(ctx context.Context, env Env) (*app, error) {
 				return nil, err
 			}
 		}
-		log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !fixedNow.IsZero())
+		log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero())
 	}
-	keys := mcpserver.NewKeySource(kr, cfg.KeyringFile, env.ReadFile, log)
+	a.keys = mcpserver.NewKeySource(kr, cfg.KeyringFile, env.ReadFile, log)
 	up, err := upstream.New(upstream.Options{
 		BaseURL:         baseURL,
 		Timeout:         cfg.UpstreamTimeout,
-		Keys:            keys,
+		Keys:            a.keys,
 		Logger:          log,
 		BreakerFailures: uint32(cfg.BreakerFailures),
 		BreakerCooldown: cfg.BreakerCooldown,
@@ -170,34 +227,6 @@ func build(ctx context.Context, env Env) (*app, error) {
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err)}
 	}
 	a.up = up
-	db, err := state.Open(cfg.StatePath)
-	if err != nil {
-		a.Close()
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: STATE_DB_PATH: %w", err)}
-	}
-	a.db = db
-	a.closes = append(a.closes, db.Close)
-	var writes *mcpserver.WriteOptions
-	if !cfg.ReadOnly {
-		writes = &mcpserver.WriteOptions{
-			AllowWrites:     cfg.AllowWrites,
-			MaxOrderUnits:   int64(cfg.MaxOrderUnits),
-			RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
-			ApprovalTTL:     cfg.ApprovalTTL,
-			Ledger:          db,
-		}
-	}
-	a.now = now
-	a.server = mcpserver.New(mcpserver.Options{
-		Upstream:            up,
-		Keyring:             keys.Keyring,
-		Logger:              log,
-		Audit:               mcpserver.AuditStore{Log: db},
-		Now:                 now,
-		DefaultLookbackDays: cfg.DefaultLookbackDays,
-		Version:             Version,
-		Writes:              writes,
-	})
 	return a, nil
 }
 

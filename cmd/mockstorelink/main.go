@@ -1,0 +1,151 @@
+// Command mockstorelink serves the mock StoreLink over HTTP, for demos,
+// end-to-end runs and contract checks against a known world.
+//
+// It prints the base URL on stdout once it listens, logs JSON to stderr and
+// stops cleanly on SIGINT or SIGTERM. See the mockstorelink package's
+// README for the fixture world and the fault file format.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// adminTokenEnv is read when --admin-token is not given, so the token need
+// not appear in a process listing.
+const adminTokenEnv = "MOCKSTORELINK_ADMIN_TOKEN"
+
+// errUsage marks errors in the command line, which exit with status 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mockstorelink:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// run serves the mock until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mockstorelink", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8089", "`host:port` to listen on (port 0 picks a free one)")
+	nowFlag := fs.String("now", "", "fixed clock as RFC 3339, or \"default\" for the tests' instant; empty = real time")
+	seed := fs.Int64("seed", 0, "world seed (0 = the default seed)")
+	keyringOut := fs.String("keyring-out", "", "write the default keyring (stores 47 and 102) as JSON to this `file` (mode 0600)")
+	allKeysOut := fs.String("all-keys-out", "", "write every store's key as JSON to this `file` (mode 0600)")
+	adminToken := fs.String("admin-token", "", "bearer token that enables /_admin/ (default $"+adminTokenEnv+"; none = admin disabled)")
+	faultsFile := fs.String("faults", "", "JSON `file` with an array of faults to start with")
+	noResponseValidation := fs.Bool("no-response-validation", false, "do not check the mock's own responses against the contract (load runs)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	opts := mockstorelink.Options{
+		Seed:                 *seed,
+		AdminToken:           *adminToken,
+		NoResponseValidation: *noResponseValidation,
+		Logger:               logger,
+	}
+	if opts.AdminToken == "" {
+		opts.AdminToken = getenv(adminTokenEnv)
+	}
+	switch *nowFlag {
+	case "":
+	case "default":
+		opts.Now = mockstorelink.DefaultNow
+	default:
+		fixed, err := time.Parse(time.RFC3339, *nowFlag)
+		if err != nil {
+			return fmt.Errorf("%w: --now: %v", errUsage, err)
+		}
+		opts.Now = func() time.Time { return fixed }
+	}
+	var faults []mockstorelink.Fault
+	if *faultsFile != "" {
+		data, err := os.ReadFile(*faultsFile)
+		if err != nil {
+			return fmt.Errorf("--faults: %w", err)
+		}
+		if faults, err = mockstorelink.ParseFaults(data); err != nil {
+			return fmt.Errorf("--faults %s: %w", *faultsFile, err)
+		}
+	}
+
+	m, err := mockstorelink.StartOn(*addr, opts)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	m.Server.SetFaults(faults...)
+	if *keyringOut != "" {
+		if err := writeSecretJSON(*keyringOut, m.Server.DefaultKeyring()); err != nil {
+			return err
+		}
+	}
+	if *allKeysOut != "" {
+		if err := writeSecretJSON(*allKeysOut, m.Server.Keys()); err != nil {
+			return err
+		}
+	}
+	logger.Info("mock StoreLink listening", "url", m.URL, "fixed_clock", opts.Now != nil,
+		"admin", opts.AdminToken != "", "response_validation", !opts.NoResponseValidation, "faults", len(faults))
+	// The URL goes to stdout last, after the key files exist, so a script
+	// that waits for it can use everything at once.
+	if _, err := fmt.Fprintln(stdout, m.URL); err != nil {
+		return err
+	}
+
+	<-ctx.Done()
+	logger.Info("shutting down")
+	return m.Close()
+}
+
+// writeSecretJSON writes v to path readable by the owner only, also when the
+// file already existed with wider permissions.
+func writeSecretJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

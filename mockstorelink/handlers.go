@@ -1,0 +1,287 @@
+package mockstorelink
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// server answers the eight StoreLink operations from the fixture world. It
+// runs behind the contract layer, so every request it sees carries a valid
+// key for the store in its path and parameters that match the spec.
+type server struct {
+	world  *world
+	orders *orderBook
+	now    func() time.Time
+
+	// Generating a month of history costs more than validating it; a
+	// paginating client asks for the same history once per page.
+	historyMu    sync.Mutex
+	historyCache map[historyKey][]txn
+}
+
+type historyKey struct {
+	store, sku string
+	anchor     int64
+}
+
+// historyCacheSize bounds the cache; when full it starts over, which is
+// cheap and keeps memory flat under a long run with a real clock.
+const historyCacheSize = 256
+
+// history returns the shared, read-only history of a SKU at a store.
+func (h *server) history(st *store, k *sku, anchor time.Time) []txn {
+	key := historyKey{st.id, k.code, anchor.Unix()}
+	h.historyMu.Lock()
+	defer h.historyMu.Unlock()
+	if txns, ok := h.historyCache[key]; ok {
+		return txns
+	}
+	if h.historyCache == nil || len(h.historyCache) >= historyCacheSize {
+		h.historyCache = make(map[historyKey][]txn)
+	}
+	txns := h.world.history(st, k, anchor)
+	h.historyCache[key] = txns
+	return txns
+}
+
+var _ StrictServerInterface = (*server)(nil)
+
+// Pagination of point-of-sale transactions.
+const (
+	defaultPOSLimit = 200
+	cursorLifetime  = 15 * time.Minute
+)
+
+func notFound(what, id string) Error { return errorBody("not_found", what+" "+id+" not found") }
+
+// ListStores implements [StrictServerInterface].
+func (h *server) ListStores(_ context.Context, _ ListStoresRequestObject) (ListStoresResponseObject, error) {
+	out := ListStores200JSONResponse{Stores: make([]StoreSummary, 0, len(h.world.storeIDs))}
+	for _, id := range h.world.storeIDs {
+		st := h.world.stores[id]
+		out.Stores = append(out.Stores, StoreSummary{StoreID: st.id, Name: st.name, Timezone: st.loc.String()})
+	}
+	return out, nil
+}
+
+// GetStore implements [StrictServerInterface].
+func (h *server) GetStore(_ context.Context, req GetStoreRequestObject) (GetStoreResponseObject, error) {
+	st, ok := h.world.stores[req.StoreID]
+	if !ok {
+		return GetStore404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+	}
+	day := func(d time.Weekday) DayHours {
+		hh := st.week[d]
+		if hh.closed {
+			return DayHours{Closed: true}
+		}
+		opens := fmt.Sprintf("%02d:%02d", hh.open/60, hh.open%60)
+		closes := fmt.Sprintf("%02d:%02d", hh.close/60, hh.close%60)
+		return DayHours{Opens: &opens, Closes: &closes}
+	}
+	return GetStore200JSONResponse{
+		StoreID:  st.id,
+		Name:     st.name,
+		Timezone: st.loc.String(),
+		OpeningHours: WeeklyHours{
+			Monday: day(time.Monday), Tuesday: day(time.Tuesday), Wednesday: day(time.Wednesday),
+			Thursday: day(time.Thursday), Friday: day(time.Friday), Saturday: day(time.Saturday),
+			Sunday: day(time.Sunday),
+		},
+	}, nil
+}
+
+// quirkInventory is StoreLink's known misbehaviour: HTTP 200 with an error
+// body. The contract forbids it, so the handler that returns it also exempts
+// the response from the mock's own validation.
+type quirkInventory struct{ body Error }
+
+// VisitGetInventoryResponse writes the error body under a 200.
+func (q quirkInventory) VisitGetInventoryResponse(w http.ResponseWriter) error {
+	writeJSON(w, http.StatusOK, q.body)
+	return nil
+}
+
+// GetInventory implements [StrictServerInterface].
+func (h *server) GetInventory(ctx context.Context, req GetInventoryRequestObject) (GetInventoryResponseObject, error) {
+	st, ok := h.world.stores[req.StoreID]
+	if !ok {
+		return GetInventory404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+	}
+	k, ok := h.world.skus[req.Params.SKU]
+	if !ok {
+		return GetInventory404JSONResponse{NotFoundJSONResponse(notFound("sku", req.Params.SKU))}, nil
+	}
+	if k.code == SKUQuirk {
+		stateFrom(ctx).bypassValidation = true
+		return quirkInventory{errorBody("inventory_unavailable", "the stock service did not answer in time")}, nil
+	}
+	onHand, countedAt := h.world.inventory(st, k, h.now().Truncate(time.Minute))
+	return GetInventory200JSONResponse{StoreID: st.id, SKU: k.code, OnHandUnits: onHand, CountedAt: countedAt}, nil
+}
+
+// cursor is the state of a paginated POS query. It pins the anchor time, so
+// every page of one walk comes from the same history even with a real clock.
+type cursor struct {
+	anchor time.Time
+	since  time.Time
+	sku    string
+	offset int
+}
+
+func (c cursor) encode() string {
+	raw := fmt.Sprintf("v1|%d|%d|%s|%d", c.anchor.Unix(), c.since.UnixNano(), c.sku, c.offset)
+	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+func decodeCursor(s string) (cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cursor{}, errors.New("cursor is not one this API issued")
+	}
+	parts := strings.Split(string(raw), "|")
+	if len(parts) != 5 || parts[0] != "v1" {
+		return cursor{}, errors.New("cursor is not one this API issued")
+	}
+	anchor, err1 := strconv.ParseInt(parts[1], 10, 64)
+	since, err2 := strconv.ParseInt(parts[2], 10, 64)
+	offset, err3 := strconv.Atoi(parts[4])
+	if err := errors.Join(err1, err2, err3); err != nil || offset < 0 {
+		return cursor{}, errors.New("cursor is not one this API issued")
+	}
+	return cursor{anchor: time.Unix(anchor, 0), since: time.Unix(0, since), sku: parts[3], offset: offset}, nil
+}
+
+// ListPOSTransactions implements [StrictServerInterface].
+func (h *server) ListPOSTransactions(_ context.Context, req ListPOSTransactionsRequestObject) (ListPOSTransactionsResponseObject, error) {
+	p := req.Params
+	st, ok := h.world.stores[req.StoreID]
+	if !ok {
+		return ListPOSTransactions404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+	}
+	k, ok := h.world.skus[p.SKU]
+	if !ok {
+		return ListPOSTransactions404JSONResponse{NotFoundJSONResponse(notFound("sku", p.SKU))}, nil
+	}
+	now := h.now()
+	cur := cursor{anchor: now.Truncate(time.Minute), since: p.Since, sku: k.code}
+	if p.Cursor != nil {
+		c, err := decodeCursor(*p.Cursor)
+		bad := func(code, msg string) (ListPOSTransactionsResponseObject, error) {
+			return ListPOSTransactions400JSONResponse{BadRequestJSONResponse(errorBody(code, msg))}, nil
+		}
+		switch {
+		case err != nil:
+			return bad("invalid_cursor", err.Error())
+		case c.sku != k.code || !c.since.Equal(p.Since):
+			return bad("invalid_cursor", "the cursor belongs to a query with another sku or since")
+		case now.Sub(c.anchor) > cursorLifetime:
+			return bad("cursor_expired", "the cursor has expired; start again without it")
+		}
+		cur = c
+	}
+	limit := defaultPOSLimit
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+
+	all := h.history(st, k, cur.anchor)
+	// Newest first: the transactions at or after since are a prefix.
+	matching := all[:sort.Search(len(all), func(i int) bool { return all[i].at.Before(p.Since) })]
+	from := min(cur.offset, len(matching))
+	to := min(from+limit, len(matching))
+	out := ListPOSTransactions200JSONResponse{
+		StoreID:      st.id,
+		SKU:          k.code,
+		Since:        p.Since,
+		Transactions: make([]POSTransaction, 0, to-from),
+		TotalCount:   int64(len(matching)),
+	}
+	for _, t := range matching[from:to] {
+		out.Transactions = append(out.Transactions, POSTransaction{TransactionID: t.id, Timestamp: t.at, Units: t.units})
+	}
+	if to < len(matching) {
+		next := cur
+		next.offset = to
+		s := next.encode()
+		out.NextCursor = &s
+	}
+	return out, nil
+}
+
+// CreateReplenishmentOrder implements [StrictServerInterface].
+func (h *server) CreateReplenishmentOrder(_ context.Context, req CreateReplenishmentOrderRequestObject) (CreateReplenishmentOrderResponseObject, error) {
+	st, ok := h.world.stores[req.StoreID]
+	if !ok {
+		return CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+	}
+	body := req.Body
+	k, ok := h.world.skus[body.SKU]
+	if !ok {
+		return CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse(notFound("sku", body.SKU))}, nil
+	}
+	sup := h.world.suppliers[k.supplier]
+	if sup.minimumOrder > 0 && body.QuantityUnits < sup.minimumOrder {
+		return CreateReplenishmentOrder422JSONResponse{UnprocessableJSONResponse(errorBody("below_minimum_order",
+			fmt.Sprintf("the supplier's minimum order is %d units", sup.minimumOrder)))}, nil
+	}
+	o := h.orders.create(st, k.code, body.QuantityUnits, body.Reason, sup.leadTimeDays, h.now())
+	return CreateReplenishmentOrder201JSONResponse(o), nil
+}
+
+// GetReplenishmentOrder implements [StrictServerInterface].
+func (h *server) GetReplenishmentOrder(_ context.Context, req GetReplenishmentOrderRequestObject) (GetReplenishmentOrderResponseObject, error) {
+	o, ok := h.orders.get(req.StoreID, req.OrderID, h.now())
+	if !ok {
+		return GetReplenishmentOrder404JSONResponse{NotFoundJSONResponse(notFound("order", req.OrderID))}, nil
+	}
+	return GetReplenishmentOrder200JSONResponse(o), nil
+}
+
+// GetSKU implements [StrictServerInterface].
+func (h *server) GetSKU(_ context.Context, req GetSKURequestObject) (GetSKUResponseObject, error) {
+	k, ok := h.world.skus[req.SKU]
+	if !ok {
+		return GetSKU404JSONResponse{NotFoundJSONResponse(notFound("sku", req.SKU))}, nil
+	}
+	out := GetSKU200JSONResponse{
+		SKU:        k.code,
+		Name:       k.name,
+		Category:   k.category,
+		SupplierID: k.supplier,
+		Unit:       SKUUnit(k.unit),
+		CasePack:   k.casePack,
+		Chilled:    k.chilled,
+	}
+	if k.shelfLifeDays > 0 {
+		days := k.shelfLifeDays
+		out.ShelfLifeDays = &days
+	}
+	return out, nil
+}
+
+// GetSupplier implements [StrictServerInterface].
+func (h *server) GetSupplier(_ context.Context, req GetSupplierRequestObject) (GetSupplierResponseObject, error) {
+	sup, ok := h.world.suppliers[req.SupplierID]
+	if !ok {
+		return GetSupplier404JSONResponse{NotFoundJSONResponse(notFound("supplier", req.SupplierID))}, nil
+	}
+	out := GetSupplier200JSONResponse{SupplierID: sup.id, Name: sup.name, LeadTimeDays: sup.leadTimeDays}
+	if sup.cutoff != "" {
+		cutoff := sup.cutoff
+		out.OrderCutoffLocal = &cutoff
+	}
+	if sup.minimumOrder > 0 {
+		minimum := sup.minimumOrder
+		out.MinimumOrderUnits = &minimum
+	}
+	return out, nil
+}

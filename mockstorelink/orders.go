@@ -1,0 +1,136 @@
+package mockstorelink
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Order life cycle: how long after submission an order is acknowledged. It
+// ships halfway to its expected arrival and is delivered at that arrival.
+const acknowledgeAfter = 10 * time.Minute
+
+// firstOrderNumber numbers the first order raised through the API; the
+// fixture orders use smaller numbers so the two never collide.
+const firstOrderNumber = 1000
+
+type orderEntry struct {
+	order Order
+	// fixed is a terminal status set by the fixture; "" follows the clock.
+	fixed OrderStatus
+}
+
+// statusAt derives an order's status from the clock, so a test that moves
+// its fake clock watches the order travel.
+func (e *orderEntry) statusAt(now time.Time) OrderStatus {
+	if e.fixed != "" {
+		return e.fixed
+	}
+	o := e.order
+	ack := o.SubmittedAt.Add(acknowledgeAfter)
+	ship := o.SubmittedAt.Add(o.ExpectedArrival.Sub(o.SubmittedAt) / 2)
+	if ship.Before(ack) {
+		ship = ack
+	}
+	deliver := o.ExpectedArrival
+	if deliver.Before(ship) {
+		deliver = ship
+	}
+	switch {
+	case !now.Before(deliver):
+		return OrderStatusDelivered
+	case !now.Before(ship):
+		return OrderStatusShipped
+	case !now.Before(ack):
+		return OrderStatusAcknowledged
+	default:
+		return OrderStatusSubmitted
+	}
+}
+
+// orderBook holds every order of the world, in creation order.
+type orderBook struct {
+	mu      sync.Mutex
+	entries []*orderEntry
+	byID    map[string]*orderEntry
+	next    int
+}
+
+func newOrderBook(w *world, start time.Time) *orderBook {
+	b := &orderBook{byID: map[string]*orderEntry{}, next: firstOrderNumber}
+	anchor := start.Truncate(time.Minute)
+	smichov, brno := w.stores[StoreSmichov], w.stores[StoreBrno]
+
+	openAt := anchor.Add(-30 * time.Hour).In(smichov.loc)
+	b.add(&orderEntry{order: Order{
+		OrderID:         OrderOpen,
+		StoreID:         StoreSmichov,
+		SKU:             SKUSteady,
+		QuantityUnits:   48,
+		Reason:          "Weekend promotion: stock up before Saturday.",
+		SubmittedAt:     openAt,
+		ExpectedArrival: openAt.AddDate(0, 0, int(w.suppliers[SupplierKofola].leadTimeDays)),
+	}})
+	rejectedAt := anchor.Add(-50 * time.Hour).In(brno.loc)
+	b.add(&orderEntry{order: Order{
+		OrderID:         OrderRejected,
+		StoreID:         StoreBrno,
+		SKU:             SKUMinimumOrder,
+		QuantityUnits:   96,
+		Reason:          "Heatwave forecast.",
+		SubmittedAt:     rejectedAt,
+		ExpectedArrival: rejectedAt.AddDate(0, 0, int(w.suppliers[SupplierAqua].leadTimeDays)),
+	}, fixed: OrderStatusRejected})
+	return b
+}
+
+func (b *orderBook) add(e *orderEntry) {
+	b.entries = append(b.entries, e)
+	b.byID[e.order.OrderID] = e
+}
+
+// create raises a new order; the caller has checked the business rules.
+func (b *orderBook) create(st *store, skuCode string, quantity int64, reason string, leadDays int64, now time.Time) Order {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	submitted := now.Truncate(time.Second).In(st.loc)
+	e := &orderEntry{order: Order{
+		OrderID:         fmt.Sprintf("RO-%s-%06d", st.id, b.next),
+		StoreID:         st.id,
+		SKU:             skuCode,
+		QuantityUnits:   quantity,
+		Reason:          reason,
+		SubmittedAt:     submitted,
+		ExpectedArrival: submitted.AddDate(0, 0, int(leadDays)),
+	}}
+	b.next++
+	b.add(e)
+	o := e.order
+	o.Status = e.statusAt(now)
+	return o
+}
+
+// get returns an order as seen through one store's key: another store's
+// order does not exist.
+func (b *orderBook) get(storeID, orderID string, now time.Time) (Order, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.byID[orderID]
+	if !ok || e.order.StoreID != storeID {
+		return Order{}, false
+	}
+	o := e.order
+	o.Status = e.statusAt(now)
+	return o, true
+}
+
+func (b *orderBook) all(now time.Time) []Order {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Order, len(b.entries))
+	for i, e := range b.entries {
+		out[i] = e.order
+		out[i].Status = e.statusAt(now)
+	}
+	return out
+}

@@ -1,0 +1,650 @@
+package mockstorelink
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+)
+
+// DefaultSeed is the seed used when [Options.Seed] is zero.
+const DefaultSeed int64 = 47102
+
+// maxRequestBody bounds what the mock reads from a request body.
+const maxRequestBody = 1 << 20
+
+// maxErrorMessage keeps error messages inside the contract's limit of 1000
+// characters, with room to spare.
+const maxErrorMessage = 500
+
+// Options configure a [Server].
+type Options struct {
+	Now                  func() time.Time // nil = time.Now
+	Seed                 int64            // 0 = DefaultSeed
+	AdminToken           string           // "" = admin endpoint disabled
+	NoResponseValidation bool             // skip checking the mock's own responses (load runs)
+	Logger               *slog.Logger     // nil = discard
+}
+
+// DefaultNow is the fixed instant the tests and transcripts run at: Friday
+// 27 November 2026, 14:30 in Prague, when every store is open.
+func DefaultNow() time.Time {
+	return time.Date(2026, time.November, 27, 14, 30, 0, 0, pragueLocation())
+}
+
+// RequestRecord is one request the mock received on the API (admin calls are
+// not recorded). It never holds the store key.
+type RequestRecord struct {
+	Method      string
+	Path        string
+	OperationID string    // "" when the path or method is not in the contract
+	StoreID     string    // from the path; "" for chain-wide reads
+	Status      int       // 0 while unanswered, and when the client left first
+	At          time.Time // the mock's clock (Options.Now) on arrival
+}
+
+// Server is a mock StoreLink. It is an http.Handler; use [Start] to serve it
+// on a local port. All methods are safe for concurrent use.
+type Server struct {
+	now      func() time.Time
+	log      *slog.Logger
+	validate bool
+	world    *world
+	keys     *keyring
+	orders   *orderBook
+	faults   faultSet
+	contract *contract
+	api      http.Handler
+	admin    http.Handler
+
+	mu         sync.Mutex
+	requests   []*RequestRecord
+	violations []string
+
+	closing     chan struct{}
+	closingOnce sync.Once
+
+	// mutate, when set by a test, rewrites a handler's response object
+	// before it is written, to prove that response validation catches it.
+	mutate atomic.Pointer[func(operation string, response any) any]
+}
+
+// New builds a mock StoreLink. The world is fixed by the seed; the clock
+// decides which part of its history has happened.
+func New(opts Options) (*Server, error) {
+	c, err := loadContract()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		now:      opts.Now,
+		log:      opts.Logger,
+		validate: !opts.NoResponseValidation,
+		contract: c,
+		closing:  make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = DefaultSeed
+	}
+	s.world = newWorld(seed)
+	s.keys = newKeyring(uint64(seed), s.world.storeIDs)
+	s.orders = newOrderBook(s.world, s.now())
+
+	strict := NewStrictHandlerWithOptions(&server{world: s.world, orders: s.orders, now: s.now},
+		[]StrictMiddlewareFunc{s.mutateMiddleware},
+		StrictHTTPServerOptions{
+			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+				writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
+			},
+			ResponseErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+				s.log.Error("handler failed", "path", r.URL.Path, "error", err)
+				writeError(w, http.StatusInternalServerError, "internal", "internal error")
+			},
+		})
+	s.api = HandlerWithOptions(strict, StdHTTPServerOptions{
+		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			writeError(w, http.StatusBadRequest, "invalid_parameter", err.Error())
+		},
+	})
+	s.admin = s.adminHandler(opts.AdminToken)
+	return s, nil
+}
+
+// Keys returns the current key of every store.
+func (s *Server) Keys() map[string]string { return s.keys.all() }
+
+// DefaultKeyring returns the keys a default deployment holds: StoreSmichov
+// and StoreBrno. StoreOstrava exists but is deliberately left out.
+func (s *Server) DefaultKeyring() map[string]string {
+	all := s.keys.all()
+	return map[string]string{StoreSmichov: all[StoreSmichov], StoreBrno: all[StoreBrno]}
+}
+
+// RotateKey gives the store a fresh key; the old one is refused at once.
+func (s *Server) RotateKey(storeID string) (newKey string) {
+	key := s.keys.rotate(storeID)
+	s.log.Info("store key rotated", "store_id", storeID)
+	return key
+}
+
+// SetKey sets a store's key. A key opens one store only, so a key taken from
+// another store stops working there.
+func (s *Server) SetKey(storeID, key string) {
+	s.keys.set(storeID, key)
+	s.log.Info("store key set", "store_id", storeID)
+}
+
+// SetFaults replaces all faults.
+func (s *Server) SetFaults(faults ...Fault) {
+	s.faults.set(faults)
+	s.log.Info("faults set", "count", len(faults))
+}
+
+// ClearFaults removes all faults.
+func (s *Server) ClearFaults() { s.SetFaults() }
+
+// Faults returns the faults that can still fire.
+func (s *Server) Faults() []Fault { return s.faults.list() }
+
+// Requests returns every API request received since the last reset, in
+// arrival order.
+func (s *Server) Requests() []RequestRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]RequestRecord, len(s.requests))
+	for i, r := range s.requests {
+		out[i] = *r
+	}
+	return out
+}
+
+// RequestCount counts the recorded requests that match; a nil match counts
+// them all.
+func (s *Server) RequestCount(match func(RequestRecord) bool) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if match == nil || match(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// ResetRequests forgets the recorded requests.
+func (s *Server) ResetRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = nil
+}
+
+// Orders returns every order, fixtures included, in creation order, with
+// the status the clock gives them now.
+func (s *Server) Orders() []Order { return s.orders.all(s.now()) }
+
+// Violations returns the contract violations found in the mock's own
+// responses. Anything here is a bug in the mock (or a test provoking one).
+func (s *Server) Violations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.violations...)
+}
+
+// release ends hanging requests early, so a shutdown does not wait for them.
+func (s *Server) release() {
+	s.closingOnce.Do(func() { close(s.closing) })
+}
+
+// routed is what the contract router learned about a request.
+type routed struct {
+	route     *routers.Route
+	params    map[string]string
+	operation string
+	storeID   string
+}
+
+// ServeHTTP serves the StoreLink API and, under /_admin/, the admin endpoint.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/_admin" || strings.HasPrefix(r.URL.Path, "/_admin/") {
+		s.admin.ServeHTTP(w, r)
+		return
+	}
+	start := time.Now()
+	route, params, routeErr := s.contract.router.FindRoute(r)
+	rt := &routed{route: route, params: params, storeID: storeFromPath(r.URL.Path)}
+	if routeErr == nil {
+		rt.operation = route.Operation.OperationID
+	}
+	rec := &RequestRecord{Method: r.Method, Path: r.URL.Path, OperationID: rt.operation, StoreID: rt.storeID, At: s.now()}
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	s.mu.Unlock()
+	sw := &statusWriter{ResponseWriter: w, onStatus: func(code int) {
+		s.mu.Lock()
+		rec.Status = code
+		s.mu.Unlock()
+	}}
+	defer func() {
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "operation", rt.operation,
+			"store_id", rt.storeID, "status", sw.status, "duration", time.Since(start))
+	}()
+
+	if routeErr != nil {
+		if allowed := s.allowedMethods(r); len(allowed) > 0 {
+			sw.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeError(sw, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path)
+			return
+		}
+		writeError(sw, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+		return
+	}
+	s.serveFaulty(sw, r, rt)
+}
+
+// allowedMethods lists the methods the contract has for the request's path.
+// The router only tells "wrong method" from "no such path" for paths without
+// parameters, so the other methods are tried one by one.
+func (s *Server) allowedMethods(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.WithContext(r.Context())
+		probe.Method = m
+		if _, _, err := s.contract.router.FindRoute(probe); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// storeFromPath returns the {store_id} of a /v1/stores/{store_id}/... path.
+func storeFromPath(path string) string {
+	rest, ok := strings.CutPrefix(path, "/v1/stores/")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, "/")
+	return id
+}
+
+// serveFaulty applies the armed faults around the contract-checked API.
+func (s *Server) serveFaulty(w http.ResponseWriter, r *http.Request, rt *routed) {
+	op, store := rt.operation, rt.storeID
+	fired := func(f Fault) {
+		s.log.Info("fault injected", "kind", f.Kind, "operation", op, "store_id", store)
+	}
+	if f, ok := s.faults.take(FaultLatency, op, store); ok {
+		fired(f)
+		if !s.wait(r.Context(), f.Delay) {
+			return
+		}
+	}
+	if f, ok := s.faults.take(FaultHang, op, store); ok {
+		fired(f)
+		bound := f.Delay
+		if bound <= 0 {
+			bound = DefaultHangBound
+		}
+		if !s.wait(r.Context(), bound) {
+			return // the client gave up: nobody to answer
+		}
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the request was held and released")
+		return
+	}
+	if f, ok := s.faults.take(FaultRateLimit, op, store); ok {
+		fired(f)
+		retry := f.RetryAfter
+		if retry == 0 {
+			retry = 1
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		writeError(w, http.StatusTooManyRequests, "rate_limited", "rate limit exceeded")
+		return
+	}
+	if f, ok := s.faults.take(FaultStatus, op, store); ok {
+		fired(f)
+		status := f.Status
+		if status == 0 {
+			status = http.StatusServiceUnavailable
+		}
+		code := "unavailable"
+		if status != http.StatusServiceUnavailable {
+			code = "internal"
+		}
+		writeError(w, status, code, "injected failure")
+		return
+	}
+	if f, ok := s.faults.take(FaultErrorIn200, op, store); ok {
+		fired(f)
+		writeError(w, http.StatusOK, "internal", "the store system did not answer in time")
+		return
+	}
+	if !s.faults.armed(op, store, FaultMalformedJSON, FaultOversized, FaultDriftRenameField,
+		FaultDriftWrongType, FaultDriftMissingField, FaultDriftUndeclaredStatus, FaultDriftWrongAuthStatus) {
+		s.serveChecked(w, r, rt)
+		return
+	}
+	c := newCapture()
+	s.serveChecked(c, r, rt)
+	padding := s.applyDrift(c, rt, fired)
+	c.writeTo(w, padding)
+}
+
+// wait sleeps for d; it returns false when the client left first. A server
+// shutting down cuts the wait short and lets the request finish.
+func (s *Server) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.closing:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// applyDrift rewrites a captured response with the armed post-response
+// faults. It returns how many padding bytes an oversized fault asks for.
+func (s *Server) applyDrift(c *capture, rt *routed, fired func(Fault)) (padding int) {
+	op, store := rt.operation, rt.storeID
+	status := c.statusCode()
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		if f, ok := s.faults.take(FaultDriftWrongAuthStatus, op, store); ok {
+			fired(f)
+			switch {
+			case f.Status != 0:
+				c.status = f.Status
+			case status == http.StatusForbidden:
+				c.status = http.StatusNotFound
+				c.setJSON(errorBody("not_found", "store "+store+" not found"))
+			default:
+				c.status = http.StatusOK
+			}
+		}
+	}
+	if d, ok := drifts[op]; ok && status >= 200 && status < 300 {
+		var obj map[string]any
+		dec := json.NewDecoder(bytes.NewReader(c.body.Bytes()))
+		dec.UseNumber()
+		if dec.Decode(&obj) == nil {
+			changed := false
+			if v, has := obj[d.rename]; has {
+				if f, ok := s.faults.take(FaultDriftRenameField, op, store); ok {
+					fired(f)
+					delete(obj, d.rename)
+					obj[d.renameTo] = v
+					changed = true
+				}
+			}
+			if v, has := obj[d.wrongType]; has {
+				if f, ok := s.faults.take(FaultDriftWrongType, op, store); ok {
+					fired(f)
+					obj[d.wrongType] = wrongTyped(v)
+					changed = true
+				}
+			}
+			if _, has := obj[d.missing]; has {
+				if f, ok := s.faults.take(FaultDriftMissingField, op, store); ok {
+					fired(f)
+					delete(obj, d.missing)
+					changed = true
+				}
+			}
+			if changed {
+				c.setJSON(obj)
+			}
+		}
+	}
+	if f, ok := s.faults.take(FaultDriftUndeclaredStatus, op, store); ok {
+		fired(f)
+		c.status = f.Status
+		if c.status == 0 {
+			c.status = http.StatusTeapot
+		}
+	}
+	if f, ok := s.faults.take(FaultMalformedJSON, op, store); ok {
+		fired(f)
+		c.body.Truncate(c.body.Len() / 2)
+	}
+	if f, ok := s.faults.take(FaultOversized, op, store); ok {
+		fired(f)
+		padding = f.Bytes
+		if padding == 0 {
+			padding = DefaultOversizedBytes
+		}
+	}
+	return padding
+}
+
+// requestState is what the handlers tell the contract layer about one
+// request: only whether they broke the contract on purpose.
+type requestState struct{ bypassValidation bool }
+
+type requestStateKey struct{}
+
+func stateFrom(ctx context.Context) *requestState {
+	st, _ := ctx.Value(requestStateKey{}).(*requestState)
+	if st == nil {
+		return &requestState{}
+	}
+	return st
+}
+
+// serveChecked authenticates and validates the request, runs the handler
+// and validates its response, as a strict StoreLink would.
+func (s *Server) serveChecked(w http.ResponseWriter, r *http.Request, rt *routed) {
+	key := r.Header.Get(StoreKeyHeader)
+	if key == "" {
+		writeError(w, http.StatusUnauthorized, "invalid_key", "the "+StoreKeyHeader+" header is missing")
+		return
+	}
+	keyStore, ok := s.keys.storeOf(key)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "invalid_key", "the store key is not valid (unknown or rotated)")
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: rt.params, Route: rt.route, Options: requestOptions}
+	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+		code := "invalid_parameter"
+		var re *openapi3filter.RequestError
+		if errors.As(err, &re) && re.RequestBody != nil {
+			code = "invalid_body"
+		}
+		writeError(w, http.StatusBadRequest, code, requestErrorMessage(err))
+		return
+	}
+	if pathStore, scoped := rt.params["store_id"]; scoped && pathStore != keyStore {
+		writeError(w, http.StatusForbidden, "store_forbidden", "this key does not open store "+pathStore)
+		return
+	}
+
+	state := &requestState{}
+	r = r.WithContext(context.WithValue(r.Context(), requestStateKey{}, state))
+	if !s.validate {
+		s.api.ServeHTTP(w, r)
+		return
+	}
+	c := newCapture()
+	s.api.ServeHTTP(c, r)
+	if !state.bypassValidation {
+		if err := validateResponse(r.Context(), in, c); err != nil {
+			v := fmt.Sprintf("%s %s -> %d: %v", r.Method, r.URL.Path, c.statusCode(), err)
+			s.mu.Lock()
+			s.violations = append(s.violations, v)
+			s.mu.Unlock()
+			s.log.Error("mock response breaks the contract", "operation", rt.operation,
+				"status", c.statusCode(), "error", err)
+			writeError(w, http.StatusInternalServerError, "contract_violation",
+				"the mock's response broke the contract: "+err.Error())
+			return
+		}
+	}
+	c.writeTo(w, 0)
+}
+
+// requestErrorMessage shortens kin-openapi's error to its first line: the
+// full text repeats the schema, which helps nobody reading an error body.
+func requestErrorMessage(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
+}
+
+// mutateMiddleware lets a test corrupt a handler's response object.
+func (s *Server) mutateMiddleware(f StrictHandlerFunc, operation string) StrictHandlerFunc {
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error) {
+		resp, err := f(ctx, w, r, request)
+		if m := s.mutate.Load(); m != nil && err == nil {
+			resp = (*m)(operation, resp)
+		}
+		return resp, err
+	}
+}
+
+func errorBody(code, message string) Error {
+	if len(message) > maxErrorMessage {
+		message = message[:maxErrorMessage]
+	}
+	return Error{Error: ErrorDetail{Code: code, Message: message}}
+}
+
+// writeError writes the contract's error body. Every error the mock sends
+// has it, whatever the status, so clients never meet plain text.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, errorBody(code, message))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		http.Error(w, `{"error":{"code":"internal","message":"encoding failed"}}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// statusWriter reports the status the moment it is written, before any
+// byte reaches the client, so a test that has its answer sees it recorded.
+type statusWriter struct {
+	http.ResponseWriter
+	status   int
+	onStatus func(int)
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+		w.onStatus(code)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// capture buffers a response so it can be validated or rewritten before it
+// is sent.
+type capture struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newCapture() *capture { return &capture{header: http.Header{}} }
+
+func (c *capture) Header() http.Header { return c.header }
+
+func (c *capture) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+}
+
+func (c *capture) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	return c.body.Write(b)
+}
+
+func (c *capture) statusCode() int {
+	if c.status == 0 {
+		return http.StatusOK
+	}
+	return c.status
+}
+
+func (c *capture) setJSON(v any) {
+	c.body.Reset()
+	enc := json.NewEncoder(&c.body)
+	_ = enc.Encode(v)
+}
+
+// writeTo sends the captured response. padding > 0 inserts that many junk
+// bytes as the first member of a JSON object body.
+func (c *capture) writeTo(w http.ResponseWriter, padding int) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(c.statusCode())
+	body := c.body.Bytes()
+	if padding <= 0 {
+		_, _ = w.Write(body)
+		return
+	}
+	chunk := bytes.Repeat([]byte("x"), 32<<10)
+	pad := func() {
+		for n := padding; n > 0; n -= len(chunk) {
+			if _, err := w.Write(chunk[:min(n, len(chunk))]); err != nil {
+				return
+			}
+		}
+	}
+	rest, isObject := bytes.CutPrefix(bytes.TrimSpace(body), []byte("{"))
+	if !isObject {
+		// Not an object: no member to hide the junk in, so it trails.
+		_, _ = w.Write(body)
+		pad()
+		return
+	}
+	_, _ = w.Write([]byte(`{"padding":"`))
+	pad()
+	if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] == '}' {
+		_, _ = w.Write([]byte(`"}`))
+		return
+	}
+	_, _ = w.Write([]byte(`",`))
+	_, _ = w.Write(rest)
+}
