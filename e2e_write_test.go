@@ -1,0 +1,264 @@
+package storelink_test
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/mockstorelink"
+	_ "modernc.org/sqlite"
+)
+
+func isCreate(r mockstorelink.RequestRecord) bool {
+	return r.OperationID == mockstorelink.OpCreateReplenishmentOrder
+}
+
+// ledgerRows reads the ledger straight from the state file, so a test sees
+// what the server recorded, not what it says it recorded.
+func ledgerRows(t *testing.T, path string) map[string]string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT idempotency_key, state FROM entries`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return map[string]string{}
+		}
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, s string
+		if err := rows.Scan(&k, &s); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = s
+	}
+	return out
+}
+
+func order(qty int, extra ...any) map[string]any {
+	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47", "quantity_units": qty,
+		"reason": "Projected to sell out before close; 22 sold in 24 h against 5 on hand."}
+	for i := 0; i+1 < len(extra); i += 2 {
+		args[extra[i].(string)] = extra[i+1]
+	}
+	return args
+}
+
+func TestWritesRefusedByDefaultAndPreviewChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env())
+	ordersBefore := len(w.mock.Server.Orders())
+	env := p.call("korral_raise_replenishment_order", order(24))
+	d := data(t, env)
+	if d["mode"] != "preview" || d["writes_enabled"] != false || d["product_name"] != "Madeta butter 250g" {
+		t.Fatalf("preview: %v", d)
+	}
+	j := d["justification"].(map[string]any)
+	if j["days_of_cover_after_delivery"] == nil || j["supplier_lead_time_days"] == nil || d["quantity_check"] == nil {
+		t.Fatalf("preview lacks its justification: %v", d)
+	}
+	req := d["request"].(map[string]any)
+	if req["path"] != "/v1/stores/47/replenishment" || req["body"].(map[string]any)["quantity_units"] != 24.0 {
+		t.Fatalf("request: %v", req)
+	}
+	if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "WRITES_DISABLED" {
+		t.Fatalf("confirm without ALLOW_WRITES: %s", c)
+	}
+	if n := w.requests(isCreate); n != 0 || len(w.mock.Server.Orders()) != ordersBefore {
+		t.Fatalf("%d POSTs, orders %d -> %d", n, ordersBefore, len(w.mock.Server.Orders()))
+	}
+	if rows := ledgerRows(t, w.statePath); len(rows) != 0 {
+		t.Fatalf("ledger changed: %v", rows)
+	}
+}
+
+func TestCeilingHoldsWithConfirm(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env("ALLOW_WRITES=true", "MAX_ORDER_UNITS=100"))
+	if c := code(p.call("korral_raise_replenishment_order", order(120, "confirm", true))); c != "ORDER_LIMIT_EXCEEDED" {
+		t.Fatalf("got %s", c)
+	}
+	preview := data(t, p.call("korral_raise_replenishment_order", order(120)))
+	if preview["quantity_check"].(map[string]any)["verdict"] != "refuse" {
+		t.Fatalf("preview over the ceiling: %v", preview["quantity_check"])
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs", n)
+	}
+}
+
+func TestConfirmedOrderIdempotentAcrossRestartWithDuplicateWarning(t *testing.T) {
+	w := newWorld(t)
+	env := w.env("ALLOW_WRITES=true")
+	p := startServer(t, env)
+	preview := data(t, p.call("korral_raise_replenishment_order", order(24)))
+	key := preview["idempotency_key"].(string)
+	if len(preview["open_orders_same_sku"].([]any)) != 0 {
+		t.Fatalf("unexpected open orders: %v", preview)
+	}
+	raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
+	orderID, _ := raised["order_id"].(string)
+	if raised["mode"] != "raised" || orderID == "" {
+		t.Fatalf("raise: %v", raised)
+	}
+	status := data(t, p.call("korral_get_order_status", map[string]any{"order_id": orderID, "store_id": "47"}))
+	if status["status"] != "submitted" || status["quantity_units"] != 24.0 || status["ledger"] == nil {
+		t.Fatalf("status: %v", status)
+	}
+	again := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
+	if again["mode"] != "replay" || again["replayed"] != true || again["order_id"] != orderID {
+		t.Fatalf("same key again: %v", again)
+	}
+	p.stop()
+
+	p2 := startServer(t, env)
+	replay := data(t, p2.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
+	if replay["replayed"] != true || replay["order_id"] != orderID {
+		t.Fatalf("same key after restart: %v", replay)
+	}
+	// A derived key is stable too: the same request on the same day is one order.
+	derived := data(t, p2.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	if derived["idempotency_key"] != key || derived["replayed"] != true {
+		t.Fatalf("derived key: %v", derived)
+	}
+	second := data(t, p2.call("korral_raise_replenishment_order", order(36)))
+	if second["duplicate_warning"] == nil || len(second["open_orders_same_sku"].([]any)) != 1 {
+		t.Fatalf("no duplicate warning after restart: %v", second)
+	}
+	if n := w.requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want exactly 1", n)
+	}
+	reused := p2.call("korral_raise_replenishment_order", order(48, "confirm", true, "idempotency_key", key))
+	if code(reused) != "IDEMPOTENCY_KEY_REUSED" {
+		t.Fatalf("key reused for another request: %v", reused)
+	}
+}
+
+func TestPostTimeoutIsUnknownAndNeverResent(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms"))
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
+	first := p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "buyer-47-butter-0001"))
+	if code(first) != "WRITE_OUTCOME_UNKNOWN" || !strings.Contains(first["error"].(map[string]any)["remediation"].(string), "korral_get_order_status") {
+		t.Fatalf("timeout: %v", first)
+	}
+	w.mock.Server.ClearFaults()
+	if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "buyer-47-butter-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+		t.Fatalf("retry: %s", c)
+	}
+	if n := w.requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+	if rows := ledgerRows(t, w.statePath); len(rows) != 1 || rows["buyer-47-butter-0001"] != "unknown" {
+		t.Fatalf("ledger: %v", rows)
+	}
+	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": "buyer-47-butter-0001", "store_id": "47"}))
+	if st["status"] != "unknown" {
+		t.Fatalf("status of an unknown outcome: %v", st)
+	}
+}
+
+// TestCrashAfterPostLeaves kills the server while StoreLink holds the POST;
+// after a restart, a retry with the same key must not raise a second order.
+func TestCrashAfterPostLeaves(t *testing.T) {
+	w := newWorld(t)
+	env := w.env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s")
+	p := startServer(t, env)
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 20 * time.Second})
+	go p.callNoCheck("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "crash-test-key-01"))
+	deadline := time.Now().Add(10 * time.Second)
+	for w.requests(isCreate) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if w.requests(isCreate) != 1 {
+		t.Fatal("the POST never reached StoreLink")
+	}
+	p.kill()
+	w.mock.Server.ClearFaults()
+
+	p2 := startServer(t, env)
+	if c := code(p2.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "crash-test-key-01"))); c != "WRITE_OUTCOME_UNKNOWN" {
+		t.Fatalf("retry after crash: %s", c)
+	}
+	if n := w.requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+}
+
+func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
+	w := newWorld(t)
+	const cred = "approver-credential-0123456789"
+	credFile := filepath.Join(w.dir, "approval.cred")
+	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE="+credFile)
+	p := startServer(t, env)
+	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	approvalID, _ := staged["approval_id"].(string)
+	if staged["mode"] != "pending_approval" || approvalID == "" || strings.Contains(fmt.Sprint(staged), cred) {
+		t.Fatalf("staged: %v", staged)
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("staging sent %d POSTs", n)
+	}
+	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": approvalID, "store_id": "47"}))
+	if st["status"] != "pending_approval" {
+		t.Fatalf("status while pending: %v", st)
+	}
+
+	list, _, exit := runCLI(t, env, "approvals", "list")
+	if exit != 0 || !strings.Contains(list, approvalID) {
+		t.Fatalf("list (exit %d): %s", exit, list)
+	}
+	// No credential, a wrong one, and no --as: nothing is released.
+	if _, stderr, exit := runCLI(t, env, "approvals", "approve", "--as", "Jana Nováková", approvalID); exit == 0 || !strings.Contains(stderr, "approval denied") {
+		t.Fatalf("approve without credential: exit %d %s", exit, stderr)
+	}
+	if _, _, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL=wrong-credential-0123456789"), "approvals", "approve", "--as", "Jana Nováková", approvalID); exit == 0 {
+		t.Fatal("approve with a wrong credential succeeded")
+	}
+	if _, _, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", approvalID); exit != 2 {
+		t.Fatalf("approve without --as: exit %d", exit)
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs before a valid approval", n)
+	}
+	out, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", "--as", "Jana Nováková", approvalID)
+	if exit != 0 || !strings.Contains(out, "raised") {
+		t.Fatalf("approve: exit %d\n%s\n%s", exit, out, stderr)
+	}
+	if _, _, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", "--as", "Jana Nováková", approvalID); exit == 0 {
+		t.Fatal("a second approval of the same order succeeded")
+	}
+	if n := w.requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want exactly 1", n)
+	}
+	st = data(t, p.call("korral_get_order_status", map[string]any{"order_id": approvalID, "store_id": "47"}))
+	if st["status"] != "submitted" || st["ledger"].(map[string]any)["decided_by"] != "Jana Nováková" {
+		t.Fatalf("status after approval: %v", st)
+	}
+	trail, _, _ := runCLI(t, env, "audit")
+	if !strings.Contains(trail, "approvals.approve") || !strings.Contains(trail, "Jana Nováková approved") || strings.Contains(trail+p.stderr.String(), cred) {
+		t.Fatalf("audit trail:\n%s", trail)
+	}
+}
+
+func TestApprovalFailsClosedWithoutCredential(t *testing.T) {
+	w := newWorld(t)
+	// Approval mode cannot even start without a credential.
+	_, stderr, exit := runCLI(t, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required"), "stdio")
+	if exit != 2 || !strings.Contains(stderr, "APPROVAL_CREDENTIAL") {
+		t.Fatalf("exit %d: %s", exit, stderr)
+	}
+}
