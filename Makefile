@@ -65,4 +65,19 @@ test-isolated: ## Build and test each module alone (GOWORK=off), as an importer 
 	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
 
 .PHONY: ci
-ci: lint check-generate tidy-check test test-isolated ## What CI runs: all checks and all tests.
+ci: lint check-generate tidy-check spec-diff test test-isolated ## What CI runs: all checks and all tests.
+
+$(TOOLS_BIN)/oasdiff: tools/go.mod tools/go.sum
+	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ github.com/oasdiff/oasdiff
+
+# The contract as last released to StoreLink's consumers. Replace it with a
+# copy of openapi/storelink.yaml when a new contract version is released.
+RELEASED_SPEC := openapi/released/storelink-v1.yaml
+
+.PHONY: spec-diff
+spec-diff: $(TOOLS_BIN)/oasdiff ## Fail when openapi/storelink.yaml breaks the released contract (oasdiff).
+	$(TOOLS_BIN)/oasdiff breaking --fail-on ERR $(RELEASED_SPEC) openapi/storelink.yaml
+
+.PHONY: contract-demo
+contract-demo: ## Start a fresh mock StoreLink in-process and check it against the contract.
+	go run ./cmd/storelink-contract demo

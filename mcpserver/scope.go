@@ -13,7 +13,6 @@ const (
 	orderIDPattern = "^[A-Za-z0-9][A-Za-z0-9-]{0,63}$"
 )
 
-
 func shapeSKU(props map[string]*jsonschema.Schema) {
 	props["sku"].Pattern = skuPattern
 }

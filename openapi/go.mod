@@ -2,7 +2,10 @@ module github.com/korral/storelink/openapi
 
 go 1.26.0
 
-require github.com/getkin/kin-openapi v0.153.0
+require (
+	github.com/getkin/kin-openapi v0.153.0
+	github.com/google/go-cmp v0.7.0
+)
 
 require (
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
