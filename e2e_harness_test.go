@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -212,6 +213,13 @@ func data(t *testing.T, env map[string]any) map[string]any {
 		t.Fatalf("no data in %v", env)
 	}
 	return d
+}
+
+// plainText unwraps a value the server marked as untrusted data.
+func plainText(v any) string {
+	s, _ := v.(string)
+	t, _ := mcpserver.UntrustedText(s)
+	return t
 }
 
 func num(v any) float64 { f, _ := v.(float64); return f }

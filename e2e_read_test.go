@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -67,7 +68,7 @@ func TestButterScenarioNumbers(t *testing.T) {
 		risk := data(t, p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
 		sales := data(t, p.call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
 		id := risk["identity"].(map[string]any)
-		if id["product_name"] != "Madeta butter 250g" || id["supplier_name"] != "Madeta a.s." {
+		if plainText(id["product_name"]) != "Madeta butter 250g" || plainText(id["supplier_name"]) != "Madeta a.s." {
 			t.Fatalf("identity %v", id)
 		}
 		onHand := num(risk["risk"].(map[string]any)["on_hand_units"])
@@ -282,5 +283,19 @@ func TestMalformedConfigurationStopsStartup(t *testing.T) {
 		if exit != 2 || !strings.Contains(stderr, name) {
 			t.Errorf("%s: exit %d, stderr %q", bad, exit, stderr)
 		}
+	}
+}
+
+func TestUpstreamTextReachesTheModelAsMarkedData(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env())
+	risk := data(t, p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUInjection, "store_id": "47"}))
+	name := risk["identity"].(map[string]any)["product_name"].(string)
+	inner, ok := mcpserver.UntrustedText(name)
+	if !ok || !strings.Contains(inner, "IGNORE PREVIOUS INSTRUCTIONS") {
+		t.Fatalf("product name not marked as untrusted data: %q", name)
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d orders after reading an injected name", n)
 	}
 }

@@ -117,7 +117,7 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 	}
 	r := out.Risk
 	c.summary = fmt.Sprintf("Checked stock risk of %s (SKU %s) at store %s: on hand %d, stockout before close today: %s, confidence %s.",
-		out.Identity.ProductName, in.SKU, storeID, r.OnHandUnits, r.WillStockoutBeforeCloseToday, r.Confidence)
+		plain(out.Identity.ProductName), in.SKU, storeID, r.OnHandUnits, r.WillStockoutBeforeCloseToday, r.Confidence)
 	return out, nil
 }
 
@@ -159,9 +159,9 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 	}
 	return &stockRiskOut{
 		Identity: identity{
-			SKU: sku, ProductName: f.sku.Name, Category: f.sku.Category, SupplierName: f.supplier.Name,
+			SKU: sku, ProductName: untrusted(f.sku.Name), Category: untrusted(f.sku.Category), SupplierName: untrusted(f.supplier.Name),
 			Chilled: f.sku.Chilled, CasePack: f.sku.CasePack, ShelfLifeDays: f.sku.ShelfLifeDays,
-			StoreID: storeID, StoreName: f.store.Name,
+			StoreID: storeID, StoreName: untrusted(f.store.Name),
 		},
 		Risk: projection.Project(in),
 	}, nil

@@ -106,7 +106,7 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 	}
 	// The name helps a human vet the order; without it the status still stands.
 	if sku, err := s.opts.Upstream.SKU(ctx, storeID, o.SKU); err == nil {
-		out.ProductName = sku.Name
+		out.ProductName = untrusted(sku.Name)
 	}
 	c.summary = fmt.Sprintf("Order %s at store %s for %d unit(s) of SKU %s is %s.", o.ID, storeID, o.QuantityUnits, o.SKU, o.Status)
 	return out, nil

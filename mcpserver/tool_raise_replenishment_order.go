@@ -228,7 +228,7 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 	default:
 		out.NextStep = "If the buyer agrees, call again with confirm:true and this idempotency_key."
 	}
-	c.summary = fmt.Sprintf("Previewed an order of %d unit(s) of %s (SKU %s) for store %s; nothing was sent.", req.QuantityUnits, out.ProductName, req.SKU, storeID)
+	c.summary = fmt.Sprintf("Previewed an order of %d unit(s) of %s (SKU %s) for store %s; nothing was sent.", req.QuantityUnits, plain(out.ProductName), req.SKU, storeID)
 	return out, nil
 }
 
@@ -362,7 +362,7 @@ func (s *server) stage(ctx context.Context, c *call, out *raiseOut, req domain.O
 		return s.replay(ctx, c, out, e, req, storeID, true)
 	}
 	out.Mode = "pending_approval"
-	out.ProductName = sku.Name
+	out.ProductName = untrusted(sku.Name)
 	out.ApprovalID = e.ApprovalID
 	out.ApprovalExpires = e.ApprovalExpiresAt.Format(time.RFC3339)
 	out.NextStep = "Nothing was sent. Tell the buyer the order awaits a person's approval (approval id above); follow it with korral_get_order_status using the approval id. You cannot approve it yourself."
@@ -396,7 +396,7 @@ func (s *server) send(ctx context.Context, c *call, out *raiseOut, req domain.Or
 	if !created {
 		return s.replay(ctx, c, out, e, req, storeID, true)
 	}
-	out.ProductName = sku.Name
+	out.ProductName = untrusted(sku.Name)
 	o, sendErr := SendLedgered(ctx, s.opts.Upstream, w.Ledger, out.IdempotencyKey, storeID, req, s.opts.Now)
 	if sendErr != nil {
 		return nil, sendErr
