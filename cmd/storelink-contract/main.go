@@ -1,0 +1,252 @@
+// Command storelink-contract checks that a live StoreLink honours the
+// StoreLink contract (openapi/storelink.yaml).
+//
+//	storelink-contract check --base-url URL --keyring-file FILE [flags]
+//	storelink-contract demo [--format table|json|junit]
+//
+// check probes every endpoint with real, rate-limited requests and validates
+// every answer against the contract; demo runs the same check against a
+// fresh in-process mock StoreLink. The exit code is 0 when StoreLink
+// conforms, 1 on drift and 2 on a usage error or when the check could not be
+// completed (StoreLink unreachable, a bound reached). Reports go to stdout,
+// problems to stderr; neither ever shows a store key.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/korral/storelink/mockstorelink"
+	"github.com/korral/storelink/openapi/contract"
+)
+
+// Exit codes.
+const (
+	exitConforms = 0
+	exitDrift    = 1
+	exitUsage    = 2
+)
+
+const usage = `Usage:
+  storelink-contract check --base-url URL --keyring-file FILE [flags]
+      Probe a StoreLink deployment and validate every answer against the contract.
+  storelink-contract demo [--format table|json|junit]
+      Run the check against a fresh in-process mock StoreLink.
+
+Exit codes: 0 conforms, 1 drift, 2 usage error or check not completed.
+Run "storelink-contract check -h" for the flags of check.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole program behind main, returning the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitConforms
+	}
+	fmt.Fprintf(stderr, "storelink-contract: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+// rate is a --rate value: requests per second, written "10" or "10/s".
+type rate float64
+
+func (r *rate) String() string { return strconv.FormatFloat(float64(*r), 'g', -1, 64) + "/s" }
+
+func (r *rate) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "/s"), 64)
+	if err != nil || v <= 0 {
+		return errors.New("want a positive number of requests per second, e.g. 10/s")
+	}
+	*r = rate(v)
+	return nil
+}
+
+// format is a --format value.
+type format string
+
+func (f *format) String() string { return string(*f) }
+
+func (f *format) Set(s string) error {
+	if !slices.Contains(contract.Formats, s) {
+		return errors.New("want table, json or junit")
+	}
+	*f = format(s)
+	return nil
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("storelink-contract check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		baseURL     = fs.String("base-url", "", "StoreLink base URL, e.g. https://storelink.korral.example (required)")
+		keyringFile = fs.String("keyring-file", "", `JSON file of store id to key, e.g. {"47":"...","102":"..."} (required)`)
+		store       = fs.String("store", "", "store to probe with its own key (default: the lowest store id of the keyring)")
+		sku         = fs.String("sku", "", "a SKU the store stocks (default: the contract's example SKU)")
+		order       = fs.String("order", "", "an existing order id of the store to read (default: that probe is skipped)")
+		allowWrites = fs.Bool("allow-writes", false, "raise ONE replenishment order at --write-store and read it back")
+		writeStore  = fs.String("write-store", "", "the only store an order may be raised at (needs --allow-writes)")
+		timeout     = fs.Duration("timeout", contract.DefaultRequestTimeout, "timeout of each request")
+		deadline    = fs.Duration("deadline", contract.DefaultDeadline, "deadline of the whole check")
+		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, "most requests the check sends")
+		rt          = rate(contract.DefaultRate)
+		fmtName     = format(contract.FormatTable)
+	)
+	fs.Var(&rt, "rate", "most requests per second, e.g. 10/s")
+	fs.Var(&fmtName, "format", "report format: table, json or junit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitConforms
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "storelink-contract check: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *baseURL == "" || *keyringFile == "" {
+		fmt.Fprintln(stderr, "storelink-contract check: --base-url and --keyring-file are required")
+		return exitUsage
+	}
+	if *timeout <= 0 || *deadline <= 0 || *maxRequests <= 0 {
+		fmt.Fprintln(stderr, "storelink-contract check: --timeout, --deadline and --max-requests must be positive")
+		return exitUsage
+	}
+	keyring, err := contract.ReadKeyringFile(*keyringFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "storelink-contract check: %v\n", err)
+		return exitUsage
+	}
+	cfg := contract.Config{
+		BaseURL:        *baseURL,
+		Keyring:        keyring,
+		Store:          *store,
+		SKU:            *sku,
+		OrderID:        *order,
+		AllowWrites:    *allowWrites,
+		WriteStore:     *writeStore,
+		RequestTimeout: *timeout,
+		Deadline:       *deadline,
+		Rate:           float64(rt),
+		MaxRequests:    *maxRequests,
+	}
+	return check(ctx, cfg, string(fmtName), stdout, stderr)
+}
+
+// check runs the check, writes the report and returns the exit code.
+// Everything it prints passes through the keyring's redaction first.
+func check(ctx context.Context, cfg contract.Config, format string, stdout, stderr io.Writer) int {
+	stdout, stderr = redacting(stdout, cfg.Keyring), redacting(stderr, cfg.Keyring)
+	rep, err := contract.Check(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "storelink-contract check: %v\n", err)
+		return exitUsage
+	}
+	if err := rep.Write(stdout, format); err != nil {
+		fmt.Fprintf(stderr, "storelink-contract check: write report: %v\n", err)
+		return exitUsage
+	}
+	if rep.Aborted != "" {
+		fmt.Fprintf(stderr, "storelink-contract check: %s\n", rep.Aborted)
+	}
+	switch code := rep.ExitCode(); code {
+	case exitDrift:
+		fmt.Fprintf(stderr, "storelink-contract check: drift: %d of %d probes do not conform to the contract\n",
+			rep.Summary.Drift, rep.Summary.Probes)
+		return code
+	case exitConforms:
+		return code
+	default:
+		if rep.Aborted == "" {
+			fmt.Fprintf(stderr, "storelink-contract check: %d probes could not be checked\n", rep.Summary.Error)
+		}
+		return code
+	}
+}
+
+// runDemo starts a mock StoreLink on an ephemeral loopback port and checks
+// it with its default keyring, writes included (the mock keeps orders in
+// memory).
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("storelink-contract demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fmtName := format(contract.FormatTable)
+	fs.Var(&fmtName, "format", "report format: table, json or junit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitConforms
+		}
+		return exitUsage
+	}
+	mock, err := mockstorelink.Start(mockstorelink.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "storelink-contract demo: start the mock: %v\n", err)
+		return exitUsage
+	}
+	defer mock.Close()
+	fmt.Fprintf(stderr, "storelink-contract demo: mock StoreLink at %s\n", mock.URL)
+	cfg := contract.Config{
+		BaseURL:     mock.URL,
+		Keyring:     mock.Server.DefaultKeyring(),
+		Store:       mockstorelink.StoreSmichov,
+		SKU:         mockstorelink.SKUButter,
+		OrderID:     mockstorelink.OrderOpen,
+		AllowWrites: true,
+		WriteStore:  mockstorelink.StoreSmichov,
+		Rate:        100,
+		Deadline:    30 * time.Second,
+	}
+	return check(ctx, cfg, string(fmtName), stdout, stderr)
+}
+
+// redactingWriter replaces store keys in everything written through it, a
+// last guard for the rule that keys never reach a report or a log.
+type redactingWriter struct {
+	w   io.Writer
+	rep *strings.Replacer
+}
+
+func redacting(w io.Writer, keyring map[string]string) io.Writer {
+	var pairs []string
+	for _, k := range keyring {
+		if k != "" {
+			pairs = append(pairs, k, contract.Redacted)
+		}
+	}
+	if pairs == nil {
+		return w
+	}
+	return &redactingWriter{w: w, rep: strings.NewReplacer(pairs...)}
+}
+
+func (r *redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, r.rep.Replace(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/korral/storelink/mockstorelink"
+	"github.com/korral/storelink/openapi/contract"
+)
+
+// startMock serves a fresh strict mock StoreLink with the faults on, and
+// writes its default keyring (stores 47 and 102) to a file.
+func startMock(t *testing.T, faults ...mockstorelink.Fault) (*mockstorelink.Running, string) {
+	t.Helper()
+	mock, err := mockstorelink.Start(mockstorelink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := mock.Close(); err != nil {
+			t.Errorf("close mock: %v", err)
+		}
+	})
+	mock.Server.SetFaults(faults...)
+	return mock, writeKeyring(t, mock.Server.DefaultKeyring())
+}
+
+func writeKeyring(t *testing.T, keyring map[string]string) string {
+	t.Helper()
+	data, err := json.Marshal(keyring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "keyring.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// cli runs the command as a process would, returning the exit code and
+// what it printed.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// checkArgs are the flags of a full check of the mock's fixture world, fast.
+func checkArgs(url, keyring string, extra ...string) []string {
+	return append([]string{"check", "--base-url", url, "--keyring-file", keyring,
+		"--sku", mockstorelink.SKUButter, "--order", mockstorelink.OrderOpen, "--rate", "1000/s"}, extra...)
+}
+
+func decodeReport(t *testing.T, stdout string) *contract.Report {
+	t.Helper()
+	var rep contract.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("the JSON report does not parse: %v\n%s", err, stdout)
+	}
+	return &rep
+}
+
+func TestStrictMockConforms(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t)
+	before := len(mock.Server.Orders())
+	code, stdout, stderr := cli(t, checkArgs(mock.URL, keyring,
+		"--allow-writes", "--write-store", mockstorelink.StoreSmichov, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d against the strict mock\nstderr: %s\nstdout: %s", code, stderr, stdout)
+	}
+	rep := decodeReport(t, stdout)
+	ops := map[string]bool{}
+	for _, p := range rep.Probes {
+		ops[p.Operation] = true
+		if p.Verdict != contract.Pass {
+			t.Errorf("%s %s: %s %s", p.Endpoint, p.Probe, p.Verdict, p.Detail)
+		}
+	}
+	if len(ops) != 8 {
+		t.Errorf("probed %d operations, want all 8: %v", len(ops), ops)
+	}
+	if v := mock.Server.Violations(); len(v) != 0 {
+		t.Errorf("the mock broke its own contract: %v", v)
+	}
+	// Exactly one order raised, at the write store, by the check.
+	orders := mock.Server.Orders()
+	if len(orders) != before+1 {
+		t.Fatalf("%d orders after the check, want %d", len(orders), before+1)
+	}
+	last := orders[len(orders)-1]
+	if string(last.StoreID) != mockstorelink.StoreSmichov || !strings.Contains(last.Reason, "contract check") {
+		t.Errorf("the raised order is at store %s with reason %q", last.StoreID, last.Reason)
+	}
+	if rep.Requests != mock.Server.RequestCount(nil) {
+		t.Errorf("report counts %d requests, the mock saw %d", rep.Requests, mock.Server.RequestCount(nil))
+	}
+}
+
+func TestNothingIsWrittenWithoutTheFlags(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t)
+	before := len(mock.Server.Orders())
+	code, stdout, stderr := cli(t, checkArgs(mock.URL, keyring)...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", code, stderr, stdout)
+	}
+	posts := mock.Server.RequestCount(func(r mockstorelink.RequestRecord) bool { return r.Method != http.MethodGet })
+	if posts != 0 || len(mock.Server.Orders()) != before {
+		t.Errorf("%d non-GET requests and %d new orders without --allow-writes", posts, len(mock.Server.Orders())-before)
+	}
+	if !strings.Contains(stdout, "SKIPPED  writes not allowed") {
+		t.Errorf("the table does not show the write probe as skipped:\n%s", stdout)
+	}
+}
+
+// TestDriftFaultsAreReported switches on each drift fault of the mock for
+// one operation and expects drift on exactly that operation, with the
+// finding that names what broke.
+func TestDriftFaultsAreReported(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		kind     mockstorelink.FaultKind
+		op       string
+		endpoint string
+		// probe is the probe that must show the finding; kind and path the
+		// finding.
+		probe, findingKind, path string
+	}{
+		{mockstorelink.FaultDriftRenameField, mockstorelink.OpGetInventory, "GET /v1/stores/{store_id}/inventory",
+			"valid key", contract.FindingSchema, "/on_hand_units"},
+		{mockstorelink.FaultDriftWrongType, mockstorelink.OpGetSupplier, "GET /v1/suppliers/{supplier_id}",
+			"valid key", contract.FindingSchema, "/lead_time_days"},
+		{mockstorelink.FaultDriftMissingField, mockstorelink.OpGetStore, "GET /v1/stores/{store_id}",
+			"valid key", contract.FindingSchema, "/timezone"},
+		{mockstorelink.FaultDriftUndeclaredStatus, mockstorelink.OpGetSKU, "GET /v1/skus/{sku}",
+			"valid key", contract.FindingUndeclaredStatus, ""},
+		{mockstorelink.FaultErrorIn200, mockstorelink.OpListPOSTransactions, "GET /v1/stores/{store_id}/pos",
+			"valid key, page 1", contract.FindingErrorIn200, "/error"},
+		{mockstorelink.FaultDriftWrongAuthStatus, mockstorelink.OpGetReplenishmentOrder, "GET /v1/stores/{store_id}/replenishment/{order_id}",
+			"another store's key", contract.FindingStatus, ""},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			t.Parallel()
+			mock, keyring := startMock(t, mockstorelink.Fault{Kind: tc.kind, OperationID: tc.op})
+			code, stdout, stderr := cli(t, checkArgs(mock.URL, keyring, "--format", "json")...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1 (drift)\nstderr: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, "drift:") {
+				t.Errorf("stderr does not say drift: %q", stderr)
+			}
+			rep := decodeReport(t, stdout)
+			var found *contract.Finding
+			for _, p := range rep.Probes {
+				if p.Verdict == contract.Pass || p.Verdict == contract.Skipped {
+					continue
+				}
+				if p.Operation != tc.op || p.Verdict != contract.Drift {
+					t.Errorf("%s %s: %s %s; only %s should drift", p.Endpoint, p.Probe, p.Verdict, p.Detail, tc.op)
+				}
+				if p.Probe != tc.probe || p.Endpoint != tc.endpoint {
+					continue
+				}
+				for i, f := range p.Findings {
+					if f.Kind == tc.findingKind && f.Path == tc.path {
+						found = &p.Findings[i]
+					}
+				}
+				if found == nil {
+					t.Errorf("%s %s findings %+v lack a %s finding at %q", p.Endpoint, p.Probe, p.Findings, tc.findingKind, tc.path)
+				}
+			}
+			if found == nil {
+				t.Fatalf("no drifting probe %q on %s", tc.probe, tc.endpoint)
+			}
+			// The table for people names the same endpoint and path.
+			code, table, _ := cli(t, checkArgs(mock.URL, keyring)...)
+			if code != 1 || !strings.Contains(table, tc.endpoint) || !strings.Contains(table, "DRIFT") ||
+				!strings.Contains(table, tc.findingKind+" at "+tc.path) && tc.path != "" {
+				t.Errorf("table (exit %d) does not show the drift on %s at %s:\n%s", code, tc.endpoint, tc.path, table)
+			}
+		})
+	}
+}
+
+// TestQuirkAndWrongAuthDetails pins the two findings that are about status
+// rather than schema: what exactly the report says.
+func TestQuirkAndWrongAuthDetails(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t,
+		mockstorelink.Fault{Kind: mockstorelink.FaultErrorIn200, OperationID: mockstorelink.OpGetSupplier},
+		mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongAuthStatus, OperationID: mockstorelink.OpGetInventory},
+	)
+	code, stdout, stderr := cli(t, checkArgs(mock.URL, keyring, "--format", "json")...)
+	if code != 1 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	var got []string
+	for _, p := range decodeReport(t, stdout).Probes {
+		if p.Verdict == contract.Drift {
+			got = append(got, p.Operation+" / "+p.Probe+" / "+p.Detail)
+		}
+	}
+	want := []string{
+		`getInventory / no key / 200 with error body (code "invalid_key") where 401 is due`,
+		"getInventory / another store's key / expected 403, got 404",
+		`getSupplier / valid key / 200 with error body (code "internal")`,
+		`getSupplier / no key / 200 with error body (code "internal") where 401 is due`,
+		`getSupplier / unknown supplier / 200 with error body (code "internal") where 404 is due`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("drift (-want +got):\n%s", diff)
+	}
+}
+
+func TestKeysNeverAppear(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t,
+		mockstorelink.Fault{Kind: mockstorelink.FaultErrorIn200, OperationID: mockstorelink.OpGetStore},
+		mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongAuthStatus},
+		mockstorelink.Fault{Kind: mockstorelink.FaultDriftRenameField},
+	)
+	keys := mock.Server.Keys()
+	runs := [][]string{
+		checkArgs(mock.URL, keyring, "--allow-writes", "--write-store", "102"),
+		checkArgs(mock.URL, keyring, "--format", "json"),
+		checkArgs(mock.URL, keyring, "--format", "junit"),
+		checkArgs(mock.URL, keyring, "--store", "55"), // usage error naming a store
+		checkArgs("http://127.0.0.1:1", keyring),      // unreachable
+	}
+	for _, args := range runs {
+		_, stdout, stderr := cli(t, args...)
+		for store, key := range keys {
+			if strings.Contains(stdout, key) || strings.Contains(stderr, key) {
+				t.Errorf("%v: output contains the key of store %s", args[len(args)-2:], store)
+			}
+		}
+	}
+}
+
+func TestJUnitIsValidXML(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftMissingField, OperationID: mockstorelink.OpGetSKU})
+	code, stdout, _ := cli(t, checkArgs(mock.URL, keyring, "--format", "junit")...)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				ClassName string `xml:"classname,attr"`
+				Failure   *struct {
+					Text string `xml:",chardata"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, stdout)
+	}
+	if doc.Failures != 1 || doc.Tests < 30 || len(doc.Suites) != 1 {
+		t.Fatalf("tests %d, failures %d", doc.Tests, doc.Failures)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if c.Failure != nil && (c.ClassName != "getSKU" || !strings.Contains(c.Failure.Text, "schema at /supplier_id")) {
+			t.Errorf("failure on %s: %s", c.ClassName, c.Failure.Text)
+		}
+	}
+	// Every token must decode, not only the parts the struct above reads.
+	dec := xml.NewDecoder(strings.NewReader(stdout))
+	for {
+		if _, err := dec.Token(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("XML token error: %v", err)
+			}
+			break
+		}
+	}
+}
+
+func TestUnreachableStoreLink(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there any more
+	keyring := writeKeyring(t, map[string]string{"47": "k47"})
+	code, _, stderr := cli(t, checkArgs(url, keyring)...)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr, "cannot reach StoreLink at "+url) || !strings.Contains(stderr, "connection refused") {
+		t.Errorf("stderr = %q", stderr)
+	}
+}
+
+func TestHangingStoreLink(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	keyring := writeKeyring(t, map[string]string{"47": "k47"})
+	code, _, stderr := cli(t, checkArgs(srv.URL, keyring, "--timeout", "300ms", "--deadline", "5s")...)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr, "cannot reach StoreLink") || !strings.Contains(stderr, "no answer within 300ms") {
+		t.Errorf("stderr = %q", stderr)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := writeKeyring(t, map[string]string{"47": "k47"})
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"47": 12`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://127.0.0.1:1"
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no command":           {nil, "Usage:"},
+		"unknown command":      {[]string{"probe"}, `unknown command "probe"`},
+		"no base URL":          {[]string{"check", "--keyring-file", good}, "--base-url and --keyring-file are required"},
+		"unknown flag":         {[]string{"check", "--base-url", url, "--keyring-file", good, "--verbose"}, "flag provided but not defined"},
+		"missing keyring":      {[]string{"check", "--base-url", url, "--keyring-file", filepath.Join(dir, "none.json")}, "no such file"},
+		"invalid keyring":      {[]string{"check", "--base-url", url, "--keyring-file", bad}, "not valid JSON"},
+		"bad format":           {[]string{"check", "--base-url", url, "--keyring-file", good, "--format", "xml"}, "want table, json or junit"},
+		"bad rate":             {[]string{"check", "--base-url", url, "--keyring-file", good, "--rate", "fast"}, "requests per second"},
+		"writes, no store":     {[]string{"check", "--base-url", url, "--keyring-file", good, "--allow-writes"}, "no write store named"},
+		"store, no writes":     {[]string{"check", "--base-url", url, "--keyring-file", good, "--write-store", "47"}, "writes are not allowed"},
+		"store not in keyring": {[]string{"check", "--base-url", url, "--keyring-file", good, "--store", "55"}, `store "55" has no key`},
+		"stray argument":       {[]string{"check", "--base-url", url, "--keyring-file", good, "now"}, `unexpected argument "now"`},
+	}
+	for name, tc := range cases {
+		code, stdout, stderr := cli(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", name, code, stderr, tc.want)
+		}
+		if stdout != "" {
+			t.Errorf("%s: a usage error printed a report: %q", name, stdout)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := cli(t, "help")
+	if code != 0 || !strings.Contains(stdout, "storelink-contract check --base-url URL --keyring-file FILE") {
+		t.Errorf("help: exit %d\n%s", code, stdout)
+	}
+	code, _, stderr := cli(t, "check", "-h")
+	if code != 0 || !slices.ContainsFunc([]string{"-allow-writes", "-max-requests", "-rate"}, func(f string) bool {
+		return strings.Contains(stderr, f)
+	}) {
+		t.Errorf("check -h: exit %d\n%s", code, stderr)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := cli(t, "demo")
+	if code != 0 {
+		t.Fatalf("demo exit %d\nstderr: %s\nstdout: %s", code, stderr, stdout)
+	}
+	if !strings.Contains(stdout, "Result: StoreLink conforms to the contract.") || strings.Contains(stdout, "SKIPPED") {
+		t.Errorf("demo table:\n%s", stdout)
+	}
+}

@@ -1,0 +1,272 @@
+package contract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// maxBody bounds how much of a response the check reads. The contract caps
+// every list and string, so a conformant response is far smaller.
+const maxBody = 4 << 20
+
+// userAgent identifies the check in StoreLink's access logs.
+const userAgent = "storelink-contract/1"
+
+// Check probes the StoreLink at cfg.BaseURL and validates every response
+// against the contract. It returns an error only when the configuration is
+// unusable, before any request is sent; everything that happens on the wire,
+// including an unreachable StoreLink, is in the report (see
+// [Report.Aborted] and [Report.ExitCode]).
+func Check(ctx context.Context, cfg Config) (*Report, error) {
+	sp, err := loadSpec()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults(sp.exampleSKU)
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
+	defer cancel()
+
+	client := &http.Client{}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		client = &c
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	r := &runner{cfg: cfg, spec: sp, client: client, st: &state{},
+		pace: pacer{interval: time.Duration(float64(time.Second) / cfg.Rate)}}
+	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, Store: cfg.Store, SKU: cfg.SKU,
+		WriteStore: cfg.WriteStore}
+	queue := plan(cfg)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		res, next, transport := r.run(ctx, p)
+		rep.Probes = append(rep.Probes, res)
+		queue = append(next, queue...)
+		if transport && r.sent == 1 {
+			// The very first request failed on the wire: StoreLink is not
+			// there (or not answering), and every other probe would only
+			// wait for the same timeout.
+			rep.Aborted = "cannot reach StoreLink at " + cfg.BaseURL + ": " + res.Detail
+			break
+		}
+		if ctx.Err() != nil && len(queue) > 0 {
+			rep.Aborted = fmt.Sprintf("the check's deadline (%s) passed with %d probes not sent", cfg.Deadline, len(queue))
+			if context.Cause(ctx) != context.DeadlineExceeded {
+				rep.Aborted = fmt.Sprintf("the check was interrupted with %d probes not sent", len(queue))
+			}
+			break
+		}
+	}
+	rep.Requests = r.sent
+	rep.finish()
+	rep.Redact(keyValues(cfg.Keyring)...)
+	return rep, nil
+}
+
+func keyValues(keyring map[string]string) []string {
+	keys := make([]string, 0, len(keyring))
+	for _, k := range keyring {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// runner sends probes one at a time, within the rate and request budget.
+type runner struct {
+	cfg    Config
+	spec   *spec
+	client *http.Client
+	st     *state
+	pace   pacer
+	sent   int
+}
+
+// run sends one probe and judges the answer. transport reports a failure on
+// the wire (no HTTP response at all).
+func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, transport bool) {
+	op := r.spec.ops[p.op]
+	res = Result{Operation: p.op, Endpoint: op.endpoint(), Probe: p.name, Expected: p.expect}
+	if p.skip != "" {
+		res.Verdict, res.Detail = Skipped, p.skip
+		return res, nil, false
+	}
+	req, why := p.build(r.st)
+	if why != "" {
+		res.Verdict, res.Detail = Skipped, why
+		return res, nil, false
+	}
+	res.Request = req.method + " " + req.target()
+	res.Key = r.describeKey(req)
+	if req.key == keyOther && otherStore(r.cfg.Keyring, req.store) == "" {
+		res.Verdict, res.Detail = Skipped, "no other store in the keyring"
+		return res, nil, false
+	}
+	if r.sent >= r.cfg.MaxRequests {
+		res.Verdict, res.Detail = Error, fmt.Sprintf("not sent: the request budget (%d) is spent", r.cfg.MaxRequests)
+		return res, nil, false
+	}
+	var body []byte
+	if req.body != nil {
+		var err error
+		if body, err = json.Marshal(req.body); err != nil {
+			res.Verdict, res.Detail = Error, "encode request body: "+err.Error()
+			return res, nil, false
+		}
+	}
+	if p.positive {
+		if fs := r.spec.validateRequest(ctx, p.op, req, body); len(fs) > 0 {
+			res.Verdict, res.Detail, res.Findings = Error, "the probe's own request breaks the contract (a bug in the checker)", fs
+			return res, nil, false
+		}
+	}
+	if err := r.pace.wait(ctx); err != nil {
+		res.Verdict, res.Detail = Error, "not sent: "+describeTransport(err, r.cfg.RequestTimeout)
+		return res, nil, false
+	}
+	status, header, respBody, err := r.send(ctx, req, body)
+	if err != nil {
+		res.Verdict, res.Detail = Error, describeTransport(err, r.cfg.RequestTimeout)
+		if ctx.Err() != nil {
+			res.Detail = "no answer before the check's deadline"
+		}
+		return res, nil, true
+	}
+	res.Got = status
+	if len(respBody) > maxBody {
+		res.Verdict, res.Detail = Error, fmt.Sprintf("response body larger than %d MiB; not validated", maxBody>>20)
+		return res, nil, false
+	}
+	verdict, detail, findings := r.spec.judge(ctx, p, req, body, status, header, respBody)
+	if p.verify != nil && slices.Contains(p.expect, status) {
+		findings = append(findings, p.verify(r.st, respBody)...)
+		if len(findings) > 0 {
+			verdict = Drift
+		}
+	}
+	res.Verdict, res.Detail, res.Findings = verdict, detail, findings
+	if p.learn != nil && slices.Contains(p.expect, status) && status < 300 {
+		next = p.learn(r.st, respBody)
+	}
+	return res, next, false
+}
+
+// send makes one request with its own timeout and reads at most maxBody+1
+// bytes of the answer.
+func (r *runner) send(ctx context.Context, req request, body []byte) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.method, r.cfg.BaseURL+req.target(), rd)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("User-Agent", userAgent)
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if key := r.keyFor(req); key != "" {
+		hr.Header.Set(r.spec.keyHeader, key)
+	}
+	r.sent++
+	resp, err := r.client.Do(hr)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("read the response body: %w", err)
+	}
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+// keyFor returns the key a request sends; it is the only place a probe's key
+// is looked up.
+func (r *runner) keyFor(req request) string {
+	switch req.key {
+	case keyOwn:
+		return r.cfg.Keyring[req.store]
+	case keyOther:
+		return r.cfg.Keyring[otherStore(r.cfg.Keyring, req.store)]
+	case keyUnknown:
+		return unknownKey
+	}
+	return ""
+}
+
+// describeKey says in a report which key a request sent, by store.
+func (r *runner) describeKey(req request) string {
+	switch req.key {
+	case keyOwn:
+		return "key of store " + req.store
+	case keyOther:
+		return "key of store " + otherStore(r.cfg.Keyring, req.store)
+	case keyUnknown:
+		return "unknown key"
+	}
+	return "no key"
+}
+
+// describeTransport turns a failure on the wire into a short message a
+// person can act on.
+func describeTransport(err error, timeout time.Duration) string {
+	var nerr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()):
+		return fmt.Sprintf("no answer within %s (the request timeout)", timeout)
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused (is StoreLink running at this address?)"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was closed before a complete answer"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("no answer within %s (the request timeout)", timeout)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return "cannot resolve host " + dns.Name
+	}
+	return err.Error()
+}
+
+// pacer spaces requests at least interval apart.
+type pacer struct {
+	interval time.Duration
+	next     time.Time
+}
+
+func (p *pacer) wait(ctx context.Context) error {
+	now := time.Now()
+	if d := p.next.Sub(now); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		now = p.next
+	}
+	p.next = now.Add(p.interval)
+	return nil
+}

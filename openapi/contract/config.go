@@ -1,0 +1,220 @@
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of the bounds of a check. They keep a check gentle on a
+// production StoreLink: about thirty requests, a few per second.
+const (
+	DefaultRequestTimeout = 10 * time.Second
+	DefaultDeadline       = 60 * time.Second
+	DefaultRate           = 10 // requests per second
+	DefaultMaxRequests    = 200
+)
+
+// Config says which StoreLink to check and how hard. The zero value of each
+// optional field picks its default.
+type Config struct {
+	// BaseURL is StoreLink's base URL, for example
+	// https://storelink.korral.example; the contract's paths are appended.
+	BaseURL string
+	// Keyring maps store ids to their keys. One store is enough; two or more
+	// let the check prove that a key does not open another store.
+	Keyring map[string]string
+	// Store is the store probed with its own key; "" picks the lowest store
+	// id of the keyring.
+	Store string
+	// SKU is a SKU the store stocks, used by the inventory, POS and SKU
+	// probes and to find a supplier; "" uses the contract's example SKU.
+	SKU string
+	// OrderID is an existing order of Store to read; "" skips that probe.
+	OrderID string
+	// AllowWrites lets the check raise one replenishment order at
+	// WriteStore (and read it back). Without it nothing is ever sent to the
+	// write endpoint.
+	AllowWrites bool
+	// WriteStore is the only store the check may write to; it needs a key
+	// in the keyring.
+	WriteStore string
+	// RequestTimeout bounds each request (default DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// Deadline bounds the whole check (default DefaultDeadline).
+	Deadline time.Duration
+	// Rate is the most requests sent per second (default DefaultRate).
+	Rate float64
+	// MaxRequests is the most requests the check sends (default
+	// DefaultMaxRequests); probes beyond it are not sent.
+	MaxRequests int
+	// Now is the clock for the POS window; nil means time.Now.
+	Now func() time.Time
+	// HTTPClient sends the requests; nil means a client with default
+	// transport settings. Redirects are never followed, whatever client is
+	// given, because a redirect would carry the store key to another URL.
+	HTTPClient *http.Client
+}
+
+var (
+	storeIDPattern = regexp.MustCompile(`^[0-9]{1,6}$`)
+	skuPattern     = regexp.MustCompile(`^[0-9]{4,14}$`)
+	orderIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
+)
+
+// withDefaults fills the optional fields. It never changes the keyring.
+func (c Config) withDefaults(exampleSKU string) Config {
+	if c.Store == "" && len(c.Keyring) > 0 {
+		c.Store = sortedStores(c.Keyring)[0]
+	}
+	if c.SKU == "" {
+		c.SKU = exampleSKU
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.Deadline == 0 {
+		c.Deadline = DefaultDeadline
+	}
+	if c.Rate == 0 {
+		c.Rate = DefaultRate
+	}
+	if c.MaxRequests == 0 {
+		c.MaxRequests = DefaultMaxRequests
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	return c
+}
+
+// validate reports a configuration the check cannot run with. Messages name
+// store ids and flags, never keys.
+func (c Config) validate() error {
+	if c.BaseURL == "" {
+		return errors.New("no base URL: pass the StoreLink base URL, e.g. https://storelink.korral.example")
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("base URL %q is not an http or https URL", c.BaseURL)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("base URL must not carry credentials, a query or a fragment")
+	}
+	if err := checkKeyring(c.Keyring); err != nil {
+		return err
+	}
+	if _, ok := c.Keyring[c.Store]; !ok {
+		return fmt.Errorf("store %q has no key in the keyring", c.Store)
+	}
+	if !skuPattern.MatchString(c.SKU) {
+		return fmt.Errorf("SKU %q is not a SKU code (4 to 14 digits)", c.SKU)
+	}
+	if c.OrderID != "" && !orderIDPattern.MatchString(c.OrderID) {
+		return fmt.Errorf("order id %q is not an order id", c.OrderID)
+	}
+	switch {
+	case c.AllowWrites && c.WriteStore == "":
+		return errors.New("writes allowed but no write store named: pass the one store the check may raise an order at")
+	case !c.AllowWrites && c.WriteStore != "":
+		return errors.New("a write store is named but writes are not allowed: pass both to probe the write endpoint")
+	case c.AllowWrites:
+		if _, ok := c.Keyring[c.WriteStore]; !ok {
+			return fmt.Errorf("write store %q has no key in the keyring", c.WriteStore)
+		}
+	}
+	if c.RequestTimeout < 0 || c.Deadline < 0 {
+		return errors.New("timeouts must be positive")
+	}
+	if c.Rate < 0 || c.MaxRequests < 0 {
+		return errors.New("rate and request budget must be positive")
+	}
+	return nil
+}
+
+// ParseKeyring reads a keyring file's content: a JSON object mapping store
+// ids to keys, for example {"47":"key-of-47","102":"key-of-102"}. Errors
+// never quote the content, since it is mostly secrets.
+func ParseKeyring(data []byte) (map[string]string, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			// The offset only: the syntax error's own text quotes the
+			// offending character, which may belong to a key.
+			return nil, fmt.Errorf("keyring is not valid JSON (syntax error at byte %d); want an object of store id to key", syn.Offset)
+		}
+		return nil, errors.New("keyring is not a JSON object of store id to key")
+	}
+	keyring := make(map[string]string, len(raw))
+	for _, store := range slices.Sorted(maps.Keys(raw)) {
+		var key string
+		if err := json.Unmarshal(raw[store], &key); err != nil {
+			return nil, fmt.Errorf("keyring: the key of store %s is not a string", strconv.Quote(store))
+		}
+		keyring[store] = key
+	}
+	if err := checkKeyring(keyring); err != nil {
+		return nil, err
+	}
+	return keyring, nil
+}
+
+// ReadKeyringFile reads and parses a keyring file.
+func ReadKeyringFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read keyring: %w", err)
+	}
+	keyring, err := ParseKeyring(data)
+	if err != nil {
+		return nil, fmt.Errorf("keyring file %s: %w", path, err)
+	}
+	return keyring, nil
+}
+
+func checkKeyring(keyring map[string]string) error {
+	if len(keyring) == 0 {
+		return errors.New("keyring is empty: it needs the key of at least one store")
+	}
+	owner := map[string]string{}
+	for _, store := range sortedStores(keyring) {
+		key := keyring[store]
+		if !storeIDPattern.MatchString(store) {
+			return fmt.Errorf("keyring: %s is not a store id (1 to 6 digits)", strconv.Quote(store))
+		}
+		if key == "" {
+			return fmt.Errorf("keyring: the key of store %s is empty", store)
+		}
+		if strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return fmt.Errorf("keyring: the key of store %s contains spaces or control characters", store)
+		}
+		if other, dup := owner[key]; dup {
+			return fmt.Errorf("keyring: stores %s and %s have the same key", other, store)
+		}
+		owner[key] = store
+	}
+	return nil
+}
+
+// sortedStores returns the keyring's store ids in numeric order.
+func sortedStores(keyring map[string]string) []string {
+	stores := slices.Collect(maps.Keys(keyring))
+	slices.SortFunc(stores, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	})
+	return stores
+}

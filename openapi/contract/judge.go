@@ -1,0 +1,272 @@
+package contract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+// maxFindings bounds the findings kept for one probe: a wholly wrong body
+// can fail dozens of rules, and the first few say what happened.
+const maxFindings = 20
+
+var (
+	requestOptions = &openapi3filter.Options{
+		AuthenticationFunc: keyPresent,
+		MultiError:         true,
+	}
+	responseOptions = &openapi3filter.Options{
+		// Without it kin-openapi lets any status the contract does not
+		// declare pass; the check declares those itself, see judge.
+		IncludeResponseStatus: true,
+		// Every broken field, not only the first, so one run lists all the
+		// drift of an endpoint.
+		MultiError: true,
+	}
+	unsupportedProperty = regexp.MustCompile(`^property "(.*)" is unsupported$`)
+	quotedName          = regexp.MustCompile(`"([^"]+)"`)
+	errorCodePattern    = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+)
+
+// inconclusive are the declared statuses that say StoreLink could not
+// answer rather than that it answered wrongly: a probe that meets one of
+// them unexpectedly could not be checked.
+var inconclusive = []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable}
+
+// keyPresent satisfies the contract's security requirement when the
+// request carries the key header. Whether the key is right is StoreLink's
+// business; the check only makes sure its positive probes send one.
+func keyPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	scheme := in.SecurityScheme
+	if scheme != nil && scheme.Type == "apiKey" && scheme.In == "header" &&
+		in.RequestValidationInput.Request.Header.Get(scheme.Name) != "" {
+		return nil
+	}
+	return fmt.Errorf("security requirement %q not met", in.SecuritySchemeName)
+}
+
+// input routes a probe's request through the contract. The request is a
+// stand-in of the one sent: same method, path, query and body, and a dummy
+// key so that no key is copied anywhere it is not needed.
+func (s *spec) input(op string, req request, body []byte) (*openapi3filter.RequestValidationInput, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequest(req.method, "http://storelink.invalid"+req.target(), rd)
+	if err != nil {
+		return nil, fmt.Errorf("route %s: %w", op, err)
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.key != keyNone {
+		hr.Header.Set(s.keyHeader, "redacted")
+	}
+	route, params, err := s.router.FindRoute(hr)
+	if err != nil {
+		return nil, fmt.Errorf("route %s %s: %w", req.method, req.path, err)
+	}
+	if route.Operation.OperationID != op {
+		return nil, fmt.Errorf("%s %s routes to %s, not %s", req.method, req.path, route.Operation.OperationID, op)
+	}
+	return &openapi3filter.RequestValidationInput{Request: hr, PathParams: params, Route: route, Options: requestOptions}, nil
+}
+
+// validateRequest checks a positive probe's own request against the
+// contract, key header included.
+func (s *spec) validateRequest(ctx context.Context, op string, req request, body []byte) []Finding {
+	in, err := s.input(op, req, body)
+	if err != nil {
+		return []Finding{{Kind: FindingRequest, Message: err.Error()}}
+	}
+	if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+		return []Finding{{Kind: FindingRequest, Message: firstLine(err.Error())}}
+	}
+	return nil
+}
+
+// judge decides a probe's verdict from the answer: the status the probe
+// expects, the statuses the contract declares, and kin-openapi's validation
+// of the headers and body against the declared response.
+func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte, status int, header http.Header, body []byte) (Verdict, string, []Finding) {
+	op := s.ops[p.op]
+	var fs []Finding
+	errCode, errBody := errorEnvelope(body)
+	quirk := errBody && status >= 200 && status < 300
+	if quirk {
+		fs = append(fs, Finding{Kind: FindingErrorIn200, Path: "/error",
+			Message: fmt.Sprintf("%d with error body%s: a successful status never carries an error", status, codeNote(errCode))})
+	}
+	if !slices.Contains(p.expect, status) {
+		fs = append(fs, Finding{Kind: FindingStatus, Schema: op.responseLocation(p.expect[0]),
+			Message: fmt.Sprintf("expected %s, got %d", statusList(p.expect), status)})
+	}
+	if !op.declares(status) {
+		fs = append(fs, Finding{Kind: FindingUndeclaredStatus, Schema: op.responseLocation(0),
+			Message: fmt.Sprintf("status %d is not declared for %s (declared: %s)", status, op.id, strings.Join(op.declaredStatuses(), ", "))})
+	} else {
+		in, err := s.input(p.op, req, reqBody)
+		if err != nil {
+			return Error, "cannot route the probe through the contract (a bug in the checker): " + err.Error(), nil
+		}
+		err = openapi3filter.ValidateResponse(ctx, &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: in,
+			Status:                 status,
+			Header:                 header,
+			Body:                   io.NopCloser(bytes.NewReader(body)),
+			Options:                responseOptions,
+		})
+		fs = append(fs, s.findings(err, op, status)...)
+	}
+	if len(fs) > maxFindings {
+		more := len(fs) - maxFindings + 1
+		fs = append(fs[:maxFindings-1], Finding{Kind: fs[maxFindings-1].Kind, Message: fmt.Sprintf("and %d more", more)})
+	}
+	switch {
+	case len(fs) == 0:
+		return Pass, "", nil
+	case len(fs) == 1 && fs[0].Kind == FindingStatus && slices.Contains(inconclusive, status):
+		return Error, fmt.Sprintf("StoreLink answered %d%s, so this probe could not be checked", status, codeNote(errCode)), nil
+	case quirk && !slices.Contains(p.expect, status):
+		return Drift, fmt.Sprintf("%d with error body%s where %s is due", status, codeNote(errCode), statusList(p.expect)), fs
+	case quirk:
+		return Drift, fmt.Sprintf("%d with error body%s", status, codeNote(errCode)), fs
+	}
+	return Drift, fs[0].Message, fs
+}
+
+// findings turns kin-openapi's verdict on a response into findings, one per
+// failed rule, each with the place in the response and in the contract.
+func (s *spec) findings(err error, op operation, status int) []Finding {
+	if err == nil {
+		return nil
+	}
+	var re *openapi3filter.ResponseError
+	if !errors.As(err, &re) {
+		return []Finding{{Kind: FindingBody, Schema: op.responseLocation(status), Message: firstLine(err.Error())}}
+	}
+	kind, path := FindingSchema, ""
+	switch {
+	case strings.Contains(re.Reason, "Content-Type"):
+		kind, path = FindingHeader, "Content-Type"
+	case strings.HasPrefix(re.Reason, "response header"):
+		kind = FindingHeader
+		if m := quotedName.FindStringSubmatch(re.Reason); m != nil {
+			path = m[1]
+		}
+	case strings.HasPrefix(re.Reason, "failed to"):
+		kind = FindingBody
+	}
+	if re.Err == nil || kind == FindingBody {
+		msg := re.Reason
+		if re.Err != nil {
+			msg += ": " + firstLine(re.Err.Error())
+		}
+		return []Finding{{Kind: kind, Path: path, Schema: op.responseLocation(status), Message: msg}}
+	}
+	var fs []Finding
+	for _, e := range flatten(re.Err) {
+		var se *openapi3.SchemaError
+		if !errors.As(e, &se) {
+			fs = append(fs, Finding{Kind: kind, Path: path, Schema: op.responseLocation(status), Message: firstLine(e.Error())})
+			continue
+		}
+		f := Finding{Kind: kind, Path: path, Message: se.Reason}
+		if kind == FindingSchema {
+			tokens := se.JSONPointer()
+			// kin-openapi points an unexpected property at its parent
+			// object; the report points at the property itself.
+			if m := unsupportedProperty.FindStringSubmatch(se.Reason); m != nil {
+				tokens = append(tokens, m[1])
+			}
+			f.Path = pointer(tokens)
+		}
+		if loc, ok := s.schemaAt[se.Schema]; ok {
+			f.Schema = loc
+			if se.SchemaField != "" {
+				f.Schema += "/" + se.SchemaField
+			}
+		} else {
+			f.Schema = op.responseLocation(status)
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// flatten unpacks kin-openapi's nested multi-errors.
+func flatten(err error) []error {
+	var me openapi3.MultiError
+	if errors.As(err, &me) {
+		var out []error
+		for _, e := range me {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// errorEnvelope reports whether a body is the contract's error envelope
+// ({"error": {...}}), and its code when the code looks like one.
+func errorEnvelope(body []byte) (code string, ok bool) {
+	var env map[string]json.RawMessage
+	if json.Unmarshal(body, &env) != nil {
+		return "", false
+	}
+	raw, has := env["error"]
+	if !has {
+		return "", false
+	}
+	var detail map[string]json.RawMessage
+	if json.Unmarshal(raw, &detail) != nil || detail == nil {
+		return "", false
+	}
+	_ = json.Unmarshal(detail["code"], &code)
+	if !errorCodePattern.MatchString(code) {
+		code = ""
+	}
+	return code, true
+}
+
+func codeNote(code string) string {
+	if code == "" {
+		return ""
+	}
+	return " (code " + strconv.Quote(code) + ")"
+}
+
+// pointer renders JSON Pointer tokens (RFC 6901); the whole body is "".
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString("/")
+		b.WriteString(escapePointer(t))
+	}
+	return b.String()
+}
+
+func statusList(codes []int) string {
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, " or ")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

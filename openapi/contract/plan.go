@@ -1,0 +1,359 @@
+package contract
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Operation ids of the contract.
+const (
+	opListStores   = "listStores"
+	opGetStore     = "getStore"
+	opGetInventory = "getInventory"
+	opListPOS      = "listPOSTransactions"
+	opCreateOrder  = "createReplenishmentOrder"
+	opGetOrder     = "getReplenishmentOrder"
+	opGetSKU       = "getSKU"
+	opGetSupplier  = "getSupplier"
+)
+
+// Identifiers the negative probes use. They are well formed where the probe
+// needs them to be, and far outside the ranges StoreLink hands out.
+const (
+	unknownStore    = "999999"
+	unknownSKU      = "99999999999999"
+	unknownSupplier = "ZZ-CONTRACT-CHECK-UNKNOWN"
+	unknownOrder    = "ZZ-CONTRACT-CHECK-UNKNOWN"
+	malformedSKU    = "not-a-sku"
+	// unknownKey is a key no StoreLink issues: it proves an unknown key is
+	// refused with 401 rather than, say, treated like no key at all.
+	unknownKey = "storelink-contract-unknown-key"
+	// placeholderSupplier and placeholderOrder fill paths whose probe is
+	// decided before the id matters (a missing key).
+	placeholderSupplier = "SUP-CONTRACT-CHECK"
+	placeholderOrder    = "RO-CONTRACT-CHECK"
+)
+
+// Bounds of the POS pagination walk: small pages so that even a quiet SKU
+// shows a cursor, and few of them so the walk stays cheap.
+const (
+	posPageLimit = 10
+	posMaxPages  = 3
+	posWindow    = 7 * 24 * time.Hour
+)
+
+// orderReason is the reason written on the one order a check may raise, so
+// whoever sees it knows where it came from.
+const orderReason = "StoreLink contract check (storelink-contract --allow-writes); not a real need, safe to cancel."
+
+// keyChoice says which key a probe sends. Probes name keys by role, and the
+// runner looks the key up only when it builds the request, so nothing but
+// the request header ever holds one.
+type keyChoice int
+
+const (
+	keyNone    keyChoice = iota // no key header at all
+	keyOwn                      // the key of the store in the path (or of Config.Store)
+	keyOther                    // the key of another store in the keyring
+	keyUnknown                  // a key StoreLink cannot know
+)
+
+// request is what a probe sends. store names the store whose key keyOwn
+// means, and the store keyOther must differ from.
+type request struct {
+	method string
+	path   string
+	query  url.Values
+	body   any
+	key    keyChoice
+	store  string
+}
+
+func (r request) target() string {
+	if len(r.query) == 0 {
+		return r.path
+	}
+	return r.path + "?" + r.query.Encode()
+}
+
+// probe is one request the check sends and what the contract says must come
+// back.
+type probe struct {
+	op     string
+	name   string
+	expect []int
+	// positive probes send a request the contract accepts; the check
+	// validates the request too, so a malformed probe is the checker's bug
+	// and not StoreLink's drift.
+	positive bool
+	// skip, when set, is why the probe is not sent.
+	skip string
+	// build returns the request, or why it cannot be sent given what the
+	// earlier probes found.
+	build func(*state) (request, string)
+	// learn takes what later probes need from a response with an expected
+	// status, and returns probes to run next.
+	learn func(*state, []byte) []*probe
+	// verify checks what the contract's schemas cannot: that a read gives
+	// back what was written.
+	verify func(*state, []byte) []Finding
+}
+
+// state is what probes learn from earlier responses.
+type state struct {
+	supplierID string
+	minOrder   int64
+	created    *orderEcho
+}
+
+// orderEcho is the part of an order the read-back compares.
+type orderEcho struct {
+	OrderID       string `json:"order_id"`
+	StoreID       string `json:"store_id"`
+	SKU           string `json:"sku"`
+	QuantityUnits int64  `json:"quantity_units"`
+	Reason        string `json:"reason"`
+}
+
+func fixed(r request) func(*state) (request, string) {
+	return func(*state) (request, string) { return r, "" }
+}
+
+func get(path string, query url.Values, key keyChoice, store string) request {
+	return request{method: http.MethodGet, path: path, query: query, key: key, store: store}
+}
+
+// plan lists the probes of a check, in the order they are sent. It sends
+// nothing; the write probes are in it only when writes are allowed.
+func plan(cfg Config) []*probe {
+	store, sku := cfg.Store, cfg.SKU
+	other := otherStore(cfg.Keyring, store)
+	noOther := ""
+	if other == "" {
+		noOther = "the keyring holds one store; add a second to check that a key does not open another store"
+	}
+	since := cfg.Now().UTC().Add(-posWindow).Format(time.RFC3339)
+	q := func(kv ...string) url.Values {
+		v := url.Values{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(kv[i], kv[i+1])
+		}
+		return v
+	}
+	storePath := "/v1/stores/" + store
+	inventory := q("sku", sku)
+	pos := q("sku", sku, "since", since)
+
+	var ps []*probe
+	add := func(p *probe) { ps = append(ps, p) }
+
+	// listStores. The first probe doubles as the check that StoreLink is
+	// reachable at all.
+	add(&probe{op: opListStores, name: "valid key", expect: []int{200}, positive: true,
+		build: fixed(get("/v1/stores", nil, keyOwn, store))})
+	add(&probe{op: opListStores, name: "no key", expect: []int{401},
+		build: fixed(get("/v1/stores", nil, keyNone, store))})
+	add(&probe{op: opListStores, name: "unknown key", expect: []int{401},
+		build: fixed(get("/v1/stores", nil, keyUnknown, store))})
+
+	// getStore.
+	add(&probe{op: opGetStore, name: "valid key", expect: []int{200}, positive: true,
+		build: fixed(get(storePath, nil, keyOwn, store))})
+	add(&probe{op: opGetStore, name: "no key", expect: []int{401},
+		build: fixed(get(storePath, nil, keyNone, store))})
+	add(&probe{op: opGetStore, name: "another store's key", expect: []int{403}, skip: noOther,
+		build: fixed(get(storePath, nil, keyOther, store))})
+	// A key opens only its own store, so StoreLink may refuse the key (403)
+	// before it looks the store up (404); the contract allows either.
+	add(&probe{op: opGetStore, name: "unknown store " + unknownStore, expect: []int{403, 404},
+		build: fixed(get("/v1/stores/"+unknownStore, nil, keyOwn, store))})
+
+	// getInventory.
+	invPath := storePath + "/inventory"
+	add(&probe{op: opGetInventory, name: "valid key", expect: []int{200}, positive: true,
+		build: fixed(get(invPath, inventory, keyOwn, store))})
+	add(&probe{op: opGetInventory, name: "no key", expect: []int{401},
+		build: fixed(get(invPath, inventory, keyNone, store))})
+	add(&probe{op: opGetInventory, name: "another store's key", expect: []int{403}, skip: noOther,
+		build: fixed(get(invPath, inventory, keyOther, store))})
+	add(&probe{op: opGetInventory, name: "unknown SKU " + unknownSKU, expect: []int{404},
+		build: fixed(get(invPath, q("sku", unknownSKU), keyOwn, store))})
+	add(&probe{op: opGetInventory, name: "malformed SKU", expect: []int{400},
+		build: fixed(get(invPath, q("sku", malformedSKU), keyOwn, store))})
+
+	// listPOSTransactions, following the cursor for a few pages.
+	posPath := storePath + "/pos"
+	add(posPage(posPath, pos, store, 1, ""))
+	add(&probe{op: opListPOS, name: "no key", expect: []int{401},
+		build: fixed(get(posPath, pos, keyNone, store))})
+	add(&probe{op: opListPOS, name: "another store's key", expect: []int{403}, skip: noOther,
+		build: fixed(get(posPath, pos, keyOther, store))})
+	add(&probe{op: opListPOS, name: "limit=0", expect: []int{400},
+		build: fixed(get(posPath, q("sku", sku, "since", since, "limit", "0"), keyOwn, store))})
+	add(&probe{op: opListPOS, name: "malformed since", expect: []int{400},
+		build: fixed(get(posPath, q("sku", sku, "since", "yesterday"), keyOwn, store))})
+
+	// getSKU, which also names the supplier the supplier probe reads.
+	add(&probe{op: opGetSKU, name: "valid key", expect: []int{200}, positive: true,
+		build: fixed(get("/v1/skus/"+sku, nil, keyOwn, store)),
+		learn: func(st *state, body []byte) []*probe {
+			var v struct {
+				SupplierID string `json:"supplier_id"`
+			}
+			if json.Unmarshal(body, &v) == nil {
+				st.supplierID = v.SupplierID
+			}
+			return nil
+		}})
+	add(&probe{op: opGetSKU, name: "no key", expect: []int{401},
+		build: fixed(get("/v1/skus/"+sku, nil, keyNone, store))})
+	add(&probe{op: opGetSKU, name: "unknown SKU " + unknownSKU, expect: []int{404},
+		build: fixed(get("/v1/skus/"+unknownSKU, nil, keyOwn, store))})
+	add(&probe{op: opGetSKU, name: "malformed SKU", expect: []int{400},
+		build: fixed(get("/v1/skus/"+malformedSKU, nil, keyOwn, store))})
+
+	// getSupplier.
+	add(&probe{op: opGetSupplier, name: "valid key", expect: []int{200}, positive: true,
+		build: func(st *state) (request, string) {
+			if st.supplierID == "" || !supplierIDPattern.MatchString(st.supplierID) {
+				return request{}, "no supplier id: the SKU probe did not return a usable supplier_id"
+			}
+			return get("/v1/suppliers/"+url.PathEscape(st.supplierID), nil, keyOwn, store), ""
+		},
+		learn: func(st *state, body []byte) []*probe {
+			var v struct {
+				MinimumOrderUnits int64 `json:"minimum_order_units"`
+			}
+			if json.Unmarshal(body, &v) == nil && v.MinimumOrderUnits > 0 && v.MinimumOrderUnits <= 100000 {
+				st.minOrder = v.MinimumOrderUnits
+			}
+			return nil
+		}})
+	add(&probe{op: opGetSupplier, name: "no key", expect: []int{401},
+		build: fixed(get("/v1/suppliers/"+placeholderSupplier, nil, keyNone, store))})
+	add(&probe{op: opGetSupplier, name: "unknown supplier", expect: []int{404},
+		build: fixed(get("/v1/suppliers/"+unknownSupplier, nil, keyOwn, store))})
+
+	// getReplenishmentOrder.
+	orderPath := storePath + "/replenishment/"
+	p := &probe{op: opGetOrder, name: "valid key", expect: []int{200}, positive: true,
+		build: fixed(get(orderPath+url.PathEscape(cfg.OrderID), nil, keyOwn, store))}
+	if cfg.OrderID == "" {
+		p.skip = "no order id given (pass one of the store's orders to read it)"
+	}
+	add(p)
+	add(&probe{op: opGetOrder, name: "no key", expect: []int{401},
+		build: fixed(get(orderPath+placeholderOrder, nil, keyNone, store))})
+	add(&probe{op: opGetOrder, name: "another store's key", expect: []int{403}, skip: noOther,
+		build: fixed(get(orderPath+placeholderOrder, nil, keyOther, store))})
+	add(&probe{op: opGetOrder, name: "unknown order", expect: []int{404},
+		build: fixed(get(orderPath+unknownOrder, nil, keyOwn, store))})
+
+	// createReplenishmentOrder: only with writes allowed, and only at the
+	// named write store.
+	if !cfg.AllowWrites {
+		add(&probe{op: opCreateOrder, name: "raise an order", expect: []int{201},
+			skip: "writes not allowed (pass --allow-writes and --write-store to raise one order and read it back)"})
+		return ps
+	}
+	ws := cfg.WriteStore
+	wsPath := "/v1/stores/" + ws + "/replenishment"
+	otherWS := otherStore(cfg.Keyring, ws)
+	post := func(key keyChoice, qty int64) request {
+		return request{method: http.MethodPost, path: wsPath, key: key, store: ws,
+			body: map[string]any{"sku": sku, "quantity_units": qty, "reason": orderReason}}
+	}
+	add(&probe{op: opCreateOrder, name: "no key", expect: []int{401},
+		build: fixed(post(keyNone, 1))})
+	p = &probe{op: opCreateOrder, name: "another store's key", expect: []int{403},
+		build: fixed(post(keyOther, 1))}
+	if otherWS == "" {
+		p.skip = noOther
+	}
+	add(p)
+	add(&probe{op: opCreateOrder, name: "quantity_units=0", expect: []int{400},
+		build: fixed(post(keyOwn, 0))})
+	add(&probe{op: opCreateOrder, name: "raise one order", expect: []int{201},
+		build: func(st *state) (request, string) {
+			// The smallest order the supplier accepts, so the check
+			// orders as little as it can.
+			return post(keyOwn, max(st.minOrder, 1)), ""
+		},
+		learn: func(st *state, body []byte) []*probe {
+			var o orderEcho
+			if json.Unmarshal(body, &o) != nil || !orderIDPattern.MatchString(o.OrderID) {
+				return nil
+			}
+			st.created = &o
+			return []*probe{readBack(ws)}
+		}})
+	return ps
+}
+
+var supplierIDPattern = orderIDPattern
+
+// posPage is the probe of one POS page; a page with a next_cursor queues the
+// next one, up to posMaxPages.
+func posPage(path string, query url.Values, store string, page int, cursor string) *probe {
+	q := url.Values{}
+	for k, v := range query {
+		q[k] = v
+	}
+	q.Set("limit", fmt.Sprint(posPageLimit))
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	return &probe{op: opListPOS, name: fmt.Sprintf("valid key, page %d", page), expect: []int{200}, positive: true,
+		build: fixed(get(path, q, keyOwn, store)),
+		learn: func(_ *state, body []byte) []*probe {
+			var v struct {
+				NextCursor string `json:"next_cursor"`
+			}
+			if page >= posMaxPages || json.Unmarshal(body, &v) != nil || v.NextCursor == "" || len(v.NextCursor) > 256 {
+				return nil
+			}
+			return []*probe{posPage(path, query, store, page+1, v.NextCursor)}
+		}}
+}
+
+// readBack reads the order the check just raised and compares it with what
+// the write returned.
+func readBack(store string) *probe {
+	return &probe{op: opGetOrder, name: "read back the raised order", expect: []int{200}, positive: true,
+		build: func(st *state) (request, string) {
+			return get("/v1/stores/"+store+"/replenishment/"+url.PathEscape(st.created.OrderID), nil, keyOwn, store), ""
+		},
+		verify: func(st *state, body []byte) []Finding {
+			var got orderEcho
+			if json.Unmarshal(body, &got) != nil {
+				return nil // the schema findings already say what is wrong
+			}
+			want := *st.created
+			var fs []Finding
+			diff := func(field string, w, g any) {
+				if w != g {
+					fs = append(fs, Finding{Kind: FindingReadBack, Path: "/" + field,
+						Message: fmt.Sprintf("%s read back as %v, raised as %v", field, g, w)})
+				}
+			}
+			diff("order_id", want.OrderID, got.OrderID)
+			diff("store_id", want.StoreID, got.StoreID)
+			diff("sku", want.SKU, got.SKU)
+			diff("quantity_units", want.QuantityUnits, got.QuantityUnits)
+			diff("reason", want.Reason, got.Reason)
+			return fs
+		}}
+}
+
+// otherStore returns a keyring store other than store, the lowest one.
+func otherStore(keyring map[string]string, store string) string {
+	for _, s := range sortedStores(keyring) {
+		if s != store {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,386 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Verdict is the outcome of one probe, or of a whole check.
+type Verdict string
+
+// Verdicts, from best to worst for a single probe.
+const (
+	// Pass: the answer has the expected status and conforms to the
+	// contract.
+	Pass Verdict = "pass"
+	// Skipped: the probe was not sent, on purpose (writes not allowed, no
+	// order id given, one store in the keyring). It does not fail a check.
+	Skipped Verdict = "skipped"
+	// Drift: StoreLink answered, and the answer breaks the contract.
+	Drift Verdict = "drift"
+	// Error: the probe could not be checked: no answer, an answer saying
+	// StoreLink is overloaded or down, or a bound of the check reached.
+	Error Verdict = "error"
+)
+
+// Kinds of finding.
+const (
+	// FindingStatus: the status is not the one the probe expects.
+	FindingStatus = "wrong-status"
+	// FindingUndeclaredStatus: the contract does not declare the status for
+	// the endpoint at all.
+	FindingUndeclaredStatus = "undeclared-status"
+	// FindingErrorIn200: a successful status with an error body, StoreLink's
+	// known quirk.
+	FindingErrorIn200 = "error-in-200"
+	// FindingSchema: the body breaks the response's schema; Path is the
+	// JSON Pointer of the offending value, Schema the rule it breaks.
+	FindingSchema = "schema"
+	// FindingHeader: a header is missing or breaks its schema; Path names
+	// the header.
+	FindingHeader = "header"
+	// FindingBody: the body is not JSON or cannot be read as declared.
+	FindingBody = "body"
+	// FindingReadBack: an order read back differs from the order raised.
+	FindingReadBack = "read-back"
+	// FindingRequest: the checker's own request breaks the contract.
+	FindingRequest = "request"
+)
+
+// Finding is one way an answer breaks the contract.
+type Finding struct {
+	// Kind is one of the Finding* constants.
+	Kind string `json:"kind"`
+	// Path locates the problem in the response: a JSON Pointer into the
+	// body ("" is the whole body) or a header name.
+	Path string `json:"path,omitempty"`
+	// Schema locates the broken rule in the contract, e.g.
+	// "#/components/schemas/Inventory/required".
+	Schema string `json:"schema,omitempty"`
+	// Message says what is wrong, without quoting values from the body.
+	Message string `json:"message"`
+}
+
+// Result is one probe's outcome.
+type Result struct {
+	// Operation is the contract's operationId.
+	Operation string `json:"operation_id"`
+	// Endpoint is the method and path template, e.g. "GET /v1/stores/{store_id}".
+	Endpoint string `json:"endpoint"`
+	// Probe names the case, e.g. "no key".
+	Probe string `json:"probe"`
+	// Request is the method and path sent, without any header.
+	Request string `json:"request,omitempty"`
+	// Key says whose key was sent ("key of store 47", "no key"); never the key.
+	Key string `json:"key,omitempty"`
+	// Expected lists the statuses the contract calls for.
+	Expected []int `json:"expected"`
+	// Got is the status received; 0 when nothing was received.
+	Got     int     `json:"got,omitempty"`
+	Verdict Verdict `json:"verdict"`
+	// Detail is a one-line reason: the headline finding, why the probe was
+	// skipped, or what went wrong on the wire.
+	Detail   string    `json:"detail,omitempty"`
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Summary counts the probes by verdict.
+type Summary struct {
+	Probes  int `json:"probes"`
+	Pass    int `json:"pass"`
+	Drift   int `json:"drift"`
+	Skipped int `json:"skipped"`
+	Error   int `json:"error"`
+}
+
+// Report is the outcome of a check.
+type Report struct {
+	BaseURL         string `json:"base_url"`
+	ContractVersion string `json:"contract_version"`
+	Store           string `json:"store"`
+	SKU             string `json:"sku"`
+	WriteStore      string `json:"write_store,omitempty"`
+	// Verdict is pass when every probe passed or was skipped, drift when
+	// any probe drifted, error otherwise.
+	Verdict Verdict `json:"verdict"`
+	// Aborted says why the check stopped before its last probe.
+	Aborted string  `json:"aborted,omitempty"`
+	Summary Summary `json:"summary"`
+	// Requests is how many requests were sent.
+	Requests int      `json:"requests"`
+	Probes   []Result `json:"probes"`
+}
+
+// finish computes the summary and the overall verdict.
+func (r *Report) finish() {
+	s := Summary{Probes: len(r.Probes)}
+	for _, p := range r.Probes {
+		switch p.Verdict {
+		case Pass:
+			s.Pass++
+		case Drift:
+			s.Drift++
+		case Skipped:
+			s.Skipped++
+		default:
+			s.Error++
+		}
+	}
+	r.Summary = s
+	switch {
+	case s.Drift > 0:
+		r.Verdict = Drift
+	case s.Error > 0 || r.Aborted != "":
+		r.Verdict = Error
+	default:
+		r.Verdict = Pass
+	}
+}
+
+// ExitCode is the process exit code for the report: 0 when StoreLink
+// conforms, 1 on drift, 2 when the check could not be completed.
+func (r *Report) ExitCode() int {
+	switch r.Verdict {
+	case Pass:
+		return 0
+	case Drift:
+		return 1
+	}
+	return 2
+}
+
+// Redact replaces every occurrence of the secrets in the report's text. The
+// check never puts a key in a report; this guards against a StoreLink that
+// echoes one back in something the report quotes.
+func (r *Report) Redact(secrets ...string) {
+	rep := redactor(secrets)
+	if rep == nil {
+		return
+	}
+	f := rep.Replace
+	r.BaseURL, r.Aborted = f(r.BaseURL), f(r.Aborted)
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		p.Request, p.Detail = f(p.Request), f(p.Detail)
+		for j := range p.Findings {
+			fd := &p.Findings[j]
+			fd.Path, fd.Schema, fd.Message = f(fd.Path), f(fd.Schema), f(fd.Message)
+		}
+	}
+}
+
+// Redacted is what Redact puts in place of a secret.
+const Redacted = "[redacted]"
+
+func redactor(secrets []string) *strings.Replacer {
+	var pairs []string
+	for _, s := range secrets {
+		if s != "" {
+			pairs = append(pairs, s, Redacted)
+		}
+	}
+	if pairs == nil {
+		return nil
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// Formats a report renders in.
+const (
+	FormatTable = "table"
+	FormatJSON  = "json"
+	FormatJUnit = "junit"
+)
+
+// Formats lists the formats [Report.Write] accepts.
+var Formats = []string{FormatTable, FormatJSON, FormatJUnit}
+
+// Write renders the report in one of [Formats].
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case FormatTable:
+		return r.WriteTable(w)
+	case FormatJSON:
+		return r.WriteJSON(w)
+	case FormatJUnit:
+		return r.WriteJUnit(w)
+	}
+	return fmt.Errorf("unknown format %q (want table, json or junit)", format)
+}
+
+// WriteTable renders the report for people: one row per probe, one more
+// row per further finding, and a closing summary.
+func (r *Report) WriteTable(w io.Writer) error {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "StoreLink contract check of %s against contract %s (store %s, SKU %s)\n\n",
+		r.BaseURL, r.ContractVersion, r.Store, r.SKU)
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENDPOINT\tPROBE\tEXPECTED\tGOT\tVERDICT\tDETAIL")
+	for _, p := range r.Probes {
+		got := "-"
+		if p.Got != 0 {
+			got = strconv.Itoa(p.Got)
+		}
+		detail := p.Detail
+		rest := p.Findings
+		if p.Verdict == Drift && len(p.Findings) > 0 {
+			// The headline of a drift is a finding: print it in full.
+			detail, rest = describe(p.Findings[0]), p.Findings[1:]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Endpoint, p.Probe, statusList(p.Expected), got, strings.ToUpper(string(p.Verdict)), detail)
+		for _, f := range rest {
+			fmt.Fprintf(tw, "\t\t\t\t\t%s\n", describe(f))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// tabwriter pads the last column too; trailing blanks only get in the
+	// way of people diffing two reports.
+	trimmed := trailingBlanks.ReplaceAll(buf.Bytes(), []byte("\n"))
+	buf.Reset()
+	buf.Write(trimmed)
+	s := r.Summary
+	fmt.Fprintf(&buf, "\n%d probes, %d requests: %d pass, %d drift, %d skipped, %d error.\n",
+		s.Probes, r.Requests, s.Pass, s.Drift, s.Skipped, s.Error)
+	if r.Aborted != "" {
+		fmt.Fprintf(&buf, "Check stopped early: %s.\n", r.Aborted)
+	}
+	switch r.Verdict {
+	case Pass:
+		buf.WriteString("Result: StoreLink conforms to the contract.\n")
+	case Drift:
+		buf.WriteString("Result: DRIFT: StoreLink does not conform to the contract.\n")
+	default:
+		buf.WriteString("Result: INCOMPLETE: the check could not be completed.\n")
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+var trailingBlanks = regexp.MustCompile(` +\n`)
+
+// describe renders one finding on one line.
+func describe(f Finding) string {
+	var b strings.Builder
+	b.WriteString(f.Kind)
+	if f.Path != "" || f.Kind == FindingSchema {
+		b.WriteString(" at ")
+		if f.Path == "" {
+			b.WriteString("(whole body)")
+		} else {
+			b.WriteString(f.Path)
+		}
+	}
+	b.WriteString(": ")
+	b.WriteString(f.Message)
+	if f.Schema != "" {
+		b.WriteString(" [" + f.Schema + "]")
+	}
+	return b.String()
+}
+
+// WriteJSON renders the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// JUnit XML, in the shape CI systems read: one test case per probe, drift as
+// a failure, errors as errors, skipped probes as skipped.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	ClassName string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit renders the report as JUnit XML.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	suite := junitSuite{Name: "storelink-contract " + r.BaseURL, Tests: len(r.Probes),
+		Failures: r.Summary.Drift, Errors: r.Summary.Error, Skipped: r.Summary.Skipped,
+		Properties: []junitProperty{
+			{Name: "base_url", Value: r.BaseURL},
+			{Name: "contract_version", Value: r.ContractVersion},
+			{Name: "store", Value: r.Store},
+			{Name: "sku", Value: r.SKU},
+		}}
+	if r.Aborted != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "aborted", Value: r.Aborted})
+	}
+	for _, p := range r.Probes {
+		c := junitCase{ClassName: p.Operation, Name: p.Endpoint + " " + p.Probe}
+		var text strings.Builder
+		if p.Request != "" {
+			fmt.Fprintf(&text, "request: %s (%s)\n", p.Request, p.Key)
+		}
+		fmt.Fprintf(&text, "expected: %s, got: %d\n", statusList(p.Expected), p.Got)
+		for _, f := range p.Findings {
+			text.WriteString(describe(f) + "\n")
+		}
+		msg := &junitMessage{Message: p.Detail, Text: text.String()}
+		switch p.Verdict {
+		case Drift:
+			msg.Type = "drift"
+			c.Failure = msg
+		case Error:
+			msg.Type = "error"
+			c.Error = msg
+		case Skipped:
+			c.Skipped = &junitMessage{Message: p.Detail}
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	doc := junitSuites{Name: "storelink-contract", Tests: suite.Tests, Failures: suite.Failures,
+		Errors: suite.Errors, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
