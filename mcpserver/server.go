@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
@@ -85,6 +86,9 @@ type WriteOptions struct {
 type server struct {
 	opts Options
 	log  *slog.Logger
+	// processSession names the connection of a stdio server, whose sessions
+	// carry no protocol id, in the audit trail.
+	processSession string
 }
 
 // instructions tell the model the workflow in a few lines; every tool's own
@@ -107,7 +111,7 @@ func New(opts Options) *mcp.Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &server{opts: opts, log: opts.Logger}
+	s := &server{opts: opts, log: opts.Logger, processSession: "proc-" + callid.New()}
 	ms := mcp.NewServer(&mcp.Implementation{Name: "korral-storelink", Title: "Korral StoreLink", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: opts.Logger})
 	addListAuthorizedStores(ms, s)

@@ -39,6 +39,8 @@ type fakeUpstream struct {
 	supplier domain.Supplier
 	orders   map[string]domain.Order
 	created  []domain.OrderRequest
+	// truncate makes every sales walk report that it stopped at its bound.
+	truncate bool
 }
 
 func (f *fakeUpstream) count(storeID string) error {
@@ -88,6 +90,7 @@ func (f *fakeUpstream) Sales(_ context.Context, id, _ string, since time.Time, m
 			p.Truncated = true
 		}
 	}
+	p.Truncated = p.Truncated || f.truncate
 	return p, nil
 }
 
@@ -512,5 +515,15 @@ func TestGetOrderStatus(t *testing.T) {
 	env, _ = callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "RO-47-000001", "store_id": "102"})
 	if errCode(env) != "NOT_FOUND" {
 		t.Fatalf("another store's order: %v", env)
+	}
+}
+
+func TestRiskCheckRefusesAPartialHistory(t *testing.T) {
+	f := newFake()
+	f.truncate = true
+	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
+	if errCode(env) != "INVALID_ARGUMENT" || !strings.Contains(env["error"].(map[string]any)["remediation"].(string), "lookback_days") {
+		t.Fatalf("got %v", env)
 	}
 }

@@ -96,6 +96,10 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		c := &call{id: callid.New(), tool: t.Name}
 		if req.Session != nil {
 			c.session = req.Session.ID()
+			if c.session == "" {
+				// stdio sessions have no protocol id; one process is one session.
+				c.session = s.processSession
+			}
 			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
 				c.client = p.ClientInfo.Name
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,6 +142,13 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 		if f.sales, err = s.opts.Upstream.Sales(ctx, storeID, sku, from, riskSalesCap); err != nil {
 			return nil, err
 		}
+	}
+	if f.sales.Truncated {
+		// A partial history would read as zero-sale days and skew the band;
+		// refuse rather than guess.
+		return nil, apperr.New(apperr.InvalidArgument,
+			fmt.Sprintf("SKU %s sells too often to read %d days of its sales in one call (over %d transactions)", sku, lookbackDays, riskSalesCap),
+			"Call again with a shorter lookback_days.")
 	}
 	loc, err := time.LoadLocation(f.store.Timezone)
 	if err != nil {

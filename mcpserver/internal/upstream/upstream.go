@@ -49,7 +49,8 @@ type Options struct {
 	BreakerCooldown time.Duration
 	// ResponseLimit bounds every response body; 0 means the client default.
 	ResponseLimit int64
-	// MaxPOSPages bounds a walk over point-of-sale pages; 0 means 20.
+	// MaxPOSPages bounds a walk over point-of-sale pages; 0 means 100
+	// (50,000 transactions at the default page size).
 	MaxPOSPages int
 	// POSPageSize is the page size asked of StoreLink; 0 means 500.
 	POSPageSize int
@@ -85,7 +86,7 @@ func New(opts Options) (*Client, error) {
 		opts.BreakerCooldown = 30 * time.Second
 	}
 	if opts.MaxPOSPages <= 0 {
-		opts.MaxPOSPages = 20
+		opts.MaxPOSPages = 100
 	}
 	if opts.POSPageSize <= 0 {
 		opts.POSPageSize = 500
