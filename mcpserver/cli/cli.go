@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
@@ -64,6 +65,8 @@ const usage = `storelink-mcp: the Korral StoreLink MCP server.
 
 Usage:
   storelink-mcp [stdio]          serve MCP over stdin/stdout (default)
+  storelink-mcp serve --http ADDR [--stateless]
+                                 serve MCP over Streamable HTTP at /mcp (see --help)
   storelink-mcp audit [flags]    print the audit trail (--day, --store, --call, --tool)
   storelink-mcp audit report     calls, outcomes, error rate and latency per tool
   storelink-mcp approvals list|show ID|approve ID|reject ID
@@ -91,6 +94,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 			return &ExitError{Code: 2, Err: err}
 		}
 		return runStdio(ctx, env)
+	case "serve":
+		return runServe(ctx, args, env)
 	case "audit":
 		return runAudit(ctx, args, env)
 	case "approvals":
@@ -128,7 +133,10 @@ func (a *app) Close() {
 
 // build loads the configuration and assembles the server. Any configuration
 // problem is an ExitError with code 2, reported before anything starts.
-func build(ctx context.Context, env Env) (*app, error) {
+//
+// sessionName names the calls of a transport without protocol session ids
+// (stdio) in the audit trail.
+func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 	a, err := buildUpstream(ctx, env)
 	if err != nil {
 		return nil, err
@@ -152,6 +160,7 @@ func build(ctx context.Context, env Env) (*app, error) {
 		Now:                 a.now,
 		DefaultLookbackDays: cfg.DefaultLookbackDays,
 		Version:             Version,
+		SessionName:         sessionName,
 		Writes:              writes,
 	})
 	return a, nil
@@ -231,7 +240,8 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 }
 
 func runStdio(ctx context.Context, env Env) error {
-	a, err := build(ctx, env)
+	// One stdio process serves one client: name its session once.
+	a, err := build(ctx, env, "stdio-"+callid.New())
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,15 @@ func readSet(path string) (*Set, error) {
 	return set, nil
 }
 
+// SetLogger sets where reloads are reported. Call it before the first
+// Lookup: the file is usually opened, to validate it, before the logger of
+// the configured level exists.
+func (f *File) SetLogger(log *slog.Logger) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = log
+}
+
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
 

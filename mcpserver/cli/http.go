@@ -1,0 +1,468 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Environment variables of the HTTP transport. They are read here rather
+// than in internal/config because only `serve` uses them.
+const (
+	// envTokensFile names the bearer token file (see package bearer).
+	envTokensFile = "MCP_AUTH_TOKENS_FILE"
+	// envInsecure is --insecure-no-auth for deployments configured only
+	// through the environment.
+	envInsecure = "MCP_HTTP_INSECURE"
+)
+
+// Limits of the HTTP transport. A tool call's arguments are a few hundred
+// bytes, so a megabyte is generous and still keeps a flood of large bodies
+// from exhausting memory.
+const (
+	maxBodyBytes = 1 << 20
+	// bodyReadTimeout bounds how long a client may take to send its body,
+	// so a slow sender cannot hold a connection open indefinitely.
+	bodyReadTimeout = 30 * time.Second
+	// sessionIdleTimeout closes stateful sessions a client abandoned without
+	// a DELETE; without it they would accumulate for the process's life.
+	sessionIdleTimeout = 30 * time.Minute
+	readyTimeout       = 2 * time.Second
+)
+
+// serveOptions are the flags of `storelink-mcp serve`.
+type serveOptions struct {
+	addr            string
+	stateless       bool
+	insecureNoAuth  bool
+	allowedHosts    []string
+	requestTimeout  time.Duration
+	shutdownTimeout time.Duration
+}
+
+// hostList is a repeatable, comma-separable flag.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+
+func (h *hostList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if s == "" {
+			continue
+		}
+		if strings.ContainsAny(s, "/:[]* ") {
+			return fmt.Errorf("%q: give a bare host name or IPv4 address, without scheme, port or wildcard", s)
+		}
+		*h = append(*h, s)
+	}
+	return nil
+}
+
+func parseServeFlags(args []string, env Env) (serveOptions, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var o serveOptions
+	var hosts hostList
+	fs.StringVar(&o.addr, "http", "127.0.0.1:8080", "`address` to listen on (host:port; port 0 picks a free one)")
+	fs.BoolVar(&o.stateless, "stateless", false, "no MCP sessions: every request stands alone, so any replica can answer any request")
+	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "serve without bearer tokens on a non-loopback address (also "+envInsecure+"=true)")
+	fs.Var(&hosts, "allowed-host", "host `name` clients use to reach the server, besides loopback and the listen address (repeatable, or comma-separated)")
+	fs.DurationVar(&o.requestTimeout, "request-timeout", 60*time.Second, "longest time one MCP request may take")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 20*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
+	if err := fs.Parse(args); err != nil {
+		return o, &ExitError{Code: 2, Err: err}
+	}
+	if fs.NArg() > 0 {
+		return o, &ExitError{Code: 2, Err: fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))}
+	}
+	o.allowedHosts = hosts
+	switch v := env.Getenv(envInsecure); v {
+	case "", "false", "0":
+	case "true", "1":
+		o.insecureNoAuth = true
+	default:
+		return o, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %s=%q: must be true, false, 1 or 0", envInsecure, v)}
+	}
+	if o.requestTimeout <= 0 || o.shutdownTimeout <= 0 {
+		return o, &ExitError{Code: 2, Err: errors.New("serve: --request-timeout and --shutdown-timeout must be positive")}
+	}
+	return o, nil
+}
+
+// authPolicy decides, before anything starts, whether the server may run
+// with the given address and token file. It returns the listen host.
+func authPolicy(o serveOptions, tokensFile string) (string, error) {
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return "", fmt.Errorf("serve: --http %q: want host:port, such as 127.0.0.1:8080: %w", o.addr, err)
+	}
+	host = strings.ToLower(host)
+	switch {
+	case tokensFile != "" && o.insecureNoAuth:
+		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envTokensFile, envInsecure)
+	case tokensFile == "" && !isLoopbackHost(host) && !o.insecureNoAuth:
+		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set: "+
+			"give a token file (lines of \"label token\"), listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.addr, envTokensFile)
+	case isWildcardHost(host) && len(o.allowedHosts) == 0:
+		return "", fmt.Errorf("configuration: --http %s listens on every interface, so the server cannot tell which host names are its own: "+
+			"name them with --allowed-host (for example --allowed-host mcp.korral.internal)", o.addr)
+	}
+	return host, nil
+}
+
+// runServe serves MCP over Streamable HTTP until ctx is cancelled (SIGTERM),
+// then drains in-flight requests for at most the shutdown timeout.
+func runServe(ctx context.Context, args []string, env Env) error {
+	o, err := parseServeFlags(args, env)
+	if err != nil {
+		return err
+	}
+	tokensFile := env.Getenv(envTokensFile)
+	listenHost, err := authPolicy(o, tokensFile)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	var tokens *bearer.File
+	if tokensFile != "" {
+		if tokens, err = bearer.Open(tokensFile, nil); err != nil {
+			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %s: %w", envTokensFile, err)}
+		}
+	}
+	a, err := build(ctx, env, "")
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if tokens != nil {
+		tokens.SetLogger(a.log)
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	streams, stopStreams := context.WithCancel(context.Background())
+	defer stopStreams()
+	h := &httpServer{app: a, opts: o, tokens: tokens, streams: streams,
+		hosts: newHostGuard(listenHost, o.allowedHosts)}
+	srv := &http.Server{
+		Handler:           h.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	authMode := "none"
+	if tokens != nil {
+		authMode = "bearer"
+		a.log.Info("auth.tokens_loaded", "path", tokens.Path(), "labels", tokens.Labels())
+	} else {
+		reason := "loopback address"
+		if o.insecureNoAuth {
+			reason = "--insecure-no-auth"
+		}
+		a.log.Warn("auth.disabled", "reason", reason, "note", "every caller that can reach the address can use the tools")
+	}
+	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
+	a.log.Info("http.listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/mcp",
+		"stateless", o.stateless, "auth", authMode, "allowed_hosts", h.hosts.names())
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("http.shutdown", "grace", o.shutdownTimeout.String())
+	h.draining.Store(true)
+	// Open GET streams wait for notifications that will never come; ending
+	// them lets Shutdown wait only for real work.
+	stopStreams()
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		a.log.Warn("http.shutdown_forced", "error", err.Error(), "note", "requests still running after the grace period were cut off")
+		_ = srv.Close()
+	}
+	a.log.Info("server.stop", "transport", "http")
+	return nil
+}
+
+// httpServer is the HTTP face of an assembled app.
+type httpServer struct {
+	app    *app
+	opts   serveOptions
+	tokens *bearer.File // nil: no authentication
+	hosts  hostGuard
+	// streams is cancelled when shutdown begins, ending open GET streams.
+	streams  context.Context
+	draining atomic.Bool
+}
+
+// routes assembles the handler: /mcp behind the Host and Origin checks, the
+// body limit and the bearer token; /healthz and /readyz open, for load
+// balancers and orchestrators that hold no token.
+func (h *httpServer) routes() http.Handler {
+	h.app.server.AddReceivingMiddleware(requestTimeout(h.opts.requestTimeout))
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.app.server }, &mcp.StreamableHTTPOptions{
+		Stateless:           h.opts.stateless,
+		Logger:              h.app.log,
+		MaxRequestBodyBytes: maxBodyBytes,
+		SessionTimeout:      sessionIdleTimeout,
+		// The SDK's own rebinding check refuses every non-loopback Host on a
+		// loopback connection, which also refuses a reverse proxy on the same
+		// machine forwarding for a configured name. hostGuard covers the same
+		// ground on every interface and honours --allowed-host.
+		DisableLocalhostProtection: true,
+	})
+	mcpH := h.limitBody(h.endStreamsOnShutdown(sdk))
+	if h.tokens != nil {
+		// Authentication comes before the body is read, so a caller without
+		// a token costs no more than its headers.
+		mcpH = h.logDenied(auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{
+			// File tokens do not expire; revocation is removing the line.
+			AllowMissingExpiration: true,
+		})(mcpH))
+	}
+	mcpH = h.hosts.wrap(mcpH, h.app.log)
+
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpH)
+	mux.HandleFunc("GET /healthz", h.healthz)
+	mux.HandleFunc("GET /readyz", h.readyz)
+	return mux
+}
+
+// verify adapts the token file to the SDK's bearer middleware. The label
+// becomes TokenInfo.UserID: the SDK binds a stateful session to it (another
+// token cannot take the session over), and the tools record it as the caller.
+func (h *httpServer) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+	label, ok := h.tokens.Lookup(token)
+	if !ok {
+		h.app.log.Warn("auth.denied", "reason", "unknown token", "remote", r.RemoteAddr)
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: label, Extra: map[string]any{"label": label}}, nil
+}
+
+// logDenied logs requests that carry no bearer token at all, which the SDK
+// middleware refuses without consulting the verifier.
+func (h *httpServer) logDenied(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := strings.Fields(r.Header.Get("Authorization")); len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
+			h.app.log.Warn("auth.denied", "reason", "no bearer token", "remote", r.RemoteAddr)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody reads a POST body in full, within a size limit (413 beyond it)
+// and a time limit, before the SDK sees the request. The
+// read deadline is lifted once the body is in, because an expired deadline
+// later would cancel the request's context in the middle of a tool call.
+func (h *httpServer) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > maxBodyBytes {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		_ = rc.SetReadDeadline(time.Time{})
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "could not read the request body", http.StatusRequestTimeout)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// endStreamsOnShutdown ties GET streams (server-to-client notifications in
+// stateful mode) to the shutdown signal. POSTs keep their own context, so a
+// tool call already running is allowed to finish.
+func (h *httpServer) endStreamsOnShutdown(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(h.streams, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestTimeout bounds every MCP request the server handles. Tools pass
+// the context on to StoreLink, so a call that overruns is cut off there.
+func requestTimeout(d time.Duration) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// healthz is liveness: the process answers HTTP. It stays 200 while
+// draining, so an orchestrator does not kill a replica that is finishing
+// its last calls.
+func (h *httpServer) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readiness is the body of /readyz.
+type readiness struct {
+	Status string `json:"status"` // ready, not_ready or draining
+	Config string `json:"config"`
+	Ledger string `json:"ledger"` // ok or unreachable
+	// Breaker is StoreLink's circuit breaker. It is reported, not judged: an
+	// open breaker means StoreLink is failing, which no other replica could
+	// fix, so taking this one out of rotation would only add to the outage.
+	Breaker string `json:"breaker"`
+	Version string `json:"version"`
+}
+
+// readyz is readiness: the configuration loaded (or the server would not
+// be running), the ledger answers, and the server is not shutting down.
+func (h *httpServer) readyz(w http.ResponseWriter, r *http.Request) {
+	out := readiness{Status: "ready", Config: "loaded", Ledger: "ok", Breaker: h.app.up.BreakerState(), Version: Version}
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := h.app.db.Ping(ctx); err != nil {
+		// The error names file paths; it goes to the log, not to an
+		// unauthenticated endpoint.
+		h.app.log.Error("http.not_ready", "error", err.Error())
+		out.Status, out.Ledger = "not_ready", "unreachable"
+	}
+	if h.draining.Load() {
+		out.Status = "draining"
+	}
+	code := http.StatusOK
+	if out.Status != "ready" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, out)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// hostGuard is the DNS-rebinding defence. A web page the user visits can
+// make the browser send requests to a name the attacker controls that
+// resolves to this server; the request then carries the attacker's name in
+// Host (and Origin). Only names this server is known by are accepted:
+// loopback, the listen address's host, and --allowed-host names. The SDK's
+// own check covers only connections that arrive on a loopback address; this
+// one applies on every interface, and to Origin too.
+type hostGuard struct {
+	allowed map[string]bool
+}
+
+func newHostGuard(listenHost string, extra []string) hostGuard {
+	g := hostGuard{allowed: map[string]bool{}}
+	if listenHost != "" && !isWildcardHost(listenHost) {
+		g.allowed[strings.Trim(listenHost, "[]")] = true
+	}
+	for _, h := range extra {
+		g.allowed[h] = true
+	}
+	return g
+}
+
+// names lists the accepted host names, for the start-up log.
+func (g hostGuard) names() []string {
+	out := []string{"localhost", "127.0.0.1", "::1"}
+	for _, h := range slices.Sorted(maps.Keys(g.allowed)) {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// ok reports whether host (with or without a port) is one of ours.
+func (g hostGuard) ok(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	return isLoopbackHost(host) || g.allowed[host]
+}
+
+func (g hostGuard) wrap(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.ok(r.Host) {
+			log.Warn("http.host_refused", "host", r.Host, "remote", r.RemoteAddr)
+			// 421: this server does not answer for that name.
+			http.Error(w, "Misdirected Request: unknown Host", http.StatusMisdirectedRequest)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" {
+			u, err := url.Parse(origin)
+			if err != nil || u.Host == "" || !g.ok(u.Host) {
+				log.Warn("http.origin_refused", "origin", origin, "remote", r.RemoteAddr)
+				http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopbackHost reports whether host (no port) names this machine only.
+func isLoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// isWildcardHost reports whether host means "every interface".
+func isWildcardHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if host == "" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsUnspecified()
+}
