@@ -140,3 +140,7 @@ conformance: bin/storelink-mcp $(NODE22) $(CONFORMANCE_JS) ## Run the MCP confor
 .PHONY: inspector
 inspector: bin/storelink-mcp $(NODE22) $(INSPECTOR_JS) ## Check the tool list with the MCP Inspector CLI over stdio and over HTTP with a token.
 	conformance/inspector.sh $(ROOT)/bin/storelink-mcp $(NODE22) $(INSPECTOR_JS)
+
+.PHONY: bench
+bench: ## Benchmarks (not in ci): Go benchmarks, then the binaries under load beside Prism; writes bench/out/results.md.
+	bench/run.sh

@@ -150,7 +150,7 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 			fmt.Sprintf("SKU %s sells too often to read %d days of its sales in one call (over %d transactions)", sku, lookbackDays, riskSalesCap),
 			"Call again with a shorter lookback_days.")
 	}
-	loc, err := time.LoadLocation(f.store.Timezone)
+	loc, err := domain.Location(f.store.Timezone)
 	if err != nil {
 		return nil, fmt.Errorf("store %s timezone %q: %w", storeID, f.store.Timezone, err)
 	}

@@ -70,7 +70,7 @@ func (s *server) listAuthorizedStores(ctx context.Context, c *call, _ listStores
 
 func describeStore(st domain.Store, now time.Time) authorizedStore {
 	out := authorizedStore{StoreID: st.ID, Name: untrusted(st.Name), Timezone: st.Timezone}
-	loc, err := time.LoadLocation(st.Timezone)
+	loc, err := domain.Location(st.Timezone)
 	if err != nil {
 		return out
 	}

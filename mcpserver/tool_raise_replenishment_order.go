@@ -198,7 +198,7 @@ func requestHash(storeID string, req domain.OrderRequest) string {
 }
 
 func localDate(now time.Time, tz string) string {
-	if loc, err := time.LoadLocation(tz); err == nil {
+	if loc, err := domain.Location(tz); err == nil {
 		now = now.In(loc)
 	}
 	return now.Format("2006-01-02")

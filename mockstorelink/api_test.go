@@ -530,3 +530,23 @@ func TestRequestRecords(t *testing.T) {
 		t.Errorf("after reset: %d records", n)
 	}
 }
+
+func TestRequestLogIsBounded(t *testing.T) {
+	for _, tc := range []struct{ max, sent, want int }{{5, 40, 5}, {-1, 10, 0}} {
+		m, err := mockstorelink.Start(mockstorelink.Options{MaxRequestLog: tc.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < tc.sent; i++ {
+			resp, err := http.Get(m.URL + "/v1/stores")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		if got := m.Server.RequestCount(nil); got < tc.want || got > tc.want+tc.want/4 {
+			t.Errorf("max %d after %d requests: %d recorded, want %d (to %d)", tc.max, tc.sent, got, tc.want, tc.want+tc.want/4)
+		}
+		m.Close()
+	}
+}

@@ -35,7 +35,15 @@ type Options struct {
 	AdminToken           string           // "" = admin endpoint disabled
 	NoResponseValidation bool             // skip checking the mock's own responses (load runs)
 	Logger               *slog.Logger     // nil = discard
+	// MaxRequestLog bounds the request log that Requests and RequestCount
+	// read: 0 keeps the most recent DefaultMaxRequestLog requests, a negative
+	// value keeps none (a long-running embedded mock has no reader).
+	MaxRequestLog int
 }
+
+// DefaultMaxRequestLog is how many recent requests the mock remembers by
+// default: plenty for any test, bounded for a mock that runs for days.
+const DefaultMaxRequestLog = 10000
 
 // DefaultNow is the fixed instant the tests and transcripts run at: Friday
 // 27 November 2026, 14:30 in Prague, when every store is open.
@@ -70,6 +78,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	requests   []*RequestRecord
+	maxLog     int
 	violations []string
 
 	closing     chan struct{}
@@ -93,6 +102,10 @@ func New(opts Options) (*Server, error) {
 		validate: !opts.NoResponseValidation,
 		contract: c,
 		closing:  make(chan struct{}),
+		maxLog:   opts.MaxRequestLog,
+	}
+	if s.maxLog == 0 {
+		s.maxLog = DefaultMaxRequestLog
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -188,6 +201,20 @@ func (s *Server) RequestCount(match func(RequestRecord) bool) int {
 	return n
 }
 
+// record appends to the request log, dropping the oldest records in batches
+// once it is over its bound, so memory stays flat however long the mock runs.
+func (s *Server) record(rec *RequestRecord) {
+	if s.maxLog < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, rec)
+	if n := len(s.requests); n >= s.maxLog+s.maxLog/4+1 {
+		s.requests = append([]*RequestRecord(nil), s.requests[n-s.maxLog:]...)
+	}
+}
+
 // ResetRequests forgets the recorded requests.
 func (s *Server) ResetRequests() {
 	s.mu.Lock()
@@ -233,9 +260,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.operation = route.Operation.OperationID
 	}
 	rec := &RequestRecord{Method: r.Method, Path: r.URL.Path, OperationID: rt.operation, StoreID: rt.storeID, At: s.now()}
-	s.mu.Lock()
-	s.requests = append(s.requests, rec)
-	s.mu.Unlock()
+	s.record(rec)
 	sw := &statusWriter{ResponseWriter: w, onStatus: func(code int) {
 		s.mu.Lock()
 		rec.Status = code

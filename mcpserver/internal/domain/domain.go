@@ -3,7 +3,10 @@
 // the tools and the projection can be tested without either.
 package domain
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // DayHours is one weekday's opening hours in store-local minutes after midnight.
 type DayHours struct {
@@ -85,3 +88,20 @@ type OrderRequest struct {
 
 // OpenStatuses are the order statuses after which goods are still expected.
 var OpenStatuses = map[string]bool{"submitted": true, "acknowledged": true, "shipped": true}
+
+var locations sync.Map // IANA name -> *time.Location
+
+// Location returns the named IANA time zone, loading it once per process:
+// every call that touches a store needs its zone, and loading one from the
+// zone database costs more than the rest of the arithmetic.
+func Location(name string) (*time.Location, error) {
+	if l, ok := locations.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	locations.Store(name, l)
+	return l, nil
+}

@@ -14,6 +14,10 @@ import (
 
 // Store returns one store with its opening hours.
 func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error) {
+	return reuse(ctx, c, "store:"+storeID, func() (domain.Store, error) { return c.fetchStore(ctx, storeID) })
+}
+
+func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, error) {
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Store, error) {
 		return sl.Result(c.api.GetStoreWithResponse(ctx, storeID, sl.WithStoreKey(key.Reveal())))
 	})
@@ -81,6 +85,10 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 // SKU returns a SKU's master data, read with the key of storeID (any valid
 // key may read the catalogue).
 func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
+	return reuse(ctx, c, "sku:"+sku, func() (domain.SKU, error) { return c.fetchSKU(ctx, storeID, sku) })
+}
+
+func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
 	v, err := call(ctx, c, "GET", "/v1/skus/{sku}", storeID, func(ctx context.Context, key keyring.Key) (*sl.SKU, error) {
 		return sl.Result(c.api.GetSKUWithResponse(ctx, sku, sl.WithStoreKey(key.Reveal())))
 	})
@@ -97,6 +105,10 @@ func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, erro
 
 // Supplier returns a supplier's delivery terms, read with the key of storeID.
 func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
+	return reuse(ctx, c, "supplier:"+supplierID, func() (domain.Supplier, error) { return c.fetchSupplier(ctx, storeID, supplierID) })
+}
+
+func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
 	v, err := call(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Supplier, error) {
 		return sl.Result(c.api.GetSupplierWithResponse(ctx, supplierID, sl.WithStoreKey(key.Reveal())))
 	})
@@ -147,7 +159,7 @@ func convertOrder(v *sl.Order) domain.Order {
 }
 
 func convertStore(v *sl.Store) (domain.Store, error) {
-	if _, err := time.LoadLocation(v.Timezone); err != nil || v.Timezone == "" {
+	if _, err := domain.Location(v.Timezone); err != nil || v.Timezone == "" {
 		return domain.Store{}, fmt.Errorf("%w: unknown timezone %q", sl.ErrMalformedResponse, v.Timezone)
 	}
 	out := domain.Store{ID: v.StoreID, Name: v.Name, Timezone: v.Timezone}

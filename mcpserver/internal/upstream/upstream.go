@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
@@ -54,6 +55,10 @@ type Options struct {
 	MaxPOSPages int
 	// POSPageSize is the page size asked of StoreLink; 0 means 500.
 	POSPageSize int
+	// MasterDataTTL is how long store, SKU and supplier master data are
+	// reused before StoreLink is asked again; 0 means 5 minutes, a negative
+	// value turns the reuse off. Stock, sales and orders are never reused.
+	MasterDataTTL time.Duration
 }
 
 // Client calls StoreLink on behalf of the tools.
@@ -66,6 +71,14 @@ type Client struct {
 	cooldown time.Duration
 	maxPages int
 	pageSize int
+	ttl      time.Duration
+	master   sync.Map // "kind:id" -> masterEntry
+}
+
+// masterEntry is one piece of reused master data.
+type masterEntry struct {
+	value   any
+	expires time.Time
 }
 
 // errBreakerOpen is returned by the transport when the breaker refuses a request.
@@ -91,6 +104,9 @@ func New(opts Options) (*Client, error) {
 	if opts.POSPageSize <= 0 {
 		opts.POSPageSize = 500
 	}
+	if opts.MasterDataTTL == 0 {
+		opts.MasterDataTTL = 5 * time.Minute
+	}
 	if opts.ResponseLimit <= 0 {
 		opts.ResponseLimit = storelinkclient.DefaultResponseLimit
 	}
@@ -109,6 +125,7 @@ func New(opts Options) (*Client, error) {
 		cooldown: opts.BreakerCooldown,
 		maxPages: opts.MaxPOSPages,
 		pageSize: opts.POSPageSize,
+		ttl:      opts.MasterDataTTL,
 	}
 	failures := opts.BreakerFailures
 	c.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
@@ -171,6 +188,24 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 }
 
 type statusSinkKey struct{}
+
+// reuse returns master data fetched within the TTL, or fetches it. Opening
+// hours, product names and lead times change on the scale of days, while a
+// risk check needs them on every call; reusing them spares StoreLink three of
+// the five requests of a repeated check. Errors are never reused.
+func reuse[T any](ctx context.Context, c *Client, key string, fetch func() (T, error)) (T, error) {
+	if c.ttl > 0 {
+		if e, ok := c.master.Load(key); ok && time.Now().Before(e.(masterEntry).expires) {
+			c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "key", key)
+			return e.(masterEntry).value.(T), nil
+		}
+	}
+	v, err := fetch()
+	if err == nil && c.ttl > 0 {
+		c.master.Store(key, masterEntry{value: v, expires: time.Now().Add(c.ttl)})
+	}
+	return v, err
+}
 
 // call runs one logical StoreLink request for a store: it picks the store's
 // key, applies the timeout, logs every attempt, and on a 401 retries once, only

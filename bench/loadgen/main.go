@@ -1,0 +1,413 @@
+// Command loadgen drives the real storelink-mcp and mock StoreLink binaries
+// and writes the benchmark tables of docs/benchmarks.md: cold start, tool
+// call latency and throughput over stdio (and over HTTP when the server
+// offers it), resident memory, the model-visible size of the tool
+// definitions, and mock throughput under wrk beside Prism on the same spec.
+// It also folds `go test -bench` output into the same report.
+//
+// Every process it starts listens on 127.0.0.1 only, runs for a bounded
+// time and is ended by its PID. Nothing here passes or fails on speed: the
+// targets are reported, not asserted.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	server    string
+	mock      string
+	prism     string
+	wrk       string
+	spec      string
+	out       string
+	goBench   string
+	runs      int
+	cold      int
+	seqCalls  int
+	callers   int
+	conCalls  int
+	httpCalls int
+	wrkDur    time.Duration
+	httpArgs  string
+	tokenEnv  string
+	quick     bool
+	serverEnv []string
+	only      string
+	phase     func(string) bool
+	loadStart string
+}
+
+// envList is a repeatable KEY=VALUE flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q: want KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	killAll()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.server, "server", "", "storelink-mcp `binary` (required)")
+	fs.StringVar(&c.mock, "mock", "", "mockstorelink `binary` (required)")
+	fs.StringVar(&c.prism, "prism", "", "prism `binary`; empty skips the Prism comparison")
+	fs.StringVar(&c.wrk, "wrk", "wrk", "wrk `binary`; empty skips the mock throughput comparison")
+	fs.StringVar(&c.spec, "spec", "openapi/storelink.yaml", "the contract Prism serves")
+	fs.StringVar(&c.out, "out", "bench/out", "`directory` for results.md and results.json")
+	fs.StringVar(&c.goBench, "gobench", "", "`file` with go test -bench output to include")
+	fs.IntVar(&c.runs, "runs", 3, "repetitions of every measurement")
+	fs.IntVar(&c.cold, "cold", 30, "cold starts per run")
+	fs.IntVar(&c.seqCalls, "seq-calls", 2000, "sequential stdio calls per run")
+	fs.IntVar(&c.callers, "callers", 8, "concurrent callers")
+	fs.IntVar(&c.conCalls, "concurrent-calls", 10000, "calls per run with concurrent callers (also the memory-growth window)")
+	fs.IntVar(&c.httpCalls, "http-calls", 5000, "calls per run over HTTP")
+	fs.DurationVar(&c.wrkDur, "wrk-duration", 5*time.Second, "how long wrk drives each mock")
+	fs.StringVar(&c.httpArgs, "http-args", "serve --http {addr}", "server arguments for the HTTP transport ({addr} = listen address)")
+	fs.StringVar(&c.tokenEnv, "http-token-env", "", "variable naming the bearer token file for HTTP; default: detected from the server's help")
+	fs.BoolVar(&c.quick, "quick", false, "one short run, for trying the driver out")
+	fs.Var((*envList)(&c.serverEnv), "server-env", "extra `KEY=VALUE` for every server process (repeatable), e.g. PROFILE_DIR for bench/profiledmcp")
+	fs.StringVar(&c.loadStart, "load-before", "", "load average when the whole benchmark began (default: when this driver starts)")
+	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, mocks (default all)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.server == "" || c.mock == "" {
+		return errors.New("--server and --mock are required")
+	}
+	extraServerEnv = c.serverEnv
+	phases := map[string]bool{}
+	for _, ph := range strings.Split(c.only, ",") {
+		if ph = strings.TrimSpace(ph); ph != "" {
+			if !slices.Contains([]string{"cold", "stdio", "external", "http", "mocks"}, ph) {
+				return fmt.Errorf("--only: unknown phase %q", ph)
+			}
+			phases[ph] = true
+		}
+	}
+	c.phase = func(name string) bool { return len(phases) == 0 || phases[name] }
+	if c.quick {
+		c.runs, c.cold, c.seqCalls, c.conCalls, c.httpCalls, c.wrkDur = 1, 5, 200, 1000, 500, 2*time.Second
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "storelink-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	rep := &report{Machine: describeMachine(), Config: c.public(), Started: time.Now().UTC()}
+	if c.loadStart != "" {
+		rep.Machine.LoadBefore = c.loadStart
+	}
+	log := func(format string, a ...any) { fmt.Fprintf(stderr, "loadgen: "+format+"\n", a...) }
+
+	hopts, httpNote := detectHTTP(c)
+	rep.HTTPNote = httpNote
+	log("HTTP transport: %s", httpNote)
+
+	for i := range c.runs {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		log("run %d of %d", i+1, c.runs)
+		dir := filepath.Join(work, fmt.Sprintf("run%d", i+1))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		r, err := oneRun(ctx, c, hopts, dir, log)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		rep.Runs = append(rep.Runs, r)
+	}
+	if c.goBench != "" {
+		f, err := os.Open(c.goBench)
+		if err != nil {
+			return err
+		}
+		rep.goBench, err = parseGoBench(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	rep.Machine.LoadAfter = loadavg()
+	rep.Finished = time.Now().UTC()
+
+	md := rep.markdown()
+	if err := os.WriteFile(filepath.Join(c.out, "results.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	raw, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(filepath.Join(c.out, "results.json"), append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, md)
+	return err
+}
+
+// runResult is everything measured in one repetition.
+type runResult struct {
+	ColdStartMS []float64 `json:"cold_start_ms,omitempty"`
+	// ColdStartExternalMS is the same with UPSTREAM_BASE_URL set, as in
+	// production: no embedded mock to build at start.
+	ColdStartExternalMS []float64  `json:"cold_start_external_ms,omitempty"`
+	Tools               *toolsInfo `json:"tools,omitempty"`
+	// Embedded is the zero-configuration binary (embedded mock StoreLink in
+	// the same process): Seq sequential, Conc with concurrent callers.
+	EmbeddedIdle *memory     `json:"embedded_idle,omitempty"`
+	Seq          *loadResult `json:"stdio_sequential,omitempty"`
+	Conc         *loadResult `json:"stdio_concurrent,omitempty"`
+	// External is the server alone, against a mockstorelink process, so its
+	// memory holds nothing of the mock's.
+	External *loadResult `json:"stdio_external_mock,omitempty"`
+	HTTP     *loadResult `json:"http,omitempty"`
+	// Mocks maps a mock's name to its wrk result.
+	Mocks map[string]wrkResult `json:"mocks,omitempty"`
+}
+
+const (
+	mockFull   = "mockstorelink (request + response validation)"
+	mockNoResp = "mockstorelink (request validation only)"
+	mockPrism  = "Prism 5.16.0 (-v error)"
+)
+
+func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log func(string, ...any)) (runResult, error) {
+	var r runResult
+	if c.phase("cold") {
+		log("  cold start x%d, embedded mock", c.cold)
+		durs, info, err := coldStarts(ctx, c.server, dir, c.cold, serverEnv(dir))
+		if err != nil {
+			return r, fmt.Errorf("cold start: %w", err)
+		}
+		r.Tools = &info
+		for _, d := range durs {
+			r.ColdStartMS = append(r.ColdStartMS, msf(d))
+		}
+		log("  cold start x%d, external mock", c.cold)
+		if r.ColdStartExternalMS, err = coldStartsExternal(ctx, c, dir); err != nil {
+			return r, fmt.Errorf("cold start with external mock: %w", err)
+		}
+	}
+	if c.phase("stdio") {
+		if err := embeddedRun(ctx, c, dir, &r, log); err != nil {
+			return r, err
+		}
+	}
+	if c.phase("external") {
+		log("  stdio, external mock: %d calls with %d callers", c.conCalls, c.callers)
+		ext, err := externalRun(ctx, c, dir)
+		if err != nil {
+			return r, fmt.Errorf("stdio with external mock: %w", err)
+		}
+		r.External = &ext
+	}
+	if hopts != nil && c.phase("http") {
+		log("  HTTP: %d calls over %d sessions", c.httpCalls, c.callers)
+		h, err := startHTTP(ctx, c.server, dir, *hopts, c.callers)
+		if err != nil {
+			return r, fmt.Errorf("http: %w", err)
+		}
+		if err := warmUp(ctx, h, 25); err != nil {
+			h.close()
+			return r, fmt.Errorf("http: %w", err)
+		}
+		res, err := drive(ctx, h, c.callers, c.httpCalls)
+		h.close()
+		if err != nil {
+			return r, fmt.Errorf("http: %w", err)
+		}
+		r.HTTP = &res
+	}
+	if c.wrk != "" && c.phase("mocks") {
+		targets := []mockTarget{
+			{mockFull, goMock(c.mock, true)},
+			{mockNoResp, goMock(c.mock, false)},
+		}
+		if c.prism != "" {
+			targets = append(targets, mockTarget{mockPrism, prismMock(c.prism, c.spec)})
+		}
+		r.Mocks = map[string]wrkResult{}
+		for _, t := range targets {
+			log("  wrk %s for %s", c.wrkDur, t.name)
+			res, err := runWrk(ctx, c.wrk, t, dir, 2, 10, c.wrkDur)
+			if err != nil {
+				return r, err
+			}
+			r.Mocks[t.name] = res
+		}
+	}
+	return r, nil
+}
+
+// embeddedRun measures the zero-configuration binary: sequential calls,
+// then concurrent ones on the same session.
+func embeddedRun(ctx context.Context, c config, dir string, r *runResult, log func(string, ...any)) error {
+	log("  stdio, embedded mock: %d sequential calls, then %d with %d callers", c.seqCalls, c.conCalls, c.callers)
+	s, err := startStdio(ctx, c.server, dir, serverEnv(dir))
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if _, err := s.sessions[0].ListTools(ctx, nil); err != nil {
+		return err
+	}
+	time.Sleep(200 * time.Millisecond) // let start-up garbage settle before reading idle memory
+	idle, err := readMemory(s.proc.pid())
+	if err != nil {
+		return err
+	}
+	r.EmbeddedIdle = &idle
+	if err := warmUp(ctx, s, 200); err != nil {
+		return err
+	}
+	seq, err := drive(ctx, s, 1, c.seqCalls)
+	if err != nil {
+		return fmt.Errorf("stdio sequential: %w", err)
+	}
+	conc, err := drive(ctx, s, c.callers, c.conCalls)
+	if err != nil {
+		return fmt.Errorf("stdio concurrent: %w", err)
+	}
+	r.Seq, r.Conc = &seq, &conc
+	return nil
+}
+
+// coldStartsExternal times cold starts against a mockstorelink process, so
+// the server builds no embedded StoreLink.
+func coldStartsExternal(ctx context.Context, c config, dir string) ([]float64, error) {
+	url, _, mp, err := goMock(c.mock, true)(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer mp.stop(5*time.Second, true)
+	keyring, err := newestKeyring(dir)
+	if err != nil {
+		return nil, err
+	}
+	durs, _, err := coldStarts(ctx, c.server, dir, c.cold, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
+	var out []float64
+	for _, d := range durs {
+		out = append(out, msf(d))
+	}
+	return out, err
+}
+
+// externalRun measures the server alone: StoreLink is a separate
+// mockstorelink process, so the server's memory holds only the server.
+func externalRun(ctx context.Context, c config, dir string) (loadResult, error) {
+	url, _, mp, err := goMock(c.mock, true)(ctx, dir)
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer mp.stop(5*time.Second, true)
+	keyring, err := newestKeyring(dir)
+	if err != nil {
+		return loadResult{}, err
+	}
+	// The mock's clock is pinned (--now default), so the server's must
+	// agree; STORELINK_MOCK_NOW applies only to the embedded mock, and the
+	// butter figures hold at any time of day anyway.
+	s, err := startStdio(ctx, c.server, dir, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer s.close()
+	if _, err := s.sessions[0].ListTools(ctx, nil); err != nil {
+		return loadResult{}, err
+	}
+	time.Sleep(200 * time.Millisecond)
+	idle, err := readMemory(s.proc.pid())
+	if err != nil {
+		return loadResult{}, err
+	}
+	if err := warmUp(ctx, s, 200); err != nil {
+		return loadResult{}, err
+	}
+	res, err := drive(ctx, s, c.callers, c.conCalls)
+	res.Idle = idle
+	return res, err
+}
+
+func newestKeyring(dir string) (string, error) {
+	m, _ := filepath.Glob(filepath.Join(dir, "keyring-*.json"))
+	if len(m) == 0 {
+		return "", errors.New("no keyring written by mockstorelink")
+	}
+	newest, newestT := "", time.Time{}
+	for _, p := range m {
+		if st, err := os.Stat(p); err == nil && st.ModTime().After(newestT) {
+			newest, newestT = p, st.ModTime()
+		}
+	}
+	return newest, nil
+}
+
+// detectHTTP reads the server's help to see whether it serves HTTP, and
+// which variable names its bearer token file.
+func detectHTTP(c config) (*httpOptions, string) {
+	out, _ := exec.Command(c.server, "help").CombinedOutput()
+	help := string(out)
+	if !strings.Contains(help, "--http") {
+		return nil, "not measured: this build of storelink-mcp has no HTTP transport (`storelink-mcp help` lists no --http)"
+	}
+	h := &httpOptions{Args: strings.Fields(c.httpArgs), TokenEnv: c.tokenEnv}
+	if h.TokenEnv == "" {
+		for _, f := range strings.FieldsFunc(help, func(r rune) bool {
+			return !(r == '_' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) {
+			if strings.Contains(f, "TOKEN") && strings.HasSuffix(f, "_FILE") {
+				h.TokenEnv = f
+				break
+			}
+		}
+	}
+	note := "`storelink-mcp " + c.httpArgs + "`"
+	if h.TokenEnv != "" {
+		note += " with a bearer token file in " + h.TokenEnv
+	}
+	return h, note
+}
+
+// public is the configuration as the report shows it.
+func (c config) public() map[string]any {
+	return map[string]any{
+		"runs": c.runs, "cold_starts_per_run": c.cold, "sequential_calls": c.seqCalls,
+		"callers": c.callers, "concurrent_calls": c.conCalls, "http_calls": c.httpCalls,
+		"wrk": fmt.Sprintf("-t2 -c10 -d%s --latency", c.wrkDur),
+	}
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// inventoryPath is the one request every mock is measured on: the butter's
+// on-hand count at store 47.
+const inventoryPath = "/v1/stores/47/inventory?sku=8847291"
+
+// storeKeyHeader is the contract's store-key header.
+const storeKeyHeader = "X-Korral-Store-Key"
+
+// mockTarget is one mock StoreLink serving the contract on loopback.
+type mockTarget struct {
+	name string
+	// start runs it and returns its base URL, the key for store 47 and the
+	// process.
+	start func(ctx context.Context, dir string) (baseURL, key string, p *child, err error)
+}
+
+// goMock runs the mockstorelink binary, with or without checking its own
+// responses against the contract (requests are always checked).
+func goMock(bin string, validateResponses bool) func(context.Context, string) (string, string, *child, error) {
+	return func(ctx context.Context, dir string) (string, string, *child, error) {
+		keyring := filepath.Join(dir, fmt.Sprintf("keyring-%d.json", time.Now().UnixNano()))
+		args := []string{"--addr", "127.0.0.1:0", "--now", "default", "--keyring-out", keyring, "--log-level", "error"}
+		if !validateResponses {
+			args = append(args, "--no-response-validation")
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		cmd.Stderr = io.Discard
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return "", "", nil, err
+		}
+		p, err := startChild(cmd)
+		if err != nil {
+			return "", "", nil, err
+		}
+		// The URL is printed once the listener and the keyring file exist.
+		line := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			if sc.Scan() {
+				line <- strings.TrimSpace(sc.Text())
+			}
+			close(line)
+			_, _ = io.Copy(io.Discard, stdout)
+		}()
+		var url string
+		select {
+		case url = <-line:
+		case <-time.After(10 * time.Second):
+		case <-ctx.Done():
+		}
+		if url == "" {
+			p.stop(5*time.Second, true)
+			return "", "", nil, errors.New("mockstorelink printed no URL")
+		}
+		b, err := os.ReadFile(keyring)
+		if err != nil {
+			p.stop(5*time.Second, true)
+			return "", "", nil, err
+		}
+		var keys map[string]string
+		if err := json.Unmarshal(b, &keys); err != nil || keys["47"] == "" {
+			p.stop(5*time.Second, true)
+			return "", "", nil, fmt.Errorf("keyring %s has no key for store 47", keyring)
+		}
+		return url, keys["47"], p, nil
+	}
+}
+
+// prismMock runs Prism's mock server on the same spec. Prism checks that a
+// key is present, not which, so any non-empty key is accepted.
+func prismMock(bin, spec string) func(context.Context, string) (string, string, *child, error) {
+	return func(ctx context.Context, dir string) (string, string, *child, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return "", "", nil, err
+		}
+		port := addr[strings.LastIndex(addr, ":")+1:]
+		cmd := exec.Command(bin, "mock", "-h", "127.0.0.1", "-p", port, "-v", "error", spec)
+		cmd.Env = os.Environ()
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		p, err := startChild(cmd)
+		if err != nil {
+			return "", "", nil, err
+		}
+		url := "http://" + addr
+		const key = "prism-accepts-any-key"
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if status, _ := probe(ctx, url, key); status == http.StatusOK {
+				return url, key, p, nil
+			}
+			select {
+			case <-p.done:
+				return "", "", nil, errors.New("prism exited before serving")
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		p.stop(5*time.Second, true)
+		return "", "", nil, errors.New("prism did not answer 200 within 60s")
+	}
+}
+
+// probe sends the measured request once and returns its status and body.
+func probe(ctx context.Context, baseURL, key string) (int, string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+inventoryPath, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	req.Header.Set(storeKeyHeader, key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b)
+}
+
+// wrkResult is what wrk reports for one target.
+type wrkResult struct {
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	P50MS          float64 `json:"p50_ms"`
+	P99MS          float64 `json:"p99_ms"`
+	Requests       int64   `json:"requests"`
+	Non2xx         int64   `json:"non_2xx"`
+	SocketErrors   string  `json:"socket_errors,omitempty"`
+	Peak           memory  `json:"peak"`
+}
+
+// runWrk starts the target, checks that the measured request answers 200,
+// drives it with wrk, records the target's peak memory and stops it.
+func runWrk(ctx context.Context, wrkBin string, t mockTarget, dir string, threads, conns int, dur time.Duration) (wrkResult, error) {
+	url, key, p, err := t.start(ctx, dir)
+	if err != nil {
+		return wrkResult{}, fmt.Errorf("%s: start: %w", t.name, err)
+	}
+	defer p.stop(5*time.Second, true)
+	if status, body := probe(ctx, url, key); status != http.StatusOK {
+		return wrkResult{}, fmt.Errorf("%s: the measured request answers %d, not 200: %.300s", t.name, status, body)
+	}
+	cmd := exec.CommandContext(ctx, wrkBin, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns),
+		"-d", fmt.Sprintf("%ds", int(dur.Seconds())), "--latency", "-H", storeKeyHeader+": "+key, url+inventoryPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return wrkResult{}, fmt.Errorf("%s: wrk: %w\n%s", t.name, err, out)
+	}
+	r, err := parseWrk(string(out))
+	if err != nil {
+		return r, fmt.Errorf("%s: %w\n%s", t.name, err, out)
+	}
+	r.Peak, _ = readMemory(p.pid())
+	return r, nil
+}
+
+var (
+	wrkRPS      = regexp.MustCompile(`(?m)^Requests/sec:\s+([0-9.]+)`)
+	wrkTotal    = regexp.MustCompile(`(?m)^\s*([0-9]+) requests in`)
+	wrkNon2xx   = regexp.MustCompile(`(?m)^\s*Non-2xx or 3xx responses:\s+([0-9]+)`)
+	wrkSocket   = regexp.MustCompile(`(?m)^\s*Socket errors:\s*(.+)$`)
+	wrkPct      = regexp.MustCompile(`(?m)^\s+(50|99)(?:\.0+)?%\s+([0-9.]+)(us|ms|s)\s*$`)
+	unitToMilli = map[string]float64{"us": 1e-3, "ms": 1, "s": 1e3}
+)
+
+// parseWrk reads wrk's text report (with --latency).
+func parseWrk(out string) (wrkResult, error) {
+	var r wrkResult
+	m := wrkRPS.FindStringSubmatch(out)
+	if m == nil {
+		return r, errors.New("no Requests/sec in wrk output")
+	}
+	r.RequestsPerSec, _ = strconv.ParseFloat(m[1], 64)
+	if m := wrkTotal.FindStringSubmatch(out); m != nil {
+		r.Requests, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	if m := wrkNon2xx.FindStringSubmatch(out); m != nil {
+		r.Non2xx, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	if m := wrkSocket.FindStringSubmatch(out); m != nil {
+		r.SocketErrors = strings.TrimSpace(m[1])
+	}
+	for _, m := range wrkPct.FindAllStringSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		v *= unitToMilli[m[3]]
+		if m[1] == "50" {
+			r.P50MS = v
+		} else {
+			r.P99MS = v
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,105 @@
+// Command profiledmcp is storelink-mcp with a CPU and a heap profile, for
+// finding where a tool call's time goes under the load driver: it runs the
+// same program (cli.Run, the embedded mock StoreLink included) and writes
+// the profiles when it exits. It is a benchmark tool, not a product binary.
+//
+//	go build -o /tmp/profiledmcp ./bench/profiledmcp
+//	bin/loadgen --server /tmp/profiledmcp --server-env PROFILE_DIR=/tmp/prof ...
+//	go tool pprof -top /tmp/profiledmcp /tmp/prof/cpu-PID.pprof
+//	kill -USR1 PID   # a heap profile of the running server
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/cli"
+	"github.com/korral/storelink/mockstorelink"
+)
+
+func main() {
+	dir := os.Getenv("PROFILE_DIR")
+	if dir == "" {
+		fmt.Fprintln(os.Stderr, "profiledmcp: set PROFILE_DIR to the directory for the profiles")
+		os.Exit(2)
+	}
+	stop, err := startProfiles(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profiledmcp:", err)
+		os.Exit(1)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = cli.Run(ctx, os.Args[1:], cli.Env{
+		Getenv: os.Getenv, ReadFile: os.ReadFile,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Embedded: embedded,
+	})
+	cancel()
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profiledmcp:", err)
+		os.Exit(1)
+	}
+}
+
+// startProfiles starts the CPU profile; the returned function ends it and
+// writes the heap profile beside it, both named by the process id. SIGUSR1
+// writes a heap profile at once (heap-PID-usr1-N.pprof), to see what is
+// live in the middle of a load run rather than after shutdown.
+func startProfiles(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	pid := os.Getpid()
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for n := 1; ; n++ {
+			<-usr1
+			writeHeap(filepath.Join(dir, fmt.Sprintf("heap-%d-usr1-%d.pprof", pid, n)))
+		}
+	}()
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", pid)))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		writeHeap(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", pid)))
+	}, nil
+}
+
+// writeHeap writes the live heap after a collection, so it shows what is
+// retained rather than garbage not yet collected.
+func writeHeap(path string) {
+	runtime.GC()
+	if h, err := os.Create(path); err == nil {
+		_ = pprof.WriteHeapProfile(h)
+		h.Close()
+	}
+}
+
+// embedded starts the mock StoreLink exactly as storelink-mcp does.
+func embedded(_ context.Context, fixedNow time.Time) (*cli.EmbeddedUpstream, error) {
+	opts := mockstorelink.Options{}
+	if !fixedNow.IsZero() {
+		opts.Now = func() time.Time { return fixedNow }
+	}
+	r, err := mockstorelink.Start(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &cli.EmbeddedUpstream{BaseURL: r.URL, Keyring: r.Server.DefaultKeyring(), Close: r.Close}, nil
+}

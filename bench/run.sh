@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs every benchmark of the toolkit and writes bench/out/results.md (printed
+# at the end) and results.json: the Go benchmarks of the hot code, then the
+# load driver against the real binaries, with wrk and Prism for the mock
+# comparison. Installs wrk (apt) and Prism (npm, into .tools/) when missing.
+#
+# Environment: BENCH_RUNS (default 3) repetitions; BENCH_QUICK=1 for one
+# short run while trying things out; BENCH_OUT for another output directory.
+# Figures from a busy machine are not worth keeping: the script warns when
+# the load average is high, and docs/benchmarks.md says how to wait for a
+# quiet one.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${BENCH_OUT:-$ROOT/bench/out}
+RUNS=${BENCH_RUNS:-3}
+QUICK=${BENCH_QUICK:-}
+PRISM_VERSION=5.16.0
+PRISM_DIR=$ROOT/.tools/prism-$PRISM_VERSION
+PRISM=$PRISM_DIR/node_modules/.bin/prism
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+
+mkdir -p "$OUT/bin"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+load1=${LOAD_START%% *}
+if awk -v l="$load1" 'BEGIN { exit !(l >= 0.7) }'; then
+	say "warning: 1-minute load average is $load1; figures taken now are noisy (see docs/benchmarks.md)"
+fi
+
+# wrk for the mock throughput comparison.
+WRK=$(command -v wrk || true)
+if [ -z "$WRK" ]; then
+	say "installing wrk (apt)"
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=$(command -v sudo || true)
+	if { $SUDO apt-get install -y wrk >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y wrk >/dev/null 2>&1; }; }; then
+		WRK=$(command -v wrk)
+	else
+		say "could not install wrk: the mock throughput comparison is skipped"
+	fi
+fi
+
+# Prism, the reference mock, pinned.
+if [ ! -x "$PRISM" ]; then
+	if command -v npm >/dev/null; then
+		say "installing Prism $PRISM_VERSION into $PRISM_DIR"
+		mkdir -p "$PRISM_DIR"
+		npm install --silent --no-audit --no-fund --prefix "$PRISM_DIR" "@stoplight/prism-cli@$PRISM_VERSION" >&2 || true
+	fi
+	[ -x "$PRISM" ] || { say "Prism is not available: the Prism comparison is skipped"; PRISM=""; }
+fi
+
+say "building the binaries"
+go build -o "$OUT/bin/storelink-mcp" ./cmd/storelink-mcp
+go build -o "$OUT/bin/mockstorelink" ./cmd/mockstorelink
+go build -o "$OUT/bin/loadgen" ./bench/loadgen
+
+count=$RUNS
+benchtime=1s
+loadflags=(--runs "$RUNS")
+if [ -n "$QUICK" ]; then
+	count=1
+	benchtime=100ms
+	loadflags=(--quick)
+fi
+
+say "Go benchmarks (-count $count -benchtime $benchtime)"
+gobench=$OUT/gobench.txt
+: >"$gobench"
+gotest() { go test -run '^$' -bench "$1" -benchmem -count "$count" -benchtime "$benchtime" "${@:2}" | tee -a "$gobench" >&2; }
+(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state .)
+(cd mockstorelink && gotest BenchmarkServe .)
+gotest . ./bench
+
+say "load driver"
+"$OUT/bin/loadgen" "${loadflags[@]}" \
+	--server "$OUT/bin/storelink-mcp" --mock "$OUT/bin/mockstorelink" \
+	--wrk "$WRK" --prism "$PRISM" --spec openapi/storelink.yaml \
+	--gobench "$gobench" --load-before "$LOAD_START" --out "$OUT"
+say "written: $OUT/results.md and $OUT/results.json"
