@@ -117,7 +117,7 @@ func BenchmarkToolsList(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n = modelVisibleBytes(res.Tools)
+		n = ModelVisibleBytes(res.Tools)
 	}
 	b.ReportMetric(float64(n), "model-visible-bytes")
 }

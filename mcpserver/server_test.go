@@ -323,37 +323,16 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 	}
 }
 
-// modelVisibleBytes is what a host puts in front of the model for a tool:
-// name, title, description, input schema and annotations.
-func modelVisibleBytes(tools []*mcp.Tool) int {
-	n := 0
-	for _, tool := range tools {
-		b, _ := json.Marshal(struct {
-			Name        string               `json:"name"`
-			Title       string               `json:"title"`
-			Description string               `json:"description"`
-			InputSchema any                  `json:"inputSchema"`
-			Annotations *mcp.ToolAnnotations `json:"annotations"`
-		}{tool.Name, tool.Title, tool.Description, tool.InputSchema, tool.Annotations})
-		n += len(b)
-	}
-	return n
-}
-
-// toolBudgetBytes is the ceiling for the five tools' model-visible
-// definitions; the seed's five tools cost about 5.9 KB.
-const toolBudgetBytes = 4400
-
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &WriteOptions{MaxOrderUnits: 500} })
 	res, err := s.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := modelVisibleBytes(res.Tools)
-	t.Logf("model-visible tool definitions: %d bytes (budget %d)", n, toolBudgetBytes)
-	if n > toolBudgetBytes {
-		t.Fatalf("tool definitions cost %d bytes, budget %d", n, toolBudgetBytes)
+	n := ModelVisibleBytes(res.Tools)
+	t.Logf("model-visible tool definitions: %d bytes (budget %d)", n, ToolBudgetBytes)
+	if n > ToolBudgetBytes {
+		t.Fatalf("tool definitions cost %d bytes, budget %d", n, ToolBudgetBytes)
 	}
 }
 

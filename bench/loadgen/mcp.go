@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/korral/storelink/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -121,24 +122,6 @@ func (s *mcpServer) logTail() string {
 	return "\nserver stderr (tail):\n" + string(b)
 }
 
-// modelVisibleBytes is what a host puts in front of the model for the
-// tools: name, title, description, input schema and annotations, each tool
-// as compact JSON. It is the same measure as the server's budget test.
-func modelVisibleBytes(tools []*mcp.Tool) int {
-	n := 0
-	for _, tool := range tools {
-		b, _ := json.Marshal(struct {
-			Name        string               `json:"name"`
-			Title       string               `json:"title"`
-			Description string               `json:"description"`
-			InputSchema any                  `json:"inputSchema"`
-			Annotations *mcp.ToolAnnotations `json:"annotations"`
-		}{tool.Name, tool.Title, tool.Description, tool.InputSchema, tool.Annotations})
-		n += len(b)
-	}
-	return n
-}
-
 // toolsInfo is the size of the tool definitions as served.
 type toolsInfo struct {
 	Tools             int `json:"tools"`
@@ -170,7 +153,7 @@ func coldStarts(ctx context.Context, bin, dir string, n int, env []string) ([]ti
 			out = append(out, d)
 		} else {
 			raw, _ := json.Marshal(res)
-			info = toolsInfo{Tools: len(res.Tools), ModelVisibleBytes: modelVisibleBytes(res.Tools), ToolsListBytes: len(raw)}
+			info = toolsInfo{Tools: len(res.Tools), ModelVisibleBytes: mcpserver.ModelVisibleBytes(res.Tools), ToolsListBytes: len(raw)}
 		}
 		s.close()
 	}

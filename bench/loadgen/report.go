@@ -9,11 +9,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/korral/storelink/mcpserver"
 )
 
-// toolBudgetBytes is the ceiling of the model-visible tool definitions,
-// the same figure the server's budget test holds them to.
-const toolBudgetBytes = 4400
+// toolBudgetBytes is the server's own budget for its tool definitions.
+const toolBudgetBytes = mcpserver.ToolBudgetBytes
 
 // machine is where the figures were taken.
 type machine struct {
