@@ -315,6 +315,11 @@ func classify(method, route string, err error, cooldown time.Duration) *apperr.E
 		return apperr.Wrap(apperr.UpstreamTimeout, err,
 			fmt.Sprintf("StoreLink did not answer %s in time", where),
 			"Try again in a minute; if it keeps timing out, StoreLink is degraded: tell the buyer the answer is unavailable.")
+	case errors.Is(err, context.Canceled) && write:
+		// The order may have left before the caller gave up.
+		return apperr.Wrap(apperr.WriteOutcomeUnknown, err,
+			"the call was cancelled while the order was being sent, so whether it was raised is unknown",
+			"Do not resubmit. Check korral_get_order_status with the idempotency key first.")
 	case errors.Is(err, context.Canceled):
 		return apperr.Wrap(apperr.UpstreamUnavailable, err, "the call was cancelled before StoreLink answered", "Call the tool again if the answer is still needed.")
 	default:

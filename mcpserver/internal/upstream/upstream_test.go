@@ -474,3 +474,24 @@ func TestMasterDataIsReusedWithinTheTTLOnly(t *testing.T) {
 		t.Fatalf("%d requests with reuse off, want 2", n)
 	}
 }
+
+func TestCancelledWriteIsUnknownNotFailed(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Reading the body lets the server notice the client hanging up.
+		_, _ = io.ReadAll(r.Body)
+		arrived <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	_, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "1234", QuantityUnits: 1, Reason: "r"})
+	if apperr.CodeOf(err) != apperr.WriteOutcomeUnknown {
+		t.Fatalf("a POST cancelled after it left: %v", err)
+	}
+	if c.BreakerState() != "closed" {
+		t.Fatal("a caller's cancellation counted against StoreLink")
+	}
+}
