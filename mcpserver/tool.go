@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -161,7 +161,7 @@ func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved, allo
 	}
 	var unknown []string
 	for name := range args {
-		if !contains(allowed, name) {
+		if !slices.Contains(allowed, name) {
 			unknown = append(unknown, name)
 		}
 	}
@@ -201,15 +201,6 @@ func tidyValidation(err error) string {
 		msg = msg[:400] + "..."
 	}
 	return msg
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Duration) *mcp.CallToolResult {
@@ -270,10 +261,6 @@ func (s *server) audit(ctx context.Context, c *call, outcome, code, summary stri
 func causeText(e *apperr.Error) string {
 	if e.Cause == nil {
 		return e.Message
-	}
-	var inner *apperr.Error
-	if errors.As(e.Cause, &inner) && inner != e {
-		return inner.Error()
 	}
 	return e.Cause.Error()
 }

@@ -8,14 +8,12 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -297,7 +295,9 @@ func classify(method, route string, err error, cooldown time.Duration) *apperr.E
 		return e
 	case errors.As(err, &apiErr):
 		return classifyAPIError(write, where, apiErr)
-	case errors.Is(err, storelinkclient.ErrResponseTooLarge), isDecodeError(err), errors.Is(err, storelinkclient.ErrMalformedResponse):
+	case errors.Is(err, storelinkclient.ErrResponseTooLarge), errors.Is(err, storelinkclient.ErrMalformedResponse):
+		// storelinkclient.Result already reports every body that does not
+		// decode as ErrMalformedResponse.
 		if write {
 			return apperr.Wrap(apperr.WriteOutcomeUnknown, err,
 				"StoreLink answered the order with a response that could not be read, so whether the order was raised is unknown",
@@ -393,12 +393,6 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 			fmt.Sprintf("StoreLink answered %s with status %d, which the contract does not allow", where, s),
 			"Report it to Korral IT with the call id.")
 	}
-}
-
-func isDecodeError(err error) bool {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	return errors.As(err, &syntax) || errors.As(err, &typ) || strings.Contains(err.Error(), "unexpected end of JSON input")
 }
 
 func isTimeout(err error) bool {
