@@ -15,16 +15,20 @@ import (
 type EntryState string
 
 // The ledger's states. An entry starts in StateSending (sent straight away)
-// or StatePendingApproval (staged for a human). A pending entry is claimed
-// into StateSending, rejected or expired; a sending entry ends raised, failed
-// or unknown.
+// or StatePendingApproval (staged for a human); the transition table in
+// machine.go says where each state may go.
 const (
 	// StateSending: reserved and about to be, or being, sent to StoreLink.
 	StateSending EntryState = "sending"
 	// StateRaised: StoreLink accepted the order; OrderID is set.
 	StateRaised EntryState = "raised"
-	// StateFailed: StoreLink refused the order; nothing was created upstream.
+	// StateFailed: StoreLink definitely refused the order (a validation error,
+	// a business rule); nothing was created upstream and the key is spent.
 	StateFailed EntryState = "failed"
+	// StateRetryable: StoreLink certainly did not take the order (nothing
+	// left, or it was turned away before acceptance for a passing reason);
+	// the same request may be sent again under the same key.
+	StateRetryable EntryState = "retryable"
 	// StateUnknown: the send ended without a verdict (a timeout, a lost
 	// response); the order may exist upstream and must be checked, not resent.
 	StateUnknown EntryState = "unknown"
@@ -39,7 +43,7 @@ const (
 // Valid reports whether s is one of the ledger's states.
 func (s EntryState) Valid() bool {
 	switch s {
-	case StateSending, StateRaised, StateFailed, StateUnknown, StatePendingApproval, StateRejected, StateExpired:
+	case StateSending, StateRaised, StateFailed, StateRetryable, StateUnknown, StatePendingApproval, StateRejected, StateExpired:
 		return true
 	}
 	return false
@@ -71,8 +75,13 @@ type Entry struct {
 	// RequestedBy is who asked for the order: the MCP client and session, or
 	// a token label.
 	RequestedBy string
-	// DecidedBy is who approved or rejected a staged order.
+	// DecidedBy is who approved or rejected a staged order, or resolved an
+	// unknown outcome.
 	DecidedBy string
+	// UpstreamID names the StoreLink the order was sent or staged for (see
+	// ADR 0007); an approval acts only on that StoreLink. Empty for entries
+	// recorded before it was kept.
+	UpstreamID string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -92,16 +101,22 @@ var ErrInvalidTransition = errors.New("state: invalid ledger transition")
 // approvals. Every method is atomic, also between processes sharing the
 // same store.
 type Ledger interface {
-	// Reserve inserts e if no entry holds its IdempotencyKey. It returns the
-	// stored entry and true when it inserted, or the existing entry and false
+	// Reserve inserts e if no entry holds its IdempotencyKey, or takes over a
+	// StateRetryable entry of the same request (same RequestHash). It returns
+	// the stored entry and true when it did, or the existing entry and false
 	// when the key was already taken, even by another process. The caller
-	// compares RequestHash to tell a replay from a reused key.
+	// compares RequestHash to tell a replay from a reused key. A StateSending
+	// entry is refused with an *InFlightError while the same request is
+	// sending or unknown under another key.
 	Reserve(ctx context.Context, e Entry) (Entry, bool, error)
 	// Finish records the verdict on an order being sent: state is
-	// StateRaised (with orderID), StateFailed or StateUnknown (with the
-	// error). Any entry not in StateSending is refused with
-	// ErrInvalidTransition.
+	// StateRaised (with orderID), StateFailed, StateRetryable or
+	// StateUnknown (with the error). Any entry not in StateSending is
+	// refused with ErrInvalidTransition.
 	Finish(ctx context.Context, key string, state EntryState, orderID, errCode, errMsg string, now time.Time) (Entry, error)
+	// Apply moves the entry under key by one event of the transition table
+	// (machine.go), as one conditional update.
+	Apply(ctx context.Context, key string, ev Event, ch Change, now time.Time) (Entry, error)
 	// Get returns the entry reserved under key.
 	Get(ctx context.Context, key string) (Entry, bool, error)
 	// ByOrderID returns the entry that raised StoreLink order orderID.
@@ -114,6 +129,9 @@ type Ledger interface {
 	// Pending lists the entries awaiting approval that have not expired at
 	// now, oldest first.
 	Pending(ctx context.Context, now time.Time) ([]Entry, error)
+	// Staged lists every entry that was ever staged for approval, whatever
+	// its state now, oldest first.
+	Staged(ctx context.Context) ([]Entry, error)
 	// Claim moves a pending, unexpired entry to StateSending and records
 	// decidedBy. Of concurrent callers exactly one wins; the others get
 	// ErrNotPending. An unknown approvalID gives ErrNotFound.
@@ -127,12 +145,14 @@ type Ledger interface {
 }
 
 // RequestHash returns the fingerprint of an order request that Entry
-// records. Each field is length-prefixed so that no two different requests
-// can be spelt into the same byte stream.
+// records. The reason is compared in its folded form (FoldReason), the same
+// form the derived idempotency key uses, so two spellings that name the same
+// request never count as two. Each field is length-prefixed so that no two
+// different requests can be spelt into the same byte stream.
 func RequestHash(storeID, sku string, quantityUnits int64, reason string) string {
 	h := sha256.New()
 	var n [8]byte
-	for _, s := range []string{storeID, sku, reason} {
+	for _, s := range []string{storeID, sku, FoldReason(reason)} {
 		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:])
 		h.Write([]byte(s))
@@ -144,13 +164,14 @@ func RequestHash(storeID, sku string, quantityUnits int64, reason string) string
 
 const entryColumns = `idempotency_key, store_id, sku, quantity_units, reason, request_hash, state,
 	order_id, error_code, error_message, approval_id, approval_expires_at,
-	requested_by, decided_by, created_at, updated_at`
+	requested_by, decided_by, created_at, updated_at, upstream_id`
 
 // Reserve implements Ledger. e.State must be StateSending or
 // StatePendingApproval, and a pending entry needs an ApprovalID and an
 // ApprovalExpiresAt. Outcome fields (OrderID, errors, DecidedBy) are not
 // stored: a new entry has none. An empty RequestHash is computed, a zero
 // CreatedAt becomes the current time, and UpdatedAt starts equal to it.
+// Taking over a retryable entry keeps its CreatedAt.
 func (db *DB) Reserve(ctx context.Context, e Entry) (Entry, bool, error) {
 	if err := checkNew(e); err != nil {
 		return Entry{}, false, err
@@ -169,28 +190,60 @@ func (db *DB) Reserve(ctx context.Context, e Entry) (Entry, bool, error) {
 	created := formatTime(e.CreatedAt)
 
 	var got Entry
-	var inserted bool
+	var taken bool
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO entries (`+entryColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, NULL, '', '', ?, ?, ?, '', ?, ?)
-			ON CONFLICT (idempotency_key) DO NOTHING`,
-			e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits, e.Reason, e.RequestHash, string(e.State),
-			approvalID, expires, e.RequestedBy, created, created)
-		if err != nil {
-			return fmt.Errorf("state: reserve %q: %w", e.IdempotencyKey, err)
+		cur, err := getOne(ctx, tx, `WHERE idempotency_key = ?`, e.IdempotencyKey)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return err
+		case cur.State != StateRetryable || cur.RequestHash != e.RequestHash:
+			got = cur
+			return nil
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("state: reserve %q: %w", e.IdempotencyKey, err)
+		if e.State == StateSending {
+			if err := checkNotInFlight(ctx, tx, e.RequestHash, e.IdempotencyKey); err != nil {
+				return err
+			}
 		}
-		inserted = n == 1
+		if err == nil {
+			// The same request again after StoreLink did not take it: the
+			// entry is taken over by one conditional update (EventRetry or
+			// EventRestage of the transition table).
+			ev := EventRetry
+			if e.State == StatePendingApproval {
+				ev = EventRestage
+			}
+			if next, ok := Next(cur.State, ev); !ok || next != e.State {
+				return fmt.Errorf("%w: %q is %s", ErrInvalidTransition, e.IdempotencyKey, cur.State)
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE entries
+				SET state = ?, order_id = NULL, error_code = '', error_message = '', approval_id = ?, approval_expires_at = ?,
+					requested_by = ?, decided_by = '', upstream_id = ?, updated_at = ?
+				WHERE idempotency_key = ? AND state = 'retryable'`,
+				string(e.State), approvalID, expires, e.RequestedBy, e.UpstreamID, created, e.IdempotencyKey)
+			if err != nil {
+				return fmt.Errorf("state: reserve %q again: %w", e.IdempotencyKey, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return fmt.Errorf("%w: %q changed state while it was reserved again", ErrInvalidTransition, e.IdempotencyKey)
+			}
+		} else {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO entries (`+entryColumns+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, NULL, '', '', ?, ?, ?, '', ?, ?, ?)`,
+				e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits, e.Reason, e.RequestHash, string(e.State),
+				approvalID, expires, e.RequestedBy, created, created, e.UpstreamID); err != nil {
+				return fmt.Errorf("state: reserve %q: %w", e.IdempotencyKey, err)
+			}
+		}
+		taken = true
 		got, err = getOne(ctx, tx, `WHERE idempotency_key = ?`, e.IdempotencyKey)
 		return err
 	})
 	if err != nil {
 		return Entry{}, false, err
 	}
-	return got, inserted, nil
+	return got, taken, nil
 }
 
 // checkNew rejects entries Reserve must not store, so the ledger never holds
@@ -221,38 +274,14 @@ func checkNew(e Entry) error {
 
 // Finish implements Ledger. StateRaised requires an orderID.
 func (db *DB) Finish(ctx context.Context, key string, state EntryState, orderID, errCode, errMsg string, now time.Time) (Entry, error) {
-	switch state {
-	case StateRaised:
-		if orderID == "" {
-			return Entry{}, fmt.Errorf("%w: %q cannot be %s without an order id", ErrInvalidTransition, key, state)
-		}
-	case StateFailed, StateUnknown:
-	default:
+	ev, ok := map[EntryState]Event{StateRaised: EventAccepted, StateFailed: EventRefused, StateRetryable: EventNotSent, StateUnknown: EventLost}[state]
+	if !ok {
 		return Entry{}, fmt.Errorf("%w: %q cannot be finished as %q", ErrInvalidTransition, key, state)
 	}
-	var order sql.NullString
-	if orderID != "" {
-		order = sql.NullString{String: orderID, Valid: true}
+	if state == StateRaised && orderID == "" {
+		return Entry{}, fmt.Errorf("%w: %q cannot be %s without an order id", ErrInvalidTransition, key, state)
 	}
-	var got Entry
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		cur, err := getOne(ctx, tx, `WHERE idempotency_key = ?`, key)
-		if err != nil {
-			return err
-		}
-		if cur.State != StateSending {
-			return fmt.Errorf("%w: %q is %s, only a %s entry can be finished", ErrInvalidTransition, key, cur.State, StateSending)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE entries
-			SET state = ?, order_id = ?, error_code = ?, error_message = ?, updated_at = ?
-			WHERE idempotency_key = ?`,
-			string(state), order, errCode, errMsg, formatTime(now), key); err != nil {
-			return fmt.Errorf("state: finish %q: %w", key, err)
-		}
-		got, err = getOne(ctx, tx, `WHERE idempotency_key = ?`, key)
-		return err
-	})
-	return got, err
+	return db.Apply(ctx, key, ev, Change{OrderID: orderID, ErrorCode: errCode, ErrorMessage: errMsg}, now)
 }
 
 // Get implements Ledger.
@@ -290,20 +319,25 @@ func (db *DB) Pending(ctx context.Context, now time.Time) ([]Entry, error) {
 		ORDER BY created_at, id`, formatTime(now))
 }
 
+// Staged implements Ledger.
+func (db *DB) Staged(ctx context.Context) ([]Entry, error) {
+	return getMany(ctx, db.sql, `WHERE approval_id IS NOT NULL ORDER BY created_at, id`)
+}
+
 // Claim implements Ledger.
 func (db *DB) Claim(ctx context.Context, approvalID, decidedBy string, now time.Time) (Entry, error) {
-	return db.decide(ctx, approvalID, decidedBy, StateSending, now)
+	return db.decide(ctx, approvalID, decidedBy, EventClaim, now)
 }
 
 // Reject implements Ledger.
 func (db *DB) Reject(ctx context.Context, approvalID, decidedBy string, now time.Time) (Entry, error) {
-	return db.decide(ctx, approvalID, decidedBy, StateRejected, now)
+	return db.decide(ctx, approvalID, decidedBy, EventReject, now)
 }
 
-// decide moves a pending, unexpired approval to next. The check and the
+// decide applies ev to a pending, unexpired approval. The check and the
 // update share one write-locked transaction, which is what lets exactly one
 // of several racing deciders win.
-func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, next EntryState, now time.Time) (Entry, error) {
+func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev Event, now time.Time) (Entry, error) {
 	if approvalID == "" {
 		return Entry{}, fmt.Errorf("%w: empty approval id", ErrNotFound)
 	}
@@ -319,31 +353,30 @@ func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, next Ent
 		if !now.Before(cur.ApprovalExpiresAt) {
 			return fmt.Errorf("%w: approval %s expired at %s", ErrNotPending, approvalID, formatTime(cur.ApprovalExpiresAt))
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, decided_by = ?, updated_at = ?
-			WHERE approval_id = ?`, string(next), decidedBy, formatTime(now), approvalID); err != nil {
-			return fmt.Errorf("state: decide approval %s: %w", approvalID, err)
-		}
-		got, err = getOne(ctx, tx, `WHERE approval_id = ?`, approvalID)
+		got, err = applyTx(ctx, tx, cur, ev, Change{DecidedBy: decidedBy}, now)
 		return err
 	})
 	return got, err
 }
 
 // Expire implements Ledger. An approval expires at the instant its
-// ApprovalExpiresAt is reached, matching Pending and Claim.
+// ApprovalExpiresAt is reached, matching Pending, Claim and Entry.AsOf.
 func (db *DB) Expire(ctx context.Context, now time.Time) (int, error) {
-	var n int64
+	var n int
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		t := formatTime(now)
-		res, err := tx.ExecContext(ctx, `UPDATE entries SET state = 'expired', updated_at = ?
-			WHERE state = 'pending_approval' AND approval_expires_at <= ?`, t, t)
+		due, err := getMany(ctx, tx, `WHERE state = 'pending_approval' AND approval_expires_at <= ?`, formatTime(now))
 		if err != nil {
-			return fmt.Errorf("state: expire approvals: %w", err)
+			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		for _, e := range due {
+			if _, err := applyTx(ctx, tx, e, EventExpire, Change{}, now); err != nil {
+				return fmt.Errorf("state: expire approvals: %w", err)
+			}
+		}
+		n = len(due)
+		return nil
 	})
-	return int(n), err
+	return n, err
 }
 
 // querier is what reads need from either the pool or a transaction.
@@ -403,7 +436,7 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 	)
 	if err := rows.Scan(&e.IdempotencyKey, &e.StoreID, &e.SKU, &e.QuantityUnits, &e.Reason, &e.RequestHash, &state,
 		&order, &e.ErrorCode, &e.ErrorMessage, &approval, &expires,
-		&e.RequestedBy, &e.DecidedBy, &created, &updated); err != nil {
+		&e.RequestedBy, &e.DecidedBy, &created, &updated, &e.UpstreamID); err != nil {
 		return Entry{}, fmt.Errorf("state: read ledger entry: %w", err)
 	}
 	e.State = EntryState(state)

@@ -18,7 +18,7 @@ func sendingEntry(key string, created time.Time) Entry {
 		StoreID:        "47",
 		SKU:            "8847291",
 		QuantityUnits:  24,
-		Reason:         "gap above threshold",
+		Reason:         "gap above threshold (" + key + ")", // one request per key
 		State:          StateSending,
 		RequestedBy:    "claude/session-1",
 		CreatedAt:      created,
@@ -47,7 +47,7 @@ func TestReserveStoresEntry(t *testing.T) {
 		t.Fatal("first Reserve reported the key as taken")
 	}
 	want := in
-	want.RequestHash = RequestHash("47", "8847291", 24, "gap above threshold")
+	want.RequestHash = RequestHash("47", "8847291", 24, in.Reason)
 	want.UpdatedAt = base
 	if diff := cmpEntry(want, got); diff != "" {
 		t.Errorf("stored entry (-want +got):\n%s", diff)
