@@ -84,6 +84,10 @@ type WriteOptions struct {
 	ApprovalTTL time.Duration
 	// Ledger records every confirmed order before it is sent.
 	Ledger state.Ledger
+	// UpstreamID names the StoreLink this server sends to; every ledger
+	// entry records it, and an order is only ever looked up or sent at the
+	// StoreLink it was recorded for (ADR 0007).
+	UpstreamID string
 }
 
 type server struct {

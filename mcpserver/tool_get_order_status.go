@@ -35,7 +35,7 @@ type orderStatusOut struct {
 // ledgerView is this deployment's own record of an order request.
 type ledgerView struct {
 	IdempotencyKey string `json:"idempotency_key" jsonschema:"idempotency key"`
-	State          string `json:"state" jsonschema:"sending, raised, failed, unknown, pending_approval, rejected or expired"`
+	State          string `json:"state" jsonschema:"sending, raised, failed, retryable, unknown, pending_approval, rejected or expired"`
 	ApprovalID     string `json:"approval_id,omitempty" jsonschema:"approval id when staged"`
 	RequestedBy    string `json:"requested_by,omitempty" jsonschema:"client that asked"`
 	DecidedBy      string `json:"decided_by,omitempty" jsonschema:"person who approved or rejected"`
@@ -80,14 +80,26 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 			if e.StoreID != storeID {
 				return nil, apperr.New(apperr.NotFound, fmt.Sprintf("%s belongs to another store", in.OrderID), "Pass the store_id the order was raised for.")
 			}
+			e = e.AsOf(s.opts.Now())
 			view = describeEntry(e)
+			c.sku = e.SKU
 			if e.State != state.StateRaised {
-				c.sku = e.SKU
-				c.summary = fmt.Sprintf("Order request %s for store %s (%d unit(s) of SKU %s) is %s in this deployment's ledger.", e.IdempotencyKey, storeID, e.QuantityUnits, e.SKU, e.State)
-				return &orderStatusOut{StoreID: storeID, Status: string(e.State), IsOpen: e.State == state.StatePendingApproval || e.State == state.StateSending || e.State == state.StateUnknown,
-					SKU: e.SKU, QuantityUnits: e.QuantityUnits, SubmittedAt: e.CreatedAt.Format(time.RFC3339), Ledger: view}, nil
+				return ledgerOnly(c, e, view), nil
 			}
-			orderID = e.OrderID
+			if !s.sameUpstream(e) {
+				view.Note = fmt.Sprintf("Raised as order %s at another StoreLink (%s) than the one this server reaches, so its delivery status cannot be read here; treat it as open.", e.OrderID, e.UpstreamID)
+				return ledgerOnly(c, e, view), nil
+			}
+			o, err := s.opts.Upstream.Order(ctx, storeID, e.OrderID)
+			if err != nil {
+				return nil, err
+			}
+			if !sameOrder(e, o) {
+				// Never pass another order off as this one.
+				view.Note = fmt.Sprintf("StoreLink's order %s is not the order this deployment raised (it is for another store, SKU or quantity), so it is not shown; ask Korral IT to check.", e.OrderID)
+				return ledgerOnly(c, e, view), nil
+			}
+			return s.orderOut(ctx, c, storeID, o, view), nil
 		}
 	}
 	if !orderIDRE.MatchString(orderID) {
@@ -97,6 +109,11 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 	if err != nil {
 		return nil, err
 	}
+	return s.orderOut(ctx, c, storeID, o, view), nil
+}
+
+// orderOut is StoreLink's view of an order, with the ledger's when known.
+func (s *server) orderOut(ctx context.Context, c *call, storeID string, o domain.Order, view *ledgerView) *orderStatusOut {
 	c.sku = o.SKU
 	out := &orderStatusOut{
 		OrderID: o.ID, StoreID: o.StoreID, Status: o.Status, IsOpen: domain.OpenStatuses[o.Status],
@@ -109,7 +126,32 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 		out.ProductName = untrusted(sku.Name)
 	}
 	c.summary = fmt.Sprintf("Order %s at store %s for %d unit(s) of SKU %s is %s.", o.ID, storeID, o.QuantityUnits, o.SKU, o.Status)
-	return out, nil
+	return out
+}
+
+// ledgerOnly answers from the ledger alone: for orders not (or not
+// knowably) at the StoreLink this server reaches.
+func ledgerOnly(c *call, e state.Entry, view *ledgerView) *orderStatusOut {
+	open := false
+	switch e.State {
+	case state.StatePendingApproval, state.StateSending, state.StateUnknown, state.StateRaised:
+		open = true
+	}
+	c.summary = fmt.Sprintf("Order request %s for store %s (%d unit(s) of SKU %s) is %s in this deployment's ledger.", e.IdempotencyKey, e.StoreID, e.QuantityUnits, e.SKU, e.State)
+	return &orderStatusOut{OrderID: e.OrderID, StoreID: e.StoreID, Status: string(e.State), IsOpen: open,
+		SKU: e.SKU, QuantityUnits: e.QuantityUnits, SubmittedAt: e.CreatedAt.Format(time.RFC3339), Ledger: view}
+}
+
+// sameUpstream reports whether the entry was recorded for the StoreLink this
+// server reaches. Entries recorded before identities were kept are assumed
+// to be, and are then checked order by order (sameOrder).
+func (s *server) sameUpstream(e state.Entry) bool {
+	return e.UpstreamID == "" || e.UpstreamID == s.opts.Writes.UpstreamID
+}
+
+// sameOrder reports whether StoreLink's order is the one the entry raised.
+func sameOrder(e state.Entry, o domain.Order) bool {
+	return o.StoreID == e.StoreID && o.SKU == e.SKU && o.QuantityUnits == e.QuantityUnits
 }
 
 var orderIDRE = regexp.MustCompile(orderIDPattern)
@@ -132,9 +174,11 @@ func describeEntry(e state.Entry) *ledgerView {
 	case state.StatePendingApproval:
 		v.Note = "Waiting for a person to approve it; nothing has been sent to StoreLink. It lapses at " + e.ApprovalExpiresAt.Format(time.RFC3339) + "."
 	case state.StateSending, state.StateUnknown:
-		v.Note = "The order was sent but its outcome is unknown (" + e.ErrorCode + "). StoreLink cannot be searched by this key: ask Korral IT to confirm before ordering again."
+		v.Note = "The order was sent but its outcome is unknown (" + e.ErrorCode + "). StoreLink cannot be searched by this key: ask Korral IT to check StoreLink and resolve it (storelink-mcp approvals resolve) before ordering again."
 	case state.StateFailed:
 		v.Note = "StoreLink refused it: " + e.ErrorMessage
+	case state.StateRetryable:
+		v.Note = "StoreLink did not take it (" + e.ErrorCode + "); nothing was raised. The same request may be confirmed again."
 	case state.StateRejected:
 		v.Note = "A person rejected it; nothing was sent."
 	case state.StateExpired:

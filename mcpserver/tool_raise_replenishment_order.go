@@ -137,8 +137,12 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 	if err != nil {
 		return nil, err
 	}
-	in.Reason = strings.TrimSpace(in.Reason)
-	req := domain.OrderRequest{SKU: in.SKU, QuantityUnits: in.QuantityUnits, Reason: in.Reason}
+	reason, err := state.NormalizeReason(in.Reason)
+	if err != nil {
+		return nil, apperr.New(apperr.InvalidArgument, "reason: "+err.Error()+"; nothing was sent",
+			"Write the buyer's justification in plain words (letters or digits, no invisible characters) and call again.")
+	}
+	req := domain.OrderRequest{SKU: in.SKU, QuantityUnits: in.QuantityUnits, Reason: reason}
 	if in.Confirm {
 		// The deployment's backstops come first: they hold whatever the agent asserts.
 		if !w.AllowWrites {
@@ -170,14 +174,25 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 		MaxOrderUnits:    w.MaxOrderUnits,
 	}
 
-	if prior, found, err := w.Ledger.Get(ctx, key); err != nil {
+	prior, found, err := w.Ledger.Get(ctx, key)
+	if err != nil {
 		return nil, err
-	} else if found {
-		return s.replay(ctx, c, out, prior, req, storeID, in.Confirm)
+	}
+	// A request StoreLink never took is not an outcome to replay: it
+	// previews and confirms as if new (the ledger takes the entry over). A
+	// request StoreLink refused still previews, so the buyer sees why.
+	again := found && prior.RequestHash == requestHash(storeID, req) &&
+		(prior.State == state.StateRetryable || (prior.State == state.StateFailed && !in.Confirm))
+	if found && !again {
+		return s.replay(ctx, c, out, prior.AsOf(s.opts.Now()), req, storeID, in.Confirm)
 	}
 
 	if !in.Confirm {
-		return s.preview(ctx, c, out, req, storeID)
+		out, err := s.preview(ctx, c, out, req, storeID)
+		if err == nil && found && prior.State == state.StateFailed {
+			out.NextStep = fmt.Sprintf("StoreLink refused this exact request earlier (%s); confirming it again would be refused. Correct the request and preview again.", prior.ErrorMessage)
+		}
+		return out, err
 	}
 	if w.RequireApproval {
 		return s.stage(ctx, c, out, req, storeID)
@@ -189,7 +204,7 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 // store-local day, so an agent that repeats itself the same day hits the
 // ledger instead of StoreLink. See ADR 0006.
 func deriveIdempotencyKey(storeID string, req domain.OrderRequest, day string) string {
-	h := sha256.Sum256([]byte(strings.Join([]string{"v1", storeID, req.SKU, fmt.Sprint(req.QuantityUnits), strings.Join(strings.Fields(strings.ToLower(req.Reason)), " "), day}, "\x1f")))
+	h := sha256.Sum256([]byte(strings.Join([]string{"v1", storeID, req.SKU, fmt.Sprint(req.QuantityUnits), state.FoldReason(req.Reason), day}, "\x1f")))
 	return "auto-" + hex.EncodeToString(h[:16])
 }
 
@@ -217,7 +232,11 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 	if err := s.openOrders(ctx, out, storeID, req.SKU); err != nil {
 		return nil, err
 	}
-	out.QuantityCheck = checkQuantity(risk, req.QuantityUnits, w.MaxOrderUnits, out.Justification.DaysOfCoverAfterDelivery)
+	minimum, err := s.supplierMinimum(ctx, storeID, req.SKU)
+	if err != nil {
+		return nil, err
+	}
+	out.QuantityCheck = checkQuantity(risk, req.QuantityUnits, w.MaxOrderUnits, minimum, out.Justification.DaysOfCoverAfterDelivery)
 	switch {
 	case out.QuantityCheck.Verdict == "refuse":
 		out.NextStep = "Do not confirm: the quantity would be refused. Correct it and preview again."
@@ -271,8 +290,25 @@ func round1(x float64) float64 {
 	return math.Round(x*10) / 10
 }
 
-// checkQuantity is the sanity verdict a buyer reads before confirming.
-func checkQuantity(risk *stockRiskOut, qty, ceiling int64, cover *coverBand) *quantityCheck {
+// supplierMinimum is the supplier's minimum order in units (0 for none).
+// The risk check has just read the same master data, so the adapter answers
+// from its cache.
+func (s *server) supplierMinimum(ctx context.Context, storeID, skuCode string) (int64, error) {
+	sku, err := s.opts.Upstream.SKU(ctx, storeID, skuCode)
+	if err != nil {
+		return 0, err
+	}
+	sup, err := s.opts.Upstream.Supplier(ctx, storeID, sku.SupplierID)
+	if err != nil {
+		return 0, err
+	}
+	return sup.MinimumOrderUnit, nil
+}
+
+// checkQuantity is the sanity verdict a buyer reads before confirming. It
+// refuses what a confirm would see refused: the deployment's ceiling and the
+// supplier's minimum order, which StoreLink enforces.
+func checkQuantity(risk *stockRiskOut, qty, ceiling, minimum int64, cover *coverBand) *quantityCheck {
 	q := &quantityCheck{Verdict: "ok", Reasons: []string{}}
 	review := func(format string, args ...any) {
 		q.Reasons = append(q.Reasons, fmt.Sprintf(format, args...))
@@ -286,6 +322,10 @@ func checkQuantity(risk *stockRiskOut, qty, ceiling int64, cover *coverBand) *qu
 		q.Reasons = append(q.Reasons, fmt.Sprintf("%d units is above this deployment's ceiling of %d", qty, ceiling))
 	} else if qty*10 >= ceiling*8 {
 		review("%d units is close to this deployment's ceiling of %d", qty, ceiling)
+	}
+	if minimum > 0 && qty < minimum {
+		q.Verdict = "refuse"
+		q.Reasons = append(q.Reasons, fmt.Sprintf("%d units is below the supplier's minimum order of %d units; StoreLink would refuse it (the smallest whole-case order is %d)", qty, minimum, roundUpTo(minimum, id.CasePack)))
 	}
 	if id.CasePack > 1 && qty%id.CasePack != 0 {
 		review("%d is not a whole number of cases of %d", qty, id.CasePack)
@@ -308,6 +348,14 @@ func checkQuantity(risk *stockRiskOut, qty, ceiling int64, cover *coverBand) *qu
 	return q
 }
 
+// roundUpTo is n rounded up to a whole number of packs.
+func roundUpTo(n, pack int64) int64 {
+	if pack <= 1 {
+		return n
+	}
+	return (n + pack - 1) / pack * pack
+}
+
 // openOrders fills the duplicate warning from this deployment's ledger,
 // refreshing the status of raised orders so delivered ones drop out.
 func (s *server) openOrders(ctx context.Context, out *raiseOut, storeID, sku string) error {
@@ -316,21 +364,24 @@ func (s *server) openOrders(ctx context.Context, out *raiseOut, storeID, sku str
 		return err
 	}
 	refreshed := 0
+	now := s.opts.Now()
 	for _, e := range entries {
+		e = e.AsOf(now)
 		ref, st := e.IdempotencyKey, string(e.State)
 		switch e.State {
 		case state.StateRaised:
 			ref = e.OrderID
-			if refreshed < maxDuplicateRefresh {
+			if refreshed < maxDuplicateRefresh && s.sameUpstream(e) {
 				refreshed++
-				if o, err := s.opts.Upstream.Order(ctx, storeID, e.OrderID); err == nil {
+				if o, err := s.opts.Upstream.Order(ctx, storeID, e.OrderID); err == nil && sameOrder(e, o) {
 					st = o.Status
 				}
 			}
 			if st != string(state.StateRaised) && !domain.OpenStatuses[st] {
 				continue
 			}
-		case state.StateFailed, state.StateRejected, state.StateExpired:
+		case state.StateFailed, state.StateRetryable, state.StateRejected, state.StateExpired:
+			// Nothing is on its way for these.
 			continue
 		}
 		out.OpenOrders = append(out.OpenOrders, existingOrder{Reference: ref, State: st, QuantityUnits: e.QuantityUnits, CreatedAt: e.CreatedAt.Format(time.RFC3339)})
@@ -353,13 +404,13 @@ func (s *server) stage(ctx context.Context, c *call, out *raiseOut, req domain.O
 		IdempotencyKey: out.IdempotencyKey, StoreID: storeID, SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason,
 		RequestHash: requestHash(storeID, req), State: state.StatePendingApproval,
 		ApprovalID: newApprovalID(), ApprovalExpiresAt: now.Add(w.ApprovalTTL),
-		RequestedBy: c.requester(), CreatedAt: now, UpdatedAt: now,
+		RequestedBy: c.requester(), UpstreamID: w.UpstreamID, CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil {
 		return nil, err
 	}
 	if !created {
-		return s.replay(ctx, c, out, e, req, storeID, true)
+		return s.replay(ctx, c, out, e.AsOf(now), req, storeID, true)
 	}
 	out.Mode = "pending_approval"
 	out.ProductName = untrusted(sku.Name)
@@ -388,16 +439,17 @@ func (s *server) send(ctx context.Context, c *call, out *raiseOut, req domain.Or
 	now := s.opts.Now()
 	e, created, err := w.Ledger.Reserve(ctx, state.Entry{
 		IdempotencyKey: out.IdempotencyKey, StoreID: storeID, SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason,
-		RequestHash: requestHash(storeID, req), State: state.StateSending, RequestedBy: c.requester(), CreatedAt: now, UpdatedAt: now,
+		RequestHash: requestHash(storeID, req), State: state.StateSending, RequestedBy: c.requester(), UpstreamID: w.UpstreamID,
+		CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil {
-		return nil, err
+		return nil, inFlight(err)
 	}
 	if !created {
-		return s.replay(ctx, c, out, e, req, storeID, true)
+		return s.replay(ctx, c, out, e.AsOf(now), req, storeID, true)
 	}
 	out.ProductName = untrusted(sku.Name)
-	o, sendErr := SendLedgered(ctx, s.opts.Upstream, w.Ledger, out.IdempotencyKey, storeID, req, s.opts.Now)
+	o, sendErr := SendLedgered(ctx, s.opts.Upstream, w.Ledger, e, s.opts.Now)
 	if sendErr != nil {
 		return nil, sendErr
 	}
@@ -408,28 +460,58 @@ func (s *server) send(ctx context.Context, c *call, out *raiseOut, req domain.Or
 	return out, nil
 }
 
-// SendLedgered sends an order already reserved in the ledger in state
-// "sending" and records its outcome. It is shared by the tool and by the
-// human approval path, so both go through the same breaker and ledger.
-func SendLedgered(ctx context.Context, up Upstream, ledger state.Ledger, key, storeID string, req domain.OrderRequest, now func() time.Time) (domain.Order, error) {
-	o, err := up.CreateOrder(ctx, storeID, req)
+// inFlight turns the ledger's refusal of a second send of the same request
+// into the answer the agent acts on; other errors pass through.
+func inFlight(err error) error {
+	var fl *state.InFlightError
+	if !errors.As(err, &fl) {
+		return err
+	}
+	return apperr.New(apperr.OrderInFlight,
+		fmt.Sprintf("the same order (store %s, SKU %s, %d units, same reason) is already %s under idempotency key %s; nothing was sent",
+			fl.Entry.StoreID, fl.Entry.SKU, fl.Entry.QuantityUnits, fl.Entry.State, fl.Entry.IdempotencyKey),
+		fmt.Sprintf("Do not resubmit under any key. Call korral_get_order_status with %s; if its outcome stays unknown, a person must check StoreLink and resolve it (storelink-mcp approvals resolve).", fl.Entry.IdempotencyKey))
+}
+
+// SendLedgered sends an order the ledger holds in StateSending and records
+// its outcome by what reached StoreLink: accepted (raised), refused
+// (failed), not taken (retryable, or back to pending_approval for an
+// approved order, so the approval is not consumed) or unknown. It is shared
+// by the tool and by the human approval path, so both go through the same
+// breaker and ledger, and the entry carries everything that is sent.
+func SendLedgered(ctx context.Context, up Upstream, ledger state.Ledger, e state.Entry, now func() time.Time) (domain.Order, error) {
+	req := domain.OrderRequest{SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason}
+	o, err := up.CreateOrder(ctx, e.StoreID, req)
 	// The outcome is recorded even if the caller has gone away meanwhile.
 	rctx := context.WithoutCancel(ctx)
 	if err != nil {
 		ae := apperr.From(err)
-		st := state.StateFailed
-		if ae.Code == apperr.WriteOutcomeUnknown {
-			st = state.StateUnknown
+		ev := state.EventLost
+		switch ae.Reach {
+		case apperr.ReachNotSent:
+			ev = state.EventNotSent
+			if e.ApprovalID != "" {
+				ev = state.EventUnclaim
+			}
+		case apperr.ReachRejected:
+			ev = state.EventRefused
 		}
-		if _, ferr := ledger.Finish(rctx, key, st, "", string(ae.Code), ae.Message, now()); ferr != nil {
+		if _, ferr := ledger.Apply(rctx, e.IdempotencyKey, ev, state.Change{ErrorCode: string(ae.Code), ErrorMessage: ae.Message}, now()); ferr != nil {
 			return domain.Order{}, errors.Join(ae, ferr)
 		}
-		if st == state.StateUnknown {
-			ae.Message += fmt.Sprintf(" (idempotency key %s)", key)
+		// A copy, so the annotation does not leak into a shared error value.
+		out := *ae
+		switch ev {
+		case state.EventLost:
+			out.Message += fmt.Sprintf(" (idempotency key %s)", e.IdempotencyKey)
+		case state.EventNotSent:
+			out.Message += "; StoreLink did not take the order, so the same request may be confirmed again"
+		case state.EventRefused:
+			out.Message += "; this idempotency key is spent"
 		}
-		return domain.Order{}, ae
+		return domain.Order{}, &out
 	}
-	if _, err := ledger.Finish(rctx, key, state.StateRaised, o.ID, "", "", now()); err != nil {
+	if _, err := ledger.Finish(rctx, e.IdempotencyKey, state.StateRaised, o.ID, "", "", now()); err != nil {
 		return domain.Order{}, fmt.Errorf("order %s was raised but the ledger could not record it: %w", o.ID, err)
 	}
 	return o, nil
@@ -464,12 +546,20 @@ func (s *server) replay(ctx context.Context, c *call, out *raiseOut, e state.Ent
 			"Do not resubmit with a new key. Call korral_get_order_status with this idempotency key, and ask Korral IT to confirm in StoreLink before ordering again.")
 	case state.StateFailed:
 		return nil, apperr.New(apperr.Code(orDefault(e.ErrorCode, string(apperr.UpstreamRejected))),
-			fmt.Sprintf("an earlier attempt with idempotency key %s failed (%s); nothing was sent now", e.IdempotencyKey, e.ErrorMessage),
-			"Fix the cause, then preview again; a corrected request gets a new key.")
-	default: // rejected or expired approvals
+			fmt.Sprintf("StoreLink refused this request earlier under idempotency key %s (%s); nothing was sent now", e.IdempotencyKey, e.ErrorMessage),
+			"Correct the request as StoreLink's reason says, then preview again; a corrected request gets a new key.")
+	case state.StateExpired:
 		return nil, apperr.New(apperr.WritesDisabled,
-			fmt.Sprintf("the order with idempotency key %s was %s by a person; nothing was sent", e.IdempotencyKey, e.State),
+			fmt.Sprintf("the staged order with idempotency key %s lapsed at %s before anyone approved it; nothing was sent", e.IdempotencyKey, e.ApprovalExpiresAt.Format(time.RFC3339)),
+			"Tell the buyer; if the order is still wanted, preview it again and confirm it under a new idempotency_key.")
+	case state.StateRejected:
+		return nil, apperr.New(apperr.WritesDisabled,
+			fmt.Sprintf("a person rejected the staged order with idempotency key %s; nothing was sent", e.IdempotencyKey),
 			"Tell the buyer; do not resubmit the same order without their decision.")
+	default: // retryable under a reused key never reaches here: the fingerprint differs
+		return nil, apperr.New(apperr.IdempotencyKeyReused,
+			fmt.Sprintf("idempotency key %s is %s", e.IdempotencyKey, e.State),
+			"Use a new idempotency key, or omit it to have one derived.")
 	}
 	if !confirm {
 		out.NextStep = "Already handled: " + out.NextStep

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
-	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
@@ -127,22 +128,34 @@ func orDash(s string) string {
 	return s
 }
 
-// runApprovals is the human side of approval mode: list, show, approve or
-// reject staged orders. Deciding needs the approval credential, which the
-// agent never sees; without one configured every decision fails closed.
+// runApprovals is the human side of the write path: list, show, approve or
+// reject staged orders, and resolve an order whose outcome is unknown.
+// Deciding needs the approval credential, which the agent never sees;
+// without one configured every decision fails closed. Flags may come before
+// or after the id.
 func runApprovals(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
-		return &ExitError{Code: 2, Err: errors.New("approvals: want list, show ID, approve ID or reject ID")}
+		return &ExitError{Code: 2, Err: errors.New("approvals: want list [--all], show ID, approve ID, reject ID or resolve KEY")}
 	}
 	verb, args := args[0], args[1:]
 	fs := flag.NewFlagSet("approvals "+verb, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	as := fs.String("as", "", "the name of the person deciding (recorded in the audit trail)")
 	credFile := fs.String("credential-file", "", "file holding the approver's credential (else APPROVER_CREDENTIAL)")
-	if err := fs.Parse(args); err != nil {
+	all := fs.Bool("all", false, "list: every staged order, decided and lapsed ones too")
+	raised := fs.String("raised", "", "resolve: the StoreLink order id that the order became")
+	notRaised := fs.Bool("not-raised", false, "resolve: StoreLink holds no such order")
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	id := fs.Arg(0)
+	if verb == "list" && len(pos) > 0 || verb != "list" && len(pos) > 1 {
+		return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: unexpected argument %q", verb, pos[len(pos)-1])}
+	}
+	id := ""
+	if len(pos) == 1 {
+		id = pos[0]
+	}
 	if verb != "list" && id == "" {
 		return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: missing approval id", verb)}
 	}
@@ -153,32 +166,46 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 			return err
 		}
 		defer a.Close()
-		if verb == "list" {
-			entries, err := a.db.Pending(ctx, a.now())
+		if verb == "show" {
+			e, found, err := a.db.ByApprovalID(ctx, id)
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "APPROVAL ID\tSTORE\tSKU\tUNITS\tREQUESTED BY\tEXPIRES\tREASON")
-			for _, e := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ApprovalID, e.StoreID, e.SKU, e.QuantityUnits, e.RequestedBy, e.ApprovalExpiresAt.Format(time.RFC3339), e.Reason)
+			if !found {
+				return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
 			}
-			if len(entries) == 0 {
-				fmt.Fprintln(tw, "(no orders await approval)")
-			}
-			return tw.Flush()
+			return json.NewEncoder(env.Stdout).Encode(entryJSON(e.AsOf(a.now())))
 		}
-		e, found, err := a.db.ByApprovalID(ctx, id)
+		// Listing is where lapsed approvals are written down as expired.
+		if _, err := a.db.Expire(ctx, a.now()); err != nil {
+			return err
+		}
+		entries, err := a.db.Pending(ctx, a.now())
+		if *all {
+			entries, err = a.db.Staged(ctx)
+		}
 		if err != nil {
 			return err
 		}
-		if !found {
-			return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "APPROVAL ID\tSTATE\tSTORE\tSKU\tUNITS\tREQUESTED BY\tEXPIRES\tREASON")
+		for _, e := range entries {
+			e = e.AsOf(a.now())
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ApprovalID, e.State, e.StoreID, e.SKU, e.QuantityUnits, e.RequestedBy, e.ApprovalExpiresAt.Format(time.RFC3339), e.Reason)
 		}
-		return json.NewEncoder(env.Stdout).Encode(entryJSON(e))
-	case "approve", "reject":
+		if len(entries) == 0 {
+			fmt.Fprintln(tw, "(no orders await approval)")
+		}
+		return tw.Flush()
+	case "approve", "reject", "resolve":
 		if strings.TrimSpace(*as) == "" {
 			return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: --as NAME is required, so the audit trail says who decided", verb)}
+		}
+		if verb == "resolve" {
+			if (*raised == "") == !*notRaised {
+				return &ExitError{Code: 2, Err: errors.New("approvals resolve: give exactly one of --raised ORDER_ID or --not-raised")}
+			}
+			return resolve(ctx, env, id, strings.TrimSpace(*as), *credFile, *raised)
 		}
 		return decide(ctx, env, verb, id, strings.TrimSpace(*as), *credFile)
 	default:
@@ -186,30 +213,56 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 	}
 }
 
+// parseAnywhere parses flags wherever they stand among the positional
+// arguments, which flag.Parse alone stops at, and returns the positionals.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 func entryJSON(e state.Entry) map[string]any {
 	return map[string]any{"approval_id": e.ApprovalID, "idempotency_key": e.IdempotencyKey, "state": e.State, "store_id": e.StoreID,
 		"sku": e.SKU, "quantity_units": e.QuantityUnits, "reason": e.Reason, "requested_by": e.RequestedBy, "decided_by": e.DecidedBy,
-		"order_id": e.OrderID, "expires_at": e.ApprovalExpiresAt.Format(time.RFC3339), "created_at": e.CreatedAt.Format(time.RFC3339)}
+		"order_id": e.OrderID, "expires_at": e.ApprovalExpiresAt.Format(time.RFC3339), "created_at": e.CreatedAt.Format(time.RFC3339),
+		"storelink": e.UpstreamID}
 }
 
 // errApprovalDenied is the one answer to every credential problem, so the
 // command reveals nothing about why a credential failed.
 var errApprovalDenied = errors.New("approval denied: the approval credential is missing or does not match; nothing was changed")
 
+// presentedCredential is the approver's credential, from --credential-file
+// or APPROVER_CREDENTIAL.
+func presentedCredential(env Env, credFile string) (string, error) {
+	if credFile == "" {
+		return env.Getenv("APPROVER_CREDENTIAL"), nil
+	}
+	b, err := env.ReadFile(credFile)
+	if err != nil {
+		return "", &ExitError{Code: 2, Err: fmt.Errorf("--credential-file: cannot read %s", credFile)}
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
 func decide(ctx context.Context, env Env, verb, id, who, credFile string) error {
-	a, err := buildUpstream(ctx, env)
+	a, err := loadConfig(env)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	cfg := a.cfg
-	presented := env.Getenv("APPROVER_CREDENTIAL")
-	if credFile != "" {
-		b, err := env.ReadFile(credFile)
-		if err != nil {
-			return &ExitError{Code: 2, Err: fmt.Errorf("--credential-file: cannot read %s", credFile)}
-		}
-		presented = strings.TrimRight(string(b), "\r\n")
+	presented, err := presentedCredential(env, credFile)
+	if err != nil {
+		return err
 	}
 	if !credentialMatches(cfg.ApprovalCredential, presented) {
 		a.log.Warn("approval.denied", "approval_id", id, "decided_by", who, "action", verb)
@@ -217,6 +270,16 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 		return &ExitError{Code: 1, Err: errApprovalDenied}
 	}
 	now := a.now()
+	pending, found, err := a.db.ByApprovalID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
+	}
+	if st := pending.AsOf(now).State; st != state.StatePendingApproval {
+		return &ExitError{Code: 1, Err: fmt.Errorf("%s %s: the staged order is %s, no longer pending; nothing changed", verb, id, st)}
+	}
 	if verb == "reject" {
 		e, err := a.db.Reject(ctx, id, who, now)
 		if err != nil {
@@ -228,35 +291,159 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 	}
 	// Approving runs the same gate the tool runs, then the same ledger and
 	// breaker: a person's approval does not lift the deployment's limits.
-	pending, found, err := a.db.ByApprovalID(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
-	}
 	if !cfg.AllowWrites || cfg.ReadOnly {
 		return &ExitError{Code: 1, Err: errors.New("this deployment does not allow writes (ALLOW_WRITES); nothing was sent")}
 	}
 	if pending.QuantityUnits > int64(cfg.MaxOrderUnits) {
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d units is above MAX_ORDER_UNITS=%d; nothing was sent", pending.QuantityUnits, cfg.MaxOrderUnits)}
 	}
-	if _, ok := a.keys.Key(pending.StoreID); !ok {
-		return &ExitError{Code: 1, Err: fmt.Errorf("store %s is not in this deployment's keyring; nothing was sent", pending.StoreID)}
+	if err := reach(ctx, env, a, pending); err != nil {
+		return err
 	}
 	e, err := a.db.Claim(ctx, id, who, now)
 	if err != nil {
+		var fl *state.InFlightError
+		if errors.As(err, &fl) {
+			return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: the same order is already %s under idempotency key %s; resolve that first; nothing changed", id, fl.Entry.State, fl.Entry.IdempotencyKey)}
+		}
 		return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: %w", id, err)}
 	}
-	req := domain.OrderRequest{SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason}
-	o, err := mcpserver.SendLedgered(ctx, a.up, a.db, e.IdempotencyKey, e.StoreID, req, a.now)
+	o, err := mcpserver.SendLedgered(ctx, a.up, a.db, e, a.now)
 	if err != nil {
 		ae := apperr.From(err)
-		recordDecision(ctx, a, id, who, verb, "error", string(ae.Code), fmt.Sprintf("%s approved %s but StoreLink did not take it: %s.", who, id, ae.Message))
-		return &ExitError{Code: 1, Err: fmt.Errorf("approved, but sending failed: %s: %s", ae.Code, ae.Message)}
+		after, _, _ := a.db.ByApprovalID(ctx, id)
+		recordDecision(ctx, a, id, who, verb, "error", string(ae.Code), fmt.Sprintf("%s approved %s but StoreLink did not take it: %s; the entry is now %s.", who, id, ae.Message, after.State))
+		if after.State == state.StatePendingApproval {
+			return &ExitError{Code: 1, Err: fmt.Errorf("not sent: %s: %s; the approval still stands, approve again later", ae.Code, ae.Message)}
+		}
+		return &ExitError{Code: 1, Err: fmt.Errorf("approved, but StoreLink did not raise the order: %s: %s (the entry is now %s)", ae.Code, ae.Message, after.State)}
 	}
 	recordDecision(ctx, a, id, who, verb, "ok", "", fmt.Sprintf("%s approved %s: order %s raised for %d unit(s) of SKU %s at store %s.", who, id, o.ID, e.QuantityUnits, e.SKU, e.StoreID))
 	fmt.Fprintf(env.Stdout, "approved %s: order %s raised (%s)\n", id, o.ID, o.Status)
+	return nil
+}
+
+// reach connects a to the StoreLink the entry was recorded for and proves
+// that the store's key opens it, before anything in the ledger changes. The
+// StoreLink is the one the entry names, so an approver needs no
+// UPSTREAM_BASE_URL, only the keyring with that store's key; a configured
+// UPSTREAM_BASE_URL must name the same StoreLink. An embedded StoreLink
+// lives inside one server process and cannot be reached from here.
+func reach(ctx context.Context, env Env, a *app, e state.Entry) error {
+	refuse := func(format string, args ...any) error {
+		return &ExitError{Code: 1, Err: fmt.Errorf(format+"; nothing changed", args...)}
+	}
+	target := e.UpstreamID
+	switch configured := a.cfg.UpstreamBaseURL; {
+	case strings.HasPrefix(target, embeddedPrefix):
+		return refuse("%s was staged for the embedded mock StoreLink inside one server process, which no other process can reach; reject it, and stage orders against a real StoreLink (UPSTREAM_BASE_URL)", orDash(e.ApprovalID))
+	case target == "" && configured == "":
+		return refuse("the ledger does not say which StoreLink %s was recorded for: set UPSTREAM_BASE_URL to the StoreLink the server uses", e.IdempotencyKey)
+	case target == "":
+		target = upstreamIdentity(configured)
+	case configured != "" && upstreamIdentity(configured) != target:
+		return refuse("%s was recorded for the StoreLink at %s, but UPSTREAM_BASE_URL names %s: unset it or point it at %s", e.IdempotencyKey, target, upstreamIdentity(configured), target)
+	}
+	if a.cfg.Keyring == nil {
+		return refuse("no key for store %s: set STORELINK_KEYRING_FILE (or STORELINK_KEYRING) to a keyring holding store %s's key for %s", e.StoreID, e.StoreID, target)
+	}
+	if err := a.connect(env, target, a.cfg.Keyring); err != nil {
+		return err
+	}
+	a.upstreamID = target
+	if _, ok := a.keys.Key(e.StoreID); !ok {
+		return refuse("the keyring holds no key for store %s: add store %s's key for %s to it", e.StoreID, e.StoreID, target)
+	}
+	if _, err := a.up.Store(ctx, e.StoreID); err != nil {
+		ae := apperr.From(err)
+		return refuse("StoreLink at %s could not be used with store %s's key (%s: %s)", target, e.StoreID, ae.Code, ae.Message)
+	}
+	return nil
+}
+
+// embeddedPrefix begins the identity of an embedded StoreLink.
+const embeddedPrefix = "embedded:"
+
+// upstreamIdentity names a StoreLink for the ledger: its base URL without
+// user info, query or trailing slash (nothing secret is kept), or, for the
+// embedded mock, a name of its own, since every process starts its own.
+func upstreamIdentity(baseURL string) string {
+	if baseURL == "" {
+		return embeddedPrefix + callid.New()
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return baseURL
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	return strings.TrimRight(u.String(), "/")
+}
+
+// resolve records what a person found at StoreLink about an order whose
+// outcome is unknown (or that a crash left sending): the order id it became,
+// which is checked against StoreLink first, or that StoreLink holds no such
+// order, which lets the same request be sent again.
+func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) error {
+	a, err := loadConfig(env)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	// In approval mode, deciding anything about an order needs the approval
+	// credential; elsewhere the state file's owner is the person in charge.
+	if a.cfg.ApprovalCredential != "" {
+		presented, err := presentedCredential(env, credFile)
+		if err != nil {
+			return err
+		}
+		if !credentialMatches(a.cfg.ApprovalCredential, presented) {
+			return &ExitError{Code: 1, Err: errApprovalDenied}
+		}
+	}
+	e, found, err := a.db.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !found {
+		if e, found, err = a.db.ByApprovalID(ctx, key); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return &ExitError{Code: 1, Err: fmt.Errorf("no ledger entry with idempotency key or approval id %s", key)}
+	}
+	ev, ch := state.EventResolveNotRaised, state.Change{DecidedBy: who, ErrorCode: string(apperr.WriteOutcomeUnknown),
+		ErrorMessage: who + " found no such order at StoreLink"}
+	if orderID != "" {
+		if _, ok := state.Next(e.State, state.EventResolveRaised); !ok {
+			return &ExitError{Code: 1, Err: fmt.Errorf("%s is %s, not unknown; nothing changed", e.IdempotencyKey, e.State)}
+		}
+		if err := reach(ctx, env, a, e); err != nil {
+			return err
+		}
+		o, err := a.up.Order(ctx, e.StoreID, orderID)
+		if err != nil {
+			ae := apperr.From(err)
+			return &ExitError{Code: 1, Err: fmt.Errorf("order %s could not be read at StoreLink (%s: %s); nothing changed", orderID, ae.Code, ae.Message)}
+		}
+		if o.StoreID != e.StoreID || o.SKU != e.SKU || o.QuantityUnits != e.QuantityUnits {
+			return &ExitError{Code: 1, Err: fmt.Errorf("order %s is %d unit(s) of SKU %s at store %s, not this entry's %d unit(s) of SKU %s at store %s; nothing changed",
+				orderID, o.QuantityUnits, o.SKU, o.StoreID, e.QuantityUnits, e.SKU, e.StoreID)}
+		}
+		ev, ch = state.EventResolveRaised, state.Change{DecidedBy: who, OrderID: o.ID}
+	}
+	got, err := a.db.Apply(ctx, e.IdempotencyKey, ev, ch, a.now())
+	if err != nil {
+		return &ExitError{Code: 1, Err: fmt.Errorf("resolve %s: %w; nothing changed", e.IdempotencyKey, err)}
+	}
+	summary := fmt.Sprintf("%s resolved %s (%d unit(s) of SKU %s at store %s): now %s.", who, e.IdempotencyKey, e.QuantityUnits, e.SKU, e.StoreID, got.State)
+	rec := state.AuditRecord{Time: a.now().UTC(), CallID: "resolve-" + e.IdempotencyKey, Client: "person:" + who, Tool: "approvals.resolve",
+		StoreID: e.StoreID, SKU: e.SKU, Outcome: "ok", Summary: summary}
+	if err := a.db.RecordAudit(ctx, rec); err != nil {
+		a.log.Error("audit.write_failed", "error", err.Error())
+	}
+	fmt.Fprintf(env.Stdout, "resolved %s: %s\n", e.IdempotencyKey, got.State)
 	return nil
 }
 

@@ -69,8 +69,10 @@ Usage:
                                  serve MCP over Streamable HTTP at /mcp (see --help)
   storelink-mcp audit [flags]    print the audit trail (--day, --store, --call, --tool)
   storelink-mcp audit report     calls, outcomes, error rate and latency per tool
-  storelink-mcp approvals list|show ID|approve ID|reject ID
+  storelink-mcp approvals list [--all]|show ID|approve ID|reject ID --as NAME
                                  release or refuse staged orders (a person's job)
+  storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --as NAME
+                                 record what StoreLink holds for an unknown outcome
   storelink-mcp version          print the version
 
 Configuration comes from the environment; see the README's table.
@@ -122,7 +124,9 @@ type app struct {
 	db       *state.DB
 	now      func() time.Time
 	fixedNow time.Time
-	closes   []func() error
+	// upstreamID names the StoreLink up talks to (see upstreamIdentity).
+	upstreamID string
+	closes     []func() error
 }
 
 func (a *app) Close() {
@@ -150,6 +154,7 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 			RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
 			ApprovalTTL:     cfg.ApprovalTTL,
 			Ledger:          a.db,
+			UpstreamID:      a.upstreamID,
 		}
 	}
 	a.server = mcpserver.New(mcpserver.Options{
@@ -201,6 +206,7 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 	cfg, log := a.cfg, a.log
 	baseURL := cfg.UpstreamBaseURL
 	kr := cfg.Keyring
+	a.upstreamID = upstreamIdentity(baseURL)
 	if baseURL == "" {
 		if env.Embedded == nil {
 			a.Close()
@@ -222,6 +228,16 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 		}
 		log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero())
 	}
+	if err := a.connect(env, baseURL, kr); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// connect adds the StoreLink client for baseURL with the keyring kr.
+func (a *app) connect(env Env, baseURL string, kr *keyring.Keyring) error {
+	cfg, log := a.cfg, a.log
 	a.keys = mcpserver.NewKeySource(kr, cfg.KeyringFile, env.ReadFile, log)
 	up, err := upstream.New(upstream.Options{
 		BaseURL:         baseURL,
@@ -232,11 +248,10 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 		BreakerCooldown: cfg.BreakerCooldown,
 	})
 	if err != nil {
-		a.Close()
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err)}
+		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err)}
 	}
 	a.up = up
-	return a, nil
+	return nil
 }
 
 func runStdio(ctx context.Context, env Env) error {

@@ -49,6 +49,10 @@ const (
 	// IdempotencyKeyReused: an idempotency key already names a different order
 	// request; replaying it would silently return the other order.
 	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	// OrderInFlight: the same order request (store, SKU, quantity, reason) is
+	// being sent, or was sent with an unknown outcome, under another
+	// idempotency key; sending it again could raise it twice.
+	OrderInFlight Code = "ORDER_IN_FLIGHT"
 	// InternalError: a fault in this server; details are in the log under the
 	// incident id.
 	InternalError Code = "INTERNAL_ERROR"
@@ -58,7 +62,7 @@ var codes = []Code{
 	InvalidArgument, StoreIDRequired, StoreNotAuthorized, AuthKeyInvalid, NotFound,
 	UpstreamRejected, RateLimited, UpstreamUnavailable, UpstreamTimeout,
 	UpstreamContractError, WriteOutcomeUnknown, WritesDisabled, OrderLimitExceeded,
-	IdempotencyKeyReused, InternalError,
+	IdempotencyKeyReused, OrderInFlight, InternalError,
 }
 
 // Codes returns the closed set of codes in a stable order, for meta-tests and
@@ -75,6 +79,24 @@ func (c Code) Valid() bool {
 	return false
 }
 
+// Reach says how far a failed write got, as the upstream adapter classified
+// it from what reached StoreLink. The zero value is the safe assumption.
+type Reach uint8
+
+const (
+	// ReachUnknown: the order may have been raised; it must never be resent
+	// without a check.
+	ReachUnknown Reach = iota
+	// ReachNotSent: StoreLink certainly did not take the order (nothing left
+	// the process, the connection was refused, or StoreLink turned it away
+	// for a passing reason such as a rate limit or a stale key); the same
+	// request may be sent again.
+	ReachNotSent
+	// ReachRejected: StoreLink definitely refused the order (a validation
+	// error or a business rule); sending it again would be refused again.
+	ReachRejected
+)
+
 // Error is a failure in the taxonomy. Code, Message, Remediation,
 // RetryAfterSeconds and IncidentID may be shown to the model; Cause may not.
 type Error struct {
@@ -85,6 +107,8 @@ type Error struct {
 	RetryAfterSeconds int
 	// IncidentID ties an INTERNAL_ERROR reported to the model to its log line.
 	IncidentID string
+	// Reach is how far a failed write got; reads leave it ReachUnknown.
+	Reach Reach
 	// Cause is internal detail for the log only.
 	Cause error
 }
@@ -220,6 +244,8 @@ func DefaultRemediation(code Code) string {
 		return "Lower quantity_units to the deployment's limit, or ask a person to place a larger order outside this tool."
 	case IdempotencyKeyReused:
 		return "Use a new idempotency_key for a different order, or repeat the original request unchanged."
+	case OrderInFlight:
+		return "Do not resubmit: call korral_get_order_status with the idempotency key in the message; a person must resolve an unknown outcome before the same order can be sent again."
 	default:
 		return "Try again; if it happens again, report the incident id to an operator."
 	}

@@ -213,9 +213,11 @@ func call[T any](ctx context.Context, c *Client, method, route, storeID string, 
 	if !ok {
 		// The tools resolve scope before calling; reaching here is a bug, and
 		// nothing may leave the process for a store without a key.
-		return nil, apperr.New(apperr.StoreNotAuthorized,
+		e := apperr.New(apperr.StoreNotAuthorized,
 			fmt.Sprintf("this deployment holds no key for store %s", storeID),
 			"Call korral_list_authorized_stores and use one of the stores it lists.")
+		e.Reach = apperr.ReachNotSent
+		return nil, e
 	}
 	for attempt := 1; ; attempt++ {
 		v, err := attemptOnce(ctx, c, method, route, storeID, attempt, key, do)
@@ -278,11 +280,41 @@ func safeErrorText(err error) string {
 }
 
 // classify is the one table from a StoreLink outcome to the closed taxonomy.
+// For a write it also says how far the order got (apperr.Reach), judged by
+// what reached StoreLink, so that the ledger never calls an order that may
+// exist "not sent", nor one StoreLink never took "unknown".
 func classify(method, route string, err error, cooldown time.Duration) *apperr.Error {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
 		return ae
 	}
+	ae = classifyError(method, route, err, cooldown)
+	if method == http.MethodPost {
+		ae.Reach = writeReach(err, ae.Code)
+	}
+	return ae
+}
+
+// writeReach is how far a failed order got. Anything not known to have
+// stopped short of StoreLink, or to have been refused by it, is unknown.
+func writeReach(err error, code apperr.Code) apperr.Reach {
+	var apiErr *storelinkclient.APIError
+	switch {
+	case errors.Is(err, errBreakerOpen), isDialError(err):
+		return apperr.ReachNotSent
+	case !errors.As(err, &apiErr) || apiErr.ErrorInSuccess:
+		return apperr.ReachUnknown
+	case apiErr.StatusCode == http.StatusUnauthorized, apiErr.StatusCode == http.StatusTooManyRequests:
+		// Turned away at the door: StoreLink took nothing.
+		return apperr.ReachNotSent
+	case code == apperr.InvalidArgument, code == apperr.StoreNotAuthorized, code == apperr.NotFound, code == apperr.UpstreamRejected:
+		return apperr.ReachRejected
+	default:
+		return apperr.ReachUnknown
+	}
+}
+
+func classifyError(method, route string, err error, cooldown time.Duration) *apperr.Error {
 	write := method == http.MethodPost
 	where := method + " " + route
 	var apiErr *storelinkclient.APIError
@@ -364,7 +396,7 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 			"Check the id or SKU code; do not guess another one.")
 	case s == http.StatusUnprocessableEntity:
 		return apperr.Wrap(apperr.UpstreamRejected, e,
-			fmt.Sprintf("StoreLink refused the request by a business rule (%s)", e.Code),
+			fmt.Sprintf("StoreLink refused the request by a business rule (%s): %s", e.Code, storeLinkWords(e.Message)),
 			"Read the rule in the message (for example a supplier minimum order), adjust the request, and preview it again.")
 	case s == http.StatusTooManyRequests:
 		ae := apperr.Wrap(apperr.RateLimited, e, "StoreLink is rate-limiting this deployment", "")
@@ -388,11 +420,26 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 			ae.RetryAfterSeconds = int(e.RetryAfter.Seconds())
 		}
 		return ae
+	case write:
+		return apperr.Wrap(apperr.WriteOutcomeUnknown, e,
+			fmt.Sprintf("StoreLink answered the order with status %d, which the contract does not allow, so whether it was raised is unknown", s),
+			"Do not resubmit. Check korral_get_order_status with the idempotency key first, and report the status to Korral IT with the call id.")
 	default:
 		return apperr.Wrap(apperr.UpstreamContractError, e,
 			fmt.Sprintf("StoreLink answered %s with status %d, which the contract does not allow", where, s),
 			"Report it to Korral IT with the call id.")
 	}
+}
+
+// storeLinkWords is StoreLink's own explanation of a refusal (for example
+// the supplier's minimum order), quoted and bounded so it reads as a
+// quotation and cannot carry control characters.
+func storeLinkWords(msg string) string {
+	const limit = 200
+	if r := []rune(msg); len(r) > limit {
+		msg = string(r[:limit]) + "..."
+	}
+	return strconv.Quote(msg)
 }
 
 func isTimeout(err error) bool {
