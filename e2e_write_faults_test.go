@@ -1,0 +1,650 @@
+package storelink_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// The write path under faults. In every test the judge is StoreLink itself:
+// the orders the mock holds must be exactly the orders the ledger says were
+// raised (judge), whatever the tools and commands said along the way.
+
+// judge fails the test unless the orders the mock StoreLink holds, beyond its
+// fixtures, are exactly the ledger's raised orders (id, store, SKU, units).
+func judge(t *testing.T, w *world) {
+	t.Helper()
+	var held []string
+	for _, o := range w.mock.Server.Orders() {
+		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
+			continue
+		}
+		held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
+	}
+	var raised []string
+	for _, e := range ledgerEntries(t, w.statePath) {
+		if e.State == "raised" {
+			raised = append(raised, fmt.Sprintf("%s store=%s sku=%s units=%d", e.OrderID, e.StoreID, e.SKU, e.Units))
+		}
+	}
+	slices.Sort(held)
+	slices.Sort(raised)
+	if !slices.Equal(held, raised) {
+		t.Fatalf("StoreLink holds %v, the ledger says raised %v", held, raised)
+	}
+}
+
+type ledgerEntry struct {
+	Key, State, OrderID, StoreID, SKU, ApprovalID, Upstream, ErrorMessage string
+	Units                                                                 int64
+}
+
+// ledgerEntries reads every entry straight from the state file.
+func ledgerEntries(t *testing.T, path string) map[string]ledgerEntry {
+	t.Helper()
+	out := map[string]ledgerEntry{}
+	if _, err := os.Stat(path); err != nil {
+		return out
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT idempotency_key, state, COALESCE(order_id, ''), store_id, sku, quantity_units,
+		COALESCE(approval_id, ''), upstream_id, error_message FROM entries`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return out
+		}
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e ledgerEntry
+		if err := rows.Scan(&e.Key, &e.State, &e.OrderID, &e.StoreID, &e.SKU, &e.Units, &e.ApprovalID, &e.Upstream, &e.ErrorMessage); err != nil {
+			t.Fatal(err)
+		}
+		out[e.Key] = e
+	}
+	return out
+}
+
+func onlyEntry(t *testing.T, w *world) ledgerEntry {
+	t.Helper()
+	es := ledgerEntries(t, w.statePath)
+	if len(es) != 1 {
+		t.Fatalf("ledger holds %d entries, want 1: %v", len(es), es)
+	}
+	for _, e := range es {
+		return e
+	}
+	panic("unreachable")
+}
+
+// execState changes the state file as time or an older version would have.
+func execState(t *testing.T, path, query string, args ...any) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func errMessage(env map[string]any) string {
+	e, _ := env["error"].(map[string]any)
+	m, _ := e["message"].(string)
+	r, _ := e["remediation"].(string)
+	return m + " | " + r
+}
+
+// approvalWorld is a world in approval mode with a credential file.
+func approvalWorld(t *testing.T) (w *world, env []string, cred string) {
+	w = newWorld(t)
+	cred = "approver-credential-0123456789"
+	credFile := filepath.Join(w.dir, "approval.cred")
+	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE="+credFile), cred
+}
+
+// without drops the variables named from an environment.
+func without(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Story: an approval from a shell without UPSTREAM_BASE_URL started the
+// embedded mock, "raised" the order there and marked the entry raised.
+func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
+	w, env, cred := approvalWorld(t)
+	p := startServer(t, env)
+	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	id, _ := staged["approval_id"].(string)
+	if e := onlyEntry(t, w); e.Upstream != w.mock.URL {
+		t.Fatalf("the entry names StoreLink %q, want %q", e.Upstream, w.mock.URL)
+	}
+	approver := append(env, "APPROVER_CREDENTIAL="+cred)
+
+	// No StoreLink and no keyring in the shell: nothing is started, sent or consumed.
+	bare := without(approver, "UPSTREAM_BASE_URL", "STORELINK_KEYRING_FILE")
+	_, stderr, exit := runCLI(t, bare, "approvals", "approve", id, "--as", "Jana Nováková")
+	if exit == 0 || !strings.Contains(stderr, "no key for store 47") || !strings.Contains(stderr, "nothing changed") {
+		t.Fatalf("approve without StoreLink or keyring: exit %d: %s", exit, stderr)
+	}
+	// Another StoreLink configured: refused, naming both.
+	other, err := mockstorelink.Start(mockstorelink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	elsewhere := append(without(approver, "UPSTREAM_BASE_URL"), "UPSTREAM_BASE_URL="+other.URL)
+	_, stderr, exit = runCLI(t, elsewhere, "approvals", "approve", id, "--as", "Jana Nováková")
+	if exit == 0 || !strings.Contains(stderr, w.mock.URL) || !strings.Contains(stderr, other.URL) {
+		t.Fatalf("approve against another StoreLink: exit %d: %s", exit, stderr)
+	}
+	// A keyring without the order's store.
+	partial := filepath.Join(w.dir, "keyring-102.json")
+	b, _ := json.Marshal(map[string]string{"102": w.mock.Server.DefaultKeyring()["102"]})
+	if err := os.WriteFile(partial, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+partial), "approvals", "approve", id, "--as", "Jana Nováková")
+	if exit == 0 || !strings.Contains(stderr, "holds no key for store 47") {
+		t.Fatalf("approve with a keyring lacking store 47: exit %d: %s", exit, stderr)
+	}
+	// A stale key: StoreLink refuses it before anything is claimed.
+	stale := filepath.Join(w.dir, "keyring-stale.json")
+	b, _ = json.Marshal(map[string]string{"47": "stale-key-0000000000"})
+	if err := os.WriteFile(stale, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+stale), "approvals", "approve", id, "--as", "Jana Nováková")
+	if exit == 0 || !strings.Contains(stderr, "AUTH_KEY_INVALID") {
+		t.Fatalf("approve with a stale key: exit %d: %s", exit, stderr)
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs from refused approvals", n)
+	}
+	if e := onlyEntry(t, w); e.State != "pending_approval" {
+		t.Fatalf("a refused approval changed the entry: %+v", e)
+	}
+	judge(t, w)
+
+	// The approver needs only the keyring: the ledger names the StoreLink.
+	out, stderr, exit := runCLI(t, without(approver, "UPSTREAM_BASE_URL"), "approvals", "approve", id, "--as", "Jana Nováková")
+	if exit != 0 || !strings.Contains(out, "raised") {
+		t.Fatalf("approve with the keyring only: exit %d\n%s\n%s", exit, out, stderr)
+	}
+	if n := len(other.Server.Orders()); n != 2 {
+		t.Fatalf("the other StoreLink holds %d orders, want its 2 fixtures", n)
+	}
+	judge(t, w)
+	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	if st["sku"] != mockstorelink.SKUButter || st["quantity_units"] != 24.0 || st["status"] != "submitted" {
+		t.Fatalf("status after approval: %v", st)
+	}
+}
+
+// Story: staged with the embedded mock, approved from a shell, which started
+// an embedded mock of its own and "raised" the order there.
+func TestApprovalOfAnEmbeddedStoreLinkOrderIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	credFile := filepath.Join(dir, "approval.cred")
+	const cred = "approver-credential-0123456789"
+	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	statePath := filepath.Join(dir, "state.db")
+	env := []string{"STATE_DB_PATH=" + statePath, "HOME=" + dir, "ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE=" + credFile}
+	p := startServer(t, env)
+	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	id, _ := staged["approval_id"].(string)
+	_, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková")
+	if exit == 0 || !strings.Contains(stderr, "embedded") {
+		t.Fatalf("approve of an embedded-StoreLink order: exit %d: %s", exit, stderr)
+	}
+	for _, e := range ledgerEntries(t, statePath) {
+		if e.State != "pending_approval" || e.OrderID != "" {
+			t.Fatalf("a refused approval changed the entry: %+v", e)
+		}
+	}
+	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	if st["status"] != "pending_approval" {
+		t.Fatalf("status: %v", st)
+	}
+}
+
+// Story: the status of a ledger entry showed another order (another SKU)
+// that carried the same id upstream. Such an entry exists in ledgers written
+// before approvals were bound to their StoreLink.
+func TestStatusNeverShowsAnotherOrderForALedgerEntry(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env("ALLOW_WRITES=true"))
+	raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	orderID, _ := raised["order_id"].(string)
+	// The phantom: an approval "raised" elsewhere under the same order id,
+	// for another SKU, recorded before identities were kept.
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
+	execState(t, w.statePath, `INSERT INTO entries (idempotency_key, store_id, sku, quantity_units, reason, request_hash, state, order_id,
+		approval_id, approval_expires_at, decided_by, created_at, updated_at)
+		VALUES ('phantom-key-0001', '47', ?, 12, 'promo', 'x', 'raised', ?, 'apr-phantom', ?, 'Jana', ?, ?)`,
+		mockstorelink.SKUSteady, orderID, now, now, now)
+	for _, ref := range []string{"phantom-key-0001", "apr-phantom"} {
+		st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": ref, "store_id": "47"}))
+		if st["sku"] != mockstorelink.SKUSteady || st["quantity_units"] != 12.0 || st["submitted_at"] == nil {
+			t.Fatalf("status of %s shows another order: %v", ref, st)
+		}
+		if note := st["ledger"].(map[string]any)["note"].(string); !strings.Contains(note, "not the order") {
+			t.Fatalf("status of %s: note %q", ref, note)
+		}
+	}
+	// The real order is still shown as StoreLink has it.
+	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": raised["idempotency_key"], "store_id": "47"}))
+	if st["sku"] != mockstorelink.SKUButter || st["status"] != "submitted" {
+		t.Fatalf("status of the real order: %v", st)
+	}
+}
+
+// Story: a confirm refused by something that never reached StoreLink was
+// stored as a permanent failure and replayed for the rest of the day.
+func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
+	faults := []struct {
+		name   string
+		inject func(t *testing.T, w *world, p *proc)
+		code   string
+		retry  bool // the error carries retry_after_seconds
+		heal   func(t *testing.T, w *world, p *proc)
+	}{
+		{
+			name: "rate limited",
+			inject: func(t *testing.T, w *world, p *proc) {
+				w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 7, Count: 1})
+			},
+			code: "RATE_LIMITED", retry: true,
+		},
+		{
+			name: "key rotated",
+			inject: func(t *testing.T, w *world, p *proc) {
+				w.mock.Server.RotateKey("47")
+			},
+			code: "AUTH_KEY_INVALID",
+			heal: func(t *testing.T, w *world, p *proc) { w.writeKeyring(t, w.mock.Server.Keys()) },
+		},
+		{
+			name: "breaker open",
+			inject: func(t *testing.T, w *world, p *proc) {
+				w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetInventory, Status: 503, Count: 1})
+				if c := code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})); c != "UPSTREAM_UNAVAILABLE" {
+					t.Fatalf("risk check during the outage: %s", c)
+				}
+			},
+			code: "UPSTREAM_UNAVAILABLE", retry: true,
+			heal: func(t *testing.T, w *world, p *proc) {
+				// The breaker probes by itself after its cool-down.
+				deadline := time.Now().Add(15 * time.Second)
+				for code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})) != "" {
+					if time.Now().After(deadline) {
+						t.Fatal("the breaker never closed")
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			},
+		},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			w := newWorld(t)
+			p := startServer(t, w.env("ALLOW_WRITES=true", "BREAKER_FAILURES=1", "BREAKER_COOLDOWN=1s"))
+			preview := data(t, p.call("korral_raise_replenishment_order", order(24)))
+			key := preview["idempotency_key"].(string)
+			f.inject(t, w, p)
+			failed := p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
+			if code(failed) != f.code {
+				t.Fatalf("confirm: %v", failed)
+			}
+			if ra, _ := failed["error"].(map[string]any)["retry_after_seconds"].(float64); f.retry != (ra > 0) {
+				t.Fatalf("retry_after_seconds = %v: %v", ra, failed)
+			}
+			if e := onlyEntry(t, w); e.State != "retryable" {
+				t.Fatalf("ledger after %s: %+v", f.name, e)
+			}
+			judge(t, w)
+			if f.heal != nil {
+				f.heal(t, w, p)
+			}
+			again := data(t, p.call("korral_raise_replenishment_order", order(24)))
+			if again["mode"] != "preview" || again["idempotency_key"] != key || again["duplicate_warning"] != nil {
+				t.Fatalf("preview after %s: %v", f.name, again)
+			}
+			raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
+			if raised["mode"] != "raised" || raised["order_id"] == nil {
+				t.Fatalf("confirm after %s: %v", f.name, raised)
+			}
+			if e := onlyEntry(t, w); e.State != "raised" {
+				t.Fatalf("ledger: %+v", e)
+			}
+			judge(t, w)
+		})
+	}
+}
+
+// Story: after WRITE_OUTCOME_UNKNOWN, the same order under a new or omitted
+// key was POSTed again. Then a person resolves the unknown outcome.
+func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
+	t.Run("no order at StoreLink", func(t *testing.T) {
+		w := newWorld(t)
+		env := w.env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
+		p := startServer(t, env)
+		w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
+		if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "first-key-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+			t.Fatalf("timeout: %s", c)
+		}
+		w.mock.Server.ClearFaults()
+		for _, args := range []map[string]any{
+			order(24, "confirm", true, "idempotency_key", "second-key-0002"),
+			order(24, "confirm", true),
+			order(24, "confirm", true, "reason", "  PROJECTED to sell out before close; 22 sold in 24 h against 5 on hand.\u00a0"),
+		} {
+			env := p.call("korral_raise_replenishment_order", args)
+			if code(env) != "ORDER_IN_FLIGHT" || !strings.Contains(errMessage(env), "korral_get_order_status") || !strings.Contains(errMessage(env), "first-key-0001") {
+				t.Fatalf("same order under another key: %v", env)
+			}
+		}
+		if n := w.requests(isCreate); n != 1 {
+			t.Fatalf("%d POSTs, want 1", n)
+		}
+		judge(t, w)
+		// A person checks StoreLink, finds nothing, and says so.
+		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--as", "Korral IT"); exit != 2 || !strings.Contains(stderr, "--not-raised") {
+			t.Fatalf("resolve without a finding: exit %d: %s", exit, stderr)
+		}
+		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--not-raised", "--as", "Korral IT")
+		if exit != 0 || !strings.Contains(out, "retryable") {
+			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
+		}
+		st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": "first-key-0001", "store_id": "47"}))
+		if st["status"] != "retryable" || st["is_open"] != false {
+			t.Fatalf("status after resolution: %v", st)
+		}
+		raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "second-key-0002")))
+		if raised["mode"] != "raised" {
+			t.Fatalf("confirm after resolution: %v", raised)
+		}
+		judge(t, w)
+		trail, _, _ := runCLI(t, env, "audit")
+		if !strings.Contains(trail, "Korral IT resolved first-key-0001") {
+			t.Fatalf("audit trail lacks the resolution:\n%s", trail)
+		}
+	})
+	t.Run("order at StoreLink", func(t *testing.T) {
+		w := newWorld(t)
+		env := w.env("ALLOW_WRITES=true")
+		p := startServer(t, env)
+		// StoreLink takes the order, then the answer is lost on the way back.
+		w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
+		if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "lost-answer-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+			t.Fatalf("lost answer: %s", c)
+		}
+		if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "ORDER_IN_FLIGHT" {
+			t.Fatalf("same order again: %s", c)
+		}
+		orders := w.mock.Server.Orders()
+		held := orders[len(orders)-1]
+		if held.SKU != mockstorelink.SKUButter || held.QuantityUnits != 24 {
+			t.Fatalf("StoreLink's newest order: %+v", held)
+		}
+		// The person's finding is checked against StoreLink.
+		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "lost-answer-0001", "--raised", mockstorelink.OrderOpen, "--as", "Korral IT"); exit == 0 || !strings.Contains(stderr, "not this entry") {
+			t.Fatalf("resolve with another order: exit %d: %s", exit, stderr)
+		}
+		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "--as", "Korral IT", "lost-answer-0001", "--raised", held.OrderID)
+		if exit != 0 || !strings.Contains(out, "raised") {
+			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
+		}
+		judge(t, w)
+		st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": "lost-answer-0001", "store_id": "47"}))
+		if st["order_id"] != held.OrderID || st["status"] != "submitted" {
+			t.Fatalf("status after resolution: %v", st)
+		}
+		// Resolved, it is an open order like any other: the preview warns.
+		preview := data(t, p.call("korral_raise_replenishment_order", order(24)))
+		if preview["duplicate_warning"] == nil || !strings.Contains(fmt.Sprint(preview["open_orders_same_sku"]), held.OrderID) {
+			t.Fatalf("preview after the resolution: %v", preview)
+		}
+		if n := w.requests(isCreate); n != 1 {
+			t.Fatalf("%d POSTs, want 1", n)
+		}
+		judge(t, w)
+	})
+}
+
+// Story: after APPROVAL_TTL a staged order still read as pending and open
+// everywhere except the approvals list.
+func TestLapsedApprovalsReadAsExpiredEverywhere(t *testing.T) {
+	w, env, cred := approvalWorld(t)
+	p := startServer(t, env)
+	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	id, key := staged["approval_id"].(string), staged["idempotency_key"].(string)
+	// Time passes: the approval's expiry is now behind us.
+	execState(t, w.statePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
+		time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), id)
+
+	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	if st["status"] != "expired" || st["is_open"] != false {
+		t.Fatalf("status of a lapsed approval: %v", st)
+	}
+	replay := p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
+	if code(replay) == "" || !strings.Contains(errMessage(replay), "lapsed") {
+		t.Fatalf("confirm replay of a lapsed approval: %v", replay)
+	}
+	preview := data(t, p.call("korral_raise_replenishment_order", order(36)))
+	if preview["duplicate_warning"] != nil || len(preview["open_orders_same_sku"].([]any)) != 0 {
+		t.Fatalf("a lapsed approval still warns of a duplicate: %v", preview)
+	}
+	if _, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková"); exit == 0 || !strings.Contains(stderr, "expired") {
+		t.Fatalf("approve of a lapsed approval: exit %d: %s", exit, stderr)
+	}
+	show, _, _ := runCLI(t, env, "approvals", "show", id)
+	if !strings.Contains(show, `"state":"expired"`) {
+		t.Fatalf("show: %s", show)
+	}
+	list, _, _ := runCLI(t, env, "approvals", "list")
+	if strings.Contains(list, id) {
+		t.Fatalf("list shows a lapsed approval:\n%s", list)
+	}
+	all, _, exit := runCLI(t, env, "approvals", "list", "--all")
+	if exit != 0 || !strings.Contains(all, id) || !strings.Contains(all, "expired") {
+		t.Fatalf("list --all (exit %d):\n%s", exit, all)
+	}
+	if e := onlyEntry(t, w); e.State != "expired" {
+		t.Fatalf("ledger after list: %+v", e)
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs", n)
+	}
+	judge(t, w)
+}
+
+// Story: an order below the supplier's minimum previewed as ok, then the
+// confirm failed with a bare 422 code.
+func TestPreviewRefusesWhatStoreLinkWouldRefuse(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env("ALLOW_WRITES=true"))
+	water := func(qty int, extra ...any) map[string]any {
+		args := order(qty, extra...)
+		args["sku"] = mockstorelink.SKUMinimumOrder
+		return args
+	}
+	preview := data(t, p.call("korral_raise_replenishment_order", water(24)))
+	qc := preview["quantity_check"].(map[string]any)
+	if qc["verdict"] != "refuse" || !strings.Contains(fmt.Sprint(qc["reasons"]), "minimum order of 48 units") {
+		t.Fatalf("preview below the minimum: %v", qc)
+	}
+	key := preview["idempotency_key"].(string)
+	refused := p.call("korral_raise_replenishment_order", water(24, "confirm", true, "idempotency_key", key))
+	if code(refused) != "UPSTREAM_REJECTED" || !strings.Contains(errMessage(refused), "minimum order is 48 units") {
+		t.Fatalf("confirm below the minimum: %v", refused)
+	}
+	if e := onlyEntry(t, w); e.State != "failed" || !strings.Contains(e.ErrorMessage, "48 units") {
+		t.Fatalf("ledger: %+v", e)
+	}
+	// The key is spent, but the preview still works and says why.
+	again := data(t, p.call("korral_raise_replenishment_order", water(24)))
+	if again["mode"] != "preview" || !strings.Contains(again["next_step"].(string), "48 units") {
+		t.Fatalf("preview after the refusal: %v", again)
+	}
+	replay := p.call("korral_raise_replenishment_order", water(24, "confirm", true))
+	if code(replay) != "UPSTREAM_REJECTED" || !strings.Contains(errMessage(replay), "48 units") {
+		t.Fatalf("confirm again: %v", replay)
+	}
+	ok := data(t, p.call("korral_raise_replenishment_order", water(48)))
+	if strings.Contains(fmt.Sprint(ok["quantity_check"]), "minimum") {
+		t.Fatalf("preview at the minimum: %v", ok["quantity_check"])
+	}
+	if n := w.requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+	judge(t, w)
+}
+
+// Story: blank-looking reasons were sent, and the same order with a
+// lower-cased reason was refused as IDEMPOTENCY_KEY_REUSED.
+func TestOneReasonNormalisation(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env("ALLOW_WRITES=true"))
+	for _, reason := range []string{"\u00a0\u00a0\u00a0", "\u200b\u200b", "\u3000", "sold\u200bout", "sold\u202eout", "---"} {
+		env := p.call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", reason))
+		if code(env) != "INVALID_ARGUMENT" || !strings.Contains(errMessage(env), "reason") {
+			t.Fatalf("reason %q: %v", reason, env)
+		}
+	}
+	if n := w.requests(isCreate); n != 0 || len(ledgerEntries(t, w.statePath)) != 0 {
+		t.Fatalf("%d POSTs, ledger %v", n, ledgerEntries(t, w.statePath))
+	}
+	const reason = "Café promo: 22 sold in 24 h, 5 on hand."
+	first := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", reason)))
+	key := first["idempotency_key"].(string)
+	for _, same := range []string{
+		strings.ToLower(reason),
+		"  CAFE\u0301 PROMO:\u00a022 sold in 24 h,\t5 on hand. ",
+	} {
+		for _, args := range []map[string]any{
+			order(24, "confirm", true, "reason", same),
+			order(24, "confirm", true, "reason", same, "idempotency_key", key),
+		} {
+			again := data(t, p.call("korral_raise_replenishment_order", args))
+			if again["replayed"] != true || again["order_id"] != first["order_id"] || again["idempotency_key"] != key {
+				t.Fatalf("reason %q: %v", same, again)
+			}
+		}
+	}
+	if n := w.requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+	judge(t, w)
+}
+
+// The approval command's own gate, found missing by mutation testing: the
+// ceiling and the keyring are checked again at approval time, and an empty
+// configured credential never matches.
+func TestApprovalRechecksTheGate(t *testing.T) {
+	w, env, cred := approvalWorld(t)
+	p := startServer(t, env)
+	staged := data(t, p.call("korral_raise_replenishment_order", order(120, "confirm", true)))
+	id := staged["approval_id"].(string)
+	approver := append(env, "APPROVER_CREDENTIAL="+cred)
+
+	if _, stderr, exit := runCLI(t, append(approver, "MAX_ORDER_UNITS=100"), "approvals", "approve", "--as", "Jana", id); exit == 0 || !strings.Contains(stderr, "MAX_ORDER_UNITS=100") {
+		t.Fatalf("approve above a lowered ceiling: exit %d: %s", exit, stderr)
+	}
+	only102 := filepath.Join(w.dir, "only-102.json")
+	b, _ := json.Marshal(map[string]string{"102": w.mock.Server.DefaultKeyring()["102"]})
+	if err := os.WriteFile(only102, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, exit := runCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "store 47") {
+		t.Fatalf("approve without store 47's key: exit %d: %s", exit, stderr)
+	}
+	// No credential configured (approval mode off): every decision fails closed.
+	noCred := append(without(env, "WRITE_APPROVAL", "APPROVAL_CREDENTIAL_FILE"), "APPROVER_CREDENTIAL="+cred)
+	if _, stderr, exit := runCLI(t, noCred, "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "approval denied") {
+		t.Fatalf("approve with no configured credential: exit %d: %s", exit, stderr)
+	}
+	if _, stderr, exit := runCLI(t, append(without(env, "WRITE_APPROVAL", "APPROVAL_CREDENTIAL_FILE"), "APPROVER_CREDENTIAL="), "approvals", "reject", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "approval denied") {
+		t.Fatalf("reject with empty credentials on both sides: exit %d: %s", exit, stderr)
+	}
+	if e := onlyEntry(t, w); e.State != "pending_approval" {
+		t.Fatalf("a refused approval changed the entry: %+v", e)
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs", n)
+	}
+	// Flags after the id, as ADR 0007 writes the command.
+	if out, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--as", "Jana"); exit != 0 || !strings.Contains(out, "rejected") {
+		t.Fatalf("reject ID --as NAME: exit %d %s %s", exit, out, stderr)
+	}
+	judge(t, w)
+}
+
+// An approved order that StoreLink did not take is not consumed: the
+// approval still stands and can be approved again.
+func TestApprovedOrderNotTakenStaysPending(t *testing.T) {
+	w, env, cred := approvalWorld(t)
+	p := startServer(t, env)
+	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	id := staged["approval_id"].(string)
+	approver := append(env, "APPROVER_CREDENTIAL="+cred)
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 5, Count: 1})
+	if _, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "RATE_LIMITED") || !strings.Contains(stderr, "still stands") {
+		t.Fatalf("approve while rate-limited: exit %d: %s", exit, stderr)
+	}
+	if e := onlyEntry(t, w); e.State != "pending_approval" {
+		t.Fatalf("ledger: %+v", e)
+	}
+	judge(t, w)
+	if out, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--as", "Jana"); exit != 0 || !strings.Contains(out, "raised") {
+		t.Fatalf("approve again: exit %d %s %s", exit, out, stderr)
+	}
+	judge(t, w)
+}
+
+// The derived key names the store-local day: 23:30 and 00:30 in Prague are
+// two days although both are the same UTC day, found missing by mutation
+// testing.
+func TestDerivedKeyFollowsTheStoreLocalDate(t *testing.T) {
+	keyAt := func(now string) string {
+		dir := t.TempDir()
+		p := startServer(t, []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "STORELINK_MOCK_NOW=" + now})
+		defer p.stop()
+		return data(t, p.call("korral_raise_replenishment_order", order(24)))["idempotency_key"].(string)
+	}
+	evening := keyAt("2026-11-27T21:30:00Z") // 22:30 in Prague
+	late := keyAt("2026-11-27T22:30:00Z")    // 23:30 in Prague, the same day
+	night := keyAt("2026-11-27T23:30:00Z")   // 00:30 in Prague, the next day; the same UTC day
+	if evening != late {
+		t.Fatalf("two times of one Prague day give keys %s and %s", evening, late)
+	}
+	if late == night {
+		t.Fatalf("23:30 and 00:30 in Prague share the key %s", late)
+	}
+}
