@@ -80,6 +80,7 @@ func TestWritesRefusedByDefaultAndPreviewChangesNothing(t *testing.T) {
 	if rows := ledgerRows(t, w.statePath); len(rows) != 0 {
 		t.Fatalf("ledger changed: %v", rows)
 	}
+	judge(t, w)
 }
 
 func TestCeilingHoldsWithConfirm(t *testing.T) {
@@ -95,6 +96,7 @@ func TestCeilingHoldsWithConfirm(t *testing.T) {
 	if n := w.requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs", n)
 	}
+	judge(t, w)
 }
 
 func TestConfirmedOrderIdempotentAcrossRestartWithDuplicateWarning(t *testing.T) {
@@ -142,6 +144,7 @@ func TestConfirmedOrderIdempotentAcrossRestartWithDuplicateWarning(t *testing.T)
 	if code(reused) != "IDEMPOTENCY_KEY_REUSED" {
 		t.Fatalf("key reused for another request: %v", reused)
 	}
+	judge(t, w)
 }
 
 func TestPostTimeoutIsUnknownAndNeverResent(t *testing.T) {
@@ -166,6 +169,7 @@ func TestPostTimeoutIsUnknownAndNeverResent(t *testing.T) {
 	if st["status"] != "unknown" {
 		t.Fatalf("status of an unknown outcome: %v", st)
 	}
+	judge(t, w)
 }
 
 // TestCrashAfterPostLeaves kills the server while StoreLink holds the POST;
@@ -190,9 +194,14 @@ func TestCrashAfterPostLeaves(t *testing.T) {
 	if c := code(p2.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "crash-test-key-01"))); c != "WRITE_OUTCOME_UNKNOWN" {
 		t.Fatalf("retry after crash: %s", c)
 	}
+	// Nor may the same order under another key.
+	if c := code(p2.call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "ORDER_IN_FLIGHT" {
+		t.Fatalf("same order under a derived key after crash: %s", c)
+	}
 	if n := w.requests(isCreate); n != 1 {
 		t.Fatalf("%d POSTs, want 1", n)
 	}
+	judge(t, w)
 }
 
 func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
@@ -252,6 +261,7 @@ func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 	if !strings.Contains(trail, "approvals.approve") || !strings.Contains(trail, "Jana Nováková approved") || strings.Contains(trail+p.stderr.String(), cred) {
 		t.Fatalf("audit trail:\n%s", trail)
 	}
+	judge(t, w)
 }
 
 func TestApprovalFailsClosedWithoutCredential(t *testing.T) {
