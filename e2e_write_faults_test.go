@@ -169,7 +169,7 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+partial), "approvals", "approve", id, "--as", "Jana Nováková")
-	if exit == 0 || !strings.Contains(stderr, "holds no key for store 47") {
+	if exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
 		t.Fatalf("approve with a keyring lacking store 47: exit %d: %s", exit, stderr)
 	}
 	// A stale key: StoreLink refuses it before anything is claimed.
@@ -582,7 +582,7 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 	if err := os.WriteFile(only102, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, exit := runCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "store 47") {
+	if _, stderr, exit := runCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
 		t.Fatalf("approve without store 47's key: exit %d: %s", exit, stderr)
 	}
 	// No credential configured (approval mode off): every decision fails closed.
@@ -646,5 +646,28 @@ func TestDerivedKeyFollowsTheStoreLocalDate(t *testing.T) {
 	}
 	if late == night {
 		t.Fatalf("23:30 and 00:30 in Prague share the key %s", late)
+	}
+}
+
+// An order raised at one StoreLink is never looked up at another: here two
+// embedded mocks in turn, whose order books both number their first order
+// alike. (The embedded mocks live inside the server, so there is no order
+// list to judge by; the test is about what the status tool reads.)
+func TestOrdersOfAnotherStoreLinkAreNotLookedUp(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "ALLOW_WRITES=true"}
+	p := startServer(t, env)
+	first := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p.stop()
+
+	p2 := startServer(t, env)
+	second := data(t, p2.call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", "Second order, another StoreLink.")))
+	if second["order_id"] != first["order_id"] {
+		t.Fatalf("the two mocks numbered their orders %v and %v; the test needs them alike", first["order_id"], second["order_id"])
+	}
+	st := data(t, p2.call("korral_get_order_status", map[string]any{"order_id": first["idempotency_key"], "store_id": "47"}))
+	note, _ := st["ledger"].(map[string]any)["note"].(string)
+	if st["status"] != "raised" || st["expected_arrival"] != nil || !strings.Contains(note, "another StoreLink") {
+		t.Fatalf("status of an order raised at another StoreLink: %v", st)
 	}
 }

@@ -191,8 +191,8 @@ func TestRetryableEntryIsTakenOverBySameRequestOnly(t *testing.T) {
 	if _, err := db.Finish(ctx, "k1", StateFailed, "", "UPSTREAM_REJECTED", "below minimum", base); err != nil {
 		t.Fatal(err)
 	}
-	if _, created, _ := db.Reserve(ctx, again); created {
-		t.Fatal("a failed entry was taken over")
+	if got, created, err := db.Reserve(ctx, again); err != nil || created || got.State != StateFailed {
+		t.Fatalf("a failed entry: %v %v %v, want it back untouched", got.State, created, err)
 	}
 }
 
