@@ -82,8 +82,8 @@ type Entry struct {
 	// ADR 0007); an approval acts only on that StoreLink. Empty for entries
 	// recorded before it was kept.
 	UpstreamID string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // ErrNotFound reports that no ledger entry matches.

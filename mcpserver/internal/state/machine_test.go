@@ -96,12 +96,12 @@ func TestOnlyStagedEntriesReturnToPending(t *testing.T) {
 
 func TestStateColumnIsAClosedSet(t *testing.T) {
 	db := openTemp(t)
-	_, err := db.sql.Exec(`INSERT INTO entries (`+entryColumns+`)
+	_, err := db.sql.Exec(`INSERT INTO entries (` + entryColumns + `)
 		VALUES ('k', '47', '1', 1, 'r', 'h', 'done', NULL, '', '', NULL, NULL, '', '', 'x', 'x', '')`)
 	if err == nil {
 		t.Fatal("the database accepted a state outside the lifecycle")
 	}
-	_, err = db.sql.Exec(`INSERT INTO entries (`+entryColumns+`)
+	_, err = db.sql.Exec(`INSERT INTO entries (` + entryColumns + `)
 		VALUES ('k', '47', '1', 1, 'r', 'h', 'raised', NULL, '', '', NULL, NULL, '', '', 'x', 'x', '')`)
 	if err == nil {
 		t.Fatal("the database accepted a raised entry without an order id")
