@@ -291,6 +291,27 @@ func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
 			heal: func(t *testing.T, w *world, p *proc) { w.writeKeyring(t, w.mock.Server.Keys()) },
 		},
 		{
+			name: "connection refused",
+			inject: func(t *testing.T, w *world, p *proc) {
+				// Close may report the server's unused pre-dialled connection,
+				// which it then closes by force: either way the port is shut.
+				_ = w.mock.Close()
+			},
+			code: "UPSTREAM_UNAVAILABLE",
+			heal: func(t *testing.T, w *world, p *proc) {
+				// StoreLink comes back at the same address, with its keys.
+				addr := strings.TrimPrefix(w.mock.URL, "http://")
+				r, err := mockstorelink.StartOn(addr, mockstorelink.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = r.Close() })
+				w.mock = r
+				w.writeKeyring(t, r.Server.DefaultKeyring())
+				waitForBreaker(t, p) // the refused connection opened it
+			},
+		},
+		{
 			name: "breaker open",
 			inject: func(t *testing.T, w *world, p *proc) {
 				w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetInventory, Status: 503, Count: 1})
@@ -299,16 +320,7 @@ func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
 				}
 			},
 			code: "UPSTREAM_UNAVAILABLE", retry: true,
-			heal: func(t *testing.T, w *world, p *proc) {
-				// The breaker probes by itself after its cool-down.
-				deadline := time.Now().Add(15 * time.Second)
-				for code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})) != "" {
-					if time.Now().After(deadline) {
-						t.Fatal("the breaker never closed")
-					}
-					time.Sleep(200 * time.Millisecond)
-				}
-			},
+			heal: func(t *testing.T, w *world, p *proc) { waitForBreaker(t, p) },
 		},
 	}
 	for _, f := range faults {
@@ -345,6 +357,19 @@ func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
 			}
 			judge(t, w)
 		})
+	}
+}
+
+// waitForBreaker waits (bounded) until reads pass again: the breaker probes
+// by itself after its cool-down.
+func waitForBreaker(t *testing.T, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})) != "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the breaker never closed")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -166,37 +166,37 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 			return err
 		}
 		defer a.Close()
-		if verb == "show" {
-			e, found, err := a.db.ByApprovalID(ctx, id)
+		if verb == "list" {
+			// Listing is where lapsed approvals are written down as expired.
+			if _, err := a.db.Expire(ctx, a.now()); err != nil {
+				return err
+			}
+			entries, err := a.db.Pending(ctx, a.now())
+			if *all {
+				entries, err = a.db.Staged(ctx)
+			}
 			if err != nil {
 				return err
 			}
-			if !found {
-				return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "APPROVAL ID\tSTATE\tSTORE\tSKU\tUNITS\tREQUESTED BY\tEXPIRES\tREASON")
+			for _, e := range entries {
+				e = e.AsOf(a.now())
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ApprovalID, e.State, e.StoreID, e.SKU, e.QuantityUnits, e.RequestedBy, e.ApprovalExpiresAt.Format(time.RFC3339), e.Reason)
 			}
-			return json.NewEncoder(env.Stdout).Encode(entryJSON(e.AsOf(a.now())))
+			if len(entries) == 0 {
+				fmt.Fprintln(tw, "(no orders await approval)")
+			}
+			return tw.Flush()
 		}
-		// Listing is where lapsed approvals are written down as expired.
-		if _, err := a.db.Expire(ctx, a.now()); err != nil {
-			return err
-		}
-		entries, err := a.db.Pending(ctx, a.now())
-		if *all {
-			entries, err = a.db.Staged(ctx)
-		}
+		e, found, err := a.db.ByApprovalID(ctx, id)
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "APPROVAL ID\tSTATE\tSTORE\tSKU\tUNITS\tREQUESTED BY\tEXPIRES\tREASON")
-		for _, e := range entries {
-			e = e.AsOf(a.now())
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ApprovalID, e.State, e.StoreID, e.SKU, e.QuantityUnits, e.RequestedBy, e.ApprovalExpiresAt.Format(time.RFC3339), e.Reason)
+		if !found {
+			return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
 		}
-		if len(entries) == 0 {
-			fmt.Fprintln(tw, "(no orders await approval)")
-		}
-		return tw.Flush()
+		return json.NewEncoder(env.Stdout).Encode(entryJSON(e.AsOf(a.now())))
 	case "approve", "reject", "resolve":
 		if strings.TrimSpace(*as) == "" {
 			return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: --as NAME is required, so the audit trail says who decided", verb)}

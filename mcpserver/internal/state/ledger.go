@@ -134,7 +134,8 @@ type Ledger interface {
 	Staged(ctx context.Context) ([]Entry, error)
 	// Claim moves a pending, unexpired entry to StateSending and records
 	// decidedBy. Of concurrent callers exactly one wins; the others get
-	// ErrNotPending. An unknown approvalID gives ErrNotFound.
+	// ErrNotPending. An unknown approvalID gives ErrNotFound, and the same
+	// request sending or unknown under another key an *InFlightError.
 	Claim(ctx context.Context, approvalID, decidedBy string, now time.Time) (Entry, error)
 	// Reject moves a pending, unexpired entry to StateRejected and records
 	// decidedBy, with the same errors as Claim.
