@@ -189,6 +189,9 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 		t.Fatalf("a refused approval changed the entry: %+v", e)
 	}
 	judge(t, w)
+	if trail, _, _ := runCLI(t, env, "audit", "--tool", "approvals.approve"); strings.Count(trail, "APPROVAL_NOT_SENT") != 4 {
+		t.Fatalf("the refused approvals are not all in the audit trail:\n%s", trail)
+	}
 
 	// The approver needs only the keyring: the ledger names the StoreLink.
 	out, stderr, exit := runCLI(t, without(approver, "UPSTREAM_BASE_URL"), "approvals", "approve", id, "--as", "Jana Nováková")

@@ -298,6 +298,7 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d units is above MAX_ORDER_UNITS=%d; nothing was sent", pending.QuantityUnits, cfg.MaxOrderUnits)}
 	}
 	if err := reach(ctx, env, a, pending); err != nil {
+		recordDecision(ctx, a, id, who, verb, "error", "APPROVAL_NOT_SENT", fmt.Sprintf("%s tried to approve %s, but it was not sent: %v.", who, id, err))
 		return err
 	}
 	e, err := a.db.Claim(ctx, id, who, now)
