@@ -501,7 +501,7 @@ func caveat(flags map[Flag]bool, est, onHand int64, refuse, earliestOK bool, lis
 	case flags[FlagNoSalesInWindow]:
 		return "No sales were recorded in the lookback window, so there is no sell rate to project from; check that the SKU is ranged and on the shelf at this store."
 	case refuse && listed != nil && windowStart.before(*listed):
-		return fmt.Sprintf("The first recorded sale was on %s, so there are too few trading days of history to project a stockout time; judge from the evidence rows until more days have sold.", listed)
+		return fmt.Sprintf("The first recorded sale was on %s, so there are too few trading days of history to project a stockout time; judge from the evidence rows until more days of sales are recorded.", listed)
 	case refuse:
 		return "There are too few trading days of sales history to project a stockout time; widen lookback_days or judge from the evidence rows."
 	case flags[FlagNegativeOnHand]:
