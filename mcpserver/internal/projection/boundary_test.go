@@ -1,7 +1,9 @@
 package projection
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -468,6 +470,9 @@ func TestBoundaryFirstSale(t *testing.T) {
 			}
 			if got.TradingDaysUsed != tt.used || hasFlag(got, FlagPossibleStockoutDays) {
 				t.Errorf("trading_days_used %d, flags %v; want %d", got.TradingDaysUsed, got.DataQualityFlags, tt.used)
+			}
+			if want := fmt.Sprintf("over %d trading days from %s to 2026-03-10.", tt.used, tt.from); !strings.HasSuffix(got.VelocityBasis, want) {
+				t.Errorf("velocity_basis %q, want it to end %q", got.VelocityBasis, want)
 			}
 		})
 	}

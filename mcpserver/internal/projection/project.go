@@ -457,13 +457,14 @@ func evidence(days []day, refused bool) []DayEvidence {
 }
 
 func velocityBasis(days []day, lookback int, refuse bool, flags map[Flag]bool, stockouts int, bulkUnits int64, listed *civil) string {
-	used, from := 0, len(days)
+	// The days without history are a prefix of the window; the band's
+	// range starts after the last of them.
+	used, from := 0, 0
 	for i, d := range days {
-		if d.noHistory {
-			continue
-		}
-		from = min(from, i)
-		if d.open {
+		switch {
+		case d.noHistory:
+			from = i + 1
+		case d.open:
 			used++
 		}
 	}
