@@ -132,7 +132,7 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 	historyStart := storelinkclient.HistoryStart(now)
 	// One extra day covers the partial day before the first complete one;
 	// nothing older than StoreLink's history exists to ask for.
-	since := latest(now.Add(-time.Duration(lookbackDays+1)*24*time.Hour), historyStart)
+	since := later(now.Add(-time.Duration(lookbackDays+1)*24*time.Hour), historyStart)
 	f, err := s.fetchRiskFacts(ctx, storeID, sku, since)
 	if err != nil {
 		return nil, err
@@ -142,13 +142,13 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 		// A stale count: the projection needs every sale since the count.
 		from = f.inv.CountedAt
 	}
-	if first := earliestSale(f.sales); first.IsZero() || first.After(since.Add(24*time.Hour)) {
+	if first := earliestSale(f.sales); !f.sales.Truncated && (first.IsZero() || first.After(since.Add(24*time.Hour))) {
 		// The window opens without a sale: only the whole history tells a
 		// SKU listed since then (those days are no evidence) from one that
-		// stopped selling (they are).
+		// stopped selling (they are). A truncated page is refused below.
 		from = historyStart
 	}
-	if from = latest(from, historyStart); from.Before(since) {
+	if from = later(from, historyStart); from.Before(since) {
 		if f.sales, err = s.opts.Upstream.Sales(ctx, storeID, sku, from, riskSalesCap); err != nil {
 			return nil, err
 		}
@@ -186,7 +186,8 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 	}, nil
 }
 
-func latest(a, b time.Time) time.Time {
+// later is the later of two instants.
+func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
 	}
