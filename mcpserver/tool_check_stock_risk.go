@@ -10,14 +10,17 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/projection"
+	"github.com/korral/storelink/storelinkclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const (
-	maxLookbackDays = 28
-	// riskSalesCap bounds the transactions read for one projection.
-	riskSalesCap = 50000
-)
+// riskSalesCap bounds the transactions read for one projection.
+const riskSalesCap = 50000
+
+// The lookback cap is StoreLink's history (storelinkclient.HistoryDays, the
+// contract's figure): this fails to compile if the projection's cap and the
+// history ever differ, in either direction.
+const _ = uint(projection.MaxLookbackDays-storelinkclient.HistoryDays) + uint(storelinkclient.HistoryDays-projection.MaxLookbackDays)
 
 type stockRiskIn struct {
 	SKU          string `json:"sku" jsonschema:"SKU code"`
@@ -57,7 +60,7 @@ func addCheckStockRisk(ms *mcp.Server, s *server) {
 			shapeSKU(p)
 			shapeStoreID(p)
 			p["lookback_days"].Minimum = ptr(1.0)
-			p["lookback_days"].Maximum = ptr(float64(maxLookbackDays))
+			p["lookback_days"].Maximum = ptr(float64(storelinkclient.HistoryDays))
 			p["lookback_days"].Default = []byte(fmt.Sprint(s.opts.DefaultLookbackDays))
 		},
 		handle: s.checkStockRisk,
@@ -126,19 +129,26 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 // preview reuses it for its justification snapshot.
 func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDays int) (*stockRiskOut, error) {
 	now := s.opts.Now()
-	// One extra day covers the partial day before the first complete one.
-	since := now.Add(-time.Duration(lookbackDays+1) * 24 * time.Hour)
+	historyStart := storelinkclient.HistoryStart(now)
+	// One extra day covers the partial day before the first complete one;
+	// nothing older than StoreLink's history exists to ask for.
+	since := later(now.Add(-time.Duration(lookbackDays+1)*24*time.Hour), historyStart)
 	f, err := s.fetchRiskFacts(ctx, storeID, sku, since)
 	if err != nil {
 		return nil, err
 	}
-	if !f.inv.CountedAt.IsZero() && f.inv.CountedAt.Before(since) {
-		// A stale count: the projection needs every sale since the count,
-		// within StoreLink's 28 days of history.
-		from := f.inv.CountedAt
-		if oldest := now.Add(-maxLookbackDays * 24 * time.Hour); from.Before(oldest) {
-			from = oldest
-		}
+	from := since
+	if !f.inv.CountedAt.IsZero() && f.inv.CountedAt.Before(from) {
+		// A stale count: the projection needs every sale since the count.
+		from = f.inv.CountedAt
+	}
+	if first := earliestSale(f.sales); !f.sales.Truncated && (first.IsZero() || first.After(since.Add(24*time.Hour))) {
+		// The window opens without a sale: only the whole history tells a
+		// SKU listed since then (those days are no evidence) from one that
+		// stopped selling (they are). A truncated page is refused below.
+		from = historyStart
+	}
+	if from = later(from, historyStart); from.Before(since) {
 		if f.sales, err = s.opts.Upstream.Sales(ctx, storeID, sku, from, riskSalesCap); err != nil {
 			return nil, err
 		}
@@ -156,6 +166,7 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 	}
 	in := projection.Input{
 		Now: now, Location: loc, OnHand: f.inv.OnHand, CountedAt: f.inv.CountedAt,
+		SalesFrom: from, HistoryStart: historyStart,
 		LookbackDays: lookbackDays, LeadTimeDays: f.supplier.LeadTimeDays, OrderCutoff: f.supplier.OrderCutoff,
 	}
 	for wd, d := range f.store.Hours {
@@ -173,4 +184,23 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 		},
 		Risk: projection.Project(in),
 	}, nil
+}
+
+// later is the later of two instants.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// earliestSale is the oldest sale on the page; zero when there is none.
+func earliestSale(p domain.SalesPage) time.Time {
+	var first time.Time
+	for _, s := range p.Items {
+		if first.IsZero() || s.At.Before(first) {
+			first = s.At
+		}
+	}
+	return first
 }

@@ -6,10 +6,13 @@ import (
 	"hash/fnv"
 	"sort"
 	"time"
+
+	"github.com/korral/storelink/storelinkclient"
 )
 
-// historyDays is how far back StoreLink keeps point-of-sale transactions.
-const historyDays = 28
+// historyDays is how far back StoreLink keeps point-of-sale transactions: the
+// contract's figure, shared with every client through storelinkclient.
+const historyDays = storelinkclient.HistoryDays
 
 // windowSlack keeps the butter scenario's transactions a minute clear of
 // either side of the "24 hours before now" edge. A caller computes that edge
@@ -120,7 +123,7 @@ type txn struct {
 func (w *world) history(st *store, k *sku, anchor time.Time) []txn {
 	p := w.profile(st.id, k)
 	local := anchor.In(st.loc)
-	oldest := anchor.Add(-historyDays * 24 * time.Hour)
+	oldest := storelinkclient.HistoryStart(anchor)
 	var out []txn
 	for daysAgo := 0; daysAgo <= historyDays; daysAgo++ {
 		day := time.Date(local.Year(), local.Month(), local.Day()-daysAgo, 0, 0, 0, 0, st.loc)

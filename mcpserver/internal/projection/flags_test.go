@@ -99,9 +99,10 @@ func TestProjectFlagsAndConfidence(t *testing.T) {
 			// Intermittent seller: 8 zero days, 6 days of 12. Median of 14 rates
 			// [0 x8, 1 x6] at 6.5 -> 0, so no zero day is a stockout. Band:
 			// P25 at 3.25 -> 0, P75 at 9.75 -> 1. CV: mean 6/14 = 0.4286,
-			// variance 0.4286 - 0.1837 = 0.2449, sd 0.4949 -> 1.15 > 0.5.
+			// variance 0.4286 - 0.1837 = 0.2449, sd 0.4949 -> 1.15 > 0.5. The
+			// first day sells, so no day precedes the first recorded sale.
 			name:   "intermittent seller is variable, not out of stock",
-			modify: withUnits([]int{0, 12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 0}),
+			modify: withUnits([]int{12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 0, 0}),
 			want:   want{ConfidenceLow, []Flag{FlagHighVariability}, &Band{0, 1}, 14, "vary widely"},
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,9 @@ var fuzzZones = []*time.Location{
 }
 
 // fuzzInput builds an Input from raw fuzz values; every byte string is valid.
-func fuzzInput(now int64, zone uint8, hours uint64, onHand int64, countAgeMin int32, lookback, lead int8, cutoff int16, sales []byte) Input {
+// A positive historyAgeMin sets HistoryStart that many minutes before now, a
+// positive salesFromAgeMin sets SalesFrom likewise.
+func fuzzInput(now int64, zone uint8, hours uint64, onHand int64, countAgeMin int32, lookback, lead int8, cutoff int16, historyAgeMin, salesFromAgeMin int32, sales []byte) Input {
 	loc := fuzzZones[int(zone)%len(fuzzZones)]
 	// Keep now within years the zone database describes well.
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
@@ -36,6 +39,12 @@ func fuzzInput(now int64, zone uint8, hours uint64, onHand int64, countAgeMin in
 		c := int(cutoff)
 		in.OrderCutoff = &c
 	}
+	if historyAgeMin > 0 {
+		in.HistoryStart = t.Add(-time.Duration(historyAgeMin) * time.Minute)
+	}
+	if salesFromAgeMin > 0 {
+		in.SalesFrom = t.Add(-time.Duration(salesFromAgeMin) * time.Minute)
+	}
 	for len(sales) >= 4 {
 		// Offset up to ~45 days back (or a little ahead), units 0..255 with
 		// occasional huge values.
@@ -51,12 +60,14 @@ func fuzzInput(now int64, zone uint8, hours uint64, onHand int64, countAgeMin in
 }
 
 func FuzzProject(f *testing.F) {
-	f.Add(int64(0), uint8(0), uint64(0x0123456789abcdef), int64(10), int32(420), int8(14), int8(2), int16(720), []byte("\x10\x00\x02\x00\x20\x00\x01\x01\x30\x01\x05\x00"))
-	f.Add(int64(86400*87+3600*1), uint8(0), uint64(0), int64(-5), int32(0), int8(28), int8(-1), int16(-1), []byte{})
-	f.Add(int64(86400*300), uint8(4), ^uint64(0), int64(math.MaxInt64), int32(-600), int8(-3), int8(127), int16(1500), []byte("\xff\xff\xff\xff\x00\x00\x01\x02"))
-	f.Add(int64(12345), uint8(5), uint64(0xaaaaaaaaaaaaaaaa), int64(math.MinInt64), int32(math.MaxInt32), int8(1), int8(0), int16(0), []byte("\x01\x00\x09\x03\x02\x00\x09\x03\x03\x00\x09\x03"))
-	f.Fuzz(func(t *testing.T, now int64, zone uint8, hours uint64, onHand int64, countAgeMin int32, lookback, lead int8, cutoff int16, sales []byte) {
-		in := fuzzInput(now, zone, hours, onHand, countAgeMin, lookback, lead, cutoff, sales)
+	f.Add(int64(0), uint8(0), uint64(0x0123456789abcdef), int64(10), int32(420), int8(14), int8(2), int16(720), int32(0), int32(0), []byte("\x10\x00\x02\x00\x20\x00\x01\x01\x30\x01\x05\x00"))
+	f.Add(int64(86400*87+3600*1), uint8(0), uint64(0), int64(-5), int32(0), int8(28), int8(-1), int16(-1), int32(28*24*60), int32(28*24*60), []byte{})
+	f.Add(int64(86400*300), uint8(4), ^uint64(0), int64(math.MaxInt64), int32(-600), int8(-3), int8(127), int16(1500), int32(-1), int32(math.MaxInt32), []byte("\xff\xff\xff\xff\x00\x00\x01\x02"))
+	f.Add(int64(12345), uint8(5), uint64(0xaaaaaaaaaaaaaaaa), int64(math.MinInt64), int32(math.MaxInt32), int8(1), int8(0), int16(0), int32(math.MaxInt32), int32(5), []byte("\x01\x00\x09\x03\x02\x00\x09\x03\x03\x00\x09\x03"))
+	// A SKU first sold three days ago, 28 days of history from 20:00.
+	f.Add(int64(86400*40+19*3600), uint8(0), uint64(0), int64(25), int32(35), int8(28), int8(1), int16(-1), int32(28*24*60), int32(28*24*60), []byte("\x00\x10\x09\x00\x00\x0a\x08\x00\x00\x05\x0a\x00"))
+	f.Fuzz(func(t *testing.T, now int64, zone uint8, hours uint64, onHand int64, countAgeMin int32, lookback, lead int8, cutoff int16, historyAgeMin, salesFromAgeMin int32, sales []byte) {
+		in := fuzzInput(now, zone, hours, onHand, countAgeMin, lookback, lead, cutoff, historyAgeMin, salesFromAgeMin, sales)
 		got := Project(in)
 		checkInvariants(t, in, got)
 		if diff := cmp.Diff(got, Project(in)); diff != "" {
@@ -78,7 +89,10 @@ func TestProjectInvariantsOnSeeds(t *testing.T) {
 			x ^= x << 17
 			sales[j] = byte(x)
 		}
-		in := fuzzInput(int64(x>>20), uint8(i), x*31, int64(i%40)-5, int32(i*37%3000), int8(i%31), int8(i%5-1), int16(i*53%1500-100), sales)
+		// About four in five inputs have a history limit, most of them
+		// inside a 28-day window; half read their sales from a later point.
+		history, salesFrom := int32(i*977%50000)-8000, int32(i*613%50000)-25000
+		in := fuzzInput(int64(x>>20), uint8(i), x*31, int64(i%40)-5, int32(i*37%3000), int8(i%31), int8(i%5-1), int16(i*53%1500-100), history, salesFrom, sales)
 		checkInvariants(t, in, Project(in))
 	}
 }
@@ -169,11 +183,49 @@ func checkInvariants(t *testing.T, in Input, r Result) {
 			t.Errorf("DaysOfCover(100) = %v, %v", lo, hi)
 		}
 	}
+	checkNoInventedDays(t, in, r)
 	if r.WillStockoutBeforeCloseToday == Yes && r.EstimatedOnHandNow > 0 && r.TradingHoursLeftToday == 0 {
 		t.Error("stock sells out today with no trading time left")
 	}
 	if (r.EarliestReplenishmentArrival == nil) != (r.SupplierLeadTimeDays == nil) && r.SupplierLeadTimeDays == nil {
 		t.Error("an arrival without a lead time")
+	}
+}
+
+// checkNoInventedDays: a trading day that opened before the history starts,
+// or lies before the SKU's first recorded sale (known when the sales reach
+// back to the history's start), is never a zero-sale or possible-stockout
+// day and never feeds the band; and only such days are marked no_history.
+func checkNoInventedDays(t *testing.T, in Input, r Result) {
+	t.Helper()
+	loc := in.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	var first time.Time
+	for _, s := range in.Sales {
+		if s.Units > 0 && !s.At.After(in.Now) && (first.IsZero() || s.At.Before(first)) {
+			first = s.At
+		}
+	}
+	firstDate := ""
+	if !first.IsZero() && (in.SalesFrom.IsZero() || !in.SalesFrom.After(in.HistoryStart)) {
+		firstDate = first.In(loc).Format(time.DateOnly)
+	}
+	for _, row := range r.Evidence {
+		d, err := time.ParseInLocation(time.DateOnly, row.Date, loc)
+		if err != nil {
+			t.Fatalf("evidence date %q: %v", row.Date, err)
+		}
+		sp, open := in.Hours.tradingSpan(civilOf(d), loc)
+		unseen := open && (row.Date < firstDate || !in.HistoryStart.IsZero() && sp.start.Before(in.HistoryStart))
+		if unseen && (slices.Contains(row.Flags, DayZeroSales) || slices.Contains(row.Flags, DayPossibleStockout) ||
+			row.UsedInBand || row.UnitsPerHour != nil) {
+			t.Errorf("%s lies outside the history or before the first sale (%s) but reads as evidence: %+v", row.Date, firstDate, row)
+		}
+		if unseen != slices.Contains(row.Flags, DayNoHistory) {
+			t.Errorf("%s: no_history is %v, want %v (first sale %s, history from %v)", row.Date, !unseen, unseen, firstDate, in.HistoryStart)
+		}
 	}
 }
 

@@ -57,6 +57,16 @@ func (c civil) addDays(n int) civil {
 	return civilOf(time.Date(c.y, c.m, c.d+n, 12, 0, 0, 0, time.UTC))
 }
 
+func (c civil) before(o civil) bool {
+	if c.y != o.y {
+		return c.y < o.y
+	}
+	if c.m != o.m {
+		return c.m < o.m
+	}
+	return c.d < o.d
+}
+
 func (c civil) weekday() time.Weekday {
 	return time.Date(c.y, c.m, c.d, 12, 0, 0, 0, time.UTC).Weekday()
 }

@@ -61,6 +61,15 @@ type Input struct {
 	// Sales must cover the lookback window and the time since CountedAt, up
 	// to Now. Lines with non-positive units or after Now are ignored.
 	Sales []Sale
+	// SalesFrom is the instant from which Sales holds every sale; zero means
+	// Sales is the SKU's whole recorded history. When Sales reaches back to
+	// HistoryStart, its earliest sale is the SKU's first recorded one, and
+	// the days before it say nothing about demand.
+	SalesFrom time.Time
+	// HistoryStart is the oldest instant the point-of-sale history covers
+	// (StoreLink keeps 28 × 24 hours); zero means no limit. A trading day
+	// that opened before it is only partly known and is not evidence.
+	HistoryStart time.Time
 	// LookbackDays is the number of complete local days before today to
 	// learn the sell rate from; clamped to 1..MaxLookbackDays, and
 	// DefaultLookbackDays when not positive.
@@ -86,6 +95,9 @@ type day struct {
 	dominant bool
 	stockout bool
 	basis    bool
+	// noHistory: an open day before the first recorded sale or opened before
+	// the history starts. Its sales (if any) are shown, never used.
+	noHistory bool
 }
 
 // Project computes the stockout projection. It is deterministic: the same
@@ -135,9 +147,13 @@ func Project(in Input) Result {
 	// a busy SKU (see BenchmarkProject28DaysBusy).
 	inWindow := make([]line, 0, len(in.Sales))
 	txUnits := make([]float64, 0, len(in.Sales))
+	var firstSale time.Time
 	for _, s := range in.Sales {
 		if s.Units <= 0 || s.At.After(now) {
 			continue
+		}
+		if firstSale.IsZero() || s.At.Before(firstSale) {
+			firstSale = s.At
 		}
 		if !in.CountedAt.IsZero() && s.At.After(in.CountedAt) {
 			r.UnitsSoldSinceCount = addSat(r.UnitsSoldSinceCount, s.Units)
@@ -154,6 +170,19 @@ func Project(in Input) Result {
 		}
 	}
 
+	// A day before the SKU's first recorded sale, or one that opened before
+	// StoreLink's history starts, is not a zero-demand day: nothing could
+	// have been seen. Both cut a prefix off the window.
+	var listed *civil
+	if !firstSale.IsZero() && (in.SalesFrom.IsZero() || !in.SalesFrom.After(in.HistoryStart)) {
+		listed = ptr(civilOf(firstSale.In(loc)))
+	}
+	for i := range days {
+		d := &days[i]
+		d.noHistory = d.open && (listed != nil && d.date.before(*listed) ||
+			!in.HistoryStart.IsZero() && d.span.start.Before(in.HistoryStart))
+	}
+
 	// Bulk transactions: large against this SKU's own usual basket.
 	bulkAt := math.Max(BulkMinUnits, BulkMedianMultiple*median(txUnits))
 	for _, l := range inWindow {
@@ -164,6 +193,9 @@ func Project(in Input) Result {
 	var openRates []float64
 	for i := range days {
 		d := &days[i]
+		if d.noHistory {
+			continue
+		}
 		d.dominant = d.bulk > 0 && float64(d.bulk) >= BulkDominantShare*float64(d.units)
 		if d.open {
 			d.rate = float64(d.units-d.bulk) / d.span.hours()
@@ -183,7 +215,7 @@ func Project(in Input) Result {
 		if d.dominant {
 			dominated++
 		}
-		if !d.open {
+		if !d.open || d.noHistory {
 			continue
 		}
 		if d.units == 0 && typical*d.span.hours() >= StockoutExpectedUnits {
@@ -202,7 +234,7 @@ func Project(in Input) Result {
 
 	flags := map[Flag]bool{
 		FlagInsufficientHistory:  len(basisRates) < MinBasisDays,
-		FlagNoSalesInWindow:      basisUnits == 0,
+		FlagNoSalesInWindow:      len(basisRates) > 0 && basisUnits == 0,
 		FlagBulkDominatesDay:     dominated > 0,
 		FlagPossibleStockoutDays: stockouts > 0,
 		FlagNegativeOnHand:       in.OnHand < 0,
@@ -218,7 +250,7 @@ func Project(in Input) Result {
 		band = Band{Low: round(percentile(basisRates, 0.25), 4), High: round(percentile(basisRates, 0.75), 4)}
 		r.UnitsPerTradingHour = &band
 	}
-	r.VelocityBasis = velocityBasis(days, lookback, refuse, flags, stockouts, bulkUnits)
+	r.VelocityBasis = velocityBasis(days, lookback, refuse, flags, stockouts, bulkUnits, listed)
 
 	if !in.CountedAt.IsZero() {
 		r.OnHandAsOf = stamp(in.CountedAt.In(loc))
@@ -320,7 +352,7 @@ func Project(in Input) Result {
 		}
 	}
 	r.Confidence = confidence(flags, refuse, len(basisRates))
-	r.Caveat = caveat(flags, est, in.OnHand, refuse, earliestOK)
+	r.Caveat = caveat(flags, est, in.OnHand, refuse, earliestOK, listed, days[0].date)
 	return r
 }
 
@@ -400,13 +432,17 @@ func evidence(days []day, refused bool) []DayEvidence {
 			UsedInBand:   d.basis && !refused,
 			Flags:        []DayFlag{},
 		}
-		if d.open {
+		switch {
+		case !d.open:
+			row.Flags = append(row.Flags, DayClosed)
+		case d.noHistory:
+			row.TradingHours = round(d.span.hours(), 2)
+			row.Flags = append(row.Flags, DayNoHistory)
+		default:
 			row.TradingHours = round(d.span.hours(), 2)
 			row.UnitsPerHour = ptr(round(d.rate, 4))
-		} else {
-			row.Flags = append(row.Flags, DayClosed)
 		}
-		if d.open && d.units == 0 {
+		if d.open && !d.noHistory && d.units == 0 {
 			row.Flags = append(row.Flags, DayZeroSales)
 		}
 		if d.stockout {
@@ -420,23 +456,32 @@ func evidence(days []day, refused bool) []DayEvidence {
 	return rows
 }
 
-func velocityBasis(days []day, lookback int, refuse bool, flags map[Flag]bool, stockouts int, bulkUnits int64) string {
-	trading := 0
-	for _, d := range days {
-		if d.open {
-			trading++
+func velocityBasis(days []day, lookback int, refuse bool, flags map[Flag]bool, stockouts int, bulkUnits int64, listed *civil) string {
+	// The days without history are a prefix of the window; the band's
+	// range starts after the last of them.
+	used, from := 0, 0
+	for i, d := range days {
+		switch {
+		case d.noHistory:
+			from = i + 1
+		case d.open:
+			used++
 		}
 	}
-	used := trading - stockouts
+	used -= stockouts
+	since := ""
+	if listed != nil && days[0].date.before(*listed) {
+		since = fmt.Sprintf(" (the first recorded sale was on %s)", listed)
+	}
 	switch {
 	case refuse && flags[FlagNoSalesInWindow] && !flags[FlagInsufficientHistory]:
 		return fmt.Sprintf("No sell rate: nothing sold on the %d usable trading days of the last %d days, bulk transactions aside.", used, lookback)
 	case refuse:
-		return fmt.Sprintf("No sell rate: only %d usable trading %s in the last %d days, fewer than the %d needed.", used, plural(used, "day", "days"), lookback, MinBasisDays)
+		return fmt.Sprintf("No sell rate: only %d usable trading %s in the last %d days%s, fewer than the %d needed.", used, plural(used, "day", "days"), lookback, since, MinBasisDays)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "25th to 75th percentile of daily units per trading hour over %d trading days from %s to %s",
-		used, days[0].date, days[len(days)-1].date)
+		used, days[from].date, days[len(days)-1].date)
 	var left []string
 	if stockouts > 0 {
 		left = append(left, fmt.Sprintf("%d possible stockout %s", stockouts, plural(stockouts, "day", "days")))
@@ -452,10 +497,12 @@ func velocityBasis(days []day, lookback int, refuse bool, flags map[Flag]bool, s
 }
 
 // caveat picks the one sentence that matters most, in this order.
-func caveat(flags map[Flag]bool, est, onHand int64, refuse, earliestOK bool) string {
+func caveat(flags map[Flag]bool, est, onHand int64, refuse, earliestOK bool, listed *civil, windowStart civil) string {
 	switch {
 	case flags[FlagNoSalesInWindow]:
 		return "No sales were recorded in the lookback window, so there is no sell rate to project from; check that the SKU is ranged and on the shelf at this store."
+	case refuse && listed != nil && windowStart.before(*listed):
+		return fmt.Sprintf("The first recorded sale was on %s, so there are too few trading days of history to project a stockout time; judge from the evidence rows until more days of sales are recorded.", listed)
 	case refuse:
 		return "There are too few trading days of sales history to project a stockout time; widen lookback_days or judge from the evidence rows."
 	case flags[FlagNegativeOnHand]:

@@ -80,11 +80,15 @@ const (
 	DayZeroSales        DayFlag = "zero_sales"
 	DayPossibleStockout DayFlag = "possible_stockout"
 	DayBulkDominated    DayFlag = "bulk_dominated"
+	// DayNoHistory: an open day before the SKU's first recorded sale, or one
+	// that opened before StoreLink's history starts. It is not evidence of
+	// zero demand and never enters the sell rate.
+	DayNoHistory DayFlag = "no_history"
 )
 
 // DayFlags returns every DayFlag, for schema enums.
 func DayFlags() []DayFlag {
-	return []DayFlag{DayClosed, DayZeroSales, DayPossibleStockout, DayBulkDominated}
+	return []DayFlag{DayClosed, DayZeroSales, DayPossibleStockout, DayBulkDominated, DayNoHistory}
 }
 
 // Band is a sell-rate interval in units per trading hour.
@@ -109,9 +113,9 @@ type DayEvidence struct {
 	Transactions int       `json:"transactions" jsonschema:"Number of POS transactions that day."`
 	BulkUnits    int64     `json:"bulk_units" jsonschema:"Units in bulk transactions, left out of the sell rate."`
 	TradingHours float64   `json:"trading_hours" jsonschema:"Hours the store traded that day (DST-aware; 0 when closed)."`
-	UnitsPerHour *float64  `json:"units_per_trading_hour" jsonschema:"(units_sold - bulk_units) / trading_hours; null on a closed day."`
+	UnitsPerHour *float64  `json:"units_per_trading_hour" jsonschema:"(units_sold - bulk_units) / trading_hours; null on a closed or no_history day."`
 	UsedInBand   bool      `json:"used_in_band" jsonschema:"Whether this day's rate entered the sell-rate band (false everywhere when there is no band)."`
-	Flags        []DayFlag `json:"flags" jsonschema:"Any of: closed, zero_sales, possible_stockout, bulk_dominated."`
+	Flags        []DayFlag `json:"flags" jsonschema:"Any of: closed, zero_sales, possible_stockout, bulk_dominated, no_history (before the first sale or StoreLink's history)."`
 }
 
 // Result is the projection, returned to the model as part of a tool result.
