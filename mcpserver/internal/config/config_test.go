@@ -148,7 +148,7 @@ func TestFileSecrets(t *testing.T) {
 		t.Errorf("credential from file not read or not trimmed of its newline")
 	}
 	// Inline keyring: no file to re-read.
-	c, err = Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON}), noFiles)
+	c, err = Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON, "UPSTREAM_BASE_URL": "https://storelink.example"}), noFiles)
 	if err != nil || c.KeyringFile != "" || c.Keyring.Len() != 2 {
 		t.Errorf("inline keyring: %v, %v", c, err)
 	}
@@ -199,6 +199,10 @@ func TestErrors(t *testing.T) {
 			nil, []string{"UPSTREAM_BASE_URL: is not a URL"}},
 		{"upstream without keyring", map[string]string{"UPSTREAM_BASE_URL": "https://storelink"},
 			nil, []string{"STORELINK_KEYRING or STORELINK_KEYRING_FILE is required when UPSTREAM_BASE_URL is set"}},
+		{"keyring without a StoreLink", map[string]string{"STORELINK_KEYRING": krJSON},
+			nil, []string{"STORELINK_KEYRING is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL"}},
+		{"keyring file without a StoreLink", map[string]string{"STORELINK_KEYRING_FILE": "/k"},
+			map[string]string{"/k": krJSON}, []string{"STORELINK_KEYRING_FILE is set but UPSTREAM_BASE_URL is not"}},
 		{"keyring both ways", map[string]string{"STORELINK_KEYRING": krJSON, "STORELINK_KEYRING_FILE": "/k"},
 			map[string]string{"/k": krJSON}, []string{"STORELINK_KEYRING and STORELINK_KEYRING_FILE are both set: keep one"}},
 		{"keyring file missing", map[string]string{"STORELINK_KEYRING_FILE": "/nope"},
@@ -276,7 +280,7 @@ func TestErrors(t *testing.T) {
 
 func TestConfigPrintingRedacts(t *testing.T) {
 	c, err := Load(env(map[string]string{
-		"HOME": "/h", "STORELINK_KEYRING": krJSON, "ALLOW_WRITES": "true",
+		"HOME": "/h", "STORELINK_KEYRING": krJSON, "ALLOW_WRITES": "true", "UPSTREAM_BASE_URL": "https://storelink.example",
 		"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred,
 	}), noFiles)
 	if err != nil {
@@ -369,6 +373,7 @@ func TestLoadWithProcessEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("STORELINK_KEYRING_FILE", path)
+	t.Setenv("UPSTREAM_BASE_URL", "https://storelink.example")
 	c, err := Load(os.Getenv, os.ReadFile)
 	if err != nil {
 		t.Fatal(err)
