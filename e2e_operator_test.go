@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -334,5 +335,59 @@ func TestEveryBinaryFollowsTheCLIConvention(t *testing.T) {
 	defer cs.Close()
 	if v := cs.InitializeResult().ServerInfo.Version; v != "v9.8.7-test" {
 		t.Errorf("handshake version %q", v)
+	}
+}
+
+// stdioClientConfig is the first .mcp.json example of a local server in a
+// document.
+func stdioClientConfig(t *testing.T, doc string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(b), "```json\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if !strings.Contains(block, `"mcpServers"`) || !strings.Contains(block, `"command": "/`) {
+			continue
+		}
+		var cfg map[string]any
+		if err := json.Unmarshal([]byte(block), &cfg); err != nil {
+			t.Fatalf("%s: the .mcp.json example does not parse: %v", doc, err)
+		}
+		return cfg
+	}
+	t.Fatalf("%s has no .mcp.json example of a local server", doc)
+	return nil
+}
+
+// TestClientConfigExamplesAgreeAndWork: the README and docs/mcp-clients.md
+// show one .mcp.json, and the server starts from it as a host would (paths
+// and URL swapped for this test's own).
+func TestClientConfigExamplesAgreeAndWork(t *testing.T) {
+	readme := stdioClientConfig(t, "README.md")
+	clients := stdioClientConfig(t, filepath.Join("docs", "mcp-clients.md"))
+	if diff := cmp.Diff(readme, clients); diff != "" {
+		t.Fatalf(".mcp.json examples differ (-README +docs/mcp-clients.md):\n%s", diff)
+	}
+	server := readme["mcpServers"].(map[string]any)["korral-storelink"].(map[string]any)
+	w := newWorld(t)
+	ours := map[string]string{"UPSTREAM_BASE_URL": w.mock.URL, "STORELINK_KEYRING_FILE": w.keyringPath, "STATE_DB_PATH": w.statePath}
+	env := []string{"HOME=" + w.dir}
+	for name := range server["env"].(map[string]any) {
+		v, ok := ours[name]
+		if !ok {
+			t.Fatalf("the example sets %s, which this test does not know how to fill", name)
+		}
+		env = append(env, name+"="+v)
+	}
+	var args []string
+	for _, a := range server["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	p := startServerArgs(t, env, args...)
+	stores := data(t, p.call("korral_list_authorized_stores", map[string]any{}))
+	if stores["count"] != float64(2) || demoNotice(stores) != "" {
+		t.Errorf("the example configuration serves %v", stores)
 	}
 }
