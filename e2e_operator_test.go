@@ -64,6 +64,11 @@ func TestKeyringWithoutStoreLinkIsAConfigurationError(t *testing.T) {
 	if exit != 2 || !strings.Contains(stderr, "STORELINK_KEYRING_FILE is set but UPSTREAM_BASE_URL is not") {
 		t.Fatalf("exit %d, stderr %q", exit, stderr)
 	}
+	// Nor may a person approve an order into a demo StoreLink.
+	_, stderr, exit = runCLI(t, append(demoEnv(t), "APPROVER_CREDENTIAL=approver-credential-0123456789"), "approvals", "approve", "--as", "Jana", "apr-1")
+	if exit != 2 || !strings.Contains(stderr, "UPSTREAM_BASE_URL is not set") {
+		t.Fatalf("approve on the demo StoreLink: exit %d, stderr %q", exit, stderr)
+	}
 }
 
 func TestReadyzSaysWhichStoreLink(t *testing.T) {

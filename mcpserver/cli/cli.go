@@ -155,6 +155,11 @@ func Run(ctx context.Context, args []string, env Env) error {
 			_, err = fmt.Fprint(env.Stdout, synopses["approvals"])
 			return err
 		}
+		if slices.Contains(args, "approve") && env.getenv("UPSTREAM_BASE_URL") == "" {
+			// The server's embedded StoreLink lives in the server's process;
+			// this one would start its own, and the order would vanish there.
+			return &ExitError{Code: 2, Err: errors.New("configuration: approvals approve: UPSTREAM_BASE_URL is not set, so the order would go to a throwaway embedded demo StoreLink, not to Korral; set UPSTREAM_BASE_URL and the keyring as the server has them")}
+		}
 		err = runApprovals(ctx, args, env)
 	case cliflag.IsVersion(cmd):
 		_, err = fmt.Fprintln(env.Stdout, buildinfo.Get().String("storelink-mcp"))
