@@ -88,6 +88,12 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
+// minSecretHeader is the shortest header value treated as a secret. The
+// check never prints header values; redaction only guards against a
+// StoreLink that echoes one, and redacting "1" or "true" would garble
+// every status code and flag in the report instead.
+const minSecretHeader = 8
+
 // Secrets lists the values a report and every message must never show:
 // the store keys and the values of the extra headers.
 func Secrets(cfg Config) []string {
@@ -96,7 +102,11 @@ func Secrets(cfg Config) []string {
 		out = append(out, k)
 	}
 	for _, vs := range cfg.Headers {
-		out = append(out, vs...)
+		for _, v := range vs {
+			if len(v) >= minSecretHeader {
+				out = append(out, v)
+			}
+		}
 	}
 	return out
 }

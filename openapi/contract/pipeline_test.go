@@ -132,8 +132,11 @@ func TestExtraHeadersAreSentAndNeverReported(t *testing.T) {
 		})
 	})
 	cfg := config(f, srv.URL)
-	cfg.Headers = http.Header{"X-Gateway-Key": {secret}}
+	cfg.Headers = http.Header{"X-Gateway-Key": {secret}, "X-Debug": {"1"}}
 	rep := check(t, cfg)
+	if p := findProbe(t, rep, opGetStore, "no key"); !strings.HasPrefix(p.Request, "GET /v1/stores/") {
+		t.Errorf("a short header value garbles the report: %q", p.Request)
+	}
 	if with.Load() == 0 || without.Load() != 0 {
 		t.Errorf("%d requests with the header, %d without; want all with", with.Load(), without.Load())
 	}
