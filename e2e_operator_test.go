@@ -84,6 +84,11 @@ func TestReadyzSaysWhichStoreLink(t *testing.T) {
 		if err != nil || m["upstream"] != want {
 			t.Errorf("readyz = %v (%v), want upstream %q", m, err, want)
 		}
+		// The start-up line prints the configuration: in demo mode it says
+		// so instead of an empty keyring.
+		if strings.Contains(p.stderr.String(), "keyring{}") || (want == "embedded_demo") != strings.Contains(p.stderr.String(), "keyring=embedded-demo") {
+			t.Errorf("start-up log for %s:\n%s", want, p.stderr.String())
+		}
 	}
 }
 

@@ -362,7 +362,7 @@ func runStdio(ctx context.Context, env Env) error {
 		return err
 	}
 	defer a.Close()
-	a.log.Info("server.start", "transport", "stdio", "version", Version)
+	a.log.Info("server.start", "transport", "stdio", "version", Version, "upstream", a.upstreamKind())
 	t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}}
 	err = a.server.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
