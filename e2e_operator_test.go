@@ -183,7 +183,7 @@ func TestAuditReportAnswersThePilotQuestions(t *testing.T) {
 	p.call("korral_get_order_status", map[string]any{"order_id": raised["order_id"], "store_id": "47"})
 	p.stop()
 
-	stdout, stderr, exit := runCLI(t, w.env(), "audit", "--format", "json", "report")
+	stdout, stderr, exit := runCLI(t, w.env(), "audit", "report", "--format", "json")
 	if exit != 0 {
 		t.Fatalf("audit report: exit %d %s", exit, stderr)
 	}
