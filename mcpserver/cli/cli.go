@@ -90,8 +90,10 @@ Usage:
   storelink-mcp audit [flags]         print the audit trail (--day, --store, --call, --tool)
   storelink-mcp audit report [flags]  calls, outcomes, error rate and latency per tool,
                                       and the pilot questions
-  storelink-mcp approvals list|show ID|approve ID|reject ID
+  storelink-mcp approvals list [--all]|show ID|approve ID|reject ID --as NAME
                                       release or refuse staged orders (a person's job)
+  storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --as NAME
+                                      record what StoreLink holds for an unknown outcome
   storelink-mcp version               print the version (also --version)
   storelink-mcp help                  print this help (also -h, --help)
 
@@ -112,14 +114,18 @@ var synopses = map[string]string{
 	"serve":  "Usage: storelink-mcp serve --http ADDR [--stateless] [settings]\n\nServe MCP over Streamable HTTP at /mcp, with /healthz and /readyz.\nBearer tokens come from MCP_AUTH_TOKENS_FILE.",
 	"doctor": "Usage: storelink-mcp doctor [settings]\n\nCheck the configuration, reach UPSTREAM_BASE_URL, read each keyring store with its\nown key, and check the state database, the token file and the clock. One line per\ncheck with the fix; exit 0 only when all pass, 1 otherwise.",
 	"audit":  "Usage: storelink-mcp audit [report] [flags]\n\nPrint the audit trail, oldest first; \"report\" prints per-tool statistics and the\npilot questions instead. --tool takes a short (check_stock_risk) or full name.",
-	"approvals": `Usage: storelink-mcp approvals list|show ID|approve ID|reject ID [flags]
+	"approvals": `Usage: storelink-mcp approvals list [--all]|show ID|approve ID|reject ID|resolve KEY [flags]
 
-Release or refuse staged orders (WRITE_APPROVAL=required). Deciding needs the
-approval credential: APPROVER_CREDENTIAL, or --credential-file FILE.
+Release or refuse staged orders (WRITE_APPROVAL=required), and record what StoreLink
+holds for an order whose outcome is unknown. Deciding needs the approval credential:
+APPROVER_CREDENTIAL, or --credential-file FILE. Flags may come before or after the id.
 
 Flags:
+  -all                    list: every staged order, decided and lapsed ones too
   -as NAME                the name of the person deciding (recorded in the audit trail)
   -credential-file FILE   file holding the approver's credential (else APPROVER_CREDENTIAL)
+  -not-raised             resolve: StoreLink holds no such order
+  -raised ORDER_ID        resolve: the StoreLink order id that the order became
 `,
 }
 
@@ -154,11 +160,6 @@ func Run(ctx context.Context, args []string, env Env) error {
 		if slices.ContainsFunc(args, cliflag.IsHelp) {
 			_, err = fmt.Fprint(env.Stdout, synopses["approvals"])
 			return err
-		}
-		if slices.Contains(args, "approve") && env.getenv("UPSTREAM_BASE_URL") == "" {
-			// The server's embedded StoreLink lives in the server's process;
-			// this one would start its own, and the order would vanish there.
-			return &ExitError{Code: 2, Err: errors.New("configuration: approvals approve: UPSTREAM_BASE_URL is not set, so the order would go to a throwaway embedded demo StoreLink, not to Korral; set UPSTREAM_BASE_URL and the keyring as the server has them")}
 		}
 		err = runApprovals(ctx, args, env)
 	case cliflag.IsVersion(cmd):
@@ -219,12 +220,12 @@ type app struct {
 	log      *slog.Logger
 	server   *mcp.Server
 	up       *upstream.Client
+	// embedded is true when up is the embedded demo StoreLink.
+	embedded bool
 	keys     *mcpserver.KeySource
 	db       *state.DB
 	now      func() time.Time
 	fixedNow time.Time
-	// embedded is true when the upstream is the embedded demo StoreLink.
-	embedded bool
 	closes   []func() error
 }
 
@@ -335,8 +336,7 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 			a.Close()
 			return nil, err
 		}
-		log.Warn("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero(),
-			"note", "serving the embedded demo StoreLink: made-up data, nothing reaches Korral; set UPSTREAM_BASE_URL for the real one")
+		log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero())
 	}
 	a.keys = mcpserver.NewKeySource(kr, cfg.KeyringFile, env.ReadFile, log)
 	up, err := upstream.New(upstream.Options{
