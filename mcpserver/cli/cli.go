@@ -216,10 +216,10 @@ func addSettingFlags(fs *flag.FlagSet, env Env) {
 
 // app is the assembled server and what must be closed after it.
 type app struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	server   *mcp.Server
-	up       *upstream.Client
+	cfg    *config.Config
+	log    *slog.Logger
+	server *mcp.Server
+	up     *upstream.Client
 	// embedded is true when up is the embedded demo StoreLink.
 	embedded bool
 	keys     *mcpserver.KeySource

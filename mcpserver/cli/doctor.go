@@ -147,7 +147,8 @@ func (c *checkup) clock(date string, local time.Time) {
 		c.ok("clock", "local time %s; StoreLink sent no Date to compare with", local.UTC().Format(time.RFC3339))
 		return
 	}
-	skew := local.Sub(theirs).Round(time.Second)
+	// Date has whole seconds: compare whole seconds.
+	skew := local.Truncate(time.Second).Sub(theirs)
 	if skew < -maxClockSkew || skew > maxClockSkew {
 		c.fail("clock", fmt.Sprintf("the local clock is %s off StoreLink's", skew), "synchronise the clock (NTP): projections and order times depend on it")
 		return
