@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/state"
@@ -38,21 +39,23 @@ func orDash(s string) string {
 // without one configured every decision fails closed. Flags may come before
 // or after the id.
 func runApprovals(ctx context.Context, args []string, env Env) error {
-	if len(args) == 0 {
-		return &ExitError{Code: 2, Err: errors.New("approvals: want list [--all], show ID, approve ID, reject ID or resolve KEY")}
-	}
-	verb, args := args[0], args[1:]
-	fs := flag.NewFlagSet("approvals "+verb, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := flag.NewFlagSet("approvals", flag.ContinueOnError)
 	as := fs.String("as", "", "the name of the person deciding (recorded in the audit trail)")
 	credFile := fs.String("credential-file", "", "file holding the approver's credential (else APPROVER_CREDENTIAL)")
 	all := fs.Bool("all", false, "list: every staged order, decided and lapsed ones too")
 	raised := fs.String("raised", "", "resolve: the StoreLink order id that the order became")
 	notRaised := fs.Bool("not-raised", false, "resolve: StoreLink holds no such order")
-	pos, err := parseAnywhere(fs, args)
+	pos, err := cliflag.Parse(fs, args, synopses["approvals"], env.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
+	if len(pos) == 0 {
+		return &ExitError{Code: 2, Err: errors.New("approvals: want list [--all], show ID, approve ID, reject ID or resolve KEY (see --help)")}
+	}
+	verb, pos := pos[0], pos[1:]
 	if verb == "list" && len(pos) > 0 || verb != "list" && len(pos) > 1 {
 		return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: unexpected argument %q", verb, pos[len(pos)-1])}
 	}
@@ -114,22 +117,6 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 		return decide(ctx, env, verb, id, strings.TrimSpace(*as), *credFile)
 	default:
 		return &ExitError{Code: 2, Err: fmt.Errorf("approvals: unknown action %q", verb)}
-	}
-}
-
-// parseAnywhere parses flags wherever they stand among the positional
-// arguments, which flag.Parse alone stops at, and returns the positionals.
-func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
 	}
 }
 

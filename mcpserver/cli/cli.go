@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,13 +118,6 @@ var synopses = map[string]string{
 Release or refuse staged orders (WRITE_APPROVAL=required), and record what StoreLink
 holds for an order whose outcome is unknown. Deciding needs the approval credential:
 APPROVER_CREDENTIAL, or --credential-file FILE. Flags may come before or after the id.
-
-Flags:
-  -all                    list: every staged order, decided and lapsed ones too
-  -as NAME                the name of the person deciding (recorded in the audit trail)
-  -credential-file FILE   file holding the approver's credential (else APPROVER_CREDENTIAL)
-  -not-raised             resolve: StoreLink holds no such order
-  -raised ORDER_ID        resolve: the StoreLink order id that the order became
 `,
 }
 
@@ -157,10 +149,6 @@ func Run(ctx context.Context, args []string, env Env) error {
 	case cmd == "audit":
 		err = runAudit(ctx, args, env)
 	case cmd == "approvals":
-		if slices.ContainsFunc(args, cliflag.IsHelp) {
-			_, err = fmt.Fprint(env.Stdout, synopses["approvals"])
-			return err
-		}
 		err = runApprovals(ctx, args, env)
 	case cliflag.IsVersion(cmd):
 		_, err = fmt.Fprintln(env.Stdout, buildinfo.Get().String("storelink-mcp"))
