@@ -1,0 +1,170 @@
+package storelink_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawStdio is the real binary over stdio with the test writing bytes to its
+// stdin itself, as a broken or hostile host would, and reading its stdout
+// line by line.
+type rawStdio struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *syncBuffer
+	done   chan struct{}
+}
+
+func startRawStdio(t *testing.T, env []string) *rawStdio {
+	t.Helper()
+	cmd := exec.Command(serverBinary, "stdio")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &rawStdio{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64), stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *rawStdio) send(frame string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.stdin, frame); err != nil {
+		p.t.Fatalf("write to stdin: %v (the server has gone)\nstderr:\n%s", err, p.stderr.String())
+	}
+}
+
+// next returns the next line the server wrote, failing if none comes.
+func (p *rawStdio) next() map[string]any {
+	p.t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			p.t.Fatalf("stdout closed: the server stopped\nstderr:\n%s", p.stderr.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			p.t.Fatalf("stdout line is not JSON: %q", l)
+		}
+		return m
+	case <-time.After(20 * time.Second):
+		p.t.Fatalf("no answer\nstderr:\n%s", p.stderr.String())
+	}
+	return nil
+}
+
+func (p *rawStdio) initialize() {
+	p.t.Helper()
+	p.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-host","version":"1"}}}` + "\n")
+	if m := p.next(); m["id"] != "init" || m["result"] == nil {
+		p.t.Fatalf("initialize: %v", m)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+}
+
+// TestStdioSurvivesMalformedFrames writes each frame that used to end the
+// process, raw, and checks that it is answered with the right JSON-RPC
+// error and that the request after it is served.
+func TestStdioSurvivesMalformedFrames(t *testing.T) {
+	w := newWorld(t)
+	p := startRawStdio(t, w.env())
+	p.initialize()
+	huge := `{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":"` + strings.Repeat("x", 17<<20) + `"}}`
+	for i, tc := range []struct {
+		name, frame string
+		code        float64
+		id          any // the id the error answer must carry
+	}{
+		{"invalid JSON", `{not json`, -32700, nil},
+		{"truncated line", `{"jsonrpc":"2.0","id":5,"method":"tools/li`, -32700, nil},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":6,"method":"ping"}`, -32600, float64(6)},
+		{"missing jsonrpc", `{"id":"seven","method":"ping"}`, -32600, "seven"},
+		{"empty array", `[]`, -32600, nil},
+		{"empty object", `{}`, -32600, nil},
+		{"object id", `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, -32600, nil},
+		{"NUL bytes", "\x00\x00{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}", -32700, nil},
+		{"two messages on one line", `{"jsonrpc":"2.0","id":9,"method":"ping"}{"jsonrpc":"2.0","id":10,"method":"ping"}`, -32700, nil},
+		{"line over 16 MB", huge, -32600, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p.t = t
+			next := fmt.Sprintf("after-%d", i)
+			p.send(tc.frame + "\n" + `{"jsonrpc":"2.0","id":"` + next + `","method":"ping"}` + "\n")
+			ans := p.next()
+			e, _ := ans["error"].(map[string]any)
+			if e == nil || e["code"] != tc.code || ans["id"] != tc.id || ans["jsonrpc"] != "2.0" {
+				t.Fatalf("answer %v, want error %v with id %v", ans, tc.code, tc.id)
+			}
+			if msg, _ := e["message"].(string); msg == "" {
+				t.Fatal("error without a message")
+			}
+			if ans := p.next(); ans["id"] != next || ans["result"] == nil {
+				t.Fatalf("the request after the frame: %v", ans)
+			}
+		})
+	}
+	p.t = t
+	// And the tools still work.
+	p.send(`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"korral_list_authorized_stores","arguments":{}}}` + "\n")
+	if ans := p.next(); ans["id"] != "call" || ans["result"].(map[string]any)["isError"] == true {
+		t.Fatalf("tool call after the frames: %v", ans)
+	}
+	if n := strings.Count(p.stderr.String(), `"msg":"stdio.rejected_frame"`); n != 10 {
+		t.Fatalf("%d rejected frames logged, want 10", n)
+	}
+}
+
+// TestStdioLineLimitIsConfigurable: a line over STDIO_MAX_LINE_BYTES is
+// refused with a message naming the limit; one within it is served.
+func TestStdioLineLimitIsConfigurable(t *testing.T) {
+	w := newWorld(t)
+	p := startRawStdio(t, w.env("STDIO_MAX_LINE_BYTES=2048"))
+	p.initialize()
+	pad := func(n int) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("p", n) + `"}}`
+	}
+	p.send(pad(3000) + "\n")
+	ans := p.next()
+	if e, _ := ans["error"].(map[string]any); e == nil || !strings.Contains(e["message"].(string), "2048 bytes") {
+		t.Fatalf("over the limit: %v", ans)
+	}
+	p.send(pad(1900) + "\n")
+	if ans := p.next(); ans["result"] == nil {
+		t.Fatalf("within the limit: %v", ans)
+	}
+}
