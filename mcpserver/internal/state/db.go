@@ -173,7 +173,7 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 }
 
 // schemaVersion is the version this code writes and understands.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // migrations[i] brings the schema from version i to i+1. Migrations are only
 // ever appended: a released version's statements never change, because some
@@ -220,6 +220,16 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_time ON audit (time);
 CREATE INDEX audit_call_id ON audit (call_id);
+`,
+	// The audit trail is append-only by construction, not by convention:
+	// the database itself refuses to change or remove a recorded call.
+	// Retention (docs/observability.md) lifts the DELETE guard only inside
+	// the archiving transaction.
+	`
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: UPDATE refused'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: DELETE refused; archive old rows as docs/observability.md describes'); END;
 `,
 }
 
