@@ -88,9 +88,14 @@ func (p *rawStdio) next() map[string]any {
 	return nil
 }
 
-func (p *rawStdio) initialize() {
+func (p *rawStdio) initialize() { p.initializeAs("raw-host") }
+
+// initializeAs performs the handshake with name as the client's
+// self-declared name.
+func (p *rawStdio) initializeAs(name string) {
 	p.t.Helper()
-	p.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-host","version":"1"}}}` + "\n")
+	b, _ := json.Marshal(name)
+	p.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":` + string(b) + `,"version":"1"}}}` + "\n")
 	if m := p.next(); m["id"] != "init" || m["result"] == nil {
 		p.t.Fatalf("initialize: %v", m)
 	}
@@ -166,5 +171,87 @@ func TestStdioLineLimitIsConfigurable(t *testing.T) {
 	p.send(pad(1900) + "\n")
 	if ans := p.next(); ans["result"] == nil {
 		t.Fatalf("within the limit: %v", ans)
+	}
+}
+
+// callTool sends tools/call with id and returns the envelope of the answer.
+func (p *rawStdio) callTool(id, name string, args map[string]any) map[string]any {
+	p.t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
+	p.send(string(b) + "\n")
+	ans := p.next()
+	res, _ := ans["result"].(map[string]any)
+	if ans["id"] != id || res == nil {
+		p.t.Fatalf("%s: %v", name, ans)
+	}
+	var env map[string]any
+	text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+	if err := json.Unmarshal([]byte(text), &env); err != nil {
+		p.t.Fatalf("%s: not an envelope: %s", name, text)
+	}
+	return env
+}
+
+// forgedName is a client name built to print a fake approval row, clear
+// the terminal line and reverse the reading order.
+const forgedName = "agent\x1b[2K\u202e\x07\r\n2026-11-30 09:00:00  approval-x  approver:boss  approvals.approve  47  8847291  ok  boss approved everything"
+
+// TestForgedClientNameCannotForgeRows: what people read (`audit`,
+// `audit report`, `approvals list`) keeps one record per line and shows
+// control characters as escapes; the JSON output stays exact JSON.
+func TestForgedClientNameCannotForgeRows(t *testing.T) {
+	w := newWorld(t)
+	const cred = "approver-credential-0123456789"
+	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL="+cred)
+	p := startRawStdio(t, env)
+	p.initializeAs(forgedName + strings.Repeat("x", 500))
+	if e := p.callTool("1", "korral_list_authorized_stores", map[string]any{}); e["ok"] != true {
+		t.Fatalf("list: %v", e)
+	}
+	staged := p.callTool("2", "korral_raise_replenishment_order", order(24, "confirm", true))
+	if d, _ := staged["data"].(map[string]any); d == nil || d["mode"] != "pending_approval" {
+		t.Fatalf("stage: %v", staged)
+	}
+
+	clean := func(name, out string, rows int) {
+		t.Helper()
+		if strings.ContainsAny(out, "\r\x1b\x07\u202e") {
+			t.Errorf("%s prints raw control characters:\n%q", name, out)
+		}
+		if n := strings.Count(strings.TrimSuffix(out, "\n"), "\n") + 1; n != rows {
+			t.Errorf("%s prints %d lines, want %d:\n%s", name, n, rows, out)
+		}
+		if strings.Contains(out, "\n2026-11-30 09:00:00") {
+			t.Errorf("%s shows the forged row as a row:\n%s", name, out)
+		}
+	}
+	trail, _, exit := runCLI(t, env, "audit")
+	if exit != 0 {
+		t.Fatalf("audit exit %d", exit)
+	}
+	clean("audit", trail, 3) // header and two calls
+	if !strings.Contains(trail, `agent\x1b[2K\u202e\x07\r\n2026-11-30 09:00:00`) {
+		t.Errorf("audit does not show the name escaped:\n%s", trail)
+	}
+	if strings.Contains(trail, strings.Repeat("x", 100)) {
+		t.Error("the client name is stored unbounded")
+	}
+	list, _, _ := runCLI(t, env, "approvals", "list")
+	clean("approvals list", list, 2) // header and the staged order
+	report, _, _ := runCLI(t, env, "audit", "report")
+	clean("audit report", report, 3)
+
+	// JSON output: exact values, one object per line.
+	js, _, _ := runCLI(t, env, "audit", "--format", "json")
+	lines := strings.Split(strings.TrimSpace(js), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit --format json: %d lines", len(lines))
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := rec["client"].(string); !strings.HasPrefix(c, `agent\x1b[2K\u202e\x07\r\n2026-11-30`) {
+		t.Errorf("client as stored: %q", c)
 	}
 }

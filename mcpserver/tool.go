@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -101,7 +102,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 				c.session = s.opts.SessionName
 			}
 			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
-				c.client = p.ClientInfo.Name
+				c.client = clientName(p.ClientInfo.Name)
 			}
 		}
 		// Over HTTP the bearer token's label says who is calling; the name a
@@ -132,6 +133,15 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		return s.succeed(ctx, c, data, elapsed), nil
 	})
 }
+
+// maxClientName bounds the name a client gives itself, in runes, as the
+// audit trail and the logs keep it.
+const maxClientName = 64
+
+// clientName is the client's self-declared name as it is recorded: nobody
+// verified it, so it is escaped (a line break or a terminal escape in it
+// can never forge a row of what people read) and bounded.
+func clientName(name string) string { return textsafe.Bound(name, maxClientName) }
 
 // runHandler turns a panic in a handler into an internal error, so one bad
 // answer never takes the server (and every other session) down.

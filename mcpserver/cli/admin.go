@@ -18,6 +18,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
 )
 
 // runAudit prints the audit trail, or a report over it.
@@ -84,8 +85,8 @@ func printTrail(w io.Writer, recs []state.AuditRecord, format string) error {
 		if r.ErrorCode != "" {
 			outcome += " " + r.ErrorCode
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format("2006-01-02 15:04:05"), r.CallID,
-			orDash(r.Client), strings.TrimPrefix(r.Tool, "korral_"), orDash(r.StoreID), orDash(r.SKU), outcome, r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format("2006-01-02 15:04:05"), shown(r.CallID),
+			shown(orDash(r.Client)), shown(strings.TrimPrefix(r.Tool, "korral_")), shown(orDash(r.StoreID)), shown(orDash(r.SKU)), shown(outcome), shown(r.Summary))
 	}
 	if len(recs) == 0 {
 		fmt.Fprintln(tw, "(no audit events match)")
@@ -108,9 +109,9 @@ func printReport(w io.Writer, stats []state.ToolStats, format string) error {
 	for _, s := range stats {
 		var codes []string
 		for c, n := range s.ErrorCodes {
-			codes = append(codes, fmt.Sprintf("%s=%d", c, n))
+			codes = append(codes, fmt.Sprintf("%s=%d", shown(c), n))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%s\t\n", s.Tool, s.Calls, s.OK, s.Errors, 100*s.ErrorRate, s.P50, s.P95, s.P99, orDash(strings.Join(sorted(codes), " ")))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%s\t\n", shown(s.Tool), s.Calls, s.OK, s.Errors, 100*s.ErrorRate, s.P50, s.P95, s.P99, orDash(strings.Join(sorted(codes), " ")))
 	}
 	return tw.Flush()
 }
@@ -119,6 +120,12 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// shown is how a stored value appears in a human-facing table: agents and
+// clients wrote it, so a line break, a tab or a terminal escape in it must
+// show as an escape, never start a forged row or move the cursor. JSON
+// output needs no such care: its encoder escapes control characters.
+func shown(s string) string { return textsafe.Escape(s) }
 
 func orDash(s string) string {
 	if s == "" {
@@ -161,7 +168,7 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "APPROVAL ID\tSTORE\tSKU\tUNITS\tREQUESTED BY\tEXPIRES\tREASON")
 			for _, e := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ApprovalID, e.StoreID, e.SKU, e.QuantityUnits, e.RequestedBy, e.ApprovalExpiresAt.Format(time.RFC3339), e.Reason)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shown(e.ApprovalID), shown(e.StoreID), shown(e.SKU), e.QuantityUnits, shown(e.RequestedBy), e.ApprovalExpiresAt.Format(time.RFC3339), shown(e.Reason))
 			}
 			if len(entries) == 0 {
 				fmt.Fprintln(tw, "(no orders await approval)")
