@@ -255,3 +255,50 @@ func TestForgedClientNameCannotForgeRows(t *testing.T) {
 		t.Errorf("client as stored: %q", c)
 	}
 }
+
+// TestCallsRefusedBeforeAHandlerAreAudited: a call to a tool that does not
+// exist is answered by the protocol layer, and still lands in the audit
+// trail with the reason, like any other call.
+func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
+	w := newWorld(t)
+	p := startRawStdio(t, w.env())
+	p.initialize()
+	p.send(`{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"korral_delete_everything\n2026-11-30 fake","arguments":{}}}` + "\n")
+	if ans := p.next(); ans["id"] != "u" || ans["error"] == nil {
+		t.Fatalf("unknown tool: %v", ans)
+	}
+	if e := p.callTool("ok", "korral_list_authorized_stores", map[string]any{}); e["ok"] != true {
+		t.Fatalf("list: %v", e)
+	}
+	js, _, exit := runCLI(t, w.env(), "audit", "--format", "json")
+	if exit != 0 {
+		t.Fatalf("audit exit %d", exit)
+	}
+	lines := strings.Split(strings.TrimSpace(js), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit holds %d rows, want the refused call and the real one:\n%s", len(lines), js)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["tool"] != `korral_delete_everything\n2026-11-30 fake` || rec["outcome"] != "error" || rec["error_code"] != "INVALID_ARGUMENT" ||
+		rec["client"] != "raw-host" || !strings.Contains(rec["summary"].(string), "unknown tool") || rec["session"] == "" {
+		t.Fatalf("audit row of the refused call: %v", rec)
+	}
+	if len(p.linesOf("tool.rejected")) != 1 {
+		t.Fatal("no tool.rejected log line")
+	}
+}
+
+// linesOf returns the server's log lines with msg.
+func (p *rawStdio) linesOf(msg string) []map[string]any {
+	var out []map[string]any
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
