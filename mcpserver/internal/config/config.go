@@ -111,7 +111,7 @@ func Documentation() []Var {
 		{Name: "STDIO_MAX_LINE_BYTES", Default: "1048576", Description: "Longest line the stdio transport reads (1024 to 67108864 bytes); a longer one is refused with a JSON-RPC error and the server reads on."},
 		{Name: "MCP_HTTP_MAX_SESSIONS", Default: "1000", Description: "Open MCP sessions `serve --http` keeps at most (1 to 100000); beyond it a new session gets 503 with Retry-After."},
 		{Name: "MCP_HTTP_MAX_SESSIONS_PER_TOKEN", Default: "100", Description: "Open MCP sessions one bearer token may hold (1 to 100000); beyond it 503 with Retry-After."},
-		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (10s to 24h)."},
+		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (1s to 24h)."},
 	}
 }
 
@@ -147,7 +147,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		StdioMaxLineBytes:       l.intIn("STDIO_MAX_LINE_BYTES", 1<<20, 1<<10, 64<<20),
 		HTTPMaxSessions:         l.intIn("MCP_HTTP_MAX_SESSIONS", 1000, 1, 100000),
 		HTTPMaxSessionsPerToken: l.intIn("MCP_HTTP_MAX_SESSIONS_PER_TOKEN", 100, 1, 100000),
-		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, 10*time.Second, 24*time.Hour),
+		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
 	}
 
 	raw, from, file, ok := l.secret("STORELINK_KEYRING")

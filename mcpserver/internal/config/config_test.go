@@ -90,7 +90,7 @@ func TestEveryValueSet(t *testing.T) {
 		"STDIO_MAX_LINE_BYTES":            "1024",
 		"MCP_HTTP_MAX_SESSIONS":           "2",
 		"MCP_HTTP_MAX_SESSIONS_PER_TOKEN": "1",
-		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   "10s",
+		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   "1s",
 	}), noFiles)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestEveryValueSet(t *testing.T) {
 		StdioMaxLineBytes:       1024,
 		HTTPMaxSessions:         2,
 		HTTPMaxSessionsPerToken: 1,
-		HTTPSessionIdleTimeout:  10 * time.Second,
+		HTTPSessionIdleTimeout:  time.Second,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
