@@ -17,11 +17,11 @@ import (
 // tick, it reads the file and compares the SHA-256 of its content with the
 // loaded one, and reloads only when the content differs. A stat per request
 // is cheap (docs/benchmarks.md measures both paths) and needs no signal
-// handling, so it works the
-// same for an operator editing the file, a rename-into-place rotation
-// script, a mounted secret that the orchestrator swaps behind a symlink,
-// and a same-size rewrite that keeps the modification time (cp -p,
-// touch -r), which only the change time (or the content) reveals.
+// handling, so it works the same for an operator editing the file, a
+// rename-into-place rotation script, a mounted secret that the orchestrator
+// swaps behind a symlink, and a same-size rewrite that keeps the
+// modification time (cp -p, touch -r), which only the change time (or the
+// content) reveals.
 //
 // A reload that fails (the file is missing, unreadable or malformed) denies
 // every token until the file is fixed, rather than keeping the previous
