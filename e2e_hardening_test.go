@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // rawStdio is the real binary over stdio with the test writing bytes to its
@@ -301,4 +305,65 @@ func (p *rawStdio) linesOf(msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// adminWorld is newWorld's world with the mock's admin endpoint switched
+// on, so faults are set over HTTP as an operator or another process would.
+func adminWorld(t *testing.T) (*world, func(method, path, body string)) {
+	t.Helper()
+	const token = "admin-token-0123456789abcdefghijklmn"
+	r, err := mockstorelink.Start(mockstorelink.Options{AdminToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	dir := t.TempDir()
+	w := &world{mock: r, dir: dir, keyringPath: filepath.Join(dir, "keyring.json"), statePath: filepath.Join(dir, "state.db")}
+	w.writeKeyring(t, r.Server.DefaultKeyring())
+	admin := func(method, path, body string) {
+		t.Helper()
+		req, err := http.NewRequest(method, r.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d", method, path, resp.StatusCode)
+		}
+	}
+	return w, admin
+}
+
+// TestFirstRiskCheckAfterRecoverySucceeds: StoreLink fails until the
+// breaker opens, then recovers; the first korral_check_stock_risk after the
+// cool-down, which sends several requests at once, succeeds.
+func TestFirstRiskCheckAfterRecoverySucceeds(t *testing.T) {
+	w, admin := adminWorld(t)
+	p := startServer(t, w.env("BREAKER_FAILURES=2", "BREAKER_COOLDOWN=1s"))
+	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
+	admin(http.MethodPut, "/_admin/faults", `[{"kind":"status","status":503}]`)
+	for i := 0; len(p.linesWhere("breaker.state", "to", "open")) == 0; i++ {
+		if i == 5 {
+			t.Fatal("the breaker did not open")
+		}
+		if c := code(p.call("korral_check_stock_risk", args)); c != "UPSTREAM_UNAVAILABLE" {
+			t.Fatalf("while StoreLink fails: %s", c)
+		}
+	}
+	admin(http.MethodDelete, "/_admin/faults", "")
+	before := w.requests(allRequests)
+	time.Sleep(1500 * time.Millisecond) // past the configured 1s cool-down
+	env := p.call("korral_check_stock_risk", args)
+	if env["ok"] != true {
+		t.Fatalf("first risk check after the cool-down: %v", env)
+	}
+	if n := w.requests(allRequests) - before; n < 2 {
+		t.Fatalf("%d requests for a risk check; the test needs a fan-out", n)
+	}
 }
