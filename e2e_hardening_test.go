@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mockstorelink"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rawStdio is the real binary over stdio with the test writing bytes to its
@@ -365,5 +366,108 @@ func TestFirstRiskCheckAfterRecoverySucceeds(t *testing.T) {
 	}
 	if n := w.requests(allRequests) - before; n < 2 {
 		t.Fatalf("%d requests for a risk check; the test needs a fan-out", n)
+	}
+}
+
+// initPost sends an initialize request with token and returns the response.
+func initPost(t *testing.T, base, token string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+// TestHTTPSessionCaps: with real MCP clients against the real binary, a
+// token beyond its session cap, and anyone beyond the global cap, gets 503
+// with Retry-After; open sessions keep working; closing one frees a place.
+func TestHTTPSessionCaps(t *testing.T) {
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	writeTokenFile(t, tokens, "dairy "+tokenDairy+"\nbrno "+tokenBrno+"\nthird "+tokenWrong+"\n", time.Now().Add(-time.Hour))
+	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_HTTP_MAX_SESSIONS=2", "MCP_HTTP_MAX_SESSIONS_PER_TOKEN=1"))
+	refused := func(token, why string) {
+		t.Helper()
+		resp := initPost(t, p.base, token)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("%s: status %d, Retry-After %q; want 503 with Retry-After", why, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
+	dairy := p.connect(tokenDairy, "agent")
+	refused(tokenDairy, "a second session of one token")
+	brno := p.connect(tokenBrno, "agent")
+	refused(tokenWrong, "a session beyond the global cap")
+	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
+	for _, cs := range []*mcp.ClientSession{dairy, brno} {
+		if env, err := callHTTP(t, cs, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
+			t.Fatalf("an open session at the cap: %v %v", env, err)
+		}
+	}
+	// Closing a session (DELETE) frees its place.
+	if err := dairy.Close(); err != nil {
+		t.Fatal(err)
+	}
+	third := p.connect(tokenWrong, "agent")
+	if env, err := callHTTP(t, third, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
+		t.Fatalf("after a session closed: %v %v", env, err)
+	}
+	if !p.logged("http.session_refused") {
+		t.Fatal("refusals were not logged")
+	}
+}
+
+// TestHTTP401NamesTheBearerRealm: RFC 6750's challenge on every 401, so a
+// host can tell a wrong token from a missing one.
+func TestHTTP401NamesTheBearerRealm(t *testing.T) {
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	writeTokenFile(t, tokens, "dairy "+tokenDairy+"\n", time.Now().Add(-time.Hour))
+	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	if resp := initPost(t, p.base, ""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp"` {
+		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	if resp := initPost(t, p.base, tokenWrong); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp", error="invalid_token"` {
+		t.Fatalf("wrong token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// TestHTTPTokenRevokedBySameSizeRewrite: a revocation that rewrites the
+// token file in place with the same size and puts the modification time
+// back (cp -p, touch -r) takes effect.
+func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	old := time.Now().Add(-time.Hour)
+	writeTokenFile(t, tokens, "agent "+tokenDairy+"\n", old)
+	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
+	if got := rawPost(t, p.base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusOK {
+		t.Fatalf("before the rewrite: %d", got)
+	}
+	if len(tokenDairy) != len(tokenBrno) {
+		t.Fatal("the test needs two tokens of one length")
+	}
+	if err := os.WriteFile(tokens, []byte("agent "+tokenBrno+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tokens, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := rawPost(t, p.base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusUnauthorized {
+		t.Fatalf("revoked token after a same-size, same-mtime rewrite: status %d", got)
+	}
+	if got := rawPost(t, p.base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenBrno}); got != http.StatusOK {
+		t.Fatalf("new token: %d", got)
 	}
 }
