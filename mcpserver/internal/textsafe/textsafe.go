@@ -10,7 +10,6 @@
 package textsafe
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -35,7 +34,7 @@ func Escape(s string) string {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			hexEscape(&b, `\x`, rune(s[i]), 2)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\r':
@@ -43,17 +42,26 @@ func Escape(s string) string {
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r < utf8.RuneSelf && !printable(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
+			hexEscape(&b, `\x`, r, 2)
 		case !printable(r) && r <= 0xFFFF:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			hexEscape(&b, `\u`, r, 4)
 		case !printable(r):
-			fmt.Fprintf(&b, `\U%08x`, r)
+			hexEscape(&b, `\U`, r, 8)
 		default:
 			b.WriteString(s[i : i+size])
 		}
 		i += size
 	}
 	return b.String()
+}
+
+// hexEscape writes prefix and r as digits lowercase hex digits.
+func hexEscape(b *strings.Builder, prefix string, r rune, digits int) {
+	const hex = "0123456789abcdef"
+	b.WriteString(prefix)
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		b.WriteByte(hex[(r>>shift)&0xf])
+	}
 }
 
 // printable is unicode.IsPrint (letters, marks, numbers, punctuation,
