@@ -330,7 +330,7 @@ func (c *challengeWriter) WriteHeader(code int) {
 // bearer token, so that neither abandoned sessions nor one token holder
 // can grow the process without bound. The SDK stays the one record of which
 // sessions are alive (a session ends on DELETE, on the idle timeout, or
-// when its initialization fails); the cap only remembers which token
+// when it was never initialized); the cap only remembers which token
 // opened each, and counts the creations still in flight so that concurrent
 // initializations cannot overshoot.
 type sessionCap struct {
@@ -378,9 +378,14 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 // release records the session id the SDK gave the new session ("" if none
 // was created).
 func (c *sessionCap) admit(label string) (release func(sessionID string), refusal string) {
+	// A session counts once initialized: a request that opens no lasting
+	// session (a client's server/discover probe, a failed initialize) is
+	// closed by the SDK, but possibly a moment after its answer.
 	live := map[string]bool{}
 	for ss := range c.server.Sessions() {
-		live[ss.ID()] = true
+		if ss.InitializeParams() != nil {
+			live[ss.ID()] = true
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
