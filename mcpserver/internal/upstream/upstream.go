@@ -230,7 +230,9 @@ func (d *breakerDoer) admit(ctx context.Context) (done func(error), err error) {
 		select {
 		case <-verdict:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			// Still breaker-open, not a timeout: nothing was sent, which
+			// matters for a write.
+			return nil, fmt.Errorf("%w: gave up waiting for the probe: %w", errBreakerOpen, ctx.Err())
 		}
 	}
 }
