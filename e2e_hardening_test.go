@@ -154,7 +154,8 @@ func TestStdioSurvivesMalformedFrames(t *testing.T) {
 	if ans := p.next(); ans["id"] != "call" || ans["result"].(map[string]any)["isError"] == true {
 		t.Fatalf("tool call after the frames: %v", ans)
 	}
-	if n := strings.Count(p.stderr.String(), `"msg":"stdio.rejected_frame"`); n != 10 {
+	// stderr is copied by its own goroutine: wait for it, with a deadline.
+	if n := p.waitLogged("stdio.rejected_frame", 10); n != 10 {
 		t.Fatalf("%d rejected frames logged, want 10", n)
 	}
 }
@@ -291,8 +292,21 @@ func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 		rec["client"] != "raw-host" || !strings.Contains(rec["summary"].(string), "unknown tool") || rec["session"] == "" {
 		t.Fatalf("audit row of the refused call: %v", rec)
 	}
-	if len(p.linesOf("tool.rejected")) != 1 {
-		t.Fatal("no tool.rejected log line")
+	if n := p.waitLogged("tool.rejected", 1); n != 1 {
+		t.Fatalf("%d tool.rejected log lines, want 1", n)
+	}
+}
+
+// waitLogged waits (at most 10 s) until the server's stderr holds want
+// lines with msg, and returns how many it holds.
+func (p *rawStdio) waitLogged(msg string, want int) int {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := len(p.linesOf(msg))
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
