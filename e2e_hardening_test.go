@@ -273,6 +273,12 @@ func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 	if ans := p.next(); ans["id"] != "u" || ans["error"] == nil {
 		t.Fatalf("unknown tool: %v", ans)
 	}
+	// Arguments that are not an object reach the tool's own wrapper, which
+	// refuses and audits them.
+	p.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"korral_list_authorized_stores","arguments":[1]}}` + "\n")
+	if ans := p.next(); ans["id"] != "a" || ans["result"].(map[string]any)["isError"] != true {
+		t.Fatalf("arguments not an object: %v", ans)
+	}
 	if e := p.callTool("ok", "korral_list_authorized_stores", map[string]any{}); e["ok"] != true {
 		t.Fatalf("list: %v", e)
 	}
@@ -281,8 +287,8 @@ func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 		t.Fatalf("audit exit %d", exit)
 	}
 	lines := strings.Split(strings.TrimSpace(js), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("audit holds %d rows, want the refused call and the real one:\n%s", len(lines), js)
+	if len(lines) != 3 {
+		t.Fatalf("audit holds %d rows, want the two refused calls and the real one:\n%s", len(lines), js)
 	}
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
@@ -291,6 +297,12 @@ func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 	if rec["tool"] != `korral_delete_everything\n2026-11-30 fake` || rec["outcome"] != "error" || rec["error_code"] != "INVALID_ARGUMENT" ||
 		rec["client"] != "raw-host" || !strings.Contains(rec["summary"].(string), "unknown tool") || rec["session"] == "" {
 		t.Fatalf("audit row of the refused call: %v", rec)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["tool"] != "korral_list_authorized_stores" || rec["error_code"] != "INVALID_ARGUMENT" {
+		t.Fatalf("audit row of the call with bad arguments: %v", rec)
 	}
 	if n := p.waitLogged("tool.rejected", 1); n != 1 {
 		t.Fatalf("%d tool.rejected log lines, want 1", n)
