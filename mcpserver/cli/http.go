@@ -248,12 +248,12 @@ func (h *httpServer) routes() http.Handler {
 		// ground on every interface and honours --allowed-host.
 		DisableLocalhostProtection: true,
 	})
-	mcpH := h.limitBody(h.endStreamsOnShutdown(sdk))
+	mcpH := h.endStreamsOnShutdown(sdk)
 	if !h.opts.stateless {
-		// Inside authentication, so the cap knows the token; before the
-		// body is read, so a refused session costs only its headers.
+		// Inside authentication, so the cap knows the token.
 		mcpH = h.sessions.wrap(mcpH)
 	}
+	mcpH = h.limitBody(mcpH)
 	if h.tokens != nil {
 		// Authentication comes before the body is read, so a caller without
 		// a token costs no more than its headers.
@@ -350,11 +350,25 @@ func newSessionCap(max, perToken int, server *mcp.Server, log *slog.Logger) *ses
 	return &sessionCap{max: max, perToken: perToken, server: server, log: log, owner: map[string]string{}, pending: map[string]int{}}
 }
 
-// wrap refuses a new session (a POST without Mcp-Session-Id) with 503 and
-// Retry-After when a cap is reached; requests of existing sessions pass.
+// wrap refuses a new session (an initialize POST without Mcp-Session-Id)
+// with 503 and Retry-After when a cap is reached. Everything else passes:
+// requests of existing sessions, and requests that open no lasting session
+// (a client's server/discover probe), whose places would otherwise be held
+// until their handler returns, after the client already has the answer.
+// The body has been read in full by limitBody.
 func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			// The SDK forgets a deleted session a moment after it answers;
+			// the place is free as soon as the client has been told so.
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			if sw.code == http.StatusNoContent {
+				c.forget(id)
+			}
+			return
+		}
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || !isInitialize(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -372,6 +386,35 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 		release(w.Header().Get("Mcp-Session-Id"))
 	})
+}
+
+// forget frees the place of a session that ended.
+func (c *sessionCap) forget(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.owner, sessionID)
+}
+
+// statusWriter remembers the status of a response that does not stream.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.code = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// isInitialize reports whether the POST body is an initialize request. A
+// body that does not parse is left for the SDK to refuse.
+func isInitialize(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct {
+		Method string `json:"method"`
+	}
+	return err == nil && json.Unmarshal(body, &m) == nil && m.Method == "initialize"
 }
 
 // admit reserves a place for a session of label, or says why there is none.
