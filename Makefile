@@ -60,12 +60,21 @@ lint: fmt-check vet staticcheck lint-spec ## Every static check.
 test: ## Run every module's tests with the race detector.
 	for m in $(MODULES); do (cd $$m && go test -race -count=1 ./...); done
 
+# A bounded fuzz run of the stdio reader (its seed corpus runs in every
+# `make test` too): whatever bytes arrive, each line gets at most one answer
+# and only the end of the input stops the reader.
+FUZZTIME ?= 20s
+
+.PHONY: fuzz-stdio
+fuzz-stdio: ## Fuzz the stdio transport's reader for FUZZTIME (default 20s).
+	cd mcpserver && go test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./internal/stdiotransport/
+
 .PHONY: test-isolated
 test-isolated: ## Build and test each module alone (GOWORK=off), as an importer would.
 	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
 
 .PHONY: ci
-ci: lint check-generate tidy-check spec-diff test test-isolated conformance inspector eval check-transcript ## What CI runs: all checks and all tests.
+ci: lint check-generate tidy-check spec-diff test test-isolated fuzz-stdio conformance inspector eval check-transcript ## What CI runs: all checks and all tests.
 
 $(TOOLS_BIN)/oasdiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ github.com/oasdiff/oasdiff
