@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/buildinfo"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
@@ -101,7 +102,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	case "approvals":
 		return runApprovals(ctx, args, env)
 	case "version":
-		_, err := fmt.Fprintln(env.Stdout, Version)
+		_, err := fmt.Fprintln(env.Stdout, buildinfo.Get().String("storelink-mcp"))
 		return err
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(env.Stderr, usage)
