@@ -209,7 +209,7 @@ release-check: image ## Verify dist/: SHA256SUMS, archive contents, a rebuild fr
 	cd $(DIST) && sha256sum -c SHA256SUMS
 	cd tools && GOWORK=off go vet ./distpack && GOWORK=off go test -count=1 -timeout 5m ./distpack
 	STORELINK_DIST=$(DIST) STORELINK_VERSION=$(VERSION) STORELINK_COMMIT=$(COMMIT) STORELINK_EPOCH=$(EPOCH) STORELINK_DATE=$(DATE) \
-		go test -count=1 -timeout 15m -run 'TestDist' -v .
+		go test -count=1 -timeout 20m -run 'TestDist|TestOperationsDoc' -v .
 
 $(TOOLS_BIN)/apidiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ golang.org/x/exp/cmd/apidiff

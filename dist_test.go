@@ -20,11 +20,13 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/korral/storelink/mockstorelink"
 )
@@ -131,7 +133,7 @@ func TestDistArchives(t *testing.T) {
 
 // checkReleaseBinary reads what the toolchain recorded in a binary (`go
 // version -m`): its platform, the build flags and every module linked in,
-// each of which THIRD_PARTY must list. The binary of this machine's
+// each of which THIRD_PARTY must list; and it looks for the stamp. The binary of this machine's
 // platform is also run.
 func checkReleaseBinary(t *testing.T, s releaseStamp, platform string, m member, thirdParty []byte) {
 	t.Helper()
@@ -148,9 +150,16 @@ func checkReleaseBinary(t *testing.T, s releaseStamp, platform string, m member,
 	}
 	goos, goarch, _ := strings.Cut(platform, "/")
 	info := string(out)
-	for _, want := range []string{"\tbuild\tGOOS=" + goos + "\n", "\tbuild\tGOARCH=" + goarch + "\n", "\tbuild\tCGO_ENABLED=0\n", "\tbuild\t-trimpath=true\n", "buildinfo.Version=" + s.version + " ", "buildinfo.Commit=" + s.commit + " "} {
+	for _, want := range []string{"\tbuild\tGOOS=" + goos + "\n", "\tbuild\tGOARCH=" + goarch + "\n", "\tbuild\tCGO_ENABLED=0\n", "\tbuild\t-trimpath=true\n"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("%s: build info lacks %q:\n%s", m.hdr.Name, want, info)
+		}
+	}
+	// -trimpath keeps -ldflags out of the build info; the stamped strings
+	// themselves sit in the binary's data.
+	for _, want := range []string{s.version, s.commit, s.date} {
+		if !bytes.Contains(m.body, []byte(want)) {
+			t.Errorf("%s: %q is not stamped in", m.hdr.Name, want)
 		}
 	}
 	sc := bufio.NewScanner(strings.NewReader(info))
@@ -337,7 +346,7 @@ func TestDistImageOCIArchive(t *testing.T) {
 		}
 		arches = append(arches, d.Platform.Architecture)
 		var man struct {
-			Config struct{ Digest string } `json:"config"`
+			Config struct{ Digest string }   `json:"config"`
 			Layers []struct{ Digest string } `json:"layers"`
 		}
 		unmarshal(t, bs[d.Digest], &man)
@@ -577,8 +586,8 @@ func TestClientModuleConsumer(t *testing.T) {
 // TestDistClientReleaseAndFetch runs `make release-client` in a copy of the
 // repository: the first tag skips the API comparison, a patch release that
 // adds API and a v0 patch that removes it are refused, a minor release is
-// tagged. Then a fresh module fetches the tagged client over git, the way
-// the README tells other teams to, and runs against the mock.
+// tagged. Then a fresh module fetches the first release over git, with the
+// commands the README gives other teams, and runs against the mock.
 func TestDistClientReleaseAndFetch(t *testing.T) {
 	distStamp(t)
 	src := copySource(t)
@@ -632,31 +641,132 @@ func TestDistClientReleaseAndFetch(t *testing.T) {
 		t.Fatalf("bad version: ok=%v\n%s", ok, out)
 	}
 
-	// Fetch storelinkclient/v0.2.0 over git: GOPRIVATE sends it past the
-	// public proxy and checksum database, and git's insteadOf (the README
-	// maps GitHub to SSH; here to the copy) decides where it comes from.
+	// Fetch the first release over git with the README's own commands:
+	// GOPRIVATE sends it past the public proxy and checksum database, and
+	// git's insteadOf decides where it comes from. The README maps GitHub
+	// to SSH; a longer rule here maps this repository to the copy.
 	home := t.TempDir()
-	gitconfig := fmt.Sprintf("[url \"file://%s\"]\n\tinsteadOf = https://github.com/korral/storelink\n", src)
-	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cacheOut, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := strings.Fields(string(cacheOut))
 	env := []string{
-		"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GOENV=off",
-		"GOPRIVATE=github.com/korral/*",
+		"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GOENV=" + filepath.Join(home, "goenv"),
 		// A module cache of its own, so the copy's tag never lands in the
 		// real one; the real cache serves the public dependencies first.
 		"GOMODCACHE=" + filepath.Join(home, "mod"), "GOFLAGS=-mod=mod -modcacherw",
 		"GOPROXY=file://" + filepath.Join(f[0], "cache", "download") + "," + f[1],
 	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := newConsumer(t, "")
-	out := goIn(t, dir, env, "get", "github.com/korral/storelink/storelinkclient@v0.2.0")
-	if !strings.Contains(out, "github.com/korral/storelink/storelinkclient v0.2.0") {
-		t.Errorf("go get did not report the tagged version:\n%s", out)
+	for _, line := range []string{
+		`go env -w GOPRIVATE=github.com/korral/*`,
+		`git config --global url."ssh://git@github.com/korral/".insteadOf "https://github.com/korral/"`,
+		`git config --global url."file://` + src + `".insteadOf "https://github.com/korral/storelink"`,
+		`go get github.com/korral/storelink/storelinkclient@v0.1.0`,
+	} {
+		if !strings.Contains(line, src) && !bytes.Contains(readme, []byte("    "+line+"\n")) {
+			t.Errorf("the README no longer shows %q", line)
+		}
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), append([]string{"GOWORK=off"}, env...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		if strings.HasPrefix(line, "go get") && !strings.Contains(string(out), "github.com/korral/storelink/storelinkclient v0.1.0") {
+			t.Errorf("go get did not report the tagged version:\n%s", out)
+		}
 	}
 	runConsumer(t, dir, env)
+}
+
+// TestOperationsDocCommands runs every `sh` block of docs/operations.md, in
+// order, in one directory holding the release files: the installed binary
+// then serves the later blocks, which act on a running server's keyring,
+// token file and ledger. `console` blocks need systemd or a cluster; any
+// other kind of block is refused, so no command escapes both.
+func TestOperationsDocCommands(t *testing.T) {
+	s := distStamp(t)
+	if runtime.GOOS+"/"+runtime.GOARCH != "linux/amd64" {
+		t.Skip("the document's install commands name the linux/amd64 archive")
+	}
+	doc, err := os.ReadFile("docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?ms)^```([a-z]*)\n(.*?)^```\n").FindAllStringSubmatch(string(doc), -1) {
+		switch m[1] {
+		case "sh":
+			blocks = append(blocks, m[2])
+		case "console":
+		default:
+			t.Errorf("a %q block: commands go in sh blocks (run here) or console blocks (need systemd or Kubernetes)", m[1])
+		}
+	}
+	if len(blocks) < 5 {
+		t.Fatalf("found %d sh blocks; the document has more", len(blocks))
+	}
+
+	work := t.TempDir()
+	for _, name := range []string{"SHA256SUMS", archiveName(s.version, "linux/amd64") + ".tar.gz"} {
+		b, err := os.ReadFile(filepath.Join(s.dist, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	writeTokenFile(t, tokens, "dairy-team "+tokenDairy+"\nbrno "+tokenBrno+"\n", time.Now().Add(-time.Minute))
+	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	home := filepath.Join(work, "home")
+	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"),
+		"VERSION="+s.version, "KEYRING="+w.keyringPath, "TOKENS="+tokens, "MCP_URL="+p.base,
+		"REVOKED_TOKEN="+tokenDairy, "STATE_DB_PATH="+w.statePath)
+	outputs := make([]string, len(blocks))
+	for i, b := range blocks {
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", b)
+		cmd.Dir, cmd.Env = work, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("block %d failed: %v\n%s\noutput:\n%s", i+1, err, b, out)
+		}
+		outputs[i] = string(out)
+	}
+	all := strings.Join(outputs, "\n")
+	for _, want := range []string{
+		"storelink-mcp " + s.version + " (commit " + s.commit, // the installed binary
+		"\n401\n",            // the revoked token
+		`"breaker":"closed"`, // /readyz
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the commands' output lacks %q:\n%s", want, all)
+		}
+	}
+	if kr, _ := os.ReadFile(w.keyringPath); !strings.Contains(string(kr), "new-key-for-store-47") {
+		t.Errorf("the keyring was not replaced: %s", kr)
+	}
+	if _, err := os.Stat(w.keyringPath + ".new"); !os.IsNotExist(err) {
+		t.Error("the rotation left its temporary file behind")
+	}
+	// The server still takes the other holder's token.
+	req, _ := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+tokenBrno)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		t.Error("revoking one token locked out another holder")
+	}
 }
