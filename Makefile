@@ -205,7 +205,7 @@ image: release ## The storelink-mcp image (IMAGE_PLATFORMS) as an OCI archive an
 	$(sums)
 
 .PHONY: release-check
-release-check: image ## Verify dist/: SHA256SUMS, archive contents, a rebuild from a clean clone matches, the image boots as non-root.
+release-check: image ## Verify dist/: SHA256SUMS, archive contents and licences, a rebuild elsewhere matches byte for byte, the image boots as non-root, client releases, the runbook commands.
 	cd $(DIST) && sha256sum -c SHA256SUMS
 	cd tools && GOWORK=off go vet ./distpack && GOWORK=off go test -count=1 -timeout 5m ./distpack
 	STORELINK_DIST=$(DIST) STORELINK_VERSION=$(VERSION) STORELINK_COMMIT=$(COMMIT) STORELINK_EPOCH=$(EPOCH) STORELINK_DATE=$(DATE) \
