@@ -731,6 +731,14 @@ func TestOperationsDocCommands(t *testing.T) {
 		}
 	}
 	w := newWorld(t)
+	// An order whose POST timed out, for the `unknown` runbook to find.
+	writer := startServer(t, w.env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms"))
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
+	if c := code(writer.call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "WRITE_OUTCOME_UNKNOWN" {
+		t.Fatalf("a hung POST gave %s", c)
+	}
+	w.mock.Server.ClearFaults()
+	writer.stop()
 	tokens := filepath.Join(w.dir, "tokens")
 	writeTokenFile(t, tokens, "dairy-team "+tokenDairy+"\nbrno "+tokenBrno+"\n", time.Now().Add(-time.Minute))
 	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
@@ -751,8 +759,9 @@ func TestOperationsDocCommands(t *testing.T) {
 	all := strings.Join(outputs, "\n")
 	for _, want := range []string{
 		"storelink-mcp " + s.version + " (commit " + s.commit, // the installed binary
-		"\n401\n",            // the revoked token
-		`"breaker":"closed"`, // /readyz
+		"\n401\n",                              // the revoked token
+		`"breaker":"closed"`,                   // /readyz
+		`"error_code":"WRITE_OUTCOME_UNKNOWN"`, // the audit trail
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the commands' output lacks %q:\n%s", want, all)
