@@ -199,9 +199,9 @@ func runImage(args []string, stdout, stderr io.Writer) error {
 }
 
 // writeOCIArchive writes the multi-architecture index as an OCI image
-// layout in a tar file (what `docker load` of Docker 25 and later, `podman
-// load`, `skopeo copy oci-archive:` and `crane push --index` read). The
-// layout's index.json names the index by tag, the way engines expect.
+// layout in a tar file, for `skopeo copy --all oci-archive:` or `crane
+// push --index` to a registry. The layout's index.json names the index by
+// tag, the way engines expect.
 func writeOCIArchive(out string, index v1.ImageIndex, tag name.Tag, created time.Time) error {
 	tmp, err := os.MkdirTemp("", "distpack-oci-")
 	if err != nil {
