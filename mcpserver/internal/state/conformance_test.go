@@ -1,0 +1,26 @@
+package state_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/statetest"
+)
+
+// TestConformance runs the behaviour every backend shares against SQLite;
+// state/postgres runs the same suite against PostgreSQL.
+func TestConformance(t *testing.T) {
+	statetest.Run(t, statetest.Opener{Open: func(t *testing.T) (state.Store, func() state.Store) {
+		path := filepath.Join(t.TempDir(), "state.db")
+		open := func() state.Store {
+			db, err := state.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			return db
+		}
+		return open(), open
+	}})
+}
