@@ -73,6 +73,7 @@ Usage:
                                  release or refuse staged orders (a person's job)
   storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --as NAME
                                  record what StoreLink holds for an unknown outcome
+  storelink-mcp migrate          bring the state database's schema up to date (see --help)
   storelink-mcp version          print the version
 
 Configuration comes from the environment; see the README's table.
@@ -102,6 +103,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 		return runAudit(ctx, args, env)
 	case "approvals":
 		return runApprovals(ctx, args, env)
+	case "migrate":
+		return runMigrate(ctx, args, env)
 	case "version":
 		_, err := fmt.Fprintln(env.Stdout, Version)
 		return err
@@ -121,7 +124,7 @@ type app struct {
 	server   *mcp.Server
 	up       *upstream.Client
 	keys     *mcpserver.KeySource
-	db       *state.DB
+	db       state.Store
 	now      func() time.Time
 	fixedNow time.Time
 	// upstreamID names the StoreLink up talks to (see upstreamIdentity).
@@ -187,9 +190,9 @@ func loadConfig(env Env) (*app, error) {
 		a.fixedNow = fixedNow
 		a.now = func() time.Time { return fixedNow }
 	}
-	db, err := state.Open(cfg.StatePath)
+	db, err := openState(cfg)
 	if err != nil {
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: STATE_DB_PATH: %w", err)}
+		return nil, &ExitError{Code: 2, Err: err}
 	}
 	a.db = db
 	a.closes = append(a.closes, db.Close)

@@ -59,12 +59,28 @@ type DB struct {
 	pool *pgxpool.Pool
 	// target names the database for messages without the password.
 	target string
+	// password is scrubbed from every error, should a driver quote it.
+	password string
 }
 
 // Open connects to the database named by url (postgres:// or
 // postgresql://) and applies the migrations it is missing. The password
 // never appears in an error.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	db, err := Connect(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.pool.Close()
+		return nil, fmt.Errorf("state: prepare %s: %w", db.target, err)
+	}
+	return db, nil
+}
+
+// Connect is Open without the migrations, for an operator's explicit
+// migrate step, which reports what it applies.
+func Connect(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may quote parts of the URL; ours names none of it.
@@ -80,23 +96,23 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state: open %s: %w", target, scrub(err, cfg.ConnConfig.Password))
 	}
-	db := &DB{pool: pool, target: target}
-	if _, err := db.Migrate(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("state: prepare %s: %w", target, scrub(err, cfg.ConnConfig.Password))
-	}
-	return db, nil
+	return &DB{pool: pool, target: target, password: cfg.ConnConfig.Password}, nil
 }
 
 // scrub removes the password from an error's text should a driver ever
-// include it, keeping state.ErrUnavailable matchable.
+// include it, and puts the text on one line (pgx lists each connection
+// attempt on its own), keeping state.ErrUnavailable matchable.
 func scrub(err error, password string) error {
-	if password == "" || !strings.Contains(err.Error(), password) {
+	msg := err.Error()
+	if (password == "" || !strings.Contains(msg, password)) && !strings.Contains(msg, "\n") {
 		return err
 	}
-	msg := strings.ReplaceAll(err.Error(), password, "xxxxx")
+	if password != "" {
+		msg = strings.ReplaceAll(msg, password, "xxxxx")
+	}
+	msg = strings.ReplaceAll(strings.ReplaceAll(msg, "\n\t", "; "), "\n", "; ")
 	if errors.Is(err, state.ErrUnavailable) {
-		return fmt.Errorf("%w: %s", state.ErrUnavailable, msg)
+		return fmt.Errorf("%w: %s", state.ErrUnavailable, strings.TrimPrefix(msg, state.ErrUnavailable.Error()+": "))
 	}
 	return errors.New(msg)
 }
@@ -124,9 +140,11 @@ func (db *DB) Ping(ctx context.Context) error {
 // with state.ErrUnavailable.
 func (db *DB) fail(op string, err error) error {
 	if unavailable(err) {
-		return fmt.Errorf("%w: %s on %s: %w", state.ErrUnavailable, op, db.target, err)
+		err = fmt.Errorf("%w: %s on %s: %w", state.ErrUnavailable, op, db.target, err)
+	} else {
+		err = fmt.Errorf("state: %s: %w", op, err)
 	}
-	return fmt.Errorf("state: %s: %w", op, err)
+	return scrub(err, db.password)
 }
 
 // unavailable reports whether err means the database could not be reached
