@@ -5,6 +5,8 @@
 #                                      cluster, print `export TEST_DATABASE_URL=...` on stdout
 #   scripts/postgres-test.sh stop      stop it (by the postmaster's PID) and delete its files
 #   scripts/postgres-test.sh restart   stop and start the same cluster on the same port
+#   scripts/postgres-test.sh down|up   stop the server keeping its data / start it again
+#                                      (the end-to-end tests use them for an outage)
 #   scripts/postgres-test.sh run CMD…  start, run CMD with TEST_DATABASE_URL set, always stop
 #
 # A developer runs `eval "$(scripts/postgres-test.sh start)"`, then the tests, then `stop`.
@@ -124,6 +126,19 @@ restart() {
 
 case "${1:-}" in
 start) start ;;
+down)
+	load
+	stop_server
+	say "down (data kept; \`$0 up\` starts it again)"
+	;;
+up)
+	load
+	if [ -f "$PGDIR/data/postmaster.pid" ] && kill -0 "$(head -1 "$PGDIR/data/postmaster.pid")" 2>/dev/null; then
+		say "already up"
+	else
+		pg_start
+	fi
+	;;
 stop) stop ;;
 restart) restart ;;
 run)
@@ -133,6 +148,6 @@ run)
 	trap stop EXIT
 	"$@"
 	;;
--h | --help | help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
-*) die "usage: $0 start|stop|restart|run COMMAND…" ;;
+-h | --help | help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
+*) die "usage: $0 start|stop|restart|down|up|run COMMAND…" ;;
 esac
