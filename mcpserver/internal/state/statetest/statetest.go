@@ -41,6 +41,7 @@ func Run(t *testing.T, o Opener) {
 		{"RetryableTakenOverBySameRequestOnly", retryableTakeover},
 		{"ApprovalLifecycle", approvalLifecycle},
 		{"ClaimRace", claimRace},
+		{"UnclaimReturnsOnlyStagedToPending", unclaim},
 		{"Lookups", lookups},
 		{"Audit", audit},
 	}
@@ -230,36 +231,44 @@ func reserveRaceOneKey(t *testing.T, o Opener) {
 func sameRequestNeverInFlightTwice(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
 	s, reopen := o.Open(t)
-	handles := []state.Store{s, reopen()}
-	const n = 8
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	taken := 0
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Different keys, the same request spelt differently: one order.
-			e := sending(fmt.Sprintf("key-%d", i), "1001")
-			if i%2 == 1 {
-				e.Reason = "  butter LOW before the weekend "
-			}
-			_, ok, err := handles[i%2].Reserve(ctx, e)
-			var fl *state.InFlightError
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil && ok:
-				taken++
-			case errors.As(err, &fl) && errors.Is(err, state.ErrInFlight):
-			default:
-				t.Errorf("Reserve %s = %v, %v; want taken or in flight", e.IdempotencyKey, ok, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if taken != 1 {
-		t.Fatalf("%d keys were reserved for one request; want 1", taken)
+	handles := []state.Store{s, reopen(), reopen()}
+	// The race is between different keys for one request, so its window
+	// is narrow; many rounds make a missing lock show.
+	const rounds, n = 25, 9
+	for round := range rounds {
+		sku := fmt.Sprintf("sku-%d", round)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		taken := 0
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Different keys, the same request spelt differently: one order.
+				e := sending(fmt.Sprintf("key-%d-%d", round, i), sku)
+				if i%2 == 1 {
+					e.Reason = "  butter LOW before the weekend "
+				}
+				<-start
+				_, ok, err := handles[i%len(handles)].Reserve(ctx, e)
+				var fl *state.InFlightError
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && ok:
+					taken++
+				case errors.As(err, &fl) && errors.Is(err, state.ErrInFlight):
+				default:
+					t.Errorf("Reserve %s = %v, %v; want taken or in flight", e.IdempotencyKey, ok, err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if taken != 1 {
+			t.Fatalf("round %d: %d keys were reserved for one request; want 1", round, taken)
+		}
 	}
 }
 
@@ -343,6 +352,29 @@ func approvalLifecycle(t *testing.T, o Opener) {
 	}
 	if diff := cmp.Diff([]state.EntryState{state.StateSending, state.StateRejected, state.StateExpired}, states); diff != "" {
 		t.Errorf("Staged states (-want +got):\n%s", diff)
+	}
+}
+
+// unclaim: an approved order StoreLink did not take waits again, undecided;
+// an order never staged has no approval to return to.
+func unclaim(t *testing.T, o Opener) {
+	ctx := ctxOf(t)
+	s, _ := o.Open(t)
+	if _, _, err := s.Reserve(ctx, staged("k", "1001")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctx, "apr-k", "Jana", base); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Apply(ctx, "k", state.EventUnclaim, state.Change{ErrorCode: "RATE_LIMITED", ErrorMessage: "slow"}, base)
+	if err != nil || got.State != state.StatePendingApproval || got.DecidedBy != "" || got.ErrorCode != "RATE_LIMITED" {
+		t.Fatalf("unclaim = %+v, %v; want pending, undecided, with the reason", got, err)
+	}
+	if _, _, err := s.Reserve(ctx, sending("plain", "2002")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, "plain", state.EventUnclaim, state.Change{}, base); !errors.Is(err, state.ErrInvalidTransition) {
+		t.Fatalf("unclaim of an order never staged: err = %v, want ErrInvalidTransition", err)
 	}
 }
 
