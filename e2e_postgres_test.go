@@ -314,7 +314,9 @@ func TestPostgresReplicaKilledMidPostIsNeverResent(t *testing.T) {
 	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 20 * time.Second})
 	const key = "pg-crash-test-key-01"
 	csA := a.connect(tokenDairy, "agent-a")
-	go func() { _, _ = callHTTP(t, csA, "korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)) }()
+	go func() {
+		_, _ = callHTTP(t, csA, "korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for w.requests(isCreate) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
