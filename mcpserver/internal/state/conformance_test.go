@@ -24,3 +24,16 @@ func TestConformance(t *testing.T) {
 		return open(), open
 	}})
 }
+
+// BenchmarkStore is statetest.Bench on SQLite; state/postgres runs the same
+// on PostgreSQL, so the two read side by side.
+func BenchmarkStore(b *testing.B) {
+	statetest.Bench(b, func(b *testing.B) state.Store {
+		db, err := state.Open(filepath.Join(b.TempDir(), "state.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = db.Close() })
+		return db
+	})
+}

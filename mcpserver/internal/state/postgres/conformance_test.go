@@ -28,3 +28,9 @@ func TestConformance(t *testing.T) {
 		return open(t, url), func() state.Store { return open(t, url) }
 	}})
 }
+
+// BenchmarkStore is statetest.Bench on PostgreSQL, beside the same on
+// SQLite in package state.
+func BenchmarkStore(b *testing.B) {
+	statetest.Bench(b, func(b *testing.B) state.Store { return open(b, statetest.PostgresURL(b)) })
+}
