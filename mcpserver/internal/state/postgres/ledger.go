@@ -20,13 +20,11 @@ const entryColumns = `idempotency_key, store_id, sku, quantity_units, reason, re
 	order_id, error_code, error_message, approval_id, approval_expires_at,
 	requested_by, decided_by, created_at, updated_at, upstream_id`
 
-// lockRequest serialises, across every process, the transactions that may
-// put one request (by its fingerprint) in flight. It is always taken before
-// any row lock, so two transactions never wait on each other in a cycle.
-func lockRequest(ctx context.Context, tx pgx.Tx, hash string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('storelink-mcp request ' || $1, 0))`, hash)
-	return err
-}
+// The request lock serialises, across every process, the transactions that
+// may put one request (by its fingerprint) in flight. It is taken inside the
+// statement that first touches the entry and before that statement's row
+// lock, so two transactions never wait on each other in a cycle.
+const requestLock = `pg_advisory_xact_lock(hashtextextended('storelink-mcp request ' || %s, 0))`
 
 // Reserve implements state.Ledger. The key is taken by one INSERT … ON
 // CONFLICT DO NOTHING: of concurrent callers with one key, across any
@@ -53,11 +51,9 @@ func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, er
 	var taken bool
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		got, taken = state.Entry{}, false
-		if err := lockRequest(ctx, tx, e.RequestHash); err != nil {
-			return err
-		}
 		rows, err := tx.Query(ctx, `INSERT INTO entries (`+entryColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, '', '', $8, $9, $10, '', $11, $11, $12)
+			SELECT $1, $2, $3, $4, $5, $6, $7, NULL, '', '', $8, $9, $10, '', $11, $11, $12
+			FROM `+fmt.Sprintf(requestLock, "$6::text")+`
 			ON CONFLICT (idempotency_key) DO NOTHING
 			RETURNING `+entryColumns,
 			e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits, e.Reason, e.RequestHash, string(e.State),
@@ -139,7 +135,7 @@ func (db *DB) wrap(op string, err error) error {
 }
 
 // checkNotInFlight refuses a send while another entry with the same request
-// fingerprint is sending or unknown. The caller holds lockRequest(hash).
+// fingerprint is sending or unknown. The caller holds the request lock (requestLock).
 func checkNotInFlight(ctx context.Context, tx pgx.Tx, hash, key string) error {
 	es, err := getMany(ctx, tx, `WHERE request_hash = $1 AND state IN ('sending', 'unknown') AND idempotency_key <> $2
 		ORDER BY id LIMIT 1`, hash, key)
@@ -173,19 +169,9 @@ func (db *DB) Apply(ctx context.Context, key string, ev state.Event, ch state.Ch
 func (db *DB) locked(ctx context.Context, op, col, val string, fn func(tx pgx.Tx, cur state.Entry) (state.Entry, error)) (state.Entry, error) {
 	var got state.Entry
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		// The fingerprint never changes, so it can be read before the lock
-		// that guards what is done with it.
-		var hash string
-		if err := tx.QueryRow(ctx, `SELECT request_hash FROM entries WHERE `+col+` = $1`, val).Scan(&hash); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return state.ErrNotFound
-			}
-			return err
-		}
-		if err := lockRequest(ctx, tx, hash); err != nil {
-			return err
-		}
-		cur, err := getOne(ctx, tx, `WHERE `+col+` = $1 FOR UPDATE`, val)
+		// One statement reads the entry, takes its request's lock, then the
+		// row's lock; FOR UPDATE returns the row as it stands once locked.
+		cur, err := getOne(ctx, tx, `e, `+fmt.Sprintf(requestLock, "e.request_hash")+` WHERE e.`+col+` = $1 FOR UPDATE OF e`, val)
 		if err != nil {
 			return err
 		}
