@@ -150,6 +150,6 @@ run)
 	trap stop EXIT
 	"$@"
 	;;
--h | --help | help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
 *) die "usage: $0 start|stop|restart|down|up|run COMMAND…" ;;
 esac

@@ -15,7 +15,7 @@ import (
 // Bench measures the durable work of the write path and of every tool call
 // on the store open returns: a ledger reservation with its verdict
 // (Reserve then Finish, two transactions, as one confirmed order costs) and
-// one audit insert, one caller at a time and many at once. Besides ns/op it
+// one audit insert, one caller at a time and eight per CPU at once. Besides ns/op it
 // reports the median and 99th percentile of single operations (p50-µs,
 // p99-µs), since a replica's callers feel the tail.
 func Bench(b *testing.B, open func(b *testing.B) state.Store) {
@@ -70,6 +70,8 @@ func measure(b *testing.B, par bool, op func() error) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	if par {
+		// Eight callers per CPU, as a replica serving many agents sees.
+		b.SetParallelism(8)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if err := timed(); err != nil {
