@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/korral/storelink/mockstorelink"
 )
@@ -265,6 +266,20 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	extra := []string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE=" + credFile, "MCP_AUTH_TOKENS_FILE=" + tokens}
 	envA, dirA := replicaEnv(t, w, dsn, extra...)
 	envB, dirB := replicaEnv(t, w, dsn, extra...)
+	// The operator's migration step ahead of the rollout, then again: nothing to do.
+	out, stderr, exit := runCLI(t, envA, "migrate")
+	if exit != 0 || !strings.Contains(out, "schema migrated from version 0 to 1 (applied 0001_initial.sql)") {
+		t.Fatalf("migrate: exit %d: %s %s", exit, out, stderr)
+	}
+	if out, _, exit := runCLI(t, envB, "migrate"); exit != 0 || !strings.Contains(out, "schema up to date at version 1") {
+		t.Fatalf("migrate again: exit %d: %s", exit, out)
+	}
+	if out, _, exit := runCLI(t, nil, "migrate", "--help"); exit != 0 || !strings.Contains(out, "Usage: storelink-mcp migrate") {
+		t.Fatalf("migrate --help: exit %d: %s", exit, out)
+	}
+	if _, stderr, exit := runCLI(t, envA, "migrate", "now"); exit != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("migrate with an argument: exit %d: %q", exit, stderr)
+	}
 	a, b := startHTTP(t, envA, "--stateless"), startHTTP(t, envB, "--stateless")
 
 	staged, err := callHTTP(t, a.connect(tokenDairy, "agent-a"), "korral_raise_replenishment_order", order(24, "confirm", true))
@@ -280,7 +295,7 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	if exit != 0 || !strings.Contains(list, id) {
 		t.Fatalf("approvals list: exit %d: %s %s", exit, list, stderr)
 	}
-	out, stderr, exit := runCLI(t, append(shellEnv, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková")
+	out, stderr, exit = runCLI(t, append(shellEnv, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková")
 	if exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve: exit %d\n%s\n%s", exit, out, stderr)
 	}
@@ -447,4 +462,151 @@ func TestPostgresOutageAndRecovery(t *testing.T) {
 		t.Fatalf("%d POSTs, want 2", n)
 	}
 	pgJudge(t, w, dsn)
+}
+
+// TestPostgresRestartUnderLoad restarts PostgreSQL while both replicas take
+// confirmed orders. Every answer is an order, STATE_UNAVAILABLE, or (for a
+// send whose verdict could not be recorded) an unknown outcome; StoreLink
+// never gets a request twice; and both replicas serve again afterwards
+// without a restart.
+func TestPostgresRestartUnderLoad(t *testing.T) {
+	dsn := pgDatabase(t)
+	script := os.Getenv("TEST_POSTGRES_SCRIPT")
+	if script == "" {
+		t.Skip("TEST_POSTGRES_SCRIPT is not set: this test restarts the server through scripts/postgres-test.sh")
+	}
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MAX_ORDER_UNITS=100000", "MCP_AUTH_TOKENS_FILE="+tokens)
+	replicas := []*httpProc{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
+
+	// Each order is its own request (its own quantity), so a resend would
+	// show as a second order of the same quantity.
+	var next sync.Mutex
+	units := 100
+	confirm := func(cs *mcp.ClientSession) (map[string]any, error) {
+		next.Lock()
+		units++
+		u := units
+		next.Unlock()
+		return callHTTP(t, cs, "korral_raise_replenishment_order", order(u, "confirm", true, "idempotency_key", fmt.Sprintf("pg-load-key-%05d", u)))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answers := map[string]int{}
+	for r, p := range replicas {
+		for i := range 3 {
+			cs := p.connect(tokenDairy, fmt.Sprintf("load-%d-%d", r, i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					env, err := confirm(cs)
+					mu.Lock()
+					switch {
+					case err != nil:
+						t.Errorf("call: %v", err)
+					case env["ok"] == true:
+						answers["raised"]++
+					default:
+						answers[code(env)]++
+					}
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+					if env["ok"] != true {
+						time.Sleep(20 * time.Millisecond) // pace the retries while the database is away
+					}
+				}
+			}()
+		}
+	}
+	// Let orders flow, restart the database under them, let them flow again.
+	waitForPOSTs := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for w.requests(isCreate) < n && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if w.requests(isCreate) < n {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d; answers so far %v", w.requests(isCreate), n, answers)
+		}
+	}
+	waitForPOSTs(10)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, script, "restart").CombinedOutput(); err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatalf("restart: %v\n%s", err, out)
+	}
+	waitForPOSTs(w.requests(isCreate) + 10)
+	close(stop)
+	wg.Wait()
+	t.Logf("answers: %v", answers)
+	for c := range answers {
+		if c != "raised" && c != "STATE_UNAVAILABLE" && c != "WRITE_OUTCOME_UNKNOWN" {
+			t.Errorf("unexpected answer %s during the restart", c)
+		}
+	}
+	// Both replicas serve again, without a restart of their own.
+	for i, p := range replicas {
+		env, err := confirm(p.connect(tokenDairy, fmt.Sprintf("after-%d", i)))
+		if err != nil || env["ok"] != true {
+			t.Fatalf("replica %d after the restart: %v %v", i, env, err)
+		}
+	}
+
+	// StoreLink got each request at most once, and holds exactly what the
+	// ledger raised, plus orders whose verdict the restart kept from the
+	// ledger (left sending, for a person to resolve).
+	byUnits := map[int64]string{}
+	held := 0
+	for _, o := range w.mock.Server.Orders() {
+		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
+			continue
+		}
+		held++
+		if prev, dup := byUnits[o.QuantityUnits]; dup {
+			t.Fatalf("StoreLink holds two orders of %d units: %s and %s", o.QuantityUnits, prev, o.OrderID)
+		}
+		byUnits[o.QuantityUnits] = string(o.OrderID)
+	}
+	if n := w.requests(isCreate); n != held {
+		t.Fatalf("%d POSTs for %d orders", n, held)
+	}
+	ledger := pgLedger(t, dsn)
+	for _, e := range ledger {
+		id, atStoreLink := byUnits[e.Units]
+		switch e.State {
+		case "raised":
+			if id != e.OrderID {
+				t.Errorf("ledger raised %s (%d units) but StoreLink holds %q", e.OrderID, e.Units, id)
+			}
+		case "sending", "unknown":
+		default:
+			if atStoreLink {
+				t.Errorf("ledger says %s for %d units, but StoreLink holds order %s", e.State, e.Units, id)
+			}
+		}
+	}
+	for u, id := range byUnits {
+		found := false
+		for _, e := range ledger {
+			found = found || e.Units == u
+		}
+		if !found {
+			t.Errorf("StoreLink holds order %s of %d units that the ledger does not know", id, u)
+		}
+	}
 }
