@@ -11,7 +11,7 @@ import (
 // TestConformance runs the behaviour every backend shares against SQLite;
 // state/postgres runs the same suite against PostgreSQL.
 func TestConformance(t *testing.T) {
-	statetest.Run(t, statetest.Opener{Open: func(t *testing.T) (state.Store, func() state.Store) {
+	statetest.Run(t, func(t *testing.T) (state.Store, func() state.Store) {
 		path := filepath.Join(t.TempDir(), "state.db")
 		open := func() state.Store {
 			db, err := state.Open(path)
@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 			return db
 		}
 		return open(), open
-	}})
+	})
 }
 
 // BenchmarkStore is statetest.Bench on SQLite; state/postgres runs the same

@@ -23,10 +23,10 @@ func open(t testing.TB, url string) *postgres.DB {
 }
 
 func TestConformance(t *testing.T) {
-	statetest.Run(t, statetest.Opener{Open: func(t *testing.T) (state.Store, func() state.Store) {
+	statetest.Run(t, func(t *testing.T) (state.Store, func() state.Store) {
 		url := statetest.PostgresURL(t)
 		return open(t, url), func() state.Store { return open(t, url) }
-	}})
+	})
 }
 
 // BenchmarkStore is statetest.Bench on PostgreSQL, beside the same on

@@ -17,12 +17,10 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Opener opens the stores of one backend.
-type Opener struct {
-	// Open returns a fresh store and a function that opens another handle
-	// on the same database, as a second process would.
-	Open func(t *testing.T) (s state.Store, reopen func() state.Store)
-}
+// Opener returns a fresh, empty store for one test and a function that
+// opens another handle on the same database, as a second process would.
+// Both are closed when the test ends.
+type Opener func(t *testing.T) (s state.Store, reopen func() state.Store)
 
 // base is a fixed instant with a whole number of microseconds, the finest
 // time every backend keeps.
@@ -116,7 +114,7 @@ func reach(ctx context.Context, t *testing.T, s state.Store, key, sku string, st
 
 func transitionTable(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, _ := o.Open(t)
+	s, _ := o(t)
 	later := base.Add(time.Minute)
 	i := 0
 	for _, st := range state.States() {
@@ -156,7 +154,7 @@ func transitionTable(t *testing.T, o Opener) {
 
 func reserveStoresAndReplays(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, _ := o.Open(t)
+	s, _ := o(t)
 	in := sending("k1", "1001")
 	got, taken, err := s.Reserve(ctx, in)
 	if err != nil || !taken {
@@ -200,7 +198,7 @@ func reserveStoresAndReplays(t *testing.T, o Opener) {
 // them, exactly one takes it.
 func reserveRaceOneKey(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, reopen := o.Open(t)
+	s, reopen := o(t)
 	handles := []state.Store{s, reopen()}
 	const n = 16
 	var wg sync.WaitGroup
@@ -230,7 +228,7 @@ func reserveRaceOneKey(t *testing.T, o Opener) {
 
 func sameRequestNeverInFlightTwice(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, reopen := o.Open(t)
+	s, reopen := o(t)
 	handles := []state.Store{s, reopen(), reopen()}
 	// The race is between different keys for one request, so its window
 	// is narrow; many rounds make a missing lock show.
@@ -274,7 +272,7 @@ func sameRequestNeverInFlightTwice(t *testing.T, o Opener) {
 
 func retryableTakeover(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, _ := o.Open(t)
+	s, _ := o(t)
 	e := sending("k1", "1001")
 	if _, _, err := s.Reserve(ctx, e); err != nil {
 		t.Fatal(err)
@@ -298,7 +296,7 @@ func retryableTakeover(t *testing.T, o Opener) {
 
 func approvalLifecycle(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, _ := o.Open(t)
+	s, _ := o(t)
 	for _, k := range []string{"a", "b", "c"} {
 		if _, _, err := s.Reserve(ctx, staged(k, "sku-"+k)); err != nil {
 			t.Fatal(err)
@@ -359,7 +357,7 @@ func approvalLifecycle(t *testing.T, o Opener) {
 // an order never staged has no approval to return to.
 func unclaim(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, _ := o.Open(t)
+	s, _ := o(t)
 	if _, _, err := s.Reserve(ctx, staged("k", "1001")); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +378,7 @@ func unclaim(t *testing.T, o Opener) {
 
 func claimRace(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, reopen := o.Open(t)
+	s, reopen := o(t)
 	if _, _, err := s.Reserve(ctx, staged("k", "1001")); err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +409,7 @@ func claimRace(t *testing.T, o Opener) {
 
 func lookups(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, _ := o.Open(t)
+	s, _ := o(t)
 	for i, k := range []string{"old", "new"} {
 		e := sending(k, "1001")
 		e.QuantityUnits = int64(10 + i)
@@ -441,7 +439,7 @@ func lookups(t *testing.T, o Opener) {
 
 func audit(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
-	s, reopen := o.Open(t)
+	s, reopen := o(t)
 	other := reopen()
 	day2 := base.Add(24 * time.Hour)
 	recs := []state.AuditRecord{
