@@ -73,7 +73,8 @@ gotest() { go test -run '^$' -bench "$1" -benchmem -count "$count" -benchtime "$
 # The state store runs on SQLite and on PostgreSQL side by side; PostgreSQL is
 # a throwaway one from scripts/postgres-test.sh unless TEST_DATABASE_URL names one.
 if [ -z "${TEST_DATABASE_URL:-}" ]; then
-	eval "$(PG_FSYNC=on scripts/postgres-test.sh start)"
+	pg_env="$(PG_FSYNC=on scripts/postgres-test.sh start)"
+	eval "$pg_env"
 	trap 'scripts/postgres-test.sh stop' EXIT
 fi
 (cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state ./internal/state/postgres .)

@@ -16,6 +16,7 @@
 # fsync=off (a throwaway cluster needs no durability); PG_FSYNC=on for figures that mean
 # something, as `make bench` does.
 set -euo pipefail
+shopt -s inherit_errexit # a failing step inside $(…) stops the script too
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STATE_DIR="$ROOT/.tools/postgres"
@@ -146,8 +147,9 @@ restart) restart ;;
 run)
 	shift
 	[ $# -gt 0 ] || die "usage: $0 run COMMAND [ARGS…]"
-	eval "$(start)"
 	trap stop EXIT
+	env_lines="$(start)"
+	eval "$env_lines"
 	"$@"
 	;;
 -h | --help | help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
