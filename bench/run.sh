@@ -70,7 +70,14 @@ say "Go benchmarks (-count $count -benchtime $benchtime)"
 gobench=$OUT/gobench.txt
 : >"$gobench"
 gotest() { go test -run '^$' -bench "$1" -benchmem -count "$count" -benchtime "$benchtime" "${@:2}" | tee -a "$gobench" >&2; }
-(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state .)
+# The state store runs on SQLite and on PostgreSQL side by side; PostgreSQL is
+# a throwaway one from scripts/postgres-test.sh unless TEST_DATABASE_URL names one.
+if [ -z "${TEST_DATABASE_URL:-}" ]; then
+	pg_env="$(PG_FSYNC=on scripts/postgres-test.sh start)"
+	eval "$pg_env"
+	trap 'scripts/postgres-test.sh stop' EXIT
+fi
+(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state ./internal/state/postgres .)
 (cd mockstorelink && gotest BenchmarkServe .)
 gotest . ./bench
 

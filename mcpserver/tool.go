@@ -106,7 +106,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 			var herr error
 			data, herr = runHandler(ctx, spec.handle, c, input)
 			if herr != nil {
-				aerr = apperr.From(herr)
+				aerr = apperr.From(stateUnavailable(herr))
 			}
 		}
 		elapsed := time.Since(start)
@@ -269,6 +269,9 @@ func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed tim
 	if e.Code == apperr.InternalError {
 		// The cause may hold anything; it goes to the log only.
 		s.log.ErrorContext(ctx, "tool.internal", "call_id", c.id, "tool", c.tool, "incident_id", e.IncidentID, "cause", causeText(e))
+	}
+	if e.Code == apperr.StateUnavailable {
+		s.log.ErrorContext(ctx, "tool.state_unavailable", "call_id", c.id, "tool", c.tool, "cause", causeText(e))
 	}
 	body := ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
 	if body.Remediation == "" {

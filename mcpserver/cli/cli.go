@@ -94,6 +94,7 @@ Usage:
                                       release or refuse staged orders (a person's job)
   storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --as NAME
                                       record what StoreLink holds for an unknown outcome
+  storelink-mcp migrate               bring the state database's schema up to date
   storelink-mcp version               print the version (also --version)
   storelink-mcp help                  print this help (also -h, --help)
 
@@ -151,6 +152,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 		err = runAudit(ctx, args, env)
 	case cmd == "approvals":
 		err = runApprovals(ctx, args, env)
+	case cmd == "migrate":
+		err = runMigrate(ctx, args, env)
 	case cliflag.IsVersion(cmd):
 		_, err = fmt.Fprintln(env.Stdout, buildinfo.Get().String("storelink-mcp"))
 	case cliflag.IsHelp(cmd):
@@ -212,7 +215,7 @@ type app struct {
 	// embedded is true when up is the embedded demo StoreLink.
 	embedded bool
 	keys     *mcpserver.KeySource
-	db       *state.DB
+	db       state.Store
 	now      func() time.Time
 	fixedNow time.Time
 	// upstreamID names the StoreLink up talks to (see upstreamIdentity).
@@ -289,10 +292,10 @@ func loadConfig(env Env) (*app, error) {
 		a.fixedNow = fixedNow
 		a.now = func() time.Time { return fixedNow }
 	}
-	db, err := state.Open(cfg.StatePath)
+	db, err := openState(cfg)
 	if err != nil {
 		a.Close()
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: STATE_DB_PATH: %w", err)}
+		return nil, &ExitError{Code: 2, Err: err}
 	}
 	a.db = db
 	a.closes = append(a.closes, db.Close)

@@ -15,7 +15,6 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/config"
-	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/korral/storelink/storelinkclient"
 )
@@ -84,10 +83,14 @@ func runDoctor(ctx context.Context, args []string, env Env) error {
 		c.keys(ctx, cfg, env, quiet)
 	}
 
-	if db, err := state.Open(cfg.StatePath); err != nil {
-		c.fail("state database", err.Error(), "make STATE_DB_PATH's directory writable by this user, or point STATE_DB_PATH elsewhere")
+	where, fix := cfg.StatePath, "make STATE_DB_PATH's directory writable by this user, or point STATE_DB_PATH elsewhere"
+	if cfg.StateDatabaseURL != "" {
+		where, fix = config.RedactURL(cfg.StateDatabaseURL), "check STATE_DATABASE_URL (host, port, credentials) and that PostgreSQL is up; then run storelink-mcp migrate"
+	}
+	if db, err := openState(cfg); err != nil {
+		c.fail("state database", err.Error(), fix)
 	} else {
-		c.ok("state database", "%s is writable and at the current schema", db.Path())
+		c.ok("state database", "%s %s is reachable and at the current schema", databaseKind(cfg), where)
 		_ = db.Close()
 	}
 

@@ -534,6 +534,8 @@ type readiness struct {
 	Status string `json:"status"` // ready, not_ready or draining
 	Config string `json:"config"`
 	Ledger string `json:"ledger"` // ok or unreachable
+	// Database is where the ledger lives: sqlite or postgresql.
+	Database string `json:"database"`
 	// Breaker is StoreLink's circuit breaker. It is reported, not judged: an
 	// open breaker means StoreLink is failing, which no other replica could
 	// fix, so taking this one out of rotation would only add to the outage.
@@ -546,7 +548,7 @@ type readiness struct {
 // readyz is readiness: the configuration loaded (or the server would not
 // be running), the ledger answers, and the server is not shutting down.
 func (h *httpServer) readyz(w http.ResponseWriter, r *http.Request) {
-	out := readiness{Status: "ready", Config: "loaded", Ledger: "ok", Breaker: h.app.up.BreakerState(), Version: Version, Upstream: h.app.upstreamKind()}
+	out := readiness{Status: "ready", Config: "loaded", Ledger: "ok", Database: databaseKind(h.app.cfg), Breaker: h.app.up.BreakerState(), Version: Version, Upstream: h.app.upstreamKind()}
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := h.app.db.Ping(ctx); err != nil {

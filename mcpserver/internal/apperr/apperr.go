@@ -53,6 +53,10 @@ const (
 	// being sent, or was sent with an unknown outcome, under another
 	// idempotency key; sending it again could raise it twice.
 	OrderInFlight Code = "ORDER_IN_FLIGHT"
+	// StateUnavailable: the state database (ledger, approvals, audit trail)
+	// could not be reached; nothing new was recorded or sent. It passes once
+	// the database is back, without a restart.
+	StateUnavailable Code = "STATE_UNAVAILABLE"
 	// InternalError: a fault in this server; details are in the log under the
 	// incident id.
 	InternalError Code = "INTERNAL_ERROR"
@@ -62,7 +66,7 @@ var codes = []Code{
 	InvalidArgument, StoreIDRequired, StoreNotAuthorized, AuthKeyInvalid, NotFound,
 	UpstreamRejected, RateLimited, UpstreamUnavailable, UpstreamTimeout,
 	UpstreamContractError, WriteOutcomeUnknown, WritesDisabled, OrderLimitExceeded,
-	IdempotencyKeyReused, OrderInFlight, InternalError,
+	IdempotencyKeyReused, OrderInFlight, StateUnavailable, InternalError,
 }
 
 // Codes returns the closed set of codes in a stable order, for meta-tests and
@@ -246,6 +250,8 @@ func DefaultRemediation(code Code) string {
 		return "Use a new idempotency_key for a different order, or repeat the original request unchanged."
 	case OrderInFlight:
 		return "Do not resubmit: call korral_get_order_status with the idempotency key in the message; a person must resolve an unknown outcome before the same order can be sent again."
+	case StateUnavailable:
+		return "The server's database is unreachable; wait a minute and call again with the same arguments and idempotency_key (a replay never orders twice). If an order may already have been sent, call korral_get_order_status first."
 	default:
 		return "Try again; if it happens again, report the incident id to an operator."
 	}

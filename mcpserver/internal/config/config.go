@@ -64,8 +64,16 @@ type Config struct {
 	// ApprovalCredential releases staged orders; "" unless WriteApproval is
 	// ApprovalRequired. Never log it: Config's String and LogValue redact it.
 	ApprovalCredential string
-	// StatePath is the durable state database (ledger, staged orders).
+	// StatePath is the durable state database (ledger, staged orders); ""
+	// when StateDatabaseURL is set.
 	StatePath string
+	// StateDatabaseURL is the PostgreSQL database holding the state of
+	// every replica (postgres:// or postgresql://); "" keeps it in the
+	// SQLite file StatePath. It may hold a password: never log it, use
+	// RedactURL.
+	StateDatabaseURL string
+	// StateMaxConns caps this process's PostgreSQL connections.
+	StateMaxConns int
 	// BreakerFailures is how many consecutive upstream failures open the
 	// circuit breaker.
 	BreakerFailures int
@@ -109,6 +117,9 @@ func Documentation() []Var {
 		{Name: "APPROVAL_CREDENTIAL", Default: "", Secret: true, Description: "Credential a person uses to release staged orders (at least 16 characters); required with WRITE_APPROVAL=required and only then."},
 		{Name: "APPROVAL_CREDENTIAL_FILE", Default: "", Description: "Path to a file holding the approval credential. Not together with APPROVAL_CREDENTIAL."},
 		{Name: "STATE_DB_PATH", Default: "$XDG_STATE_HOME/storelink-mcp/state.db, else $HOME/.local/state/storelink-mcp/state.db", Description: "Path of the durable state database (order ledger, staged orders)."},
+		{Name: "STATE_DATABASE_URL", Default: "", Secret: true, Description: "PostgreSQL URL (postgres://user:password@host:5432/dbname) holding the ledger, approvals and audit trail of every replica; replaces the SQLite file, none is created. Empty: SQLite at STATE_DB_PATH."},
+		{Name: "STATE_DATABASE_URL_FILE", Default: "", Description: "Path to a file holding STATE_DATABASE_URL, so the password stays out of the environment. Not together with STATE_DATABASE_URL."},
+		{Name: "STATE_DATABASE_MAX_CONNS", Default: "10", Description: "Most PostgreSQL connections one replica opens (1 to 1000); replicas times this must stay below the server's max_connections."},
 		{Name: "BREAKER_FAILURES", Default: "5", Description: "Consecutive StoreLink failures that open the circuit breaker (1 to 100)."},
 		{Name: "BREAKER_COOLDOWN", Default: "30s", Description: "How long the open breaker rejects calls before one probe (1s to 10m)."},
 		{Name: "STDIO_MAX_LINE_BYTES", Default: "1048576", Description: "Longest line the stdio transport reads (1024 to 67108864 bytes); a longer one is refused with a JSON-RPC error and the server reads on."},
@@ -144,7 +155,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		ReadOnly:            l.boolean("READ_ONLY"),
 		WriteApproval:       l.enum("WRITE_APPROVAL", ApprovalNone, ApprovalNone, ApprovalRequired),
 		ApprovalTTL:         l.durationIn("APPROVAL_TTL", 24*time.Hour, time.Minute, 7*24*time.Hour),
-		StatePath:           l.statePath(),
+		StateMaxConns:       l.intIn("STATE_DATABASE_MAX_CONNS", 10, 1, 1000),
 		BreakerFailures:     l.intIn("BREAKER_FAILURES", 5, 1, 100),
 		BreakerCooldown:     l.durationIn("BREAKER_COOLDOWN", 30*time.Second, time.Second, 10*time.Minute),
 
@@ -152,6 +163,13 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		HTTPMaxSessions:         l.intIn("MCP_HTTP_MAX_SESSIONS", 1000, 1, 100000),
 		HTTPMaxSessionsPerToken: l.intIn("MCP_HTTP_MAX_SESSIONS_PER_TOKEN", 100, 1, 100000),
 		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
+	}
+
+	c.StateDatabaseURL = l.databaseURL("STATE_DATABASE_URL")
+	if c.StateDatabaseURL == "" {
+		c.StatePath = l.statePath()
+	} else if l.getenv("STATE_DB_PATH") != "" {
+		l.fail("STATE_DB_PATH and STATE_DATABASE_URL are both set: the state lives in one place; unset STATE_DB_PATH to use PostgreSQL")
 	}
 
 	raw, from, file, ok := l.secret("STORELINK_KEYRING")
@@ -328,6 +346,47 @@ func (l *loader) secret(name string) (value, from, path string, ok bool) {
 	}
 }
 
+// databaseURL reads a PostgreSQL URL from NAME or NAME_FILE. The URL may
+// carry a password, so no message quotes it.
+func (l *loader) databaseURL(name string) string {
+	v, from, path, ok := l.secret(name)
+	if !ok || v == "" {
+		return ""
+	}
+	if path != "" {
+		v = strings.TrimSuffix(strings.TrimSuffix(v, "\n"), "\r")
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		l.fail("%s: is not a URL: want postgres://user:password@host:5432/dbname", from)
+	case u.Scheme != "postgres" && u.Scheme != "postgresql":
+		l.fail("%s: must be a postgres:// or postgresql:// URL like postgres://user:password@host:5432/dbname; leave it unset to keep the state in SQLite (STATE_DB_PATH)", from)
+	case u.Host == "" && u.Query().Get("host") == "":
+		l.fail("%s: names no host: want postgres://user:password@host:5432/dbname", from)
+	case strings.TrimPrefix(u.Path, "/") == "":
+		l.fail("%s: names no database: want postgres://user:password@host:5432/dbname", from)
+	default:
+		return v
+	}
+	return ""
+}
+
+// RedactURL returns a database URL fit for a log line: the password, in the
+// user part or as a password= parameter, is replaced by xxxxx.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
+
 func (l *loader) statePath() string {
 	if v := l.getenv("STATE_DB_PATH"); v != "" {
 		return v
@@ -359,9 +418,13 @@ func (c Config) String() string {
 	if c.ApprovalCredential != "" {
 		cred = "set"
 	}
+	st := c.StatePath
+	if c.StateDatabaseURL != "" {
+		st = fmt.Sprintf("%s max_conns=%d", RedactURL(c.StateDatabaseURL), c.StateMaxConns)
+	}
 	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s breaker=%d/%s",
 		upstream, kr, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
-		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, c.StatePath, c.BreakerFailures, c.BreakerCooldown)
+		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.BreakerFailures, c.BreakerCooldown)
 }
 
 // Format prints String for every verb, so %+v cannot dump the credential.

@@ -57,6 +57,7 @@ func TestDefaults(t *testing.T) {
 		WriteApproval:       ApprovalNone,
 		ApprovalTTL:         24 * time.Hour,
 		StatePath:           "/home/buyer/.local/state/storelink-mcp/state.db",
+		StateMaxConns:       10,
 		BreakerFailures:     5,
 		BreakerCooldown:     30 * time.Second,
 
@@ -108,6 +109,7 @@ func TestEveryValueSet(t *testing.T) {
 		ApprovalTTL:         2 * time.Hour,
 		ApprovalCredential:  cred,
 		StatePath:           "/var/lib/storelink-mcp/state.db",
+		StateMaxConns:       10,
 		BreakerFailures:     1,
 		BreakerCooldown:     10 * time.Minute,
 
@@ -403,5 +405,46 @@ func TestLoadWithProcessEnvironment(t *testing.T) {
 		// The read error is folded into a message; callers get text, not a
 		// *fs.PathError to misinterpret as a missing config.
 		t.Errorf("missing file: err = %v", err)
+	}
+}
+
+func TestStateDatabaseURL(t *testing.T) {
+	const url = "postgres://storelink:s3cr3t-pw@db.internal:5432/storelink?sslmode=require"
+	got, err := Load(env(map[string]string{"STATE_DATABASE_URL_FILE": "/run/secrets/db", "STATE_DATABASE_MAX_CONNS": "4"}),
+		files(map[string]string{"/run/secrets/db": url + "\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.StateDatabaseURL != url || got.StatePath != "" || got.StateMaxConns != 4 {
+		t.Errorf("got url %q path %q conns %d; want the URL, no SQLite path and 4", got.StateDatabaseURL, got.StatePath, got.StateMaxConns)
+	}
+	if s := fmt.Sprintf("%v %s %+v", got, got, got); strings.Contains(s, "s3cr3t-pw") || !strings.Contains(s, "db.internal:5432") {
+		t.Errorf("the summary shows the password or hides the host: %s", s)
+	}
+	if r := RedactURL("postgresql://u@h/db?password=s3cr3t-pw"); strings.Contains(r, "s3cr3t-pw") {
+		t.Errorf("RedactURL kept a password= parameter: %s", r)
+	}
+	for _, tc := range []struct{ env map[string]string }{
+		{map[string]string{"STATE_DATABASE_URL": "mysql://u:s3cr3t-pw@h/db", "HOME": "/h"}},
+		{map[string]string{"STATE_DATABASE_URL": "postgres://u:s3cr3t-pw@/db", "HOME": "/h"}},
+		{map[string]string{"STATE_DATABASE_URL": "postgres://u:s3cr3t-pw@h", "HOME": "/h"}},
+		{map[string]string{"STATE_DATABASE_URL": "postgres://u:s3cr3t-pw@h:port/db", "HOME": "/h"}},
+		{map[string]string{"STATE_DATABASE_URL": url, "STATE_DB_PATH": "/var/lib/x.db"}},
+		{map[string]string{"STATE_DATABASE_URL": url, "STATE_DATABASE_URL_FILE": "/run/secrets/db"}},
+		{map[string]string{"STATE_DATABASE_URL": url, "STATE_DATABASE_MAX_CONNS": "0"}},
+	} {
+		_, err := Load(env(tc.env), noFiles)
+		if err == nil {
+			t.Errorf("%v: accepted", tc.env)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr3t-pw") {
+			t.Errorf("%v: the error shows the password: %v", tc.env, err)
+		}
+	}
+	// Without HOME or STATE_DB_PATH, SQLite has nowhere to live, but with
+	// PostgreSQL it needs nowhere.
+	if _, err := Load(env(map[string]string{"STATE_DATABASE_URL": url}), noFiles); err != nil {
+		t.Errorf("PostgreSQL without HOME: %v", err)
 	}
 }

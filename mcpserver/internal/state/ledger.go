@@ -275,12 +275,9 @@ func checkNew(e Entry) error {
 
 // Finish implements Ledger. StateRaised requires an orderID.
 func (db *DB) Finish(ctx context.Context, key string, state EntryState, orderID, errCode, errMsg string, now time.Time) (Entry, error) {
-	ev, ok := map[EntryState]Event{StateRaised: EventAccepted, StateFailed: EventRefused, StateRetryable: EventNotSent, StateUnknown: EventLost}[state]
-	if !ok {
-		return Entry{}, fmt.Errorf("%w: %q cannot be finished as %q", ErrInvalidTransition, key, state)
-	}
-	if state == StateRaised && orderID == "" {
-		return Entry{}, fmt.Errorf("%w: %q cannot be %s without an order id", ErrInvalidTransition, key, state)
+	ev, err := FinishEvent(key, state, orderID)
+	if err != nil {
+		return Entry{}, err
 	}
 	return db.Apply(ctx, key, ev, Change{OrderID: orderID, ErrorCode: errCode, ErrorMessage: errMsg}, now)
 }
@@ -348,11 +345,8 @@ func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev Event
 		if err != nil {
 			return err
 		}
-		if cur.State != StatePendingApproval {
-			return fmt.Errorf("%w: approval %s is %s", ErrNotPending, approvalID, cur.State)
-		}
-		if !now.Before(cur.ApprovalExpiresAt) {
-			return fmt.Errorf("%w: approval %s expired at %s", ErrNotPending, approvalID, formatTime(cur.ApprovalExpiresAt))
+		if err := CheckDecidable(cur, approvalID, now); err != nil {
+			return err
 		}
 		got, err = applyTx(ctx, tx, cur, ev, Change{DecidedBy: decidedBy}, now)
 		return err

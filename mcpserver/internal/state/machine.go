@@ -149,38 +149,14 @@ func (db *DB) Apply(ctx context.Context, key string, ev Event, ch Change, now ti
 
 // applyTx is Apply inside a write transaction that has already read cur.
 func applyTx(ctx context.Context, tx *sql.Tx, cur Entry, ev Event, ch Change, now time.Time) (Entry, error) {
-	next, ok := Next(cur.State, ev)
-	if !ok {
-		return Entry{}, fmt.Errorf("%w: %q is %s, which does not allow %s", ErrInvalidTransition, cur.IdempotencyKey, cur.State, ev)
+	e, err := Transition(cur, ev, ch, now)
+	if err != nil {
+		return Entry{}, err
 	}
-	if next == StateRaised && ch.OrderID == "" && cur.OrderID == "" {
-		return Entry{}, fmt.Errorf("%w: %q cannot be %s without an order id", ErrInvalidTransition, cur.IdempotencyKey, next)
-	}
-	if next == StatePendingApproval && cur.ApprovalID == "" {
-		return Entry{}, fmt.Errorf("%w: %q was never staged for approval", ErrInvalidTransition, cur.IdempotencyKey)
-	}
-	if next == StateSending {
+	if e.State == StateSending {
 		if err := checkNotInFlight(ctx, tx, cur.RequestHash, cur.IdempotencyKey); err != nil {
 			return Entry{}, err
 		}
-	}
-	e := cur
-	e.State, e.UpdatedAt = next, now
-	if next == StateRetryable || next == StatePendingApproval || next == StateSending {
-		// A fresh attempt carries no verdict of an earlier one.
-		e.OrderID, e.ErrorCode, e.ErrorMessage = "", "", ""
-	}
-	if ev == EventUnclaim {
-		e.DecidedBy = ""
-	}
-	if ch.OrderID != "" {
-		e.OrderID = ch.OrderID
-	}
-	if ch.ErrorCode != "" || ch.ErrorMessage != "" {
-		e.ErrorCode, e.ErrorMessage = ch.ErrorCode, ch.ErrorMessage
-	}
-	if ch.DecidedBy != "" {
-		e.DecidedBy = ch.DecidedBy
 	}
 	var order sql.NullString
 	if e.OrderID != "" {

@@ -1,0 +1,383 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// Times are stored in microseconds, timestamptz's precision. Every time is
+// truncated here, parameters of comparisons included, so that a value reads
+// back exactly as it compares (PostgreSQL would otherwise round).
+func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+const entryColumns = `idempotency_key, store_id, sku, quantity_units, reason, request_hash, state,
+	order_id, error_code, error_message, approval_id, approval_expires_at,
+	requested_by, decided_by, created_at, updated_at, upstream_id`
+
+// The request lock serialises, across every process, the transactions that
+// may put one request (by its fingerprint) in flight. It is taken inside the
+// statement that first touches the entry and before that statement's row
+// lock, so two transactions never wait on each other in a cycle.
+const requestLock = `pg_advisory_xact_lock(hashtextextended('storelink-mcp request ' || %s, 0))`
+
+// Reserve implements state.Ledger. The key is taken by one INSERT … ON
+// CONFLICT DO NOTHING: of concurrent callers with one key, across any
+// number of processes, exactly one inserts and the others read its row.
+func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, error) {
+	if err := state.CheckNew(e); err != nil {
+		return state.Entry{}, false, err
+	}
+	if e.RequestHash == "" {
+		e.RequestHash = state.RequestHash(e.StoreID, e.SKU, e.QuantityUnits, e.Reason)
+	}
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = time.Now()
+	}
+	var approvalID *string
+	var expires *time.Time
+	if e.State == state.StatePendingApproval {
+		x := ts(e.ApprovalExpiresAt)
+		approvalID, expires = &e.ApprovalID, &x
+	}
+	created := ts(e.CreatedAt)
+
+	var got state.Entry
+	var taken bool
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		got, taken = state.Entry{}, false
+		rows, err := tx.Query(ctx, `INSERT INTO entries (`+entryColumns+`)
+			SELECT $1, $2, $3, $4, $5, $6, $7, NULL, '', '', $8, $9, $10, '', $11, $11, $12
+			FROM `+fmt.Sprintf(requestLock, "$6::text")+`
+			ON CONFLICT (idempotency_key) DO NOTHING
+			RETURNING `+entryColumns,
+			e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits, e.Reason, e.RequestHash, string(e.State),
+			approvalID, expires, e.RequestedBy, created, e.UpstreamID)
+		if err != nil {
+			return err
+		}
+		inserted, err := collect(rows)
+		if err != nil {
+			return err
+		}
+		if len(inserted) == 1 {
+			if e.State == state.StateSending {
+				// Refusing rolls the insert back: the key stays free.
+				if err := checkNotInFlight(ctx, tx, e.RequestHash, e.IdempotencyKey); err != nil {
+					return err
+				}
+			}
+			got, taken = inserted[0], true
+			return nil
+		}
+		cur, err := getOne(ctx, tx, `WHERE idempotency_key = $1 FOR UPDATE`, e.IdempotencyKey)
+		if err != nil {
+			return err
+		}
+		if cur.State != state.StateRetryable || cur.RequestHash != e.RequestHash {
+			got = cur
+			return nil
+		}
+		// The same request again after StoreLink did not take it: the entry
+		// is taken over by one conditional update (EventRetry or
+		// EventRestage of the transition table).
+		ev := state.EventRetry
+		if e.State == state.StatePendingApproval {
+			ev = state.EventRestage
+		}
+		if next, ok := state.Next(cur.State, ev); !ok || next != e.State {
+			return fmt.Errorf("%w: %q is %s", state.ErrInvalidTransition, e.IdempotencyKey, cur.State)
+		}
+		if e.State == state.StateSending {
+			if err := checkNotInFlight(ctx, tx, e.RequestHash, e.IdempotencyKey); err != nil {
+				return err
+			}
+		}
+		rows, err = tx.Query(ctx, `UPDATE entries
+			SET state = $1, order_id = NULL, error_code = '', error_message = '', approval_id = $2, approval_expires_at = $3,
+				requested_by = $4, decided_by = '', upstream_id = $5, updated_at = $6
+			WHERE idempotency_key = $7 AND state = $8
+			RETURNING `+entryColumns,
+			string(e.State), approvalID, expires, e.RequestedBy, e.UpstreamID, created, e.IdempotencyKey, string(cur.State))
+		if err != nil {
+			return err
+		}
+		updated, err := collect(rows)
+		if err != nil {
+			return err
+		}
+		if len(updated) != 1 {
+			return fmt.Errorf("%w: %q changed state while it was reserved again", state.ErrInvalidTransition, e.IdempotencyKey)
+		}
+		got, taken = updated[0], true
+		return nil
+	})
+	if err != nil {
+		return state.Entry{}, false, db.wrap("reserve "+e.IdempotencyKey, err)
+	}
+	return got, taken, nil
+}
+
+// wrap passes the ledger's own errors (not found, invalid transition, in
+// flight) through unchanged and marks database failures.
+func (db *DB) wrap(op string, err error) error {
+	var fl *state.InFlightError
+	if errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrInvalidTransition) ||
+		errors.Is(err, state.ErrNotPending) || errors.As(err, &fl) {
+		return err
+	}
+	return db.fail(op, err)
+}
+
+// checkNotInFlight refuses a send while another entry with the same request
+// fingerprint is sending or unknown. The caller holds the request lock (requestLock).
+func checkNotInFlight(ctx context.Context, tx pgx.Tx, hash, key string) error {
+	es, err := getMany(ctx, tx, `WHERE request_hash = $1 AND state IN ('sending', 'unknown') AND idempotency_key <> $2
+		ORDER BY id LIMIT 1`, hash, key)
+	if err != nil {
+		return err
+	}
+	if len(es) > 0 {
+		return &state.InFlightError{Entry: es[0]}
+	}
+	return nil
+}
+
+// Finish implements state.Ledger.
+func (db *DB) Finish(ctx context.Context, key string, st state.EntryState, orderID, errCode, errMsg string, now time.Time) (state.Entry, error) {
+	ev, err := state.FinishEvent(key, st, orderID)
+	if err != nil {
+		return state.Entry{}, err
+	}
+	return db.Apply(ctx, key, ev, state.Change{OrderID: orderID, ErrorCode: errCode, ErrorMessage: errMsg}, now)
+}
+
+// Apply implements state.Ledger.
+func (db *DB) Apply(ctx context.Context, key string, ev state.Event, ch state.Change, now time.Time) (state.Entry, error) {
+	return db.locked(ctx, "apply "+string(ev)+" to "+key, `idempotency_key`, key, func(tx pgx.Tx, cur state.Entry) (state.Entry, error) {
+		return applyTx(ctx, tx, cur, ev, ch, now)
+	})
+}
+
+// locked runs fn on the entry whose column col equals val, inside one
+// transaction holding the request's advisory lock and the row's lock.
+func (db *DB) locked(ctx context.Context, op, col, val string, fn func(tx pgx.Tx, cur state.Entry) (state.Entry, error)) (state.Entry, error) {
+	var got state.Entry
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		// One statement reads the entry, takes its request's lock, then the
+		// row's lock; FOR UPDATE returns the row as it stands once locked.
+		cur, err := getOne(ctx, tx, `e, `+fmt.Sprintf(requestLock, "e.request_hash")+` WHERE e.`+col+` = $1 FOR UPDATE OF e`, val)
+		if err != nil {
+			return err
+		}
+		got, err = fn(tx, cur)
+		return err
+	})
+	if err != nil {
+		return state.Entry{}, db.wrap(op, err)
+	}
+	return got, nil
+}
+
+// applyTx writes the transition state.Transition computes as one
+// conditional update on the state read.
+func applyTx(ctx context.Context, tx pgx.Tx, cur state.Entry, ev state.Event, ch state.Change, now time.Time) (state.Entry, error) {
+	e, err := state.Transition(cur, ev, ch, ts(now))
+	if err != nil {
+		return state.Entry{}, err
+	}
+	if e.State == state.StateSending {
+		if err := checkNotInFlight(ctx, tx, cur.RequestHash, cur.IdempotencyKey); err != nil {
+			return state.Entry{}, err
+		}
+	}
+	var order *string
+	if e.OrderID != "" {
+		order = &e.OrderID
+	}
+	rows, err := tx.Query(ctx, `UPDATE entries
+		SET state = $1, order_id = $2, error_code = $3, error_message = $4, decided_by = $5, updated_at = $6
+		WHERE idempotency_key = $7 AND state = $8
+		RETURNING `+entryColumns,
+		string(e.State), order, e.ErrorCode, e.ErrorMessage, e.DecidedBy, e.UpdatedAt, cur.IdempotencyKey, string(cur.State))
+	if err != nil {
+		return state.Entry{}, err
+	}
+	got, err := collect(rows)
+	if err != nil {
+		return state.Entry{}, err
+	}
+	if len(got) != 1 {
+		return state.Entry{}, fmt.Errorf("%w: %q changed state while %s was applied", state.ErrInvalidTransition, cur.IdempotencyKey, ev)
+	}
+	return got[0], nil
+}
+
+// Get implements state.Ledger.
+func (db *DB) Get(ctx context.Context, key string) (state.Entry, bool, error) {
+	return db.lookup(ctx, "get "+key, `WHERE idempotency_key = $1`, key)
+}
+
+// ByOrderID implements state.Ledger. Should StoreLink ever reuse an order
+// id, the most recent entry wins.
+func (db *DB) ByOrderID(ctx context.Context, orderID string) (state.Entry, bool, error) {
+	if orderID == "" {
+		return state.Entry{}, false, nil
+	}
+	return db.lookup(ctx, "find order "+orderID, `WHERE order_id = $1 ORDER BY id DESC LIMIT 1`, orderID)
+}
+
+// ByApprovalID implements state.Ledger.
+func (db *DB) ByApprovalID(ctx context.Context, approvalID string) (state.Entry, bool, error) {
+	if approvalID == "" {
+		return state.Entry{}, false, nil
+	}
+	return db.lookup(ctx, "find approval "+approvalID, `WHERE approval_id = $1`, approvalID)
+}
+
+// Recent implements state.Ledger.
+func (db *DB) Recent(ctx context.Context, storeID, sku string, since time.Time) ([]state.Entry, error) {
+	es, err := getMany(ctx, db.pool, `WHERE store_id = $1 AND sku = $2 AND created_at >= $3
+		ORDER BY created_at DESC, id DESC`, storeID, sku, ts(since))
+	if err != nil {
+		return nil, db.fail("recent orders", err)
+	}
+	return es, nil
+}
+
+// Pending implements state.Ledger.
+func (db *DB) Pending(ctx context.Context, now time.Time) ([]state.Entry, error) {
+	es, err := getMany(ctx, db.pool, `WHERE state = 'pending_approval' AND approval_expires_at > $1
+		ORDER BY created_at, id`, ts(now))
+	if err != nil {
+		return nil, db.fail("pending approvals", err)
+	}
+	return es, nil
+}
+
+// Staged implements state.Ledger.
+func (db *DB) Staged(ctx context.Context) ([]state.Entry, error) {
+	es, err := getMany(ctx, db.pool, `WHERE approval_id IS NOT NULL ORDER BY created_at, id`)
+	if err != nil {
+		return nil, db.fail("staged approvals", err)
+	}
+	return es, nil
+}
+
+// Claim implements state.Ledger.
+func (db *DB) Claim(ctx context.Context, approvalID, decidedBy string, now time.Time) (state.Entry, error) {
+	return db.decide(ctx, approvalID, decidedBy, state.EventClaim, now)
+}
+
+// Reject implements state.Ledger.
+func (db *DB) Reject(ctx context.Context, approvalID, decidedBy string, now time.Time) (state.Entry, error) {
+	return db.decide(ctx, approvalID, decidedBy, state.EventReject, now)
+}
+
+// decide applies ev to a pending, unexpired approval; the row lock makes
+// exactly one of several racing deciders win.
+func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state.Event, now time.Time) (state.Entry, error) {
+	if approvalID == "" {
+		return state.Entry{}, fmt.Errorf("%w: empty approval id", state.ErrNotFound)
+	}
+	return db.locked(ctx, string(ev)+" approval "+approvalID, `approval_id`, approvalID, func(tx pgx.Tx, cur state.Entry) (state.Entry, error) {
+		if err := state.CheckDecidable(cur, approvalID, ts(now)); err != nil {
+			return state.Entry{}, err
+		}
+		return applyTx(ctx, tx, cur, ev, state.Change{DecidedBy: decidedBy}, now)
+	})
+}
+
+// Expire implements state.Ledger. Expiring takes no request lock: it never
+// puts an entry in flight.
+func (db *DB) Expire(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		due, err := getMany(ctx, tx, `WHERE state = 'pending_approval' AND approval_expires_at <= $1 ORDER BY id FOR UPDATE`, ts(now))
+		if err != nil {
+			return err
+		}
+		for _, e := range due {
+			if _, err := applyTx(ctx, tx, e, state.EventExpire, state.Change{}, now); err != nil {
+				return fmt.Errorf("expire approvals: %w", err)
+			}
+		}
+		n = len(due)
+		return nil
+	})
+	if err != nil {
+		return 0, db.wrap("expire approvals", err)
+	}
+	return n, nil
+}
+
+// querier is what reads need from the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// lookup returns the entry selected by where, and false when there is none.
+func (db *DB) lookup(ctx context.Context, op, where string, args ...any) (state.Entry, bool, error) {
+	e, err := getOne(ctx, db.pool, where, args...)
+	if errors.Is(err, state.ErrNotFound) {
+		return state.Entry{}, false, nil
+	}
+	if err != nil {
+		return state.Entry{}, false, db.fail(op, err)
+	}
+	return e, true, nil
+}
+
+func getOne(ctx context.Context, q querier, where string, args ...any) (state.Entry, error) {
+	es, err := getMany(ctx, q, where, args...)
+	if err != nil {
+		return state.Entry{}, err
+	}
+	if len(es) == 0 {
+		return state.Entry{}, state.ErrNotFound
+	}
+	return es[0], nil
+}
+
+func getMany(ctx context.Context, q querier, where string, args ...any) ([]state.Entry, error) {
+	rows, err := q.Query(ctx, `SELECT `+entryColumns+` FROM entries `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows)
+}
+
+// collect scans rows of entryColumns.
+func collect(rows pgx.Rows) ([]state.Entry, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (state.Entry, error) {
+		var (
+			e                state.Entry
+			st               string
+			order, approval  *string
+			expires          *time.Time
+			created, updated time.Time
+		)
+		if err := row.Scan(&e.IdempotencyKey, &e.StoreID, &e.SKU, &e.QuantityUnits, &e.Reason, &e.RequestHash, &st,
+			&order, &e.ErrorCode, &e.ErrorMessage, &approval, &expires,
+			&e.RequestedBy, &e.DecidedBy, &created, &updated, &e.UpstreamID); err != nil {
+			return state.Entry{}, err
+		}
+		e.State = state.EntryState(st)
+		if order != nil {
+			e.OrderID = *order
+		}
+		if approval != nil {
+			e.ApprovalID = *approval
+		}
+		if expires != nil {
+			e.ApprovalExpiresAt = expires.UTC()
+		}
+		e.CreatedAt, e.UpdatedAt = created.UTC(), updated.UTC()
+		return e, nil
+	})
+}
