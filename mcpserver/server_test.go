@@ -450,17 +450,19 @@ func TestCheckStockRiskAnswersWithEvidence(t *testing.T) {
 		t.Fatalf("got %v", env)
 	}
 	data := env["data"].(map[string]any)
-	id := data["identity"].(map[string]any)
-	risk := data["risk"].(map[string]any)
-	if plain(id["product_name"].(string)) != "Madeta butter 250g" || plain(id["supplier_name"].(string)) != "Madeta a.s." || id["store_id"] != "47" {
-		t.Fatalf("identity %v", id)
+	id := data["product"].(map[string]any)
+	store := data["stores"].([]any)[0].(map[string]any)
+	risk := store["risk"].(map[string]any)
+	if plain(id["name"].(string)) != "Madeta butter 250g" || plain(id["supplier"].(string)) != "Madeta a.s." || store["store_id"] != "47" ||
+		len(data["stores"].([]any)) != 1 {
+		t.Fatalf("identity %v", data)
 	}
 	// 5 on hand counted at 12:30, nothing sold since in the fake, two units an
 	// hour: it runs out this afternoon, well before 22:00.
 	if risk["will_stockout_before_close_today"] != "true" {
 		t.Fatalf("risk %v", risk)
 	}
-	if ev := risk["evidence"].([]any); len(ev) != 14 {
+	if ev := risk["evidence"].(map[string]any)["rows"].([]any); len(ev) != 14 {
 		t.Fatalf("evidence rows %d, want 14 (default lookback)", len(ev))
 	}
 	if !strings.Contains(s.logText(), `"msg":"tool.ok"`) || !strings.Contains(s.logText(), `"msg":"audit"`) {
@@ -504,5 +506,140 @@ func TestRiskCheckRefusesAPartialHistory(t *testing.T) {
 	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
 	if errCode(env) != "INVALID_ARGUMENT" || !strings.Contains(env["error"].(map[string]any)["remediation"].(string), "lookback_days") {
 		t.Fatalf("got %v", env)
+	}
+}
+
+func TestCheckStockRiskSeveralStoresAnswersPerStore(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": []string{"102", "55", "47"}})
+	if env["ok"] != true {
+		t.Fatalf("got %v", env)
+	}
+	data := env["data"].(map[string]any)
+	stores := data["stores"].([]any)
+	if len(stores) != 3 {
+		t.Fatalf("want one entry per store asked for: %v", stores)
+	}
+	for i, want := range []string{"102", "55", "47"} {
+		st := stores[i].(map[string]any)
+		if st["store_id"] != want {
+			t.Fatalf("entry %d is store %v, want %s (the order asked)", i, st["store_id"], want)
+		}
+		_, hasRisk := st["risk"]
+		if want == "55" {
+			if hasRisk || errCode(st) != "STORE_NOT_AUTHORIZED" {
+				t.Fatalf("store 55: %v", st)
+			}
+			continue
+		}
+		if !hasRisk || st["error"] != nil || plain(st["store_name"].(string)) == "" {
+			t.Fatalf("store %s: %v", want, st)
+		}
+	}
+	if f.callsFor("55") != 0 {
+		t.Fatalf("%d upstream calls for store 55, which holds no key", f.callsFor("55"))
+	}
+	if plain(data["product"].(map[string]any)["name"].(string)) != "Madeta butter 250g" {
+		t.Fatalf("product %v", data["product"])
+	}
+	// One tag for the whole answer: every marked text closes with it.
+	tag := regexp.MustCompile(`⟦untrusted:([0-9a-f]+)⟧`).FindAllStringSubmatch(fmt.Sprint(env), -1)
+	if len(tag) != 4 {
+		t.Fatalf("want 4 marked texts (2 of the product, 2 store names), got %d", len(tag))
+	}
+	for _, m := range tag {
+		if m[1] != tag[0][1] {
+			t.Fatalf("answer uses several tags: %v", tag)
+		}
+	}
+}
+
+func TestCheckStockRiskStoreIDsBoundsAndConflicts(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
+	many := make([]string, maxRiskStores+1)
+	for i := range many {
+		many[i] = fmt.Sprint(i + 1)
+	}
+	for name, args := range map[string]map[string]any{
+		"too many":  {"sku": "8847291", "store_ids": many},
+		"duplicate": {"sku": "8847291", "store_ids": []string{"47", "47"}},
+		"empty":     {"sku": "8847291", "store_ids": []string{}},
+		"bad id":    {"sku": "8847291", "store_ids": []string{"47", "x1"}},
+		"both":      {"sku": "8847291", "store_id": "47", "store_ids": []string{"102"}},
+	} {
+		env, _ := callTool(t, s, "korral_check_stock_risk", args)
+		if errCode(env) != "INVALID_ARGUMENT" {
+			t.Errorf("%s: %v", name, env)
+		}
+	}
+	if f.callsFor("47")+f.callsFor("102") != 0 {
+		t.Fatal("a refused call reached StoreLink")
+	}
+}
+
+// gaugeUpstream is the fake StoreLink behind a gate that counts how many of
+// its calls are in flight at once. Each call waits until several are
+// waiting (or a short grace period passes), so an unbounded fan-out shows as
+// a high count instead of finishing one call at a time.
+type gaugeUpstream struct {
+	*fakeUpstream
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+}
+
+func (g *gaugeUpstream) enter() func() {
+	g.mu.Lock()
+	g.inFlight++
+	g.peak = max(g.peak, g.inFlight)
+	g.mu.Unlock()
+	time.Sleep(2 * time.Millisecond)
+	return func() { g.mu.Lock(); g.inFlight--; g.mu.Unlock() }
+}
+
+func (g *gaugeUpstream) Store(ctx context.Context, id string) (domain.Store, error) {
+	defer g.enter()()
+	return g.fakeUpstream.Store(ctx, id)
+}
+
+func (g *gaugeUpstream) Inventory(ctx context.Context, id, sku string) (domain.Inventory, error) {
+	defer g.enter()()
+	return g.fakeUpstream.Inventory(ctx, id, sku)
+}
+
+func TestFanOutIsBounded(t *testing.T) {
+	f := newFake()
+	keys := map[string]string{}
+	for i := 1; i <= 180; i++ {
+		id := fmt.Sprint(1000 + i)
+		keys[id] = "k" + id
+		f.stores[id] = pragueStore(id, "Store "+id)
+	}
+	kb, _ := json.Marshal(keys)
+	g := &gaugeUpstream{fakeUpstream: f}
+	s := connect(t, g, mustKeyring(t, string(kb)), nil)
+	env, _ := callTool(t, s, "korral_list_authorized_stores", map[string]any{})
+	if n := len(env["data"].(map[string]any)["stores"].([]any)); n != 180 {
+		t.Fatalf("%d stores listed, want 180", n)
+	}
+	if g.peak > callInFlight || g.peak < 2 {
+		t.Fatalf("list: %d store reads in flight at once, want 2..%d", g.peak, callInFlight)
+	}
+	g.peak = 0
+	ids := make([]string, maxRiskStores)
+	for i := range ids {
+		ids[i] = fmt.Sprint(1001 + i)
+	}
+	env, _ = callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if st.(map[string]any)["risk"] == nil {
+			t.Fatalf("store not checked: %v", st)
+		}
+	}
+	// Only Store and Inventory pass the gauge, at most one each per store.
+	if limit := 2 * callInFlight / riskRequestsPerStore; g.peak > limit || g.peak < 2 {
+		t.Fatalf("risk: %d gauged reads in flight at once, want 2..%d", g.peak, limit)
 	}
 }

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
@@ -49,27 +48,26 @@ func (s *server) listAuthorizedStores(ctx context.Context, c *call, _ listStores
 	ids := kr.StoreIDs()
 	out := &listStoresOut{Stores: make([]authorizedStore, len(ids)), Count: len(ids)}
 	now := s.opts.Now()
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, err := s.opts.Upstream.Store(ctx, id)
-			if err != nil {
-				e := apperr.From(err)
-				out.Stores[i] = authorizedStore{StoreID: id, Error: &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation}}
-				return
-			}
-			out.Stores[i] = describeStore(st, now)
-		}()
+	fanOut(len(ids), callInFlight, func(i int) {
+		st, err := s.opts.Upstream.Store(ctx, ids[i])
+		if err != nil {
+			e := apperr.From(err)
+			out.Stores[i] = authorizedStore{StoreID: ids[i], Error: &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation}}
+			return
+		}
+		out.Stores[i] = describeStore(st, now)
+	})
+	names := make([]*string, len(out.Stores))
+	for i := range out.Stores {
+		names[i] = &out.Stores[i].Name
 	}
-	wg.Wait()
+	markUntrusted(names...)
 	c.summary = fmt.Sprintf("Listed the %d store(s) this deployment may use.", len(ids))
 	return out, nil
 }
 
 func describeStore(st domain.Store, now time.Time) authorizedStore {
-	out := authorizedStore{StoreID: st.ID, Name: untrusted(st.Name), Timezone: st.Timezone}
+	out := authorizedStore{StoreID: st.ID, Name: st.Name, Timezone: st.Timezone}
 	loc, err := domain.Location(st.Timezone)
 	if err != nil {
 		return out

@@ -227,7 +227,7 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 		return nil, err
 	}
 	out.Mode = "preview"
-	out.ProductName = risk.Identity.ProductName
+	out.ProductName = untrusted(risk.Identity.ProductName)
 	out.Justification = justify(risk, req.QuantityUnits)
 	if err := s.openOrders(ctx, out, storeID, req.SKU); err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 	return out, nil
 }
 
-func justify(risk *stockRiskOut, qty int64) *justification {
+func justify(risk *riskAssessment, qty int64) *justification {
 	r := risk.Risk
 	j := &justification{
 		OnHandUnits: r.OnHandUnits, EstimatedOnHandNow: r.EstimatedOnHandNow,
@@ -308,7 +308,7 @@ func (s *server) supplierMinimum(ctx context.Context, storeID, skuCode string) (
 // checkQuantity is the sanity verdict a buyer reads before confirming. It
 // refuses what a confirm would see refused: the deployment's ceiling and the
 // supplier's minimum order, which StoreLink enforces.
-func checkQuantity(risk *stockRiskOut, qty, ceiling, minimum int64, cover *coverBand) *quantityCheck {
+func checkQuantity(risk *riskAssessment, qty, ceiling, minimum int64, cover *coverBand) *quantityCheck {
 	q := &quantityCheck{Verdict: "ok", Reasons: []string{}}
 	review := func(format string, args ...any) {
 		q.Reasons = append(q.Reasons, fmt.Sprintf(format, args...))
