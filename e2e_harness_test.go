@@ -125,7 +125,13 @@ type proc struct {
 // the test's own environment) and connects the go-sdk client to it.
 func startServer(t *testing.T, env []string) *proc {
 	t.Helper()
-	cmd := exec.Command(serverBinary)
+	return startServerArgs(t, env)
+}
+
+// startServerArgs is startServer with command-line arguments.
+func startServerArgs(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(serverBinary, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -15,6 +15,8 @@ type listStoresIn struct{}
 type listStoresOut struct {
 	Stores []authorizedStore `json:"stores" jsonschema:"the stores this deployment holds keys for, exactly"`
 	Count  int               `json:"count" jsonschema:"number of stores"`
+	// DemoNotice is set only on the embedded demo StoreLink.
+	DemoNotice string `json:"demo_notice,omitempty" jsonschema:"set when the data is made up (embedded demo StoreLink): tell the user"`
 }
 
 type authorizedStore struct {
@@ -46,7 +48,7 @@ func (s *server) listAuthorizedStores(ctx context.Context, c *call, _ listStores
 		return nil, apperr.New(apperr.InternalError, "no keyring loaded", "")
 	}
 	ids := kr.StoreIDs()
-	out := &listStoresOut{Stores: make([]authorizedStore, len(ids)), Count: len(ids)}
+	out := &listStoresOut{Stores: make([]authorizedStore, len(ids)), Count: len(ids), DemoNotice: s.demoNotice()}
 	now := s.opts.Now()
 	fanOut(len(ids), callInFlight, func(i int) {
 		st, err := s.opts.Upstream.Store(ctx, ids[i])

@@ -97,6 +97,7 @@ type raiseOut struct {
 	ApprovalID       string          `json:"approval_id,omitempty" jsonschema:"id a human uses to release the staged order"`
 	ApprovalExpires  string          `json:"approval_expires_at,omitempty" jsonschema:"when the staged order lapses"`
 	NextStep         string          `json:"next_step" jsonschema:"what to do next"`
+	DemoNotice       string          `json:"demo_notice,omitempty" jsonschema:"set when nothing reaches Korral (embedded demo StoreLink): tell the user"`
 }
 
 func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
@@ -124,7 +125,7 @@ func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 			p["confirm"].Default = []byte("false")
 			p["idempotency_key"].Pattern = idempotencyKeyPattern
 		},
-		handle: s.raiseReplenishmentOrder,
+		handle: s.withDemoNotice(s.raiseReplenishmentOrder),
 	})
 }
 

@@ -19,8 +19,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mockstorelink"
 )
+
+const usage = `mockstorelink: a strict mock StoreLink with a deterministic fixture world.
+
+Usage:
+  mockstorelink [flags]    serve until SIGINT or SIGTERM; print the base URL on stdout
+  mockstorelink version    print the version (also --version)
+
+Logs go to stderr as JSON. See the mockstorelink package's README for the world
+and the fault file format.`
 
 // adminTokenEnv is read when --admin-token is not given, so the token need
 // not appear in a process listing.
@@ -44,8 +55,11 @@ func main() {
 
 // run serves the mock until ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && cliflag.IsVersion(args[0]) {
+		_, err := fmt.Fprintln(stdout, buildinfo.Get().String("mockstorelink"))
+		return err
+	}
 	fs := flag.NewFlagSet("mockstorelink", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8089", "`host:port` to listen on (port 0 picks a free one)")
 	nowFlag := fs.String("now", "", "fixed clock as RFC 3339, or \"default\" for the tests' instant; empty = real time")
 	seed := fs.Int64("seed", 0, "world seed (0 = the default seed)")
@@ -55,11 +69,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	faultsFile := fs.String("faults", "", "JSON `file` with an array of faults to start with")
 	noResponseValidation := fs.Bool("no-response-validation", false, "do not check the mock's own responses against the contract (load runs)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
+	rest, err := cliflag.Parse(fs, args, usage, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q (see --help)", errUsage, rest)
 	}
 
 	var level slog.Level

@@ -3,6 +3,7 @@
 //
 //	storelink-contract check --base-url URL --keyring-file FILE [flags]
 //	storelink-contract demo [--format table|json|junit]
+//	storelink-contract version
 //
 // check probes every endpoint with real, rate-limited requests and validates
 // every answer against the contract; demo runs the same check against a
@@ -13,11 +14,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -26,6 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/korral/storelink/openapi/contract"
 )
@@ -37,15 +44,28 @@ const (
 	exitUsage    = 2
 )
 
-const usage = `Usage:
+const usage = `storelink-contract: check a StoreLink deployment against the contract.
+
+Usage:
   storelink-contract check --base-url URL --keyring-file FILE [flags]
       Probe a StoreLink deployment and validate every answer against the contract.
   storelink-contract demo [--format table|json|junit]
       Run the check against a fresh in-process mock StoreLink.
+  storelink-contract version
+      Print the version (also --version).
 
 Exit codes: 0 conforms, 1 drift, 2 usage error or check not completed.
-Run "storelink-contract check -h" for the flags of check.
+Run "storelink-contract check --help" for the flags of check.
 `
+
+const checkSynopsis = `Usage: storelink-contract check --base-url URL --keyring-file FILE [flags]
+
+Probe a StoreLink deployment and validate every answer against the contract.
+Exit codes: 0 conforms, 1 drift, 2 usage error or check not completed.`
+
+const demoSynopsis = `Usage: storelink-contract demo [--format table|json|junit]
+
+Run the check against a fresh in-process mock StoreLink, writes included.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -57,7 +77,7 @@ func main() {
 // run is the whole program behind main, returning the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintln(stderr, "storelink-contract: missing command: want check, demo or version (see --help)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -65,12 +85,66 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCheck(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "-help", "--help":
+	}
+	switch {
+	case cliflag.IsHelp(args[0]):
 		fmt.Fprint(stdout, usage)
 		return exitConforms
+	case cliflag.IsVersion(args[0]):
+		fmt.Fprintln(stdout, buildinfo.Get().String("storelink-contract"))
+		return exitConforms
 	}
-	fmt.Fprintf(stderr, "storelink-contract: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "storelink-contract: unknown command %q: want check, demo or version (see --help)\n", args[0])
 	return exitUsage
+}
+
+// headerList is the repeatable --header flag. It never shows a value: the
+// flag package quotes a value that Set refuses, so Set keeps its error for
+// the caller to report instead.
+type headerList struct {
+	h   http.Header
+	err error
+}
+
+func (l *headerList) String() string { return "" }
+
+func (l *headerList) Set(s string) error {
+	name, value, err := contract.ParseHeader(s)
+	if err != nil {
+		l.err = cmp.Or(l.err, fmt.Errorf("--header: %w", err))
+		return nil
+	}
+	l.h.Add(name, value)
+	return nil
+}
+
+// operationList is the repeatable --operation flag.
+type operationList []string
+
+func (o *operationList) String() string { return strings.Join(*o, ",") }
+
+func (o *operationList) Set(s string) error {
+	*o = append(*o, s)
+	return nil
+}
+
+// clientWithCA returns an HTTP client that trusts the system's roots and
+// the PEM certificates in file, for a StoreLink behind a private CA.
+func clientWithCA(file string) (*http.Client, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-cert: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in the file", file)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: tr}, nil
 }
 
 // rate is a --rate value: requests per second, written "10" or "10/s".
@@ -102,7 +176,6 @@ func (f *format) Set(s string) error {
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("storelink-contract check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
 		baseURL     = fs.String("base-url", "", "StoreLink base URL, e.g. https://storelink.korral.example (required)")
 		keyringFile = fs.String("keyring-file", "", `JSON file of store id to key, e.g. {"47":"...","102":"..."} (required)`)
@@ -114,19 +187,30 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		timeout     = fs.Duration("timeout", contract.DefaultRequestTimeout, "timeout of each request")
 		deadline    = fs.Duration("deadline", contract.DefaultDeadline, "deadline of the whole check")
 		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, "most requests the check sends")
+		caCert      = fs.String("ca-cert", "", "PEM `file` of a CA to trust besides the system's, for a StoreLink behind a private CA")
 		rt          = rate(contract.DefaultRate)
 		fmtName     = format(contract.FormatTable)
+		headers     = headerList{h: http.Header{}}
+		operations  operationList
 	)
 	fs.Var(&rt, "rate", "most requests per second, e.g. 10/s")
 	fs.Var(&fmtName, "format", "report format: table, json or junit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitConforms
-		}
+	fs.Var(&headers, "header", "`'Name: value'` added to every request, e.g. a gateway's API key (repeatable; the value is never printed)")
+	fs.Var(&operations, "operation", "probe only this operation `id`, e.g. getInventory (repeatable; default: all)")
+	rest, err := cliflag.Parse(fs, args, checkSynopsis, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitConforms
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "storelink-contract check: unexpected argument %q\n", fs.Arg(0))
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "storelink-contract check: unexpected argument %q\n", rest[0])
+		return exitUsage
+	}
+	if headers.err != nil {
+		fmt.Fprintf(stderr, "storelink-contract check: %v\n", headers.err)
 		return exitUsage
 	}
 	if *baseURL == "" || *keyringFile == "" {
@@ -154,6 +238,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Deadline:       *deadline,
 		Rate:           float64(rt),
 		MaxRequests:    *maxRequests,
+		Headers:        headers.h,
+		Operations:     operations,
+	}
+	if *caCert != "" {
+		if cfg.HTTPClient, err = clientWithCA(*caCert); err != nil {
+			fmt.Fprintf(stderr, "storelink-contract check: %v\n", err)
+			return exitUsage
+		}
 	}
 	return check(ctx, cfg, string(fmtName), stdout, stderr)
 }
@@ -161,7 +253,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // check runs the check, writes the report and returns the exit code.
 // Everything it prints passes through the keyring's redaction first.
 func check(ctx context.Context, cfg contract.Config, format string, stdout, stderr io.Writer) int {
-	stdout, stderr = redacting(stdout, cfg.Keyring), redacting(stderr, cfg.Keyring)
+	secrets := contract.Secrets(cfg)
+	stdout, stderr = redacting(stdout, secrets), redacting(stderr, secrets)
 	rep, err := contract.Check(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "storelink-contract check: %v\n", err)
@@ -194,13 +287,18 @@ func check(ctx context.Context, cfg contract.Config, format string, stdout, stde
 // memory).
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("storelink-contract demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fmtName := format(contract.FormatTable)
 	fs.Var(&fmtName, "format", "report format: table, json or junit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitConforms
-		}
+	rest, err := cliflag.Parse(fs, args, demoSynopsis, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitConforms
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "storelink-contract demo: unexpected argument %q\n", rest[0])
 		return exitUsage
 	}
 	mock, err := mockstorelink.Start(mockstorelink.Options{})
@@ -224,16 +322,17 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return check(ctx, cfg, string(fmtName), stdout, stderr)
 }
 
-// redactingWriter replaces store keys in everything written through it, a
-// last guard for the rule that keys never reach a report or a log.
+// redactingWriter replaces store keys and header values in everything
+// written through it, a last guard for the rule that secrets never reach a
+// report or a log.
 type redactingWriter struct {
 	w   io.Writer
 	rep *strings.Replacer
 }
 
-func redacting(w io.Writer, keyring map[string]string) io.Writer {
+func redacting(w io.Writer, secrets []string) io.Writer {
 	var pairs []string
-	for _, k := range keyring {
+	for _, k := range secrets {
 		if k != "" {
 			pairs = append(pairs, k, contract.Redacted)
 		}

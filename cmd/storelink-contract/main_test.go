@@ -4,19 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"encoding/xml"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	junit "github.com/joshdk/go-junit"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/korral/storelink/openapi/contract"
 )
@@ -348,8 +352,13 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		"no command":           {nil, "Usage:"},
+		"no command":           {nil, "missing command"},
 		"unknown command":      {[]string{"probe"}, `unknown command "probe"`},
+		"bad header":           {[]string{"check", "--base-url", url, "--keyring-file", good, "--header", "X-Gw secret"}, `want "Name: value"`},
+		"key header":           {[]string{"check", "--base-url", url, "--keyring-file", good, "--header", "X-Korral-Store-Key: secret"}, "store key header"},
+		"unknown operation":    {[]string{"check", "--base-url", url, "--keyring-file", good, "--operation", "getStock"}, `operation "getStock" is not in the contract`},
+		"missing CA file":      {[]string{"check", "--base-url", url, "--keyring-file", good, "--ca-cert", filepath.Join(dir, "none.pem")}, "--ca-cert"},
+		"CA file without PEM":  {[]string{"check", "--base-url", url, "--keyring-file", good, "--ca-cert", good}, "no PEM certificate"},
 		"no base URL":          {[]string{"check", "--keyring-file", good}, "--base-url and --keyring-file are required"},
 		"unknown flag":         {[]string{"check", "--base-url", url, "--keyring-file", good, "--verbose"}, "flag provided but not defined"},
 		"missing keyring":      {[]string{"check", "--base-url", url, "--keyring-file", filepath.Join(dir, "none.json")}, "no such file"},
@@ -366,6 +375,9 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", name, code, stderr, tc.want)
 		}
+		if strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "secret") {
+			t.Errorf("%s: stderr is not one line without the header's value: %q", name, stderr)
+		}
 		if stdout != "" {
 			t.Errorf("%s: a usage error printed a report: %q", name, stdout)
 		}
@@ -374,15 +386,141 @@ func TestUsageErrors(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	t.Parallel()
-	code, stdout, _ := cli(t, "help")
-	if code != 0 || !strings.Contains(stdout, "storelink-contract check --base-url URL --keyring-file FILE") {
-		t.Errorf("help: exit %d\n%s", code, stdout)
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		code, stdout, stderr := cli(t, args...)
+		if code != 0 || stderr != "" || !strings.Contains(stdout, "storelink-contract check --base-url URL --keyring-file FILE") {
+			t.Errorf("%v: exit %d\n%s", args, code, stdout)
+		}
 	}
-	code, _, stderr := cli(t, "check", "-h")
-	if code != 0 || !slices.ContainsFunc([]string{"-allow-writes", "-max-requests", "-rate"}, func(f string) bool {
-		return strings.Contains(stderr, f)
-	}) {
-		t.Errorf("check -h: exit %d\n%s", code, stderr)
+	for _, args := range [][]string{{"check", "-h"}, {"check", "--base-url", "x", "--help"}, {"demo", "--help"}} {
+		code, stdout, stderr := cli(t, args...)
+		if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage: storelink-contract "+args[0]) || !strings.Contains(stdout, "-format") {
+			t.Errorf("%v: exit %d\nstdout: %s\nstderr: %s", args, code, stdout, stderr)
+		}
+	}
+	code, stdout, _ := cli(t, "check", "--help")
+	for _, f := range []string{"-allow-writes", "-max-requests", "-rate", "-header", "-ca-cert", "-operation"} {
+		if code != 0 || !strings.Contains(stdout, f) {
+			t.Errorf("check --help does not list %s:\n%s", f, stdout)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"version", "--version"} {
+		code, stdout, _ := cli(t, arg)
+		if code != 0 || !strings.HasPrefix(stdout, "storelink-contract ") || !strings.Contains(stdout, "(commit ") {
+			t.Errorf("%s: exit %d %q", arg, code, stdout)
+		}
+	}
+}
+
+// TestPipelineFlags: the extra header reaches StoreLink (here the mock,
+// behind a recorder) on every request and never appears in any output;
+// --operation limits the probes; --ca-cert makes a private CA trusted.
+func TestPipelineFlags(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t)
+	const secret = "gw-key-5a4b3c2d1e"
+	var mu sync.Mutex
+	var seen []string
+	recorder := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("X-Gateway-Key"))
+		mu.Unlock()
+		mock.Server.ServeHTTP(w, r)
+	})
+	srv := httptest.NewUnstartedServer(recorder)
+	// The refused handshake below is expected; keep it out of the test log.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(caFile, cert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := checkArgs(srv.URL, keyring, "--header", "X-Gateway-Key: "+secret, "--operation", "getInventory",
+		"--operation", "getStore", "--format", "json")
+
+	// Without the CA the TLS handshake fails: the check cannot start.
+	code, _, stderr := cli(t, args...)
+	if code != 2 || !strings.Contains(stderr, "certificate") {
+		t.Fatalf("without --ca-cert: exit %d, stderr %q", code, stderr)
+	}
+	mu.Lock()
+	seen = nil
+	mu.Unlock()
+
+	code, stdout, stderr := cli(t, append(args, "--ca-cert", caFile)...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", code, stderr, stdout)
+	}
+	rep := decodeReport(t, stdout)
+	for _, p := range rep.Probes {
+		if p.Operation != "getInventory" && p.Operation != "getStore" {
+			t.Errorf("probe of unselected operation %s", p.Operation)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || len(seen) != rep.Requests {
+		t.Errorf("the mock saw %d requests, the report says %d", len(seen), rep.Requests)
+	}
+	for i, v := range seen {
+		if v != secret {
+			t.Errorf("request %d carried X-Gateway-Key %q", i, v)
+		}
+	}
+	if strings.Contains(stdout+stderr, secret) {
+		t.Error("the header's value appears in the output")
+	}
+}
+
+// TestJUnitReadByAJUnitConsumer parses the report with go-junit, the
+// reader CI tools build on: every probe is a test with its time, drift a
+// failure, skipped probes skipped.
+func TestJUnitReadByAJUnitConsumer(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftMissingField, OperationID: mockstorelink.OpGetSKU})
+	before := time.Now().UTC().Truncate(time.Second)
+	code, stdout, _ := cli(t, checkArgs(mock.URL, keyring, "--format", "junit")...)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	suites, err := junit.Ingest([]byte(stdout))
+	if err != nil {
+		t.Fatalf("go-junit cannot read the report: %v", err)
+	}
+	if len(suites) != 1 {
+		t.Fatalf("%d suites", len(suites))
+	}
+	s := suites[0]
+	if s.Totals.Tests < 30 || s.Totals.Failed != 1 || s.Totals.Skipped == 0 {
+		t.Errorf("totals %+v", s.Totals)
+	}
+	var timed time.Duration
+	for _, c := range s.Tests {
+		timed += c.Duration
+		if c.Status == junit.StatusFailed && (c.Classname != "getSKU" || c.Error == nil) {
+			t.Errorf("failed test %s/%s: %v", c.Classname, c.Name, c.Error)
+		}
+	}
+	if timed <= 0 || s.Totals.Duration < timed/2 {
+		t.Errorf("test cases carry %s, the suite %s", timed, s.Totals.Duration)
+	}
+	var doc struct {
+		Suite struct {
+			Timestamp string `xml:"timestamp,attr"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := time.Parse("2006-01-02T15:04:05", doc.Suite.Timestamp)
+	if err != nil || ts.Before(before) || ts.After(time.Now().UTC()) {
+		t.Errorf("suite timestamp %q (%v) is not when the check ran", doc.Suite.Timestamp, err)
 	}
 }
 

@@ -4,6 +4,7 @@
 //	storelink-demo --transcript FILE    the same run with a fixed clock, as Markdown with
 //	                                    full requests and responses (docs/scenarios/)
 //	storelink-demo eval                 run every evaluation scenario, print pass/fail
+//	storelink-demo version              print the version (also --version)
 //
 // Each run builds the real storelink-mcp binary, spawns it over stdio and
 // drives it with an MCP client and the scripted agent of package eval. The
@@ -28,8 +29,29 @@ import (
 	"time"
 
 	"github.com/korral/storelink/eval"
+	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mockstorelink"
 )
+
+const usage = `storelink-demo: watch the StoreLink MCP server do its main job.
+
+Usage:
+  storelink-demo [--now TIME] [--server-bin FILE]
+      Run the butter scenario against the embedded demo StoreLink and print a
+      readable transcript.
+  storelink-demo --transcript FILE [--server-bin FILE]
+      The same run with the fixed clock, written as Markdown with full requests
+      and responses (docs/scenarios/).
+  storelink-demo eval [--run REGEXP] [--scenarios FILE] [--server-bin FILE]
+      Run every evaluation scenario and print pass/fail ("eval --help" for more).
+  storelink-demo version
+      Print the version (also --version).`
+
+const evalSynopsis = `Usage: storelink-demo eval [--run REGEXP] [--scenarios FILE] [--server-bin FILE]
+
+Run the evaluation scenarios (scripted agents and negative controls) against a
+mock StoreLink and print pass/fail.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -55,16 +77,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "eval" {
 		return runEval(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && cliflag.IsVersion(args[0]) {
+		_, err := fmt.Fprintln(stdout, buildinfo.Get().String("storelink-demo"))
+		return err
+	}
+	if len(args) > 0 && args[0] == "help" {
+		args = []string{"--help"}
+	}
 	fs := flag.NewFlagSet("storelink-demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	transcript := fs.String("transcript", "", "write the Markdown transcript of a run with the fixed clock to `FILE`")
 	now := fs.String("now", "", "pin the clock to this RFC 3339 time (default: real time; --transcript uses "+fixedNow()+")")
 	serverBin := fs.String("server-bin", "", "use this storelink-mcp binary instead of building one")
-	if err := fs.Parse(args); err != nil {
+	rest, err := cliflag.Parse(fs, args, usage, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (commands: eval)", fs.Arg(0))}
+	if len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (commands: eval, version; see --help)", rest[0])}
 	}
 	if *transcript != "" {
 		if *now != "" && *now != fixedNow() {
@@ -221,18 +253,20 @@ func (d *demoRun) verify() error {
 // runEval runs the evaluation scenarios and prints the report.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("storelink-demo eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	file := fs.String("scenarios", "", "read scenarios from `FILE` instead of the built-in eval/scenarios.json")
 	match := fs.String("run", "", "run only scenarios whose name matches this `regexp`")
 	serverBin := fs.String("server-bin", "", "use this storelink-mcp binary instead of building one")
-	if err := fs.Parse(args); err != nil {
+	rest, err := cliflag.Parse(fs, args, evalSynopsis, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	if len(rest) > 0 {
+		return usageError{fmt.Errorf("eval: unexpected argument %q", rest[0])}
 	}
 	var scenarios []eval.Scenario
-	var err error
 	if *file != "" {
 		scenarios, err = eval.LoadScenarios(*file)
 	} else {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -16,105 +15,11 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
-
-// runAudit prints the audit trail, or a report over it.
-func runAudit(ctx context.Context, args []string, env Env) error {
-	report := len(args) > 0 && args[0] == "report"
-	if report {
-		args = args[1:]
-	}
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	day := fs.String("day", "", "only this UTC day, YYYY-MM-DD")
-	store := fs.String("store", "", "only this store id")
-	callID := fs.String("call", "", "only this call id")
-	tool := fs.String("tool", "", "only this tool")
-	limit := fs.Int("limit", 0, "only the most recent N events (0: all)")
-	format := fs.String("format", "text", "text or json")
-	if err := fs.Parse(args); err != nil {
-		return &ExitError{Code: 2, Err: err}
-	}
-	f := state.AuditFilter{StoreID: *store, CallID: *callID, Tool: *tool, Limit: *limit}
-	if *day != "" {
-		d, err := time.Parse("2006-01-02", *day)
-		if err != nil {
-			return &ExitError{Code: 2, Err: fmt.Errorf("--day %q: want YYYY-MM-DD", *day)}
-		}
-		f.Day = d
-	}
-	if *format != "text" && *format != "json" {
-		return &ExitError{Code: 2, Err: fmt.Errorf("--format %q: want text or json", *format)}
-	}
-	a, err := loadConfig(env)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	if report {
-		stats, err := a.db.Report(ctx, f)
-		if err != nil {
-			return err
-		}
-		return printReport(env.Stdout, stats, *format)
-	}
-	recs, err := a.db.QueryAudit(ctx, f)
-	if err != nil {
-		return err
-	}
-	return printTrail(env.Stdout, recs, *format)
-}
-
-func printTrail(w io.Writer, recs []state.AuditRecord, format string) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		for _, r := range recs {
-			if err := enc.Encode(auditJSON(r)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME (UTC)\tCALL\tWHO\tTOOL\tSTORE\tSKU\tOUTCOME\tSUMMARY")
-	for _, r := range recs {
-		outcome := r.Outcome
-		if r.ErrorCode != "" {
-			outcome += " " + r.ErrorCode
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format("2006-01-02 15:04:05"), r.CallID,
-			orDash(r.Client), strings.TrimPrefix(r.Tool, "korral_"), orDash(r.StoreID), orDash(r.SKU), outcome, r.Summary)
-	}
-	if len(recs) == 0 {
-		fmt.Fprintln(tw, "(no audit events match)")
-	}
-	return tw.Flush()
-}
-
-func auditJSON(r state.AuditRecord) map[string]any {
-	return map[string]any{"time": r.Time.UTC().Format(time.RFC3339Nano), "call_id": r.CallID, "client": r.Client, "session": r.Session,
-		"tool": r.Tool, "store_id": r.StoreID, "sku": r.SKU, "outcome": r.Outcome, "error_code": r.ErrorCode,
-		"summary": r.Summary, "duration_ms": r.DurationMS}
-}
-
-func printReport(w io.Writer, stats []state.ToolStats, format string) error {
-	if format == "json" {
-		return json.NewEncoder(w).Encode(stats)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TOOL\tCALLS\tOK\tERRORS\tERROR RATE\tP50 MS\tP95 MS\tP99 MS\tERROR CODES\t")
-	for _, s := range stats {
-		var codes []string
-		for c, n := range s.ErrorCodes {
-			codes = append(codes, fmt.Sprintf("%s=%d", c, n))
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%s\t\n", s.Tool, s.Calls, s.OK, s.Errors, 100*s.ErrorRate, s.P50, s.P95, s.P99, orDash(strings.Join(sorted(codes), " ")))
-	}
-	return tw.Flush()
-}
 
 func sorted(s []string) []string {
 	slices.Sort(s)
@@ -134,21 +39,23 @@ func orDash(s string) string {
 // without one configured every decision fails closed. Flags may come before
 // or after the id.
 func runApprovals(ctx context.Context, args []string, env Env) error {
-	if len(args) == 0 {
-		return &ExitError{Code: 2, Err: errors.New("approvals: want list [--all], show ID, approve ID, reject ID or resolve KEY")}
-	}
-	verb, args := args[0], args[1:]
-	fs := flag.NewFlagSet("approvals "+verb, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := flag.NewFlagSet("approvals", flag.ContinueOnError)
 	as := fs.String("as", "", "the name of the person deciding (recorded in the audit trail)")
 	credFile := fs.String("credential-file", "", "file holding the approver's credential (else APPROVER_CREDENTIAL)")
 	all := fs.Bool("all", false, "list: every staged order, decided and lapsed ones too")
 	raised := fs.String("raised", "", "resolve: the StoreLink order id that the order became")
 	notRaised := fs.Bool("not-raised", false, "resolve: StoreLink holds no such order")
-	pos, err := parseAnywhere(fs, args)
+	pos, err := cliflag.Parse(fs, args, synopses["approvals"], env.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
+	if len(pos) == 0 {
+		return &ExitError{Code: 2, Err: errors.New("approvals: want list [--all], show ID, approve ID, reject ID or resolve KEY (see --help)")}
+	}
+	verb, pos := pos[0], pos[1:]
 	if verb == "list" && len(pos) > 0 || verb != "list" && len(pos) > 1 {
 		return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: unexpected argument %q", verb, pos[len(pos)-1])}
 	}
@@ -210,22 +117,6 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 		return decide(ctx, env, verb, id, strings.TrimSpace(*as), *credFile)
 	default:
 		return &ExitError{Code: 2, Err: fmt.Errorf("approvals: unknown action %q", verb)}
-	}
-}
-
-// parseAnywhere parses flags wherever they stand among the positional
-// arguments, which flag.Parse alone stops at, and returns the positionals.
-func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
 	}
 }
 

@@ -13,10 +13,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
@@ -35,6 +38,19 @@ type Env struct {
 	Stderr   io.Writer
 	// Embedded starts an in-process StoreLink when UPSTREAM_BASE_URL is unset.
 	Embedded EmbeddedFunc
+	// overrides are the settings given as flags (--read-only, --log-level,
+	// --log-file). They win over the environment; Run creates the map, and
+	// copies of Env share it, so a subcommand's flags reach loadConfig.
+	overrides map[string]string
+}
+
+// getenv reads a setting: a flag given on the command line, else the
+// environment. Secrets have no flags, so for them the environment rules.
+func (e Env) getenv(name string) string {
+	if v, ok := e.overrides[name]; ok {
+		return v
+	}
+	return e.Getenv(name)
 }
 
 // EmbeddedFunc starts a StoreLink inside the process. fixedNow, when not
@@ -58,68 +74,142 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// Version is the program's version, reported in the MCP handshake.
-var Version = "0.1.0"
+// Version is the program's version, reported in the MCP handshake, in the
+// start-up log and on /readyz (see package buildinfo).
+var Version = buildinfo.Get().Version
 
 const usage = `storelink-mcp: the Korral StoreLink MCP server.
 
 Usage:
-  storelink-mcp [stdio]          serve MCP over stdin/stdout (default)
-  storelink-mcp serve --http ADDR [--stateless]
-                                 serve MCP over Streamable HTTP at /mcp (see --help)
-  storelink-mcp audit [flags]    print the audit trail (--day, --store, --call, --tool)
-  storelink-mcp audit report     calls, outcomes, error rate and latency per tool
+  storelink-mcp [stdio] [settings]    serve MCP over stdin/stdout (default)
+  storelink-mcp serve --http ADDR [--stateless] [settings]
+                                      serve MCP over Streamable HTTP at /mcp
+  storelink-mcp doctor [settings]     check the configuration, StoreLink, every key,
+                                      the state database and the clock; exit 0 when all pass
+  storelink-mcp audit [flags]         print the audit trail (--day, --store, --call, --tool)
+  storelink-mcp audit report [flags]  calls, outcomes, error rate and latency per tool,
+                                      and the pilot questions
   storelink-mcp approvals list [--all]|show ID|approve ID|reject ID --as NAME
-                                 release or refuse staged orders (a person's job)
+                                      release or refuse staged orders (a person's job)
   storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --as NAME
-                                 record what StoreLink holds for an unknown outcome
-  storelink-mcp version          print the version
+                                      record what StoreLink holds for an unknown outcome
+  storelink-mcp version               print the version (also --version)
+  storelink-mcp help                  print this help (also -h, --help)
 
-Configuration comes from the environment; see the README's table.
-With UPSTREAM_BASE_URL unset, an embedded mock StoreLink is started.
+Settings (each overrides its environment variable):
+  --read-only          READ_ONLY=true: the write tool is not offered
+  --log-level LEVEL    LOG_LEVEL: debug, info, warn or error
+  --log-file FILE      LOG_FILE: append the logs to FILE instead of stderr
+
+"storelink-mcp COMMAND --help" shows a command's flags. Everything else, secrets
+included, comes from the environment; see the README's configuration table.
+With UPSTREAM_BASE_URL unset, an embedded demo StoreLink with made-up data is
+started, and every answer says so.
 `
+
+// synopses are the first lines of each subcommand's --help.
+var synopses = map[string]string{
+	"stdio":  "Usage: storelink-mcp [stdio] [settings]\n\nServe MCP over stdin/stdout; logs go to stderr (or --log-file).",
+	"serve":  "Usage: storelink-mcp serve --http ADDR [--stateless] [settings]\n\nServe MCP over Streamable HTTP at /mcp, with /healthz and /readyz.\nBearer tokens come from MCP_AUTH_TOKENS_FILE.",
+	"doctor": "Usage: storelink-mcp doctor [settings]\n\nCheck the configuration, reach UPSTREAM_BASE_URL, read each keyring store with its\nown key, and check the state database, the token file and the clock. One line per\ncheck with the fix; exit 0 only when all pass, 1 otherwise.",
+	"audit":  "Usage: storelink-mcp audit [report] [flags]\n\nPrint the audit trail, oldest first; \"report\" prints per-tool statistics and the\npilot questions instead. --tool takes a short (check_stock_risk) or full name.",
+	"approvals": `Usage: storelink-mcp approvals list [--all]|show ID|approve ID|reject ID|resolve KEY [flags]
+
+Release or refuse staged orders (WRITE_APPROVAL=required), and record what StoreLink
+holds for an order whose outcome is unknown. Deciding needs the approval credential:
+APPROVER_CREDENTIAL, or --credential-file FILE. Flags may come before or after the id.
+`,
+}
 
 // Run runs the program with args (without the program name).
 func Run(ctx context.Context, args []string, env Env) error {
 	if env.ReadFile == nil {
 		env.ReadFile = os.ReadFile
 	}
+	env.overrides = map[string]string{}
 	cmd := "stdio"
-	if len(args) > 0 {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || cliflag.IsHelp(args[0]) || cliflag.IsVersion(args[0])) {
 		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "stdio":
+	var err error
+	switch {
+	case cmd == "stdio":
 		fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
-		fs.SetOutput(env.Stderr)
-		if err := fs.Parse(args); err != nil {
-			return &ExitError{Code: 2, Err: err}
+		var rest []string
+		if rest, err = parseFlags(fs, args, env); err == nil {
+			if len(rest) > 0 {
+				return usageError("stdio: unexpected argument %q", rest[0])
+			}
+			err = runStdio(ctx, env)
 		}
-		return runStdio(ctx, env)
-	case "serve":
-		return runServe(ctx, args, env)
-	case "audit":
-		return runAudit(ctx, args, env)
-	case "approvals":
-		return runApprovals(ctx, args, env)
-	case "version":
-		_, err := fmt.Fprintln(env.Stdout, Version)
-		return err
-	case "help", "-h", "--help":
-		_, err := fmt.Fprint(env.Stderr, usage)
-		return err
+	case cmd == "serve":
+		err = runServe(ctx, args, env)
+	case cmd == "doctor":
+		err = runDoctor(ctx, args, env)
+	case cmd == "audit":
+		err = runAudit(ctx, args, env)
+	case cmd == "approvals":
+		err = runApprovals(ctx, args, env)
+	case cliflag.IsVersion(cmd):
+		_, err = fmt.Fprintln(env.Stdout, buildinfo.Get().String("storelink-mcp"))
+	case cliflag.IsHelp(cmd):
+		_, err = fmt.Fprint(env.Stdout, usage)
 	default:
-		fmt.Fprint(env.Stderr, usage)
-		return &ExitError{Code: 2, Err: fmt.Errorf("unknown command %q", cmd)}
+		return usageError("unknown command %q: want stdio, serve, doctor, audit, approvals or version (see --help)", cmd)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func usageError(format string, args ...any) error {
+	return &ExitError{Code: 2, Err: fmt.Errorf(format, args...)}
+}
+
+// parseFlags parses a subcommand's flags, in any position, with the
+// settings flags added. -h and --help print the subcommand's usage to
+// stdout and return flag.ErrHelp, which Run turns into success.
+func parseFlags(fs *flag.FlagSet, args []string, env Env) ([]string, error) {
+	if fs.Name() != "audit" {
+		addSettingFlags(fs, env)
+	}
+	rest, err := cliflag.Parse(fs, args, synopses[fs.Name()], env.Stdout)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return nil, &ExitError{Code: 2, Err: err}
+	}
+	return rest, err
+}
+
+// addSettingFlags adds the flag forms of the settings operators reach for
+// most, as github-mcp-server users know them.
+func addSettingFlags(fs *flag.FlagSet, env Env) {
+	fs.BoolFunc("read-only", "do not offer the write tool (READ_ONLY=true)", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("want true or false")
+		}
+		env.overrides["READ_ONLY"] = strconv.FormatBool(b)
+		return nil
+	})
+	fs.Func("log-level", "minimum `level` logged: debug, info, warn or error (LOG_LEVEL)", func(v string) error {
+		env.overrides["LOG_LEVEL"] = v
+		return nil
+	})
+	fs.Func("log-file", "append the logs to `file` instead of stderr (LOG_FILE)", func(v string) error {
+		env.overrides["LOG_FILE"] = v
+		return nil
+	})
 }
 
 // app is the assembled server and what must be closed after it.
 type app struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	server   *mcp.Server
-	up       *upstream.Client
+	cfg    *config.Config
+	log    *slog.Logger
+	server *mcp.Server
+	up     *upstream.Client
+	// embedded is true when up is the embedded demo StoreLink.
+	embedded bool
 	keys     *mcpserver.KeySource
 	db       *state.DB
 	now      func() time.Time
@@ -167,20 +257,31 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 		Version:             Version,
 		SessionName:         sessionName,
 		Writes:              writes,
+		EmbeddedDemo:        a.embedded,
 	})
 	return a, nil
 }
 
 // loadConfig reads the environment and opens the state database.
 func loadConfig(env Env) (*app, error) {
-	cfg, err := config.Load(env.Getenv, env.ReadFile)
+	cfg, err := config.Load(env.getenv, env.ReadFile)
 	if err != nil {
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
 	}
-	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	a := &app{cfg: cfg, log: log, now: time.Now}
+	logTo := env.Stderr
+	var closes []func() error
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: LOG_FILE: %w", err)}
+		}
+		logTo, closes = f, append(closes, f.Close)
+	}
+	log := slog.New(slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	a := &app{cfg: cfg, log: log, now: time.Now, closes: closes}
 	fixedNow, err := parseFixedNow(env.Getenv("STORELINK_MOCK_NOW"), cfg.UpstreamBaseURL)
 	if err != nil {
+		a.Close()
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
 	}
 	if !fixedNow.IsZero() {
@@ -189,6 +290,7 @@ func loadConfig(env Env) (*app, error) {
 	}
 	db, err := state.Open(cfg.StatePath)
 	if err != nil {
+		a.Close()
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: STATE_DB_PATH: %w", err)}
 	}
 	a.db = db
@@ -212,6 +314,16 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 			a.Close()
 			return nil, &ExitError{Code: 2, Err: errors.New("configuration: UPSTREAM_BASE_URL is not set and this build has no embedded StoreLink; set UPSTREAM_BASE_URL")}
 		}
+		if kr != nil {
+			// A production keyring without its StoreLink is a deployment
+			// that lost a setting; demo data served to it would pass as real.
+			a.Close()
+			name := "STORELINK_KEYRING"
+			if cfg.KeyringFile != "" {
+				name += "_FILE"
+			}
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %s is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL to StoreLink's base URL, or unset %s to run the embedded demo StoreLink with its made-up data", name, name)}
+		}
 		emb, err := env.Embedded(ctx, a.fixedNow)
 		if err != nil {
 			a.Close()
@@ -219,12 +331,10 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 		}
 		a.closes = append(a.closes, emb.Close)
 		baseURL = emb.BaseURL
-		if kr == nil {
-			kr, err = keyringFromMap(emb.Keyring)
-			if err != nil {
-				a.Close()
-				return nil, err
-			}
+		a.embedded = true
+		if kr, err = keyringFromMap(emb.Keyring); err != nil {
+			a.Close()
+			return nil, err
 		}
 		log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero())
 	}
@@ -261,7 +371,7 @@ func runStdio(ctx context.Context, env Env) error {
 		return err
 	}
 	defer a.Close()
-	a.log.Info("server.start", "transport", "stdio", "version", Version)
+	a.log.Info("server.start", "transport", "stdio", "version", Version, "upstream", a.upstreamKind())
 	t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}}
 	err = a.server.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {

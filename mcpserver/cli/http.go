@@ -88,11 +88,12 @@ func parseServeFlags(args []string, env Env) (serveOptions, error) {
 	fs.Var(&hosts, "allowed-host", "host `name` clients use to reach the server, besides loopback and the listen address (repeatable, or comma-separated)")
 	fs.DurationVar(&o.requestTimeout, "request-timeout", 60*time.Second, "longest time one MCP request may take")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 20*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
-	if err := fs.Parse(args); err != nil {
-		return o, &ExitError{Code: 2, Err: err}
+	rest, err := parseFlags(fs, args, env)
+	if err != nil {
+		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, &ExitError{Code: 2, Err: fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))}
+	if len(rest) > 0 {
+		return o, &ExitError{Code: 2, Err: fmt.Errorf("serve: unexpected argument %q", rest[0])}
 	}
 	o.allowedHosts = hosts
 	switch v := env.Getenv(envInsecure); v {
@@ -354,12 +355,14 @@ type readiness struct {
 	// fix, so taking this one out of rotation would only add to the outage.
 	Breaker string `json:"breaker"`
 	Version string `json:"version"`
+	// Upstream is "storelink", or "embedded_demo" for made-up data.
+	Upstream string `json:"upstream"`
 }
 
 // readyz is readiness: the configuration loaded (or the server would not
 // be running), the ledger answers, and the server is not shutting down.
 func (h *httpServer) readyz(w http.ResponseWriter, r *http.Request) {
-	out := readiness{Status: "ready", Config: "loaded", Ledger: "ok", Breaker: h.app.up.BreakerState(), Version: Version}
+	out := readiness{Status: "ready", Config: "loaded", Ledger: "ok", Breaker: h.app.up.BreakerState(), Version: Version, Upstream: h.app.upstreamKind()}
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := h.app.db.Ping(ctx); err != nil {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -36,6 +38,9 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.validateSelection(sp); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
 
@@ -48,12 +53,16 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 
 	r := &runner{cfg: cfg, spec: sp, client: client, st: &state{},
 		pace: pacer{interval: time.Duration(float64(time.Second) / cfg.Rate)}}
+	start := time.Now()
 	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, Store: cfg.Store, SKU: cfg.SKU,
-		WriteStore: cfg.WriteStore}
+		WriteStore: cfg.WriteStore, StartedAt: start.UTC().Truncate(time.Millisecond)}
 	queue := plan(cfg)
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
+		if len(cfg.Operations) > 0 && !slices.Contains(cfg.Operations, p.op) {
+			continue
+		}
 		res, next, transport := r.run(ctx, p)
 		rep.Probes = append(rep.Probes, res)
 		queue = append(next, queue...)
@@ -73,18 +82,36 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep.Requests = r.sent
+	rep.DurationMS = millis(time.Since(start))
 	rep.finish()
-	rep.Redact(keyValues(cfg.Keyring)...)
+	rep.Redact(Secrets(cfg)...)
 	return rep, nil
 }
 
-func keyValues(keyring map[string]string) []string {
-	keys := make([]string, 0, len(keyring))
-	for _, k := range keyring {
-		keys = append(keys, k)
+// minSecretHeader is the shortest header value treated as a secret. The
+// check never prints header values; redaction only guards against a
+// StoreLink that echoes one, and redacting "1" or "true" would garble
+// every status code and flag in the report instead.
+const minSecretHeader = 8
+
+// Secrets lists the values a report and every message must never show:
+// the store keys and the values of the extra headers.
+func Secrets(cfg Config) []string {
+	var out []string
+	for _, k := range cfg.Keyring {
+		out = append(out, k)
 	}
-	return keys
+	for _, vs := range cfg.Headers {
+		for _, v := range vs {
+			if len(v) >= minSecretHeader {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // runner sends probes one at a time, within the rate and request budget.
 type runner struct {
@@ -138,7 +165,17 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		res.Verdict, res.Detail = Error, "not sent: "+describeTransport(err, r.cfg.RequestTimeout)
 		return res, nil, false
 	}
+	start := time.Now()
+	defer func() { res.DurationMS = millis(time.Since(start)) }()
 	status, header, respBody, err := r.send(ctx, req, body)
+	for err == nil && status == http.StatusTooManyRequests && !slices.Contains(p.expect, status) && res.Retries < maxRetries {
+		wait, ok := retryWait(ctx, header, time.Now())
+		if !ok || r.sent >= r.cfg.MaxRequests || sleep(ctx, wait) != nil || r.pace.wait(ctx) != nil {
+			break
+		}
+		res.Retries++
+		status, header, respBody, err = r.send(ctx, req, body)
+	}
 	if err != nil {
 		res.Verdict, res.Detail = Error, describeTransport(err, r.cfg.RequestTimeout)
 		if ctx.Err() != nil {
@@ -157,6 +194,9 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		if len(findings) > 0 {
 			verdict = Drift
 		}
+	}
+	if verdict == Error && res.Retries > 0 {
+		detail += fmt.Sprintf(" (after %d retries honouring Retry-After)", res.Retries)
 	}
 	res.Verdict, res.Detail, res.Findings = verdict, detail, findings
 	if p.learn != nil && slices.Contains(p.expect, status) && status < 300 {
@@ -182,6 +222,9 @@ func (r *runner) send(ctx context.Context, req request, body []byte) (int, http.
 	hr.Header.Set("User-Agent", userAgent)
 	if body != nil {
 		hr.Header.Set("Content-Type", "application/json")
+	}
+	for name, values := range r.cfg.Headers {
+		hr.Header[name] = values
 	}
 	if key := r.keyFor(req); key != "" {
 		hr.Header.Set(r.spec.keyHeader, key)
@@ -247,6 +290,42 @@ func describeTransport(err error, timeout time.Duration) string {
 		return "cannot resolve host " + dns.Name
 	}
 	return err.Error()
+}
+
+// maxRetries bounds how often one probe is resent after a 429.
+const maxRetries = 3
+
+// defaultRetryWait is the wait after a 429 without a usable Retry-After.
+const defaultRetryWait = time.Second
+
+// retryWait reads a 429's Retry-After (delay-seconds or an HTTP date) and
+// reports whether waiting that long still leaves the check's deadline
+// ahead: a retry that cannot finish in time is not worth sending.
+func retryWait(ctx context.Context, h http.Header, now time.Time) (time.Duration, bool) {
+	wait := defaultRetryWait
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			wait = time.Duration(n) * time.Second
+		} else if t, err := http.ParseTime(v); err == nil {
+			wait = max(t.Sub(now), 0)
+		}
+	}
+	if d, ok := ctx.Deadline(); ok && !now.Add(wait).Before(d) {
+		return wait, false
+	}
+	return wait, true
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // pacer spaces requests at least interval apart.

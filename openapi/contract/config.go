@@ -63,6 +63,15 @@ type Config struct {
 	// transport settings. Redirects are never followed, whatever client is
 	// given, because a redirect would carry the store key to another URL.
 	HTTPClient *http.Client
+	// Headers are added to every request, for example a gateway's API key.
+	// Their values are treated as secrets: they never appear in a report.
+	// They may not set the store key header, which the probes control.
+	Headers http.Header
+	// Operations selects the probes of these operation ids only; empty
+	// runs every probe. A probe that needs an id another operation's probe
+	// learns (the supplier from the SKU, the order read back after a
+	// write) is skipped unless that operation is selected too.
+	Operations []string
 }
 
 var (
@@ -140,6 +149,54 @@ func (c Config) validate() error {
 		return errors.New("rate and request budget must be positive")
 	}
 	return nil
+}
+
+// validateSelection checks the extra headers and the selected operations
+// against the contract. Messages name headers, never their values.
+func (c Config) validateSelection(sp *spec) error {
+	for name, values := range c.Headers {
+		if !validHeaderName(name) {
+			return fmt.Errorf("header %q is not a valid header name", name)
+		}
+		if strings.EqualFold(name, sp.keyHeader) {
+			return fmt.Errorf("header %s is the store key header, which every probe sets itself: put the keys in the keyring file", name)
+		}
+		for _, v := range values {
+			if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+				return fmt.Errorf("the value of header %s contains control characters", name)
+			}
+		}
+	}
+	for _, op := range c.Operations {
+		if _, ok := sp.ops[op]; !ok {
+			return fmt.Errorf("operation %q is not in the contract (want one of %s)", op, strings.Join(slices.Sorted(maps.Keys(sp.ops)), ", "))
+		}
+	}
+	return nil
+}
+
+// ParseHeader reads a header given as "Name: value", as curl takes it.
+// The error never quotes the value.
+func ParseHeader(s string) (name, value string, err error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || !validHeaderName(name) {
+		return "", "", errors.New(`want "Name: value", e.g. "X-Gateway-Key: <key>"`)
+	}
+	return http.CanonicalHeaderKey(name), strings.TrimSpace(value), nil
+}
+
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		// RFC 9110 token characters.
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseKeyring reads a keyring file's content: a JSON object mapping store

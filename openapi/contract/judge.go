@@ -130,6 +130,18 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		})
 		fs = append(fs, s.findings(err, op, status)...)
 	}
+	if quirk {
+		// Everything else wrong with the answer (the success schema it
+		// fails, the status) follows from the error body: one finding.
+		head := fs[0]
+		for _, f := range fs[1:] {
+			head.Details = append(head.Details, describe(f))
+		}
+		if len(head.Details) > maxFindings {
+			head.Details = append(head.Details[:maxFindings-1], fmt.Sprintf("and %d more", len(head.Details)-maxFindings+1))
+		}
+		fs = []Finding{head}
+	}
 	if len(fs) > maxFindings {
 		more := len(fs) - maxFindings + 1
 		fs = append(fs[:maxFindings-1], Finding{Kind: fs[maxFindings-1].Kind, Message: fmt.Sprintf("and %d more", more)})

@@ -42,12 +42,15 @@ func TestJudge(t *testing.T) {
 		name: "200 with error body", expect: []int{200}, status: 200, header: jsonCT, body: errBody,
 		verdict: Drift, detail: `200 with error body (code "internal")`,
 		findings: []Finding{
-			{Kind: FindingErrorIn200, Path: "/error", Message: `200 with error body (code "internal"): a successful status never carries an error`},
-			{Kind: FindingSchema, Path: "/error", Schema: "#/components/schemas/Inventory/properties", Message: `property "error" is unsupported`},
-			{Kind: FindingSchema, Path: "/store_id", Schema: "#/components/schemas/Inventory/required", Message: `property "store_id" is missing`},
-			{Kind: FindingSchema, Path: "/sku", Schema: "#/components/schemas/Inventory/required", Message: `property "sku" is missing`},
-			{Kind: FindingSchema, Path: "/on_hand_units", Schema: "#/components/schemas/Inventory/required", Message: `property "on_hand_units" is missing`},
-			{Kind: FindingSchema, Path: "/counted_at", Schema: "#/components/schemas/Inventory/required", Message: `property "counted_at" is missing`},
+			{Kind: FindingErrorIn200, Path: "/error", Message: `200 with error body (code "internal"): a successful status never carries an error`,
+				// One finding: the failed success schema follows from the error body.
+				Details: []string{
+					`schema at /error: property "error" is unsupported [#/components/schemas/Inventory/properties]`,
+					`schema at /store_id: property "store_id" is missing [#/components/schemas/Inventory/required]`,
+					`schema at /sku: property "sku" is missing [#/components/schemas/Inventory/required]`,
+					`schema at /on_hand_units: property "on_hand_units" is missing [#/components/schemas/Inventory/required]`,
+					`schema at /counted_at: property "counted_at" is missing [#/components/schemas/Inventory/required]`,
+				}},
 		},
 	}, {
 		name: "wrong type", expect: []int{200}, status: 200, header: jsonCT,

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Verdict is the outcome of one probe, or of a whole check.
@@ -66,6 +67,10 @@ type Finding struct {
 	Schema string `json:"schema,omitempty"`
 	// Message says what is wrong, without quoting values from the body.
 	Message string `json:"message"`
+	// Details are the further ways the same answer breaks the contract,
+	// one line each, when they all follow from this finding: a 200 with an
+	// error body also fails the success schema, which says nothing new.
+	Details []string `json:"details,omitempty"`
 }
 
 // Result is one probe's outcome.
@@ -89,6 +94,11 @@ type Result struct {
 	// skipped, or what went wrong on the wire.
 	Detail   string    `json:"detail,omitempty"`
 	Findings []Finding `json:"findings,omitempty"`
+	// Retries counts the resends after a 429, each after its Retry-After.
+	Retries int `json:"retries,omitempty"`
+	// DurationMS is the time from the probe's first request to its verdict,
+	// waits for Retry-After included; 0 for a probe not sent.
+	DurationMS float64 `json:"duration_ms"`
 }
 
 // Summary counts the probes by verdict.
@@ -114,8 +124,11 @@ type Report struct {
 	Aborted string  `json:"aborted,omitempty"`
 	Summary Summary `json:"summary"`
 	// Requests is how many requests were sent.
-	Requests int      `json:"requests"`
-	Probes   []Result `json:"probes"`
+	Requests int `json:"requests"`
+	// StartedAt is when the check began (UTC); DurationMS how long it took.
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS float64   `json:"duration_ms"`
+	Probes     []Result  `json:"probes"`
 }
 
 // finish computes the summary and the overall verdict.
@@ -172,6 +185,9 @@ func (r *Report) Redact(secrets ...string) {
 		for j := range p.Findings {
 			fd := &p.Findings[j]
 			fd.Path, fd.Schema, fd.Message = f(fd.Path), f(fd.Schema), f(fd.Message)
+			for k := range fd.Details {
+				fd.Details[k] = f(fd.Details[k])
+			}
 		}
 	}
 }
@@ -235,8 +251,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 			detail, rest = describe(p.Findings[0]), p.Findings[1:]
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Endpoint, p.Probe, statusList(p.Expected), got, strings.ToUpper(string(p.Verdict)), detail)
+		if p.Verdict == Drift && len(p.Findings) > 0 {
+			for _, d := range p.Findings[0].Details {
+				fmt.Fprintf(tw, "\t\t\t\t\t  %s\n", d)
+			}
+		}
 		for _, f := range rest {
 			fmt.Fprintf(tw, "\t\t\t\t\t%s\n", describe(f))
+			for _, d := range f.Details {
+				fmt.Fprintf(tw, "\t\t\t\t\t  %s\n", d)
+			}
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -307,7 +331,10 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name       string          `xml:"name,attr"`
+	Name string `xml:"name,attr"`
+	// Timestamp is when the check began, in the XSD's form: UTC, no zone.
+	Timestamp  string          `xml:"timestamp,attr"`
+	Time       string          `xml:"time,attr"`
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
@@ -324,6 +351,7 @@ type junitProperty struct {
 type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
@@ -335,9 +363,14 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
+// seconds renders milliseconds as JUnit's time attribute: seconds, with
+// millisecond precision.
+func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }
+
 // WriteJUnit renders the report as JUnit XML.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	suite := junitSuite{Name: "storelink-contract " + r.BaseURL, Tests: len(r.Probes),
+		Timestamp: r.StartedAt.UTC().Format("2006-01-02T15:04:05"), Time: seconds(r.DurationMS),
 		Failures: r.Summary.Drift, Errors: r.Summary.Error, Skipped: r.Summary.Skipped,
 		Properties: []junitProperty{
 			{Name: "base_url", Value: r.BaseURL},
@@ -349,7 +382,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "aborted", Value: r.Aborted})
 	}
 	for _, p := range r.Probes {
-		c := junitCase{ClassName: p.Operation, Name: p.Endpoint + " " + p.Probe}
+		c := junitCase{ClassName: p.Operation, Name: p.Endpoint + " " + p.Probe, Time: seconds(p.DurationMS)}
 		var text strings.Builder
 		if p.Request != "" {
 			fmt.Fprintf(&text, "request: %s (%s)\n", p.Request, p.Key)
@@ -357,6 +390,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		fmt.Fprintf(&text, "expected: %s, got: %d\n", statusList(p.Expected), p.Got)
 		for _, f := range p.Findings {
 			text.WriteString(describe(f) + "\n")
+			for _, d := range f.Details {
+				text.WriteString("  " + d + "\n")
+			}
 		}
 		msg := &junitMessage{Message: p.Detail, Text: text.String()}
 		switch p.Verdict {

@@ -46,6 +46,8 @@ type Config struct {
 	DefaultLookbackDays int
 	// LogLevel is the minimum level logged to stderr.
 	LogLevel slog.Level
+	// LogFile, when set, receives the logs instead of stderr.
+	LogFile string
 	// UpstreamTimeout bounds each StoreLink request.
 	UpstreamTimeout time.Duration
 	// AllowWrites lets a confirmed order reach StoreLink.
@@ -84,15 +86,16 @@ type Var struct {
 // shows them. Tests check it against Load, so the two cannot drift.
 func Documentation() []Var {
 	return []Var{
-		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded mock StoreLink."},
-		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; with the mock, defaults to the mock's keyring.`},
+		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded demo StoreLink, whose made-up data every answer flags as such."},
+		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; the server refuses it without one (real keys with demo data mean a lost setting), since the demo StoreLink brings its own.`},
 		{Name: "STORELINK_KEYRING_FILE", Default: "", Description: "Path to a file holding the keyring JSON; preferred in production, and re-read on key rotation. Not together with STORELINK_KEYRING."},
 		{Name: "DEFAULT_LOOKBACK_DAYS", Default: "14", Description: "Days of sales history korral_check_stock_risk uses when the call gives none (1 to 28)."},
-		{Name: "LOG_LEVEL", Default: "info", Description: "Minimum level logged to stderr: debug, info, warn or error."},
+		{Name: "LOG_LEVEL", Default: "info", Description: "Minimum level logged to stderr: debug, info, warn or error. Flag: `--log-level`."},
+		{Name: "LOG_FILE", Default: "", Description: "Append the JSON logs to this file instead of stderr. Flag: `--log-file`."},
 		{Name: "UPSTREAM_TIMEOUT", Default: "5s", Description: "Timeout of one StoreLink request, as a Go duration (100ms to 60s)."},
 		{Name: "ALLOW_WRITES", Default: "false", Description: "true lets korral_raise_replenishment_order submit confirmed orders; otherwise it only previews."},
 		{Name: "MAX_ORDER_UNITS", Default: "500", Description: "Hard ceiling on one order's quantity_units (1 to 100000), whatever the caller confirms."},
-		{Name: "READ_ONLY", Default: "false", Description: "true removes the write tool entirely. Contradicts ALLOW_WRITES=true."},
+		{Name: "READ_ONLY", Default: "false", Description: "true removes the write tool entirely. Contradicts ALLOW_WRITES=true. Flag: `--read-only`."},
 		{Name: "WRITE_APPROVAL", Default: "none", Description: "none: a confirmed order is submitted. required: it is staged until a person releases it with the approval credential (needs ALLOW_WRITES=true)."},
 		{Name: "APPROVAL_TTL", Default: "24h", Description: "How long a staged order waits for release before it expires (1m to 168h)."},
 		{Name: "APPROVAL_CREDENTIAL", Default: "", Secret: true, Description: "Credential a person uses to release staged orders (at least 16 characters); required with WRITE_APPROVAL=required and only then."},
@@ -122,6 +125,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		UpstreamBaseURL:     l.baseURL("UPSTREAM_BASE_URL"),
 		DefaultLookbackDays: l.intIn("DEFAULT_LOOKBACK_DAYS", 14, 1, 28),
 		LogLevel:            l.level("LOG_LEVEL"),
+		LogFile:             l.getenv("LOG_FILE"),
 		UpstreamTimeout:     l.durationIn("UPSTREAM_TIMEOUT", 5*time.Second, 100*time.Millisecond, 60*time.Second),
 		AllowWrites:         l.boolean("ALLOW_WRITES"),
 		MaxOrderUnits:       l.intIn("MAX_ORDER_UNITS", 500, 1, 100000),
@@ -325,16 +329,21 @@ func (l *loader) statePath() string {
 // String summarizes the configuration for a start-up log line, with the
 // keyring as fingerprints and the approval credential as set/unset.
 func (c Config) String() string {
-	upstream := c.UpstreamBaseURL
+	upstream, kr := c.UpstreamBaseURL, c.Keyring.String()
 	if upstream == "" {
-		upstream = "embedded mock"
+		upstream = "embedded-demo"
+	}
+	if c.Keyring == nil {
+		// Only the embedded demo StoreLink runs without a keyring: it
+		// brings its own.
+		kr = "embedded-demo"
 	}
 	cred := "unset"
 	if c.ApprovalCredential != "" {
 		cred = "set"
 	}
 	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s breaker=%d/%s",
-		upstream, c.Keyring, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
+		upstream, kr, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
 		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, c.StatePath, c.BreakerFailures, c.BreakerCooldown)
 }
 

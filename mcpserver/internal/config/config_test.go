@@ -148,7 +148,7 @@ func TestFileSecrets(t *testing.T) {
 		t.Errorf("credential from file not read or not trimmed of its newline")
 	}
 	// Inline keyring: no file to re-read.
-	c, err = Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON}), noFiles)
+	c, err = Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON, "UPSTREAM_BASE_URL": "https://storelink.example"}), noFiles)
 	if err != nil || c.KeyringFile != "" || c.Keyring.Len() != 2 {
 		t.Errorf("inline keyring: %v, %v", c, err)
 	}
@@ -276,7 +276,7 @@ func TestErrors(t *testing.T) {
 
 func TestConfigPrintingRedacts(t *testing.T) {
 	c, err := Load(env(map[string]string{
-		"HOME": "/h", "STORELINK_KEYRING": krJSON, "ALLOW_WRITES": "true",
+		"HOME": "/h", "STORELINK_KEYRING": krJSON, "ALLOW_WRITES": "true", "UPSTREAM_BASE_URL": "https://storelink.example",
 		"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred,
 	}), noFiles)
 	if err != nil {
@@ -369,6 +369,7 @@ func TestLoadWithProcessEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("STORELINK_KEYRING_FILE", path)
+	t.Setenv("UPSTREAM_BASE_URL", "https://storelink.example")
 	c, err := Load(os.Getenv, os.ReadFile)
 	if err != nil {
 		t.Fatal(err)

@@ -250,6 +250,7 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 		// status is what matters.
 		err = &storelinkclient.APIError{StatusCode: status, Message: "non-JSON error body"}
 	}
+	err = outsideContract(method, route, err)
 	attrs := []any{
 		"call_id", callid.From(ctx),
 		"method", method,

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/upstream"
+	"github.com/korral/storelink/storelinkclient"
+)
+
+// maxClockSkew is how far the local clock may be from StoreLink's before
+// doctor complains: the projection reads "today" and the trading hours off
+// the clock, and order times are compared with StoreLink's.
+const maxClockSkew = 2 * time.Minute
+
+// upstreamKind names the upstream for /readyz and doctor.
+func (a *app) upstreamKind() string {
+	if a.embedded {
+		return "embedded_demo"
+	}
+	return "storelink"
+}
+
+// checkup prints one line per check and remembers whether any failed.
+type checkup struct {
+	w      io.Writer
+	failed int
+}
+
+func (c *checkup) ok(check, format string, args ...any) {
+	fmt.Fprintf(c.w, "ok    %s: %s\n", check, fmt.Sprintf(format, args...))
+}
+
+func (c *checkup) fail(check, what, fix string) {
+	c.failed++
+	fmt.Fprintf(c.w, "FAIL  %s: %s; fix: %s\n", check, what, fix)
+}
+
+// runDoctor checks what a deployment needs, in the order an operator would
+// fix it: the configuration, StoreLink at the base URL, each key, the state
+// database, the token file and the clock.
+func runDoctor(ctx context.Context, args []string, env Env) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	rest, err := parseFlags(fs, args, env)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("doctor: unexpected argument %q", rest[0])
+	}
+	c := &checkup{w: env.Stdout}
+	cfg, err := config.Load(env.getenv, env.ReadFile)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			c.fail("configuration", line, "correct the variable as the message says (see the README's configuration table)")
+		}
+		return c.result()
+	}
+	c.ok("configuration", "loaded (%s)", cfg)
+	// The checks below speak for themselves; the client's own log lines
+	// would only repeat them, so they are kept out of the operator's way.
+	quiet := slog.New(slog.DiscardHandler)
+
+	upstreamOK := false
+	if cfg.UpstreamBaseURL == "" {
+		c.fail("upstream", "UPSTREAM_BASE_URL is not set, so the server would answer from the embedded demo StoreLink's made-up data",
+			"set UPSTREAM_BASE_URL to StoreLink's base URL and STORELINK_KEYRING_FILE to its keys")
+	} else {
+		upstreamOK = c.reach(ctx, cfg)
+	}
+	if upstreamOK {
+		c.keys(ctx, cfg, env, quiet)
+	}
+
+	if db, err := state.Open(cfg.StatePath); err != nil {
+		c.fail("state database", err.Error(), "make STATE_DB_PATH's directory writable by this user, or point STATE_DB_PATH elsewhere")
+	} else {
+		c.ok("state database", "%s is writable and at the current schema", db.Path())
+		_ = db.Close()
+	}
+
+	if path := env.Getenv(envTokensFile); path == "" {
+		c.ok("token file", "%s is not set (only serve on a non-loopback address needs it)", envTokensFile)
+	} else if f, err := bearer.Open(path, quiet); err != nil {
+		c.fail("token file", fmt.Sprintf("%s: %v", envTokensFile, err), "write one \"label token\" line per client, tokens of 32 or more characters")
+	} else {
+		c.ok("token file", "%s holds %d token(s): %s", path, len(f.Labels()), strings.Join(f.Labels(), ", "))
+	}
+	return c.result()
+}
+
+func (c *checkup) result() error {
+	if c.failed > 0 {
+		return &ExitError{Code: 1, Err: fmt.Errorf("doctor: %d check(s) failed", c.failed)}
+	}
+	return nil
+}
+
+// reach asks StoreLink for the store list without a key: StoreLink answers
+// 401 with its error body, anything else is not StoreLink (or not its base
+// URL). The answer's Date header also tells whether the clocks agree.
+func (c *checkup) reach(ctx context.Context, cfg *config.Config) bool {
+	ctx, cancel := context.WithTimeout(ctx, cfg.UpstreamTimeout)
+	defer cancel()
+	fix := "set UPSTREAM_BASE_URL to StoreLink's base URL (scheme and host, without /v1), then run doctor again"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.UpstreamBaseURL+"/v1/stores", nil)
+	if err != nil {
+		c.fail("upstream", err.Error(), fix)
+		return false
+	}
+	req.Header.Set("Accept", "application/json")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.fail("upstream", fmt.Sprintf("cannot reach UPSTREAM_BASE_URL=%s: %v", cfg.UpstreamBaseURL, err), fix)
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var apiErr *storelinkclient.APIError
+	if !errors.As(storelinkclient.CheckResponse(resp, body), &apiErr) || resp.StatusCode != http.StatusUnauthorized || apiErr.Code == "" {
+		c.fail("upstream", fmt.Sprintf("UPSTREAM_BASE_URL=%s does not answer like StoreLink: GET /v1/stores without a key got %d (%s) where StoreLink answers 401 with its error body",
+			cfg.UpstreamBaseURL, resp.StatusCode, orDash(resp.Header.Get("Content-Type"))), fix)
+		return false
+	}
+	c.ok("upstream", "StoreLink answers at %s (%s)", cfg.UpstreamBaseURL, time.Since(start).Round(time.Millisecond))
+	c.clock(resp.Header.Get("Date"), start)
+	return true
+}
+
+// clock compares the local clock with StoreLink's Date header.
+func (c *checkup) clock(date string, local time.Time) {
+	theirs, err := http.ParseTime(date)
+	if err != nil {
+		c.ok("clock", "local time %s; StoreLink sent no Date to compare with", local.UTC().Format(time.RFC3339))
+		return
+	}
+	// Date has whole seconds: compare whole seconds.
+	skew := local.Truncate(time.Second).Sub(theirs)
+	if skew < -maxClockSkew || skew > maxClockSkew {
+		c.fail("clock", fmt.Sprintf("the local clock is %s off StoreLink's", skew), "synchronise the clock (NTP): projections and order times depend on it")
+		return
+	}
+	c.ok("clock", "within %s of StoreLink's", maxClockSkew)
+}
+
+// keys reads each keyring store with its own key, through the same client
+// the server uses, so a rotated key fails here as it would in a tool call.
+func (c *checkup) keys(ctx context.Context, cfg *config.Config, env Env, log *slog.Logger) {
+	ids := cfg.Keyring.StoreIDs()
+	up, err := upstream.New(upstream.Options{
+		BaseURL: cfg.UpstreamBaseURL, Timeout: cfg.UpstreamTimeout, Logger: log,
+		Keys: mcpserver.NewKeySource(cfg.Keyring, cfg.KeyringFile, env.ReadFile, log),
+		// One failing store must not open the breaker for the next.
+		BreakerFailures: uint32(len(ids) + 1), BreakerCooldown: cfg.BreakerCooldown,
+	})
+	if err != nil {
+		c.fail("keys", err.Error(), "check UPSTREAM_BASE_URL")
+		return
+	}
+	for _, id := range ids {
+		check := "key of store " + id
+		if _, err := up.Store(ctx, id); err != nil {
+			e := apperr.From(err)
+			fix := "check StoreLink's state for this store and run doctor again"
+			if e.Code == apperr.AuthKeyInvalid || e.Code == apperr.StoreNotAuthorized {
+				fix = fmt.Sprintf("install store %s's current key in the keyring (STORELINK_KEYRING_FILE); keys rotate weekly", id)
+			}
+			c.fail(check, fmt.Sprintf("StoreLink refused to read store %s: %s: %s", id, e.Code, e.Message), fix)
+			continue
+		}
+		c.ok(check, "read store %s", id)
+	}
+}

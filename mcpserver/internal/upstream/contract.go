@@ -1,0 +1,43 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/storelinkclient"
+)
+
+// RemediationBaseURL is the advice for an answer no StoreLink gives: the
+// server at the base URL is most likely not StoreLink at all.
+const RemediationBaseURL = "Do not change the SKU or id: they were not the problem. The server at UPSTREAM_BASE_URL does not answer like StoreLink; tell the user the data is unavailable, and ask an operator to check UPSTREAM_BASE_URL (StoreLink's base URL, without /v1) with `storelink-mcp doctor`."
+
+// outsideContract recognises answers that break the contract in a way that
+// says more about the address than about the request: a refusal (4xx other
+// than 429) without StoreLink's error body, such as a web server's HTML 404
+// or a gateway's login page, and a read answered with a body that is not
+// JSON. Taken at face value the first would read as NOT_FOUND ("check the
+// SKU") or AUTH_KEY_INVALID and blame the buyer's input or the key. Other
+// errors are returned unchanged; a write's unreadable success stays with
+// the write path's classification, since an order may exist.
+func outsideContract(method, route string, err error) error {
+	where := method + " " + route
+	var apiErr *storelinkclient.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		s := apiErr.StatusCode
+		if apiErr.ErrorInSuccess || apiErr.Code != "" || s < 400 || s >= 500 || s == http.StatusTooManyRequests {
+			return err
+		}
+		return apperr.Wrap(apperr.UpstreamContractError, err,
+			fmt.Sprintf("the server at UPSTREAM_BASE_URL answered %s with status %d but without StoreLink's error body, so it is probably not StoreLink", where, s),
+			RemediationBaseURL)
+	case method == http.MethodGet && errors.Is(err, storelinkclient.ErrMalformedResponse) && strings.Contains(err.Error(), "is not JSON"):
+		return apperr.Wrap(apperr.UpstreamContractError, err,
+			fmt.Sprintf("the server at UPSTREAM_BASE_URL answered %s with a body that is not JSON, so it is probably not StoreLink", where),
+			RemediationBaseURL)
+	}
+	return err
+}
