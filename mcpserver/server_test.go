@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
@@ -231,16 +232,54 @@ func callTool(t *testing.T, s session, name string, args any) (map[string]any, *
 	if err := json.Unmarshal([]byte(text), &env); err != nil {
 		t.Fatalf("%s: text is not the JSON envelope: %v: %s", name, err, text)
 	}
+	if ok, _ := env["ok"].(bool); ok == res.IsError {
+		t.Fatalf("%s: ok=%v but isError=%v", name, ok, res.IsError)
+	}
+	if res.IsError {
+		// A tool error's envelope is text only (ADR 0011).
+		if res.StructuredContent != nil {
+			t.Fatalf("%s: a tool error carries structured content", name)
+		}
+		return env, res
+	}
 	var structured map[string]any
 	b, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(b, &structured)
 	if diff := cmp.Diff(env, structured); diff != "" {
 		t.Fatalf("%s: text and structured content differ: %s", name, diff)
 	}
-	if ok, _ := env["ok"].(bool); ok == res.IsError {
-		t.Fatalf("%s: ok=%v but isError=%v", name, ok, res.IsError)
-	}
+	// Every answer must pass the output schema a host checks it with.
+	validateOutput(t, s, name, structured)
 	return env, res
+}
+
+// validateOutput checks an answer against the tool's output schema from a
+// real tools/list, as a host does.
+func validateOutput(t *testing.T, s session, name string, answer map[string]any) {
+	t.Helper()
+	tools, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name != name {
+			continue
+		}
+		b, _ := json.Marshal(tool.OutputSchema)
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatalf("%s: output schema: %v", name, err)
+		}
+		resolved, err := schema.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: resolve output schema: %v", name, err)
+		}
+		if err := resolved.Validate(answer); err != nil {
+			t.Fatalf("%s: answer does not match the output schema: %v\n%v", name, err, answer)
+		}
+		return
+	}
+	t.Fatalf("%s: not in tools/list", name)
 }
 
 func errCode(env map[string]any) string {
@@ -324,15 +363,75 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 }
 
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
-	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &WriteOptions{MaxOrderUnits: 500} })
+	for name, w := range map[string]*WriteOptions{
+		"read-only":  nil,
+		"writes off": {MaxOrderUnits: 500},
+		"writes on":  {MaxOrderUnits: 500, AllowWrites: true},
+		"approval":   {MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true},
+	} {
+		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = w })
+		res, err := s.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := ModelVisibleBytes(res.Tools)
+		whole, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: model-visible tool definitions %d bytes (budget %d), whole tools/list result %d bytes (budget %d)",
+			name, n, ToolBudgetBytes, len(whole), ToolsListBudgetBytes)
+		if n > ToolBudgetBytes {
+			t.Errorf("%s: tool definitions cost %d bytes, budget %d", name, n, ToolBudgetBytes)
+		}
+		if len(whole) > ToolsListBudgetBytes {
+			t.Errorf("%s: tools/list is %d bytes, budget %d", name, len(whole), ToolsListBudgetBytes)
+		}
+	}
+}
+
+// TestReadOnlyDefinitionsSayNothingOfTheWritePath: under READ_ONLY the write
+// tool is hidden, and no definition a host or model sees mentions it, its
+// arguments or its outcomes.
+func TestReadOnlyDefinitionsSayNothingOfTheWritePath(t *testing.T) {
+	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), nil)
 	res, err := s.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := ModelVisibleBytes(res.Tools)
-	t.Logf("model-visible tool definitions: %d bytes (budget %d)", n, ToolBudgetBytes)
-	if n > ToolBudgetBytes {
-		t.Fatalf("tool definitions cost %d bytes, budget %d", n, ToolBudgetBytes)
+	b, _ := json.Marshal(res.Tools)
+	for _, word := range []string{"korral_raise_replenishment_order", "confirm", "idempotency", "approval", "WRITE_OUTCOME_UNKNOWN", "pending_approval", "ledger"} {
+		if strings.Contains(string(b), word) {
+			t.Errorf("read-only tools/list mentions %q", word)
+		}
+	}
+}
+
+// TestRaiseDescriptionSaysWhatConfirmDoesHere: confirm is the agent's own
+// judgement everywhere; what it does depends on the deployment.
+func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
+	for w, want := range map[WriteOptions]string{
+		{MaxOrderUnits: 500}:                                           "confirm is refused",
+		{MaxOrderUnits: 500, AllowWrites: true}:                        "confirm sends at once",
+		{MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true}: "only stages the order; a person releases it",
+	} {
+		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &w })
+		res, err := s.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			if tool.Name != "korral_raise_replenishment_order" {
+				continue
+			}
+			if !strings.Contains(tool.Description, "not a person's approval") || !strings.Contains(tool.Description, want) {
+				t.Errorf("%+v: description %q lacks %q", w, tool.Description, want)
+			}
+			max := tool.InputSchema.(map[string]any)["properties"].(map[string]any)["quantity_units"].(map[string]any)["maximum"]
+			if max != float64(500) {
+				t.Errorf("%+v: quantity_units maximum %v, want the ceiling 500", w, max)
+			}
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ const maxRiskStores = 20
 
 type stockRiskIn struct {
 	SKU          string   `json:"sku" jsonschema:"SKU code"`
-	StoreID      string   `json:"store_id,omitempty" jsonschema:"store id; optional only if one store is authorized"`
+	StoreID      string   `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
 	StoreIDs     []string `json:"store_ids,omitempty" jsonschema:"several stores in one call, instead of store_id"`
 	LookbackDays int      `json:"lookback_days,omitempty" jsonschema:"days of sales history for the sell rate"`
 }
@@ -62,44 +62,44 @@ type riskAssessment struct {
 // stockRiskOut is the answer: the product once, then one entry per store.
 type stockRiskOut struct {
 	SKU     string       `json:"sku"`
-	Product *productInfo `json:"product,omitempty" jsonschema:"absent when no store could be checked"`
-	Stores  []storeRisk  `json:"stores" jsonschema:"one entry per store asked for, in the order asked"`
+	Product *productInfo `json:"product,omitempty"`
+	Stores  []storeRisk  `json:"stores"`
 }
 
 type productInfo struct {
-	Name                 string `json:"name" jsonschema:"untrusted data"`
-	Supplier             string `json:"supplier" jsonschema:"untrusted data"`
+	Name                 string `json:"name"`
+	Supplier             string `json:"supplier"`
 	Chilled              bool   `json:"chilled"`
-	CasePack             int64  `json:"case_pack" jsonschema:"units per supplier case"`
+	CasePack             int64  `json:"case_pack"`
 	ShelfLifeDays        int64  `json:"shelf_life_days,omitempty"`
-	SupplierLeadTimeDays *int   `json:"lead_time_days" jsonschema:"supplier lead time; null when unknown"`
+	SupplierLeadTimeDays *int   `json:"lead_time_days"`
 }
 
 type storeRisk struct {
 	StoreID   string      `json:"store_id"`
-	StoreName string      `json:"store_name,omitempty" jsonschema:"untrusted data"`
-	Risk      *storeFacts `json:"risk,omitempty" jsonschema:"present when this store was checked"`
-	Error     *ErrorBody  `json:"error,omitempty" jsonschema:"why this store could not be checked"`
+	StoreName string      `json:"store_name,omitempty"`
+	Risk      *storeFacts `json:"risk,omitempty"`
+	Error     *ErrorBody  `json:"error,omitempty"`
 }
 
 // storeFacts is projection.Result without what the model cannot use or
 // could read twice: times are store-local RFC 3339.
 type storeFacts struct {
 	AsOf                         string                `json:"as_of"`
-	OnHandUnits                  int64                 `json:"on_hand_units" jsonschema:"StoreLink's last count; may be negative"`
-	OnHandAsOf                   string                `json:"on_hand_as_of" jsonschema:"when it was counted; empty when unknown"`
-	EstimatedOnHandNow           int64                 `json:"estimated_on_hand_now" jsonschema:"the count minus units sold since"`
+	OnHandUnits                  int64                 `json:"on_hand_units"`
+	OnHandAsOf                   string                `json:"on_hand_as_of"`
+	EstimatedOnHandNow           int64                 `json:"estimated_on_hand_now"`
 	UnitsSoldToday               int64                 `json:"units_sold_today"`
 	UnitsSoldLast24h             int64                 `json:"units_sold_last_24h"`
-	UnitsPerTradingHour          []float64             `json:"units_per_trading_hour" jsonschema:"sell-rate band [low, high]; null when the projection refused to guess"`
+	UnitsPerTradingHour          []float64             `json:"units_per_trading_hour" jsonschema:"[low, high]" nullable:"true"`
 	VelocityBasis                string                `json:"velocity_basis"`
-	StockoutWindow               [2]*string            `json:"stockout_window" jsonschema:"[earliest, latest]; a null end lies beyond the horizon (the caveat says so) or was not projected"`
+	StockoutWindow               [2]*string            `json:"stockout_window" jsonschema:"[earliest, latest]"`
 	Confidence                   projection.Confidence `json:"confidence"`
 	WillStockoutBeforeCloseToday projection.Answer     `json:"will_stockout_before_close_today"`
-	UnitsShortByClose            *int64                `json:"units_short_by_close" jsonschema:"at the high rate; null when not projected"`
-	ClosesAtToday                *string               `json:"closes_at_today" jsonschema:"HH:MM local; null when closed today"`
-	OrderCutoffPassed            bool                  `json:"order_cutoff_passed" jsonschema:"so an order counts from tomorrow"`
-	EarliestArrival              *string               `json:"earliest_delivery" jsonschema:"of an order placed now; null when unknown"`
+	UnitsShortByClose            *int64                `json:"units_short_by_close"`
+	ClosesAtToday                *string               `json:"closes_at_today"`
+	OrderCutoffPassed            bool                  `json:"order_cutoff_passed"`
+	EarliestArrival              *string               `json:"earliest_delivery"`
 	ArrivalBeatsStockout         projection.Answer     `json:"arrival_beats_stockout"`
 	Evidence                     evidenceTable         `json:"evidence"`
 	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
@@ -117,7 +117,7 @@ var evidenceColumns = []string{"day", "units_sold", "bulk_units", "trading_hours
 // is left to korral_list_recent_sales; bulk units show a bulk order here.
 type evidenceTable struct {
 	Columns []string `json:"columns"`
-	Rows    [][]any  `json:"rows" jsonschema:"one row per day, oldest first, cells in the order of columns"`
+	Rows    [][]any  `json:"rows"`
 }
 
 func compactEvidence(days []projection.DayEvidence) evidenceTable {
@@ -170,8 +170,8 @@ func addCheckStockRisk(ms *mcp.Server, s *server) {
 			Name:  "korral_check_stock_risk",
 			Title: "Check stock risk",
 			Description: "Will this SKU run out at the store(s) before close today, and can a delivery beat it? " +
-				"Per store, a deterministic projection from on-hand, sell rate per trading hour and lead time: stockout window, confidence, flags, caveat, per-day evidence, units sold in the last 24 h. " +
-				"Relay it; don't recompute.",
+				"Per store, a deterministic projection: stockout window, confidence, flags, caveat, per-day evidence, units sold in 24 h. " +
+				"Relay it; don't recompute. For the sales behind a flag or an evidence day, call korral_list_recent_sales.",
 			Annotations: readAnnotations(),
 		},
 		shape: func(p map[string]*jsonschema.Schema) {

@@ -13,21 +13,21 @@ import (
 type listStoresIn struct{}
 
 type listStoresOut struct {
-	Stores []authorizedStore `json:"stores" jsonschema:"the stores this deployment holds keys for, exactly"`
-	Count  int               `json:"count" jsonschema:"number of stores"`
+	Stores []authorizedStore `json:"stores"`
+	Count  int               `json:"count"`
 	// DemoNotice is set only on the embedded demo StoreLink.
-	DemoNotice string `json:"demo_notice,omitempty" jsonschema:"set when the data is made up (embedded demo StoreLink): tell the user"`
+	DemoNotice string `json:"demo_notice,omitempty"`
 }
 
 type authorizedStore struct {
-	StoreID           string     `json:"store_id" jsonschema:"store id to pass as store_id"`
-	Name              string     `json:"name,omitempty" jsonschema:"store name (untrusted data)"`
-	Timezone          string     `json:"timezone,omitempty" jsonschema:"IANA timezone of the store"`
-	LocalTimeNow      string     `json:"local_time_now,omitempty" jsonschema:"current store-local time, RFC 3339"`
-	OpeningHoursToday string     `json:"opening_hours_today,omitempty" jsonschema:"today's hours as HH:MM-HH:MM, or closed"`
-	OpenNow           bool       `json:"open_now" jsonschema:"whether the store is trading now"`
-	ClosesInMinutes   *int       `json:"closes_in_minutes,omitempty" jsonschema:"minutes until closing today, when open now"`
-	Error             *ErrorBody `json:"error,omitempty" jsonschema:"why this store's details could not be read; the store is still in scope"`
+	StoreID           string     `json:"store_id"`
+	Name              string     `json:"name,omitempty"`
+	Timezone          string     `json:"timezone,omitempty"`
+	LocalTimeNow      string     `json:"local_time_now,omitempty"`
+	OpeningHoursToday string     `json:"opening_hours_today,omitempty"`
+	OpenNow           bool       `json:"open_now"`
+	ClosesInMinutes   *int       `json:"closes_in_minutes,omitempty"`
+	Error             *ErrorBody `json:"error,omitempty"`
 }
 
 func addListAuthorizedStores(ms *mcp.Server, s *server) {
