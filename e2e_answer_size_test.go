@@ -81,7 +81,8 @@ func TestAnswerSizes(t *testing.T) {
 }
 
 // answerText calls a tool and returns its text content, checking that the
-// structured content says the same.
+// structured content of a success says the same, and that a tool error has
+// none (its envelope is text only).
 func answerText(t *testing.T, p *proc, tool string, args map[string]any) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -91,6 +92,12 @@ func answerText(t *testing.T, p *proc, tool string, args map[string]any) string 
 		t.Fatalf("%s: %v", tool, err)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError {
+		if res.StructuredContent != nil {
+			t.Fatalf("%s: a tool error carries structured content", tool)
+		}
+		return text
+	}
 	structured, _ := json.Marshal(res.StructuredContent)
 	var a, b any
 	if json.Unmarshal([]byte(text), &a) != nil || json.Unmarshal(structured, &b) != nil || fmt.Sprint(a) != fmt.Sprint(b) {
