@@ -561,6 +561,11 @@ func TestCheckStockRiskAnswersWithEvidence(t *testing.T) {
 	if risk["will_stockout_before_close_today"] != "true" {
 		t.Fatalf("risk %v", risk)
 	}
+	// Since Thursday 14:30: the sales at 15:15 .. 21:15, 7 of 2 units (the
+	// same window korral_list_recent_sales totals by default).
+	if risk["units_sold_last_24h"] != 14.0 {
+		t.Fatalf("units_sold_last_24h %v, want 14", risk["units_sold_last_24h"])
+	}
 	if ev := risk["evidence"].(map[string]any)["rows"].([]any); len(ev) != 14 {
 		t.Fatalf("evidence rows %d, want 14 (default lookback)", len(ev))
 	}
@@ -740,5 +745,18 @@ func TestFanOutIsBounded(t *testing.T) {
 	// Only Store and Inventory pass the gauge, at most one each per store.
 	if limit := 2 * callInFlight / riskRequestsPerStore; g.peak > limit || g.peak < 2 {
 		t.Fatalf("risk: %d gauged reads in flight at once, want 2..%d", g.peak, limit)
+	}
+}
+
+// A refused projection has no band and no window: its answer still matches
+// the output schema, where those are the only nullable fields.
+func TestRiskRefusalMatchesItsSchema(t *testing.T) {
+	f := newFake()
+	f.sales = nil
+	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
+	risk := env["data"].(map[string]any)["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+	if risk["units_per_trading_hour"] != nil || risk["confidence"] != "none" {
+		t.Fatalf("want a refusal: %v", risk)
 	}
 }

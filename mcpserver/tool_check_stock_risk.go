@@ -158,9 +158,6 @@ func compactFacts(a *riskAssessment) *storeFacts {
 			f.ClosesAtToday = ptr(t.Format("15:04"))
 		}
 	}
-	if f.DataQualityFlags == nil {
-		f.DataQualityFlags = []projection.Flag{}
-	}
 	return f
 }
 
