@@ -50,7 +50,7 @@ func TestAnswerSizes(t *testing.T) {
 		{name: "risk butter 47", tool: "korral_check_stock_risk", args: map[string]any{"sku": butter, "store_id": "47"}, budget: 1600},
 		{name: "risk butter 47+102 (store_ids)", tool: "korral_check_stock_risk", args: map[string]any{"sku": butter, "store_ids": []any{"47", "102"}}, budget: 3000},
 		{name: "risk injection 47", tool: "korral_check_stock_risk", args: map[string]any{"sku": mockstorelink.SKUInjection, "store_id": "47"}, budget: 1700},
-		{name: "sales butter 47 (24 h)", tool: "korral_list_recent_sales", args: map[string]any{"sku": butter, "store_id": "47"}, budget: 2000},
+		{name: "sales butter 47 (24 h)", tool: "korral_list_recent_sales", args: map[string]any{"sku": butter, "store_id": "47"}, budget: 1450},
 		{name: "preview 24 butter 47", tool: "korral_raise_replenishment_order", args: order, budget: 1450},
 		{name: "raise 24 butter 47", tool: "korral_raise_replenishment_order", args: confirmed, budget: 900,
 			then: func(env map[string]any) { confirmed["order_id"] = data(t, env)["order_id"] }},

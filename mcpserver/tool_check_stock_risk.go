@@ -101,7 +101,7 @@ type storeFacts struct {
 	OrderCutoffPassed            bool                  `json:"order_cutoff_passed"`
 	EarliestArrival              *string               `json:"earliest_delivery"`
 	ArrivalBeatsStockout         projection.Answer     `json:"arrival_beats_stockout"`
-	Evidence                     evidenceTable         `json:"evidence"`
+	Evidence                     table                 `json:"evidence"`
 	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
 	Caveat                       string                `json:"caveat"`
 }
@@ -112,16 +112,17 @@ type storeFacts struct {
 // at all).
 var evidenceColumns = []string{"day", "units_sold", "bulk_units", "trading_hours", "units_per_trading_hour", "flags"}
 
-// evidenceTable is the per-day evidence as one short row per day: the same
-// facts as a list of objects at a third of the bytes. The transaction count
-// is left to korral_list_recent_sales; bulk units show a bulk order here.
-type evidenceTable struct {
+// table is a list of records as a header and one short row per record: the
+// same facts as a list of objects at about half the bytes.
+type table struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
 }
 
-func compactEvidence(days []projection.DayEvidence) evidenceTable {
-	t := evidenceTable{Columns: evidenceColumns, Rows: make([][]any, len(days))}
+// compactEvidence is the per-day evidence as a table. The transaction count
+// is left to korral_list_recent_sales; bulk units show a bulk order here.
+func compactEvidence(days []projection.DayEvidence) table {
+	t := table{Columns: evidenceColumns, Rows: make([][]any, len(days))}
 	for i, d := range days {
 		var rate any
 		if d.UnitsPerHour != nil {

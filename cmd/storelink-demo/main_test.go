@@ -175,7 +175,7 @@ func TestEvalSubcommandRunsScenarios(t *testing.T) {
 }
 
 func TestTrimAndMaskAreMarked(t *testing.T) {
-	res, err := parseOrdered([]byte(`{"ok":true,"data":{"ledger":{"requested_by":"storelink-demo/proc-123","state":"raised"},"items":[1,2,3,4,5,6,7]}}`))
+	res, err := parseOrdered([]byte(`{"ok":true,"data":{"ledger":{"requested_by":"storelink-demo/proc-123","state":"raised"},"items":{"columns":["n"],"rows":[[1],[2],[3],[4],[5],[6],[7]]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ type trimRule struct {
 }
 
 var trims = []trimRule{
-	{tool: "korral_list_recent_sales", path: "data.items", keep: 5, what: "transactions"},
+	{tool: "korral_list_recent_sales", path: "data.items.rows", keep: 5, what: "transactions"},
 }
 
 type maskRule struct {
