@@ -60,12 +60,21 @@ lint: fmt-check vet staticcheck lint-spec ## Every static check.
 test: ## Run every module's tests with the race detector.
 	for m in $(MODULES); do (cd $$m && go test -race -count=1 ./...); done
 
+# A bounded fuzz run of the stdio reader (its seed corpus runs in every
+# `make test` too): whatever bytes arrive, each line gets at most one answer
+# and only the end of the input stops the reader.
+FUZZTIME ?= 20s
+
+.PHONY: fuzz-stdio
+fuzz-stdio: ## Fuzz the stdio transport's reader for FUZZTIME (default 20s).
+	cd mcpserver && go test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./internal/stdiotransport/
+
 .PHONY: test-isolated
 test-isolated: ## Build and test each module alone (GOWORK=off), as an importer would.
 	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
 
 .PHONY: ci
-ci: lint check-generate tidy-check spec-diff test test-isolated conformance inspector eval check-transcript ## What CI runs: all checks and all tests.
+ci: lint check-generate tidy-check spec-diff test test-isolated fuzz-stdio conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
 
 $(TOOLS_BIN)/oasdiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ github.com/oasdiff/oasdiff
@@ -144,3 +153,77 @@ inspector: bin/storelink-mcp $(NODE22) $(INSPECTOR_JS) ## Check the tool list wi
 .PHONY: bench
 bench: ## Benchmarks (not in ci): Go benchmarks, then the binaries under load beside Prism; writes bench/out/results.md.
 	bench/run.sh
+
+# Distribution (ADR 0011): release archives, the container image and the
+# client module's tags. Everything is stamped from git: the version is the
+# nearest vX.Y.Z tag (else v0.0.0-<commit>), and the commit time stands in
+# for every timestamp, so one commit always gives the same bytes.
+ifndef VERSION
+VERSION := $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-$$(git rev-parse --short=12 HEAD)$$(git diff --quiet HEAD || echo -dirty))
+endif
+COMMIT          := $(shell git rev-parse HEAD)
+EPOCH           := $(shell git log -1 --format=%ct)
+DATE            := $(shell TZ=UTC0 git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
+DIST            ?= $(ROOT)/dist
+PLATFORMS       ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+# THIRD_PARTY always covers every supported platform, so an archive built
+# with a narrower PLATFORMS is the same as in the full release.
+LICENSE_PLATFORMS := linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+RELEASE_CMDS    := storelink-mcp storelink-contract mockstorelink
+SOURCE_URL      ?= https://github.com/korral/storelink
+BUILDINFO       := github.com/korral/storelink/mcpserver/buildinfo
+LDFLAGS         := -s -w -buildid= -X $(BUILDINFO).Version=$(VERSION) -X $(BUILDINFO).Commit=$(COMMIT) -X $(BUILDINFO).Date=$(DATE)
+# Releases build from the root go.mod alone, so go.work can never change
+# what a release contains.
+RELEASE_ENV     := GOWORK=off CGO_ENABLED=0
+
+$(TOOLS_BIN)/distpack: tools/go.mod tools/go.sum $(wildcard tools/distpack/*.go)
+	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ ./distpack
+
+# build-platform builds the release commands for one GOOS/GOARCH into
+# $(DIST)/build/<archive name>/.
+define build-platform
+	os=$${p%/*}; arch=$${p#*/}; name=storelink_$(VERSION)_$${os}_$${arch}; out=$(DIST)/build/$$name; mkdir -p $$out; \
+	$(RELEASE_ENV) GOOS=$$os GOARCH=$$arch go build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $$out/ $(addprefix ./cmd/,$(RELEASE_CMDS))
+endef
+
+# sums rewrites SHA256SUMS over every archive in $(DIST).
+define sums
+	shopt -s nullglob; cd $(DIST) && $(TOOLS_BIN)/distpack sums -o SHA256SUMS *.tar.gz *.tar
+endef
+
+.PHONY: release
+release: $(TOOLS_BIN)/distpack ## Reproducible archives of the three commands per platform (PLATFORMS) with README, LICENSE, THIRD_PARTY, and SHA256SUMS, under dist/.
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	$(RELEASE_ENV) $(TOOLS_BIN)/distpack licenses -o $(DIST)/THIRD_PARTY -platforms $(LICENSE_PLATFORMS) $(addprefix ./cmd/,$(RELEASE_CMDS))
+	for p in $(PLATFORMS); do \
+		$(build-platform); \
+		$(TOOLS_BIN)/distpack archive -o $(DIST)/$$name.tar.gz -root $$name -epoch $(EPOCH) \
+			$(addprefix $$out/,$(RELEASE_CMDS)) README.md LICENSE $(DIST)/THIRD_PARTY; \
+	done
+	$(sums)
+	@echo "release $(VERSION) in $(DIST):"; ls -1 $(DIST)
+
+.PHONY: image
+image: release ## The storelink-mcp image (IMAGE_PLATFORMS) as an OCI archive and per-architecture docker archives under dist/, no container engine needed.
+	for p in $(IMAGE_PLATFORMS); do [ -x $(DIST)/build/storelink_$(VERSION)_$${p%/*}_$${p#*/}/storelink-mcp ] || { $(build-platform); }; done
+	$(TOOLS_BIN)/distpack image -out-dir $(DIST) -version $(VERSION) -revision $(COMMIT) -source $(SOURCE_URL) -epoch $(EPOCH) \
+		-doc LICENSE -doc $(DIST)/THIRD_PARTY \
+		$(foreach p,$(IMAGE_PLATFORMS),$(p)=$(DIST)/build/storelink_$(VERSION)_$(subst /,_,$(p))/storelink-mcp)
+	$(sums)
+
+.PHONY: release-check
+release-check: image ## Verify dist/: SHA256SUMS, archive contents and licences, a rebuild elsewhere matches byte for byte, the image boots as non-root, client releases, the runbook commands.
+	cd $(DIST) && sha256sum -c SHA256SUMS
+	cd tools && GOWORK=off go vet ./distpack && GOWORK=off go test -count=1 -timeout 5m ./distpack
+	STORELINK_DIST=$(DIST) STORELINK_VERSION=$(VERSION) STORELINK_COMMIT=$(COMMIT) STORELINK_EPOCH=$(EPOCH) STORELINK_DATE=$(DATE) \
+		go test -count=1 -timeout 20m -run 'TestDist|TestOperationsDoc' -v .
+
+$(TOOLS_BIN)/apidiff: tools/go.mod tools/go.sum
+	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ golang.org/x/exp/cmd/apidiff
+
+.PHONY: release-client
+release-client: $(TOOLS_BIN)/apidiff ## Tag storelinkclient/$(VERSION) after GOWORK=off build, vet, tests, tidiness and API compatibility (apidiff); never pushes.
+	@case "$(origin VERSION)" in "command line"|environment) ;; *) echo "release-client: name the version: make release-client VERSION=v1.2.3"; exit 2;; esac
+	scripts/release-client.sh $(VERSION) $(TOOLS_BIN)/apidiff

@@ -42,6 +42,13 @@ func startHTTP(t *testing.T, env []string, args ...string) *httpProc {
 	t.Helper()
 	cmd := exec.Command(serverBinary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	return launchHTTP(t, cmd)
+}
+
+// launchHTTP starts a prepared `serve --http` command and waits for the
+// address it logs.
+func launchHTTP(t *testing.T, cmd *exec.Cmd) *httpProc {
+	t.Helper()
 	p := &httpProc{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {

@@ -153,6 +153,11 @@ func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 	if len(errs) != 1 || errs[0]["error_message"] == "" {
 		t.Fatalf("tool.err lines: %v", errs)
 	}
+	// The last call's audit line may still be on its way through stderr's
+	// copier when the answer arrives on stdout: wait for it, with a deadline.
+	for deadline := time.Now().Add(10 * time.Second); len(p.linesWhere("audit")) < 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if n := len(p.linesWhere("audit")); n != 3 {
 		t.Fatalf("%d audit lines for 3 calls", n)
 	}

@@ -40,7 +40,7 @@ require (
 	github.com/korral/storelink/openapi v0.0.0
 	github.com/oapi-codegen/runtime v1.9.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	go.yaml.in/yaml/v4 v4.0.0 // indirect
+	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/text v0.14.0 // indirect
 )
 

@@ -115,6 +115,7 @@ func New(opts Options) *mcp.Server {
 	s := &server{opts: opts, log: opts.Logger}
 	ms := mcp.NewServer(&mcp.Implementation{Name: "korral-storelink", Title: "Korral StoreLink", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructionsFor(opts), Logger: opts.Logger})
+	ms.AddReceivingMiddleware(s.auditRejected)
 	addListAuthorizedStores(ms, s)
 	addCheckStockRisk(ms, s)
 	addListRecentSales(ms, s)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -13,6 +14,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -98,26 +101,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 
 	ms.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		c := &call{id: callid.New(), tool: t.Name}
-		if req.Session != nil {
-			c.session = req.Session.ID()
-			if c.session == "" {
-				// stdio sessions have no protocol id; one process is one session.
-				c.session = s.opts.SessionName
-			}
-			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
-				c.client = p.ClientInfo.Name
-			}
-		}
-		// Over HTTP the bearer token's label says who is calling; the name a
-		// client gives itself is unverified, so it is kept only beside it.
-		if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-			who := "token:" + req.Extra.TokenInfo.UserID
-			if c.client != "" {
-				who += " (" + c.client + ")"
-			}
-			c.client = who
-		}
+		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
 		s.log.InfoContext(ctx, "tool.start", "call_id", c.id, "tool", t.Name, "client", c.client, "session", c.session)
 
@@ -136,6 +120,68 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		}
 		return s.succeed(ctx, c, data, elapsed), nil
 	})
+}
+
+// maxClientName bounds the name a client gives itself, in runes, as the
+// audit trail and the logs keep it.
+const maxClientName = 64
+
+// clientName is the client's self-declared name as it is recorded: nobody
+// verified it, so it is escaped (a line break or a terminal escape in it
+// can never forge a row of what people read) and bounded.
+func clientName(name string) string { return textsafe.Bound(name, maxClientName) }
+
+// newCall identifies a tool call: a fresh call id, the session, and who is
+// calling.
+func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
+	c := &call{id: callid.New(), tool: tool}
+	if req.Session != nil {
+		c.session = req.Session.ID()
+		if c.session == "" {
+			// stdio sessions have no protocol id; one process is one session.
+			c.session = s.opts.SessionName
+		}
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			c.client = clientName(p.ClientInfo.Name)
+		}
+	}
+	// Over HTTP the bearer token's label says who is calling; the name a
+	// client gives itself is unverified, so it is kept only beside it.
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		who := "token:" + req.Extra.TokenInfo.UserID
+		if c.client != "" {
+			who += " (" + c.client + ")"
+		}
+		c.client = who
+	}
+	return c
+}
+
+// auditRejected records tool calls the SDK refuses before any handler of
+// ours runs (a tool name that does not exist, say): they are calls all the
+// same, and the buyer and the on-call engineer must see them. Every
+// registered tool answers with a result, never an error, so an error here
+// always comes from in front of the handlers.
+func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		ctr, ok := req.(*mcp.CallToolRequest)
+		if err == nil || !ok || ctr.Params == nil {
+			return res, err
+		}
+		// The name is the caller's, unchecked: keep it escaped and bounded.
+		c := s.newCall(ctr, clientName(ctr.Params.Name))
+		ctx = callid.With(ctx, c.id)
+		reason := textsafe.Bound(err.Error(), 200)
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			reason = fmt.Sprintf("%s (JSON-RPC %d)", reason, rpcErr.Code)
+		}
+		s.log.WarnContext(ctx, "tool.rejected", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session, "reason", reason)
+		s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), time.Since(start))
+		return res, err
+	}
 }
 
 // runHandler turns a panic in a handler into an internal error, so one bad

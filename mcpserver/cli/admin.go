@@ -19,12 +19,19 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
 )
 
 func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// shown is how a stored value appears in a human-facing table: agents and
+// clients wrote it, so a line break, a tab or a terminal escape in it must
+// show as an escape, never start a forged row or move the cursor. JSON
+// output needs no such care: its encoder escapes control characters.
+func shown(s string) string { return textsafe.Escape(s) }
 
 func orDash(s string) string {
 	if s == "" {
@@ -89,7 +96,7 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 			fmt.Fprintln(tw, "APPROVAL ID\tSTATE\tSTORE\tSKU\tUNITS\tREQUESTED BY\tEXPIRES\tREASON")
 			for _, e := range entries {
 				e = e.AsOf(a.now())
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ApprovalID, e.State, e.StoreID, e.SKU, e.QuantityUnits, e.RequestedBy, e.ApprovalExpiresAt.Format(time.RFC3339), e.Reason)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shown(e.ApprovalID), e.State, shown(e.StoreID), shown(e.SKU), e.QuantityUnits, shown(e.RequestedBy), e.ApprovalExpiresAt.Format(time.RFC3339), shown(e.Reason))
 			}
 			if len(entries) == 0 {
 				fmt.Fprintln(tw, "(no orders await approval)")

@@ -121,8 +121,8 @@ func printTrail(w io.Writer, recs []state.AuditRecord, format string) error {
 		if r.ErrorCode != "" {
 			outcome += " " + r.ErrorCode
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format("2006-01-02 15:04:05"), r.CallID,
-			orDash(r.Client), strings.TrimPrefix(r.Tool, "korral_"), orDash(r.StoreID), orDash(r.SKU), outcome, r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format("2006-01-02 15:04:05"), shown(r.CallID),
+			shown(orDash(r.Client)), shown(strings.TrimPrefix(r.Tool, "korral_")), shown(orDash(r.StoreID)), shown(orDash(r.SKU)), shown(outcome), shown(r.Summary))
 	}
 	if len(recs) == 0 {
 		fmt.Fprintln(tw, "(no audit events match)")
@@ -166,9 +166,9 @@ func printReport(w io.Writer, stats []state.ToolStats, p pilot, format string) e
 	for _, s := range stats {
 		var codes []string
 		for c, n := range s.ErrorCodes {
-			codes = append(codes, fmt.Sprintf("%s=%d", c, n))
+			codes = append(codes, fmt.Sprintf("%s=%d", shown(c), n))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%s\t\n", s.Tool, s.Calls, s.OK, s.Errors, 100*s.ErrorRate, s.P50, s.P95, s.P99, orDash(strings.Join(sorted(codes), " ")))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%s\t\n", shown(s.Tool), s.Calls, s.OK, s.Errors, 100*s.ErrorRate, s.P50, s.P95, s.P99, orDash(strings.Join(sorted(codes), " ")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -372,18 +373,16 @@ func runStdio(ctx context.Context, env Env) error {
 	}
 	defer a.Close()
 	a.log.Info("server.start", "transport", "stdio", "version", Version, "upstream", a.upstreamKind())
-	t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}}
+	// Our own transport: a malformed line is answered and skipped rather
+	// than ending the session, as the SDK's IOTransport would.
+	t := &stdiotransport.Transport{Reader: env.Stdin, Writer: env.Stdout, MaxLineBytes: a.cfg.StdioMaxLineBytes, Logger: a.log}
 	err = a.server.Run(ctx, t)
-	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
+	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		err = nil
 	}
 	a.log.Info("server.stop", "transport", "stdio")
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 func keyringFromMap(m map[string]string) (*keyring.Keyring, error) {
 	data, err := json.Marshal(m)

@@ -15,7 +15,9 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,10 +44,12 @@ const (
 	// bodyReadTimeout bounds how long a client may take to send its body,
 	// so a slow sender cannot hold a connection open indefinitely.
 	bodyReadTimeout = 30 * time.Second
-	// sessionIdleTimeout closes stateful sessions a client abandoned without
-	// a DELETE; without it they would accumulate for the process's life.
-	sessionIdleTimeout = 30 * time.Minute
-	readyTimeout       = 2 * time.Second
+	readyTimeout    = 2 * time.Second
+	// sessionRetryAfter is the Retry-After of a session refused at the cap:
+	// places free up as other sessions end or go idle, not at a known time.
+	sessionRetryAfter = 30 * time.Second
+	// realm names this server in every WWW-Authenticate challenge.
+	realm = "storelink-mcp"
 )
 
 // serveOptions are the flags of `storelink-mcp serve`.
@@ -164,7 +168,8 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	streams, stopStreams := context.WithCancel(context.Background())
 	defer stopStreams()
 	h := &httpServer{app: a, opts: o, tokens: tokens, streams: streams,
-		hosts: newHostGuard(listenHost, o.allowedHosts)}
+		hosts:    newHostGuard(listenHost, o.allowedHosts),
+		sessions: newSessionCap(a.cfg.HTTPMaxSessions, a.cfg.HTTPMaxSessionsPerToken, a.server, a.log)}
 	srv := &http.Server{
 		Handler:           h.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -188,7 +193,9 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	}
 	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
 	a.log.Info("http.listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/mcp",
-		"stateless", o.stateless, "auth", authMode, "allowed_hosts", h.hosts.names())
+		"stateless", o.stateless, "auth", authMode, "allowed_hosts", h.hosts.names(),
+		"max_sessions", a.cfg.HTTPMaxSessions, "max_sessions_per_token", a.cfg.HTTPMaxSessionsPerToken,
+		"session_idle_timeout", a.cfg.HTTPSessionIdleTimeout.String())
 
 	select {
 	case err := <-serveErr:
@@ -216,6 +223,8 @@ type httpServer struct {
 	opts   serveOptions
 	tokens *bearer.File // nil: no authentication
 	hosts  hostGuard
+	// sessions caps the open stateful sessions.
+	sessions *sessionCap
 	// streams is cancelled when shutdown begins, ending open GET streams.
 	streams  context.Context
 	draining atomic.Bool
@@ -230,21 +239,29 @@ func (h *httpServer) routes() http.Handler {
 		Stateless:           h.opts.stateless,
 		Logger:              h.app.log,
 		MaxRequestBodyBytes: maxBodyBytes,
-		SessionTimeout:      sessionIdleTimeout,
+		// An abandoned session (no DELETE) holds memory and a goroutine
+		// until it has been idle this long, and holds its place under the
+		// session cap until then.
+		SessionTimeout: h.app.cfg.HTTPSessionIdleTimeout,
 		// The SDK's own rebinding check refuses every non-loopback Host on a
 		// loopback connection, which also refuses a reverse proxy on the same
 		// machine forwarding for a configured name. hostGuard covers the same
 		// ground on every interface and honours --allowed-host.
 		DisableLocalhostProtection: true,
 	})
-	mcpH := h.limitBody(h.endStreamsOnShutdown(sdk))
+	mcpH := h.endStreamsOnShutdown(sdk)
+	if !h.opts.stateless {
+		// Inside authentication, so the cap knows the token.
+		mcpH = h.sessions.wrap(mcpH)
+	}
+	mcpH = h.limitBody(mcpH)
 	if h.tokens != nil {
 		// Authentication comes before the body is read, so a caller without
 		// a token costs no more than its headers.
-		mcpH = h.logDenied(auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{
+		mcpH = h.logDenied(challenge(auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{
 			// File tokens do not expire; revocation is removing the line.
 			AllowMissingExpiration: true,
-		})(mcpH))
+		}), mcpH))
 	}
 	mcpH = h.hosts.wrap(mcpH, h.app.log)
 
@@ -276,6 +293,173 @@ func (h *httpServer) logDenied(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// challenge runs next behind the bearer middleware mw and adds the RFC 6750
+// challenge to every 401 mw answers: `Bearer realm="storelink-mcp"`, with
+// error="invalid_token" when a token was presented, so a host can tell a
+// wrong token from a missing one. Only mw's own answers pass through the
+// header-adding writer; next gets the original one, so streaming is
+// untouched.
+func challenge(mw func(http.Handler) http.Handler, next http.Handler) http.Handler {
+	inner := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w.(*challengeWriter).ResponseWriter, r)
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		value := fmt.Sprintf("Bearer realm=%q", realm)
+		if r.Header.Get("Authorization") != "" {
+			value += `, error="invalid_token"`
+		}
+		inner.ServeHTTP(&challengeWriter{ResponseWriter: w, value: value}, r)
+	})
+}
+
+// challengeWriter adds WWW-Authenticate to a 401.
+type challengeWriter struct {
+	http.ResponseWriter
+	value string
+}
+
+func (c *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", c.value)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// sessionCap bounds the stateful sessions open at once, in all and per
+// bearer token, so that neither abandoned sessions nor one token holder
+// can grow the process without bound. The SDK stays the one record of which
+// sessions are alive (a session ends on DELETE, on the idle timeout, or
+// when it was never initialized); the cap only remembers which token
+// opened each, and counts the creations still in flight so that concurrent
+// initializations cannot overshoot.
+type sessionCap struct {
+	max, perToken int
+	server        *mcp.Server
+	log           *slog.Logger
+
+	mu sync.Mutex
+	// owner maps a session id to the label of the token that opened it.
+	owner map[string]string
+	// pending counts session creations in flight, per label and in all.
+	pending    map[string]int
+	pendingAll int
+}
+
+func newSessionCap(max, perToken int, server *mcp.Server, log *slog.Logger) *sessionCap {
+	return &sessionCap{max: max, perToken: perToken, server: server, log: log, owner: map[string]string{}, pending: map[string]int{}}
+}
+
+// wrap refuses a new session (an initialize POST without Mcp-Session-Id)
+// with 503 and Retry-After when a cap is reached. Everything else passes:
+// requests of existing sessions, and requests that open no lasting session
+// (a client's server/discover probe), whose places would otherwise be held
+// until their handler returns, after the client already has the answer.
+// The body has been read in full by limitBody.
+func (c *sessionCap) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			// The SDK forgets a deleted session a moment after it answers;
+			// the place is free as soon as the client has been told so.
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			if sw.code == http.StatusNoContent {
+				c.forget(id)
+			}
+			return
+		}
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || !isInitialize(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		label := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			label = ti.UserID
+		}
+		release, refusal := c.admit(label)
+		if refusal != "" {
+			c.log.Warn("http.session_refused", "reason", refusal, "token", label, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter.Seconds())))
+			http.Error(w, "Service Unavailable: "+refusal+"; retry later, or end sessions you no longer use (HTTP DELETE)", http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+		release(w.Header().Get("Mcp-Session-Id"))
+	})
+}
+
+// forget frees the place of a session that ended.
+func (c *sessionCap) forget(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.owner, sessionID)
+}
+
+// statusWriter remembers the status of a response that does not stream.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.code = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// isInitialize reports whether the POST body is an initialize request. A
+// body that does not parse is left for the SDK to refuse.
+func isInitialize(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct {
+		Method string `json:"method"`
+	}
+	return err == nil && json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+}
+
+// admit reserves a place for a session of label, or says why there is none.
+// release records the session id the SDK gave the new session ("" if none
+// was created).
+func (c *sessionCap) admit(label string) (release func(sessionID string), refusal string) {
+	// A session counts once initialized: a request that opens no lasting
+	// session (a client's server/discover probe, a failed initialize) is
+	// closed by the SDK, but possibly a moment after its answer.
+	live := map[string]bool{}
+	for ss := range c.server.Sessions() {
+		if ss.InitializeParams() != nil {
+			live[ss.ID()] = true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	mine := c.pending[label]
+	for id, owner := range c.owner {
+		if !live[id] {
+			delete(c.owner, id)
+		} else if owner == label {
+			mine++
+		}
+	}
+	switch {
+	case len(c.owner)+c.pendingAll >= c.max:
+		return nil, fmt.Sprintf("the server holds its maximum of %d open sessions (MCP_HTTP_MAX_SESSIONS)", c.max)
+	case label != "" && mine >= c.perToken:
+		return nil, fmt.Sprintf("this token holds its maximum of %d open sessions (MCP_HTTP_MAX_SESSIONS_PER_TOKEN)", c.perToken)
+	}
+	c.pending[label]++
+	c.pendingAll++
+	return func(sessionID string) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.pending[label]--; c.pending[label] == 0 {
+			delete(c.pending, label)
+		}
+		c.pendingAll--
+		if sessionID != "" {
+			c.owner[sessionID] = label
+		}
+	}, ""
 }
 
 // limitBody reads a POST body in full, within a size limit (413 beyond it)

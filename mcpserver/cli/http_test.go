@@ -443,3 +443,138 @@ func TestHostGuard(t *testing.T) {
 		t.Error("the wildcard address became an accepted host name")
 	}
 }
+
+// postResp sends body to /mcp and returns the whole response (body read).
+func postResp(t *testing.T, url, body string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+func TestEvery401CarriesABearerChallenge(t *testing.T) {
+	up, _ := failingUpstream(t)
+	env, stderr := testEnv(t, up.URL, map[string]string{envTokensFile: writeTokens(t, "agent "+testToken+"\n")})
+	r := startServe(t, env, stderr)
+	for name, tc := range map[string]struct {
+		auth, want string
+	}{
+		"no token":    {"", `Bearer realm="storelink-mcp"`},
+		"wrong token": {"Bearer " + otherToken, `Bearer realm="storelink-mcp", error="invalid_token"`},
+		"not bearer":  {"Basic " + testToken, `Bearer realm="storelink-mcp", error="invalid_token"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			hdr := map[string]string{}
+			if tc.auth != "" {
+				hdr["Authorization"] = tc.auth
+			}
+			resp := postResp(t, r.base+"/mcp", initBody, hdr)
+			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != tc.want {
+				t.Fatalf("status %d, WWW-Authenticate %q; want 401 with %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), tc.want)
+			}
+		})
+	}
+	resp := postResp(t, r.base+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + testToken})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Fatalf("admitted request: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// TestSessionCaps: beyond the per-token and the global cap a new session
+// gets 503 with Retry-After; sessions already open keep working; a place
+// frees up when a session is deleted or goes idle.
+func TestSessionCaps(t *testing.T) {
+	up, _ := failingUpstream(t)
+	env, stderr := testEnv(t, up.URL, map[string]string{
+		envTokensFile:                     writeTokens(t, "agent "+testToken+"\nother "+otherToken+"\n"),
+		"MCP_HTTP_MAX_SESSIONS":           "3",
+		"MCP_HTTP_MAX_SESSIONS_PER_TOKEN": "2",
+		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   "2s",
+	})
+	r := startServe(t, env, stderr)
+	url := r.base + "/mcp"
+	as := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+	open := func(token string) *http.Response {
+		t.Helper()
+		return postResp(t, url, initBody, as(token))
+	}
+	refused := func(resp *http.Response, why string) {
+		t.Helper()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || resp.Header.Get("Mcp-Session-Id") != "" {
+			t.Fatalf("%s: status %d, Retry-After %q; want 503 with Retry-After", why, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
+	var agent []string
+	for range 2 {
+		resp := open(testToken)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+			t.Fatalf("session %d: status %d", len(agent)+1, resp.StatusCode)
+		}
+		agent = append(agent, resp.Header.Get("Mcp-Session-Id"))
+	}
+	refused(open(testToken), "third session of one token")
+	if resp := open(otherToken); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another token's first session: %d", resp.StatusCode)
+	}
+	refused(open(otherToken), "a session beyond the global cap")
+
+	// An open session still works.
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	hdr := as(testToken)
+	hdr["Mcp-Session-Id"] = agent[0]
+	hdr["Mcp-Protocol-Version"] = "2025-06-18"
+	if resp := postResp(t, url, ping, hdr); resp.StatusCode != http.StatusOK {
+		t.Fatalf("ping in an open session: %d", resp.StatusCode)
+	}
+
+	// DELETE frees a place.
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if resp := open(testToken); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after DELETE: %d", resp.StatusCode)
+	}
+	refused(open(testToken), "at the cap again")
+
+	// Idle sessions are closed after MCP_HTTP_SESSION_IDLE_TIMEOUT and
+	// free their places; wait for that with a deadline, not a fixed sleep.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp := open(testToken)
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle sessions never freed their places")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	n := 0
+	for _, l := range logLines(stderr.String()) {
+		if l["msg"] == "http.session_refused" {
+			n++
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d http.session_refused lines", n)
+	}
+}

@@ -2,6 +2,7 @@ package bearer
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -215,5 +216,140 @@ func TestFileConcurrentLookups(t *testing.T) {
 	wg.Wait()
 	if l, ok := f.Lookup(tokB); !ok || l != "b" {
 		t.Fatalf("after concurrent reloads: %q %v", l, ok)
+	}
+}
+
+// rewriteInPlace rewrites the file's content in place and puts its
+// modification time back, as `cp -p` or `touch -r` would: same inode, same
+// size, same mtime.
+func rewriteInPlace(t *testing.T, path, content string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(content)) != fi.Size() {
+		t.Fatalf("test content must keep the size: %d vs %d", len(content), fi.Size())
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSameSizeRewriteKeepingTheModTimeIsSeen: revoking a token by a rewrite
+// that keeps the size and the modification time must not leave it working.
+func TestSameSizeRewriteKeepingTheModTimeIsSeen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	old := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	write(t, path, "agent "+tokA+"\n", old)
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Long after the last read, so the status alone is trusted.
+	f.checked = time.Now().Add(-time.Hour)
+	if _, ok := f.Lookup(tokA); !ok {
+		t.Fatal("initial token refused")
+	}
+	rewriteInPlace(t, path, "agent "+tokB+"\n")
+	if _, ok := f.Lookup(tokA); ok {
+		t.Fatal("a revoked token still works after a same-size rewrite that kept the mtime")
+	}
+	if l, ok := f.Lookup(tokB); !ok || l != "agent" {
+		t.Fatalf("new token: %q %v", l, ok)
+	}
+}
+
+// TestTouchedButUnchangedFileIsNotReloaded: a new status with the same
+// content costs a read and a hash, not a reload (and no log line).
+func TestTouchedButUnchangedFileIsNotReloaded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	base := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	write(t, path, "agent "+tokA+"\n", base)
+	var logs syncBuffer
+	f, err := Open(path, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, "agent "+tokA+"\n", base.Add(time.Hour))
+	if _, ok := f.Lookup(tokA); !ok {
+		t.Fatal("token refused")
+	}
+	if strings.Contains(logs.String(), "auth.tokens_reloaded") {
+		t.Fatalf("an unchanged file was reloaded:\n%s", logs.String())
+	}
+}
+
+// BenchmarkLookup measures a Lookup when the status settles it (a stat)
+// against one that must read and hash the file (a status change, or a
+// status in doubt), over a file of 50 tokens.
+func BenchmarkLookup(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "tokens")
+	var content strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&content, "agent-%02d %s%02d\n", i, strings.Repeat("k", 40), i)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.WriteFile(path, []byte(content.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Chtimes(path, old, old); err != nil {
+		b.Fatal(err)
+	}
+	token := strings.Repeat("k", 40) + "07"
+	b.Run("stat", func(b *testing.B) {
+		f, err := Open(path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.checked = time.Now().Add(time.Hour) // well after every change: no doubt
+		for b.Loop() {
+			if _, ok := f.Lookup(token); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("stat+hash", func(b *testing.B) {
+		f, err := Open(path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			f.mu.Lock()
+			f.stamp = stamp{} // a status that differs: read and hash
+			f.refresh()
+			f.mu.Unlock()
+			if _, ok := f.set.Lookup(token); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
+
+// TestChangeHiddenInTheSameTickIsSeen: when a rewrite leaves every field of
+// the status as it was (a write in the same timestamp tick as the last
+// read), the content is still compared while the change is recent.
+func TestChangeHiddenInTheSameTickIsSeen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	now := time.Now()
+	write(t, path, "agent "+tokA+"\n", now)
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewriteInPlace(t, path, "agent "+tokB+"\n")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pretend the status did not move, as within one coarse tick.
+	f.mu.Lock()
+	f.stamp = stampOf(fi)
+	f.mu.Unlock()
+	if _, ok := f.Lookup(tokA); ok {
+		t.Fatal("a change within the racy window went unseen")
 	}
 }

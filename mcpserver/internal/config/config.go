@@ -71,6 +71,14 @@ type Config struct {
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open before a probe.
 	BreakerCooldown time.Duration
+	// StdioMaxLineBytes bounds one incoming line of the stdio transport.
+	StdioMaxLineBytes int
+	// HTTPMaxSessions caps the open MCP sessions of `serve --http`;
+	// HTTPMaxSessionsPerToken caps those of one bearer token.
+	HTTPMaxSessions         int
+	HTTPMaxSessionsPerToken int
+	// HTTPSessionIdleTimeout closes an HTTP session nobody used for so long.
+	HTTPSessionIdleTimeout time.Duration
 }
 
 // Var documents one environment variable.
@@ -103,6 +111,10 @@ func Documentation() []Var {
 		{Name: "STATE_DB_PATH", Default: "$XDG_STATE_HOME/storelink-mcp/state.db, else $HOME/.local/state/storelink-mcp/state.db", Description: "Path of the durable state database (order ledger, staged orders)."},
 		{Name: "BREAKER_FAILURES", Default: "5", Description: "Consecutive StoreLink failures that open the circuit breaker (1 to 100)."},
 		{Name: "BREAKER_COOLDOWN", Default: "30s", Description: "How long the open breaker rejects calls before one probe (1s to 10m)."},
+		{Name: "STDIO_MAX_LINE_BYTES", Default: "1048576", Description: "Longest line the stdio transport reads (1024 to 67108864 bytes); a longer one is refused with a JSON-RPC error and the server reads on."},
+		{Name: "MCP_HTTP_MAX_SESSIONS", Default: "1000", Description: "Open MCP sessions `serve --http` keeps at most (1 to 100000); beyond it a new session gets 503 with Retry-After."},
+		{Name: "MCP_HTTP_MAX_SESSIONS_PER_TOKEN", Default: "100", Description: "Open MCP sessions one bearer token may hold (1 to 100000); beyond it 503 with Retry-After."},
+		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (1s to 24h)."},
 	}
 }
 
@@ -135,6 +147,11 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		StatePath:           l.statePath(),
 		BreakerFailures:     l.intIn("BREAKER_FAILURES", 5, 1, 100),
 		BreakerCooldown:     l.durationIn("BREAKER_COOLDOWN", 30*time.Second, time.Second, 10*time.Minute),
+
+		StdioMaxLineBytes:       l.intIn("STDIO_MAX_LINE_BYTES", 1<<20, 1<<10, 64<<20),
+		HTTPMaxSessions:         l.intIn("MCP_HTTP_MAX_SESSIONS", 1000, 1, 100000),
+		HTTPMaxSessionsPerToken: l.intIn("MCP_HTTP_MAX_SESSIONS_PER_TOKEN", 100, 1, 100000),
+		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
 	}
 
 	raw, from, file, ok := l.secret("STORELINK_KEYRING")

@@ -59,6 +59,11 @@ func TestDefaults(t *testing.T) {
 		StatePath:           "/home/buyer/.local/state/storelink-mcp/state.db",
 		BreakerFailures:     5,
 		BreakerCooldown:     30 * time.Second,
+
+		StdioMaxLineBytes:       1 << 20,
+		HTTPMaxSessions:         1000,
+		HTTPMaxSessionsPerToken: 100,
+		HTTPSessionIdleTimeout:  30 * time.Minute,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -81,6 +86,11 @@ func TestEveryValueSet(t *testing.T) {
 		"STATE_DB_PATH":         "/var/lib/storelink-mcp/state.db",
 		"BREAKER_FAILURES":      "1",
 		"BREAKER_COOLDOWN":      "10m",
+
+		"STDIO_MAX_LINE_BYTES":            "1024",
+		"MCP_HTTP_MAX_SESSIONS":           "2",
+		"MCP_HTTP_MAX_SESSIONS_PER_TOKEN": "1",
+		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   "1s",
 	}), noFiles)
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +110,11 @@ func TestEveryValueSet(t *testing.T) {
 		StatePath:           "/var/lib/storelink-mcp/state.db",
 		BreakerFailures:     1,
 		BreakerCooldown:     10 * time.Minute,
+
+		StdioMaxLineBytes:       1024,
+		HTTPMaxSessions:         2,
+		HTTPMaxSessionsPerToken: 1,
+		HTTPSessionIdleTimeout:  time.Second,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -348,6 +363,11 @@ func TestDocumentedDefaultsMatch(t *testing.T) {
 		"APPROVAL_TTL":          strings.TrimSuffix(strings.TrimSuffix(c.ApprovalTTL.String(), "0s"), "0m"),
 		"BREAKER_FAILURES":      fmt.Sprint(c.BreakerFailures),
 		"BREAKER_COOLDOWN":      c.BreakerCooldown.String(),
+
+		"STDIO_MAX_LINE_BYTES":            fmt.Sprint(c.StdioMaxLineBytes),
+		"MCP_HTTP_MAX_SESSIONS":           fmt.Sprint(c.HTTPMaxSessions),
+		"MCP_HTTP_MAX_SESSIONS_PER_TOKEN": fmt.Sprint(c.HTTPMaxSessionsPerToken),
+		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   strings.TrimSuffix(c.HTTPSessionIdleTimeout.String(), "0s"),
 	}
 	for _, v := range Documentation() {
 		if got, ok := actual[v.Name]; ok && got != v.Default {

@@ -173,7 +173,7 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 }
 
 // schemaVersion is the version this code writes and understands.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations[i] brings the schema from version i to i+1. Migrations are only
 // ever appended: a released version's statements never change, because some
@@ -262,6 +262,16 @@ CREATE INDEX entries_order_id ON entries (order_id) WHERE order_id IS NOT NULL;
 CREATE UNIQUE INDEX entries_approval_id ON entries (approval_id) WHERE approval_id IS NOT NULL;
 CREATE INDEX entries_pending_expiry ON entries (approval_expires_at) WHERE state = 'pending_approval';
 CREATE INDEX entries_in_flight ON entries (request_hash) WHERE state IN ('sending', 'unknown');
+`,
+	// The audit trail is append-only by construction, not by convention:
+	// the database itself refuses to change or remove a recorded call.
+	// Retention (docs/observability.md) lifts the DELETE guard only inside
+	// the archiving transaction.
+	`
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: UPDATE refused'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: DELETE refused; archive old rows as docs/observability.md describes'); END;
 `,
 }
 

@@ -158,15 +158,27 @@ func (c *Client) BreakerState() string { return c.breaker.State().String() }
 // breakerDoer puts every HTTP exchange behind the breaker: transport errors,
 // timeouts and 5xx count as failures; 4xx answers and caller cancellations
 // do not, since they say nothing about whether StoreLink is healthy.
+//
+// After the cool-down the half-open breaker admits one request, the probe.
+// A tool such as korral_check_stock_risk sends several requests at once, and
+// refusing all but the probe would fail the user's first call after
+// StoreLink recovered. So the others wait for the probe's verdict instead:
+// a good probe closes the breaker and they go ahead; a bad one reopens it
+// and they fail fast, without reaching StoreLink.
 type breakerDoer struct {
 	next    *http.Client
 	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
+
+	mu sync.Mutex
+	// probe is closed when the half-open probe in flight has its verdict;
+	// nil when no probe is in flight.
+	probe chan struct{}
 }
 
 func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
-	done, err := d.breaker.Allow()
+	done, err := d.admit(req.Context())
 	if err != nil {
-		return nil, errBreakerOpen
+		return nil, err
 	}
 	resp, err := d.next.Do(req)
 	if sink, ok := req.Context().Value(statusSinkKey{}).(*int); ok && resp != nil {
@@ -183,6 +195,46 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 		done(nil)
 	}
 	return resp, err
+}
+
+// admit asks the breaker for a place, waiting for the verdict of a
+// half-open probe in flight rather than failing beside it.
+func (d *breakerDoer) admit(ctx context.Context) (done func(error), err error) {
+	for {
+		d.mu.Lock()
+		// State first: it is what moves an expired open breaker to
+		// half-open, and so tells whether this request becomes the probe.
+		halfOpen := d.breaker.State() == gobreaker.StateHalfOpen
+		done, err := d.breaker.Allow()
+		if err == nil {
+			if !halfOpen {
+				d.mu.Unlock()
+				return done, nil
+			}
+			verdict := make(chan struct{})
+			d.probe = verdict
+			d.mu.Unlock()
+			return func(err error) {
+				done(err)
+				d.mu.Lock()
+				d.probe = nil
+				d.mu.Unlock()
+				close(verdict)
+			}, nil
+		}
+		verdict := d.probe
+		d.mu.Unlock()
+		if verdict == nil || !errors.Is(err, gobreaker.ErrTooManyRequests) {
+			return nil, errBreakerOpen
+		}
+		select {
+		case <-verdict:
+		case <-ctx.Done():
+			// Still breaker-open, not a timeout: nothing was sent, which
+			// matters for a write.
+			return nil, fmt.Errorf("%w: gave up waiting for the probe: %w", errBreakerOpen, ctx.Err())
+		}
+	}
 }
 
 type statusSinkKey struct{}

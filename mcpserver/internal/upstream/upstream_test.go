@@ -561,3 +561,84 @@ func TestWriteReach(t *testing.T) {
 		t.Errorf("store without a key: %v reach %d", err, ae.Reach)
 	}
 }
+
+// TestFanOutAfterCoolDownSucceeds: after the cool-down, requests sent at
+// once (a risk check's fan-out) wait for the half-open probe's verdict
+// instead of failing beside it. A good probe lets them all through; a bad
+// one fails them fast, and only the probe reaches StoreLink.
+func TestFanOutAfterCoolDownSucceeds(t *testing.T) {
+	var requests atomic.Int32
+	var healthy atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if !healthy.Load() {
+			w.WriteHeader(503)
+			_, _ = io.WriteString(w, errorBody("unavailable"))
+			return
+		}
+		_, _ = io.WriteString(w, inventoryBody)
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	ctx := context.Background()
+	trip := func() {
+		t.Helper()
+		for c.BreakerState() != "open" {
+			if _, err := c.Inventory(ctx, "47", "1234"); err == nil {
+				t.Fatal("a failing StoreLink answered")
+			}
+		}
+	}
+	coolDown := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for c.BreakerState() == "open" {
+			if time.Now().After(deadline) {
+				t.Fatal("the breaker never left the open state")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	fanOut := func() (errs []error) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := c.Inventory(ctx, "47", "1234")
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+
+	// StoreLink still down after the cool-down: one probe, the rest fail fast.
+	trip()
+	coolDown()
+	before := requests.Load()
+	for _, err := range fanOut() {
+		if apperr.CodeOf(err) != apperr.UpstreamUnavailable {
+			t.Fatalf("fan-out against a failing StoreLink: %v", err)
+		}
+	}
+	if n := requests.Load() - before; n != 1 {
+		t.Fatalf("%d requests reached a failing StoreLink after the cool-down, want the one probe", n)
+	}
+
+	// StoreLink recovered: every request of the fan-out succeeds.
+	coolDown()
+	healthy.Store(true)
+	for _, err := range fanOut() {
+		if err != nil {
+			t.Fatalf("first fan-out after recovery: %v", err)
+		}
+	}
+	if c.BreakerState() != "closed" {
+		t.Fatalf("breaker %s", c.BreakerState())
+	}
+}

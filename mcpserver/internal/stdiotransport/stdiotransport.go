@@ -1,0 +1,374 @@
+// Package stdiotransport is the MCP server's stdio transport: newline-
+// delimited JSON-RPC over a reader and a writer, behind go-sdk's
+// mcp.Transport interface.
+//
+// It exists because the SDK's own IOTransport stops reading at the first
+// frame it cannot decode, which ends the process: one malformed line from a
+// host (or anything else writing to the server's stdin) would take every
+// later request down with it. Here every line stands alone. A line that is
+// not JSON is answered with a JSON-RPC parse error (-32700), a line that is
+// JSON but not a valid JSON-RPC 2.0 message with an invalid-request error
+// (-32600, carrying the id when one can be read), a line longer than the
+// limit with an invalid-request error naming the limit; then the next line
+// is read as if nothing had happened. Blank lines are skipped. Only the end
+// of the input (or Close) stops the reader.
+//
+// Framing is cheap: lines are read through one bufio.Reader into a buffer
+// that is reused from line to line, a valid message is decoded once, and
+// every outgoing message is encoded into a reused buffer under the one
+// writer mutex, so concurrent writers never interleave their lines.
+package stdiotransport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxLineBytes bounds one incoming line when Transport.MaxLineBytes
+// is zero. A tool call is a few hundred bytes; a megabyte leaves room for
+// any legitimate message while keeping one line from exhausting memory.
+const DefaultMaxLineBytes = 1 << 20
+
+// Transport serves one MCP session over a reader (usually stdin) and a
+// writer (usually stdout). It is used for exactly one connection.
+type Transport struct {
+	Reader io.Reader
+	Writer io.Writer
+	// MaxLineBytes bounds one incoming line, newline excluded; zero means
+	// DefaultMaxLineBytes. A longer line is discarded and answered with an
+	// error; the connection stays open.
+	MaxLineBytes int
+	// Logger receives one warning per rejected line; nil discards them.
+	Logger *slog.Logger
+}
+
+var _ mcp.Transport = (*Transport)(nil)
+
+// Connect implements mcp.Transport. It starts the reader goroutine: a read
+// from stdin cannot be interrupted portably, so reading happens apart from
+// Read, which can then return as soon as the connection is closed.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	limit := t.MaxLineBytes
+	if limit <= 0 {
+		limit = DefaultMaxLineBytes
+	}
+	log := t.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &conn{
+		w:        t.Writer,
+		log:      log,
+		limit:    limit,
+		incoming: make(chan jsonrpc.Message),
+		closed:   make(chan struct{}),
+		readDone: make(chan struct{}),
+	}
+	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10))
+	return c, nil
+}
+
+// conn is one connection. Read is called by one goroutine (the SDK's read
+// loop); Write by many; Close by anyone, any number of times.
+type conn struct {
+	log   *slog.Logger
+	limit int
+
+	incoming chan jsonrpc.Message
+	// readErr is why the reader stopped; valid once readDone is closed.
+	readErr  error
+	readDone chan struct{}
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	wmu  sync.Mutex
+	w    io.Writer
+	wbuf bytes.Buffer
+}
+
+// Read implements mcp.Connection.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	default:
+	}
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	case <-c.readDone:
+		return nil, c.readErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// Write implements mcp.Connection: one message, one line.
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("stdio: encode message: %w", err)
+	}
+	return c.writeLine(data)
+}
+
+// writeLine writes data and its newline in one Write call, so a reader on
+// the other end never sees two messages interleaved.
+func (c *conn) writeLine(data []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	select {
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	c.wbuf.Reset()
+	c.wbuf.Write(data)
+	c.wbuf.WriteByte('\n')
+	_, err := c.w.Write(c.wbuf.Bytes())
+	if c.wbuf.Cap() > 1<<20 {
+		// One large answer must not pin its buffer for the session's life.
+		c.wbuf = bytes.Buffer{}
+	}
+	return err
+}
+
+// Close implements mcp.Connection. The reader goroutine ends at the next
+// line or at the end of the input, whichever comes first; it delivers
+// nothing after Close.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// SessionID implements mcp.Connection: a stdio process serves one client,
+// so there is no protocol session id.
+func (c *conn) SessionID() string { return "" }
+
+// readLoop reads lines until the end of the input and hands each valid
+// message to Read; anything else is answered here.
+func (c *conn) readLoop(r *bufio.Reader) {
+	defer close(c.readDone)
+	var line []byte
+	for {
+		var tooLong bool
+		var err error
+		line, tooLong, err = readLine(r, line[:0], c.limit)
+		if tooLong {
+			c.reject(nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Invalid Request: line exceeds the limit of %d bytes (STDIO_MAX_LINE_BYTES); nothing in it was read", c.limit))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			msg, rerr := Decode(line)
+			if rerr != nil {
+				c.reject(rerr.ID, rerr.Code, rerr.Message)
+			} else {
+				select {
+				case c.incoming <- msg:
+				case <-c.closed:
+					c.readErr = io.EOF
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.readErr = err
+			return
+		}
+		select {
+		case <-c.closed:
+			c.readErr = io.EOF
+			return
+		default:
+		}
+	}
+}
+
+// reject answers a line that carried no usable message.
+func (c *conn) reject(id any, code int64, message string) {
+	c.log.Warn("stdio.rejected_frame", "code", code, "error", message)
+	data, err := EncodeError(id, code, message)
+	if err == nil {
+		err = c.writeLine(data)
+	}
+	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		c.log.Warn("stdio.write_failed", "error", err.Error())
+	}
+}
+
+// readLine reads one line into buf (without its "\n" or a "\r" before it).
+// A line longer than limit is read to its end and dropped: tooLong is true
+// and buf holds nothing of it, so memory stays bounded by limit. err is
+// io.EOF (or the reader's error) when the input ends; a last line without
+// a newline is still returned with it.
+func readLine(r *bufio.Reader, buf []byte, limit int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, rerr := r.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > limit+2 { // room for "\r\n"
+				tooLong, buf = true, buf[:0]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case rerr == nil:
+			return trimEOL(buf, tooLong, limit)
+		case errors.Is(rerr, bufio.ErrBufferFull):
+			continue
+		default:
+			line, tooLong, _ = trimEOL(buf, tooLong, limit)
+			return line, tooLong, rerr
+		}
+	}
+}
+
+func trimEOL(buf []byte, tooLong bool, limit int) ([]byte, bool, error) {
+	buf = bytes.TrimSuffix(buf, []byte("\n"))
+	buf = bytes.TrimSuffix(buf, []byte("\r"))
+	if len(buf) > limit {
+		return buf[:0], true, nil
+	}
+	return buf, tooLong, nil
+}
+
+// FrameError is why a line carried no usable message: a JSON-RPC error code,
+// the message sent back, and the request's id when one could be read (nil
+// otherwise, which goes on the wire as null).
+type FrameError struct {
+	Code    int64
+	Message string
+	ID      any
+}
+
+func (e *FrameError) Error() string { return e.Message }
+
+// wireMessage is every field of a JSON-RPC 2.0 request or response.
+// Method is raw so that a present but empty method is told from a missing one.
+type wireMessage struct {
+	JSONRPC any             `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// Decode turns one line into a JSON-RPC 2.0 message with a single decode,
+// which also refuses anything after the first value (two messages on one
+// line). Only a rejected line is examined further, to tell a parse error
+// from an invalid request and to recover its id.
+func Decode(line []byte) (jsonrpc.Message, *FrameError) {
+	var w wireMessage
+	err := json.Unmarshal(line, &w)
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &syntax) || (err != nil && !json.Valid(line)):
+		return nil, &FrameError{Code: jsonrpc.CodeParseError, Message: "Parse error: the line is not one JSON value"}
+	case err != nil && firstByte(line) != '{':
+		// Batches (arrays) were removed from MCP in 2025-06-18; a scalar is
+		// no message at all.
+		return nil, &FrameError{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: expected one JSON-RPC 2.0 object per line"}
+	case err != nil:
+		// Valid JSON, but a field has the wrong type (an error that is not
+		// an object, say): read what can be read for the answer.
+		var probe struct {
+			JSONRPC any             `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(line, &probe)
+		w = wireMessage{JSONRPC: probe.JSONRPC, ID: probe.ID}
+	}
+	id, idErr := parseID(w.ID)
+	if w.JSONRPC != "2.0" {
+		return nil, &FrameError{Code: jsonrpc.CodeInvalidRequest, ID: id, Message: `Invalid Request: "jsonrpc" must be "2.0"`}
+	}
+	if idErr != nil {
+		return nil, &FrameError{Code: jsonrpc.CodeInvalidRequest, Message: `Invalid Request: "id" must be a string or an integer`}
+	}
+	if err == nil {
+		var method string
+		if w.Method != nil && json.Unmarshal(w.Method, &method) == nil {
+			return &jsonrpc.Request{ID: idOf(id), Method: method, Params: w.Params}, nil
+		}
+		if w.Method == nil && id != nil && (w.Result != nil || w.Error != nil) {
+			resp := &jsonrpc.Response{ID: idOf(id), Result: w.Result}
+			if w.Error != nil {
+				resp.Error = w.Error
+			}
+			return resp, nil
+		}
+	}
+	return nil, &FrameError{Code: jsonrpc.CodeInvalidRequest, ID: id, Message: `Invalid Request: a request needs a string "method" (and an "id" unless it is a notification); a response needs an "id" and a "result" or an "error"`}
+}
+
+func firstByte(b []byte) byte {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+// idOf converts an id parsed by parseID; nil is the zero ID (a notification).
+func idOf(id any) jsonrpc.ID {
+	if id == nil {
+		return jsonrpc.ID{}
+	}
+	if i, ok := id.(int64); ok {
+		id = float64(i) // the form MakeID takes
+	}
+	out, _ := jsonrpc.MakeID(id)
+	return out
+}
+
+// parseID reads a request id: a string, an integer, or absent/null (nil).
+// Anything else is an error.
+func parseID(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		if i, err := n.Int64(); err == nil {
+			return i, nil
+		}
+	}
+	return nil, errors.New("bad id")
+}
+
+// EncodeError is the wire form of a JSON-RPC error response.
+func EncodeError(id any, code int64, message string) ([]byte, error) {
+	return json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, message}})
+}

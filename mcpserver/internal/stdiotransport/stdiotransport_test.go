@@ -1,0 +1,269 @@
+package stdiotransport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// hostileFrames are the lines that used to end the process, each followed
+// by a newline when written.
+var hostileFrames = []string{
+	`{"jsonrpc":"2.0","id":1,"method":`,        // invalid JSON (truncated line)
+	`not json at all`,                          // invalid JSON
+	`{"jsonrpc":"1.0","id":2,"method":"ping"}`, // wrong version
+	`{"id":3,"method":"ping"}`,                 // missing jsonrpc
+	`[]`,                                       // empty batch
+	`{}`,                                       // empty object
+	`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,         // object id
+	"{\"jsonrpc\":\"2.0\",\x00\"id\":4,\"method\":\"ping\"}", // NUL byte
+	"\x00\x00\x00", // NUL bytes only
+	`{"jsonrpc":"2.0","id":5,"method":"ping"}{"jsonrpc":"2.0","id":6,"method":"ping"}`, // two messages on one line
+	`[{"jsonrpc":"2.0","id":7,"method":"ping"}]`,                                       // a batch
+	`42`,
+}
+
+// run feeds input to a fresh connection and returns the messages it
+// delivered, the lines it wrote back, and the error that ended reading.
+func run(t testing.TB, input []byte, limit int) (delivered []jsonrpc.Message, answers []string, end error) {
+	var out bytes.Buffer
+	tr := &Transport{Reader: bytes.NewReader(input), Writer: &out, MaxLineBytes: limit}
+	c, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		msg, err := c.Read(ctx)
+		if err != nil {
+			end = err
+			break
+		}
+		delivered = append(delivered, msg)
+	}
+	_ = c.Close()
+	if s := strings.TrimSuffix(out.String(), "\n"); s != "" {
+		answers = strings.Split(s, "\n")
+	}
+	return delivered, answers, end
+}
+
+// expectedOutcomes counts the lines of input that must each produce exactly
+// one outcome (a delivered message or an answer): every line, the last one
+// even without a newline, except blank ones.
+func expectedOutcomes(input []byte, limit int) int {
+	n := 0
+	for _, line := range bytes.Split(input, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > limit || len(bytes.TrimSpace(line)) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func TestHostileFramesAreAnsweredAndReadingGoesOn(t *testing.T) {
+	for _, frame := range hostileFrames {
+		t.Run(frame, func(t *testing.T) {
+			input := frame + "\n" + `{"jsonrpc":"2.0","id":"next","method":"ping"}` + "\n"
+			delivered, answers, end := run(t, []byte(input), 1024)
+			if !errors.Is(end, io.EOF) {
+				t.Fatalf("reading ended with %v, want EOF", end)
+			}
+			if len(answers) != 1 {
+				t.Fatalf("answers = %q, want one error", answers)
+			}
+			var resp struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   struct {
+					Code    int64  `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(answers[0]), &resp); err != nil || resp.JSONRPC != "2.0" {
+				t.Fatalf("answer %q is not a JSON-RPC response: %v", answers[0], err)
+			}
+			if resp.Error.Code != jsonrpc.CodeParseError && resp.Error.Code != jsonrpc.CodeInvalidRequest {
+				t.Fatalf("code %d", resp.Error.Code)
+			}
+			if len(delivered) != 1 {
+				t.Fatalf("delivered %d messages, want the next request", len(delivered))
+			}
+			if req, ok := delivered[0].(*jsonrpc.Request); !ok || req.ID.Raw() != "next" {
+				t.Fatalf("delivered %#v", delivered[0])
+			}
+		})
+	}
+}
+
+func TestErrorCodesAndIDs(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		code int64
+		id   string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":`, jsonrpc.CodeParseError, "null"},
+		{"\x00", jsonrpc.CodeParseError, "null"},
+		{`{"a":1}{"b":2}`, jsonrpc.CodeParseError, "null"},
+		{`{"jsonrpc":"1.0","id":7,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "7"},
+		{`{"id":"abc","method":"ping"}`, jsonrpc.CodeInvalidRequest, `"abc"`},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`[]`, jsonrpc.CodeInvalidRequest, "null"},
+		{`"text"`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":2,"id":9,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "9"},
+	} {
+		_, answers, _ := run(t, []byte(tc.line+"\n"), 1024)
+		if len(answers) != 1 {
+			t.Fatalf("%q: answers %q", tc.line, answers)
+		}
+		var resp struct {
+			ID    json.RawMessage      `json:"id"`
+			Error struct{ Code int64 } `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(answers[0]), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Error.Code != tc.code || string(resp.ID) != tc.id {
+			t.Errorf("%q: code %d id %s, want %d %s", tc.line, resp.Error.Code, resp.ID, tc.code, tc.id)
+		}
+	}
+}
+
+func TestOverLongLineIsRefusedAndTheNextOneServed(t *testing.T) {
+	const limit = 100
+	ok := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	long := `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("x", 200_000) + `"}}`
+	exact := `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("y", limit-60) + `"}}`
+	if len(exact) != limit {
+		t.Fatalf("exact line is %d bytes", len(exact))
+	}
+	delivered, answers, end := run(t, []byte(long+"\n"+exact+"\r\n"+ok+"\n"), limit)
+	if !errors.Is(end, io.EOF) {
+		t.Fatal(end)
+	}
+	if len(answers) != 1 || !strings.Contains(answers[0], "-32600") || !strings.Contains(answers[0], "100 bytes") {
+		t.Fatalf("answers %q", answers)
+	}
+	if len(delivered) != 2 {
+		t.Fatalf("delivered %d, want the line at the limit and the one after", len(delivered))
+	}
+	if _, answers, _ := run(t, []byte(exact+"z\n"), limit); len(answers) != 1 {
+		t.Fatalf("a line one byte over the limit: answers %q", answers)
+	}
+}
+
+func TestLastLineWithoutNewlineIsServed(t *testing.T) {
+	delivered, answers, end := run(t, []byte("\n  \n"+`{"jsonrpc":"2.0","id":1,"method":"ping"}`), 1024)
+	if len(delivered) != 1 || len(answers) != 0 || !errors.Is(end, io.EOF) {
+		t.Fatalf("delivered %d answers %q end %v", len(delivered), answers, end)
+	}
+}
+
+// TestConcurrentWritesKeepOneMessagePerLine would interleave lines if the
+// writer were not serialised.
+func TestConcurrentWritesKeepOneMessagePerLine(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var out lockedBuffer
+	c, _ := (&Transport{Reader: pr, Writer: &out}).Connect(context.Background())
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, _ := jsonrpc.MakeID(float64(i))
+			_ = c.Write(context.Background(), &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"pad":"` + strings.Repeat("p", 5000) + `"}`)})
+		}()
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 50 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for _, l := range lines {
+		if _, err := jsonrpc.DecodeMessage([]byte(l)); err != nil {
+			t.Fatalf("line is not one message: %v", err)
+		}
+	}
+}
+
+func TestCloseUnblocksRead(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	c, _ := (&Transport{Reader: pr, Writer: io.Discard}).Connect(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := c.Read(context.Background()); errc <- err }()
+	_ = c.Close()
+	if err := <-errc; !errors.Is(err, io.EOF) {
+		t.Fatalf("Read after Close: %v", err)
+	}
+	if err := c.Write(context.Background(), &jsonrpc.Request{Method: "x"}); !errors.Is(err, mcp.ErrConnectionClosed) {
+		t.Fatalf("Write after Close: %v", err)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// FuzzReader: whatever the bytes, every line that is not blank yields
+// exactly one outcome (a message handed to the server or one error answer),
+// every answer is one JSON-RPC error response on its own line, and only the
+// end of the input stops the reader.
+func FuzzReader(f *testing.F) {
+	valid := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, frame := range hostileFrames {
+		f.Add([]byte(frame + "\n" + valid + "\n"))
+	}
+	f.Add([]byte(strings.Repeat("a", 300) + "\n" + valid))
+	f.Add([]byte(valid + "\r\n" + valid + "\n\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":9,"result":{}}` + "\n"))
+	const limit = 256
+	f.Fuzz(func(t *testing.T, input []byte) {
+		delivered, answers, end := run(t, input, limit)
+		if !errors.Is(end, io.EOF) {
+			t.Fatalf("reading stopped with %v before the end of the input", end)
+		}
+		if got, want := len(delivered)+len(answers), expectedOutcomes(input, limit); got != want {
+			t.Fatalf("%d outcomes (%d delivered, %d answered) for %d lines", got, len(delivered), len(answers), want)
+		}
+		for _, a := range answers {
+			var resp struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   *jsonrpc.Error  `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(a), &resp); err != nil || resp.JSONRPC != "2.0" || resp.ID == nil || resp.Error == nil {
+				t.Fatalf("answer %q is not a JSON-RPC error response (%v)", a, err)
+			}
+		}
+	})
+}
