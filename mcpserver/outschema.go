@@ -15,7 +15,7 @@ import (
 // Output schemas are what every host downloads with tools/list and compiles
 // to check results; the model never reads them. They describe the success
 // envelope only: a tool error carries its envelope as text content, with
-// isError, and no structured content (ADR 0011). They are inferred from the
+// isError, and no structured content (ADR 0012). They are inferred from the
 // answer structs like the input schemas, then made lean: closed sets become
 // enums, a field that is left out rather than null is not nullable, a
 // per-store error body is one shared definition, and nested objects repeat
@@ -76,7 +76,7 @@ func errorDef() *jsonschema.Schema {
 // error: ErrorBody}. As JSON it is the text content of every result; a
 // success also carries it as structured content, which the tool's output
 // schema describes. A failure is a tool error (isError) whose envelope is
-// text only (ADR 0011). success is the envelope of a successful answer.
+// text only (ADR 0012). success is the envelope of a successful answer.
 type success[T any] struct {
 	OK   bool `json:"ok"`
 	Data T    `json:"data"`

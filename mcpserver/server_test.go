@@ -236,7 +236,7 @@ func callTool(t *testing.T, s session, name string, args any) (map[string]any, *
 		t.Fatalf("%s: ok=%v but isError=%v", name, ok, res.IsError)
 	}
 	if res.IsError {
-		// A tool error's envelope is text only (ADR 0011).
+		// A tool error's envelope is text only (ADR 0012).
 		if res.StructuredContent != nil {
 			t.Fatalf("%s: a tool error carries structured content", name)
 		}
