@@ -36,8 +36,9 @@ func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
 	}
 }
 
-// TestStoreListFanOutIsBounded: with a keyring of 180 stores, listing them
-// never keeps more than 16 requests open at StoreLink at once. A proxy in
+// TestStoreListFanOutIsBounded: with a keyring of 180 stores, listing them,
+// or checking 20 of them in one risk call, never keeps more than 16
+// requests open at StoreLink at once. A proxy in
 // front of the mock counts the requests in flight; each waits a moment, so
 // an unbounded fan-out would pile up far beyond the bound.
 func TestStoreListFanOutIsBounded(t *testing.T) {
@@ -66,11 +67,35 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 	env := w.env()
 	env[0] = "UPSTREAM_BASE_URL=" + proxy.URL
 	p := startServer(t, env)
-	stores := data(t, p.call("korral_list_authorized_stores", map[string]any{}))["stores"].([]any)
-	if len(stores) != 180 || total < 180 {
-		t.Fatalf("%d stores listed after %d requests, want 180", len(stores), total)
+	list := p.call("korral_list_authorized_stores", map[string]any{})
+	stores := data(t, list)["stores"].([]any)
+	mu.Lock()
+	listed := total
+	mu.Unlock()
+	if len(stores) != 180 || listed < 180 {
+		t.Fatalf("%d stores listed after %d requests, want 180", len(stores), listed)
 	}
-	if peak > 16 || peak < 2 {
-		t.Fatalf("%d requests in flight at once, want 2..16", peak)
+	mu.Lock()
+	listPeak := peak
+	mu.Unlock()
+	if listPeak > 16 || listPeak < 2 {
+		t.Fatalf("list: %d requests in flight at once, want 2..16", listPeak)
+	}
+	mu.Lock()
+	peak, total = 0, 0
+	mu.Unlock()
+	ids := []any{"47", "102"}
+	for i := 0; len(ids) < 20; i++ {
+		ids = append(ids, fmt.Sprint(5000+i))
+	}
+	risk := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": ids})
+	if n := len(data(t, risk)["stores"].([]any)); n != 20 {
+		t.Fatalf("%d store entries, want 20", n)
+	}
+	storeRisk(t, risk, 0)
+	mu.Lock()
+	defer mu.Unlock()
+	if peak > 16 || peak < 2 || total < 20 {
+		t.Fatalf("risk: %d requests in flight at once (of %d), want 2..16", peak, total)
 	}
 }
