@@ -1,10 +1,12 @@
 package storelink_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/korral/storelink/mockstorelink"
 )
@@ -114,7 +116,7 @@ func TestEveryFixtureThroughTheTool(t *testing.T) {
 						}
 						return
 					}
-					risk := data(t, env)["risk"].(map[string]any)
+					risk := storeRisk(t, env, 0)
 					want := f.morning
 					if clock.name == "evening" {
 						want = f.evening
@@ -136,12 +138,50 @@ func TestEveryFixtureThroughTheTool(t *testing.T) {
 	}
 }
 
+// storeRisk is the i-th store's risk of a risk check's answer.
+func storeRisk(t *testing.T, env map[string]any, i int) map[string]any {
+	t.Helper()
+	st := data(t, env)["stores"].([]any)[i].(map[string]any)
+	r, ok := st["risk"].(map[string]any)
+	if !ok {
+		t.Fatalf("store %v has no risk: %v", st["store_id"], st)
+	}
+	return r
+}
+
+// evidenceRows reads the evidence table back as one map per day, as the
+// answer documents it: cells in the order of the columns, the flags cell
+// left out on a day without flags, and the rows the consecutive days that
+// end the day before as_of (their date is added as "date").
 func evidenceRows(r map[string]any) []map[string]any {
+	ev := r["evidence"].(map[string]any)
+	cols := ev["columns"].([]any)
+	raw := ev["rows"].([]any)
+	asOf, err := time.Parse(time.RFC3339, r["as_of"].(string))
+	if err != nil {
+		panic(err)
+	}
 	var rows []map[string]any
-	for _, e := range r["evidence"].([]any) {
-		rows = append(rows, e.(map[string]any))
+	for i, e := range raw {
+		cells := e.([]any)
+		row := map[string]any{"flags": []any{}}
+		for j, c := range cells {
+			row[cols[j].(string)] = c
+		}
+		date := asOf.AddDate(0, 0, i-len(raw))
+		if want := date.Format("Mon 2"); row["day"] != want {
+			panic(fmt.Sprintf("row %d is %v, want %s", i, row["day"], want))
+		}
+		row["date"] = date.Format("2006-01-02")
+		rows = append(rows, row)
 	}
 	return rows
+}
+
+// inBand says whether a day's rate enters the band: an open day with history
+// that does not look like a stockout.
+func inBand(row map[string]any) bool {
+	return !hasDayFlag(row, "closed") && !hasDayFlag(row, "possible_stockout") && !hasDayFlag(row, "no_history")
 }
 
 func hasDayFlag(row map[string]any, flag string) bool {
@@ -158,7 +198,7 @@ func hasDayFlag(row map[string]any, flag string) bool {
 func noInventedZeroDays(t *testing.T, r map[string]any) {
 	t.Helper()
 	for _, row := range evidenceRows(r) {
-		if hasDayFlag(row, "no_history") && (hasDayFlag(row, "zero_sales") || hasDayFlag(row, "possible_stockout") || row["used_in_band"] == true) {
+		if hasDayFlag(row, "no_history") && (hasDayFlag(row, "zero_sales") || hasDayFlag(row, "possible_stockout") || inBand(row)) {
 			t.Errorf("%s has no history but reads as evidence: %v", row["date"], row)
 		}
 	}
@@ -167,8 +207,14 @@ func noInventedZeroDays(t *testing.T, r map[string]any) {
 func usesDays(n float64) func(*testing.T, map[string]any) {
 	return func(t *testing.T, r map[string]any) {
 		t.Helper()
-		if num(r["trading_days_used"]) != n {
-			t.Errorf("trading_days_used %v, want %v", r["trading_days_used"], n)
+		used := 0.0
+		for _, row := range evidenceRows(r) {
+			if inBand(row) {
+				used++
+			}
+		}
+		if used != n {
+			t.Errorf("%v days enter the band, want %v", used, n)
 		}
 	}
 }
@@ -211,8 +257,8 @@ func oldestDayHasNoHistory(t *testing.T, r map[string]any) {
 func thinHistoryRefuses(t *testing.T, r map[string]any) {
 	t.Helper()
 	usesDays(3)(t, r)
-	w := r["projected_stockout_window"].(map[string]any)
-	if r["units_per_trading_hour"] != nil || w["earliest"] != nil || w["latest"] != nil ||
+	w := r["stockout_window"].([]any)
+	if r["units_per_trading_hour"] != nil || w[0] != nil || w[1] != nil ||
 		r["will_stockout_before_close_today"] != "unknown" || r["arrival_beats_stockout"] != "unknown" {
 		t.Errorf("a refusal that still guesses: %v", r)
 	}

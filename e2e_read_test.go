@@ -67,11 +67,15 @@ func TestButterScenarioNumbers(t *testing.T) {
 	for store, wantGap := range map[string]float64{"47": 17, "102": 6} {
 		risk := data(t, p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
 		sales := data(t, p.call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
-		id := risk["identity"].(map[string]any)
-		if plainText(id["product_name"]) != "Madeta butter 250g" || plainText(id["supplier_name"]) != "Madeta a.s." {
+		id := risk["product"].(map[string]any)
+		if plainText(id["name"]) != "Madeta butter 250g" || plainText(id["supplier"]) != "Madeta a.s." {
 			t.Fatalf("identity %v", id)
 		}
-		onHand := num(risk["risk"].(map[string]any)["on_hand_units"])
+		r := risk["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+		onHand := num(r["on_hand_units"])
+		if sold := num(r["units_sold_last_24h"]); sold-onHand != wantGap {
+			t.Errorf("store %s: the risk check's own 24 h figure %v minus on hand %v is not the gap %v", store, sold, onHand, wantGap)
+		}
 		gap := num(sales["units_sold_in_window"]) - onHand
 		if gap != wantGap || sales["units_total_complete"] != true {
 			t.Errorf("store %s: sold %v, on hand %v, gap %v, want %v", store, sales["units_sold_in_window"], onHand, gap, wantGap)
@@ -295,7 +299,7 @@ func TestUpstreamTextReachesTheModelAsMarkedData(t *testing.T) {
 	w := newWorld(t)
 	p := startServer(t, w.env())
 	risk := data(t, p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUInjection, "store_id": "47"}))
-	name := risk["identity"].(map[string]any)["product_name"].(string)
+	name := risk["product"].(map[string]any)["name"].(string)
 	inner, ok := mcpserver.UntrustedText(name)
 	if !ok || !strings.Contains(inner, "IGNORE PREVIOUS INSTRUCTIONS") {
 		t.Fatalf("product name not marked as untrusted data: %q", name)

@@ -86,4 +86,31 @@ say "load driver"
 	--server "$OUT/bin/storelink-mcp" --mock "$OUT/bin/mockstorelink" \
 	--wrk "$WRK" --prism "$PRISM" --spec openapi/storelink.yaml \
 	--gobench "$gobench" --load-before "$LOAD_START" --out "$OUT"
+# The client most hosts embed (the TypeScript SDK's) against this server and
+# the reference @modelcontextprotocol/server-everything, in the same run: the
+# time a host waits before its first call, a trivial call, and throughput.
+TS_SDK_VERSION=1.32.2
+EVERYTHING_VERSION=2026.8.31
+TS_DIR=$ROOT/.tools/tsbench-$TS_SDK_VERSION-$EVERYTHING_VERSION
+EVERYTHING=$TS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+if [ ! -f "$EVERYTHING" ] && command -v npm >/dev/null; then
+	say "installing the TypeScript SDK $TS_SDK_VERSION and server-everything $EVERYTHING_VERSION into $TS_DIR"
+	mkdir -p "$TS_DIR"
+	npm install --silent --no-audit --no-fund --prefix "$TS_DIR" \
+		"@modelcontextprotocol/sdk@$TS_SDK_VERSION" "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >&2 || true
+fi
+if [ -f "$EVERYTHING" ] && command -v node >/dev/null; then
+	say "TypeScript SDK client: storelink-mcp beside server-everything"
+	cp bench/tsclient/bench.mjs "$TS_DIR/bench.mjs"
+	tshome=$(mktemp -d)
+	trap 'rm -rf "$tshome"' EXIT
+	tsruns=15 tscalls=400
+	[ -z "$QUICK" ] || { tsruns=3 tscalls=50; }
+	servers=$(printf '[{"name":"storelink-mcp","command":"%s","env":{"HOME":"%s","STATE_DB_PATH":"%s/state.db"},"tool":"korral_list_authorized_stores"},{"name":"server-everything","command":"%s","args":["%s","stdio"],"tool":"echo","arguments":{"message":"hello"}}]' \
+		"$OUT/bin/storelink-mcp" "$tshome" "$tshome" "$(command -v node)" "$EVERYTHING")
+	TSBENCH_RUNS=$tsruns TSBENCH_CALLS=$tscalls node "$TS_DIR/bench.mjs" "$servers" >"$OUT/tsclient.json"
+	{ echo; node "$TS_DIR/bench.mjs" --markdown "$OUT/tsclient.json"; } >>"$OUT/results.md"
+else
+	say "node or npm is missing: the TypeScript SDK client comparison is skipped"
+fi
 say "written: $OUT/results.md and $OUT/results.json"

@@ -158,6 +158,10 @@ func (m *ScriptedModel) Next(_ context.Context, conversation []Message, _ []*mcp
 // Bindings returns the values the model has derived so far, by step id.
 func (m *ScriptedModel) Bindings() map[string]any { return m.bindings }
 
+// Lookup follows a dotted ref (as in a template, without the braces)
+// through the bindings.
+func (m *ScriptedModel) Lookup(ref string) (any, bool) { return lookup(m.bindings, ref) }
+
 var (
 	wholeRef = regexp.MustCompile(`^\{\{\s*([^{}|]+?)\s*(?:\|\s*(\w+)\s*)?\}\}$`)
 	innerRef = regexp.MustCompile(`\{\{\s*([^{}|]+?)\s*(?:\|\s*(\w+)\s*)?\}\}`)

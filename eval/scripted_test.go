@@ -48,7 +48,7 @@ func TestTemplatesDeriveArgumentsFromResults(t *testing.T) {
 		{Answer: "done: {{order.data.mode}}"},
 	}
 	results := map[string]string{
-		"risk":  `{"ok":true,"data":{"identity":{"case_pack":12,"product_name":"⟦untrusted:ab12cd34⟧Madeta butter 250g⟦/untrusted:ab12cd34⟧"},"flags":["stale"]}}`,
+		"risk":  `{"ok":true,"data":{"identity":{"case_pack":12,"product_name":"⟦untrusted:ab12cd⟧Madeta butter 250g⟦/ab12cd⟧"},"flags":["stale"]}}`,
 		"order": `{"ok":true,"data":{"mode":"preview"}}`,
 	}
 	msgs, err := play(t, steps, results)

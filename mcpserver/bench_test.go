@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,11 +25,11 @@ var butterArgs = map[string]any{"store_id": "47", "sku": "8847291"}
 // and the structured content, plus the log line. It uses a real risk answer
 // (28 days of history) and a real error.
 func BenchmarkEnvelope(b *testing.B) {
-	s := &server{opts: Options{Upstream: newFake(), Now: func() time.Time { return testNow }, DefaultLookbackDays: 28}, log: slog.New(slog.DiscardHandler)}
-	out, err := s.assessRisk(context.Background(), "47", "8847291", 28)
+	out, err := riskAnswer(28)
 	if err != nil {
 		b.Fatal(err)
 	}
+	s := &server{opts: Options{Now: func() time.Time { return testNow }}, log: slog.New(slog.DiscardHandler)}
 	c := &call{id: "bench", tool: "korral_check_stock_risk", storeID: "47", sku: "8847291", summary: "checked"}
 	ctx := context.Background()
 	b.Run("ok-stock-risk", func(b *testing.B) {
@@ -122,6 +123,17 @@ func BenchmarkToolsList(b *testing.B) {
 	b.ReportMetric(float64(n), "model-visible-bytes")
 }
 
+// riskAnswer is the risk tool's answer for the butter at store 47 with days
+// of history, as the handler builds it.
+func riskAnswer(days int) (*stockRiskOut, error) {
+	kr, err := keyring.Parse([]byte(`{"47":"k1"}`))
+	if err != nil {
+		return nil, err
+	}
+	s := &server{opts: Options{Upstream: newFake(), Keyring: func() *keyring.Keyring { return kr }, Now: func() time.Time { return testNow }}, log: slog.New(slog.DiscardHandler)}
+	return s.checkStockRisk(context.Background(), &call{tool: "korral_check_stock_risk"}, stockRiskIn{SKU: "8847291", LookbackDays: days})
+}
+
 func benchSession(b *testing.B, srv *mcp.Server) *mcp.ClientSession {
 	b.Helper()
 	st, ct := mcp.NewInMemoryTransports()
@@ -141,17 +153,17 @@ func benchSession(b *testing.B, srv *mcp.Server) *mcp.ClientSession {
 // The envelope is the same JSON whichever way it is read; a benchmark that
 // measured a broken one would mean nothing.
 func TestBenchEnvelopeIsValid(t *testing.T) {
-	s := &server{opts: Options{Upstream: newFake(), Now: func() time.Time { return testNow }}, log: slog.New(slog.DiscardHandler)}
-	out, err := s.assessRisk(context.Background(), "47", "8847291", 28)
+	out, err := riskAnswer(28)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := &server{opts: Options{Now: func() time.Time { return testNow }}, log: slog.New(slog.DiscardHandler)}
 	res := s.succeed(context.Background(), &call{tool: "korral_check_stock_risk"}, out, 0)
 	var env struct {
 		OK   bool            `json:"ok"`
 		Data json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &env); err != nil || !env.OK || len(env.Data) < 100 {
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &env); err != nil || !env.OK || !strings.Contains(string(env.Data), `"evidence":{"columns"`) {
 		t.Fatalf("envelope %v %v", env, err)
 	}
 }

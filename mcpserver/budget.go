@@ -11,6 +11,11 @@ import (
 // five tools of the original TypeScript server cost about 5.9 KB.
 const ToolBudgetBytes = 4400
 
+// ToolsListBudgetBytes is the ceiling for the whole tools/list result, output
+// schemas included: every host downloads it and compiles the schemas before
+// its first call, and the schemas' size is most of that compile time.
+const ToolsListBudgetBytes = 12000
+
 // ModelVisibleBytes is what a host puts in front of the model for the tools:
 // name, title, description, input schema and annotations of each, as compact
 // JSON. Output schemas are left out: hosts use them to check results, not to

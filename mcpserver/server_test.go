@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
@@ -231,16 +232,54 @@ func callTool(t *testing.T, s session, name string, args any) (map[string]any, *
 	if err := json.Unmarshal([]byte(text), &env); err != nil {
 		t.Fatalf("%s: text is not the JSON envelope: %v: %s", name, err, text)
 	}
+	if ok, _ := env["ok"].(bool); ok == res.IsError {
+		t.Fatalf("%s: ok=%v but isError=%v", name, ok, res.IsError)
+	}
+	if res.IsError {
+		// A tool error's envelope is text only (ADR 0012).
+		if res.StructuredContent != nil {
+			t.Fatalf("%s: a tool error carries structured content", name)
+		}
+		return env, res
+	}
 	var structured map[string]any
 	b, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(b, &structured)
 	if diff := cmp.Diff(env, structured); diff != "" {
 		t.Fatalf("%s: text and structured content differ: %s", name, diff)
 	}
-	if ok, _ := env["ok"].(bool); ok == res.IsError {
-		t.Fatalf("%s: ok=%v but isError=%v", name, ok, res.IsError)
-	}
+	// Every answer must pass the output schema a host checks it with.
+	validateOutput(t, s, name, structured)
 	return env, res
+}
+
+// validateOutput checks an answer against the tool's output schema from a
+// real tools/list, as a host does.
+func validateOutput(t *testing.T, s session, name string, answer map[string]any) {
+	t.Helper()
+	tools, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name != name {
+			continue
+		}
+		b, _ := json.Marshal(tool.OutputSchema)
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatalf("%s: output schema: %v", name, err)
+		}
+		resolved, err := schema.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: resolve output schema: %v", name, err)
+		}
+		if err := resolved.Validate(answer); err != nil {
+			t.Fatalf("%s: answer does not match the output schema: %v\n%v", name, err, answer)
+		}
+		return
+	}
+	t.Fatalf("%s: not in tools/list", name)
 }
 
 func errCode(env map[string]any) string {
@@ -324,15 +363,75 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 }
 
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
-	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &WriteOptions{MaxOrderUnits: 500} })
+	for name, w := range map[string]*WriteOptions{
+		"read-only":  nil,
+		"writes off": {MaxOrderUnits: 500},
+		"writes on":  {MaxOrderUnits: 500, AllowWrites: true},
+		"approval":   {MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true},
+	} {
+		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = w })
+		res, err := s.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := ModelVisibleBytes(res.Tools)
+		whole, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: model-visible tool definitions %d bytes (budget %d), whole tools/list result %d bytes (budget %d)",
+			name, n, ToolBudgetBytes, len(whole), ToolsListBudgetBytes)
+		if n > ToolBudgetBytes {
+			t.Errorf("%s: tool definitions cost %d bytes, budget %d", name, n, ToolBudgetBytes)
+		}
+		if len(whole) > ToolsListBudgetBytes {
+			t.Errorf("%s: tools/list is %d bytes, budget %d", name, len(whole), ToolsListBudgetBytes)
+		}
+	}
+}
+
+// TestReadOnlyDefinitionsSayNothingOfTheWritePath: under READ_ONLY the write
+// tool is hidden, and no definition a host or model sees mentions it, its
+// arguments or its outcomes.
+func TestReadOnlyDefinitionsSayNothingOfTheWritePath(t *testing.T) {
+	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), nil)
 	res, err := s.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := ModelVisibleBytes(res.Tools)
-	t.Logf("model-visible tool definitions: %d bytes (budget %d)", n, ToolBudgetBytes)
-	if n > ToolBudgetBytes {
-		t.Fatalf("tool definitions cost %d bytes, budget %d", n, ToolBudgetBytes)
+	b, _ := json.Marshal(res.Tools)
+	for _, word := range []string{"korral_raise_replenishment_order", "confirm", "idempotency", "approval", "WRITE_OUTCOME_UNKNOWN", "pending_approval", "ledger"} {
+		if strings.Contains(string(b), word) {
+			t.Errorf("read-only tools/list mentions %q", word)
+		}
+	}
+}
+
+// TestRaiseDescriptionSaysWhatConfirmDoesHere: confirm is the agent's own
+// judgement everywhere; what it does depends on the deployment.
+func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
+	for w, want := range map[WriteOptions]string{
+		{MaxOrderUnits: 500}:                                           "confirm is refused",
+		{MaxOrderUnits: 500, AllowWrites: true}:                        "confirm sends at once",
+		{MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true}: "only stages the order; a person releases it",
+	} {
+		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &w })
+		res, err := s.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			if tool.Name != "korral_raise_replenishment_order" {
+				continue
+			}
+			if !strings.Contains(tool.Description, "not a person's approval") || !strings.Contains(tool.Description, want) {
+				t.Errorf("%+v: description %q lacks %q", w, tool.Description, want)
+			}
+			max := tool.InputSchema.(map[string]any)["properties"].(map[string]any)["quantity_units"].(map[string]any)["maximum"]
+			if max != float64(500) {
+				t.Errorf("%+v: quantity_units maximum %v, want the ceiling 500", w, max)
+			}
+		}
 	}
 }
 
@@ -450,17 +549,24 @@ func TestCheckStockRiskAnswersWithEvidence(t *testing.T) {
 		t.Fatalf("got %v", env)
 	}
 	data := env["data"].(map[string]any)
-	id := data["identity"].(map[string]any)
-	risk := data["risk"].(map[string]any)
-	if plain(id["product_name"].(string)) != "Madeta butter 250g" || plain(id["supplier_name"].(string)) != "Madeta a.s." || id["store_id"] != "47" {
-		t.Fatalf("identity %v", id)
+	id := data["product"].(map[string]any)
+	store := data["stores"].([]any)[0].(map[string]any)
+	risk := store["risk"].(map[string]any)
+	if plain(id["name"].(string)) != "Madeta butter 250g" || plain(id["supplier"].(string)) != "Madeta a.s." || store["store_id"] != "47" ||
+		len(data["stores"].([]any)) != 1 {
+		t.Fatalf("identity %v", data)
 	}
 	// 5 on hand counted at 12:30, nothing sold since in the fake, two units an
 	// hour: it runs out this afternoon, well before 22:00.
 	if risk["will_stockout_before_close_today"] != "true" {
 		t.Fatalf("risk %v", risk)
 	}
-	if ev := risk["evidence"].([]any); len(ev) != 14 {
+	// Since Thursday 14:30: the sales at 15:15 .. 21:15, 7 of 2 units (the
+	// same window korral_list_recent_sales totals by default).
+	if risk["units_sold_last_24h"] != 14.0 {
+		t.Fatalf("units_sold_last_24h %v, want 14", risk["units_sold_last_24h"])
+	}
+	if ev := risk["evidence"].(map[string]any)["rows"].([]any); len(ev) != 14 {
 		t.Fatalf("evidence rows %d, want 14 (default lookback)", len(ev))
 	}
 	if !strings.Contains(s.logText(), `"msg":"tool.ok"`) || !strings.Contains(s.logText(), `"msg":"audit"`) {
@@ -475,10 +581,10 @@ func TestListRecentSalesIsBoundedAndSelfDescribing(t *testing.T) {
 	data := env["data"].(map[string]any)
 	// Thursday 26 Nov: the sales at 15:15 .. 21:15 fall within the last 24
 	// hours (since 14:30): 7 sales of 2 units.
-	items := data["items"].([]any)
+	items := data["items"].(map[string]any)["rows"].([]any)
 	if data["count_returned"].(float64) != 5 || data["count_total_available"].(float64) != 7 || data["truncated"] != true ||
 		data["units_sold_in_window"].(float64) != 14 || data["units_total_complete"] != true ||
-		items[0].(map[string]any)["timestamp"] != "2026-11-26T21:15:00+01:00" {
+		len(items) != 5 || items[0].([]any)[0] != "2026-11-26T21:15:00+01:00" {
 		t.Fatalf("got %v", data)
 	}
 }
@@ -504,5 +610,153 @@ func TestRiskCheckRefusesAPartialHistory(t *testing.T) {
 	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
 	if errCode(env) != "INVALID_ARGUMENT" || !strings.Contains(env["error"].(map[string]any)["remediation"].(string), "lookback_days") {
 		t.Fatalf("got %v", env)
+	}
+}
+
+func TestCheckStockRiskSeveralStoresAnswersPerStore(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": []string{"102", "55", "47"}})
+	if env["ok"] != true {
+		t.Fatalf("got %v", env)
+	}
+	data := env["data"].(map[string]any)
+	stores := data["stores"].([]any)
+	if len(stores) != 3 {
+		t.Fatalf("want one entry per store asked for: %v", stores)
+	}
+	for i, want := range []string{"102", "55", "47"} {
+		st := stores[i].(map[string]any)
+		if st["store_id"] != want {
+			t.Fatalf("entry %d is store %v, want %s (the order asked)", i, st["store_id"], want)
+		}
+		_, hasRisk := st["risk"]
+		if want == "55" {
+			if hasRisk || errCode(st) != "STORE_NOT_AUTHORIZED" {
+				t.Fatalf("store 55: %v", st)
+			}
+			continue
+		}
+		if !hasRisk || st["error"] != nil || plain(st["store_name"].(string)) == "" {
+			t.Fatalf("store %s: %v", want, st)
+		}
+	}
+	if f.callsFor("55") != 0 {
+		t.Fatalf("%d upstream calls for store 55, which holds no key", f.callsFor("55"))
+	}
+	if plain(data["product"].(map[string]any)["name"].(string)) != "Madeta butter 250g" {
+		t.Fatalf("product %v", data["product"])
+	}
+	// One tag for the whole answer: every marked text closes with it.
+	tag := regexp.MustCompile(`⟦untrusted:([0-9a-f]+)⟧`).FindAllStringSubmatch(fmt.Sprint(env), -1)
+	if len(tag) != 4 {
+		t.Fatalf("want 4 marked texts (2 of the product, 2 store names), got %d", len(tag))
+	}
+	for _, m := range tag {
+		if m[1] != tag[0][1] {
+			t.Fatalf("answer uses several tags: %v", tag)
+		}
+	}
+}
+
+func TestCheckStockRiskStoreIDsBoundsAndConflicts(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
+	many := make([]string, maxRiskStores+1)
+	for i := range many {
+		many[i] = fmt.Sprint(i + 1)
+	}
+	for name, args := range map[string]map[string]any{
+		"too many":  {"sku": "8847291", "store_ids": many},
+		"duplicate": {"sku": "8847291", "store_ids": []string{"47", "47"}},
+		"empty":     {"sku": "8847291", "store_ids": []string{}},
+		"bad id":    {"sku": "8847291", "store_ids": []string{"47", "x1"}},
+		"both":      {"sku": "8847291", "store_id": "47", "store_ids": []string{"102"}},
+	} {
+		env, _ := callTool(t, s, "korral_check_stock_risk", args)
+		if errCode(env) != "INVALID_ARGUMENT" {
+			t.Errorf("%s: %v", name, env)
+		}
+	}
+	if f.callsFor("47")+f.callsFor("102") != 0 {
+		t.Fatal("a refused call reached StoreLink")
+	}
+}
+
+// gaugeUpstream is the fake StoreLink behind a gate that counts how many of
+// its calls are in flight at once. Each call waits until several are
+// waiting (or a short grace period passes), so an unbounded fan-out shows as
+// a high count instead of finishing one call at a time.
+type gaugeUpstream struct {
+	*fakeUpstream
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+}
+
+func (g *gaugeUpstream) enter() func() {
+	g.mu.Lock()
+	g.inFlight++
+	g.peak = max(g.peak, g.inFlight)
+	g.mu.Unlock()
+	time.Sleep(2 * time.Millisecond)
+	return func() { g.mu.Lock(); g.inFlight--; g.mu.Unlock() }
+}
+
+func (g *gaugeUpstream) Store(ctx context.Context, id string) (domain.Store, error) {
+	defer g.enter()()
+	return g.fakeUpstream.Store(ctx, id)
+}
+
+func (g *gaugeUpstream) Inventory(ctx context.Context, id, sku string) (domain.Inventory, error) {
+	defer g.enter()()
+	return g.fakeUpstream.Inventory(ctx, id, sku)
+}
+
+func TestFanOutIsBounded(t *testing.T) {
+	f := newFake()
+	keys := map[string]string{}
+	for i := 1; i <= 180; i++ {
+		id := fmt.Sprint(1000 + i)
+		keys[id] = "k" + id
+		f.stores[id] = pragueStore(id, "Store "+id)
+	}
+	kb, _ := json.Marshal(keys)
+	g := &gaugeUpstream{fakeUpstream: f}
+	s := connect(t, g, mustKeyring(t, string(kb)), nil)
+	env, _ := callTool(t, s, "korral_list_authorized_stores", map[string]any{})
+	if n := len(env["data"].(map[string]any)["stores"].([]any)); n != 180 {
+		t.Fatalf("%d stores listed, want 180", n)
+	}
+	if g.peak > callInFlight || g.peak < 2 {
+		t.Fatalf("list: %d store reads in flight at once, want 2..%d", g.peak, callInFlight)
+	}
+	g.peak = 0
+	ids := make([]string, maxRiskStores)
+	for i := range ids {
+		ids[i] = fmt.Sprint(1001 + i)
+	}
+	env, _ = callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if st.(map[string]any)["risk"] == nil {
+			t.Fatalf("store not checked: %v", st)
+		}
+	}
+	// Only Store and Inventory pass the gauge, at most one each per store.
+	if limit := 2 * callInFlight / riskRequestsPerStore; g.peak > limit || g.peak < 2 {
+		t.Fatalf("risk: %d gauged reads in flight at once, want 2..%d", g.peak, limit)
+	}
+}
+
+// A refused projection has no band and no window: its answer still matches
+// the output schema, where those are the only nullable fields.
+func TestRiskRefusalMatchesItsSchema(t *testing.T) {
+	f := newFake()
+	f.sales = nil
+	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
+	risk := env["data"].(map[string]any)["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+	if risk["units_per_trading_hour"] != nil || risk["confidence"] != "none" {
+		t.Fatalf("want a refusal: %v", risk)
 	}
 }

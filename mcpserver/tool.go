@@ -19,23 +19,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Envelope is the one shape every tool answers with: {ok: true, data} or
-// {ok: false, error}. It is both the structured content and, as JSON, the
-// text content of every result.
-type Envelope[T any] struct {
-	OK    bool       `json:"ok" jsonschema:"true when the call succeeded and data holds the answer"`
-	Data  *T         `json:"data,omitempty" jsonschema:"the answer, present when ok is true"`
-	Error *ErrorBody `json:"error,omitempty" jsonschema:"what went wrong, present when ok is false"`
-}
-
 // ErrorBody is a failure the model can act on: a code from a closed set, a
 // message, and what to do next.
 type ErrorBody struct {
-	Code              string `json:"code" jsonschema:"error code from a closed set"`
-	Message           string `json:"message" jsonschema:"what went wrong"`
-	Remediation       string `json:"remediation" jsonschema:"what to do next"`
-	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty" jsonschema:"seconds to wait before retrying, when known"`
-	IncidentID        string `json:"incident_id,omitempty" jsonschema:"id to quote when reporting an internal error"`
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Remediation       string `json:"remediation"`
+	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty"`
+	IncidentID        string `json:"incident_id,omitempty"`
 }
 
 // call is what a handler knows about the tool call it serves.
@@ -56,9 +47,15 @@ type call struct {
 // struct inference cannot express (bounds, patterns, defaults), and its
 // handler.
 type toolSpec[In, Out any] struct {
-	tool   *mcp.Tool
-	shape  func(props map[string]*jsonschema.Schema)
-	handle func(ctx context.Context, c *call, in In) (*Out, error)
+	tool  *mcp.Tool
+	shape func(props map[string]*jsonschema.Schema)
+	// advertise changes the input schema the tools/list shows, not the one
+	// arguments are validated with.
+	advertise func(props map[string]*jsonschema.Schema)
+	// outShape adds to the output schema what inference cannot know: the
+	// closed sets held in plain strings, and bounds.
+	outShape func(out *jsonschema.Schema)
+	handle   func(ctx context.Context, c *call, in In) (*Out, error)
 }
 
 // register adds a tool behind the one wrapper every tool goes through: it
@@ -81,12 +78,20 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: resolve input schema: %v", spec.tool.Name, err))
 	}
-	out, err := jsonschema.For[Envelope[Out]](nil)
+	out, err := outputSchema[Out]()
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", spec.tool.Name, err))
 	}
+	if spec.outShape != nil {
+		spec.outShape(out)
+	}
 	t := *spec.tool
 	t.InputSchema = in
+	if spec.advertise != nil {
+		shown := in.CloneSchemas()
+		spec.advertise(shown.Properties)
+		t.InputSchema = shown
+	}
 	t.OutputSchema = out
 	allowed := make([]string, 0, len(in.Properties))
 	for name := range in.Properties {
@@ -286,9 +291,8 @@ func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed tim
 	summary := fmt.Sprintf("%s failed: %s.", c.tool, body.Message)
 	s.audit(ctx, c, "error", body.Code, summary, elapsed)
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(b)}},
 	}
 }
 

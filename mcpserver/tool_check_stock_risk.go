@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,28 +24,142 @@ const riskSalesCap = 50000
 // history ever differ, in either direction.
 const _ = uint(projection.MaxLookbackDays-storelinkclient.HistoryDays) + uint(storelinkclient.HistoryDays-projection.MaxLookbackDays)
 
+// maxRiskStores bounds store_ids: one answer stays readable, and one call
+// cannot fan out across the whole chain.
+const maxRiskStores = 20
+
 type stockRiskIn struct {
-	SKU          string `json:"sku" jsonschema:"SKU code"`
-	StoreID      string `json:"store_id,omitempty" jsonschema:"store id; optional only if one store is authorized"`
-	LookbackDays int    `json:"lookback_days,omitempty" jsonschema:"days of sales history for the sell rate"`
+	SKU          string   `json:"sku" jsonschema:"SKU code"`
+	StoreID      string   `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
+	StoreIDs     []string `json:"store_ids,omitempty" jsonschema:"several stores in one call, instead of store_id"`
+	LookbackDays int      `json:"lookback_days,omitempty" jsonschema:"days of sales history for the sell rate"`
 }
 
-// identity names what was checked, so nobody has to vet a bare SKU code.
+// identity names what was checked, so nobody has to vet a bare SKU code. It
+// is what the write tool's preview and checks read; the model reads
+// stockRiskOut.
 type identity struct {
-	SKU           string `json:"sku" jsonschema:"SKU code"`
-	ProductName   string `json:"product_name" jsonschema:"product name (untrusted data)"`
-	Category      string `json:"category" jsonschema:"category (untrusted data)"`
-	SupplierName  string `json:"supplier_name" jsonschema:"supplier name (untrusted data)"`
-	Chilled       bool   `json:"chilled" jsonschema:"whether the product is chilled"`
-	CasePack      int64  `json:"case_pack" jsonschema:"units per supplier case"`
-	ShelfLifeDays int64  `json:"shelf_life_days,omitempty" jsonschema:"shelf life in days, when StoreLink gives one"`
-	StoreID       string `json:"store_id" jsonschema:"store checked"`
-	StoreName     string `json:"store_name" jsonschema:"store name (untrusted data)"`
+	SKU           string
+	ProductName   string
+	Category      string
+	SupplierName  string
+	Chilled       bool
+	CasePack      int64
+	ShelfLifeDays int64
+	StoreID       string
+	StoreName     string
 }
 
+// riskAssessment is one store's projection with what it was computed for.
+type riskAssessment struct {
+	Identity identity
+	Risk     projection.Result
+	// UnitsSoldLast24h is the units sold in the 24 hours before the
+	// projection's now, the buyer's usual yardstick.
+	UnitsSoldLast24h int64
+}
+
+// stockRiskOut is the answer: the product once, then one entry per store.
 type stockRiskOut struct {
-	Identity identity          `json:"identity" jsonschema:"what was checked"`
-	Risk     projection.Result `json:"risk" jsonschema:"the deterministic stockout projection with its evidence"`
+	SKU     string       `json:"sku"`
+	Product *productInfo `json:"product,omitempty"`
+	Stores  []storeRisk  `json:"stores"`
+}
+
+type productInfo struct {
+	Name                 string `json:"name"`
+	Supplier             string `json:"supplier"`
+	Chilled              bool   `json:"chilled"`
+	CasePack             int64  `json:"case_pack"`
+	ShelfLifeDays        int64  `json:"shelf_life_days,omitempty"`
+	SupplierLeadTimeDays *int   `json:"lead_time_days"`
+}
+
+type storeRisk struct {
+	StoreID   string      `json:"store_id"`
+	StoreName string      `json:"store_name,omitempty"`
+	Risk      *storeFacts `json:"risk,omitempty"`
+	Error     *ErrorBody  `json:"error,omitempty"`
+}
+
+// storeFacts is projection.Result without what the model cannot use or
+// could read twice: times are store-local RFC 3339.
+type storeFacts struct {
+	AsOf                         string                `json:"as_of"`
+	OnHandUnits                  int64                 `json:"on_hand_units"`
+	OnHandAsOf                   string                `json:"on_hand_as_of"`
+	EstimatedOnHandNow           int64                 `json:"estimated_on_hand_now"`
+	UnitsSoldToday               int64                 `json:"units_sold_today"`
+	UnitsSoldLast24h             int64                 `json:"units_sold_last_24h"`
+	UnitsPerTradingHour          []float64             `json:"units_per_trading_hour" jsonschema:"[low, high]" nullable:"true"`
+	VelocityBasis                string                `json:"velocity_basis"`
+	StockoutWindow               [2]*string            `json:"stockout_window" jsonschema:"[earliest, latest]"`
+	Confidence                   projection.Confidence `json:"confidence"`
+	WillStockoutBeforeCloseToday projection.Answer     `json:"will_stockout_before_close_today"`
+	UnitsShortByClose            *int64                `json:"units_short_by_close"`
+	ClosesAtToday                *string               `json:"closes_at_today"`
+	OrderCutoffPassed            bool                  `json:"order_cutoff_passed"`
+	EarliestArrival              *string               `json:"earliest_delivery"`
+	ArrivalBeatsStockout         projection.Answer     `json:"arrival_beats_stockout"`
+	Evidence                     table                 `json:"evidence"`
+	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
+	Caveat                       string                `json:"caveat"`
+}
+
+// evidenceColumns name the cells of every evidence row. The flags cell is
+// left out on a day without flags. A day enters the sell-rate band unless
+// it is flagged closed, possible_stockout or no_history (and there is a band
+// at all).
+var evidenceColumns = []string{"day", "units_sold", "bulk_units", "trading_hours", "units_per_trading_hour", "flags"}
+
+// table is a list of records as a header and one short row per record: the
+// same facts as a list of objects at about half the bytes.
+type table struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// compactEvidence is the per-day evidence as a table. The transaction count
+// is left to korral_list_recent_sales; bulk units show a bulk order here.
+func compactEvidence(days []projection.DayEvidence) table {
+	t := table{Columns: evidenceColumns, Rows: make([][]any, len(days))}
+	for i, d := range days {
+		var rate any
+		if d.UnitsPerHour != nil {
+			rate = math.Round(*d.UnitsPerHour*100) / 100
+		}
+		// "Fri 13": the rows are consecutive days ending yesterday, and
+		// velocity_basis names the dates in full.
+		row := []any{d.Weekday + " " + strings.TrimPrefix(d.Date[8:], "0"), d.UnitsSold, d.BulkUnits, d.TradingHours, rate}
+		if len(d.Flags) > 0 {
+			row = append(row, d.Flags)
+		}
+		t.Rows[i] = row
+	}
+	return t
+}
+
+func compactFacts(a *riskAssessment) *storeFacts {
+	r := a.Risk
+	f := &storeFacts{
+		AsOf: r.AsOf, OnHandUnits: r.OnHandUnits, OnHandAsOf: r.OnHandAsOf, EstimatedOnHandNow: r.EstimatedOnHandNow,
+		UnitsSoldToday: r.UnitsSoldToday, UnitsSoldLast24h: a.UnitsSoldLast24h,
+		VelocityBasis:  r.VelocityBasis,
+		StockoutWindow: [2]*string{r.ProjectedStockoutWindow.Earliest, r.ProjectedStockoutWindow.Latest}, Confidence: r.Confidence,
+		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, UnitsShortByClose: r.UnitsShortByClose,
+		OrderCutoffPassed: r.OrderCutoffPassed, EarliestArrival: r.EarliestReplenishmentArrival,
+		ArrivalBeatsStockout: r.ArrivalBeatsStockout, Evidence: compactEvidence(r.Evidence),
+		DataQualityFlags: r.DataQualityFlags, Caveat: r.Caveat,
+	}
+	if b := r.UnitsPerTradingHour; b != nil {
+		f.UnitsPerTradingHour = []float64{b.Low, b.High}
+	}
+	if r.ClosesAtToday != nil {
+		if t, err := time.Parse(time.RFC3339, *r.ClosesAtToday); err == nil {
+			f.ClosesAtToday = ptr(t.Format("15:04"))
+		}
+	}
+	return f
 }
 
 func addCheckStockRisk(ms *mcp.Server, s *server) {
@@ -51,14 +167,18 @@ func addCheckStockRisk(ms *mcp.Server, s *server) {
 		tool: &mcp.Tool{
 			Name:  "korral_check_stock_risk",
 			Title: "Check stock risk",
-			Description: "Will this SKU run out at this store before close today, and can a delivery beat it? " +
-				"One deterministic projection from on-hand, sell rate per trading hour and supplier lead time: stockout window, confidence, flags, caveat, per-day evidence. " +
-				"Relay it; don't recompute.",
+			Description: "Will this SKU run out at the store(s) before close today, and can a delivery beat it? " +
+				"Per store, a deterministic projection: stockout window, confidence, flags, caveat, per-day evidence, units sold in 24 h. " +
+				"Relay it; don't recompute. For the sales behind a flag or an evidence day, call korral_list_recent_sales.",
 			Annotations: readAnnotations(),
 		},
 		shape: func(p map[string]*jsonschema.Schema) {
 			shapeSKU(p)
 			shapeStoreID(p)
+			p["store_ids"].Items.Pattern = storeIDPattern
+			p["store_ids"].MinItems = ptr(1)
+			p["store_ids"].MaxItems = ptr(maxRiskStores)
+			p["store_ids"].UniqueItems = true
 			p["lookback_days"].Minimum = ptr(1.0)
 			p["lookback_days"].Maximum = ptr(float64(storelinkclient.HistoryDays))
 			p["lookback_days"].Default = []byte(fmt.Sprint(s.opts.DefaultLookbackDays))
@@ -106,28 +226,114 @@ func (s *server) fetchRiskFacts(ctx context.Context, storeID, sku string, since 
 	return f, nil
 }
 
+// riskRequestsPerStore is how many upstream requests one store's
+// assessment keeps open at once (fetchRiskFacts).
+const riskRequestsPerStore = 4
+
 func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*stockRiskOut, error) {
 	c.sku = in.SKU
-	storeID, err := s.resolveStore(c, in.StoreID)
-	if err != nil {
-		return nil, err
-	}
 	if in.LookbackDays == 0 {
 		in.LookbackDays = s.opts.DefaultLookbackDays
 	}
-	out, err := s.assessRisk(ctx, storeID, in.SKU, in.LookbackDays)
-	if err != nil {
-		return nil, err
+	out := &stockRiskOut{SKU: in.SKU}
+	var found []*riskAssessment
+	if len(in.StoreIDs) == 0 {
+		// One store: its failure is the call's failure, as for every tool.
+		storeID, err := s.resolveStore(c, in.StoreID)
+		if err != nil {
+			return nil, err
+		}
+		a, err := s.assessRisk(ctx, storeID, in.SKU, in.LookbackDays)
+		if err != nil {
+			return nil, err
+		}
+		found = []*riskAssessment{a}
+		out.Stores = []storeRisk{{StoreID: storeID, StoreName: a.Identity.StoreName, Risk: compactFacts(a)}}
+	} else {
+		if in.StoreID != "" {
+			return nil, apperr.New(apperr.InvalidArgument, "both store_id and store_ids were given", "Pass store_ids alone; put the one store in it if you mean one.")
+		}
+		found = s.assessStores(ctx, c, out, in)
 	}
-	r := out.Risk
-	c.summary = fmt.Sprintf("Checked stock risk of %s (SKU %s) at store %s: on hand %d, stockout before close today: %s, confidence %s.",
-		plain(out.Identity.ProductName), in.SKU, storeID, r.OnHandUnits, r.WillStockoutBeforeCloseToday, r.Confidence)
+	var texts []*string
+	if len(found) > 0 {
+		id := found[0].Identity
+		out.Product = &productInfo{Name: id.ProductName, Supplier: id.SupplierName,
+			Chilled: id.Chilled, CasePack: id.CasePack, ShelfLifeDays: id.ShelfLifeDays,
+			SupplierLeadTimeDays: found[0].Risk.SupplierLeadTimeDays}
+		texts = append(texts, &out.Product.Name, &out.Product.Supplier)
+	}
+	for i := range out.Stores {
+		texts = append(texts, &out.Stores[i].StoreName)
+	}
+	markUntrusted(texts...)
+	var parts []string
+	for _, a := range found {
+		r := a.Risk
+		parts = append(parts, fmt.Sprintf("store %s: on hand %d, stockout before close today: %s, confidence %s",
+			a.Identity.StoreID, r.OnHandUnits, r.WillStockoutBeforeCloseToday, r.Confidence))
+	}
+	name := ""
+	if len(found) > 0 {
+		name = found[0].Identity.ProductName
+	}
+	c.summary = fmt.Sprintf("Checked stock risk of %s (SKU %s) at %d store(s): %s.", name, in.SKU, len(out.Stores), strings.Join(parts, "; "))
+	if failed := len(out.Stores) - len(found); failed > 0 {
+		c.summary += fmt.Sprintf(" %d store(s) could not be checked.", failed)
+	}
 	return out, nil
 }
 
+// assessStores checks several stores, a bounded number at once, and answers
+// per store: a store outside the keyring is that store's
+// STORE_NOT_AUTHORIZED and is never asked for; a store StoreLink fails for
+// carries its own error. It returns the assessments that succeeded, in the
+// order asked.
+func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, in stockRiskIn) []*riskAssessment {
+	kr := s.opts.Keyring()
+	out.Stores = make([]storeRisk, len(in.StoreIDs))
+	done := make([]*riskAssessment, len(in.StoreIDs))
+	fanOut(len(in.StoreIDs), callInFlight/riskRequestsPerStore, func(i int) {
+		id := in.StoreIDs[i]
+		out.Stores[i].StoreID = id
+		var err error
+		if kr == nil {
+			err = apperr.New(apperr.InternalError, "no keyring loaded", "")
+		} else {
+			id, err = kr.Resolve(id)
+		}
+		if err == nil {
+			done[i], err = s.assessRisk(ctx, id, in.SKU, in.LookbackDays)
+		}
+		if err != nil {
+			e := apperr.From(err)
+			if e.Code == apperr.InternalError {
+				s.log.ErrorContext(ctx, "tool.internal", "call_id", c.id, "tool", c.tool, "store_id", id, "incident_id", e.IncidentID, "cause", causeText(e))
+			}
+			body := &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
+			if body.Remediation == "" {
+				body.Remediation = apperr.DefaultRemediation(e.Code)
+			}
+			out.Stores[i].Error = body
+			return
+		}
+		out.Stores[i].StoreName = done[i].Identity.StoreName
+		out.Stores[i].Risk = compactFacts(done[i])
+	})
+	c.storeID = strings.Join(in.StoreIDs, ",")
+	var found []*riskAssessment
+	for _, a := range done {
+		if a != nil {
+			found = append(found, a)
+		}
+	}
+	return found
+}
+
 // assessRisk fetches the facts and runs the projection; the write tool's
-// preview reuses it for its justification snapshot.
-func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDays int) (*stockRiskOut, error) {
+// preview reuses it for its justification snapshot. Texts are plain: the
+// answer that shows them marks them.
+func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDays int) (*riskAssessment, error) {
 	now := s.opts.Now()
 	historyStart := storelinkclient.HistoryStart(now)
 	// One extra day covers the partial day before the first complete one;
@@ -176,13 +382,20 @@ func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDa
 	for i, sale := range f.sales.Items {
 		in.Sales[i] = projection.Sale{At: sale.At, Units: sale.Units}
 	}
-	return &stockRiskOut{
+	var last24h int64
+	for _, sale := range f.sales.Items {
+		if !sale.At.Before(now.Add(-24*time.Hour)) && !sale.At.After(now) {
+			last24h += sale.Units
+		}
+	}
+	return &riskAssessment{
 		Identity: identity{
-			SKU: sku, ProductName: untrusted(f.sku.Name), Category: untrusted(f.sku.Category), SupplierName: untrusted(f.supplier.Name),
+			SKU: sku, ProductName: f.sku.Name, Category: f.sku.Category, SupplierName: f.supplier.Name,
 			Chilled: f.sku.Chilled, CasePack: f.sku.CasePack, ShelfLifeDays: f.sku.ShelfLifeDays,
-			StoreID: storeID, StoreName: untrusted(f.store.Name),
+			StoreID: storeID, StoreName: f.store.Name,
 		},
-		Risk: projection.Project(in),
+		Risk:             projection.Project(in),
+		UnitsSoldLast24h: last24h,
 	}, nil
 }
 

@@ -16,48 +16,69 @@ import (
 
 type orderStatusIn struct {
 	OrderID string `json:"order_id" jsonschema:"order id, idempotency key or approval id"`
-	StoreID string `json:"store_id,omitempty" jsonschema:"store id; optional only if one store is authorized"`
+	StoreID string `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
 }
 
 type orderStatusOut struct {
-	OrderID         string      `json:"order_id" jsonschema:"order id"`
-	StoreID         string      `json:"store_id" jsonschema:"store the order is for"`
-	Status          string      `json:"status" jsonschema:"submitted, acknowledged, shipped, delivered, rejected or cancelled"`
-	IsOpen          bool        `json:"is_open" jsonschema:"true while goods are still expected (submitted, acknowledged, shipped)"`
-	SKU             string      `json:"sku" jsonschema:"SKU ordered"`
-	ProductName     string      `json:"product_name,omitempty" jsonschema:"product name (untrusted data)"`
-	QuantityUnits   int64       `json:"quantity_units" jsonschema:"units ordered"`
-	SubmittedAt     string      `json:"submitted_at" jsonschema:"when StoreLink received the order, RFC 3339"`
-	ExpectedArrival string      `json:"expected_arrival,omitempty" jsonschema:"when delivery is expected, RFC 3339"`
-	Ledger          *ledgerView `json:"ledger,omitempty" jsonschema:"what this deployment recorded about the order, when it raised or staged it"`
+	OrderID         string      `json:"order_id"`
+	StoreID         string      `json:"store_id"`
+	Status          string      `json:"status"`
+	IsOpen          bool        `json:"is_open"`
+	SKU             string      `json:"sku"`
+	ProductName     string      `json:"product_name,omitempty"`
+	QuantityUnits   int64       `json:"quantity_units"`
+	SubmittedAt     string      `json:"submitted_at"`
+	ExpectedArrival string      `json:"expected_arrival,omitempty"`
+	Ledger          *ledgerView `json:"ledger,omitempty"`
 }
 
 // ledgerView is this deployment's own record of an order request.
 type ledgerView struct {
-	IdempotencyKey string `json:"idempotency_key" jsonschema:"idempotency key"`
-	State          string `json:"state" jsonschema:"sending, raised, failed, retryable, unknown, pending_approval, rejected or expired"`
-	ApprovalID     string `json:"approval_id,omitempty" jsonschema:"approval id when staged"`
-	RequestedBy    string `json:"requested_by,omitempty" jsonschema:"client that asked"`
-	DecidedBy      string `json:"decided_by,omitempty" jsonschema:"person who approved or rejected"`
-	RecordedAt     string `json:"recorded_at" jsonschema:"when it was recorded"`
-	Note           string `json:"note,omitempty" jsonschema:"what the state means for the buyer"`
+	IdempotencyKey string `json:"idempotency_key"`
+	State          string `json:"state"`
+	ApprovalID     string `json:"approval_id,omitempty"`
+	RequestedBy    string `json:"requested_by,omitempty"`
+	DecidedBy      string `json:"decided_by,omitempty"`
+	RecordedAt     string `json:"recorded_at"`
+	Note           string `json:"note,omitempty"`
 }
 
 func addGetOrderStatus(ms *mcp.Server, s *server) {
 	register(ms, s, toolSpec[orderStatusIn, orderStatusOut]{
 		tool: &mcp.Tool{
-			Name:  "korral_get_order_status",
-			Title: "Get replenishment order status",
-			Description: "Status of a replenishment order (by order id, idempotency key or approval id) with SKU, quantity and expected arrival. " +
-				"Check it before resubmitting after WRITE_OUTCOME_UNKNOWN.",
+			Name:        "korral_get_order_status",
+			Title:       "Get replenishment order status",
+			Description: orderStatusDescription(s.opts.Writes != nil),
 			Annotations: readAnnotations(),
 		},
 		shape: func(p map[string]*jsonschema.Schema) {
 			shapeStoreID(p)
 			p["order_id"].Pattern = idempotencyKeyPatternShort
+			if s.opts.Writes == nil {
+				p["order_id"].Description = "StoreLink order id"
+			}
+		},
+		outShape: func(out *jsonschema.Schema) {
+			setEnum(out, orderStatuses, "data", "status")
+			if s.opts.Writes == nil {
+				// Read-only: no ledger, and nothing about the write path.
+				delete(property(out, "data").Properties, "ledger")
+				return
+			}
+			setEnum(out, ledgerStates, "data", "ledger", "state")
 		},
 		handle: s.getOrderStatus,
 	})
+}
+
+// orderStatusDescription speaks of the write path's ids and outcomes only
+// where the write tool exists.
+func orderStatusDescription(writes bool) string {
+	if !writes {
+		return "Status of a replenishment order by its StoreLink order id, with SKU, quantity and expected arrival."
+	}
+	return "Status of a replenishment order (by order id, idempotency key or approval id) with SKU, quantity and expected arrival. " +
+		"Check it before resubmitting after WRITE_OUTCOME_UNKNOWN."
 }
 
 // idempotencyKeyPatternShort admits order ids, approval ids and
@@ -103,6 +124,9 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 		}
 	}
 	if !orderIDRE.MatchString(orderID) {
+		if s.opts.Writes == nil {
+			return nil, apperr.New(apperr.NotFound, fmt.Sprintf("no order %q is known", in.OrderID), "Check the order id StoreLink gave.")
+		}
 		return nil, apperr.New(apperr.NotFound, fmt.Sprintf("no order, idempotency key or approval id %q is known", in.OrderID), "Check the id returned by korral_raise_replenishment_order.")
 	}
 	o, err := s.opts.Upstream.Order(ctx, storeID, orderID)

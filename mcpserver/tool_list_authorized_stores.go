@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
@@ -14,21 +13,21 @@ import (
 type listStoresIn struct{}
 
 type listStoresOut struct {
-	Stores []authorizedStore `json:"stores" jsonschema:"the stores this deployment holds keys for, exactly"`
-	Count  int               `json:"count" jsonschema:"number of stores"`
+	Stores []authorizedStore `json:"stores"`
+	Count  int               `json:"count"`
 	// DemoNotice is set only on the embedded demo StoreLink.
-	DemoNotice string `json:"demo_notice,omitempty" jsonschema:"set when the data is made up (embedded demo StoreLink): tell the user"`
+	DemoNotice string `json:"demo_notice,omitempty"`
 }
 
 type authorizedStore struct {
-	StoreID           string     `json:"store_id" jsonschema:"store id to pass as store_id"`
-	Name              string     `json:"name,omitempty" jsonschema:"store name (untrusted data)"`
-	Timezone          string     `json:"timezone,omitempty" jsonschema:"IANA timezone of the store"`
-	LocalTimeNow      string     `json:"local_time_now,omitempty" jsonschema:"current store-local time, RFC 3339"`
-	OpeningHoursToday string     `json:"opening_hours_today,omitempty" jsonschema:"today's hours as HH:MM-HH:MM, or closed"`
-	OpenNow           bool       `json:"open_now" jsonschema:"whether the store is trading now"`
-	ClosesInMinutes   *int       `json:"closes_in_minutes,omitempty" jsonschema:"minutes until closing today, when open now"`
-	Error             *ErrorBody `json:"error,omitempty" jsonschema:"why this store's details could not be read; the store is still in scope"`
+	StoreID           string     `json:"store_id"`
+	Name              string     `json:"name,omitempty"`
+	Timezone          string     `json:"timezone,omitempty"`
+	LocalTimeNow      string     `json:"local_time_now,omitempty"`
+	OpeningHoursToday string     `json:"opening_hours_today,omitempty"`
+	OpenNow           bool       `json:"open_now"`
+	ClosesInMinutes   *int       `json:"closes_in_minutes,omitempty"`
+	Error             *ErrorBody `json:"error,omitempty"`
 }
 
 func addListAuthorizedStores(ms *mcp.Server, s *server) {
@@ -51,27 +50,26 @@ func (s *server) listAuthorizedStores(ctx context.Context, c *call, _ listStores
 	ids := kr.StoreIDs()
 	out := &listStoresOut{Stores: make([]authorizedStore, len(ids)), Count: len(ids), DemoNotice: s.demoNotice()}
 	now := s.opts.Now()
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, err := s.opts.Upstream.Store(ctx, id)
-			if err != nil {
-				e := apperr.From(err)
-				out.Stores[i] = authorizedStore{StoreID: id, Error: &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation}}
-				return
-			}
-			out.Stores[i] = describeStore(st, now)
-		}()
+	fanOut(len(ids), callInFlight, func(i int) {
+		st, err := s.opts.Upstream.Store(ctx, ids[i])
+		if err != nil {
+			e := apperr.From(err)
+			out.Stores[i] = authorizedStore{StoreID: ids[i], Error: &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation}}
+			return
+		}
+		out.Stores[i] = describeStore(st, now)
+	})
+	names := make([]*string, len(out.Stores))
+	for i := range out.Stores {
+		names[i] = &out.Stores[i].Name
 	}
-	wg.Wait()
+	markUntrusted(names...)
 	c.summary = fmt.Sprintf("Listed the %d store(s) this deployment may use.", len(ids))
 	return out, nil
 }
 
 func describeStore(st domain.Store, now time.Time) authorizedStore {
-	out := authorizedStore{StoreID: st.ID, Name: untrusted(st.Name), Timezone: st.Timezone}
+	out := authorizedStore{StoreID: st.ID, Name: st.Name, Timezone: st.Timezone}
 	loc, err := domain.Location(st.Timezone)
 	if err != nil {
 		return out

@@ -21,28 +21,26 @@ const (
 
 type listSalesIn struct {
 	SKU     string `json:"sku" jsonschema:"SKU code"`
-	StoreID string `json:"store_id,omitempty" jsonschema:"store id; optional only if one store is authorized"`
+	StoreID string `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
 	Since   string `json:"since,omitempty" jsonschema:"window start, RFC 3339; default 24h ago, max 7 days back"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"max transactions returned"`
 }
 
-type saleItem struct {
-	Timestamp     string `json:"timestamp" jsonschema:"when the sale was scanned, store-local RFC 3339"`
-	Units         int64  `json:"units" jsonschema:"units sold in the transaction"`
-	TransactionID string `json:"transaction_id" jsonschema:"StoreLink transaction id"`
-}
+// saleColumns name the cells of every sales row: when the sale was scanned
+// (store-local RFC 3339), its units and StoreLink's transaction id.
+var saleColumns = []string{"timestamp", "units", "transaction_id"}
 
 type listSalesOut struct {
-	StoreID             string     `json:"store_id" jsonschema:"store the sales are from"`
-	SKU                 string     `json:"sku" jsonschema:"SKU code"`
-	WindowStart         string     `json:"window_start" jsonschema:"start of the window, RFC 3339"`
-	WindowEnd           string     `json:"window_end" jsonschema:"end of the window (now), RFC 3339"`
-	Items               []saleItem `json:"items" jsonschema:"transactions, newest first"`
-	CountReturned       int        `json:"count_returned" jsonschema:"number of items returned"`
-	CountTotalAvailable int64      `json:"count_total_available" jsonschema:"number of transactions in the window"`
-	Truncated           bool       `json:"truncated" jsonschema:"true when more transactions exist than were returned"`
-	UnitsSoldInWindow   int64      `json:"units_sold_in_window" jsonschema:"units sold across all transactions in the window"`
-	UnitsTotalComplete  bool       `json:"units_total_complete" jsonschema:"false when the window was too busy to total completely"`
+	StoreID             string `json:"store_id"`
+	SKU                 string `json:"sku"`
+	WindowStart         string `json:"window_start"`
+	WindowEnd           string `json:"window_end"`
+	Items               table  `json:"items"`
+	CountReturned       int    `json:"count_returned"`
+	CountTotalAvailable int64  `json:"count_total_available"`
+	Truncated           bool   `json:"truncated"`
+	UnitsSoldInWindow   int64  `json:"units_sold_in_window"`
+	UnitsTotalComplete  bool   `json:"units_total_complete"`
 }
 
 func addListRecentSales(ms *mcp.Server, s *server) {
@@ -101,17 +99,17 @@ func (s *server) listRecentSales(ctx context.Context, c *call, in listSalesIn) (
 	out := &listSalesOut{
 		StoreID: storeID, SKU: in.SKU,
 		WindowStart: since.In(loc).Format(time.RFC3339), WindowEnd: now.In(loc).Format(time.RFC3339),
-		Items:               []saleItem{},
+		Items:               table{Columns: saleColumns, Rows: [][]any{}},
 		CountTotalAvailable: page.Total,
 		UnitsTotalComplete:  !page.Truncated && int64(len(page.Items)) == page.Total,
 	}
 	for i, sale := range page.Items {
 		out.UnitsSoldInWindow += sale.Units
 		if i < in.Limit {
-			out.Items = append(out.Items, saleItem{Timestamp: sale.At.Format(time.RFC3339), Units: sale.Units, TransactionID: sale.TransactionID})
+			out.Items.Rows = append(out.Items.Rows, []any{sale.At.Format(time.RFC3339), sale.Units, sale.TransactionID})
 		}
 	}
-	out.CountReturned = len(out.Items)
+	out.CountReturned = len(out.Items.Rows)
 	out.Truncated = int64(out.CountReturned) < page.Total
 	c.summary = fmt.Sprintf("Listed %d of %d sale(s) of SKU %s at store %s since %s (%d units).",
 		out.CountReturned, out.CountTotalAvailable, in.SKU, storeID, out.WindowStart, out.UnitsSoldInWindow)

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,82 +33,81 @@ type raiseIn struct {
 	SKU            string `json:"sku" jsonschema:"SKU code to order"`
 	QuantityUnits  int64  `json:"quantity_units" jsonschema:"units to order (not cases)"`
 	Reason         string `json:"reason" jsonschema:"the buyer's justification, kept with the order"`
-	StoreID        string `json:"store_id,omitempty" jsonschema:"store id; optional only if one store is authorized"`
+	StoreID        string `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
 	Confirm        bool   `json:"confirm,omitempty" jsonschema:"true sends; false previews only"`
 	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"from the preview; one key never raises two orders"`
 }
 
 // sentRequest is the exact request the server sends (or would send).
 type sentRequest struct {
-	Method string              `json:"method" jsonschema:"HTTP method"`
-	Path   string              `json:"path" jsonschema:"StoreLink path"`
-	Body   domain.OrderRequest `json:"body" jsonschema:"request body"`
+	Method string              `json:"method"`
+	Path   string              `json:"path"`
+	Body   domain.OrderRequest `json:"body"`
 }
 
 type coverBand struct {
-	Low  float64 `json:"low" jsonschema:"days of cover at the high sell rate"`
-	High float64 `json:"high" jsonschema:"days of cover at the low sell rate"`
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
 }
 
 // justification is the snapshot a human needs to judge the order.
 type justification struct {
-	OnHandUnits                  int64      `json:"on_hand_units" jsonschema:"last counted on-hand units"`
-	EstimatedOnHandNow           int64      `json:"estimated_on_hand_now" jsonschema:"on-hand minus sales since the count"`
-	UnitsPerTradingHourLow       *float64   `json:"units_per_trading_hour_low" jsonschema:"sell rate band, low end; null when unknown"`
-	UnitsPerTradingHourHigh      *float64   `json:"units_per_trading_hour_high" jsonschema:"sell rate band, high end; null when unknown"`
-	StockoutEarliest             *string    `json:"stockout_earliest" jsonschema:"projected stockout window start"`
-	StockoutLatest               *string    `json:"stockout_latest" jsonschema:"projected stockout window end"`
-	Confidence                   string     `json:"confidence" jsonschema:"projection confidence"`
-	SupplierLeadTimeDays         *int       `json:"supplier_lead_time_days" jsonschema:"supplier lead time"`
-	ExpectedArrival              *string    `json:"expected_arrival" jsonschema:"earliest arrival of an order placed now"`
-	DaysOfCoverAfterDelivery     *coverBand `json:"days_of_cover_after_delivery" jsonschema:"days the stock lasts after this delivery lands; null when the sell rate is unknown"`
-	DataQualityFlags             []string   `json:"data_quality_flags" jsonschema:"flags of the projection"`
-	WillStockoutBeforeCloseToday string     `json:"will_stockout_before_close_today" jsonschema:"true, false or unknown"`
+	OnHandUnits                  int64                 `json:"on_hand_units"`
+	EstimatedOnHandNow           int64                 `json:"estimated_on_hand_now"`
+	UnitsPerTradingHourLow       *float64              `json:"units_per_trading_hour_low"`
+	UnitsPerTradingHourHigh      *float64              `json:"units_per_trading_hour_high"`
+	StockoutEarliest             *string               `json:"stockout_earliest"`
+	StockoutLatest               *string               `json:"stockout_latest"`
+	Confidence                   projection.Confidence `json:"confidence"`
+	SupplierLeadTimeDays         *int                  `json:"supplier_lead_time_days"`
+	ExpectedArrival              *string               `json:"expected_arrival"`
+	DaysOfCoverAfterDelivery     *coverBand            `json:"days_of_cover_after_delivery"`
+	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
+	WillStockoutBeforeCloseToday projection.Answer     `json:"will_stockout_before_close_today"`
 }
 
 type existingOrder struct {
-	Reference     string `json:"reference" jsonschema:"order id, or idempotency key when no order id is known"`
-	State         string `json:"state" jsonschema:"upstream status, or ledger state when not raised"`
-	QuantityUnits int64  `json:"quantity_units" jsonschema:"units"`
-	CreatedAt     string `json:"created_at" jsonschema:"when this deployment recorded it"`
+	Reference     string `json:"reference" jsonschema:"order id, else idempotency key"`
+	State         string `json:"state"`
+	QuantityUnits int64  `json:"quantity_units"`
+	CreatedAt     string `json:"created_at"`
 }
 
 type quantityCheck struct {
-	Verdict string   `json:"verdict" jsonschema:"ok, review (a human should look) or refuse (confirm would be refused)"`
-	Reasons []string `json:"reasons" jsonschema:"why"`
+	Verdict string   `json:"verdict"`
+	Reasons []string `json:"reasons"`
 }
 
 type raiseOut struct {
-	Mode             string          `json:"mode" jsonschema:"preview, raised, pending_approval or replay"`
-	Replayed         bool            `json:"replayed" jsonschema:"true when this idempotency key was already used and nothing was sent now"`
-	IdempotencyKey   string          `json:"idempotency_key" jsonschema:"the key of this order request"`
-	StoreID          string          `json:"store_id" jsonschema:"store"`
-	SKU              string          `json:"sku" jsonschema:"SKU"`
-	ProductName      string          `json:"product_name,omitempty" jsonschema:"product name (untrusted data)"`
-	Request          sentRequest     `json:"request" jsonschema:"the exact request sent or to be sent"`
-	Justification    *justification  `json:"justification,omitempty" jsonschema:"the evidence for the order (preview)"`
-	OpenOrders       []existingOrder `json:"open_orders_same_sku" jsonschema:"orders of this SKU at this store raised here in the last 14 days that are still open"`
-	DuplicateWarning string          `json:"duplicate_warning,omitempty" jsonschema:"set when an open order already exists"`
-	QuantityCheck    *quantityCheck  `json:"quantity_check,omitempty" jsonschema:"sanity verdict on the quantity (preview)"`
-	WritesEnabled    bool            `json:"writes_enabled" jsonschema:"whether confirm:true can send here"`
-	ApprovalRequired bool            `json:"approval_required" jsonschema:"whether a human must release confirmed orders"`
-	MaxOrderUnits    int64           `json:"max_order_units" jsonschema:"this deployment's ceiling per order"`
-	OrderID          string          `json:"order_id,omitempty" jsonschema:"StoreLink order id, once raised"`
-	OrderStatus      string          `json:"order_status,omitempty" jsonschema:"StoreLink status, once raised"`
-	ExpectedArrival  string          `json:"expected_arrival,omitempty" jsonschema:"StoreLink's expected arrival, once raised"`
-	ApprovalID       string          `json:"approval_id,omitempty" jsonschema:"id a human uses to release the staged order"`
-	ApprovalExpires  string          `json:"approval_expires_at,omitempty" jsonschema:"when the staged order lapses"`
-	NextStep         string          `json:"next_step" jsonschema:"what to do next"`
-	DemoNotice       string          `json:"demo_notice,omitempty" jsonschema:"set when nothing reaches Korral (embedded demo StoreLink): tell the user"`
+	Mode             string          `json:"mode"`
+	Replayed         bool            `json:"replayed"`
+	IdempotencyKey   string          `json:"idempotency_key"`
+	StoreID          string          `json:"store_id"`
+	SKU              string          `json:"sku"`
+	ProductName      string          `json:"product_name,omitempty"`
+	Request          sentRequest     `json:"request"`
+	Justification    *justification  `json:"justification,omitempty"`
+	OpenOrders       []existingOrder `json:"open_orders_same_sku"`
+	DuplicateWarning string          `json:"duplicate_warning,omitempty"`
+	QuantityCheck    *quantityCheck  `json:"quantity_check,omitempty"`
+	WritesEnabled    bool            `json:"writes_enabled"`
+	ApprovalRequired bool            `json:"approval_required"`
+	MaxOrderUnits    int64           `json:"max_order_units"`
+	OrderID          string          `json:"order_id,omitempty"`
+	OrderStatus      string          `json:"order_status,omitempty"`
+	ExpectedArrival  string          `json:"expected_arrival,omitempty"`
+	ApprovalID       string          `json:"approval_id,omitempty"`
+	ApprovalExpires  string          `json:"approval_expires_at,omitempty"`
+	NextStep         string          `json:"next_step"`
+	DemoNotice       string          `json:"demo_notice,omitempty"`
 }
 
 func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 	register(ms, s, toolSpec[raiseIn, raiseOut]{
 		tool: &mcp.Tool{
-			Name:  "korral_raise_replenishment_order",
-			Title: "Raise replenishment order",
-			Description: "Raise a replenishment order. Without confirm it only previews: exact request, product name, stock evidence, days of cover after delivery, open orders, quantity check. " +
-				"confirm:true sends it where writes are allowed, under the unit ceiling; pass the preview's idempotency_key.",
+			Name:        "korral_raise_replenishment_order",
+			Title:       "Raise replenishment order",
+			Description: raiseDescription(*s.opts.Writes),
 			Annotations: &mcp.ToolAnnotations{
 				ReadOnlyHint:    false,
 				DestructiveHint: ptr(false), // it adds an order; it never changes or deletes one
@@ -118,16 +119,55 @@ func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 			shapeSKU(p)
 			shapeStoreID(p)
 			p["quantity_units"].Minimum = ptr(1.0)
-			p["quantity_units"].Maximum = ptr(100000.0)
+			p["quantity_units"].Maximum = ptr(float64(maxPreviewUnits))
 			p["reason"].MinLength = ptr(1)
 			p["reason"].MaxLength = ptr(maxReasonChars)
 			p["reason"].Pattern = `\S`
 			p["confirm"].Default = []byte("false")
 			p["idempotency_key"].Pattern = idempotencyKeyPattern
 		},
+		// The definition shows the deployment's ceiling, so a model keeps
+		// under it; a call above it still reaches the handler and gets
+		// ORDER_LIMIT_EXCEEDED (confirm) or a refusing quantity check
+		// (preview), which say what to do, rather than a schema error.
+		advertise: func(p map[string]*jsonschema.Schema) {
+			p["quantity_units"].Maximum = ptr(float64(min(s.opts.Writes.MaxOrderUnits, maxPreviewUnits)))
+		},
+		outShape: func(out *jsonschema.Schema) {
+			setEnum(out, []string{"preview", "raised", "pending_approval", "replay"}, "data", "mode")
+			setEnum(out, orderStatuses, "data", "order_status")
+			setEnum(out, []string{"ok", "review", "refuse"}, "data", "quantity_check", "verdict")
+			// An open order shows StoreLink's status once raised, else the ledger's state.
+			states := []string{}
+			for _, st := range append(enumOf(orderStatuses).Enum, enumOf(ledgerStates).Enum...) {
+				if !slices.Contains(states, st.(string)) {
+					states = append(states, st.(string))
+				}
+			}
+			setEnum(out, states, "data", "open_orders_same_sku", "state")
+		},
 		handle: s.withDemoNotice(s.raiseReplenishmentOrder),
 	})
 }
+
+// raiseDescription says what confirm does on this deployment. confirm is the
+// agent's own assertion; only approval mode puts a person in the loop.
+func raiseDescription(w WriteOptions) string {
+	d := "Raise a replenishment order. Without confirm it only previews, sending nothing: exact request, stock evidence, days of cover after delivery, open orders, quantity check. " +
+		"confirm:true is your judgement, not a person's approval; pass the preview's idempotency_key. "
+	switch {
+	case !w.AllowWrites:
+		return d + "Writes are off here: confirm is refused; show the buyer the preview."
+	case w.RequireApproval:
+		return d + "Here confirm only stages the order; a person releases it out of band, not you."
+	default:
+		return d + "Here confirm sends at once, within the unit ceiling."
+	}
+}
+
+// maxPreviewUnits bounds quantity_units whatever the ceiling: a preview may
+// exceed the ceiling (its quantity check says so), not any number.
+const maxPreviewUnits = 100000
 
 const idempotencyKeyPattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$"
 
@@ -228,7 +268,7 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 		return nil, err
 	}
 	out.Mode = "preview"
-	out.ProductName = risk.Identity.ProductName
+	out.ProductName = untrusted(risk.Identity.ProductName)
 	out.Justification = justify(risk, req.QuantityUnits)
 	if err := s.openOrders(ctx, out, storeID, req.SKU); err != nil {
 		return nil, err
@@ -252,16 +292,13 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 	return out, nil
 }
 
-func justify(risk *stockRiskOut, qty int64) *justification {
+func justify(risk *riskAssessment, qty int64) *justification {
 	r := risk.Risk
 	j := &justification{
 		OnHandUnits: r.OnHandUnits, EstimatedOnHandNow: r.EstimatedOnHandNow,
 		StockoutEarliest: r.ProjectedStockoutWindow.Earliest, StockoutLatest: r.ProjectedStockoutWindow.Latest,
-		Confidence: string(r.Confidence), SupplierLeadTimeDays: r.SupplierLeadTimeDays, ExpectedArrival: r.EarliestReplenishmentArrival,
-		WillStockoutBeforeCloseToday: string(r.WillStockoutBeforeCloseToday), DataQualityFlags: []string{},
-	}
-	for _, f := range r.DataQualityFlags {
-		j.DataQualityFlags = append(j.DataQualityFlags, string(f))
+		Confidence: r.Confidence, SupplierLeadTimeDays: r.SupplierLeadTimeDays, ExpectedArrival: r.EarliestReplenishmentArrival,
+		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, DataQualityFlags: append([]projection.Flag{}, r.DataQualityFlags...),
 	}
 	if r.UnitsPerTradingHour == nil {
 		return j
@@ -309,7 +346,7 @@ func (s *server) supplierMinimum(ctx context.Context, storeID, skuCode string) (
 // checkQuantity is the sanity verdict a buyer reads before confirming. It
 // refuses what a confirm would see refused: the deployment's ceiling and the
 // supplier's minimum order, which StoreLink enforces.
-func checkQuantity(risk *stockRiskOut, qty, ceiling, minimum int64, cover *coverBand) *quantityCheck {
+func checkQuantity(risk *riskAssessment, qty, ceiling, minimum int64, cover *coverBand) *quantityCheck {
 	q := &quantityCheck{Verdict: "ok", Reasons: []string{}}
 	review := func(format string, args ...any) {
 		q.Reasons = append(q.Reasons, fmt.Sprintf(format, args...))

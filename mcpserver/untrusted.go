@@ -3,38 +3,47 @@ package mcpserver
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 )
 
 // Text that people typed into StoreLink (product, store and supplier names,
 // categories) reaches the model inside markers, so the model can tell data
-// from instructions. The marker's tag is derived from the text itself: the
-// answer stays byte-for-byte reproducible, and a text cannot contain its own
-// closing marker, since the tag depends on the whole text including any
-// marker it tries to embed. Marker lookalikes inside the text are defused
-// besides.
-const (
-	untrustedOpen  = "⟦untrusted:"
-	untrustedClose = "⟦/untrusted:"
-)
+// from instructions: ⟦untrusted:TAG⟧text⟦/TAG⟧. One answer uses one tag for
+// all its texts, derived from all of them: the answer stays byte-for-byte
+// reproducible, and no text can carry the closing marker, since the tag
+// depends on every text including any marker it tries to embed. Besides,
+// every marker bracket inside a text is defused, so a text cannot hold a
+// marker of any tag at all.
+const untrustedOpen = "⟦untrusted:"
 
-var markerLookalike = regexp.MustCompile(`(?i)⟦\s*/?\s*untrusted`)
+// defuseBrackets turns marker brackets, and the lookalikes a model would read
+// as them, into plain square brackets.
+var defuseBrackets = strings.NewReplacer("⟦", "[", "⟧", "]", "〚", "[", "〛", "]")
 
-// untrusted wraps upstream human text in data markers.
-func untrusted(s string) string {
-	if s == "" {
-		return ""
+// markUntrusted wraps each non-empty text of one answer in data markers, in
+// place, all with the same tag.
+func markUntrusted(texts ...*string) {
+	h := sha256.New()
+	for _, p := range texts {
+		*p = defuseBrackets.Replace(*p)
+		h.Write([]byte(*p))
+		h.Write([]byte{0})
 	}
-	sum := sha256.Sum256([]byte(s))
-	tag := hex.EncodeToString(sum[:4])
-	clean := markerLookalike.ReplaceAllStringFunc(s, func(m string) string {
-		return strings.ReplaceAll(m, "⟦", "[")
-	})
-	return untrustedOpen + tag + "⟧" + clean + untrustedClose + tag + "⟧"
+	tag := hex.EncodeToString(h.Sum(nil)[:3])
+	for _, p := range texts {
+		if *p != "" {
+			*p = untrustedOpen + tag + "⟧" + *p + "⟦/" + tag + "⟧"
+		}
+	}
 }
 
-// UntrustedText returns the text inside a marker made by untrusted, and
+// untrusted wraps the one untrusted text of an answer in data markers.
+func untrusted(s string) string {
+	markUntrusted(&s)
+	return s
+}
+
+// UntrustedText returns the text inside a marker made by the server, and
 // whether s was such a marker. Clients and tests use it to show plain text.
 func UntrustedText(s string) (string, bool) {
 	if !strings.HasPrefix(s, untrustedOpen) {
@@ -47,8 +56,8 @@ func UntrustedText(s string) (string, bool) {
 	}
 	tag := rest[:end]
 	body := rest[end+len("⟧"):]
-	closing := untrustedClose + tag + "⟧"
-	if !strings.HasSuffix(body, closing) {
+	closing := "⟦/" + tag + "⟧"
+	if tag == "" || !strings.HasSuffix(body, closing) {
 		return s, false
 	}
 	return strings.TrimSuffix(body, closing), true

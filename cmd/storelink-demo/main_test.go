@@ -79,12 +79,17 @@ func TestTranscriptIsReproducibleAndTellsTheStory(t *testing.T) {
 		`"mode": "preview"`,
 		`"mode": "raised"`,
 		`"order_id": "RO-47-001000"`,
-		"Trimmed: `data.risk.evidence`",
-		"[trimmed in this transcript:",
+		`"units_sold_last_24h": 22`,
+		`"units_sold_last_24h": 14`,
+		`["Thu 26", 21, 0, 15, 1.4]`,
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("transcript lacks %q", want)
 		}
+	}
+	// Both stores are compared in one risk call, with no sales calls.
+	if n := strings.Count(md, "`korral_check_stock_risk`\n"); n != 1 || strings.Contains(md, "`korral_list_recent_sales`\n") {
+		t.Errorf("%d risk calls (want 1) or a sales call in the transcript", n)
 	}
 	// Store 47 is previewed, then confirmed; store 102 is never ordered.
 	preview := strings.Index(md, `"mode": "preview"`)
@@ -121,8 +126,7 @@ func TestDemoWithRealClock(t *testing.T) {
 	}
 	for _, want := range []string{
 		"clock:  real time",
-		"→ korral_check_stock_risk {\"sku\":\"8847291\",\"store_id\":\"47\"}",
-		"→ korral_list_recent_sales {\"sku\":\"8847291\",\"store_id\":\"102\"}",
+		"→ korral_check_stock_risk {\"sku\":\"8847291\",\"store_ids\":[\"47\",\"102\"]}",
 		"← ok: preview, nothing sent: 24 units of Madeta butter 250g to store 47",
 		"← ok: raised order RO-47-",
 		"gap 17, which exceeds 6",
@@ -171,7 +175,7 @@ func TestEvalSubcommandRunsScenarios(t *testing.T) {
 }
 
 func TestTrimAndMaskAreMarked(t *testing.T) {
-	res, err := parseOrdered([]byte(`{"ok":true,"data":{"ledger":{"requested_by":"storelink-demo/proc-123","state":"raised"},"items":[1,2,3,4,5,6,7]}}`))
+	res, err := parseOrdered([]byte(`{"ok":true,"data":{"ledger":{"requested_by":"storelink-demo/proc-123","state":"raised"},"items":{"columns":["n"],"rows":[[1],[2],[3],[4],[5],[6],[7]]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,7 @@ type trimRule struct {
 }
 
 var trims = []trimRule{
-	{tool: "korral_check_stock_risk", path: "data.risk.evidence", keep: 3, tail: true, what: "per-day evidence rows"},
-	{tool: "korral_list_recent_sales", path: "data.items", keep: 5, what: "transactions"},
+	{tool: "korral_list_recent_sales", path: "data.items.rows", keep: 5, what: "transactions"},
 }
 
 type maskRule struct {
@@ -59,9 +58,9 @@ func renderMarkdown(d *demoRun) string {
 	p("> %s\n\n", d.run.Request)
 
 	p("## The rule the agent applies\n\n")
-	p("- **gap** = `units_sold_in_window` of `korral_list_recent_sales` (its default window is the last 24 hours) minus `risk.on_hand_units` of `korral_check_stock_risk`.\n")
+	p("- **gap** = `units_sold_last_24h` minus `on_hand_units`, both from one `korral_check_stock_risk` call that covers both stores (`store_ids`).\n")
 	p("- **Order** only where the gap exceeds 6 units: a gap of exactly 6 gets no order.\n")
-	p("- **Quantity**: the gap rounded up to whole cases of `identity.case_pack`, because the supplier ships whole cases; ordering the bare gap would leave the rounding to someone else.\n")
+	p("- **Quantity**: the gap rounded up to whole cases of `product.case_pack`, because the supplier ships whole cases; ordering the bare gap would leave the rounding to someone else.\n")
 	p("- **Preview first**, then confirm with the preview's idempotency key, unless the preview's quantity check refuses the order or an order of the SKU is already open there.\n\n")
 
 	p("## Outcome\n\n")
@@ -263,6 +262,17 @@ func (n *jsonNode) pretty() string {
 
 func (n *jsonNode) write(b *strings.Builder, indent string) {
 	switch {
+	case n.array && n.flat():
+		// A row of scalars (an evidence row, a [low, high] band) stays on
+		// one line, as the server's compact answer reads.
+		b.WriteString("[")
+		for i, v := range n.items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			v.write(b, indent)
+		}
+		b.WriteString("]")
 	case n.object || n.array:
 		open, closing := "[", "]"
 		if n.object {
@@ -290,4 +300,14 @@ func (n *jsonNode) write(b *strings.Builder, indent string) {
 	default:
 		b.Write(n.raw)
 	}
+}
+
+// flat says whether every item is a scalar or an empty array.
+func (n *jsonNode) flat() bool {
+	for _, v := range n.items {
+		if v.object || (v.array && len(v.items) > 0) {
+			return false
+		}
+	}
+	return true
 }

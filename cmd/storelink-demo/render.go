@@ -111,17 +111,7 @@ func resolved(d *demoRun, v any) (any, bool) {
 	if !ok || !strings.HasPrefix(s, "{{") || !strings.HasSuffix(s, "}}") {
 		return nil, false
 	}
-	var cur any = d.model.Bindings()
-	for _, p := range strings.Split(strings.TrimSpace(s[2:len(s)-2]), ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[p]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
+	return d.model.Lookup(s[2 : len(s)-2])
 }
 
 // summarize gives the key numbers of one tool answer in a line.
@@ -148,19 +138,27 @@ func summarize(tool string, result json.RawMessage) string {
 		}
 		return fmt.Sprintf("%s store(s): %s", text(d["count"]), strings.Join(parts, "; "))
 	case "korral_check_stock_risk":
-		r, _ := d["risk"].(map[string]any)
-		id, _ := d["identity"].(map[string]any)
-		rate := "unknown"
-		if band, ok := r["units_per_trading_hour"].(map[string]any); ok {
-			rate = text(band["low"]) + " to " + text(band["high"])
+		id, _ := d["product"].(map[string]any)
+		var parts []string
+		for _, st := range asList(d["stores"]) {
+			m, _ := st.(map[string]any)
+			r, ok := m["risk"].(map[string]any)
+			if !ok {
+				parts = append(parts, fmt.Sprintf("store %s: %s", text(m["store_id"]), text(get(m, "error.code"))))
+				continue
+			}
+			rate, window := "unknown", append(asList(r["stockout_window"]), nil, nil)
+			if band := asList(r["units_per_trading_hour"]); len(band) == 2 {
+				rate = text(band[0]) + " to " + text(band[1])
+			}
+			parts = append(parts, fmt.Sprintf("store %s: on hand %s (counted %s), sold %s in the last 24 h; sells %s units per trading hour; "+
+				"stockout before close today: %s (between %s and %s, %s confidence); earliest delivery %s, beats the stockout: %s; flags: %s",
+				text(m["store_id"]), text(r["on_hand_units"]), when(r["on_hand_as_of"]), text(r["units_sold_last_24h"]), rate,
+				text(r["will_stockout_before_close_today"]), when(window[0]), when(window[1]),
+				text(r["confidence"]), when(r["earliest_delivery"]), text(r["arrival_beats_stockout"]), list(r["data_quality_flags"])))
 		}
-		return fmt.Sprintf("%s at store %s: on hand %s (counted %s); sells %s units per trading hour; "+
-			"stockout before close today: %s (between %s and %s, %s confidence); case pack %s; lead time %s days, "+
-			"earliest delivery %s, beats the stockout: %s; flags: %s",
-			plain(id["product_name"]), text(id["store_id"]), text(r["on_hand_units"]), when(r["on_hand_as_of"]), rate,
-			text(r["will_stockout_before_close_today"]), when(get(r, "projected_stockout_window.earliest")), when(get(r, "projected_stockout_window.latest")),
-			text(r["confidence"]), text(id["case_pack"]), text(r["supplier_lead_time_days"]),
-			when(r["earliest_replenishment_arrival"]), text(r["arrival_beats_stockout"]), list(r["data_quality_flags"]))
+		return fmt.Sprintf("%s (case pack %s, lead time %s days): %s",
+			plain(id["name"]), text(id["case_pack"]), text(id["lead_time_days"]), strings.Join(parts, "; "))
 	case "korral_list_recent_sales":
 		return fmt.Sprintf("%s units in %s transaction(s) from %s to %s (total complete: %s)",
 			text(d["units_sold_in_window"]), text(d["count_total_available"]), when(d["window_start"]), when(d["window_end"]), text(d["units_total_complete"]))
