@@ -116,6 +116,18 @@ func New(opts Options) (*Client, error) {
 			IdleConnTimeout:     90 * time.Second,
 		}
 	}
+	// An order is sent on a connection of its own. On a pooled keep-alive
+	// connection, a POST written just as StoreLink closes that connection
+	// for idleness fails after leaving the process, so its outcome would be
+	// unknown although StoreLink never read it. A fresh connection either
+	// fails to open (nothing sent, safe to retry) or carries the order.
+	// Orders are rare, so the extra handshake costs nothing that matters.
+	writeTransport := transport
+	if t, ok := transport.(*http.Transport); ok {
+		wt := t.Clone()
+		wt.DisableKeepAlives = true
+		writeTransport = wt
+	}
 	c := &Client{
 		keys:     opts.Keys,
 		log:      opts.Logger,
@@ -142,7 +154,7 @@ func New(opts Options) (*Client, error) {
 		},
 	})
 	api, err := storelinkclient.NewClientWithResponses(opts.BaseURL,
-		storelinkclient.WithHTTPClient(&breakerDoer{next: &http.Client{Transport: transport}, breaker: c.breaker}),
+		storelinkclient.WithHTTPClient(&breakerDoer{next: &http.Client{Transport: transport}, write: &http.Client{Transport: writeTransport}, breaker: c.breaker}),
 		storelinkclient.WithResponseLimit(opts.ResponseLimit),
 	)
 	if err != nil {
@@ -166,7 +178,10 @@ func (c *Client) BreakerState() string { return c.breaker.State().String() }
 // a good probe closes the breaker and they go ahead; a bad one reopens it
 // and they fail fast, without reaching StoreLink.
 type breakerDoer struct {
-	next    *http.Client
+	next *http.Client
+	// write sends requests that change StoreLink's state (POST), each on a
+	// fresh connection.
+	write   *http.Client
 	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
 
 	mu sync.Mutex
@@ -180,7 +195,11 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := d.next.Do(req)
+	client := d.next
+	if req.Method == http.MethodPost {
+		client = d.write
+	}
+	resp, err := client.Do(req)
 	if sink, ok := req.Context().Value(statusSinkKey{}).(*int); ok && resp != nil {
 		*sink = resp.StatusCode
 	}

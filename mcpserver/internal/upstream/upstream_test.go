@@ -642,3 +642,46 @@ func TestFanOutAfterCoolDownSucceeds(t *testing.T) {
 		t.Fatalf("breaker %s", c.BreakerState())
 	}
 }
+
+// TestOrdersTravelOnFreshConnections: reads share pooled connections, but
+// every order opens its own, so an order can never be written into a
+// keep-alive connection that StoreLink is closing for idleness (an outcome
+// that would be unknown although nothing was read).
+func TestOrdersTravelOnFreshConnections(t *testing.T) {
+	const orderBody = `{"order_id":"o-1","store_id":"47","sku":"8847291","quantity_units":10,"reason":"r","status":"submitted","submitted_at":"2026-11-27T10:00:00+01:00"}`
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, orderBody)
+			return
+		}
+		_, _ = io.WriteString(w, inventoryBody)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	ctx := context.Background()
+	for range 3 {
+		if _, err := c.Inventory(ctx, "47", "8847291"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("three reads opened %d connections, want 1 (pooled)", n)
+	}
+	for i := range 2 {
+		if _, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"}); err != nil {
+			t.Fatal(err)
+		}
+		if n, want := conns.Load(), int32(2+i); n != want {
+			t.Fatalf("after order %d: %d connections, want %d (one new per order)", i+1, n, want)
+		}
+	}
+}
