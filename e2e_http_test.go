@@ -240,7 +240,13 @@ func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
 // auditRows reads the audit trail through the CLI, as a buyer would.
 func auditRows(t *testing.T, w *world) []map[string]any {
 	t.Helper()
-	out, stderr, exit := runCLI(t, w.env(), "audit", "--format", "json")
+	return auditRowsIn(t, w.env())
+}
+
+// auditRowsIn reads the audit trail that the environment env points at.
+func auditRowsIn(t *testing.T, env []string) []map[string]any {
+	t.Helper()
+	out, stderr, exit := runCLI(t, env, "audit", "--format", "json")
 	if exit != 0 {
 		t.Fatalf("audit: exit %d: %s", exit, stderr)
 	}

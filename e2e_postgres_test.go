@@ -141,24 +141,6 @@ func noSQLite(t *testing.T, dirs ...string) {
 	}
 }
 
-func pgAuditRows(t *testing.T, env []string) []map[string]any {
-	t.Helper()
-	out, stderr, exit := runCLI(t, env, "audit", "--format", "json")
-	if exit != 0 {
-		t.Fatalf("audit: exit %d: %s", exit, stderr)
-	}
-	var rows []map[string]any
-	dec := json.NewDecoder(strings.NewReader(out))
-	for dec.More() {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, m)
-	}
-	return rows
-}
-
 // TestPostgresReplicasRaiseOneOrderPerKey is the issue's own story: eight
 // concurrent confirms with one key through two replicas on two "machines"
 // give StoreLink exactly one order, and the audit trail read from either
@@ -228,7 +210,7 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	// The audit trail, read through either replica's configuration, holds
 	// all eight calls and both replicas' clients.
 	for _, env := range [][]string{envA, envB} {
-		rows := pgAuditRows(t, env)
+		rows := auditRowsIn(t, env)
 		clients := map[string]int{}
 		for _, r := range rows {
 			if r["tool"] == "korral_raise_replenishment_order" {
@@ -240,7 +222,7 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 			t.Fatalf("audit trail calls per replica: %v; want %d each", clients, perReplica)
 		}
 		out, stderr, exit := runCLI(t, env, "audit", "report", "--format", "json")
-		if exit != 0 || !strings.Contains(out, `"Calls":8`) {
+		if exit != 0 || !strings.Contains(out, `"calls":8`) {
 			t.Fatalf("audit report: exit %d: %s\n%s", exit, out, stderr)
 		}
 	}
