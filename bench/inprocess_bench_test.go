@@ -131,3 +131,21 @@ func BenchmarkStartupInProcess(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkTrivialCallInProcess is one korral_list_authorized_stores call
+// through the assembled program: the per-call overhead every tool pays
+// (framing, decoding, the tool wrapper, the log lines, the audit row) with
+// almost no work of its own (the store list is master data, cached after
+// the first call).
+func BenchmarkTrivialCallInProcess(b *testing.B) {
+	cs := inProcess(b, false)
+	params := &mcp.CallToolParams{Name: "korral_list_authorized_stores", Arguments: map[string]any{}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %+v", err, res)
+		}
+	}
+}

@@ -22,6 +22,15 @@ PRISM=$PRISM_DIR/node_modules/.bin/prism
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 
+# One exit trap for everything started or made below (a second trap would
+# replace the first and leave PostgreSQL running).
+pg_started="" tshome=""
+cleanup() {
+	[ -z "$tshome" ] || rm -rf "$tshome"
+	[ -z "$pg_started" ] || scripts/postgres-test.sh stop
+}
+trap cleanup EXIT
+
 mkdir -p "$OUT/bin"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 load1=${LOAD_START%% *}
@@ -75,7 +84,7 @@ gotest() { go test -run '^$' -bench "$1" -benchmem -count "$count" -benchtime "$
 if [ -z "${TEST_DATABASE_URL:-}" ]; then
 	pg_env="$(PG_FSYNC=on scripts/postgres-test.sh start)"
 	eval "$pg_env"
-	trap 'scripts/postgres-test.sh stop' EXIT
+	pg_started=1
 fi
 (cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state ./internal/state/postgres .)
 (cd mockstorelink && gotest BenchmarkServe .)
@@ -103,7 +112,6 @@ if [ -f "$EVERYTHING" ] && command -v node >/dev/null; then
 	say "TypeScript SDK client: storelink-mcp beside server-everything"
 	cp bench/tsclient/bench.mjs "$TS_DIR/bench.mjs"
 	tshome=$(mktemp -d)
-	trap 'rm -rf "$tshome"' EXIT
 	tsruns=15 tscalls=400
 	[ -z "$QUICK" ] || { tsruns=3 tscalls=50; }
 	servers=$(printf '[{"name":"storelink-mcp","command":"%s","env":{"HOME":"%s","STATE_DB_PATH":"%s/state.db"},"tool":"korral_list_authorized_stores"},{"name":"server-everything","command":"%s","args":["%s","stdio"],"tool":"echo","arguments":{"message":"hello"}}]' \

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"regexp"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
@@ -123,7 +124,7 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 			return s.orderOut(ctx, c, storeID, o, view), nil
 		}
 	}
-	if !orderIDRE.MatchString(orderID) {
+	if !orderIDRE().MatchString(orderID) {
 		if s.opts.Writes == nil {
 			return nil, apperr.New(apperr.NotFound, fmt.Sprintf("no order %q is known", in.OrderID), "Check the order id StoreLink gave.")
 		}
@@ -178,7 +179,10 @@ func sameOrder(e state.Entry, o domain.Order) bool {
 	return o.StoreID == e.StoreID && o.SKU == e.SKU && o.QuantityUnits == e.QuantityUnits
 }
 
-var orderIDRE = regexp.MustCompile(orderIDPattern)
+// orderIDRE is compiled on first use: its bounded repetition makes a
+// large program (about 730 allocations) that would otherwise be built on
+// every start of the binary, also by runs that never read an order.
+var orderIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(orderIDPattern) })
 
 func (s *server) findLedgerEntry(ctx context.Context, ref string) (state.Entry, bool, error) {
 	l := s.opts.Writes.Ledger

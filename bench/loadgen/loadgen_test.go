@@ -163,3 +163,40 @@ func TestReadProcOfThisProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestParseInitTraceSumsEachPackagesClock(t *testing.T) {
+	trace := `init internal/bytealg @0.007 ms, 0 ms clock, 0 bytes, 0 allocs
+init github.com/santhosh-tekuri/jsonschema/v6 @38 ms, 9.5 ms clock, 4586912 bytes, 61077 allocs
+storelink-mcp v0.0.0
+init github.com/korral/storelink/mcpserver @61 ms, 0.006 ms clock, 5400 bytes, 46 allocs
+init github.com/korral/storelink/mcpserver @62 ms, 0.004 ms clock, 10 bytes, 1 allocs
+init broken @1 ms, x ms clock, 0 bytes, 0 allocs
+`
+	want := map[string]float64{
+		"internal/bytealg":                         0,
+		"github.com/santhosh-tekuri/jsonschema/v6": 9.5,
+		"github.com/korral/storelink/mcpserver":    0.01,
+	}
+	got := parseInitTrace(trace)
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 })); diff != "" {
+		t.Fatalf("parseInitTrace (-want +got):\n%s", diff)
+	}
+}
+
+func TestInitRowsPutTheTotalOursAndTheSlowestFirst(t *testing.T) {
+	r := &report{Runs: []runResult{
+		{InitMS: map[string]float64{"a": 1, "b": 10, ownModule + "x": 0.5}},
+		{InitMS: map[string]float64{"a": 3, "b": 12, ownModule + "x": 0.5}},
+	}}
+	rows := r.initRows(2)
+	var names []string
+	for _, row := range rows {
+		names = append(names, row.name)
+	}
+	if want := []string{"all packages", "this module's packages (`github.com/korral/storelink/...`)", "`b`", "`a`"}; !cmp.Equal(names, want) {
+		t.Fatalf("rows %q, want %q", names, want)
+	}
+	if rows[0].ms.Median != 13.5 || rows[1].ms.Median != 0.5 || rows[2].ms.Max != 12 {
+		t.Fatalf("figures %+v", rows)
+	}
+}

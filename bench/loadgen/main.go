@@ -185,8 +185,11 @@ type runResult struct {
 	ColdStartMS []float64 `json:"cold_start_ms,omitempty"`
 	// ColdStartExternalMS is the same with UPSTREAM_BASE_URL set, as in
 	// production: no embedded mock to build at start.
-	ColdStartExternalMS []float64  `json:"cold_start_external_ms,omitempty"`
-	Tools               *toolsInfo `json:"tools,omitempty"`
+	ColdStartExternalMS []float64 `json:"cold_start_external_ms,omitempty"`
+	// InitMS is each package's initialisation clock time (median of
+	// GODEBUG=inittrace=1 over initTraceRuns starts of `version`).
+	InitMS map[string]float64 `json:"init_ms,omitempty"`
+	Tools  *toolsInfo         `json:"tools,omitempty"`
 	// Embedded is the zero-configuration binary (embedded mock StoreLink in
 	// the same process): Seq sequential, Conc with concurrent callers.
 	EmbeddedIdle *memory     `json:"embedded_idle,omitempty"`
@@ -221,6 +224,10 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 		log("  cold start x%d, external mock", c.cold)
 		if r.ColdStartExternalMS, err = coldStartsExternal(ctx, c, dir); err != nil {
 			return r, fmt.Errorf("cold start with external mock: %w", err)
+		}
+		log("  package initialisation x%d (GODEBUG=inittrace=1)", initTraceRuns)
+		if r.InitMS, err = initTrace(ctx, c.server, initTraceRuns, serverEnv(dir)); err != nil {
+			return r, fmt.Errorf("init trace: %w", err)
 		}
 	}
 	if c.phase("stdio") {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -166,6 +167,17 @@ func (r *report) markdown() string {
 		}
 	}
 	target(cold, "Cold start to a completed `tools/list`: median under 50 ms", cold.format(1)+" ms", func(s spread) bool { return s.Median < 50 })
+	coldExtMedian := r.over(func(x runResult) (float64, bool) {
+		return median(x.ColdStartExternalMS), len(x.ColdStartExternalMS) > 0
+	})
+	target(coldExtMedian, "Same with `UPSTREAM_BASE_URL` set (no embedded mock): median at most 35 ms", coldExtMedian.format(1)+" ms", func(s spread) bool { return s.Median <= 35 })
+	listBytes := r.over(func(x runResult) (float64, bool) {
+		if x.Tools == nil {
+			return 0, false
+		}
+		return float64(x.Tools.ToolsListBytes), true
+	})
+	target(listBytes, "Whole `tools/list` result (output schemas included) at most 12,000 bytes", listBytes.format(0)+" bytes", func(s spread) bool { return s.Max <= 12000 })
 	target(seqP50, "`korral_check_stock_risk` over stdio, sequential: p50 under 2 ms", seqP50.format(2)+" ms", func(s spread) bool { return s.Median < 2 })
 	target(concRate, fmt.Sprintf("Same, %v concurrent callers: over 1,000 calls/s", r.Config["callers"]), concRate.format(0)+" calls/s", func(s spread) bool { return s.Median > 1000 })
 	target(fullVsPrism, "mockstorelink with full validation at least 5x Prism (same run)", fullVsPrism.format(1)+"x", func(s spread) bool { return s.Median >= 5 })
@@ -227,6 +239,14 @@ func (r *report) markdown() string {
 		p("| zero configuration: embedded mock StoreLink built at start | %s | %s |", cold.format(1), coldP90.format(1))
 		if coldExt.N > 0 {
 			p("| `UPSTREAM_BASE_URL` set (production): no embedded mock | %s | %s |", coldExt.format(1), coldExtP90.format(1))
+		}
+		p("")
+	}
+	if inits := r.initRows(8); len(inits) > 0 {
+		p("| Package initialisation before `main` (`GODEBUG=inittrace=1 storelink-mcp version`, median of %d per run) | ms |", initTraceRuns)
+		p("|---|---|")
+		for _, row := range inits {
+			p("| %s | %s |", row.name, row.ms.format(2))
 		}
 		p("")
 	}
@@ -366,3 +386,52 @@ func met(ok bool) string {
 func shortPkg(p string) string {
 	return strings.TrimPrefix(p, "github.com/korral/storelink/")
 }
+
+type initRow struct {
+	name string
+	ms   spread
+}
+
+// initRows are the whole package initialisation, this module's share of it,
+// and the top packages by their median time over the runs.
+func (r *report) initRows(top int) []initRow {
+	sum := func(keep func(string) bool) spread {
+		return r.over(func(x runResult) (float64, bool) {
+			t := 0.0
+			for pkg, ms := range x.InitMS {
+				if keep(pkg) {
+					t += ms
+				}
+			}
+			return t, len(x.InitMS) > 0
+		})
+	}
+	total := sum(func(string) bool { return true })
+	if total.N == 0 {
+		return nil
+	}
+	rows := []initRow{
+		{"all packages", total},
+		{"this module's packages (`github.com/korral/storelink/...`)", sum(func(p string) bool { return strings.HasPrefix(p, ownModule) })},
+	}
+	seen := map[string]bool{}
+	for _, x := range r.Runs {
+		for pkg := range x.InitMS {
+			seen[pkg] = true
+		}
+	}
+	var pkgs []initRow
+	for pkg := range seen {
+		pkgs = append(pkgs, initRow{"`" + pkg + "`", r.over(func(x runResult) (float64, bool) { ms, ok := x.InitMS[pkg]; return ms, ok })})
+	}
+	sort.Slice(pkgs, func(i, j int) bool {
+		if pkgs[i].ms.Median != pkgs[j].ms.Median {
+			return pkgs[i].ms.Median > pkgs[j].ms.Median
+		}
+		return pkgs[i].name < pkgs[j].name
+	})
+	return append(rows, pkgs[:min(top, len(pkgs))]...)
+}
+
+// ownModule prefixes this repository's packages.
+const ownModule = "github.com/korral/storelink/"

@@ -93,7 +93,9 @@ func writeHeap(path string) {
 
 // embedded starts the mock StoreLink exactly as storelink-mcp does.
 func embedded(_ context.Context, fixedNow time.Time) (*cli.EmbeddedUpstream, error) {
-	opts := mockstorelink.Options{}
+	// The options of storelink-mcp's embedded mock (cmd/storelink-mcp), so
+	// the profile is of the program the driver measures.
+	opts := mockstorelink.Options{NoResponseValidation: true, MaxRequestLog: -1}
 	if !fixedNow.IsZero() {
 		opts.Now = func() time.Time { return fixedNow }
 	}

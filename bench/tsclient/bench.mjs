@@ -91,6 +91,16 @@ if (process.argv[2] === "--markdown") {
   for (const [label, key, d] of rows) {
     md += `| ${label} | ${names.map((n) => f(r.servers[n][key], d)).join(" | ")} | ${others.map((o) => f(r.servers[ours][key] / r.servers[o][key], 2) + "x").join(" | ")} |\n`;
   }
+  // The targets of this comparison: a host ready within 80 ms, and a trivial
+  // call at least as cheap as the reference server's (the first other one).
+  if (others.length > 0) {
+    const us = r.servers[ours], ref = r.servers[others[0]];
+    const met = (ok) => (ok ? "yes" : "**no**");
+    md += `\n| Target | Measured | Met |\n|---|---|---|\n`;
+    md += `| Time to ready at most 80 ms (median) | ${f(us.ready_ms)} ms | ${met(us.ready_ms <= 80)} |\n`;
+    md += `| Trivial call p50 at most 1.0x ${others[0]}'s | ${f(us.call_p50_ms / ref.call_p50_ms, 2)}x | ${met(us.call_p50_ms <= ref.call_p50_ms)} |\n`;
+    md += `| Calls per second with ${r.callers} callers at least 1.0x ${others[0]}'s | ${f(us.calls_per_s / ref.calls_per_s, 2)}x | ${met(us.calls_per_s >= ref.calls_per_s)} |\n`;
+  }
   process.stdout.write(md);
   process.exit(0);
 }
