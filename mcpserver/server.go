@@ -98,21 +98,27 @@ type server struct {
 	log  *slog.Logger
 }
 
-// New returns the MCP server with its tools registered.
-func New(opts Options) *mcp.Server {
+// newServer applies the defaults every user of Options relies on.
+func newServer(opts Options) *server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	return &server{opts: opts, log: opts.Logger}
+}
+
+// New returns the MCP server with its tools registered.
+func New(opts Options) *mcp.Server {
 	if opts.DefaultLookbackDays == 0 {
 		opts.DefaultLookbackDays = 14
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &server{opts: opts, log: opts.Logger}
+	s := newServer(opts)
+	opts = s.opts
 	ms := mcp.NewServer(&mcp.Implementation{Name: "korral-storelink", Title: "Korral StoreLink", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructionsFor(opts), Logger: opts.Logger})
 	ms.AddReceivingMiddleware(s.auditRejected)

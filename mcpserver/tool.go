@@ -172,16 +172,25 @@ func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		// The name is the caller's, unchecked: keep it escaped and bounded.
 		c := s.newCall(ctr, clientName(ctr.Params.Name))
-		ctx = callid.With(ctx, c.id)
-		reason := textsafe.Bound(err.Error(), 200)
+		reason := textsafe.Bound(err.Error(), maxReason)
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			reason = fmt.Sprintf("%s (JSON-RPC %d)", reason, rpcErr.Code)
 		}
-		s.log.WarnContext(ctx, "tool.rejected", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session, "reason", reason)
-		s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), time.Since(start))
+		s.recordRejected(ctx, c, reason, time.Since(start))
 		return res, err
 	}
+}
+
+// maxReason bounds, in runes, the reason a refused call is recorded with.
+const maxReason = 200
+
+// recordRejected logs and audits a tool call refused before any handler
+// ran, for whichever layer noticed the refusal.
+func (s *server) recordRejected(ctx context.Context, c *call, reason string, elapsed time.Duration) {
+	ctx = callid.With(ctx, c.id)
+	s.log.WarnContext(ctx, "tool.rejected", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session, "reason", reason)
+	s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), elapsed)
 }
 
 // runHandler turns a panic in a handler into an internal error, so one bad

@@ -26,6 +26,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -211,7 +212,9 @@ type app struct {
 	cfg    *config.Config
 	log    *slog.Logger
 	server *mcp.Server
-	up     *upstream.Client
+	// rejections audits the calls the SDK refuses before our middleware.
+	rejections *mcpserver.Rejections
+	up         *upstream.Client
 	// embedded is true when up is the embedded demo StoreLink.
 	embedded bool
 	keys     *mcpserver.KeySource
@@ -251,7 +254,7 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 			UpstreamID:      a.upstreamID,
 		}
 	}
-	a.server = mcpserver.New(mcpserver.Options{
+	opts := mcpserver.Options{
 		Upstream:            a.up,
 		Keyring:             a.keys.Keyring,
 		Logger:              a.log,
@@ -262,7 +265,9 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 		SessionName:         sessionName,
 		Writes:              writes,
 		EmbeddedDemo:        a.embedded,
-	})
+	}
+	a.server = mcpserver.New(opts)
+	a.rejections = mcpserver.NewRejections(opts)
 	return a, nil
 }
 
@@ -370,7 +375,8 @@ func (a *app) connect(env Env, baseURL string, kr *keyring.Keyring) error {
 
 func runStdio(ctx context.Context, env Env) error {
 	// One stdio process serves one client: name its session once.
-	a, err := build(ctx, env, "stdio-"+callid.New())
+	session := "stdio-" + callid.New()
+	a, err := build(ctx, env, session)
 	if err != nil {
 		return err
 	}
@@ -378,13 +384,29 @@ func runStdio(ctx context.Context, env Env) error {
 	a.log.Info("server.start", "transport", "stdio", "version", Version, "upstream", a.upstreamKind())
 	// Our own transport: a malformed line is answered and skipped rather
 	// than ending the session, as the SDK's IOTransport would.
-	t := &stdiotransport.Transport{Reader: env.Stdin, Writer: env.Stdout, MaxLineBytes: a.cfg.StdioMaxLineBytes, Logger: a.log}
+	t := &stdiotransport.Transport{Reader: env.Stdin, Writer: env.Stdout, MaxLineBytes: a.cfg.StdioMaxLineBytes, Logger: a.log,
+		Inspect: func(req *jsonrpc.Request) {
+			if tool, reason, refused := mcpserver.UndecodableCall(req); refused {
+				a.rejections.Record(ctx, tool, reason, stdioClient(a.server), session)
+			}
+		}}
 	err = a.server.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		err = nil
 	}
 	a.log.Info("server.stop", "transport", "stdio")
 	return err
+}
+
+// stdioClient is the name the one stdio client gave itself at initialize,
+// or "" before that.
+func stdioClient(s *mcp.Server) string {
+	for ss := range s.Sessions() {
+		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+			return p.ClientInfo.Name
+		}
+	}
+	return ""
 }
 
 func keyringFromMap(m map[string]string) (*keyring.Keyring, error) {

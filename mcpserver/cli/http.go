@@ -21,8 +21,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -254,6 +256,7 @@ func (h *httpServer) routes() http.Handler {
 		// Inside authentication, so the cap knows the token.
 		mcpH = h.sessions.wrap(mcpH)
 	}
+	mcpH = h.auditUndecodable(mcpH)
 	mcpH = h.limitBody(mcpH)
 	if h.tokens != nil {
 		// Authentication comes before the body is read, so a caller without
@@ -490,6 +493,34 @@ func (h *httpServer) limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auditUndecodable records a tools/call whose params the SDK cannot decode:
+// the SDK refuses it before any middleware of ours runs, so it is noticed
+// here, then passed on unchanged for the SDK to answer. The body has been
+// read in full, within its limit, by limitBody.
+func (h *httpServer) auditUndecodable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err == nil {
+			req, _ := jsonrpc.DecodeMessage(body)
+			if jr, ok := req.(*jsonrpc.Request); ok {
+				if tool, reason, refused := mcpserver.UndecodableCall(jr); refused {
+					who := ""
+					if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {
+						who = "token:" + ti.UserID
+					}
+					h.app.rejections.Record(r.Context(), tool, reason, who, r.Header.Get("Mcp-Session-Id"))
+				}
+			}
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -50,6 +50,11 @@ type Transport struct {
 	MaxLineBytes int
 	// Logger receives one warning per rejected line; nil discards them.
 	Logger *slog.Logger
+	// Inspect, when set, sees each decoded request before the SDK does, on
+	// the reader goroutine (so it must not block): the SDK refuses some
+	// requests before any middleware runs, and this is where they can
+	// still be noticed. It must not change the request.
+	Inspect func(*jsonrpc.Request)
 }
 
 var _ mcp.Transport = (*Transport)(nil)
@@ -69,6 +74,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &conn{
 		w:        t.Writer,
 		log:      log,
+		inspect:  t.Inspect,
 		limit:    limit,
 		incoming: make(chan jsonrpc.Message),
 		closed:   make(chan struct{}),
@@ -81,8 +87,9 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 // conn is one connection. Read is called by one goroutine (the SDK's read
 // loop); Write by many; Close by anyone, any number of times.
 type conn struct {
-	log   *slog.Logger
-	limit int
+	log     *slog.Logger
+	limit   int
+	inspect func(*jsonrpc.Request)
 
 	incoming chan jsonrpc.Message
 	// readErr is why the reader stopped; valid once readDone is closed.
@@ -180,6 +187,9 @@ func (c *conn) readLoop(r *bufio.Reader) {
 			if rerr != nil {
 				c.reject(rerr.ID, rerr.Code, rerr.Message)
 			} else {
+				if req, ok := msg.(*jsonrpc.Request); ok && c.inspect != nil {
+					c.inspect(req)
+				}
 				select {
 				case c.incoming <- msg:
 				case <-c.closed:
