@@ -497,3 +497,99 @@ func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
 		t.Fatalf("new token: %d", got)
 	}
 }
+
+// undecodableCalls are tools/call requests whose params the protocol layer
+// cannot decode, with what the audit row's summary must name.
+var undecodableCalls = []struct{ params, tool, reason string }{
+	{`{"name":5,"arguments":{}}`, "-", `"name" is not a string`},
+	{`"x"`, "-", `"params" is not a JSON object`},
+	{`{"name":"korral_list_authorized_stores","_meta":[1]}`, "korral_list_authorized_stores", `"params" do not decode`},
+}
+
+// checkUndecodableRows checks the audit rows of undecodableCalls, in order.
+func checkUndecodableRows(t *testing.T, rows []map[string]any, client, session string) {
+	t.Helper()
+	for i, c := range undecodableCalls {
+		r := rows[i]
+		if r["tool"] != c.tool || r["outcome"] != "error" || r["error_code"] != "INVALID_ARGUMENT" ||
+			!strings.Contains(r["summary"].(string), c.reason) || r["client"] != client || r["session"] != session {
+			t.Errorf("audit row of params %s: %v", c.params, r)
+		}
+	}
+}
+
+// TestStdioUndecodableParamsAreAudited: a tools/call whose params the SDK
+// cannot decode is refused inside the SDK, before any middleware; the
+// transport still records it, the client still gets the SDK's error, and
+// the server serves on.
+func TestStdioUndecodableParamsAreAudited(t *testing.T) {
+	w := newWorld(t)
+	p := startRawStdio(t, w.env())
+	p.initializeAs("raw-host")
+	for i, c := range undecodableCalls {
+		id := fmt.Sprintf("bad%d", i)
+		p.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":` + c.params + `}` + "\n")
+		if ans := p.next(); ans["id"] != id || ans["error"] == nil {
+			t.Fatalf("params %s: %v", c.params, ans)
+		}
+	}
+	// A notification is no call: nothing answers it, nothing is recorded.
+	p.send(`{"jsonrpc":"2.0","method":"tools/call","params":"x"}` + "\n")
+	if e := p.callTool("ok", "korral_list_authorized_stores", map[string]any{}); e["ok"] != true {
+		t.Fatalf("list after the refused calls: %v", e)
+	}
+	rows := auditRows(t, w)
+	if len(rows) != len(undecodableCalls)+1 {
+		t.Fatalf("audit holds %d rows, want the %d refused calls and the real one: %v", len(rows), len(undecodableCalls), rows)
+	}
+	session, _ := rows[len(rows)-1]["session"].(string)
+	if !strings.HasPrefix(session, "stdio-") {
+		t.Fatalf("session of the real call: %q", session)
+	}
+	checkUndecodableRows(t, rows, "raw-host", session)
+	if n := p.waitLogged("tool.rejected", len(undecodableCalls)); n != len(undecodableCalls) {
+		t.Fatalf("%d tool.rejected log lines, want %d", n, len(undecodableCalls))
+	}
+}
+
+// TestHTTPUndecodableParamsAreAudited: the same over Streamable HTTP, raw
+// POSTs in an open session; the caller is the token's label.
+func TestHTTPUndecodableParamsAreAudited(t *testing.T) {
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	writeTokenFile(t, tokens, "dairy "+tokenDairy+"\n", time.Now().Add(-time.Hour))
+	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	cs := p.connect(tokenDairy, "agent")
+	for i, c := range undecodableCalls {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 100+i, c.params)
+		req, err := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tokenDairy)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(ans), `"error"`) {
+			t.Fatalf("params %s: status %d, answer %s", c.params, resp.StatusCode, ans)
+		}
+	}
+	if env, err := callHTTP(t, cs, "korral_list_authorized_stores", map[string]any{}); err != nil || env["ok"] != true {
+		t.Fatalf("list after the refused calls: %v %v", env, err)
+	}
+	rows := auditRows(t, w)
+	if len(rows) != len(undecodableCalls)+1 {
+		t.Fatalf("audit holds %d rows, want the %d refused calls and the real one: %v", len(rows), len(undecodableCalls), rows)
+	}
+	checkUndecodableRows(t, rows, "token:dairy", cs.ID())
+	if last := rows[len(rows)-1]; last["session"] != cs.ID() || !strings.HasPrefix(last["client"].(string), "token:dairy") {
+		t.Fatalf("audit row of the real call: %v", last)
+	}
+}
