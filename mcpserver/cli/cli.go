@@ -212,9 +212,7 @@ type app struct {
 	cfg    *config.Config
 	log    *slog.Logger
 	server *mcp.Server
-	// rejections audits the calls the SDK refuses before our middleware.
-	rejections *mcpserver.Rejections
-	up         *upstream.Client
+	up     *upstream.Client
 	// embedded is true when up is the embedded demo StoreLink.
 	embedded bool
 	keys     *mcpserver.KeySource
@@ -224,6 +222,9 @@ type app struct {
 	// upstreamID names the StoreLink up talks to (see upstreamIdentity).
 	upstreamID string
 	closes     []func() error
+
+	// rejections audits the calls the SDK refuses before our middleware.
+	rejections *mcpserver.Rejections
 }
 
 func (a *app) Close() {
