@@ -42,11 +42,6 @@ type config struct {
 	callers   int
 	conCalls  int
 	httpCalls int
-	// The write path: confirmed orders over HTTP, bounded by count and time;
-	// databaseURL is the PostgreSQL the two-replica phase shares.
-	writeOrders int
-	writeDur    time.Duration
-	databaseURL string
 	wrkDur    time.Duration
 	httpArgs  string
 	tokenEnv  string
@@ -55,6 +50,12 @@ type config struct {
 	only      string
 	phase     func(string) bool
 	loadStart string
+
+	// The write path: confirmed orders over HTTP, bounded by count and time;
+	// databaseURL is the PostgreSQL the two-replica phase shares.
+	writeOrders int
+	writeDur    time.Duration
+	databaseURL string
 }
 
 // envList is a repeatable KEY=VALUE flag.
