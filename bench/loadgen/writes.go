@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -42,6 +44,68 @@ type writeResult struct {
 	// CPUPerOrderMS is the replicas' CPU time (user + system, summed) over
 	// the measured calls, divided by them.
 	CPUPerOrderMS float64 `json:"cpu_per_order_ms"`
+	// Split is where an order's time went inside the replicas, from their
+	// logs.
+	Split orderSplit `json:"split"`
+}
+
+// orderSplit is the median time of an order's parts as the replicas log
+// them: the tool handler (ledger reservation, the POST, the ledger's
+// finish), the POST to StoreLink alone, and the handler without the POST
+// (per call, then the median). What the client waits beyond the handler is
+// the audit insert, the HTTP exchange and the JSON.
+type orderSplit struct {
+	Orders       int     `json:"orders"`
+	HandlerP50MS float64 `json:"handler_p50_ms"`
+	PostP50MS    float64 `json:"post_p50_ms"`
+	NotPostP50MS float64 `json:"handler_without_post_p50_ms"`
+}
+
+// splitOrders reads server logs (one JSON object a line) and pairs each
+// raised order's tool.ok duration with its POST's, by call id.
+func splitOrders(logs ...io.Reader) (orderSplit, error) {
+	type call struct{ handler, post float64 }
+	calls := map[string]*call{}
+	get := func(id string) *call {
+		if calls[id] == nil {
+			calls[id] = &call{handler: -1, post: -1}
+		}
+		return calls[id]
+	}
+	for _, l := range logs {
+		sc := bufio.NewScanner(l)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			var e struct {
+				Msg        string  `json:"msg"`
+				CallID     string  `json:"call_id"`
+				Tool       string  `json:"tool"`
+				Method     string  `json:"method"`
+				Route      string  `json:"route"`
+				Status     int     `json:"status"`
+				DurationMS float64 `json:"duration_ms"`
+			}
+			if json.Unmarshal(sc.Bytes(), &e) != nil || e.CallID == "" {
+				continue
+			}
+			switch {
+			case e.Msg == "tool.ok" && e.Tool == "korral_raise_replenishment_order":
+				get(e.CallID).handler = e.DurationMS
+			case e.Msg == "upstream.request" && e.Method == http.MethodPost && e.Route == "/v1/stores/{store_id}/replenishment" && e.Status == http.StatusCreated:
+				get(e.CallID).post = e.DurationMS
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return orderSplit{}, err
+		}
+	}
+	var handler, post, rest []float64
+	for _, c := range calls {
+		if c.handler >= 0 && c.post >= 0 {
+			handler, post, rest = append(handler, c.handler), append(post, c.post), append(rest, c.handler-c.post)
+		}
+	}
+	return orderSplit{Orders: len(handler), HandlerP50MS: median(handler), PostP50MS: median(post), NotPostP50MS: median(rest)}, nil
 }
 
 // writeTarget is one configuration of the write phase.
@@ -200,6 +264,18 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 		res.CPUPerOrderMS = msf(cpu1-cpu0) / float64(sent)
 	}
 	res.Raised = int(raisedN.Load())
+	var logs []io.Reader
+	for _, s := range servers {
+		f, err := os.Open(s.logPath)
+		if err != nil {
+			return res, err
+		}
+		defer f.Close()
+		logs = append(logs, f)
+	}
+	if res.Split, err = splitOrders(logs...); err != nil {
+		return res, fmt.Errorf("read the replicas' logs: %w", err)
+	}
 	after, err := mockOrderCount(ctx, url)
 	if err != nil {
 		return res, err
@@ -307,11 +383,11 @@ func (r *report) writesMarkdown(p func(string, ...any)) {
 	}
 	p("## The write path over HTTP: confirmed `korral_raise_replenishment_order`")
 	p("")
-	p("`serve --http --stateless` replicas against one mockstorelink process, %v callers round-robin over the replicas, each order with its own idempotency key and reason; at most %v orders or %v per configuration. Raised = confirms answered `raised` (warm-up included), Mock = orders the mock received.",
+	p("`serve --http --stateless` replicas against one mockstorelink process, %v callers round-robin over the replicas, each order with its own idempotency key and reason; at most %v orders or %v per configuration. Raised = confirms answered `raised` (warm-up included), Mock = orders the mock received. Handler, POST and handler without POST are the replicas' own log figures (tool.ok and upstream.request duration_ms, paired by call id): the handler reserves the key in the ledger, sends the POST and records the outcome; the audit insert, the HTTP exchange and the JSON come on top.",
 		r.Config["callers"], r.Config["write_orders"], r.Config["write_duration"])
 	p("")
-	p("| State, replicas | Orders/run | p50 ms | p95 ms | p99 ms | Orders/s | Replicas' CPU ms/order | Errors | Raised / Mock |")
-	p("|---|---|---|---|---|---|---|---|---|")
+	p("| State, replicas | Orders/run | p50 ms | p95 ms | p99 ms | Orders/s | Replicas' CPU ms/order | Handler p50 ms | POST p50 ms | Handler without POST p50 ms | Errors | Raised / Mock |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, label := range labels {
 		s := func(f func(writeResult) float64, d int) string {
 			return r.over(func(x runResult) (float64, bool) {
@@ -319,13 +395,16 @@ func (r *report) writesMarkdown(p func(string, ...any)) {
 				return f(w), ok
 			}).format(d)
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |", label,
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |", label,
 			s(func(w writeResult) float64 { return float64(w.Latency.Calls) }, 0),
 			s(func(w writeResult) float64 { return w.Latency.P50MS }, 1),
 			s(func(w writeResult) float64 { return w.Latency.P95MS }, 1),
 			s(func(w writeResult) float64 { return w.Latency.P99MS }, 1),
 			s(func(w writeResult) float64 { return w.Latency.CallsPerSec }, 0),
 			s(func(w writeResult) float64 { return w.CPUPerOrderMS }, 2),
+			s(func(w writeResult) float64 { return w.Split.HandlerP50MS }, 1),
+			s(func(w writeResult) float64 { return w.Split.PostP50MS }, 1),
+			s(func(w writeResult) float64 { return w.Split.NotPostP50MS }, 1),
 			s(func(w writeResult) float64 { return float64(w.Latency.Errors) }, 0),
 			s(func(w writeResult) float64 { return float64(w.Raised) }, 0),
 			s(func(w writeResult) float64 { return float64(w.MockOrders) }, 0))

@@ -82,3 +82,30 @@ func TestWritesMarkdownComparesEachRunWithItsOwnSQLiteFigures(t *testing.T) {
 }
 
 func fmtS(f string, a ...any) string { return fmt.Sprintf(f, a...) }
+
+func TestSplitOrdersPairsHandlerAndPostByCallID(t *testing.T) {
+	a := strings.NewReader(`{"msg":"tool.start","call_id":"c1","tool":"korral_raise_replenishment_order"}
+{"msg":"upstream.request","call_id":"c1","method":"GET","route":"/v1/skus/{sku}","status":200,"duration_ms":50}
+{"msg":"upstream.request","call_id":"c1","method":"POST","route":"/v1/stores/{store_id}/replenishment","status":201,"duration_ms":3}
+{"msg":"tool.ok","call_id":"c1","tool":"korral_raise_replenishment_order","duration_ms":10}
+not json at all
+{"msg":"tool.ok","call_id":"c9","tool":"korral_check_stock_risk","duration_ms":99}
+{"msg":"upstream.request","call_id":"c9","method":"GET","route":"/v1/stores/{store_id}/inventory","status":200,"duration_ms":99}
+`)
+	b := strings.NewReader(`{"msg":"upstream.request","call_id":"c2","method":"POST","route":"/v1/stores/{store_id}/replenishment","status":201,"duration_ms":5}
+{"msg":"tool.ok","call_id":"c2","tool":"korral_raise_replenishment_order","duration_ms":20}
+{"msg":"upstream.request","call_id":"c3","method":"POST","route":"/v1/stores/{store_id}/replenishment","status":503,"duration_ms":1}
+{"msg":"tool.err","call_id":"c3","tool":"korral_raise_replenishment_order","duration_ms":2}
+{"msg":"upstream.request","call_id":"c4","method":"POST","route":"/v1/stores/{store_id}/replenishment","status":201,"duration_ms":4}
+{"msg":"tool.ok","call_id":"c4","tool":"korral_raise_replenishment_order","duration_ms":12}
+`)
+	got, err := splitOrders(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c1: 10 = 3 + 7; c4: 12 = 4 + 8; c2: 20 = 5 + 15. c3 failed, c9 is another tool.
+	want := orderSplit{Orders: 3, HandlerP50MS: 12, PostP50MS: 4, NotPostP50MS: 8}
+	if got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
