@@ -82,7 +82,6 @@ func splitOrders(logs ...io.Reader) (orderSplit, error) {
 				Tool       string  `json:"tool"`
 				Method     string  `json:"method"`
 				Route      string  `json:"route"`
-				Status     int     `json:"status"`
 				DurationMS float64 `json:"duration_ms"`
 			}
 			if json.Unmarshal(sc.Bytes(), &e) != nil || e.CallID == "" {
@@ -91,7 +90,7 @@ func splitOrders(logs ...io.Reader) (orderSplit, error) {
 			switch {
 			case e.Msg == "tool.ok" && e.Tool == "korral_raise_replenishment_order":
 				get(e.CallID).handler = e.DurationMS
-			case e.Msg == "upstream.request" && e.Method == http.MethodPost && e.Route == "/v1/stores/{store_id}/replenishment" && e.Status == http.StatusCreated:
+			case e.Msg == "upstream.request" && e.Method == http.MethodPost && e.Route == "/v1/stores/{store_id}/replenishment":
 				get(e.CallID).post = e.DurationMS
 			}
 		}

@@ -98,12 +98,14 @@ not json at all
 {"msg":"tool.err","call_id":"c3","tool":"korral_raise_replenishment_order","duration_ms":2}
 {"msg":"upstream.request","call_id":"c4","method":"POST","route":"/v1/stores/{store_id}/replenishment","status":201,"duration_ms":4}
 {"msg":"tool.ok","call_id":"c4","tool":"korral_raise_replenishment_order","duration_ms":12}
+{"msg":"upstream.request","call_id":"c5","method":"POST","route":"/v1/stores/{store_id}/replenishment","status":201,"duration_ms":4}
+{"msg":"tool.err","call_id":"c5","tool":"korral_raise_replenishment_order","duration_ms":6}
 `)
 	got, err := splitOrders(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// c1: 10 = 3 + 7; c4: 12 = 4 + 8; c2: 20 = 5 + 15. c3 failed, c9 is another tool.
+	// c1: 10 = 3 + 7; c4: 12 = 4 + 8; c2: 20 = 5 + 15. c3 and c5 failed, c9 is another tool.
 	want := orderSplit{Orders: 3, HandlerP50MS: 12, PostP50MS: 4, NotPostP50MS: 8}
 	if got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
