@@ -416,7 +416,9 @@ func newestKeyring(dir string) (string, error) {
 // which variable names its bearer token file.
 func detectHTTP(c config) (*httpOptions, string) {
 	out, _ := exec.Command(c.server, "help").CombinedOutput()
-	help := string(out)
+	// The variable naming the token file is documented in serve's own help.
+	serveHelp, _ := exec.Command(c.server, "serve", "--help").CombinedOutput()
+	help := string(out) + "\n" + string(serveHelp)
 	if !strings.Contains(help, "--http") {
 		return nil, "not measured: this build of storelink-mcp has no HTTP transport (`storelink-mcp help` lists no --http)"
 	}
