@@ -50,6 +50,12 @@ type config struct {
 	only      string
 	phase     func(string) bool
 	loadStart string
+
+	// The write path: confirmed orders over HTTP, bounded by count and time;
+	// databaseURL is the PostgreSQL the two-replica phase shares.
+	writeOrders int
+	writeDur    time.Duration
+	databaseURL string
 }
 
 // envList is a repeatable KEY=VALUE flag.
@@ -93,13 +99,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.callers, "callers", 8, "concurrent callers")
 	fs.IntVar(&c.conCalls, "concurrent-calls", 10000, "calls per run with concurrent callers (also the memory-growth window)")
 	fs.IntVar(&c.httpCalls, "http-calls", 5000, "calls per run over HTTP")
+	fs.IntVar(&c.writeOrders, "write-orders", 2000, "confirmed orders per write phase over HTTP")
+	fs.DurationVar(&c.writeDur, "write-duration", 60*time.Second, "upper bound on each write phase's time")
+	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL `URL` the two replicas of the write phase share; empty skips that phase")
 	fs.DurationVar(&c.wrkDur, "wrk-duration", 5*time.Second, "how long wrk drives each mock")
 	fs.StringVar(&c.httpArgs, "http-args", "serve --http {addr}", "server arguments for the HTTP transport ({addr} = listen address)")
 	fs.StringVar(&c.tokenEnv, "http-token-env", "", "variable naming the bearer token file for HTTP; default: detected from the server's help")
 	fs.BoolVar(&c.quick, "quick", false, "one short run, for trying the driver out")
 	fs.Var((*envList)(&c.serverEnv), "server-env", "extra `KEY=VALUE` for every server process (repeatable), e.g. PROFILE_DIR for bench/profiledmcp")
 	fs.StringVar(&c.loadStart, "load-before", "", "load average when the whole benchmark began (default: when this driver starts)")
-	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, mocks (default all)")
+	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, mocks (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	phases := map[string]bool{}
 	for _, ph := range strings.Split(c.only, ",") {
 		if ph = strings.TrimSpace(ph); ph != "" {
-			if !slices.Contains([]string{"cold", "stdio", "external", "http", "mocks"}, ph) {
+			if !slices.Contains([]string{"cold", "stdio", "external", "http", "writes", "mocks"}, ph) {
 				return fmt.Errorf("--only: unknown phase %q", ph)
 			}
 			phases[ph] = true
@@ -118,7 +127,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	c.phase = func(name string) bool { return len(phases) == 0 || phases[name] }
 	if c.quick {
+		// An explicit size of the write phase wins over --quick.
+		orders, dur := c.writeOrders, c.writeDur
 		c.runs, c.cold, c.seqCalls, c.conCalls, c.httpCalls, c.wrkDur = 1, 5, 200, 1000, 500, 2*time.Second
+		c.writeOrders, c.writeDur = 300, 30*time.Second
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "write-orders":
+				c.writeOrders = orders
+			case "write-duration":
+				c.writeDur = dur
+			}
+		})
 	}
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
@@ -199,6 +219,9 @@ type runResult struct {
 	// memory holds nothing of the mock's.
 	External *loadResult `json:"stdio_external_mock,omitempty"`
 	HTTP     *loadResult `json:"http,omitempty"`
+	// Writes is the write path over HTTP: one SQLite replica, then two
+	// replicas on one PostgreSQL when a database was given.
+	Writes []writeResult `json:"http_writes,omitempty"`
 	// Mocks maps a mock's name to its wrk result.
 	Mocks map[string]wrkResult `json:"mocks,omitempty"`
 }
@@ -245,7 +268,7 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 	}
 	if hopts != nil && c.phase("http") {
 		log("  HTTP: %d calls over %d sessions", c.httpCalls, c.callers)
-		h, err := startHTTP(ctx, c.server, dir, *hopts, c.callers)
+		h, err := startHTTP(ctx, c.server, dir, serverEnv(dir), *hopts, c.callers)
 		if err != nil {
 			return r, fmt.Errorf("http: %w", err)
 		}
@@ -259,6 +282,11 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 			return r, fmt.Errorf("http: %w", err)
 		}
 		r.HTTP = &res
+	}
+	if c.phase("writes") {
+		if err := writesRun(ctx, c, hopts, dir, &r, log); err != nil {
+			return r, err
+		}
 	}
 	if c.wrk != "" && c.phase("mocks") {
 		targets := []mockTarget{
@@ -388,7 +416,9 @@ func newestKeyring(dir string) (string, error) {
 // which variable names its bearer token file.
 func detectHTTP(c config) (*httpOptions, string) {
 	out, _ := exec.Command(c.server, "help").CombinedOutput()
-	help := string(out)
+	// The variable naming the token file is documented in serve's own help.
+	serveHelp, _ := exec.Command(c.server, "serve", "--help").CombinedOutput()
+	help := string(out) + "\n" + string(serveHelp)
 	if !strings.Contains(help, "--http") {
 		return nil, "not measured: this build of storelink-mcp has no HTTP transport (`storelink-mcp help` lists no --http)"
 	}
@@ -415,6 +445,7 @@ func (c config) public() map[string]any {
 	return map[string]any{
 		"runs": c.runs, "cold_starts_per_run": c.cold, "sequential_calls": c.seqCalls,
 		"callers": c.callers, "concurrent_calls": c.conCalls, "http_calls": c.httpCalls,
+		"write_orders": c.writeOrders, "write_duration": c.writeDur.String(),
 		"wrk": fmt.Sprintf("-t2 -c10 -d%s --latency", c.wrkDur),
 	}
 }

@@ -327,12 +327,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // startHTTP runs the server's Streamable HTTP transport on a free loopback
 // port and connects n client sessions to it, each with its own HTTP
 // client, as n separate agents would.
-func startHTTP(ctx context.Context, bin, dir string, hopts httpOptions, n int) (*mcpServer, error) {
+func startHTTP(ctx context.Context, bin, dir string, env []string, hopts httpOptions, n int) (*mcpServer, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	env := serverEnv(dir)
+	env = slices.Clone(env)
 	const token = "loadgen-0123456789abcdefghijklmnopqrstuvwxyz"
 	if hopts.TokenEnv != "" {
 		path := filepath.Join(dir, "tokens")

@@ -229,6 +229,7 @@ func (r *report) markdown() string {
 	p("")
 	p("HTTP transport: %s.", r.HTTPNote)
 	p("")
+	r.writesMarkdown(p)
 	if cold.N > 0 {
 		coldExt := r.over(func(x runResult) (float64, bool) {
 			return median(x.ColdStartExternalMS), len(x.ColdStartExternalMS) > 0

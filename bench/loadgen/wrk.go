@@ -35,6 +35,12 @@ type mockTarget struct {
 // goMock runs the mockstorelink binary, with or without checking its own
 // responses against the contract (requests are always checked).
 func goMock(bin string, validateResponses bool) func(context.Context, string) (string, string, *child, error) {
+	return goMockAdmin(bin, validateResponses, "")
+}
+
+// goMockAdmin is goMock with the /_admin/ endpoint enabled when adminToken
+// is not empty (passed in the environment, not on the command line).
+func goMockAdmin(bin string, validateResponses bool, adminToken string) func(context.Context, string) (string, string, *child, error) {
 	return func(ctx context.Context, dir string) (string, string, *child, error) {
 		keyring := filepath.Join(dir, fmt.Sprintf("keyring-%d.json", time.Now().UnixNano()))
 		args := []string{"--addr", "127.0.0.1:0", "--now", "default", "--keyring-out", keyring, "--log-level", "error"}
@@ -43,6 +49,9 @@ func goMock(bin string, validateResponses bool) func(context.Context, string) (s
 		}
 		cmd := exec.Command(bin, args...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		if adminToken != "" {
+			cmd.Env = append(cmd.Env, "MOCKSTORELINK_ADMIN_TOKEN="+adminToken)
+		}
 		cmd.Stderr = io.Discard
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The write path: confirmed korral_raise_replenishment_order calls over
+// Streamable HTTP against `serve --http --stateless` replicas and one
+// mockstorelink process, on one SQLite replica and on two replicas sharing
+// a PostgreSQL database, in the same run so the ratio is fair. Afterwards
+// the mock's order list must hold exactly one order per successful confirm.
+
+// orderUnits is every benchmark order's quantity, well within the default
+// MAX_ORDER_UNITS (500).
+const orderUnits = 24
+
+// mockAdminToken enables the mock's /_admin/orders for the final count.
+const mockAdminToken = "loadgen-admin-0123456789abcdefghijklmnop"
+
+// writeResult is one write phase.
+type writeResult struct {
+	Backend  string    `json:"backend"`
+	Replicas int       `json:"replicas"`
+	Latency  latencies `json:"latency"`
+	// Raised counts the confirms answered with mode "raised" (warm-up
+	// included); MockOrders is how many orders the mock gained (its world
+	// starts with a few). They must be equal.
+	Raised     int `json:"raised"`
+	MockOrders int `json:"mock_orders"`
+	// CPUPerOrderMS is the replicas' CPU time (user + system, summed) over
+	// the measured calls, divided by them.
+	CPUPerOrderMS float64 `json:"cpu_per_order_ms"`
+	// Split is where an order's time went inside the replicas, from their
+	// logs.
+	Split orderSplit `json:"split"`
+}
+
+// orderSplit is the median time of an order's parts as the replicas log
+// them: the tool handler (ledger reservation, the POST, the ledger's
+// finish), the POST to StoreLink alone, and the handler without the POST
+// (per call, then the median). What the client waits beyond the handler is
+// the audit insert, the HTTP exchange and the JSON.
+type orderSplit struct {
+	Orders       int     `json:"orders"`
+	HandlerP50MS float64 `json:"handler_p50_ms"`
+	PostP50MS    float64 `json:"post_p50_ms"`
+	NotPostP50MS float64 `json:"handler_without_post_p50_ms"`
+}
+
+// splitOrders reads server logs (one JSON object a line) and pairs each
+// raised order's tool.ok duration with its POST's, by call id.
+func splitOrders(logs ...io.Reader) (orderSplit, error) {
+	type call struct{ handler, post float64 }
+	calls := map[string]*call{}
+	get := func(id string) *call {
+		if calls[id] == nil {
+			calls[id] = &call{handler: -1, post: -1}
+		}
+		return calls[id]
+	}
+	for _, l := range logs {
+		sc := bufio.NewScanner(l)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			var e struct {
+				Msg        string  `json:"msg"`
+				CallID     string  `json:"call_id"`
+				Tool       string  `json:"tool"`
+				Method     string  `json:"method"`
+				Route      string  `json:"route"`
+				DurationMS float64 `json:"duration_ms"`
+			}
+			if json.Unmarshal(sc.Bytes(), &e) != nil || e.CallID == "" {
+				continue
+			}
+			switch {
+			case e.Msg == "tool.ok" && e.Tool == "korral_raise_replenishment_order":
+				get(e.CallID).handler = e.DurationMS
+			case e.Msg == "upstream.request" && e.Method == http.MethodPost && e.Route == "/v1/stores/{store_id}/replenishment":
+				get(e.CallID).post = e.DurationMS
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return orderSplit{}, err
+		}
+	}
+	var handler, post, rest []float64
+	for _, c := range calls {
+		if c.handler >= 0 && c.post >= 0 {
+			handler, post, rest = append(handler, c.handler), append(post, c.post), append(rest, c.handler-c.post)
+		}
+	}
+	return orderSplit{Orders: len(handler), HandlerP50MS: median(handler), PostP50MS: median(post), NotPostP50MS: median(rest)}, nil
+}
+
+// writeTarget is one configuration of the write phase.
+type writeTarget struct {
+	backend  string // "sqlite" or "postgres"
+	replicas int
+	dsn      string // STATE_DATABASE_URL for postgres
+}
+
+// orderArgs are the arguments of the n-th confirmed order of a phase: a
+// distinct idempotency key and a distinct reason, so that no two calls share
+// the ledger's request fingerprint and none meets another's in-flight guard.
+func orderArgs(phase string, n int) map[string]any {
+	return map[string]any{
+		"store_id":        "47",
+		"sku":             "8847291",
+		"quantity_units":  orderUnits,
+		"reason":          fmt.Sprintf("Projected to sell out before close (load run %s, order %d).", phase, n),
+		"confirm":         true,
+		"idempotency_key": fmt.Sprintf("bench-%s-%06d", phase, n),
+	}
+}
+
+// raised reports whether a tool result is an order StoreLink accepted.
+func raised(res *mcp.CallToolResult) error {
+	if res.IsError {
+		return fmt.Errorf("tool error: %s", resultText(res))
+	}
+	var env struct {
+		OK   bool `json:"ok"`
+		Data struct {
+			Mode    string `json:"mode"`
+			OrderID string `json:"order_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(resultText(res)), &env); err != nil {
+		return fmt.Errorf("not an envelope: %w", err)
+	}
+	if !env.OK || env.Data.Mode != "raised" || env.Data.OrderID == "" {
+		return fmt.Errorf("not a raised order: %s", resultText(res))
+	}
+	return nil
+}
+
+// writeRun starts the mock and the replicas of t, sends warm-up orders
+// (one per session), then up to total confirmed orders from callers
+// spread round-robin over the replicas, stopping early at limit; calls
+// already sent when the time is up are awaited, never cancelled, so each
+// one's outcome is known. It then compares the mock's orders with the
+// confirms that succeeded.
+func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, callers, total int, limit time.Duration) (writeResult, error) {
+	res := writeResult{Backend: t.backend, Replicas: t.replicas}
+	url, _, mp, err := goMockAdmin(c.mock, true, mockAdminToken)(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	defer mp.stop(5*time.Second, true)
+	keyring, err := newestKeyring(dir)
+	if err != nil {
+		return res, err
+	}
+	seeded, err := mockOrderCount(ctx, url)
+	if err != nil {
+		return res, err
+	}
+	hopts.Args = append(append([]string{}, hopts.Args...), "--stateless")
+	var servers []*mcpServer
+	defer func() {
+		for _, s := range servers {
+			s.close()
+		}
+	}()
+	perReplica := (callers + t.replicas - 1) / t.replicas
+	for i := range t.replicas {
+		rdir := filepath.Join(dir, fmt.Sprintf("%s-replica%d", t.backend, i+1))
+		if err := os.MkdirAll(rdir, 0o700); err != nil {
+			return res, err
+		}
+		env := serverEnv(rdir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring, "ALLOW_WRITES=true")
+		if t.dsn != "" {
+			env = append(withoutVar(env, "STATE_DB_PATH"), "STATE_DATABASE_URL="+t.dsn)
+		}
+		s, err := startHTTP(ctx, c.server, rdir, env, hopts, perReplica)
+		if err != nil {
+			return res, fmt.Errorf("replica %d: %w", i+1, err)
+		}
+		servers = append(servers, s)
+	}
+	// Caller i talks to replica i mod R, as a round-robin balancer would.
+	sessions := make([]*mcp.ClientSession, callers)
+	for i := range sessions {
+		sessions[i] = servers[i%t.replicas].sessions[i/t.replicas]
+	}
+	phase := fmt.Sprintf("%s%d-%d", t.backend, t.replicas, time.Now().UnixNano())
+	var raisedN atomic.Int64
+	for i, cs := range sessions {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "korral_raise_replenishment_order", Arguments: orderArgs(phase+"-warm", i)})
+		if err == nil {
+			err = raised(r)
+		}
+		if err != nil {
+			return res, fmt.Errorf("warm-up order: %w%s", err, servers[i%t.replicas].logTail())
+		}
+		raisedN.Add(1)
+	}
+
+	var cpu0 time.Duration
+	for _, s := range servers {
+		d, err := cpuTime(s.proc.pid())
+		if err != nil {
+			return res, err
+		}
+		cpu0 += d
+	}
+	durs := make([]time.Duration, total)
+	var next, errs atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(limit)
+	for _, cs := range sessions {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				i := int(next.Add(1)) - 1
+				if i >= total {
+					return
+				}
+				t0 := time.Now()
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "korral_raise_replenishment_order", Arguments: orderArgs(phase, i)})
+				durs[i] = time.Since(t0)
+				if err == nil {
+					err = raised(r)
+				}
+				if err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				raisedN.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	sent := min(int(next.Load()), total)
+	var cpu1 time.Duration
+	for _, s := range servers {
+		d, err := cpuTime(s.proc.pid())
+		if err != nil {
+			return res, err
+		}
+		cpu1 += d
+	}
+	res.Latency = summarise(durs[:sent], int(errs.Load()), wall)
+	if sent > 0 {
+		res.CPUPerOrderMS = msf(cpu1-cpu0) / float64(sent)
+	}
+	res.Raised = int(raisedN.Load())
+	var logs []io.Reader
+	for _, s := range servers {
+		f, err := os.Open(s.logPath)
+		if err != nil {
+			return res, err
+		}
+		defer f.Close()
+		logs = append(logs, f)
+	}
+	if res.Split, err = splitOrders(logs...); err != nil {
+		return res, fmt.Errorf("read the replicas' logs: %w", err)
+	}
+	after, err := mockOrderCount(ctx, url)
+	if err != nil {
+		return res, err
+	}
+	res.MockOrders = after - seeded
+	if res.MockOrders != res.Raised {
+		return res, fmt.Errorf("ERROR: the mock StoreLink received %d orders but %d confirms were answered as raised (%s, %d replicas): the ledger and StoreLink disagree",
+			res.MockOrders, res.Raised, t.backend, t.replicas)
+	}
+	if e, ok := firstErr.Load().(error); ok {
+		return res, fmt.Errorf("%d of %d orders failed, first: %w", errs.Load(), sent, e)
+	}
+	return res, nil
+}
+
+// mockOrderCount asks the mock's admin endpoint how many orders it holds.
+func mockOrderCount(ctx context.Context, baseURL string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/_admin/orders", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+mockAdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("mock order list: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("mock order list: HTTP %d", resp.StatusCode)
+	}
+	var orders []json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&orders); err != nil {
+		return 0, fmt.Errorf("mock order list: %w", err)
+	}
+	return len(orders), nil
+}
+
+// withoutVar drops every KEY=… entry of key from env.
+func withoutVar(env []string, key string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, key+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// writesRun is the write phase of one run: one SQLite replica, then two
+// replicas on PostgreSQL when a database is given.
+func writesRun(ctx context.Context, c config, hopts *httpOptions, dir string, r *runResult, log func(string, ...any)) error {
+	if hopts == nil {
+		log("  writes: skipped, this build of storelink-mcp has no HTTP transport")
+		return nil
+	}
+	targets := []writeTarget{{backend: "sqlite", replicas: 1}}
+	if c.databaseURL != "" {
+		// One PostgreSQL replica separates the database's cost from the
+		// second process's.
+		targets = append(targets,
+			writeTarget{backend: "postgres", replicas: 1, dsn: c.databaseURL},
+			writeTarget{backend: "postgres", replicas: 2, dsn: c.databaseURL})
+	} else {
+		log("  writes: no --database-url (no PostgreSQL): the two-replica write phase is skipped")
+	}
+	for _, t := range targets {
+		log("  writes: up to %d confirmed orders (at most %s) from %d callers, %d %s replica(s)", c.writeOrders, c.writeDur, c.callers, t.replicas, t.backend)
+		w, err := writeRun(ctx, c, *hopts, dir, t, c.callers, c.writeOrders, c.writeDur)
+		if err != nil {
+			return fmt.Errorf("writes on %s: %w", t.backend, err)
+		}
+		r.Writes = append(r.Writes, w)
+	}
+	return nil
+}
+
+// label names a write configuration in the report.
+func (w writeResult) label() string {
+	return fmt.Sprintf("%s, %d replica(s)", w.Backend, w.Replicas)
+}
+
+// writeOf finds a run's write result for one configuration.
+func writeOf(run runResult, label string) (writeResult, bool) {
+	for _, w := range run.Writes {
+		if w.label() == label {
+			return w, true
+		}
+	}
+	return writeResult{}, false
+}
+
+// writesMarkdown renders the write-path table: every configuration over the
+// runs, then each against the single SQLite replica of the same run.
+func (r *report) writesMarkdown(p func(string, ...any)) {
+	var labels []string
+	for _, run := range r.Runs {
+		for _, w := range run.Writes {
+			if !slices.Contains(labels, w.label()) {
+				labels = append(labels, w.label())
+			}
+		}
+	}
+	if len(labels) == 0 {
+		return
+	}
+	p("## The write path over HTTP: confirmed `korral_raise_replenishment_order`")
+	p("")
+	p("`serve --http --stateless` replicas against one mockstorelink process, %v callers round-robin over the replicas, each order with its own idempotency key and reason; at most %v orders or %v per configuration. Raised = confirms answered `raised` (warm-up included), Mock = orders the mock received. Handler, POST and handler without POST are the replicas' own log figures (tool.ok and upstream.request duration_ms, paired by call id): the handler reserves the key in the ledger, sends the POST and records the outcome; the audit insert, the HTTP exchange and the JSON come on top.",
+		r.Config["callers"], r.Config["write_orders"], r.Config["write_duration"])
+	p("")
+	p("| State, replicas | Orders/run | p50 ms | p95 ms | p99 ms | Orders/s | Replicas' CPU ms/order | Handler p50 ms | POST p50 ms | Handler without POST p50 ms | Errors | Raised / Mock |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, label := range labels {
+		s := func(f func(writeResult) float64, d int) string {
+			return r.over(func(x runResult) (float64, bool) {
+				w, ok := writeOf(x, label)
+				return f(w), ok
+			}).format(d)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |", label,
+			s(func(w writeResult) float64 { return float64(w.Latency.Calls) }, 0),
+			s(func(w writeResult) float64 { return w.Latency.P50MS }, 1),
+			s(func(w writeResult) float64 { return w.Latency.P95MS }, 1),
+			s(func(w writeResult) float64 { return w.Latency.P99MS }, 1),
+			s(func(w writeResult) float64 { return w.Latency.CallsPerSec }, 0),
+			s(func(w writeResult) float64 { return w.CPUPerOrderMS }, 2),
+			s(func(w writeResult) float64 { return w.Split.HandlerP50MS }, 1),
+			s(func(w writeResult) float64 { return w.Split.PostP50MS }, 1),
+			s(func(w writeResult) float64 { return w.Split.NotPostP50MS }, 1),
+			s(func(w writeResult) float64 { return float64(w.Latency.Errors) }, 0),
+			s(func(w writeResult) float64 { return float64(w.Raised) }, 0),
+			s(func(w writeResult) float64 { return float64(w.MockOrders) }, 0))
+	}
+	base := labels[0]
+	for _, label := range labels[1:] {
+		ratio := func(f func(writeResult) float64) spread {
+			return r.over(func(x runResult) (float64, bool) {
+				a, okA := writeOf(x, label)
+				b, okB := writeOf(x, base)
+				if !okA || !okB || f(b) == 0 {
+					return 0, false
+				}
+				return f(a) / f(b), true
+			})
+		}
+		p("")
+		p("%s against %s, ratios within each run: p50 %s, p99 %s, throughput %s.", label, base,
+			ratio(func(w writeResult) float64 { return w.Latency.P50MS }).format(2),
+			ratio(func(w writeResult) float64 { return w.Latency.P99MS }).format(2),
+			ratio(func(w writeResult) float64 { return w.Latency.CallsPerSec }).format(2))
+	}
+	p("")
+}
