@@ -67,6 +67,11 @@ type AuditLog interface {
 	Report(ctx context.Context, f AuditFilter) ([]ToolStats, error)
 }
 
+// auditInsertSQL appends one audit record; DB prepares it once, in Open.
+const auditInsertSQL = `INSERT INTO audit
+	(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // RecordAudit implements AuditLog. A zero Time is recorded as the current
 // time, so that no record falls outside every day filter.
 func (db *DB) RecordAudit(ctx context.Context, r AuditRecord) error {
@@ -78,9 +83,7 @@ func (db *DB) RecordAudit(ctx context.Context, r AuditRecord) error {
 		return err
 	}
 	defer release()
-	if _, err := db.sql.ExecContext(ctx, `INSERT INTO audit
-		(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := db.auditInsert.ExecContext(ctx,
 		formatTime(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
 		r.Outcome, r.ErrorCode, r.Summary, r.DurationMS); err != nil {
 		return fmt.Errorf("state: record audit for call %s: %w", r.CallID, err)
