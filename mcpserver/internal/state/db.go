@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -65,6 +66,10 @@ type DB struct {
 	// tool call, and parsing it anew each time was a measurable share of a
 	// trivial call's CPU (docs/benchmarks.md).
 	auditInsert *sql.Stmt
+	// auditNext collects the audit records waiting for the write lock (see
+	// RecordAudit); auditMu guards it.
+	auditMu   sync.Mutex
+	auditNext *auditBatch
 }
 
 // Open opens the database at path, creating the file and its parent
