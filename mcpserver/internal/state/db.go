@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -61,6 +62,14 @@ type DB struct {
 	// polling busy handler, which is then left to arbitrate between
 	// processes only.
 	wsem chan struct{}
+	// auditInsert is RecordAudit's INSERT, prepared once: it runs on every
+	// tool call, and parsing it anew each time was a measurable share of a
+	// trivial call's CPU (docs/benchmarks.md).
+	auditInsert *sql.Stmt
+	// auditNext collects the audit records waiting for the write lock (see
+	// RecordAudit); auditMu guards it.
+	auditMu   sync.Mutex
+	auditNext *auditBatch
 }
 
 // Open opens the database at path, creating the file and its parent
@@ -102,6 +111,10 @@ func Open(path string) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
 	}
+	if db.auditInsert, err = sqldb.PrepareContext(ctx, auditInsertSQL); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
+	}
 	return db, nil
 }
 
@@ -127,7 +140,9 @@ func dsn(abs string) string {
 func (db *DB) Path() string { return db.path }
 
 // Close releases the database. Data already committed is on disk.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	return errors.Join(db.auditInsert.Close(), db.sql.Close())
+}
 
 // Ping checks that the database can still be reached and read, for health
 // checks.
