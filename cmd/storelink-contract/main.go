@@ -197,17 +197,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&fmtName, "format", "report format: table, json or junit")
 	fs.Var(&headers, "header", "`'Name: value'` added to every request, e.g. a gateway's API key (repeatable; the value is never printed)")
 	fs.Var(&operations, "operation", "probe only this operation `id`, e.g. getInventory (repeatable; default: all)")
-	rest, err := cliflag.Parse(fs, args, checkSynopsis, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitConforms
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitUsage
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "storelink-contract check: unexpected argument %q\n", rest[0])
-		return exitUsage
+	if code, done := parseNoArgs(fs, args, checkSynopsis, stdout, stderr); done {
+		return code
 	}
 	if headers.err != nil {
 		fmt.Fprintf(stderr, "storelink-contract check: %v\n", headers.err)
@@ -289,17 +280,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("storelink-contract demo", flag.ContinueOnError)
 	fmtName := format(contract.FormatTable)
 	fs.Var(&fmtName, "format", "report format: table, json or junit")
-	rest, err := cliflag.Parse(fs, args, demoSynopsis, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitConforms
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitUsage
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "storelink-contract demo: unexpected argument %q\n", rest[0])
-		return exitUsage
+	if code, done := parseNoArgs(fs, args, demoSynopsis, stdout, stderr); done {
+		return code
 	}
 	mock, err := mockstorelink.Start(mockstorelink.Options{})
 	if err != nil {
@@ -348,4 +330,22 @@ func (r *redactingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// parseNoArgs parses a subcommand's flags, which take no positional
+// arguments. done reports that the command is over (help printed, or a usage
+// error on stderr) and code is its exit code.
+func parseNoArgs(fs *flag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
+	rest, err := cliflag.Parse(fs, args, synopsis, stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitConforms, true
+	case err != nil:
+		fmt.Fprintln(stderr, err)
+		return exitUsage, true
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), rest[0])
+		return exitUsage, true
+	}
+	return 0, false
 }
