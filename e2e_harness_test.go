@@ -268,10 +268,17 @@ func (p *proc) linesWhere(msg string, kv ...string) []map[string]any {
 // runCLI runs a storelink-mcp subcommand to completion.
 func runCLI(t *testing.T, env []string, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
+	return runProgram(t, serverBinary, append([]string{"PATH=" + os.Getenv("PATH")}, env...), args...)
+}
+
+// runProgram runs bin with exactly the environment env, bounded in time,
+// and returns what it printed and its exit code.
+func runProgram(t *testing.T, bin string, env []string, args ...string) (stdout, stderr string, exit int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, serverBinary, args...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

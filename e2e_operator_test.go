@@ -264,19 +264,7 @@ func buildBinaries(t *testing.T, ldflags string, names ...string) map[string]str
 
 func runBinary(t *testing.T, bin string, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return o.String(), e.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), 0
+	return runProgram(t, bin, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, args...)
 }
 
 // TestEveryBinaryFollowsTheCLIConvention: help on stdout with exit 0, the
