@@ -25,11 +25,19 @@ func demoEnv(t *testing.T) []string {
 	return []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "LOG_LEVEL=debug"}
 }
 
-func demoNotice(d map[string]any) string { s, _ := d["demo_notice"].(string); return s }
+// demoNotice is the notice of an answer: in the data of a success, in the
+// envelope of a tool error.
+func demoNotice(env map[string]any) string {
+	if d, ok := env["data"].(map[string]any); ok {
+		env = d
+	}
+	s, _ := env["demo_notice"].(string)
+	return s
+}
 
 // TestEmbeddedDemoIsUnmistakable: with the embedded StoreLink the model is
-// told in the instructions, the store list and every write result that the
-// data is made up; against a real StoreLink (the mock as a separate
+// told in the instructions and in every answer, tool errors included, that
+// the data is made up; against a real StoreLink (the mock as a separate
 // upstream) none of them says so.
 func TestEmbeddedDemoIsUnmistakable(t *testing.T) {
 	order := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47", "quantity_units": 24, "reason": "restock"}
@@ -41,8 +49,11 @@ func TestEmbeddedDemoIsUnmistakable(t *testing.T) {
 		p := startServer(t, env)
 		surfaces := map[string]string{
 			"instructions": p.cs.InitializeResult().Instructions,
-			"store list":   demoNotice(data(t, p.call("korral_list_authorized_stores", map[string]any{}))),
-			"write result": demoNotice(data(t, p.call("korral_raise_replenishment_order", order))),
+			"store list":   demoNotice(p.call("korral_list_authorized_stores", map[string]any{})),
+			"write result": demoNotice(p.call("korral_raise_replenishment_order", order)),
+			"risk check":   demoNotice(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})),
+			"sales":        demoNotice(p.call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})),
+			"tool error":   demoNotice(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "55"})),
 		}
 		for what, text := range surfaces {
 			if has := strings.Contains(text, mcpserver.DemoNotice); has != embedded {
@@ -379,8 +390,9 @@ func TestClientConfigExamplesAgreeAndWork(t *testing.T) {
 		args = append(args, a.(string))
 	}
 	p := startServerArgs(t, env, args...)
-	stores := data(t, p.call("korral_list_authorized_stores", map[string]any{}))
-	if stores["count"] != float64(2) || demoNotice(stores) != "" {
+	reply := p.call("korral_list_authorized_stores", map[string]any{})
+	stores := data(t, reply)
+	if stores["count"] != float64(2) || demoNotice(reply) != "" {
 		t.Errorf("the example configuration serves %v", stores)
 	}
 }

@@ -9,12 +9,12 @@ import (
 // ToolBudgetBytes is the ceiling for the model-visible definitions of all
 // tools together. Every definition is sent to the model on every turn; the
 // five tools of the original TypeScript server cost about 5.9 KB.
-const ToolBudgetBytes = 4400
+const ToolBudgetBytes = 4600
 
 // ToolsListBudgetBytes is the ceiling for the whole tools/list result, output
 // schemas included: every host downloads it and compiles the schemas before
 // its first call, and the schemas' size is most of that compile time.
-const ToolsListBudgetBytes = 12000
+const ToolsListBudgetBytes = 13000
 
 // ModelVisibleBytes is what a host puts in front of the model for the tools:
 // name, title, description, input schema and annotations of each, as compact

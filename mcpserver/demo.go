@@ -1,15 +1,19 @@
 package mcpserver
 
-import "context"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
 
 // DemoNotice travels with every answer served from the embedded demo
-// StoreLink: in the server's instructions, in korral_list_authorized_stores
-// and in every write result. A deployment that lost UPSTREAM_BASE_URL must
+// StoreLink: in the data of every success, in the envelope of every tool
+// error (which has no data), and in the server's instructions. A deployment that lost UPSTREAM_BASE_URL must
 // not pass made-up stock and orders off as Korral's.
 const DemoNotice = "embedded demo StoreLink: not Korral's data, nothing was ordered at Korral. Tell the user this before relaying any figure or order."
 
 // demoNotice is the notice when the server runs on the embedded StoreLink,
-// else "", which leaves the demo_notice fields out of every answer.
+// else "", which leaves demo_notice out of every answer.
 func (s *server) demoNotice() string {
 	if s.opts.EmbeddedDemo {
 		return DemoNotice
@@ -17,16 +21,24 @@ func (s *server) demoNotice() string {
 	return ""
 }
 
-// withDemoNotice stamps the notice on every successful write result, however
-// the handler got there (preview, raise, staging, replay).
-func (s *server) withDemoNotice(h func(context.Context, *call, raiseIn) (*raiseOut, error)) func(context.Context, *call, raiseIn) (*raiseOut, error) {
-	return func(ctx context.Context, c *call, in raiseIn) (*raiseOut, error) {
-		out, err := h(ctx, c, in)
-		if out != nil {
-			out.DemoNotice = s.demoNotice()
-		}
-		return out, err
+// withDemoNotice adds the demo notice as the last field of an answer's data
+// object, keeping the answer's own field order.
+func withDemoNotice(data []byte) ([]byte, error) {
+	notice, err := json.Marshal(DemoNotice)
+	if err != nil {
+		return nil, err
 	}
+	data = bytes.TrimRight(data, " \n")
+	if len(data) < 2 || data[len(data)-1] != '}' {
+		return nil, fmt.Errorf("answer data is not a JSON object")
+	}
+	out := append([]byte(nil), data[:len(data)-1]...)
+	if len(bytes.TrimSpace(out)) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, `"demo_notice":`...)
+	out = append(out, notice...)
+	return append(out, '}'), nil
 }
 
 // Parts of the server's instructions; instructionsFor picks those that hold

@@ -21,8 +21,8 @@ func withLedger(t *testing.T, embedded bool) func(*Options) {
 }
 
 // TestDemoNoticeOnlyWithTheEmbeddedStoreLink: the notice is in the
-// instructions, the store list and the write result when the data is made
-// up, and nowhere when it is not.
+// instructions, in the data of every success and in the envelope of every
+// tool error when the data is made up, and nowhere when it is not.
 func TestDemoNoticeOnlyWithTheEmbeddedStoreLink(t *testing.T) {
 	for _, embedded := range []bool{true, false} {
 		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), withLedger(t, embedded))
@@ -32,10 +32,19 @@ func TestDemoNoticeOnlyWithTheEmbeddedStoreLink(t *testing.T) {
 		if preview["ok"] != true {
 			t.Fatalf("preview: %v", preview)
 		}
+		risk, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
+		sales, _ := callTool(t, s, "korral_list_recent_sales", map[string]any{"sku": "8847291"})
+		refused, _ := callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "RO-none", "store_id": "55"})
+		if refused["ok"] != false {
+			t.Fatalf("order status of store 55: %v", refused)
+		}
 		for what, got := range map[string]string{
 			"instructions": instructions,
 			"store list":   str(stores["data"].(map[string]any)["demo_notice"]),
 			"write result": str(preview["data"].(map[string]any)["demo_notice"]),
+			"risk check":   str(risk["data"].(map[string]any)["demo_notice"]),
+			"sales":        str(sales["data"].(map[string]any)["demo_notice"]),
+			"tool error":   str(refused["demo_notice"]),
 		} {
 			if has := strings.Contains(got, DemoNotice); has != embedded {
 				t.Errorf("embedded=%v: %s carries the notice: %v (%q)", embedded, what, has, got)

@@ -29,6 +29,36 @@ type ErrorBody struct {
 	IncidentID        string `json:"incident_id,omitempty"`
 }
 
+// errorBody is the one place an error becomes what the model reads, for a
+// whole call's failure and for one store's inside a larger answer alike: a
+// code without a remediation of its own gets the code's default.
+func errorBody(e *apperr.Error) ErrorBody {
+	b := ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
+	if b.Remediation == "" {
+		b.Remediation = apperr.DefaultRemediation(e.Code)
+	}
+	return b
+}
+
+// storeError is the error of one store in an answer about several: the
+// call goes on, so an internal fault is logged here, under the call's id.
+func (s *server) storeError(ctx context.Context, c *call, storeID string, err error) *ErrorBody {
+	e := apperr.From(err)
+	if e.Code == apperr.InternalError {
+		s.log.ErrorContext(ctx, "tool.internal", "call_id", c.id, "tool", c.tool, "store_id", storeID, "incident_id", e.IncidentID, "cause", causeText(e))
+	}
+	b := errorBody(e)
+	return &b
+}
+
+// failure is the envelope of a tool error, sent as text only (ADR 0012).
+// A failure has no data to carry the demo notice, so the envelope does.
+type failure struct {
+	OK         bool      `json:"ok"`
+	Error      ErrorBody `json:"error"`
+	DemoNotice string    `json:"demo_notice,omitempty"`
+}
+
 // call is what a handler knows about the tool call it serves.
 type call struct {
 	id      string
@@ -91,6 +121,9 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		shown := in.CloneSchemas()
 		spec.advertise(shown.Properties)
 		t.InputSchema = shown
+	}
+	if s.opts.EmbeddedDemo {
+		property(out, "data").Properties["demo_notice"] = &jsonschema.Schema{Type: "string"}
 	}
 	t.OutputSchema = out
 	allowed := make([]string, 0, len(in.Properties))
@@ -264,10 +297,14 @@ func tidyValidation(err error) string {
 }
 
 func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Duration) *mcp.CallToolResult {
-	b, err := json.Marshal(struct {
-		OK   bool `json:"ok"`
-		Data any  `json:"data"`
-	}{true, data})
+	d, err := json.Marshal(data)
+	if err == nil && s.opts.EmbeddedDemo {
+		d, err = withDemoNotice(d)
+	}
+	var b []byte
+	if err == nil {
+		b, err = json.Marshal(success[json.RawMessage]{OK: true, Data: d})
+	}
 	if err != nil {
 		return s.fail(ctx, c, apperr.From(fmt.Errorf("encode %s result: %w", c.tool, err)), elapsed)
 	}
@@ -287,14 +324,8 @@ func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed tim
 	if e.Code == apperr.StateUnavailable {
 		s.log.ErrorContext(ctx, "tool.state_unavailable", "call_id", c.id, "tool", c.tool, "cause", causeText(e))
 	}
-	body := ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
-	if body.Remediation == "" {
-		body.Remediation = apperr.DefaultRemediation(e.Code)
-	}
-	b, _ := json.Marshal(struct {
-		OK    bool      `json:"ok"`
-		Error ErrorBody `json:"error"`
-	}{false, body})
+	body := errorBody(e)
+	b, _ := json.Marshal(failure{Error: body, DemoNotice: s.demoNotice()})
 	s.log.WarnContext(ctx, "tool.err", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku,
 		"error_code", body.Code, "error_message", body.Message, "duration_ms", ms(elapsed))
 	summary := fmt.Sprintf("%s failed: %s.", c.tool, body.Message)

@@ -306,15 +306,7 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 			done[i], err = s.assessRisk(ctx, id, in.SKU, in.LookbackDays)
 		}
 		if err != nil {
-			e := apperr.From(err)
-			if e.Code == apperr.InternalError {
-				s.log.ErrorContext(ctx, "tool.internal", "call_id", c.id, "tool", c.tool, "store_id", id, "incident_id", e.IncidentID, "cause", causeText(e))
-			}
-			body := &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
-			if body.Remediation == "" {
-				body.Remediation = apperr.DefaultRemediation(e.Code)
-			}
-			out.Stores[i].Error = body
+			out.Stores[i].Error = s.storeError(ctx, c, id, err)
 			return
 		}
 		out.Stores[i].StoreName = done[i].Identity.StoreName

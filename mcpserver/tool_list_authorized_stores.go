@@ -5,18 +5,27 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type listStoresIn struct{}
+// storesPerAnswer bounds one answer of the store list, and so its fan-out
+// to StoreLink: the whole chain (about 180 stores) fits in one page, and a
+// keyring of thousands is read page by page with after_store_id.
+const storesPerAnswer = 200
+
+type listStoresIn struct {
+	AfterStoreID string `json:"after_store_id,omitempty" jsonschema:"a truncated answer's next_after_store_id"`
+}
 
 type listStoresOut struct {
-	Stores []authorizedStore `json:"stores"`
-	Count  int               `json:"count"`
-	// DemoNotice is set only on the embedded demo StoreLink.
-	DemoNotice string `json:"demo_notice,omitempty"`
+	Stores              []authorizedStore `json:"stores"`
+	Count               int               `json:"count"`
+	CountTotalAvailable int               `json:"count_total_available"`
+	Truncated           bool              `json:"truncated"`
+	NextAfterStoreID    string            `json:"next_after_store_id,omitempty"`
 }
 
 type authorizedStore struct {
@@ -38,23 +47,29 @@ func addListAuthorizedStores(ms *mcp.Server, s *server) {
 			Description: "The stores you may use, with local time, today's hours and minutes to closing. Call it first to learn valid store_id values.",
 			Annotations: readAnnotations(),
 		},
+		shape: func(p map[string]*jsonschema.Schema) {
+			p["after_store_id"].Pattern = storeIDPattern
+		},
 		handle: s.listAuthorizedStores,
 	})
 }
 
-func (s *server) listAuthorizedStores(ctx context.Context, c *call, _ listStoresIn) (*listStoresOut, error) {
+func (s *server) listAuthorizedStores(ctx context.Context, c *call, in listStoresIn) (*listStoresOut, error) {
 	kr := s.opts.Keyring()
 	if kr == nil {
 		return nil, apperr.New(apperr.InternalError, "no keyring loaded", "")
 	}
-	ids := kr.StoreIDs()
-	out := &listStoresOut{Stores: make([]authorizedStore, len(ids)), Count: len(ids), DemoNotice: s.demoNotice()}
+	ids, more := kr.Page(in.AfterStoreID, storesPerAnswer)
+	out := &listStoresOut{Stores: make([]authorizedStore, len(ids)), Count: len(ids), CountTotalAvailable: kr.Len(),
+		Truncated: more}
+	if more {
+		out.NextAfterStoreID = ids[len(ids)-1]
+	}
 	now := s.opts.Now()
 	fanOut(len(ids), callInFlight, func(i int) {
 		st, err := s.opts.Upstream.Store(ctx, ids[i])
 		if err != nil {
-			e := apperr.From(err)
-			out.Stores[i] = authorizedStore{StoreID: ids[i], Error: &ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation}}
+			out.Stores[i] = authorizedStore{StoreID: ids[i], Error: s.storeError(ctx, c, ids[i], err)}
 			return
 		}
 		out.Stores[i] = describeStore(st, now)
@@ -65,6 +80,9 @@ func (s *server) listAuthorizedStores(ctx context.Context, c *call, _ listStores
 	}
 	markUntrusted(names...)
 	c.summary = fmt.Sprintf("Listed the %d store(s) this deployment may use.", len(ids))
+	if len(ids) != kr.Len() {
+		c.summary = fmt.Sprintf("Listed %d of the %d store(s) this deployment may use, after store %q.", len(ids), kr.Len(), in.AfterStoreID)
+	}
 	return out, nil
 }
 

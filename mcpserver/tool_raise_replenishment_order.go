@@ -99,7 +99,6 @@ type raiseOut struct {
 	ApprovalID       string          `json:"approval_id,omitempty"`
 	ApprovalExpires  string          `json:"approval_expires_at,omitempty"`
 	NextStep         string          `json:"next_step"`
-	DemoNotice       string          `json:"demo_notice,omitempty"`
 }
 
 func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
@@ -146,7 +145,7 @@ func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 			}
 			setEnum(out, states, "data", "open_orders_same_sku", "state")
 		},
-		handle: s.withDemoNotice(s.raiseReplenishmentOrder),
+		handle: s.raiseReplenishmentOrder,
 	})
 }
 

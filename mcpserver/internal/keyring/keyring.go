@@ -40,6 +40,12 @@ func Parse(data []byte) (*Keyring, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("keyring is empty: want a JSON object like {\"47\": \"<key>\"}")
 	}
+	// The JSON decoder would turn invalid UTF-8 into U+FFFD and carry on, so
+	// a mangled key would be sent instead of refused. The byte offset says
+	// where without echoing what.
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("keyring is not valid UTF-8 (first bad byte at offset %d): save it as UTF-8 text", invalidUTF8At(data))
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -92,6 +98,18 @@ func Parse(data []byte) (*Keyring, error) {
 	}
 	slices.SortFunc(kr.ids, compareIDs)
 	return kr, nil
+}
+
+// invalidUTF8At is the offset of the first byte that is not valid UTF-8.
+func invalidUTF8At(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
 }
 
 // kindOf names a JSON token's kind for error messages, without its value.
@@ -163,6 +181,22 @@ func compareIDs(a, b string) int {
 // StoreIDs returns the authorized store ids, sorted numerically. The slice is
 // a copy.
 func (k *Keyring) StoreIDs() []string { return slices.Clone(k.ids) }
+
+// Page returns at most limit store ids in numeric order, starting after the
+// store id after ("" starts at the first), and whether more follow. after
+// need not be in the keyring: ids compare as numbers, so a page boundary
+// holds while the keyring is rotated between two calls.
+func (k *Keyring) Page(after string, limit int) (ids []string, more bool) {
+	start := 0
+	if after != "" {
+		start, _ = slices.BinarySearchFunc(k.ids, after, compareIDs)
+		if start < len(k.ids) && k.ids[start] == after {
+			start++
+		}
+	}
+	end := min(start+max(limit, 0), len(k.ids))
+	return slices.Clone(k.ids[start:end]), end < len(k.ids)
+}
 
 // Len returns the number of authorized stores.
 func (k *Keyring) Len() int { return len(k.ids) }

@@ -164,6 +164,8 @@ func TestParseErrors(t *testing.T) {
 		{"bool value", `{"47": true}`, "JSON boolean"},
 		{"trailing data", `{"47": "sk-secret-1"} {}`, "data after the JSON object"},
 		{"unclosed", `{"47": "sk-secret-1"`, "not closed"},
+		{"invalid UTF-8 in a key", "{\"47\": \"sk-secret-\xff1\"}", "not valid UTF-8 (first bad byte at offset 18)"},
+		{"invalid UTF-8 in an id", "{\"4\xc37\": \"sk-secret-1\"}", "not valid UTF-8 (first bad byte at offset 3)"},
 		{"bad value JSON", `{"47": sk-secret-1}`, "store 47: the value is not valid JSON"},
 	}
 	for _, tt := range tests {
