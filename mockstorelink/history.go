@@ -7,12 +7,12 @@ import (
 	"sort"
 	"time"
 
-	"github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/openapi"
 )
 
 // historyDays is how far back StoreLink keeps point-of-sale transactions: the
-// contract's figure, shared with every client through storelinkclient.
-const historyDays = storelinkclient.HistoryDays
+// contract's figure.
+const historyDays = openapi.HistoryDays
 
 // windowSlack keeps the butter scenario's transactions a minute clear of
 // either side of the "24 hours before now" edge. A caller computes that edge
@@ -123,7 +123,7 @@ type txn struct {
 func (w *world) history(st *store, k *sku, anchor time.Time) []txn {
 	p := w.profile(st.id, k)
 	local := anchor.In(st.loc)
-	oldest := storelinkclient.HistoryStart(anchor)
+	oldest := openapi.HistoryStart(anchor)
 	var out []txn
 	for daysAgo := 0; daysAgo <= historyDays; daysAgo++ {
 		day := time.Date(local.Year(), local.Month(), local.Day()-daysAgo, 0, 0, 0, 0, st.loc)
