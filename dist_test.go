@@ -215,7 +215,10 @@ func copySource(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=r", "-c", "user.email=r@example.com", "commit", "-q", "-m", "copy"}} {
+	// The copy has an identity of its own, so that every git command run in
+	// it (commits here, the annotated tags of make release-client) works on
+	// a machine whose git has none.
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.name", "r"}, {"config", "user.email", "r@example.com"}, {"add", "-A"}, {"commit", "-q", "-m", "copy"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dst
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -598,7 +601,7 @@ func TestDistClientReleaseAndFetch(t *testing.T) {
 	src := copySource(t)
 	git := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=r", "-c", "user.email=r@example.com"}, args...)...)
+		cmd := exec.Command("git", args...)
 		cmd.Dir = src
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
