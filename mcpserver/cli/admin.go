@@ -281,8 +281,9 @@ func upstreamIdentity(baseURL string) string {
 
 // resolve records what a person found at StoreLink about an order whose
 // outcome is unknown (or that a crash left sending): the order id it became,
-// which is checked against StoreLink first, or that StoreLink holds no such
-// order, which lets the same request be sent again.
+// which is checked against StoreLink first (same store, SKU and quantity,
+// submitted no earlier than the entry, held by no other entry), or that
+// StoreLink holds no such order, which lets the same request be sent again.
 func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) error {
 	a, err := loadConfig(env)
 	if err != nil {
@@ -326,13 +327,15 @@ func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) e
 			ae := apperr.From(err)
 			return &ExitError{Code: 1, Err: fmt.Errorf("order %s could not be read at StoreLink (%s: %s); nothing changed", orderID, ae.Code, ae.Message)}
 		}
-		if o.StoreID != e.StoreID || o.SKU != e.SKU || o.QuantityUnits != e.QuantityUnits {
-			return &ExitError{Code: 1, Err: fmt.Errorf("order %s is %d unit(s) of SKU %s at store %s, not this entry's %d unit(s) of SKU %s at store %s; nothing changed",
-				orderID, o.QuantityUnits, o.SKU, o.StoreID, e.QuantityUnits, e.SKU, e.StoreID)}
+		if err := checkFoundOrder(e, o); err != nil {
+			return &ExitError{Code: 1, Err: err}
 		}
 		ev, ch = state.EventResolveRaised, state.Change{DecidedBy: who, OrderID: o.ID}
 	}
 	got, err := a.db.Apply(ctx, e.IdempotencyKey, ev, ch, a.now())
+	if taken := orderTaken(err, ch.OrderID); taken != nil {
+		return &ExitError{Code: 1, Err: taken}
+	}
 	if err != nil {
 		return &ExitError{Code: 1, Err: fmt.Errorf("resolve %s: %w; nothing changed", e.IdempotencyKey, err)}
 	}
