@@ -199,6 +199,13 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 		recordDecision(ctx, a, id, who, verb, "error", "APPROVAL_NOT_SENT", fmt.Sprintf("%s tried to approve %s, but it was not sent: %v.", who, id, err))
 		return err
 	}
+	// The tool's quantity gate, read again now: a supplier's minimum may
+	// have changed since the order was staged, and StoreLink would refuse it.
+	if err := mcpserver.CheckOrderQuantity(ctx, a.up, pending.StoreID, pending.SKU, pending.QuantityUnits, int64(cfg.MaxOrderUnits)); err != nil {
+		ae := apperr.From(err)
+		recordDecision(ctx, a, id, who, verb, "error", string(ae.Code), fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who, id, ae.Message))
+		return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: %s: %s; the approval still stands, and rejecting it is the way to close it", id, ae.Code, ae.Message)}
+	}
 	e, err := a.db.Claim(ctx, id, who, now)
 	if err != nil {
 		var fl *state.InFlightError
