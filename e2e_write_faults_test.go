@@ -514,43 +514,38 @@ func TestLapsedApprovalsReadAsExpiredEverywhere(t *testing.T) {
 }
 
 // Story: an order below the supplier's minimum previewed as ok, then the
-// confirm failed with a bare 422 code.
+// confirm failed with a bare 422 code. Later the preview said refuse, yet
+// the confirm still went to StoreLink, got 422 and spent the key.
 func TestPreviewRefusesWhatStoreLinkWouldRefuse(t *testing.T) {
 	w := newWorld(t)
 	p := startServer(t, w.env("ALLOW_WRITES=true"))
-	water := func(qty int, extra ...any) map[string]any {
-		args := order(qty, extra...)
-		args["sku"] = mockstorelink.SKUMinimumOrder
-		return args
-	}
 	preview := data(t, p.call("korral_raise_replenishment_order", water(24)))
 	qc := preview["quantity_check"].(map[string]any)
 	if qc["verdict"] != "refuse" || !strings.Contains(fmt.Sprint(qc["reasons"]), "minimum order of 48 units") {
 		t.Fatalf("preview below the minimum: %v", qc)
 	}
 	key := preview["idempotency_key"].(string)
+	// The verdict binds: the confirm is refused here, and nothing is kept.
 	refused := p.call("korral_raise_replenishment_order", water(24, "confirm", true, "idempotency_key", key))
-	if code(refused) != "UPSTREAM_REJECTED" || !strings.Contains(errMessage(refused), "minimum order is 48 units") {
+	if code(refused) != "ORDER_QUANTITY_REFUSED" || !strings.Contains(errMessage(refused), "minimum order of 48 units") {
 		t.Fatalf("confirm below the minimum: %v", refused)
 	}
-	if e := onlyEntry(t, w); e.State != "failed" || !strings.Contains(e.ErrorMessage, "48 units") {
-		t.Fatalf("ledger: %+v", e)
+	if es := ledgerEntries(t, w.statePath); len(es) != 0 {
+		t.Fatalf("the refused confirm left ledger entries: %v", es)
 	}
-	// The key is spent, but the preview still works and says why.
 	again := data(t, p.call("korral_raise_replenishment_order", water(24)))
-	if again["mode"] != "preview" || !strings.Contains(again["next_step"].(string), "48 units") {
+	if again["mode"] != "preview" || again["quantity_check"].(map[string]any)["verdict"] != "refuse" {
 		t.Fatalf("preview after the refusal: %v", again)
 	}
-	replay := p.call("korral_raise_replenishment_order", water(24, "confirm", true))
-	if code(replay) != "UPSTREAM_REJECTED" || !strings.Contains(errMessage(replay), "48 units") {
+	if replay := p.call("korral_raise_replenishment_order", water(24, "confirm", true)); code(replay) != "ORDER_QUANTITY_REFUSED" {
 		t.Fatalf("confirm again: %v", replay)
 	}
 	ok := data(t, p.call("korral_raise_replenishment_order", water(48)))
 	if strings.Contains(fmt.Sprint(ok["quantity_check"]), "minimum") {
 		t.Fatalf("preview at the minimum: %v", ok["quantity_check"])
 	}
-	if n := w.requests(isCreate); n != 1 {
-		t.Fatalf("%d POSTs, want 1", n)
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs, want none", n)
 	}
 	judge(t, w)
 }

@@ -190,10 +190,9 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 				"this deployment does not allow writes (ALLOW_WRITES is not true); nothing was sent",
 				"Do not retry. Show the buyer the preview (call without confirm) so a person can raise the order another way.")
 		}
-		if in.QuantityUnits > w.MaxOrderUnits {
-			return nil, apperr.New(apperr.OrderLimitExceeded,
-				fmt.Sprintf("%d units is above this deployment's ceiling of %d units per order; nothing was sent", in.QuantityUnits, w.MaxOrderUnits),
-				"Recheck the quantity with the buyer; if it is right, the order must be raised outside this tool.")
+		// The ceiling needs no read, so it holds before anything else.
+		if r := (quantityLimits{ceiling: w.MaxOrderUnits}).refusals(in.QuantityUnits); len(r) > 0 {
+			return nil, keyNotSpent(apperr.New(r[0].code, r[0].message, r[0].remediation))
 		}
 	}
 
@@ -234,10 +233,17 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 		}
 		return out, err
 	}
+	// What the preview would refuse is refused here, before the ledger
+	// reserves the key or anything is sent: the key stays free for the
+	// corrected order.
+	if err := CheckOrderQuantity(ctx, s.opts.Upstream, storeID, req.SKU, req.QuantityUnits, w.MaxOrderUnits); err != nil {
+		return nil, keyNotSpent(err)
+	}
 	if w.RequireApproval {
 		return s.stage(ctx, c, out, req, storeID)
 	}
-	return s.send(ctx, c, out, req, storeID)
+	sent, err := s.send(ctx, c, out, req, storeID)
+	return sent, s.inScopeInFlight(err)
 }
 
 // deriveIdempotencyKey names an order request by what it asks for and the
@@ -343,8 +349,9 @@ func (s *server) supplierMinimum(ctx context.Context, storeID, skuCode string) (
 }
 
 // checkQuantity is the sanity verdict a buyer reads before confirming. It
-// refuses what a confirm would see refused: the deployment's ceiling and the
-// supplier's minimum order, which StoreLink enforces.
+// refuses what a confirm is refused on: the deployment's ceiling and the
+// supplier's minimum order, which StoreLink enforces. Its other findings
+// (review) are for the buyer to weigh; they never stop a confirm.
 func checkQuantity(risk *riskAssessment, qty, ceiling, minimum int64, cover *coverBand) *quantityCheck {
 	q := &quantityCheck{Verdict: "ok", Reasons: []string{}}
 	review := func(format string, args ...any) {
@@ -354,15 +361,14 @@ func checkQuantity(risk *riskAssessment, qty, ceiling, minimum int64, cover *cov
 		}
 	}
 	id := risk.Identity
-	if qty > ceiling {
+	// The refusing verdict is the confirm's own gate (quantity_gate.go), so
+	// a preview that says refuse is a confirm that is refused.
+	for _, r := range (quantityLimits{ceiling: ceiling, minimum: minimum, casePack: id.CasePack}).refusals(qty) {
 		q.Verdict = "refuse"
-		q.Reasons = append(q.Reasons, fmt.Sprintf("%d units is above this deployment's ceiling of %d", qty, ceiling))
-	} else if qty*10 >= ceiling*8 {
-		review("%d units is close to this deployment's ceiling of %d", qty, ceiling)
+		q.Reasons = append(q.Reasons, r.reason)
 	}
-	if minimum > 0 && qty < minimum {
-		q.Verdict = "refuse"
-		q.Reasons = append(q.Reasons, fmt.Sprintf("%d units is below the supplier's minimum order of %d units; StoreLink would refuse it (the smallest whole-case order is %d)", qty, minimum, roundUpTo(minimum, id.CasePack)))
+	if qty <= ceiling && qty*10 >= ceiling*8 {
+		review("%d units is close to this deployment's ceiling of %d", qty, ceiling)
 	}
 	if id.CasePack > 1 && qty%id.CasePack != 0 {
 		review("%d is not a whole number of cases of %d", qty, id.CasePack)
@@ -402,7 +408,15 @@ func (s *server) openOrders(ctx context.Context, out *raiseOut, storeID, sku str
 	}
 	refreshed := 0
 	now := s.opts.Now()
+	listed := map[string]bool{}
 	for _, e := range entries {
+		// Only the caller's own store, and each StoreLink order once: a
+		// ledger written before one order id belonged to one entry may hold
+		// it twice.
+		if e.StoreID != storeID || !s.keyringHolds(e.StoreID) || e.OrderID != "" && listed[e.OrderID] {
+			continue
+		}
+		listed[e.OrderID] = e.OrderID != ""
 		e = e.AsOf(now)
 		ref, st := e.IdempotencyKey, string(e.State)
 		switch e.State {
@@ -498,13 +512,15 @@ func (s *server) send(ctx context.Context, c *call, out *raiseOut, req domain.Or
 }
 
 // inFlight turns the ledger's refusal of a second send of the same request
-// into the answer the agent acts on; other errors pass through.
+// into the answer the agent acts on; other errors pass through. The
+// ledger's error stays the cause, so that inScopeInFlight can tell whose
+// entry it names.
 func inFlight(err error) error {
 	var fl *state.InFlightError
 	if !errors.As(err, &fl) {
 		return err
 	}
-	return apperr.New(apperr.OrderInFlight,
+	return apperr.Wrap(apperr.OrderInFlight, err,
 		fmt.Sprintf("the same order (store %s, SKU %s, %d units, same reason) is already %s under idempotency key %s; nothing was sent",
 			fl.Entry.StoreID, fl.Entry.SKU, fl.Entry.QuantityUnits, fl.Entry.State, fl.Entry.IdempotencyKey),
 		fmt.Sprintf("Do not resubmit under any key. Call korral_get_order_status with %s; if its outcome stays unknown, a person must check StoreLink and resolve it (storelink-mcp approvals resolve).", fl.Entry.IdempotencyKey))
@@ -557,6 +573,10 @@ func SendLedgered(ctx context.Context, up Upstream, ledger state.Ledger, e state
 // replay answers a repeated idempotency key with the first outcome and sends
 // nothing.
 func (s *server) replay(ctx context.Context, c *call, out *raiseOut, e state.Entry, req domain.OrderRequest, storeID string, confirm bool) (*raiseOut, error) {
+	// Another deployment's store: its entry is not the caller's to see.
+	if !s.keyringHolds(e.StoreID) {
+		return nil, foreignKeyUsed(out.IdempotencyKey)
+	}
 	if e.RequestHash != requestHash(storeID, req) {
 		return nil, apperr.New(apperr.IdempotencyKeyReused,
 			fmt.Sprintf("idempotency key %s already names a different order request (store %s, SKU %s, %d units); nothing was sent", e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits),

@@ -199,6 +199,13 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 		recordDecision(ctx, a, id, who, verb, "error", "APPROVAL_NOT_SENT", fmt.Sprintf("%s tried to approve %s, but it was not sent: %v.", who, id, err))
 		return err
 	}
+	// The tool's quantity gate, read again now: a supplier's minimum may
+	// have changed since the order was staged, and StoreLink would refuse it.
+	if err := mcpserver.CheckOrderQuantity(ctx, a.up, pending.StoreID, pending.SKU, pending.QuantityUnits, int64(cfg.MaxOrderUnits)); err != nil {
+		ae := apperr.From(err)
+		recordDecision(ctx, a, id, who, verb, "error", string(ae.Code), fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who, id, ae.Message))
+		return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: %s: %s; the approval still stands, and rejecting it is the way to close it", id, ae.Code, ae.Message)}
+	}
 	e, err := a.db.Claim(ctx, id, who, now)
 	if err != nil {
 		var fl *state.InFlightError
@@ -281,8 +288,9 @@ func upstreamIdentity(baseURL string) string {
 
 // resolve records what a person found at StoreLink about an order whose
 // outcome is unknown (or that a crash left sending): the order id it became,
-// which is checked against StoreLink first, or that StoreLink holds no such
-// order, which lets the same request be sent again.
+// which is checked against StoreLink first (same store, SKU and quantity,
+// submitted no earlier than the entry, held by no other entry), or that
+// StoreLink holds no such order, which lets the same request be sent again.
 func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) error {
 	a, err := loadConfig(env)
 	if err != nil {
@@ -326,13 +334,15 @@ func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) e
 			ae := apperr.From(err)
 			return &ExitError{Code: 1, Err: fmt.Errorf("order %s could not be read at StoreLink (%s: %s); nothing changed", orderID, ae.Code, ae.Message)}
 		}
-		if o.StoreID != e.StoreID || o.SKU != e.SKU || o.QuantityUnits != e.QuantityUnits {
-			return &ExitError{Code: 1, Err: fmt.Errorf("order %s is %d unit(s) of SKU %s at store %s, not this entry's %d unit(s) of SKU %s at store %s; nothing changed",
-				orderID, o.QuantityUnits, o.SKU, o.StoreID, e.QuantityUnits, e.SKU, e.StoreID)}
+		if err := checkFoundOrder(e, o); err != nil {
+			return &ExitError{Code: 1, Err: err}
 		}
 		ev, ch = state.EventResolveRaised, state.Change{DecidedBy: who, OrderID: o.ID}
 	}
 	got, err := a.db.Apply(ctx, e.IdempotencyKey, ev, ch, a.now())
+	if taken := orderTaken(err, ch.OrderID); taken != nil {
+		return &ExitError{Code: 1, Err: taken}
+	}
 	if err != nil {
 		return &ExitError{Code: 1, Err: fmt.Errorf("resolve %s: %w; nothing changed", e.IdempotencyKey, err)}
 	}

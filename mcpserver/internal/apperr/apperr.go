@@ -46,6 +46,10 @@ const (
 	WritesDisabled Code = "WRITES_DISABLED"
 	// OrderLimitExceeded: the quantity is above the deployment's MAX_ORDER_UNITS.
 	OrderLimitExceeded Code = "ORDER_LIMIT_EXCEEDED"
+	// OrderQuantityRefused: the quantity breaks a rule StoreLink enforces
+	// (below the supplier's minimum order), so the confirm was refused
+	// locally: nothing was sent or recorded, and the idempotency key is free.
+	OrderQuantityRefused Code = "ORDER_QUANTITY_REFUSED"
 	// IdempotencyKeyReused: an idempotency key already names a different order
 	// request; replaying it would silently return the other order.
 	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
@@ -66,7 +70,7 @@ var codes = []Code{
 	InvalidArgument, StoreIDRequired, StoreNotAuthorized, AuthKeyInvalid, NotFound,
 	UpstreamRejected, RateLimited, UpstreamUnavailable, UpstreamTimeout,
 	UpstreamContractError, WriteOutcomeUnknown, WritesDisabled, OrderLimitExceeded,
-	IdempotencyKeyReused, OrderInFlight, StateUnavailable, InternalError,
+	OrderQuantityRefused, IdempotencyKeyReused, OrderInFlight, StateUnavailable, InternalError,
 }
 
 // Codes returns the closed set of codes in a stable order, for meta-tests and
@@ -246,6 +250,8 @@ func DefaultRemediation(code Code) string {
 		return "This deployment does not raise orders; show the preview to the user so a person can place the order."
 	case OrderLimitExceeded:
 		return "Lower quantity_units to the deployment's limit, or ask a person to place a larger order outside this tool."
+	case OrderQuantityRefused:
+		return "Raise quantity_units to the supplier's minimum order, rounded up to whole cases, agree it with the user, and confirm again; nothing was spent."
 	case IdempotencyKeyReused:
 		return "Use a new idempotency_key for a different order, or repeat the original request unchanged."
 	case OrderInFlight:

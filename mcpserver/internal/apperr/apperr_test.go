@@ -38,7 +38,7 @@ func TestCodesClosedSet(t *testing.T) {
 	for _, want := range []Code{
 		InvalidArgument, StoreIDRequired, StoreNotAuthorized, AuthKeyInvalid, NotFound, UpstreamRejected,
 		RateLimited, UpstreamUnavailable, UpstreamTimeout, UpstreamContractError, WriteOutcomeUnknown,
-		WritesDisabled, OrderLimitExceeded, IdempotencyKeyReused, OrderInFlight, StateUnavailable, InternalError,
+		WritesDisabled, OrderLimitExceeded, OrderQuantityRefused, IdempotencyKeyReused, OrderInFlight, StateUnavailable, InternalError,
 	} {
 		if !seen[want] {
 			t.Errorf("Codes() lacks %s", want)

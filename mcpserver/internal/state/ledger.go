@@ -115,7 +115,10 @@ type Ledger interface {
 	// refused with ErrInvalidTransition.
 	Finish(ctx context.Context, key string, state EntryState, orderID, errCode, errMsg string, now time.Time) (Entry, error)
 	// Apply moves the entry under key by one event of the transition table
-	// (machine.go), as one conditional update.
+	// (machine.go), as one conditional update. Recording an order id that
+	// another entry of the same StoreLink holds is refused with an
+	// *OrderIDTakenError and changes nothing (Finish alike), also when two
+	// processes race to record it.
 	Apply(ctx context.Context, key string, ev Event, ch Change, now time.Time) (Entry, error)
 	// Get returns the entry reserved under key.
 	Get(ctx context.Context, key string) (Entry, bool, error)

@@ -133,7 +133,8 @@ func (e *InFlightError) Is(target error) bool { return target == ErrInFlight }
 // update (… WHERE idempotency_key = ? AND state = ?). A pair the table does
 // not allow is refused with ErrInvalidTransition; an entry about to be sent
 // is refused with an *InFlightError while the same request is in flight
-// under another key.
+// under another key, and an order id another entry of the same StoreLink
+// already holds with an *OrderIDTakenError.
 func (db *DB) Apply(ctx context.Context, key string, ev Event, ch Change, now time.Time) (Entry, error) {
 	var got Entry
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -155,6 +156,11 @@ func applyTx(ctx context.Context, tx *sql.Tx, cur Entry, ev Event, ch Change, no
 	}
 	if e.State == StateSending {
 		if err := checkNotInFlight(ctx, tx, cur.RequestHash, cur.IdempotencyKey); err != nil {
+			return Entry{}, err
+		}
+	}
+	if e.OrderID != "" && e.OrderID != cur.OrderID {
+		if err := checkOrderIDFree(ctx, tx, cur, e.OrderID); err != nil {
 			return Entry{}, err
 		}
 	}

@@ -54,7 +54,8 @@ func TestTransitionTableWalksEveryPair(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := db.Apply(ctx, key, ev, Change{OrderID: "ORD-new", ErrorCode: "CODE", ErrorMessage: "msg", DecidedBy: "Jana"}, later)
+			// Each entry gets an order id of its own: one order id is one entry.
+			got, err := db.Apply(ctx, key, ev, Change{OrderID: "ORD-new-" + key, ErrorCode: "CODE", ErrorMessage: "msg", DecidedBy: "Jana"}, later)
 			want, ok := allowed[s][ev]
 			if next, tableOK := Next(s, ev); next != want || tableOK != ok {
 				t.Errorf("Next(%s, %s) = %s, %v; want %s, %v", s, ev, next, tableOK, want, ok)

@@ -124,11 +124,12 @@ func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, er
 }
 
 // wrap passes the ledger's own errors (not found, invalid transition, in
-// flight) through unchanged and marks database failures.
+// flight, order id taken) through unchanged and marks database failures.
 func (db *DB) wrap(op string, err error) error {
 	var fl *state.InFlightError
+	var taken *state.OrderIDTakenError
 	if errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrInvalidTransition) ||
-		errors.Is(err, state.ErrNotPending) || errors.As(err, &fl) {
+		errors.Is(err, state.ErrNotPending) || errors.As(err, &fl) || errors.As(err, &taken) {
 		return err
 	}
 	return db.fail(op, err)
@@ -144,6 +145,32 @@ func checkNotInFlight(ctx context.Context, tx pgx.Tx, hash, key string) error {
 	}
 	if len(es) > 0 {
 		return &state.InFlightError{Entry: es[0]}
+	}
+	return nil
+}
+
+// The order lock serialises, across every process, the transactions that
+// record one StoreLink order id. Under READ COMMITTED each statement reads
+// what was committed before it began, so the check that follows the lock
+// sees the row of whoever held it before. It is taken last, after the
+// request and row locks, and its holder waits for nothing else, so it adds
+// no cycle.
+const orderLock = `SELECT pg_advisory_xact_lock(hashtextextended('storelink-mcp order ' || $1::text, 0))`
+
+// checkOrderIDFree refuses to record orderID for cur while another entry of
+// the same StoreLink holds it (the condition of the SQLite store; an entry
+// with no recorded StoreLink matches any).
+func checkOrderIDFree(ctx context.Context, tx pgx.Tx, cur state.Entry, orderID string) error {
+	if _, err := tx.Exec(ctx, orderLock, orderID); err != nil {
+		return err
+	}
+	es, err := getMany(ctx, tx, `WHERE order_id = $1 AND idempotency_key <> $2 AND (upstream_id = $3 OR upstream_id = '' OR $3 = '')
+		ORDER BY id LIMIT 1`, orderID, cur.IdempotencyKey, cur.UpstreamID)
+	if err != nil {
+		return err
+	}
+	if len(es) > 0 {
+		return &state.OrderIDTakenError{OrderID: orderID, Entry: es[0]}
 	}
 	return nil
 }
@@ -193,6 +220,11 @@ func applyTx(ctx context.Context, tx pgx.Tx, cur state.Entry, ev state.Event, ch
 	}
 	if e.State == state.StateSending {
 		if err := checkNotInFlight(ctx, tx, cur.RequestHash, cur.IdempotencyKey); err != nil {
+			return state.Entry{}, err
+		}
+	}
+	if e.OrderID != "" && e.OrderID != cur.OrderID {
+		if err := checkOrderIDFree(ctx, tx, cur, e.OrderID); err != nil {
 			return state.Entry{}, err
 		}
 	}

@@ -1,0 +1,103 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+)
+
+// The quantity gate: the bounds a quantity must keep to be sent at all. The
+// preview's quantity check reports them as a refusing verdict; a confirm,
+// and a person's approval, are refused on them locally, before the ledger
+// holds anything or a request leaves, so a quantity StoreLink is known to
+// refuse never spends an idempotency key (ADR 0006).
+
+// quantityLimits are the bounds of one order: this deployment's ceiling,
+// and the supplier's minimum order (0 for none), which StoreLink enforces,
+// with the SKU's case pack to name the smallest order that passes.
+type quantityLimits struct {
+	ceiling, minimum, casePack int64
+}
+
+// quantityRefusal is one bound an order breaks.
+type quantityRefusal struct {
+	code apperr.Code
+	// reason is the preview's sentence for the buyer.
+	reason string
+	// message and remediation are the confirm's error.
+	message, remediation string
+}
+
+// refusals lists the bounds qty breaks; none means it may be sent. It is
+// the one rule behind the preview's "refuse" verdict and the refusal of a
+// confirm or an approval.
+func (l quantityLimits) refusals(qty int64) []quantityRefusal {
+	var out []quantityRefusal
+	if qty > l.ceiling {
+		out = append(out, quantityRefusal{
+			code:        apperr.OrderLimitExceeded,
+			reason:      fmt.Sprintf("%d units is above this deployment's ceiling of %d", qty, l.ceiling),
+			message:     fmt.Sprintf("%d units is above this deployment's ceiling of %d units per order; nothing was sent", qty, l.ceiling),
+			remediation: "Recheck the quantity with the buyer; if it is right, the order must be raised outside this tool.",
+		})
+	}
+	if l.minimum > 0 && qty < l.minimum {
+		whole := roundUpTo(l.minimum, l.casePack)
+		out = append(out, quantityRefusal{
+			code:        apperr.OrderQuantityRefused,
+			reason:      fmt.Sprintf("%d units is below the supplier's minimum order of %d units; StoreLink would refuse it (the smallest whole-case order is %d)", qty, l.minimum, whole),
+			message:     fmt.Sprintf("%d units is below the supplier's minimum order of %d units, which StoreLink would refuse; nothing was sent", qty, l.minimum),
+			remediation: l.minimumFix(whole),
+		})
+	}
+	return out
+}
+
+// minimumFix names the smallest order that passes: the next whole case at
+// or above the supplier's minimum, or the minimum itself when a whole case
+// would pass the ceiling, or no order at all when the minimum does.
+func (l quantityLimits) minimumFix(whole int64) string {
+	switch {
+	case l.minimum > l.ceiling:
+		return fmt.Sprintf("The supplier's minimum of %d units is above this deployment's ceiling of %d units: tell the buyer the order must be raised outside this tool.", l.minimum, l.ceiling)
+	case l.casePack > 1 && whole <= l.ceiling:
+		return fmt.Sprintf("Order at least %d units: %d units (%d cases of %d) is the smallest whole-case order at or above the minimum. Agree the corrected quantity with the buyer, then confirm it.",
+			l.minimum, whole, whole/l.casePack, l.casePack)
+	default:
+		return fmt.Sprintf("Order at least %d units, the supplier's minimum. Agree the corrected quantity with the buyer, then confirm it.", l.minimum)
+	}
+}
+
+// CheckOrderQuantity is the quantity gate of every send, the tool's confirm
+// and a person's approval alike: it reads the SKU and its supplier for
+// storeID (from the adapter's cache when a preview has just read them) and
+// returns ORDER_LIMIT_EXCEEDED or ORDER_QUANTITY_REFUSED for an order of
+// qty units that must not be sent, a read's own error, or nil.
+func CheckOrderQuantity(ctx context.Context, up Upstream, storeID, skuCode string, qty, ceiling int64) error {
+	sku, err := up.SKU(ctx, storeID, skuCode)
+	if err != nil {
+		return err
+	}
+	sup, err := up.Supplier(ctx, storeID, sku.SupplierID)
+	if err != nil {
+		return err
+	}
+	if r := (quantityLimits{ceiling: ceiling, minimum: sup.MinimumOrderUnit, casePack: sku.CasePack}).refusals(qty); len(r) > 0 {
+		return apperr.New(r[0].code, r[0].message, r[0].remediation)
+	}
+	return nil
+}
+
+// keyNotSpent tells the agent that a confirm the gate refused left the
+// ledger untouched: the same idempotency key still raises the corrected
+// order.
+func keyNotSpent(err error) error {
+	ae := apperr.From(err)
+	if ae.Code != apperr.OrderQuantityRefused && ae.Code != apperr.OrderLimitExceeded {
+		return err
+	}
+	out := *ae
+	out.Message += " or recorded, so the idempotency key is not spent"
+	return &out
+}
