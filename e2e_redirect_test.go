@@ -73,6 +73,8 @@ func TestRedirectedReadsSendNothingAway(t *testing.T) {
 			if code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, redirect) || !strings.Contains(msg, "UPSTREAM_BASE_URL") {
 				t.Errorf("answer %v; want UPSTREAM_CONTRACT_ERROR naming %q", answer, redirect)
 			}
+			// Ending the process lets its stderr drain completely.
+			p.stop()
 			if lines := p.linesWhere("upstream.contract_error", "field", "status", "level", "WARN"); len(lines) == 0 || lines[0]["call_id"] == "" {
 				t.Errorf("no warn line with a call id names the redirect:\n%s", p.stderr.String())
 			}
@@ -166,6 +168,8 @@ func TestContractErrorNamesItsCause(t *testing.T) {
 	if code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, cause) {
 		t.Fatalf("answer %v; want UPSTREAM_CONTRACT_ERROR naming %q", answer, cause)
 	}
+	// Ending the process lets its stderr drain completely.
+	p.stop()
 	lines := p.linesWhere("upstream.contract_error", "level", "WARN", "field", "store.timezone", "rule", "not an IANA time zone")
 	if len(lines) == 0 {
 		t.Fatalf("no warn line names the field and the rule:\n%s", p.stderr.String())
