@@ -470,8 +470,13 @@ func redirected(write bool, where string, r *storelinkclient.RedirectError) *app
 	if r.StatusCode != 0 {
 		what = fmt.Sprintf("a %d redirect", r.StatusCode)
 	}
-	if r.Host != "" {
-		what += " to " + r.Host
+	if host := r.Host; host != "" {
+		// storelinkclient keeps only what looks like a host; the agent's
+		// message needs no more than its start.
+		if len(host) > 100 {
+			host = host[:100] + "..."
+		}
+		what += " to " + host
 	}
 	msg := fmt.Sprintf("the server at UPSTREAM_BASE_URL answered %s with %s, which StoreLink never sends; it was not followed, so nothing was sent to that host", where, what)
 	if r.Followed {
