@@ -48,6 +48,10 @@ const (
 	FaultDriftWrongType FaultKind = "drift_wrong_type"
 	// FaultDriftMissingField drops a required field of a successful response.
 	FaultDriftMissingField FaultKind = "drift_missing_field"
+	// FaultDriftFieldValue sets the top-level field Field of a successful
+	// response to Value, any JSON: a value of the right type that breaks a
+	// rule, such as a store's timezone "Mars/Olympus".
+	FaultDriftFieldValue FaultKind = "drift_field_value"
 	// FaultDriftUndeclaredStatus replaces the status code with Status
 	// (default 418), one the contract does not declare; the body is kept.
 	FaultDriftUndeclaredStatus FaultKind = "drift_undeclared_status"
@@ -60,7 +64,7 @@ const (
 var FaultKinds = []FaultKind{
 	FaultLatency, FaultHang, FaultStatus, FaultRateLimit, FaultErrorIn200,
 	FaultMalformedJSON, FaultOversized, FaultDriftRenameField, FaultDriftWrongType,
-	FaultDriftMissingField, FaultDriftUndeclaredStatus, FaultDriftWrongAuthStatus,
+	FaultDriftMissingField, FaultDriftFieldValue, FaultDriftUndeclaredStatus, FaultDriftWrongAuthStatus,
 }
 
 // Operation ids of the contract, for [Fault.OperationID] and [RequestRecord].
@@ -97,6 +101,10 @@ type Fault struct {
 	RetryAfter  int           `json:"retry_after,omitempty"`  // seconds, FaultRateLimit
 	Count       int           `json:"count,omitempty"`        // times to fire; 0 = until cleared
 	Bytes       int           `json:"bytes,omitempty"`        // FaultOversized padding
+	// Field and Value are the top-level field a FaultDriftFieldValue sets,
+	// and the JSON it sets it to.
+	Field string          `json:"field,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // faultJSON is Fault with a Delay that reads and writes as a Go duration
@@ -110,12 +118,14 @@ type faultJSON struct {
 	RetryAfter  int             `json:"retry_after,omitempty"`
 	Count       int             `json:"count,omitempty"`
 	Bytes       int             `json:"bytes,omitempty"`
+	Field       string          `json:"field,omitempty"`
+	Value       json.RawMessage `json:"value,omitempty"`
 }
 
 // MarshalJSON writes Delay as a duration string.
 func (f Fault) MarshalJSON() ([]byte, error) {
 	j := faultJSON{Kind: f.Kind, OperationID: f.OperationID, StoreID: f.StoreID, Status: f.Status,
-		RetryAfter: f.RetryAfter, Count: f.Count, Bytes: f.Bytes}
+		RetryAfter: f.RetryAfter, Count: f.Count, Bytes: f.Bytes, Field: f.Field, Value: f.Value}
 	if f.Delay != 0 {
 		j.Delay, _ = json.Marshal(f.Delay.String())
 	}
@@ -132,7 +142,7 @@ func (f *Fault) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*f = Fault{Kind: j.Kind, OperationID: j.OperationID, StoreID: j.StoreID, Status: j.Status,
-		RetryAfter: j.RetryAfter, Count: j.Count, Bytes: j.Bytes}
+		RetryAfter: j.RetryAfter, Count: j.Count, Bytes: j.Bytes, Field: j.Field, Value: j.Value}
 	if len(j.Delay) == 0 || string(j.Delay) == "null" {
 		return nil
 	}
@@ -168,6 +178,9 @@ func (f Fault) Validate() error {
 	}
 	if f.Status != 0 && (f.Status < 100 || f.Status > 599) {
 		return fmt.Errorf("fault status %d is not an HTTP status", f.Status)
+	}
+	if f.Kind == FaultDriftFieldValue && (f.Field == "" || !json.Valid(f.Value)) {
+		return errors.New("a drift_field_value fault needs a field and a JSON value")
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -225,6 +226,21 @@ func TestFaultsBody(t *testing.T) {
 		obj := decodeObject(t, body)
 		if _, has := obj["counted_at"]; has || obj["on_hand_units"] == nil {
 			t.Errorf("counted_at should be gone: %s", body)
+		}
+	})
+	t.Run("field value", func(t *testing.T) {
+		status, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, Field: "on_hand_units", Value: json.RawMessage(`-3`)})
+		if v := fmt.Sprint(decodeObject(t, body)["on_hand_units"]); status != 200 || v != "-3" {
+			t.Errorf("on_hand_units should be -3: %d %s", status, body)
+		}
+		faults, err := mockstorelink.ParseFaults([]byte(`[{"kind":"drift_field_value","operation_id":"getStore","field":"timezone","value":"Mars/Olympus"}]`))
+		if err != nil || faults[0].Field != "timezone" || string(faults[0].Value) != `"Mars/Olympus"` {
+			t.Errorf("parse: %v %+v", err, faults)
+		}
+		for _, bad := range []string{`[{"kind":"drift_field_value","value":1}]`, `[{"kind":"drift_field_value","field":"timezone"}]`} {
+			if _, err := mockstorelink.ParseFaults([]byte(bad)); err == nil {
+				t.Errorf("%s was accepted", bad)
+			}
 		}
 	})
 	t.Run("undeclared status", func(t *testing.T) {

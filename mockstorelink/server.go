@@ -364,7 +364,7 @@ func (s *Server) serveFaulty(w http.ResponseWriter, r *http.Request, rt *routed)
 		return
 	}
 	if !s.faults.armed(op, store, FaultMalformedJSON, FaultOversized, FaultDriftRenameField,
-		FaultDriftWrongType, FaultDriftMissingField, FaultDriftUndeclaredStatus, FaultDriftWrongAuthStatus) {
+		FaultDriftWrongType, FaultDriftMissingField, FaultDriftFieldValue, FaultDriftUndeclaredStatus, FaultDriftWrongAuthStatus) {
 		s.serveChecked(w, r, rt)
 		return
 	}
@@ -407,6 +407,9 @@ func (s *Server) applyDrift(c *capture, rt *routed, fired func(Fault)) (padding 
 				c.status = http.StatusOK
 			}
 		}
+	}
+	if status >= 200 && status < 300 {
+		s.setField(c, op, store, fired)
 	}
 	if d, ok := drifts[op]; ok && status >= 200 && status < 300 {
 		var obj map[string]any
@@ -460,6 +463,22 @@ func (s *Server) applyDrift(c *capture, rt *routed, fired func(Fault)) (padding 
 		}
 	}
 	return padding
+}
+
+// setField applies an armed FaultDriftFieldValue to a successful response
+// whose body is a JSON object; other bodies leave the fault armed.
+func (s *Server) setField(c *capture, op, store string, fired func(Fault)) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(c.body.Bytes(), &obj) != nil || obj == nil {
+		return
+	}
+	f, ok := s.faults.take(FaultDriftFieldValue, op, store)
+	if !ok {
+		return
+	}
+	fired(f)
+	obj[f.Field] = f.Value
+	c.setJSON(obj)
 }
 
 // requestState is what the handlers tell the contract layer about one

@@ -14,6 +14,11 @@
 //     with an error body.
 //   - [WithResponseLimit] bounds every response body ([DefaultResponseLimit]
 //     suits StoreLink).
+//   - No client built by [NewClient] or [NewClientWithResponses] follows a
+//     redirect, with the default doer or an *http.Client of the caller's: a
+//     3xx answer fails the call with a [RedirectError], so a store key never
+//     travels to another address. (NewClient comes from our copy of the
+//     generator's client template, client.tmpl.)
 //   - [AllPOSTransactions] walks paginated point-of-sale transactions with a
 //     page budget and a guard against a cursor that loops.
 //

@@ -141,3 +141,23 @@ func ExampleAllPOSTransactions() {
 	// T-47-20261127-002104 4
 	// units sold: 7
 }
+
+// A StoreLink address that redirects: the client does not follow, so the
+// store key stays here, and the error says where the redirect pointed.
+func ExampleRedirectError() {
+	moved := httptest.NewServer(http.RedirectHandler("https://elsewhere.example/v1/stores/47/inventory", http.StatusFound))
+	defer moved.Close()
+
+	c, err := storelinkclient.NewClientWithResponses(moved.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = storelinkclient.Result(c.GetInventoryWithResponse(context.Background(), "47",
+		&storelinkclient.GetInventoryParams{SKU: "8847291"}, storelinkclient.WithStoreKey(exampleKey)))
+	var redirect *storelinkclient.RedirectError
+	if errors.As(err, &redirect) {
+		fmt.Printf("status %d, pointing at %s\n", redirect.StatusCode, redirect.Host)
+	}
+	// Output: status 302, pointing at elsewhere.example
+}

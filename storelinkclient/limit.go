@@ -32,7 +32,8 @@ func WithResponseLimit(max int64) ClientOption {
 			return fmt.Errorf("storelink: response limit must be positive, got %d", max)
 		}
 		if c.Client == nil {
-			// The same default NewClient would install.
+			// NewClient's default; NewClient guards it against redirects
+			// after every option has run.
 			c.Client = &http.Client{}
 		}
 		c.Client = limitDoer(c.Client, max)

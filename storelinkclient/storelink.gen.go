@@ -567,7 +567,9 @@ type Client struct {
 	Server string
 
 	// Doer for performing requests, typically a *http.Client with any
-	// customized settings, such as certificate chains.
+	// customized settings, such as certificate chains. NewClient guards it so
+	// that no redirect is followed (see RedirectError); a doer assigned to
+	// this field after NewClient returns is used unguarded.
 	Client HttpRequestDoer
 
 	// A list of callbacks for modifying requests which are generated before sending over
@@ -578,7 +580,9 @@ type Client struct {
 // ClientOption allows setting custom parameters during construction
 type ClientOption func(*Client) error
 
-// Creates a new Client, with reasonable defaults
+// Creates a new Client, with reasonable defaults. Whatever doer
+// it ends up with never follows a redirect: a 3xx answer fails the call with
+// a *RedirectError, so a request's store key and body reach only server.
 func NewClient(server string, opts ...ClientOption) (*Client, error) {
 	// create a client with sane default values
 	client := Client{
@@ -594,15 +598,19 @@ func NewClient(server string, opts ...ClientOption) (*Client, error) {
 	if !strings.HasSuffix(client.Server, "/") {
 		client.Server += "/"
 	}
-	// create httpClient, if not already present
-	if client.Client == nil {
-		client.Client = &http.Client{}
-	}
+	// The default doer, or the one given, never follows a redirect: it would
+	// carry the store key to wherever the Location header points.
+	client.Client = refuseRedirects(client.Client)
 	return &client, nil
 }
 
 // WithHTTPClient allows overriding the default Doer, which is
 // automatically created using http.Client. This is useful for tests.
+//
+// A *http.Client is used through a copy whose CheckRedirect stops at the
+// first redirect; the caller's client is left unchanged. Any other doer must
+// not follow redirects itself: the client cannot stop it, and reports a
+// redirect it sees was followed as a *RedirectError with Followed set.
 func WithHTTPClient(doer HttpRequestDoer) ClientOption {
 	return func(c *Client) error {
 		c.Client = doer

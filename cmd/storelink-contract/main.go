@@ -144,7 +144,10 @@ func clientWithCA(file string) (*http.Client, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return &http.Client{Transport: tr}, nil
+	// contract.Check stops at redirects whatever client it is given; this
+	// client stops too, so that it is safe wherever it is used.
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &http.Client{Transport: tr, CheckRedirect: noRedirect}, nil
 }
 
 // rate is a --rate value: requests per second, written "10" or "10/s".

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -532,5 +533,55 @@ func TestDemo(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "Result: StoreLink conforms to the contract.") || strings.Contains(stdout, "SKIPPED") {
 		t.Errorf("demo table:\n%s", stdout)
+	}
+}
+
+// TestRedirectsAreNeverFollowed: a StoreLink address that redirects every
+// request (302 and 307 in turn) to a second server, over plain HTTP and
+// over TLS with --ca-cert. The check, writes allowed, reports the redirects
+// and sends nothing, key or order, to the second server.
+func TestRedirectsAreNeverFollowed(t *testing.T) {
+	t.Parallel()
+	var reached atomic.Int32
+	second := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	t.Cleanup(second.Close)
+	var n atomic.Int32
+	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := http.StatusFound
+		if n.Add(1)%2 == 0 || r.Method == http.MethodPost {
+			status = http.StatusTemporaryRedirect
+		}
+		http.Redirect(w, r, second.URL+r.URL.RequestURI(), status)
+	})
+	plain := httptest.NewServer(redirect)
+	t.Cleanup(plain.Close)
+	tlsSrv := httptest.NewTLSServer(redirect)
+	t.Cleanup(tlsSrv.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyring := writeKeyring(t, map[string]string{"47": "sk-47-redirect-test-key"})
+	for name, args := range map[string][]string{
+		"plain":   checkArgs(plain.URL, keyring, "--allow-writes", "--write-store", "47", "--format", "json"),
+		"ca-cert": checkArgs(tlsSrv.URL, keyring, "--allow-writes", "--write-store", "47", "--format", "json", "--ca-cert", caFile),
+	} {
+		code, stdout, stderr := cli(t, args...)
+		if code == 0 {
+			t.Errorf("%s: exit 0 against a redirecting address\n%s", name, stderr)
+		}
+		rep := decodeReport(t, stdout)
+		redirects := 0
+		for _, p := range rep.Probes {
+			if p.Got == http.StatusFound || p.Got == http.StatusTemporaryRedirect {
+				redirects++
+			}
+		}
+		if redirects == 0 || rep.Requests == 0 {
+			t.Errorf("%s: %d requests, %d answered with a redirect; want the redirects in the report", name, rep.Requests, redirects)
+		}
+	}
+	if got := reached.Load(); got != 0 {
+		t.Fatalf("%d request(s) followed a redirect to the second server", got)
 	}
 }

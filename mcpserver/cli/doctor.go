@@ -113,19 +113,36 @@ func (c *checkup) result() error {
 
 // reach asks StoreLink for the store list without a key: StoreLink answers
 // 401 with its error body, anything else is not StoreLink (or not its base
-// URL). The answer's Date header also tells whether the clocks agree.
+// URL). The answer's Date header also tells whether the clocks agree. It
+// goes through storelinkclient, which follows no redirect: one is reported
+// with its status and target host, and nothing is sent there.
 func (c *checkup) reach(ctx context.Context, cfg *config.Config) bool {
 	ctx, cancel := context.WithTimeout(ctx, cfg.UpstreamTimeout)
 	defer cancel()
 	fix := "set UPSTREAM_BASE_URL to StoreLink's base URL (scheme and host, without /v1), then run doctor again"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.UpstreamBaseURL+"/v1/stores", nil)
+	api, err := storelinkclient.NewClient(cfg.UpstreamBaseURL)
 	if err != nil {
 		c.fail("upstream", err.Error(), fix)
 		return false
 	}
-	req.Header.Set("Accept", "application/json")
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := api.ListStores(ctx, func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Accept", "application/json")
+		return nil
+	})
+	var redirect *storelinkclient.RedirectError
+	if errors.As(err, &redirect) {
+		what := "a redirect"
+		if redirect.StatusCode != 0 {
+			what = fmt.Sprintf("a %d redirect", redirect.StatusCode)
+		}
+		if redirect.Host != "" {
+			what += " to " + redirect.Host
+		}
+		c.fail("upstream", fmt.Sprintf("UPSTREAM_BASE_URL=%s answered GET /v1/stores with %s; StoreLink never redirects, and the server follows no redirect (the store key would go with it), so nothing was sent there",
+			cfg.UpstreamBaseURL, what), "set UPSTREAM_BASE_URL to StoreLink's own address (scheme and host, without /v1), not one that redirects, then run doctor again")
+		return false
+	}
 	if err != nil {
 		c.fail("upstream", fmt.Sprintf("cannot reach UPSTREAM_BASE_URL=%s: %v", cfg.UpstreamBaseURL, err), fix)
 		return false
@@ -180,6 +197,13 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, env Env, log *sl
 			fix := "check StoreLink's state for this store and run doctor again"
 			if e.Code == apperr.AuthKeyInvalid || e.Code == apperr.StoreNotAuthorized {
 				fix = fmt.Sprintf("install store %s's current key in the keyring (STORELINK_KEYRING_FILE); keys rotate weekly", id)
+			}
+			if e.Code == apperr.UpstreamContractError {
+				// The key opened the store; the answer is what is wrong, and
+				// the message names its field and rule.
+				c.fail(check, fmt.Sprintf("store %s: %s: %s", id, e.Code, e.Message),
+					"the key is not the problem: report the field and rule above to Korral IT (storelink-contract check gives the full report)")
+				continue
 			}
 			c.fail(check, fmt.Sprintf("StoreLink refused to read store %s: %s: %s", id, e.Code, e.Message), fix)
 			continue

@@ -35,7 +35,9 @@ func outsideContract(method, route string, err error) error {
 			fmt.Sprintf("the server at UPSTREAM_BASE_URL answered %s with status %d but without StoreLink's error body, so it is probably not StoreLink", where, s),
 			RemediationBaseURL)
 	case method == http.MethodGet && errors.Is(err, storelinkclient.ErrMalformedResponse) && strings.Contains(err.Error(), "is not JSON"):
-		return apperr.Wrap(apperr.UpstreamContractError, err,
+		// The fault is the cause: err quotes the Content-Type it got.
+		f, _ := describe(route, err)
+		return apperr.Wrap(apperr.UpstreamContractError, f,
 			fmt.Sprintf("the server at UPSTREAM_BASE_URL answered %s with a body that is not JSON, so it is probably not StoreLink", where),
 			RemediationBaseURL)
 	}

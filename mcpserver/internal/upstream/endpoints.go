@@ -26,7 +26,7 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 	}
 	st, convErr := convertStore(v)
 	if convErr != nil {
-		return domain.Store{}, classify("GET", "/v1/stores/{store_id}", convErr, c.cooldown)
+		return domain.Store{}, c.fail(ctx, "GET", "/v1/stores/{store_id}", storeID, convErr)
 	}
 	return st, nil
 }
@@ -74,8 +74,8 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 			return out, nil
 		}
 		if seen[*v.NextCursor] {
-			return domain.SalesPage{}, classify("GET", "/v1/stores/{store_id}/pos",
-				fmt.Errorf("%w: %w", sl.ErrMalformedResponse, sl.ErrRepeatedCursor), c.cooldown)
+			return domain.SalesPage{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/pos", storeID,
+				&fault{field: "pos.next_cursor", rule: "repeats a cursor already returned", err: fmt.Errorf("%w: %w", sl.ErrMalformedResponse, sl.ErrRepeatedCursor)})
 		}
 		seen[*v.NextCursor] = true
 		cursor = v.NextCursor
@@ -122,7 +122,7 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 	if v.OrderCutoffLocal != nil {
 		m, err := parseClock(*v.OrderCutoffLocal)
 		if err != nil {
-			return domain.Supplier{}, classify("GET", "/v1/suppliers/{supplier_id}", fmt.Errorf("%w: order_cutoff_local: %v", sl.ErrMalformedResponse, err), c.cooldown)
+			return domain.Supplier{}, c.fail(ctx, "GET", "/v1/suppliers/{supplier_id}", storeID, malformed("supplier.order_cutoff_local", "not an HH:MM time"))
 		}
 		out.OrderCutoff = &m
 	}
@@ -158,9 +158,14 @@ func convertOrder(v *sl.Order) domain.Order {
 		Reason: v.Reason, Status: string(v.Status), SubmittedAt: v.SubmittedAt, ExpectedArrival: v.ExpectedArrival}
 }
 
+// convertStore checks what the projection relies on. Its errors name the
+// field and the rule, never the value StoreLink sent.
 func convertStore(v *sl.Store) (domain.Store, error) {
-	if _, err := domain.Location(v.Timezone); err != nil || v.Timezone == "" {
-		return domain.Store{}, fmt.Errorf("%w: unknown timezone %q", sl.ErrMalformedResponse, v.Timezone)
+	if v.Timezone == "" {
+		return domain.Store{}, malformed("store.timezone", "missing or empty")
+	}
+	if _, err := domain.Location(v.Timezone); err != nil {
+		return domain.Store{}, malformed("store.timezone", "not an IANA time zone")
 	}
 	out := domain.Store{ID: v.StoreID, Name: v.Name, Timezone: v.Timezone}
 	days := map[time.Weekday]sl.DayHours{
@@ -174,13 +179,19 @@ func convertStore(v *sl.Store) (domain.Store, error) {
 			out.Hours[wd] = domain.DayHours{Closed: true}
 			continue
 		}
+		day := "store.opening_hours." + strings.ToLower(wd.String())
 		if d.Opens == nil || d.Closes == nil {
-			return domain.Store{}, fmt.Errorf("%w: %s is open but has no hours", sl.ErrMalformedResponse, wd)
+			return domain.Store{}, malformed(day, "open but without opens and closes")
 		}
 		o, err1 := parseClock(*d.Opens)
 		cl, err2 := parseClock(*d.Closes)
-		if err1 != nil || err2 != nil || o >= cl {
-			return domain.Store{}, fmt.Errorf("%w: %s hours %q-%q", sl.ErrMalformedResponse, wd, *d.Opens, *d.Closes)
+		switch {
+		case err1 != nil:
+			return domain.Store{}, malformed(day+".opens", "not an HH:MM time")
+		case err2 != nil:
+			return domain.Store{}, malformed(day+".closes", "not an HH:MM time")
+		case o >= cl:
+			return domain.Store{}, malformed(day, "opens at or after it closes")
 		}
 		out.Hours[wd] = domain.DayHours{Opens: o, Closes: cl}
 	}

@@ -153,8 +153,13 @@ func New(opts Options) (*Client, error) {
 			opts.Logger.Warn("breaker.state", "breaker", name, "from", from.String(), "to", to.String())
 		},
 	})
+	// Neither client follows a redirect: it would carry the store key, and an
+	// order's body, to whatever host the Location names. The 3xx itself
+	// comes back, and storelinkclient turns it into a RedirectError.
+	read := &http.Client{Transport: transport, CheckRedirect: noRedirect}
+	write := &http.Client{Transport: writeTransport, CheckRedirect: noRedirect}
 	api, err := storelinkclient.NewClientWithResponses(opts.BaseURL,
-		storelinkclient.WithHTTPClient(&breakerDoer{next: &http.Client{Transport: transport}, write: &http.Client{Transport: writeTransport}, breaker: c.breaker}),
+		storelinkclient.WithHTTPClient(&breakerDoer{next: read, write: write, breaker: c.breaker}),
 		storelinkclient.WithResponseLimit(opts.ResponseLimit),
 	)
 	if err != nil {
@@ -163,6 +168,9 @@ func New(opts Options) (*Client, error) {
 	c.api = api
 	return c, nil
 }
+
+// noRedirect stops an http.Client at the first redirect, returning the 3xx.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // BreakerState reports the breaker's state: "closed", "half-open" or "open".
 func (c *Client) BreakerState() string { return c.breaker.State().String() }
@@ -303,7 +311,7 @@ func call[T any](ctx context.Context, c *Client, method, route, storeID string, 
 				continue
 			}
 		}
-		return nil, classify(method, route, err, c.cooldown)
+		return nil, c.fail(ctx, method, route, storeID, err)
 	}
 }
 
@@ -333,7 +341,13 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 		"breaker", c.breaker.State().String(),
 	}
 	if err != nil {
-		attrs = append(attrs, "error", safeErrorText(err))
+		text := safeErrorText(err)
+		if f, ok := describe(route, err); ok {
+			// A decoding error may quote a value of the answer; the fault
+			// names the field and rule instead.
+			text = f.Error()
+		}
+		attrs = append(attrs, "error", text)
 		c.log.WarnContext(ctx, "upstream.request", attrs...)
 		return nil, err
 	}
@@ -371,8 +385,13 @@ func classify(method, route string, err error, cooldown time.Duration) *apperr.E
 // stopped short of StoreLink, or to have been refused by it, is unknown.
 func writeReach(err error, code apperr.Code) apperr.Reach {
 	var apiErr *storelinkclient.APIError
+	var redirect *storelinkclient.RedirectError
 	switch {
 	case errors.Is(err, errBreakerOpen), isDialError(err):
+		return apperr.ReachNotSent
+	case errors.As(err, &redirect) && !redirect.Followed:
+		// The address answered 3xx instead of taking the order, and the
+		// redirect was not followed: no StoreLink received it.
 		return apperr.ReachNotSent
 	case !errors.As(err, &apiErr) || apiErr.ErrorInSuccess:
 		return apperr.ReachUnknown
@@ -390,7 +409,10 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 	write := method == http.MethodPost
 	where := method + " " + route
 	var apiErr *storelinkclient.APIError
+	var redirect *storelinkclient.RedirectError
 	switch {
+	case errors.As(err, &redirect):
+		return redirected(write, where, redirect)
 	case errors.Is(err, errBreakerOpen):
 		e := apperr.Wrap(apperr.UpstreamUnavailable, err,
 			"StoreLink has been failing, so calls to it are paused for a short cool-down",
@@ -401,15 +423,17 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 		return classifyAPIError(write, where, apiErr)
 	case errors.Is(err, storelinkclient.ErrResponseTooLarge), errors.Is(err, storelinkclient.ErrMalformedResponse):
 		// storelinkclient.Result already reports every body that does not
-		// decode as ErrMalformedResponse.
+		// decode as ErrMalformedResponse. The fault, which names the field
+		// and the rule but quotes nothing of the answer, is the cause, so
+		// that no log line repeats a value StoreLink sent.
+		f, _ := describe(route, err)
 		if write {
-			return apperr.Wrap(apperr.WriteOutcomeUnknown, err,
-				"StoreLink answered the order with a response that could not be read, so whether the order was raised is unknown",
+			return apperr.Wrap(apperr.WriteOutcomeUnknown, f,
+				fmt.Sprintf("StoreLink answered the order with a response that could not be read (%s), so whether the order was raised is unknown", f),
 				"Do not resubmit. Check with korral_get_order_status (the ledger entry's idempotency key or order id) before deciding.")
 		}
-		return apperr.Wrap(apperr.UpstreamContractError, err,
-			fmt.Sprintf("StoreLink's answer to %s broke the contract (too large or malformed)", where),
-			"This is a StoreLink fault, not yours: retrying will likely fail the same way; report it to Korral IT with the call id.")
+		return apperr.Wrap(apperr.UpstreamContractError, f, brokeContract(where, f),
+			"This is a StoreLink fault, not yours: retrying will likely fail the same way; tell the user which field StoreLink got wrong, and report it to Korral IT with the call id.")
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		if write {
 			return apperr.Wrap(apperr.WriteOutcomeUnknown, err,
@@ -438,6 +462,41 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 	}
 }
 
+// redirected is the answer to a 3xx from the address. StoreLink never
+// redirects, so the address is wrong or something in front of StoreLink is
+// misconfigured; the target is not trusted with a key.
+func redirected(write bool, where string, r *storelinkclient.RedirectError) *apperr.Error {
+	what := "a redirect"
+	if r.StatusCode != 0 {
+		what = fmt.Sprintf("a %d redirect", r.StatusCode)
+	}
+	if host := r.Host; host != "" {
+		// storelinkclient keeps only what looks like a host; the agent's
+		// message needs no more than its start.
+		if len(host) > 100 {
+			host = host[:100] + "..."
+		}
+		what += " to " + host
+	}
+	msg := fmt.Sprintf("the server at UPSTREAM_BASE_URL answered %s with %s, which StoreLink never sends; it was not followed, so nothing was sent to that host", where, what)
+	if r.Followed {
+		msg = fmt.Sprintf("the server at UPSTREAM_BASE_URL answered %s with %s, which StoreLink never sends, and the HTTP client followed it", where, what)
+	}
+	fix := "Do not retry: tell the user the data is unavailable, and ask an operator to set UPSTREAM_BASE_URL to StoreLink's own address (without /v1) and check it with `storelink-mcp doctor`."
+	if write && !r.Followed {
+		msg += "; the order was not raised"
+		fix = "Do not retry until an operator has set UPSTREAM_BASE_URL to StoreLink's own address (check it with `storelink-mcp doctor`); then the same request can be confirmed again."
+	}
+	f, _ := describe("", r)
+	if write && r.Followed {
+		// Only a doer of our own could have followed it, and none does;
+		// should one, the order went somewhere and may exist.
+		return apperr.Wrap(apperr.WriteOutcomeUnknown, f, msg+", so whether the order was raised is unknown",
+			"Do not resubmit. Check korral_get_order_status with the idempotency key first, and ask an operator to fix UPSTREAM_BASE_URL.")
+	}
+	return apperr.Wrap(apperr.UpstreamContractError, f, msg, fix)
+}
+
 func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *apperr.Error {
 	if e.ErrorInSuccess {
 		if write {
@@ -445,7 +504,10 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 				"StoreLink answered the order with success status but an error body, so whether it was raised is unknown",
 				"Do not resubmit. Check korral_get_order_status with the idempotency key first.")
 		}
-		return apperr.Wrap(apperr.UpstreamContractError, e,
+		// The fault is the cause, so that StoreLink's message is not logged
+		// as if it were ours.
+		f, _ := describe("", e)
+		return apperr.Wrap(apperr.UpstreamContractError, f,
 			fmt.Sprintf("StoreLink answered %s with a success status but an error body (code %q); it is treated as an error, never as data", where, e.Code),
 			"This is a known StoreLink fault: report it to Korral IT with the call id; do not rely on this endpoint's answer.")
 	}
