@@ -74,7 +74,7 @@ test-isolated: ## Build and test each module alone (GOWORK=off), as an importer 
 	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
 
 .PHONY: ci
-ci: lint check-generate tidy-check spec-diff test test-isolated fuzz-stdio conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
+ci: lint check-generate tidy-check spec-diff tsclient test test-isolated fuzz-stdio conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
 
 $(TOOLS_BIN)/oasdiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ github.com/oasdiff/oasdiff
@@ -137,6 +137,23 @@ $(CONFORMANCE_JS):
 
 $(INSPECTOR_JS):
 	$(NPM_INSTALL) $(INSPECTOR_DIR) @modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+
+# The official TypeScript SDK client, the one most hosts embed: it checks
+# every answer against the tool's output schema, and e2e_tsclient_test.go
+# drives the real binary through it. The committed package-lock.json pins
+# its whole tree; the directory is named after the version package.json pins.
+TSCLIENT_SRC     := conformance/tsclient
+TSCLIENT_VERSION := $(shell sed -n 's|.*"@modelcontextprotocol/sdk": "\(.*\)".*|\1|p' $(TSCLIENT_SRC)/package.json)
+TSCLIENT_DIR     := $(ROOT)/.tools/tsclient-$(TSCLIENT_VERSION)
+
+$(TSCLIENT_DIR)/.installed: $(TSCLIENT_SRC)/package.json $(TSCLIENT_SRC)/package-lock.json
+	mkdir -p $(TSCLIENT_DIR)
+	cp $(TSCLIENT_SRC)/package.json $(TSCLIENT_SRC)/package-lock.json $(TSCLIENT_DIR)/
+	npm ci --silent --no-audit --no-fund --prefix $(TSCLIENT_DIR)
+	touch $@
+
+.PHONY: tsclient
+tsclient: $(TSCLIENT_DIR)/.installed ## Install the TypeScript SDK client the end-to-end tests check every answer with (CI=true fails that test without it).
 
 .PHONY: bin/storelink-mcp
 bin/storelink-mcp:

@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/state"
-	"github.com/korral/storelink/storelinkclient"
 )
 
 // Output schemas are what every host downloads with tools/list and compiles
@@ -23,22 +23,22 @@ import (
 // server's own typed structs, the golden tools/list pins the schemas, and
 // the handler tests validate every answer against them).
 
-// enumTypes are the named string types of closed sets, as enums.
+// enumTypes are the named string types of closed sets, as enums: a field of
+// one of these types gets its type's whole set (enums.go), and an outShape
+// hook may narrow it to what that field can hold.
 var enumTypes = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[projection.Confidence](): enumOf(projection.Confidences()),
 	reflect.TypeFor[projection.Answer]():     enumOf(projection.Answers()),
 	reflect.TypeFor[projection.Flag]():       enumOf(projection.Flags()),
 	reflect.TypeFor[projection.DayFlag]():    enumOf(projection.DayFlags()),
+	reflect.TypeFor[domain.OrderStatus]():    enumOf(domain.OrderStatuses()),
+	reflect.TypeFor[orderStatus]():           enumOf(orderStatuses()),
+	reflect.TypeFor[raiseMode]():             enumOf(raiseModes()),
+	reflect.TypeFor[verdict]():               enumOf(verdicts()),
 }
 
-// Closed sets carried in plain strings, for the tools' outShape hooks.
-var (
-	orderStatuses = []storelinkclient.OrderStatus{
-		storelinkclient.OrderStatusSubmitted, storelinkclient.OrderStatusAcknowledged, storelinkclient.OrderStatusShipped,
-		storelinkclient.OrderStatusDelivered, storelinkclient.OrderStatusRejected, storelinkclient.OrderStatusCancelled,
-	}
-	ledgerStates = state.States()
-)
+// ledgerStates is the closed set of the ledger view's state, a plain string.
+var ledgerStates = state.States()
 
 func enumOf[T ~string](values []T) *jsonschema.Schema {
 	s := &jsonschema.Schema{Type: "string"}

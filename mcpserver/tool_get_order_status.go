@@ -23,7 +23,7 @@ type orderStatusIn struct {
 type orderStatusOut struct {
 	OrderID         string      `json:"order_id"`
 	StoreID         string      `json:"store_id"`
-	Status          string      `json:"status"`
+	Status          orderStatus `json:"status"`
 	IsOpen          bool        `json:"is_open"`
 	SKU             string      `json:"sku"`
 	ProductName     string      `json:"product_name,omitempty"`
@@ -60,9 +60,10 @@ func addGetOrderStatus(ms *mcp.Server, s *server) {
 			}
 		},
 		outShape: func(out *jsonschema.Schema) {
-			setEnum(out, orderStatuses, "data", "status")
 			if s.opts.Writes == nil {
-				// Read-only: no ledger, and nothing about the write path.
+				// Read-only: no ledger, so only StoreLink's statuses, and
+				// nothing about the write path.
+				setEnum(out, domain.OrderStatuses(), "data", "status")
 				delete(property(out, "data").Properties, "ledger")
 				return
 			}
@@ -100,7 +101,8 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 		}
 		if found {
 			if e.StoreID != storeID {
-				return nil, apperr.New(apperr.NotFound, fmt.Sprintf("%s belongs to another store", in.OrderID), "Pass the store_id the order was raised for.")
+				// Only a store of the caller's keyring is named (findLedgerEntry).
+				return nil, apperr.New(apperr.NotFound, fmt.Sprintf("%s belongs to store %s, not %s", in.OrderID, e.StoreID, storeID), fmt.Sprintf("Pass store_id %s.", e.StoreID))
 			}
 			e = e.AsOf(s.opts.Now())
 			view = describeEntry(e)
@@ -141,7 +143,7 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 func (s *server) orderOut(ctx context.Context, c *call, storeID string, o domain.Order, view *ledgerView) *orderStatusOut {
 	c.sku = o.SKU
 	out := &orderStatusOut{
-		OrderID: o.ID, StoreID: o.StoreID, Status: o.Status, IsOpen: domain.OpenStatuses[o.Status],
+		OrderID: o.ID, StoreID: o.StoreID, Status: storeLinkStatus(o.Status), IsOpen: o.Status.Open(),
 		SKU: o.SKU, QuantityUnits: o.QuantityUnits,
 		SubmittedAt: o.SubmittedAt.Format(time.RFC3339), ExpectedArrival: o.ExpectedArrival.Format(time.RFC3339),
 		Ledger: view,
@@ -157,13 +159,9 @@ func (s *server) orderOut(ctx context.Context, c *call, storeID string, o domain
 // ledgerOnly answers from the ledger alone: for orders not (or not
 // knowably) at the StoreLink this server reaches.
 func ledgerOnly(c *call, e state.Entry, view *ledgerView) *orderStatusOut {
-	open := false
-	switch e.State {
-	case state.StatePendingApproval, state.StateSending, state.StateUnknown, state.StateRaised:
-		open = true
-	}
+	st := ledgerStatus(e.State)
 	c.summary = fmt.Sprintf("Order request %s for store %s (%d unit(s) of SKU %s) is %s in this deployment's ledger.", e.IdempotencyKey, e.StoreID, e.QuantityUnits, e.SKU, e.State)
-	return &orderStatusOut{OrderID: e.OrderID, StoreID: e.StoreID, Status: string(e.State), IsOpen: open,
+	return &orderStatusOut{OrderID: e.OrderID, StoreID: e.StoreID, Status: st, IsOpen: st.open(),
 		SKU: e.SKU, QuantityUnits: e.QuantityUnits, SubmittedAt: e.CreatedAt.Format(time.RFC3339), Ledger: view}
 }
 
@@ -184,12 +182,24 @@ func sameOrder(e state.Entry, o domain.Order) bool {
 // every start of the binary, also by runs that never read an order.
 var orderIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(orderIDPattern) })
 
+// findLedgerEntry finds the entry an id names: an idempotency key, an
+// approval id or an order id. A ledger may be shared by deployments scoped
+// to other stores; an entry of a store outside the caller's keyring is not
+// found, so the answer about it is the answer about an id nobody knows and
+// reveals neither its store nor its order.
 func (s *server) findLedgerEntry(ctx context.Context, ref string) (state.Entry, bool, error) {
 	l := s.opts.Writes.Ledger
+	kr := s.opts.Keyring()
 	for _, find := range []func(context.Context, string) (state.Entry, bool, error){l.Get, l.ByApprovalID, l.ByOrderID} {
 		e, found, err := find(ctx, ref)
-		if err != nil || found {
-			return e, found, err
+		if err != nil {
+			return state.Entry{}, false, err
+		}
+		if !found || kr == nil {
+			continue
+		}
+		if _, inScope := kr.Key(e.StoreID); inScope {
+			return e, true, nil
 		}
 	}
 	return state.Entry{}, false, nil

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -67,19 +66,19 @@ type justification struct {
 }
 
 type existingOrder struct {
-	Reference     string `json:"reference" jsonschema:"order id, else idempotency key"`
-	State         string `json:"state"`
-	QuantityUnits int64  `json:"quantity_units"`
-	CreatedAt     string `json:"created_at"`
+	Reference     string      `json:"reference" jsonschema:"order id, else idempotency key"`
+	State         orderStatus `json:"state"`
+	QuantityUnits int64       `json:"quantity_units"`
+	CreatedAt     string      `json:"created_at"`
 }
 
 type quantityCheck struct {
-	Verdict string   `json:"verdict"`
+	Verdict verdict  `json:"verdict"`
 	Reasons []string `json:"reasons"`
 }
 
 type raiseOut struct {
-	Mode             string          `json:"mode"`
+	Mode             raiseMode       `json:"mode"`
 	Replayed         bool            `json:"replayed"`
 	IdempotencyKey   string          `json:"idempotency_key"`
 	StoreID          string          `json:"store_id"`
@@ -94,7 +93,7 @@ type raiseOut struct {
 	ApprovalRequired bool            `json:"approval_required"`
 	MaxOrderUnits    int64           `json:"max_order_units"`
 	OrderID          string          `json:"order_id,omitempty"`
-	OrderStatus      string          `json:"order_status,omitempty"`
+	OrderStatus      orderStatus     `json:"order_status,omitempty"`
 	ExpectedArrival  string          `json:"expected_arrival,omitempty"`
 	ApprovalID       string          `json:"approval_id,omitempty"`
 	ApprovalExpires  string          `json:"approval_expires_at,omitempty"`
@@ -133,17 +132,9 @@ func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 			p["quantity_units"].Maximum = ptr(float64(min(s.opts.Writes.MaxOrderUnits, maxPreviewUnits)))
 		},
 		outShape: func(out *jsonschema.Schema) {
-			setEnum(out, []string{"preview", "raised", "pending_approval", "replay"}, "data", "mode")
-			setEnum(out, orderStatuses, "data", "order_status")
-			setEnum(out, []string{"ok", "review", "refuse"}, "data", "quantity_check", "verdict")
-			// An open order shows StoreLink's status once raised, else the ledger's state.
-			states := []string{}
-			for _, st := range append(enumOf(orderStatuses).Enum, enumOf(ledgerStates).Enum...) {
-				if !slices.Contains(states, st.(string)) {
-					states = append(states, st.(string))
-				}
-			}
-			setEnum(out, states, "data", "open_orders_same_sku", "state")
+			setEnum(out, domain.OrderStatuses(), "data", "order_status")
+			// Only open orders are listed.
+			setEnum(out, openOrderStatuses(), "data", "open_orders_same_sku", "state")
 		},
 		handle: s.raiseReplenishmentOrder,
 	})
@@ -272,7 +263,7 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 	if err != nil {
 		return nil, err
 	}
-	out.Mode = "preview"
+	out.Mode = modePreview
 	out.ProductName = untrusted(risk.Identity.ProductName)
 	out.Justification = justify(risk, req.QuantityUnits)
 	if err := s.openOrders(ctx, out, storeID, req.SKU); err != nil {
@@ -284,7 +275,7 @@ func (s *server) preview(ctx context.Context, c *call, out *raiseOut, req domain
 	}
 	out.QuantityCheck = checkQuantity(risk, req.QuantityUnits, w.MaxOrderUnits, minimum, out.Justification.DaysOfCoverAfterDelivery)
 	switch {
-	case out.QuantityCheck.Verdict == "refuse":
+	case out.QuantityCheck.Verdict == verdictRefuse:
 		out.NextStep = "Do not confirm: the quantity would be refused. Correct it and preview again."
 	case !w.AllowWrites:
 		out.NextStep = "Writes are disabled here: show this preview to the buyer; confirm:true would be refused."
@@ -353,18 +344,18 @@ func (s *server) supplierMinimum(ctx context.Context, storeID, skuCode string) (
 // supplier's minimum order, which StoreLink enforces. Its other findings
 // (review) are for the buyer to weigh; they never stop a confirm.
 func checkQuantity(risk *riskAssessment, qty, ceiling, minimum int64, cover *coverBand) *quantityCheck {
-	q := &quantityCheck{Verdict: "ok", Reasons: []string{}}
+	q := &quantityCheck{Verdict: verdictOK, Reasons: []string{}}
 	review := func(format string, args ...any) {
 		q.Reasons = append(q.Reasons, fmt.Sprintf(format, args...))
-		if q.Verdict == "ok" {
-			q.Verdict = "review"
+		if q.Verdict == verdictOK {
+			q.Verdict = verdictReview
 		}
 	}
 	id := risk.Identity
 	// The refusing verdict is the confirm's own gate (quantity_gate.go), so
 	// a preview that says refuse is a confirm that is refused.
 	for _, r := range (quantityLimits{ceiling: ceiling, minimum: minimum, casePack: id.CasePack}).refusals(qty) {
-		q.Verdict = "refuse"
+		q.Verdict = verdictRefuse
 		q.Reasons = append(q.Reasons, r.reason)
 	}
 	if qty <= ceiling && qty*10 >= ceiling*8 {
@@ -418,17 +409,17 @@ func (s *server) openOrders(ctx context.Context, out *raiseOut, storeID, sku str
 		}
 		listed[e.OrderID] = e.OrderID != ""
 		e = e.AsOf(now)
-		ref, st := e.IdempotencyKey, string(e.State)
+		ref, st := e.IdempotencyKey, ledgerStatus(e.State)
 		switch e.State {
 		case state.StateRaised:
 			ref = e.OrderID
 			if refreshed < maxDuplicateRefresh && s.sameUpstream(e) {
 				refreshed++
 				if o, err := s.opts.Upstream.Order(ctx, storeID, e.OrderID); err == nil && sameOrder(e, o) {
-					st = o.Status
+					st = storeLinkStatus(o.Status)
 				}
 			}
-			if st != string(state.StateRaised) && !domain.OpenStatuses[st] {
+			if !st.open() {
 				continue
 			}
 		case state.StateFailed, state.StateRetryable, state.StateRejected, state.StateExpired:
@@ -463,7 +454,7 @@ func (s *server) stage(ctx context.Context, c *call, out *raiseOut, req domain.O
 	if !created {
 		return s.replay(ctx, c, out, e.AsOf(now), req, storeID, true)
 	}
-	out.Mode = "pending_approval"
+	out.Mode = modePendingApproval
 	out.ProductName = untrusted(sku.Name)
 	out.ApprovalID = e.ApprovalID
 	out.ApprovalExpires = e.ApprovalExpiresAt.Format(time.RFC3339)
@@ -504,8 +495,8 @@ func (s *server) send(ctx context.Context, c *call, out *raiseOut, req domain.Or
 	if sendErr != nil {
 		return nil, sendErr
 	}
-	out.Mode = "raised"
-	out.OrderID, out.OrderStatus, out.ExpectedArrival = o.ID, o.Status, o.ExpectedArrival.Format(time.RFC3339)
+	out.Mode = modeRaised
+	out.OrderID, out.OrderStatus, out.ExpectedArrival = o.ID, storeLinkStatus(o.Status), o.ExpectedArrival.Format(time.RFC3339)
 	out.NextStep = "Tell the buyer the order id; follow it with korral_get_order_status."
 	c.summary = fmt.Sprintf("Raised order %s: %d unit(s) of %s (SKU %s) for store %s, reason: %s.", o.ID, req.QuantityUnits, sku.Name, req.SKU, storeID, req.Reason)
 	return out, nil
@@ -582,13 +573,13 @@ func (s *server) replay(ctx context.Context, c *call, out *raiseOut, e state.Ent
 			fmt.Sprintf("idempotency key %s already names a different order request (store %s, SKU %s, %d units); nothing was sent", e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits),
 			"Use a new idempotency key for a different order, or omit it to have one derived.")
 	}
-	out.Mode = "replay"
+	out.Mode = modeReplay
 	out.Replayed = true
 	switch e.State {
 	case state.StateRaised:
 		out.OrderID = e.OrderID
 		if o, err := s.opts.Upstream.Order(ctx, storeID, e.OrderID); err == nil {
-			out.OrderStatus, out.ExpectedArrival = o.Status, o.ExpectedArrival.Format(time.RFC3339)
+			out.OrderStatus, out.ExpectedArrival = storeLinkStatus(o.Status), o.ExpectedArrival.Format(time.RFC3339)
 		}
 		out.NextStep = "This order was already raised; nothing was sent now. Follow it with korral_get_order_status."
 		c.summary = fmt.Sprintf("Replayed idempotency key %s: order %s was already raised; nothing was sent.", e.IdempotencyKey, e.OrderID)

@@ -74,7 +74,7 @@ type Order struct {
 	SKU             string
 	QuantityUnits   int64
 	Reason          string
-	Status          string
+	Status          OrderStatus
 	SubmittedAt     time.Time
 	ExpectedArrival time.Time
 }
@@ -86,8 +86,31 @@ type OrderRequest struct {
 	Reason        string `json:"reason"`
 }
 
-// OpenStatuses are the order statuses after which goods are still expected.
-var OpenStatuses = map[string]bool{"submitted": true, "acknowledged": true, "shipped": true}
+// OrderStatus is where StoreLink says an order is. The contract's set is
+// closed: the upstream adapter refuses any other value as a contract error,
+// so an OrderStatus from StoreLink is always one of OrderStatuses.
+type OrderStatus string
+
+// StoreLink's order statuses, in the order of an order's life.
+const (
+	OrderSubmitted    OrderStatus = "submitted"
+	OrderAcknowledged OrderStatus = "acknowledged"
+	OrderShipped      OrderStatus = "shipped"
+	OrderDelivered    OrderStatus = "delivered"
+	OrderRejected     OrderStatus = "rejected"
+	OrderCancelled    OrderStatus = "cancelled"
+)
+
+// OrderStatuses lists every order status of the contract; the answers'
+// schemas are built from it.
+func OrderStatuses() []OrderStatus {
+	return []OrderStatus{OrderSubmitted, OrderAcknowledged, OrderShipped, OrderDelivered, OrderRejected, OrderCancelled}
+}
+
+// Open reports whether goods are still expected after this status.
+func (s OrderStatus) Open() bool {
+	return s == OrderSubmitted || s == OrderAcknowledged || s == OrderShipped
+}
 
 var locations sync.Map // IANA name -> *time.Location
 

@@ -21,6 +21,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	sl "github.com/korral/storelink/storelinkclient"
 )
 
 // fakeKeys is a keyring source whose "file" can be rotated by the test.
@@ -682,6 +683,40 @@ func TestOrdersTravelOnFreshConnections(t *testing.T) {
 		}
 		if n, want := conns.Load(), int32(2+i); n != want {
 			t.Fatalf("after order %d: %d connections, want %d (one new per order)", i+1, n, want)
+		}
+	}
+}
+
+// TestUndeclaredOrderStatus: an order status outside the contract's set
+// never reaches an answer, whose schema allows only the contract's. A read
+// is a contract error; an order StoreLink took keeps its id and drops only
+// the status, since the order exists.
+func TestUndeclaredOrderStatus(t *testing.T) {
+	const order = `{"order_id":"RO-47-001000","store_id":"47","sku":"8847291","quantity_units":24,"reason":"r",` +
+		`"status":"in_transit","submitted_at":"2026-11-27T14:30:00+01:00","expected_arrival":"2026-11-29T07:00:00+01:00"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
+		_, _ = io.WriteString(w, order)
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	_, err := c.Order(context.Background(), "47", "RO-47-001000")
+	if apperr.CodeOf(err) != apperr.UpstreamContractError {
+		t.Fatalf("read of an order in status in_transit: %v", err)
+	}
+	if !strings.Contains(err.Error(), "order.status: not one of the contract's order statuses") || strings.Contains(err.Error(), "in_transit") || strings.Contains(fmt.Sprint(apperr.From(err).Cause), "in_transit") {
+		t.Errorf("the error should name the field and rule, never StoreLink's value: %v (cause %v)", err, apperr.From(err).Cause)
+	}
+	o, err := c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 24, Reason: "r"})
+	if err != nil || o.ID != "RO-47-001000" || o.Status != "" {
+		t.Fatalf("an order taken in status in_transit: %+v, %v", o, err)
+	}
+	for _, s := range domain.OrderStatuses() {
+		if !sl.OrderStatus(s).Valid() {
+			t.Errorf("domain status %s is not the contract's", s)
 		}
 	}
 }
