@@ -508,11 +508,15 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	d.call("key reused for another quantity", "korral_raise_replenishment_order", order(48, "confirm", true, "idempotency_key", key), "IDEMPOTENCY_KEY_REUSED")
 	d.call("preview with a raised order open", "korral_raise_replenishment_order", order(36), "ok")
 
-	// failed: StoreLink refuses an order below the supplier minimum.
-	d.call("confirm below the supplier minimum", "korral_raise_replenishment_order", with(water, 24, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
+	// A confirm below the supplier minimum is refused here, before StoreLink.
+	d.call("confirm below the supplier minimum", "korral_raise_replenishment_order", with(water, 24, "confirm", true, "idempotency_key", "refused-water-0001"), "ORDER_QUANTITY_REFUSED")
+	// failed: StoreLink refuses an order on a business rule of its own.
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpCreateReplenishmentOrder, Status: 422, Count: 1})
+	d.call("confirm StoreLink refuses", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
+	w.mock.Server.SetFaults()
 	d.call("status of the refused order (failed)", "korral_get_order_status", status("refused-water-0001", "47"), "ok")
-	d.call("preview of the refused request", "korral_raise_replenishment_order", with(water, 24, "idempotency_key", "refused-water-0001"), "ok")
-	d.call("confirm of the refused request again", "korral_raise_replenishment_order", with(water, 24, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
+	d.call("preview of the refused request", "korral_raise_replenishment_order", with(water, 48, "idempotency_key", "refused-water-0001"), "ok")
+	d.call("confirm of the refused request again", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
 
 	// retryable: StoreLink did not take it.
 	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 2, Count: 1})
