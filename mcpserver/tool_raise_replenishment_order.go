@@ -515,7 +515,7 @@ func unrecordedNextStep(sent Sent, key string) string {
 	case sent.Conflict != "":
 		return raised + fmt.Sprintf("This server's ledger holds another outcome for idempotency key %s, which was not overwritten: ask Korral IT to check it (storelink-mcp doctor names the conflict).", key)
 	case sent.Journaled:
-		return raised + "This server's ledger could not record it yet (its state database is unreachable); the outcome journal keeps it and records it by itself once the database is back. Until then korral_get_order_status may not find it."
+		return raised + "This server's ledger could not record it yet (its state database is unreachable or busy); the outcome journal keeps it and records it by itself once the database is back. Until then korral_get_order_status may not find it."
 	default:
 		return raised + fmt.Sprintf("This server's ledger could not record it and its outcome journal could not keep it: ask Korral IT to record it with storelink-mcp approvals resolve %s --raised %s.", key, sent.Order.ID)
 	}

@@ -121,13 +121,15 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	head := make([]byte, 1)
-	if n, err := f.ReadAt(head, 0); n == 1 && head[0] != '{' {
-		_ = f.Close()
-		return nil, fmt.Errorf("journal: %s is not an outcome journal (it does not begin with a JSON line); give the journal a file of its own", abs)
-	} else if err != nil && !errors.Is(err, io.EOF) {
+	head := make([]byte, 512)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		_ = f.Close()
 		return nil, fmt.Errorf("journal: read %s: %w", abs, err)
+	}
+	if head = bytes.TrimLeft(head[:n], " \t\r\n"); len(head) > 0 && head[0] != '{' {
+		_ = f.Close()
+		return nil, fmt.Errorf("journal: %s is not an outcome journal (it does not begin with a JSON line); give the journal a file of its own", abs)
 	}
 	if err := syncDir(filepath.Dir(abs)); err != nil {
 		_ = f.Close()
