@@ -213,14 +213,43 @@ func TestJournalPathIsCheckedAtStart(t *testing.T) {
 	}
 }
 
-// TestPostgresOutageMidBurstDropsNoOrderID is the story: PostgreSQL
-// goes away under a burst of confirms through two replicas and comes back.
-// Every order StoreLink holds was answered as raised with its id, recorded or
-// pending; no answer denies an order StoreLink holds; and once the database
-// is back the replicas record every pending outcome by themselves, so the
-// ledger's raised entries are exactly StoreLink's orders and none is left
-// sending.
+// TestPostgresRestartMidBurstDropsNoOrderID is the story: PostgreSQL
+// restarts under a burst of confirms through two replicas. The sends caught
+// between StoreLink's answer and the ledger are recorded by the retries, so
+// every order StoreLink holds is answered as raised and recorded.
+func TestPostgresRestartMidBurstDropsNoOrderID(t *testing.T) {
+	r := pgMidBurst(t, func(pgctl func(string)) { pgctl("restart") })
+	if r.late == 0 {
+		t.Fatal("no send was caught between StoreLink's answer and the ledger; the restart missed the window this test is about")
+	}
+}
+
+// TestPostgresOutageMidBurstDropsNoOrderID: PostgreSQL stays away longer
+// than the retries. The sends caught in flight are answered as raised with
+// recording pending, and the replicas record them by themselves once the
+// database is back.
 func TestPostgresOutageMidBurstDropsNoOrderID(t *testing.T) {
+	r := pgMidBurst(t, func(pgctl func(string)) {
+		pgctl("down")
+		// Longer than the retries of the sends caught in flight, so their
+		// outcomes must wait in the journal.
+		time.Sleep(12 * time.Second)
+		pgctl("up")
+	})
+	if r.pending == 0 {
+		t.Fatal("no send was caught between StoreLink's answer and the ledger; the outage missed the window this test is about")
+	}
+}
+
+// pgMidBurst runs a burst of confirms through two replicas, applies outage
+// to PostgreSQL under it, and judges every answer against what StoreLink
+// holds: each order StoreLink holds was answered as raised with its id
+// (recorded or pending), no answer denies one, and once the database is
+// back the ledger's raised entries are exactly StoreLink's orders, none
+// left sending. It says how many answers said recording was pending, and
+// how many outcomes the replicas recorded only after retrying.
+func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pending, late int }) {
+	t.Helper()
 	dsn := pgDatabase(t)
 	script := os.Getenv("TEST_POSTGRES_SCRIPT")
 	if script == "" {
@@ -292,12 +321,8 @@ func TestPostgresOutageMidBurstDropsNoOrderID(t *testing.T) {
 		}
 	}
 	waitPOSTs(8)
-	pgctl("down")
 	t.Cleanup(func() { pgctl("up") }) // also when the test fails half-way
-	// Longer than the retries of the sends caught in flight, so their
-	// outcomes must wait in the journal.
-	time.Sleep(12 * time.Second)
-	pgctl("up")
+	outage(pgctl)
 	waitPOSTs(w.requests(isCreate) + 8)
 	close(stop)
 	wg.Wait()
@@ -350,8 +375,14 @@ func TestPostgresOutageMidBurstDropsNoOrderID(t *testing.T) {
 			t.Errorf("unexpected answer %s during the outage", c)
 		}
 	}
-	t.Logf("%d answers: %d orders (%d with recording pending), failures %v", len(answers), len(held), pending, codes)
-	if pending == 0 {
-		t.Fatal("no send was caught between StoreLink's answer and the ledger; the outage missed the window this test is about")
+	for _, p := range replicas {
+		for _, l := range p.logLines() {
+			if l["msg"] == "ledger.recorded_late" {
+				r.late++
+			}
+		}
 	}
+	r.pending = pending
+	t.Logf("%d answers: %d orders (%d recorded after retries, %d with recording pending), failures %v", len(answers), len(held), r.late, pending, codes)
+	return r
 }
