@@ -16,6 +16,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -87,6 +88,10 @@ type WriteOptions struct {
 	ApprovalTTL time.Duration
 	// Ledger records every confirmed order before it is sent.
 	Ledger state.Ledger
+	// Recorder records the outcome of each send in Ledger through the
+	// outcome journal (ADR 0006); nil retries against Ledger alone and
+	// keeps nothing that it could not record.
+	Recorder *journal.Recorder
 	// UpstreamID names the StoreLink this server sends to; every ledger
 	// entry records it, and an order is only ever looked up or sent at the
 	// StoreLink it was recorded for (ADR 0007).

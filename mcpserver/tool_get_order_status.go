@@ -212,7 +212,14 @@ func describeEntry(e state.Entry) *ledgerView {
 	case state.StatePendingApproval:
 		v.Note = "Waiting for a person to approve it; nothing has been sent to StoreLink. It lapses at " + e.ApprovalExpiresAt.Format(time.RFC3339) + "."
 	case state.StateSending, state.StateUnknown:
-		v.Note = "The order was sent but its outcome is unknown (" + e.ErrorCode + "). StoreLink cannot be searched by this key: ask Korral IT to check StoreLink and resolve it (storelink-mcp approvals resolve) before ordering again."
+		// An entry left sending (a crash, or a ledger that could not take
+		// the outcome) has no error of its own; it is the same unknown
+		// outcome to the agent, so it carries that code.
+		code := e.ErrorCode
+		if code == "" {
+			code = string(apperr.WriteOutcomeUnknown)
+		}
+		v.Note = "The order was sent but its outcome is unknown (" + code + "). StoreLink cannot be searched by this key: ask Korral IT to check StoreLink and resolve it (storelink-mcp approvals resolve) before ordering again."
 	case state.StateFailed:
 		v.Note = "StoreLink refused it: " + e.ErrorMessage
 	case state.StateRetryable:

@@ -16,6 +16,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -491,15 +492,57 @@ func (s *server) send(ctx context.Context, c *call, out *raiseOut, req domain.Or
 		return s.replay(ctx, c, out, e.AsOf(now), req, storeID, true)
 	}
 	out.ProductName = untrusted(sku.Name)
-	o, sendErr := SendLedgered(ctx, s.opts.Upstream, w.Ledger, e, s.opts.Now)
+	sent, sendErr := SendLedgered(ctx, s.opts.Upstream, s.recorder(), e, s.opts.Now)
 	if sendErr != nil {
 		return nil, sendErr
 	}
+	o := sent.Order
 	out.Mode = modeRaised
 	out.OrderID, out.OrderStatus, out.ExpectedArrival = o.ID, storeLinkStatus(o.Status), o.ExpectedArrival.Format(time.RFC3339)
 	out.NextStep = "Tell the buyer the order id; follow it with korral_get_order_status."
 	c.summary = fmt.Sprintf("Raised order %s: %d unit(s) of %s (SKU %s) for store %s, reason: %s.", o.ID, req.QuantityUnits, sku.Name, req.SKU, storeID, req.Reason)
+	if !sent.Recorded {
+		// StoreLink holds the order whatever the ledger could record: the
+		// answer is the raised one, and next_step says what becomes of the
+		// record. (A field of its own would not fit the tools/list budget,
+		// ADR 0012; the agent reads next_step.)
+		out.NextStep, c.summary = unrecordedNextStep(sent, e.IdempotencyKey), c.summary+" "+unrecordedSummary(sent)
+	}
 	return out, nil
+}
+
+// unrecordedNextStep tells the agent that an order was raised although the
+// ledger has not recorded it, and what becomes of the record.
+func unrecordedNextStep(sent Sent, key string) string {
+	raised := fmt.Sprintf("StoreLink raised order %s: tell the buyer the order id. Do not raise it again. ", sent.Order.ID)
+	switch {
+	case sent.Conflict != "":
+		return raised + fmt.Sprintf("This server's ledger holds another outcome for idempotency key %s, which was not overwritten: ask Korral IT to check it (storelink-mcp doctor names the conflict).", key)
+	case sent.Journaled:
+		return raised + "This server's ledger could not record it yet (its state database is unreachable or busy); the outcome journal keeps it and records it by itself once the database is back. Until then korral_get_order_status may not find it."
+	default:
+		return raised + fmt.Sprintf("This server's ledger could not record it and its outcome journal could not keep it: ask Korral IT to record it with storelink-mcp approvals resolve %s --raised %s.", key, sent.Order.ID)
+	}
+}
+
+func unrecordedSummary(sent Sent) string {
+	switch {
+	case sent.Conflict != "":
+		return "The ledger holds another outcome for it, left as it was: " + sent.Conflict + "."
+	case sent.Journaled:
+		return "The ledger could not record it yet; the outcome journal holds it."
+	default:
+		return "Neither the ledger nor the outcome journal could record it."
+	}
+}
+
+// recorder is where SendLedgered records outcomes: the configured one
+// (ledger and outcome journal), else the ledger alone, still with retries.
+func (s *server) recorder() *journal.Recorder {
+	if r := s.opts.Writes.Recorder; r != nil {
+		return r
+	}
+	return &journal.Recorder{Ledger: s.opts.Writes.Ledger, Log: s.log, Now: s.opts.Now}
 }
 
 // inFlight turns the ledger's refusal of a second send of the same request
@@ -517,13 +560,32 @@ func inFlight(err error) error {
 		fmt.Sprintf("Do not resubmit under any key. Call korral_get_order_status with %s; if its outcome stays unknown, a person must check StoreLink and resolve it (storelink-mcp approvals resolve).", fl.Entry.IdempotencyKey))
 }
 
+// Sent is an order StoreLink accepted, and how far its recording got.
+type Sent struct {
+	Order domain.Order
+	// Recorded: the ledger holds the order as raised. Otherwise the ledger
+	// could not take it within the retries (Journaled: the outcome journal
+	// holds it and records it once the ledger is back), or it holds another
+	// outcome for the entry (Conflict says which; nothing was overwritten).
+	Recorded  bool
+	Journaled bool
+	Conflict  string
+}
+
 // SendLedgered sends an order the ledger holds in StateSending and records
 // its outcome by what reached StoreLink: accepted (raised), refused
 // (failed), not taken (retryable, or back to pending_approval for an
 // approved order, so the approval is not consumed) or unknown. It is shared
 // by the tool and by the human approval path, so both go through the same
-// breaker and ledger, and the entry carries everything that is sent.
-func SendLedgered(ctx context.Context, up Upstream, ledger state.Ledger, e state.Entry, now func() time.Time) (domain.Order, error) {
+// breaker, ledger and outcome journal, and the entry carries everything
+// that is sent.
+//
+// The outcome is known once StoreLink has answered, so it is never lost
+// to a ledger that cannot be reached at that moment: rec keeps it in the
+// outcome journal, retries the ledger with backoff, and replays the journal
+// later. An accepted order is therefore always returned as Sent, recorded
+// or not, never as an error.
+func SendLedgered(ctx context.Context, up Upstream, rec *journal.Recorder, e state.Entry, now func() time.Time) (Sent, error) {
 	req := domain.OrderRequest{SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason}
 	o, err := up.CreateOrder(ctx, e.StoreID, req)
 	// The outcome is recorded even if the caller has gone away meanwhile.
@@ -540,25 +602,23 @@ func SendLedgered(ctx context.Context, up Upstream, ledger state.Ledger, e state
 		case apperr.ReachRejected:
 			ev = state.EventRefused
 		}
-		if _, ferr := ledger.Apply(rctx, e.IdempotencyKey, ev, state.Change{ErrorCode: string(ae.Code), ErrorMessage: ae.Message}, now()); ferr != nil {
-			return domain.Order{}, errors.Join(ae, ferr)
-		}
+		res := rec.Record(rctx, journal.Outcome(e, ev, state.Change{ErrorCode: string(ae.Code), ErrorMessage: ae.Message}, now()))
 		// A copy, so the annotation does not leak into a shared error value.
 		out := *ae
-		switch ev {
-		case state.EventLost:
+		switch {
+		case ev == state.EventLost:
 			out.Message += fmt.Sprintf(" (idempotency key %s)", e.IdempotencyKey)
-		case state.EventNotSent:
+		case ev == state.EventNotSent && !res.Recorded:
+			out.Message += fmt.Sprintf("; StoreLink did not take the order, but the ledger has not recorded that yet: confirm the same request again only once korral_get_order_status shows idempotency key %s as retryable", e.IdempotencyKey)
+		case ev == state.EventNotSent:
 			out.Message += "; StoreLink did not take the order, so the same request may be confirmed again"
-		case state.EventRefused:
+		case ev == state.EventRefused:
 			out.Message += "; this idempotency key is spent"
 		}
-		return domain.Order{}, &out
+		return Sent{}, &out
 	}
-	if _, err := ledger.Finish(rctx, e.IdempotencyKey, state.StateRaised, o.ID, "", "", now()); err != nil {
-		return domain.Order{}, fmt.Errorf("order %s was raised but the ledger could not record it: %w", o.ID, err)
-	}
-	return o, nil
+	res := rec.Record(rctx, journal.Outcome(e, state.EventAccepted, state.Change{OrderID: o.ID}, now()))
+	return Sent{Order: o, Recorded: res.Recorded, Journaled: res.Journaled, Conflict: res.Conflict}, nil
 }
 
 // replay answers a repeated idempotency key with the first outcome and sends

@@ -19,6 +19,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 )
 
@@ -214,7 +215,11 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 		}
 		return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: %w", id, err)}
 	}
-	o, err := mcpserver.SendLedgered(ctx, a.up, a.db, e, a.now)
+	rec := a.recorder
+	if rec == nil {
+		rec = &journal.Recorder{Ledger: a.db, Log: a.log, Now: a.now}
+	}
+	sent, err := mcpserver.SendLedgered(ctx, a.up, rec, e, a.now)
 	if err != nil {
 		ae := apperr.From(err)
 		after, _, _ := a.db.ByApprovalID(ctx, id)
@@ -224,8 +229,20 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 		}
 		return &ExitError{Code: 1, Err: fmt.Errorf("approved, but StoreLink did not raise the order: %s: %s (the entry is now %s)", ae.Code, ae.Message, after.State)}
 	}
+	o := sent.Order
 	recordDecision(ctx, a, id, who, verb, "ok", "", fmt.Sprintf("%s approved %s: order %s raised for %d unit(s) of SKU %s at store %s.", who, id, o.ID, e.QuantityUnits, e.SKU, e.StoreID))
 	fmt.Fprintf(env.Stdout, "approved %s: order %s raised (%s)\n", id, o.ID, o.Status)
+	if !sent.Recorded {
+		// The order exists at StoreLink; only its record is behind.
+		switch {
+		case sent.Conflict != "":
+			fmt.Fprintf(env.Stdout, "warning: the ledger holds another outcome for %s, left as it was: %s\n", e.IdempotencyKey, sent.Conflict)
+		case sent.Journaled:
+			fmt.Fprintf(env.Stdout, "warning: the ledger could not record order %s yet; the outcome journal %s keeps it, and the next start or doctor records it\n", o.ID, a.recorder.Journal.Path())
+		default:
+			fmt.Fprintf(env.Stdout, "warning: neither the ledger nor the outcome journal could record order %s: record it with storelink-mcp approvals resolve %s --raised %s\n", o.ID, e.IdempotencyKey, o.ID)
+		}
+	}
 	return nil
 }
 

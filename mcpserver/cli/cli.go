@@ -24,6 +24,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -217,6 +218,9 @@ type app struct {
 	embedded bool
 	keys     *mcpserver.KeySource
 	db       state.Store
+	// recorder records send outcomes in db through the outcome journal; nil
+	// when this configuration keeps no journal.
+	recorder *journal.Recorder
 	now      func() time.Time
 	fixedNow time.Time
 	// upstreamID names the StoreLink up talks to (see upstreamIdentity).
@@ -252,6 +256,7 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 			RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
 			ApprovalTTL:     cfg.ApprovalTTL,
 			Ledger:          a.db,
+			Recorder:        a.recorder,
 			UpstreamID:      a.upstreamID,
 		}
 	}
@@ -305,6 +310,10 @@ func loadConfig(env Env) (*app, error) {
 	}
 	a.db = db
 	a.closes = append(a.closes, db.Close)
+	if err := a.openJournal(); err != nil {
+		a.Close()
+		return nil, &ExitError{Code: 2, Err: err}
+	}
 	return a, nil
 }
 

@@ -87,12 +87,14 @@ func runDoctor(ctx context.Context, args []string, env Env) error {
 	if cfg.StateDatabaseURL != "" {
 		where, fix = config.RedactURL(cfg.StateDatabaseURL), "check STATE_DATABASE_URL (host, port, credentials) and that PostgreSQL is up; then run storelink-mcp migrate"
 	}
-	if db, err := openState(cfg); err != nil {
+	db, err := openState(cfg)
+	if err != nil {
 		c.fail("state database", err.Error(), fix)
 	} else {
 		c.ok("state database", "%s %s is reachable and at the current schema", databaseKind(cfg), where)
-		_ = db.Close()
+		defer db.Close()
 	}
+	c.outcomeJournal(ctx, cfg, db)
 
 	if path := env.Getenv(envTokensFile); path == "" {
 		c.ok("token file", "%s is not set (only serve on a non-loopback address needs it)", envTokensFile)

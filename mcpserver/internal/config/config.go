@@ -74,6 +74,10 @@ type Config struct {
 	StateDatabaseURL string
 	// StateMaxConns caps this process's PostgreSQL connections.
 	StateMaxConns int
+	// JournalPath is the outcome journal, the local file that keeps what
+	// StoreLink answered to an order until the ledger has recorded it (ADR
+	// 0006). "" only where no default exists and writes are off.
+	JournalPath string
 	// BreakerFailures is how many consecutive upstream failures open the
 	// circuit breaker.
 	BreakerFailures int
@@ -120,6 +124,7 @@ func Documentation() []Var {
 		{Name: "STATE_DATABASE_URL", Default: "", Secret: true, Description: "PostgreSQL URL (postgres://user:password@host:5432/dbname) holding the ledger, approvals and audit trail of every replica; replaces the SQLite file, none is created. Empty: SQLite at STATE_DB_PATH."},
 		{Name: "STATE_DATABASE_URL_FILE", Default: "", Description: "Path to a file holding STATE_DATABASE_URL, so the password stays out of the environment. Not together with STATE_DATABASE_URL."},
 		{Name: "STATE_DATABASE_MAX_CONNS", Default: "10", Description: "Most PostgreSQL connections one replica opens (1 to 1000); replicas times this must stay below the server's max_connections."},
+		{Name: "STATE_JOURNAL_PATH", Default: "STATE_DB_PATH plus .outcomes.jsonl; with STATE_DATABASE_URL, $XDG_STATE_HOME/storelink-mcp/outcomes.jsonl, else $HOME/.local/state/storelink-mcp/outcomes.jsonl", Description: "Outcome journal: a local file (JSON lines, mode 0600) that keeps what StoreLink answered to an order until the ledger has recorded it, replayed at start-up and by doctor. Must be writable where writes are allowed, and on persistent storage of each machine."},
 		{Name: "BREAKER_FAILURES", Default: "5", Description: "Consecutive StoreLink failures that open the circuit breaker (1 to 100)."},
 		{Name: "BREAKER_COOLDOWN", Default: "30s", Description: "How long the open breaker rejects calls before one probe (1s to 10m)."},
 		{Name: "STDIO_MAX_LINE_BYTES", Default: "1048576", Description: "Longest line the stdio transport reads (1024 to 67108864 bytes); a longer one is refused with a JSON-RPC error and the server reads on."},
@@ -171,6 +176,8 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 	} else if l.getenv("STATE_DB_PATH") != "" {
 		l.fail("STATE_DB_PATH and STATE_DATABASE_URL are both set: the state lives in one place; unset STATE_DB_PATH to use PostgreSQL")
 	}
+
+	c.JournalPath = l.journalPath(c)
 
 	raw, from, file, ok := l.secret("STORELINK_KEYRING")
 	if ok && raw != "" {
@@ -402,6 +409,40 @@ func (l *loader) statePath() string {
 	return ""
 }
 
+// journalPath is where send outcomes wait for the ledger: STATE_JOURNAL_PATH,
+// else beside the SQLite file (so two state files never share a journal),
+// else, with PostgreSQL, in the user's state directory.
+func (l *loader) journalPath(c *Config) string {
+	if v := l.getenv("STATE_JOURNAL_PATH"); v != "" {
+		if c.StatePath != "" {
+			db := filepath.Clean(c.StatePath)
+			for _, f := range []string{db, db + "-wal", db + "-shm", db + "-journal"} {
+				if filepath.Clean(v) == f {
+					l.fail("STATE_JOURNAL_PATH=%s: is the state database's own file; give the outcome journal a file of its own, or unset it to keep it beside the database", shown(v))
+					return ""
+				}
+			}
+		}
+		return v
+	}
+	if c.StatePath != "" {
+		return c.StatePath + ".outcomes.jsonl"
+	}
+	if c.StateDatabaseURL == "" {
+		return "" // statePath has said what is missing
+	}
+	if x := l.getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "storelink-mcp", "outcomes.jsonl")
+	}
+	if h := l.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "storelink-mcp", "outcomes.jsonl")
+	}
+	if c.AllowWrites && !c.ReadOnly {
+		l.fail("STATE_JOURNAL_PATH: neither it, XDG_STATE_HOME nor HOME is set: set STATE_JOURNAL_PATH to a file on this machine's persistent storage, where the outcome of an order waits if PostgreSQL cannot take it")
+	}
+	return ""
+}
+
 // String summarizes the configuration for a start-up log line, with the
 // keyring as fingerprints and the approval credential as set/unset.
 func (c Config) String() string {
@@ -422,9 +463,9 @@ func (c Config) String() string {
 	if c.StateDatabaseURL != "" {
 		st = fmt.Sprintf("%s max_conns=%d", RedactURL(c.StateDatabaseURL), c.StateMaxConns)
 	}
-	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s breaker=%d/%s",
+	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s journal=%s breaker=%d/%s",
 		upstream, kr, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
-		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.BreakerFailures, c.BreakerCooldown)
+		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown)
 }
 
 // Format prints String for every verb, so %+v cannot dump the credential.

@@ -58,6 +58,7 @@ func TestDefaults(t *testing.T) {
 		ApprovalTTL:         24 * time.Hour,
 		StatePath:           "/home/buyer/.local/state/storelink-mcp/state.db",
 		StateMaxConns:       10,
+		JournalPath:         "/home/buyer/.local/state/storelink-mcp/state.db.outcomes.jsonl",
 		BreakerFailures:     5,
 		BreakerCooldown:     30 * time.Second,
 
@@ -110,6 +111,7 @@ func TestEveryValueSet(t *testing.T) {
 		ApprovalCredential:  cred,
 		StatePath:           "/var/lib/storelink-mcp/state.db",
 		StateMaxConns:       10,
+		JournalPath:         "/var/lib/storelink-mcp/state.db.outcomes.jsonl",
 		BreakerFailures:     1,
 		BreakerCooldown:     10 * time.Minute,
 
@@ -446,5 +448,44 @@ func TestStateDatabaseURL(t *testing.T) {
 	// PostgreSQL it needs nowhere.
 	if _, err := Load(env(map[string]string{"STATE_DATABASE_URL": url}), noFiles); err != nil {
 		t.Errorf("PostgreSQL without HOME: %v", err)
+	}
+}
+
+// TestJournalPath: the outcome journal lives beside the SQLite file, in the
+// user's state directory with PostgreSQL, or where STATE_JOURNAL_PATH says;
+// never in the state database's own files, and a deployment that can send
+// orders without anywhere to keep their outcomes does not start.
+func TestJournalPath(t *testing.T) {
+	const pg = "postgres://storelink@db.internal:5432/storelink"
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		want string
+		err  string
+	}{
+		{"beside SQLite", map[string]string{"STATE_DB_PATH": "/srv/a/state.db"}, "/srv/a/state.db.outcomes.jsonl", ""},
+		{"PostgreSQL, XDG", map[string]string{"STATE_DATABASE_URL": pg, "XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/storelink-mcp/outcomes.jsonl", ""},
+		{"PostgreSQL, HOME", map[string]string{"STATE_DATABASE_URL": pg, "HOME": "/h"}, "/h/.local/state/storelink-mcp/outcomes.jsonl", ""},
+		{"explicit", map[string]string{"STATE_DATABASE_URL": pg, "STATE_JOURNAL_PATH": "/vol/outcomes.jsonl"}, "/vol/outcomes.jsonl", ""},
+		{"PostgreSQL, nowhere, read only", map[string]string{"STATE_DATABASE_URL": pg}, "", ""},
+		{"PostgreSQL, nowhere, writes", map[string]string{"STATE_DATABASE_URL": pg, "ALLOW_WRITES": "true"}, "", "STATE_JOURNAL_PATH: neither it, XDG_STATE_HOME nor HOME is set"},
+		{"the database itself", map[string]string{"STATE_DB_PATH": "/srv/a/state.db", "STATE_JOURNAL_PATH": "/srv/a/./state.db"}, "", "is the state database's own file"},
+		{"its WAL", map[string]string{"STATE_DB_PATH": "/srv/a/state.db", "STATE_JOURNAL_PATH": "/srv/a/state.db-wal"}, "", "is the state database's own file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(env(tc.vars), noFiles)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.JournalPath != tc.want {
+				t.Errorf("journal %q, want %q", c.JournalPath, tc.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,337 @@
+// Package journal is the outcome journal: a small append-only file that
+// keeps what StoreLink answered to an order until the ledger has recorded
+// it.
+//
+// The ledger records an order before it is sent and its outcome after. If
+// the state database cannot be reached for that second step, the order id
+// StoreLink gave would live only in the memory of one call. The journal
+// holds it on local disk instead, one JSON line per outcome, written and
+// synced before the ledger is tried, and replays it into the ledger: within
+// the call (with backoff, see Recorder), in the background while lines are
+// pending, after any later successful recording, at start-up and from
+// doctor. Replaying a line is idempotent, and a line that contradicts the
+// ledger is reported and kept, never written over what the ledger holds.
+// ADR 0006 describes the design.
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// Version is the format of the lines this package writes and reads.
+const Version = 1
+
+// maxFileBytes bounds what a replay reads into memory. A journal holds the
+// outcomes the ledger has not recorded yet, a few hundred bytes each, and
+// is emptied as they are; a file this large is not a journal.
+const maxFileBytes = 64 << 20
+
+// Line is one send outcome as StoreLink gave it.
+type Line struct {
+	V int `json:"v"`
+	// At is when the outcome was known.
+	At             time.Time `json:"at"`
+	IdempotencyKey string    `json:"idempotency_key"`
+	// Attempt is the entry's UpdatedAt when the send began. It tells this
+	// attempt from a later one under the same key (after a retryable
+	// outcome), so an old line never settles a newer send.
+	Attempt       time.Time   `json:"attempt"`
+	Event         state.Event `json:"event"`
+	OrderID       string      `json:"order_id,omitempty"`
+	ErrorCode     string      `json:"error_code,omitempty"`
+	ErrorMessage  string      `json:"error_message,omitempty"`
+	StoreID       string      `json:"store_id"`
+	SKU           string      `json:"sku"`
+	QuantityUnits int64       `json:"quantity_units"`
+}
+
+// Outcome is the line that records event ev, with ch, for the send of e
+// (an entry in StateSending, as the ledger returned it) at time at.
+func Outcome(e state.Entry, ev state.Event, ch state.Change, at time.Time) Line {
+	return Line{V: Version, At: at.UTC(), IdempotencyKey: e.IdempotencyKey, Attempt: e.UpdatedAt.UTC(), Event: ev,
+		OrderID: ch.OrderID, ErrorCode: ch.ErrorCode, ErrorMessage: ch.ErrorMessage,
+		StoreID: e.StoreID, SKU: e.SKU, QuantityUnits: e.QuantityUnits}
+}
+
+// outcomeEvents are the events that end a send, the only ones a line holds.
+var outcomeEvents = map[state.Event]bool{
+	state.EventAccepted: true, state.EventRefused: true, state.EventNotSent: true,
+	state.EventLost: true, state.EventUnclaim: true,
+}
+
+// check reports why l is not a line this version can replay.
+func (l Line) check() error {
+	switch {
+	case l.V != Version:
+		return fmt.Errorf("format version %d, this program reads %d", l.V, Version)
+	case l.IdempotencyKey == "":
+		return errors.New("no idempotency key")
+	case !outcomeEvents[l.Event]:
+		return fmt.Errorf("event %q is not the outcome of a send", l.Event)
+	case l.Event == state.EventAccepted && l.OrderID == "":
+		return errors.New("an accepted order without an order id")
+	case l.Attempt.IsZero():
+		return errors.New("no attempt time")
+	}
+	return nil
+}
+
+// File is an open outcome journal. It is safe for concurrent use, and
+// several processes may append to and replay the same file: every change
+// happens under an exclusive lock on the file (flock), and a process whose
+// file was replaced by another's compaction opens the new one.
+type File struct {
+	path string
+	// mu guards f and serialises this process's holders of the file lock
+	// (flock is per open file, so goroutines sharing f would not exclude
+	// each other).
+	mu sync.Mutex
+	f  *os.File
+	// replaying admits one replay of this process at a time.
+	replaying sync.Mutex
+}
+
+// Open opens the journal at path, creating it (mode 0600) and its
+// directory (0700) on first use. It refuses a file that is not a journal,
+// so that a path pointing at the state database by mistake never gets
+// lines appended to it.
+func Open(path string) (*File, error) {
+	if path == "" {
+		return nil, errors.New("journal: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: resolve path %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("journal: create directory for %s: %w", abs, err)
+	}
+	f, err := openFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	head := make([]byte, 512)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		_ = f.Close()
+		return nil, fmt.Errorf("journal: read %s: %w", abs, err)
+	}
+	if head = bytes.TrimLeft(head[:n], " \t\r\n"); len(head) > 0 && head[0] != '{' {
+		_ = f.Close()
+		return nil, fmt.Errorf("journal: %s is not an outcome journal (it does not begin with a JSON line); give the journal a file of its own", abs)
+	}
+	if err := syncDir(filepath.Dir(abs)); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return &File{path: abs, f: f}, nil
+}
+
+func openFile(abs string) (*os.File, error) {
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open %s: %w", abs, err)
+	}
+	return f, nil
+}
+
+// Path returns the journal's absolute path.
+func (j *File) Path() string { return j.path }
+
+// Close closes the file. Every appended line is already on disk.
+func (j *File) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}
+
+// Append writes l as one line and syncs it to disk before it returns.
+func (j *File) Append(l Line) error {
+	if err := l.check(); err != nil {
+		return fmt.Errorf("journal: refusing line for %s: %w", l.IdempotencyKey, err)
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("journal: encode line for %s: %w", l.IdempotencyKey, err)
+	}
+	b = append(b, '\n')
+	return j.locked(func(f *os.File) error {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size() > 0 {
+			// A line cut short by a crash must not swallow this one.
+			last := make([]byte, 1)
+			if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+				return err
+			}
+			if last[0] != '\n' {
+				b = append([]byte{'\n'}, b...)
+			}
+		}
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+		return f.Sync()
+	})
+}
+
+// maxReopen bounds how often one operation follows a file replaced under
+// it; each replacement is a compaction that has finished, so a few suffice.
+const maxReopen = 8
+
+// locked runs fn with the file locked exclusively, on the file now at the
+// journal's path: a compaction elsewhere may have renamed a new file over
+// the one this process holds, and a person may have removed it.
+func (j *File) locked(fn func(f *os.File) error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return fmt.Errorf("journal: %s is closed", j.path)
+	}
+	for range maxReopen {
+		if err := lockFile(j.f); err != nil {
+			return fmt.Errorf("journal: lock %s: %w", j.path, err)
+		}
+		held, err := j.f.Stat()
+		if err != nil {
+			_ = unlockFile(j.f)
+			return fmt.Errorf("journal: %s: %w", j.path, err)
+		}
+		now, err := os.Stat(j.path)
+		if err == nil && os.SameFile(held, now) {
+			err = fn(j.f)
+			if uerr := unlockFile(j.f); err == nil && uerr != nil {
+				err = uerr
+			}
+			if err != nil {
+				return fmt.Errorf("journal: %s: %w", j.path, err)
+			}
+			return nil
+		}
+		_ = unlockFile(j.f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("journal: %s: %w", j.path, err)
+		}
+		f, err := openFile(j.path)
+		if err != nil {
+			return err
+		}
+		_ = j.f.Close()
+		j.f = f
+	}
+	return fmt.Errorf("journal: %s keeps being replaced; is another program writing it?", j.path)
+}
+
+// snapshot returns the journal's whole content.
+func (j *File) snapshot() ([]byte, error) {
+	var b []byte
+	err := j.locked(func(f *os.File) error {
+		var err error
+		b, err = readAll(f)
+		return err
+	})
+	return b, err
+}
+
+func readAll(f *os.File) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > maxFileBytes {
+		return nil, fmt.Errorf("%d bytes is more than an outcome journal holds (at most %d); is this the right file?", st.Size(), maxFileBytes)
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b, nil
+}
+
+// compact removes the lines a replay settled. read is the content that
+// replay read, kept the part of it to keep. Lines appended since stay; if
+// the file no longer begins with read, another replay has compacted it
+// meanwhile and this one leaves it alone (its lines are replayed again next
+// time, which is harmless).
+func (j *File) compact(read, kept []byte) error {
+	if len(kept) == len(read) {
+		return nil
+	}
+	return j.locked(func(f *os.File) error {
+		cur, err := readAll(f)
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(cur, read) {
+			return nil
+		}
+		next := append(append([]byte{}, kept...), cur[len(read):]...)
+		if len(next) == 0 {
+			// Emptied in place: nobody's open file goes stale.
+			if err := f.Truncate(0); err != nil {
+				return err
+			}
+			return f.Sync()
+		}
+		// Anything else is written beside and renamed over, so a crash
+		// leaves either the old file or the new one, never half of each.
+		// Appenders holding the old file notice (locked) and reopen.
+		tmp := j.path + ".tmp-" + strconv.Itoa(os.Getpid())
+		if err := writeSynced(tmp, next); err != nil {
+			_ = os.Remove(tmp)
+			return err
+		}
+		if err := os.Rename(tmp, j.path); err != nil {
+			_ = os.Remove(tmp)
+			return err
+		}
+		return syncDir(filepath.Dir(j.path))
+	})
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDir makes a file's creation or renaming in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("journal: open directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("journal: sync directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// Verdict is what replaying one line came to.
+type Verdict int
+
+// The verdicts of Settle.
+const (
+	// Pending: the ledger could not be read or written; try again later.
+	Pending Verdict = iota
+	// Recorded: the outcome was written to the ledger now.
+	Recorded
+	// Settled: the ledger already holds the outcome, or the entry has
+	// moved past this attempt in a way the outcome cannot contradict.
+	Settled
+	// Conflict: the ledger holds something the line contradicts. Nothing
+	// is written; a person must look.
+	Conflict
+)
+
+// apply is judge's answer when the line is still to be written.
+const apply Verdict = -1
+
+// Settle records l in the ledger unless the ledger already holds it, and
+// says which it was. It is idempotent: settling the same line twice, or
+// from two processes at once, writes once. Only Pending comes with an
+// error, the ledger's; Conflict comes with the reason.
+func Settle(ctx context.Context, ledger state.Ledger, l Line, now time.Time) (Verdict, string, error) {
+	var taken *state.OrderIDTakenError
+	for try := 0; ; try++ {
+		cur, found, err := ledger.Get(ctx, l.IdempotencyKey)
+		if err != nil {
+			return Pending, "", err
+		}
+		v, reason := judge(cur, found, l)
+		if v != apply {
+			return v, reason, nil
+		}
+		_, err = ledger.Apply(ctx, l.IdempotencyKey, l.Event, state.Change{OrderID: l.OrderID, ErrorCode: l.ErrorCode, ErrorMessage: l.ErrorMessage}, now)
+		switch {
+		case err == nil:
+			return Recorded, "", nil
+		case errors.Is(err, state.ErrInvalidTransition) && try == 0:
+			// The entry changed between the read and the write (another
+			// process recorded the same outcome, say): judge it again.
+			continue
+		case errors.As(err, &taken):
+			// The ledger keeps one StoreLink order to one entry; a line
+			// that would give another entry's order to this one is a
+			// contradiction for a person to look at, and it must not hold
+			// up the lines behind it.
+			return Conflict, fmt.Sprintf("StoreLink accepted order %s under idempotency key %s, but the ledger already records that order for idempotency key %s; check StoreLink and resolve the entry (storelink-mcp approvals resolve)",
+				l.OrderID, l.IdempotencyKey, taken.Entry.IdempotencyKey), nil
+		default:
+			return Pending, "", err
+		}
+	}
+}
+
+// judge compares a line with the entry the ledger holds under its key.
+func judge(cur state.Entry, found bool, l Line) (Verdict, string) {
+	if !found {
+		return Conflict, fmt.Sprintf("the ledger holds no entry under idempotency key %s: is this the journal of another state database?", l.IdempotencyKey)
+	}
+	if cur.StoreID != l.StoreID || cur.SKU != l.SKU || cur.QuantityUnits != l.QuantityUnits {
+		return Conflict, fmt.Sprintf("the line is for %d unit(s) of SKU %s at store %s, but the ledger's entry %s is %d unit(s) of SKU %s at store %s",
+			l.QuantityUnits, l.SKU, l.StoreID, l.IdempotencyKey, cur.QuantityUnits, cur.SKU, cur.StoreID)
+	}
+	if cur.State == state.StateSending && cur.UpdatedAt.Equal(l.Attempt) {
+		return apply, ""
+	}
+	if l.Event != state.EventAccepted {
+		// A refusal, a request StoreLink did not take, or a lost answer:
+		// none of them left an order this ledger must learn of, so an
+		// entry that has moved on (recorded, resolved by a person, sent
+		// again) is right as it stands.
+		return Settled, ""
+	}
+	if cur.State == state.StateRaised && cur.OrderID == l.OrderID {
+		return Settled, ""
+	}
+	held := string(cur.State)
+	if cur.OrderID != "" {
+		held += " with order " + cur.OrderID
+	} else if cur.State == state.StateSending {
+		held += " in a later attempt"
+	}
+	return Conflict, fmt.Sprintf("StoreLink accepted order %s under idempotency key %s (%d unit(s) of SKU %s at store %s), but the ledger holds that key as %s; check StoreLink before the order is raised again, and resolve the entry (storelink-mcp approvals resolve)",
+		l.OrderID, l.IdempotencyKey, l.QuantityUnits, l.SKU, l.StoreID, held)
+}
+
+// Problem is a line a replay kept because it needs a person.
+type Problem struct {
+	// Number is the line's number in the file as the replay read it.
+	Number int
+	Line   Line
+	Reason string
+}
+
+// Report is what one replay found.
+type Report struct {
+	Path string
+	// Lines counts the lines read, unreadable ones included.
+	Lines int
+	// Recorded counts the outcomes this replay wrote to the ledger.
+	Recorded int
+	// Settled counts the lines the ledger already held.
+	Settled int
+	// Pending are the outcomes the ledger could not take yet; Cause says
+	// why.
+	Pending []Line
+	Cause   error
+	// Conflicts contradict the ledger; Unreadable are not journal lines
+	// (a crash cut one short, or a hand edit went wrong).
+	Conflicts  []Problem
+	Unreadable []Problem
+}
+
+// Clean reports whether nothing is left to record or to look at.
+func (r Report) Clean() bool {
+	return len(r.Pending) == 0 && len(r.Conflicts) == 0 && len(r.Unreadable) == 0
+}
+
+// Len counts the journal's lines, whatever they hold: the outcomes not yet
+// known to be in the ledger, as far as can be told without it.
+func (j *File) Len() (int, error) {
+	b, err := j.snapshot()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, raw := range bytes.Split(b, []byte{'\n'}) {
+		if len(bytes.TrimSpace(raw)) > 0 {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Replay settles every line of the journal in the ledger and removes the
+// lines it settled; pending, conflicting and unreadable lines stay. After
+// the first ledger failure the remaining lines are left pending without
+// asking again, so a replay against a database that is down ends in one
+// failure's time. A replay already running in this process is waited for.
+func (j *File) Replay(ctx context.Context, ledger state.Ledger, now time.Time) (Report, error) {
+	j.replaying.Lock()
+	defer j.replaying.Unlock()
+	return j.replay(ctx, ledger, now)
+}
+
+// TryReplay is Replay unless one is already running in this process, in
+// which case it returns false at once: that replay covers the same lines.
+func (j *File) TryReplay(ctx context.Context, ledger state.Ledger, now time.Time) (Report, bool, error) {
+	if !j.replaying.TryLock() {
+		return Report{Path: j.path}, false, nil
+	}
+	defer j.replaying.Unlock()
+	r, err := j.replay(ctx, ledger, now)
+	return r, true, err
+}
+
+func (j *File) replay(ctx context.Context, ledger state.Ledger, now time.Time) (Report, error) {
+	r := Report{Path: j.path}
+	read, err := j.snapshot()
+	if err != nil {
+		return r, err
+	}
+	var kept []byte
+	keep := func(raw []byte) { kept = append(append(kept, raw...), '\n') }
+	rest := read
+	for len(rest) > 0 {
+		raw := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			raw, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		r.Lines++
+		var l Line
+		if err := json.Unmarshal(raw, &l); err != nil {
+			r.Unreadable = append(r.Unreadable, Problem{Number: r.Lines, Reason: "not a JSON object: " + err.Error()})
+			keep(raw)
+			continue
+		}
+		if err := l.check(); err != nil {
+			r.Unreadable = append(r.Unreadable, Problem{Number: r.Lines, Line: l, Reason: err.Error()})
+			keep(raw)
+			continue
+		}
+		v, reason := Pending, ""
+		if r.Cause == nil {
+			v, reason, err = Settle(ctx, ledger, l, now)
+			if err != nil {
+				r.Cause = err
+			}
+		}
+		switch v {
+		case Recorded:
+			r.Recorded++
+		case Settled:
+			r.Settled++
+		case Conflict:
+			r.Conflicts = append(r.Conflicts, Problem{Number: r.Lines, Line: l, Reason: reason})
+			keep(raw)
+		default:
+			r.Pending = append(r.Pending, l)
+			keep(raw)
+		}
+	}
+	if err := j.compact(read, kept); err != nil {
+		return r, err
+	}
+	return r, nil
+}
