@@ -662,6 +662,9 @@ func TestDistClientReleaseAndFetch(t *testing.T) {
 	env := []string{
 		// The build cache would follow HOME; keep the real one.
 		"HOME=" + home, "GOCACHE=" + f[2], "GIT_CONFIG_NOSYSTEM=1", "GOENV=" + filepath.Join(home, "goenv"),
+		// git config --global writes here, never to the caller's own file
+		// (which GIT_CONFIG_GLOBAL may name, /dev/null included).
+		"GIT_CONFIG_GLOBAL=" + filepath.Join(home, ".gitconfig"),
 		// A module cache of its own, so the copy's tag never lands in the
 		// real one; the real cache serves the public dependencies first.
 		"GOMODCACHE=" + filepath.Join(home, "mod"), "GOFLAGS=-mod=mod -modcacherw",
