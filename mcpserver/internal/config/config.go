@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -31,6 +32,10 @@ const (
 // MinCredentialLen is the shortest approval credential accepted: it guards
 // real orders and must not be guessable.
 const MinCredentialLen = 16
+
+// MinWebhookSecretLen is the shortest webhook signing secret accepted: a
+// receiver trusts any notice signed with it.
+const MinWebhookSecretLen = 16
 
 // Config is the server's configuration.
 type Config struct {
@@ -91,6 +96,16 @@ type Config struct {
 	HTTPMaxSessionsPerToken int
 	// HTTPSessionIdleTimeout closes an HTTP session nobody used for so long.
 	HTTPSessionIdleTimeout time.Duration
+	// ApprovalWebhookURL receives a signed notice of every staged order;
+	// "" sends none. Its path, query or user info may hold the receiver's
+	// token: log only its host (WebhookHost).
+	ApprovalWebhookURL string
+	// ApprovalWebhookSecret signs the notices; set exactly when
+	// ApprovalWebhookURL is. Never log it: String and LogValue omit it.
+	ApprovalWebhookSecret string
+	// ConsolePublicURL is the approvals console's base URL as people open
+	// it, without a trailing slash; "" when not configured.
+	ConsolePublicURL string
 }
 
 // Var documents one environment variable.
@@ -120,6 +135,10 @@ func Documentation() []Var {
 		{Name: "APPROVAL_TTL", Default: "24h", Description: "How long a staged order waits for release before it expires (1m to 168h)."},
 		{Name: "APPROVAL_CREDENTIAL", Default: "", Secret: true, Description: "Credential a person uses to release staged orders (at least 16 characters); required with WRITE_APPROVAL=required and only then."},
 		{Name: "APPROVAL_CREDENTIAL_FILE", Default: "", Description: "Path to a file holding the approval credential. Not together with APPROVAL_CREDENTIAL."},
+		{Name: "APPROVAL_WEBHOOK_URL", Default: "", Secret: true, Description: "URL that receives a signed JSON notice, with a one-line text for chat, of every order staged for approval; https, or http to a loopback host only. Empty: nobody is notified."},
+		{Name: "APPROVAL_WEBHOOK_SECRET", Default: "", Secret: true, Description: "Secret of the notices' HMAC-SHA256 signature (at least 16 characters); required with APPROVAL_WEBHOOK_URL and only then."},
+		{Name: "APPROVAL_WEBHOOK_SECRET_FILE", Default: "", Description: "Path to a file holding the webhook secret. Not together with APPROVAL_WEBHOOK_SECRET."},
+		{Name: "CONSOLE_PUBLIC_URL", Default: "", Description: "Base URL (http or https) at which people open the approvals console; the webhook notice links to the order there. Empty: no link."},
 		{Name: "STATE_DB_PATH", Default: "$XDG_STATE_HOME/storelink-mcp/state.db, else $HOME/.local/state/storelink-mcp/state.db", Description: "Path of the durable state database (order ledger, staged orders)."},
 		{Name: "STATE_DATABASE_URL", Default: "", Secret: true, Description: "PostgreSQL URL (postgres://user:password@host:5432/dbname) holding the ledger, approvals and audit trail of every replica; replaces the SQLite file, none is created. Empty: SQLite at STATE_DB_PATH."},
 		{Name: "STATE_DATABASE_URL_FILE", Default: "", Description: "Path to a file holding STATE_DATABASE_URL, so the password stays out of the environment. Not together with STATE_DATABASE_URL."},
@@ -211,6 +230,27 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		}
 	}
 
+	c.ApprovalWebhookURL = l.webhookURL("APPROVAL_WEBHOOK_URL")
+	hook, from, hookFile, ok := l.secret("APPROVAL_WEBHOOK_SECRET")
+	if ok {
+		if hookFile != "" {
+			hook = strings.TrimSuffix(strings.TrimSuffix(hook, "\n"), "\r")
+		}
+		switch {
+		case hook == "" && l.getenv("APPROVAL_WEBHOOK_URL") != "":
+			l.fail("APPROVAL_WEBHOOK_URL needs APPROVAL_WEBHOOK_SECRET or APPROVAL_WEBHOOK_SECRET_FILE: receivers check every notice's signature with it; generate one with `openssl rand -hex 32`")
+		case hook != "" && l.getenv("APPROVAL_WEBHOOK_URL") == "":
+			l.fail("%s is set but APPROVAL_WEBHOOK_URL is not: set the URL that should receive the notices, or remove the secret", from)
+		case hook != "" && len(hook) < MinWebhookSecretLen:
+			l.fail("%s: must be at least %d characters; generate one with `openssl rand -hex 32`", from, MinWebhookSecretLen)
+		case strings.ContainsFunc(hook, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+			l.fail("%s: must not contain control characters or line breaks", from)
+		default:
+			c.ApprovalWebhookSecret = hook
+		}
+	}
+	c.ConsolePublicURL = l.consoleURL("CONSOLE_PUBLIC_URL")
+
 	// Contradictions, checked only between values that parsed.
 	if c.ReadOnly && c.AllowWrites {
 		l.fail("READ_ONLY=true and ALLOW_WRITES=true contradict each other: unset one of them")
@@ -223,10 +263,101 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		}
 	}
 
+	if c.ApprovalWebhookURL != "" && c.WriteApproval != ApprovalRequired {
+		l.fail("APPROVAL_WEBHOOK_URL is set but WRITE_APPROVAL is not \"required\": no order is ever staged, so nobody would be notified; set WRITE_APPROVAL=required or unset the URL")
+	}
+
 	if len(l.errs) > 0 {
 		return nil, errors.Join(l.errs...)
 	}
 	return c, nil
+}
+
+// webhookURL reads the webhook's URL. It may carry the receiver's token in
+// its path, query or user info, so no message quotes it. Plain http is
+// refused except to a loopback host: the notice names stores and products,
+// and its signature proves who sent it, not who read it on the way.
+func (l *loader) webhookURL(name string) string {
+	v := l.getenv(name)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		l.fail("%s: is not a URL: want an absolute https URL like https://hooks.example.com/services/…", name)
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "":
+		l.fail("%s: must be an absolute https URL like https://hooks.example.com/services/…", name)
+	case u.Scheme == "http" && !loopback(u.Hostname()):
+		l.fail("%s: must use https; plain http is allowed only to a loopback host (127.0.0.1, ::1, localhost), not to %s", name, shown(u.Hostname()))
+	case u.Fragment != "":
+		l.fail("%s: must not have a fragment (#…): it is never sent", name)
+	default:
+		return v
+	}
+	return ""
+}
+
+// maxConsoleURLLen bounds CONSOLE_PUBLIC_URL, which every notice's
+// one-sentence text repeats.
+const maxConsoleURLLen = 256
+
+// consoleURL reads the console's public base URL, which is put into
+// messages people click, so it must be a plain http(s) address.
+func (l *loader) consoleURL(name string) string {
+	v := l.getenv(name)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		l.fail("%s: is not a URL: want an absolute http or https URL like https://approvals.korral.example", name)
+	case u.User != nil:
+		l.fail("%s: must not contain credentials: approvers sign in on the console itself", name)
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		l.fail("%s=%s: must be an absolute http or https URL like https://approvals.korral.example", name, shown(v))
+	case u.RawQuery != "" || u.Fragment != "":
+		l.fail("%s=%s: must not have a query or fragment: it is the base that order links are appended to", name, shown(v))
+	case len(v) > maxConsoleURLLen:
+		l.fail("%s: is %d characters long; at most %d fit the notices' text", name, len(v), maxConsoleURLLen)
+	default:
+		return strings.TrimSuffix(v, "/")
+	}
+	return ""
+}
+
+// loopback reports whether host is this machine: localhost or a loopback
+// address. Names are not resolved: start-up must not depend on DNS.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// WebhookHost is the webhook's host (with port) for logs and summaries;
+// "" when none is configured.
+func (c Config) WebhookHost() string {
+	u, err := url.Parse(c.ApprovalWebhookURL)
+	if c.ApprovalWebhookURL == "" || err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// webhookSummary is String's part about the notices.
+func (c Config) webhookSummary() string {
+	hook := "off"
+	if h := c.WebhookHost(); h != "" {
+		hook = h
+	}
+	s := " approval_webhook=" + hook
+	if c.ConsolePublicURL != "" {
+		s += " console_url=" + c.ConsolePublicURL
+	}
+	return s
 }
 
 // shown quotes a non-secret value for an error message, shortened so a
@@ -465,7 +596,7 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s journal=%s breaker=%d/%s",
 		upstream, kr, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
-		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown)
+		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown) + c.webhookSummary()
 }
 
 // Format prints String for every verb, so %+v cannot dump the credential.

@@ -1,0 +1,413 @@
+// Package notify tells a person that an order waits for approval: when the
+// server stages an order, it POSTs a small signed JSON notice to the
+// operator's webhook (a chat incoming-webhook or any HTTP receiver).
+//
+// Delivery happens in the background. Staged only puts the notice in a
+// bounded queue and returns, so a slow, failing or hanging receiver never
+// delays or fails the tool's answer; when the queue is full the notice is
+// dropped and a warning names its approval id. Each notice is retried a few
+// times (network errors, 429 and 5xx answers) and ends in exactly one log
+// line: approval.webhook_sent, approval.webhook_failed or
+// approval.webhook_dropped.
+//
+// The body is JSON (see Payload) and carries no store key, token or other
+// secret: ids, names, the quantity, the expiry, an optional link to the
+// approvals console, and a one-sentence text field that chat services show
+// as the message. Text that StoreLink users typed (store and product names)
+// is freed of the server's ⟦untrusted:TAG⟧ markers, escaped to one printable
+// line and bounded in length.
+//
+// Every request is signed with HMAC-SHA256 in the X-Korral-Signature header
+// (see Sign and Verify), so a receiver can tell a real notice from a forged
+// or replayed one.
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/buildinfo"
+)
+
+// Defaults of Options' zero values.
+const (
+	// DefaultAttempts is how many times one notice is sent at most.
+	DefaultAttempts = 4
+	// DefaultBackoff is the wait after the first failed attempt; it doubles
+	// after each further one (1 s, 2 s, 4 s), plus up to a quarter of jitter
+	// so that replicas restarted together do not retry in step.
+	DefaultBackoff = time.Second
+	// DefaultMaxRetryAfter is the longest Retry-After a 429 may ask for.
+	// A receiver asking for more is not retried: a notice that arrives
+	// minutes late is worth less than a worker free for the next one.
+	DefaultMaxRetryAfter = time.Minute
+	// DefaultAttemptTimeout bounds one attempt, connection to last byte.
+	DefaultAttemptTimeout = 5 * time.Second
+	// DefaultQueueSize is how many notices wait for delivery at most.
+	// Orders are staged a few times a day; a hundred waiting means the
+	// receiver has been down for a long while, and newer ones are dropped.
+	DefaultQueueSize = 100
+)
+
+// responseDrainLimit is how much of an answer's body is read (and thrown
+// away) so the connection can be reused; nothing of it is kept or logged.
+const responseDrainLimit = 64 << 10
+
+// OrderPath is where the approvals console shows one staged order:
+// ConsoleURL + OrderPath + approval id.
+const OrderPath = "/approvals/"
+
+// Options configures a Notifier. URL and Secret are required; every other
+// zero value means the default named beside it.
+type Options struct {
+	// URL receives the POSTs. It may carry a token in its path, query or
+	// user info (chat webhooks do), so only its host is ever logged.
+	URL string
+	// Secret keys the HMAC-SHA256 signature.
+	Secret []byte
+	// ConsoleURL is the approvals console's public base URL; "" leaves
+	// console_url out of the notice and the link out of its text.
+	ConsoleURL string
+	// Transport carries the requests; nil means a fresh http.Transport
+	// that uses no proxy from the environment.
+	Transport http.RoundTripper
+	// Logger receives one line per notice; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock of the signature's timestamp, of Retry-After dates
+	// and of the text's "expires" phrase; nil means time.Now.
+	Now func() time.Time
+	// Sleep waits between attempts and returns early with the context's
+	// error; nil means a timer. Tests pass one that records and returns.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns the random extra added to a backoff of d; nil means
+	// uniformly up to d/4.
+	Jitter func(d time.Duration) time.Duration
+	// Attempts bounds the sends of one notice (DefaultAttempts).
+	Attempts int
+	// Backoff is the first wait between attempts (DefaultBackoff).
+	Backoff time.Duration
+	// MaxRetryAfter caps a 429's Retry-After (DefaultMaxRetryAfter).
+	MaxRetryAfter time.Duration
+	// AttemptTimeout bounds one attempt (DefaultAttemptTimeout).
+	AttemptTimeout time.Duration
+	// QueueSize bounds the notices waiting for delivery (DefaultQueueSize).
+	QueueSize int
+	// UserAgent names the sender; "" means storelink-mcp/<version>.
+	UserAgent string
+}
+
+// Notifier delivers notices in the background, one at a time, in the order
+// they were staged. A nil *Notifier is valid and does nothing, so a server
+// without a webhook can call it all the same.
+type Notifier struct {
+	opts   Options
+	host   string
+	client *http.Client
+
+	mu     sync.Mutex
+	closed bool
+	queue  chan Notice
+
+	ctx    context.Context // cancelled when Close runs out of time
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New starts a Notifier's delivery worker. It fails on a URL that is not an
+// absolute http or https URL and on an empty secret; configuration checks
+// everything else before the server starts. Call Close when done.
+func New(opts Options) (*Notifier, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// url.Parse's error would repeat the URL, which may hold a token.
+		return nil, errors.New("notify: the webhook URL must be an absolute http or https URL")
+	}
+	if len(opts.Secret) == 0 {
+		return nil, errors.New("notify: the webhook needs a signing secret")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = func(d time.Duration) time.Duration {
+			if d < 4 {
+				return 0
+			}
+			return rand.N(d / 4)
+		}
+	}
+	if opts.Attempts <= 0 {
+		opts.Attempts = DefaultAttempts
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = DefaultBackoff
+	}
+	if opts.MaxRetryAfter <= 0 {
+		opts.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if opts.AttemptTimeout <= 0 {
+		opts.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = DefaultQueueSize
+	}
+	if opts.UserAgent == "" {
+		v := buildinfo.Get().Version
+		if v == "(devel)" {
+			v = "devel"
+		}
+		opts.UserAgent = "storelink-mcp/" + v
+	}
+	opts.ConsoleURL = strings.TrimSuffix(opts.ConsoleURL, "/")
+	transport := opts.Transport
+	if transport == nil {
+		transport = &http.Transport{
+			Proxy:               nil, // the receiver is reached directly, never through an environment proxy
+			TLSHandshakeTimeout: opts.AttemptTimeout,
+			IdleConnTimeout:     90 * time.Second,
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &Notifier{
+		opts: opts,
+		host: u.Host,
+		client: &http.Client{
+			Transport: transport,
+			// A redirect would carry the signed notice to a host nobody
+			// configured; the 3xx comes back and counts as a failure.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		queue:  make(chan Notice, opts.QueueSize),
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	go n.run()
+	return n, nil
+}
+
+// Staged queues the notice of a newly staged order and returns at once; it
+// never waits for the network. When the queue is full, or the Notifier is
+// closed, the notice is dropped with a warning naming its approval id.
+func (n *Notifier) Staged(notice Notice) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	reason := "queue_full"
+	if !n.closed {
+		select {
+		case n.queue <- notice:
+			return
+		default:
+		}
+	} else {
+		reason = "closed"
+	}
+	n.opts.Logger.Warn("approval.webhook_dropped", "approval_id", clean(notice.ApprovalID, maxID),
+		"reason", reason, "queue_size", n.opts.QueueSize, "host", n.host)
+}
+
+// Close stops taking notices and delivers those already queued, retries
+// included, until ctx ends. Then it abandons the rest, each logged as
+// failed, and returns ctx's error. Calling it again returns nil at once.
+func (n *Notifier) Close(ctx context.Context) error {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	close(n.queue)
+	n.mu.Unlock()
+	select {
+	case <-n.done:
+		n.cancel()
+		return nil
+	case <-ctx.Done():
+		n.cancel()
+		<-n.done
+		return ctx.Err()
+	}
+}
+
+func (n *Notifier) run() {
+	defer close(n.done)
+	for notice := range n.queue {
+		n.deliver(notice)
+	}
+	n.client.CloseIdleConnections()
+}
+
+// outcome is what one attempt came to.
+type outcome struct {
+	status     int           // 0 when no answer came
+	retryAfter time.Duration // from a 429, 0 if absent or unreadable
+	err        error         // transport error, already stripped of the URL
+}
+
+// deliver sends one notice until it is accepted, refused for good, or out
+// of attempts, and logs the final outcome.
+func (n *Notifier) deliver(notice Notice) {
+	id := clean(notice.ApprovalID, maxID)
+	body, err := json.Marshal(n.payload(notice))
+	if err != nil {
+		// Every field is a string or an int: this cannot happen, but a
+		// notice must still end in a line.
+		n.failed(id, 0, 0, "encode", err)
+		return
+	}
+	for attempt := 1; ; attempt++ {
+		if n.ctx.Err() != nil {
+			n.failed(id, 0, attempt-1, "shutdown", nil)
+			return
+		}
+		o := n.attempt(body)
+		switch {
+		case o.err == nil && o.status >= 200 && o.status < 300:
+			n.opts.Logger.Info("approval.webhook_sent", "approval_id", id, "status", o.status,
+				"attempts", attempt, "host", n.host)
+			return
+		case n.ctx.Err() != nil:
+			n.failed(id, o.status, attempt, "shutdown", nil)
+			return
+		case o.err == nil && o.status >= 300 && o.status < 400:
+			n.failed(id, o.status, attempt, "redirect_not_followed", nil)
+			return
+		case o.err == nil && o.status != http.StatusTooManyRequests && o.status < 500:
+			// The receiver refused this notice; sending it again changes nothing.
+			n.failed(id, o.status, attempt, "refused", nil)
+			return
+		}
+		reason := "http_status"
+		if o.err != nil {
+			reason = "network"
+		}
+		if attempt >= n.opts.Attempts {
+			n.failed(id, o.status, attempt, reason, o.err)
+			return
+		}
+		wait := n.opts.Backoff << (attempt - 1)
+		wait += n.opts.Jitter(wait)
+		if o.retryAfter > n.opts.MaxRetryAfter {
+			n.failed(id, o.status, attempt, "retry_after_too_long", nil)
+			return
+		}
+		wait = max(wait, o.retryAfter)
+		if err := n.opts.Sleep(n.ctx, wait); err != nil {
+			n.failed(id, o.status, attempt, "shutdown", nil)
+			return
+		}
+	}
+}
+
+func (n *Notifier) failed(id string, status, attempts int, reason string, err error) {
+	args := []any{"approval_id", id, "status", status, "attempts", attempts, "host", n.host, "reason", reason}
+	if err != nil {
+		args = append(args, "error", err.Error())
+	}
+	n.opts.Logger.Warn("approval.webhook_failed", args...)
+}
+
+// attempt POSTs body once, freshly signed.
+func (n *Notifier) attempt(body []byte) outcome {
+	ctx, cancel := context.WithTimeout(n.ctx, n.opts.AttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.opts.URL, bytes.NewReader(body))
+	if err != nil {
+		return outcome{err: errors.New("cannot build the request")}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", n.opts.UserAgent)
+	// Signed at each attempt, so a retry minutes later still falls in the
+	// receiver's tolerance window; the body stays byte for byte the same.
+	req.Header.Set(SignatureHeader, Sign(n.opts.Secret, n.opts.Now(), body))
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return outcome{err: n.scrub(err)}
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseDrainLimit))
+	o := outcome{status: resp.StatusCode}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		o.retryAfter = retryAfter(resp.Header.Get("Retry-After"), n.opts.Now())
+	}
+	return o
+}
+
+// scrub turns a transport error into one that names at most the host: a
+// *url.Error quotes the whole URL, whose path, query or user info may be
+// the receiver's token.
+func (n *Notifier) scrub(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %s", n.opts.AttemptTimeout)
+	}
+	msg := err.Error()
+	if u, perr := url.Parse(n.opts.URL); perr == nil {
+		for _, s := range []string{n.opts.URL, u.RawQuery, u.User.String(), u.EscapedPath(), u.Path} {
+			if len(s) > 1 {
+				msg = strings.ReplaceAll(msg, s, "…")
+			}
+		}
+	}
+	return errors.New(msg)
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+// Anything else, or a date in the past, is 0, and the backoff applies.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		switch {
+		case s < 0:
+			return 0
+		case s > int64(24*time.Hour/time.Second):
+			// Clamped rather than overflowed; the caller's cap refuses it.
+			return 24 * time.Hour
+		}
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
