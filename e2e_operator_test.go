@@ -310,14 +310,15 @@ func TestEveryBinaryFollowsTheCLIConvention(t *testing.T) {
 	}
 	mcpBin := bins["storelink-mcp"]
 	for _, args := range [][]string{{"serve", "--help"}, {"stdio", "-h"}, {"doctor", "--help"}, {"audit", "--help"},
-		{"audit", "report", "--help"}, {"approvals", "--help"}, {"approvals", "approve", "--help"}, {"serve", "--stateless", "--help"}} {
+		{"audit", "report", "--help"}, {"approvals", "--help"}, {"approvals", "approve", "--help"}, {"serve", "--stateless", "--help"},
+		{"approvers", "--help"}, {"approvers", "add", "--help"}} {
 		stdout, stderr, exit := runBinary(t, mcpBin, args...)
 		if exit != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: storelink-mcp ") || !strings.Contains(strings.SplitN(stdout, "\n", 2)[0], args[0]) {
 			t.Errorf("storelink-mcp %v: exit %d, stderr %q, stdout %q", args, exit, stderr, stdout)
 		}
 	}
 	top, _, _ := runBinary(t, mcpBin, "--help")
-	for _, cmd := range []string{"stdio", "serve", "doctor", "audit", "audit report", "approvals", "version", "--read-only", "--log-level", "--log-file"} {
+	for _, cmd := range []string{"stdio", "serve", "doctor", "audit", "audit report", "approvals", "approvers", "version", "--read-only", "--log-level", "--log-file"} {
 		if !strings.Contains(top, cmd) {
 			t.Errorf("storelink-mcp --help does not list %s", cmd)
 		}

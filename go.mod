@@ -9,6 +9,7 @@ require (
 	github.com/korral/storelink/mockstorelink v0.0.0
 	github.com/korral/storelink/storelinkclient v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	golang.org/x/crypto v0.58.0
 	modernc.org/sqlite v1.62.0
 )
 
@@ -45,7 +46,7 @@ require (
 	github.com/oapi-codegen/runtime v1.9.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	go.yaml.in/yaml/v4 v4.0.0
-	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )
 
 replace (

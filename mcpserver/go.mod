@@ -9,7 +9,8 @@ require (
 	github.com/korral/storelink/storelinkclient v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/sony/gobreaker/v2 v2.4.0
-	golang.org/x/text v0.41.0
+	golang.org/x/crypto v0.58.0
+	golang.org/x/text v0.43.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -96,6 +96,9 @@ Usage:
                                       release or refuse staged orders (a person's job)
   storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --as NAME
                                       record what StoreLink holds for an unknown outcome
+  storelink-mcp approvers add NAME [--stores IDS] [--secret-stdin]|list|revoke NAME
+                                      the people who may approve, each with a secret of
+                                      their own; only a verifier of it is stored
   storelink-mcp migrate               bring the state database's schema up to date
   storelink-mcp version               print the version (also --version)
   storelink-mcp help                  print this help (also -h, --help)
@@ -154,6 +157,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 		err = runAudit(ctx, args, env)
 	case cmd == "approvals":
 		err = runApprovals(ctx, args, env)
+	case cmd == "approvers":
+		err = runApprovers(ctx, args, env)
 	case cmd == "migrate":
 		err = runMigrate(ctx, args, env)
 	case cliflag.IsVersion(cmd):
@@ -161,7 +166,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	case cliflag.IsHelp(cmd):
 		_, err = fmt.Fprint(env.Stdout, usage)
 	default:
-		return usageError("unknown command %q: want stdio, serve, doctor, audit, approvals or version (see --help)", cmd)
+		return usageError("unknown command %q: want stdio, serve, doctor, audit, approvals, approvers, migrate or version (see --help)", cmd)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

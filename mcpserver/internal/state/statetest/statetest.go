@@ -44,6 +44,11 @@ func Run(t *testing.T, o Opener) {
 		{"OrderIDRaceOneWinner", orderIDRace},
 		{"Lookups", lookups},
 		{"Audit", audit},
+		{"ApproverAddGetList", approverAddGetList},
+		{"ApproverNamesUniqueIgnoringCase", approverNamesUnique},
+		{"ApproverInvalidRefused", approverInvalidRefused},
+		{"ApproverRevokeAndRotate", approverRevokeAndRotate},
+		{"ApproverAddRaceOneWinner", approverAddRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, o) })
