@@ -1,7 +1,9 @@
 package console_test
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -715,5 +717,96 @@ func TestLogoutEndsTheSession(t *testing.T) {
 	}
 	if a := br.get("/"); a.status != http.StatusSeeOther {
 		t.Errorf("inbox after logout: %d", a.status)
+	}
+}
+
+// errorBackend reports Approve's lapsed and already-decided verdicts as
+// errors, the way an adapter passing the workflow's errors through would.
+type errorBackend struct{ *consoletest.Backend }
+
+func (b errorBackend) Approve(ctx context.Context, a console.Approver, id string) (console.Outcome, error) {
+	o, err := b.Backend.Approve(ctx, a, id)
+	switch o.Kind {
+	case console.OutcomeLapsed:
+		return console.Outcome{}, fmt.Errorf("workflow: %w", console.ErrLapsed)
+	case console.OutcomeAlreadyDecided:
+		return console.Outcome{}, &console.DecidedError{Status: o.Prior, OrderID: o.OrderID, DecidedBy: o.DecidedBy}
+	}
+	return o, err
+}
+
+func TestApproveVerdictsAsErrors(t *testing.T) {
+	f := newFixture(t, nil)
+	h, err := console.New(errorBackend{f.b}, console.Options{Now: f.clock.Now, IdleTimeout: 4 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	f.b.Stage(consoletest.Butter(t0, "ap-late", "47", "Praha Smíchov"))
+	f.b.Stage(func() console.OrderDetail {
+		d := consoletest.Butter(t0, "ap-later", "47", "Praha Smíchov")
+		d.ExpiresAt = t0.Add(5 * time.Hour)
+		return d
+	}())
+	br := (&fixture{srv: srv, b: f.b}).loggedIn(t, alice, secret)
+	tok := br.token("/")
+
+	mustContain(t, br.post("/orders/ap-later/approve", url.Values{"csrf": {tok}}), "Order raised: RO-100001")
+	// Another replica's approve reaches the backend, which answers with a
+	// *DecidedError.
+	h2, _ := console.New(errorBackend{f.b}, console.Options{Now: f.clock.Now})
+	srv2 := httptest.NewServer(h2)
+	defer srv2.Close()
+	br2 := (&fixture{srv: srv2, b: f.b}).loggedIn(t, alice, secret)
+	mustContain(t, br2.post("/orders/ap-later/approve", url.Values{"csrf": {br2.token("/")}}), "Already approved as RO-100001")
+
+	f.clock.Advance(3 * time.Hour)
+	a := br.post("/orders/ap-late/approve", url.Values{"csrf": {tok}})
+	if a.status != http.StatusConflict {
+		t.Fatalf("lapsed as an error: %d\n%s", a.status, a.body)
+	}
+	mustContain(t, a, "Lapsed, nothing was sent")
+	if got := f.b.Raised(); len(got) != 1 {
+		t.Errorf("raised %v, want one order", got)
+	}
+}
+
+func TestSecureCookieOverTLS(t *testing.T) {
+	clock := consoletest.NewClock(t0)
+	b := consoletest.New(clock.Now)
+	b.AddApprover(alice, secret)
+	h, err := console.New(b, console.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(h)
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	c := srv.Client()
+	c.Jar = jar
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	br := &browser{t: t, c: c, base: srv.URL, header: http.Header{}}
+	a := br.login(alice, secret)
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("login over TLS: %d\n%s", a.status, a.body)
+	}
+	var found bool
+	for _, k := range a.resp.Cookies() {
+		if k.Name == "__Host-korral_console" {
+			found = true
+			if !k.Secure || !k.HttpOnly || k.SameSite != http.SameSiteStrictMode || k.Path != "/" {
+				t.Errorf("session cookie over TLS: %+v", k)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no __Host- session cookie over TLS: %v", a.resp.Header["Set-Cookie"])
+	}
+	if hsts := a.resp.Header.Get("Strict-Transport-Security"); hsts == "" {
+		t.Errorf("no Strict-Transport-Security over TLS")
+	}
+	if a := br.get("/"); a.status != http.StatusOK {
+		t.Errorf("inbox over TLS: %d", a.status)
 	}
 }

@@ -515,7 +515,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	if until, blocked := h.limiter.blocked(now, nameKey, addrKey); blocked {
 		wait := until.Sub(now)
 		w.Header().Set("Retry-After", fmt.Sprint(int64((wait+time.Second-1)/time.Second)))
-		h.log.Warn("console: login refused by the rate limit", "client", addr, "approver", name)
+		h.log.Warn("console: login refused by the rate limit", "client", addr)
 		h.loginPage(w, r, http.StatusTooManyRequests, name,
 			fmt.Sprintf("Too many failed log-ins for this name or from this address. Try again after %s (in %s).",
 				until.UTC().Format("15:04 UTC"), waitText(wait)), "error")
@@ -525,7 +525,9 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, ErrBadCredentials):
 		h.limiter.fail(now, nameKey, addrKey)
-		h.log.Warn("console: failed login", "client", addr, "approver", name)
+		// The typed name is not logged: people type their secret into
+		// the name field often enough.
+		h.log.Warn("console: failed login", "client", addr)
 		h.loginPage(w, r, http.StatusUnauthorized, name, "That approver name or secret is wrong.", "error")
 		return
 	case err != nil:
@@ -533,6 +535,12 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.limiter.reset(nameKey)
+	// A login from a browser that still holds a session replaces it.
+	if old := h.cookie(r, sessionCookie); old != "" {
+		if err := h.sessions.Delete(r.Context(), sessionKey(old)); err != nil {
+			h.log.Warn("console: session delete failed", "err", err)
+		}
+	}
 	id, err1 := newToken()
 	csrf, err2 := newToken()
 	if err := errors.Join(err1, err2); err != nil {
