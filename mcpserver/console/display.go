@@ -1,0 +1,173 @@
+package console
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
+)
+
+// untrustedOpen starts the data marker the MCP server puts around text that
+// people typed into StoreLink: ⟦untrusted:TAG⟧text⟦/TAG⟧. It tells a model
+// data from instructions; a person needs the text alone.
+const untrustedOpen = "⟦untrusted:"
+
+// stripMarker returns the text inside a data marker wrapping all of s, or s
+// when it is not one.
+func stripMarker(s string) string {
+	if !strings.HasPrefix(s, untrustedOpen) {
+		return s
+	}
+	rest := s[len(untrustedOpen):]
+	end := strings.Index(rest, "⟧")
+	if end <= 0 {
+		return s
+	}
+	closing := "⟦/" + rest[:end] + "⟧"
+	body := rest[end+len("⟧"):]
+	if !strings.HasSuffix(body, closing) {
+		return s
+	}
+	return strings.TrimSuffix(body, closing)
+}
+
+// shown is a backend string as a page prints it: without its data marker,
+// and with control, format and bidirectional characters written as visible
+// escapes, so that a product name cannot reverse the reading order of a
+// row. html/template then escapes it for HTML.
+func shown(s string) string { return textsafe.Escape(stripMarker(s)) }
+
+func shownAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shown(s)
+	}
+	return out
+}
+
+// The clean methods pass every string a backend returned through shown,
+// once, where the console receives it, so no template can forget to.
+
+func (a Approver) clean() Approver {
+	a.Name = shown(a.Name)
+	return a
+}
+
+// ApprovalID stays as given: the server made it, and links carry it back.
+func (o OrderSummary) clean() OrderSummary {
+	o.StoreID = shown(o.StoreID)
+	o.StoreName = shown(o.StoreName)
+	o.SKU = shown(o.SKU)
+	o.ProductName = shown(o.ProductName)
+	o.Reason = shown(o.Reason)
+	o.RequestedBy = shown(o.RequestedBy)
+	return o
+}
+
+func (d Decision) clean() Decision {
+	d.By = shown(d.By)
+	d.OrderID = shown(d.OrderID)
+	d.Note = shown(d.Note)
+	return d
+}
+
+func (d OrderDetail) clean() OrderDetail {
+	d.OrderSummary = d.OrderSummary.clean()
+	if d.Decision != nil {
+		c := d.Decision.clean()
+		d.Decision = &c
+	}
+	j := &d.Justification
+	j.Confidence = shown(j.Confidence)
+	j.DuplicateWarning = shown(j.DuplicateWarning)
+	j.Flags = shownAll(j.Flags)
+	j.Caveat = shown(j.Caveat)
+	ev := make([]EvidenceDay, len(d.Evidence))
+	for i, e := range d.Evidence {
+		ev[i] = EvidenceDay{Date: shown(e.Date), UnitsSold: e.UnitsSold, Flags: shownAll(e.Flags)}
+	}
+	d.Evidence = ev
+	return d
+}
+
+func (d DecidedOrder) clean() DecidedOrder {
+	d.OrderSummary = d.OrderSummary.clean()
+	d.Decision = d.Decision.clean()
+	return d
+}
+
+func (r AuditRow) clean() AuditRow {
+	r.CallID = shown(r.CallID)
+	r.Client = shown(r.Client)
+	r.Tool = shown(r.Tool)
+	r.StoreID = shown(r.StoreID)
+	r.SKU = shown(r.SKU)
+	r.Outcome = shown(r.Outcome)
+	r.ErrorCode = shown(r.ErrorCode)
+	r.Summary = shown(r.Summary)
+	return r
+}
+
+func (o Outcome) clean() Outcome {
+	o.OrderID = shown(o.OrderID)
+	o.OrderStatus = shown(o.OrderStatus)
+	o.DecidedBy = shown(o.DecidedBy)
+	o.Reason = shown(o.Reason)
+	return o
+}
+
+// timeLayout is how pages print a time: in the location the backend gave
+// it (the store's, for store times), with its offset, so nobody has to
+// guess a timezone.
+const timeLayout = "2006-01-02 15:04 -07:00"
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.Format(timeLayout)
+}
+
+// quantity says an order's size the way a buyer counts it: units and cases.
+func quantity(units, casePack int64) string {
+	u := plural(units, "unit", "units")
+	if casePack <= 0 {
+		return u + " (case pack unknown)"
+	}
+	cases, rest := units/casePack, units%casePack
+	s := fmt.Sprintf("%s = %s of %d", u, plural(cases, "case", "cases"), casePack)
+	if rest != 0 {
+		s += fmt.Sprintf(" + %s", plural(rest, "unit", "units"))
+	}
+	return s
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// remaining is the time left until t, as "1 h 05 min left", or "lapsed".
+func remaining(now, t time.Time) string {
+	if t.IsZero() {
+		return "no expiry"
+	}
+	d := t.Sub(now)
+	if d <= 0 {
+		return "lapsed"
+	}
+	m := int64(math.Ceil(d.Minutes()))
+	if m < 60 {
+		return fmt.Sprintf("%d min left", m)
+	}
+	return fmt.Sprintf("%d h %02d min left", m/60, m%60)
+}
+
+// days prints a number of days with one decimal.
+func days(f float64) string {
+	return fmt.Sprintf("%.1f", f)
+}

@@ -1,0 +1,318 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+func (h *handler) inbox(w http.ResponseWriter, r *http.Request, q *request) {
+	list, err := h.b.Inbox(r.Context(), q.approver)
+	if h.backendError(w, r, q, "inbox", err) {
+		return
+	}
+	for i := range list {
+		list[i] = list[i].clean()
+	}
+	p := q.base("Inbox")
+	p.Data = list
+	h.render(w, r, http.StatusOK, "inbox.html", p)
+}
+
+// orderView is the order page's data.
+type orderView struct {
+	OrderDetail
+	Quantity string
+	// Open is true while the order can still be decided here.
+	Open  bool
+	Chart *chart
+	// RejectError explains a refused rejection next to its form;
+	// RejectReason refills the box. (Reason is the order's own.)
+	RejectError, RejectReason string
+}
+
+func (h *handler) orderPage(w http.ResponseWriter, r *http.Request, q *request, status int, rejectErr, reason string) {
+	d, err := h.b.Order(r.Context(), q.approver, r.PathValue("id"))
+	if h.backendError(w, r, q, "order", err) {
+		return
+	}
+	d = d.clean()
+	v := orderView{
+		OrderDetail:  d,
+		Quantity:     quantity(d.QuantityUnits, d.CasePack),
+		Open:         d.Status == StatusPending && (d.ExpiresAt.IsZero() || h.now().Before(d.ExpiresAt)),
+		Chart:        buildChart(d),
+		RejectError:  rejectErr,
+		RejectReason: reason,
+	}
+	p := q.base(d.ProductName)
+	p.Data = v
+	h.render(w, r, status, "order.html", p)
+}
+
+func (h *handler) order(w http.ResponseWriter, r *http.Request, q *request) {
+	h.orderPage(w, r, q, http.StatusOK, "", "")
+}
+
+// outcomeView is the page after a decision.
+type outcomeView struct {
+	ApprovalID string
+	Heading    string
+	Message    string
+	// Kind styles the notice: ok, warn or error.
+	Kind string
+}
+
+func (h *handler) approve(w http.ResponseWriter, r *http.Request, q *request) {
+	id := r.PathValue("id")
+	// One approval at a time per approval id in this process: a
+	// double-click's second POST waits for the first, then finds its
+	// outcome below instead of asking the backend to send again. The
+	// backend's single use covers other processes.
+	unlock := h.approvals.lock(id)
+	defer unlock()
+	o, ok := h.approvals.recall(id, q.approver.Name)
+	if !ok {
+		var err error
+		o, err = h.b.Approve(r.Context(), q.approver, id)
+		var decided *DecidedError
+		switch {
+		case errors.Is(err, ErrLapsed):
+			o = Outcome{Kind: OutcomeLapsed}
+		case errors.As(err, &decided):
+			o = Outcome{Kind: OutcomeAlreadyDecided, Prior: decided.Status, OrderID: decided.OrderID, DecidedBy: decided.DecidedBy}
+		case h.backendError(w, r, q, "approve", err):
+			return
+		}
+		if o.Kind == OutcomeRaised || o.Kind == OutcomeUnknown {
+			h.approvals.remember(id, q.approver.Name, o)
+		}
+	}
+	status, v := approveOutcome(o.clean())
+	v.ApprovalID = id
+	p := q.base(v.Heading)
+	p.Data = v
+	h.render(w, r, status, "outcome.html", p)
+}
+
+// approveOutcome words an approval's outcome for the approver.
+func approveOutcome(o Outcome) (int, outcomeView) {
+	switch o.Kind {
+	case OutcomeRaised:
+		msg := "StoreLink accepted the order as " + o.OrderID
+		if o.OrderStatus != "" {
+			msg += " (" + o.OrderStatus + ")"
+		}
+		if !o.ExpectedArrival.IsZero() {
+			msg += "; expected " + when(o.ExpectedArrival)
+		}
+		return http.StatusOK, outcomeView{Heading: "Order raised: " + o.OrderID, Message: msg + ".", Kind: "ok"}
+	case OutcomeUnknown:
+		return http.StatusOK, outcomeView{Heading: "Sent, outcome unknown", Kind: "warn",
+			Message: "The order was sent, but StoreLink's answer was lost: it may exist. Do not approve it again; check its status first."}
+	case OutcomeLapsed:
+		return http.StatusConflict, outcomeView{Heading: "Lapsed, nothing was sent", Kind: "warn",
+			Message: "The approval ran out before it was sent. If the order is still needed, ask for it to be staged again."}
+	case OutcomeAlreadyDecided:
+		return http.StatusOK, decidedView(o.Prior, o.OrderID, o.DecidedBy)
+	case OutcomeRefused:
+		reason := o.Reason
+		if reason == "" {
+			reason = "the server refused to send it"
+		}
+		return http.StatusConflict, outcomeView{Heading: "Not sent", Kind: "error", Message: "Nothing was raised: " + reason + "."}
+	}
+	return http.StatusInternalServerError, outcomeView{Heading: "Outcome unknown", Kind: "error",
+		Message: fmt.Sprintf("The server answered with an outcome this page does not know (%q). Check the order's status before doing anything else.", o.Kind)}
+}
+
+// decidedView words an order that somebody decided before this request.
+func decidedView(prior Status, orderID, by string) outcomeView {
+	byText := ""
+	if by != "" {
+		byText = " by " + by
+	}
+	switch prior {
+	case StatusRaised:
+		return outcomeView{Heading: "Already approved as " + orderID, Kind: "ok",
+			Message: "This order was approved" + byText + " and raised as " + orderID + ". Nothing more was sent."}
+	case StatusSending:
+		return outcomeView{Heading: "Already approved", Kind: "warn",
+			Message: "This order was approved" + byText + " and is being sent right now. Nothing more was sent; reload its page in a moment."}
+	case StatusUnknown:
+		return outcomeView{Heading: "Already approved, outcome unknown", Kind: "warn",
+			Message: "This order was approved" + byText + " and sent, but StoreLink's answer was lost. Nothing more was sent; check its status first."}
+	case StatusFailed:
+		return outcomeView{Heading: "Already approved, refused by StoreLink", Kind: "error",
+			Message: "This order was approved" + byText + ", and StoreLink refused it. Nothing more was sent."}
+	case StatusRejected:
+		return outcomeView{Heading: "Already rejected", Kind: "warn",
+			Message: "This order was rejected" + byText + ". Nothing was sent."}
+	case StatusLapsed:
+		return outcomeView{Heading: "Lapsed, nothing was sent", Kind: "warn",
+			Message: "The approval ran out before anybody decided. Nothing was sent."}
+	}
+	return outcomeView{Heading: "Already decided", Kind: "warn", Message: "Somebody decided this order already. Nothing more was sent."}
+}
+
+func (h *handler) reject(w http.ResponseWriter, r *http.Request, q *request) {
+	id := r.PathValue("id")
+	reason := strings.TrimSpace(r.PostForm.Get("reason"))
+	switch {
+	case reason == "":
+		h.orderPage(w, r, q, http.StatusBadRequest, "Write a reason: the requester reads it. Nothing was rejected.", "")
+		return
+	case utf8.RuneCountInString(reason) > maxReasonLen:
+		h.orderPage(w, r, q, http.StatusBadRequest,
+			fmt.Sprintf("The reason is longer than %d characters. Nothing was rejected.", maxReasonLen), reason)
+		return
+	}
+	unlock := h.approvals.lock(id)
+	defer unlock()
+	err := h.b.Reject(r.Context(), q.approver, id, reason)
+	var v outcomeView
+	status := http.StatusOK
+	var decided *DecidedError
+	switch {
+	case err == nil:
+		v = outcomeView{Heading: "Rejected", Kind: "ok", Message: "The order was rejected and nothing was sent. Your reason: " + shown(reason)}
+	case errors.Is(err, ErrLapsed):
+		status, v = http.StatusConflict, outcomeView{Heading: "Lapsed, nothing was sent", Kind: "warn",
+			Message: "The approval ran out before your rejection; nothing was sent, and there is nothing left to reject."}
+	case errors.As(err, &decided):
+		c := Outcome{OrderID: decided.OrderID, DecidedBy: decided.DecidedBy}.clean()
+		status, v = http.StatusConflict, decidedView(decided.Status, c.OrderID, c.DecidedBy)
+	case h.backendError(w, r, q, "reject", err):
+		return
+	}
+	v.ApprovalID = id
+	p := q.base(v.Heading)
+	p.Data = v
+	h.render(w, r, status, "outcome.html", p)
+}
+
+func (h *handler) history(w http.ResponseWriter, r *http.Request, q *request) {
+	list, err := h.b.History(r.Context(), q.approver)
+	if h.backendError(w, r, q, "history", err) {
+		return
+	}
+	for i := range list {
+		list[i] = list[i].clean()
+	}
+	p := q.base("History")
+	p.Data = list
+	h.render(w, r, http.StatusOK, "history.html", p)
+}
+
+type auditView struct {
+	Day   string
+	Rows  []AuditRow
+	Error string
+}
+
+func (h *handler) audit(w http.ResponseWriter, r *http.Request, q *request) {
+	p := q.base("Audit")
+	raw := strings.TrimSpace(r.URL.Query().Get("day"))
+	day := h.now().UTC().Truncate(24 * time.Hour)
+	if raw != "" {
+		t, err := time.Parse("2006-01-02", raw)
+		if err != nil {
+			p.Data = auditView{Day: day.Format("2006-01-02"), Error: "Pick a day as YYYY-MM-DD."}
+			h.render(w, r, http.StatusBadRequest, "audit.html", p)
+			return
+		}
+		day = t
+	}
+	rows, err := h.b.AuditDay(r.Context(), q.approver, day)
+	if h.backendError(w, r, q, "audit", err) {
+		return
+	}
+	for i := range rows {
+		rows[i] = rows[i].clean()
+	}
+	p.Data = auditView{Day: day.Format("2006-01-02"), Rows: rows}
+	h.render(w, r, http.StatusOK, "audit.html", p)
+}
+
+// approvalGuard serialises decisions per approval id within this process
+// and remembers the orders it saw sent, so that the second POST of a
+// double-click, or a reload of the outcome page, shows "already approved"
+// without a second call that could send.
+type approvalGuard struct {
+	mu    sync.Mutex
+	locks map[string]*approvalLock
+	sent  map[string]sentApproval
+	order []string
+}
+
+type approvalLock struct {
+	mu      sync.Mutex
+	waiters int
+}
+
+type sentApproval struct {
+	approver string
+	outcome  Outcome
+}
+
+// maxRemembered bounds the memory of sent approvals; the backend's single
+// use is the guarantee, this is the fast path for the click that follows.
+const maxRemembered = 4096
+
+func newApprovalGuard() *approvalGuard {
+	return &approvalGuard{locks: map[string]*approvalLock{}, sent: map[string]sentApproval{}}
+}
+
+func (g *approvalGuard) lock(id string) (unlock func()) {
+	g.mu.Lock()
+	l := g.locks[id]
+	if l == nil {
+		l = &approvalLock{}
+		g.locks[id] = l
+	}
+	l.waiters++
+	g.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		g.mu.Lock()
+		if l.waiters--; l.waiters == 0 {
+			delete(g.locks, id)
+		}
+		g.mu.Unlock()
+	}
+}
+
+// recall returns the outcome of an approval this process sent for the same
+// approver, worded as already decided. Another approver asks the backend,
+// which checks their scope first.
+func (g *approvalGuard) recall(id, approver string) (Outcome, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s, ok := g.sent[id]
+	if !ok || s.approver != approver {
+		return Outcome{}, false
+	}
+	prior := StatusRaised
+	if s.outcome.Kind == OutcomeUnknown {
+		prior = StatusUnknown
+	}
+	return Outcome{Kind: OutcomeAlreadyDecided, Prior: prior, OrderID: s.outcome.OrderID, DecidedBy: approver}, true
+}
+
+func (g *approvalGuard) remember(id, approver string, o Outcome) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.sent[id]; !ok {
+		g.order = append(g.order, id)
+	}
+	g.sent[id] = sentApproval{approver: approver, outcome: o}
+	for len(g.order) > maxRemembered {
+		delete(g.sent, g.order[0])
+		g.order = g.order[1:]
+	}
+}
