@@ -187,6 +187,8 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, env Env, log *sl
 		Keys: mcpserver.NewKeySource(cfg.Keyring, cfg.KeyringFile, env.ReadFile, log),
 		// One failing store must not open the breaker for the next.
 		BreakerFailures: uint32(len(ids) + 1), BreakerCooldown: cfg.BreakerCooldown,
+		// doctor reports what StoreLink answers now, never a kept answer.
+		NoCache: true,
 	})
 	if err != nil {
 		c.fail("keys", err.Error(), "check UPSTREAM_BASE_URL")

@@ -167,7 +167,7 @@ func New(b Backend, o Options) (http.Handler, error) {
 	// browser's own Sec-Fetch-Site and Origin headers; the CSRF token is
 	// the check that does not depend on the browser.
 	h.crossSite.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.log.Warn("console: cross-origin request refused", "path", r.URL.Path, "origin", r.Header.Get("Origin"))
+		h.log.Warn("console.cross_origin_refused", "path", r.URL.Path, "origin", r.Header.Get("Origin"))
 		http.Error(w, "Cross-origin requests are refused.", http.StatusForbidden)
 	}))
 
@@ -202,7 +202,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// it happens to equal something the console knows: a request that
 	// carries one is refused before routing.
 	if scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Bearer") {
-		h.log.Warn("console: request with a bearer token refused", "path", r.URL.Path, "client", h.clientAddr(r))
+		h.log.Warn("console.bearer_refused", "path", r.URL.Path, "client", h.clientAddr(r))
 		http.Error(w, "The approvals console does not accept bearer tokens: log in with your approver name and secret.", http.StatusUnauthorized)
 		return
 	}
@@ -325,7 +325,7 @@ func (h *handler) authed(next func(http.ResponseWriter, *http.Request, *request)
 				return
 			}
 			if !tokenEqual(r.PostForm.Get("csrf"), s.CSRF) {
-				h.log.Warn("console: POST without a valid CSRF token refused", "path", r.URL.Path, "approver", s.Approver)
+				h.log.Warn("console.csrf_refused", "path", r.URL.Path, "approver", s.Approver)
 				h.render(w, r, http.StatusForbidden, "error.html", page{
 					Title: "Form expired", Approver: shown(s.Approver), CSRF: s.CSRF,
 					Data: errorView{Heading: "This form has expired", Message: "Nothing was done. Reload the page and try again."},
@@ -345,7 +345,7 @@ func (h *handler) authed(next func(http.ResponseWriter, *http.Request, *request)
 		}
 		if now.Sub(s.LastSeen) >= touchInterval {
 			if err := h.sessions.Touch(ctx, key, now); err != nil {
-				h.log.Warn("console: session touch failed", "err", err)
+				h.log.Warn("console.session_touch_failed", "err", err)
 			}
 		}
 		next(w, r, &request{session: s, approver: a, shownName: a.clean().Name})
@@ -358,7 +358,7 @@ func tokenEqual(got, want string) bool {
 
 func (h *handler) endSession(w http.ResponseWriter, r *http.Request, key string) {
 	if err := h.sessions.Delete(r.Context(), key); err != nil {
-		h.log.Warn("console: session delete failed", "err", err)
+		h.log.Warn("console.session_delete_failed", "err", err)
 	}
 	h.setCookie(w, r, sessionCookie, "", 0)
 }
@@ -377,7 +377,7 @@ func (h *handler) internal(w http.ResponseWriter, r *http.Request, what string, 
 	b := make([]byte, 6)
 	rand.Read(b)
 	incident := hex.EncodeToString(b)
-	h.log.Error("console: "+what+" failed", "incident", incident, "path", r.URL.Path, "err", err)
+	h.log.Error("console.backend_failed", "action", what, "incident", incident, "path", r.URL.Path, "err", err)
 	h.render(w, r, http.StatusInternalServerError, "error.html", page{
 		Title: "Something failed",
 		Data: errorView{Heading: "Something failed on the server",
@@ -413,7 +413,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	// page with a success status.
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
-		h.log.Error("console: template failed", "template", name, "err", err)
+		h.log.Error("console.template_failed", "template", name, "err", err)
 		http.Error(w, "The page could not be drawn.", http.StatusInternalServerError)
 		return
 	}
@@ -499,7 +499,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	cookie := h.cookie(r, loginCookie)
 	if cookie == "" || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(h.formToken(cookie))) {
-		h.log.Warn("console: login without a valid form token refused", "client", h.clientAddr(r))
+		h.log.Warn("console.login_token_refused", "client", h.clientAddr(r))
 		h.loginPage(w, r, http.StatusForbidden, "", "The login form expired. Nothing was checked; try again.", "error")
 		return
 	}
@@ -515,7 +515,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	if until, blocked := h.limiter.blocked(now, nameKey, addrKey); blocked {
 		wait := until.Sub(now)
 		w.Header().Set("Retry-After", fmt.Sprint(int64((wait+time.Second-1)/time.Second)))
-		h.log.Warn("console: login refused by the rate limit", "client", addr)
+		h.log.Warn("console.login_rate_limited", "client", addr)
 		h.loginPage(w, r, http.StatusTooManyRequests, name,
 			fmt.Sprintf("Too many failed log-ins for this name or from this address. Try again after %s (in %s).",
 				until.UTC().Format("15:04 UTC"), waitText(wait)), "error")
@@ -527,7 +527,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.limiter.fail(now, nameKey, addrKey)
 		// The typed name is not logged: people type their secret into
 		// the name field often enough.
-		h.log.Warn("console: failed login", "client", addr)
+		h.log.Warn("console.login_failed", "client", addr)
 		h.loginPage(w, r, http.StatusUnauthorized, name, "That approver name or secret is wrong.", "error")
 		return
 	case err != nil:
@@ -538,7 +538,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	// A login from a browser that still holds a session replaces it.
 	if old := h.cookie(r, sessionCookie); old != "" {
 		if err := h.sessions.Delete(r.Context(), sessionKey(old)); err != nil {
-			h.log.Warn("console: session delete failed", "err", err)
+			h.log.Warn("console.session_delete_failed", "err", err)
 		}
 	}
 	id, err1 := newToken()
@@ -554,7 +554,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	h.setCookie(w, r, sessionCookie, id, h.ttl)
 	h.setCookie(w, r, loginCookie, "", 0)
-	h.log.Info("console: approver logged in", "approver", a.Name, "client", addr)
+	h.log.Info("console.login", "approver", a.Name, "client", addr)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

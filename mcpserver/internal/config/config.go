@@ -88,6 +88,9 @@ type Config struct {
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open before a probe.
 	BreakerCooldown time.Duration
+	// MasterDataTTL is how long store, SKU and supplier master data are
+	// reused; 0 turns the reuse off.
+	MasterDataTTL time.Duration
 	// StdioMaxLineBytes bounds one incoming line of the stdio transport.
 	StdioMaxLineBytes int
 	// HTTPMaxSessions caps the open MCP sessions of `serve --http`;
@@ -146,6 +149,7 @@ func Documentation() []Var {
 		{Name: "STATE_JOURNAL_PATH", Default: "STATE_DB_PATH plus .outcomes.jsonl; with STATE_DATABASE_URL, $XDG_STATE_HOME/storelink-mcp/outcomes.jsonl, else $HOME/.local/state/storelink-mcp/outcomes.jsonl", Description: "Outcome journal: a local file (JSON lines, mode 0600) that keeps what StoreLink answered to an order until the ledger has recorded it, replayed at start-up and by doctor. Must be writable where writes are allowed, and on persistent storage of each machine."},
 		{Name: "BREAKER_FAILURES", Default: "5", Description: "Consecutive StoreLink failures that open the circuit breaker (1 to 100)."},
 		{Name: "BREAKER_COOLDOWN", Default: "30s", Description: "How long the open breaker rejects calls before one probe (1s to 10m)."},
+		{Name: "MASTER_DATA_TTL", Default: "5m", Description: "How long store, SKU and supplier master data are reused before StoreLink is asked again (0 to 1h; 0 turns the reuse off). A shorter max-age from StoreLink wins, and no-store or no-cache keeps nothing; stock, sales and orders are never reused."},
 		{Name: "STDIO_MAX_LINE_BYTES", Default: "1048576", Description: "Longest line the stdio transport reads (1024 to 67108864 bytes); a longer one is refused with a JSON-RPC error and the server reads on."},
 		{Name: "MCP_HTTP_MAX_SESSIONS", Default: "1000", Description: "Open MCP sessions `serve --http` keeps at most (1 to 100000); beyond it a new session gets 503 with Retry-After."},
 		{Name: "MCP_HTTP_MAX_SESSIONS_PER_TOKEN", Default: "100", Description: "Open MCP sessions one bearer token may hold (1 to 100000); beyond it 503 with Retry-After."},
@@ -182,6 +186,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		StateMaxConns:       l.intIn("STATE_DATABASE_MAX_CONNS", 10, 1, 1000),
 		BreakerFailures:     l.intIn("BREAKER_FAILURES", 5, 1, 100),
 		BreakerCooldown:     l.durationIn("BREAKER_COOLDOWN", 30*time.Second, time.Second, 10*time.Minute),
+		MasterDataTTL:       l.durationIn("MASTER_DATA_TTL", 5*time.Minute, 0, time.Hour),
 
 		StdioMaxLineBytes:       l.intIn("STDIO_MAX_LINE_BYTES", 1<<20, 1<<10, 64<<20),
 		HTTPMaxSessions:         l.intIn("MCP_HTTP_MAX_SESSIONS", 1000, 1, 100000),
@@ -594,9 +599,9 @@ func (c Config) String() string {
 	if c.StateDatabaseURL != "" {
 		st = fmt.Sprintf("%s max_conns=%d", RedactURL(c.StateDatabaseURL), c.StateMaxConns)
 	}
-	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s journal=%s breaker=%d/%s",
+	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s journal=%s breaker=%d/%s master_data_ttl=%s",
 		upstream, kr, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
-		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown) + c.webhookSummary()
+		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown, c.MasterDataTTL) + c.webhookSummary()
 }
 
 // Format prints String for every verb, so %+v cannot dump the credential.

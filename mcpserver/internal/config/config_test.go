@@ -61,6 +61,7 @@ func TestDefaults(t *testing.T) {
 		JournalPath:         "/home/buyer/.local/state/storelink-mcp/state.db.outcomes.jsonl",
 		BreakerFailures:     5,
 		BreakerCooldown:     30 * time.Second,
+		MasterDataTTL:       5 * time.Minute,
 
 		StdioMaxLineBytes:       1 << 20,
 		HTTPMaxSessions:         1000,
@@ -88,6 +89,7 @@ func TestEveryValueSet(t *testing.T) {
 		"STATE_DB_PATH":         "/var/lib/storelink-mcp/state.db",
 		"BREAKER_FAILURES":      "1",
 		"BREAKER_COOLDOWN":      "10m",
+		"MASTER_DATA_TTL":       "0",
 
 		"STDIO_MAX_LINE_BYTES":            "1024",
 		"MCP_HTTP_MAX_SESSIONS":           "2",
@@ -208,6 +210,10 @@ func TestErrors(t *testing.T) {
 			nil, []string{`BREAKER_FAILURES="-1": must be an integer from 1 to 100`}},
 		{"breaker cooldown", map[string]string{"BREAKER_COOLDOWN": "500ms"},
 			nil, []string{`BREAKER_COOLDOWN="500ms": must be a duration from 1s to 10m0s`}},
+		{"master data ttl too long", map[string]string{"MASTER_DATA_TTL": "2h"},
+			nil, []string{`MASTER_DATA_TTL="2h": must be a duration from 0s to 1h0m0s`}},
+		{"master data ttl negative", map[string]string{"MASTER_DATA_TTL": "-1s"},
+			nil, []string{`MASTER_DATA_TTL="-1s": must be a duration from 0s to 1h0m0s`}},
 		{"url scheme", map[string]string{"UPSTREAM_BASE_URL": "storelink.korral.internal", "STORELINK_KEYRING": krJSON},
 			nil, []string{`UPSTREAM_BASE_URL="storelink.korral.internal": must be an absolute http or https URL`}},
 		{"url credentials", map[string]string{"UPSTREAM_BASE_URL": "https://admin:" + keyA + "@storelink", "STORELINK_KEYRING": krJSON},
@@ -367,6 +373,7 @@ func TestDocumentedDefaultsMatch(t *testing.T) {
 		"APPROVAL_TTL":          strings.TrimSuffix(strings.TrimSuffix(c.ApprovalTTL.String(), "0s"), "0m"),
 		"BREAKER_FAILURES":      fmt.Sprint(c.BreakerFailures),
 		"BREAKER_COOLDOWN":      c.BreakerCooldown.String(),
+		"MASTER_DATA_TTL":       strings.TrimSuffix(c.MasterDataTTL.String(), "0s"),
 
 		"STDIO_MAX_LINE_BYTES":            fmt.Sprint(c.StdioMaxLineBytes),
 		"MCP_HTTP_MAX_SESSIONS":           fmt.Sprint(c.HTTPMaxSessions),

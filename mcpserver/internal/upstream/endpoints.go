@@ -14,7 +14,8 @@ import (
 
 // Store returns one store with its opening hours.
 func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error) {
-	return reuse(ctx, c, "store:"+storeID, func() (domain.Store, error) { return c.fetchStore(ctx, storeID) })
+	it := masterItem{kind: "store", route: "/v1/stores/{store_id}", storeID: storeID, id: storeID}
+	return reuse(ctx, c, it, func(ctx context.Context) (domain.Store, error) { return c.fetchStore(ctx, storeID) })
 }
 
 func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, error) {
@@ -25,6 +26,9 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 		return domain.Store{}, err
 	}
 	st, convErr := convertStore(v)
+	if convErr == nil {
+		convErr = sameRecord("store.store_id", storeID, st.ID)
+	}
 	if convErr != nil {
 		return domain.Store{}, c.fail(ctx, "GET", "/v1/stores/{store_id}", storeID, convErr)
 	}
@@ -85,7 +89,8 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 // SKU returns a SKU's master data, read with the key of storeID (any valid
 // key may read the catalogue).
 func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
-	return reuse(ctx, c, "sku:"+sku, func() (domain.SKU, error) { return c.fetchSKU(ctx, storeID, sku) })
+	it := masterItem{kind: "sku", route: "/v1/skus/{sku}", storeID: storeID, id: sku}
+	return reuse(ctx, c, it, func(ctx context.Context) (domain.SKU, error) { return c.fetchSKU(ctx, storeID, sku) })
 }
 
 func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
@@ -94,6 +99,9 @@ func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU,
 	})
 	if err != nil {
 		return domain.SKU{}, err
+	}
+	if err := sameRecord("sku.sku", sku, v.SKU); err != nil {
+		return domain.SKU{}, c.fail(ctx, "GET", "/v1/skus/{sku}", storeID, err)
 	}
 	out := domain.SKU{Code: v.SKU, Name: v.Name, Category: v.Category, SupplierID: v.SupplierID,
 		Unit: string(v.Unit), CasePack: v.CasePack, Chilled: v.Chilled}
@@ -105,7 +113,8 @@ func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU,
 
 // Supplier returns a supplier's delivery terms, read with the key of storeID.
 func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
-	return reuse(ctx, c, "supplier:"+supplierID, func() (domain.Supplier, error) { return c.fetchSupplier(ctx, storeID, supplierID) })
+	it := masterItem{kind: "supplier", route: "/v1/suppliers/{supplier_id}", storeID: storeID, id: supplierID}
+	return reuse(ctx, c, it, func(ctx context.Context) (domain.Supplier, error) { return c.fetchSupplier(ctx, storeID, supplierID) })
 }
 
 func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
@@ -114,6 +123,9 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 	})
 	if err != nil {
 		return domain.Supplier{}, err
+	}
+	if err := sameRecord("supplier.supplier_id", supplierID, v.SupplierID); err != nil {
+		return domain.Supplier{}, c.fail(ctx, "GET", "/v1/suppliers/{supplier_id}", storeID, err)
 	}
 	out := domain.Supplier{ID: v.SupplierID, Name: v.Name, LeadTimeDays: int(v.LeadTimeDays)}
 	if v.MinimumOrderUnits != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/storelinkclient"
 	"github.com/sony/gobreaker/v2"
+	"golang.org/x/sync/singleflight"
 )
 
 // Keys gives the adapter the key of a store. Refresh re-reads the keyring's
@@ -54,9 +55,19 @@ type Options struct {
 	// POSPageSize is the page size asked of StoreLink; 0 means 500.
 	POSPageSize int
 	// MasterDataTTL is how long store, SKU and supplier master data are
-	// reused before StoreLink is asked again; 0 means 5 minutes, a negative
-	// value turns the reuse off. Stock, sales and orders are never reused.
+	// reused before StoreLink is asked again; 0 means DefaultMasterDataTTL,
+	// a negative value turns the reuse off. StoreLink's Cache-Control can
+	// only shorten it. Stock, sales and orders are never reused.
 	MasterDataTTL time.Duration
+	// MasterDataEntries bounds the reused master data, least recently used
+	// first out; 0 means DefaultMasterDataEntries.
+	MasterDataEntries int
+	// NoCache reads every piece of master data from StoreLink and keeps
+	// none, for checks that must see StoreLink's answer of now (doctor).
+	NoCache bool
+	// Now is the cache's clock; nil means time.Now. Tests move it instead
+	// of sleeping.
+	Now func() time.Time
 }
 
 // Client calls StoreLink on behalf of the tools.
@@ -69,14 +80,9 @@ type Client struct {
 	cooldown time.Duration
 	maxPages int
 	pageSize int
-	ttl      time.Duration
-	master   sync.Map // "kind:id" -> masterEntry
-}
-
-// masterEntry is one piece of reused master data.
-type masterEntry struct {
-	value   any
-	expires time.Time
+	// master is nil when master data is not reused.
+	master *masterCache
+	flight singleflight.Group
 }
 
 // errBreakerOpen is returned by the transport when the breaker refuses a request.
@@ -103,7 +109,13 @@ func New(opts Options) (*Client, error) {
 		opts.POSPageSize = 500
 	}
 	if opts.MasterDataTTL == 0 {
-		opts.MasterDataTTL = 5 * time.Minute
+		opts.MasterDataTTL = DefaultMasterDataTTL
+	}
+	if opts.MasterDataEntries <= 0 {
+		opts.MasterDataEntries = DefaultMasterDataEntries
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.ResponseLimit <= 0 {
 		opts.ResponseLimit = storelinkclient.DefaultResponseLimit
@@ -135,7 +147,9 @@ func New(opts Options) (*Client, error) {
 		cooldown: opts.BreakerCooldown,
 		maxPages: opts.MaxPOSPages,
 		pageSize: opts.POSPageSize,
-		ttl:      opts.MasterDataTTL,
+	}
+	if !opts.NoCache && opts.MasterDataTTL > 0 {
+		c.master = newMasterCache(opts.MasterDataEntries, opts.MasterDataTTL, opts.Now)
 	}
 	failures := opts.BreakerFailures
 	c.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
@@ -211,6 +225,9 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 	if sink, ok := req.Context().Value(statusSinkKey{}).(*int); ok && resp != nil {
 		*sink = resp.StatusCode
 	}
+	if sink, ok := req.Context().Value(freshnessSinkKey{}).(*freshnessHeaders); ok && resp != nil {
+		sink.record(resp.Header)
+	}
 	switch {
 	case err != nil && req.Context().Err() == context.Canceled:
 		done(context.Canceled)
@@ -265,24 +282,6 @@ func (d *breakerDoer) admit(ctx context.Context) (done func(error), err error) {
 }
 
 type statusSinkKey struct{}
-
-// reuse returns master data fetched within the TTL, or fetches it. Opening
-// hours, product names and lead times change on the scale of days, while a
-// risk check needs them on every call; reusing them spares StoreLink three of
-// the five requests of a repeated check. Errors are never reused.
-func reuse[T any](ctx context.Context, c *Client, key string, fetch func() (T, error)) (T, error) {
-	if c.ttl > 0 {
-		if e, ok := c.master.Load(key); ok && time.Now().Before(e.(masterEntry).expires) {
-			c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "key", key)
-			return e.(masterEntry).value.(T), nil
-		}
-	}
-	v, err := fetch()
-	if err == nil && c.ttl > 0 {
-		c.master.Store(key, masterEntry{value: v, expires: time.Now().Add(c.ttl)})
-	}
-	return v, err
-}
 
 // call runs one logical StoreLink request for a store: it picks the store's
 // key, applies the timeout, logs every attempt, and on a 401 retries once, only

@@ -426,56 +426,6 @@ func TestSalesWalksPagesAndStopsOnRepeatedCursor(t *testing.T) {
 	}
 }
 
-func TestMasterDataIsReusedWithinTheTTLOnly(t *testing.T) {
-	var requests atomic.Int32
-	var fail atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		if fail.Load() {
-			w.WriteHeader(503)
-			_, _ = io.WriteString(w, errorBody("unavailable"))
-			return
-		}
-		_, _ = io.WriteString(w, `{"sku":"8847291","name":"Madeta butter 250g","category":"dairy","supplier_id":"SUP-MADETA","unit":"piece","case_pack":12,"chilled":true}`)
-	}))
-	defer srv.Close()
-	keys := &fakeKeys{current: map[string]string{"47": "k"}}
-	ctx := context.Background()
-
-	c, _ := newClient(t, srv.URL, keys, func(o *Options) { o.MasterDataTTL = time.Hour })
-	fail.Store(true)
-	if _, err := c.SKU(ctx, "47", "8847291"); err == nil {
-		t.Fatal("expected an error")
-	}
-	fail.Store(false)
-	for i := 0; i < 3; i++ {
-		if s, err := c.SKU(ctx, "47", "8847291"); err != nil || s.Name != "Madeta butter 250g" {
-			t.Fatalf("%v %v", s, err)
-		}
-	}
-	if n := requests.Load(); n != 2 {
-		t.Fatalf("%d requests: an error must not be reused, a success must", n)
-	}
-
-	requests.Store(0)
-	short, _ := newClient(t, srv.URL, keys, func(o *Options) { o.MasterDataTTL = time.Millisecond })
-	_, _ = short.SKU(ctx, "47", "8847291")
-	time.Sleep(5 * time.Millisecond)
-	_, _ = short.SKU(ctx, "47", "8847291")
-	if n := requests.Load(); n != 2 {
-		t.Fatalf("%d requests after the TTL, want 2", n)
-	}
-
-	requests.Store(0)
-	off, _ := newClient(t, srv.URL, keys, func(o *Options) { o.MasterDataTTL = -1 })
-	_, _ = off.SKU(ctx, "47", "8847291")
-	_, _ = off.SKU(ctx, "47", "8847291")
-	if n := requests.Load(); n != 2 {
-		t.Fatalf("%d requests with reuse off, want 2", n)
-	}
-}
-
 func TestCancelledWriteIsUnknownNotFailed(t *testing.T) {
 	arrived := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
