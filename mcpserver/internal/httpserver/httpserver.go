@@ -154,20 +154,16 @@ func New(opts Options) (*Server, error) {
 // Handler is the whole HTTP surface: /mcp, /healthz and /readyz.
 func (s *Server) Handler() http.Handler { return s.srv.Handler }
 
-// HostNames lists the host names accepted in Host and Origin, for the
-// start-up log.
-func (s *Server) HostNames() []string { return s.hosts.names() }
-
 // Serve logs http.listening and serves on ln until Shutdown, after which it
 // returns nil; any other end is an error.
 func (s *Server) Serve(ln net.Listener) error {
-	auth := "none"
+	authMode := "none"
 	if s.opts.Tokens != nil {
-		auth = "bearer"
+		authMode = "bearer"
 	}
 	addr := ln.Addr().String()
 	s.log.Info("http.listening", "addr", addr, "url", "http://"+addr+"/mcp",
-		"stateless", s.opts.Stateless, "auth", auth, "allowed_hosts", s.hosts.names(),
+		"stateless", s.opts.Stateless, "auth", authMode, "allowed_hosts", s.hosts.names(),
 		"max_sessions", s.opts.MaxSessions, "max_sessions_per_token", s.opts.MaxSessionsPerToken,
 		"session_idle_timeout", s.opts.SessionIdleTimeout.String())
 	err := s.srv.Serve(ln)
