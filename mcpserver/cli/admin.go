@@ -140,10 +140,10 @@ func entryJSON(e state.Entry) map[string]any {
 var errApprovalDenied = errors.New("approval denied: the approval credential is missing or does not match; nothing was changed")
 
 // presentedCredential is the approver's credential, from --credential-file
-// or APPROVER_CREDENTIAL.
-func presentedCredential(env Env, credFile string) (string, error) {
+// or APPROVER_CREDENTIAL (fromEnv, as config read it).
+func presentedCredential(env Env, fromEnv, credFile string) (string, error) {
 	if credFile == "" {
-		return env.Getenv("APPROVER_CREDENTIAL"), nil
+		return fromEnv, nil
 	}
 	b, err := env.ReadFile(credFile)
 	if err != nil {
@@ -159,7 +159,7 @@ func decide(ctx context.Context, env Env, verb, id, who, credFile string) error 
 	}
 	defer a.Close()
 	cfg := a.cfg
-	presented, err := presentedCredential(env, credFile)
+	presented, err := presentedCredential(env, cfg.ApproverCredential, credFile)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) e
 	// In approval mode, deciding anything about an order needs the approval
 	// credential; elsewhere the state file's owner is the person in charge.
 	if a.cfg.ApprovalCredential != "" {
-		presented, err := presentedCredential(env, credFile)
+		presented, err := presentedCredential(env, a.cfg.ApproverCredential, credFile)
 		if err != nil {
 			return err
 		}

@@ -299,7 +299,7 @@ func loadConfig(env Env) (*app, error) {
 	}
 	log := slog.New(slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	a := &app{cfg: cfg, log: log, now: time.Now, closes: closes}
-	fixedNow, err := parseFixedNow(env.Getenv("STORELINK_MOCK_NOW"), cfg.UpstreamBaseURL)
+	fixedNow, err := parseFixedNow(cfg.MockNow, cfg.UpstreamBaseURL)
 	if err != nil {
 		a.Close()
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}

@@ -96,7 +96,7 @@ func runDoctor(ctx context.Context, args []string, env Env) error {
 	}
 	c.outcomeJournal(ctx, cfg, db)
 
-	if path := env.Getenv(envTokensFile); path == "" {
+	if path := cfg.AuthTokensFile; path == "" {
 		c.ok("token file", "%s is not set (only serve on a non-loopback address needs it)", envTokensFile)
 	} else if f, err := bearer.Open(path, quiet); err != nil {
 		c.fail("token file", fmt.Sprintf("%s: %v", envTokensFile, err), "write one \"label token\" line per client, tokens of 32 or more characters")

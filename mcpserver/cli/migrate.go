@@ -70,7 +70,7 @@ func runMigrate(ctx context.Context, args []string, env Env) error {
 	if len(rest) > 0 {
 		return &ExitError{Code: 2, Err: fmt.Errorf("migrate: unexpected argument %q (see storelink-mcp migrate --help)", rest[0])}
 	}
-	cfg, err := config.Load(env.Getenv, env.ReadFile)
+	cfg, err := config.Load(env.getenv, env.ReadFile)
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
 	}

@@ -1,9 +1,13 @@
 // Package config reads the MCP server's configuration from the environment,
 // in one place, and refuses to start on any value it does not understand.
+// No other package of the module reads an environment variable (a test in
+// the module's root package scans the sources for that), so Documentation,
+// and the README table checked against it, list every variable there is.
 //
 // Every problem is reported at once (errors.Join), each naming the variable
 // and the fix, so an operator corrects the whole configuration in one pass.
-// Secret values (the keyring, the approval credential) are never echoed.
+// Secret values (the keyring, the approval and approver credentials) are
+// never echoed.
 // Values are taken exactly as given: nothing is trimmed, case-folded or
 // guessed, except that a file read through a _FILE variable may end in one
 // newline.
@@ -99,6 +103,21 @@ type Config struct {
 	HTTPMaxSessionsPerToken int
 	// HTTPSessionIdleTimeout closes an HTTP session nobody used for so long.
 	HTTPSessionIdleTimeout time.Duration
+	// AuthTokensFile is the bearer token file of `serve --http`; "" serves
+	// without tokens where the address allows it. The file is read by the
+	// commands that use it (package bearer), so a command that does not
+	// need it does not fail on it.
+	AuthTokensFile string
+	// HTTPInsecure is --insecure-no-auth given through the environment.
+	HTTPInsecure bool
+	// MockNow pins the clock of the embedded StoreLink and the server, as
+	// given (RFC 3339). The command checks it, because only the command
+	// knows whether the embedded StoreLink runs.
+	MockNow string
+	// ApproverCredential is the credential the person running `approvals`
+	// presents; it is compared with ApprovalCredential. Never log it: it is
+	// left out of String and LogValue.
+	ApproverCredential string
 	// ApprovalWebhookURL receives a signed notice of every staged order;
 	// "" sends none. Its path, query or user info may hold the receiver's
 	// token: log only its host (WebhookHost).
@@ -138,6 +157,7 @@ func Documentation() []Var {
 		{Name: "APPROVAL_TTL", Default: "24h", Description: "How long a staged order waits for release before it expires (1m to 168h)."},
 		{Name: "APPROVAL_CREDENTIAL", Default: "", Secret: true, Description: "Credential a person uses to release staged orders (at least 16 characters); required with WRITE_APPROVAL=required and only then."},
 		{Name: "APPROVAL_CREDENTIAL_FILE", Default: "", Description: "Path to a file holding the approval credential. Not together with APPROVAL_CREDENTIAL."},
+		{Name: "APPROVER_CREDENTIAL", Default: "", Secret: true, Description: "The credential a person presents to `storelink-mcp approvals` to approve, reject or resolve an order (or `--credential-file`); checked against APPROVAL_CREDENTIAL. The MCP server does not use it."},
 		{Name: "APPROVAL_WEBHOOK_URL", Default: "", Secret: true, Description: "URL that receives a signed JSON notice, with a one-line text for chat, of every order staged for approval; https, or http to a loopback host only. Empty: nobody is notified."},
 		{Name: "APPROVAL_WEBHOOK_SECRET", Default: "", Secret: true, Description: "Secret of the notices' HMAC-SHA256 signature (at least 16 characters); required with APPROVAL_WEBHOOK_URL and only then."},
 		{Name: "APPROVAL_WEBHOOK_SECRET_FILE", Default: "", Description: "Path to a file holding the webhook secret. Not together with APPROVAL_WEBHOOK_SECRET."},
@@ -154,6 +174,9 @@ func Documentation() []Var {
 		{Name: "MCP_HTTP_MAX_SESSIONS", Default: "1000", Description: "Open MCP sessions `serve --http` keeps at most (1 to 100000); beyond it a new session gets 503 with Retry-After."},
 		{Name: "MCP_HTTP_MAX_SESSIONS_PER_TOKEN", Default: "100", Description: "Open MCP sessions one bearer token may hold (1 to 100000); beyond it 503 with Retry-After."},
 		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (1s to 24h)."},
+		{Name: "MCP_AUTH_TOKENS_FILE", Default: "", Description: "Bearer token file of `serve --http`: one \"label token\" line per client, re-read when it changes. Required unless the address is loopback or `--insecure-no-auth` is given."},
+		{Name: "MCP_HTTP_INSECURE", Default: "false", Description: "true is `--insecure-no-auth`: `serve --http` without tokens on a non-loopback address, for when something in front of it authenticates callers. Not together with MCP_AUTH_TOKENS_FILE."},
+		{Name: "STORELINK_MOCK_NOW", Default: "", Description: "Pins the embedded demo StoreLink's clock and the server's (RFC 3339, e.g. 2026-11-27T14:30:00+01:00), for reproducible runs. Only without UPSTREAM_BASE_URL."},
 	}
 }
 
@@ -192,6 +215,10 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		HTTPMaxSessions:         l.intIn("MCP_HTTP_MAX_SESSIONS", 1000, 1, 100000),
 		HTTPMaxSessionsPerToken: l.intIn("MCP_HTTP_MAX_SESSIONS_PER_TOKEN", 100, 1, 100000),
 		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
+		AuthTokensFile:          l.getenv("MCP_AUTH_TOKENS_FILE"),
+		HTTPInsecure:            l.boolean("MCP_HTTP_INSECURE"),
+		MockNow:                 l.getenv("STORELINK_MOCK_NOW"),
+		ApproverCredential:      l.getenv("APPROVER_CREDENTIAL"),
 	}
 
 	c.StateDatabaseURL = l.databaseURL("STATE_DATABASE_URL")

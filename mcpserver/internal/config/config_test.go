@@ -16,10 +16,13 @@ import (
 )
 
 const (
-	keyA   = "sk-47-secretvalue-aaaa"
-	keyB   = "sk-102-secretvalue-bbbb"
-	cred   = "release-me-please-0123456789"
-	krJSON = `{"47": "` + keyA + `", "102": "` + keyB + `"}`
+	keyA = "sk-47-secretvalue-aaaa"
+	keyB = "sk-102-secretvalue-bbbb"
+	cred = "release-me-please-0123456789"
+	// approverCred is what a person presents; it differs from cred so a
+	// leak of either is caught on its own.
+	approverCred = "approver-presents-this-9876543210"
+	krJSON       = `{"47": "` + keyA + `", "102": "` + keyB + `"}`
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -95,6 +98,10 @@ func TestEveryValueSet(t *testing.T) {
 		"MCP_HTTP_MAX_SESSIONS":           "2",
 		"MCP_HTTP_MAX_SESSIONS_PER_TOKEN": "1",
 		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   "1s",
+		"MCP_AUTH_TOKENS_FILE":            "/etc/storelink/tokens",
+		"MCP_HTTP_INSECURE":               "false",
+		"STORELINK_MOCK_NOW":              "2026-11-27T14:30:00+01:00",
+		"APPROVER_CREDENTIAL":             cred,
 	}), noFiles)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +128,9 @@ func TestEveryValueSet(t *testing.T) {
 		HTTPMaxSessions:         2,
 		HTTPMaxSessionsPerToken: 1,
 		HTTPSessionIdleTimeout:  time.Second,
+		AuthTokensFile:          "/etc/storelink/tokens",
+		MockNow:                 "2026-11-27T14:30:00+01:00",
+		ApproverCredential:      cred,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -200,6 +210,8 @@ func TestErrors(t *testing.T) {
 			nil, []string{`ALLOW_WRITES="yes": must be true, false, 1 or 0`}},
 		{"bool TRUE", map[string]string{"READ_ONLY": "TRUE"},
 			nil, []string{`READ_ONLY="TRUE": must be true, false, 1 or 0`}},
+		{"insecure switch", map[string]string{"MCP_HTTP_INSECURE": "yes"},
+			nil, []string{`MCP_HTTP_INSECURE="yes": must be true, false, 1 or 0`}},
 		{"max order units", map[string]string{"MAX_ORDER_UNITS": "100001"},
 			nil, []string{`MAX_ORDER_UNITS="100001": must be an integer from 1 to 100000`}},
 		{"approval mode", map[string]string{"WRITE_APPROVAL": "optional"},
@@ -290,7 +302,7 @@ func TestErrors(t *testing.T) {
 					t.Errorf("error %d = %q\nwant prefix %q", i, lines[i], w)
 				}
 			}
-			for _, secret := range []string{keyA, keyB, cred} {
+			for _, secret := range []string{keyA, keyB, cred, approverCred} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error echoes a secret: %s", err)
 				}
@@ -302,7 +314,7 @@ func TestErrors(t *testing.T) {
 func TestConfigPrintingRedacts(t *testing.T) {
 	c, err := Load(env(map[string]string{
 		"HOME": "/h", "STORELINK_KEYRING": krJSON, "ALLOW_WRITES": "true", "UPSTREAM_BASE_URL": "https://storelink.example",
-		"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred,
+		"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred, "APPROVER_CREDENTIAL": approverCred,
 	}), noFiles)
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +322,7 @@ func TestConfigPrintingRedacts(t *testing.T) {
 	var sb strings.Builder
 	slog.New(slog.NewTextHandler(&sb, nil)).Info("config", "cfg", c)
 	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", *c), fmt.Sprintf("%#v", c), c.String(), sb.String()} {
-		for _, secret := range []string{keyA, keyB, cred} {
+		for _, secret := range []string{keyA, keyB, cred, approverCred} {
 			if strings.Contains(out, secret) {
 				t.Errorf("printed config leaks a secret: %s", out)
 			}
@@ -379,6 +391,9 @@ func TestDocumentedDefaultsMatch(t *testing.T) {
 		"MCP_HTTP_MAX_SESSIONS":           fmt.Sprint(c.HTTPMaxSessions),
 		"MCP_HTTP_MAX_SESSIONS_PER_TOKEN": fmt.Sprint(c.HTTPMaxSessionsPerToken),
 		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   strings.TrimSuffix(c.HTTPSessionIdleTimeout.String(), "0s"),
+		"MCP_AUTH_TOKENS_FILE":            c.AuthTokensFile,
+		"MCP_HTTP_INSECURE":               fmt.Sprint(c.HTTPInsecure),
+		"STORELINK_MOCK_NOW":              c.MockNow,
 	}
 	for _, v := range Documentation() {
 		if got, ok := actual[v.Name]; ok && got != v.Default {

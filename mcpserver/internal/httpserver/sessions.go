@@ -1,0 +1,152 @@
+package httpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionCap bounds the stateful sessions open at once, in all and per
+// bearer token, so that neither abandoned sessions nor one token holder
+// can grow the process without bound. The SDK stays the one record of which
+// sessions are alive (a session ends on DELETE, on the idle timeout, or
+// when it was never initialized); the cap only remembers which token
+// opened each, and counts the creations still in flight so that concurrent
+// initializations cannot overshoot.
+type sessionCap struct {
+	max, perToken int
+	server        *mcp.Server
+	log           *slog.Logger
+
+	mu sync.Mutex
+	// owner maps a session id to the label of the token that opened it.
+	owner map[string]string
+	// pending counts session creations in flight, per label and in all.
+	pending    map[string]int
+	pendingAll int
+}
+
+func newSessionCap(max, perToken int, server *mcp.Server, log *slog.Logger) *sessionCap {
+	return &sessionCap{max: max, perToken: perToken, server: server, log: log, owner: map[string]string{}, pending: map[string]int{}}
+}
+
+// wrap refuses a new session (an initialize POST without Mcp-Session-Id)
+// with 503 and Retry-After when a cap is reached. Everything else passes:
+// requests of existing sessions, and requests that open no lasting session
+// (a client's server/discover probe), whose places would otherwise be held
+// until their handler returns, after the client already has the answer.
+// The body has been read in full by limitBody.
+func (c *sessionCap) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			// The SDK forgets a deleted session a moment after it answers;
+			// the place is free as soon as the client has been told so.
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			if sw.code == http.StatusNoContent {
+				c.forget(id)
+			}
+			return
+		}
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || !isInitialize(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		label := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			label = ti.UserID
+		}
+		release, refusal := c.admit(label)
+		if refusal != "" {
+			c.log.Warn("http.session_refused", "reason", refusal, "token", label, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter.Seconds())))
+			http.Error(w, "Service Unavailable: "+refusal+"; retry later, or end sessions you no longer use (HTTP DELETE)", http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+		release(w.Header().Get("Mcp-Session-Id"))
+	})
+}
+
+// forget frees the place of a session that ended.
+func (c *sessionCap) forget(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.owner, sessionID)
+}
+
+// statusWriter remembers the status of a response that does not stream.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.code = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// isInitialize reports whether the POST body is an initialize request. A
+// body that does not parse is left for the SDK to refuse.
+func isInitialize(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct {
+		Method string `json:"method"`
+	}
+	return err == nil && json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+}
+
+// admit reserves a place for a session of label, or says why there is none.
+// release records the session id the SDK gave the new session ("" if none
+// was created). The refusal names the configuration variables an operator
+// raises (package config reads them), because it reaches the client and
+// the log as it is.
+func (c *sessionCap) admit(label string) (release func(sessionID string), refusal string) {
+	// A session counts once initialized: a request that opens no lasting
+	// session (a client's server/discover probe, a failed initialize) is
+	// closed by the SDK, but possibly a moment after its answer.
+	live := map[string]bool{}
+	for ss := range c.server.Sessions() {
+		if ss.InitializeParams() != nil {
+			live[ss.ID()] = true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	mine := c.pending[label]
+	for id, owner := range c.owner {
+		if !live[id] {
+			delete(c.owner, id)
+		} else if owner == label {
+			mine++
+		}
+	}
+	switch {
+	case len(c.owner)+c.pendingAll >= c.max:
+		return nil, fmt.Sprintf("the server holds its maximum of %d open sessions (MCP_HTTP_MAX_SESSIONS)", c.max)
+	case label != "" && mine >= c.perToken:
+		return nil, fmt.Sprintf("this token holds its maximum of %d open sessions (MCP_HTTP_MAX_SESSIONS_PER_TOKEN)", c.perToken)
+	}
+	c.pending[label]++
+	c.pendingAll++
+	return func(sessionID string) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.pending[label]--; c.pending[label] == 0 {
+			delete(c.pending, label)
+		}
+		c.pendingAll--
+		if sessionID != "" {
+			c.owner[sessionID] = label
+		}
+	}, ""
+}
