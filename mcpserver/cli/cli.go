@@ -366,6 +366,7 @@ func (a *app) connect(env Env, baseURL string, kr *keyring.Keyring) error {
 		Logger:          log,
 		BreakerFailures: uint32(cfg.BreakerFailures),
 		BreakerCooldown: cfg.BreakerCooldown,
+		Now:             a.now,
 	})
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err)}

@@ -57,6 +57,10 @@ type Options struct {
 	// reused before StoreLink is asked again; 0 means 5 minutes, a negative
 	// value turns the reuse off. Stock, sales and orders are never reused.
 	MasterDataTTL time.Duration
+	// Now is the clock the semantic rules judge "not in the future" by (a
+	// count, a sale); nil means time.Now. The server passes its own clock,
+	// so that a StoreLink pinned to the same fixed time is not refused.
+	Now func() time.Time
 }
 
 // Client calls StoreLink on behalf of the tools.
@@ -70,6 +74,7 @@ type Client struct {
 	maxPages int
 	pageSize int
 	ttl      time.Duration
+	now      func() time.Time
 	master   sync.Map // "kind:id" -> masterEntry
 }
 
@@ -136,6 +141,10 @@ func New(opts Options) (*Client, error) {
 		maxPages: opts.MaxPOSPages,
 		pageSize: opts.POSPageSize,
 		ttl:      opts.MasterDataTTL,
+		now:      opts.Now,
+	}
+	if c.now == nil {
+		c.now = time.Now
 	}
 	failures := opts.BreakerFailures
 	c.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
