@@ -282,9 +282,6 @@ func (r *Report) WriteTable(w io.Writer) error {
 			detail, rest = describe(p.Findings[0]), p.Findings[1:]
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Endpoint, p.Probe, statusList(p.Expected), got, strings.ToUpper(string(p.Verdict)), detail)
-		if p.Verdict == Drift && p.Assumption != "" && slices.ContainsFunc(p.Findings, func(f Finding) bool { return f.Assumption }) {
-			fmt.Fprintf(tw, "\t\t\t\t\t  assumes %s\n", p.Assumption)
-		}
 		if p.Verdict == Drift && len(p.Findings) > 0 {
 			for _, d := range p.Findings[0].Details {
 				fmt.Fprintf(tw, "\t\t\t\t\t  %s\n", d)
@@ -295,6 +292,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			for _, d := range f.Details {
 				fmt.Fprintf(tw, "\t\t\t\t\t  %s\n", d)
 			}
+		}
+		if p.Verdict == Drift && p.Assumption != "" && slices.ContainsFunc(p.Findings, func(f Finding) bool { return f.Assumption }) {
+			fmt.Fprintf(tw, "\t\t\t\t\t(assumption: the probe assumes %s)\n", p.Assumption)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -361,7 +361,7 @@ func TestAssumptionsAreLabelledAndSwitchable(t *testing.T) {
 	if err := rep.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"wrong-status (assumption): expected 404, got 200", "assumes that SKU 99999999999999 names nothing",
+	for _, s := range []string{"wrong-status (assumption): expected 404, got 200", "(assumption: the probe assumes that SKU 99999999999999 names nothing",
 		"rule order.readback (assumption) at /quantity_units", "6 drift (6 only on an assumption of the check)", "--no-assumptions"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
