@@ -12,13 +12,18 @@ import (
 // TestModuleDependencies keeps the graph the README draws: the mock
 // StoreLink, which the toolkit's clients are checked against, depends on
 // the contract only, never on the client or the server it checks; the
-// public client depends on no module of ours; the MCP server only on the
-// client.
+// public client, its semantic rules included, depends on no module of ours;
+// the MCP server only on the client; the contract's own package on nothing,
+// and its checker only on the client (for the rules the server applies).
 func TestModuleDependencies(t *testing.T) {
 	for pkg, allowed := range map[string][]string{
 		"github.com/korral/storelink/mockstorelink":   {"github.com/korral/storelink/openapi"},
 		"github.com/korral/storelink/storelinkclient": nil,
-		"github.com/korral/storelink/mcpserver":       {"github.com/korral/storelink/storelinkclient"},
+		// A package outside its module's root lists its own module.
+		"github.com/korral/storelink/storelinkclient/rules": {"github.com/korral/storelink/storelinkclient"},
+		"github.com/korral/storelink/mcpserver":             {"github.com/korral/storelink/storelinkclient"},
+		"github.com/korral/storelink/openapi":               nil,
+		"github.com/korral/storelink/openapi/contract":      {"github.com/korral/storelink/openapi", "github.com/korral/storelink/storelinkclient"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.Module}}", pkg).CombinedOutput()
 		if err != nil {

@@ -202,7 +202,10 @@ type OrderID = string
 //
 // Example: {"quantity_units":24,"reason":"Projected to sell out before close; gap of 14 units.","sku":"8847291"}
 type OrderRequest struct {
-	// QuantityUnits Units to order (not cases).
+	// QuantityUnits Units to order (not cases). Below 1 or above 100000 the request is
+	// malformed (400); below the supplier's minimum order it is refused by a
+	// business rule (422).
+	//
 	//
 	// Example: 24
 	QuantityUnits int64 `json:"quantity_units"`
@@ -350,10 +353,12 @@ type Store struct {
 	// Example: 47
 	StoreID StoreID `json:"store_id"`
 
-	// Timezone The store's IANA timezone; opening hours are in this zone.
+	// Timezone An IANA time zone name, e.g. `Europe/Prague`. The pattern is its shape; the
+	// name must also be a zone of the IANA database (rule `store.timezone.iana`).
+	//
 	//
 	// Example: Europe/Prague
-	Timezone string `json:"timezone"`
+	Timezone Timezone `json:"timezone"`
 }
 
 // StoreID A store identifier, digits only.
@@ -382,10 +387,12 @@ type StoreSummary struct {
 	// Example: 47
 	StoreID StoreID `json:"store_id"`
 
-	// Timezone The store's IANA timezone.
+	// Timezone An IANA time zone name, e.g. `Europe/Prague`. The pattern is its shape; the
+	// name must also be a zone of the IANA database (rule `store.timezone.iana`).
+	//
 	//
 	// Example: Europe/Prague
-	Timezone string `json:"timezone"`
+	Timezone Timezone `json:"timezone"`
 }
 
 // Supplier A supplier and its delivery terms.
@@ -422,6 +429,12 @@ type Supplier struct {
 //
 // Example: SUP-MADETA
 type SupplierID = string
+
+// Timezone An IANA time zone name, e.g. `Europe/Prague`. The pattern is its shape; the
+// name must also be a zone of the IANA database (rule `store.timezone.iana`).
+//
+// Example: Europe/Prague
+type Timezone = string
 
 // WeeklyHours Opening hours for each day of the week.
 //

@@ -202,7 +202,10 @@ type OrderID = string
 //
 // Example: {"quantity_units":24,"reason":"Projected to sell out before close; gap of 14 units.","sku":"8847291"}
 type OrderRequest struct {
-	// QuantityUnits Units to order (not cases).
+	// QuantityUnits Units to order (not cases). Below 1 or above 100000 the request is
+	// malformed (400); below the supplier's minimum order it is refused by a
+	// business rule (422).
+	//
 	//
 	// Example: 24
 	QuantityUnits int64 `json:"quantity_units"`
@@ -350,10 +353,12 @@ type Store struct {
 	// Example: 47
 	StoreID StoreID `json:"store_id"`
 
-	// Timezone The store's IANA timezone; opening hours are in this zone.
+	// Timezone An IANA time zone name, e.g. `Europe/Prague`. The pattern is its shape; the
+	// name must also be a zone of the IANA database (rule `store.timezone.iana`).
+	//
 	//
 	// Example: Europe/Prague
-	Timezone string `json:"timezone"`
+	Timezone Timezone `json:"timezone"`
 }
 
 // StoreID A store identifier, digits only.
@@ -382,10 +387,12 @@ type StoreSummary struct {
 	// Example: 47
 	StoreID StoreID `json:"store_id"`
 
-	// Timezone The store's IANA timezone.
+	// Timezone An IANA time zone name, e.g. `Europe/Prague`. The pattern is its shape; the
+	// name must also be a zone of the IANA database (rule `store.timezone.iana`).
+	//
 	//
 	// Example: Europe/Prague
-	Timezone string `json:"timezone"`
+	Timezone Timezone `json:"timezone"`
 }
 
 // Supplier A supplier and its delivery terms.
@@ -422,6 +429,12 @@ type Supplier struct {
 //
 // Example: SUP-MADETA
 type SupplierID = string
+
+// Timezone An IANA time zone name, e.g. `Europe/Prague`. The pattern is its shape; the
+// name must also be a zone of the IANA database (rule `store.timezone.iana`).
+//
+// Example: Europe/Prague
+type Timezone = string
 
 // WeeklyHours Opening hours for each day of the week.
 //
@@ -665,8 +678,9 @@ type ClientInterface interface {
 
 	// ListPOSTransactions List point-of-sale transactions of one SKU at a store, newest first.
 	//
-	// Returns the transactions with a timestamp at or after `since`, newest first,
-	// one page at a time. When `next_cursor` is present, pass it as `cursor` (with
+	// Returns the transactions with a timestamp at or after `since` (and none in
+	// the future), newest first, one page at a time: within a page and from one
+	// page to the next, no transaction is newer than the one before it. When `next_cursor` is present, pass it as `cursor` (with
 	// the same `sku` and `since`) to get the next page; its absence marks the last
 	// page. Cursors are opaque and expire after 15 minutes. History is kept for 28
 	// days.
@@ -676,9 +690,15 @@ type ClientInterface interface {
 
 	// CreateReplenishmentOrderWithBody Raise a replenishment order for a SKU at a store.
 	//
-	// Creates an order with status `submitted`. StoreLink does not deduplicate:
-	// sending the same body twice raises two orders. An order below the supplier's
-	// minimum order is refused with 422.
+	// Creates an order with status `submitted` and answers with it: the path's
+	// store, the SKU and `quantity_units` of the request. StoreLink does not
+	// deduplicate: sending the same body twice raises two orders.
+	//
+	// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+	// is refused with 400 `invalid_body`, before any business rule is looked at.
+	// A quantity inside that range but below the supplier's `minimum_order_units`
+	// is refused with 422 `below_minimum_order`. At or above the minimum, the
+	// order is raised (201).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -687,9 +707,15 @@ type ClientInterface interface {
 
 	// CreateReplenishmentOrder Raise a replenishment order for a SKU at a store.
 	//
-	// Creates an order with status `submitted`. StoreLink does not deduplicate:
-	// sending the same body twice raises two orders. An order below the supplier's
-	// minimum order is refused with 422.
+	// Creates an order with status `submitted` and answers with it: the path's
+	// store, the SKU and `quantity_units` of the request. StoreLink does not
+	// deduplicate: sending the same body twice raises two orders.
+	//
+	// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+	// is refused with 400 `invalid_body`, before any business rule is looked at.
+	// A quantity inside that range but below the supplier's `minimum_order_units`
+	// is refused with 422 `below_minimum_order`. At or above the minimum, the
+	// order is raised (201).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -698,7 +724,8 @@ type ClientInterface interface {
 
 	// GetReplenishmentOrder Get one replenishment order and its status.
 	//
-	// An order is only visible through the store it was raised for.
+	// An order is only visible through the store it was raised for, and reads
+	// back with the SKU and quantity it was raised with.
 	//
 	// Corresponds with GET /v1/stores/{store_id}/replenishment/{order_id} (the `GetReplenishmentOrder` operationId).
 	GetReplenishmentOrder(ctx context.Context, storeID StoreID, orderID OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -788,8 +815,9 @@ func (c *Client) GetInventory(ctx context.Context, storeID StoreID, params *GetI
 
 // ListPOSTransactions List point-of-sale transactions of one SKU at a store, newest first.
 //
-// Returns the transactions with a timestamp at or after `since`, newest first,
-// one page at a time. When `next_cursor` is present, pass it as `cursor` (with
+// Returns the transactions with a timestamp at or after `since` (and none in
+// the future), newest first, one page at a time: within a page and from one
+// page to the next, no transaction is newer than the one before it. When `next_cursor` is present, pass it as `cursor` (with
 // the same `sku` and `since`) to get the next page; its absence marks the last
 // page. Cursors are opaque and expire after 15 minutes. History is kept for 28
 // days.
@@ -809,9 +837,15 @@ func (c *Client) ListPOSTransactions(ctx context.Context, storeID StoreID, param
 
 // CreateReplenishmentOrderWithBody Raise a replenishment order for a SKU at a store.
 //
-// Creates an order with status `submitted`. StoreLink does not deduplicate:
-// sending the same body twice raises two orders. An order below the supplier's
-// minimum order is refused with 422.
+// Creates an order with status `submitted` and answers with it: the path's
+// store, the SKU and `quantity_units` of the request. StoreLink does not
+// deduplicate: sending the same body twice raises two orders.
+//
+// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+// is refused with 400 `invalid_body`, before any business rule is looked at.
+// A quantity inside that range but below the supplier's `minimum_order_units`
+// is refused with 422 `below_minimum_order`. At or above the minimum, the
+// order is raised (201).
 //
 // Takes any type of body and a specified content type.
 //
@@ -830,9 +864,15 @@ func (c *Client) CreateReplenishmentOrderWithBody(ctx context.Context, storeID S
 
 // CreateReplenishmentOrder Raise a replenishment order for a SKU at a store.
 //
-// Creates an order with status `submitted`. StoreLink does not deduplicate:
-// sending the same body twice raises two orders. An order below the supplier's
-// minimum order is refused with 422.
+// Creates an order with status `submitted` and answers with it: the path's
+// store, the SKU and `quantity_units` of the request. StoreLink does not
+// deduplicate: sending the same body twice raises two orders.
+//
+// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+// is refused with 400 `invalid_body`, before any business rule is looked at.
+// A quantity inside that range but below the supplier's `minimum_order_units`
+// is refused with 422 `below_minimum_order`. At or above the minimum, the
+// order is raised (201).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -851,7 +891,8 @@ func (c *Client) CreateReplenishmentOrder(ctx context.Context, storeID StoreID, 
 
 // GetReplenishmentOrder Get one replenishment order and its status.
 //
-// An order is only visible through the store it was raised for.
+// An order is only visible through the store it was raised for, and reads
+// back with the SKU and quantity it was raised with.
 //
 // Corresponds with GET /v1/stores/{store_id}/replenishment/{order_id} (the `GetReplenishmentOrder` operationId).
 func (c *Client) GetReplenishmentOrder(ctx context.Context, storeID StoreID, orderID OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1335,8 +1376,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListPOSTransactionsWithResponse List point-of-sale transactions of one SKU at a store, newest first.
 	//
-	// Returns the transactions with a timestamp at or after `since`, newest first,
-	// one page at a time. When `next_cursor` is present, pass it as `cursor` (with
+	// Returns the transactions with a timestamp at or after `since` (and none in
+	// the future), newest first, one page at a time: within a page and from one
+	// page to the next, no transaction is newer than the one before it. When `next_cursor` is present, pass it as `cursor` (with
 	// the same `sku` and `since`) to get the next page; its absence marks the last
 	// page. Cursors are opaque and expire after 15 minutes. History is kept for 28
 	// days.
@@ -1348,9 +1390,15 @@ type ClientWithResponsesInterface interface {
 
 	// CreateReplenishmentOrderWithBodyWithResponse Raise a replenishment order for a SKU at a store.
 	//
-	// Creates an order with status `submitted`. StoreLink does not deduplicate:
-	// sending the same body twice raises two orders. An order below the supplier's
-	// minimum order is refused with 422.
+	// Creates an order with status `submitted` and answers with it: the path's
+	// store, the SKU and `quantity_units` of the request. StoreLink does not
+	// deduplicate: sending the same body twice raises two orders.
+	//
+	// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+	// is refused with 400 `invalid_body`, before any business rule is looked at.
+	// A quantity inside that range but below the supplier's `minimum_order_units`
+	// is refused with 422 `below_minimum_order`. At or above the minimum, the
+	// order is raised (201).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1359,9 +1407,15 @@ type ClientWithResponsesInterface interface {
 
 	// CreateReplenishmentOrderWithResponse Raise a replenishment order for a SKU at a store.
 	//
-	// Creates an order with status `submitted`. StoreLink does not deduplicate:
-	// sending the same body twice raises two orders. An order below the supplier's
-	// minimum order is refused with 422.
+	// Creates an order with status `submitted` and answers with it: the path's
+	// store, the SKU and `quantity_units` of the request. StoreLink does not
+	// deduplicate: sending the same body twice raises two orders.
+	//
+	// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+	// is refused with 400 `invalid_body`, before any business rule is looked at.
+	// A quantity inside that range but below the supplier's `minimum_order_units`
+	// is refused with 422 `below_minimum_order`. At or above the minimum, the
+	// order is raised (201).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1370,7 +1424,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetReplenishmentOrderWithResponse Get one replenishment order and its status.
 	//
-	// An order is only visible through the store it was raised for.
+	// An order is only visible through the store it was raised for, and reads
+	// back with the SKU and quantity it was raised with.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2204,8 +2259,9 @@ func (c *ClientWithResponses) GetInventoryWithResponse(ctx context.Context, stor
 
 // ListPOSTransactionsWithResponse List point-of-sale transactions of one SKU at a store, newest first.
 //
-// Returns the transactions with a timestamp at or after `since`, newest first,
-// one page at a time. When `next_cursor` is present, pass it as `cursor` (with
+// Returns the transactions with a timestamp at or after `since` (and none in
+// the future), newest first, one page at a time: within a page and from one
+// page to the next, no transaction is newer than the one before it. When `next_cursor` is present, pass it as `cursor` (with
 // the same `sku` and `since`) to get the next page; its absence marks the last
 // page. Cursors are opaque and expire after 15 minutes. History is kept for 28
 // days.
@@ -2223,9 +2279,15 @@ func (c *ClientWithResponses) ListPOSTransactionsWithResponse(ctx context.Contex
 
 // CreateReplenishmentOrderWithBodyWithResponse Raise a replenishment order for a SKU at a store.
 //
-// Creates an order with status `submitted`. StoreLink does not deduplicate:
-// sending the same body twice raises two orders. An order below the supplier's
-// minimum order is refused with 422.
+// Creates an order with status `submitted` and answers with it: the path's
+// store, the SKU and `quantity_units` of the request. StoreLink does not
+// deduplicate: sending the same body twice raises two orders.
+//
+// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+// is refused with 400 `invalid_body`, before any business rule is looked at.
+// A quantity inside that range but below the supplier's `minimum_order_units`
+// is refused with 422 `below_minimum_order`. At or above the minimum, the
+// order is raised (201).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2240,9 +2302,15 @@ func (c *ClientWithResponses) CreateReplenishmentOrderWithBodyWithResponse(ctx c
 
 // CreateReplenishmentOrderWithResponse Raise a replenishment order for a SKU at a store.
 //
-// Creates an order with status `submitted`. StoreLink does not deduplicate:
-// sending the same body twice raises two orders. An order below the supplier's
-// minimum order is refused with 422.
+// Creates an order with status `submitted` and answers with it: the path's
+// store, the SKU and `quantity_units` of the request. StoreLink does not
+// deduplicate: sending the same body twice raises two orders.
+//
+// Quantities: a `quantity_units` outside the schema's 1 to 100000 (0 included)
+// is refused with 400 `invalid_body`, before any business rule is looked at.
+// A quantity inside that range but below the supplier's `minimum_order_units`
+// is refused with 422 `below_minimum_order`. At or above the minimum, the
+// order is raised (201).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2257,7 +2325,8 @@ func (c *ClientWithResponses) CreateReplenishmentOrderWithResponse(ctx context.C
 
 // GetReplenishmentOrderWithResponse Get one replenishment order and its status.
 //
-// An order is only visible through the store it was raised for.
+// An order is only visible through the store it was raised for, and reads
+// back with the SKU and quantity it was raised with.
 //
 // Returns a wrapper object for the known response body format(s).
 //

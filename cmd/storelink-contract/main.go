@@ -191,6 +191,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		deadline    = fs.Duration("deadline", contract.DefaultDeadline, "deadline of the whole check")
 		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, "most requests the check sends")
 		caCert      = fs.String("ca-cert", "", "PEM `file` of a CA to trust besides the system's, for a StoreLink behind a private CA")
+		noAssume    = fs.Bool("no-assumptions", false, "leave out the probes that stand on an assumption the contract does not make (made-up ids and key name nothing, a raised order reads back)")
 		rt          = rate(contract.DefaultRate)
 		fmtName     = format(contract.FormatTable)
 		headers     = headerList{h: http.Header{}}
@@ -234,6 +235,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		MaxRequests:    *maxRequests,
 		Headers:        headers.h,
 		Operations:     operations,
+		NoAssumptions:  *noAssume,
 	}
 	if *caCert != "" {
 		if cfg.HTTPClient, err = clientWithCA(*caCert); err != nil {
@@ -294,10 +296,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer mock.Close()
 	fmt.Fprintf(stderr, "storelink-contract demo: mock StoreLink at %s\n", mock.URL)
 	cfg := contract.Config{
-		BaseURL:     mock.URL,
-		Keyring:     mock.Server.DefaultKeyring(),
-		Store:       mockstorelink.StoreSmichov,
-		SKU:         mockstorelink.SKUButter,
+		BaseURL: mock.URL,
+		Keyring: mock.Server.DefaultKeyring(),
+		Store:   mockstorelink.StoreSmichov,
+		// The SKU whose supplier has a minimum order, so the demo also
+		// shows the 422 of an order below it.
+		SKU:         mockstorelink.SKUMinimumOrder,
 		OrderID:     mockstorelink.OrderOpen,
 		AllowWrites: true,
 		WriteStore:  mockstorelink.StoreSmichov,

@@ -382,6 +382,7 @@ func (a *app) connect(env Env, baseURL string, kr *keyring.Keyring) error {
 		BreakerCooldown: cfg.BreakerCooldown,
 		MasterDataTTL:   cfg.MasterDataTTL,
 		NoCache:         cfg.MasterDataTTL == 0,
+		Now:             a.now,
 	})
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err)}

@@ -56,7 +56,7 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, Store: cfg.Store, SKU: cfg.SKU,
 		WriteStore: cfg.WriteStore, StartedAt: start.UTC().Truncate(time.Millisecond)}
-	queue := plan(cfg)
+	queue := plan(cfg, sp)
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
@@ -127,7 +127,7 @@ type runner struct {
 // the wire (no HTTP response at all).
 func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, transport bool) {
 	op := r.spec.ops[p.op]
-	res = Result{Operation: p.op, Endpoint: op.endpoint(), Probe: p.name, Expected: p.expect}
+	res = Result{Operation: p.op, Endpoint: op.endpoint(), Probe: p.name, Expected: p.expect, Assumption: p.assume}
 	if p.skip != "" {
 		res.Verdict, res.Detail = Skipped, p.skip
 		return res, nil, false
@@ -188,13 +188,7 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		res.Verdict, res.Detail = Error, fmt.Sprintf("response body larger than %d MiB; not validated", maxBody>>20)
 		return res, nil, false
 	}
-	verdict, detail, findings := r.spec.judge(ctx, p, req, body, status, header, respBody)
-	if p.verify != nil && slices.Contains(p.expect, status) {
-		findings = append(findings, p.verify(r.st, respBody)...)
-		if len(findings) > 0 {
-			verdict = Drift
-		}
-	}
+	verdict, detail, findings := r.spec.judge(ctx, p, req, body, r.cfg.Now(), status, header, respBody)
 	if verdict == Error && res.Retries > 0 {
 		detail += fmt.Sprintf(" (after %d retries honouring Retry-After)", res.Retries)
 	}

@@ -67,6 +67,13 @@ type Config struct {
 	// Their values are treated as secrets: they never appear in a report.
 	// They may not set the store key header, which the probes control.
 	Headers http.Header
+	// NoAssumptions leaves out the probes that stand on an assumption the
+	// contract does not make: that made-up SKU, supplier and order ids and a
+	// made-up key name nothing, and that an order raised can be read back
+	// as raised (a StoreLink without state, such as a mock generated from
+	// the contract, cannot). Their findings are labelled assumption either
+	// way.
+	NoAssumptions bool
 	// Operations selects the probes of these operation ids only; empty
 	// runs every probe. A probe that needs an id another operation's probe
 	// learns (the supplier from the SKU, the order read back after a

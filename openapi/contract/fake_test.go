@@ -30,6 +30,8 @@ const (
 	fakeSKU      = "8847291"
 	fakeSupplier = "SUP-MADETA"
 	fakeOrder    = "RO-47-000123"
+	// fakeMinimum is the fake supplier's minimum order.
+	fakeMinimum = 12
 )
 
 func newFake() *fake {
@@ -135,7 +137,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, 200, map[string]any{"supplier_id": fakeSupplier, "name": "Madeta a.s.", "lead_time_days": 2,
-			"order_cutoff_local": "14:00", "minimum_order_units": 12})
+			"order_cutoff_local": "14:00", "minimum_order_units": fakeMinimum})
 	case len(parts) >= 3 && parts[1] == "stores":
 		f.serveStore(w, r, parts[2:], keyStore, q)
 	default:
@@ -195,8 +197,12 @@ func (f *fake) serveStore(w http.ResponseWriter, r *http.Request, parts []string
 		}
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil || req.Quantity < 1 || req.Reason == "" || !fakeSKUPattern.MatchString(req.SKU) {
+		if err := dec.Decode(&req); err != nil || req.Quantity < 1 || req.Quantity > 100000 || req.Reason == "" || !fakeSKUPattern.MatchString(req.SKU) {
 			writeErr(w, 400, "invalid_body")
+			return
+		}
+		if req.SKU == fakeSKU && req.Quantity < fakeMinimum {
+			writeErr(w, 422, "below_minimum_order")
 			return
 		}
 		f.mu.Lock()

@@ -12,9 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	sl "github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/storelinkclient/rules"
 )
 
 // maxFindings bounds the findings kept for one probe: a wholly wrong body
@@ -98,9 +101,10 @@ func (s *spec) validateRequest(ctx context.Context, op string, req request, body
 }
 
 // judge decides a probe's verdict from the answer: the status the probe
-// expects, the statuses the contract declares, and kin-openapi's validation
-// of the headers and body against the declared response.
-func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte, status int, header http.Header, body []byte) (Verdict, string, []Finding) {
+// expects, the statuses the contract declares, kin-openapi's validation of
+// the headers and body against the declared response, and the semantic
+// rules the operation lists (judged at now).
+func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte, now time.Time, status int, header http.Header, body []byte) (Verdict, string, []Finding) {
 	op := s.ops[p.op]
 	var fs []Finding
 	errCode, errBody := errorEnvelope(body)
@@ -129,6 +133,14 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 			Options:                responseOptions,
 		})
 		fs = append(fs, s.findings(err, op, status)...)
+		if !quirk && status >= 200 && status < 300 {
+			fs = append(fs, semantic(op, in, req, reqBody, now, body, missing(fs))...)
+		}
+	}
+	if p.assume != "" {
+		for i := range fs {
+			fs[i].Assumption = fs[i].Kind == FindingStatus || (fs[i].Kind == FindingRule && slices.Contains(p.assumes, fs[i].Rule))
+		}
 	}
 	if quirk {
 		// Everything else wrong with the answer (the success schema it
@@ -157,6 +169,58 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		return Drift, fmt.Sprintf("%d with error body%s", status, codeNote(errCode)), fs
 	}
 	return Drift, fs[0].Message, fs
+}
+
+// missing lists the body's fields the schema findings say are missing.
+func missing(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Kind == FindingSchema && strings.HasSuffix(f.Schema, "/required") {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// semantic judges a successful answer by the semantic rules its operation
+// lists, against what the request asked for: the path's ids, the query's
+// SKU, since and cursor, the order the body raised (or, for a read-back,
+// the one raised before). A rule is not judged on a field the schema
+// already says is missing: it would only judge the field's zero value.
+func semantic(op operation, in *openapi3filter.RequestValidationInput, req request, reqBody []byte, now time.Time, body []byte, absent []string) []Finding {
+	if len(op.rules) == 0 {
+		return nil
+	}
+	q := rules.Query{StoreID: in.PathParams["store_id"], SKU: in.PathParams["sku"], SupplierID: in.PathParams["supplier_id"],
+		OrderID: in.PathParams["order_id"], Cursor: req.query.Get("cursor"), Now: now, Raised: req.raised, Walk: req.walk}
+	if q.SKU == "" {
+		q.SKU = req.query.Get("sku")
+	}
+	if since, err := time.Parse(time.RFC3339, req.query.Get("since")); err == nil {
+		q.Since = since
+	}
+	if req.method == http.MethodPost && reqBody != nil {
+		var raised sl.OrderRequest
+		if json.Unmarshal(reqBody, &raised) == nil {
+			q.Raised = &raised
+		}
+	}
+	found, err := rules.Check(op.id, body, q)
+	if err != nil {
+		return nil // a body the rules cannot read breaks the schema, which says so
+	}
+	var fs []Finding
+	for _, f := range found {
+		if !slices.Contains(op.rules, f.Rule) || slices.ContainsFunc(absent, func(m string) bool {
+			return f.Field == m || strings.HasPrefix(f.Field, m+"/")
+		}) {
+			continue
+		}
+		r, _ := rules.Lookup(f.Rule)
+		fs = append(fs, Finding{Kind: FindingRule, Rule: f.Rule, Path: f.Field, Schema: op.rulesLocation(),
+			Message: f.Problem + ": " + r.Text})
+	}
+	return fs
 }
 
 // findings turns kin-openapi's verdict on a response into findings, one per

@@ -5,9 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+// judgeNow is after every time of the hand-made answers.
+var judgeNow = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 
 // TestJudge classifies hand-made answers to the inventory read, without any
 // network: the status the probe expects, the statuses the contract
@@ -63,7 +67,10 @@ func TestJudge(t *testing.T) {
 		body:    `{"store_id":"47a","sku":"8847291","on_hand_units":9,"counted_at":"2026-11-28T06:30:00+01:00"}`,
 		verdict: Drift, detail: `string doesn't match the regular expression "^[0-9]{1,6}$"`,
 		findings: []Finding{{Kind: FindingSchema, Path: "/store_id",
-			Schema: "#/components/schemas/StoreID/pattern", Message: `string doesn't match the regular expression "^[0-9]{1,6}$"`}},
+			Schema: "#/components/schemas/StoreID/pattern", Message: `string doesn't match the regular expression "^[0-9]{1,6}$"`},
+			// Not the path's store either: the rule says so too.
+			{Kind: FindingRule, Rule: "path.store_id", Path: "/store_id", Schema: "#/paths/~1v1~1stores~1{store_id}~1inventory/get/x-korral-rules",
+				Message: "not the store of the request: a body's store_id is the store of the request's path"}},
 	}, {
 		name: "wrong status, declared", expect: []int{403}, status: 404, header: jsonCT, body: errBody,
 		verdict: Drift, detail: "expected 403, got 404",
@@ -111,7 +118,7 @@ func TestJudge(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &probe{op: opGetInventory, name: tc.name, expect: tc.expect}
-			verdict, detail, findings := sp.judge(context.Background(), p, req, nil, tc.status, tc.header, []byte(tc.body))
+			verdict, detail, findings := sp.judge(context.Background(), p, req, nil, judgeNow, tc.status, tc.header, []byte(tc.body))
 			if verdict != tc.verdict || detail != tc.detail {
 				t.Errorf("verdict %s %q, want %s %q", verdict, detail, tc.verdict, tc.detail)
 			}
@@ -131,7 +138,7 @@ func TestJudgeBoundsFindings(t *testing.T) {
 	}
 	body = append(body, []byte(`"stores":[]}`)...)
 	p := &probe{op: opListStores, name: "valid key", expect: []int{200}}
-	_, _, fs := sp.judge(context.Background(), p, get("/v1/stores", nil, keyOwn, "47"), nil, 200,
+	_, _, fs := sp.judge(context.Background(), p, get("/v1/stores", nil, keyOwn, "47"), nil, fixedNow(), 200,
 		http.Header{"Content-Type": {"application/json"}}, body)
 	if len(fs) != maxFindings || fs[maxFindings-1].Message != "and 81 more" {
 		t.Errorf("%d findings, last %+v", len(fs), fs[len(fs)-1])

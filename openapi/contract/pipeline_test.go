@@ -31,8 +31,9 @@ func throttle(match func(*http.Request) bool, n int32, retryAfter string) (func(
 	}, &seen
 }
 
+// isSKURead matches the SKU read with store 47's own key.
 func isSKURead(r *http.Request) bool {
-	return r.URL.Path == "/v1/skus/"+fakeSKU && r.Header.Get("X-Korral-Store-Key") != ""
+	return r.URL.Path == "/v1/skus/"+fakeSKU && r.Header.Get("X-Korral-Store-Key") == newFake().keys["47"]
 }
 
 func TestThrottledProbeIsRetriedAfterRetryAfter(t *testing.T) {

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
+
+	sl "github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/storelinkclient/rules"
 )
 
 // Operation ids of the contract.
@@ -21,21 +25,34 @@ const (
 )
 
 // Identifiers the negative probes use. They are well formed where the probe
-// needs them to be, and far outside the ranges StoreLink hands out.
+// needs them to be, and far outside the ranges StoreLink hands out. The
+// contract reserves none of them, so the probes that need them to name
+// nothing are labelled assumptions (see assumeUnknown); the store id is
+// instead picked from outside the chain's own store list.
 const (
-	unknownStore    = "999999"
-	unknownSKU      = "99999999999999"
-	unknownSupplier = "ZZ-CONTRACT-CHECK-UNKNOWN"
-	unknownOrder    = "ZZ-CONTRACT-CHECK-UNKNOWN"
-	malformedSKU    = "not-a-sku"
+	// firstAbsentStore is where the search for a store id the store list
+	// does not hold starts, counting down.
+	firstAbsentStore = 999999
+	unknownSKU       = "99999999999999"
+	unknownSupplier  = "ZZ-CONTRACT-CHECK-UNKNOWN"
+	unknownOrder     = "ZZ-CONTRACT-CHECK-UNKNOWN"
+	malformedSKU     = "not-a-sku"
 	// unknownKey is a key no StoreLink issues: it proves an unknown key is
 	// refused with 401 rather than, say, treated like no key at all.
 	unknownKey = "storelink-contract-unknown-key"
 	// placeholderSupplier and placeholderOrder fill paths whose probe is
-	// decided before the id matters (a missing key).
+	// decided before the id matters (a missing key, another store's key).
 	placeholderSupplier = "SUP-CONTRACT-CHECK"
 	placeholderOrder    = "RO-CONTRACT-CHECK"
 )
+
+// assumeUnknown is what a probe of a made-up id assumes.
+func assumeUnknown(what, id string) string {
+	return fmt.Sprintf("that %s %s names nothing, which the contract does not promise (no id is reserved)", what, id)
+}
+
+// assumeState is what the read-back of a raised order assumes.
+const assumeState = "that StoreLink keeps the order it raised and reads it back as raised; a server without state (a mock generated from the contract) does not"
 
 // Bounds of the POS pagination walk: small pages so that even a quiet SKU
 // shows a cursor, and few of them so the walk stays cheap.
@@ -70,6 +87,10 @@ type request struct {
 	body   any
 	key    keyChoice
 	store  string
+	// raised is the order a read-back expects (order.readback); walk the
+	// POS walk a page belongs to. Neither is sent.
+	raised *sl.OrderRequest
+	walk   *rules.Walk
 }
 
 func (r request) target() string {
@@ -97,25 +118,25 @@ type probe struct {
 	// learn takes what later probes need from a response with an expected
 	// status, and returns probes to run next.
 	learn func(*state, []byte) []*probe
-	// verify checks what the contract's schemas cannot: that a read gives
-	// back what was written.
-	verify func(*state, []byte) []Finding
+	// assume, when set, is what the probe assumes beyond the contract; its
+	// wrong-status findings, and its findings of the rules in assumes, are
+	// labelled assumption, and Config.NoAssumptions skips it.
+	assume  string
+	assumes []string
 }
 
 // state is what probes learn from earlier responses.
 type state struct {
 	supplierID string
 	minOrder   int64
-	created    *orderEcho
-}
-
-// orderEcho is the part of an order the read-back compares.
-type orderEcho struct {
-	OrderID       string `json:"order_id"`
-	StoreID       string `json:"store_id"`
-	SKU           string `json:"sku"`
-	QuantityUnits int64  `json:"quantity_units"`
-	Reason        string `json:"reason"`
+	// listed holds the store ids of the chain's store list; nil until the
+	// list is read.
+	listed map[string]bool
+	// walk is the POS walk of the valid-key pages.
+	walk *rules.Walk
+	// createdID and raised are the order the write probe raised.
+	createdID string
+	raised    *sl.OrderRequest
 }
 
 func fixed(r request) func(*state) (request, string) {
@@ -127,8 +148,11 @@ func get(path string, query url.Values, key keyChoice, store string) request {
 }
 
 // plan lists the probes of a check, in the order they are sent. It sends
-// nothing; the write probes are in it only when writes are allowed.
-func plan(cfg Config) []*probe {
+// nothing; the write probes are in it only when writes are allowed. The
+// contract's x-korral-key-scope of each operation decides what another
+// store's key must get: 403 where a key opens only its own store, the answer
+// itself where any valid key reads.
+func plan(cfg Config, sp *spec) []*probe {
 	store, sku := cfg.Store, cfg.SKU
 	other := otherStore(cfg.Keyring, store)
 	noOther := ""
@@ -148,28 +172,62 @@ func plan(cfg Config) []*probe {
 	pos := q("sku", sku, "since", since)
 
 	var ps []*probe
-	add := func(p *probe) { ps = append(ps, p) }
+	add := func(p *probe) {
+		if p.assume != "" && cfg.NoAssumptions && p.skip == "" {
+			p.skip = "assumes " + p.assume + " (left out by --no-assumptions)"
+		}
+		ps = append(ps, p)
+	}
+	// otherKey is the probe of another store's key on an operation, as its
+	// key scope says.
+	otherKey := func(op string, build func(*state) (request, string)) *probe {
+		p := &probe{op: op, name: "another store's key", expect: []int{403}, skip: noOther, build: build}
+		if sp.ops[op].keyScope == scopeChain {
+			p.expect, p.positive = []int{200}, true
+		}
+		return p
+	}
 
 	// listStores. The first probe doubles as the check that StoreLink is
-	// reachable at all.
+	// reachable at all; it also learns which store ids the chain has.
 	add(&probe{op: opListStores, name: "valid key", expect: []int{200}, positive: true,
-		build: fixed(get("/v1/stores", nil, keyOwn, store))})
+		build: fixed(get("/v1/stores", nil, keyOwn, store)),
+		learn: func(st *state, body []byte) []*probe {
+			var v sl.StoreList
+			if json.Unmarshal(body, &v) == nil {
+				st.listed = map[string]bool{}
+				for _, s := range v.Stores {
+					st.listed[s.StoreID] = true
+				}
+			}
+			return nil
+		}})
 	add(&probe{op: opListStores, name: "no key", expect: []int{401},
 		build: fixed(get("/v1/stores", nil, keyNone, store))})
-	add(&probe{op: opListStores, name: "unknown key", expect: []int{401},
+	add(&probe{op: opListStores, name: "unknown key", expect: []int{401}, assume: "that Korral IT never issued the key " + unknownKey,
 		build: fixed(get("/v1/stores", nil, keyUnknown, store))})
+	add(otherKey(opListStores, fixed(get("/v1/stores", nil, keyOther, store))))
 
 	// getStore.
 	add(&probe{op: opGetStore, name: "valid key", expect: []int{200}, positive: true,
 		build: fixed(get(storePath, nil, keyOwn, store))})
 	add(&probe{op: opGetStore, name: "no key", expect: []int{401},
 		build: fixed(get(storePath, nil, keyNone, store))})
-	add(&probe{op: opGetStore, name: "another store's key", expect: []int{403}, skip: noOther,
-		build: fixed(get(storePath, nil, keyOther, store))})
-	// A key opens only its own store, so StoreLink may refuse the key (403)
+	add(otherKey(opGetStore, fixed(get(storePath, nil, keyOther, store))))
+	// A store the chain's own list does not hold does not exist. A key
+	// opens only its own store, so StoreLink may refuse the key (403)
 	// before it looks the store up (404); the contract allows either.
-	add(&probe{op: opGetStore, name: "unknown store " + unknownStore, expect: []int{403, 404},
-		build: fixed(get("/v1/stores/"+unknownStore, nil, keyOwn, store))})
+	add(&probe{op: opGetStore, name: "store absent from the store list", expect: []int{403, 404},
+		build: func(st *state) (request, string) {
+			if st.listed == nil {
+				return request{}, "the store list (listStores) was not read, so no store id is known to be absent"
+			}
+			absent := absentStore(st.listed, cfg.Keyring)
+			if absent == "" {
+				return request{}, "every store id is in the store list"
+			}
+			return get("/v1/stores/"+absent, nil, keyOwn, store), ""
+		}})
 
 	// getInventory.
 	invPath := storePath + "/inventory"
@@ -177,9 +235,8 @@ func plan(cfg Config) []*probe {
 		build: fixed(get(invPath, inventory, keyOwn, store))})
 	add(&probe{op: opGetInventory, name: "no key", expect: []int{401},
 		build: fixed(get(invPath, inventory, keyNone, store))})
-	add(&probe{op: opGetInventory, name: "another store's key", expect: []int{403}, skip: noOther,
-		build: fixed(get(invPath, inventory, keyOther, store))})
-	add(&probe{op: opGetInventory, name: "unknown SKU " + unknownSKU, expect: []int{404},
+	add(otherKey(opGetInventory, fixed(get(invPath, inventory, keyOther, store))))
+	add(&probe{op: opGetInventory, name: "unknown SKU " + unknownSKU, expect: []int{404}, assume: assumeUnknown("SKU", unknownSKU),
 		build: fixed(get(invPath, q("sku", unknownSKU), keyOwn, store))})
 	add(&probe{op: opGetInventory, name: "malformed SKU", expect: []int{400},
 		build: fixed(get(invPath, q("sku", malformedSKU), keyOwn, store))})
@@ -189,8 +246,7 @@ func plan(cfg Config) []*probe {
 	add(posPage(posPath, pos, store, 1, ""))
 	add(&probe{op: opListPOS, name: "no key", expect: []int{401},
 		build: fixed(get(posPath, pos, keyNone, store))})
-	add(&probe{op: opListPOS, name: "another store's key", expect: []int{403}, skip: noOther,
-		build: fixed(get(posPath, pos, keyOther, store))})
+	add(otherKey(opListPOS, fixed(get(posPath, pos, keyOther, store))))
 	add(&probe{op: opListPOS, name: "limit=0", expect: []int{400},
 		build: fixed(get(posPath, q("sku", sku, "since", since, "limit", "0"), keyOwn, store))})
 	add(&probe{op: opListPOS, name: "malformed since", expect: []int{400},
@@ -210,19 +266,23 @@ func plan(cfg Config) []*probe {
 		}})
 	add(&probe{op: opGetSKU, name: "no key", expect: []int{401},
 		build: fixed(get("/v1/skus/"+sku, nil, keyNone, store))})
-	add(&probe{op: opGetSKU, name: "unknown SKU " + unknownSKU, expect: []int{404},
+	add(otherKey(opGetSKU, fixed(get("/v1/skus/"+sku, nil, keyOther, store))))
+	add(&probe{op: opGetSKU, name: "unknown SKU " + unknownSKU, expect: []int{404}, assume: assumeUnknown("SKU", unknownSKU),
 		build: fixed(get("/v1/skus/"+unknownSKU, nil, keyOwn, store))})
 	add(&probe{op: opGetSKU, name: "malformed SKU", expect: []int{400},
 		build: fixed(get("/v1/skus/"+malformedSKU, nil, keyOwn, store))})
 
 	// getSupplier.
-	add(&probe{op: opGetSupplier, name: "valid key", expect: []int{200}, positive: true,
-		build: func(st *state) (request, string) {
+	supplier := func(key keyChoice) func(*state) (request, string) {
+		return func(st *state) (request, string) {
 			if st.supplierID == "" || !supplierIDPattern.MatchString(st.supplierID) {
 				return request{}, "no supplier id: the SKU probe did not return a usable supplier_id"
 			}
-			return get("/v1/suppliers/"+url.PathEscape(st.supplierID), nil, keyOwn, store), ""
-		},
+			return get("/v1/suppliers/"+url.PathEscape(st.supplierID), nil, key, store), ""
+		}
+	}
+	add(&probe{op: opGetSupplier, name: "valid key", expect: []int{200}, positive: true,
+		build: supplier(keyOwn),
 		learn: func(st *state, body []byte) []*probe {
 			var v struct {
 				MinimumOrderUnits int64 `json:"minimum_order_units"`
@@ -234,7 +294,8 @@ func plan(cfg Config) []*probe {
 		}})
 	add(&probe{op: opGetSupplier, name: "no key", expect: []int{401},
 		build: fixed(get("/v1/suppliers/"+placeholderSupplier, nil, keyNone, store))})
-	add(&probe{op: opGetSupplier, name: "unknown supplier", expect: []int{404},
+	add(otherKey(opGetSupplier, supplier(keyOther)))
+	add(&probe{op: opGetSupplier, name: "unknown supplier", expect: []int{404}, assume: assumeUnknown("supplier", unknownSupplier),
 		build: fixed(get("/v1/suppliers/"+unknownSupplier, nil, keyOwn, store))})
 
 	// getReplenishmentOrder.
@@ -247,9 +308,8 @@ func plan(cfg Config) []*probe {
 	add(p)
 	add(&probe{op: opGetOrder, name: "no key", expect: []int{401},
 		build: fixed(get(orderPath+placeholderOrder, nil, keyNone, store))})
-	add(&probe{op: opGetOrder, name: "another store's key", expect: []int{403}, skip: noOther,
-		build: fixed(get(orderPath+placeholderOrder, nil, keyOther, store))})
-	add(&probe{op: opGetOrder, name: "unknown order", expect: []int{404},
+	add(otherKey(opGetOrder, fixed(get(orderPath+placeholderOrder, nil, keyOther, store))))
+	add(&probe{op: opGetOrder, name: "unknown order", expect: []int{404}, assume: assumeUnknown("order", unknownOrder),
 		build: fixed(get(orderPath+unknownOrder, nil, keyOwn, store))})
 
 	// createReplenishmentOrder: only with writes allowed, and only at the
@@ -268,14 +328,24 @@ func plan(cfg Config) []*probe {
 	}
 	add(&probe{op: opCreateOrder, name: "no key", expect: []int{401},
 		build: fixed(post(keyNone, 1))})
-	p = &probe{op: opCreateOrder, name: "another store's key", expect: []int{403},
-		build: fixed(post(keyOther, 1))}
+	p = otherKey(opCreateOrder, fixed(post(keyOther, 1)))
+	p.skip = ""
 	if otherWS == "" {
 		p.skip = noOther
 	}
 	add(p)
+	// The 400/422 split: a quantity the schema refuses is 400 whatever the
+	// supplier, and one the schema takes but the supplier's minimum does
+	// not is 422.
 	add(&probe{op: opCreateOrder, name: "quantity_units=0", expect: []int{400},
 		build: fixed(post(keyOwn, 0))})
+	add(&probe{op: opCreateOrder, name: "quantity below the supplier's minimum", expect: []int{422},
+		build: func(st *state) (request, string) {
+			if st.minOrder < 2 {
+				return request{}, "the SKU's supplier has no minimum order above 1 unit (or was not read)"
+			}
+			return post(keyOwn, st.minOrder-1), ""
+		}})
 	add(&probe{op: opCreateOrder, name: "raise one order", expect: []int{201},
 		build: func(st *state) (request, string) {
 			// The smallest order the supplier accepts, so the check
@@ -283,14 +353,33 @@ func plan(cfg Config) []*probe {
 			return post(keyOwn, max(st.minOrder, 1)), ""
 		},
 		learn: func(st *state, body []byte) []*probe {
-			var o orderEcho
+			var o struct {
+				OrderID string `json:"order_id"`
+			}
 			if json.Unmarshal(body, &o) != nil || !orderIDPattern.MatchString(o.OrderID) {
 				return nil
 			}
-			st.created = &o
-			return []*probe{readBack(ws)}
+			st.createdID = o.OrderID
+			st.raised = &sl.OrderRequest{SKU: sku, QuantityUnits: max(st.minOrder, 1), Reason: orderReason}
+			rb := readBack(ws)
+			if cfg.NoAssumptions {
+				rb.skip = "assumes " + rb.assume + " (left out by --no-assumptions)"
+			}
+			return []*probe{rb}
 		}})
 	return ps
+}
+
+// absentStore returns a store id that neither the chain's store list nor
+// the keyring holds, counting down from firstAbsentStore.
+func absentStore(listed map[string]bool, keyring map[string]string) string {
+	for id := firstAbsentStore; id > firstAbsentStore-1000; id-- {
+		s := strconv.Itoa(id)
+		if _, inKeyring := keyring[s]; !listed[s] && !inKeyring {
+			return s
+		}
+	}
+	return ""
 }
 
 var supplierIDPattern = orderIDPattern
@@ -307,7 +396,14 @@ func posPage(path string, query url.Values, store string, page int, cursor strin
 		q.Set("cursor", cursor)
 	}
 	return &probe{op: opListPOS, name: fmt.Sprintf("valid key, page %d", page), expect: []int{200}, positive: true,
-		build: fixed(get(path, q, keyOwn, store)),
+		build: func(st *state) (request, string) {
+			if page == 1 || st.walk == nil {
+				st.walk = &rules.Walk{}
+			}
+			r := get(path, q, keyOwn, store)
+			r.walk = st.walk
+			return r, ""
+		},
 		learn: func(_ *state, body []byte) []*probe {
 			var v struct {
 				NextCursor string `json:"next_cursor"`
@@ -319,32 +415,16 @@ func posPage(path string, query url.Values, store string, page int, cursor strin
 		}}
 }
 
-// readBack reads the order the check just raised and compares it with what
-// the write returned.
+// readBack reads the order the check just raised. What it reads back is
+// held to the order raised (rule order.readback), which needs a StoreLink
+// that keeps state: the probe is labelled an assumption.
 func readBack(store string) *probe {
 	return &probe{op: opGetOrder, name: "read back the raised order", expect: []int{200}, positive: true,
+		assume: assumeState, assumes: []string{rules.OrderReadBack},
 		build: func(st *state) (request, string) {
-			return get("/v1/stores/"+store+"/replenishment/"+url.PathEscape(st.created.OrderID), nil, keyOwn, store), ""
-		},
-		verify: func(st *state, body []byte) []Finding {
-			var got orderEcho
-			if json.Unmarshal(body, &got) != nil {
-				return nil // the schema findings already say what is wrong
-			}
-			want := *st.created
-			var fs []Finding
-			diff := func(field string, w, g any) {
-				if w != g {
-					fs = append(fs, Finding{Kind: FindingReadBack, Path: "/" + field,
-						Message: fmt.Sprintf("%s read back as %v, raised as %v", field, g, w)})
-				}
-			}
-			diff("order_id", want.OrderID, got.OrderID)
-			diff("store_id", want.StoreID, got.StoreID)
-			diff("sku", want.SKU, got.SKU)
-			diff("quantity_units", want.QuantityUnits, got.QuantityUnits)
-			diff("reason", want.Reason, got.Reason)
-			return fs
+			r := get("/v1/stores/"+store+"/replenishment/"+url.PathEscape(st.createdID), nil, keyOwn, store)
+			r.raised = st.raised
+			return r, ""
 		}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -49,8 +50,10 @@ const (
 	FindingHeader = "header"
 	// FindingBody: the body is not JSON or cannot be read as declared.
 	FindingBody = "body"
-	// FindingReadBack: an order read back differs from the order raised.
-	FindingReadBack = "read-back"
+	// FindingRule: the body keeps its schema but breaks a semantic rule of
+	// the contract (storelinkclient/rules); Rule names it, Path is the JSON
+	// Pointer of the field, Schema the operation's x-korral-rules.
+	FindingRule = "rule"
 	// FindingRequest: the checker's own request breaks the contract.
 	FindingRequest = "request"
 )
@@ -65,8 +68,16 @@ type Finding struct {
 	// Schema locates the broken rule in the contract, e.g.
 	// "#/components/schemas/Inventory/required".
 	Schema string `json:"schema,omitempty"`
+	// Rule is the id of the semantic rule a FindingRule breaks, e.g.
+	// "store.hours.order".
+	Rule string `json:"rule,omitempty"`
 	// Message says what is wrong, without quoting values from the body.
 	Message string `json:"message"`
+	// Assumption marks a finding that stands only on an assumption of the
+	// check the contract does not make (the probe's Assumption says which),
+	// not on a rule of the contract. Config.NoAssumptions leaves such probes
+	// out.
+	Assumption bool `json:"assumption,omitempty"`
 	// Details are the further ways the same answer breaks the contract,
 	// one line each, when they all follow from this finding: a 200 with an
 	// error body also fails the success schema, which says nothing new.
@@ -87,6 +98,10 @@ type Result struct {
 	Key string `json:"key,omitempty"`
 	// Expected lists the statuses the contract calls for.
 	Expected []int `json:"expected"`
+	// Assumption is what the probe assumes beyond the contract, for example
+	// that an id names nothing; its findings about that are labelled
+	// assumption. Empty for a probe of the contract's own rules.
+	Assumption string `json:"assumption,omitempty"`
 	// Got is the status received; 0 when nothing was received.
 	Got     int     `json:"got,omitempty"`
 	Verdict Verdict `json:"verdict"`
@@ -108,6 +123,9 @@ type Summary struct {
 	Drift   int `json:"drift"`
 	Skipped int `json:"skipped"`
 	Error   int `json:"error"`
+	// DriftOnAssumptions counts the drifting probes whose every finding is
+	// an assumption: with Config.NoAssumptions they are not sent.
+	DriftOnAssumptions int `json:"drift_on_assumptions"`
 }
 
 // Report is the outcome of a check.
@@ -140,6 +158,9 @@ func (r *Report) finish() {
 			s.Pass++
 		case Drift:
 			s.Drift++
+			if onAssumptions(p.Findings) {
+				s.DriftOnAssumptions++
+			}
 		case Skipped:
 			s.Skipped++
 		default:
@@ -155,6 +176,16 @@ func (r *Report) finish() {
 	default:
 		r.Verdict = Pass
 	}
+}
+
+// onAssumptions reports whether every finding is an assumption.
+func onAssumptions(fs []Finding) bool {
+	for _, f := range fs {
+		if !f.Assumption {
+			return false
+		}
+	}
+	return len(fs) > 0
 }
 
 // ExitCode is the process exit code for the report: 0 when StoreLink
@@ -181,7 +212,7 @@ func (r *Report) Redact(secrets ...string) {
 	r.BaseURL, r.Aborted = f(r.BaseURL), f(r.Aborted)
 	for i := range r.Probes {
 		p := &r.Probes[i]
-		p.Request, p.Detail = f(p.Request), f(p.Detail)
+		p.Request, p.Detail, p.Assumption = f(p.Request), f(p.Detail), f(p.Assumption)
 		for j := range p.Findings {
 			fd := &p.Findings[j]
 			fd.Path, fd.Schema, fd.Message = f(fd.Path), f(fd.Schema), f(fd.Message)
@@ -262,6 +293,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 				fmt.Fprintf(tw, "\t\t\t\t\t  %s\n", d)
 			}
 		}
+		if p.Verdict == Drift && p.Assumption != "" && slices.ContainsFunc(p.Findings, func(f Finding) bool { return f.Assumption }) {
+			fmt.Fprintf(tw, "\t\t\t\t\t(assumption: the probe assumes %s)\n", p.Assumption)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -272,8 +306,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	buf.Reset()
 	buf.Write(trimmed)
 	s := r.Summary
-	fmt.Fprintf(&buf, "\n%d probes, %d requests: %d pass, %d drift, %d skipped, %d error.\n",
-		s.Probes, r.Requests, s.Pass, s.Drift, s.Skipped, s.Error)
+	onAssumed := ""
+	if s.DriftOnAssumptions > 0 {
+		onAssumed = fmt.Sprintf(" (%d only on an assumption of the check)", s.DriftOnAssumptions)
+	}
+	fmt.Fprintf(&buf, "\n%d probes, %d requests: %d pass, %d drift%s, %d skipped, %d error.\n",
+		s.Probes, r.Requests, s.Pass, s.Drift, onAssumed, s.Skipped, s.Error)
+	if s.DriftOnAssumptions > 0 {
+		buf.WriteString("A finding marked (assumption) stands on what the check assumes, not on the contract; --no-assumptions leaves those probes out.\n")
+	}
 	if r.Aborted != "" {
 		fmt.Fprintf(&buf, "Check stopped early: %s.\n", r.Aborted)
 	}
@@ -295,7 +336,13 @@ var trailingBlanks = regexp.MustCompile(` +\n`)
 func describe(f Finding) string {
 	var b strings.Builder
 	b.WriteString(f.Kind)
-	if f.Path != "" || f.Kind == FindingSchema {
+	if f.Rule != "" {
+		b.WriteString(" " + f.Rule)
+	}
+	if f.Assumption {
+		b.WriteString(" (assumption)")
+	}
+	if f.Path != "" || f.Kind == FindingSchema || f.Kind == FindingRule {
 		b.WriteString(" at ")
 		if f.Path == "" {
 			b.WriteString("(whole body)")
@@ -388,6 +435,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			fmt.Fprintf(&text, "request: %s (%s)\n", p.Request, p.Key)
 		}
 		fmt.Fprintf(&text, "expected: %s, got: %d\n", statusList(p.Expected), p.Got)
+		if p.Assumption != "" {
+			fmt.Fprintf(&text, "assumes: %s\n", p.Assumption)
+		}
 		for _, f := range p.Findings {
 			text.WriteString(describe(f) + "\n")
 			for _, d := range f.Details {

@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/korral/storelink/openapi"
+	"github.com/korral/storelink/storelinkclient/rules"
 )
 
 // spec is the contract prepared for checking: the parsed document, a router
@@ -33,7 +34,25 @@ type spec struct {
 type operation struct {
 	id, method, path string
 	op               *openapi3.Operation
+	// keyScope is the operation's x-korral-key-scope: scopeStore when only
+	// the key of the path's store opens it, scopeChain when any valid key
+	// does.
+	keyScope string
+	// rules are the ids of the semantic rules its x-korral-rules lists.
+	rules []string
 }
+
+// Key scopes of x-korral-key-scope.
+const (
+	scopeStore = "store"
+	scopeChain = "chain"
+)
+
+// Vendor extensions of the contract the check reads.
+const (
+	extKeyScope = "x-korral-key-scope"
+	extRules    = "x-korral-rules"
+)
 
 // endpoint is how reports name an operation: "GET /v1/stores/{store_id}".
 func (o operation) endpoint() string { return o.method + " " + o.path }
@@ -64,7 +83,11 @@ func newSpec(doc *openapi3.T) (*spec, error) {
 	s := &spec{doc: doc, router: router, ops: map[string]operation{}, schemaAt: map[*openapi3.Schema]string{}}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			s.ops[op.OperationID] = operation{id: op.OperationID, method: strings.ToUpper(method), path: path, op: op}
+			o := operation{id: op.OperationID, method: strings.ToUpper(method), path: path, op: op}
+			if err := o.readExtensions(); err != nil {
+				return nil, err
+			}
+			s.ops[op.OperationID] = o
 		}
 	}
 	for _, id := range []string{opListStores, opGetStore, opGetInventory, opListPOS, opCreateOrder, opGetOrder, opGetSKU, opGetSupplier} {
@@ -98,6 +121,35 @@ func newSpec(doc *openapi3.T) (*spec, error) {
 		s.exampleSKU, _ = ref.Value.Example.(string)
 	}
 	return s, nil
+}
+
+// readExtensions reads the operation's key scope and semantic rules. A
+// rule id the check does not know means the contract is newer than the
+// check: better to say so than to skip the rule.
+func (o *operation) readExtensions() error {
+	scope, _ := o.op.Extensions[extKeyScope].(string)
+	if scope != scopeStore && scope != scopeChain {
+		return fmt.Errorf("the StoreLink contract gives operation %s no %s (want %s or %s)", o.id, extKeyScope, scopeStore, scopeChain)
+	}
+	o.keyScope = scope
+	list, ok := o.op.Extensions[extRules].([]any)
+	if !ok {
+		return fmt.Errorf("the StoreLink contract gives operation %s no %s list", o.id, extRules)
+	}
+	for _, v := range list {
+		id, _ := v.(string)
+		if _, known := rules.Lookup(id); !known {
+			return fmt.Errorf("operation %s of the StoreLink contract names rule %q, which this check does not know", o.id, id)
+		}
+		o.rules = append(o.rules, id)
+	}
+	return nil
+}
+
+// rulesLocation names the operation's list of semantic rules in the
+// document, for findings about a broken rule.
+func (o operation) rulesLocation() string {
+	return "#/paths/" + escapePointer(o.path) + "/" + strings.ToLower(o.method) + "/" + extRules
 }
 
 // nameInline records the location of the inline schemas under a schema:

@@ -274,13 +274,3 @@ func deltaSeconds(s string) (time.Duration, bool) {
 	}
 	return time.Duration(n) * time.Second, true
 }
-
-// sameRecord checks that an answer is about the record asked for: an
-// answer for another id, kept under the asked one, would be served as its
-// data for as long as the entry lives.
-func sameRecord(field, asked, got string) error {
-	if got != asked {
-		return malformed(field, "not the one asked for")
-	}
-	return nil
-}

@@ -129,7 +129,8 @@ func (s *standIn) serve(w http.ResponseWriter, r *http.Request) {
 	case opInventory:
 		_, _ = fmt.Fprintf(w, `{"store_id":%q,"sku":"1","on_hand_units":5,"counted_at":"2026-11-27T06:00:00+01:00"}`, pathStore)
 	case opPOS:
-		_, _ = fmt.Fprintf(w, `{"store_id":%q,"sku":"1","since":"2026-11-26T10:00:00+01:00","transactions":[],"total_count":0}`, pathStore)
+		q := r.URL.Query()
+		_, _ = fmt.Fprintf(w, `{"store_id":%q,"sku":%q,"since":%q,"transactions":[],"total_count":0}`, pathStore, q.Get("sku"), q.Get("since"))
 	}
 }
 

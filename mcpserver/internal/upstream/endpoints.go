@@ -2,14 +2,13 @@ package upstream
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	sl "github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/storelinkclient/rules"
 )
 
 // Store returns one store with its opening hours.
@@ -25,10 +24,7 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 	if err != nil {
 		return domain.Store{}, err
 	}
-	st, convErr := convertStore(v)
-	if convErr == nil {
-		convErr = sameRecord("store.store_id", storeID, st.ID)
-	}
+	st, convErr := convertStore(v, storeID)
 	if convErr != nil {
 		return domain.Store{}, c.fail(ctx, "GET", "/v1/stores/{store_id}", storeID, convErr)
 	}
@@ -43,6 +39,9 @@ func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inv
 	if err != nil {
 		return domain.Inventory{}, err
 	}
+	if err := broken("inventory", rules.CheckInventory(v, rules.Query{StoreID: storeID, SKU: sku, Now: c.now()})); err != nil {
+		return domain.Inventory{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/inventory", storeID, err)
+	}
 	return domain.Inventory{OnHand: v.OnHandUnits, CountedAt: v.CountedAt}, nil
 }
 
@@ -52,7 +51,9 @@ func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inv
 func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time, max int) (domain.SalesPage, error) {
 	var out domain.SalesPage
 	var cursor *string
-	seen := map[string]bool{}
+	// The walk carries what the rules that span pages need: the oldest
+	// line so far (newest first) and the cursors already used.
+	walk := &rules.Walk{}
 	limit := c.pageSize
 	for page := 0; ; page++ {
 		if page == c.maxPages {
@@ -66,6 +67,13 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 		if err != nil {
 			return domain.SalesPage{}, err
 		}
+		q := rules.Query{StoreID: storeID, SKU: sku, Since: since, Now: c.now(), Walk: walk}
+		if cursor != nil {
+			q.Cursor = *cursor
+		}
+		if err := broken("pos", rules.CheckPOSPage(v, q)); err != nil {
+			return domain.SalesPage{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/pos", storeID, err)
+		}
 		out.Total = v.TotalCount
 		for _, t := range v.Transactions {
 			if len(out.Items) == max {
@@ -77,11 +85,6 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 		if v.NextCursor == nil {
 			return out, nil
 		}
-		if seen[*v.NextCursor] {
-			return domain.SalesPage{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/pos", storeID,
-				&fault{field: "pos.next_cursor", rule: "repeats a cursor already returned", err: fmt.Errorf("%w: %w", sl.ErrMalformedResponse, sl.ErrRepeatedCursor)})
-		}
-		seen[*v.NextCursor] = true
 		cursor = v.NextCursor
 	}
 }
@@ -100,7 +103,7 @@ func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU,
 	if err != nil {
 		return domain.SKU{}, err
 	}
-	if err := sameRecord("sku.sku", sku, v.SKU); err != nil {
+	if err := broken("sku", rules.CheckSKU(v, rules.Query{SKU: sku})); err != nil {
 		return domain.SKU{}, c.fail(ctx, "GET", "/v1/skus/{sku}", storeID, err)
 	}
 	out := domain.SKU{Code: v.SKU, Name: v.Name, Category: v.Category, SupplierID: v.SupplierID,
@@ -124,7 +127,7 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 	if err != nil {
 		return domain.Supplier{}, err
 	}
-	if err := sameRecord("supplier.supplier_id", supplierID, v.SupplierID); err != nil {
+	if err := broken("supplier", rules.CheckSupplier(v, rules.Query{SupplierID: supplierID})); err != nil {
 		return domain.Supplier{}, c.fail(ctx, "GET", "/v1/suppliers/{supplier_id}", storeID, err)
 	}
 	out := domain.Supplier{ID: v.SupplierID, Name: v.Name, LeadTimeDays: int(v.LeadTimeDays)}
@@ -132,10 +135,7 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 		out.MinimumOrderUnit = *v.MinimumOrderUnits
 	}
 	if v.OrderCutoffLocal != nil {
-		m, err := parseClock(*v.OrderCutoffLocal)
-		if err != nil {
-			return domain.Supplier{}, c.fail(ctx, "GET", "/v1/suppliers/{supplier_id}", storeID, malformed("supplier.order_cutoff_local", "not an HH:MM time"))
-		}
+		m, _ := rules.ParseClock(*v.OrderCutoffLocal) // supplier.cutoff.format held
 		out.OrderCutoff = &m
 	}
 	return out, nil
@@ -149,8 +149,8 @@ func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Ord
 	if err != nil {
 		return domain.Order{}, err
 	}
-	if !v.Status.Valid() {
-		return domain.Order{}, classify("GET", "/v1/stores/{store_id}/replenishment/{order_id}", undeclaredStatus(v), c.cooldown)
+	if err := broken("order", rules.CheckOrder(v, rules.Query{StoreID: storeID, OrderID: orderID})); err != nil {
+		return domain.Order{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, err)
 	}
 	return convertOrder(v), nil
 }
@@ -165,21 +165,23 @@ func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.Ord
 	if err != nil {
 		return domain.Order{}, err
 	}
+	// An order for another store, SKU or quantity than was asked is not
+	// this order: whether this one was raised is unknown (classify makes a
+	// broken answer to the write WRITE_OUTCOME_UNKNOWN). An unreadable
+	// status is no such doubt: StoreLink took the order and named it, so
+	// that stands, and the status is left out rather than passed on
+	// outside the set every answer's schema allows.
+	raised := &sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
+	found := rules.CheckOrder(v, rules.Query{StoreID: storeID, Raised: raised})
+	found = slices.DeleteFunc(found, func(f rules.Finding) bool { return f.Rule == rules.OrderStatus })
+	if err := broken("order", found); err != nil {
+		return domain.Order{}, c.fail(ctx, "POST", "/v1/stores/{store_id}/replenishment", storeID, err)
+	}
 	o := convertOrder(v)
 	if !v.Status.Valid() {
-		// StoreLink took the order and named it: that stands. Only its
-		// status is unreadable, so it is left out rather than passed on
-		// outside the set every answer's schema allows.
 		o.Status = ""
 	}
 	return o, nil
-}
-
-// undeclaredStatus is the contract error of an order status outside the
-// contract's set. Like every fault it names the field and the rule, not the
-// value StoreLink sent.
-func undeclaredStatus(*sl.Order) error {
-	return malformed("order.status", "not one of the contract's order statuses")
 }
 
 func convertOrder(v *sl.Order) domain.Order {
@@ -187,53 +189,29 @@ func convertOrder(v *sl.Order) domain.Order {
 		Reason: v.Reason, Status: domain.OrderStatus(v.Status), SubmittedAt: v.SubmittedAt, ExpectedArrival: v.ExpectedArrival}
 }
 
-// convertStore checks what the projection relies on. Its errors name the
-// field and the rule, never the value StoreLink sent.
-func convertStore(v *sl.Store) (domain.Store, error) {
-	if v.Timezone == "" {
-		return domain.Store{}, malformed("store.timezone", "missing or empty")
+// convertStore holds a store to the contract's rules, which cover what
+// the projection relies on (a zone it can load, hours it can read), and
+// converts it. Its errors name the field and the rule, never the value
+// StoreLink sent.
+func convertStore(v *sl.Store, storeID string) (domain.Store, error) {
+	if err := broken("store", rules.CheckStore(v, rules.Query{StoreID: storeID})); err != nil {
+		return domain.Store{}, err
 	}
 	if _, err := domain.Location(v.Timezone); err != nil {
-		return domain.Store{}, malformed("store.timezone", "not an IANA time zone")
+		// store.timezone.iana held, so only this machine's zone data can
+		// be missing the zone.
+		return domain.Store{}, malformed("store.timezone", "not a time zone this server knows")
 	}
 	out := domain.Store{ID: v.StoreID, Name: v.Name, Timezone: v.Timezone}
-	days := map[time.Weekday]sl.DayHours{
-		time.Monday: v.OpeningHours.Monday, time.Tuesday: v.OpeningHours.Tuesday,
-		time.Wednesday: v.OpeningHours.Wednesday, time.Thursday: v.OpeningHours.Thursday,
-		time.Friday: v.OpeningHours.Friday, time.Saturday: v.OpeningHours.Saturday,
-		time.Sunday: v.OpeningHours.Sunday,
-	}
-	for wd, d := range days {
-		if d.Closed {
-			out.Hours[wd] = domain.DayHours{Closed: true}
+	for _, d := range rules.Week(v.OpeningHours) {
+		if d.Hours.Closed {
+			out.Hours[d.Weekday] = domain.DayHours{Closed: true}
 			continue
 		}
-		day := "store.opening_hours." + strings.ToLower(wd.String())
-		if d.Opens == nil || d.Closes == nil {
-			return domain.Store{}, malformed(day, "open but without opens and closes")
-		}
-		o, err1 := parseClock(*d.Opens)
-		cl, err2 := parseClock(*d.Closes)
-		switch {
-		case err1 != nil:
-			return domain.Store{}, malformed(day+".opens", "not an HH:MM time")
-		case err2 != nil:
-			return domain.Store{}, malformed(day+".closes", "not an HH:MM time")
-		case o >= cl:
-			return domain.Store{}, malformed(day, "opens at or after it closes")
-		}
-		out.Hours[wd] = domain.DayHours{Opens: o, Closes: cl}
+		// store.hours.open and store.hours.format held: both times parse.
+		o, _ := rules.ParseClock(*d.Hours.Opens)
+		cl, _ := rules.ParseClock(*d.Hours.Closes)
+		out.Hours[d.Weekday] = domain.DayHours{Opens: o, Closes: cl}
 	}
 	return out, nil
-}
-
-// parseClock reads "HH:MM" as minutes after midnight.
-func parseClock(s string) (int, error) {
-	h, m, ok := strings.Cut(s, ":")
-	hh, err1 := strconv.Atoi(h)
-	mm, err2 := strconv.Atoi(m)
-	if !ok || err1 != nil || err2 != nil || len(h) != 2 || len(m) != 2 || hh < 0 || hh > 23 || mm < 0 || mm > 59 {
-		return 0, fmt.Errorf("not an HH:MM time: %q", s)
-	}
-	return hh*60 + mm, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	sl "github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/storelinkclient/rules"
 )
 
 // maxCause bounds the cause of a contract error, field and rule together, as
@@ -23,17 +24,23 @@ const maxCause = 160
 
 // fault names what in a StoreLink answer broke the contract: where (a field
 // path such as store.timezone, or body, status, a header) and the rule it
-// broke. It never holds text of the answer: StoreLink's words and values are
+// broke; for a semantic rule of the contract (storelinkclient/rules) also
+// the rule's id, which storelink-contract reports under the same name. It
+// never holds text of the answer: StoreLink's words and values are
 // untrusted, and may be huge or say anything. Unwrap keeps the error it
 // stands for, so errors.Is still sees ErrMalformedResponse.
 type fault struct {
 	field string
 	rule  string
+	id    string
 	err   error
 }
 
 func (f *fault) Error() string {
 	s := f.field + ": " + f.rule
+	if f.id != "" {
+		s += " (rule " + f.id + ")"
+	}
 	if len(s) > maxCause {
 		// Field and rule are ASCII, written here or checked by fieldPath.
 		s = s[:maxCause-3] + "..."
@@ -47,6 +54,27 @@ func (f *fault) Unwrap() error { return f.err }
 // contract the decoder does not check.
 func malformed(field, rule string) error {
 	return &fault{field: field, rule: rule, err: sl.ErrMalformedResponse}
+}
+
+// broken turns the first break of a semantic rule into the fault of the
+// answer, rooted at the resource the route answers with; nil when the
+// answer keeps every rule.
+func broken(root string, found []rules.Finding) error {
+	if len(found) == 0 {
+		return nil
+	}
+	f := found[0]
+	err := sl.ErrMalformedResponse
+	if f.Rule == rules.POSCursor {
+		err = fmt.Errorf("%w: %w", sl.ErrMalformedResponse, sl.ErrRepeatedCursor)
+	}
+	return &fault{field: pointerPath(root, f.Field), rule: f.Problem, id: f.Rule, err: err}
+}
+
+// pointerPath is a rule's JSON Pointer as a field path under root:
+// /opening_hours/monday/opens is store.opening_hours.monday.opens.
+func pointerPath(root, pointer string) string {
+	return fieldPath(root, strings.ReplaceAll(strings.TrimPrefix(pointer, "/"), "/", "."))
 }
 
 // resources names the object each route answers with, the root of a
@@ -190,8 +218,12 @@ func jsonType(t reflect.Type) string {
 func (c *Client) fail(ctx context.Context, method, route, storeID string, err error) *apperr.Error {
 	ae := classify(method, route, err, c.cooldown)
 	if f, ok := describe(route, err); ok {
-		c.log.WarnContext(ctx, "upstream.contract_error", "call_id", callid.From(ctx), "method", method, "route", route,
-			"store_id", storeID, "field", f.field, "rule", f.rule, "error_code", string(ae.Code))
+		attrs := []any{"call_id", callid.From(ctx), "method", method, "route", route,
+			"store_id", storeID, "field", f.field, "rule", f.rule, "error_code", string(ae.Code)}
+		if f.id != "" {
+			attrs = append(attrs, "rule_id", f.id)
+		}
+		c.log.WarnContext(ctx, "upstream.contract_error", attrs...)
 	}
 	return ae
 }

@@ -98,12 +98,13 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 		status      int
 		call        func(*Client, context.Context) error
 		field, rule string
+		id          string // the semantic rule's id, when one is broken
 		code        apperr.Code
 		msg         string // in the message; the cause when empty
 	}{
-		{name: "timezone", body: store(poison, "07:00"), field: "store.timezone", rule: "not an IANA time zone"},
-		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "missing or empty"},
-		{name: "opening time", body: store("Europe/Prague", poison), field: "store.opening_hours.monday.opens", rule: "not an HH:MM time"},
+		{name: "timezone", body: store(poison, "07:00"), field: "store.timezone", rule: "not an IANA time zone", id: "store.timezone.iana"},
+		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "missing or empty", id: "store.timezone.iana"},
+		{name: "opening time", body: store("Europe/Prague", poison), field: "store.opening_hours.monday.opens", rule: "not an HH:MM time", id: "store.hours.format"},
 		{name: "wrong type", body: `{"store_id":"47","sku":"8847291","on_hand_units":"` + poison + `","counted_at":"2026-11-27T06:00:00+01:00"}`,
 			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},
 		{name: "wrong number", body: `{"store_id":"47","sku":"8847291","on_hand_units":4.75e300,"counted_at":"2026-11-27T06:00:00+01:00"}`,
@@ -118,7 +119,7 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 			field: "body", rule: "an error body on a success status", msg: `a success status but an error body (code "internal")`},
 		{name: "cutoff", body: `{"supplier_id":"SUP-1","name":"S","lead_time_days":2,"order_cutoff_local":"` + poison + `"}`,
 			call:  func(c *Client, ctx context.Context) error { _, err := c.Supplier(ctx, "47", "SUP-1"); return err },
-			field: "supplier.order_cutoff_local", rule: "not an HH:MM time"},
+			field: "supplier.order_cutoff_local", rule: "not an HH:MM time", id: "supplier.cutoff.format"},
 		{name: "unreadable order", body: `{"order_id":5,"store_id":"47"}`, status: 201,
 			call: func(c *Client, ctx context.Context) error {
 				_, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
@@ -149,6 +150,11 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 				want = apperr.UpstreamContractError
 			}
 			cause := tc.field + ": " + tc.rule
+			line := map[string]any{"msg": "upstream.contract_error", "level": "WARN", "call_id": callid.From(ctx), "field": tc.field, "rule": tc.rule}
+			if tc.id != "" {
+				cause += " (rule " + tc.id + ")"
+				line["rule_id"] = tc.id
+			}
 			msg := cmp.Or(tc.msg, cause)
 			if ae.Code != want || !strings.Contains(ae.Message, msg) {
 				t.Fatalf("got %s %q; want %s naming %q", ae.Code, ae.Message, want, msg)
@@ -156,8 +162,7 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 			if ae.Cause == nil || ae.Cause.Error() != cause {
 				t.Errorf("cause %v, want %q", ae.Cause, cause)
 			}
-			if !hasLine(logLines(t, logs), map[string]any{"msg": "upstream.contract_error", "level": "WARN", "call_id": callid.From(ctx),
-				"field": tc.field, "rule": tc.rule}) {
+			if !hasLine(logLines(t, logs), line) {
 				t.Errorf("no warn line under call id %s naming %q:\n%s", callid.From(ctx), cause, logs)
 			}
 			if strings.Contains(ae.Message+ae.Remediation+logs.String(), "XYZZY") || strings.Contains(logs.String(), "4.75e300") {

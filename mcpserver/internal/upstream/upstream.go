@@ -65,8 +65,10 @@ type Options struct {
 	// NoCache reads every piece of master data from StoreLink and keeps
 	// none, for checks that must see StoreLink's answer of now (doctor).
 	NoCache bool
-	// Now is the cache's clock; nil means time.Now. Tests move it instead
-	// of sleeping.
+	// Now is the server's clock: the cache's (tests move it instead of
+	// sleeping), and the one the semantic rules judge "not in the future"
+	// by (a count, a sale), so that a StoreLink pinned to the same fixed
+	// time is not refused. nil means time.Now.
 	Now func() time.Time
 }
 
@@ -83,6 +85,7 @@ type Client struct {
 	// master is nil when master data is not reused.
 	master *masterCache
 	flight singleflight.Group
+	now    func() time.Time
 }
 
 // errBreakerOpen is returned by the transport when the breaker refuses a request.
@@ -147,6 +150,10 @@ func New(opts Options) (*Client, error) {
 		cooldown: opts.BreakerCooldown,
 		maxPages: opts.MaxPOSPages,
 		pageSize: opts.POSPageSize,
+		now:      opts.Now,
+	}
+	if c.now == nil {
+		c.now = time.Now
 	}
 	if !opts.NoCache && opts.MasterDataTTL > 0 {
 		c.master = newMasterCache(opts.MasterDataEntries, opts.MasterDataTTL, opts.Now)

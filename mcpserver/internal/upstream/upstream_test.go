@@ -262,7 +262,7 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	c, logs := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
-		if _, err := c.Inventory(ctx, "47", "1234"); apperr.CodeOf(err) != apperr.UpstreamUnavailable {
+		if _, err := c.Inventory(ctx, "47", "8847291"); apperr.CodeOf(err) != apperr.UpstreamUnavailable {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
@@ -270,7 +270,7 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 		t.Fatalf("breaker %s after 3 failures", c.BreakerState())
 	}
 	before := requests.Load()
-	_, err := c.Inventory(ctx, "47", "1234")
+	_, err := c.Inventory(ctx, "47", "8847291")
 	var ae *apperr.Error
 	if !errors.As(err, &ae) || ae.Code != apperr.UpstreamUnavailable || ae.RetryAfterSeconds < 0 {
 		t.Fatalf("open breaker: %v", err)
@@ -283,7 +283,7 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	for c.BreakerState() == "open" && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := c.Inventory(ctx, "47", "1234"); err != nil {
+	if _, err := c.Inventory(ctx, "47", "8847291"); err != nil {
 		t.Fatalf("after cool-down: %v", err)
 	}
 	if c.BreakerState() != "closed" {
@@ -303,7 +303,7 @@ func TestFourXXDoesNotTripBreaker(t *testing.T) {
 	defer srv.Close()
 	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
 	for i := 0; i < 10; i++ {
-		_, _ = c.Inventory(context.Background(), "47", "1234")
+		_, _ = c.Inventory(context.Background(), "47", "8847291")
 	}
 	if c.BreakerState() != "closed" {
 		t.Fatalf("breaker %s after 404s", c.BreakerState())
@@ -323,7 +323,7 @@ func TestTimeoutReadVersusWrite(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) { o.Timeout = 150 * time.Millisecond })
-	if _, err := c.Inventory(context.Background(), "47", "1234"); apperr.CodeOf(err) != apperr.UpstreamTimeout {
+	if _, err := c.Inventory(context.Background(), "47", "8847291"); apperr.CodeOf(err) != apperr.UpstreamTimeout {
 		t.Fatalf("GET: %v", err)
 	}
 	before := requests.Load()
@@ -361,7 +361,7 @@ func TestOversizedBodyIsContractError(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) { o.ResponseLimit = 1 << 20 })
-	if _, err := c.Inventory(context.Background(), "47", "1234"); apperr.CodeOf(err) != apperr.UpstreamContractError {
+	if _, err := c.Inventory(context.Background(), "47", "8847291"); apperr.CodeOf(err) != apperr.UpstreamContractError {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -409,19 +409,22 @@ func TestSalesWalksPagesAndStopsOnRepeatedCursor(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
-	got, err := c.Sales(context.Background(), "47", "1234", time.Now().Add(-24*time.Hour), 100)
+	// The since every page echoes.
+	since := time.Date(2026, 11, 26, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	got, err := c.Sales(context.Background(), "47", "1234", since, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Items) != 6 || got.Total != 6 || got.Truncated {
 		t.Fatalf("walk: %d items, total %d, truncated %v", len(got.Items), got.Total, got.Truncated)
 	}
-	capped, err := c.Sales(context.Background(), "47", "1234", time.Now().Add(-24*time.Hour), 3)
+	capped, err := c.Sales(context.Background(), "47", "1234", since, 3)
 	if err != nil || len(capped.Items) != 3 || !capped.Truncated {
 		t.Fatalf("cap: %v %+v", err, capped)
 	}
 	repeat = true
-	if _, err := c.Sales(context.Background(), "47", "1234", time.Now().Add(-24*time.Hour), 100); apperr.CodeOf(err) != apperr.UpstreamContractError {
+	_, err = c.Sales(context.Background(), "47", "1234", since, 100)
+	if ae := apperr.From(err); ae == nil || ae.Code != apperr.UpstreamContractError || !strings.Contains(ae.Message, "pos.next_cursor: repeats a cursor already returned (rule pos.cursor)") {
 		t.Fatalf("repeated cursor: %v", err)
 	}
 }
@@ -536,7 +539,7 @@ func TestFanOutAfterCoolDownSucceeds(t *testing.T) {
 	trip := func() {
 		t.Helper()
 		for c.BreakerState() != "open" {
-			if _, err := c.Inventory(ctx, "47", "1234"); err == nil {
+			if _, err := c.Inventory(ctx, "47", "8847291"); err == nil {
 				t.Fatal("a failing StoreLink answered")
 			}
 		}
@@ -558,7 +561,7 @@ func TestFanOutAfterCoolDownSucceeds(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := c.Inventory(ctx, "47", "1234")
+				_, err := c.Inventory(ctx, "47", "8847291")
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()

@@ -1,0 +1,498 @@
+// Package rules holds the semantic rules of the StoreLink contract: what a
+// successful answer must satisfy beyond its schema. A store's timezone is a
+// real IANA zone, its opening hours open before they close, an answer names
+// the store, SKU, supplier or order the request named, POS lines lie inside
+// the window asked for and come newest first, and an order is what was
+// raised.
+//
+// The rules are written once, here, and applied by everyone who reads
+// StoreLink: the MCP server's upstream adapter refuses an answer that breaks
+// one, and storelink-contract reports it, both under the rule's stable id, so
+// a green contract check means the toolkit takes StoreLink's answers. The
+// package imports only the client's generated types, so teams using the
+// public client may apply the same rules.
+//
+// A [Finding] names the rule, the field (a JSON Pointer into the body) and
+// what is wrong in the rule's own words. It never quotes a value of the
+// answer: what StoreLink sends is untrusted, and may be huge or say anything.
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	// The IANA check must not depend on the zone files of the machine the
+	// check runs on: a container without /usr/share/zoneinfo would refuse
+	// every store.
+	_ "time/tzdata"
+
+	sl "github.com/korral/storelink/storelinkclient"
+)
+
+// Operation ids of the contract, the operations whose answers the rules
+// judge.
+const (
+	OpListStores   = "listStores"
+	OpGetStore     = "getStore"
+	OpGetInventory = "getInventory"
+	OpListPOS      = "listPOSTransactions"
+	OpCreateOrder  = "createReplenishmentOrder"
+	OpGetOrder     = "getReplenishmentOrder"
+	OpGetSKU       = "getSKU"
+	OpGetSupplier  = "getSupplier"
+)
+
+// Rule ids. They are stable: logs, reports and the contract
+// (x-korral-rules) name them.
+const (
+	PathStoreID        = "path.store_id"
+	PathSKU            = "path.sku"
+	PathSupplierID     = "path.supplier_id"
+	PathOrderID        = "path.order_id"
+	StoreTimezone      = "store.timezone.iana"
+	StoreHoursFormat   = "store.hours.format"
+	StoreHoursOpen     = "store.hours.open"
+	StoreHoursClosed   = "store.hours.closed"
+	StoreHoursOrder    = "store.hours.order"
+	InventoryRange     = "inventory.range"
+	InventoryCountedAt = "inventory.counted_at"
+	POSWindow          = "pos.window"
+	POSOrder           = "pos.order"
+	POSSince           = "pos.since"
+	POSUnits           = "pos.units"
+	POSTotalCount      = "pos.total_count"
+	POSCursor          = "pos.cursor"
+	SKURange           = "sku.range"
+	SupplierRange      = "supplier.range"
+	SupplierCutoff     = "supplier.cutoff.format"
+	OrderStatus        = "order.status"
+	OrderRange         = "order.range"
+	OrderReadBack      = "order.readback"
+)
+
+// Rule is one semantic rule of the contract.
+type Rule struct {
+	// ID is the rule's stable id, e.g. "store.hours.order".
+	ID string `json:"id"`
+	// Text states the rule in one line.
+	Text string `json:"text"`
+	// Operations are the operation ids whose successful answers it judges.
+	Operations []string `json:"operations"`
+}
+
+var registry = []Rule{
+	{PathStoreID, "a body's store_id is the store of the request's path",
+		[]string{OpGetStore, OpGetInventory, OpListPOS, OpCreateOrder, OpGetOrder}},
+	{PathSKU, "a body's sku is the SKU the request named", []string{OpGetInventory, OpListPOS, OpGetSKU}},
+	{PathSupplierID, "a supplier's supplier_id is the one of the request's path", []string{OpGetSupplier}},
+	{PathOrderID, "an order's order_id is the one of the request's path", []string{OpGetOrder}},
+	{StoreTimezone, "a store's timezone names a zone of the IANA time zone database", []string{OpListStores, OpGetStore}},
+	{StoreHoursFormat, "opens and closes are store-local HH:MM times (24-hour)", []string{OpGetStore}},
+	{StoreHoursOpen, "an open day (closed: false) has both opens and closes", []string{OpGetStore}},
+	{StoreHoursClosed, "a closed day (closed: true) has neither opens nor closes", []string{OpGetStore}},
+	{StoreHoursOrder, "an open day opens before it closes (no store trades past midnight)", []string{OpGetStore}},
+	{InventoryRange, "on_hand_units is between -1000000 and 1000000", []string{OpGetInventory}},
+	{InventoryCountedAt, "counted_at is not in the future", []string{OpGetInventory}},
+	{POSWindow, "every transaction is at or after the query's since and not in the future", []string{OpListPOS}},
+	{POSOrder, "transactions come newest first, within a page and from one page to the next", []string{OpListPOS}},
+	{POSSince, "a page echoes the since of its query", []string{OpListPOS}},
+	{POSUnits, "a transaction's units is between 1 and 100000", []string{OpListPOS}},
+	{POSTotalCount, "total_count is at least the number of transactions on the page", []string{OpListPOS}},
+	{POSCursor, "a next_cursor is never one the walk over the pages has already used", []string{OpListPOS}},
+	{SKURange, "case_pack is between 1 and 1000, and shelf_life_days, when given, between 1 and 3650", []string{OpGetSKU}},
+	{SupplierRange, "lead_time_days is between 0 and 60, and minimum_order_units, when given, between 1 and 100000", []string{OpGetSupplier}},
+	{SupplierCutoff, "order_cutoff_local, when given, is a store-local HH:MM time (24-hour)", []string{OpGetSupplier}},
+	{OrderStatus, "an order's status is one of the contract's order statuses", []string{OpCreateOrder, OpGetOrder}},
+	{OrderRange, "an order's quantity_units is between 1 and 100000", []string{OpCreateOrder, OpGetOrder}},
+	{OrderReadBack, "an order has the SKU and quantity_units it was raised with", []string{OpCreateOrder, OpGetOrder}},
+}
+
+// Rules lists every rule, in a stable order.
+func Rules() []Rule {
+	out := make([]Rule, len(registry))
+	for i, r := range registry {
+		out[i] = r
+		out[i].Operations = slices.Clone(r.Operations)
+	}
+	return out
+}
+
+// Lookup returns the rule with the id.
+func Lookup(id string) (Rule, bool) {
+	for _, r := range Rules() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Range is a bound a rule holds a number to. The contract's schemas state
+// the same bounds (minimum, maximum); the checker's tests compare the two.
+type Range struct {
+	Rule string
+	// Schema and Property name the number in the contract, e.g. "SKU" and
+	// "case_pack".
+	Schema, Property string
+	Min, Max         int64
+}
+
+var ranges = []Range{
+	{InventoryRange, "Inventory", "on_hand_units", -1000000, 1000000},
+	{POSUnits, "POSTransaction", "units", 1, 100000},
+	{SKURange, "SKU", "case_pack", 1, 1000},
+	{SKURange, "SKU", "shelf_life_days", 1, 3650},
+	{SupplierRange, "Supplier", "lead_time_days", 0, 60},
+	{SupplierRange, "Supplier", "minimum_order_units", 1, 100000},
+	{OrderRange, "Order", "quantity_units", 1, 100000},
+}
+
+// Ranges lists the numeric bounds the rules hold answers to.
+func Ranges() []Range { return slices.Clone(ranges) }
+
+func bound(schema, property string) Range {
+	for _, r := range ranges {
+		if r.Schema == schema && r.Property == property {
+			return r
+		}
+	}
+	panic("rules: no range for " + schema + "." + property)
+}
+
+// Patterns the rules share with the contract's schemas (LocalTime and the
+// timezone properties), which state them too.
+const (
+	// ClockPattern is a store-local HH:MM time, 24-hour.
+	ClockPattern = `^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// TimezonePattern is the shape of an IANA zone name: an area, then
+	// slash-separated locations ("Europe/Prague",
+	// "America/Argentina/Buenos_Aires", "Etc/GMT+5", "UTC"). The shape is
+	// necessary, not sufficient: [StoreTimezone] asks the zone database.
+	TimezonePattern = `^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$`
+)
+
+var (
+	clockRE    = regexp.MustCompile(ClockPattern)
+	timezoneRE = regexp.MustCompile(TimezonePattern)
+)
+
+// ClockSkew is how far in the future a timestamp may lie before it breaks a
+// rule: StoreLink's clock and its reader's are not the same clock.
+const ClockSkew = 5 * time.Minute
+
+// ParseClock reads a store-local "HH:MM" as minutes after midnight.
+func ParseClock(s string) (minutes int, ok bool) {
+	if !clockRE.MatchString(s) {
+		return 0, false
+	}
+	h, _ := strconv.Atoi(s[:2])
+	m, _ := strconv.Atoi(s[3:])
+	return h*60 + m, true
+}
+
+// ValidTimezone reports whether name is a zone of the IANA time zone
+// database. "Local" and "" are names Go's time package accepts but that
+// name no zone.
+func ValidTimezone(name string) bool {
+	if name == "Local" || !timezoneRE.MatchString(name) {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
+}
+
+// Query is what an answer was asked for, as far as the rules need it. A
+// zero field is not checked: a Query without Now applies no "not in the
+// future" rule, one without StoreID no path.store_id.
+type Query struct {
+	// StoreID, SKU, SupplierID and OrderID are the ids of the request's path
+	// and query.
+	StoreID, SKU, SupplierID, OrderID string
+	// Since is the since of a POS query.
+	Since time.Time
+	// Cursor is the cursor a POS request sent, "" on the first page.
+	Cursor string
+	// Now is the reader's clock, for the rules that refuse the future.
+	Now time.Time
+	// Raised is the order as it was raised, for order.readback: the answer
+	// to the create, or a later read of that order.
+	Raised *sl.OrderRequest
+	// Walk is the walk over POS pages this page belongs to; nil judges the
+	// page on its own.
+	Walk *Walk
+}
+
+// Walk is what one walk over the POS pages of a query has seen, for the
+// rules that span pages. The zero value is a walk before its first page.
+// [CheckPOSPage] records each page it judges, so judge every page once, in
+// order.
+type Walk struct {
+	pages   int
+	oldest  time.Time
+	cursors map[string]bool
+}
+
+func (w *Walk) record(p *sl.POSPage) {
+	if w.cursors == nil {
+		w.cursors = map[string]bool{}
+	}
+	w.pages++
+	if n := len(p.Transactions); n > 0 {
+		w.oldest = p.Transactions[n-1].Timestamp
+	}
+	if p.NextCursor != nil {
+		w.cursors[*p.NextCursor] = true
+	}
+}
+
+// Finding is one break of a rule by an answer.
+type Finding struct {
+	// Rule is the rule's id.
+	Rule string `json:"rule"`
+	// Field is a JSON Pointer (RFC 6901) into the body: "/timezone",
+	// "/transactions/3/timestamp"; "" is the whole body.
+	Field string `json:"field"`
+	// Problem says what is wrong, without quoting the answer.
+	Problem string `json:"problem"`
+}
+
+func (f Finding) String() string { return f.Field + ": " + f.Problem + " (rule " + f.Rule + ")" }
+
+// findings collects at most one finding per rule: a page of a thousand
+// unsorted lines breaks pos.order once, at the first line that shows it.
+type findings []Finding
+
+func (fs *findings) add(rule, field, problem string) {
+	for _, f := range *fs {
+		if f.Rule == rule {
+			return
+		}
+	}
+	*fs = append(*fs, Finding{Rule: rule, Field: field, Problem: problem})
+}
+
+func (fs *findings) echo(rule, field, got, want, what string) {
+	if want != "" && got != want {
+		fs.add(rule, field, "not the "+what+" of the request")
+	}
+}
+
+func (fs *findings) within(schema, property, field string, v int64) {
+	r := bound(schema, property)
+	if v < r.Min || v > r.Max {
+		fs.add(r.Rule, field, fmt.Sprintf("outside %d to %d", r.Min, r.Max))
+	}
+}
+
+func (fs *findings) timezone(tz, field string) {
+	switch {
+	case tz == "":
+		fs.add(StoreTimezone, field, "missing or empty")
+	case !ValidTimezone(tz):
+		fs.add(StoreTimezone, field, "not an IANA time zone")
+	}
+}
+
+func (fs *findings) notFuture(rule, field string, t time.Time, q Query) {
+	if !q.Now.IsZero() && t.After(q.Now.Add(ClockSkew)) {
+		fs.add(rule, field, "in the future")
+	}
+}
+
+func (fs *findings) result() []Finding {
+	if len(*fs) == 0 {
+		return nil
+	}
+	return *fs
+}
+
+// CheckStoreList judges the chain's store list.
+func CheckStoreList(v *sl.StoreList, _ Query) []Finding {
+	var fs findings
+	for i, s := range v.Stores {
+		fs.timezone(s.Timezone, fmt.Sprintf("/stores/%d/timezone", i))
+	}
+	return fs.result()
+}
+
+// CheckStore judges one store and its opening hours.
+func CheckStore(v *sl.Store, q Query) []Finding {
+	var fs findings
+	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.timezone(v.Timezone, "/timezone")
+	for _, d := range Week(v.OpeningHours) {
+		at := "/opening_hours/" + d.Name
+		h := d.Hours
+		if h.Closed {
+			if h.Opens != nil || h.Closes != nil {
+				fs.add(StoreHoursClosed, at, "closed but with opening hours")
+			}
+			continue
+		}
+		if h.Opens == nil || h.Closes == nil {
+			fs.add(StoreHoursOpen, at, "open but without opens and closes")
+			continue
+		}
+		o, ok1 := ParseClock(*h.Opens)
+		c, ok2 := ParseClock(*h.Closes)
+		switch {
+		case !ok1:
+			fs.add(StoreHoursFormat, at+"/opens", "not an HH:MM time")
+		case !ok2:
+			fs.add(StoreHoursFormat, at+"/closes", "not an HH:MM time")
+		case o >= c:
+			fs.add(StoreHoursOrder, at, "opens at or after it closes")
+		}
+	}
+	return fs.result()
+}
+
+// Day is one weekday's opening hours, named as the contract names it.
+type Day struct {
+	Name    string
+	Weekday time.Weekday
+	Hours   sl.DayHours
+}
+
+// Week lists a store's opening hours from Monday to Sunday.
+func Week(w sl.WeeklyHours) []Day {
+	return []Day{
+		{"monday", time.Monday, w.Monday}, {"tuesday", time.Tuesday, w.Tuesday},
+		{"wednesday", time.Wednesday, w.Wednesday}, {"thursday", time.Thursday, w.Thursday},
+		{"friday", time.Friday, w.Friday}, {"saturday", time.Saturday, w.Saturday},
+		{"sunday", time.Sunday, w.Sunday},
+	}
+}
+
+// CheckInventory judges an on-hand count.
+func CheckInventory(v *sl.Inventory, q Query) []Finding {
+	var fs findings
+	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	fs.within("Inventory", "on_hand_units", "/on_hand_units", v.OnHandUnits)
+	fs.notFuture(InventoryCountedAt, "/counted_at", v.CountedAt, q)
+	return fs.result()
+}
+
+// CheckPOSPage judges one page of POS transactions and records it in
+// q.Walk. Times are compared to the second: RFC 3339 times are often
+// written without fractions, and a since echoed to the second is the same
+// since.
+func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
+	var fs findings
+	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	since := q.Since.Truncate(time.Second)
+	if !q.Since.IsZero() && !v.Since.Truncate(time.Second).Equal(since) {
+		fs.add(POSSince, "/since", "not the since of the query")
+	}
+	if v.TotalCount < int64(len(v.Transactions)) {
+		fs.add(POSTotalCount, "/total_count", "fewer than the transactions on the page")
+	}
+	w := q.Walk
+	for i, t := range v.Transactions {
+		at := fmt.Sprintf("/transactions/%d", i)
+		fs.within("POSTransaction", "units", at+"/units", t.Units)
+		if !q.Since.IsZero() && t.Timestamp.Before(since) {
+			fs.add(POSWindow, at+"/timestamp", "before the query's since")
+		}
+		fs.notFuture(POSWindow, at+"/timestamp", t.Timestamp, q)
+		switch {
+		case i > 0 && t.Timestamp.After(v.Transactions[i-1].Timestamp):
+			fs.add(POSOrder, at+"/timestamp", "newer than the transaction before it")
+		case i == 0 && w != nil && w.pages > 0 && !w.oldest.IsZero() && t.Timestamp.After(w.oldest):
+			fs.add(POSOrder, at+"/timestamp", "newer than the last transaction of the page before")
+		}
+	}
+	if c := v.NextCursor; c != nil && ((q.Cursor != "" && *c == q.Cursor) || (w != nil && w.cursors[*c])) {
+		fs.add(POSCursor, "/next_cursor", "repeats a cursor already returned")
+	}
+	if w != nil {
+		w.record(v)
+	}
+	return fs.result()
+}
+
+// CheckSKU judges a SKU's master data.
+func CheckSKU(v *sl.SKU, q Query) []Finding {
+	var fs findings
+	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	fs.within("SKU", "case_pack", "/case_pack", v.CasePack)
+	if v.ShelfLifeDays != nil {
+		fs.within("SKU", "shelf_life_days", "/shelf_life_days", *v.ShelfLifeDays)
+	}
+	return fs.result()
+}
+
+// CheckSupplier judges a supplier's delivery terms.
+func CheckSupplier(v *sl.Supplier, q Query) []Finding {
+	var fs findings
+	fs.echo(PathSupplierID, "/supplier_id", v.SupplierID, q.SupplierID, "supplier")
+	fs.within("Supplier", "lead_time_days", "/lead_time_days", v.LeadTimeDays)
+	if v.MinimumOrderUnits != nil {
+		fs.within("Supplier", "minimum_order_units", "/minimum_order_units", *v.MinimumOrderUnits)
+	}
+	if c := v.OrderCutoffLocal; c != nil {
+		if _, ok := ParseClock(*c); !ok {
+			fs.add(SupplierCutoff, "/order_cutoff_local", "not an HH:MM time")
+		}
+	}
+	return fs.result()
+}
+
+// CheckOrder judges an order: the answer to its creation (q.Raised is the
+// request) or a read of it (q.OrderID is the path's, q.Raised what was
+// raised when the reader knows).
+func CheckOrder(v *sl.Order, q Query) []Finding {
+	var fs findings
+	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.echo(PathOrderID, "/order_id", v.OrderID, q.OrderID, "order")
+	if !v.Status.Valid() {
+		fs.add(OrderStatus, "/status", "not one of the contract's order statuses")
+	}
+	fs.within("Order", "quantity_units", "/quantity_units", v.QuantityUnits)
+	if r := q.Raised; r != nil {
+		switch {
+		case v.SKU != r.SKU:
+			fs.add(OrderReadBack, "/sku", "not the SKU the order was raised for")
+		case v.QuantityUnits != r.QuantityUnits:
+			fs.add(OrderReadBack, "/quantity_units", "not the quantity the order was raised for")
+		}
+	}
+	return fs.result()
+}
+
+// Check decodes a successful answer to the operation and judges it. It
+// fails when the body does not decode into the operation's type: the
+// schema says more about such a body than the rules can.
+func Check(operation string, body []byte, q Query) ([]Finding, error) {
+	switch operation {
+	case OpListStores:
+		return judge(body, q, CheckStoreList)
+	case OpGetStore:
+		return judge(body, q, CheckStore)
+	case OpGetInventory:
+		return judge(body, q, CheckInventory)
+	case OpListPOS:
+		return judge(body, q, CheckPOSPage)
+	case OpGetSKU:
+		return judge(body, q, CheckSKU)
+	case OpGetSupplier:
+		return judge(body, q, CheckSupplier)
+	case OpCreateOrder, OpGetOrder:
+		return judge(body, q, CheckOrder)
+	}
+	return nil, fmt.Errorf("rules: no rules for operation %q", operation)
+}
+
+func judge[T any](body []byte, q Query, check func(*T, Query) []Finding) ([]Finding, error) {
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, fmt.Errorf("rules: the body does not decode: %w", err)
+	}
+	return check(&v, q), nil
+}
