@@ -42,6 +42,12 @@ type Config struct {
 	// KeyringFile is the path from STORELINK_KEYRING_FILE, kept so the file
 	// can be re-read after a key rotation; "" when the keyring came inline.
 	KeyringFile string
+	// MockNow, when not zero, pins the clock of the embedded demo
+	// StoreLink and of the server running it (STORELINK_MOCK_NOW). Every
+	// command that does not run the embedded demo refuses it, a server with
+	// UpstreamBaseURL too: against a real StoreLink a pinned clock would
+	// release lapsed approvals and backdate the audit trail.
+	MockNow time.Time
 	// DefaultLookbackDays is korral_check_stock_risk's default lookback (1..28).
 	DefaultLookbackDays int
 	// LogLevel is the minimum level logged to stderr.
@@ -108,6 +114,7 @@ func Documentation() []Var {
 	return []Var{
 		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded demo StoreLink, whose made-up data every answer flags as such."},
 		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; the server refuses it without one (real keys with demo data mean a lost setting), since the demo StoreLink brings its own.`},
+		{Name: "STORELINK_MOCK_NOW", Default: "", Description: "Pins the embedded demo StoreLink's clock and the server's (RFC 3339), for reproducible runs. Only for a server without UPSTREAM_BASE_URL; every other command refuses it."},
 		{Name: "STORELINK_KEYRING_FILE", Default: "", Description: "Path to a file holding the keyring JSON; preferred in production, and re-read on key rotation. Not together with STORELINK_KEYRING."},
 		{Name: "DEFAULT_LOOKBACK_DAYS", Default: "14", Description: "Days of sales history korral_check_stock_risk uses when the call gives none (1 to 28)."},
 		{Name: "LOG_LEVEL", Default: "info", Description: "Minimum level logged to stderr: debug, info, warn or error. Flag: `--log-level`."},
@@ -170,6 +177,8 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
 	}
 
+	c.MockNow = l.mockNow("STORELINK_MOCK_NOW")
+
 	c.StateDatabaseURL = l.databaseURL("STATE_DATABASE_URL")
 	if c.StateDatabaseURL == "" {
 		c.StatePath = l.statePath()
@@ -227,6 +236,22 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		return nil, errors.Join(l.errs...)
 	}
 	return c, nil
+}
+
+// mockNow reads the pinned clock of the embedded demo. Whether the
+// command may use it (a server of the embedded demo only) is the command's
+// to judge.
+func (l *loader) mockNow(name string) time.Time {
+	v := l.getenv(name)
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		l.fail("%s=%q: must be an RFC 3339 time such as 2026-11-27T14:30:00+01:00", name, v)
+		return time.Time{}
+	}
+	return t
 }
 
 // shown quotes a non-secret value for an error message, shortened so a
