@@ -117,11 +117,14 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 	}
 }
 
+// entryJSON is a staged order as `approvals show` prints it. Its
+// approval_binding fingerprints the request shown at its StoreLink
+// (state.ApprovalBinding); an approval sends only that.
 func entryJSON(e state.Entry) map[string]any {
 	return map[string]any{"approval_id": e.ApprovalID, "idempotency_key": e.IdempotencyKey, "state": e.State, "store_id": e.StoreID,
 		"sku": e.SKU, "quantity_units": e.QuantityUnits, "reason": e.Reason, "requested_by": e.RequestedBy, "decided_by": e.DecidedBy,
 		"order_id": e.OrderID, "expires_at": e.ApprovalExpiresAt.Format(time.RFC3339), "created_at": e.CreatedAt.Format(time.RFC3339),
-		"storelink": e.UpstreamID}
+		"storelink": e.UpstreamID, "approval_binding": e.ApprovalBinding()}
 }
 
 // presentedCredential is the approver's credential, from --credential-file
