@@ -194,7 +194,7 @@ func (w *Workflow) raise(ctx context.Context, o Order, confirm bool) (*Outcome, 
 		if err != nil {
 			return nil, err
 		}
-		key = DeriveIdempotencyKey(storeID, req, localDate(w.now(), st.Timezone))
+		key = deriveIdempotencyKey(storeID, req, localDate(w.now(), st.Timezone))
 	}
 	out := &Outcome{IdempotencyKey: key, StoreID: storeID, SKU: o.SKU, Request: req}
 
@@ -231,10 +231,10 @@ func (w *Workflow) raise(ctx context.Context, o Order, confirm bool) (*Outcome, 
 	return sent, w.inScopeInFlight(err)
 }
 
-// DeriveIdempotencyKey names an order request by what it asks for and the
+// deriveIdempotencyKey names an order request by what it asks for and the
 // store-local day, so an agent that repeats itself the same day hits the
 // ledger instead of StoreLink. See ADR 0006.
-func DeriveIdempotencyKey(storeID string, req domain.OrderRequest, day string) string {
+func deriveIdempotencyKey(storeID string, req domain.OrderRequest, day string) string {
 	h := sha256.Sum256([]byte(strings.Join([]string{"v1", storeID, req.SKU, fmt.Sprint(req.QuantityUnits), state.FoldReason(req.Reason), day}, "\x1f")))
 	return "auto-" + hex.EncodeToString(h[:16])
 }
