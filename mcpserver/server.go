@@ -3,7 +3,8 @@
 // replenishment, each scoped to the stores this deployment holds keys for,
 // each answering in one envelope with a closed set of error codes.
 //
-// The package composes the pure core (internal/projection, internal/keyring,
+// The package composes the pure core (internal/replenish, the order
+// workflow the tools are doors onto; internal/projection, internal/keyring,
 // internal/apperr) with a small consumer-defined [Upstream] interface; the
 // only implementation that speaks HTTP lives in internal/upstream.
 package mcpserver
