@@ -18,8 +18,8 @@ import (
 
 const ledgerTime = "2006-01-02T15:04:05.000000000Z07:00"
 
-// stageOne starts a server in approval mode on w's StoreLink (or base, when
-// given), stages one order of 24 units and stops the server.
+// stageOne starts a server with env (approval mode), stages one order of 24
+// units and stops the server.
 func stageOne(t *testing.T, env []string) (approvalID string) {
 	t.Helper()
 	p := startServer(t, env)
