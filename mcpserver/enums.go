@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
@@ -63,36 +64,38 @@ func openOrderStatuses() []orderStatus {
 	return slices.DeleteFunc(orderStatuses(), func(s orderStatus) bool { return !s.open() })
 }
 
-// raiseMode says what korral_raise_replenishment_order did.
+// raiseMode says what korral_raise_replenishment_order did: the workflow's
+// mode (replenish.Mode), as the answer names it.
 type raiseMode string
 
 const (
 	// modePreview: nothing was sent; the answer is the preview.
-	modePreview raiseMode = "preview"
+	modePreview = raiseMode(replenish.ModePreview)
 	// modeRaised: the order was sent and StoreLink took it.
-	modeRaised raiseMode = "raised"
+	modeRaised = raiseMode(replenish.ModeRaised)
 	// modePendingApproval: the order was staged for a person to release.
-	modePendingApproval raiseMode = "pending_approval"
+	modePendingApproval = raiseMode(replenish.ModePendingApproval)
 	// modeReplay: the idempotency key was seen before; its first outcome is
 	// repeated and nothing was sent.
-	modeReplay raiseMode = "replay"
+	modeReplay = raiseMode(replenish.ModeReplay)
 )
 
 func raiseModes() []raiseMode {
 	return []raiseMode{modePreview, modeRaised, modePendingApproval, modeReplay}
 }
 
-// verdict is the quantity check's judgement of a previewed order.
+// verdict is the quantity check's judgement of a previewed order
+// (replenish.Verdict).
 type verdict string
 
 const (
 	// verdictOK: nothing to remark.
-	verdictOK verdict = "ok"
+	verdictOK = verdict(replenish.VerdictOK)
 	// verdictReview: the reasons deserve a person's look before confirming.
-	verdictReview verdict = "review"
+	verdictReview = verdict(replenish.VerdictReview)
 	// verdictRefuse: a confirm would be refused (the ceiling, the supplier's
 	// minimum).
-	verdictRefuse verdict = "refuse"
+	verdictRefuse = verdict(replenish.VerdictRefuse)
 )
 
 func verdicts() []verdict { return []verdict{verdictOK, verdictReview, verdictRefuse} }

@@ -3,7 +3,8 @@
 // replenishment, each scoped to the stores this deployment holds keys for,
 // each answering in one envelope with a closed set of error codes.
 //
-// The package composes the pure core (internal/projection, internal/keyring,
+// The package composes the pure core (internal/replenish, the order
+// workflow the tools are doors onto; internal/projection, internal/keyring,
 // internal/apperr) with a small consumer-defined [Upstream] interface; the
 // only implementation that speaks HTTP lives in internal/upstream.
 package mcpserver
@@ -15,6 +16,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,6 +103,41 @@ type WriteOptions struct {
 type server struct {
 	opts Options
 	log  *slog.Logger
+}
+
+// workflow is the order workflow behind the tools, built from the options
+// on each call: the keyring and the settings it reads may be swapped by a
+// test, and the value is a handful of fields.
+func (s *server) workflow() *replenish.Workflow {
+	f := &replenish.Workflow{
+		Upstream:     s.opts.Upstream,
+		Now:          s.opts.Now,
+		Log:          s.log,
+		LookbackDays: s.opts.DefaultLookbackDays,
+	}
+	if f.Now == nil {
+		f.Now = time.Now
+	}
+	if w := s.opts.Writes; w != nil {
+		f.Ledger, f.UpstreamID = w.Ledger, w.UpstreamID
+		if w.Recorder != nil {
+			f.Recorder = w.Recorder
+		}
+		f.Gate = replenish.Gate{AllowWrites: w.AllowWrites, MaxOrderUnits: w.MaxOrderUnits, RequireApproval: w.RequireApproval,
+			ApprovalTTL: w.ApprovalTTL, Holds: s.keyringHolds}
+	}
+	return f
+}
+
+// keyringHolds reports whether storeID is one of the stores this
+// deployment's keyring holds a key for right now.
+func (s *server) keyringHolds(storeID string) bool {
+	kr := s.opts.Keyring()
+	if kr == nil {
+		return false
+	}
+	_, ok := kr.Key(storeID)
+	return ok
 }
 
 // newServer applies the defaults every user of Options relies on.

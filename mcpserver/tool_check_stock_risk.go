@@ -5,24 +5,24 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
-	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/projection"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/storelinkclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// riskSalesCap bounds the transactions read for one projection.
-const riskSalesCap = 50000
 
 // The lookback cap is StoreLink's history (storelinkclient.HistoryDays, the
 // contract's figure): this fails to compile if the projection's cap and the
 // history ever differ, in either direction.
 const _ = uint(projection.MaxLookbackDays-storelinkclient.HistoryDays) + uint(storelinkclient.HistoryDays-projection.MaxLookbackDays)
+
+// riskRequestsPerStore is how many upstream requests one store's
+// assessment keeps open at once.
+const riskRequestsPerStore = replenish.RequestsPerAssessment
 
 // maxRiskStores bounds store_ids: one answer stays readable, and one call
 // cannot fan out across the whole chain.
@@ -33,30 +33,6 @@ type stockRiskIn struct {
 	StoreID      string   `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
 	StoreIDs     []string `json:"store_ids,omitempty" jsonschema:"several stores in one call, instead of store_id"`
 	LookbackDays int      `json:"lookback_days,omitempty" jsonschema:"days of sales history for the sell rate"`
-}
-
-// identity names what was checked, so nobody has to vet a bare SKU code. It
-// is what the write tool's preview and checks read; the model reads
-// stockRiskOut.
-type identity struct {
-	SKU           string
-	ProductName   string
-	Category      string
-	SupplierName  string
-	Chilled       bool
-	CasePack      int64
-	ShelfLifeDays int64
-	StoreID       string
-	StoreName     string
-}
-
-// riskAssessment is one store's projection with what it was computed for.
-type riskAssessment struct {
-	Identity identity
-	Risk     projection.Result
-	// UnitsSoldLast24h is the units sold in the 24 hours before the
-	// projection's now, the buyer's usual yardstick.
-	UnitsSoldLast24h int64
 }
 
 // stockRiskOut is the answer: the product once, then one entry per store.
@@ -139,7 +115,7 @@ func compactEvidence(days []projection.DayEvidence) table {
 	return t
 }
 
-func compactFacts(a *riskAssessment) *storeFacts {
+func compactFacts(a *replenish.Assessment) *storeFacts {
 	r := a.Risk
 	f := &storeFacts{
 		AsOf: r.AsOf, OnHandUnits: r.OnHandUnits, OnHandAsOf: r.OnHandAsOf, EstimatedOnHandNow: r.EstimatedOnHandNow,
@@ -187,67 +163,24 @@ func addCheckStockRisk(ms *mcp.Server, s *server) {
 	})
 }
 
-// riskFacts is everything one projection needs, fetched concurrently.
-type riskFacts struct {
-	store    domain.Store
-	inv      domain.Inventory
-	sales    domain.SalesPage
-	sku      domain.SKU
-	supplier domain.Supplier
-}
-
-// fetchRiskFacts fans the upstream calls out: store, inventory, sales and the
-// SKU (then its supplier) run at once, so the answer costs the slowest call,
-// not the sum. The first error wins; all calls share the tool call's id.
-func (s *server) fetchRiskFacts(ctx context.Context, storeID, sku string, since time.Time) (riskFacts, error) {
-	var f riskFacts
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	wg.Add(4)
-	go func() { defer wg.Done(); f.store, errs[0] = s.opts.Upstream.Store(ctx, storeID) }()
-	go func() { defer wg.Done(); f.inv, errs[1] = s.opts.Upstream.Inventory(ctx, storeID, sku) }()
-	go func() {
-		defer wg.Done()
-		f.sales, errs[2] = s.opts.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
-	}()
-	go func() {
-		defer wg.Done()
-		f.sku, errs[3] = s.opts.Upstream.SKU(ctx, storeID, sku)
-		if errs[3] == nil {
-			f.supplier, errs[3] = s.opts.Upstream.Supplier(ctx, storeID, f.sku.SupplierID)
-		}
-	}()
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return riskFacts{}, err
-		}
-	}
-	return f, nil
-}
-
-// riskRequestsPerStore is how many upstream requests one store's
-// assessment keeps open at once (fetchRiskFacts).
-const riskRequestsPerStore = 4
-
 func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*stockRiskOut, error) {
 	c.sku = in.SKU
 	if in.LookbackDays == 0 {
 		in.LookbackDays = s.opts.DefaultLookbackDays
 	}
 	out := &stockRiskOut{SKU: in.SKU}
-	var found []*riskAssessment
+	var found []*replenish.Assessment
 	if len(in.StoreIDs) == 0 {
 		// One store: its failure is the call's failure, as for every tool.
 		storeID, err := s.resolveStore(c, in.StoreID)
 		if err != nil {
 			return nil, err
 		}
-		a, err := s.assessRisk(ctx, storeID, in.SKU, in.LookbackDays)
+		a, err := s.workflow().Assess(ctx, storeID, in.SKU, in.LookbackDays)
 		if err != nil {
 			return nil, err
 		}
-		found = []*riskAssessment{a}
+		found = []*replenish.Assessment{a}
 		out.Stores = []storeRisk{{StoreID: storeID, StoreName: a.Identity.StoreName, Risk: compactFacts(a)}}
 	} else {
 		if in.StoreID != "" {
@@ -289,10 +222,10 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 // STORE_NOT_AUTHORIZED and is never asked for; a store StoreLink fails for
 // carries its own error. It returns the assessments that succeeded, in the
 // order asked.
-func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, in stockRiskIn) []*riskAssessment {
+func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, in stockRiskIn) []*replenish.Assessment {
 	kr := s.opts.Keyring()
 	out.Stores = make([]storeRisk, len(in.StoreIDs))
-	done := make([]*riskAssessment, len(in.StoreIDs))
+	done := make([]*replenish.Assessment, len(in.StoreIDs))
 	fanOut(len(in.StoreIDs), callInFlight/riskRequestsPerStore, func(i int) {
 		id := in.StoreIDs[i]
 		out.Stores[i].StoreID = id
@@ -303,7 +236,7 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 			id, err = kr.Resolve(id)
 		}
 		if err == nil {
-			done[i], err = s.assessRisk(ctx, id, in.SKU, in.LookbackDays)
+			done[i], err = s.workflow().Assess(ctx, id, in.SKU, in.LookbackDays)
 		}
 		if err != nil {
 			out.Stores[i].Error = s.storeError(ctx, c, id, err)
@@ -313,99 +246,11 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 		out.Stores[i].Risk = compactFacts(done[i])
 	})
 	c.storeID = strings.Join(in.StoreIDs, ",")
-	var found []*riskAssessment
+	var found []*replenish.Assessment
 	for _, a := range done {
 		if a != nil {
 			found = append(found, a)
 		}
 	}
 	return found
-}
-
-// assessRisk fetches the facts and runs the projection; the write tool's
-// preview reuses it for its justification snapshot. Texts are plain: the
-// answer that shows them marks them.
-func (s *server) assessRisk(ctx context.Context, storeID, sku string, lookbackDays int) (*riskAssessment, error) {
-	now := s.opts.Now()
-	historyStart := storelinkclient.HistoryStart(now)
-	// One extra day covers the partial day before the first complete one;
-	// nothing older than StoreLink's history exists to ask for.
-	since := later(now.Add(-time.Duration(lookbackDays+1)*24*time.Hour), historyStart)
-	f, err := s.fetchRiskFacts(ctx, storeID, sku, since)
-	if err != nil {
-		return nil, err
-	}
-	from := since
-	if !f.inv.CountedAt.IsZero() && f.inv.CountedAt.Before(from) {
-		// A stale count: the projection needs every sale since the count.
-		from = f.inv.CountedAt
-	}
-	if first := earliestSale(f.sales); !f.sales.Truncated && (first.IsZero() || first.After(since.Add(24*time.Hour))) {
-		// The window opens without a sale: only the whole history tells a
-		// SKU listed since then (those days are no evidence) from one that
-		// stopped selling (they are). A truncated page is refused below.
-		from = historyStart
-	}
-	if from = later(from, historyStart); from.Before(since) {
-		if f.sales, err = s.opts.Upstream.Sales(ctx, storeID, sku, from, riskSalesCap); err != nil {
-			return nil, err
-		}
-	}
-	if f.sales.Truncated {
-		// A partial history would read as zero-sale days and skew the band;
-		// refuse rather than guess.
-		return nil, apperr.New(apperr.InvalidArgument,
-			fmt.Sprintf("SKU %s sells too often to read %d days of its sales in one call (over %d transactions)", sku, lookbackDays, riskSalesCap),
-			"Call again with a shorter lookback_days.")
-	}
-	loc, err := domain.Location(f.store.Timezone)
-	if err != nil {
-		return nil, fmt.Errorf("store %s timezone %q: %w", storeID, f.store.Timezone, err)
-	}
-	in := projection.Input{
-		Now: now, Location: loc, OnHand: f.inv.OnHand, CountedAt: f.inv.CountedAt,
-		SalesFrom: from, HistoryStart: historyStart,
-		LookbackDays: lookbackDays, LeadTimeDays: f.supplier.LeadTimeDays, OrderCutoff: f.supplier.OrderCutoff,
-	}
-	for wd, d := range f.store.Hours {
-		in.Hours[wd] = projection.DayHours{Closed: d.Closed, Opens: d.Opens, Closes: d.Closes}
-	}
-	in.Sales = make([]projection.Sale, len(f.sales.Items))
-	for i, sale := range f.sales.Items {
-		in.Sales[i] = projection.Sale{At: sale.At, Units: sale.Units}
-	}
-	var last24h int64
-	for _, sale := range f.sales.Items {
-		if !sale.At.Before(now.Add(-24*time.Hour)) && !sale.At.After(now) {
-			last24h += sale.Units
-		}
-	}
-	return &riskAssessment{
-		Identity: identity{
-			SKU: sku, ProductName: f.sku.Name, Category: f.sku.Category, SupplierName: f.supplier.Name,
-			Chilled: f.sku.Chilled, CasePack: f.sku.CasePack, ShelfLifeDays: f.sku.ShelfLifeDays,
-			StoreID: storeID, StoreName: f.store.Name,
-		},
-		Risk:             projection.Project(in),
-		UnitsSoldLast24h: last24h,
-	}, nil
-}
-
-// later is the later of two instants.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// earliestSale is the oldest sale on the page; zero when there is none.
-func earliestSale(p domain.SalesPage) time.Time {
-	var first time.Time
-	for _, s := range p.Items {
-		if first.IsZero() || s.At.Before(first) {
-			first = s.At
-		}
-	}
-	return first
 }

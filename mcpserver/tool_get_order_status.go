@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -166,16 +167,11 @@ func ledgerOnly(c *call, e state.Entry, view *ledgerView) *orderStatusOut {
 }
 
 // sameUpstream reports whether the entry was recorded for the StoreLink this
-// server reaches. Entries recorded before identities were kept are assumed
-// to be, and are then checked order by order (sameOrder).
-func (s *server) sameUpstream(e state.Entry) bool {
-	return e.UpstreamID == "" || e.UpstreamID == s.opts.Writes.UpstreamID
-}
+// server reaches (replenish.Workflow.SameUpstream).
+func (s *server) sameUpstream(e state.Entry) bool { return s.workflow().SameUpstream(e) }
 
 // sameOrder reports whether StoreLink's order is the one the entry raised.
-func sameOrder(e state.Entry, o domain.Order) bool {
-	return o.StoreID == e.StoreID && o.SKU == e.SKU && o.QuantityUnits == e.QuantityUnits
-}
+func sameOrder(e state.Entry, o domain.Order) bool { return replenish.SameOrder(e, o) }
 
 // orderIDRE is compiled on first use: its bounded repetition makes a
 // large program (about 730 allocations) that would otherwise be built on

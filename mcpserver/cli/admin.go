@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,12 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
-	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 )
 
@@ -81,22 +78,17 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 			return err
 		}
 		defer a.Close()
+		flow := a.workflow(env, nil)
 		if verb == "list" {
-			// Listing is where lapsed approvals are written down as expired.
-			if _, err := a.db.Expire(ctx, a.now()); err != nil {
-				return err
-			}
-			entries, err := a.db.Pending(ctx, a.now())
-			if *all {
-				entries, err = a.db.Staged(ctx)
-			}
+			// Listing only reads: a lapsed approval reads as expired here
+			// and is written down by the next decision about it.
+			entries, err := flow.Staged(ctx, *all)
 			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "APPROVAL ID\tSTATE\tSTORE\tSKU\tUNITS\tREQUESTED BY\tEXPIRES\tREASON")
 			for _, e := range entries {
-				e = e.AsOf(a.now())
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shown(e.ApprovalID), e.State, shown(e.StoreID), shown(e.SKU), e.QuantityUnits, shown(e.RequestedBy), e.ApprovalExpiresAt.Format(time.RFC3339), shown(e.Reason))
 			}
 			if len(entries) == 0 {
@@ -104,14 +96,11 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 			}
 			return tw.Flush()
 		}
-		e, found, err := a.db.ByApprovalID(ctx, id)
+		e, err := flow.Show(ctx, id)
 		if err != nil {
-			return err
+			return personError(err)
 		}
-		if !found {
-			return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
-		}
-		return json.NewEncoder(env.Stdout).Encode(entryJSON(e.AsOf(a.now())))
+		return json.NewEncoder(env.Stdout).Encode(entryJSON(e))
 	case "approve", "reject", "resolve":
 		if strings.TrimSpace(*as) == "" {
 			return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: --as NAME is required, so the audit trail says who decided", verb)}
@@ -128,16 +117,15 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 	}
 }
 
+// entryJSON is a staged order as `approvals show` prints it. Its
+// approval_binding fingerprints the request shown at its StoreLink
+// (state.ApprovalBinding); an approval sends only that.
 func entryJSON(e state.Entry) map[string]any {
 	return map[string]any{"approval_id": e.ApprovalID, "idempotency_key": e.IdempotencyKey, "state": e.State, "store_id": e.StoreID,
 		"sku": e.SKU, "quantity_units": e.QuantityUnits, "reason": e.Reason, "requested_by": e.RequestedBy, "decided_by": e.DecidedBy,
 		"order_id": e.OrderID, "expires_at": e.ApprovalExpiresAt.Format(time.RFC3339), "created_at": e.CreatedAt.Format(time.RFC3339),
-		"storelink": e.UpstreamID}
+		"storelink": e.UpstreamID, "approval_binding": e.ApprovalBinding()}
 }
-
-// errApprovalDenied is the one answer to every credential problem, so the
-// command reveals nothing about why a credential failed.
-var errApprovalDenied = errors.New("approval denied: the approval credential is missing or does not match; nothing was changed")
 
 // presentedCredential is the approver's credential, from --credential-file
 // or APPROVER_CREDENTIAL (fromEnv, as config read it).
@@ -152,85 +140,85 @@ func presentedCredential(env Env, fromEnv, credFile string) (string, error) {
 	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
+// workflow is the order workflow as a person's command drives it: the
+// gate of this environment's settings, the ledger, and the StoreLink each
+// entry was recorded for (reach), with the approval credential of this
+// environment behind verifier.
+func (a *app) workflow(env Env, verifier replenish.Verifier) *replenish.Workflow {
+	cfg := a.cfg
+	f := &replenish.Workflow{
+		Ledger:   a.db,
+		Audit:    a.db,
+		Verifier: verifier,
+		Now:      a.now,
+		Log:      a.log,
+		Gate: replenish.Gate{
+			AllowWrites:   cfg.AllowWrites && !cfg.ReadOnly,
+			MaxOrderUnits: int64(cfg.MaxOrderUnits),
+			// The keyring reach connected with, read when the gate runs.
+			Holds: func(storeID string) bool {
+				if a.keys == nil {
+					return false
+				}
+				_, ok := a.keys.Key(storeID)
+				return ok
+			},
+		},
+		Reach: func(ctx context.Context, e state.Entry) (replenish.Upstream, string, error) {
+			if err := reach(ctx, env, a, e); err != nil {
+				return nil, "", err
+			}
+			return a.up, a.upstreamID, nil
+		},
+	}
+	if a.recorder != nil {
+		f.Recorder = a.recorder
+	}
+	return f
+}
+
+// personError is a workflow error as the command's answer: exit 1, except
+// where the cause is already an exit of its own (a configuration problem
+// found while reaching StoreLink).
+func personError(err error) error {
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		return exit
+	}
+	var ref *replenish.Refusal
+	var nf *replenish.NotFoundError
+	var np *replenish.NotPendingError
+	if errors.Is(err, replenish.ErrDenied) || errors.As(err, &ref) || errors.As(err, &nf) || errors.As(err, &np) {
+		return &ExitError{Code: 1, Err: err}
+	}
+	return err
+}
+
 func decide(ctx context.Context, env Env, verb, id, who, credFile string) error {
 	a, err := loadConfig(env)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	cfg := a.cfg
-	presented, err := presentedCredential(env, cfg.ApproverCredential, credFile)
+	presented, err := presentedCredential(env, a.cfg.ApproverCredential, credFile)
 	if err != nil {
 		return err
 	}
-	if !credentialMatches(cfg.ApprovalCredential, presented) {
-		a.log.Warn("approval.denied", "approval_id", id, "decided_by", who, "action", verb)
-		recordDecision(ctx, a, id, who, verb, "error", "APPROVAL_DENIED", fmt.Sprintf("%s tried to %s %s without a valid approval credential; nothing changed.", who, verb, id))
-		return &ExitError{Code: 1, Err: errApprovalDenied}
-	}
-	now := a.now()
-	pending, found, err := a.db.ByApprovalID(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return &ExitError{Code: 1, Err: fmt.Errorf("no staged order with approval id %s", id)}
-	}
-	if st := pending.AsOf(now).State; st != state.StatePendingApproval {
-		return &ExitError{Code: 1, Err: fmt.Errorf("%s %s: the staged order is %s, no longer pending; nothing changed", verb, id, st)}
-	}
+	flow := a.workflow(env, replenish.SharedCredential{Credential: a.cfg.ApprovalCredential})
+	d := replenish.Decision{ApprovalID: id, Name: who, Secret: presented}
 	if verb == "reject" {
-		e, err := a.db.Reject(ctx, id, who, now)
-		if err != nil {
-			return &ExitError{Code: 1, Err: fmt.Errorf("reject %s: %w", id, err)}
+		if _, err := flow.Reject(ctx, d); err != nil {
+			return personError(err)
 		}
-		recordDecision(ctx, a, id, who, verb, "ok", "", fmt.Sprintf("%s rejected the staged order %s (%d unit(s) of SKU %s for store %s); nothing was sent.", who, id, e.QuantityUnits, e.SKU, e.StoreID))
 		fmt.Fprintf(env.Stdout, "rejected %s\n", id)
 		return nil
 	}
-	// Approving runs the same gate the tool runs, then the same ledger and
-	// breaker: a person's approval does not lift the deployment's limits.
-	if !cfg.AllowWrites || cfg.ReadOnly {
-		return &ExitError{Code: 1, Err: errors.New("this deployment does not allow writes (ALLOW_WRITES); nothing was sent")}
-	}
-	if pending.QuantityUnits > int64(cfg.MaxOrderUnits) {
-		return &ExitError{Code: 1, Err: fmt.Errorf("%d units is above MAX_ORDER_UNITS=%d; nothing was sent", pending.QuantityUnits, cfg.MaxOrderUnits)}
-	}
-	if err := reach(ctx, env, a, pending); err != nil {
-		recordDecision(ctx, a, id, who, verb, "error", "APPROVAL_NOT_SENT", fmt.Sprintf("%s tried to approve %s, but it was not sent: %v.", who, id, err))
-		return err
-	}
-	// The tool's quantity gate, read again now: a supplier's minimum may
-	// have changed since the order was staged, and StoreLink would refuse it.
-	if err := mcpserver.CheckOrderQuantity(ctx, a.up, pending.StoreID, pending.SKU, pending.QuantityUnits, int64(cfg.MaxOrderUnits)); err != nil {
-		ae := apperr.From(err)
-		recordDecision(ctx, a, id, who, verb, "error", string(ae.Code), fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who, id, ae.Message))
-		return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: %s: %s; the approval still stands, and rejecting it is the way to close it", id, ae.Code, ae.Message)}
-	}
-	e, err := a.db.Claim(ctx, id, who, now)
+	approved, err := flow.Approve(ctx, d)
 	if err != nil {
-		var fl *state.InFlightError
-		if errors.As(err, &fl) {
-			return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: the same order is already %s under idempotency key %s; resolve that first; nothing changed", id, fl.Entry.State, fl.Entry.IdempotencyKey)}
-		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("approve %s: %w", id, err)}
+		return personError(err)
 	}
-	rec := a.recorder
-	if rec == nil {
-		rec = &journal.Recorder{Ledger: a.db, Log: a.log, Now: a.now}
-	}
-	sent, err := mcpserver.SendLedgered(ctx, a.up, rec, e, a.now)
-	if err != nil {
-		ae := apperr.From(err)
-		after, _, _ := a.db.ByApprovalID(ctx, id)
-		recordDecision(ctx, a, id, who, verb, "error", string(ae.Code), fmt.Sprintf("%s approved %s but StoreLink did not take it: %s; the entry is now %s.", who, id, ae.Message, after.State))
-		if after.State == state.StatePendingApproval {
-			return &ExitError{Code: 1, Err: fmt.Errorf("not sent: %s: %s; the approval still stands, approve again later", ae.Code, ae.Message)}
-		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("approved, but StoreLink did not raise the order: %s: %s (the entry is now %s)", ae.Code, ae.Message, after.State)}
-	}
+	e, sent := approved.Entry, approved.Sent
 	o := sent.Order
-	recordDecision(ctx, a, id, who, verb, "ok", "", fmt.Sprintf("%s approved %s: order %s raised for %d unit(s) of SKU %s at store %s.", who, id, o.ID, e.QuantityUnits, e.SKU, e.StoreID))
 	fmt.Fprintf(env.Stdout, "approved %s: order %s raised (%s)\n", id, o.ID, o.Status)
 	if !sent.Recorded {
 		// The order exists at StoreLink; only its record is behind.
@@ -305,9 +293,7 @@ func upstreamIdentity(baseURL string) string {
 
 // resolve records what a person found at StoreLink about an order whose
 // outcome is unknown (or that a crash left sending): the order id it became,
-// which is checked against StoreLink first (same store, SKU and quantity,
-// submitted no earlier than the entry, held by no other entry), or that
-// StoreLink holds no such order, which lets the same request be sent again.
+// or that StoreLink holds no such order (replenish.Workflow.Resolve).
 func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) error {
 	a, err := loadConfig(env)
 	if err != nil {
@@ -316,82 +302,22 @@ func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) e
 	defer a.Close()
 	// In approval mode, deciding anything about an order needs the approval
 	// credential; elsewhere the state file's owner is the person in charge.
+	var verifier replenish.Verifier = replenish.Unverified{}
+	presented := ""
 	if a.cfg.ApprovalCredential != "" {
-		presented, err := presentedCredential(env, a.cfg.ApproverCredential, credFile)
-		if err != nil {
+		if presented, err = presentedCredential(env, a.cfg.ApproverCredential, credFile); err != nil {
 			return err
 		}
-		if !credentialMatches(a.cfg.ApprovalCredential, presented) {
-			return &ExitError{Code: 1, Err: errApprovalDenied}
-		}
+		verifier = replenish.SharedCredential{Credential: a.cfg.ApprovalCredential}
 	}
-	e, found, err := a.db.Get(ctx, key)
+	got, err := a.workflow(env, verifier).Resolve(ctx, replenish.Resolution{Ref: key, Name: who, Secret: presented, OrderID: orderID})
 	if err != nil {
-		return err
-	}
-	if !found {
-		if e, found, err = a.db.ByApprovalID(ctx, key); err != nil {
-			return err
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			return exit
 		}
+		return &ExitError{Code: 1, Err: err}
 	}
-	if !found {
-		return &ExitError{Code: 1, Err: fmt.Errorf("no ledger entry with idempotency key or approval id %s", key)}
-	}
-	ev, ch := state.EventResolveNotRaised, state.Change{DecidedBy: who, ErrorCode: string(apperr.WriteOutcomeUnknown),
-		ErrorMessage: who + " found no such order at StoreLink"}
-	if orderID != "" {
-		if _, ok := state.Next(e.State, state.EventResolveRaised); !ok {
-			return &ExitError{Code: 1, Err: fmt.Errorf("%s is %s, not unknown; nothing changed", e.IdempotencyKey, e.State)}
-		}
-		if err := reach(ctx, env, a, e); err != nil {
-			return err
-		}
-		o, err := a.up.Order(ctx, e.StoreID, orderID)
-		if err != nil {
-			ae := apperr.From(err)
-			return &ExitError{Code: 1, Err: fmt.Errorf("order %s could not be read at StoreLink (%s: %s); nothing changed", orderID, ae.Code, ae.Message)}
-		}
-		if err := checkFoundOrder(e, o); err != nil {
-			return &ExitError{Code: 1, Err: err}
-		}
-		ev, ch = state.EventResolveRaised, state.Change{DecidedBy: who, OrderID: o.ID}
-	}
-	got, err := a.db.Apply(ctx, e.IdempotencyKey, ev, ch, a.now())
-	if taken := orderTaken(err, ch.OrderID); taken != nil {
-		return &ExitError{Code: 1, Err: taken}
-	}
-	if err != nil {
-		return &ExitError{Code: 1, Err: fmt.Errorf("resolve %s: %w; nothing changed", e.IdempotencyKey, err)}
-	}
-	summary := fmt.Sprintf("%s resolved %s (%d unit(s) of SKU %s at store %s): now %s.", who, e.IdempotencyKey, e.QuantityUnits, e.SKU, e.StoreID, got.State)
-	rec := state.AuditRecord{Time: a.now().UTC(), CallID: "resolve-" + e.IdempotencyKey, Client: "person:" + who, Tool: "approvals.resolve",
-		StoreID: e.StoreID, SKU: e.SKU, Outcome: "ok", Summary: summary}
-	if err := a.db.RecordAudit(ctx, rec); err != nil {
-		a.log.Error("audit.write_failed", "error", err.Error())
-	}
-	fmt.Fprintf(env.Stdout, "resolved %s: %s\n", e.IdempotencyKey, got.State)
+	fmt.Fprintf(env.Stdout, "resolved %s: %s\n", got.IdempotencyKey, got.State)
 	return nil
-}
-
-// credentialMatches compares in constant time; hashing first makes the time
-// independent of the lengths too. An empty configured credential never
-// matches: approval fails closed.
-func credentialMatches(configured, presented string) bool {
-	if configured == "" || presented == "" {
-		return false
-	}
-	want := sha256.Sum256([]byte(configured))
-	got := sha256.Sum256([]byte(presented))
-	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
-}
-
-func recordDecision(ctx context.Context, a *app, id, who, verb, outcome, code, summary string) {
-	e, _, _ := a.db.ByApprovalID(ctx, id)
-	rec := state.AuditRecord{Time: a.now().UTC(), CallID: "approval-" + id, Client: "approver:" + who, Tool: "approvals." + verb,
-		StoreID: e.StoreID, SKU: e.SKU, Outcome: outcome, ErrorCode: code, Summary: summary}
-	if err := a.db.RecordAudit(ctx, rec); err != nil {
-		a.log.Error("audit.write_failed", "error", err.Error())
-	}
-	a.log.Info("audit", "call_id", rec.CallID, "client", rec.Client, "tool", rec.Tool, "store_id", rec.StoreID, "sku", rec.SKU,
-		"outcome", outcome, "error_code", code, "summary", summary)
 }

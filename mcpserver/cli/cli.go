@@ -282,11 +282,23 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 	return a, nil
 }
 
-// loadConfig reads the environment and opens the state database.
-func loadConfig(env Env) (*app, error) {
+// loadConfig reads the environment and opens the state database, for a
+// command that runs no embedded demo StoreLink: it refuses
+// STORELINK_MOCK_NOW, so that its clock is the real one.
+func loadConfig(env Env) (*app, error) { return load(env, false) }
+
+// load is loadConfig; withDemo is set by a server, which starts the
+// embedded demo StoreLink when UPSTREAM_BASE_URL is unset and is the one
+// command whose clock STORELINK_MOCK_NOW may pin.
+func load(env Env, withDemo bool) (*app, error) {
 	cfg, err := config.Load(env.getenv, env.ReadFile)
 	if err != nil {
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
+	}
+	if !withDemo || cfg.UpstreamBaseURL != "" {
+		if err := refuseMockNow(cfg); err != nil {
+			return nil, err
+		}
 	}
 	logTo := env.Stderr
 	var closes []func() error
@@ -299,12 +311,7 @@ func loadConfig(env Env) (*app, error) {
 	}
 	log := slog.New(slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	a := &app{cfg: cfg, log: log, now: time.Now, closes: closes}
-	fixedNow, err := parseFixedNow(cfg.MockNow, cfg.UpstreamBaseURL)
-	if err != nil {
-		a.Close()
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
-	}
-	if !fixedNow.IsZero() {
+	if fixedNow := cfg.MockNow; !fixedNow.IsZero() {
 		a.fixedNow = fixedNow
 		a.now = func() time.Time { return fixedNow }
 	}
@@ -325,7 +332,7 @@ func loadConfig(env Env) (*app, error) {
 // buildUpstream adds the StoreLink client (starting the embedded one when no
 // base URL is configured) to a loaded configuration.
 func buildUpstream(ctx context.Context, env Env) (*app, error) {
-	a, err := loadConfig(env)
+	a, err := load(env, true)
 	if err != nil {
 		return nil, err
 	}
@@ -435,18 +442,16 @@ func keyringFromMap(m map[string]string) (*keyring.Keyring, error) {
 	return keyring.Parse(data)
 }
 
-// parseFixedNow reads STORELINK_MOCK_NOW, which pins the embedded StoreLink's
-// clock and the server's for reproducible transcripts and tests.
-func parseFixedNow(v, baseURL string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
+// refuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
+// embedded demo StoreLink: its clock must be the real one. A pinned clock
+// would judge approvals' expiry and write the audit trail at a time of the
+// caller's choosing, against whatever StoreLink the ledger names.
+func refuseMockNow(cfg *config.Config) error {
+	if cfg.MockNow.IsZero() {
+		return nil
 	}
-	if baseURL != "" {
-		return time.Time{}, errors.New("STORELINK_MOCK_NOW applies only to the embedded StoreLink: unset it, or unset UPSTREAM_BASE_URL")
+	if cfg.UpstreamBaseURL != "" {
+		return &ExitError{Code: 2, Err: errors.New("configuration: STORELINK_MOCK_NOW applies only to the embedded StoreLink: unset it, or unset UPSTREAM_BASE_URL")}
 	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("STORELINK_MOCK_NOW=%q: must be an RFC 3339 time such as 2026-11-27T14:30:00+01:00", v)
-	}
-	return t, nil
+	return &ExitError{Code: 2, Err: errors.New("configuration: STORELINK_MOCK_NOW pins the clock of the embedded demo StoreLink, which only a server (stdio or serve, without UPSTREAM_BASE_URL) runs; this command runs on the real clock: unset STORELINK_MOCK_NOW")}
 }

@@ -67,6 +67,10 @@ func runDoctor(ctx context.Context, args []string, env Env) error {
 		}
 		return c.result()
 	}
+	// Doctor checks the deployment as it runs, on the real clock.
+	if err := refuseMockNow(cfg); err != nil {
+		return err
+	}
 	c.ok("configuration", "loaded (%s)", cfg)
 	// The checks below speak for themselves; the client's own log lines
 	// would only repeat them, so they are kept out of the operator's way.

@@ -74,6 +74,9 @@ func runMigrate(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
 	}
+	if err := refuseMockNow(cfg); err != nil {
+		return err
+	}
 	if cfg.StateDatabaseURL == "" {
 		db, err := openState(cfg)
 		if err != nil {

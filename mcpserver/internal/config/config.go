@@ -51,6 +51,12 @@ type Config struct {
 	// KeyringFile is the path from STORELINK_KEYRING_FILE, kept so the file
 	// can be re-read after a key rotation; "" when the keyring came inline.
 	KeyringFile string
+	// MockNow, when not zero, pins the clock of the embedded demo
+	// StoreLink and of the server running it (STORELINK_MOCK_NOW). Every
+	// command that does not run the embedded demo refuses it, a server with
+	// UpstreamBaseURL too: against a real StoreLink a pinned clock would
+	// release lapsed approvals and backdate the audit trail.
+	MockNow time.Time
 	// DefaultLookbackDays is korral_check_stock_risk's default lookback (1..28).
 	DefaultLookbackDays int
 	// LogLevel is the minimum level logged to stderr.
@@ -110,10 +116,6 @@ type Config struct {
 	AuthTokensFile string
 	// HTTPInsecure is --insecure-no-auth given through the environment.
 	HTTPInsecure bool
-	// MockNow pins the clock of the embedded StoreLink and the server, as
-	// given (RFC 3339). The command checks it, because only the command
-	// knows whether the embedded StoreLink runs.
-	MockNow string
 	// ApproverCredential is the credential the person running `approvals`
 	// presents; it is compared with ApprovalCredential. Never log it: it is
 	// left out of String and LogValue.
@@ -145,6 +147,7 @@ func Documentation() []Var {
 	return []Var{
 		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded demo StoreLink, whose made-up data every answer flags as such."},
 		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; the server refuses it without one (real keys with demo data mean a lost setting), since the demo StoreLink brings its own.`},
+		{Name: "STORELINK_MOCK_NOW", Default: "", Description: "Pins the embedded demo StoreLink's clock and the server's (RFC 3339), for reproducible runs. Only for a server without UPSTREAM_BASE_URL; every other command refuses it."},
 		{Name: "STORELINK_KEYRING_FILE", Default: "", Description: "Path to a file holding the keyring JSON; preferred in production, and re-read on key rotation. Not together with STORELINK_KEYRING."},
 		{Name: "DEFAULT_LOOKBACK_DAYS", Default: "14", Description: "Days of sales history korral_check_stock_risk uses when the call gives none (1 to 28)."},
 		{Name: "LOG_LEVEL", Default: "info", Description: "Minimum level logged to stderr: debug, info, warn or error. Flag: `--log-level`."},
@@ -176,7 +179,6 @@ func Documentation() []Var {
 		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (1s to 24h)."},
 		{Name: "MCP_AUTH_TOKENS_FILE", Default: "", Description: "Bearer token file of `serve --http`: one \"label token\" line per client, re-read when it changes. Required unless the address is loopback or `--insecure-no-auth` is given."},
 		{Name: "MCP_HTTP_INSECURE", Default: "false", Description: "true is `--insecure-no-auth`: `serve --http` without tokens on a non-loopback address, for when something in front of it authenticates callers. Not together with MCP_AUTH_TOKENS_FILE."},
-		{Name: "STORELINK_MOCK_NOW", Default: "", Description: "Pins the embedded demo StoreLink's clock and the server's (RFC 3339, e.g. 2026-11-27T14:30:00+01:00), for reproducible runs. Only without UPSTREAM_BASE_URL."},
 	}
 }
 
@@ -217,9 +219,10 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
 		AuthTokensFile:          l.getenv("MCP_AUTH_TOKENS_FILE"),
 		HTTPInsecure:            l.boolean("MCP_HTTP_INSECURE"),
-		MockNow:                 l.getenv("STORELINK_MOCK_NOW"),
 		ApproverCredential:      l.getenv("APPROVER_CREDENTIAL"),
 	}
+
+	c.MockNow = l.mockNow("STORELINK_MOCK_NOW")
 
 	c.StateDatabaseURL = l.databaseURL("STATE_DATABASE_URL")
 	if c.StateDatabaseURL == "" {
@@ -390,6 +393,22 @@ func (c Config) webhookSummary() string {
 		s += " console_url=" + c.ConsolePublicURL
 	}
 	return s
+}
+
+// mockNow reads the pinned clock of the embedded demo. Whether the
+// command may use it (a server of the embedded demo only) is the command's
+// to judge.
+func (l *loader) mockNow(name string) time.Time {
+	v := l.getenv(name)
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		l.fail("%s=%q: must be an RFC 3339 time such as 2026-11-27T14:30:00+01:00", name, v)
+		return time.Time{}
+	}
+	return t
 }
 
 // shown quotes a non-secret value for an error message, shortened so a

@@ -129,7 +129,7 @@ func TestEveryValueSet(t *testing.T) {
 		HTTPMaxSessionsPerToken: 1,
 		HTTPSessionIdleTimeout:  time.Second,
 		AuthTokensFile:          "/etc/storelink/tokens",
-		MockNow:                 "2026-11-27T14:30:00+01:00",
+		MockNow:                 time.Date(2026, 11, 27, 14, 30, 0, 0, time.FixedZone("", 3600)),
 		ApproverCredential:      cred,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
@@ -393,7 +393,7 @@ func TestDocumentedDefaultsMatch(t *testing.T) {
 		"MCP_HTTP_SESSION_IDLE_TIMEOUT":   strings.TrimSuffix(c.HTTPSessionIdleTimeout.String(), "0s"),
 		"MCP_AUTH_TOKENS_FILE":            c.AuthTokensFile,
 		"MCP_HTTP_INSECURE":               fmt.Sprint(c.HTTPInsecure),
-		"STORELINK_MOCK_NOW":              c.MockNow,
+		"STORELINK_MOCK_NOW":              mockNowText(c.MockNow),
 	}
 	for _, v := range Documentation() {
 		if got, ok := actual[v.Name]; ok && got != v.Default {
@@ -634,4 +634,12 @@ func TestApprovalWebhookErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mockNowText is how STORELINK_MOCK_NOW is written: empty for no pinned clock.
+func mockNowText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339)
 }

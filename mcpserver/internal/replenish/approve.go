@@ -1,0 +1,344 @@
+package replenish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// A person's side of the workflow: list and show staged orders, approve or
+// reject one, and resolve an order whose outcome is unknown. Errors are the
+// person's answer: their text says what happened and that nothing changed
+// where nothing did, and typed errors (ErrDenied, *NotFoundError,
+// *NotPendingError, *Refusal) let a door tell the cases apart.
+
+// Decision is a person's decision about a staged order.
+type Decision struct {
+	ApprovalID string
+	// Name and Secret identify the person to the Verifier.
+	Name, Secret string
+	// Binding is the approval binding (state.Entry.ApprovalBinding) of the
+	// entry the person was shown; "" binds what the ledger recorded when
+	// the order was staged.
+	Binding string
+}
+
+// Approved is an approval StoreLink accepted.
+type Approved struct {
+	// Entry is the order as claimed and sent.
+	Entry    state.Entry
+	Approver Approver
+	// Sent is the order StoreLink raised and how far its recording got.
+	Sent Sent
+}
+
+// Step names where a decision stopped.
+type Step string
+
+// The steps a Refusal names.
+const (
+	StepGate     Step = "gate"     // writes off, or above the ceiling
+	StepReach    Step = "reach"    // the entry's StoreLink could not be used
+	StepBinding  Step = "binding"  // what would be sent is not what was approved
+	StepQuantity Step = "quantity" // the quantity gate refused it, or could not read
+	StepClaim    Step = "claim"    // the ledger did not hand the approval over
+	StepSend     Step = "send"     // StoreLink did not raise the order
+	StepDecide   Step = "decide"   // the ledger did not record a rejection
+)
+
+// Refusal is a decision that stopped at Step. Entry is the entry as it
+// stands after it; Err is the cause (an *apperr.Error for StoreLink's and
+// the gate's refusals, a state error for the ledger's).
+type Refusal struct {
+	Step  Step
+	Entry state.Entry
+	Err   error
+	msg   string
+}
+
+func (r *Refusal) Error() string { return r.msg }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// NotFoundError reports that no entry answers to Ref.
+type NotFoundError struct {
+	Ref string
+	// Ledger: Ref was looked up as an idempotency key or an approval id
+	// (Resolve), not as an approval id alone.
+	Ledger bool
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Ledger {
+		return fmt.Sprintf("no ledger entry with idempotency key or approval id %s", e.Ref)
+	}
+	return fmt.Sprintf("no staged order with approval id %s", e.Ref)
+}
+
+// NotPendingError reports a staged order that can no longer be decided.
+type NotPendingError struct {
+	Verb  string
+	Entry state.Entry
+	// Lapsed: it was pending but its approval ran out; the workflow has
+	// written the expiry down.
+	Lapsed bool
+}
+
+func (e *NotPendingError) Error() string {
+	if e.Lapsed {
+		return fmt.Sprintf("%s %s: the staged order is %s (it lapsed at %s), no longer pending; nothing was sent",
+			e.Verb, e.Entry.ApprovalID, state.StateExpired, e.Entry.ApprovalExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s %s: the staged order is %s, no longer pending; nothing changed", e.Verb, e.Entry.ApprovalID, e.Entry.State)
+}
+
+// Staged lists the orders awaiting approval at the server's clock, oldest
+// first, or with all every order ever staged, each as it stands now: a
+// lapsed approval reads as expired. It only reads: writing an expiry down is
+// the decision path's, never a reader's.
+func (w *Workflow) Staged(ctx context.Context, all bool) ([]state.Entry, error) {
+	now := w.now()
+	var es []state.Entry
+	var err error
+	if all {
+		es, err = w.Ledger.Staged(ctx)
+	} else {
+		es, err = w.Ledger.Pending(ctx, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range es {
+		es[i] = es[i].AsOf(now)
+	}
+	return es, nil
+}
+
+// Show returns the staged order approvalID names, as it stands now.
+func (w *Workflow) Show(ctx context.Context, approvalID string) (state.Entry, error) {
+	e, found, err := w.Ledger.ByApprovalID(ctx, approvalID)
+	if err != nil {
+		return state.Entry{}, err
+	}
+	if !found {
+		return state.Entry{}, &NotFoundError{Ref: approvalID}
+	}
+	return e.AsOf(w.now()), nil
+}
+
+// pending finds the staged order of a decision and verifies the person:
+// the entry is looked up first, so that the Verifier knows its store, but
+// a person the Verifier refuses learns nothing of it, not even whether it
+// exists.
+func (w *Workflow) pending(ctx context.Context, verb string, d Decision) (state.Entry, Approver, error) {
+	e, found, err := w.Ledger.ByApprovalID(ctx, d.ApprovalID)
+	if err != nil {
+		return state.Entry{}, Approver{}, err
+	}
+	who, err := w.verify(ctx, d.Name, d.Secret, e.StoreID)
+	if errors.Is(err, ErrDenied) {
+		w.log().Warn("approval.denied", "approval_id", d.ApprovalID, "decided_by", d.Name, "action", verb)
+		w.recordDecision(ctx, e, d.ApprovalID, d.Name, verb, "error", "APPROVAL_DENIED",
+			fmt.Sprintf("%s tried to %s %s without a valid approval credential; nothing changed.", d.Name, verb, d.ApprovalID))
+	}
+	if err != nil {
+		return state.Entry{}, Approver{}, err
+	}
+	if !found {
+		return state.Entry{}, Approver{}, &NotFoundError{Ref: d.ApprovalID}
+	}
+	now := w.now()
+	if cur := e.AsOf(now); cur.State != state.StatePendingApproval {
+		return state.Entry{}, Approver{}, w.notPending(ctx, verb, e, now)
+	}
+	return e, who, nil
+}
+
+func (w *Workflow) verify(ctx context.Context, name, secret, storeID string) (Approver, error) {
+	if w.Verifier == nil {
+		return Approver{}, ErrDenied
+	}
+	return w.Verifier.Verify(ctx, name, secret, storeID)
+}
+
+// notPending is the answer about an entry that is not pending at now. An
+// approval that lapsed is written down as expired here, on the decision
+// path, through the ledger's expire event.
+func (w *Workflow) notPending(ctx context.Context, verb string, e state.Entry, now time.Time) error {
+	lapsed := e.State == state.StatePendingApproval && e.AsOf(now).State == state.StateExpired
+	if lapsed {
+		if got, err := w.Ledger.Apply(context.WithoutCancel(ctx), e.IdempotencyKey, state.EventExpire, state.Change{}, now); err == nil {
+			e = got
+		} else {
+			// Readers see it as expired anyway (Entry.AsOf); the next
+			// decision writes it down.
+			w.log().Warn("approval.expire_failed", "approval_id", e.ApprovalID, "error", err.Error())
+			e = e.AsOf(now)
+		}
+	}
+	return &NotPendingError{Verb: verb, Entry: e, Lapsed: lapsed}
+}
+
+// Reject turns a staged order down; nothing is sent.
+func (w *Workflow) Reject(ctx context.Context, d Decision) (state.Entry, error) {
+	pending, who, err := w.pending(ctx, "reject", d)
+	if err != nil {
+		return state.Entry{}, err
+	}
+	now := w.now()
+	e, err := w.Ledger.Reject(ctx, d.ApprovalID, who.Name, now)
+	if err != nil {
+		if errors.Is(err, state.ErrNotPending) {
+			if cur, found, rerr := w.Ledger.ByApprovalID(ctx, d.ApprovalID); rerr == nil && found && cur.AsOf(now).State == state.StateExpired {
+				return state.Entry{}, w.notPending(ctx, "reject", cur, now)
+			}
+		}
+		return state.Entry{}, &Refusal{Step: StepDecide, Entry: pending, Err: err, msg: fmt.Sprintf("reject %s: %v", d.ApprovalID, err)}
+	}
+	w.recordDecision(ctx, e, d.ApprovalID, who.Name, "reject", "ok", "",
+		fmt.Sprintf("%s rejected the staged order %s (%d unit(s) of SKU %s for store %s); nothing was sent.", who.Name, d.ApprovalID, e.QuantityUnits, e.SKU, e.StoreID))
+	return e, nil
+}
+
+// Approve releases a staged order: the gate the agent's confirm goes
+// through, the StoreLink the order was staged for, the approval binding,
+// then the ledger's claim and the same send as the agent's. The approval
+// is single use (the ledger's claim hands it to one caller), and its expiry
+// is judged by the clock read at the claim, after every StoreLink round
+// trip, right before the order is sent.
+func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
+	const verb = "approve"
+	e, who, err := w.pending(ctx, verb, d)
+	if err != nil {
+		return nil, err
+	}
+	id := d.ApprovalID
+	notSent := func(step Step, code string, cause error, msg string) error {
+		w.recordDecision(ctx, e, id, who.Name, verb, "error", code, fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who.Name, id, msg))
+		return &Refusal{Step: step, Entry: e, Err: cause, msg: msg}
+	}
+	// A person's approval does not lift the deployment's limits.
+	if err := w.Gate.Local(e.QuantityUnits); err != nil {
+		msg := "this deployment does not allow writes (ALLOW_WRITES); nothing was sent"
+		if apperr.CodeOf(err) == apperr.OrderLimitExceeded {
+			msg = fmt.Sprintf("%d units is above MAX_ORDER_UNITS=%d; nothing was sent", e.QuantityUnits, w.Gate.MaxOrderUnits)
+		}
+		return nil, &Refusal{Step: StepGate, Entry: e, Err: err, msg: msg}
+	}
+	up, target, err := w.reach(ctx, e)
+	if err != nil {
+		w.recordDecision(ctx, e, id, who.Name, verb, "error", "APPROVAL_NOT_SENT", fmt.Sprintf("%s tried to approve %s, but it was not sent: %v.", who.Name, id, err))
+		return nil, &Refusal{Step: StepReach, Entry: e, Err: err, msg: err.Error()}
+	}
+	// The quantity gate, read again now: a supplier's minimum may have
+	// changed since the order was staged, and StoreLink would refuse it.
+	if err := w.Gate.Check(ctx, up, e.StoreID, e.SKU, e.QuantityUnits); err != nil {
+		ae := apperr.From(err)
+		w.recordDecision(ctx, e, id, who.Name, verb, "error", string(ae.Code), fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who.Name, id, ae.Message))
+		return nil, &Refusal{Step: StepQuantity, Entry: e, Err: err,
+			msg: fmt.Sprintf("approve %s: %s: %s; the approval still stands, and rejecting it is the way to close it", id, ae.Code, ae.Message)}
+	}
+	// What would be sent must be what was staged and shown: the same
+	// request at the same StoreLink.
+	bound := expectedBinding(e, d.Binding, target)
+	if e.SendBinding(target) != bound {
+		return nil, notSent(StepBinding, "APPROVAL_BINDING_CHANGED", errBindingChanged, bindingMessage(id))
+	}
+	// The clock is read here, after the round trips above: an approval
+	// that lapsed while they ran is not sent.
+	now := w.now()
+	claimed, err := w.Ledger.Claim(ctx, id, who.Name, now)
+	if err != nil {
+		var fl *state.InFlightError
+		switch {
+		case errors.As(err, &fl):
+			return nil, &Refusal{Step: StepClaim, Entry: e, Err: err,
+				msg: fmt.Sprintf("approve %s: the same order is already %s under idempotency key %s; resolve that first; nothing changed", id, fl.Entry.State, fl.Entry.IdempotencyKey)}
+		case errors.Is(err, state.ErrNotPending) && e.AsOf(now).State == state.StateExpired:
+			w.recordDecision(ctx, e, id, who.Name, verb, "error", "APPROVAL_EXPIRED",
+				fmt.Sprintf("%s tried to approve %s, but it lapsed at %s before it could be sent; nothing was sent.", who.Name, id, e.ApprovalExpiresAt.UTC().Format(time.RFC3339)))
+			return nil, w.notPending(ctx, verb, e, now)
+		}
+		return nil, &Refusal{Step: StepClaim, Entry: e, Err: err, msg: fmt.Sprintf("approve %s: %v", id, err)}
+	}
+	// The claimed entry is what is sent: it must still be what was
+	// approved. Only a change made between the read above and the claim
+	// gets here; the approval goes back to waiting, unconsumed.
+	if claimed.SendBinding(target) != bound {
+		back, uerr := w.Ledger.Apply(context.WithoutCancel(ctx), claimed.IdempotencyKey, state.EventUnclaim, state.Change{}, w.now())
+		if uerr == nil {
+			e = back
+		}
+		return nil, notSent(StepBinding, "APPROVAL_BINDING_CHANGED", errBindingChanged, bindingMessage(id))
+	}
+	sent, err := w.send(ctx, up, claimed)
+	if err != nil {
+		ae := apperr.From(err)
+		after, _, _ := w.Ledger.ByApprovalID(ctx, id)
+		w.recordDecision(ctx, after, id, who.Name, verb, "error", string(ae.Code), fmt.Sprintf("%s approved %s but StoreLink did not take it: %s; the entry is now %s.", who.Name, id, ae.Message, after.State))
+		msg := fmt.Sprintf("approved, but StoreLink did not raise the order: %s: %s (the entry is now %s)", ae.Code, ae.Message, after.State)
+		if after.State == state.StatePendingApproval {
+			msg = fmt.Sprintf("not sent: %s: %s; the approval still stands, approve again later", ae.Code, ae.Message)
+		}
+		return nil, &Refusal{Step: StepSend, Entry: after, Err: err, msg: msg}
+	}
+	o := sent.Order
+	w.recordDecision(ctx, claimed, id, who.Name, verb, "ok", "", fmt.Sprintf("%s approved %s: order %s raised for %d unit(s) of SKU %s at store %s.", who.Name, id, o.ID, claimed.QuantityUnits, claimed.SKU, claimed.StoreID))
+	return &Approved{Entry: claimed, Approver: who, Sent: sent}, nil
+}
+
+// errBindingChanged is the cause of a StepBinding refusal.
+var errBindingChanged = errors.New("the approval binding differs")
+
+func bindingMessage(id string) string {
+	return fmt.Sprintf("approve %s: the staged order is no longer what was staged and shown for approval (its store, SKU, quantity or reason changed in the ledger, or it would go to another StoreLink); nothing was sent, and the approval was not used: reject it, and stage the order again", id)
+}
+
+// expectedBinding is the binding an approval of e must send: the one the
+// person was shown, else the one the ledger recorded at staging. An entry
+// recorded before StoreLink identities were kept is bound to the StoreLink
+// its approval reached (the door's reach accepted it for that one).
+func expectedBinding(e state.Entry, shown, target string) string {
+	legacy := e
+	if legacy.UpstreamID == "" {
+		legacy.UpstreamID = target
+	}
+	if shown == "" || e.UpstreamID == "" && shown == e.ApprovalBinding() {
+		return legacy.ApprovalBinding()
+	}
+	return shown
+}
+
+// reach is the StoreLink a decision about e acts on: Reach's, else this
+// workflow's own, which must be the one e was recorded for.
+func (w *Workflow) reach(ctx context.Context, e state.Entry) (Upstream, string, error) {
+	if w.Reach != nil {
+		return w.Reach(ctx, e)
+	}
+	if !w.SameUpstream(e) {
+		return nil, "", fmt.Errorf("%s was recorded for the StoreLink at %s, but this server sends to %s; nothing changed", e.IdempotencyKey, e.UpstreamID, w.UpstreamID)
+	}
+	return w.Upstream, w.UpstreamID, nil
+}
+
+// recordDecision writes a person's decision to the audit trail and the log.
+// e is the entry decided about (zero when none was found).
+func (w *Workflow) recordDecision(ctx context.Context, e state.Entry, id, who, verb, outcome, code, summary string) {
+	rec := state.AuditRecord{Time: w.now().UTC(), CallID: "approval-" + id, Client: "approver:" + who, Tool: "approvals." + verb,
+		StoreID: e.StoreID, SKU: e.SKU, Outcome: outcome, ErrorCode: code, Summary: summary}
+	w.audit(ctx, rec)
+	w.log().Info("audit", "call_id", rec.CallID, "client", rec.Client, "tool", rec.Tool, "store_id", rec.StoreID, "sku", rec.SKU,
+		"outcome", outcome, "error_code", code, "summary", summary)
+}
+
+func (w *Workflow) audit(ctx context.Context, rec state.AuditRecord) {
+	if w.Audit == nil {
+		return
+	}
+	if err := w.Audit.RecordAudit(context.WithoutCancel(ctx), rec); err != nil {
+		w.log().Error("audit.write_failed", "error", err.Error())
+	}
+}

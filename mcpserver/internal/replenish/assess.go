@@ -1,0 +1,179 @@
+package replenish
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/projection"
+)
+
+// riskSalesCap bounds the transactions read for one projection.
+const riskSalesCap = 50000
+
+// RequestsPerAssessment is how many upstream requests one Assess keeps open
+// at once, for a door that assesses several stores in parallel.
+const RequestsPerAssessment = 4
+
+// historyStart is the oldest instant StoreLink's point-of-sale history
+// covers at now. Its length is projection.MaxLookbackDays, which the risk
+// tool holds equal to the contract's figure (storelinkclient.HistoryDays)
+// at compile time.
+func historyStart(now time.Time) time.Time {
+	return now.Add(-projection.MaxLookbackDays * 24 * time.Hour)
+}
+
+// Identity names what was checked, so nobody has to vet a bare SKU code.
+// Its texts are StoreLink's, as typed there: a door that shows them marks
+// them as untrusted.
+type Identity struct {
+	SKU           string
+	ProductName   string
+	Category      string
+	SupplierName  string
+	Chilled       bool
+	CasePack      int64
+	ShelfLifeDays int64
+	StoreID       string
+	StoreName     string
+}
+
+// Assessment is one store's stock-risk projection with what it was
+// computed for.
+type Assessment struct {
+	Identity Identity
+	Risk     projection.Result
+	// UnitsSoldLast24h is the units sold in the 24 hours before the
+	// projection's now, the buyer's usual yardstick.
+	UnitsSoldLast24h int64
+}
+
+// riskFacts is everything one projection needs, fetched concurrently.
+type riskFacts struct {
+	store    domain.Store
+	inv      domain.Inventory
+	sales    domain.SalesPage
+	sku      domain.SKU
+	supplier domain.Supplier
+}
+
+// fetchRiskFacts fans the upstream calls out: store, inventory, sales and the
+// SKU (then its supplier) run at once, so the answer costs the slowest call,
+// not the sum. The first error wins; all calls share the caller's context.
+func (w *Workflow) fetchRiskFacts(ctx context.Context, storeID, sku string, since time.Time) (riskFacts, error) {
+	var f riskFacts
+	var wg sync.WaitGroup
+	errs := make([]error, RequestsPerAssessment)
+	wg.Add(RequestsPerAssessment)
+	go func() { defer wg.Done(); f.store, errs[0] = w.Upstream.Store(ctx, storeID) }()
+	go func() { defer wg.Done(); f.inv, errs[1] = w.Upstream.Inventory(ctx, storeID, sku) }()
+	go func() {
+		defer wg.Done()
+		f.sales, errs[2] = w.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
+	}()
+	go func() {
+		defer wg.Done()
+		f.sku, errs[3] = w.Upstream.SKU(ctx, storeID, sku)
+		if errs[3] == nil {
+			f.supplier, errs[3] = w.Upstream.Supplier(ctx, storeID, f.sku.SupplierID)
+		}
+	}()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return riskFacts{}, err
+		}
+	}
+	return f, nil
+}
+
+// Assess fetches the facts and runs the stock-risk projection of sku at
+// storeID over lookbackDays of sales; the preview reuses it for its
+// justification snapshot.
+func (w *Workflow) Assess(ctx context.Context, storeID, sku string, lookbackDays int) (*Assessment, error) {
+	now := w.now()
+	historyStart := historyStart(now)
+	// One extra day covers the partial day before the first complete one;
+	// nothing older than StoreLink's history exists to ask for.
+	since := later(now.Add(-time.Duration(lookbackDays+1)*24*time.Hour), historyStart)
+	f, err := w.fetchRiskFacts(ctx, storeID, sku, since)
+	if err != nil {
+		return nil, err
+	}
+	from := since
+	if !f.inv.CountedAt.IsZero() && f.inv.CountedAt.Before(from) {
+		// A stale count: the projection needs every sale since the count.
+		from = f.inv.CountedAt
+	}
+	if first := earliestSale(f.sales); !f.sales.Truncated && (first.IsZero() || first.After(since.Add(24*time.Hour))) {
+		// The window opens without a sale: only the whole history tells a
+		// SKU listed since then (those days are no evidence) from one that
+		// stopped selling (they are). A truncated page is refused below.
+		from = historyStart
+	}
+	if from = later(from, historyStart); from.Before(since) {
+		if f.sales, err = w.Upstream.Sales(ctx, storeID, sku, from, riskSalesCap); err != nil {
+			return nil, err
+		}
+	}
+	if f.sales.Truncated {
+		// A partial history would read as zero-sale days and skew the band;
+		// refuse rather than guess.
+		return nil, apperr.New(apperr.InvalidArgument,
+			fmt.Sprintf("SKU %s sells too often to read %d days of its sales in one call (over %d transactions)", sku, lookbackDays, riskSalesCap),
+			"Call again with a shorter lookback_days.")
+	}
+	loc, err := domain.Location(f.store.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("store %s timezone %q: %w", storeID, f.store.Timezone, err)
+	}
+	in := projection.Input{
+		Now: now, Location: loc, OnHand: f.inv.OnHand, CountedAt: f.inv.CountedAt,
+		SalesFrom: from, HistoryStart: historyStart,
+		LookbackDays: lookbackDays, LeadTimeDays: f.supplier.LeadTimeDays, OrderCutoff: f.supplier.OrderCutoff,
+	}
+	for wd, d := range f.store.Hours {
+		in.Hours[wd] = projection.DayHours{Closed: d.Closed, Opens: d.Opens, Closes: d.Closes}
+	}
+	in.Sales = make([]projection.Sale, len(f.sales.Items))
+	for i, sale := range f.sales.Items {
+		in.Sales[i] = projection.Sale{At: sale.At, Units: sale.Units}
+	}
+	var last24h int64
+	for _, sale := range f.sales.Items {
+		if !sale.At.Before(now.Add(-24*time.Hour)) && !sale.At.After(now) {
+			last24h += sale.Units
+		}
+	}
+	return &Assessment{
+		Identity: Identity{
+			SKU: sku, ProductName: f.sku.Name, Category: f.sku.Category, SupplierName: f.supplier.Name,
+			Chilled: f.sku.Chilled, CasePack: f.sku.CasePack, ShelfLifeDays: f.sku.ShelfLifeDays,
+			StoreID: storeID, StoreName: f.store.Name,
+		},
+		Risk:             projection.Project(in),
+		UnitsSoldLast24h: last24h,
+	}, nil
+}
+
+// later is the later of two instants.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// earliestSale is the oldest sale on the page; zero when there is none.
+func earliestSale(p domain.SalesPage) time.Time {
+	var first time.Time
+	for _, s := range p.Items {
+		if first.IsZero() || s.At.Before(first) {
+			first = s.At
+		}
+	}
+	return first
+}
