@@ -243,6 +243,9 @@ func Result[T any, R Response[T]](resp R, err error) (*T, error) {
 	}
 	v := resp.okBody()
 	if v != nil {
+		if field := missingField(resp.GetBody(), v); field != "" {
+			return nil, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: field}, op)
+		}
 		return v, nil
 	}
 	if raw.StatusCode != okStatus {

@@ -106,10 +106,13 @@ func describe(route string, err error) (*fault, bool) {
 		syntax   *json.SyntaxError
 		badTime  *time.ParseError
 		badInt   *strconv.NumError
+		missing  *sl.MissingFieldError
 	)
 	switch {
 	case errors.As(err, &f):
 		return f, true
+	case errors.As(err, &missing):
+		return &fault{field: fieldPath(root, missing.Field), rule: "required but missing", err: err}, true
 	case errors.As(err, &redirect):
 		rule := "a redirect"
 		if redirect.StatusCode != 0 {

@@ -602,7 +602,7 @@ func TestFanOutAfterCoolDownSucceeds(t *testing.T) {
 // keep-alive connection that StoreLink is closing for idleness (an outcome
 // that would be unknown although nothing was read).
 func TestOrdersTravelOnFreshConnections(t *testing.T) {
-	const orderBody = `{"order_id":"o-1","store_id":"47","sku":"8847291","quantity_units":10,"reason":"r","status":"submitted","submitted_at":"2026-11-27T10:00:00+01:00"}`
+	const orderBody = `{"order_id":"o-1","store_id":"47","sku":"8847291","quantity_units":10,"reason":"r","status":"submitted","submitted_at":"2026-11-27T10:00:00+01:00","expected_arrival":"2026-11-29T07:00:00+01:00"}`
 	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
