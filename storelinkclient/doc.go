@@ -2,34 +2,69 @@
 // stores and opening hours, on-hand stock, point-of-sale transactions, SKU
 // and supplier master data, and replenishment orders.
 //
-// The types and the Client in storelink.gen.go are generated from the StoreLink
-// contract (openapi/storelink.yaml) and must not be edited by hand. The
-// hand-written files beside them add what the contract cannot say:
+// # Constructing a client
 //
-//   - [WithStoreKey] authenticates one request; a key opens one store, so it
-//     is chosen per call rather than per client.
-//   - [Result] turns a *WithResponse result into its typed body or an error;
-//     [CheckResponse] and [APIError] give failures a status, a StoreLink code
-//     and a Retry-After, and also catch StoreLink's habit of answering 200
-//     with an error body.
-//   - [WithResponseLimit] bounds every response body ([DefaultResponseLimit]
-//     suits StoreLink).
-//   - No client built by [NewClient] or [NewClientWithResponses] follows a
-//     redirect, with the default doer or an *http.Client of the caller's: a
-//     3xx answer fails the call with a [RedirectError], so a store key never
-//     travels to another address. (NewClient comes from our copy of the
-//     generator's client template, client.tmpl.)
-//   - [AllPOSTransactions] walks paginated point-of-sale transactions with a
-//     page budget and a guard against a cursor that loops.
-//
-// A typical call:
+// [NewClientWithResponses] takes StoreLink's base URL (a path prefix is
+// kept) and options; its methods, one per operation of the contract, decode
+// each answer into typed fields. [NewClient] is the same without decoding.
 //
 //	c, err := storelinkclient.NewClientWithResponses(baseURL,
+//		storelinkclient.WithKeyring(map[storelinkclient.StoreID]string{"47": key47, "55": key55}),
+//		storelinkclient.WithChainKey(key47),
 //		storelinkclient.WithResponseLimit(storelinkclient.DefaultResponseLimit))
 //	...
-//	resp, err := c.GetInventoryWithResponse(ctx, "47",
-//		&storelinkclient.GetInventoryParams{SKU: "8847291"}, storelinkclient.WithStoreKey(key))
-//	inv, err := storelinkclient.Result(resp, err)
+//	inv, err := storelinkclient.Result(c.GetInventoryWithResponse(ctx, "47",
+//		&storelinkclient.GetInventoryParams{SKU: "8847291"}))
+//
+// # Store keys
+//
+// A key opens only the store it was issued for, plus the chain-wide reads
+// (listStores, getSKU, getSupplier). [WithKeyring] and [WithStoreKeys] pick
+// each request's key from the store in its path, and [WithChainKey] names
+// the key sent on chain-wide reads; a request they hold no key for fails
+// with a [*MissingKeyError] and is never sent. [WithStoreKey] instead
+// authenticates a single call. No error of this package repeats a key.
+//
+// # What every client does
+//
+//   - Redirects are never followed, with the default doer or an
+//     *http.Client given with [WithHTTPClient]: a 3xx answer fails the call
+//     with a [*RedirectError], so a store key never travels to another
+//     address.
+//   - Every request carries a User-Agent naming this module and its version
+//     ([DefaultUserAgent]), unless [WithUserAgent] or a request editor sets
+//     another.
+//   - [WithResponseLimit] bounds every response body; without it, bodies are
+//     read without bound. [DefaultResponseLimit] suits StoreLink.
+//
+// # Errors
+//
+// [Result] turns a *WithResponse result into its typed body or an error.
+// A failure is an [*APIError] (status, StoreLink code, message,
+// Retry-After, and [APIError.Temporary] to tell a refusal from a condition
+// worth retrying), including StoreLink's habit of answering 200 with an
+// error body; a success whose body cannot be used wraps
+// [ErrMalformedResponse]. Retrieve them with errors.As and errors.Is.
+//
+// # Pagination and history
+//
+// [AllPOSTransactions] walks paginated point-of-sale transactions with a
+// page budget and a guard against a cursor that loops; [HistoryStart] is the
+// oldest instant StoreLink still holds sales for.
+//
+// # Semantic rules
+//
+// The sub-package rules checks what the schema cannot: a valid IANA
+// timezone, consistent opening hours, echoed path ids, sales inside the
+// requested window, an order read-back matching what was raised. Each rule
+// has a stable id, shared by Korral's MCP server and its contract checker.
+//
+// # Generated code
+//
+// The types and methods in storelink.gen.go are generated from the StoreLink
+// contract (openapi/storelink.yaml) by oapi-codegen, through this package's
+// copies of two of its templates (client.tmpl, imports.tmpl), and are never
+// edited by hand; the other files are written by hand.
 package storelinkclient
 
 //go:generate env GOWORK=off go tool -modfile=../tools/go.mod oapi-codegen -config oapi-codegen.yaml ../openapi/storelink.yaml

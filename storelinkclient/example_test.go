@@ -161,3 +161,88 @@ func ExampleRedirectError() {
 	}
 	// Output: status 302, pointing at elsewhere.example
 }
+
+// One client for every store the caller holds a key for: the keyring picks
+// each request's key from the store in its path, and the chain key is the
+// one sent on chain-wide reads. A store without a key fails here, before
+// anything is sent.
+func ExampleWithKeyring() {
+	storeLink := newExampleStoreLink()
+	defer storeLink.Close()
+
+	c, err := storelinkclient.NewClientWithResponses(storeLink.URL,
+		storelinkclient.WithKeyring(map[storelinkclient.StoreID]string{"47": exampleKey}),
+		storelinkclient.WithChainKey(exampleKey),
+		storelinkclient.WithResponseLimit(storelinkclient.DefaultResponseLimit))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	for _, store := range []storelinkclient.StoreID{"47", "55"} {
+		inv, err := storelinkclient.Result(c.GetInventoryWithResponse(ctx, store, &storelinkclient.GetInventoryParams{SKU: "8847291"}))
+		var missing *storelinkclient.MissingKeyError
+		switch {
+		case errors.As(err, &missing):
+			fmt.Printf("store %s: no key, nothing sent\n", missing.StoreID)
+		case err != nil:
+			fmt.Printf("store %s: %v\n", store, err)
+		default:
+			fmt.Printf("store %s: %d units\n", inv.StoreID, inv.OnHandUnits)
+		}
+	}
+	// Output:
+	// store 47: 9 units
+	// store 55: no key, nothing sent
+}
+
+// Keys held elsewhere, such as in a secret store, are looked up per request.
+// Without WithChainKey, a chain-wide read is refused rather than sent with a
+// key the caller did not pick.
+func ExampleWithStoreKeys() {
+	storeLink := newExampleStoreLink()
+	defer storeLink.Close()
+
+	lookup := func(store storelinkclient.StoreID) (string, bool) {
+		if store == "47" {
+			return exampleKey, true
+		}
+		return "", false
+	}
+	c, err := storelinkclient.NewClientWithResponses(storeLink.URL, storelinkclient.WithStoreKeys(lookup))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = c.ListStoresWithResponse(context.Background())
+	var missing *storelinkclient.MissingKeyError
+	fmt.Println(errors.As(err, &missing) && missing.ChainWide)
+	fmt.Println(err)
+	// Output:
+	// true
+	// storelink: no key for a chain-wide read (give one with WithChainKey); request not sent
+}
+
+// Naming the calling service in front of the client's own User-Agent.
+func ExampleWithUserAgent() {
+	seen := make(chan string, 1)
+	storeLink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Get("User-Agent")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"stores":[]}`)
+	}))
+	defer storeLink.Close()
+
+	c, err := storelinkclient.NewClientWithResponses(storeLink.URL,
+		storelinkclient.WithUserAgent("replenish-bot/1.4 "+storelinkclient.DefaultUserAgent()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := c.ListStoresWithResponse(context.Background(), storelinkclient.WithStoreKey(exampleKey)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(<-seen)
+	// Output: replenish-bot/1.4 storelinkclient/devel (+github.com/korral/storelink/storelinkclient)
+}

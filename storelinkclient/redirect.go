@@ -90,12 +90,16 @@ func refuseRedirects(doer HttpRequestDoer) HttpRequestDoer {
 }
 
 // redirectGuard turns a 3xx answer into a *RedirectError, and detects a doer
-// that followed a redirect on its own.
+// that followed a redirect on its own. It also gives each request the default
+// User-Agent when none was set.
 type redirectGuard struct {
 	next HttpRequestDoer
 }
 
 func (g *redirectGuard) Do(req *http.Request) (*http.Response, error) {
+	// The guard is the one doer every client of NewClient goes through, so
+	// it is also where the default User-Agent is added (see useragent.go).
+	setDefaultUserAgent(req)
 	resp, err := g.next.Do(req)
 	if err != nil && badLocation(err) {
 		// The error quotes the Location in full; it says nothing else.

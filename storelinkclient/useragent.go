@@ -1,0 +1,80 @@
+package storelinkclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"runtime/debug"
+	"strings"
+)
+
+// modulePath is the import path of this module; the default User-Agent
+// names it so that StoreLink's operators can tell which client called.
+const modulePath = "github.com/korral/storelink/storelinkclient"
+
+// userAgentHeader is the header WithUserAgent and the default set.
+const userAgentHeader = "User-Agent"
+
+// defaultUserAgent is read from the build information once: it cannot change
+// while the program runs.
+var defaultUserAgent = "storelinkclient/" + moduleVersion(debug.ReadBuildInfo) + " (+" + modulePath + ")"
+
+// DefaultUserAgent returns the User-Agent every request carries unless the
+// caller sets one: "storelinkclient/VERSION (+github.com/korral/storelink/storelinkclient)",
+// where VERSION is the module's version in the program's build information
+// (such as v0.2.0), or "devel" when the build records none (a build inside
+// this repository, or one without module support).
+func DefaultUserAgent() string { return defaultUserAgent }
+
+// moduleVersion finds this module's version in the build information, as a
+// dependency of the program or as the program itself (its own tests).
+func moduleVersion(read func() (*debug.BuildInfo, bool)) string {
+	info, ok := read()
+	if !ok || info == nil {
+		return "devel"
+	}
+	version := ""
+	if info.Main.Path == modulePath {
+		version = info.Main.Version
+	}
+	for _, dep := range info.Deps {
+		if dep.Path == modulePath {
+			version = dep.Version
+		}
+	}
+	// "(devel)", or a version with anything a product token may not hold.
+	if version == "" || strings.ContainsFunc(version, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || strings.ContainsRune(`()<>@,;:\"/[]?={}`, r)
+	}) {
+		return "devel"
+	}
+	return version
+}
+
+// WithUserAgent sends ua as the User-Agent of every request instead of
+// [DefaultUserAgent], for instance to name the calling service
+// ("replenish-bot/1.4 " + storelinkclient.DefaultUserAgent()). A User-Agent
+// set on one call with a request editor still wins. An empty ua, or one with
+// a control character, fails NewClient.
+func WithUserAgent(ua string) ClientOption {
+	return func(c *Client) error {
+		if strings.TrimSpace(ua) == "" || strings.ContainsFunc(ua, isControl) {
+			return errors.New("storelink: a User-Agent must be non-empty and hold no control character")
+		}
+		c.RequestEditors = append(c.RequestEditors, func(_ context.Context, req *http.Request) error {
+			req.Header.Set(userAgentHeader, ua)
+			return nil
+		})
+		return nil
+	}
+}
+
+// setDefaultUserAgent gives req the default User-Agent unless an option or
+// request editor set one. The redirect guard, which wraps every client's
+// doer, calls it, so that no client of this package goes out as the
+// anonymous "Go-http-client/1.1".
+func setDefaultUserAgent(req *http.Request) {
+	if len(req.Header.Values(userAgentHeader)) == 0 {
+		req.Header.Set(userAgentHeader, defaultUserAgent)
+	}
+}
