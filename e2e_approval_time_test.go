@@ -66,7 +66,7 @@ func TestApprovalLapsingDuringItsReadsIsNotSent(t *testing.T) {
 	mu.Lock()
 	expiry = lapse
 	mu.Unlock()
-	_, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková")
+	_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if held.Load() == 0 {
 		t.Fatalf("the approval lapsed before its StoreLink reads began (exit %d: %s); nothing here tested the reads", exit, stderr)
 	}
@@ -100,14 +100,14 @@ func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 	future := "STORELINK_MOCK_NOW=2027-06-01T12:00:00Z"
 	// The approver's shell holds the keyring only: the ledger names the
 	// StoreLink, and nothing here is the embedded demo.
-	shell := append(without(env, "UPSTREAM_BASE_URL"), "APPROVER_CREDENTIAL="+cred)
+	shell := append(without(env, "UPSTREAM_BASE_URL"), "APPROVER_SECRET="+cred)
 	for _, args := range [][]string{
-		{"approvals", "approve", id, "--as", "Jana"},
-		{"approvals", "reject", id, "--as", "Jana"},
+		{"approvals", "approve", id, "--approver", "Jana"},
+		{"approvals", "reject", id, "--approver", "Jana"},
 		{"approvals", "list"},
 		{"approvals", "list", "--all"},
 		{"approvals", "show", id},
-		{"approvals", "resolve", id, "--not-raised", "--as", "Jana"},
+		{"approvals", "resolve", id, "--not-raised", "--approver", "Jana"},
 		{"audit"},
 		{"migrate"},
 		{"doctor"},
@@ -168,7 +168,7 @@ func TestListingApprovalsChangesNothing(t *testing.T) {
 		t.Fatalf("listing wrote the expiry: %+v", e)
 	}
 	// A decision about it writes the expiry down.
-	if _, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "reject", id, "--as", "Jana"); exit != 1 || !strings.Contains(stderr, "expired") {
+	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "reject", id, "--approver", "Jana"); exit != 1 || !strings.Contains(stderr, "expired") {
 		t.Fatalf("reject of a lapsed approval: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "expired" {
@@ -184,8 +184,8 @@ func TestApprovalOfAChangedOrderIsRefused(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	id := stageOne(t, env)
 	execState(t, w.statePath, `UPDATE entries SET quantity_units = 96 WHERE approval_id = ?`, id)
-	approver := append(env, "APPROVER_CREDENTIAL="+cred)
-	_, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--as", "Jana Nováková")
+	approver := append(env, "APPROVER_SECRET="+cred)
+	_, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit != 1 || !strings.Contains(stderr, "no longer what was staged") || !strings.Contains(stderr, "nothing was sent") {
 		t.Fatalf("approve of a changed order: exit %d: %s", exit, stderr)
 	}
@@ -200,7 +200,7 @@ func TestApprovalOfAChangedOrderIsRefused(t *testing.T) {
 	}
 	// Put back as staged, it is approved as staged.
 	execState(t, w.statePath, `UPDATE entries SET quantity_units = 24 WHERE approval_id = ?`, id)
-	if out, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--as", "Jana Nováková"); exit != 0 || !strings.Contains(out, "raised") {
+	if out, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana Nováková"); exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve as staged: exit %d: %s %s", exit, out, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "raised" || e.Units != 24 {

@@ -289,3 +289,12 @@ func TestApproversPostgres(t *testing.T) {
 	}
 	noSQLite(t, dirA, dirB, w.dir)
 }
+
+// registerApprover adds name to the register of env's state database with
+// the secret the test chose (read from stdin, as an operator would give it).
+func registerApprover(t *testing.T, env []string, name, secret string) {
+	t.Helper()
+	if out, stderr, exit := runCLIStdin(t, env, secret+"\n", "approvers", "add", name, "--secret-stdin"); exit != 0 {
+		t.Fatalf("approvers add %s: exit %d\nstdout %q\nstderr %q", name, exit, out, stderr)
+	}
+}

@@ -88,7 +88,7 @@ func TestQuantityGateHoldsForApprovals(t *testing.T) {
 	staged := data(t, p.call("korral_raise_replenishment_order", water(48, "confirm", true)))
 	id := staged["approval_id"].(string)
 	execState(t, w.statePath, `UPDATE entries SET quantity_units = 45 WHERE approval_id = ?`, id)
-	_, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana")
+	_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana")
 	if exit != 1 || !strings.Contains(stderr, "ORDER_QUANTITY_REFUSED") || !strings.Contains(stderr, "minimum order of 48 units") ||
 		!strings.Contains(stderr, "the approval still stands") {
 		t.Fatalf("approve below the minimum: exit %d: %s", exit, stderr)

@@ -208,7 +208,7 @@ const forgedName = "agent\x1b[2K\u202e\x07\r\n2026-11-30 09:00:00  approval-x  a
 func TestForgedClientNameCannotForgeRows(t *testing.T) {
 	w := newWorld(t)
 	const cred = "approver-credential-0123456789"
-	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL="+cred)
+	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	p := startRawStdio(t, env)
 	p.initializeAs(forgedName + strings.Repeat("x", 500))
 	if e := p.callTool("1", "korral_list_authorized_stores", map[string]any{}); e["ok"] != true {

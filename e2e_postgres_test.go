@@ -239,13 +239,9 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	dsn := pgDatabase(t)
 	w := newWorld(t)
 	const cred = "approver-credential-0123456789"
-	credFile := filepath.Join(w.dir, "approval.cred")
-	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	tokens := filepath.Join(w.dir, "tokens")
 	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
-	extra := []string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE=" + credFile, "MCP_AUTH_TOKENS_FILE=" + tokens}
+	extra := []string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required", "MCP_AUTH_TOKENS_FILE=" + tokens}
 	envA, dirA := replicaEnv(t, w, dsn, extra...)
 	envB, dirB := replicaEnv(t, w, dsn, extra...)
 	// The operator's migration step ahead of the rollout, then again: nothing to do.
@@ -262,6 +258,8 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	if _, stderr, exit := runCLI(t, envA, "migrate", "now"); exit != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Fatalf("migrate with an argument: exit %d: %q", exit, stderr)
 	}
+	// The approver is registered once, in the database every replica shares.
+	registerApprover(t, envA, "Jana Nováková", cred)
 	a, b := startHTTP(t, envA, "--stateless"), startHTTP(t, envB, "--stateless")
 
 	staged, err := callHTTP(t, a.connect(tokenDairy, "agent-a"), "korral_raise_replenishment_order", order(24, "confirm", true))
@@ -277,7 +275,7 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	if exit != 0 || !strings.Contains(list, id) {
 		t.Fatalf("approvals list: exit %d: %s %s", exit, list, stderr)
 	}
-	out, stderr, exit = runCLI(t, append(shellEnv, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková")
+	out, stderr, exit = runCLI(t, append(shellEnv, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve: exit %d\n%s\n%s", exit, out, stderr)
 	}

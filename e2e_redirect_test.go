@@ -135,7 +135,7 @@ func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 		p := startServer(t, env)
 		staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
 		id, _ := staged["approval_id"].(string)
-		_, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková")
+		_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 		if exit == 0 || !strings.Contains(stderr, "307 redirect to "+r.secondHost) || !strings.Contains(stderr, "the approval still stands") {
 			t.Errorf("approve through a redirect: exit %d: %s", exit, stderr)
 		}

@@ -135,7 +135,7 @@ func TestResolveRefusesAnOrderOlderThanItsEntry(t *testing.T) {
 	steady := order(48, "sku", mockstorelink.SKUSteady, "confirm", true, "idempotency_key", "steady-key-0001")
 	timedOut(t, w, p, steady)
 	before := entryRow(t, w.statePath, "steady-key-0001")
-	_, stderr, exit := runCLI(t, env, "approvals", "resolve", "steady-key-0001", "--raised", mockstorelink.OrderOpen, "--as", "Korral IT")
+	_, stderr, exit := runCLI(t, env, "approvals", "resolve", "steady-key-0001", "--raised", mockstorelink.OrderOpen, "--approver", "Korral IT")
 	if exit != 1 || !strings.Contains(stderr, "submitted at") || !strings.Contains(stderr, "before the entry was created") ||
 		!strings.Contains(stderr, "nothing changed") {
 		t.Fatalf("resolve with an order older than the entry: exit %d: %s", exit, stderr)
@@ -168,7 +168,7 @@ func TestResolveClockSkewTolerance(t *testing.T) {
 			behind.Store(0)
 			timedOut(t, w, p, order(24, "confirm", true, "idempotency_key", "skew-key-0001"))
 			before := entryRow(t, w.statePath, "skew-key-0001")
-			out, stderr, exit := runCLI(t, env, "approvals", "resolve", "skew-key-0001", "--raised", handRaised, "--as", "Korral IT")
+			out, stderr, exit := runCLI(t, env, "approvals", "resolve", "skew-key-0001", "--raised", handRaised, "--approver", "Korral IT")
 			if !tc.ok {
 				if exit != 1 || !strings.Contains(stderr, "before the entry was created") || !strings.Contains(stderr, "5m0s") {
 					t.Fatalf("resolve with an order %s older: exit %d: %s", tc.behind, exit, stderr)
@@ -197,11 +197,11 @@ func TestResolveRefusesAnOrderAnotherEntryHolds(t *testing.T) {
 	if first.OrderID == second.OrderID {
 		t.Fatalf("StoreLink holds one order for two attempts: %v", first)
 	}
-	if out, stderr, exit := runCLI(t, env, "approvals", "resolve", "twin-key-0001", "--raised", first.OrderID, "--as", "Korral IT"); exit != 0 {
+	if out, stderr, exit := runCLI(t, env, "approvals", "resolve", "twin-key-0001", "--raised", first.OrderID, "--approver", "Korral IT"); exit != 0 {
 		t.Fatalf("resolve the first: exit %d\n%s\n%s", exit, out, stderr)
 	}
 	before := entryRow(t, w.statePath, "twin-key-0002")
-	_, stderr, exit := runCLI(t, env, "approvals", "resolve", "twin-key-0002", "--raised", first.OrderID, "--as", "Korral IT")
+	_, stderr, exit := runCLI(t, env, "approvals", "resolve", "twin-key-0002", "--raised", first.OrderID, "--approver", "Korral IT")
 	if exit != 1 || !strings.Contains(stderr, "already recorded for another entry") || !strings.Contains(stderr, "twin-key-0001") ||
 		!strings.Contains(stderr, "nothing changed") {
 		t.Fatalf("resolve the second to the first's order: exit %d: %s", exit, stderr)
@@ -212,7 +212,7 @@ func TestResolveRefusesAnOrderAnotherEntryHolds(t *testing.T) {
 		t.Fatalf("the duplicate warning lists %s %d times: %v", first.OrderID, n, preview["open_orders_same_sku"])
 	}
 	// The right finding still goes through.
-	if out, stderr, exit := runCLI(t, env, "approvals", "resolve", "twin-key-0002", "--raised", second.OrderID, "--as", "Korral IT"); exit != 0 {
+	if out, stderr, exit := runCLI(t, env, "approvals", "resolve", "twin-key-0002", "--raised", second.OrderID, "--approver", "Korral IT"); exit != 0 {
 		t.Fatalf("resolve the second to its own order: exit %d\n%s\n%s", exit, out, stderr)
 	}
 	judge(t, w)
@@ -234,7 +234,7 @@ func TestResolveNamesTheMismatch(t *testing.T) {
 		{"SKU", raiseAtStoreLink(t, w, "47", mockstorelink.SKUSteady, 24), "its SKU is " + mockstorelink.SKUSteady + ", the entry's is " + mockstorelink.SKUButter},
 		{"store", raiseAtStoreLink(t, w, "102", mockstorelink.SKUButter, 24), "NOT_FOUND"},
 	} {
-		_, stderr, exit := runCLI(t, env, "approvals", "resolve", "mismatch-key-0001", "--raised", tc.orderID, "--as", "Korral IT")
+		_, stderr, exit := runCLI(t, env, "approvals", "resolve", "mismatch-key-0001", "--raised", tc.orderID, "--approver", "Korral IT")
 		if exit != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing changed") {
 			t.Errorf("resolve with an order of another %s: exit %d: %s", tc.name, exit, stderr)
 		}

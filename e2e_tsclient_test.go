@@ -413,14 +413,11 @@ func with(sku string, qty int, extra ...any) map[string]any {
 func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	w, clock := tsWorld(t)
 	const cred = "approver-credential-0123456789"
-	credFile := filepath.Join(w.dir, "approval.cred")
-	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	base := w.env("UPSTREAM_TIMEOUT=1s", "MAX_ORDER_UNITS=200")
 	direct := append(slices.Clone(base), "ALLOW_WRITES=true")
-	approval := append(slices.Clone(direct), "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE="+credFile)
-	approver := append(slices.Clone(approval), "APPROVER_CREDENTIAL="+cred)
+	approval := append(slices.Clone(direct), "WRITE_APPROVAL=required")
+	approver := append(slices.Clone(approval), "APPROVER_SECRET="+cred)
+	registerApprover(t, approval, "Jana Nováková", cred)
 	cli := func(env []string, args ...string) string {
 		t.Helper()
 		out, stderr, exit := runCLI(t, env, args...)
@@ -541,7 +538,7 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	d.call("preview with an unknown outcome open", "korral_raise_replenishment_order", with(steady, 36), "ok")
 	orders := w.mock.Server.Orders()
 	lost := orders[len(orders)-1]
-	cli(direct, "approvals", "resolve", "lost-steady-0001", "--raised", lost.OrderID, "--as", "Korral IT")
+	cli(direct, "approvals", "resolve", "lost-steady-0001", "--raised", lost.OrderID, "--approver", "Korral IT")
 	d.call("status of the resolved order", "korral_get_order_status", status("lost-steady-0001", "47"), "ok")
 
 	// raised at another StoreLink: the ledger alone answers.
@@ -559,7 +556,7 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	a.call("status by key (pending_approval)", "korral_get_order_status", status("staged-butter-0001", "47"), "ok")
 	a.call("replay of the staged confirm", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "ok")
 	a.call("preview with a staged order open", "korral_raise_replenishment_order", order(48), "ok")
-	cli(approver, "approvals", "reject", approvalID, "--as", "Jana Nováková")
+	cli(approver, "approvals", "reject", approvalID, "--approver", "Jana Nováková")
 	a.call("status of the rejected order (rejected)", "korral_get_order_status", status(approvalID, "47"), "ok")
 	a.call("confirm of the rejected order again", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "WRITES_DISABLED")
 
@@ -570,7 +567,7 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	a.call("confirm of the lapsed order again", "korral_raise_replenishment_order", with(butter, 30, "confirm", true, "idempotency_key", "lapsing-butter-0001"), "WRITES_DISABLED")
 
 	released := a.call("confirm butter 36 (staged)", "korral_raise_replenishment_order", with(butter, 36, "confirm", true, "idempotency_key", "released-butter-0001"), "ok")
-	cli(approver, "approvals", "approve", field(released, "approval_id"), "--as", "Jana Nováková")
+	cli(approver, "approvals", "approve", field(released, "approval_id"), "--approver", "Jana Nováková")
 	a.call("status of the approved order", "korral_get_order_status", status(field(released, "approval_id"), "47"), "ok")
 
 	// StoreLink's statuses as time passes at StoreLink.
@@ -665,17 +662,14 @@ func tsPerStoreErrors(t *testing.T, inst tsInstall, j *journal) {
 func tsSharedLedger(t *testing.T, inst tsInstall, j *journal) {
 	w, _ := tsWorld(t)
 	const cred = "approver-credential-0123456789"
-	credFile := filepath.Join(w.dir, "approval.cred")
-	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	keyring55 := filepath.Join(w.dir, "keyring-55.json")
 	b, _ := json.Marshal(map[string]string{"55": w.mock.Server.Keys()["55"]})
 	if err := os.WriteFile(keyring55, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ours := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE="+credFile)
+	ours := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	theirs := append(without(ours, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+keyring55)
+	registerApprover(t, ours, "Jana Nováková", cred)
 
 	h55 := startTSHost(t, inst, j, "store 55", theirs)
 	at55 := func(qty int, extra ...any) map[string]any {
@@ -686,7 +680,7 @@ func tsSharedLedger(t *testing.T, inst tsInstall, j *journal) {
 	named := h55.call("stage 120 butter at 55 under a named key", "korral_raise_replenishment_order", at55(120, "confirm", true, "idempotency_key", "store55:butter:0001"), "ok")
 	derived := h55.call("stage 96 butter at 55 under a derived key", "korral_raise_replenishment_order", at55(96, "confirm", true), "ok")
 	h55.stop()
-	out, stderr, exit := runCLI(t, append(theirs, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", field(derived, "approval_id"), "--as", "Jana Nováková")
+	out, stderr, exit := runCLI(t, append(theirs, "APPROVER_SECRET="+cred), "approvals", "approve", field(derived, "approval_id"), "--approver", "Jana Nováková")
 	if exit != 0 {
 		t.Fatalf("approve at 55: exit %d\n%s\n%s", exit, out, stderr)
 	}

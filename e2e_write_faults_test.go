@@ -110,15 +110,15 @@ func errMessage(env map[string]any) string {
 	return m + " | " + r
 }
 
-// approvalWorld is a world in approval mode with a credential file.
+// approvalWorld is a world in approval mode whose register holds the
+// approvers Jana and Jana Nováková, both with the secret cred.
 func approvalWorld(t *testing.T) (w *world, env []string, cred string) {
 	w = newWorld(t)
 	cred = "approver-credential-0123456789"
-	credFile := filepath.Join(w.dir, "approval.cred")
-	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return w, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE="+credFile), cred
+	env = w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	registerApprover(t, env, "Jana", cred)
+	registerApprover(t, env, "Jana Nováková", cred)
+	return w, env, cred
 }
 
 // without drops the variables named from an environment.
@@ -143,11 +143,11 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	if e := onlyEntry(t, w); e.Upstream != w.mock.URL {
 		t.Fatalf("the entry names StoreLink %q, want %q", e.Upstream, w.mock.URL)
 	}
-	approver := append(env, "APPROVER_CREDENTIAL="+cred)
+	approver := append(env, "APPROVER_SECRET="+cred)
 
 	// No StoreLink and no keyring in the shell: nothing is started, sent or consumed.
 	bare := without(approver, "UPSTREAM_BASE_URL", "STORELINK_KEYRING_FILE")
-	_, stderr, exit := runCLI(t, bare, "approvals", "approve", id, "--as", "Jana Nováková")
+	_, stderr, exit := runCLI(t, bare, "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "no key for store 47") || !strings.Contains(stderr, "nothing changed") {
 		t.Fatalf("approve without StoreLink or keyring: exit %d: %s", exit, stderr)
 	}
@@ -158,7 +158,7 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	}
 	defer other.Close()
 	elsewhere := append(without(approver, "UPSTREAM_BASE_URL"), "UPSTREAM_BASE_URL="+other.URL)
-	_, stderr, exit = runCLI(t, elsewhere, "approvals", "approve", id, "--as", "Jana Nováková")
+	_, stderr, exit = runCLI(t, elsewhere, "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, w.mock.URL) || !strings.Contains(stderr, other.URL) {
 		t.Fatalf("approve against another StoreLink: exit %d: %s", exit, stderr)
 	}
@@ -168,7 +168,7 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	if err := os.WriteFile(partial, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+partial), "approvals", "approve", id, "--as", "Jana Nováková")
+	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+partial), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
 		t.Fatalf("approve with a keyring lacking store 47: exit %d: %s", exit, stderr)
 	}
@@ -178,7 +178,7 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	if err := os.WriteFile(stale, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+stale), "approvals", "approve", id, "--as", "Jana Nováková")
+	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+stale), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "AUTH_KEY_INVALID") {
 		t.Fatalf("approve with a stale key: exit %d: %s", exit, stderr)
 	}
@@ -194,7 +194,7 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	}
 
 	// The approver needs only the keyring: the ledger names the StoreLink.
-	out, stderr, exit := runCLI(t, without(approver, "UPSTREAM_BASE_URL"), "approvals", "approve", id, "--as", "Jana Nováková")
+	out, stderr, exit := runCLI(t, without(approver, "UPSTREAM_BASE_URL"), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve with the keyring only: exit %d\n%s\n%s", exit, out, stderr)
 	}
@@ -212,17 +212,14 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 // an embedded mock of its own and "raised" the order there.
 func TestApprovalOfAnEmbeddedStoreLinkOrderIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	credFile := filepath.Join(dir, "approval.cred")
 	const cred = "approver-credential-0123456789"
-	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	statePath := filepath.Join(dir, "state.db")
-	env := []string{"STATE_DB_PATH=" + statePath, "HOME=" + dir, "ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE=" + credFile}
+	env := []string{"STATE_DB_PATH=" + statePath, "HOME=" + dir, "ALLOW_WRITES=true", "WRITE_APPROVAL=required"}
+	registerApprover(t, env, "Jana Nováková", cred)
 	p := startServer(t, env)
 	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id, _ := staged["approval_id"].(string)
-	_, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková")
+	_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "embedded mock StoreLink inside one server process") {
 		t.Fatalf("approve of an embedded-StoreLink order: exit %d: %s", exit, stderr)
 	}
@@ -403,10 +400,10 @@ func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
 		}
 		judge(t, w)
 		// A person checks StoreLink, finds nothing, and says so.
-		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--as", "Korral IT"); exit != 2 || !strings.Contains(stderr, "--not-raised") {
+		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--approver", "Korral IT"); exit != 2 || !strings.Contains(stderr, "--not-raised") {
 			t.Fatalf("resolve without a finding: exit %d: %s", exit, stderr)
 		}
-		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--not-raised", "--as", "Korral IT")
+		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--not-raised", "--approver", "Korral IT")
 		if exit != 0 || !strings.Contains(out, "retryable") {
 			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
 		}
@@ -442,10 +439,10 @@ func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
 			t.Fatalf("StoreLink's newest order: %+v", held)
 		}
 		// The person's finding is checked against StoreLink.
-		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "lost-answer-0001", "--raised", mockstorelink.OrderOpen, "--as", "Korral IT"); exit == 0 || !strings.Contains(stderr, "not this entry") {
+		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "lost-answer-0001", "--raised", mockstorelink.OrderOpen, "--approver", "Korral IT"); exit == 0 || !strings.Contains(stderr, "not this entry") {
 			t.Fatalf("resolve with another order: exit %d: %s", exit, stderr)
 		}
-		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "--as", "Korral IT", "lost-answer-0001", "--raised", held.OrderID)
+		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "--approver", "Korral IT", "lost-answer-0001", "--raised", held.OrderID)
 		if exit != 0 || !strings.Contains(out, "raised") {
 			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
 		}
@@ -489,7 +486,7 @@ func TestLapsedApprovalsReadAsExpiredEverywhere(t *testing.T) {
 	if preview["duplicate_warning"] != nil || len(preview["open_orders_same_sku"].([]any)) != 0 {
 		t.Fatalf("a lapsed approval still warns of a duplicate: %v", preview)
 	}
-	if _, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", id, "--as", "Jana Nováková"); exit == 0 || !strings.Contains(stderr, "expired") {
+	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková"); exit == 0 || !strings.Contains(stderr, "expired") {
 		t.Fatalf("approve of a lapsed approval: exit %d: %s", exit, stderr)
 	}
 	show, _, _ := runCLI(t, env, "approvals", "show", id)
@@ -595,9 +592,9 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 	p := startServer(t, env)
 	staged := data(t, p.call("korral_raise_replenishment_order", order(120, "confirm", true)))
 	id := staged["approval_id"].(string)
-	approver := append(env, "APPROVER_CREDENTIAL="+cred)
+	approver := append(env, "APPROVER_SECRET="+cred)
 
-	if _, stderr, exit := runCLI(t, append(approver, "MAX_ORDER_UNITS=100"), "approvals", "approve", "--as", "Jana", id); exit == 0 || !strings.Contains(stderr, "MAX_ORDER_UNITS=100") {
+	if _, stderr, exit := runCLI(t, append(approver, "MAX_ORDER_UNITS=100"), "approvals", "approve", "--approver", "Jana", id); exit == 0 || !strings.Contains(stderr, "MAX_ORDER_UNITS=100") {
 		t.Fatalf("approve above a lowered ceiling: exit %d: %s", exit, stderr)
 	}
 	only102 := filepath.Join(w.dir, "only-102.json")
@@ -605,16 +602,18 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 	if err := os.WriteFile(only102, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, exit := runCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
+	if _, stderr, exit := runCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--approver", "Jana"); exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
 		t.Fatalf("approve without store 47's key: exit %d: %s", exit, stderr)
 	}
-	// No credential configured (approval mode off): every decision fails closed.
-	noCred := append(without(env, "WRITE_APPROVAL", "APPROVAL_CREDENTIAL_FILE"), "APPROVER_CREDENTIAL="+cred)
-	if _, stderr, exit := runCLI(t, noCred, "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "approval denied") {
-		t.Fatalf("approve with no configured credential: exit %d: %s", exit, stderr)
+	// Whatever this shell's WRITE_APPROVAL says, a decision needs a
+	// registered approver and their secret: a name of one's own with the
+	// right secret is denied, and no secret at all is a usage error.
+	modeOff := append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="+cred)
+	if _, stderr, exit := runCLI(t, modeOff, "approvals", "approve", id, "--approver", "Mallory"); exit != 1 || !strings.Contains(stderr, "approval denied") {
+		t.Fatalf("approve by an unregistered name: exit %d: %s", exit, stderr)
 	}
-	if _, stderr, exit := runCLI(t, append(without(env, "WRITE_APPROVAL", "APPROVAL_CREDENTIAL_FILE"), "APPROVER_CREDENTIAL="), "approvals", "reject", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "approval denied") {
-		t.Fatalf("reject with empty credentials on both sides: exit %d: %s", exit, stderr)
+	if _, stderr, exit := runCLI(t, append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="), "approvals", "reject", id, "--approver", "Jana"); exit != 2 || !strings.Contains(stderr, "no secret for approver Jana") {
+		t.Fatalf("reject without a secret: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
 		t.Fatalf("a refused approval changed the entry: %+v", e)
@@ -623,7 +622,7 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 		t.Fatalf("%d POSTs", n)
 	}
 	// Flags after the id, as ADR 0007 writes the command.
-	if out, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--as", "Jana"); exit != 0 || !strings.Contains(out, "rejected") {
+	if out, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--approver", "Jana"); exit != 0 || !strings.Contains(out, "rejected") {
 		t.Fatalf("reject ID --as NAME: exit %d %s %s", exit, out, stderr)
 	}
 	judge(t, w)
@@ -636,16 +635,16 @@ func TestApprovedOrderNotTakenStaysPending(t *testing.T) {
 	p := startServer(t, env)
 	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id := staged["approval_id"].(string)
-	approver := append(env, "APPROVER_CREDENTIAL="+cred)
+	approver := append(env, "APPROVER_SECRET="+cred)
 	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 5, Count: 1})
-	if _, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--as", "Jana"); exit == 0 || !strings.Contains(stderr, "RATE_LIMITED") || !strings.Contains(stderr, "still stands") {
+	if _, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana"); exit == 0 || !strings.Contains(stderr, "RATE_LIMITED") || !strings.Contains(stderr, "still stands") {
 		t.Fatalf("approve while rate-limited: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
 		t.Fatalf("ledger: %+v", e)
 	}
 	judge(t, w)
-	if out, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--as", "Jana"); exit != 0 || !strings.Contains(out, "raised") {
+	if out, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana"); exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve again: exit %d %s %s", exit, out, stderr)
 	}
 	judge(t, w)

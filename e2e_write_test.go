@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,11 +208,9 @@ func TestCrashAfterPostLeaves(t *testing.T) {
 func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 	w := newWorld(t)
 	const cred = "approver-credential-0123456789"
-	credFile := filepath.Join(w.dir, "approval.cred")
-	if err := os.WriteFile(credFile, []byte(cred), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE="+credFile)
+	// The server needs no approval secret; the approver is in its register.
+	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	registerApprover(t, env, "Jana Nováková", cred)
 	p := startServer(t, env)
 	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	approvalID, _ := staged["approval_id"].(string)
@@ -230,24 +229,34 @@ func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 	if exit != 0 || !strings.Contains(list, approvalID) {
 		t.Fatalf("list (exit %d): %s", exit, list)
 	}
-	// No credential, a wrong one, and no --as: nothing is released.
-	if _, stderr, exit := runCLI(t, env, "approvals", "approve", "--as", "Jana Nováková", approvalID); exit == 0 || !strings.Contains(stderr, "approval denied") {
-		t.Fatalf("approve without credential: exit %d %s", exit, stderr)
+	// No secret, a wrong one, no --approver, and the old --as: nothing is
+	// released.
+	if _, stderr, exit := runCLI(t, env, "approvals", "approve", "--approver", "Jana Nováková", approvalID); exit != 2 || !strings.Contains(stderr, "no secret for approver") {
+		t.Fatalf("approve without a secret: exit %d %s", exit, stderr)
 	}
-	if _, _, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL=wrong-credential-0123456789"), "approvals", "approve", "--as", "Jana Nováková", approvalID); exit == 0 {
-		t.Fatal("approve with a wrong credential succeeded")
+	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET=wrong-credential-0123456789"), "approvals", "approve", "--approver", "Jana Nováková", approvalID); exit != 1 || !strings.Contains(stderr, "approval denied") {
+		t.Fatalf("approve with a wrong secret: exit %d %s", exit, stderr)
 	}
-	if _, _, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", approvalID); exit != 2 {
-		t.Fatalf("approve without --as: exit %d", exit)
+	if _, _, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", approvalID); exit != 2 {
+		t.Fatalf("approve without --approver: exit %d", exit)
+	}
+	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", approvalID, "--as", "Jana Nováková"); exit != 2 || !strings.Contains(stderr, "--approver") || !strings.Contains(stderr, "approvers add") {
+		t.Fatalf("approve with --as: exit %d %s", exit, stderr)
 	}
 	if n := w.requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs before a valid approval", n)
 	}
-	out, stderr, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", "--as", "Jana Nováková", approvalID)
+	// Typed in lower case, from a secret file; the ledger records the
+	// register's spelling.
+	secretFile := filepath.Join(w.dir, "jana.secret")
+	if err := os.WriteFile(secretFile, []byte(cred+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, exit := runCLI(t, env, "approvals", "approve", "--approver", "jana nováková", "--secret-file", secretFile, approvalID)
 	if exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve: exit %d\n%s\n%s", exit, out, stderr)
 	}
-	if _, _, exit := runCLI(t, append(env, "APPROVER_CREDENTIAL="+cred), "approvals", "approve", "--as", "Jana Nováková", approvalID); exit == 0 {
+	if _, _, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", "--approver", "Jana Nováková", approvalID); exit == 0 {
 		t.Fatal("a second approval of the same order succeeded")
 	}
 	if n := w.requests(isCreate); n != 1 {
@@ -264,11 +273,66 @@ func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 	judge(t, w)
 }
 
-func TestApprovalFailsClosedWithoutCredential(t *testing.T) {
+// A self-chosen credential approves nothing: the shared credential's
+// variables stop every command at start-up with the migration step, and a
+// made-up approver with a secret of their own choosing is denied; the mock
+// holds no order.
+func TestSelfChosenCredentialApprovesNothing(t *testing.T) {
 	w := newWorld(t)
-	// Approval mode cannot even start without a credential.
-	_, stderr, exit := runCLI(t, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required"), "stdio")
-	if exit != 2 || !strings.Contains(stderr, "APPROVAL_CREDENTIAL") {
-		t.Fatalf("exit %d: %s", exit, stderr)
+	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	registerApprover(t, env, "Jana Nováková", "approver-credential-0123456789")
+	p := startServer(t, env)
+	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	id, _ := staged["approval_id"].(string)
+	if staged["mode"] != "pending_approval" || id == "" {
+		t.Fatalf("staged: %v", staged)
 	}
+	for _, old := range []string{"APPROVAL_CREDENTIAL", "APPROVER_CREDENTIAL"} {
+		mine := append(slices.Clone(env), "APPROVAL_CREDENTIAL=x-credential-of-my-own", "APPROVER_CREDENTIAL=x-credential-of-my-own")
+		for _, args := range [][]string{
+			{"approvals", "approve", id, "--approver", "mallory", "--secret-stdin"},
+			{"approvals", "list"},
+			{"stdio"},
+			{"serve", "--http", "127.0.0.1:0"},
+			{"doctor"},
+		} {
+			stdout, stderr, exit := runCLIStdin(t, mine, "x-credential-of-my-own\n", args...)
+			want := old + " is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove " + old + " from the environment"
+			if args[0] == "doctor" {
+				// doctor reports a configuration it cannot load as a
+				// failed check (exit 1), on stdout.
+				exit, stderr = exit+1, stdout
+			}
+			if exit != 2 || !strings.Contains(stderr, want) || strings.Contains(stderr, "x-credential-of-my-own") {
+				t.Fatalf("%v with %s: exit %d\n%s", args, old, exit, stderr)
+			}
+		}
+	}
+	file := filepath.Join(w.dir, "old.cred")
+	if err := os.WriteFile(file, []byte("x-credential-of-my-own"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, exit := runCLI(t, append(slices.Clone(env), "APPROVAL_CREDENTIAL_FILE="+file), "approvals", "list"); exit != 2 || !strings.Contains(stderr, "APPROVAL_CREDENTIAL_FILE is no longer used") {
+		t.Fatalf("APPROVAL_CREDENTIAL_FILE: exit %d\n%s", exit, stderr)
+	}
+	// A name nobody registered, with any secret, and a registered name with
+	// a secret of one's own: denied alike, exit 1.
+	for _, who := range []string{"mallory", "Jana Nováková"} {
+		_, stderr, exit := runCLI(t, append(slices.Clone(env), "APPROVER_SECRET=x-credential-of-my-own"), "approvals", "approve", id, "--approver", who)
+		if exit != 1 || !strings.Contains(stderr, "approval denied: the approver name or secret is not recognised; nothing was changed") {
+			t.Fatalf("approve as %s: exit %d\n%s", who, exit, stderr)
+		}
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs, want none", n)
+	}
+	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	if st["status"] != "pending_approval" {
+		t.Fatalf("status: %v", st)
+	}
+	trail, _, _ := runCLI(t, env, "audit", "--tool", "approvals.approve")
+	if strings.Count(trail, "APPROVAL_DENIED") != 2 {
+		t.Fatalf("audit trail:\n%s", trail)
+	}
+	judge(t, w)
 }

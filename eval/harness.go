@@ -3,9 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,11 +115,10 @@ func (s *Server) Stderr() string { return s.stderr.String() }
 // it: a keyring file, a state database and, for approval mode, a
 // credential file the agent never sees.
 type World struct {
-	Mock           *mockstorelink.Running
-	Dir            string
-	KeyringPath    string
-	StatePath      string
-	CredentialPath string
+	Mock        *mockstorelink.Running
+	Dir         string
+	KeyringPath string
+	StatePath   string
 }
 
 // NewWorld starts a mock StoreLink with the real clock (the butter figures
@@ -155,18 +152,11 @@ func (w *World) Env() []string {
 	}
 }
 
-// WriteCredential creates a random approval credential file and returns the
-// environment that turns approval mode on with it.
-func (w *World) WriteCredential() ([]string, error) {
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
-	}
-	w.CredentialPath = filepath.Join(w.Dir, "approval-credential")
-	if err := os.WriteFile(w.CredentialPath, []byte(hex.EncodeToString(b[:])), 0o600); err != nil {
-		return nil, err
-	}
-	return []string{"WRITE_APPROVAL=required", "APPROVAL_CREDENTIAL_FILE=" + w.CredentialPath}, nil
+// ApprovalEnv is the environment that turns approval mode on. The server
+// holds no approval secret: approvers live in the state database's
+// register, and nobody approves during a scenario.
+func (w *World) ApprovalEnv() []string {
+	return []string{"WRITE_APPROVAL=required"}
 }
 
 // LedgerEntry is one row of the server's order ledger, as far as checks

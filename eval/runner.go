@@ -103,12 +103,7 @@ func RunScenario(ctx context.Context, sc Scenario, bin string) *Result {
 
 	env := world.Env()
 	if sc.Approval {
-		extra, err := world.WriteCredential()
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		env = append(env, extra...)
+		env = append(env, world.ApprovalEnv()...)
 	}
 	keys := make([]string, 0, len(sc.Env))
 	for k := range sc.Env {

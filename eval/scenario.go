@@ -27,8 +27,8 @@ type Scenario struct {
 	Request  string   `json:"request"`
 	// Env adds server settings (ALLOW_WRITES, MAX_ORDER_UNITS, ...).
 	Env map[string]string `json:"env,omitempty"`
-	// Approval turns on approval mode with a credential file the agent
-	// never sees.
+	// Approval turns on approval mode: orders are staged for a named
+	// approver, whom the agent never reaches.
 	Approval bool `json:"approval,omitempty"`
 	// Events change the world during the session, whoever drives it.
 	Events     []Event      `json:"events,omitempty"`
@@ -165,7 +165,7 @@ func (sc *Scenario) validate() error {
 	}
 	for k := range sc.Env {
 		switch k {
-		case "UPSTREAM_BASE_URL", "STORELINK_KEYRING", "STORELINK_KEYRING_FILE", "STATE_DB_PATH", "APPROVAL_CREDENTIAL", "APPROVAL_CREDENTIAL_FILE":
+		case "UPSTREAM_BASE_URL", "STORELINK_KEYRING", "STORELINK_KEYRING_FILE", "STATE_DB_PATH":
 			return fmt.Errorf("env %s is set by the harness", k)
 		}
 	}

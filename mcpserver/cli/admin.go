@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
@@ -40,13 +43,17 @@ func orDash(s string) string {
 
 // runApprovals is the human side of the write path: list, show, approve or
 // reject staged orders, and resolve an order whose outcome is unknown.
-// Deciding needs the approval credential, which the agent never sees;
-// without one configured every decision fails closed. Flags may come before
-// or after the id.
+// Deciding needs a named approver (`approvers add`) and their secret, which
+// the server checks against its own register; the agent never sees either.
+// Flags may come before or after the id.
 func runApprovals(ctx context.Context, args []string, env Env) error {
 	fs := flag.NewFlagSet("approvals", flag.ContinueOnError)
-	as := fs.String("as", "", "the name of the person deciding (recorded in the audit trail)")
-	credFile := fs.String("credential-file", "", "file holding the approver's credential (else APPROVER_CREDENTIAL)")
+	who := fs.String("approver", "", "approve, reject, resolve: the approver deciding, as `approvers add` registered them")
+	secretFile := fs.String("secret-file", "", "file holding the approver's secret (else --secret-stdin, else APPROVER_SECRET)")
+	secretStdin := fs.Bool("secret-stdin", false, "read the approver's secret from stdin")
+	// --as named whoever one liked; it is refused with the way forward.
+	as := fs.String("as", "", "removed: use --approver")
+	credFile := fs.String("credential-file", "", "removed: use --secret-file")
 	all := fs.Bool("all", false, "list: every staged order, decided and lapsed ones too")
 	raised := fs.String("raised", "", "resolve: the StoreLink order id that the order became")
 	notRaised := fs.Bool("not-raised", false, "resolve: StoreLink holds no such order")
@@ -102,16 +109,26 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 		}
 		return json.NewEncoder(env.Stdout).Encode(entryJSON(e))
 	case "approve", "reject", "resolve":
-		if strings.TrimSpace(*as) == "" {
-			return &ExitError{Code: 2, Err: fmt.Errorf("approvals %s: --as NAME is required, so the audit trail says who decided", verb)}
+		if *as != "" {
+			return usageError("approvals %s: --as is gone, since it named whoever one liked: register each approver once with `storelink-mcp approvers add NAME`, then decide with --approver NAME and their secret (--secret-file FILE, --secret-stdin or APPROVER_SECRET)", verb)
 		}
+		if *credFile != "" {
+			return usageError("approvals %s: --credential-file is gone: give the approver's own secret with --secret-file FILE (see `storelink-mcp approvers add`)", verb)
+		}
+		if strings.TrimSpace(*who) == "" {
+			return usageError("approvals %s: --approver NAME is required: the approver registered with `storelink-mcp approvers add NAME`", verb)
+		}
+		if *secretFile != "" && *secretStdin {
+			return usageError("approvals %s: give one of --secret-file and --secret-stdin", verb)
+		}
+		p := person{name: strings.TrimSpace(*who), secretFile: *secretFile, secretStdin: *secretStdin}
 		if verb == "resolve" {
 			if (*raised == "") == !*notRaised {
 				return &ExitError{Code: 2, Err: errors.New("approvals resolve: give exactly one of --raised ORDER_ID or --not-raised")}
 			}
-			return resolve(ctx, env, id, strings.TrimSpace(*as), *credFile, *raised)
+			return resolve(ctx, env, id, p, *raised)
 		}
-		return decide(ctx, env, verb, id, strings.TrimSpace(*as), *credFile)
+		return decide(ctx, env, verb, id, p)
 	default:
 		return &ExitError{Code: 2, Err: fmt.Errorf("approvals: unknown action %q", verb)}
 	}
@@ -127,23 +144,53 @@ func entryJSON(e state.Entry) map[string]any {
 		"storelink": e.UpstreamID, "approval_binding": e.ApprovalBinding()}
 }
 
-// presentedCredential is the approver's credential, from --credential-file
-// or APPROVER_CREDENTIAL (fromEnv, as config read it).
-func presentedCredential(env Env, fromEnv, credFile string) (string, error) {
-	if credFile == "" {
-		return fromEnv, nil
+// person is who runs a decision: the approver's name and where their
+// secret comes from.
+type person struct {
+	name        string
+	secretFile  string
+	secretStdin bool
+}
+
+// secret is the approver's secret: from --secret-file, else stdin with
+// --secret-stdin, else APPROVER_SECRET (fromEnv, as config read it). One
+// trailing line break is not part of it. It is never echoed.
+func (p person) secret(env Env, verb, fromEnv string) (string, error) {
+	var raw string
+	switch {
+	case p.secretFile != "":
+		b, err := env.ReadFile(p.secretFile)
+		if err != nil {
+			return "", usageError("approvals %s: --secret-file: cannot read %s", verb, p.secretFile)
+		}
+		raw = string(b)
+	case p.secretStdin:
+		if env.Stdin == nil {
+			return "", usageError("approvals %s: --secret-stdin: no standard input", verb)
+		}
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, approver.MaxSecretLen+3))
+		if err != nil {
+			return "", usageError("approvals %s: --secret-stdin: reading stdin: %v", verb, err)
+		}
+		raw = string(b)
+	default:
+		raw = fromEnv
 	}
-	b, err := env.ReadFile(credFile)
-	if err != nil {
-		return "", &ExitError{Code: 2, Err: fmt.Errorf("--credential-file: cannot read %s", credFile)}
+	s := strings.TrimSuffix(strings.TrimSuffix(raw, "\n"), "\r")
+	if s == "" {
+		return "", usageError("approvals %s: no secret for approver %s: give it with --secret-file FILE, --secret-stdin, or APPROVER_SECRET", verb, p.name)
 	}
-	return strings.TrimRight(string(b), "\r\n"), nil
+	return s, nil
+}
+
+// approvers is the verifier of the named approvers in a's register.
+func (a *app) approvers() replenish.Verifier {
+	return replenish.Named{Approvers: approver.New(a.db)}
 }
 
 // workflow is the order workflow as a person's command drives it: the
 // gate of this environment's settings, the ledger, and the StoreLink each
-// entry was recorded for (reach), with the approval credential of this
-// environment behind verifier.
+// entry was recorded for (reach), with verifier checking the person.
 func (a *app) workflow(env Env, verifier replenish.Verifier) *replenish.Workflow {
 	cfg := a.cfg
 	f := &replenish.Workflow{
@@ -194,18 +241,18 @@ func personError(err error) error {
 	return err
 }
 
-func decide(ctx context.Context, env Env, verb, id, who, credFile string) error {
+func decide(ctx context.Context, env Env, verb, id string, p person) error {
 	a, err := loadConfig(env)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	presented, err := presentedCredential(env, a.cfg.ApproverCredential, credFile)
+	presented, err := p.secret(env, verb, a.cfg.ApproverSecret)
 	if err != nil {
 		return err
 	}
-	flow := a.workflow(env, replenish.SharedCredential{Credential: a.cfg.ApprovalCredential})
-	d := replenish.Decision{ApprovalID: id, Name: who, Secret: presented}
+	flow := a.workflow(env, a.approvers())
+	d := replenish.Decision{ApprovalID: id, Name: p.name, Secret: presented}
 	if verb == "reject" {
 		if _, err := flow.Reject(ctx, d); err != nil {
 			return personError(err)
@@ -294,23 +341,24 @@ func upstreamIdentity(baseURL string) string {
 // resolve records what a person found at StoreLink about an order whose
 // outcome is unknown (or that a crash left sending): the order id it became,
 // or that StoreLink holds no such order (replenish.Workflow.Resolve).
-func resolve(ctx context.Context, env Env, key, who, credFile, orderID string) error {
+func resolve(ctx context.Context, env Env, key string, p person, orderID string) error {
 	a, err := loadConfig(env)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	// In approval mode, deciding anything about an order needs the approval
-	// credential; elsewhere the state file's owner is the person in charge.
+	// In approval mode, deciding anything about an order needs a verified
+	// approver; elsewhere the state file's owner is the person in charge,
+	// and the name is recorded as given.
 	var verifier replenish.Verifier = replenish.Unverified{}
 	presented := ""
-	if a.cfg.ApprovalCredential != "" {
-		if presented, err = presentedCredential(env, a.cfg.ApproverCredential, credFile); err != nil {
+	if a.cfg.WriteApproval == config.ApprovalRequired {
+		if presented, err = p.secret(env, "resolve", a.cfg.ApproverSecret); err != nil {
 			return err
 		}
-		verifier = replenish.SharedCredential{Credential: a.cfg.ApprovalCredential}
+		verifier = a.approvers()
 	}
-	got, err := a.workflow(env, verifier).Resolve(ctx, replenish.Resolution{Ref: key, Name: who, Secret: presented, OrderID: orderID})
+	got, err := a.workflow(env, verifier).Resolve(ctx, replenish.Resolution{Ref: key, Name: p.name, Secret: presented, OrderID: orderID})
 	if err != nil {
 		var exit *ExitError
 		if errors.As(err, &exit) {

@@ -92,9 +92,9 @@ Usage:
   storelink-mcp audit [flags]         print the audit trail (--day, --store, --call, --tool)
   storelink-mcp audit report [flags]  calls, outcomes, error rate and latency per tool,
                                       and the pilot questions
-  storelink-mcp approvals list [--all]|show ID|approve ID|reject ID --as NAME
+  storelink-mcp approvals list [--all]|show ID|approve ID|reject ID --approver NAME
                                       release or refuse staged orders (a person's job)
-  storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --as NAME
+  storelink-mcp approvals resolve KEY --raised ORDER_ID|--not-raised --approver NAME
                                       record what StoreLink holds for an unknown outcome
   storelink-mcp approvers add NAME [--stores IDS] [--secret-stdin]|list|revoke NAME
                                       the people who may approve, each with a secret of
@@ -123,8 +123,11 @@ var synopses = map[string]string{
 	"approvals": `Usage: storelink-mcp approvals list [--all]|show ID|approve ID|reject ID|resolve KEY [flags]
 
 Release or refuse staged orders (WRITE_APPROVAL=required), and record what StoreLink
-holds for an order whose outcome is unknown. Deciding needs the approval credential:
-APPROVER_CREDENTIAL, or --credential-file FILE. Flags may come before or after the id.
+holds for an order whose outcome is unknown. Deciding needs a named approver
+(storelink-mcp approvers add NAME) and their secret, which the server checks against
+its own register: --approver NAME with --secret-file FILE, --secret-stdin, or
+APPROVER_SECRET. An approver cannot approve an order requested under a bearer token
+of the same name. Flags may come before or after the id.
 `,
 }
 

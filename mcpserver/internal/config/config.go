@@ -6,8 +6,8 @@
 //
 // Every problem is reported at once (errors.Join), each naming the variable
 // and the fix, so an operator corrects the whole configuration in one pass.
-// Secret values (the keyring, the approval and approver credentials) are
-// never echoed.
+// Secret values (the keyring, the approver's secret, the webhook secret)
+// are never echoed.
 // Values are taken exactly as given: nothing is trimmed, case-folded or
 // guessed, except that a file read through a _FILE variable may end in one
 // newline.
@@ -32,10 +32,6 @@ const (
 	ApprovalNone     = "none"
 	ApprovalRequired = "required"
 )
-
-// MinCredentialLen is the shortest approval credential accepted: it guards
-// real orders and must not be guessable.
-const MinCredentialLen = 16
 
 // MinWebhookSecretLen is the shortest webhook signing secret accepted: a
 // receiver trusts any notice signed with it.
@@ -72,13 +68,10 @@ type Config struct {
 	// ReadOnly removes the write tool altogether.
 	ReadOnly bool
 	// WriteApproval is ApprovalNone or ApprovalRequired (a confirmed order is
-	// staged until a person releases it with ApprovalCredential).
+	// staged until a named approver releases it).
 	WriteApproval string
 	// ApprovalTTL is how long a staged order waits for release.
 	ApprovalTTL time.Duration
-	// ApprovalCredential releases staged orders; "" unless WriteApproval is
-	// ApprovalRequired. Never log it: Config's String and LogValue redact it.
-	ApprovalCredential string
 	// StatePath is the durable state database (ledger, staged orders); ""
 	// when StateDatabaseURL is set.
 	StatePath string
@@ -116,10 +109,11 @@ type Config struct {
 	AuthTokensFile string
 	// HTTPInsecure is --insecure-no-auth given through the environment.
 	HTTPInsecure bool
-	// ApproverCredential is the credential the person running `approvals`
-	// presents; it is compared with ApprovalCredential. Never log it: it is
+	// ApproverSecret is the secret the person running `approvals` presents
+	// with --approver, when no --secret-file or --secret-stdin gives it;
+	// it is checked against the approver register. Never log it: it is
 	// left out of String and LogValue.
-	ApproverCredential string
+	ApproverSecret string
 	// ApprovalWebhookURL receives a signed notice of every staged order;
 	// "" sends none. Its path, query or user info may hold the receiver's
 	// token: log only its host (WebhookHost).
@@ -156,11 +150,9 @@ func Documentation() []Var {
 		{Name: "ALLOW_WRITES", Default: "false", Description: "true lets korral_raise_replenishment_order submit confirmed orders; otherwise it only previews."},
 		{Name: "MAX_ORDER_UNITS", Default: "500", Description: "Hard ceiling on one order's quantity_units (1 to 100000), whatever the caller confirms."},
 		{Name: "READ_ONLY", Default: "false", Description: "true removes the write tool entirely. Contradicts ALLOW_WRITES=true. Flag: `--read-only`."},
-		{Name: "WRITE_APPROVAL", Default: "none", Description: "none: a confirmed order is submitted. required: it is staged until a person releases it with the approval credential (needs ALLOW_WRITES=true)."},
+		{Name: "WRITE_APPROVAL", Default: "none", Description: "none: a confirmed order is submitted. required: it is staged until a named approver (`storelink-mcp approvers add`) releases it; the server itself needs no approval secret (needs ALLOW_WRITES=true)."},
 		{Name: "APPROVAL_TTL", Default: "24h", Description: "How long a staged order waits for release before it expires (1m to 168h)."},
-		{Name: "APPROVAL_CREDENTIAL", Default: "", Secret: true, Description: "Credential a person uses to release staged orders (at least 16 characters); required with WRITE_APPROVAL=required and only then."},
-		{Name: "APPROVAL_CREDENTIAL_FILE", Default: "", Description: "Path to a file holding the approval credential. Not together with APPROVAL_CREDENTIAL."},
-		{Name: "APPROVER_CREDENTIAL", Default: "", Secret: true, Description: "The credential a person presents to `storelink-mcp approvals` to approve, reject or resolve an order (or `--credential-file`); checked against APPROVAL_CREDENTIAL. The MCP server does not use it."},
+		{Name: "APPROVER_SECRET", Default: "", Secret: true, Description: "The secret of the approver named by `storelink-mcp approvals --approver NAME`, unless `--secret-file` or `--secret-stdin` gives it; checked against the approver register in the state database. The MCP server does not use it."},
 		{Name: "APPROVAL_WEBHOOK_URL", Default: "", Secret: true, Description: "URL that receives a signed JSON notice, with a one-line text for chat, of every order staged for approval; https, or http to a loopback host only. Empty: nobody is notified."},
 		{Name: "APPROVAL_WEBHOOK_SECRET", Default: "", Secret: true, Description: "Secret of the notices' HMAC-SHA256 signature (at least 16 characters); required with APPROVAL_WEBHOOK_URL and only then."},
 		{Name: "APPROVAL_WEBHOOK_SECRET_FILE", Default: "", Description: "Path to a file holding the webhook secret. Not together with APPROVAL_WEBHOOK_SECRET."},
@@ -219,7 +211,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
 		AuthTokensFile:          l.getenv("MCP_AUTH_TOKENS_FILE"),
 		HTTPInsecure:            l.boolean("MCP_HTTP_INSECURE"),
-		ApproverCredential:      l.getenv("APPROVER_CREDENTIAL"),
+		ApproverSecret:          l.getenv("APPROVER_SECRET"),
 	}
 
 	c.MockNow = l.mockNow("STORELINK_MOCK_NOW")
@@ -245,23 +237,11 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		l.fail("STORELINK_KEYRING or STORELINK_KEYRING_FILE is required when UPSTREAM_BASE_URL is set: give the keys of the stores this deployment serves, as JSON like {\"47\": \"<key>\"}")
 	}
 
-	cred, from, credFile, ok := l.secret("APPROVAL_CREDENTIAL")
-	if ok {
-		if credFile != "" {
-			// Editors end files with a newline; it is not part of the secret.
-			cred = strings.TrimSuffix(strings.TrimSuffix(cred, "\n"), "\r")
-		}
-		switch {
-		case cred == "" && c.WriteApproval == ApprovalRequired:
-			l.fail("WRITE_APPROVAL=required needs APPROVAL_CREDENTIAL or APPROVAL_CREDENTIAL_FILE: without it no staged order could ever be released")
-		case cred != "" && c.WriteApproval != ApprovalRequired:
-			l.fail("%s is set but WRITE_APPROVAL is not \"required\": set WRITE_APPROVAL=required, or remove the credential so nobody assumes orders wait for approval", from)
-		case cred != "" && len(cred) < MinCredentialLen:
-			l.fail("%s: must be at least %d characters", from, MinCredentialLen)
-		case strings.ContainsFunc(cred, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-			l.fail("%s: must not contain control characters or line breaks", from)
-		default:
-			c.ApprovalCredential = cred
+	// The shared approval credential is gone: a server that still has it
+	// would let an operator believe it protects something.
+	for _, old := range Removed {
+		if l.getenv(old) != "" {
+			l.fail("%s", LegacyApprovalMessage(old))
 		}
 	}
 
@@ -626,7 +606,7 @@ func (l *loader) journalPath(c *Config) string {
 }
 
 // String summarizes the configuration for a start-up log line, with the
-// keyring as fingerprints and the approval credential as set/unset.
+// keyring as fingerprints and no secret.
 func (c Config) String() string {
 	upstream, kr := c.UpstreamBaseURL, c.Keyring.String()
 	if upstream == "" {
@@ -637,17 +617,13 @@ func (c Config) String() string {
 		// brings its own.
 		kr = "embedded-demo"
 	}
-	cred := "unset"
-	if c.ApprovalCredential != "" {
-		cred = "set"
-	}
 	st := c.StatePath
 	if c.StateDatabaseURL != "" {
 		st = fmt.Sprintf("%s max_conns=%d", RedactURL(c.StateDatabaseURL), c.StateMaxConns)
 	}
-	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s approval_credential=%s state=%s journal=%s breaker=%d/%s master_data_ttl=%s",
+	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s state=%s journal=%s breaker=%d/%s master_data_ttl=%s",
 		upstream, kr, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
-		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, cred, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown, c.MasterDataTTL) + c.webhookSummary()
+		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown, c.MasterDataTTL) + c.webhookSummary()
 }
 
 // Format prints String for every verb, so %+v cannot dump the credential.
@@ -655,3 +631,13 @@ func (c Config) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, c.String()) }
 
 // LogValue logs the redacted summary.
 func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// Removed are the variables of the shared approval credential, which named
+// approvers replaced: Load refuses each with LegacyApprovalMessage.
+var Removed = []string{"APPROVAL_CREDENTIAL", "APPROVAL_CREDENTIAL_FILE", "APPROVER_CREDENTIAL"}
+
+// LegacyApprovalMessage is the start-up refusal of a variable of the shared
+// approval credential, which named approvers replaced: what to do instead.
+func LegacyApprovalMessage(name string) string {
+	return fmt.Sprintf("%s is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove %s from the environment", name, name)
+}

@@ -88,7 +88,6 @@ func TestEveryValueSet(t *testing.T) {
 		"READ_ONLY":             "0",
 		"WRITE_APPROVAL":        "required",
 		"APPROVAL_TTL":          "2h",
-		"APPROVAL_CREDENTIAL":   cred,
 		"STATE_DB_PATH":         "/var/lib/storelink-mcp/state.db",
 		"BREAKER_FAILURES":      "1",
 		"BREAKER_COOLDOWN":      "10m",
@@ -101,7 +100,7 @@ func TestEveryValueSet(t *testing.T) {
 		"MCP_AUTH_TOKENS_FILE":            "/etc/storelink/tokens",
 		"MCP_HTTP_INSECURE":               "false",
 		"STORELINK_MOCK_NOW":              "2026-11-27T14:30:00+01:00",
-		"APPROVER_CREDENTIAL":             cred,
+		"APPROVER_SECRET":                 cred,
 	}), noFiles)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +116,6 @@ func TestEveryValueSet(t *testing.T) {
 		MaxOrderUnits:       100000,
 		WriteApproval:       ApprovalRequired,
 		ApprovalTTL:         2 * time.Hour,
-		ApprovalCredential:  cred,
 		StatePath:           "/var/lib/storelink-mcp/state.db",
 		StateMaxConns:       10,
 		JournalPath:         "/var/lib/storelink-mcp/state.db.outcomes.jsonl",
@@ -130,7 +128,7 @@ func TestEveryValueSet(t *testing.T) {
 		HTTPSessionIdleTimeout:  time.Second,
 		AuthTokensFile:          "/etc/storelink/tokens",
 		MockNow:                 time.Date(2026, 11, 27, 14, 30, 0, 0, time.FixedZone("", 3600)),
-		ApproverCredential:      cred,
+		ApproverSecret:          cred,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -156,15 +154,13 @@ func TestStatePathDefaults(t *testing.T) {
 
 func TestFileSecrets(t *testing.T) {
 	c, err := Load(env(map[string]string{
-		"HOME":                     "/h",
-		"UPSTREAM_BASE_URL":        "http://storelink:8080",
-		"STORELINK_KEYRING_FILE":   "/run/secrets/keyring.json",
-		"ALLOW_WRITES":             "true",
-		"WRITE_APPROVAL":           "required",
-		"APPROVAL_CREDENTIAL_FILE": "/run/secrets/approval",
+		"HOME":                   "/h",
+		"UPSTREAM_BASE_URL":      "http://storelink:8080",
+		"STORELINK_KEYRING_FILE": "/run/secrets/keyring.json",
+		"ALLOW_WRITES":           "true",
+		"WRITE_APPROVAL":         "required",
 	}), files(map[string]string{
 		"/run/secrets/keyring.json": krJSON + "\n",
-		"/run/secrets/approval":     cred + "\n",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -174,9 +170,6 @@ func TestFileSecrets(t *testing.T) {
 	}
 	if k, _ := c.Keyring.Key("102"); k.Reveal() != keyB {
 		t.Errorf("key for 102 = %v", k)
-	}
-	if c.ApprovalCredential != cred {
-		t.Errorf("credential from file not read or not trimmed of its newline")
 	}
 	// Inline keyring: no file to re-read.
 	c, err = Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON, "UPSTREAM_BASE_URL": "https://storelink.example"}), noFiles)
@@ -250,20 +243,18 @@ func TestErrors(t *testing.T) {
 			nil, []string{"STORELINK_KEYRING: keyring: store 47 appears twice"}},
 		{"read-only with writes", map[string]string{"READ_ONLY": "true", "ALLOW_WRITES": "true"},
 			nil, []string{"READ_ONLY=true and ALLOW_WRITES=true contradict each other"}},
-		{"approval with read-only", map[string]string{"READ_ONLY": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred},
+		{"approval with read-only", map[string]string{"READ_ONLY": "true", "WRITE_APPROVAL": "required"},
 			nil, []string{"WRITE_APPROVAL=required and READ_ONLY=true contradict each other"}},
-		{"approval without writes", map[string]string{"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred},
+		{"approval without writes", map[string]string{"WRITE_APPROVAL": "required"},
 			nil, []string{"WRITE_APPROVAL=required has no effect unless ALLOW_WRITES=true"}},
-		{"approval without credential", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required"},
-			nil, []string{"WRITE_APPROVAL=required needs APPROVAL_CREDENTIAL or APPROVAL_CREDENTIAL_FILE"}},
-		{"credential without approval", map[string]string{"ALLOW_WRITES": "true", "APPROVAL_CREDENTIAL": cred},
-			nil, []string{`APPROVAL_CREDENTIAL is set but WRITE_APPROVAL is not "required"`}},
-		{"credential too short", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": "letmein"},
-			nil, []string{"APPROVAL_CREDENTIAL: must be at least 16 characters"}},
-		{"credential with a line break", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred + "\nmore"},
-			nil, []string{"APPROVAL_CREDENTIAL: must not contain control characters"}},
-		{"credential both ways", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred, "APPROVAL_CREDENTIAL_FILE": "/c"},
-			map[string]string{"/c": cred}, []string{"APPROVAL_CREDENTIAL and APPROVAL_CREDENTIAL_FILE are both set: keep one"}},
+		// The shared credential is gone; each of its variables is refused,
+		// alone, with or without approval mode, with the migration step.
+		{"old approval credential", map[string]string{"ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred},
+			nil, []string{"APPROVAL_CREDENTIAL is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove APPROVAL_CREDENTIAL from the environment"}},
+		{"old approval credential file", map[string]string{"APPROVAL_CREDENTIAL_FILE": "/c"},
+			map[string]string{"/c": cred}, []string{"APPROVAL_CREDENTIAL_FILE is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove APPROVAL_CREDENTIAL_FILE from the environment"}},
+		{"old approver credential", map[string]string{"APPROVER_CREDENTIAL": approverCred},
+			nil, []string{"APPROVER_CREDENTIAL is no longer used: approvers are named and verified"}},
 		{"no home for state", map[string]string{"HOME": ""},
 			nil, []string{"STATE_DB_PATH: neither it, XDG_STATE_HOME nor HOME is set"}},
 		{
@@ -314,7 +305,7 @@ func TestErrors(t *testing.T) {
 func TestConfigPrintingRedacts(t *testing.T) {
 	c, err := Load(env(map[string]string{
 		"HOME": "/h", "STORELINK_KEYRING": krJSON, "ALLOW_WRITES": "true", "UPSTREAM_BASE_URL": "https://storelink.example",
-		"WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred, "APPROVER_CREDENTIAL": approverCred,
+		"WRITE_APPROVAL": "required", "APPROVER_SECRET": approverCred,
 	}), noFiles)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +318,7 @@ func TestConfigPrintingRedacts(t *testing.T) {
 				t.Errorf("printed config leaks a secret: %s", out)
 			}
 		}
-		if !strings.Contains(out, "approval_credential=set") || !strings.Contains(out, "47:key:") {
+		if !strings.Contains(out, "write_approval=required") || !strings.Contains(out, "47:key:") {
 			t.Errorf("printed config lacks the redacted summary: %s", out)
 		}
 	}
@@ -359,6 +350,10 @@ func TestDocumentationCoversLoad(t *testing.T) {
 		}
 	}
 	platform := map[string]bool{"HOME": true, "XDG_STATE_HOME": true}
+	for _, old := range Removed {
+		// Read only to be refused (LegacyApprovalMessage).
+		platform[old] = true
+	}
 	for k := range read {
 		if !documented[k] && !platform[k] {
 			t.Errorf("Load reads %s but Documentation does not list it", k)
@@ -519,7 +514,7 @@ const (
 
 // approving is the environment of a server that stages orders.
 func approving(extra map[string]string) map[string]string {
-	m := map[string]string{"HOME": "/h", "ALLOW_WRITES": "true", "WRITE_APPROVAL": "required", "APPROVAL_CREDENTIAL": cred}
+	m := map[string]string{"HOME": "/h", "ALLOW_WRITES": "true", "WRITE_APPROVAL": "required"}
 	for k, v := range extra {
 		m[k] = v
 	}

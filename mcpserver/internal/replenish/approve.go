@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
@@ -42,6 +43,7 @@ type Step string
 // The steps a Refusal names.
 const (
 	StepGate     Step = "gate"     // writes off, or above the ceiling
+	StepSelf     Step = "self"     // the approver is the order's requester
 	StepReach    Step = "reach"    // the entry's StoreLink could not be used
 	StepBinding  Step = "binding"  // what would be sent is not what was approved
 	StepQuantity Step = "quantity" // the quantity gate refused it, or could not read
@@ -142,7 +144,7 @@ func (w *Workflow) pending(ctx context.Context, verb string, d Decision) (state.
 	if errors.Is(err, ErrDenied) {
 		w.log().Warn("approval.denied", "approval_id", d.ApprovalID, "decided_by", d.Name, "action", verb)
 		w.recordDecision(ctx, e, d.ApprovalID, d.Name, verb, "error", "APPROVAL_DENIED",
-			fmt.Sprintf("%s tried to %s %s without a valid approval credential; nothing changed.", d.Name, verb, d.ApprovalID))
+			fmt.Sprintf("%s tried to %s %s and was not accepted as an approver; nothing changed.", d.Name, verb, d.ApprovalID))
 	}
 	if err != nil {
 		return state.Entry{}, Approver{}, err
@@ -220,6 +222,12 @@ func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 		w.recordDecision(ctx, e, id, who.Name, verb, "error", code, fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who.Name, id, msg))
 		return &Refusal{Step: step, Entry: e, Err: cause, msg: msg}
 	}
+	// Four eyes: whoever asked for the order through a bearer token does
+	// not also release it under an approver of the same name.
+	if tok := requesterToken(e.RequestedBy); tok != "" && approver.SameName(tok, who.Name) {
+		return nil, notSent(StepSelf, "APPROVAL_BY_REQUESTER", errSelfApproval,
+			fmt.Sprintf("approve %s: %s requested this order (token %s) and cannot also approve it; another approver must; nothing was sent, and the approval still stands", id, who.Name, tok))
+	}
 	// A person's approval does not lift the deployment's limits.
 	if err := w.Gate.Local(e.QuantityUnits); err != nil {
 		msg := "this deployment does not allow writes (ALLOW_WRITES); nothing was sent"
@@ -289,6 +297,9 @@ func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 	w.recordDecision(ctx, claimed, id, who.Name, verb, "ok", "", fmt.Sprintf("%s approved %s: order %s raised for %d unit(s) of SKU %s at store %s.", who.Name, id, o.ID, claimed.QuantityUnits, claimed.SKU, claimed.StoreID))
 	return &Approved{Entry: claimed, Approver: who, Sent: sent}, nil
 }
+
+// errSelfApproval is the cause of a StepSelf refusal.
+var errSelfApproval = errors.New("the approver is the order's requester")
 
 // errBindingChanged is the cause of a StepBinding refusal.
 var errBindingChanged = errors.New("the approval binding differs")

@@ -2,9 +2,11 @@ package replenish
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/korral/storelink/mcpserver/internal/approver"
 )
 
 // Approver is a person whose decision the Verifier accepted.
@@ -22,36 +24,56 @@ type Verifier interface {
 	Verify(ctx context.Context, name, secret, storeID string) (Approver, error)
 }
 
-// ErrDenied is the one answer to every credential problem, so that nothing
-// tells why a credential failed.
-var ErrDenied = errors.New("approval denied: the approval credential is missing or does not match; nothing was changed")
+// ErrDenied is the answer to every person the Verifier does not accept.
+// Its own text is the one for an unknown name and for a wrong secret
+// alike, so that nothing tells which names exist; a revoked or out-of-scope
+// approver, who proved the secret, gets a text of their own that still
+// says nothing about the order (errors.Is(err, ErrDenied) holds for both).
+var ErrDenied = errors.New("approval denied: the approver name or secret is not recognised; nothing was changed")
 
-// SharedCredential is the verifier of one approval credential that every
-// approver presents (APPROVAL_CREDENTIAL in the approving process's
-// environment); the name is recorded as given. An empty configured
-// credential accepts nobody: approval fails closed.
-type SharedCredential struct {
-	Credential string
+// denied is an ErrDenied with a text for someone who knows the secret.
+type denied struct{ msg string }
+
+func (d *denied) Error() string        { return d.msg }
+func (d *denied) Is(target error) bool { return target == ErrDenied }
+
+// Named verifies named approvers against the state database's register
+// (package approver): the approver's secret, that the approver is active,
+// and that their store scope holds the order's store. The name a decision
+// records is the register's spelling, not what the person typed.
+type Named struct {
+	Approvers *approver.Verifier
 }
 
-// Verify implements Verifier.
-func (c SharedCredential) Verify(_ context.Context, name, secret, _ string) (Approver, error) {
-	if !credentialMatches(c.Credential, secret) {
+// Verify implements Verifier. With no store (the approval id named no
+// entry) only the name and secret are checked, so a stranger learns
+// nothing from a made-up id.
+func (n Named) Verify(ctx context.Context, name, secret, storeID string) (Approver, error) {
+	if n.Approvers == nil {
 		return Approver{}, ErrDenied
 	}
-	return Approver{Name: name}, nil
+	rec, err := n.authenticate(ctx, name, secret, storeID)
+	switch {
+	case err == nil:
+		return Approver{Name: rec}, nil
+	case errors.Is(err, approver.ErrDenied):
+		return Approver{}, ErrDenied
+	case errors.Is(err, approver.ErrRevoked):
+		return Approver{}, &denied{msg: fmt.Sprintf("approval denied: %s is no longer an active approver (revoked); nothing was changed", strings.TrimSpace(name))}
+	case errors.Is(err, approver.ErrOutOfScope):
+		// The store is not named: the order is not this person's to see.
+		return Approver{}, &denied{msg: fmt.Sprintf("approval denied: %s may not decide this order (it is outside the stores they approve for); nothing was changed", strings.TrimSpace(name))}
+	}
+	return Approver{}, err
 }
 
-// credentialMatches compares in constant time; hashing first makes the time
-// independent of the lengths too. An empty configured credential never
-// matches.
-func credentialMatches(configured, presented string) bool {
-	if configured == "" || presented == "" {
-		return false
+func (n Named) authenticate(ctx context.Context, name, secret, storeID string) (string, error) {
+	if storeID == "" {
+		a, err := n.Approvers.Authenticate(ctx, name, secret)
+		return a.Name, err
 	}
-	want := sha256.Sum256([]byte(configured))
-	got := sha256.Sum256([]byte(presented))
-	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
+	a, err := n.Approvers.Verify(ctx, name, secret, storeID)
+	return a.Name, err
 }
 
 // Unverified accepts every name: for a ledger whose owner is the person in
@@ -62,4 +84,19 @@ type Unverified struct{}
 // Verify implements Verifier.
 func (Unverified) Verify(_ context.Context, name, _, _ string) (Approver, error) {
 	return Approver{Name: name}, nil
+}
+
+// requesterToken is the bearer token label of an order's requester, as the
+// HTTP door records it ("token:LABEL", then " (client)" and "/session"),
+// or "" for a requester no token names (stdio, where the client's name is
+// its own claim). Token labels hold no space and no slash.
+func requesterToken(requestedBy string) string {
+	label, ok := strings.CutPrefix(requestedBy, "token:")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(label, " /"); i >= 0 {
+		label = label[:i]
+	}
+	return label
 }

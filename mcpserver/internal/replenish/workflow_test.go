@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/postgres"
@@ -162,11 +163,19 @@ const (
 	ttl        = time.Hour
 )
 
-// approvalFlow is a workflow in approval mode at clk.
+// cheapArgon keeps the suite fast; package approver tests the real cost.
+var cheapArgon = approver.Params{Memory: 64, Time: 1, Threads: 1}
+
+// approvalFlow is a workflow in approval mode at clk, whose approvers are
+// db's register, holding Jana (every store) with the secret credential.
 func approvalFlow(up *fakeStoreLink, db state.Store, clk *clock) *Workflow {
+	v := approver.New(db, approver.WithParams(cheapArgon))
+	if _, err := v.Add(context.Background(), "Jana", nil, credential, clk.Now()); err != nil && !errors.Is(err, state.ErrApproverExists) {
+		panic(err)
+	}
 	return &Workflow{
 		Upstream: up, UpstreamID: upstreamID, Ledger: db, Audit: db, Now: clk.Now,
-		Verifier: SharedCredential{Credential: credential},
+		Verifier: Named{Approvers: v},
 		Gate: Gate{AllowWrites: true, MaxOrderUnits: 500, RequireApproval: true, ApprovalTTL: ttl,
 			Holds: func(id string) bool { return id == "47" }},
 	}
