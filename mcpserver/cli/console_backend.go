@@ -118,7 +118,7 @@ func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr str
 	case err != nil:
 		return console.Approver{}, err
 	}
-	b.audit.RecordAudit(context.WithoutCancel(ctx), state.AuditRecord{Time: b.now().UTC(), CallID: "console-login-" + randomHex(6),
+	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "console-login-" + randomHex(6),
 		Client: "approver:" + a.Name, Tool: "console.login", Outcome: "ok", Summary: fmt.Sprintf("%s logged in to the approvals console from %s.", a.Name, remoteAddr)})
 	return toConsole(a), nil
 }
@@ -358,9 +358,17 @@ func (b *consoleBackend) Reject(ctx context.Context, a console.Approver, approva
 		_, err := decisionOutcome(err)
 		return err
 	}
-	b.audit.RecordAudit(context.WithoutCancel(ctx), state.AuditRecord{Time: b.now().UTC(), CallID: "approval-" + approvalID,
+	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "approval-" + approvalID,
 		Client: "approver:" + who.Name, Tool: rejectReasonTool, StoreID: e.StoreID, SKU: e.SKU, Outcome: "ok", Summary: reason})
 	return nil
+}
+
+// record writes r to the audit trail; a failure is logged, and the
+// decision it records stands.
+func (b *consoleBackend) record(ctx context.Context, r state.AuditRecord) {
+	if err := b.audit.RecordAudit(context.WithoutCancel(ctx), r); err != nil {
+		b.log.Error("audit.write_failed", "error", err.Error())
+	}
 }
 
 // rejectReasonTool names the audit record that keeps a rejection's reason.
