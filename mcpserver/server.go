@@ -16,6 +16,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/notify"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
@@ -98,6 +99,10 @@ type WriteOptions struct {
 	// entry records it, and an order is only ever looked up or sent at the
 	// StoreLink it was recorded for (ADR 0007).
 	UpstreamID string
+	// Notifier is told of every order staged for approval
+	// (APPROVAL_WEBHOOK_URL); nil tells nobody. It queues and returns at
+	// once, so the tool's answer never waits for the receiver.
+	Notifier *notify.Notifier
 }
 
 type server struct {

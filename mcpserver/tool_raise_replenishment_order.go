@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/notify"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -144,7 +145,24 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 	if err != nil {
 		return nil, err
 	}
+	if r.Mode == replenish.ModePendingApproval {
+		s.notifyStaged(r, c.requester())
+	}
 	return s.raiseAnswer(c, r, in.Confirm), nil
+}
+
+// notifyStaged tells the approvers' webhook of a newly staged order. The
+// notifier queues the notice and returns, so a slow or failing receiver
+// never delays or fails the tool's answer; a replayed staging was told
+// already and is not told again.
+func (s *server) notifyStaged(r *replenish.Outcome, requestedBy string) {
+	w := s.opts.Writes
+	if w == nil || w.Notifier == nil {
+		return
+	}
+	e := r.Entry
+	w.Notifier.Staged(notify.Notice{ApprovalID: e.ApprovalID, StoreID: e.StoreID, ProductName: r.ProductName, SKU: e.SKU,
+		QuantityUnits: int(e.QuantityUnits), ExpiresAt: e.ApprovalExpiresAt, RequestedBy: requestedBy})
 }
 
 // raiseAnswer is the tool's answer to what the workflow did: the outcome's

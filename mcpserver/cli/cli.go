@@ -85,8 +85,11 @@ const usage = `storelink-mcp: the Korral StoreLink MCP server.
 
 Usage:
   storelink-mcp [stdio] [settings]    serve MCP over stdin/stdout (default)
-  storelink-mcp serve --http ADDR [--stateless] [settings]
-                                      serve MCP over Streamable HTTP at /mcp
+  storelink-mcp serve --http ADDR [--stateless] [--console ADDR2] [settings]
+                                      serve MCP over Streamable HTTP at /mcp, and the
+                                      approvals console on a listener of its own
+  storelink-mcp console --listen ADDR [--tls-cert F --tls-key F|--behind-tls-proxy]
+                                      serve the approvals console alone (stdio deployments)
   storelink-mcp doctor [settings]     check the configuration, StoreLink, every key,
                                       the state database and the clock; exit 0 when all pass
   storelink-mcp audit [flags]         print the audit trail (--day, --store, --call, --tool)
@@ -116,8 +119,15 @@ started, and every answer says so.
 
 // synopses are the first lines of each subcommand's --help.
 var synopses = map[string]string{
-	"stdio":  "Usage: storelink-mcp [stdio] [settings]\n\nServe MCP over stdin/stdout; logs go to stderr (or --log-file).",
-	"serve":  "Usage: storelink-mcp serve --http ADDR [--stateless] [settings]\n\nServe MCP over Streamable HTTP at /mcp, with /healthz and /readyz.\nBearer tokens come from MCP_AUTH_TOKENS_FILE.",
+	"stdio": "Usage: storelink-mcp [stdio] [settings]\n\nServe MCP over stdin/stdout; logs go to stderr (or --log-file).",
+	"serve": "Usage: storelink-mcp serve --http ADDR [--stateless] [--console ADDR2] [settings]\n\nServe MCP over Streamable HTTP at /mcp, with /healthz and /readyz.\nBearer tokens come from MCP_AUTH_TOKENS_FILE. --console serves the approvals console\non a listener of its own (never the MCP endpoint's); a non-loopback console address\nneeds --console-tls-cert and --console-tls-key, or --behind-tls-proxy.",
+	"console": `Usage: storelink-mcp console --listen ADDR [--tls-cert FILE --tls-key FILE|--behind-tls-proxy] [settings]
+
+Serve the approvals console, where named approvers (storelink-mcp approvers add) log in,
+read the staged orders with their stock evidence, and approve or reject them. It opens
+the server's state database and sends approved orders to UPSTREAM_BASE_URL with the
+keyring's keys. A non-loopback address needs --tls-cert and --tls-key, or
+--behind-tls-proxy when a reverse proxy terminates TLS (see docs/operations.md).`,
 	"doctor": "Usage: storelink-mcp doctor [settings]\n\nCheck the configuration, reach UPSTREAM_BASE_URL, read each keyring store with its\nown key, and check the state database, the token file and the clock. One line per\ncheck with the fix; exit 0 only when all pass, 1 otherwise.",
 	"audit":  "Usage: storelink-mcp audit [report] [flags]\n\nPrint the audit trail, oldest first; \"report\" prints per-tool statistics and the\npilot questions instead. --tool takes a short (check_stock_risk) or full name.",
 	"approvals": `Usage: storelink-mcp approvals list [--all]|show ID|approve ID|reject ID|resolve KEY [flags]
@@ -162,6 +172,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 		err = runApprovals(ctx, args, env)
 	case cmd == "approvers":
 		err = runApprovers(ctx, args, env)
+	case cmd == "console":
+		err = runConsole(ctx, args, env)
 	case cmd == "migrate":
 		err = runMigrate(ctx, args, env)
 	case cliflag.IsVersion(cmd):
@@ -169,7 +181,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	case cliflag.IsHelp(cmd):
 		_, err = fmt.Fprint(env.Stdout, usage)
 	default:
-		return usageError("unknown command %q: want stdio, serve, doctor, audit, approvals, approvers, migrate or version (see --help)", cmd)
+		return usageError("unknown command %q: want stdio, serve, console, doctor, audit, approvals, approvers, migrate or version (see --help)", cmd)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -267,6 +279,12 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 			Recorder:        a.recorder,
 			UpstreamID:      a.upstreamID,
 		}
+		n, err := a.notifier()
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		writes.Notifier = n
 	}
 	opts := mcpserver.Options{
 		Upstream:            a.up,

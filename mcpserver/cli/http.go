@@ -34,6 +34,8 @@ type serveOptions struct {
 	allowedHosts    []string
 	requestTimeout  time.Duration
 	shutdownTimeout time.Duration
+	// console is the approvals console's listener; addr "" serves none.
+	console consoleOptions
 }
 
 // hostList is a repeatable, comma-separable flag.
@@ -66,6 +68,8 @@ func parseServeFlags(args []string, env Env) (serveOptions, error) {
 	fs.Var(&hosts, "allowed-host", "host `name` clients use to reach the server, besides loopback and the listen address (repeatable, or comma-separated)")
 	fs.DurationVar(&o.requestTimeout, "request-timeout", 60*time.Second, "longest time one MCP request may take")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 20*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
+	fs.StringVar(&o.console.addr, "console", "", "also serve the approvals console on this `address`, a listener of its own (host:port)")
+	addConsoleTLSFlags(fs, &o.console, "console-")
 	rest, err := parseFlags(fs, args, env)
 	if err != nil {
 		return o, err
@@ -74,6 +78,17 @@ func parseServeFlags(args []string, env Env) (serveOptions, error) {
 		return o, &ExitError{Code: 2, Err: fmt.Errorf("serve: unexpected argument %q", rest[0])}
 	}
 	o.allowedHosts = hosts
+	if o.console.addr == "" && (o.console.tlsCert != "" || o.console.tlsKey != "" || o.console.behindTLSProxy) {
+		return o, &ExitError{Code: 2, Err: errors.New("serve: --console-tls-cert, --console-tls-key and --behind-tls-proxy apply to the console: add --console ADDR")}
+	}
+	if o.console.addr != "" {
+		if err := consolePolicy("--console", o.console); err != nil {
+			return o, &ExitError{Code: 2, Err: err}
+		}
+		if o.console.addr == o.addr {
+			return o, &ExitError{Code: 2, Err: errors.New("serve: --console must name another address than --http: the console never shares the MCP endpoint's listener")}
+		}
+	}
 	if o.requestTimeout <= 0 || o.shutdownTimeout <= 0 {
 		return o, &ExitError{Code: 2, Err: errors.New("serve: --request-timeout and --shutdown-timeout must be positive")}
 	}
@@ -157,12 +172,27 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		a.log.Warn("auth.disabled", "reason", reason, "note", "every caller that can reach the address can use the tools")
 	}
 	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
+	var consoleDone <-chan error
+	if o.console.addr != "" {
+		c, err := startConsole(a, o.console)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer c.stop(a)
+		consoleDone = c.done
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
+	case err := <-consoleDone:
+		sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return fmt.Errorf("console: %w", err)
 	case <-ctx.Done():
 	}
 	a.log.Info("http.shutdown", "grace", o.shutdownTimeout.String())

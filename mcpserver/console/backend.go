@@ -32,10 +32,12 @@ type Backend interface {
 	// client's address, for the backend's audit trail; the console has
 	// already applied its own login rate limit.
 	Login(ctx context.Context, name, secret, remoteAddr string) (Approver, error)
-	// Active returns the approver named name as the record holds it now, or
-	// ErrRevoked when it was revoked or removed. The console calls it on
-	// every request of a session, before any other method.
-	Active(ctx context.Context, name string) (Approver, error)
+	// Active returns the approver of a login as the record holds it now, or
+	// ErrRevoked when it was revoked, removed or replaced since. ref is the
+	// Approver.Ref that Login returned (its Name when Ref was empty). The
+	// console calls it on every request of a session, before any other
+	// method.
+	Active(ctx context.Context, ref string) (Approver, error)
 	// Inbox lists the orders waiting for a decision in the approver's
 	// stores, soonest expiry first. Listing changes nothing: an approval
 	// whose expiry has passed but that nobody has marked is listed with its
@@ -75,6 +77,11 @@ type Approver struct {
 	// Stores limits the approver to these store ids; empty means every
 	// store the deployment serves.
 	Stores []string
+	// Ref is the backend's handle of this login, which the session keeps
+	// and hands back to Active; empty means Name. A backend whose approvers
+	// can be revoked and added again under the same name puts the record's
+	// identity in it, so an old login does not outlive the rotation.
+	Ref string
 }
 
 // Status is where a staged order stands, as a page shows it.

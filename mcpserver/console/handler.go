@@ -333,7 +333,7 @@ func (h *handler) authed(next func(http.ResponseWriter, *http.Request, *request)
 				return
 			}
 		}
-		a, err := h.b.Active(ctx, s.Approver)
+		a, err := h.b.Active(ctx, s.ref())
 		switch {
 		case errors.Is(err, ErrRevoked):
 			h.endSession(w, r, key)
@@ -547,7 +547,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.internal(w, r, "session id", err)
 		return
 	}
-	s := Session{Key: sessionKey(id), Approver: a.Name, CSRF: csrf, Created: now, LastSeen: now, ExpiresAt: now.Add(h.ttl)}
+	s := Session{Key: sessionKey(id), Approver: a.Name, Ref: a.Ref, CSRF: csrf, Created: now, LastSeen: now, ExpiresAt: now.Add(h.ttl)}
 	if err := h.sessions.Create(r.Context(), s); err != nil {
 		h.internal(w, r, "session create", err)
 		return

@@ -21,6 +21,9 @@ type Session struct {
 	// Approver is the approver's name; scope and revocation are read from
 	// the backend on every request, never from the session.
 	Approver string
+	// Ref is the backend's handle of the login (Approver.Ref), which Active
+	// is given; empty means Approver.
+	Ref string
 	// CSRF is the session's synchronizer token, which every POST form
 	// carries back.
 	CSRF     string
@@ -28,6 +31,14 @@ type Session struct {
 	LastSeen time.Time
 	// ExpiresAt is the absolute end of the session, however active it is.
 	ExpiresAt time.Time
+}
+
+// ref is what Active is given for the session.
+func (s Session) ref() string {
+	if s.Ref != "" {
+		return s.Ref
+	}
+	return s.Approver
 }
 
 // ErrNoSession reports that a SessionStore holds no session under a key.

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/console"
+	"github.com/korral/storelink/mcpserver/internal/httpserver"
+)
+
+// consoleOptions are the console's listener settings, of `console` and of
+// `serve --console`.
+type consoleOptions struct {
+	addr           string
+	tlsCert        string
+	tlsKey         string
+	behindTLSProxy bool
+}
+
+// Timeouts of the console's http.Server. Pages are small and rendered from
+// the ledger and a few StoreLink reads; a client that trickles its headers
+// or never reads the answer is cut off instead of holding a connection.
+const (
+	consoleReadHeaderTimeout = 10 * time.Second
+	consoleReadTimeout       = 30 * time.Second
+	consoleWriteTimeout      = 60 * time.Second
+	consoleIdleTimeout       = 2 * time.Minute
+	consoleShutdownTimeout   = 10 * time.Second
+	consoleMaxHeaderBytes    = 64 << 10
+)
+
+// consolePolicy refuses, before anything starts, a console that would
+// carry secrets and session cookies in plain text over the network: a
+// non-loopback address needs TLS here, or --behind-tls-proxy.
+func consolePolicy(flagName string, o consoleOptions) error {
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: want host:port, such as 127.0.0.1:8090: %v", flagName, o.addr, err)
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return errors.New("configuration: give both --tls-cert and --tls-key, or neither")
+	}
+	if o.tlsCert != "" && o.behindTLSProxy {
+		return errors.New("configuration: --tls-cert and --behind-tls-proxy contradict each other: the console terminates TLS itself, or a proxy does")
+	}
+	if o.tlsCert == "" && !o.behindTLSProxy && !httpserver.IsLoopbackHost(strings.ToLower(host)) {
+		return fmt.Errorf("configuration: %s %s is reachable from other machines, but the console would send approver secrets and session cookies in plain HTTP: "+
+			"give --tls-cert and --tls-key, listen on 127.0.0.1 behind a TLS proxy, or pass --behind-tls-proxy if a proxy in front terminates TLS", flagName, o.addr)
+	}
+	return nil
+}
+
+// consoleServer is a running console listener.
+type consoleServer struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+// startConsole serves the approvals console over a's ledger and StoreLink
+// on a listener of its own, and logs the address it is bound to.
+func startConsole(a *app, o consoleOptions) (*consoleServer, error) {
+	h, err := console.New(newConsoleBackend(a), console.Options{Logger: a.log, BehindTLSProxy: o.behindTLSProxy})
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: consoleReadHeaderTimeout,
+		ReadTimeout:       consoleReadTimeout,
+		WriteTimeout:      consoleWriteTimeout,
+		IdleTimeout:       consoleIdleTimeout,
+		MaxHeaderBytes:    consoleMaxHeaderBytes,
+	}
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: --tls-cert/--tls-key: %v", err)}
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	c := &consoleServer{srv: srv, ln: ln, done: make(chan error, 1)}
+	a.log.Info("console.start", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String()+"/",
+		"tls", o.tlsCert != "", "behind_tls_proxy", o.behindTLSProxy)
+	go func() { c.done <- srv.Serve(ln) }()
+	return c, nil
+}
+
+// stop drains the console's requests for a bounded time.
+func (c *consoleServer) stop(a *app) {
+	ctx, cancel := context.WithTimeout(context.Background(), consoleShutdownTimeout)
+	defer cancel()
+	_ = c.srv.Shutdown(ctx)
+	a.log.Info("console.stop", "addr", c.ln.Addr().String())
+}
+
+func addConsoleTLSFlags(fs *flag.FlagSet, o *consoleOptions, prefix string) {
+	fs.StringVar(&o.tlsCert, prefix+"tls-cert", "", "PEM `file` of the console's TLS certificate (chain); serves HTTPS")
+	fs.StringVar(&o.tlsKey, prefix+"tls-key", "", "PEM `file` of the certificate's private key")
+	fs.BoolVar(&o.behindTLSProxy, "behind-tls-proxy", false, "a reverse proxy in front terminates TLS: cookies are marked Secure, and a non-loopback address is allowed without --tls-cert")
+}
+
+// runConsole serves the approvals console alone, for deployments whose
+// MCP server runs over stdio: it opens the same state database and reaches
+// the same StoreLink (UPSTREAM_BASE_URL and the keyring) as the server.
+func runConsole(ctx context.Context, args []string, env Env) error {
+	fs := flag.NewFlagSet("console", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var o consoleOptions
+	fs.StringVar(&o.addr, "listen", "127.0.0.1:8090", "`address` to serve the console on (host:port; port 0 picks a free one)")
+	addConsoleTLSFlags(fs, &o, "")
+	rest, err := parseFlags(fs, args, env)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("console: unexpected argument %q", rest[0])
+	}
+	if err := consolePolicy("--listen", o); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	a, err := loadConfig(env)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	cfg := a.cfg
+	if cfg.UpstreamBaseURL == "" {
+		return &ExitError{Code: 2, Err: errors.New("configuration: the console needs UPSTREAM_BASE_URL: it sends approved orders to the StoreLink the server uses (an embedded demo StoreLink lives inside one server process; use serve --console for it)")}
+	}
+	if cfg.Keyring == nil {
+		return &ExitError{Code: 2, Err: errors.New("configuration: the console needs the keyring (STORELINK_KEYRING_FILE or STORELINK_KEYRING) of the stores whose orders it approves")}
+	}
+	if err := a.connect(env, cfg.UpstreamBaseURL, cfg.Keyring); err != nil {
+		return err
+	}
+	a.upstreamID = upstreamIdentity(cfg.UpstreamBaseURL)
+	c, err := startConsole(a, o)
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-c.done:
+		return fmt.Errorf("console: %w", err)
+	case <-ctx.Done():
+	}
+	c.stop(a)
+	return nil
+}

@@ -1,0 +1,545 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/console"
+	"github.com/korral/storelink/mcpserver/internal/approver"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// consoleBackend is the approvals console's door onto the order workflow:
+// logins are checked against the approver register, every page re-reads
+// the approver's record, orders come from the ledger, their evidence from
+// StoreLink now, and decisions go through replenish.Workflow with a
+// verifier that accepts only the session's approver.
+type consoleBackend struct {
+	// flow is the workflow without a verifier; each decision copies it
+	// and adds the session's.
+	flow      *replenish.Workflow
+	approvers *approver.Verifier
+	reg       approver.Register
+	audit     state.AuditLog
+	// holds reports whether the deployment's keyring holds a store: an
+	// approver without a store list sees the keyring's stores.
+	holds func(storeID string) bool
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// Bounds of what the console reads in one page.
+const (
+	// consoleHistoryLen is how many decided orders the history lists.
+	consoleHistoryLen = 200
+	// consoleAuditLen is how many audit records one day's view reads.
+	consoleAuditLen = 5000
+	// consoleSalesMax bounds the sales read for "sold in the last 24 h".
+	consoleSalesMax = 1000
+)
+
+var _ console.Backend = (*consoleBackend)(nil)
+
+// newConsoleBackend builds the console's backend over a's ledger, register,
+// audit trail and StoreLink (a.up, which must reach a.upstreamID).
+func newConsoleBackend(a *app) *consoleBackend {
+	cfg := a.cfg
+	holds := func(storeID string) bool {
+		if a.keys == nil {
+			return false
+		}
+		_, ok := a.keys.Key(storeID)
+		return ok
+	}
+	flow := &replenish.Workflow{
+		Upstream:     a.up,
+		UpstreamID:   a.upstreamID,
+		Ledger:       a.db,
+		Audit:        a.db,
+		Now:          a.now,
+		Log:          a.log,
+		LookbackDays: cfg.DefaultLookbackDays,
+		Gate: replenish.Gate{
+			AllowWrites:   cfg.AllowWrites && !cfg.ReadOnly,
+			MaxOrderUnits: int64(cfg.MaxOrderUnits),
+			Holds:         holds,
+		},
+	}
+	if a.recorder != nil {
+		flow.Recorder = a.recorder
+	}
+	return &consoleBackend{flow: flow, approvers: approver.New(a.db), reg: a.db, audit: a.db, holds: holds, now: a.now, log: a.log}
+}
+
+// loginRef is the session's handle of a login: the record's id and the
+// name, so that a record revoked and added again ends the old sessions.
+func loginRef(a state.Approver) string { return strconv.FormatInt(a.ID, 10) + ":" + a.Name }
+
+func parseLoginRef(ref string) (state.Approver, bool) {
+	id, name, ok := strings.Cut(ref, ":")
+	n, err := strconv.ParseInt(id, 10, 64)
+	if !ok || err != nil || name == "" {
+		return state.Approver{}, false
+	}
+	return state.Approver{ID: n, Name: name}, true
+}
+
+func toConsole(a state.Approver) console.Approver {
+	return console.Approver{Name: a.Name, Stores: slices.Clone(a.Stores), Ref: loginRef(a)}
+}
+
+// record is the register's identity of a console approver, for Authorize.
+func record(a console.Approver) state.Approver {
+	r, ok := parseLoginRef(a.Ref)
+	if !ok {
+		// Only Active makes console approvers; an unparsable one matches
+		// no record, so Authorize refuses it.
+		return state.Approver{ID: -1, Name: a.Name}
+	}
+	return r
+}
+
+// Login implements console.Backend.
+func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr string) (console.Approver, error) {
+	a, err := b.approvers.Authenticate(ctx, name, secret)
+	switch {
+	case errors.Is(err, approver.ErrDenied), errors.Is(err, approver.ErrRevoked):
+		// A revoked approver is told nothing a wrong secret is not told.
+		return console.Approver{}, console.ErrBadCredentials
+	case err != nil:
+		return console.Approver{}, err
+	}
+	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "console-login-" + randomHex(6),
+		Client: "approver:" + a.Name, Tool: "console.login", Outcome: "ok", Summary: fmt.Sprintf("%s logged in to the approvals console from %s.", a.Name, remoteAddr)})
+	return toConsole(a), nil
+}
+
+// Active implements console.Backend: the record the login was made with,
+// still active.
+func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approver, error) {
+	want, ok := parseLoginRef(ref)
+	if !ok {
+		return console.Approver{}, console.ErrRevoked
+	}
+	cur, found, err := b.reg.GetApprover(ctx, want.Name)
+	if err != nil {
+		return console.Approver{}, err
+	}
+	if !found || cur.ID != want.ID || cur.Revoked() {
+		return console.Approver{}, console.ErrRevoked
+	}
+	return toConsole(cur), nil
+}
+
+// covers reports whether a may see and decide orders of storeID: its store
+// list, and always the deployment's keyring.
+func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
+	if !b.holds(storeID) {
+		return false
+	}
+	return len(a.Stores) == 0 || slices.Contains(a.Stores, storeID)
+}
+
+// authorize re-reads the approver's record for one order's store and maps
+// the register's verdict onto the console's errors.
+func (b *consoleBackend) authorize(ctx context.Context, a console.Approver, storeID string) (state.Approver, error) {
+	cur, err := b.approvers.Authorize(ctx, record(a), storeID)
+	switch {
+	case errors.Is(err, approver.ErrRevoked):
+		return state.Approver{}, console.ErrRevoked
+	case errors.Is(err, approver.ErrOutOfScope):
+		return state.Approver{}, console.ErrOutOfScope
+	case err != nil:
+		return state.Approver{}, err
+	}
+	if !b.holds(storeID) {
+		return state.Approver{}, console.ErrOutOfScope
+	}
+	return cur, nil
+}
+
+// sessionVerifier accepts exactly the session's approver, re-read from the
+// register at the moment the workflow asks, for the stores of its scope.
+// The console has verified the secret at login; the workflow is given
+// none.
+type sessionVerifier struct {
+	approvers *approver.Verifier
+	who       state.Approver
+}
+
+// Verify implements replenish.Verifier.
+func (v sessionVerifier) Verify(ctx context.Context, name, _, storeID string) (replenish.Approver, error) {
+	if !approver.SameName(name, v.who.Name) || storeID == "" {
+		return replenish.Approver{}, replenish.ErrDenied
+	}
+	cur, err := v.approvers.Authorize(ctx, v.who, storeID)
+	if err != nil {
+		return replenish.Approver{}, err
+	}
+	return replenish.Approver{Name: cur.Name}, nil
+}
+
+// decider is the workflow as one session's approver decides through it.
+func (b *consoleBackend) decider(who state.Approver) *replenish.Workflow {
+	f := *b.flow
+	f.Verifier = sessionVerifier{approvers: b.approvers, who: who}
+	return &f
+}
+
+// Inbox implements console.Backend.
+func (b *consoleBackend) Inbox(ctx context.Context, a console.Approver) ([]console.OrderSummary, error) {
+	es, err := b.flow.Staged(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	names := b.namer()
+	out := []console.OrderSummary{}
+	for _, e := range es {
+		if e.State != state.StatePendingApproval || !b.covers(a, e.StoreID) {
+			continue
+		}
+		out = append(out, names.summary(ctx, e))
+	}
+	slices.SortStableFunc(out, func(x, y console.OrderSummary) int { return x.ExpiresAt.Compare(y.ExpiresAt) })
+	return out, nil
+}
+
+// History implements console.Backend.
+func (b *consoleBackend) History(ctx context.Context, a console.Approver) ([]console.DecidedOrder, error) {
+	es, err := b.flow.Staged(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(es, func(x, y state.Entry) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	names := b.namer()
+	out := []console.DecidedOrder{}
+	for _, e := range es {
+		if e.State == state.StatePendingApproval || !b.covers(a, e.StoreID) {
+			continue
+		}
+		out = append(out, console.DecidedOrder{OrderSummary: names.summary(ctx, e), Status: consoleStatus(e.State), Decision: decision(e, "")})
+		if len(out) == consoleHistoryLen {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Order implements console.Backend: the entry as it stands now, and its
+// justification computed from StoreLink now, through the workflow's own
+// preview, so the buyer judges today's stock rather than the agent's
+// moment.
+func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approvalID string) (console.OrderDetail, error) {
+	e, err := b.flow.Show(ctx, approvalID)
+	var nf *replenish.NotFoundError
+	if errors.As(err, &nf) {
+		return console.OrderDetail{}, console.ErrNotFound
+	}
+	if err != nil {
+		return console.OrderDetail{}, err
+	}
+	if _, err := b.authorize(ctx, a, e.StoreID); err != nil {
+		return console.OrderDetail{}, err
+	}
+	d := console.OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}
+	if e.State != state.StatePendingApproval {
+		dec := decision(e, b.rejectReason(ctx, e))
+		d.Decision = &dec
+	}
+	j, ev, err := b.justify(ctx, e)
+	if err != nil {
+		// The order is still shown: the buyer may reject it without the
+		// evidence, and is told why it is missing.
+		b.log.Warn("console.evidence_unavailable", "approval_id", e.ApprovalID, "store_id", e.StoreID, "error", err.Error())
+		j.Caveat = "StoreLink could not be read just now, so the stock evidence is missing; reload the page to try again."
+	}
+	d.Justification, d.Evidence = j, ev
+	if d.CasePack == 0 {
+		d.CasePack = j.CasePack
+	}
+	return d, nil
+}
+
+// justify is the evidence of e as the workflow's preview computes it now:
+// the preview runs under a key of its own, so the staged entry is neither
+// replayed nor touched, and the entry itself is not its own duplicate.
+func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (console.Justification, []console.EvidenceDay, error) {
+	var j console.Justification
+	out, err := b.flow.Preview(ctx, replenish.Order{StoreID: e.StoreID, SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason,
+		IdempotencyKey: "console-preview-" + randomHex(12), RequestedBy: e.RequestedBy})
+	if err != nil {
+		return j, nil, err
+	}
+	if out.Assessment == nil || out.Justification == nil {
+		return j, nil, errors.New("the preview returned no assessment")
+	}
+	r := out.Assessment.Risk
+	j.OnHandUnits = r.OnHandUnits
+	j.OnHandAsOf = parseTime(&r.OnHandAsOf)
+	j.StockoutEarliest = parseTime(r.ProjectedStockoutWindow.Earliest)
+	j.StockoutLatest = parseTime(r.ProjectedStockoutWindow.Latest)
+	j.Confidence = string(r.Confidence)
+	j.LeadTimeDays = r.SupplierLeadTimeDays
+	j.EarliestDelivery = parseTime(r.EarliestReplenishmentArrival)
+	if c := out.Justification.DaysOfCoverAfterDelivery; c != nil && c.Low >= 0 && c.High >= 0 {
+		j.CoverAfterDelivery = &console.CoverBand{Low: c.Low, High: c.High}
+	}
+	j.CasePack = out.Assessment.Identity.CasePack
+	for _, f := range r.DataQualityFlags {
+		j.Flags = append(j.Flags, string(f))
+	}
+	j.Caveat = r.Caveat
+	var others []string
+	for _, o := range out.OpenOrders {
+		if o.Reference != e.IdempotencyKey {
+			others = append(others, fmt.Sprintf("%s (%s, %d units)", o.Reference, o.State, o.QuantityUnits))
+		}
+	}
+	if len(others) > 0 {
+		j.DuplicateWarning = fmt.Sprintf("%d other order(s) of this SKU for this store are open or pending: %s. Check them before approving.", len(others), strings.Join(others, "; "))
+	}
+	// The supplier's minimum and the last 24 hours' sales: master data the
+	// preview has just cached, and one bounded read of sales.
+	if sku, err := b.flow.Upstream.SKU(ctx, e.StoreID, e.SKU); err == nil {
+		if sup, err := b.flow.Upstream.Supplier(ctx, e.StoreID, sku.SupplierID); err == nil {
+			j.SupplierMinimumUnits = sup.MinimumOrderUnit
+		}
+	}
+	if page, err := b.flow.Upstream.Sales(ctx, e.StoreID, e.SKU, b.now().Add(-24*time.Hour), consoleSalesMax); err == nil {
+		for _, s := range page.Items {
+			j.UnitsSoldLast24h += s.Units
+		}
+	}
+	ev := make([]console.EvidenceDay, 0, len(r.Evidence))
+	for _, d := range r.Evidence {
+		day := console.EvidenceDay{Date: d.Date, UnitsSold: d.UnitsSold}
+		for _, f := range d.Flags {
+			day.Flags = append(day.Flags, string(f))
+		}
+		ev = append(ev, day)
+	}
+	return j, ev, nil
+}
+
+// Approve implements console.Backend.
+func (b *consoleBackend) Approve(ctx context.Context, a console.Approver, approvalID string) (console.Outcome, error) {
+	e, who, err := b.decidable(ctx, a, approvalID)
+	if err != nil {
+		return console.Outcome{}, err
+	}
+	if approver.SameName(who.Name, e.RequestedBy) {
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: "you requested this order yourself, and an order needs a second person's approval; nothing was sent"}, nil
+	}
+	done, err := b.decider(who).Approve(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name})
+	if err != nil {
+		return decisionOutcome(err)
+	}
+	o := done.Sent.Order
+	return console.Outcome{Kind: console.OutcomeRaised, OrderID: o.ID, OrderStatus: string(o.Status), ExpectedArrival: o.ExpectedArrival}, nil
+}
+
+// Reject implements console.Backend. The ledger keeps who rejected; the
+// reason goes to the audit trail beside the workflow's own record.
+func (b *consoleBackend) Reject(ctx context.Context, a console.Approver, approvalID, reason string) error {
+	e, who, err := b.decidable(ctx, a, approvalID)
+	if err != nil {
+		return err
+	}
+	if _, err := b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name}); err != nil {
+		_, err := decisionOutcome(err)
+		return err
+	}
+	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "approval-" + approvalID,
+		Client: "approver:" + who.Name, Tool: rejectReasonTool, StoreID: e.StoreID, SKU: e.SKU, Outcome: "ok", Summary: reason})
+	return nil
+}
+
+// record writes r to the audit trail; a failure is logged, and the
+// decision it records stands.
+func (b *consoleBackend) record(ctx context.Context, r state.AuditRecord) {
+	if err := b.audit.RecordAudit(context.WithoutCancel(ctx), r); err != nil {
+		b.log.Error("audit.write_failed", "error", err.Error())
+	}
+}
+
+// rejectReasonTool names the audit record that keeps a rejection's reason.
+const rejectReasonTool = "approvals.reject_reason"
+
+func (b *consoleBackend) rejectReason(ctx context.Context, e state.Entry) string {
+	if e.State != state.StateRejected {
+		return ""
+	}
+	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{CallID: "approval-" + e.ApprovalID, Tool: rejectReasonTool})
+	if err != nil || len(recs) == 0 {
+		return ""
+	}
+	return recs[len(recs)-1].Summary
+}
+
+// decidable finds the entry and checks the approver against its store
+// before the workflow runs, so that a page tells revoked and out of scope
+// apart from a refusal.
+func (b *consoleBackend) decidable(ctx context.Context, a console.Approver, approvalID string) (state.Entry, state.Approver, error) {
+	e, err := b.flow.Show(ctx, approvalID)
+	var nf *replenish.NotFoundError
+	if errors.As(err, &nf) {
+		return state.Entry{}, state.Approver{}, console.ErrNotFound
+	}
+	if err != nil {
+		return state.Entry{}, state.Approver{}, err
+	}
+	who, err := b.authorize(ctx, a, e.StoreID)
+	if err != nil {
+		return state.Entry{}, state.Approver{}, err
+	}
+	return e, who, nil
+}
+
+// decisionOutcome maps the workflow's typed errors onto the console's
+// verdicts and errors.
+func decisionOutcome(err error) (console.Outcome, error) {
+	var nf *replenish.NotFoundError
+	var np *replenish.NotPendingError
+	var ref *replenish.Refusal
+	switch {
+	case errors.As(err, &nf):
+		return console.Outcome{}, console.ErrNotFound
+	case errors.Is(err, approver.ErrRevoked), errors.Is(err, replenish.ErrDenied):
+		return console.Outcome{}, console.ErrRevoked
+	case errors.Is(err, approver.ErrOutOfScope):
+		return console.Outcome{}, console.ErrOutOfScope
+	case errors.As(err, &np) && np.Lapsed:
+		return console.Outcome{Kind: console.OutcomeLapsed}, console.ErrLapsed
+	case errors.As(err, &np):
+		e := np.Entry
+		return console.Outcome{Kind: console.OutcomeAlreadyDecided, Prior: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy},
+			&console.DecidedError{Status: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy}
+	case errors.As(err, &ref) && ref.Entry.State == state.StateUnknown:
+		return console.Outcome{Kind: console.OutcomeUnknown}, nil
+	case errors.As(err, &ref):
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: ref.Error()}, nil
+	}
+	return console.Outcome{}, err
+}
+
+// AuditDay implements console.Backend: the day's records of the stores
+// the approver may see; calls that name no store only for an approver of
+// every store.
+func (b *consoleBackend) AuditDay(ctx context.Context, a console.Approver, day time.Time) ([]console.AuditRow, error) {
+	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{Day: day, Limit: consoleAuditLen})
+	if err != nil {
+		return nil, err
+	}
+	out := []console.AuditRow{}
+	for _, r := range recs {
+		if r.StoreID == "" && len(a.Stores) > 0 || r.StoreID != "" && !b.covers(a, r.StoreID) {
+			continue
+		}
+		out = append(out, console.AuditRow{Time: r.Time, CallID: r.CallID, Client: r.Client, Tool: r.Tool, StoreID: r.StoreID, SKU: r.SKU,
+			Outcome: r.Outcome, ErrorCode: r.ErrorCode, Summary: r.Summary, DurationMS: r.DurationMS})
+	}
+	return out, nil
+}
+
+// namer fills in StoreLink's names of stores and SKUs for one page, each
+// read once (the adapter caches master data too).
+type namer struct {
+	b      *consoleBackend
+	stores map[string]storeName
+	skus   map[string]skuName
+}
+
+type storeName struct {
+	name string
+	loc  *time.Location
+}
+
+type skuName struct {
+	name     string
+	casePack int64
+}
+
+func (b *consoleBackend) namer() *namer {
+	return &namer{b: b, stores: map[string]storeName{}, skus: map[string]skuName{}}
+}
+
+func (n *namer) summary(ctx context.Context, e state.Entry) console.OrderSummary {
+	st, ok := n.stores[e.StoreID]
+	if !ok {
+		st.loc = time.UTC
+		if s, err := n.b.flow.Upstream.Store(ctx, e.StoreID); err == nil {
+			st.name = s.Name
+			if loc, err := time.LoadLocation(s.Timezone); err == nil {
+				st.loc = loc
+			}
+		}
+		n.stores[e.StoreID] = st
+	}
+	key := e.StoreID + "\x1f" + e.SKU
+	sk, ok := n.skus[key]
+	if !ok {
+		if s, err := n.b.flow.Upstream.SKU(ctx, e.StoreID, e.SKU); err == nil {
+			sk = skuName{name: s.Name, casePack: s.CasePack}
+		}
+		n.skus[key] = sk
+	}
+	return console.OrderSummary{ApprovalID: e.ApprovalID, StoreID: e.StoreID, StoreName: st.name, SKU: e.SKU, ProductName: sk.name,
+		QuantityUnits: e.QuantityUnits, CasePack: sk.casePack, Reason: e.Reason, RequestedBy: e.RequestedBy,
+		RequestedAt: e.CreatedAt.In(st.loc), ExpiresAt: e.ApprovalExpiresAt.In(st.loc)}
+}
+
+// consoleStatus maps a ledger state onto a page's status.
+func consoleStatus(s state.EntryState) console.Status {
+	switch s {
+	case state.StatePendingApproval:
+		return console.StatusPending
+	case state.StateSending:
+		return console.StatusSending
+	case state.StateRaised:
+		return console.StatusRaised
+	case state.StateUnknown:
+		return console.StatusUnknown
+	case state.StateRejected:
+		return console.StatusRejected
+	case state.StateExpired:
+		return console.StatusLapsed
+	}
+	return console.StatusFailed
+}
+
+func decision(e state.Entry, reason string) console.Decision {
+	d := console.Decision{By: e.DecidedBy, At: e.UpdatedAt, OrderID: e.OrderID, Note: reason}
+	switch e.State {
+	case state.StateExpired:
+		d.By, d.At = "", e.ApprovalExpiresAt
+	case state.StateFailed, state.StateRetryable:
+		d.Note = e.ErrorMessage
+	}
+	return d
+}
+
+func parseTime(s *string) time.Time {
+	if s == nil || *s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, *s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
