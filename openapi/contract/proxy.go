@@ -178,7 +178,11 @@ func NewProxy(cfg ProxyConfig) (*Proxy, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	client := &http.Client{}
+	// Go's transport would otherwise ask for gzip on its own and unpack the
+	// answer, so neither the request nor the answer would pass unchanged.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true
+	client := &http.Client{Transport: tr}
 	if cfg.HTTPClient != nil {
 		c := *cfg.HTTPClient
 		client = &c

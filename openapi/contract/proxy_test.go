@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bufio"
+	"compress/gzip"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -327,5 +328,57 @@ func TestIsLoopback(t *testing.T) {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// TestProxyKeepsEncodingAndBounds: a gzip answer passes as sent and is
+// judged unpacked; a request body over the bound is refused, not sent.
+func TestProxyKeepsEncodingAndBounds(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	up := f.serve(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Accept-Encoding") != "gzip" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			_, _ = zw.Write(rec.Body.Bytes())
+			_ = zw.Close()
+			w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(b.Bytes())
+		})
+	})
+	srv, _, out := startProxy(t, up.URL)
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/stores/47", nil)
+	req.Header.Set("X-Korral-Store-Key", f.keys["47"])
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" || len(raw) < 2 || raw[0] != 0x1f || raw[1] != 0x8b {
+		t.Errorf("the gzip answer was not passed as sent: %q %q", resp.Header.Get("Content-Encoding"), raw)
+	}
+	if fs := out.findings(t); len(fs) != 0 {
+		t.Errorf("findings on a gzip answer: %v", fs)
+	}
+
+	big := map[string]any{"sku": fakeSKU, "quantity_units": 24, "reason": strings.Repeat("x", maxBody)}
+	if r := send(t, "POST", srv.URL+"/v1/stores/47/replenishment", f.keys["47"], big); r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("an oversized body got %d, want 413", r.status)
+	}
+	if n := f.count("POST"); n != 0 {
+		t.Errorf("the oversized body reached StoreLink %d times", n)
+	}
+	if fs := out.findings(t); len(fs) == 0 || fs[len(fs)-1].Kind != FindingRequest {
+		t.Errorf("no request finding for the oversized body: %v", fs)
 	}
 }
