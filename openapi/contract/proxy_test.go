@@ -68,7 +68,7 @@ func startProxy(t *testing.T, upstream string) (*httptest.Server, *Proxy, *lines
 	return srv, p, out
 }
 
-// exchange is one request a test sends through the proxy and what came back.
+// sent is what came back for one request a test sent.
 type sent struct {
 	status int
 	header http.Header
