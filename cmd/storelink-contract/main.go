@@ -3,11 +3,13 @@
 //
 //	storelink-contract check --base-url URL --keyring-file FILE [flags]
 //	storelink-contract demo [--format table|json|junit]
+//	storelink-contract proxy --upstream URL [--listen ADDR] [--findings FILE]
 //	storelink-contract version
 //
 // check probes every endpoint with real, rate-limited requests and validates
 // every answer against the contract; demo runs the same check against a
-// fresh in-process mock StoreLink. The exit code is 0 when StoreLink
+// fresh in-process mock StoreLink; proxy forwards live traffic to StoreLink
+// and validates it, writing findings as JSON lines. The exit code is 0 when StoreLink
 // conforms, 1 on drift and 2 on a usage error or when the check could not be
 // completed (StoreLink unreachable, a bound reached). Reports go to stdout,
 // problems to stderr; neither ever shows a store key.
@@ -51,6 +53,8 @@ Usage:
       Probe a StoreLink deployment and validate every answer against the contract.
   storelink-contract demo [--format table|json|junit]
       Run the check against a fresh in-process mock StoreLink.
+  storelink-contract proxy --upstream URL [--listen ADDR] [--findings FILE]
+      Forward traffic to StoreLink unchanged and validate every request and answer.
   storelink-contract version
       Print the version (also --version).
 
@@ -77,7 +81,7 @@ func main() {
 // run is the whole program behind main, returning the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "storelink-contract: missing command: want check, demo or version (see --help)")
+		fmt.Fprintln(stderr, "storelink-contract: missing command: want check, demo, proxy or version (see --help)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -85,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCheck(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
+	case "proxy":
+		return runProxy(ctx, args[1:], stdout, stderr)
 	}
 	switch {
 	case cliflag.IsHelp(args[0]):
@@ -94,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, buildinfo.Get().String("storelink-contract"))
 		return exitConforms
 	}
-	fmt.Fprintf(stderr, "storelink-contract: unknown command %q: want check, demo or version (see --help)\n", args[0])
+	fmt.Fprintf(stderr, "storelink-contract: unknown command %q: want check, demo, proxy or version (see --help)\n", args[0])
 	return exitUsage
 }
 

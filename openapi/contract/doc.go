@@ -9,6 +9,10 @@
 // one write endpoint is probed only when the caller allows writes and names
 // the store to write to.
 //
-// The result is a [Report] that renders as a table for people and as JSON or
+// [Proxy] checks live traffic instead: it forwards each request to StoreLink
+// and the answer back unchanged, and judges both by the same rules as
+// Check, writing its findings as JSON lines.
+//
+// The result of Check is a [Report] that renders as a table for people and as JSON or
 // JUnit XML for pipelines. Reports never contain store keys.
 package contract

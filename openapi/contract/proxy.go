@@ -1,0 +1,614 @@
+package contract
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	sl "github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/storelinkclient/rules"
+)
+
+// DefaultProxyTimeout bounds one forwarded request, answer included.
+const DefaultProxyTimeout = 30 * time.Second
+
+// proxyMemory bounds what the proxy remembers between requests: the orders
+// raised through it (for order.readback on a later read) and the POS walks
+// whose next page has not been asked for yet (for the rules that span
+// pages). Beyond it the oldest entry is forgotten, and a read of it is
+// judged on its own.
+const proxyMemory = 1024
+
+// maxFindingPath bounds the request path a finding repeats: the contract's
+// paths are short, and a path outside it may be anything.
+const maxFindingPath = 256
+
+// ProxyConfig configures [NewProxy].
+type ProxyConfig struct {
+	// Upstream is StoreLink's base URL; a request's path and query are
+	// appended to it.
+	Upstream string
+	// Findings receives one JSON line per finding, and [Proxy.Close] writes
+	// the summary line. Required.
+	Findings io.Writer
+	// Log receives what is not a finding: an upstream that does not
+	// answer. Nil discards it.
+	Log *slog.Logger
+	// HTTPClient sends the forwarded requests; nil is a plain client. The
+	// proxy never follows a redirect, whatever client it is given: the
+	// redirect goes back to the caller as it came, and is a finding.
+	HTTPClient *http.Client
+	// Timeout bounds one forwarded request; 0 is DefaultProxyTimeout.
+	Timeout time.Duration
+	// Now is the clock of the rules that refuse the future; nil is the
+	// system clock.
+	Now func() time.Time
+}
+
+// Proxy forwards requests to StoreLink unchanged and validates each
+// request and its answer against the contract and its semantic rules,
+// the same judge as [Check]. It is an http.Handler.
+type Proxy struct {
+	cfg      ProxyConfig
+	upstream *url.URL
+	spec     *spec
+	client   *http.Client
+
+	mu      sync.Mutex
+	out     *json.Encoder
+	sum     ProxySummary
+	raised  memory[*sl.OrderRequest]
+	walks   memory[*rules.Walk]
+	outErr  error
+	closing bool
+}
+
+// ProxyFinding is one line of the proxy's findings. It names the request by
+// operation, method and path (the path's ids are not secret; the query is
+// left out, and no header or body of either side is ever quoted).
+type ProxyFinding struct {
+	// Type is "finding" (the summary line's is "summary").
+	Type string `json:"type"`
+	// Time is when the answer was judged, UTC.
+	Time time.Time `json:"time"`
+	// Operation is the contract's operationId; "" for a request outside
+	// the contract.
+	Operation string `json:"operation_id"`
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	// Status is the upstream's status; 0 when the request was not
+	// forwarded.
+	Status int `json:"status"`
+	// Kind is one of the Finding* constants, or FindingRequest for a
+	// request that breaks the contract.
+	Kind string `json:"kind"`
+	// Rule is the semantic rule a FindingRule breaks.
+	Rule string `json:"rule,omitempty"`
+	// Field is a JSON Pointer into the body, or a header or parameter name.
+	Field string `json:"field,omitempty"`
+	// Schema locates the broken rule in the contract.
+	Schema  string `json:"schema,omitempty"`
+	Message string `json:"message"`
+}
+
+// ProxySummary counts what the proxy saw. It is the last line of the
+// findings, under "summary".
+type ProxySummary struct {
+	// Requests counts the requests received, forwarded or not.
+	Requests int `json:"requests"`
+	// Findings counts the findings written.
+	Findings int `json:"findings"`
+	// Unanswered counts the requests StoreLink gave no answer to (refused
+	// connection, timeout): no finding, since nothing was said.
+	Unanswered int `json:"unanswered"`
+	// Operations counts requests and findings per operationId ("" for
+	// requests outside the contract).
+	Operations map[string]*OperationCount `json:"operations"`
+	// ByKind counts findings per kind, ByRule per semantic rule id.
+	ByKind map[string]int `json:"by_kind"`
+	ByRule map[string]int `json:"by_rule"`
+}
+
+// OperationCount is one operation's line of a [ProxySummary].
+type OperationCount struct {
+	Requests int `json:"requests"`
+	Findings int `json:"findings"`
+}
+
+// memory is a bounded map that forgets its oldest entry first.
+type memory[V any] struct {
+	m     map[string]V
+	order []string
+}
+
+func (m *memory[V]) put(k string, v V) {
+	if m.m == nil {
+		m.m = map[string]V{}
+	}
+	if _, ok := m.m[k]; !ok {
+		m.order = append(m.order, k)
+	}
+	m.m[k] = v
+	for len(m.order) > proxyMemory {
+		delete(m.m, m.order[0])
+		m.order = m.order[1:]
+	}
+}
+
+func (m *memory[V]) get(k string) (V, bool) {
+	v, ok := m.m[k]
+	return v, ok
+}
+
+// NewProxy prepares a proxy to the StoreLink at cfg.Upstream.
+func NewProxy(cfg ProxyConfig) (*Proxy, error) {
+	if cfg.Findings == nil {
+		return nil, errors.New("proxy: no writer for the findings")
+	}
+	u, err := ParseUpstream(cfg.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := loadSpec()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultProxyTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	// Go's transport would otherwise ask for gzip on its own and unpack the
+	// answer, so neither the request nor the answer would pass unchanged.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true
+	client := &http.Client{Transport: tr}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		client = &c
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Proxy{cfg: cfg, upstream: u, spec: sp, client: client, out: json.NewEncoder(cfg.Findings),
+		sum: ProxySummary{Operations: map[string]*OperationCount{}, ByKind: map[string]int{}, ByRule: map[string]int{}}}, nil
+}
+
+// ParseUpstream checks an upstream base URL: absolute http or https, with
+// a host, and no query or fragment, since request paths are appended.
+func ParseUpstream(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("--upstream: want StoreLink's base URL, http(s)://host[:port][/prefix]")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, errors.New("--upstream: the base URL takes no query, fragment or credentials")
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// IsLoopback reports whether a listen address binds only the loopback
+// interface: a literal loopback IP or "localhost", with a port. An empty
+// host (":8089") binds every interface.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Summary returns a copy of the counts so far.
+func (p *Proxy) Summary() ProxySummary {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.sum
+	s.Operations = map[string]*OperationCount{}
+	for k, v := range p.sum.Operations {
+		c := *v
+		s.Operations[k] = &c
+	}
+	s.ByKind, s.ByRule = maps.Clone(p.sum.ByKind), maps.Clone(p.sum.ByRule)
+	return s
+}
+
+// Close writes the summary line and returns the summary, with the first
+// error writing the findings. Call it once no request is in flight.
+func (p *Proxy) Close() (ProxySummary, error) {
+	s := p.Summary()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closing = true
+	if err := p.out.Encode(struct {
+		Type    string       `json:"type"`
+		Time    time.Time    `json:"time"`
+		Summary ProxySummary `json:"summary"`
+	}{"summary", time.Now().UTC(), s}); err != nil && p.outErr == nil {
+		p.outErr = err
+	}
+	return s, p.outErr
+}
+
+// exchange is one request as the proxy judges it.
+type exchange struct {
+	op     string
+	method string
+	path   string
+	req    request
+	body   []byte
+	// expect is what the contract lets StoreLink answer this request.
+	expect []int
+	// key is the request's key, only to make sure no message repeats it.
+	key string
+}
+
+// ServeHTTP forwards one request and judges it and its answer.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{method: r.Method, path: r.URL.Path, key: r.Header.Get(p.spec.keyHeader)}
+	if len(x.path) > maxFindingPath {
+		x.path = x.path[:maxFindingPath] + "..."
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		p.count(x)
+		writeProxyError(w, http.StatusBadRequest, "request_unreadable", "the proxy could not read the request body")
+		return
+	}
+	if len(body) > 0 {
+		x.body = body
+	}
+	route := p.judgeRequest(r, x)
+	p.count(x)
+	if len(body) > maxBody {
+		p.emit(x, 0, []Finding{{Kind: FindingRequest, Message: fmt.Sprintf("request body larger than %d MiB; not forwarded", maxBody>>20)}})
+		writeProxyError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("the proxy forwards request bodies up to %d MiB", maxBody>>20))
+		return
+	}
+
+	status, header, respBody, err := p.forward(r, body)
+	if err != nil {
+		p.mu.Lock()
+		p.sum.Unanswered++
+		p.mu.Unlock()
+		p.cfg.Log.Warn("storelink gave no answer", "operation_id", x.op, "method", x.method, "path", x.path, "error", err.Error())
+		writeProxyError(w, http.StatusBadGateway, "upstream_unreachable", "StoreLink gave no answer through the proxy")
+		return
+	}
+	if len(respBody) > maxBody {
+		p.emit(x, status, []Finding{{Kind: FindingBody, Message: fmt.Sprintf("response body larger than %d MiB; not forwarded", maxBody>>20)}})
+		writeProxyError(w, http.StatusBadGateway, "upstream_too_large",
+			fmt.Sprintf("StoreLink's answer is larger than the %d MiB the proxy forwards", maxBody>>20))
+		return
+	}
+	for name, values := range header {
+		if !hopByHop(name) {
+			w.Header()[name] = values
+		}
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(respBody)
+
+	if route {
+		p.judgeResponse(r.Context(), x, status, header, respBody)
+	}
+}
+
+// judgeRequest routes the request through the contract and validates it,
+// writing its findings. It fills in what judging the answer needs, and
+// reports whether the request names an operation of the contract.
+func (p *Proxy) judgeRequest(r *http.Request, x *exchange) bool {
+	var rd io.Reader
+	if x.body != nil {
+		rd = bytes.NewReader(x.body)
+	}
+	// A stand-in of the request, like a probe's: a dummy key, so no key is
+	// copied anywhere but the forwarded request.
+	hr, err := http.NewRequest(r.Method, "http://storelink.invalid"+r.URL.RequestURI(), rd)
+	if err != nil {
+		p.emit(x, 0, []Finding{{Kind: FindingRequest, Message: "the request cannot be read as HTTP"}})
+		return false
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		hr.Header.Set("Content-Type", ct)
+	}
+	if x.key != "" {
+		hr.Header.Set(p.spec.keyHeader, "redacted")
+	}
+	route, params, err := p.spec.router.FindRoute(hr)
+	if err != nil {
+		p.emit(x, 0, []Finding{{Kind: FindingRequest, Message: fmt.Sprintf("no operation of the contract is %s on this path", r.Method)}})
+		return false
+	}
+	op := p.spec.ops[route.Operation.OperationID]
+	x.op = op.id
+	x.req = request{method: r.Method, path: r.URL.Path, query: r.URL.Query(), key: keyNone}
+	if x.key != "" {
+		x.req.key = keyOwn
+	}
+	p.remember(x, params)
+
+	err = openapi3filter.ValidateRequest(r.Context(), &openapi3filter.RequestValidationInput{
+		Request: hr, PathParams: params, Route: route, Options: requestOptions})
+	var declared []int
+	for _, code := range op.declaredStatuses() {
+		if n, err := strconv.Atoi(code); err == nil {
+			declared = append(declared, n)
+		}
+	}
+	var sec *openapi3filter.SecurityRequirementsError
+	switch {
+	case err == nil:
+		// Any declared status may answer a valid request; an undeclared
+		// one is its own finding.
+		x.expect = declared
+	case errors.As(err, &sec):
+		x.expect = []int{http.StatusUnauthorized}
+		p.emit(x, 0, []Finding{{Kind: FindingRequest, Path: p.spec.keyHeader, Message: "the request carries no key"}})
+	default:
+		for _, n := range declared {
+			if n >= 400 && n < 500 {
+				x.expect = append(x.expect, n)
+			}
+		}
+		p.emit(x, 0, requestFindings(err, op))
+	}
+	if len(x.expect) == 0 {
+		x.expect = declared
+	}
+	return true
+}
+
+// remember ties a read to what the proxy saw before: the order a read of
+// an order raised through the proxy expects, and the walk a POS page with
+// a cursor continues.
+func (p *Proxy) remember(x *exchange, params map[string]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch x.op {
+	case opGetOrder:
+		if o, ok := p.raised.get(params["store_id"] + "/" + params["order_id"]); ok {
+			x.req.raised = o
+		}
+	case opListPOS:
+		if c := x.req.query.Get("cursor"); c != "" {
+			if w, ok := p.walks.get(params["store_id"] + "/" + c); ok {
+				x.req.walk = w
+				return
+			}
+		}
+		x.req.walk = &rules.Walk{}
+	}
+}
+
+// judgeResponse judges the answer with the checker's judge and learns what
+// later reads need.
+func (p *Proxy) judgeResponse(ctx context.Context, x *exchange, status int, header http.Header, body []byte) {
+	if enc := header.Get("Content-Encoding"); strings.EqualFold(enc, "gzip") {
+		plain, err := gunzip(body)
+		if err != nil {
+			p.emit(x, status, []Finding{{Kind: FindingBody, Path: "Content-Encoding", Message: "the gzip body does not decompress"}})
+			return
+		}
+		body = plain
+	}
+	pr := &probe{op: x.op, expect: x.expect}
+	_, _, fs := p.spec.judge(ctx, pr, x.req, x.body, p.cfg.Now(), status, header, body)
+	p.emit(x, status, fs)
+	if status < 200 || status >= 300 || len(fs) > 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch x.op {
+	case opCreateOrder:
+		var raised sl.OrderRequest
+		var o sl.Order
+		if json.Unmarshal(x.body, &raised) == nil && json.Unmarshal(body, &o) == nil && o.OrderID != "" {
+			p.raised.put(o.StoreID+"/"+o.OrderID, &raised)
+		}
+	case opListPOS:
+		var page sl.POSPage
+		if json.Unmarshal(body, &page) == nil && page.NextCursor != nil && x.req.walk != nil {
+			p.walks.put(page.StoreID+"/"+*page.NextCursor, x.req.walk)
+		}
+	}
+}
+
+// requestFindings turns kin-openapi's verdict on a request into findings
+// that name the parameter or the body field, never the value sent.
+func requestFindings(err error, op operation) []Finding {
+	var fs []Finding
+	for _, e := range requestErrors(err) {
+		re, ok := e.(*openapi3filter.RequestError)
+		if !ok {
+			fs = append(fs, Finding{Kind: FindingRequest, Schema: op.responseLocation(0), Message: "the request breaks the contract"})
+			continue
+		}
+		f := Finding{Kind: FindingRequest, Message: "the request breaks the contract"}
+		switch {
+		case re.Parameter != nil:
+			f.Path = re.Parameter.Name
+			f.Message = fmt.Sprintf("parameter %s in %s is invalid", re.Parameter.Name, re.Parameter.In)
+		case re.RequestBody != nil:
+			f.Message = "the request body breaks its schema"
+		}
+		for _, inner := range flatten(re.Err) {
+			var se *openapi3.SchemaError
+			if errors.As(inner, &se) {
+				if re.Parameter == nil {
+					f.Path = pointer(se.JSONPointer())
+				}
+				f.Message += ": " + se.Reason
+				break
+			}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// requestErrors unpacks the multi-error of a request's validation down to
+// its request errors, which flatten would unwrap past.
+func requestErrors(err error) []error {
+	if me, ok := err.(openapi3.MultiError); ok {
+		var out []error
+		for _, e := range me {
+			out = append(out, requestErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// forward sends the request to StoreLink as it came, hop-by-hop headers
+// aside, and reads at most maxBody+1 bytes of the answer.
+func (p *Proxy) forward(r *http.Request, body []byte) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.Timeout)
+	defer cancel()
+	target := *p.upstream
+	target.Path = p.upstream.Path + r.URL.Path
+	target.RawPath = ""
+	if r.URL.RawPath != "" {
+		target.RawPath = p.upstream.Path + r.URL.RawPath
+	}
+	target.RawQuery = r.URL.RawQuery
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, target.String(), rd)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	for name, values := range r.Header {
+		if !hopByHop(name) {
+			out.Header[name] = values
+		}
+	}
+	if _, ok := r.Header["User-Agent"]; !ok {
+		// Go would add its own; the request goes as it came.
+		out.Header["User-Agent"] = nil
+	}
+	resp, err := p.client.Do(out)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("read the answer: %w", err)
+	}
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+// hopByHop reports the headers that belong to one connection (RFC 9110
+// 7.6.1), which a proxy does not pass on.
+func hopByHop(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, maxBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > maxBody {
+		return nil, errors.New("too large")
+	}
+	return out, nil
+}
+
+// writeProxyError answers for the proxy itself, in the contract's error
+// envelope, when it cannot forward.
+func writeProxyError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": message}})
+}
+
+// count records one request of an operation.
+func (p *Proxy) count(x *exchange) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sum.Requests++
+	p.opCount(x.op).Requests++
+}
+
+func (p *Proxy) opCount(op string) *OperationCount {
+	c := p.sum.Operations[op]
+	if c == nil {
+		c = &OperationCount{}
+		p.sum.Operations[op] = c
+	}
+	return c
+}
+
+// emit writes findings as JSON lines and counts them.
+func (p *Proxy) emit(x *exchange, status int, fs []Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	now := time.Now().UTC()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range fs {
+		line := ProxyFinding{Type: "finding", Time: now, Operation: x.op, Method: x.method, Path: x.path, Status: status,
+			Kind: f.Kind, Rule: f.Rule, Field: f.Path, Schema: f.Schema, Message: f.Message}
+		if x.key != "" {
+			// A last guard: a message never repeats the request's key,
+			// even if a broken upstream echoed it into a header name.
+			line.Message = strings.ReplaceAll(line.Message, x.key, Redacted)
+			line.Field = strings.ReplaceAll(line.Field, x.key, Redacted)
+		}
+		p.sum.Findings++
+		p.opCount(x.op).Findings++
+		p.sum.ByKind[f.Kind]++
+		if f.Rule != "" {
+			p.sum.ByRule[f.Rule]++
+		}
+		if p.closing {
+			continue
+		}
+		if err := p.out.Encode(line); err != nil && p.outErr == nil {
+			p.outErr = err
+		}
+	}
+}
+
+// OperationIDs lists the summary's operations in name order, for printing.
+func (s ProxySummary) OperationIDs() []string { return slices.Sorted(maps.Keys(s.Operations)) }
