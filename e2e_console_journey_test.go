@@ -36,12 +36,10 @@ import (
 
 const journeyWebhookSecret = "webhook-signing-secret-0123456789"
 
-// approvalModeEnv is the environment of approval mode. The agent side still
-// needs APPROVAL_CREDENTIAL on this branch; named approvers replace it, and
-// this is the one place to drop it from.
+// approvalModeEnv is the environment of approval mode: no approval secret
+// anywhere on the agent's side, the approvers are named in the state store.
 func approvalModeEnv(w *world, extra ...string) []string {
-	return w.env(append([]string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required",
-		"APPROVAL_CREDENTIAL=approval-credential-0123456789"}, extra...)...)
+	return w.env(append([]string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required"}, extra...)...)
 }
 
 // hookReceiver is a webhook receiver on loopback that checks each notice's
