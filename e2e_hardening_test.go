@@ -207,7 +207,6 @@ const forgedName = "agent\x1b[2K\u202e\x07\r\n2026-11-30 09:00:00  approval-x  a
 // control characters as escapes; the JSON output stays exact JSON.
 func TestForgedClientNameCannotForgeRows(t *testing.T) {
 	w := newWorld(t)
-	const cred = "approver-credential-0123456789"
 	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	p := startRawStdio(t, env)
 	p.initializeAs(forgedName + strings.Repeat("x", 500))

@@ -150,7 +150,7 @@ func TestProxyCommandAgainstMock(t *testing.T) {
 	if code := p.exit(); code != exitDrift {
 		t.Fatalf("exit %d on drift, want 1:\n%s", code, p.stderr)
 	}
-	fs, sum = readFindings(t, out)
+	fs, _ = readFindings(t, out)
 	if len(fs) == 0 || fs[0]["operation_id"] != "getStore" || fs[0]["kind"] != "schema" {
 		t.Fatalf("findings %v", fs)
 	}

@@ -392,8 +392,11 @@ func TestHangingReceiverTimesOutAndFails(t *testing.T) {
 	n := start(t, rc.url(), l, s, func(o *Options) { o.AttemptTimeout = 20 * time.Millisecond })
 	n.Staged(butter(approvalID))
 	closeNow(t, n)
-	if got := len(rc.received()); got != DefaultAttempts {
-		t.Errorf("%d attempts, want %d", got, DefaultAttempts)
+	// An attempt may time out before the receiver has read it (on a busy
+	// machine 20 ms is short), so the receiver sees at most every attempt;
+	// the notifier's own count is exact.
+	if got := len(rc.received()); got < 1 || got > DefaultAttempts {
+		t.Errorf("the receiver saw %d attempts, want 1 to %d", got, DefaultAttempts)
 	}
 	failed := l.lines(t, "approval.webhook_failed")
 	if len(failed) != 1 || failed[0]["reason"] != "network" || failed[0]["attempts"] != 4.0 || failed[0]["status"] != 0.0 ||
