@@ -103,7 +103,7 @@ func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 	shell := append(without(env, "UPSTREAM_BASE_URL"), "APPROVER_SECRET="+cred)
 	for _, args := range [][]string{
 		{"approvals", "approve", id, "--approver", "Jana"},
-		{"approvals", "reject", id, "--approver", "Jana"},
+		{"approvals", "reject", id, "--approver", "Jana", "--reason", "not needed"},
 		{"approvals", "list"},
 		{"approvals", "list", "--all"},
 		{"approvals", "show", id},
@@ -168,7 +168,7 @@ func TestListingApprovalsChangesNothing(t *testing.T) {
 		t.Fatalf("listing wrote the expiry: %+v", e)
 	}
 	// A decision about it writes the expiry down.
-	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "reject", id, "--approver", "Jana"); exit != 1 || !strings.Contains(stderr, "expired") {
+	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "reject", id, "--approver", "Jana", "--reason", "not needed"); exit != 1 || !strings.Contains(stderr, "expired") {
 		t.Fatalf("reject of a lapsed approval: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "expired" {

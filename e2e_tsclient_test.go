@@ -556,7 +556,7 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	a.call("status by key (pending_approval)", "korral_get_order_status", status("staged-butter-0001", "47"), "ok")
 	a.call("replay of the staged confirm", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "ok")
 	a.call("preview with a staged order open", "korral_raise_replenishment_order", order(48), "ok")
-	cli(approver, "approvals", "reject", approvalID, "--approver", "Jana Nováková")
+	cli(approver, "approvals", "reject", approvalID, "--approver", "Jana Nováková", "--reason", "Store 47 has a delivery due")
 	a.call("status of the rejected order (rejected)", "korral_get_order_status", status(approvalID, "47"), "ok")
 	a.call("confirm of the rejected order again", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "WRITES_DISABLED")
 

@@ -612,7 +612,7 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 	if _, stderr, exit := runCLI(t, modeOff, "approvals", "approve", id, "--approver", "Mallory"); exit != 1 || !strings.Contains(stderr, "approval denied") {
 		t.Fatalf("approve by an unregistered name: exit %d: %s", exit, stderr)
 	}
-	if _, stderr, exit := runCLI(t, append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="), "approvals", "reject", id, "--approver", "Jana"); exit != 2 || !strings.Contains(stderr, "no secret for approver Jana") {
+	if _, stderr, exit := runCLI(t, append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="), "approvals", "reject", id, "--approver", "Jana", "--reason", "not needed"); exit != 2 || !strings.Contains(stderr, "no secret for approver Jana") {
 		t.Fatalf("reject without a secret: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
@@ -621,9 +621,19 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 	if n := w.requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs", n)
 	}
+	// A rejection needs its reason, which the audit trail then keeps.
+	if _, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--approver", "Jana"); exit != 2 || !strings.Contains(stderr, "--reason is required") {
+		t.Fatalf("reject without a reason: exit %d: %s", exit, stderr)
+	}
+	if e := onlyEntry(t, w); e.State != "pending_approval" {
+		t.Fatalf("a reject without a reason changed the entry: %+v", e)
+	}
 	// Flags after the id, as ADR 0007 writes the command.
-	if out, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--approver", "Jana"); exit != 0 || !strings.Contains(out, "rejected") {
-		t.Fatalf("reject ID --as NAME: exit %d %s %s", exit, out, stderr)
+	if out, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--approver", "Jana", "--reason", "Brno has a delivery due on Monday"); exit != 0 || !strings.Contains(out, "rejected") {
+		t.Fatalf("reject ID --approver NAME --reason R: exit %d %s %s", exit, out, stderr)
+	}
+	if out, _, exit := runCLI(t, env, "audit", "--tool", "approvals.reject_reason", "--format", "json"); exit != 0 || !strings.Contains(out, "Brno has a delivery due on Monday") {
+		t.Fatalf("the audit trail does not keep the rejection's reason: exit %d\n%s", exit, out)
 	}
 	judge(t, w)
 }

@@ -57,6 +57,7 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 	all := fs.Bool("all", false, "list: every staged order, decided and lapsed ones too")
 	raised := fs.String("raised", "", "resolve: the StoreLink order id that the order became")
 	notRaised := fs.Bool("not-raised", false, "resolve: StoreLink holds no such order")
+	reason := fs.String("reason", "", "reject: why the order is turned down (required; the audit trail keeps it)")
 	pos, err := cliflag.Parse(fs, args, synopses["approvals"], env.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -121,7 +122,13 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 		if *secretFile != "" && *secretStdin {
 			return usageError("approvals %s: give one of --secret-file and --secret-stdin", verb)
 		}
-		p := person{name: strings.TrimSpace(*who), secretFile: *secretFile, secretStdin: *secretStdin}
+		switch {
+		case verb == "reject" && strings.TrimSpace(*reason) == "":
+			return usageError("approvals reject: --reason is required, so the requester and the buyer learn why the order was turned down")
+		case verb != "reject" && *reason != "":
+			return usageError("approvals %s: --reason is for reject only", verb)
+		}
+		p := person{name: strings.TrimSpace(*who), secretFile: *secretFile, secretStdin: *secretStdin, reason: *reason}
 		if verb == "resolve" {
 			if (*raised == "") == !*notRaised {
 				return &ExitError{Code: 2, Err: errors.New("approvals resolve: give exactly one of --raised ORDER_ID or --not-raised")}
@@ -150,6 +157,8 @@ type person struct {
 	name        string
 	secretFile  string
 	secretStdin bool
+	// reason is a rejection's reason.
+	reason string
 }
 
 // secret is the approver's secret: from --secret-file, else stdin with
@@ -232,6 +241,9 @@ func personError(err error) error {
 	if errors.As(err, &exit) {
 		return exit
 	}
+	if errors.Is(err, replenish.ErrReasonRequired) {
+		return &ExitError{Code: 2, Err: err}
+	}
 	var ref *replenish.Refusal
 	var nf *replenish.NotFoundError
 	var np *replenish.NotPendingError
@@ -252,7 +264,7 @@ func decide(ctx context.Context, env Env, verb, id string, p person) error {
 		return err
 	}
 	flow := a.workflow(env, a.approvers())
-	d := replenish.Decision{ApprovalID: id, Name: p.name, Secret: presented}
+	d := replenish.Decision{ApprovalID: id, Name: p.name, Secret: presented, Reason: p.reason}
 	if verb == "reject" {
 		if _, err := flow.Reject(ctx, d); err != nil {
 			return personError(err)

@@ -137,7 +137,8 @@ holds for an order whose outcome is unknown. Deciding needs a named approver
 (storelink-mcp approvers add NAME) and their secret, which the server checks against
 its own register: --approver NAME with --secret-file FILE, --secret-stdin, or
 APPROVER_SECRET. An approver cannot approve an order requested under a bearer token
-of the same name. Flags may come before or after the id.
+of the same name. A rejection needs --reason, which the audit trail keeps. Flags may
+come before or after the id.
 `,
 }
 

@@ -348,18 +348,16 @@ func (b *consoleBackend) Approve(ctx context.Context, a console.Approver, approv
 }
 
 // Reject implements console.Backend. The ledger keeps who rejected; the
-// reason goes to the audit trail beside the workflow's own record.
+// workflow keeps the reason in the audit trail beside its own record.
 func (b *consoleBackend) Reject(ctx context.Context, a console.Approver, approvalID, reason string) error {
-	e, who, err := b.decidable(ctx, a, approvalID)
+	_, who, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
 		return err
 	}
-	if _, err := b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name}); err != nil {
+	if _, err := b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name, Reason: reason}); err != nil {
 		_, err := decisionOutcome(err)
 		return err
 	}
-	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "approval-" + approvalID,
-		Client: "approver:" + who.Name, Tool: rejectReasonTool, StoreID: e.StoreID, SKU: e.SKU, Outcome: "ok", Summary: reason})
 	return nil
 }
 
@@ -371,14 +369,11 @@ func (b *consoleBackend) record(ctx context.Context, r state.AuditRecord) {
 	}
 }
 
-// rejectReasonTool names the audit record that keeps a rejection's reason.
-const rejectReasonTool = "approvals.reject_reason"
-
 func (b *consoleBackend) rejectReason(ctx context.Context, e state.Entry) string {
 	if e.State != state.StateRejected {
 		return ""
 	}
-	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{CallID: "approval-" + e.ApprovalID, Tool: rejectReasonTool})
+	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{CallID: "approval-" + e.ApprovalID, Tool: replenish.RejectReasonTool})
 	if err != nil || len(recs) == 0 {
 		return ""
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/approver"
@@ -26,7 +28,21 @@ type Decision struct {
 	// entry the person was shown; "" binds what the ledger recorded when
 	// the order was staged.
 	Binding string
+	// Reason is why a rejection was made, required by Reject and kept in
+	// the audit trail (RejectReasonTool) for the buyer and the console.
+	Reason string
 }
+
+// RejectReasonTool names the audit record that keeps a rejection's reason,
+// under the decision's call id ("approval-" and the approval id).
+const RejectReasonTool = "approvals.reject_reason"
+
+// MaxRejectReason bounds a rejection's reason, in runes.
+const MaxRejectReason = 1000
+
+// ErrReasonRequired refuses a rejection without a reason: the requester
+// and the buyer reading the audit trail must learn why.
+var ErrReasonRequired = errors.New("a rejection needs a reason (at most 1000 characters), so the requester learns why; nothing was changed")
 
 // Approved is an approval StoreLink accepted.
 type Approved struct {
@@ -186,6 +202,10 @@ func (w *Workflow) notPending(ctx context.Context, verb string, e state.Entry, n
 
 // Reject turns a staged order down; nothing is sent.
 func (w *Workflow) Reject(ctx context.Context, d Decision) (state.Entry, error) {
+	reason := strings.TrimSpace(d.Reason)
+	if reason == "" || utf8.RuneCountInString(reason) > MaxRejectReason {
+		return state.Entry{}, ErrReasonRequired
+	}
 	pending, who, err := w.pending(ctx, "reject", d)
 	if err != nil {
 		return state.Entry{}, err
@@ -202,6 +222,8 @@ func (w *Workflow) Reject(ctx context.Context, d Decision) (state.Entry, error) 
 	}
 	w.recordDecision(ctx, e, d.ApprovalID, who.Name, "reject", "ok", "",
 		fmt.Sprintf("%s rejected the staged order %s (%d unit(s) of SKU %s for store %s); nothing was sent.", who.Name, d.ApprovalID, e.QuantityUnits, e.SKU, e.StoreID))
+	w.audit(ctx, state.AuditRecord{Time: now.UTC(), CallID: "approval-" + d.ApprovalID, Client: "approver:" + who.Name,
+		Tool: RejectReasonTool, StoreID: e.StoreID, SKU: e.SKU, Outcome: "ok", Summary: reason})
 	return e, nil
 }
 

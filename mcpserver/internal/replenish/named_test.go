@@ -77,7 +77,7 @@ func TestNamedApproverRefusals(t *testing.T) {
 		} {
 			for _, decide := range []func(context.Context, Decision) error{
 				func(ctx context.Context, d Decision) error { _, err := w.Approve(ctx, d); return err },
-				func(ctx context.Context, d Decision) error { _, err := w.Reject(ctx, d); return err },
+				func(ctx context.Context, d Decision) error { d.Reason = "not needed this week"; _, err := w.Reject(ctx, d); return err },
 			} {
 				err := decide(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: c.name, Secret: c.secret})
 				if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), c.want) {
@@ -119,7 +119,7 @@ func TestApproverIsNotTheRequester(t *testing.T) {
 				t.Fatalf("requester %q: a refused self-approval changed something", by)
 			}
 			if by == "token:JANA/s-2" {
-				if _, err := w.Reject(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential}); err != nil {
+				if _, err := w.Reject(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential, Reason: "not needed this week"}); err != nil {
 					t.Fatalf("the requester rejecting: %v", err)
 				}
 				continue
@@ -154,6 +154,18 @@ func TestRequesterToken(t *testing.T) {
 	} {
 		if got := requesterToken(in); got != want {
 			t.Errorf("requesterToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRejectNeedsAReason: a rejection without a reason, or with one too
+// long to read, is refused before anything is looked up; the reason of a
+// rejection is in the audit trail under the decision's call id.
+func TestRejectNeedsAReason(t *testing.T) {
+	for _, reason := range []string{"", "   ", strings.Repeat("x", MaxRejectReason+1)} {
+		w := &Workflow{}
+		if _, err := w.Reject(context.Background(), Decision{ApprovalID: "apr-1", Name: "Jana", Secret: "s", Reason: reason}); !errors.Is(err, ErrReasonRequired) {
+			t.Errorf("reason of %d runes: %v, want ErrReasonRequired", len(reason), err)
 		}
 	}
 }

@@ -414,7 +414,7 @@ func TestListingChangesNothing(t *testing.T) {
 			t.Fatalf("listing changed the entry: %+v", got)
 		}
 		// The decision path writes the expiry down.
-		_, err = w.Reject(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential})
+		_, err = w.Reject(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential, Reason: "not needed this week"})
 		var np *NotPendingError
 		if !errors.As(err, &np) || !np.Lapsed {
 			t.Fatalf("reject after the expiry: %v", err)
