@@ -77,7 +77,11 @@ func TestNamedApproverRefusals(t *testing.T) {
 		} {
 			for _, decide := range []func(context.Context, Decision) error{
 				func(ctx context.Context, d Decision) error { _, err := w.Approve(ctx, d); return err },
-				func(ctx context.Context, d Decision) error { d.Reason = "not needed this week"; _, err := w.Reject(ctx, d); return err },
+				func(ctx context.Context, d Decision) error {
+					d.Reason = "not needed this week"
+					_, err := w.Reject(ctx, d)
+					return err
+				},
 			} {
 				err := decide(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: c.name, Secret: c.secret})
 				if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), c.want) {
