@@ -343,7 +343,7 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 	if baseURL == "" {
 		if env.Embedded == nil {
 			a.Close()
-			return nil, &ExitError{Code: 2, Err: errors.New("configuration: UPSTREAM_BASE_URL is not set and this build has no embedded StoreLink; set UPSTREAM_BASE_URL")}
+			return nil, &ExitError{Code: 2, Err: errors.New("configuration: UPSTREAM_BASE_URL is not set, and this production build has no embedded demo StoreLink: set UPSTREAM_BASE_URL to StoreLink's base URL (with STORELINK_KEYRING_FILE), or run the demo from source with `go run ./cmd/storelink-mcp`")}
 		}
 		if kr != nil {
 			// A production keyring without its StoreLink is a deployment
