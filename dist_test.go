@@ -782,7 +782,11 @@ func TestOperationsDocCommands(t *testing.T) {
 	home := filepath.Join(work, "home")
 	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"),
 		"VERSION="+s.version, "KEYRING="+w.keyringPath, "TOKENS="+tokens, "MCP_URL="+p.base,
-		"REVOKED_TOKEN="+tokenDairy, "STATE_DB_PATH="+w.statePath)
+		"REVOKED_TOKEN="+tokenDairy, "STATE_DB_PATH="+w.statePath,
+		// The server's environment, as the document asks for its commands: the
+		// released binary has no demo StoreLink whose keyring it could fall
+		// back on (ADR 0015).
+		"UPSTREAM_BASE_URL="+w.mock.URL, "STORELINK_KEYRING_FILE="+w.keyringPath)
 	outputs := make([]string, len(blocks))
 	for i, b := range blocks {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", b)
