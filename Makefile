@@ -194,6 +194,9 @@ LDFLAGS         := -s -w -buildid= -X $(BUILDINFO).Version=$(VERSION) -X $(BUILD
 # Releases build from the root go.mod alone, so go.work can never change
 # what a release contains.
 RELEASE_ENV     := GOWORK=off CGO_ENABLED=0
+# The released storelink-mcp has no embedded demo StoreLink (ADR 0015): it
+# needs UPSTREAM_BASE_URL, and starts without the mock's validation libraries.
+RELEASE_TAGS    := nodemo
 
 $(TOOLS_BIN)/distpack: tools/go.mod tools/go.sum $(wildcard tools/distpack/*.go)
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ ./distpack
@@ -202,7 +205,7 @@ $(TOOLS_BIN)/distpack: tools/go.mod tools/go.sum $(wildcard tools/distpack/*.go)
 # $(DIST)/build/<archive name>/.
 define build-platform
 	os=$${p%/*}; arch=$${p#*/}; name=storelink_$(VERSION)_$${os}_$${arch}; out=$(DIST)/build/$$name; mkdir -p $$out; \
-	$(RELEASE_ENV) GOOS=$$os GOARCH=$$arch go build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $$out/ $(addprefix ./cmd/,$(RELEASE_CMDS))
+	$(RELEASE_ENV) GOOS=$$os GOARCH=$$arch go build -trimpath -buildvcs=false -tags $(RELEASE_TAGS) -ldflags '$(LDFLAGS)' -o $$out/ $(addprefix ./cmd/,$(RELEASE_CMDS))
 endef
 
 # sums rewrites SHA256SUMS over every archive in $(DIST).

@@ -167,6 +167,12 @@ func checkReleaseBinary(t *testing.T, s releaseStamp, platform string, m member,
 	} else if path.Base(m.hdr.Name) == "storelink-mcp" {
 		t.Errorf("%s does not link buildinfo", m.hdr.Name)
 	}
+	if path.Base(m.hdr.Name) == "storelink-mcp" {
+		// The shipped server is the production build (ADR 0015).
+		if _, linked := demoLinks(t, bin); len(linked) > 0 {
+			t.Errorf("%s links %q, which only the embedded demo needs: build it with -tags %s", m.hdr.Name, linked, releaseTags)
+		}
+	}
 	sc := bufio.NewScanner(strings.NewReader(info))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -404,18 +410,43 @@ func TestDistImageBootsAsNonRoot(t *testing.T) {
 	rootfs := filepath.Join(t.TempDir(), "rootfs")
 	unpackLayer(t, rootfs, files[manifest[0].Layers[0]])
 	uid, gid, _ := strings.Cut(cfg.Config.User, ":")
-	chroot := func(args ...string) *exec.Cmd {
+	chroot := func(env []string, args ...string) *exec.Cmd {
 		cmd := exec.Command("chroot", append([]string{"--userspec=" + uid + ":" + gid, "--groups=", rootfs}, append(cfg.Config.Entrypoint, args...)...)...)
-		cmd.Env = cfg.Config.Env // the image's environment only
+		cmd.Env = append(slices.Clone(cfg.Config.Env), env...) // the image's environment, plus what a deployment sets
 		return cmd
 	}
 
-	out, err := chroot("version").Output()
+	out, err := chroot(nil, "version").Output()
 	if want := fmt.Sprintf("storelink-mcp %s (commit %s, built %s)\n", s.version, s.commit, s.date); err != nil || string(out) != want {
 		t.Fatalf("version in the image = %q, %v; want %q", out, err, want)
 	}
 
-	p := launchHTTP(t, chroot("serve", "--http", "127.0.0.1:0"))
+	// The image's server has no embedded demo StoreLink: without
+	// UPSTREAM_BASE_URL it refuses to start, and a deployment gives it one
+	// (a mock StoreLink on loopback here; the keyring inline, as the file
+	// would have to be inside the root filesystem).
+	refused := chroot(nil, "serve", "--http", "127.0.0.1:0")
+	var refusal bytes.Buffer
+	refused.Stdout, refused.Stderr = &refusal, &refusal
+	if err := refused.Start(); err != nil {
+		t.Fatal(err)
+	}
+	bound := time.AfterFunc(15*time.Second, func() { _ = refused.Process.Kill() }) // a server that did start is stopped
+	err = refused.Wait()
+	bound.Stop()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(refusal.String(), "UPSTREAM_BASE_URL is not set") {
+		t.Errorf("serve without UPSTREAM_BASE_URL in the image = %v %q, want exit 2 naming the setting", err, refusal.String())
+	}
+	mock, err := mockstorelink.Start(mockstorelink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	keyring, err := json.Marshal(mock.Server.DefaultKeyring())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := launchHTTP(t, chroot([]string{"UPSTREAM_BASE_URL=" + mock.URL, "STORELINK_KEYRING=" + string(keyring)}, "serve", "--http", "127.0.0.1:0"))
 	for _, probe := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(p.base + probe)
 		if err != nil {
@@ -751,7 +782,11 @@ func TestOperationsDocCommands(t *testing.T) {
 	home := filepath.Join(work, "home")
 	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"),
 		"VERSION="+s.version, "KEYRING="+w.keyringPath, "TOKENS="+tokens, "MCP_URL="+p.base,
-		"REVOKED_TOKEN="+tokenDairy, "STATE_DB_PATH="+w.statePath)
+		"REVOKED_TOKEN="+tokenDairy, "STATE_DB_PATH="+w.statePath,
+		// The server's environment, as the document asks for its commands: the
+		// released binary has no demo StoreLink whose keyring it could fall
+		// back on (ADR 0015).
+		"UPSTREAM_BASE_URL="+w.mock.URL, "STORELINK_KEYRING_FILE="+w.keyringPath)
 	outputs := make([]string, len(blocks))
 	for i, b := range blocks {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", b)

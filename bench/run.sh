@@ -63,6 +63,8 @@ fi
 
 say "building the binaries"
 go build -o "$OUT/bin/storelink-mcp" ./cmd/storelink-mcp
+# The storelink-mcp the release archives and the image ship (ADR 0015).
+go build -tags nodemo -o "$OUT/bin/storelink-mcp-release" ./cmd/storelink-mcp
 go build -o "$OUT/bin/mockstorelink" ./cmd/mockstorelink
 go build -o "$OUT/bin/loadgen" ./bench/loadgen
 
@@ -96,7 +98,7 @@ gotest . ./bench
 
 say "load driver"
 "$OUT/bin/loadgen" "${loadflags[@]}" \
-	--server "$OUT/bin/storelink-mcp" --mock "$OUT/bin/mockstorelink" \
+	--server "$OUT/bin/storelink-mcp" --release-server "$OUT/bin/storelink-mcp-release" --mock "$OUT/bin/mockstorelink" \
 	--wrk "$WRK" --prism "$PRISM" --spec openapi/storelink.yaml \
 	--gobench "$gobench" --load-before "$LOAD_START" --out "$OUT" \
 	--database-url "${TEST_DATABASE_URL:-}"

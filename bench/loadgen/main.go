@@ -30,6 +30,7 @@ import (
 // config is the command line.
 type config struct {
 	server    string
+	release   string
 	mock      string
 	prism     string
 	wrk       string
@@ -87,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.server, "server", "", "storelink-mcp `binary` (required)")
+	fs.StringVar(&c.release, "release-server", "", "storelink-mcp `binary` built as the release is (-tags nodemo, no embedded mock); empty skips its cold start")
 	fs.StringVar(&c.mock, "mock", "", "mockstorelink `binary` (required)")
 	fs.StringVar(&c.prism, "prism", "", "prism `binary`; empty skips the Prism comparison")
 	fs.StringVar(&c.wrk, "wrk", "wrk", "wrk `binary`; empty skips the mock throughput comparison")
@@ -206,10 +208,15 @@ type runResult struct {
 	// ColdStartExternalMS is the same with UPSTREAM_BASE_URL set, as in
 	// production: no embedded mock to build at start.
 	ColdStartExternalMS []float64 `json:"cold_start_external_ms,omitempty"`
+	// ColdStartReleaseMS is the same for the binary the release archives
+	// and the image ship (-tags nodemo): the embedded mock is not linked in.
+	ColdStartReleaseMS []float64 `json:"cold_start_release_ms,omitempty"`
 	// InitMS is each package's initialisation clock time (median of
 	// GODEBUG=inittrace=1 over initTraceRuns starts of `version`).
 	InitMS map[string]float64 `json:"init_ms,omitempty"`
-	Tools  *toolsInfo         `json:"tools,omitempty"`
+	// InitReleaseMS is the same for the release binary.
+	InitReleaseMS map[string]float64 `json:"init_release_ms,omitempty"`
+	Tools         *toolsInfo         `json:"tools,omitempty"`
 	// Embedded is the zero-configuration binary (embedded mock StoreLink in
 	// the same process): Seq sequential, Conc with concurrent callers.
 	EmbeddedIdle *memory     `json:"embedded_idle,omitempty"`
@@ -245,12 +252,23 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 			r.ColdStartMS = append(r.ColdStartMS, msf(d))
 		}
 		log("  cold start x%d, external mock", c.cold)
-		if r.ColdStartExternalMS, err = coldStartsExternal(ctx, c, dir); err != nil {
+		if r.ColdStartExternalMS, err = coldStartsExternal(ctx, c, c.server, dir); err != nil {
 			return r, fmt.Errorf("cold start with external mock: %w", err)
+		}
+		if c.release != "" {
+			log("  cold start x%d, release build, external mock", c.cold)
+			if r.ColdStartReleaseMS, err = coldStartsExternal(ctx, c, c.release, dir); err != nil {
+				return r, fmt.Errorf("cold start of the release build: %w", err)
+			}
 		}
 		log("  package initialisation x%d (GODEBUG=inittrace=1)", initTraceRuns)
 		if r.InitMS, err = initTrace(ctx, c.server, initTraceRuns, serverEnv(dir)); err != nil {
 			return r, fmt.Errorf("init trace: %w", err)
+		}
+		if c.release != "" {
+			if r.InitReleaseMS, err = initTrace(ctx, c.release, initTraceRuns, serverEnv(dir)); err != nil {
+				return r, fmt.Errorf("init trace of the release build: %w", err)
+			}
 		}
 	}
 	if c.phase("stdio") {
@@ -342,9 +360,9 @@ func embeddedRun(ctx context.Context, c config, dir string, r *runResult, log fu
 	return nil
 }
 
-// coldStartsExternal times cold starts against a mockstorelink process, so
-// the server builds no embedded StoreLink.
-func coldStartsExternal(ctx context.Context, c config, dir string) ([]float64, error) {
+// coldStartsExternal times cold starts of bin against a mockstorelink
+// process, so the server builds no embedded StoreLink.
+func coldStartsExternal(ctx context.Context, c config, bin, dir string) ([]float64, error) {
 	url, _, mp, err := goMock(c.mock, true)(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -354,7 +372,7 @@ func coldStartsExternal(ctx context.Context, c config, dir string) ([]float64, e
 	if err != nil {
 		return nil, err
 	}
-	durs, _, err := coldStarts(ctx, c.server, dir, c.cold, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
+	durs, _, err := coldStarts(ctx, bin, dir, c.cold, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
 	var out []float64
 	for _, d := range durs {
 		out = append(out, msf(d))

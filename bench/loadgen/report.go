@@ -170,7 +170,16 @@ func (r *report) markdown() string {
 	coldExtMedian := r.over(func(x runResult) (float64, bool) {
 		return median(x.ColdStartExternalMS), len(x.ColdStartExternalMS) > 0
 	})
-	target(coldExtMedian, "Same with `UPSTREAM_BASE_URL` set (no embedded mock): median at most 35 ms", coldExtMedian.format(1)+" ms", func(s spread) bool { return s.Median <= 35 })
+	coldRelMedian := r.over(func(x runResult) (float64, bool) {
+		return median(x.ColdStartReleaseMS), len(x.ColdStartReleaseMS) > 0
+	})
+	if coldRelMedian.N > 0 {
+		// The target is on the binary that ships (ADR 0015); the default
+		// build with UPSTREAM_BASE_URL set stays in the cold-start table.
+		target(coldRelMedian, "Same with `UPSTREAM_BASE_URL` set, release build (`-tags nodemo`, as archives and image ship): median at most 35 ms", coldRelMedian.format(1)+" ms", func(s spread) bool { return s.Median <= 35 })
+	} else {
+		target(coldExtMedian, "Same with `UPSTREAM_BASE_URL` set (no embedded mock): median at most 35 ms", coldExtMedian.format(1)+" ms", func(s spread) bool { return s.Median <= 35 })
+	}
 	listBytes := r.over(func(x runResult) (float64, bool) {
 		if x.Tools == nil {
 			return 0, false
@@ -239,7 +248,12 @@ func (r *report) markdown() string {
 		p("|---|---|---|")
 		p("| zero configuration: embedded mock StoreLink built at start | %s | %s |", cold.format(1), coldP90.format(1))
 		if coldExt.N > 0 {
-			p("| `UPSTREAM_BASE_URL` set (production): no embedded mock | %s | %s |", coldExt.format(1), coldExtP90.format(1))
+			p("| `UPSTREAM_BASE_URL` set, default build: no embedded mock started, its packages still linked | %s | %s |", coldExt.format(1), coldExtP90.format(1))
+		}
+		coldRel := r.over(func(x runResult) (float64, bool) { return median(x.ColdStartReleaseMS), len(x.ColdStartReleaseMS) > 0 })
+		coldRelP90 := r.over(func(x runResult) (float64, bool) { return p90(x.ColdStartReleaseMS), len(x.ColdStartReleaseMS) > 0 })
+		if coldRel.N > 0 {
+			p("| `UPSTREAM_BASE_URL` set, release build (`-tags nodemo`): embedded mock not linked | %s | %s |", coldRel.format(1), coldRelP90.format(1))
 		}
 		p("")
 	}
@@ -248,6 +262,16 @@ func (r *report) markdown() string {
 		p("|---|---|")
 		for _, row := range inits {
 			p("| %s | %s |", row.name, row.ms.format(2))
+		}
+		relInit := r.over(func(x runResult) (float64, bool) {
+			t := 0.0
+			for _, ms := range x.InitReleaseMS {
+				t += ms
+			}
+			return t, len(x.InitReleaseMS) > 0
+		})
+		if relInit.N > 0 {
+			p("| all packages, release build (`-tags nodemo`) | %s |", relInit.format(2))
 		}
 		p("")
 	}

@@ -1,6 +1,11 @@
 // Command storelink-mcp is the Korral StoreLink MCP server. With no
 // UPSTREAM_BASE_URL it starts an embedded mock StoreLink on a loopback port,
 // so it runs with no configuration at all.
+//
+// Built with the nodemo tag (as the release archives and the container image
+// are, ADR 0015) it has no embedded mock: it refuses to start without
+// UPSTREAM_BASE_URL, and starts about twice as fast, since the mock's
+// contract validation libraries are not linked in.
 package main
 
 import (
@@ -11,10 +16,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/korral/storelink/mcpserver/cli"
-	"github.com/korral/storelink/mockstorelink"
 )
 
 func main() {
@@ -38,23 +41,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Stdin:    stdin,
 		Stdout:   stdout,
 		Stderr:   stderr,
-		Embedded: startEmbedded,
+		Embedded: embedded,
 	})
-}
-
-// startEmbedded runs the mock StoreLink in-process on an ephemeral loopback
-// port, with its default keyring (stores 47 and 102). It neither checks its
-// own responses against the contract nor keeps a request log: the test
-// suite proves the mock conforms, and a demo server may run for days, so
-// both would only cost time and memory on every call (docs/benchmarks.md).
-func startEmbedded(_ context.Context, fixedNow time.Time) (*cli.EmbeddedUpstream, error) {
-	opts := mockstorelink.Options{NoResponseValidation: true, MaxRequestLog: -1}
-	if !fixedNow.IsZero() {
-		opts.Now = func() time.Time { return fixedNow }
-	}
-	r, err := mockstorelink.Start(opts)
-	if err != nil {
-		return nil, err
-	}
-	return &cli.EmbeddedUpstream{BaseURL: r.URL, Keyring: r.Server.DefaultKeyring(), Close: r.Close}, nil
 }

@@ -321,6 +321,10 @@ func load(env Env, withDemo bool) (*app, error) {
 		if err := refuseMockNow(cfg); err != nil {
 			return nil, err
 		}
+	} else if env.Embedded == nil {
+		// Refused before the state database or the log file is opened,
+		// so the refusal leaves nothing behind.
+		return nil, &ExitError{Code: 2, Err: errors.New("configuration: UPSTREAM_BASE_URL is not set, and this production build has no embedded demo StoreLink: set UPSTREAM_BASE_URL to StoreLink's base URL (with STORELINK_KEYRING_FILE), or run the demo from source with `go run ./cmd/storelink-mcp`")}
 	}
 	logTo := env.Stderr
 	var closes []func() error
@@ -363,10 +367,6 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 	kr := cfg.Keyring
 	a.upstreamID = upstreamIdentity(baseURL)
 	if baseURL == "" {
-		if env.Embedded == nil {
-			a.Close()
-			return nil, &ExitError{Code: 2, Err: errors.New("configuration: UPSTREAM_BASE_URL is not set and this build has no embedded StoreLink; set UPSTREAM_BASE_URL")}
-		}
 		if kr != nil {
 			// A production keyring without its StoreLink is a deployment
 			// that lost a setting; demo data served to it would pass as real.
