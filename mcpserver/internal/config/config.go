@@ -320,26 +320,13 @@ const maxConsoleURLLen = 256
 // consoleURL reads the console's public base URL, which is put into
 // messages people click, so it must be a plain http(s) address.
 func (l *loader) consoleURL(name string) string {
-	v := l.getenv(name)
-	if v == "" {
-		return ""
-	}
-	u, err := url.Parse(v)
-	switch {
-	case err != nil:
-		l.fail("%s: is not a URL: want an absolute http or https URL like https://approvals.korral.example", name)
-	case u.User != nil:
-		l.fail("%s: must not contain credentials: approvers sign in on the console itself", name)
-	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		l.fail("%s=%s: must be an absolute http or https URL like https://approvals.korral.example", name, shown(v))
-	case u.RawQuery != "" || u.Fragment != "":
-		l.fail("%s=%s: must not have a query or fragment: it is the base that order links are appended to", name, shown(v))
-	case len(v) > maxConsoleURLLen:
-		l.fail("%s: is %d characters long; at most %d fit the notices' text", name, len(v), maxConsoleURLLen)
-	default:
-		return strings.TrimSuffix(v, "/")
-	}
-	return ""
+	return l.httpBase(name, httpBaseRules{
+		example:     "https://approvals.korral.example",
+		credentials: ": approvers sign in on the console itself",
+		query:       ": it is the base that order links are appended to",
+		maxLen:      maxConsoleURLLen,
+		tooLong:     "fit the notices' text",
+	})
 }
 
 // loopback reports whether host is this machine: localhost or a loopback
@@ -468,6 +455,25 @@ func (l *loader) level(name string) slog.Level {
 }
 
 func (l *loader) baseURL(name string) string {
+	return l.httpBase(name, httpBaseRules{
+		example:     "https://storelink.example.internal",
+		credentials: "; store keys go in STORELINK_KEYRING",
+	})
+}
+
+// httpBaseRules are what one base-URL setting says when it is refused.
+type httpBaseRules struct {
+	// example is a URL of the right shape; credentials and query end the
+	// messages about user info and about a query or fragment.
+	example, credentials, query string
+	// maxLen bounds the value when not zero; tooLong ends its message.
+	maxLen  int
+	tooLong string
+}
+
+// httpBase reads an absolute http(s) base URL with no credentials, query
+// or fragment, without a trailing slash; "" when unset or refused.
+func (l *loader) httpBase(name string, r httpBaseRules) string {
 	v := l.getenv(name)
 	if v == "" {
 		return ""
@@ -476,13 +482,15 @@ func (l *loader) baseURL(name string) string {
 	switch {
 	case err != nil:
 		// url.Parse's error repeats the value, which might hold credentials.
-		l.fail("%s: is not a URL: want an absolute http or https URL like https://storelink.example.internal", name)
+		l.fail("%s: is not a URL: want an absolute http or https URL like %s", name, r.example)
 	case u.User != nil:
-		l.fail("%s: must not contain credentials; store keys go in STORELINK_KEYRING", name)
+		l.fail("%s: must not contain credentials%s", name, r.credentials)
 	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		l.fail("%s=%s: must be an absolute http or https URL like https://storelink.example.internal", name, shown(v))
+		l.fail("%s=%s: must be an absolute http or https URL like %s", name, shown(v), r.example)
 	case u.RawQuery != "" || u.Fragment != "":
-		l.fail("%s=%s: must not have a query or fragment", name, shown(v))
+		l.fail("%s=%s: must not have a query or fragment%s", name, shown(v), r.query)
+	case r.maxLen > 0 && len(v) > r.maxLen:
+		l.fail("%s: is %d characters long; at most %d %s", name, len(v), r.maxLen, r.tooLong)
 	default:
 		return strings.TrimSuffix(v, "/")
 	}
