@@ -64,6 +64,30 @@ const (
 	// InternalError: a fault in this server; details are in the log under the
 	// incident id.
 	InternalError Code = "INTERNAL_ERROR"
+
+	// The refusals of host consent (WRITE_APPROVAL=host): the person at the
+	// host did not confirm the order as shown, or the confirmation cannot be
+	// trusted. Nothing was sent or recorded in each case, and the
+	// idempotency key is not spent.
+
+	// HostConsentDeclined: the person at the host declined the order.
+	HostConsentDeclined Code = "HOST_CONSENT_DECLINED"
+	// HostConsentCancelled: the person dismissed the question without an answer.
+	HostConsentCancelled Code = "HOST_CONSENT_CANCELLED"
+	// HostConsentQuantityMismatch: the quantity typed is not the order's.
+	HostConsentQuantityMismatch Code = "HOST_CONSENT_QUANTITY_MISMATCH"
+	// HostConsentStateInvalid: the echoed requestState is not one this
+	// deployment sealed (altered, truncated, or sealed with another key).
+	HostConsentStateInvalid Code = "HOST_CONSENT_STATE_INVALID"
+	// HostConsentStateExpired: the requestState is older than its expiry.
+	HostConsentStateExpired Code = "HOST_CONSENT_STATE_EXPIRED"
+	// HostConsentStateReplayed: the requestState was used once already.
+	HostConsentStateReplayed Code = "HOST_CONSENT_STATE_REPLAYED"
+	// HostConsentStateMismatch: the requestState was sealed for another order.
+	HostConsentStateMismatch Code = "HOST_CONSENT_STATE_MISMATCH"
+	// HostConsentUnavailable: the host cannot ask its user (no form
+	// elicitation), so no person can confirm the order here.
+	HostConsentUnavailable Code = "HOST_CONSENT_UNAVAILABLE"
 )
 
 var codes = []Code{
@@ -71,6 +95,8 @@ var codes = []Code{
 	UpstreamRejected, RateLimited, UpstreamUnavailable, UpstreamTimeout,
 	UpstreamContractError, WriteOutcomeUnknown, WritesDisabled, OrderLimitExceeded,
 	OrderQuantityRefused, IdempotencyKeyReused, OrderInFlight, StateUnavailable, InternalError,
+	HostConsentDeclined, HostConsentCancelled, HostConsentQuantityMismatch, HostConsentStateInvalid,
+	HostConsentStateExpired, HostConsentStateReplayed, HostConsentStateMismatch, HostConsentUnavailable,
 }
 
 // Codes returns the closed set of codes in a stable order, for meta-tests and
@@ -258,6 +284,20 @@ func DefaultRemediation(code Code) string {
 		return "Do not resubmit: call korral_get_order_status with the idempotency key in the message; a person must resolve an unknown outcome before the same order can be sent again."
 	case StateUnavailable:
 		return "The server's database is unreachable; wait a minute and call again with the same arguments and idempotency_key (a replay never orders twice). If an order may already have been sent, call korral_get_order_status first."
+	case HostConsentDeclined:
+		return "Nothing was sent. Tell the buyer the order was declined; change it only as they say and preview it again."
+	case HostConsentCancelled:
+		return "Nothing was sent. Ask the buyer whether they want the order; if so, confirm again so the host asks them once more."
+	case HostConsentQuantityMismatch:
+		return "Nothing was sent. Check the quantity with the buyer; confirm again and have them type the order's quantity in units, or preview a corrected quantity."
+	case HostConsentStateInvalid, HostConsentStateMismatch:
+		return "Nothing was sent. Confirm again without requestState so the host asks the buyer afresh; never alter or reuse the state of another call."
+	case HostConsentStateExpired:
+		return "Nothing was sent. The question lapsed; confirm again so the host asks the buyer afresh."
+	case HostConsentStateReplayed:
+		return "Nothing was sent. Each confirmation is single use; confirm again so the host asks the buyer afresh."
+	case HostConsentUnavailable:
+		return "Nothing was sent. Use a host that supports form elicitation, or ask Korral IT to run this server with WRITE_APPROVAL=required, where a named approver releases orders out of band."
 	default:
 		return "Try again; if it happens again, report the incident id to an operator."
 	}

@@ -39,6 +39,8 @@ func TestCodesClosedSet(t *testing.T) {
 		InvalidArgument, StoreIDRequired, StoreNotAuthorized, AuthKeyInvalid, NotFound, UpstreamRejected,
 		RateLimited, UpstreamUnavailable, UpstreamTimeout, UpstreamContractError, WriteOutcomeUnknown,
 		WritesDisabled, OrderLimitExceeded, OrderQuantityRefused, IdempotencyKeyReused, OrderInFlight, StateUnavailable, InternalError,
+		HostConsentDeclined, HostConsentCancelled, HostConsentQuantityMismatch, HostConsentStateInvalid,
+		HostConsentStateExpired, HostConsentStateReplayed, HostConsentStateMismatch, HostConsentUnavailable,
 	} {
 		if !seen[want] {
 			t.Errorf("Codes() lacks %s", want)

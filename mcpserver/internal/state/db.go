@@ -34,6 +34,7 @@ type Store interface {
 	Ledger
 	AuditLog
 	Approvers
+	ConsentNonces
 	Ping(ctx context.Context) error
 	Close() error
 }
@@ -190,7 +191,7 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 }
 
 // schemaVersion is the version this code writes and understands.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migrations[i] brings the schema from version i to i+1. Migrations are only
 // ever appended: a released version's statements never change, because some
@@ -314,6 +315,17 @@ WHEN OLD.revoked_at IS NOT NULL OR NEW.revoked_at IS NULL OR NEW.id IS NOT OLD.i
 BEGIN SELECT RAISE(ABORT, 'approver records change only by being revoked, once: revoke and add a new one'); END;
 CREATE TRIGGER approvers_no_delete BEFORE DELETE ON approvers
 BEGIN SELECT RAISE(ABORT, 'approver records are kept: DELETE refused; revoke the approver instead'); END;
+`,
+	// 5: the used nonces of host consent (WRITE_APPROVAL=host), so that a
+	// sealed confirmation is honoured once, by whichever process sees it
+	// first. A nonce is kept until its question has lapsed.
+	`
+CREATE TABLE consent_nonces (
+	nonce      TEXT PRIMARY KEY CHECK (length(nonce) BETWEEN 16 AND 64),
+	expires_at TEXT NOT NULL,
+	used_at    TEXT NOT NULL
+);
+CREATE INDEX consent_nonces_expiry ON consent_nonces (expires_at);
 `,
 }
 

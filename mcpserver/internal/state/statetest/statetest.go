@@ -49,6 +49,8 @@ func Run(t *testing.T, o Opener) {
 		{"ApproverInvalidRefused", approverInvalidRefused},
 		{"ApproverRevokeAndRotate", approverRevokeAndRotate},
 		{"ApproverAddRaceOneWinner", approverAddRace},
+		{"ConsentNonceSingleUse", consentNonceSingleUse},
+		{"ConsentNonceRaceOneWinner", consentNonceRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, o) })
