@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 )
 
@@ -31,6 +32,9 @@ import (
 const (
 	ApprovalNone     = "none"
 	ApprovalRequired = "required"
+	// ApprovalHost asks the person at the host (MCP elicitation) to confirm
+	// each order, typing its quantity, before it is sent.
+	ApprovalHost = "host"
 )
 
 // MinWebhookSecretLen is the shortest webhook signing secret accepted: a
@@ -67,9 +71,14 @@ type Config struct {
 	MaxOrderUnits int
 	// ReadOnly removes the write tool altogether.
 	ReadOnly bool
-	// WriteApproval is ApprovalNone or ApprovalRequired (a confirmed order is
-	// staged until a named approver releases it).
+	// WriteApproval is ApprovalNone, ApprovalRequired (a confirmed order is
+	// staged until a named approver releases it) or ApprovalHost (the person
+	// at the host confirms it before it is sent).
 	WriteApproval string
+	// HostConsentKey seals the state of host consent questions (AES-256,
+	// from HOST_CONSENT_KEY_FILE); set exactly when WriteApproval is
+	// ApprovalHost. Never log it: String and LogValue omit it.
+	HostConsentKey []byte
 	// ApprovalTTL is how long a staged order waits for release.
 	ApprovalTTL time.Duration
 	// StatePath is the durable state database (ledger, staged orders); ""
@@ -150,7 +159,8 @@ func Documentation() []Var {
 		{Name: "ALLOW_WRITES", Default: "false", Description: "true lets korral_raise_replenishment_order submit confirmed orders; otherwise it only previews."},
 		{Name: "MAX_ORDER_UNITS", Default: "500", Description: "Hard ceiling on one order's quantity_units (1 to 100000), whatever the caller confirms."},
 		{Name: "READ_ONLY", Default: "false", Description: "true removes the write tool entirely. Contradicts ALLOW_WRITES=true. Flag: `--read-only`."},
-		{Name: "WRITE_APPROVAL", Default: "none", Description: "none: a confirmed order is submitted. required: it is staged until a named approver (`storelink-mcp approvers add`) releases it; the server itself needs no approval secret (needs ALLOW_WRITES=true)."},
+		{Name: "WRITE_APPROVAL", Default: "none", Description: "none: a confirmed order is submitted. required: it is staged until a named approver (`storelink-mcp approvers add`) releases it; the server itself needs no approval secret. host: before sending, the host asks its user to confirm the order by typing its quantity (MCP elicitation); proves a person at the host saw it, not who (needs HOST_CONSENT_KEY_FILE). Each needs ALLOW_WRITES=true."},
+		{Name: "HOST_CONSENT_KEY_FILE", Default: "", Description: "Path to a file holding the AES-256 key (64 hex digits: `openssl rand -hex 32`) that seals host consent questions for 2026-07-28 clients; the same file on every replica. Required with WRITE_APPROVAL=host and only then."},
 		{Name: "APPROVAL_TTL", Default: "24h", Description: "How long a staged order waits for release before it expires (1m to 168h)."},
 		{Name: "APPROVER_SECRET", Default: "", Secret: true, Description: "The secret of the approver named by `storelink-mcp approvals --approver NAME`, unless `--secret-file` or `--secret-stdin` gives it; checked against the approver register in the state database. The MCP server does not use it."},
 		{Name: "APPROVAL_WEBHOOK_URL", Default: "", Secret: true, Description: "URL that receives a signed JSON notice, with a one-line text for chat, of every order staged for approval; https, or http to a loopback host only. Empty: nobody is notified."},
@@ -198,7 +208,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		AllowWrites:         l.boolean("ALLOW_WRITES"),
 		MaxOrderUnits:       l.intIn("MAX_ORDER_UNITS", 500, 1, 100000),
 		ReadOnly:            l.boolean("READ_ONLY"),
-		WriteApproval:       l.enum("WRITE_APPROVAL", ApprovalNone, ApprovalNone, ApprovalRequired),
+		WriteApproval:       l.enum("WRITE_APPROVAL", ApprovalNone, ApprovalNone, ApprovalRequired, ApprovalHost),
 		ApprovalTTL:         l.durationIn("APPROVAL_TTL", 24*time.Hour, time.Minute, 7*24*time.Hour),
 		StateMaxConns:       l.intIn("STATE_DATABASE_MAX_CONNS", 10, 1, 1000),
 		BreakerFailures:     l.intIn("BREAKER_FAILURES", 5, 1, 100),
@@ -277,6 +287,15 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 			l.fail("WRITE_APPROVAL=required has no effect unless ALLOW_WRITES=true: set ALLOW_WRITES=true or WRITE_APPROVAL=none")
 		}
 	}
+
+	if c.WriteApproval == ApprovalHost {
+		if c.ReadOnly {
+			l.fail("WRITE_APPROVAL=host and READ_ONLY=true contradict each other: a read-only server sends no orders")
+		} else if !c.AllowWrites {
+			l.fail("WRITE_APPROVAL=host has no effect unless ALLOW_WRITES=true: set ALLOW_WRITES=true or WRITE_APPROVAL=none")
+		}
+	}
+	c.HostConsentKey = l.hostConsentKey("HOST_CONSENT_KEY_FILE", c.WriteApproval == ApprovalHost)
 
 	if c.ApprovalWebhookURL != "" && c.WriteApproval != ApprovalRequired {
 		l.fail("APPROVAL_WEBHOOK_URL is set but WRITE_APPROVAL is not \"required\": no order is ever staged, so nobody would be notified; set WRITE_APPROVAL=required or unset the URL")
@@ -521,6 +540,36 @@ func (l *loader) secret(name string) (value, from, path string, ok bool) {
 	default:
 		return inline, name, "", true
 	}
+}
+
+// hostConsentKey reads the sealing key of host consent from the file NAME
+// names. There is no default key and no inline variable: a key every
+// installation shared would let anyone forge a consent, and one in the
+// environment leaks into process listings.
+func (l *loader) hostConsentKey(name string, wanted bool) []byte {
+	path := l.getenv(name)
+	switch {
+	case path == "" && wanted:
+		l.fail("WRITE_APPROVAL=host needs %s: write a key with `openssl rand -hex 32 > FILE` (mode 0600), set %s=FILE, and give every replica the same file", name, name)
+		return nil
+	case path == "":
+		return nil
+	case !wanted:
+		l.fail("%s is set but WRITE_APPROVAL is not \"host\": nothing would use the key; set WRITE_APPROVAL=host or unset it", name)
+		return nil
+	}
+	from := name + "=" + shown(path)
+	b, err := l.readFile(path)
+	if err != nil {
+		l.fail("%s: cannot read the file: %v", from, err)
+		return nil
+	}
+	key, err := consent.ParseKey(b)
+	if err != nil {
+		l.fail("%s: %v", from, err)
+		return nil
+	}
+	return key
 }
 
 // databaseURL reads a PostgreSQL URL from NAME or NAME_FILE. The URL may
