@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/notify"
@@ -103,6 +104,12 @@ type WriteOptions struct {
 	// (APPROVAL_WEBHOOK_URL); nil tells nobody. It queues and returns at
 	// once, so the tool's answer never waits for the receiver.
 	Notifier *notify.Notifier
+	// HostConsent, when set, has the person at the host confirm every
+	// confirmed order before it is sent (WRITE_APPROVAL=host), and seals
+	// the question's state for 2026-07-28 clients; ConsentNonces then
+	// records each state's single use.
+	HostConsent   *consent.Sealer
+	ConsentNonces state.ConsentNonces
 }
 
 type server struct {
@@ -129,7 +136,7 @@ func (s *server) workflow() *replenish.Workflow {
 			f.Recorder = w.Recorder
 		}
 		f.Gate = replenish.Gate{AllowWrites: w.AllowWrites, MaxOrderUnits: w.MaxOrderUnits, RequireApproval: w.RequireApproval,
-			ApprovalTTL: w.ApprovalTTL, Holds: s.keyringHolds}
+			ApprovalTTL: w.ApprovalTTL, HostConsent: w.HostConsent != nil, Holds: s.keyringHolds}
 	}
 	return f
 }

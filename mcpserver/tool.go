@@ -71,6 +71,9 @@ type call struct {
 	// summary is the buyer-readable sentence for the audit trail, set by the
 	// handler on success.
 	summary string
+	// req is the call as it came, for a handler that must answer through
+	// the session (host consent).
+	req *mcp.CallToolRequest
 }
 
 // toolSpec is one tool: its definition, the schema adjustments that plain
@@ -143,6 +146,10 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		if aerr == nil {
 			var herr error
 			data, herr = runHandler(ctx, spec.handle, c, input)
+			var ask *inputRequired
+			if errors.As(herr, &ask) {
+				return s.askHost(ctx, c, ask, time.Since(start)), nil
+			}
 			if herr != nil {
 				aerr = apperr.From(stateUnavailable(herr))
 			}
@@ -167,7 +174,7 @@ func clientName(name string) string { return textsafe.Bound(name, maxClientName)
 // newCall identifies a tool call: a fresh call id, the session, and who is
 // calling.
 func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
-	c := &call{id: callid.New(), tool: tool}
+	c := &call{id: callid.New(), tool: tool, req: req}
 	if req.Session != nil {
 		c.session = req.Session.ID()
 		if c.session == "" {
@@ -314,6 +321,14 @@ func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Du
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}
+}
+
+// askHost answers input_required: the client asks its user and retries
+// with the answer. Nothing was sent, and the audit trail says so.
+func (s *server) askHost(ctx context.Context, c *call, ask *inputRequired, elapsed time.Duration) *mcp.CallToolResult {
+	s.log.InfoContext(ctx, "tool.input_required", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
+	s.audit(ctx, c, "ok", "", c.summary, elapsed)
+	return &mcp.CallToolResult{InputRequests: ask.requests, RequestState: ask.state}
 }
 
 func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed time.Duration) *mcp.CallToolResult {

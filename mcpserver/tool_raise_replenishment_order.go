@@ -116,6 +116,8 @@ func raiseDescription(w WriteOptions) string {
 		return d + "Writes are off here: confirm is refused; show the buyer the preview."
 	case w.RequireApproval:
 		return d + "Here confirm only stages the order; a person releases it out of band, not you."
+	case w.HostConsent != nil:
+		return d + "Here confirm asks the user, via the host, to type the quantity before sending: a person saw it, not who."
 	default:
 		return d + "Here confirm sends at once, within the unit ceiling."
 	}
@@ -138,6 +140,10 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 	flow := s.workflow()
 	var r *replenish.Outcome
 	if in.Confirm {
+		if flow.Gate.HostConsent {
+			o.Consent = hostConsent{s: s, c: c}
+			c.summary = fmt.Sprintf("Asked the person at the host to confirm an order of %d unit(s) of SKU %s for store %s; nothing was sent yet.", in.QuantityUnits, in.SKU, storeID)
+		}
 		r, err = flow.Confirm(ctx, o)
 	} else {
 		r, err = flow.Preview(ctx, o)
@@ -201,6 +207,8 @@ func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raise
 			out.NextStep = "Writes are disabled here: show this preview to the buyer; confirm:true would be refused."
 		case w.RequireApproval:
 			out.NextStep = "If the buyer agrees, call again with confirm:true and this idempotency_key; the order is then staged until a person approves it."
+		case w.HostConsent != nil:
+			out.NextStep = "If the buyer agrees, call again with confirm:true and this idempotency_key; the host then asks the buyer to type the quantity before it is sent."
 		default:
 			out.NextStep = "If the buyer agrees, call again with confirm:true and this idempotency_key."
 		}
@@ -220,6 +228,9 @@ func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raise
 		out.OrderID, out.OrderStatus, out.ExpectedArrival = o.ID, storeLinkStatus(o.Status), o.ExpectedArrival.Format(time.RFC3339)
 		out.NextStep = "Tell the buyer the order id; follow it with korral_get_order_status."
 		c.summary = fmt.Sprintf("Raised order %s: %d unit(s) of %s (SKU %s) for store %s, reason: %s.", o.ID, req.QuantityUnits, r.ProductName, req.SKU, storeID, req.Reason)
+		if r.HostConfirmed {
+			c.summary += " The person at the host confirmed it by typing the quantity."
+		}
 		if !r.Sent.Recorded {
 			// StoreLink holds the order whatever the ledger could record: the
 			// answer is the raised one, and next_step says what becomes of the

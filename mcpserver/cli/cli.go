@@ -22,6 +22,7 @@ import (
 	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
@@ -286,6 +287,14 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 			return nil, err
 		}
 		writes.Notifier = n
+		if cfg.WriteApproval == config.ApprovalHost {
+			sealer, err := consent.NewSealer(cfg.HostConsentKey, a.now)
+			if err != nil {
+				a.Close()
+				return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: HOST_CONSENT_KEY_FILE: %w", err)}
+			}
+			writes.HostConsent, writes.ConsentNonces = sealer, a.db
+		}
 	}
 	opts := mcpserver.Options{
 		Upstream:            a.up,

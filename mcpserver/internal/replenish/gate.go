@@ -23,6 +23,9 @@ type Gate struct {
 	RequireApproval bool
 	// ApprovalTTL is how long a staged order waits before it lapses.
 	ApprovalTTL time.Duration
+	// HostConsent asks the person at the host (Order.Consent) to confirm
+	// each confirmed order before it is sent (WRITE_APPROVAL=host).
+	HostConsent bool
 	// Holds reports whether the keyring holds storeID's key right now; nil
 	// holds none.
 	Holds func(storeID string) bool

@@ -41,6 +41,10 @@ type Order struct {
 	IdempotencyKey string
 	// RequestedBy names who asked, for the ledger and the audit trail.
 	RequestedBy string
+	// Consent asks the person at the host before a confirmed order is sent
+	// when the gate requires it (Gate.HostConsent); nil asks nobody, and
+	// such an order is then refused.
+	Consent Consent
 }
 
 // Mode says what a Preview or Confirm did.
@@ -157,6 +161,9 @@ type Outcome struct {
 	Order *domain.Order
 	// Sent says how far the recording of a raised order got.
 	Sent Sent
+	// HostConfirmed: the person at the host confirmed the order, typing its
+	// quantity, before it was sent (Gate.HostConsent).
+	HostConfirmed bool
 }
 
 // Preview runs every check a confirmed order would run and sends nothing.
@@ -226,6 +233,15 @@ func (w *Workflow) raise(ctx context.Context, o Order, confirm bool) (*Outcome, 
 	}
 	if w.Gate.RequireApproval {
 		return w.stage(ctx, out, o.RequestedBy)
+	}
+	// The person at the host is asked last, after every check that could
+	// refuse the order, so they are never asked about one that is not
+	// sent; their refusal, like the gate's, leaves the key unspent.
+	if w.Gate.HostConsent {
+		if err := w.askConsent(ctx, o, out); err != nil {
+			return nil, err
+		}
+		out.HostConfirmed = true
 	}
 	sent, err := w.sendNew(ctx, out, o.RequestedBy)
 	return sent, w.inScopeInFlight(err)
