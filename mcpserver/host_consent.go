@@ -70,8 +70,11 @@ func (h hostConsent) Ask(ctx context.Context, sum replenish.Summary) error {
 		return judgeConsent(res, sum)
 	}
 
+	// The state is bound to who asks (the bearer token's label and the
+	// client's name), not to the session: a stateless HTTP request has
+	// none, and every replica must open what another sealed.
 	fp := consent.FingerprintOf(consent.Order{StoreID: sum.StoreID, SKU: sum.SKU, QuantityUnits: sum.QuantityUnits,
-		RequestHash: sum.RequestHash, IdempotencyKey: sum.IdempotencyKey, RequestedBy: sum.RequestedBy})
+		RequestHash: sum.RequestHash, IdempotencyKey: sum.IdempotencyKey, RequestedBy: h.c.client})
 	if req.Params.RequestState == "" {
 		token, _, err := w.HostConsent.Seal(fp)
 		if err != nil {

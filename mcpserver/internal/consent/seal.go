@@ -67,7 +67,8 @@ type Order struct {
 	// folded reason (state.RequestHash).
 	RequestHash    string
 	IdempotencyKey string
-	// RequestedBy is who asked, as the ledger records it.
+	// RequestedBy is who asked: the caller's identity as the door knows
+	// it (over HTTP the bearer token's label).
 	RequestedBy string
 }
 
