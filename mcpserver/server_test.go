@@ -368,6 +368,7 @@ func TestToolDefinitionsFitTheBudget(t *testing.T) {
 		"writes off": {MaxOrderUnits: 500},
 		"writes on":  {MaxOrderUnits: 500, AllowWrites: true},
 		"approval":   {MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true},
+		"host":       {MaxOrderUnits: 500, AllowWrites: true, HostConsent: testSealer(t)},
 	} {
 		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = w })
 		res, err := s.cs.ListTools(context.Background(), nil)
@@ -411,9 +412,10 @@ func TestReadOnlyDefinitionsSayNothingOfTheWritePath(t *testing.T) {
 // judgement everywhere; what it does depends on the deployment.
 func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
 	for w, want := range map[WriteOptions]string{
-		{MaxOrderUnits: 500}:                                           "confirm is refused",
-		{MaxOrderUnits: 500, AllowWrites: true}:                        "confirm sends at once",
-		{MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true}: "only stages the order; a person releases it",
+		{MaxOrderUnits: 500}:                                                "confirm is refused",
+		{MaxOrderUnits: 500, AllowWrites: true}:                             "confirm sends at once",
+		{MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true}:      "only stages the order; a person releases it",
+		{MaxOrderUnits: 500, AllowWrites: true, HostConsent: testSealer(t)}: "asks the user, via the host, to type the quantity before sending: a person saw it, not who",
 	} {
 		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &w })
 		res, err := s.cs.ListTools(context.Background(), nil)
