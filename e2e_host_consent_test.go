@@ -470,3 +470,47 @@ func TestHostConsentSealedState(t *testing.T) {
 	sentNothing(t, w, "after the accept", creates+1)
 	judge(t, w)
 }
+
+// TestHostConsentAcrossPostgresReplicas: two replicas on their own machines
+// share one PostgreSQL and one sealing key. A state one sealed is answered
+// at the other; a state answered at one is refused at the other, so a
+// declined question replayed with a forged accept sends nothing anywhere.
+func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
+	inst := findTSClient(t)
+	requireClient2(t, inst)
+	dsn := pgDatabase(t)
+	w, _ := consentWorld(t)
+	keyFile := filepath.Join(w.dir, "consent.key")
+	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
+	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
+	a := startConsentHost(t, inst, "replica A", "2", true, envA)
+	b := startConsentHost(t, inst, "replica B", "2", true, envB)
+	creates := w.requests(isCreate)
+	answer := func(x map[string]any) map[string]any { return map[string]any{"confirm_order": x} }
+	ask := func(h *consentHost, args map[string]any) string {
+		t.Helper()
+		r := h.do("question", map[string]any{"arguments": args, "manual": true})
+		if r.Result == nil || r.Result.RequestState == "" {
+			t.Fatalf("%s: no input_required: %+v", h.name, r.Result)
+		}
+		return r.Result.RequestState
+	}
+
+	declined := order(24, "confirm", true, "idempotency_key", "pg-consent-declined-0001")
+	st := ask(a, declined)
+	a.expect("declined at A", a.do("decline", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(map[string]any{"action": "decline"})}), "HOST_CONSENT_DECLINED")
+	b.expect("replayed at B with an accept", b.do("replay", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(accept(24))}), "HOST_CONSENT_STATE_REPLAYED")
+	sentNothing(t, w, "replay at the other replica", creates)
+
+	accepted := order(36, "confirm", true, "idempotency_key", "pg-consent-accepted-0001")
+	st = ask(a, accepted)
+	b.expect("sealed at A, accepted at B", b.do("accept", map[string]any{"arguments": accepted, "requestState": st, "inputResponses": answer(accept(36))}), "ok")
+	if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 36"}; !slices.Equal(got, want) {
+		t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
+	}
+	sentNothing(t, w, "after the accept", creates+1)
+	a.stop()
+	b.stop()
+	pgJudge(t, w, dsn)
+	noSQLite(t, dirA, dirB)
+}
