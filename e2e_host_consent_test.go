@@ -514,3 +514,20 @@ func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
 	pgJudge(t, w, dsn)
 	noSQLite(t, dirA, dirB)
 }
+
+// TestHostConsentNeedsItsKey: the server in host mode refuses to start
+// without a sealing key, with one line that says how to make one, before
+// it opens anything.
+func TestHostConsentNeedsItsKey(t *testing.T) {
+	w := newWorld(t)
+	_, stderr, exit := runCLIStdin(t, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=host"), "")
+	if exit != 2 || !strings.Contains(stderr, "WRITE_APPROVAL=host needs HOST_CONSENT_KEY_FILE: write a key with `openssl rand -hex 32 > FILE`") {
+		t.Fatalf("exit %d, stderr:\n%s", exit, stderr)
+	}
+	if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
+		t.Errorf("the refusal is %d lines, want one:\n%s", n+1, stderr)
+	}
+	if _, err := os.Stat(w.statePath); err == nil {
+		t.Error("the refused server created its state database")
+	}
+}
