@@ -351,6 +351,12 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 			}
 			sentNothing(t, w, "after the replay", creates+1)
 			h.stop()
+			// Each generation was asked its own way: a request of the
+			// server's inside the call (2025-11-25), or input_required
+			// answers the client retried (2026-07-28).
+			if mrtr := strings.Contains(h.stderr.String(), `"msg":"tool.input_required"`); mrtr != (gen == "2") {
+				t.Errorf("generation %s: input_required answers %v", gen, mrtr)
+			}
 
 			// A host without elicitation: refused, with the way to approval mode.
 			bare := startConsentHost(t, inst, "no elicitation gen "+gen, gen, false, env)
