@@ -81,6 +81,9 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 			break
 		}
 	}
+	if cfg.Generate && rep.Aborted == "" {
+		r.generate(ctx, rep)
+	}
 	rep.Requests = r.sent
 	rep.DurationMS = millis(time.Since(start))
 	rep.finish()
