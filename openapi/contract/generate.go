@@ -1,8 +1,8 @@
 package contract
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -560,7 +560,7 @@ func (g *generator) methods() []*Case {
 			}
 			order := cmp.Or(g.cfg.OrderID, g.example("OrderID"))
 			c := &Case{Phase: PhaseMethod, Name: m + " (not in the contract)", Method: m, Key: roleOwn, Store: store,
-				Path: fillPath(path, map[string]string{"store_id": store, "sku": g.cfg.SKU, "supplier_id": g.example("SupplierID"), "order_id": order}),
+				Path:   fillPath(path, map[string]string{"store_id": store, "sku": g.cfg.SKU, "supplier_id": g.example("SupplierID"), "order_id": order}),
 				Expect: expectMethod}
 			out = append(out, c)
 		}
