@@ -49,4 +49,3 @@ func TestGenerateAgainstMockConforms(t *testing.T) {
 		t.Errorf("the mock broke its own contract: %v", mock.Server.Violations())
 	}
 }
-
