@@ -272,8 +272,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.MaxRequests = 0 // the library's default for generated cases
 	}
 	if *generate && !set["seed"] {
+		// The report names the seed, so that the run can be repeated.
 		cfg.Seed = rand.Uint64()
-		fmt.Fprintf(stderr, "storelink-contract check: generated cases with seed %d (pass --seed %d to repeat them)\n", cfg.Seed, cfg.Seed)
 	}
 	if *caCert != "" {
 		if cfg.HTTPClient, err = clientWithCA(*caCert); err != nil {
