@@ -184,3 +184,16 @@ func TestGenerateUsageAndHelp(t *testing.T) {
 		t.Errorf("--help does not name generate and replay:\n%s", stdout)
 	}
 }
+
+func TestDocsListEveryGeneratedRule(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "contract-checker.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range contract.GeneratedRules {
+		if !strings.Contains(string(doc), "| `"+r.ID+"` | "+r.Text+" |") {
+			t.Errorf("docs/contract-checker.md has no row for rule %s saying %q", r.ID, r.Text)
+		}
+	}
+}
