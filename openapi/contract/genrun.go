@@ -301,7 +301,7 @@ func (r *runner) sendRaw(ctx context.Context, method, target string, c *Case, re
 // candidate must keep the case's class (still breaking, or still keeping,
 // the schema) and its first failed rule.
 func (r *runner) shrink(ctx context.Context, g *generator, c *Case, results []Result) (*Case, []Result) {
-	if c.Then != nil || c.varies == "" && len(c.Query) == 0 {
+	if c.Then != nil || c.Varies == "" && len(c.Query) == 0 {
 		return nil, nil
 	}
 	want := signature(results[0].Findings)
