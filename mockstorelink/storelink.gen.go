@@ -557,7 +557,9 @@ type ListPOSTransactionsParams struct {
 	// Cursor The `next_cursor` of the previous page. A cursor is opaque: only StoreLink
 	// issues one (`x-korral-opaque`), so a cursor it did not issue for this `sku`
 	// and `since`, or one that has expired, is refused with 400 (`invalid_cursor`,
-	// `cursor_expired`) even though its shape keeps the schema.
+	// `cursor_expired`) even though its shape keeps the schema. An empty cursor
+	// (`cursor=`) breaks the schema (400); it does not mean the first page, which is
+	// asked for by leaving `cursor` out.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
