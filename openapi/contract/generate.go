@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -615,12 +616,11 @@ func (g *generator) classify(ctx context.Context, c *Case) bool {
 // validCase validates a case's request against the contract, with a key
 // present. ok is false when the request does not route to its operation.
 func (s *spec) validCase(ctx context.Context, c *Case) (valid, ok bool) {
-	var rd *bytes.Reader
-	hr, err := http.NewRequest(c.Method, "http://storelink.invalid"+c.target(), nil)
+	var rd io.Reader = http.NoBody
 	if c.Body != nil {
 		rd = bytes.NewReader(c.body())
-		hr, err = http.NewRequest(c.Method, "http://storelink.invalid"+c.target(), rd)
 	}
+	hr, err := http.NewRequest(c.Method, "http://storelink.invalid"+c.target(), rd)
 	if err != nil {
 		return false, false
 	}
@@ -652,7 +652,7 @@ func expected(c *Case) ([]int, string) {
 	case expectLinked:
 		return []int{200}, ""
 	}
-	return nil, "any declared status but 400 and 5xx"
+	return []int{}, "any declared status but 400 and 5xx"
 }
 
 // judgeCase judges the answer to a case: the class of its status (rules

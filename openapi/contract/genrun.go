@@ -264,7 +264,7 @@ func (r *runner) sendRaw(ctx context.Context, method, target string, c *Case, re
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
 	var rd io.Reader
-	if c.Body != nil && method == c.Method {
+	if c.Body != nil {
 		rd = bytes.NewReader(c.body())
 	}
 	hr, err := http.NewRequestWithContext(ctx, method, r.cfg.BaseURL+target, rd)
