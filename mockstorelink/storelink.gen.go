@@ -554,7 +554,12 @@ type ListPOSTransactionsParams struct {
 	// Limit Largest number of transactions in one page.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `next_cursor` of the previous page.
+	// Cursor The `next_cursor` of the previous page. A cursor is opaque: only StoreLink
+	// issues one (`x-korral-opaque`), so a cursor it did not issue for this `sku`
+	// and `since`, or one that has expired, is refused with 400 (`invalid_cursor`,
+	// `cursor_expired`) even though its shape keeps the schema. An empty cursor
+	// (`cursor=`) breaks the schema (400); it does not mean the first page, which is
+	// asked for by leaving `cursor` out.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 

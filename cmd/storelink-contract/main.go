@@ -4,12 +4,15 @@
 //	storelink-contract check --base-url URL --keyring-file FILE [flags]
 //	storelink-contract demo [--format table|json|junit]
 //	storelink-contract proxy --upstream URL [--listen ADDR] [--findings FILE]
+//	storelink-contract replay FILE --keyring-file FILE [flags]
 //	storelink-contract version
 //
 // check probes every endpoint with real, rate-limited requests and validates
 // every answer against the contract; demo runs the same check against a
 // fresh in-process mock StoreLink; proxy forwards live traffic to StoreLink
-// and validates it, writing findings as JSON lines. The exit code is 0 when StoreLink
+// and validates it, writing findings as JSON lines. check --generate adds
+// cases generated from the contract, and writes the failing ones, shrunk,
+// to a replay file that replay sends again. The exit code is 0 when StoreLink
 // conforms, 1 on drift and 2 on a usage error or when the check could not be
 // completed (StoreLink unreachable, a bound reached). Reports go to stdout,
 // problems to stderr; neither ever shows a store key.
@@ -24,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/signal"
@@ -53,18 +57,26 @@ Usage:
       Probe a StoreLink deployment and validate every answer against the contract.
   storelink-contract demo [--format table|json|junit]
       Run the check against a fresh in-process mock StoreLink.
+  storelink-contract check --generate [--seed N] [--replay-out FILE] ...
+      Add cases generated from the contract (data, auth, methods, content types, links).
+  storelink-contract replay FILE --keyring-file FILE [flags]
+      Send the failing cases of a replay file again and say whether each still fails.
   storelink-contract proxy --upstream URL [--listen ADDR] [--findings FILE]
       Forward traffic to StoreLink unchanged and validate every request and answer.
   storelink-contract version
       Print the version (also --version).
 
 Exit codes: 0 conforms, 1 drift, 2 usage error or check not completed.
-Run "storelink-contract check --help" for the flags of check.
+Run "storelink-contract check --help" for the flags of check (and --generate).
 `
 
 const checkSynopsis = `Usage: storelink-contract check --base-url URL --keyring-file FILE [flags]
 
-Probe a StoreLink deployment and validate every answer against the contract.
+Probe a StoreLink deployment and validate every answer against the contract. With
+--generate, also send cases generated from the contract: boundary and negative data,
+missing, unknown and other stores' keys, methods and content types the contract does not
+have, and the chains of its links; --seed makes a run reproducible, and --replay-out
+writes the failing cases, shrunk, for "storelink-contract replay".
 Exit codes: 0 conforms, 1 drift, 2 usage error or check not completed.`
 
 const demoSynopsis = `Usage: storelink-contract demo [--format table|json|junit]
@@ -81,7 +93,7 @@ func main() {
 // run is the whole program behind main, returning the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "storelink-contract: missing command: want check, demo, proxy or version (see --help)")
+		fmt.Fprintln(stderr, "storelink-contract: missing command: want check, demo, proxy, replay or version (see --help)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -91,6 +103,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "proxy":
 		return runProxy(ctx, args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(ctx, args[1:], stdout, stderr)
 	}
 	switch {
 	case cliflag.IsHelp(args[0]):
@@ -100,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, buildinfo.Get().String("storelink-contract"))
 		return exitConforms
 	}
-	fmt.Fprintf(stderr, "storelink-contract: unknown command %q: want check, demo, proxy or version (see --help)\n", args[0])
+	fmt.Fprintf(stderr, "storelink-contract: unknown command %q: want check, demo, proxy, replay or version (see --help)\n", args[0])
 	return exitUsage
 }
 
@@ -195,9 +209,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		writeStore  = fs.String("write-store", "", "the only store an order may be raised at (needs --allow-writes)")
 		timeout     = fs.Duration("timeout", contract.DefaultRequestTimeout, "timeout of each request")
 		deadline    = fs.Duration("deadline", contract.DefaultDeadline, "deadline of the whole check")
-		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, "most requests the check sends")
+		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, fmt.Sprintf("most requests the check sends (with --generate the default is %d)", contract.DefaultGenerateMaxRequests))
 		caCert      = fs.String("ca-cert", "", "PEM `file` of a CA to trust besides the system's, for a StoreLink behind a private CA")
 		noAssume    = fs.Bool("no-assumptions", false, "leave out the probes that stand on an assumption the contract does not make (made-up ids and key name nothing, a raised order reads back)")
+		generate    = fs.Bool("generate", false, "also send cases generated from the contract (data, auth, methods, content types, links)")
+		seedFlag    = fs.Uint64("seed", 0, "`seed` of the generated cases: the same seed sends the same requests (default: a random seed, printed)")
+		replayOut   = fs.String("replay-out", "", "write the failing generated cases, shrunk, to this JSON `file` for storelink-contract replay")
 		rt          = rate(contract.DefaultRate)
 		fmtName     = format(contract.FormatTable)
 		headers     = headerList{h: http.Header{}}
@@ -212,6 +229,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if headers.err != nil {
 		fmt.Fprintf(stderr, "storelink-contract check: %v\n", headers.err)
+		return exitUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if (set["seed"] || set["replay-out"]) && !*generate {
+		fmt.Fprintln(stderr, "storelink-contract check: --seed and --replay-out need --generate")
 		return exitUsage
 	}
 	if *baseURL == "" || *keyringFile == "" {
@@ -242,6 +265,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Headers:        headers.h,
 		Operations:     operations,
 		NoAssumptions:  *noAssume,
+		Generate:       *generate,
+		Seed:           *seedFlag,
+	}
+	if *generate && !set["max-requests"] {
+		cfg.MaxRequests = 0 // the library's default for generated cases
+	}
+	if *generate && !set["seed"] {
+		// The report names the seed, so that the run can be repeated.
+		cfg.Seed = rand.Uint64()
 	}
 	if *caCert != "" {
 		if cfg.HTTPClient, err = clientWithCA(*caCert); err != nil {
@@ -249,18 +281,30 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 	}
-	return check(ctx, cfg, string(fmtName), stdout, stderr)
+	return checkTo(ctx, cfg, string(fmtName), *replayOut, stdout, stderr)
 }
 
 // check runs the check, writes the report and returns the exit code.
 // Everything it prints passes through the keyring's redaction first.
 func check(ctx context.Context, cfg contract.Config, format string, stdout, stderr io.Writer) int {
+	return checkTo(ctx, cfg, format, "", stdout, stderr)
+}
+
+// checkTo is check, writing the failing generated cases to replayOut
+// when it is not empty.
+func checkTo(ctx context.Context, cfg contract.Config, format, replayOut string, stdout, stderr io.Writer) int {
 	secrets := contract.Secrets(cfg)
 	stdout, stderr = redacting(stdout, secrets), redacting(stderr, secrets)
 	rep, err := contract.Check(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "storelink-contract check: %v\n", err)
 		return exitUsage
+	}
+	if replayOut != "" {
+		if err := writeReplay(replayOut, rep.ReplayFile(), secrets); err != nil {
+			fmt.Fprintf(stderr, "storelink-contract check: --replay-out: %v\n", err)
+			return exitUsage
+		}
 	}
 	if err := rep.Write(stdout, format); err != nil {
 		fmt.Fprintf(stderr, "storelink-contract check: write report: %v\n", err)

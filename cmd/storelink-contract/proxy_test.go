@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -193,53 +192,6 @@ func TestProxyCommandUsage(t *testing.T) {
 		}
 		if name == "non-loopback" && !strings.Contains(stderr, "--allow-non-loopback") {
 			t.Errorf("%s: the refusal does not name the flag: %q", name, stderr)
-		}
-	}
-}
-
-// TestProxyDocCommands runs the proxy command of docs/contract-checker.md
-// as written, but for its upstream (the mock) and port (any free one),
-// and drives it: the documented findings file ends with its summary.
-func TestProxyDocCommands(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "contract-checker.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "\n## Proxy\n")
-	if !ok {
-		t.Fatal("docs/contract-checker.md has no Proxy section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	blocks := regexp.MustCompile("(?ms)^```sh\n(.*?)^```\n").FindAllStringSubmatch(section, -1)
-	if len(blocks) == 0 {
-		t.Fatal("the Proxy section has no sh block")
-	}
-	mock, _ := startMock(t)
-	dir := t.TempDir()
-	for _, b := range blocks {
-		line := strings.ReplaceAll(b[1], "\\\n", " ")
-		args := strings.Fields(line)
-		if len(args) < 2 || args[0] != "storelink-contract" || args[1] != "proxy" {
-			t.Fatalf("not a proxy command: %q", line)
-		}
-		args = args[2:]
-		for i := range args {
-			switch {
-			case i > 0 && args[i-1] == "--upstream":
-				args[i] = mock.URL
-			case i > 0 && args[i-1] == "--listen":
-				args[i] = "127.0.0.1:0"
-			case i > 0 && args[i-1] == "--findings":
-				args[i] = filepath.Join(dir, args[i])
-			}
-		}
-		p := startProxyCmd(t, args...)
-		driveMock(t, "http://"+p.addr, mock.Server.DefaultKeyring()["47"])
-		if code := p.exit(); code != exitConforms {
-			t.Fatalf("%q: exit %d\n%s", line, code, p.stderr)
-		}
-		if _, sum := readFindings(t, filepath.Join(dir, "storelink-findings.jsonl")); sum == nil {
-			t.Fatalf("%q wrote no summary to the documented file", line)
 		}
 	}
 }

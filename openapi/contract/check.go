@@ -81,6 +81,12 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 			break
 		}
 	}
+	if cfg.Generate {
+		rep.Generated = &Generated{Seed: cfg.Seed}
+		if rep.Aborted == "" {
+			r.generate(ctx, rep)
+		}
+	}
 	rep.Requests = r.sent
 	rep.DurationMS = millis(time.Since(start))
 	rep.finish()

@@ -79,6 +79,15 @@ type Config struct {
 	// learns (the supplier from the SKU, the order read back after a
 	// write) is skipped unless that operation is selected too.
 	Operations []string
+	// Generate adds the generated cases after the fixed probes (check
+	// --generate): boundary and negative data, missing, unknown and other
+	// stores' keys, methods and content types the contract does not have,
+	// and the chains of the contract's links.
+	Generate bool
+	// Seed decides the generated cases' random values and their order:
+	// the same seed sends the same requests. Every value is a seed,
+	// 0 included.
+	Seed uint64
 }
 
 var (
@@ -106,6 +115,9 @@ func (c Config) withDefaults(exampleSKU string) Config {
 	}
 	if c.MaxRequests == 0 {
 		c.MaxRequests = DefaultMaxRequests
+		if c.Generate {
+			c.MaxRequests = DefaultGenerateMaxRequests
+		}
 	}
 	if c.Now == nil {
 		c.Now = time.Now

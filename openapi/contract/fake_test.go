@@ -76,6 +76,8 @@ func (f *fake) count(prefix string) int {
 var (
 	fakeSKUPattern   = regexp.MustCompile(`^[0-9]{4,14}$`)
 	fakeStorePattern = regexp.MustCompile(`^[0-9]{1,6}$`)
+	fakeIDPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,31}$`)
+	fakeOrderPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -132,6 +134,10 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"supplier_id": fakeSupplier, "unit": "piece", "case_pack": 12, "chilled": true, "shelf_life_days": 30})
 		}
 	case len(parts) == 3 && parts[1] == "suppliers" && r.Method == http.MethodGet:
+		if !fakeIDPattern.MatchString(parts[2]) {
+			writeErr(w, 400, "invalid_parameter")
+			return
+		}
 		if parts[2] != fakeSupplier {
 			writeErr(w, 404, "not_found")
 			return
@@ -160,6 +166,10 @@ func (f *fake) serveStore(w http.ResponseWriter, r *http.Request, parts []string
 		return
 	}
 	sub := strings.Join(parts[1:], "/")
+	if len(parts) == 3 && parts[1] == "replenishment" && !fakeOrderPattern.MatchString(parts[2]) {
+		writeErr(w, 400, "invalid_parameter")
+		return
+	}
 	switch {
 	case sub == "inventory" && !fakeSKUPattern.MatchString(get("sku")):
 		writeErr(w, 400, "invalid_parameter")
@@ -169,7 +179,9 @@ func (f *fake) serveStore(w http.ResponseWriter, r *http.Request, parts []string
 		if s := get("limit"); s != "" {
 			limit, _ = strconv.Atoi(s)
 		}
-		if _, err := time.Parse(time.RFC3339, get("since")); err != nil || !fakeSKUPattern.MatchString(get("sku")) || limit < 1 || limit > 1000 {
+		_, hasCursor := q["cursor"]
+		badCursor := hasCursor && (get("cursor") == "" || len(get("cursor")) > 256)
+		if _, err := time.Parse(time.RFC3339, get("since")); err != nil || !fakeSKUPattern.MatchString(get("sku")) || limit < 1 || limit > 1000 || badCursor {
 			writeErr(w, 400, "invalid_parameter")
 			return
 		}
@@ -195,9 +207,13 @@ func (f *fake) serveStore(w http.ResponseWriter, r *http.Request, parts []string
 			Quantity int64  `json:"quantity_units"`
 			Reason   string `json:"reason"`
 		}
+		if r.Header.Get("Content-Type") != "application/json" {
+			writeErr(w, 400, "invalid_body")
+			return
+		}
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil || req.Quantity < 1 || req.Quantity > 100000 || req.Reason == "" || !fakeSKUPattern.MatchString(req.SKU) {
+		if err := dec.Decode(&req); err != nil || req.Quantity < 1 || req.Quantity > 100000 || req.Reason == "" || len(req.Reason) > 500 || !fakeSKUPattern.MatchString(req.SKU) {
 			writeErr(w, 400, "invalid_body")
 			return
 		}

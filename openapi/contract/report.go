@@ -114,6 +114,17 @@ type Result struct {
 	// DurationMS is the time from the probe's first request to its verdict,
 	// waits for Retry-After included; 0 for a probe not sent.
 	DurationMS float64 `json:"duration_ms"`
+	// Phase and CaseID are set for a generated case (check --generate):
+	// its phase (data, auth, method, content-type, chain) and its id in
+	// the run.
+	Phase  string `json:"phase,omitempty"`
+	CaseID string `json:"case_id,omitempty"`
+	// ExpectedClass says what a generated case accepts when it is more
+	// than a list of statuses, e.g. "4xx".
+	ExpectedClass string `json:"expected_class,omitempty"`
+	// Case is a failing generated case, shrunk, as the replay file keeps
+	// it.
+	Case *Case `json:"case,omitempty"`
 }
 
 // Summary counts the probes by verdict.
@@ -147,6 +158,8 @@ type Report struct {
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS float64   `json:"duration_ms"`
 	Probes     []Result  `json:"probes"`
+	// Generated sums up the generated cases of check --generate.
+	Generated *Generated `json:"generated,omitempty"`
 }
 
 // finish computes the summary and the overall verdict.
@@ -281,7 +294,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			// The headline of a drift is a finding: print it in full.
 			detail, rest = describe(p.Findings[0]), p.Findings[1:]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Endpoint, p.Probe, statusList(p.Expected), got, strings.ToUpper(string(p.Verdict)), detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Endpoint, probeName(p), expectedText(p), got, strings.ToUpper(string(p.Verdict)), detail)
 		if p.Verdict == Drift && len(p.Findings) > 0 {
 			for _, d := range p.Findings[0].Details {
 				fmt.Fprintf(tw, "\t\t\t\t\t  %s\n", d)
@@ -315,6 +328,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if s.DriftOnAssumptions > 0 {
 		buf.WriteString("A finding marked (assumption) stands on what the check assumes, not on the contract; --no-assumptions leaves those probes out.\n")
 	}
+	if g := r.Generated; g != nil {
+		fmt.Fprintf(&buf, "Generated cases (seed %d): %d planned, %d sent, %d not sent (bounds), %d failing, %d shrunk.\n",
+			g.Seed, g.Planned, g.Sent, g.NotSent, g.Failed, g.Shrunk)
+	}
 	if r.Aborted != "" {
 		fmt.Fprintf(&buf, "Check stopped early: %s.\n", r.Aborted)
 	}
@@ -331,6 +348,24 @@ func (r *Report) WriteTable(w io.Writer) error {
 }
 
 var trailingBlanks = regexp.MustCompile(` +\n`)
+
+// probeName is the name of a probe in the table: a generated case is
+// prefixed with its id and phase.
+func probeName(p Result) string {
+	if p.CaseID == "" {
+		return p.Probe
+	}
+	return p.CaseID + " " + p.Phase + ": " + p.Probe
+}
+
+// expectedText is the expected column: the statuses, or the class a
+// generated case accepts.
+func expectedText(p Result) string {
+	if p.ExpectedClass != "" {
+		return p.ExpectedClass
+	}
+	return statusList(p.Expected)
+}
 
 // describe renders one finding on one line.
 func describe(f Finding) string {
@@ -429,12 +464,12 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "aborted", Value: r.Aborted})
 	}
 	for _, p := range r.Probes {
-		c := junitCase{ClassName: p.Operation, Name: p.Endpoint + " " + p.Probe, Time: seconds(p.DurationMS)}
+		c := junitCase{ClassName: p.Operation, Name: p.Endpoint + " " + probeName(p), Time: seconds(p.DurationMS)}
 		var text strings.Builder
 		if p.Request != "" {
 			fmt.Fprintf(&text, "request: %s (%s)\n", p.Request, p.Key)
 		}
-		fmt.Fprintf(&text, "expected: %s, got: %d\n", statusList(p.Expected), p.Got)
+		fmt.Fprintf(&text, "expected: %s, got: %d\n", expectedText(p), p.Got)
 		if p.Assumption != "" {
 			fmt.Fprintf(&text, "assumes: %s\n", p.Assumption)
 		}

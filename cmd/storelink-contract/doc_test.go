@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	junit "github.com/joshdk/go-junit"
+)
+
+// docBlock is one sh block of docs/contract-checker.md and the section
+// it is in.
+type docBlock struct{ section, text string }
+
+// docBlocks returns every sh block of the document, indented ones (in a
+// list) included, dedented.
+func docBlocks(t *testing.T) []docBlock {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "contract-checker.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docBlock
+	section := ""
+	fence := regexp.MustCompile("(?ms)^( *)```sh\n(.*?)^ *```\n")
+	heading := regexp.MustCompile(`(?m)^#{2,3} (.*)$`)
+	text := string(doc)
+	idx := fence.FindAllStringSubmatchIndex(text, -1)
+	for _, m := range idx {
+		for _, h := range heading.FindAllStringSubmatchIndex(text[:m[0]], -1) {
+			section = text[h[2]:h[3]]
+		}
+		indent := text[m[2]:m[3]]
+		var lines []string
+		for _, l := range strings.Split(strings.TrimRight(text[m[4]:m[5]], "\n"), "\n") {
+			lines = append(lines, strings.TrimPrefix(l, indent))
+		}
+		out = append(out, docBlock{section, strings.Join(lines, "\n")})
+	}
+	return out
+}
+
+// fileFlags are the flags whose value is a file the commands of the
+// document read or write; the test puts them in a temporary directory.
+var fileFlags = map[string]bool{"--keyring-file": true, "--replay-out": true, "--findings": true, "-o": true}
+
+// TestDocCommands runs every command docs/contract-checker.md shows, in
+// order, as written but for addresses and files: every base URL and
+// upstream is a fresh mock, every --listen a free loopback port, every
+// file a file of a temporary directory (the keyring named is written with
+// the mock's keys), and $VARIABLES are those addresses and files. Each
+// command must succeed against the mock; a command the test does not know
+// how to run fails it, so a new example in the document is tested too.
+func TestDocCommands(t *testing.T) {
+	blocks := docBlocks(t)
+	if len(blocks) < 6 {
+		t.Fatalf("the document has %d sh blocks; the test expects the check, no-assumptions, generate, replay, proxy and pipeline examples", len(blocks))
+	}
+	mock, keyring := startMock(t)
+	keys, err := os.ReadFile(keyring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := func(name string) string {
+		name = strings.TrimPrefix(name, "~/")
+		if filepath.IsAbs(name) {
+			name = filepath.Base(name)
+		}
+		return filepath.Join(dir, name)
+	}
+	env := map[string]string{"STORELINK_URL": mock.URL, "STORELINK_KEYRING_FILE": "storelink-keyring.json"}
+	ran := map[string]bool{}
+	for _, b := range blocks {
+		line := strings.ReplaceAll(b.text, "\\\n", " ")
+		line = os.Expand(line, func(v string) string {
+			if s, ok := env[v]; ok {
+				return s
+			}
+			t.Fatalf("%s: the command uses $%s, which the test does not set", b.section, v)
+			return ""
+		})
+		args := strings.Fields(strings.ReplaceAll(line, `"`, ""))
+		redirect := ""
+		if n := len(args); n >= 2 && args[n-2] == ">" {
+			redirect, args = file(args[n-1]), args[:n-2]
+		}
+		switch {
+		case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/storelink-contract":
+			args = args[3:]
+		case len(args) >= 1 && args[0] == "storelink-contract":
+			args = args[1:]
+		case len(args) >= 2 && args[0] == "go" && args[1] == "build":
+			for i := range args {
+				if i > 0 && args[i-1] == "-o" {
+					args[i] = file(args[i])
+				}
+			}
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Dir = filepath.Join("..", "..")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %q: %v\n%s", b.section, line, err, out)
+			}
+			ran["build"] = true
+			continue
+		default:
+			t.Fatalf("%s: the test does not know how to run %q", b.section, line)
+		}
+		for i := range args {
+			if i == 0 {
+				continue
+			}
+			switch prev := args[i-1]; {
+			case prev == "--base-url" || prev == "--upstream":
+				args[i] = mock.URL
+			case prev == "--listen":
+				args[i] = "127.0.0.1:0"
+			case fileFlags[prev]:
+				args[i] = file(args[i])
+				if prev == "--keyring-file" {
+					if err := os.WriteFile(args[i], keys, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case args[0] == "replay" && i == 1:
+				args[i] = file(args[i])
+			}
+		}
+		ran[args[0]] = true
+		if args[0] == "proxy" {
+			p := startProxyCmd(t, args[1:]...)
+			driveMock(t, "http://"+p.addr, mock.Server.DefaultKeyring()["47"])
+			if code := p.exit(); code != exitConforms {
+				t.Fatalf("%s: %q: exit %d\n%s", b.section, line, code, p.stderr)
+			}
+			for i := range args {
+				if args[i] == "--findings" {
+					if _, sum := readFindings(t, args[i+1]); sum == nil {
+						t.Fatalf("%s: %q wrote no summary to the documented file", b.section, line)
+					}
+				}
+			}
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, &stdout, &stderr)
+		if code != exitConforms {
+			t.Fatalf("%s: %q: exit %d\n%s\n%s", b.section, line, code, stdout.String(), stderr.String())
+		}
+		if redirect != "" {
+			if err := os.WriteFile(redirect, stdout.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(redirect, ".xml") {
+				if _, err := junit.IngestFile(redirect); err != nil {
+					t.Errorf("%s: %s is not JUnit XML: %v", b.section, redirect, err)
+				}
+			}
+		}
+		for i := range args {
+			if args[i] == "--replay-out" {
+				if _, err := os.Stat(args[i+1]); err != nil {
+					t.Errorf("%s: %q wrote no replay file: %v", b.section, line, err)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"check", "replay", "proxy"} {
+		if !ran[want] {
+			t.Errorf("the document shows no %s command the test ran", want)
+		}
+	}
+}
