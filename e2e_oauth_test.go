@@ -435,7 +435,7 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 		// The official client, given such a token, cannot connect.
 		for _, name := range []string{"expired", "wrong audience", "another resource", "alg none"} {
 			if _, ready := startTSHTTP(t, inst, resource, bad[name], false); ready.Ready || ready.status() != http.StatusUnauthorized {
-				t.Errorf("TS client with the %s token: %+v", name, ready)
+				t.Errorf("TS client with the %s token: ready=%v error=%+v", name, ready.Ready, ready.Error)
 			}
 		}
 	})
