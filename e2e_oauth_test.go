@@ -367,6 +367,12 @@ func requestedBy(t *testing.T, path string) []string {
 // to get one.
 func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 	inst := findTSClient(t)
+	for _, mode := range [][]string{nil, {"--stateless"}} {
+		t.Run(fmt.Sprintf("serve%v", mode), func(t *testing.T) { testOAuth(t, inst, mode) })
+	}
+}
+
+func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	w := newWorld(t)
 	iss := newTestIssuer(t)
 	port := freeLoopbackPort(t)
@@ -376,7 +382,7 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 	tokens := filepath.Join(w.dir, "tokens")
 	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true",
-		"MCP_AUTH_TOKENS_FILE="+tokens), "--http", "127.0.0.1:"+port)
+		"MCP_AUTH_TOKENS_FILE="+tokens), append([]string{"--http", "127.0.0.1:" + port}, mode...)...)
 	ordersBefore := len(w.mock.Server.Orders())
 
 	t.Run("metadata", func(t *testing.T) {
@@ -465,7 +471,7 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 
 	t.Run("the subject is the requester", func(t *testing.T) {
 		by := requestedBy(t, w.statePath)
-		if len(by) != 1 || !strings.HasPrefix(by[0], "oauth:"+subject+" (ts-sdk-host)") {
+		if len(by) != 1 || !isCaller(by[0], "oauth:"+subject) {
 			t.Fatalf("ledger requested_by: %q", by)
 		}
 		var clients []string
@@ -476,8 +482,8 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 			t.Fatalf("audit rows: %q", clients)
 		}
 		for _, c := range clients {
-			if c != "oauth:"+subject+" (ts-sdk-host)" {
-				t.Fatalf("audit client %q, want oauth:%s (ts-sdk-host)", c, subject)
+			if !isCaller(c, "oauth:"+subject) {
+				t.Fatalf("audit client %q, want oauth:%s", c, subject)
 			}
 		}
 	})
@@ -529,6 +535,19 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 		}
 		if es := requestedBy(t, w.statePath); len(es) != 1 {
 			t.Fatalf("refused writes left ledger entries: %q", es)
+		}
+		// Each refused write is in the audit trail, under the subject.
+		refused := 0
+		for _, row := range auditRows(t, w) {
+			if isCaller(fmt.Sprint(row["client"]), "oauth:ops-bot") && row["tool"] == "korral_raise_replenishment_order" {
+				if row["outcome"] != "error" || !strings.Contains(fmt.Sprint(row["summary"]), "insufficient_scope") {
+					t.Fatalf("audit row of a refused write: %v", row)
+				}
+				refused++
+			}
+		}
+		if refused != 5 {
+			t.Fatalf("%d refused writes in the audit trail, want 5 (raw, batched, two from the client, one step-up)", refused)
 		}
 	})
 
@@ -587,6 +606,14 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 	if n := w.requests(isCreate); n != 1 {
 		t.Fatalf("%d order POSTs reached StoreLink, want the one confirmed with the write scope", n)
 	}
+}
+
+// isCaller reports whether a recorded caller (the audit trail's client, the
+// ledger's requested_by) is caller: exactly, or followed by the client's
+// self-declared name (a stateful session knows it) or the session.
+func isCaller(recorded, caller string) bool {
+	rest, ok := strings.CutPrefix(recorded, caller)
+	return ok && (rest == "" || strings.HasPrefix(rest, " (") || strings.HasPrefix(rest, "/"))
 }
 
 func mustRSA(t *testing.T) *rsa.PrivateKey {

@@ -14,6 +14,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -163,7 +164,11 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		if err != nil {
 			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %s: %w", envOAuthIssuer, err)}
 		}
-		opts.OAuth = &httpserver.OAuth{Verifier: v, WriteTools: writeTools}
+		opts.OAuth = &httpserver.OAuth{Verifier: v, WriteTools: writeTools,
+			Refused: func(ctx context.Context, tool, reason, caller, sessionID string) {
+				// The name is the caller's, unchecked: escaped and bounded.
+				a.rejections.Record(ctx, textsafe.Bound(tool, 64), reason, caller, sessionID)
+			}}
 	}
 	if tokens != nil {
 		tokens.SetLogger(a.log)

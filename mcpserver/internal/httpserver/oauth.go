@@ -27,6 +27,11 @@ type OAuth struct {
 	Verifier *oauth.Verifier
 	// WriteTools are the tools whose call needs oauth.ScopeWrite.
 	WriteTools []string
+	// Refused, when set, records a tools/call refused for a missing scope
+	// (tool as the caller named it, unchecked), so the audit trail shows
+	// the attempt; caller is the TokenInfo's UserID, sessionID the
+	// Mcp-Session-Id ("" without one).
+	Refused func(ctx context.Context, tool, reason, caller, sessionID string)
 }
 
 // oauthKey marks a TokenInfo that came from an access token, whose scopes
@@ -99,11 +104,15 @@ func (o *OAuth) requireScopes(next http.Handler, log *slog.Logger) http.Handler 
 			next.ServeHTTP(w, r)
 			return
 		}
+		var calls []string
+		if r.Method == http.MethodPost {
+			calls = toolCalls(r)
+		}
 		var want []string
 		switch {
 		case !slices.Contains(ti.Scopes, oauth.ScopeRead):
 			want = []string{oauth.ScopeRead}
-		case !slices.Contains(ti.Scopes, oauth.ScopeWrite) && r.Method == http.MethodPost && o.callsWriteTool(r):
+		case !slices.Contains(ti.Scopes, oauth.ScopeWrite) && slices.ContainsFunc(calls, func(c string) bool { return slices.Contains(o.WriteTools, c) }):
 			want = writeScopes
 		}
 		if want == nil {
@@ -112,21 +121,27 @@ func (o *OAuth) requireScopes(next http.Handler, log *slog.Logger) http.Handler 
 		}
 		scope := strings.Join(want, " ")
 		log.Warn("auth.insufficient_scope", "caller", ti.UserID, "need", scope, "remote", r.RemoteAddr)
+		if o.Refused != nil {
+			for _, c := range calls {
+				o.Refused(r.Context(), c, "insufficient_scope: the access token lacks the scope "+scope+"; nothing was sent", ti.UserID, r.Header.Get("Mcp-Session-Id"))
+			}
+		}
 		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q, error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
 			realm, scope, metadata, "this call needs the scope "+scope))
 		http.Error(w, "Forbidden: insufficient_scope: this call needs the scope "+scope+"; ask the identity provider for a token that grants it", http.StatusForbidden)
 	})
 }
 
-// callsWriteTool reports whether the POST body holds a tools/call of a
-// write tool, alone or in a batch (which older protocol revisions allow).
-// A body that does not parse is left for the SDK to refuse; the receiving
-// middleware (Middleware) stands behind this check for anything it misses.
-func (o *OAuth) callsWriteTool(r *http.Request) bool {
+// toolCalls returns the tool names of the tools/call requests in the POST
+// body, alone or in a batch (which older protocol revisions allow). A body
+// that does not parse yields none and is left for the SDK to refuse; the
+// receiving middleware (Middleware) stands behind this check for anything
+// it misses.
+func toolCalls(r *http.Request) []string {
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
-		return false
+		return nil
 	}
 	type call struct {
 		Method string `json:"method"`
@@ -134,21 +149,22 @@ func (o *OAuth) callsWriteTool(r *http.Request) bool {
 			Name string `json:"name"`
 		} `json:"params"`
 	}
-	var calls []call
+	var msgs []call
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-		_ = json.Unmarshal(body, &calls)
+		_ = json.Unmarshal(body, &msgs)
 	} else {
 		var one call
 		if json.Unmarshal(body, &one) == nil {
-			calls = []call{one}
+			msgs = []call{one}
 		}
 	}
-	for _, c := range calls {
-		if c.Method == "tools/call" && slices.Contains(o.WriteTools, c.Params.Name) {
-			return true
+	var names []string
+	for _, c := range msgs {
+		if c.Method == "tools/call" {
+			names = append(names, c.Params.Name)
 		}
 	}
-	return false
+	return names
 }
 
 // Middleware refuses, as a JSON-RPC error, a call of a write tool by an
