@@ -654,3 +654,39 @@ func TestOAuthRefusesToStartWithoutTheIssuersKeys(t *testing.T) {
 		}
 	}
 }
+
+// Story: Jana's agent stages an order under her access token; Jana is also
+// an approver. She cannot release her own order; Petr can.
+func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
+	w := newWorld(t)
+	iss := newTestIssuer(t)
+	const public = "https://mcp.korral.example"
+	env := w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	jana := addApprover(t, env, "jana.novak")
+	petr := addApprover(t, env, "Petr Dvořák")
+	p := startHTTP(t, env)
+	cs := p.connect(iss.mint(public+"/mcp", nil), "oauth-agent")
+	preview, err := callHTTP(t, cs, "korral_raise_replenishment_order", order(24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := preview["data"].(map[string]any)["idempotency_key"]
+	staged, err := callHTTP(t, cs, "korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
+	if err != nil || staged["data"].(map[string]any)["mode"] != "pending_approval" {
+		t.Fatalf("staging: %v %v", staged, err)
+	}
+	id := fmt.Sprint(staged["data"].(map[string]any)["approval_id"])
+	_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+jana), "approvals", "approve", id, "--approver", "jana.novak")
+	if exit != 1 || !strings.Contains(stderr, "cannot also approve it") || !strings.Contains(stderr, "OAuth subject jana.novak") {
+		t.Fatalf("the requester approving: exit %d: %s", exit, stderr)
+	}
+	if n := w.requests(isCreate); n != 0 {
+		t.Fatalf("%d order POSTs after the refused self-approval", n)
+	}
+	if out, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+petr), "approvals", "approve", id, "--approver", "Petr Dvořák"); exit != 0 || !strings.Contains(out, "raised") {
+		t.Fatalf("another approver: exit %d: %s %s", exit, out, stderr)
+	}
+	if n := w.requests(isCreate); n != 1 {
+		t.Fatalf("%d order POSTs, want 1", n)
+	}
+}
