@@ -117,8 +117,8 @@ func authPolicy(o serveOptions, tokensFile, issuer string) (string, error) {
 	case issuer != "" && o.insecureNoAuth:
 		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envOAuthIssuer, envInsecure)
 	case tokensFile == "" && issuer == "" && !httpserver.IsLoopbackHost(host) && !o.insecureNoAuth:
-		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set: "+
-			"give a token file (lines of \"label token\"), listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.addr, envTokensFile)
+		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set (nor %s): "+
+			"give a token file (lines of \"label token\"), name an identity provider whose access tokens to accept, listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.addr, envTokensFile, envOAuthIssuer)
 	case httpserver.IsWildcardHost(host) && len(o.allowedHosts) == 0:
 		return "", fmt.Errorf("configuration: --http %s listens on every interface, so the server cannot tell which host names are its own: "+
 			"name them with --allowed-host (for example --allowed-host mcp.korral.internal)", o.addr)
