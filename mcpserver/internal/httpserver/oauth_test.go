@@ -153,7 +153,10 @@ func TestOAuthScopesAreCheckedBeforeTheSDK(t *testing.T) {
 func TestOAuthMiddlewareStandsBehindTheHTTPCheck(t *testing.T) {
 	o := &OAuth{WriteTools: []string{"wait"}}
 	ran := false
-	next := func(context.Context, string, mcp.Request) (mcp.Result, error) { ran = true; return &mcp.CallToolResult{}, nil }
+	next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		ran = true
+		return &mcp.CallToolResult{}, nil
+	}
 	h := o.Middleware()(next)
 	req := func(scopes ...string) *mcp.CallToolRequest {
 		return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "wait"},
