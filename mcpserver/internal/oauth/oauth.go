@@ -354,6 +354,12 @@ func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error
 	defer v.mu.Unlock()
 	now := v.now()
 	if now.Sub(v.loaded) >= KeysMaxAge {
+		// A provider that is down is asked once per RefreshInterval, not
+		// once per request.
+		if now.Sub(v.tried) < RefreshInterval {
+			return nil, errors.New("the provider's key set is out of date and could not be read again yet")
+		}
+		v.tried = now
 		if err := v.reload(ctx); err != nil {
 			// The old keys are not kept past their age: one of them may be
 			// the one the provider withdrew.

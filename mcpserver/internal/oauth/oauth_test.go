@@ -36,9 +36,11 @@ type provider struct {
 	redirect bool
 	// metaIssuer overrides the issuer the metadata names.
 	metaIssuer string
-	keys       []jose.JSONWebKey
-	key        *ecdsa.PrivateKey
-	kid        string
+	// down answers the key set with 503.
+	down bool
+	keys []jose.JSONWebKey
+	key  *ecdsa.PrivateKey
+	kid  string
 }
 
 func newProvider(t *testing.T, path string) *provider {
@@ -70,6 +72,10 @@ func newProvider(t *testing.T, path string) *provider {
 		p.reads.Add(1)
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		if p.down {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: p.keys})
 	})
@@ -275,5 +281,34 @@ func TestMetadataURL(t *testing.T) {
 		if got, err := MetadataURL(in); err != nil || got != want {
 			t.Errorf("MetadataURL(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+}
+
+// A provider that is down when the key set is due is asked once per
+// RefreshInterval, however many tokens arrive, and not trusted meanwhile.
+func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
+	p := newProvider(t, "")
+	clk := &clock{now: time.Now()}
+	v := verifier(t, p, clk)
+	tok := p.token(map[string]any{"iss": p.issuer(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
+	p.mu.Lock()
+	p.down = true
+	p.mu.Unlock()
+	clk.add(KeysMaxAge)
+	before := p.reads.Load()
+	for range 5 {
+		if _, err := v.Verify(context.Background(), tok); err == nil || errors.Is(err, ErrInvalid) {
+			t.Fatalf("with the provider down: %v", err)
+		}
+	}
+	if n := p.reads.Load() - before; n != 1 {
+		t.Fatalf("%d reads of a down provider's key set, want 1", n)
+	}
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+	clk.add(RefreshInterval)
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("the provider is back: %v", err)
 	}
 }
