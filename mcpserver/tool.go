@@ -185,10 +185,14 @@ func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
 			c.client = clientName(p.ClientInfo.Name)
 		}
 	}
-	// Over HTTP the bearer token's label says who is calling; the name a
-	// client gives itself is unverified, so it is kept only beside it.
+	// Over HTTP the bearer token's label, or an access token's subject
+	// ("oauth:SUB", which no label can spell), says who is calling; the
+	// name a client gives itself is unverified, so it is kept only beside it.
 	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		who := "token:" + req.Extra.TokenInfo.UserID
+		who := req.Extra.TokenInfo.UserID
+		if !strings.HasPrefix(who, "oauth:") {
+			who = "token:" + who
+		}
 		if c.client != "" {
 			who += " (" + c.client + ")"
 		}

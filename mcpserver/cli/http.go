@@ -13,6 +13,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
+	"github.com/korral/storelink/mcpserver/internal/oauth"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -24,7 +26,12 @@ const (
 	// envInsecure is --insecure-no-auth for deployments configured only
 	// through the environment.
 	envInsecure = "MCP_HTTP_INSECURE"
+	// envOAuthIssuer names the identity provider (see package oauth).
+	envOAuthIssuer = "OAUTH_ISSUER"
 )
+
+// writeTools are the tools whose call needs the storelink.write scope.
+var writeTools = []string{"korral_raise_replenishment_order"}
 
 // serveOptions are the flags of `storelink-mcp serve`.
 type serveOptions struct {
@@ -96,8 +103,9 @@ func parseServeFlags(args []string, env Env) (serveOptions, error) {
 }
 
 // authPolicy decides, before anything starts, whether the server may run
-// with the given address and token file. It returns the listen host.
-func authPolicy(o serveOptions, tokensFile string) (string, error) {
+// with the given address, token file and identity provider. It returns the
+// listen host.
+func authPolicy(o serveOptions, tokensFile, issuer string) (string, error) {
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
 		return "", fmt.Errorf("serve: --http %q: want host:port, such as 127.0.0.1:8080: %w", o.addr, err)
@@ -106,9 +114,11 @@ func authPolicy(o serveOptions, tokensFile string) (string, error) {
 	switch {
 	case tokensFile != "" && o.insecureNoAuth:
 		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envTokensFile, envInsecure)
-	case tokensFile == "" && !httpserver.IsLoopbackHost(host) && !o.insecureNoAuth:
-		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set: "+
-			"give a token file (lines of \"label token\"), listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.addr, envTokensFile)
+	case issuer != "" && o.insecureNoAuth:
+		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envOAuthIssuer, envInsecure)
+	case tokensFile == "" && issuer == "" && !httpserver.IsLoopbackHost(host) && !o.insecureNoAuth:
+		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set (nor %s): "+
+			"give a token file (lines of \"label token\"), name an identity provider whose access tokens to accept, listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.addr, envTokensFile, envOAuthIssuer)
 	case httpserver.IsWildcardHost(host) && len(o.allowedHosts) == 0:
 		return "", fmt.Errorf("configuration: --http %s listens on every interface, so the server cannot tell which host names are its own: "+
 			"name them with --allowed-host (for example --allowed-host mcp.korral.internal)", o.addr)
@@ -131,7 +141,7 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
 	}
 	o.insecureNoAuth = o.insecureNoAuth || cfg.HTTPInsecure
-	listenHost, err := authPolicy(o, cfg.AuthTokensFile)
+	listenHost, err := authPolicy(o, cfg.AuthTokensFile, cfg.OAuthIssuer)
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
@@ -147,6 +157,19 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	}
 	defer a.Close()
 	opts := a.httpOptions(o, listenHost)
+	if cfg.OAuthIssuer != "" {
+		// The provider is asked for its keys now, so a wrong issuer stops
+		// the server here with the reason instead of refusing every caller.
+		v, err := oauth.New(ctx, oauth.Options{Issuer: cfg.OAuthIssuer, Audience: cfg.OAuthAudience, Logger: a.log})
+		if err != nil {
+			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %s: %w", envOAuthIssuer, err)}
+		}
+		opts.OAuth = &httpserver.OAuth{Verifier: v, WriteTools: writeTools,
+			Refused: func(ctx context.Context, tool, reason, caller, sessionID string) {
+				// The name is the caller's, unchecked: escaped and bounded.
+				a.rejections.Record(ctx, textsafe.Bound(tool, 64), reason, caller, sessionID)
+			}}
+	}
 	if tokens != nil {
 		tokens.SetLogger(a.log)
 		// Only a token file that exists goes into the interface: a nil
@@ -164,7 +187,11 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	}
 	if tokens != nil {
 		a.log.Info("auth.tokens_loaded", "path", tokens.Path(), "labels", tokens.Labels())
-	} else {
+	}
+	if opts.OAuth != nil {
+		a.log.Info("auth.oauth", "issuer", cfg.OAuthIssuer, "audience", cfg.OAuthAudience, "jwks_uri", opts.OAuth.Verifier.JWKSURI())
+	}
+	if tokens == nil && opts.OAuth == nil {
 		reason := "loopback address"
 		if o.insecureNoAuth {
 			reason = "--insecure-no-auth"
@@ -231,7 +258,10 @@ func (a *app) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label,
 		return
 	}
 	who := ""
-	if label != "" {
+	switch {
+	case strings.HasPrefix(label, oauth.SubjectPrefix):
+		who = label
+	case label != "":
 		who = "token:" + label
 	}
 	a.rejections.Record(ctx, tool, reason, who, sessionID)

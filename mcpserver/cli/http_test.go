@@ -114,6 +114,9 @@ func TestServeRefusesUnsafeOrBrokenStart(t *testing.T) {
 		{"address without port", []string{"--http", "127.0.0.1"}, nil, "host:port"},
 		{"allowed host with scheme", []string{"--allowed-host", "https://x"}, nil, "bare host name"},
 		{"stray argument", []string{"--http", "127.0.0.1:0", "extra"}, nil, "unexpected argument"},
+		{"oauth and insecure", []string{"--http", "127.0.0.1:0", "--insecure-no-auth"}, map[string]string{envOAuthIssuer: "https://login.korral.example", "MCP_PUBLIC_URL": "https://mcp.korral.example"}, "OAUTH_ISSUER is set and so is --insecure-no-auth"},
+		// Checked before anything listens: the issuer is not reachable.
+		{"oauth issuer unreachable", []string{"--http", "127.0.0.1:0"}, map[string]string{envOAuthIssuer: "http://127.0.0.1:1", "MCP_PUBLIC_URL": "https://mcp.korral.example"}, "OAUTH_ISSUER: issuer metadata"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

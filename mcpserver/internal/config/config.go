@@ -133,6 +133,18 @@ type Config struct {
 	// ConsolePublicURL is the approvals console's base URL as people open
 	// it, without a trailing slash; "" when not configured.
 	ConsolePublicURL string
+	// MCPPublicURL is the base URL at which clients reach `serve --http`,
+	// without a trailing slash; "" when not configured. Its /mcp is the
+	// server's resource identifier, OAuthAudience's default.
+	MCPPublicURL string
+	// OAuthIssuer is the identity provider whose access tokens `serve
+	// --http` accepts (the issuer identifier, taken exactly); "" accepts
+	// none.
+	OAuthIssuer string
+	// OAuthAudience is the resource identifier an access token must be
+	// issued for (its aud), and the resource of the protected resource
+	// metadata; set exactly when OAuthIssuer is.
+	OAuthAudience string
 }
 
 // Var documents one environment variable.
@@ -181,6 +193,9 @@ func Documentation() []Var {
 		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (1s to 24h)."},
 		{Name: "MCP_AUTH_TOKENS_FILE", Default: "", Description: "Bearer token file of `serve --http`: one \"label token\" line per client, re-read when it changes. Required unless the address is loopback or `--insecure-no-auth` is given."},
 		{Name: "MCP_HTTP_INSECURE", Default: "false", Description: "true is `--insecure-no-auth`: `serve --http` without tokens on a non-loopback address, for when something in front of it authenticates callers. Not together with MCP_AUTH_TOKENS_FILE."},
+		{Name: "MCP_PUBLIC_URL", Default: "", Description: "Base URL at which clients reach `serve --http`, e.g. https://mcp.korral.example (https, or http to a loopback host); its /mcp is the server's OAuth resource identifier."},
+		{Name: "OAUTH_ISSUER", Default: "", Description: "Issuer identifier of the identity provider whose access tokens `serve --http` accepts, beside MCP_AUTH_TOKENS_FILE (https, or http to a loopback host; taken exactly). Its keys come from its metadata. Empty: no OAuth."},
+		{Name: "OAUTH_AUDIENCE", Default: "MCP_PUBLIC_URL plus /mcp", Description: "Resource identifier an access token must be issued for (its aud), also the resource of /.well-known/oauth-protected-resource. Needs OAUTH_ISSUER."},
 	}
 }
 
@@ -275,6 +290,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		}
 	}
 	c.ConsolePublicURL = l.consoleURL("CONSOLE_PUBLIC_URL")
+	l.oauth(c)
 
 	// Contradictions, checked only between values that parsed.
 	if c.ReadOnly && c.AllowWrites {
@@ -346,6 +362,49 @@ func (l *loader) consoleURL(name string) string {
 		maxLen:      maxConsoleURLLen,
 		tooLong:     "fit the notices' text",
 	})
+}
+
+// oauth reads MCP_PUBLIC_URL, OAUTH_ISSUER and OAUTH_AUDIENCE. The issuer
+// and the audience are compared byte for byte with every token's claims, so
+// they are taken exactly as given, a trailing slash included.
+func (l *loader) oauth(c *Config) {
+	if v := l.oauthURL("MCP_PUBLIC_URL", "https://mcp.korral.example"); v != "" {
+		c.MCPPublicURL = strings.TrimSuffix(v, "/")
+	}
+	c.OAuthIssuer = l.oauthURL("OAUTH_ISSUER", "https://login.korral.example/realms/buyers")
+	aud := l.oauthURL("OAUTH_AUDIENCE", "https://mcp.korral.example/mcp")
+	switch {
+	case l.getenv("OAUTH_AUDIENCE") != "" && l.getenv("OAUTH_ISSUER") == "":
+		l.fail("OAUTH_AUDIENCE is set but OAUTH_ISSUER is not: name the identity provider whose tokens to accept, or unset OAUTH_AUDIENCE")
+	case c.OAuthIssuer == "":
+	case aud != "":
+		c.OAuthAudience = aud
+	case c.MCPPublicURL != "":
+		c.OAuthAudience = c.MCPPublicURL + "/mcp"
+	case l.getenv("OAUTH_AUDIENCE") == "" && l.getenv("MCP_PUBLIC_URL") == "":
+		l.fail("OAUTH_ISSUER needs this server's resource identifier, which access tokens must name as audience: set MCP_PUBLIC_URL to the base URL clients reach the server at (e.g. https://mcp.korral.example), or OAUTH_AUDIENCE")
+	}
+}
+
+// oauthURL reads an https URL, or an http one to a loopback host, with no
+// credentials, query or fragment; "" when unset or refused.
+func (l *loader) oauthURL(name, example string) string {
+	v := l.getenv(name)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		l.fail("%s=%s: must be an absolute https URL like %s", name, shown(v), example)
+	case u.Scheme == "http" && !loopback(u.Hostname()):
+		l.fail("%s=%s: must use https; plain http is allowed only to a loopback host (127.0.0.1, ::1, localhost)", name, shown(v))
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		l.fail("%s=%s: must have no user info, query or fragment, like %s", name, shown(v), example)
+	default:
+		return v
+	}
+	return ""
 }
 
 // loopback reports whether host is this machine: localhost or a loopback
@@ -680,7 +739,16 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("upstream=%s keyring=%s lookback=%d log=%s timeout=%s allow_writes=%t max_order_units=%d read_only=%t write_approval=%s approval_ttl=%s state=%s journal=%s breaker=%d/%s master_data_ttl=%s",
 		upstream, kr, c.DefaultLookbackDays, c.LogLevel, c.UpstreamTimeout, c.AllowWrites, c.MaxOrderUnits,
-		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown, c.MasterDataTTL) + c.webhookSummary()
+		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown, c.MasterDataTTL) + c.webhookSummary() + c.oauthSummary()
+}
+
+// oauthSummary is String's part about OAuth; "" without it, so the summary
+// of a server that does not use it stays as it was.
+func (c Config) oauthSummary() string {
+	if c.OAuthIssuer == "" {
+		return ""
+	}
+	return " oauth_issuer=" + c.OAuthIssuer + " oauth_audience=" + c.OAuthAudience
 }
 
 // Format prints String for every verb, so %+v cannot dump the credential.

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/oauth"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,8 +83,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Tokens admits callers; nil serves without authentication, which the
 	// caller has judged safe (a loopback address, or something in front of
-	// the server that authenticates).
+	// the server that authenticates), unless OAuth is set.
 	Tokens Tokens
+	// OAuth, when set, also admits callers with an access token of an
+	// identity provider (see OAuth), beside Tokens or alone.
+	OAuth *OAuth
 	// ListenHost is the host part of the listen address as configured (a
 	// name or an address, no port). Besides loopback names, it and
 	// AllowedHosts are the names accepted in Host and Origin; a wildcard
@@ -158,8 +162,13 @@ func (s *Server) Handler() http.Handler { return s.srv.Handler }
 // returns nil; any other end is an error.
 func (s *Server) Serve(ln net.Listener) error {
 	authMode := "none"
-	if s.opts.Tokens != nil {
+	switch {
+	case s.opts.Tokens != nil && s.opts.OAuth != nil:
+		authMode = "bearer+oauth"
+	case s.opts.Tokens != nil:
 		authMode = "bearer"
+	case s.opts.OAuth != nil:
+		authMode = "oauth"
 	}
 	addr := ln.Addr().String()
 	s.log.Info("http.listening", "addr", addr, "url", "http://"+addr+"/mcp",
@@ -195,6 +204,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // balancers and orchestrators that hold no token.
 func (s *Server) routes() http.Handler {
 	s.opts.Server.AddReceivingMiddleware(requestTimeout(s.opts.RequestTimeout))
+	if s.opts.OAuth != nil {
+		s.opts.Server.AddReceivingMiddleware(s.opts.OAuth.Middleware())
+	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.opts.Server }, &mcp.StreamableHTTPOptions{
 		Stateless:           s.opts.Stateless,
 		Logger:              s.log,
@@ -217,19 +229,33 @@ func (s *Server) routes() http.Handler {
 	if s.opts.Inspect != nil {
 		mcpH = s.inspect(mcpH)
 	}
+	if s.opts.OAuth != nil {
+		// Inside the body limit: the scope a call needs is in its body.
+		mcpH = s.opts.OAuth.requireScopes(mcpH, s.log)
+	}
 	mcpH = limitBody(mcpH)
-	if s.opts.Tokens != nil {
+	if s.opts.Tokens != nil || s.opts.OAuth != nil {
 		// Authentication comes before the body is read, so a caller without
 		// a token costs no more than its headers.
 		mcpH = s.logDenied(challenge(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 			// File tokens do not expire; revocation is removing the line.
+			// Access tokens always do: the verifier refuses one without exp.
 			AllowMissingExpiration: true,
-		}), mcpH))
+			ClockSkew:              oauth.ClockSkew,
+		}), s.opts.OAuth.resourceMetadata(), mcpH))
 	}
 	mcpH = s.hosts.wrap(mcpH, s.log)
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpH)
+	if s.opts.OAuth != nil {
+		// Public, like the provider's own metadata: no token, and no Host
+		// check, since it tells nothing a client could not be told anyway.
+		meta := auth.ProtectedResourceMetadataHandler(s.opts.OAuth.Verifier.Metadata())
+		for _, p := range s.opts.OAuth.metadataPaths() {
+			mux.Handle(p, meta)
+		}
+	}
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	return mux
@@ -238,13 +264,20 @@ func (s *Server) routes() http.Handler {
 // verify adapts the token source to the SDK's bearer middleware. The label
 // becomes TokenInfo.UserID: the SDK binds a stateful session to it (another
 // token cannot take the session over), and the tools record it as the caller.
-func (s *Server) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
-	label, ok := s.opts.Tokens.Lookup(token)
-	if !ok {
-		s.log.Warn("auth.denied", "reason", "unknown token", "remote", r.RemoteAddr)
-		return nil, auth.ErrInvalidToken
+//
+// With OAuth configured, a token the file does not hold is checked as an
+// access token of the identity provider (see OAuth.verify).
+func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+	if s.opts.Tokens != nil {
+		if label, ok := s.opts.Tokens.Lookup(token); ok {
+			return &auth.TokenInfo{UserID: label, Extra: map[string]any{"label": label}}, nil
+		}
+		if s.opts.OAuth == nil {
+			s.log.Warn("auth.denied", "reason", "unknown token", "remote", r.RemoteAddr)
+			return nil, auth.ErrInvalidToken
+		}
 	}
-	return &auth.TokenInfo{UserID: label, Extra: map[string]any{"label": label}}, nil
+	return s.opts.OAuth.verify(ctx, token, r, s.log)
 }
 
 // logDenied logs requests that carry no bearer token at all, which the SDK
@@ -260,16 +293,20 @@ func (s *Server) logDenied(next http.Handler) http.Handler {
 
 // challenge runs next behind the bearer middleware mw and adds the RFC 6750
 // challenge to every 401 mw answers: `Bearer realm="storelink-mcp"`, with
-// error="invalid_token" when a token was presented, so a host can tell a
-// wrong token from a missing one. Only mw's own answers pass through the
-// header-adding writer; next gets the original one, so streaming is
-// untouched.
-func challenge(mw func(http.Handler) http.Handler, next http.Handler) http.Handler {
+// resource_metadata (RFC 9728 §5.1) when metadata is not "", so that a
+// client can find the identity provider, and error="invalid_token" when a
+// token was presented, so a host can tell a wrong token from a missing one.
+// Only mw's own answers pass through the header-adding writer; next gets
+// the original one, so streaming is untouched.
+func challenge(mw func(http.Handler) http.Handler, metadata string, next http.Handler) http.Handler {
 	inner := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w.(*challengeWriter).ResponseWriter, r)
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		value := fmt.Sprintf("Bearer realm=%q", realm)
+		if metadata != "" {
+			value += fmt.Sprintf(", resource_metadata=%q", metadata)
+		}
 		if r.Header.Get("Authorization") != "" {
 			value += `, error="invalid_token"`
 		}

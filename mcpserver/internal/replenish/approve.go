@@ -244,11 +244,12 @@ func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 		w.recordDecision(ctx, e, id, who.Name, verb, "error", code, fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who.Name, id, msg))
 		return &Refusal{Step: step, Entry: e, Err: cause, msg: msg}
 	}
-	// Four eyes: whoever asked for the order through a bearer token does
-	// not also release it under an approver of the same name.
+	// Four eyes: whoever asked for the order through a bearer token, or
+	// an access token whose subject is a person's name, does not also
+	// release it under an approver of the same name.
 	if tok := requesterToken(e.RequestedBy); tok != "" && approver.SameName(tok, who.Name) {
 		return nil, notSent(StepSelf, "APPROVAL_BY_REQUESTER", errSelfApproval,
-			fmt.Sprintf("approve %s: %s requested this order (token %s) and cannot also approve it; another approver must; nothing was sent, and the approval still stands", id, who.Name, tok))
+			fmt.Sprintf("approve %s: %s requested this order (%s %s) and cannot also approve it; another approver must; nothing was sent, and the approval still stands", id, who.Name, requesterKind(e.RequestedBy), tok))
 	}
 	// A person's approval does not lift the deployment's limits.
 	if err := w.Gate.Local(e.QuantityUnits); err != nil {

@@ -111,7 +111,7 @@ func TestApproverIsNotTheRequester(t *testing.T) {
 		w := approvalFlow(up, b.store, clk)
 		const petrSecret = "another-secret-of-32-characters!"
 		addApprover(t, w, "Petr", petrSecret)
-		for i, by := range []string{"token:jana (claude-code)/s-1", "token:JANA/s-2", "token:Jana"} {
+		for i, by := range []string{"token:jana (claude-code)/s-1", "token:JANA/s-2", "token:Jana", "oauth:jana (claude-code)/s-4"} {
 			e := stageFor(t, w, by, int64(24+i))
 			before := up.orders()
 			_, err := w.Approve(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential})
@@ -132,11 +132,11 @@ func TestApproverIsNotTheRequester(t *testing.T) {
 				t.Fatalf("another approver: %v", err)
 			}
 		}
-		if up.orders() != 2 {
-			t.Fatalf("orders: %d, want 2", up.orders())
+		if up.orders() != 3 {
+			t.Fatalf("orders: %d, want 3", up.orders())
 		}
 		codes := auditCodes(t, b.store, "approvals.approve")
-		if n := strings.Count(strings.Join(codes, ","), "error:APPROVAL_BY_REQUESTER"); n != 3 {
+		if n := strings.Count(strings.Join(codes, ","), "error:APPROVAL_BY_REQUESTER"); n != 4 {
 			t.Fatalf("audit: %v", codes)
 		}
 		// A requester no token names (stdio: a client's own claim) is not
@@ -153,6 +153,8 @@ func TestRequesterToken(t *testing.T) {
 		"token:ops-bot (claude-code)/sess": "ops-bot",
 		"token:a@b.c/sess":                 "a@b.c",
 		"token:x":                          "x",
+		"oauth:jana@korral.cz (claude)/s":  "jana@korral.cz",
+		"oauth:8f3a-41c2":                  "8f3a-41c2",
 		"claude-code/sess":                 "",
 		"unknown-client":                   "",
 	} {

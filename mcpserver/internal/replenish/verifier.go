@@ -86,17 +86,29 @@ func (Unverified) Verify(_ context.Context, name, _, _ string) (Approver, error)
 	return Approver{Name: name}, nil
 }
 
-// requesterToken is the bearer token label of an order's requester, as the
-// HTTP door records it ("token:LABEL", then " (client)" and "/session"),
-// or "" for a requester no token names (stdio, where the client's name is
-// its own claim). Token labels hold no space and no slash.
+// requesterToken is the authenticated name of an order's requester, as the
+// HTTP door records it: the bearer token label of "token:LABEL", or the
+// access token subject of "oauth:SUB", then " (client)" and "/session". It
+// is "" for a requester no token names (stdio, where the client's name is
+// its own claim). Neither labels nor subjects hold a space or a slash.
 func requesterToken(requestedBy string) string {
-	label, ok := strings.CutPrefix(requestedBy, "token:")
+	name, ok := strings.CutPrefix(requestedBy, "token:")
 	if !ok {
-		return ""
+		if name, ok = strings.CutPrefix(requestedBy, "oauth:"); !ok {
+			return ""
+		}
 	}
-	if i := strings.IndexAny(label, " /"); i >= 0 {
-		label = label[:i]
+	if i := strings.IndexAny(name, " /"); i >= 0 {
+		name = name[:i]
 	}
-	return label
+	return name
+}
+
+// requesterKind names what authenticated a requester requesterToken names:
+// a token of the token file, or an identity provider's access token.
+func requesterKind(requestedBy string) string {
+	if strings.HasPrefix(requestedBy, "oauth:") {
+		return "OAuth subject"
+	}
+	return "token"
 }

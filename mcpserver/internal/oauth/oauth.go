@@ -1,0 +1,523 @@
+// Package oauth makes `serve --http` an OAuth 2.1 resource server: it checks
+// the access tokens an identity provider issues (a JWT signed with one of
+// the provider's published keys, for this server as audience, unexpired,
+// with the scopes a call needs), and describes the server to clients in its
+// protected resource metadata (RFC 9728).
+//
+// The provider is found from its issuer identifier alone: its metadata
+// (RFC 8414, else OpenID Connect discovery) names its key set (JWKS), which
+// is cached and read again when a token names a key the cache does not
+// hold, so the provider can rotate its keys without a restart. No redirect
+// is followed: the key set decides who may place orders, so it is taken
+// only from the address the issuer's own metadata names.
+//
+// The signature and the key handling are go-jose's (ADR 0008); this package
+// writes no cryptography of its own. It reads no environment variable:
+// package config reads OAUTH_ISSUER and OAUTH_AUDIENCE.
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// Scopes of this server. Every MCP request needs ScopeRead; a call of a tool
+// that writes needs ScopeWrite as well.
+const (
+	ScopeRead  = "storelink.read"
+	ScopeWrite = "storelink.write"
+)
+
+// SubjectPrefix starts the caller name of a token's subject ("oauth:SUB"),
+// as the ledger and the audit trail record it. Token file labels hold no
+// colon, so the two kinds of caller never share a name.
+const SubjectPrefix = "oauth:"
+
+// Limits of the checks and of the traffic to the provider.
+const (
+	// ClockSkew is how far this server's clock and the provider's may
+	// disagree: a token is still accepted this long after its exp, and this
+	// long before its nbf or iat. A minute covers NTP-synchronised machines
+	// with room to spare, and keeps a stolen, just-expired token short-lived.
+	ClockSkew = 60 * time.Second
+	// RefreshInterval is the shortest time between two reads of the key set
+	// prompted by unknown key ids: a flood of tokens naming made-up keys
+	// costs the provider at most one request per interval.
+	RefreshInterval = 30 * time.Second
+	// KeysMaxAge is how long a key set is used before it is read again on
+	// the next token, so a key the provider withdrew stops being accepted
+	// within this time even when no new key appears.
+	KeysMaxAge = time.Hour
+	// FetchTimeout bounds one request to the provider.
+	FetchTimeout = 10 * time.Second
+	// maxDocumentBytes bounds the metadata and the key set the provider
+	// sends; real ones are a few kilobytes.
+	maxDocumentBytes = 1 << 20
+	// MaxTokenBytes bounds a token before it is parsed; identity providers'
+	// access tokens are one to a few kilobytes.
+	MaxTokenBytes = 16 << 10
+	// maxSubjectLen bounds the subject recorded as the caller.
+	maxSubjectLen = 200
+)
+
+// Algorithms are the signature algorithms accepted: asymmetric ones only.
+// "none" and the HMAC algorithms (HS256...) are not among them, so a token
+// signed with a shared secret, or with the provider's public key used as
+// one, is refused before any key is looked at.
+var Algorithms = []jose.SignatureAlgorithm{
+	jose.RS256, jose.RS384, jose.RS512,
+	jose.PS256, jose.PS384, jose.PS512,
+	jose.ES256, jose.ES384, jose.ES512,
+	jose.EdDSA,
+}
+
+// ErrInvalid is wrapped by every refusal of a token; errors.Is tells a bad
+// token from a failure to check one.
+var ErrInvalid = errors.New("invalid access token")
+
+// refusal is a token refused for a reason that may be told to its holder
+// and logged: it names what is wrong, never the token.
+type refusal struct{ reason string }
+
+func (r *refusal) Error() string        { return "invalid access token: " + r.reason }
+func (r *refusal) Is(target error) bool { return target == ErrInvalid }
+
+func refuse(format string, args ...any) error {
+	return &refusal{reason: fmt.Sprintf(format, args...)}
+}
+
+// Reason is the refusal's reason without its prefix, for a log line; for
+// another error it is the error's text.
+func Reason(err error) string {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.reason
+	}
+	return err.Error()
+}
+
+// Token is what a verified access token says about its holder.
+type Token struct {
+	// Subject is the token's sub claim.
+	Subject string
+	// Scopes are the scopes granted (scope or scp claim).
+	Scopes []string
+	// Expiry is the token's exp.
+	Expiry time.Time
+	// ClientID names the client the token was issued to (client_id or
+	// azp), when the token says.
+	ClientID string
+}
+
+// Caller is the name the ledger and the audit trail record for the holder.
+func (t *Token) Caller() string { return SubjectPrefix + t.Subject }
+
+// Has reports whether the token grants scope.
+func (t *Token) Has(scope string) bool {
+	for _, s := range t.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// Options configure a Verifier. Issuer and Audience are required.
+type Options struct {
+	// Issuer is the provider's issuer identifier, compared byte for byte
+	// with its metadata's issuer and every token's iss.
+	Issuer string
+	// Audience is this server's resource identifier: a token's aud must
+	// name it, and the protected resource metadata gives it as resource.
+	Audience string
+	// Client reaches the provider; nil uses a client with FetchTimeout.
+	// Redirects are never followed, whatever the client says.
+	Client *http.Client
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Logger receives key set reloads; nil discards them.
+	Logger *slog.Logger
+}
+
+// Verifier checks access tokens of one provider for one resource. It is
+// safe for concurrent use.
+type Verifier struct {
+	issuer, audience string
+	jwksURI          string
+	client           *http.Client
+	now              func() time.Time
+	log              *slog.Logger
+
+	// mu guards the key set and serialises its reloads, so concurrent
+	// tokens naming a new key cause one request, not one each.
+	mu   sync.Mutex
+	keys jose.JSONWebKeySet
+	// loaded is when keys was read; tried is when a read was last
+	// attempted for an unknown key id (successful or not).
+	loaded, tried time.Time
+}
+
+// New discovers the provider's metadata and reads its key set, so that a
+// wrong issuer or an unreachable provider stops the server at start-up with
+// the reason, rather than refusing every caller later.
+func New(ctx context.Context, o Options) (*Verifier, error) {
+	if o.Issuer == "" || o.Audience == "" {
+		return nil, errors.New("oauth: Options.Issuer and Options.Audience are required")
+	}
+	if err := CheckURL(o.Issuer); err != nil {
+		return nil, fmt.Errorf("issuer %s: %w", o.Issuer, err)
+	}
+	v := &Verifier{issuer: o.Issuer, audience: o.Audience, now: o.Now, log: o.Logger}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	if v.log == nil {
+		v.log = slog.New(slog.DiscardHandler)
+	}
+	c := http.Client{Timeout: FetchTimeout}
+	if o.Client != nil {
+		c = *o.Client
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	v.client = &c
+
+	meta, err := v.discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v.jwksURI = meta.JWKSURI
+	if err := v.reload(ctx); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Issuer is the provider's issuer identifier.
+func (v *Verifier) Issuer() string { return v.issuer }
+
+// Audience is this server's resource identifier.
+func (v *Verifier) Audience() string { return v.audience }
+
+// JWKSURI is where the provider's key set is read.
+func (v *Verifier) JWKSURI() string { return v.jwksURI }
+
+// CheckURL accepts an https URL, or an http one to a loopback host (a
+// provider on the same machine, as in tests), without query or fragment.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return errors.New("want an absolute https URL, like https://login.korral.example/realms/buyers")
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		return fmt.Errorf("must use https; plain http is allowed only to a loopback host, not to %s", u.Hostname())
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return errors.New("must have no query, fragment or user info")
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// metadataURLs are where the provider's metadata may be: RFC 8414's
+// well-known URI (inserted before the issuer's path), then OpenID Connect
+// discovery's (appended to it).
+func metadataURLs(issuer string) []string {
+	u, _ := url.Parse(issuer)
+	path := strings.TrimSuffix(u.Path, "/")
+	rfc := *u
+	rfc.Path = "/.well-known/oauth-authorization-server" + path
+	oidc := *u
+	oidc.Path = path + "/.well-known/openid-configuration"
+	return []string{rfc.String(), oidc.String()}
+}
+
+// discover reads the provider's metadata, from the first well-known URI
+// that has it, and checks that it is the configured issuer's.
+func (v *Verifier) discover(ctx context.Context) (*oauthex.AuthServerMeta, error) {
+	var tried []string
+	for _, u := range metadataURLs(v.issuer) {
+		var meta oauthex.AuthServerMeta
+		status, err := v.getJSON(ctx, u, &meta)
+		if status == http.StatusNotFound || status == http.StatusGone {
+			tried = append(tried, fmt.Sprintf("%s: HTTP %d", u, status))
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("issuer metadata %s: %w", u, err)
+		}
+		switch {
+		case meta.Issuer != v.issuer:
+			// RFC 8414 §3.3: metadata naming another issuer is not this
+			// issuer's, whoever serves it.
+			return nil, fmt.Errorf("issuer metadata %s names the issuer %q, not %q: set OAUTH_ISSUER to exactly the issuer the provider names", u, meta.Issuer, v.issuer)
+		case meta.JWKSURI == "":
+			return nil, fmt.Errorf("issuer metadata %s has no jwks_uri: the provider publishes no keys to check tokens with", u)
+		}
+		if err := CheckURL(meta.JWKSURI); err != nil {
+			return nil, fmt.Errorf("issuer metadata %s: jwks_uri %s: %w", u, meta.JWKSURI, err)
+		}
+		return &meta, nil
+	}
+	return nil, fmt.Errorf("no issuer metadata found (%s): check OAUTH_ISSUER", strings.Join(tried, "; "))
+}
+
+// getJSON reads one JSON document from the provider into dst. It returns
+// the HTTP status it got (0 without one).
+func (v *Verifier) getJSON(ctx context.Context, u string, dst any) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	res, err := v.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode >= 300 && res.StatusCode < 400 {
+		return res.StatusCode, fmt.Errorf("HTTP %d redirect to %q not followed: configure the address that answers itself", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res.StatusCode != http.StatusOK {
+		return res.StatusCode, fmt.Errorf("HTTP %d", res.StatusCode)
+	}
+	if mt, _, err := mime.ParseMediaType(res.Header.Get("Content-Type")); err != nil || (mt != "application/json" && mt != "application/jwk-set+json") {
+		return res.StatusCode, fmt.Errorf("content type %q, want application/json", res.Header.Get("Content-Type"))
+	}
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxDocumentBytes+1))
+	if err != nil {
+		return res.StatusCode, err
+	}
+	if len(body) > maxDocumentBytes {
+		return res.StatusCode, fmt.Errorf("document larger than %d bytes", maxDocumentBytes)
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		return res.StatusCode, fmt.Errorf("not JSON: %w", err)
+	}
+	return res.StatusCode, nil
+}
+
+// reload reads the key set. The caller holds mu, or is New.
+func (v *Verifier) reload(ctx context.Context) error {
+	var set jose.JSONWebKeySet
+	if _, err := v.getJSON(ctx, v.jwksURI, &set); err != nil {
+		return fmt.Errorf("key set %s: %w", v.jwksURI, err)
+	}
+	usable := set.Keys[:0]
+	for _, k := range set.Keys {
+		// Only public signing keys of an asymmetric kind: a symmetric key
+		// in a published set would be a secret everyone can read.
+		if k.Valid() && k.IsPublic() && k.KeyID != "" && (k.Use == "" || k.Use == "sig") {
+			usable = append(usable, k)
+		}
+	}
+	if len(usable) == 0 {
+		return fmt.Errorf("key set %s holds no public signing key with a kid", v.jwksURI)
+	}
+	v.keys = jose.JSONWebKeySet{Keys: usable}
+	v.loaded = v.now()
+	ids := make([]string, len(usable))
+	for i, k := range usable {
+		ids[i] = k.KeyID
+	}
+	v.log.Info("auth.oauth_keys_loaded", "jwks_uri", v.jwksURI, "kids", ids)
+	return nil
+}
+
+// key returns the key kid names, reading the key set again if it is older
+// than KeysMaxAge, or if it lacks kid and no read was tried in the last
+// RefreshInterval.
+func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	now := v.now()
+	if now.Sub(v.loaded) >= KeysMaxAge {
+		// A provider that is down is asked once per RefreshInterval, not
+		// once per request.
+		if now.Sub(v.tried) < RefreshInterval {
+			return nil, errors.New("the provider's key set is out of date and could not be read again yet")
+		}
+		v.tried = now
+		if err := v.reload(ctx); err != nil {
+			// The old keys are not kept past their age: one of them may be
+			// the one the provider withdrew.
+			v.log.Warn("auth.oauth_keys_failed", "jwks_uri", v.jwksURI, "error", err.Error())
+			return nil, fmt.Errorf("the provider's key set could not be read: %w", err)
+		}
+	}
+	if ks := v.keys.Key(kid); len(ks) > 0 {
+		return &ks[0], nil
+	}
+	if now.Sub(v.tried) < RefreshInterval {
+		return nil, refuse("the token is signed with key %q, which the provider's key set does not hold", kid)
+	}
+	v.tried = now
+	if err := v.reload(ctx); err != nil {
+		v.log.Warn("auth.oauth_keys_failed", "jwks_uri", v.jwksURI, "error", err.Error())
+		return nil, fmt.Errorf("the provider's key set could not be read: %w", err)
+	}
+	if ks := v.keys.Key(kid); len(ks) > 0 {
+		return &ks[0], nil
+	}
+	return nil, refuse("the token is signed with key %q, which the provider's key set does not hold", kid)
+}
+
+// claims are the token's claims besides the registered ones.
+type claims struct {
+	Scope    string          `json:"scope"`
+	Scp      json.RawMessage `json:"scp"`
+	ClientID string          `json:"client_id"`
+	Azp      string          `json:"azp"`
+}
+
+// Verify checks a token: its algorithm, its signature by a key of the
+// provider's, iss, aud, exp, nbf and iat (within ClockSkew), and its
+// subject. Refusals wrap ErrInvalid; any other error is a failure to check
+// (the provider's key set could not be read).
+func (v *Verifier) Verify(ctx context.Context, raw string) (*Token, error) {
+	if len(raw) > MaxTokenBytes {
+		return nil, refuse("the token is longer than %d bytes", MaxTokenBytes)
+	}
+	tok, err := jwt.ParseSigned(raw, Algorithms)
+	if err != nil {
+		return nil, refuse("not a JWT signed with an accepted algorithm (%s)", algList())
+	}
+	if len(tok.Headers) != 1 {
+		return nil, refuse("the token must carry exactly one signature")
+	}
+	h := tok.Headers[0]
+	if h.KeyID == "" {
+		return nil, refuse("the token names no signing key (kid)")
+	}
+	key, err := v.key(ctx, h.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	if key.Algorithm != "" && key.Algorithm != h.Algorithm {
+		return nil, refuse("key %q is for %s, the token says %s", h.KeyID, key.Algorithm, h.Algorithm)
+	}
+	var std jwt.Claims
+	var more claims
+	if err := tok.Claims(key.Key, &std, &more); err != nil {
+		return nil, refuse("the signature does not verify with key %q", h.KeyID)
+	}
+	switch {
+	case std.Issuer != v.issuer:
+		return nil, refuse("issued by %q, not by %q", std.Issuer, v.issuer)
+	case !oauthex.MatchesResource(std.Audience, v.audience):
+		return nil, refuse("issued for another resource (aud %q), not for %q", []string(std.Audience), v.audience)
+	case std.Expiry == nil:
+		return nil, refuse("the token has no expiry (exp)")
+	}
+	now := v.now()
+	if err := std.ValidateWithLeeway(jwt.Expected{Time: now}, ClockSkew); err != nil {
+		switch {
+		case errors.Is(err, jwt.ErrExpired):
+			return nil, refuse("expired at %s", std.Expiry.Time().UTC().Format(time.RFC3339))
+		case errors.Is(err, jwt.ErrNotValidYet):
+			return nil, refuse("not valid before %s", std.NotBefore.Time().UTC().Format(time.RFC3339))
+		case errors.Is(err, jwt.ErrIssuedInTheFuture):
+			return nil, refuse("issued in the future (iat %s)", std.IssuedAt.Time().UTC().Format(time.RFC3339))
+		}
+		return nil, refuse("%v", err)
+	}
+	if err := checkSubject(std.Subject); err != nil {
+		return nil, err
+	}
+	t := &Token{Subject: std.Subject, Expiry: std.Expiry.Time(), Scopes: scopes(more), ClientID: more.ClientID}
+	if t.ClientID == "" {
+		t.ClientID = more.Azp
+	}
+	return t, nil
+}
+
+func algList() string {
+	s := make([]string, len(Algorithms))
+	for i, a := range Algorithms {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
+}
+
+// checkSubject accepts a subject that can stand as a caller name in the
+// ledger: printable ASCII without spaces or slashes (the recorded caller is
+// followed by " (client)" and "/session"), bounded in length. Providers'
+// subjects (UUIDs, numbers, user names, e-mail addresses, "auth0|…") fit.
+func checkSubject(sub string) error {
+	if sub == "" {
+		return refuse("the token has no subject (sub)")
+	}
+	if len(sub) > maxSubjectLen {
+		return refuse("the subject is longer than %d characters", maxSubjectLen)
+	}
+	for i := 0; i < len(sub); i++ {
+		if c := sub[i]; c <= ' ' || c > '~' || c == '/' {
+			return refuse("the subject holds a character other than printable ASCII without space or slash")
+		}
+	}
+	return nil
+}
+
+// scopes reads the granted scopes: RFC 9068's space-separated scope, or
+// the scp claim some providers send, as a string or a list.
+func scopes(c claims) []string {
+	out := strings.Fields(c.Scope)
+	if len(c.Scp) > 0 {
+		var list []string
+		var one string
+		if json.Unmarshal(c.Scp, &list) == nil {
+			out = append(out, list...)
+		} else if json.Unmarshal(c.Scp, &one) == nil {
+			out = append(out, strings.Fields(one)...)
+		}
+	}
+	return out
+}
+
+// WellKnownPath is RFC 9728's well-known URI suffix.
+const WellKnownPath = "/.well-known/oauth-protected-resource"
+
+// MetadataURL is where the metadata of resource is published (RFC 9728
+// §3.1): the well-known path inserted between its host and its path.
+func MetadataURL(resource string) (string, error) {
+	u, err := url.Parse(resource)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("resource %q is not an absolute URL", resource)
+	}
+	u.Path = WellKnownPath + strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+// Metadata is the protected resource metadata of this server.
+func (v *Verifier) Metadata() *oauthex.ProtectedResourceMetadata {
+	return &oauthex.ProtectedResourceMetadata{
+		Resource:               v.audience,
+		AuthorizationServers:   []string{v.issuer},
+		ScopesSupported:        []string{ScopeRead, ScopeWrite},
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "Korral StoreLink MCP server",
+	}
+}
