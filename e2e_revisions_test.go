@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -328,5 +329,63 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 		if code != http.StatusNotFound || e == nil || e["code"] != float64(-32601) {
 			t.Errorf("%s on 2026-07-28: %d %v, want 404 and -32601", m, code, r)
 		}
+	}
+}
+
+// TestClientsDocDiscoverCommand runs the command docs/mcp-clients.md shows
+// for what a 2026-07-28 client is told first, against a `serve --http`
+// without flags and with a token, and checks the answer it describes.
+func TestClientsDocDiscoverCommand(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("curl is not on PATH, and CI=true requires the document's command to run (.ci/run installs it)")
+		}
+		t.Skip("curl is not on PATH")
+	}
+	doc, err := os.ReadFile(filepath.Join("docs", "mcp-clients.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "### Both protocol revisions on one endpoint\n")
+	section, _, _ = strings.Cut(section, "\n### ")
+	m := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section)
+	if !ok || m == nil {
+		t.Fatal("docs/mcp-clients.md has no sh block under \"Both protocol revisions on one endpoint\"")
+	}
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	writeTokenFile(t, tokens, "doc-reader "+tokenDairy+"\n", time.Now())
+	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	const docBase = "http://127.0.0.1:8080"
+	if !strings.Contains(m[1], docBase) {
+		t.Fatalf("the command does not use the document's address %s:\n%s", docBase, m[1])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", strings.ReplaceAll(m[1], docBase, p.base))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "STORELINK_MCP_TOKEN=" + tokenDairy}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the document's command failed: %v\n%s", err, out)
+	}
+	var res struct {
+		Result struct {
+			SupportedVersions []string        `json:"supportedVersions"`
+			Capabilities      json.RawMessage `json:"capabilities"`
+			TTLMs             int             `json:"ttlMs"`
+		} `json:"result"`
+	}
+	data, found := strings.CutPrefix(strings.TrimSpace(string(out)), "event: message\ndata: ")
+	if !found || json.Unmarshal([]byte(data), &res) != nil {
+		t.Fatalf("not the one server-sent event the document describes:\n%s", out)
+	}
+	if v := res.Result.SupportedVersions; len(v) < 2 || v[0] != "2026-07-28" || v[1] != "2025-11-25" {
+		t.Errorf("supportedVersions %v: the document says 2026-07-28 first, then 2025-11-25", v)
+	}
+	if got := string(res.Result.Capabilities); got != `{"completions":{},"logging":{},"prompts":{},"tools":{}}` {
+		t.Errorf("capabilities %s, not the document's tools, prompts, completions and logging", got)
+	}
+	if res.Result.TTLMs != 5*60*1000 {
+		t.Errorf("ttlMs %d, the document says five minutes", res.Result.TTLMs)
 	}
 }
