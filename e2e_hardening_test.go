@@ -430,21 +430,29 @@ func TestHTTPSessionCaps(t *testing.T) {
 			t.Fatalf("%s: status %d, Retry-After %q; want 503 with Retry-After", why, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
 	}
-	dairy := p.connect(tokenDairy, "agent")
+	// Sessions are 2025-11-25's: the go-sdk client asks for 2026-07-28,
+	// which has none, unless told otherwise.
+	dairy := p.connectAt(tokenDairy, "agent", "2025-11-25")
 	refused(tokenDairy, "a second session of one token")
-	brno := p.connect(tokenBrno, "agent")
+	brno := p.connectAt(tokenBrno, "agent", "2025-11-25")
 	refused(tokenWrong, "a session beyond the global cap")
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-	for _, cs := range []*mcp.ClientSession{dairy, brno} {
+	// A 2026-07-28 client holds no session, so a token at its cap still
+	// reaches the tools that way.
+	stateless := p.connectAt(tokenDairy, "agent", "")
+	for _, cs := range []*mcp.ClientSession{dairy, brno, stateless} {
 		if env, err := callHTTP(t, cs, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 			t.Fatalf("an open session at the cap: %v %v", env, err)
 		}
+	}
+	if stateless.ID() != "" || dairy.ID() == "" {
+		t.Fatalf("session ids: 2026-07-28 %q, 2025-11-25 %q", stateless.ID(), dairy.ID())
 	}
 	// Closing a session (DELETE) frees its place.
 	if err := dairy.Close(); err != nil {
 		t.Fatal(err)
 	}
-	third := p.connect(tokenWrong, "agent")
+	third := p.connectAt(tokenWrong, "agent", "2025-11-25")
 	if env, err := callHTTP(t, third, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 		t.Fatalf("after a session closed: %v %v", env, err)
 	}

@@ -389,3 +389,22 @@ func TestClientsDocDiscoverCommand(t *testing.T) {
 		t.Errorf("ttlMs %d, the document says five minutes", res.Result.TTLMs)
 	}
 }
+
+// connectAt is connect with the protocol revision the go-sdk client asks
+// for: "2025-11-25" opens a session with initialize; "" is the client's
+// default, 2026-07-28 (server/discover, then stateless requests).
+func (p *httpProc) connectAt(token, name, version string) *mcp.ClientSession {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   p.base + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerRT{token}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		p.t.Fatalf("connect at %q: %v\n%s", version, err, p.stderr.String())
+	}
+	p.t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
