@@ -156,7 +156,7 @@ $(TSCLIENT_DIR)/.installed: $(TSCLIENT_SRC)/package.json $(TSCLIENT_SRC)/package
 	touch $@
 
 .PHONY: tsclient
-tsclient: $(TSCLIENT_DIR)/.installed ## Install the TypeScript SDK client the end-to-end tests check every answer with (CI=true fails that test without it).
+tsclient: $(TSCLIENT_DIR)/.installed ## Install the TypeScript MCP clients of both generations (1.x SDK for 2025-11-25, 2.x client for 2026-07-28) the end-to-end tests drive the server with (CI=true fails those tests without them).
 
 .PHONY: bin/storelink-mcp
 bin/storelink-mcp:
