@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -88,6 +89,32 @@ func TestPromptsListedInTheConvention(t *testing.T) {
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("writes %v: prompts (-want +got):\n%s", writes, diff)
 		}
+		if writes {
+			checkGolden(t, filepath.Join("testdata", "prompts.golden.json"), res.Prompts)
+		}
+	}
+}
+
+// checkGolden compares v, as indented JSON, with a golden file that -update
+// rewrites, so a change to what hosts show is seen in review.
+func checkGolden(t *testing.T, golden string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestPromptsListedInTheConvention -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (rerun with -update if intended):\n%s", golden, diff)
 	}
 }
 
