@@ -437,20 +437,28 @@ func TestHTTPSessionCaps(t *testing.T) {
 	brno := p.connectAt(tokenBrno, "agent", "2025-11-25")
 	refused(tokenWrong, "a session beyond the global cap")
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-	// A 2026-07-28 client holds no session, so a token at its cap still
-	// reaches the tools that way.
-	stateless := p.connectAt(tokenDairy, "agent", "")
-	for _, cs := range []*mcp.ClientSession{dairy, brno, stateless} {
+	for _, cs := range []*mcp.ClientSession{dairy, brno} {
 		if env, err := callHTTP(t, cs, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 			t.Fatalf("an open session at the cap: %v %v", env, err)
 		}
 	}
-	if stateless.ID() != "" || dairy.ID() == "" {
-		t.Fatalf("session ids: 2026-07-28 %q, 2025-11-25 %q", stateless.ID(), dairy.ID())
+	// A 2026-07-28 request holds a place while it runs, so a token at its cap
+	// is refused that way too.
+	list2026 := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if got := rawPost(t, p.base+"/mcp", list2026, map[string]string{"Authorization": "Bearer " + tokenDairy,
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}); got != http.StatusServiceUnavailable {
+		t.Fatalf("a 2026-07-28 request of a token at its cap: status %d, want 503", got)
 	}
-	// Closing a session (DELETE) frees its place.
+	// Closing a session (DELETE) frees its place, for either revision.
 	if err := dairy.Close(); err != nil {
 		t.Fatal(err)
+	}
+	stateless := p.connectAt(tokenDairy, "agent", "")
+	if env, err := callHTTP(t, stateless, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
+		t.Fatalf("a 2026-07-28 call after the session closed: %v %v", env, err)
+	}
+	if stateless.ID() != "" || dairy.ID() == "" {
+		t.Fatalf("session ids: 2026-07-28 %q, 2025-11-25 %q", stateless.ID(), dairy.ID())
 	}
 	third := p.connectAt(tokenWrong, "agent", "2025-11-25")
 	if env, err := callHTTP(t, third, "korral_list_recent_sales", args); err != nil || env["ok"] != true {

@@ -223,8 +223,12 @@ func (s *Server) routes() http.Handler {
 	if !s.opts.Stateless {
 		var stateful http.Handler = handler(false)
 		if s.sessions != nil {
-			// Inside authentication, so the cap knows the token.
+			// Inside authentication, so the caps know the token. The
+			// stateless revision's requests count under the same caps while
+			// they run, so one token cannot escape its limit by switching
+			// revision.
 			stateful = s.sessions.wrap(stateful)
+			stateless = s.sessions.wrapRequests(stateless)
 		}
 		sdk = byRevision(stateful, stateless)
 	}

@@ -1,10 +1,14 @@
 package httpserver
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRequestsGoToTheirRevisionsHandler: 2026-07-28 requests (by header, by
@@ -62,5 +66,91 @@ func read(r *http.Request) string {
 		if err != nil {
 			return b.String()
 		}
+	}
+}
+
+// post2026 is a 2026-07-28 request of method, with name for the methods
+// that carry one in Mcp-Name.
+func post2026(t *testing.T, url, token string, id int, method, name, params string) (*http.Response, string) {
+	t.Helper()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	if params == "" {
+		params = "{" + meta + "}"
+	} else {
+		params = "{" + meta + "," + params + "}"
+	}
+	hdr := map[string]string{"Authorization": "Bearer " + token, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	if name != "" {
+		hdr["Mcp-Name"] = name
+	}
+	return postResp(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), hdr)
+}
+
+// TestStatelessRequestsCountUnderTheCaps: a 2026-07-28 request holds a
+// place under the session caps while it runs, so a token at its cap is
+// refused in either revision, with a JSON-RPC error carrying the id on
+// 2026-07-28, and gets its place back when the request is answered.
+func TestStatelessRequestsCountUnderTheCaps(t *testing.T) {
+	g := newGate()
+	opts, logs := testOptions(g)
+	opts.Tokens = tokenFile(t, "agent "+testToken+"\nother "+otherToken+"\n")
+	opts.MaxSessions, opts.MaxSessionsPerToken = 2, 1
+	r := start(t, opts)
+	url := r.base + "/mcp"
+
+	// The held call runs on its own goroutine, which must not end the test:
+	// it reports its status, or 0 when the request failed.
+	held := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"wait","arguments":{}}}`))
+		for k, v := range map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+			"Mcp-Name": "wait", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			held <- 0
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		held <- resp.StatusCode
+	}()
+	select {
+	case <-g.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held call never started")
+	}
+
+	resp, body := post2026(t, url, testToken, 5, "tools/list", "", "")
+	var refusal struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		json.Unmarshal([]byte(body), &refusal) != nil || refusal.ID != 5 || refusal.Error.Code != codeOverCap ||
+		!strings.Contains(refusal.Error.Message, "MCP_HTTP_MAX_SESSIONS_PER_TOKEN") {
+		t.Fatalf("a second request of a token at its cap: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if resp, _ := postResp(t, url, initBody, map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a 2025-11-25 session of a token whose 2026-07-28 request holds its place: %d", resp.StatusCode)
+	}
+	if resp, body := post2026(t, url, otherToken, 6, "tools/list", "", ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another token: %d %s", resp.StatusCode, body)
+	}
+
+	close(g.open)
+	if code := <-held; code != http.StatusOK {
+		t.Fatalf("the held call: %d", code)
+	}
+	if resp, body := post2026(t, url, testToken, 7, "tools/list", "", ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after the held call was answered: %d %s", resp.StatusCode, body)
+	}
+	if countLines(logs.String(), "http.request_refused") != 1 {
+		t.Fatalf("want one http.request_refused line:\n%s", logs.String())
 	}
 }

@@ -76,6 +76,51 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	})
 }
 
+// wrapRequests caps the requests of the stateless revision (2026-07-28)
+// in flight by the same numbers, because each holds what a session holds
+// while it runs (a goroutine, and for subscriptions/listen an open stream
+// for as long as the client keeps it): a request counts as a session that
+// lasts until its answer is written. A request beyond a cap gets 503 with
+// Retry-After and a JSON-RPC error carrying its id, as that revision wants
+// every error answered; nothing of it runs. The body has been read in full
+// by limitBody.
+func (c *sessionCap) wrapRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		label := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			label = ti.UserID
+		}
+		release, refusal := c.admit(label)
+		if refusal != "" {
+			c.log.Warn("http.request_refused", "reason", refusal, "token", label, "remote", r.RemoteAddr)
+			body, _ := io.ReadAll(r.Body)
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal(body, &m)
+			if len(m.ID) == 0 {
+				m.ID = json.RawMessage("null")
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter.Seconds())))
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID,
+				"error": map[string]any{"code": codeOverCap, "message": refusal + "; retry later, or finish requests still open (a subscriptions/listen stream holds its place until closed)"}})
+			return
+		}
+		defer release("")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// codeOverCap is the JSON-RPC error of a request refused at a cap: one of
+// the codes JSON-RPC leaves to the server (-32000 to -32099).
+const codeOverCap = -32000
+
 // forget frees the place of a session that ended.
 func (c *sessionCap) forget(sessionID string) {
 	c.mu.Lock()
