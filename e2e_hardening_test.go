@@ -443,11 +443,10 @@ func TestHTTPSessionCaps(t *testing.T) {
 		}
 	}
 	// A 2026-07-28 request holds a place while it runs, so a token at its cap
-	// is refused that way too.
-	list2026 := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	if got := rawPost(t, p.base+"/mcp", list2026, map[string]string{"Authorization": "Bearer " + tokenDairy,
-		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}); got != http.StatusServiceUnavailable {
-		t.Fatalf("a 2026-07-28 request of a token at its cap: status %d, want 503", got)
+	// is refused that way too (here the global cap is full as well), with a
+	// JSON-RPC error naming the cap.
+	if _, r := post2026As(t, p.base+"/mcp", tokenDairy, "tools/list", "", nil); !strings.Contains(fmt.Sprint(r["error"]), "(MCP_HTTP_MAX_SESSIONS") {
+		t.Fatalf("a 2026-07-28 request of a token at its cap: %v", r)
 	}
 	// Closing a session (DELETE) frees its place, for either revision.
 	if err := dairy.Close(); err != nil {

@@ -193,6 +193,12 @@ func TestBothRevisionsOnBothTransports(t *testing.T) {
 // requires) and returns the status and the JSON-RPC response.
 func post2026(t *testing.T, url, method, name string, params map[string]any) (int, map[string]any) {
 	t.Helper()
+	return post2026As(t, url, "", method, name, params)
+}
+
+// post2026As is post2026 with a bearer token ("" sends none).
+func post2026As(t *testing.T, url, token, method, name string, params map[string]any) (int, map[string]any) {
+	t.Helper()
 	if params == nil {
 		params = map[string]any{}
 	}
@@ -212,6 +218,9 @@ func post2026(t *testing.T, url, method, name string, params map[string]any) (in
 	req.Header.Set("Mcp-Method", method)
 	if name != "" {
 		req.Header.Set("Mcp-Name", name)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

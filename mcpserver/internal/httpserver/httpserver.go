@@ -198,6 +198,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // balancers and orchestrators that hold no token.
 func (s *Server) routes() http.Handler {
 	s.opts.Server.AddReceivingMiddleware(requestTimeout(s.opts.RequestTimeout))
+	if s.sessions != nil {
+		// The stateless revision's requests count under the session caps
+		// while they run, so one token cannot escape its limit by
+		// switching revision.
+		s.opts.Server.AddReceivingMiddleware(s.sessions.countRequests)
+	}
 	handler := func(stateless bool) http.Handler {
 		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.opts.Server }, &mcp.StreamableHTTPOptions{
 			Stateless:           stateless,
@@ -223,12 +229,8 @@ func (s *Server) routes() http.Handler {
 	if !s.opts.Stateless {
 		var stateful http.Handler = handler(false)
 		if s.sessions != nil {
-			// Inside authentication, so the caps know the token. The
-			// stateless revision's requests count under the same caps while
-			// they run, so one token cannot escape its limit by switching
-			// revision.
+			// Inside authentication, so the cap knows the token.
 			stateful = s.sessions.wrap(stateful)
-			stateless = s.sessions.wrapRequests(stateless)
 		}
 		sdk = byRevision(stateful, stateless)
 	}

@@ -2,15 +2,18 @@ package httpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -76,45 +79,33 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// wrapRequests caps the requests of the stateless revision (2026-07-28)
-// in flight by the same numbers, because each holds what a session holds
-// while it runs (a goroutine, and for subscriptions/listen an open stream
-// for as long as the client keeps it): a request counts as a session that
-// lasts until its answer is written. A request beyond a cap gets 503 with
-// Retry-After and a JSON-RPC error carrying its id, as that revision wants
-// every error answered; nothing of it runs. The body has been read in full
-// by limitBody.
-func (c *sessionCap) wrapRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
+// countRequests caps the requests of the stateless revision (2026-07-28)
+// by the same numbers, because each holds what a session holds while its
+// handler runs (a goroutine, StoreLink calls): a request counts as a
+// session for as long as its method handler runs. It is a receiving
+// middleware, not an HTTP wrapper, so the place is free before the answer
+// is written: a client that reads its answer and sends the next request at
+// once never finds its own last request still counted. Requests of a
+// session (2025-11-25) pass, as they are counted by their session. A
+// request beyond a cap is answered with a JSON-RPC error naming the cap and
+// the setting, and its handler never runs.
+func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") || req.GetSession() == nil || req.GetSession().ID() != "" {
+			return next(ctx, method, req)
 		}
 		label := ""
-		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-			label = ti.UserID
+		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+			label = ex.TokenInfo.UserID
 		}
 		release, refusal := c.admit(label)
 		if refusal != "" {
-			c.log.Warn("http.request_refused", "reason", refusal, "token", label, "remote", r.RemoteAddr)
-			body, _ := io.ReadAll(r.Body)
-			var m struct {
-				ID json.RawMessage `json:"id"`
-			}
-			_ = json.Unmarshal(body, &m)
-			if len(m.ID) == 0 {
-				m.ID = json.RawMessage("null")
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter.Seconds())))
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID,
-				"error": map[string]any{"code": codeOverCap, "message": refusal + "; retry later, or finish requests still open (a subscriptions/listen stream holds its place until closed)"}})
-			return
+			c.log.Warn("http.request_refused", "reason", refusal, "token", label, "method", method)
+			return nil, &jsonrpc.Error{Code: codeOverCap, Message: refusal + "; retry in a moment, once requests still running have been answered"}
 		}
 		defer release("")
-		next.ServeHTTP(w, r)
-	})
+		return next(ctx, method, req)
+	}
 }
 
 // codeOverCap is the JSON-RPC error of a request refused at a cap: one of
