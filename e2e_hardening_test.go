@@ -430,9 +430,11 @@ func TestHTTPSessionCaps(t *testing.T) {
 			t.Fatalf("%s: status %d, Retry-After %q; want 503 with Retry-After", why, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
 	}
-	dairy := p.connect(tokenDairy, "agent")
+	// Sessions are 2025-11-25's: the go-sdk client asks for 2026-07-28,
+	// which has none, unless told otherwise.
+	dairy := p.connectAt(tokenDairy, "agent", "2025-11-25")
 	refused(tokenDairy, "a second session of one token")
-	brno := p.connect(tokenBrno, "agent")
+	brno := p.connectAt(tokenBrno, "agent", "2025-11-25")
 	refused(tokenWrong, "a session beyond the global cap")
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
 	for _, cs := range []*mcp.ClientSession{dairy, brno} {
@@ -440,11 +442,24 @@ func TestHTTPSessionCaps(t *testing.T) {
 			t.Fatalf("an open session at the cap: %v %v", env, err)
 		}
 	}
-	// Closing a session (DELETE) frees its place.
+	// A 2026-07-28 request holds a place while it runs, so a token at its cap
+	// is refused that way too (here the global cap is full as well), with a
+	// JSON-RPC error naming the cap.
+	if _, r := post2026As(t, p.base+"/mcp", tokenDairy, "tools/list", "", nil); !strings.Contains(fmt.Sprint(r["error"]), "(MCP_HTTP_MAX_SESSIONS") {
+		t.Fatalf("a 2026-07-28 request of a token at its cap: %v", r)
+	}
+	// Closing a session (DELETE) frees its place, for either revision.
 	if err := dairy.Close(); err != nil {
 		t.Fatal(err)
 	}
-	third := p.connect(tokenWrong, "agent")
+	stateless := p.connectAt(tokenDairy, "agent", "")
+	if env, err := callHTTP(t, stateless, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
+		t.Fatalf("a 2026-07-28 call after the session closed: %v %v", env, err)
+	}
+	if stateless.ID() != "" || dairy.ID() == "" {
+		t.Fatalf("session ids: 2026-07-28 %q, 2025-11-25 %q", stateless.ID(), dairy.ID())
+	}
+	third := p.connectAt(tokenWrong, "agent", "2025-11-25")
 	if env, err := callHTTP(t, third, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 		t.Fatalf("after a session closed: %v %v", env, err)
 	}

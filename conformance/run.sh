@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite against storelink-mcp over
-# Streamable HTTP, once with sessions and once stateless. Scenarios that need
-# the suite's own fixture tools, prompts or resources are listed, each with
-# its reason, in baseline.yml (and baseline-stateless.yml for what only a
-# stateful server can do).
+# Runs the official MCP conformance suite against one default
+# `storelink-mcp serve --http` (no transport flags): first the scenarios
+# revision 2025-11-25 requires (initialize handshake and sessions), then those
+# 2026-07-28 requires (stateless, per-request _meta), both against the same
+# process, because one endpoint serves both revisions. Checks that need the
+# suite's own fixture tools, prompts or resources are listed, one check per
+# entry and each with its reason, in baseline-<revision>.yml; nothing else
+# may fail.
 #
 # Usage: run.sh STORELINK_MCP NODE CONFORMANCE_JS
 set -euo pipefail
@@ -18,24 +21,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'stop_server || true; rm -rf "$work"' EXIT
 
-# The stateless run expects baseline.yml's failures plus its own.
-cp "$here/baseline.yml" "$work/baseline-stateful.yml"
-{ cat "$here/baseline.yml"; sed '/^server:/d' "$here/baseline-stateless.yml"; } >"$work/baseline-stateless.yml"
-
-for mode in stateful stateless; do
-	flags=()
-	[ "$mode" = stateless ] && flags=(--stateless)
-	mkdir -p "$work/$mode"
-	# No token: the suite cannot send one, and the server runs without
-	# authentication only on loopback.
-	start_server "$work/$mode" -- "${flags[@]}"
-	echo "== conformance ($mode) against $server_url"
-	"$node" "$suite" server --url "$server_url" \
-		--expected-failures "$work/baseline-$mode.yml" -o "$work/$mode/results" >"$work/$mode/suite.log" 2>&1 || {
-		cat "$work/$mode/suite.log"
-		echo "conformance ($mode): unexpected results (see above)" >&2
+# No token: the suite cannot send one, and the server runs without
+# authentication only on loopback.
+start_server "$work" --
+for revision in 2025-11-25 2026-07-28; do
+	echo "== conformance --requirements $revision against $server_url"
+	"$node" "$suite" server --url "$server_url" --requirements "$revision" \
+		--expected-failures "$here/baseline-$revision.yml" -o "$work/$revision" >"$work/$revision.log" 2>&1 || {
+		cat "$work/$revision.log"
+		echo "conformance ($revision): unexpected results (see above)" >&2
 		exit 1
 	}
-	sed -n '/=== SUMMARY ===/,$p' "$work/$mode/suite.log"
-	stop_server
+	sed -n '/=== SUMMARY ===/,$p' "$work/$revision.log"
 done
+stop_server

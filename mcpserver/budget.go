@@ -7,9 +7,12 @@ import (
 )
 
 // ToolBudgetBytes is the ceiling for the model-visible definitions of all
-// tools together. Every definition is sent to the model on every turn; the
-// five tools of the original TypeScript server cost about 5.9 KB.
-const ToolBudgetBytes = 4600
+// tools together, plus the prompts (PromptBytes). Every tool definition is
+// sent to the model on every turn; the five tools of the original
+// TypeScript server cost about 5.9 KB. The prompts joined the budget at
+// issue 26 with 1,100 bytes of their own (ADR 0012), so they cannot grow at
+// the tools' expense.
+const ToolBudgetBytes = 5600
 
 // ToolsListBudgetBytes is the ceiling for the whole tools/list result, output
 // schemas included: every host downloads it and compiles the schemas before
@@ -31,6 +34,26 @@ func ModelVisibleBytes(tools []*mcp.Tool) int {
 			Annotations *mcp.ToolAnnotations `json:"annotations"`
 		}{tool.Name, tool.Title, tool.Description, tool.InputSchema, tool.Annotations})
 		n += len(b)
+	}
+	return n
+}
+
+// PromptBytes is what the prompts cost: each prompts/list definition (name,
+// title, description, arguments) as compact JSON, which a host shows as a
+// slash command and may hand to the model, plus the text of the messages
+// each prompt renders, which reaches the model when the buyer picks it.
+func PromptBytes(prompts []*mcp.Prompt, rendered []*mcp.GetPromptResult) int {
+	n := 0
+	for _, p := range prompts {
+		b, _ := json.Marshal(p)
+		n += len(b)
+	}
+	for _, r := range rendered {
+		for _, m := range r.Messages {
+			if t, ok := m.Content.(*mcp.TextContent); ok {
+				n += len(t.Text)
+			}
+		}
 	}
 	return n
 }

@@ -174,7 +174,20 @@ func New(opts Options) *mcp.Server {
 	s := newServer(opts)
 	opts = s.opts
 	ms := mcp.NewServer(&mcp.Implementation{Name: "korral-storelink", Title: "Korral StoreLink", Version: opts.Version},
-		&mcp.ServerOptions{Instructions: instructionsFor(opts), Logger: opts.Logger})
+		&mcp.ServerOptions{
+			Instructions: instructionsFor(opts), Logger: opts.Logger,
+			// Declared, not inferred, so server/discover and initialize say
+			// exactly what is served: the tool and prompt lists are fixed for
+			// the life of the process, so no list ever changes (listChanged
+			// false); logging is the SDK's; completions come with the handler.
+			Capabilities: &mcp.ServerCapabilities{
+				Logging: &mcp.LoggingCapabilities{},
+				Tools:   &mcp.ToolCapabilities{},
+				Prompts: &mcp.PromptCapabilities{},
+			},
+			CompletionHandler: s.complete,
+			SetCacheable:      cacheable,
+		})
 	ms.AddReceivingMiddleware(s.auditRejected)
 	addListAuthorizedStores(ms, s)
 	addCheckStockRisk(ms, s)
@@ -183,5 +196,18 @@ func New(opts Options) *mcp.Server {
 	if opts.Writes != nil {
 		addRaiseReplenishmentOrder(ms, s)
 	}
+	addPrompts(ms, s)
 	return ms
+}
+
+// ListTTL is the ttlMs of server/discover and of the tool and prompt
+// lists: they are fixed for the life of the process and the same for every
+// caller (cacheScope public), so a client may reuse them for this long;
+// after a redeploy it sees the new lists within that time.
+const ListTTL = 5 * time.Minute
+
+// cacheable sets the caching hints of the results that carry them.
+func cacheable(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+	c.TTLMs = int(ListTTL.Milliseconds())
+	c.CacheScope = "public"
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -363,14 +364,19 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 }
 
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
+	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	for name, w := range map[string]*WriteOptions{
 		"read-only":  nil,
-		"writes off": {MaxOrderUnits: 500},
-		"writes on":  {MaxOrderUnits: 500, AllowWrites: true},
-		"approval":   {MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true},
-		"host":       {MaxOrderUnits: 500, AllowWrites: true, HostConsent: testSealer(t)},
+		"writes off": {MaxOrderUnits: 500, Ledger: db},
+		"writes on":  {MaxOrderUnits: 500, AllowWrites: true, Ledger: db},
+		"approval":   {MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true, Ledger: db},
+		"host":       {MaxOrderUnits: 500, AllowWrites: true, HostConsent: testSealer(t), Ledger: db},
 	} {
-		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = w })
+		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2","311":"k3"}`), func(o *Options) { o.Writes = w })
 		res, err := s.cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -380,15 +386,45 @@ func TestToolDefinitionsFitTheBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: model-visible tool definitions %d bytes (budget %d), whole tools/list result %d bytes (budget %d)",
-			name, n, ToolBudgetBytes, len(whole), ToolsListBudgetBytes)
-		if n > ToolBudgetBytes {
-			t.Errorf("%s: tool definitions cost %d bytes, budget %d", name, n, ToolBudgetBytes)
+		prompts, rendered := renderPrompts(t, s)
+		if w != nil && len(prompts) != 2 || w == nil && len(prompts) != 1 {
+			t.Fatalf("%s: %d prompts listed", name, len(prompts))
+		}
+		p := PromptBytes(prompts, rendered)
+		t.Logf("%s: model-visible tool definitions %d bytes + prompts %d bytes = %d (budget %d), whole tools/list result %d bytes (budget %d)",
+			name, n, p, n+p, ToolBudgetBytes, len(whole), ToolsListBudgetBytes)
+		if n+p > ToolBudgetBytes {
+			t.Errorf("%s: tool definitions and prompts cost %d bytes, budget %d", name, n+p, ToolBudgetBytes)
 		}
 		if len(whole) > ToolsListBudgetBytes {
 			t.Errorf("%s: tools/list is %d bytes, budget %d", name, len(whole), ToolsListBudgetBytes)
 		}
 	}
+}
+
+// renderPrompts lists the prompts and renders each with every argument
+// given, three stores where a list is taken: the longest text a buyer's
+// ordinary use produces.
+func renderPrompts(t *testing.T, s session) ([]*mcp.Prompt, []*mcp.GetPromptResult) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := s.cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]map[string]string{
+		promptRestockGaps: {"sku": "8847291", "min_gap_units": "12", "store_ids": "47,102,311"},
+		promptOrdersSince: {"sku": "8847291", "store_id": "47", "since": testNow.Add(-48 * time.Hour).Format(time.RFC3339)},
+	}
+	var out []*mcp.GetPromptResult
+	for _, p := range list.Prompts {
+		r, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: args[p.Name]})
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		out = append(out, r)
+	}
+	return list.Prompts, out
 }
 
 // TestReadOnlyDefinitionsSayNothingOfTheWritePath: under READ_ONLY the write

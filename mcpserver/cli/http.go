@@ -70,7 +70,7 @@ func parseServeFlags(args []string, env Env) (serveOptions, error) {
 	var o serveOptions
 	var hosts hostList
 	fs.StringVar(&o.addr, "http", "127.0.0.1:8080", "`address` to listen on (host:port; port 0 picks a free one)")
-	fs.BoolVar(&o.stateless, "stateless", false, "no MCP sessions: every request stands alone, so any replica can answer any request")
+	fs.BoolVar(&o.stateless, "stateless", false, "no MCP sessions for 2025-11-25 clients either (2026-07-28 requests never have one), so any replica can answer any request")
 	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "serve without bearer tokens on a non-loopback address (also "+envInsecure+"=true)")
 	fs.Var(&hosts, "allowed-host", "host `name` clients use to reach the server, besides loopback and the listen address (repeatable, or comma-separated)")
 	fs.DurationVar(&o.requestTimeout, "request-timeout", 60*time.Second, "longest time one MCP request may take")

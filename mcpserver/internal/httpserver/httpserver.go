@@ -94,7 +94,10 @@ type Options struct {
 	// address names no host.
 	ListenHost   string
 	AllowedHosts []string
-	// Stateless serves without MCP sessions: every request stands alone.
+	// Stateless serves every client without MCP sessions, so any replica
+	// can answer any request. Without it, 2025-11-25 clients get sessions
+	// (GET streams, server-to-client requests, the session caps) and
+	// 2026-07-28 requests, which carry no session, stand alone.
 	Stateless bool
 	// RequestTimeout bounds every MCP request.
 	RequestTimeout time.Duration
@@ -207,25 +210,43 @@ func (s *Server) routes() http.Handler {
 	if s.opts.OAuth != nil {
 		s.opts.Server.AddReceivingMiddleware(s.opts.OAuth.Middleware())
 	}
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.opts.Server }, &mcp.StreamableHTTPOptions{
-		Stateless:           s.opts.Stateless,
-		Logger:              s.log,
-		MaxRequestBodyBytes: MaxBodyBytes,
-		// An abandoned session (no DELETE) holds memory and a goroutine
-		// until it has been idle this long, and holds its place under the
-		// session cap until then.
-		SessionTimeout: s.opts.SessionIdleTimeout,
-		// The SDK's own rebinding check refuses every non-loopback Host on a
-		// loopback connection, which also refuses a reverse proxy on the same
-		// machine forwarding for a configured name. hostGuard covers the same
-		// ground on every interface and honours the allowed host names.
-		DisableLocalhostProtection: true,
-	})
-	mcpH := s.endStreamsOnShutdown(sdk)
 	if s.sessions != nil {
-		// Inside authentication, so the cap knows the token.
-		mcpH = s.sessions.wrap(mcpH)
+		// The stateless revision's requests count under the session caps
+		// while they run, so one token cannot escape its limit by
+		// switching revision.
+		s.opts.Server.AddReceivingMiddleware(s.sessions.countRequests)
 	}
+	handler := func(stateless bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.opts.Server }, &mcp.StreamableHTTPOptions{
+			Stateless:           stateless,
+			Logger:              s.log,
+			MaxRequestBodyBytes: MaxBodyBytes,
+			// An abandoned session (no DELETE) holds memory and a goroutine
+			// until it has been idle this long, and holds its place under the
+			// session cap until then.
+			SessionTimeout: s.opts.SessionIdleTimeout,
+			// The SDK's own rebinding check refuses every non-loopback Host on a
+			// loopback connection, which also refuses a reverse proxy on the same
+			// machine forwarding for a configured name. hostGuard covers the same
+			// ground on every interface and honours the allowed host names.
+			DisableLocalhostProtection: true,
+		})
+	}
+	// 2026-07-28 requests stand alone (the SDK serves that revision only
+	// statelessly); 2025-11-25 clients keep their sessions unless the
+	// operator asked for none. Both handlers answer for the same server, so
+	// a tool, the audit trail and the ledger cannot tell them apart.
+	stateless := handler(true)
+	var sdk http.Handler = stateless
+	if !s.opts.Stateless {
+		var stateful http.Handler = handler(false)
+		if s.sessions != nil {
+			// Inside authentication, so the cap knows the token.
+			stateful = s.sessions.wrap(stateful)
+		}
+		sdk = byRevision(stateful, stateless)
+	}
+	mcpH := s.endStreamsOnShutdown(sdk)
 	if s.opts.Inspect != nil {
 		mcpH = s.inspect(mcpH)
 	}
@@ -357,6 +378,60 @@ func limitBody(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// currentRevision is the first MCP revision without sessions: its requests
+// carry their version in the MCP-Protocol-Version header and in _meta, and
+// the SDK serves them over HTTP only statelessly.
+const currentRevision = "2026-07-28"
+
+// byRevision sends each request to the handler of its protocol revision:
+// a request of 2026-07-28 or later, or a server/discover probe (which must
+// be told every revision this endpoint serves, 2026-07-28 included), to
+// stateless; everything else, that is 2025-11-25 and older sessions and
+// their initialize, to stateful. Revision dates compare as strings.
+func byRevision(stateful, stateless http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isCurrentRevision(r) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// isCurrentRevision reports whether r belongs to the stateless revision: by
+// its MCP-Protocol-Version header, or, for a POST outside any session, by
+// the body's method or _meta protocol version (a request that names the
+// new revision only in _meta is then refused by the SDK for the missing
+// header, as that revision requires, rather than as an unknown version).
+// The body has been read in full, within its limit, by limitBody.
+func isCurrentRevision(r *http.Request) bool {
+	if r.Header.Get("Mcp-Protocol-Version") >= currentRevision {
+		return true
+	}
+	if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return false // a batch or garbage: the 2025-11-25 handler refuses it as before
+	}
+	if m.Method == "server/discover" {
+		return true
+	}
+	_, ok := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return ok
 }
 
 // inspect hands a POST's JSON-RPC request to Options.Inspect, then passes

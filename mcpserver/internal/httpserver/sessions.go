@@ -2,15 +2,18 @@ package httpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -75,6 +78,39 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 		release(w.Header().Get("Mcp-Session-Id"))
 	})
 }
+
+// countRequests caps the requests of the stateless revision (2026-07-28)
+// by the same numbers, because each holds what a session holds while its
+// handler runs (a goroutine, StoreLink calls): a request counts as a
+// session for as long as its method handler runs. It is a receiving
+// middleware, not an HTTP wrapper, so the place is free before the answer
+// is written: a client that reads its answer and sends the next request at
+// once never finds its own last request still counted. Requests of a
+// session (2025-11-25) pass, as they are counted by their session. A
+// request beyond a cap is answered with a JSON-RPC error naming the cap and
+// the setting, and its handler never runs.
+func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") || req.GetSession() == nil || req.GetSession().ID() != "" {
+			return next(ctx, method, req)
+		}
+		label := ""
+		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+			label = ex.TokenInfo.UserID
+		}
+		release, refusal := c.admit(label)
+		if refusal != "" {
+			c.log.Warn("http.request_refused", "reason", refusal, "token", label, "method", method)
+			return nil, &jsonrpc.Error{Code: codeOverCap, Message: refusal + "; retry in a moment, once requests still running have been answered"}
+		}
+		defer release("")
+		return next(ctx, method, req)
+	}
+}
+
+// codeOverCap is the JSON-RPC error of a request refused at a cap: one of
+// the codes JSON-RPC leaves to the server (-32000 to -32099).
+const codeOverCap = -32000
 
 // forget frees the place of a session that ended.
 func (c *sessionCap) forget(sessionID string) {
