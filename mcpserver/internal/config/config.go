@@ -124,6 +124,11 @@ type Config struct {
 	// ConsolePublicURL is the approvals console's base URL as people open
 	// it, without a trailing slash; "" when not configured.
 	ConsolePublicURL string
+	// Telemetry is the OpenTelemetry export (the OTEL_* variables).
+	Telemetry Telemetry
+	// MetricsTokenFile holds the bearer token of `serve --metrics`; "" when
+	// the metrics listener is loopback and needs none.
+	MetricsTokenFile string
 }
 
 // Var documents one environment variable.
@@ -138,7 +143,7 @@ type Var struct {
 // Documentation lists every variable Load reads, in the order a README table
 // shows them. Tests check it against Load, so the two cannot drift.
 func Documentation() []Var {
-	return []Var{
+	return append([]Var{
 		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded demo StoreLink, whose made-up data every answer flags as such."},
 		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; the server refuses it without one (real keys with demo data mean a lost setting), since the demo StoreLink brings its own.`},
 		{Name: "STORELINK_MOCK_NOW", Default: "", Description: "Pins the embedded demo StoreLink's clock and the server's (RFC 3339), for reproducible runs. Only for a server without UPSTREAM_BASE_URL; every other command refuses it."},
@@ -171,7 +176,7 @@ func Documentation() []Var {
 		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (1s to 24h)."},
 		{Name: "MCP_AUTH_TOKENS_FILE", Default: "", Description: "Bearer token file of `serve --http`: one \"label token\" line per client, re-read when it changes. Required unless the address is loopback or `--insecure-no-auth` is given."},
 		{Name: "MCP_HTTP_INSECURE", Default: "false", Description: "true is `--insecure-no-auth`: `serve --http` without tokens on a non-loopback address, for when something in front of it authenticates callers. Not together with MCP_AUTH_TOKENS_FILE."},
-	}
+	}, telemetryDocs()...)
 }
 
 // loader accumulates problems instead of stopping at the first.
@@ -265,6 +270,8 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		}
 	}
 	c.ConsolePublicURL = l.consoleURL("CONSOLE_PUBLIC_URL")
+	c.Telemetry = l.telemetry()
+	c.MetricsTokenFile = l.metricsTokenFile()
 
 	// Contradictions, checked only between values that parsed.
 	if c.ReadOnly && c.AllowWrites {

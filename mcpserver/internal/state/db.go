@@ -190,7 +190,7 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 }
 
 // schemaVersion is the version this code writes and understands.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migrations[i] brings the schema from version i to i+1. Migrations are only
 // ever appended: a released version's statements never change, because some
@@ -314,6 +314,11 @@ WHEN OLD.revoked_at IS NOT NULL OR NEW.revoked_at IS NULL OR NEW.id IS NOT OLD.i
 BEGIN SELECT RAISE(ABORT, 'approver records change only by being revoked, once: revoke and add a new one'); END;
 CREATE TRIGGER approvers_no_delete BEFORE DELETE ON approvers
 BEGIN SELECT RAISE(ABORT, 'approver records are kept: DELETE refused; revoke the approver instead'); END;
+`,
+	// 5: each audit row names the OpenTelemetry trace of its call, so the
+	// row leads to the trace and back; rows from before it have none.
+	`
+ALTER TABLE audit ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
 `,
 }
 
