@@ -218,7 +218,9 @@ func metricsPolicy(o serveOptions, tokenFile string) error {
 	if err != nil {
 		return fmt.Errorf("serve: --metrics %q: want host:port, such as 127.0.0.1:9464: %w", o.metrics.addr, err)
 	}
-	if o.metrics.addr == o.addr || (o.console.addr != "" && o.metrics.addr == o.console.addr) {
+	// Port 0 picks a free port for each listener, so only a fixed port can
+	// name a listener already taken.
+	if _, port, _ := net.SplitHostPort(o.metrics.addr); port != "0" && (o.metrics.addr == o.addr || o.metrics.addr == o.console.addr) {
 		return errors.New("serve: --metrics must name an address of its own: /metrics never shares the MCP endpoint's or the console's listener")
 	}
 	if tokenFile == "" && !httpserver.IsLoopbackHost(strings.ToLower(host)) {
