@@ -219,11 +219,11 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 	}
 
 	want := map[string]float64{
-		"korral_list_authorized_stores|":                         2,
-		"korral_check_stock_risk|":                               1,
+		"korral_list_authorized_stores|":                          2,
+		"korral_check_stock_risk|":                                1,
 		"korral_check_stock_risk|tool_error|STORE_NOT_AUTHORIZED": 1,
 		"korral_check_stock_risk|tool_error|UPSTREAM_UNAVAILABLE": 3,
-		"korral_raise_replenishment_order|":                      1,
+		"korral_raise_replenishment_order|":                       1,
 	}
 	const q = `sum by (gen_ai_tool_name, error_type, storelink_error_code) (mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"})`
 	key := func(m map[string]string) string {

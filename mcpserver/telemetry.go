@@ -33,7 +33,7 @@ const (
 	attrErrorCode = "storelink.error.code"
 	attrCallID    = "storelink.call_id"
 	// attrReason is why the SDK refused a call, as a closed set of codes.
-	attrReason = "reason"
+	attrReason  = "reason"
 	attrOutcome = "outcome"
 )
 
