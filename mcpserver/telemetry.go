@@ -28,6 +28,7 @@ const (
 	attrProtocolVersion = "mcp.protocol.version"
 	attrErrorType       = "error.type"
 	attrTransport       = "network.transport"
+	attrPromptName      = "gen_ai.prompt.name"
 	// attrErrorCode is the tool's error code, from the closed taxonomy
 	// (UPSTREAM_UNAVAILABLE, ...), so it is a bounded label.
 	attrErrorCode = "storelink.error.code"
@@ -155,6 +156,9 @@ func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			target = clientName(ctr.Params.Name)
 		}
+		if gpr, ok := req.(*mcp.GetPromptRequest); ok && gpr.Params != nil {
+			target = clientName(gpr.Params.Name)
+		}
 		if meta := paramsMeta(req); len(meta) > 0 {
 			ctx = propagator.Extract(ctx, metaCarrier(meta))
 		}
@@ -163,8 +167,11 @@ func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			name += " " + target
 		}
 		attrs := []attribute.KeyValue{attribute.String(attrMethod, method), attribute.String(attrTransport, s.transport())}
-		if tool != "" {
+		switch {
+		case tool != "":
 			attrs = append(attrs, attribute.String(attrToolName, target), attribute.String(attrOperation, "execute_tool"))
+		case target != "":
+			attrs = append(attrs, attribute.String(attrPromptName, target))
 		}
 		var version string
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
