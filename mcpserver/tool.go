@@ -228,7 +228,9 @@ const maxReason = 200
 func (s *server) recordRejected(ctx context.Context, c *call, reason, code string, elapsed time.Duration) {
 	ctx = callid.With(ctx, c.id)
 	noteCall(ctx, c.id, "")
-	s.metrics.rejected.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String(attrReason, code)))
+	if s.metrics.rejected != nil {
+		s.metrics.rejected.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String(attrReason, code)))
+	}
 	s.log.WarnContext(ctx, "tool.rejected", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session, "reason", reason)
 	s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), elapsed)
 }
