@@ -204,12 +204,18 @@ func TestDeployKubernetesManifest(t *testing.T) {
 	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("probes on %q and %q, want /readyz and /healthz", c.ReadinessProbe.HTTPGet.Path, c.LivenessProbe.HTTPGet.Path)
 	}
-	if len(c.Ports) != 1 || c.Ports[0].Name != c.ReadinessProbe.HTTPGet.Port || c.Ports[0].Name != c.LivenessProbe.HTTPGet.Port ||
-		!slices.Contains(c.Args, ":"+strconv.Itoa(c.Ports[0].ContainerPort)) {
-		t.Errorf("ports %+v, args %q: the probes and --http must use the container's one port", c.Ports, c.Args)
+	// The MCP port and, beside it, the metrics port the pod's annotations
+	// name for Prometheus (checked in TestDeployMetricsAssets).
+	ports := map[string]int{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
 	}
-	if svc := objs["Service"]; len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != c.Ports[0].Name {
-		t.Errorf("the Service targets %+v, want the container port %q", svc.Spec.Ports, c.Ports[0].Name)
+	if len(c.Ports) != 2 || ports["http"] == 0 || ports["metrics"] == 0 || c.ReadinessProbe.HTTPGet.Port != "http" || c.LivenessProbe.HTTPGet.Port != "http" ||
+		!slices.Contains(c.Args, ":"+strconv.Itoa(ports["http"])) {
+		t.Errorf("ports %+v, args %q: the probes and --http must use the container's http port", c.Ports, c.Args)
+	}
+	if svc := objs["Service"]; len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != "http" {
+		t.Errorf("the Service targets %+v, want the container port \"http\" alone", svc.Spec.Ports)
 	}
 	selector, _ := raw["Service"]["spec"].(map[string]any)["selector"].(map[string]any)
 	for k, v := range selector {
@@ -256,6 +262,10 @@ func TestDeployKubernetesConfigurationStarts(t *testing.T) {
 		"/etc/storelink-mcp/tokens":              filepath.Join(w.dir, "tokens"),
 		"/etc/storelink-mcp/approval-credential": filepath.Join(w.dir, "approval-credential"),
 		"/var/lib/storelink-mcp/state.db":        w.statePath,
+		"/etc/storelink-mcp/metrics-token":       filepath.Join(w.dir, "metrics-token"),
+	}
+	if err := os.WriteFile(files["/etc/storelink-mcp/metrics-token"], []byte(metricsToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	writeTokenFile(t, files["/etc/storelink-mcp/tokens"], "dairy "+tokenDairy+"\n", time.Now())
 	if err := os.WriteFile(files["/etc/storelink-mcp/approval-credential"], []byte("approver-0123456789abcdef\n"), 0o600); err != nil {
@@ -282,6 +292,9 @@ func TestDeployKubernetesConfigurationStarts(t *testing.T) {
 		t.Fatalf("args %q have no --http address", args)
 	}
 	args[i+1] = "127.0.0.1:0"
+	if i := slices.Index(args, "--metrics"); i >= 0 && i+1 < len(args) {
+		args[i+1] = "127.0.0.1:0"
+	}
 	cmd := exec.Command(serverBinary, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	p := launchHTTP(t, cmd)

@@ -15,6 +15,6 @@ func (a AuditStore) Record(ctx context.Context, e AuditEvent) error {
 	return a.Log.RecordAudit(context.WithoutCancel(ctx), state.AuditRecord{
 		Time: e.Time, CallID: e.CallID, Client: e.Client, Session: e.Session, Tool: e.Tool,
 		StoreID: e.StoreID, SKU: e.SKU, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
-		Summary: e.Summary, DurationMS: e.DurationMS,
+		Summary: e.Summary, DurationMS: e.DurationMS, TraceID: e.TraceID,
 	})
 }

@@ -29,7 +29,7 @@ func NewRejections(opts Options) *Rejections { return &Rejections{s: newServer(o
 // bounded here.
 func (r *Rejections) Record(ctx context.Context, tool, reason, client, session string) {
 	c := &call{id: callid.New(), tool: tool, client: clientName(client), session: textsafe.Bound(session, maxClientName)}
-	r.s.recordRejected(ctx, c, reason, 0)
+	r.s.recordRejected(ctx, c, reason, rejectUndecodable, 0)
 }
 
 // UndecodableCall reports whether req is a tools/call the SDK will refuse

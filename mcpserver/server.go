@@ -21,7 +21,10 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Upstream is what the tools need from StoreLink. Every method is called only
@@ -49,6 +52,8 @@ type AuditEvent struct {
 	ErrorCode  string    `json:"error_code,omitempty"`
 	Summary    string    `json:"summary"`
 	DurationMS float64   `json:"duration_ms"`
+	// TraceID is the call's OpenTelemetry trace, "" when it has none.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // AuditSink receives one event per tool call. Implementations must not block
@@ -78,6 +83,13 @@ type Options struct {
 	// EmbeddedDemo says the upstream is the embedded demo StoreLink: every
 	// answer the model relays then carries DemoNotice.
 	EmbeddedDemo bool
+	// TracerProvider and MeterProvider receive the spans and metrics of
+	// every request (telemetry.go); nil is a no-op.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// NetworkTransport is network.transport on spans and metrics: "pipe"
+	// (stdio, the default) or "tcp" (HTTP).
+	NetworkTransport string
 }
 
 // WriteOptions configures korral_raise_replenishment_order.
@@ -115,6 +127,11 @@ type WriteOptions struct {
 type server struct {
 	opts Options
 	log  *slog.Logger
+
+	tracer  trace.Tracer
+	metrics instruments
+	// tools are the names registered, the only tool names used as labels.
+	tools map[string]bool
 }
 
 // workflow is the order workflow behind the tools, built from the options
@@ -132,6 +149,9 @@ func (s *server) workflow() *replenish.Workflow {
 	}
 	if w := s.opts.Writes; w != nil {
 		f.Ledger, f.UpstreamID = w.Ledger, w.UpstreamID
+		if s.opts.TracerProvider != nil {
+			f.Ledger, f.Tracer = state.TracedLedger(w.Ledger, s.opts.TracerProvider), s.tracer
+		}
 		if w.Recorder != nil {
 			f.Recorder = w.Recorder
 		}
@@ -160,7 +180,8 @@ func newServer(opts Options) *server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &server{opts: opts, log: opts.Logger}
+	return &server{opts: opts, log: opts.Logger, tracer: telemetry.Tracer(opts.TracerProvider),
+		metrics: newInstruments(opts.MeterProvider), tools: map[string]bool{}}
 }
 
 // New returns the MCP server with its tools registered.
@@ -188,7 +209,7 @@ func New(opts Options) *mcp.Server {
 			CompletionHandler: s.complete,
 			SetCacheable:      cacheable,
 		})
-	ms.AddReceivingMiddleware(s.auditRejected)
+	ms.AddReceivingMiddleware(s.observe, s.auditRejected)
 	addListAuthorizedStores(ms, s)
 	addCheckStockRisk(ms, s)
 	addListRecentSales(ms, s)

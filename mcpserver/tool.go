@@ -14,9 +14,12 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // ErrorBody is a failure the model can act on: a code from a closed set, a
@@ -129,6 +132,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		property(out, "data").Properties["demo_notice"] = &jsonschema.Schema{Type: "string"}
 	}
 	t.OutputSchema = out
+	s.tools[t.Name] = true
 	allowed := make([]string, 0, len(in.Properties))
 	for name := range in.Properties {
 		allowed = append(allowed, name)
@@ -139,6 +143,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		start := time.Now()
 		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
+		noteCall(ctx, c.id, "")
 		s.log.InfoContext(ctx, "tool.start", "call_id", c.id, "tool", t.Name, "client", c.client, "session", c.session)
 
 		var data *Out
@@ -221,7 +226,7 @@ func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
 		if errors.As(err, &rpcErr) {
 			reason = fmt.Sprintf("%s (JSON-RPC %d)", reason, rpcErr.Code)
 		}
-		s.recordRejected(ctx, c, reason, time.Since(start))
+		s.recordRejected(ctx, c, reason, rejectionReason(err), time.Since(start))
 		return res, err
 	}
 }
@@ -231,8 +236,12 @@ const maxReason = 200
 
 // recordRejected logs and audits a tool call refused before any handler
 // ran, for whichever layer noticed the refusal.
-func (s *server) recordRejected(ctx context.Context, c *call, reason string, elapsed time.Duration) {
+func (s *server) recordRejected(ctx context.Context, c *call, reason, code string, elapsed time.Duration) {
 	ctx = callid.With(ctx, c.id)
+	noteCall(ctx, c.id, "")
+	if s.metrics.rejected != nil {
+		s.metrics.rejected.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String(attrReason, code)))
+	}
 	s.log.WarnContext(ctx, "tool.rejected", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session, "reason", reason)
 	s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), elapsed)
 }
@@ -344,6 +353,7 @@ func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed tim
 		s.log.ErrorContext(ctx, "tool.state_unavailable", "call_id", c.id, "tool", c.tool, "cause", causeText(e))
 	}
 	body := errorBody(e)
+	noteCall(ctx, "", body.Code)
 	b, _ := json.Marshal(failure{Error: body, DemoNotice: s.demoNotice()})
 	s.log.WarnContext(ctx, "tool.err", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku,
 		"error_code", body.Code, "error_message", body.Message, "duration_ms", ms(elapsed))
@@ -359,13 +369,17 @@ func (s *server) audit(ctx context.Context, c *call, outcome, code, summary stri
 	e := AuditEvent{
 		Time: s.opts.Now().UTC(), CallID: c.id, Client: c.client, Session: c.session, Tool: c.tool,
 		StoreID: c.storeID, SKU: c.sku, Outcome: outcome, ErrorCode: code, Summary: summary, DurationMS: ms(elapsed),
+		TraceID: telemetry.TraceID(ctx),
 	}
 	s.log.InfoContext(ctx, "audit", "call_id", e.CallID, "client", e.Client, "session", e.Session, "tool", e.Tool,
 		"store_id", e.StoreID, "sku", e.SKU, "outcome", e.Outcome, "error_code", e.ErrorCode, "summary", e.Summary)
 	if s.opts.Audit == nil {
 		return
 	}
-	if err := s.opts.Audit.Record(ctx, e); err != nil {
+	started := time.Now()
+	err := s.opts.Audit.Record(ctx, e)
+	s.recordAuditWrite(ctx, time.Since(started), err)
+	if err != nil {
 		s.log.ErrorContext(ctx, "audit.write_failed", "call_id", c.id, "error", err.Error())
 	}
 }

@@ -110,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&c.quick, "quick", false, "one short run, for trying the driver out")
 	fs.Var((*envList)(&c.serverEnv), "server-env", "extra `KEY=VALUE` for every server process (repeatable), e.g. PROFILE_DIR for bench/profiledmcp")
 	fs.StringVar(&c.loadStart, "load-before", "", "load average when the whole benchmark began (default: when this driver starts)")
-	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, mocks (default all)")
+	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, mocks, telemetry (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	phases := map[string]bool{}
 	for _, ph := range strings.Split(c.only, ",") {
 		if ph = strings.TrimSpace(ph); ph != "" {
-			if !slices.Contains([]string{"cold", "stdio", "external", "http", "writes", "mocks"}, ph) {
+			if !slices.Contains([]string{"cold", "stdio", "external", "http", "writes", "mocks", "telemetry"}, ph) {
 				return fmt.Errorf("--only: unknown phase %q", ph)
 			}
 			phases[ph] = true
@@ -231,6 +231,8 @@ type runResult struct {
 	Writes []writeResult `json:"http_writes,omitempty"`
 	// Mocks maps a mock's name to its wrk result.
 	Mocks map[string]wrkResult `json:"mocks,omitempty"`
+	// Telemetry is the cost of metrics and tracing (telemetry.go).
+	Telemetry []telemetryResult `json:"telemetry,omitempty"`
 }
 
 const (
@@ -305,6 +307,13 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 		if err := writesRun(ctx, c, hopts, dir, &r, log); err != nil {
 			return r, err
 		}
+	}
+	if hopts != nil && c.phase("telemetry") {
+		t, err := telemetryRun(ctx, c, *hopts, dir, log)
+		if err != nil {
+			return r, err
+		}
+		r.Telemetry = t
 	}
 	if c.wrk != "" && c.phase("mocks") {
 		targets := []mockTarget{

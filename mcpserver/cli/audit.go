@@ -131,9 +131,14 @@ func printTrail(w io.Writer, recs []state.AuditRecord, format string) error {
 }
 
 func auditJSON(r state.AuditRecord) map[string]any {
-	return map[string]any{"time": r.Time.UTC().Format(time.RFC3339Nano), "call_id": r.CallID, "client": r.Client, "session": r.Session,
+	m := map[string]any{"time": r.Time.UTC().Format(time.RFC3339Nano), "call_id": r.CallID, "client": r.Client, "session": r.Session,
 		"tool": r.Tool, "store_id": r.StoreID, "sku": r.SKU, "outcome": r.Outcome, "error_code": r.ErrorCode,
 		"summary": r.Summary, "duration_ms": r.DurationMS}
+	if r.TraceID != "" {
+		// The call's trace in the tracing backend (docs/observability.md).
+		m["trace_id"] = r.TraceID
+	}
+	return m
 }
 
 // toolStatsJSON is a tool's line of the report in the JSON output.

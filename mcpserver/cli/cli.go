@@ -27,6 +27,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,6 +47,9 @@ type Env struct {
 	// --log-file). They win over the environment; Run creates the map, and
 	// copies of Env share it, so a subcommand's flags reach loadConfig.
 	overrides map[string]string
+	// serveMetrics is set by `serve --metrics`: the server then builds the
+	// Prometheus reader beside any OTLP export.
+	serveMetrics bool
 }
 
 // getenv reads a setting: a flag given on the command line, else the
@@ -251,6 +255,8 @@ type app struct {
 
 	// rejections audits the calls the SDK refuses before our middleware.
 	rejections *mcpserver.Rejections
+	// tel is the OpenTelemetry SDK of a server (telemetry.go).
+	tel telemetrySetup
 }
 
 func (a *app) Close() {
@@ -307,7 +313,14 @@ func build(ctx context.Context, env Env, sessionName string) (*app, error) {
 		SessionName:         sessionName,
 		Writes:              writes,
 		EmbeddedDemo:        a.embedded,
+		TracerProvider:      a.tel.tracer,
+		MeterProvider:       a.tel.meter,
+		NetworkTransport:    "tcp",
 	}
+	if sessionName != "" {
+		opts.NetworkTransport = "pipe"
+	}
+	a.registerLedgerGauges()
 	a.server = mcpserver.New(opts)
 	a.rejections = mcpserver.NewRejections(opts)
 	return a, nil
@@ -344,7 +357,8 @@ func load(env Env, withDemo bool) (*app, error) {
 		}
 		logTo, closes = f, append(closes, f.Close)
 	}
-	log := slog.New(slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// Every line logged with a call's context carries its trace_id.
+	log := slog.New(telemetry.LogHandler{Next: slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: cfg.LogLevel})})
 	a := &app{cfg: cfg, log: log, now: time.Now, closes: closes}
 	if fixedNow := cfg.MockNow; !fixedNow.IsZero() {
 		a.fixedNow = fixedNow
@@ -369,6 +383,10 @@ func load(env Env, withDemo bool) (*app, error) {
 func buildUpstream(ctx context.Context, env Env) (*app, error) {
 	a, err := load(env, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.startTelemetry(env.serveMetrics); err != nil {
+		a.Close()
 		return nil, err
 	}
 	cfg, log := a.cfg, a.log
@@ -421,6 +439,9 @@ func (a *app) connect(env Env, baseURL string, kr *keyring.Keyring) error {
 		MasterDataTTL:   cfg.MasterDataTTL,
 		NoCache:         cfg.MasterDataTTL == 0,
 		Now:             a.now,
+		TracerProvider:  a.tel.tracer,
+		MeterProvider:   a.tel.meter,
+		UpstreamName:    a.upstreamID,
 	})
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err)}

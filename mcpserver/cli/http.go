@@ -43,6 +43,8 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	// console is the approvals console's listener; addr "" serves none.
 	console consoleOptions
+	// metrics is the /metrics listener; addr "" serves none.
+	metrics metricsOptions
 }
 
 // hostList is a repeatable, comma-separable flag.
@@ -77,6 +79,7 @@ func parseServeFlags(args []string, env Env) (serveOptions, error) {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 20*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
 	fs.StringVar(&o.console.addr, "console", "", "also serve the approvals console on this `address`, a listener of its own (host:port)")
 	addConsoleTLSFlags(fs, &o.console, "console-")
+	fs.StringVar(&o.metrics.addr, "metrics", "", "serve Prometheus /metrics on this `address`, a listener of its own (host:port); not loopback needs MCP_METRICS_TOKEN_FILE")
 	rest, err := parseFlags(fs, args, env)
 	if err != nil {
 		return o, err
@@ -151,6 +154,14 @@ func runServe(ctx context.Context, args []string, env Env) error {
 			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %s: %w", envTokensFile, err)}
 		}
 	}
+	if err := metricsPolicy(o, cfg.MetricsTokenFile); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	metricsToken, err := readMetricsToken(env, cfg.MetricsTokenFile, tokens)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	env.serveMetrics = o.metrics.addr != ""
 	a, err := build(ctx, env, "")
 	if err != nil {
 		return err
@@ -209,12 +220,27 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		defer c.stop(a)
 		consoleDone = c.done
 	}
+	var metricsDone <-chan error
+	if o.metrics.addr != "" {
+		m, err := startMetrics(a, o.metrics, metricsToken)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer m.stop()
+		metricsDone = m.done
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
+	case err := <-metricsDone:
+		sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return fmt.Errorf("metrics: %w", err)
 	case err := <-consoleDone:
 		sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 		defer cancel()

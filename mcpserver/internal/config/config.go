@@ -145,6 +145,11 @@ type Config struct {
 	// issued for (its aud), and the resource of the protected resource
 	// metadata; set exactly when OAuthIssuer is.
 	OAuthAudience string
+	// Telemetry is the OpenTelemetry export (the OTEL_* variables).
+	Telemetry Telemetry
+	// MetricsTokenFile holds the bearer token of `serve --metrics`; "" when
+	// the metrics listener is loopback and needs none.
+	MetricsTokenFile string
 }
 
 // Var documents one environment variable.
@@ -159,7 +164,7 @@ type Var struct {
 // Documentation lists every variable Load reads, in the order a README table
 // shows them. Tests check it against Load, so the two cannot drift.
 func Documentation() []Var {
-	return []Var{
+	return append([]Var{
 		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded demo StoreLink, whose made-up data every answer flags as such."},
 		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; the server refuses it without one (real keys with demo data mean a lost setting), since the demo StoreLink brings its own.`},
 		{Name: "STORELINK_MOCK_NOW", Default: "", Description: "Pins the embedded demo StoreLink's clock and the server's (RFC 3339), for reproducible runs. Only for a server without UPSTREAM_BASE_URL; every other command refuses it."},
@@ -196,7 +201,7 @@ func Documentation() []Var {
 		{Name: "MCP_PUBLIC_URL", Default: "", Description: "Base URL at which clients reach `serve --http`, e.g. https://mcp.korral.example (https, or http to a loopback host); its /mcp is the server's OAuth resource identifier."},
 		{Name: "OAUTH_ISSUER", Default: "", Description: "Issuer identifier of the identity provider whose access tokens `serve --http` accepts, beside MCP_AUTH_TOKENS_FILE (https, or http to a loopback host; taken exactly). Its keys come from its metadata. Empty: no OAuth."},
 		{Name: "OAUTH_AUDIENCE", Default: "MCP_PUBLIC_URL plus /mcp", Description: "Resource identifier an access token must be issued for (its aud), also the resource of /.well-known/oauth-protected-resource. Needs OAUTH_ISSUER."},
-	}
+	}, telemetryDocs()...)
 }
 
 // loader accumulates problems instead of stopping at the first.
@@ -291,6 +296,8 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 	}
 	c.ConsolePublicURL = l.consoleURL("CONSOLE_PUBLIC_URL")
 	l.oauth(c)
+	c.Telemetry = l.telemetry()
+	c.MetricsTokenFile = l.metricsTokenFile()
 
 	// Contradictions, checked only between values that parsed.
 	if c.ReadOnly && c.AllowWrites {

@@ -70,6 +70,7 @@ func TestDefaults(t *testing.T) {
 		HTTPMaxSessions:         1000,
 		HTTPMaxSessionsPerToken: 100,
 		HTTPSessionIdleTimeout:  30 * time.Minute,
+		Telemetry:               defaultTelemetry,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -129,6 +130,7 @@ func TestEveryValueSet(t *testing.T) {
 		AuthTokensFile:          "/etc/storelink/tokens",
 		MockNow:                 time.Date(2026, 11, 27, 14, 30, 0, 0, time.FixedZone("", 3600)),
 		ApproverSecret:          cred,
+		Telemetry:               defaultTelemetry,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -441,6 +441,8 @@ func SameOrder(e state.Entry, o domain.Order) bool {
 // stage records a confirmed order for a person to release; nothing is
 // sent.
 func (w *Workflow) stage(ctx context.Context, out *Outcome, requestedBy string) (*Outcome, error) {
+	ctx, span := w.span(ctx, "replenish stage", out.StoreID)
+	defer span.End()
 	req := out.Request
 	sku, err := w.Upstream.SKU(ctx, out.StoreID, req.SKU)
 	if err != nil {
@@ -518,6 +520,8 @@ func (w *Workflow) sendNew(ctx context.Context, out *Outcome, requestedBy string
 // journal later. An accepted order is therefore always returned as Sent,
 // recorded or not, never as an error.
 func (w *Workflow) send(ctx context.Context, up Upstream, e state.Entry) (Sent, error) {
+	ctx, span := w.span(ctx, "replenish send", e.StoreID)
+	defer span.End()
 	rec := w.recorder()
 	req := domain.OrderRequest{SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason}
 	o, err := up.CreateOrder(ctx, e.StoreID, req)

@@ -23,6 +23,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Upstream is what the workflow needs from StoreLink. Every method is
@@ -78,6 +79,9 @@ type Workflow struct {
 	Log *slog.Logger
 	// LookbackDays is the preview's sales history for its justification.
 	LookbackDays int
+	// Tracer makes the send of an order and its staging spans of the call
+	// (telemetry.go); nil traces nothing.
+	Tracer trace.Tracer
 }
 
 func (w *Workflow) now() time.Time {

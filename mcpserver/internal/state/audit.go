@@ -26,6 +26,8 @@ type AuditRecord struct {
 	ErrorCode  string
 	Summary    string
 	DurationMS float64
+	// TraceID is the OpenTelemetry trace of the call, "" when it had none.
+	TraceID string
 }
 
 // AuditFilter selects audit records. Empty fields match everything.
@@ -70,8 +72,8 @@ type AuditLog interface {
 
 // auditInsertSQL appends one audit record; DB prepares it once, in Open.
 const auditInsertSQL = `INSERT INTO audit
-	(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // RecordAudit implements AuditLog. A zero Time is recorded as the current
 // time, so that no record falls outside every day filter.
@@ -148,7 +150,7 @@ func (db *DB) insertAudit(ctx context.Context, recs []*AuditRecord) error {
 	insert := func(stmt *sql.Stmt, r *AuditRecord) error {
 		if _, err := stmt.ExecContext(ctx,
 			formatTime(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
-			r.Outcome, r.ErrorCode, r.Summary, r.DurationMS); err != nil {
+			r.Outcome, r.ErrorCode, r.Summary, r.DurationMS, r.TraceID); err != nil {
 			return fmt.Errorf("state: record audit for call %s: %w", r.CallID, err)
 		}
 		return nil
@@ -177,7 +179,7 @@ func (db *DB) insertAudit(ctx context.Context, recs []*AuditRecord) error {
 // Limit records, still oldest first.
 func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, error) {
 	where, args := auditWhere(f)
-	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms
+	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id
 		FROM audit` + where + ` ORDER BY time DESC, id DESC`
 	if f.Limit > 0 {
 		q += ` LIMIT ?`
@@ -193,7 +195,7 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, err
 		var r AuditRecord
 		var t string
 		if err := rows.Scan(&t, &r.CallID, &r.Client, &r.Session, &r.Tool, &r.StoreID, &r.SKU,
-			&r.Outcome, &r.ErrorCode, &r.Summary, &r.DurationMS); err != nil {
+			&r.Outcome, &r.ErrorCode, &r.Summary, &r.DurationMS, &r.TraceID); err != nil {
 			return nil, fmt.Errorf("state: query audit: %w", err)
 		}
 		if r.Time, err = parseTime(t); err != nil {

@@ -191,7 +191,7 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 }
 
 // schemaVersion is the version this code writes and understands.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // migrations[i] brings the schema from version i to i+1. Migrations are only
 // ever appended: a released version's statements never change, because some
@@ -326,6 +326,11 @@ CREATE TABLE consent_nonces (
 	used_at    TEXT NOT NULL
 );
 CREATE INDEX consent_nonces_expiry ON consent_nonces (expires_at);
+`,
+	// 6: each audit row names the OpenTelemetry trace of its call, so the
+	// row leads to the trace and back; rows from before it have none.
+	`
+ALTER TABLE audit ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
 `,
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/storelinkclient"
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -70,6 +72,13 @@ type Options struct {
 	// by (a count, a sale), so that a StoreLink pinned to the same fixed
 	// time is not refused. nil means time.Now.
 	Now func() time.Time
+	// TracerProvider makes each request a client span (telemetry.go);
+	// MeterProvider receives the request durations and the breaker state.
+	// nil is a no-op.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// UpstreamName labels the breaker gauge (the deployment's upstream id).
+	UpstreamName string
 }
 
 // Client calls StoreLink on behalf of the tools.
@@ -86,6 +95,7 @@ type Client struct {
 	master *masterCache
 	flight singleflight.Group
 	now    func() time.Time
+	meters meters
 }
 
 // errBreakerOpen is returned by the transport when the breaker refuses a request.
@@ -177,8 +187,9 @@ func New(opts Options) (*Client, error) {
 	// Neither client follows a redirect: it would carry the store key, and an
 	// order's body, to whatever host the Location names. The 3xx itself
 	// comes back, and storelinkclient turns it into a RedirectError.
-	read := &http.Client{Transport: transport, CheckRedirect: noRedirect}
-	write := &http.Client{Transport: writeTransport, CheckRedirect: noRedirect}
+	c.meters = newMeters(opts.MeterProvider, opts.UpstreamName, c.breaker)
+	read := &http.Client{Transport: instrumented(transport, opts.BaseURL, opts.TracerProvider), CheckRedirect: noRedirect}
+	write := &http.Client{Transport: instrumented(writeTransport, opts.BaseURL, opts.TracerProvider), CheckRedirect: noRedirect}
 	api, err := storelinkclient.NewClientWithResponses(opts.BaseURL,
 		storelinkclient.WithHTTPClient(&breakerDoer{next: read, write: write, breaker: c.breaker}),
 		storelinkclient.WithResponseLimit(opts.ResponseLimit),
@@ -325,8 +336,10 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 	status := 0
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, statusSinkKey{}, &status), c.timeout)
 	defer cancel()
+	actx = context.WithValue(actx, requestInfoKey{}, requestInfo{method: method, route: route, storeID: storeID, attempt: attempt})
 	start := time.Now()
 	v, err := do(actx, key)
+	c.recordRequest(ctx, method, route, status, time.Since(start))
 	if err == nil && v == nil {
 		err = storelinkclient.ErrMalformedResponse
 	}

@@ -19,10 +19,10 @@ func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 		r.Time = time.Now()
 	}
 	if _, err := db.pool.Exec(ctx, `INSERT INTO audit
-		(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		ts(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
-		r.Outcome, r.ErrorCode, r.Summary, r.DurationMS); err != nil {
+		r.Outcome, r.ErrorCode, r.Summary, r.DurationMS, r.TraceID); err != nil {
 		return db.fail("record audit for call "+r.CallID, err)
 	}
 	return nil
@@ -32,7 +32,7 @@ func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 // recent Limit records, still oldest first.
 func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.AuditRecord, error) {
 	where, args := auditWhere(f)
-	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms
+	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id
 		FROM audit` + where + ` ORDER BY time DESC, id DESC`
 	if f.Limit > 0 {
 		args = append(args, f.Limit)
@@ -45,7 +45,7 @@ func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.Audi
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (state.AuditRecord, error) {
 		var r state.AuditRecord
 		err := row.Scan(&r.Time, &r.CallID, &r.Client, &r.Session, &r.Tool, &r.StoreID, &r.SKU,
-			&r.Outcome, &r.ErrorCode, &r.Summary, &r.DurationMS)
+			&r.Outcome, &r.ErrorCode, &r.Summary, &r.DurationMS, &r.TraceID)
 		r.Time = r.Time.UTC()
 		return r, err
 	})

@@ -413,3 +413,30 @@ func collect(rows pgx.Rows) ([]state.Entry, error) {
 		return e, nil
 	})
 }
+
+// CountEntries implements state.Counter, in one grouped scan.
+func (db *DB) CountEntries(ctx context.Context, now time.Time) (state.LedgerCounts, error) {
+	out := state.LedgerCounts{ByState: map[state.EntryState]int64{}}
+	rows, err := db.pool.Query(ctx, state.CountSQL("$1", "$1"), ts(now))
+	if err != nil {
+		return out, db.fail("count entries", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n, lapsed int64
+		var next *time.Time
+		if err := rows.Scan(&st, &n, &lapsed, &next); err != nil {
+			return out, db.fail("count entries", err)
+		}
+		out.ByState[state.EntryState(st)] = n
+		out.PendingLapsed += lapsed
+		if next != nil && (out.NextExpiry.IsZero() || next.Before(out.NextExpiry)) {
+			out.NextExpiry = next.UTC()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return out, db.fail("count entries", err)
+	}
+	return out, nil
+}

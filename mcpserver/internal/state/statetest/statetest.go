@@ -44,6 +44,7 @@ func Run(t *testing.T, o Opener) {
 		{"OrderIDRaceOneWinner", orderIDRace},
 		{"Lookups", lookups},
 		{"Audit", audit},
+		{"CountEntries", countEntries},
 		{"ApproverAddGetList", approverAddGetList},
 		{"ApproverNamesUniqueIgnoringCase", approverNamesUnique},
 		{"ApproverInvalidRefused", approverInvalidRefused},
@@ -456,7 +457,8 @@ func audit(t *testing.T, o Opener) {
 		{Time: base, CallID: "c1", Client: "a", Session: "s", Tool: "read", StoreID: "47", Outcome: state.OutcomeOK, DurationMS: 3},
 		{Time: base.Add(time.Second), CallID: "c2", Client: "a", Session: "s", Tool: "read", StoreID: "47", Outcome: "error", ErrorCode: "NOT_FOUND", DurationMS: 1},
 		{Time: base.Add(2 * time.Second), CallID: "c3", Client: "b", Session: "t", Tool: "write", StoreID: "12", Outcome: state.OutcomeOK, DurationMS: 20},
-		{Time: day2, CallID: "c4", Client: "b", Session: "t", Tool: "read", StoreID: "47", Outcome: "error", ErrorCode: "NOT_FOUND", DurationMS: 2},
+		{Time: day2, CallID: "c4", Client: "b", Session: "t", Tool: "read", StoreID: "47", Outcome: "error", ErrorCode: "NOT_FOUND", DurationMS: 2,
+			TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"},
 	}
 	for i, r := range recs {
 		// Two handles write, as two replicas would; both see everything.

@@ -1,0 +1,288 @@
+package cli
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/httpserver"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The bounds of the export, so an unreachable collector costs a bounded
+// queue and never the call: spans wait in a queue of this many (then the
+// newest are dropped), an export gives up after exportTimeout, and the
+// final flush at shutdown after shutdownFlush.
+const (
+	spanQueueSize = 2048
+	spanBatchSize = 512
+	exportTimeout = 5 * time.Second
+	shutdownFlush = 2 * time.Second
+)
+
+// telemetrySetup is the process's one TracerProvider and one MeterProvider
+// (design notes, "Observability"), built from the OTEL_* settings; each is
+// nil when nothing would receive it, so the packages use no-ops.
+type telemetrySetup struct {
+	tracer trace.TracerProvider
+	meter  metric.MeterProvider
+	// metrics is the Prometheus handler of `serve --metrics`; nil without it.
+	metrics http.Handler
+	// shutdown flushes and stops the SDK, bounded by shutdownFlush.
+	shutdown []func(context.Context) error
+}
+
+// exportWarning logs the first failure of an export as one warning and
+// counts the rest silently: a collector that is down must not fill the logs.
+type exportWarning struct {
+	log  *slog.Logger
+	once sync.Once
+}
+
+func (w *exportWarning) Handle(err error) {
+	w.once.Do(func() {
+		w.log.Warn("telemetry.export_failed", "error", textBound(err.Error()),
+			"note", "spans and metrics wait in a bounded queue and are dropped when it is full; calls are unaffected; this is logged once")
+	})
+}
+
+func textBound(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
+
+// startTelemetry builds the providers for a server. prometheusEndpoint is
+// whether `serve --metrics` asked for /metrics.
+func (a *app) startTelemetry(prometheusEndpoint bool) error {
+	t := a.cfg.Telemetry
+	res := resource.NewWithAttributes("", attribute.String("service.name", t.ServiceName), attribute.String("service.version", Version))
+	if t.Tracing() || t.MetricsPush() {
+		otel.SetErrorHandler(&exportWarning{log: a.log})
+	}
+	if t.Tracing() {
+		exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(t.TracesEndpoint),
+			otlptracehttp.WithHeaders(t.Headers), otlptracehttp.WithTimeout(exportTimeout),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 10 * time.Second}))
+		if err != nil {
+			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)}
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler(t)),
+			sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(spanQueueSize), sdktrace.WithMaxExportBatchSize(spanBatchSize),
+				sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(exportTimeout)))
+		a.tel.tracer = tp
+		a.tel.shutdown = append(a.tel.shutdown, tp.Shutdown)
+	}
+	var readers []sdkmetric.Option
+	if t.MetricsPush() {
+		exp, err := otlpmetrichttp.New(context.Background(), otlpmetrichttp.WithEndpointURL(t.MetricsEndpoint),
+			otlpmetrichttp.WithHeaders(t.Headers), otlpmetrichttp.WithTimeout(exportTimeout),
+			otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 10 * time.Second}))
+		if err != nil {
+			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: %w", err)}
+		}
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(t.MetricInterval), sdkmetric.WithTimeout(exportTimeout))))
+	}
+	if prometheusEndpoint {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		readers = append(readers, sdkmetric.WithReader(exp))
+		a.tel.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: nil})
+	}
+	if len(readers) > 0 {
+		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		a.tel.meter = mp
+		a.tel.shutdown = append(a.tel.shutdown, mp.Shutdown)
+	}
+	a.closes = append(a.closes, a.tel.close)
+	if t.Tracing() || t.MetricsPush() {
+		a.log.Info("telemetry.enabled", "traces", t.TracesEndpoint != "" && t.Tracing(), "metrics_push", t.MetricsPush(), "sampler", t.Sampler, "service_name", t.ServiceName)
+	}
+	return nil
+}
+
+// close flushes what is queued, for at most shutdownFlush in all.
+func (t *telemetrySetup) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownFlush)
+	defer cancel()
+	var errs []error
+	for _, f := range t.shutdown {
+		errs = append(errs, f(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// sampler is the OTEL_TRACES_SAMPLER the configuration read.
+func sampler(t config.Telemetry) sdktrace.Sampler {
+	switch t.Sampler {
+	case "always_on":
+		return sdktrace.AlwaysSample()
+	case "always_off":
+		return sdktrace.NeverSample()
+	case "traceidratio":
+		return sdktrace.TraceIDRatioBased(t.SamplerArg)
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample())
+	case "parentbased_traceidratio":
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(t.SamplerArg))
+	}
+	return sdktrace.ParentBased(sdktrace.AlwaysSample())
+}
+
+// registerLedgerGauges observes the ledger on every collection: entries per
+// state and the approvals, in one grouped query of the state database.
+func (a *app) registerLedgerGauges() {
+	counter, ok := a.db.(state.Counter)
+	if a.tel.meter == nil || !ok {
+		return
+	}
+	m := telemetry.Meter(a.tel.meter)
+	entries, _ := m.Int64ObservableGauge("storelink.ledger.entries", metric.WithUnit("{entry}"),
+		metric.WithDescription("Order ledger entries by state (unknown and pending_approval need a person)."))
+	pending, _ := m.Int64ObservableGauge("storelink.approvals.pending", metric.WithUnit("{approval}"),
+		metric.WithDescription("Orders staged for approval that have not lapsed."))
+	lapsed, _ := m.Int64ObservableGauge("storelink.approvals.lapsed", metric.WithUnit("{approval}"),
+		metric.WithDescription("Staged orders whose approval lapsed (expired, or past their expiry and not yet marked)."))
+	next, _ := m.Float64ObservableGauge("storelink.approvals.next_expiry", metric.WithUnit("s"),
+		metric.WithDescription("Seconds until the soonest pending approval lapses; absent when none is pending."))
+	if entries == nil || pending == nil || lapsed == nil || next == nil {
+		return
+	}
+	_, _ = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		now := a.now()
+		c, err := counter.CountEntries(ctx, now)
+		if err != nil {
+			// A collection without the ledger's figures; /readyz reports
+			// the database.
+			return nil
+		}
+		for _, st := range state.States() {
+			o.ObserveInt64(entries, c.ByState[st], metric.WithAttributes(attribute.String("state", string(st))))
+		}
+		o.ObserveInt64(pending, c.ByState[state.StatePendingApproval]-c.PendingLapsed)
+		o.ObserveInt64(lapsed, c.ByState[state.StateExpired]+c.PendingLapsed)
+		if !c.NextExpiry.IsZero() {
+			o.ObserveFloat64(next, c.NextExpiry.Sub(now).Seconds())
+		}
+		return nil
+	}, entries, pending, lapsed, next)
+}
+
+// metricsOptions is the --metrics listener.
+type metricsOptions struct {
+	addr string
+}
+
+// metricsPolicy decides, before anything starts, whether /metrics may be
+// served at addr: a loopback address is a choice the operator made
+// explicitly with --metrics; any other address needs a token of its own
+// (MCP_METRICS_TOKEN_FILE), which is never one the agents hold.
+func metricsPolicy(o serveOptions, tokenFile string) error {
+	if o.metrics.addr == "" {
+		if tokenFile != "" {
+			return errors.New("configuration: MCP_METRICS_TOKEN_FILE is set but serve has no --metrics ADDR: add --metrics, or unset it")
+		}
+		return nil
+	}
+	host, _, err := net.SplitHostPort(o.metrics.addr)
+	if err != nil {
+		return fmt.Errorf("serve: --metrics %q: want host:port, such as 127.0.0.1:9464: %w", o.metrics.addr, err)
+	}
+	// Port 0 picks a free port for each listener, so only a fixed port can
+	// name a listener already taken.
+	if _, port, _ := net.SplitHostPort(o.metrics.addr); port != "0" && (o.metrics.addr == o.addr || o.metrics.addr == o.console.addr) {
+		return errors.New("serve: --metrics must name an address of its own: /metrics never shares the MCP endpoint's or the console's listener")
+	}
+	if tokenFile == "" && !httpserver.IsLoopbackHost(strings.ToLower(host)) {
+		return fmt.Errorf("configuration: --metrics %s is reachable from other machines but MCP_METRICS_TOKEN_FILE is not set: listen on 127.0.0.1, or give /metrics a token of its own", o.metrics.addr)
+	}
+	return nil
+}
+
+// readMetricsToken reads the /metrics token and refuses one that an agent
+// also holds: the agent's token must never open the metrics.
+func readMetricsToken(env Env, path string, agents *bearer.File) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := env.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("configuration: MCP_METRICS_TOKEN_FILE: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < 16 || strings.ContainsAny(tok, " \t\r\n") {
+		return "", errors.New("configuration: MCP_METRICS_TOKEN_FILE: the token must be one line of at least 16 characters without spaces; generate one with `openssl rand -hex 32`")
+	}
+	if agents != nil {
+		if _, ok := agents.Lookup(tok); ok {
+			return "", errors.New("configuration: MCP_METRICS_TOKEN_FILE holds a token of MCP_AUTH_TOKENS_FILE: give /metrics a token no agent holds")
+		}
+	}
+	return tok, nil
+}
+
+// metricsServer serves /metrics, and nothing else, on its own listener.
+type metricsServer struct {
+	srv  *http.Server
+	done chan error
+}
+
+func startMetrics(a *app, o metricsOptions, token string) (*metricsServer, error) {
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	h := a.tel.metrics
+	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+				http.Error(w, "metrics: a valid bearer token (MCP_METRICS_TOKEN_FILE) is required", http.StatusUnauthorized)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	m := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, done: make(chan error, 1)}
+	a.log.Info("metrics.listening", "addr", ln.Addr().String(), "token", token != "")
+	go func() { m.done <- m.srv.Serve(ln) }()
+	return m, nil
+}
+
+func (m *metricsServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = m.srv.Shutdown(ctx)
+}

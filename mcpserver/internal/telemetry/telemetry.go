@@ -1,0 +1,77 @@
+// Package telemetry holds what every package of the server shares about
+// OpenTelemetry, on the API alone: the SDK is set up once, in package cli,
+// and handed down as a TracerProvider and a MeterProvider. A package given
+// none uses the no-op providers here, so an unset provider costs nothing and
+// never fails a call.
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// ScopeName is the instrumentation scope of every span and instrument.
+const ScopeName = "github.com/korral/storelink/mcpserver"
+
+// Tracer returns tp's tracer for the server, or a no-op one for nil.
+func Tracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = tracenoop.NewTracerProvider()
+	}
+	return tp.Tracer(ScopeName)
+}
+
+// Meter returns mp's meter for the server, or a no-op one for nil.
+func Meter(mp metric.MeterProvider) metric.Meter {
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	return mp.Meter(ScopeName)
+}
+
+// TraceID is the trace id of the span in ctx, or "" when there is none.
+func TraceID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
+
+// LogHandler adds the trace_id of the call's span to every line logged with
+// its context, next to the call_id, so a log line leads to its trace and a
+// trace to its lines.
+type LogHandler struct{ Next slog.Handler }
+
+// Enabled implements slog.Handler.
+func (h LogHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.Next.Enabled(ctx, l) }
+
+// Handle implements slog.Handler.
+func (h LogHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := TraceID(ctx); id != "" {
+		r.AddAttrs(slog.String("trace_id", id))
+	}
+	return h.Next.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h LogHandler) WithAttrs(as []slog.Attr) slog.Handler { return LogHandler{h.Next.WithAttrs(as)} }
+
+// WithGroup implements slog.Handler.
+func (h LogHandler) WithGroup(name string) slog.Handler { return LogHandler{h.Next.WithGroup(name)} }
+
+// StatusClass is an HTTP status as a bounded metric label: "2xx" to "5xx",
+// or "none" when no answer came (a timeout, a refused connection, the open
+// breaker).
+func StatusClass(status int) string {
+	switch {
+	case status >= 100 && status < 600:
+		return string(rune('0'+status/100)) + "xx"
+	default:
+		return "none"
+	}
+}

@@ -1,0 +1,122 @@
+package upstream
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Breaker states as the storelink.breaker.state gauge reports them.
+const (
+	breakerClosed   = 0
+	breakerHalfOpen = 1
+	breakerOpen     = 2
+)
+
+// requestInfo is what the span of one StoreLink request may show: the
+// operation (method and route template, never the filled path, whose
+// segments are the buyer's SKUs and orders), the store and the attempt.
+type requestInfo struct {
+	method, route, storeID string
+	attempt                int
+}
+
+type requestInfoKey struct{}
+
+// instrumented wraps rt in otelhttp, so each StoreLink request is a client
+// span, child of the tool call's. A nil tp leaves rt alone, costing nothing.
+func instrumented(rt http.RoundTripper, base string, tp trace.TracerProvider) http.RoundTripper {
+	if tp == nil {
+		return rt
+	}
+	return otelhttp.NewTransport(spanFacts{next: rt, base: strings.TrimSuffix(base, "/")},
+		otelhttp.WithTracerProvider(tp),
+		// The request duration is this package's own histogram, labelled by
+		// operation; otelhttp's would be a second one by URL.
+		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			if info, ok := r.Context().Value(requestInfoKey{}).(requestInfo); ok {
+				return info.method + " " + info.route
+			}
+			return r.Method
+		}),
+	)
+}
+
+// spanFacts runs inside otelhttp's span: it names the operation, store and
+// attempt, and replaces the URL otelhttp recorded (which holds SKUs, order
+// ids and query values) with the route template. No header is ever
+// recorded, so the store key, in a header, never reaches a span.
+type spanFacts struct {
+	next http.RoundTripper
+	base string
+}
+
+func (t spanFacts) RoundTrip(r *http.Request) (*http.Response, error) {
+	sp := trace.SpanFromContext(r.Context())
+	if info, ok := r.Context().Value(requestInfoKey{}).(requestInfo); ok && sp.IsRecording() {
+		sp.SetAttributes(
+			attribute.String("url.full", t.base+info.route),
+			attribute.String("url.template", info.route),
+			attribute.String("storelink.operation", info.method+" "+info.route),
+			attribute.String("storelink.store_id", info.storeID),
+			attribute.Int("storelink.attempt", info.attempt),
+		)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// meters are the package's instruments; no-ops without a MeterProvider.
+type meters struct {
+	requests metric.Float64Histogram
+}
+
+// newMeters makes the request histogram and the breaker gauge. An
+// instrument that cannot be made is a no-op: metrics never stop a call.
+func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.TwoStepCircuitBreaker[struct{}]) meters {
+	m := telemetry.Meter(mp)
+	var out meters
+	out.requests, _ = m.Float64Histogram("storelink.client.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of each StoreLink request, by operation and status class."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+	if mp == nil {
+		return out
+	}
+	if upstreamName == "" {
+		upstreamName = "storelink"
+	}
+	upAttr := metric.WithAttributes(attribute.String("storelink.upstream", upstreamName))
+	_, _ = m.Int64ObservableGauge("storelink.breaker.state", metric.WithUnit("{state}"),
+		metric.WithDescription("The StoreLink circuit breaker: 0 closed, 1 half-open, 2 open."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			v := int64(breakerClosed)
+			switch breaker.State() {
+			case gobreaker.StateOpen:
+				v = breakerOpen
+			case gobreaker.StateHalfOpen:
+				v = breakerHalfOpen
+			}
+			o.Observe(v, upAttr)
+			return nil
+		}))
+	return out
+}
+
+// recordRequest records one attempt's duration with its bounded labels.
+func (c *Client) recordRequest(ctx context.Context, method, route string, status int, d time.Duration) {
+	c.meters.requests.Record(context.WithoutCancel(ctx), d.Seconds(), metric.WithAttributes(
+		attribute.String("storelink.operation", method+" "+route),
+		attribute.String("http.response.status_class", telemetry.StatusClass(status)),
+	))
+}
