@@ -45,7 +45,10 @@ install() {
 
 free_port() {
 	local p
-	for p in $(seq 55432 55532); do
+	# From a random place in the range, so that runs starting together
+	# rarely reach for the same port.
+	local off=$((RANDOM % 100))
+	for p in $(seq $((55432 + off)) 55532) $(seq 55432 $((55432 + off - 1))); do
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
 	done
 	die "no free port in 55432-55532"
@@ -62,6 +65,26 @@ pg_start() {
 	as "$PG_BIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/server.log" -w -t 60 \
 		-o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR/socket -c max_connections=200 -c fsync=${PG_FSYNC:-off}" \
 		start >&2 || { cat "$PGDIR/server.log" >&2; die "the server did not start"; }
+}
+
+# pg_first_start picks a free port and starts the new cluster on it. Another
+# process may take the port between the check and the bind; then it tries
+# the next free one, a few times.
+pg_first_start() {
+	local attempt
+	for attempt in 1 2 3 4 5; do
+		PGPORT="$(free_port)"
+		if as "$PG_BIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/server.log" -w -t 60 \
+			-o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR/socket -c max_connections=200 -c fsync=${PG_FSYNC:-off}" \
+			start >&2; then
+			return
+		fi
+		grep -q "Address already in use" "$PGDIR/server.log" || break
+		say "port $PGPORT was taken before the server bound it (attempt $attempt); trying another"
+		as rm -f "$PGDIR/server.log"
+	done
+	cat "$PGDIR/server.log" >&2
+	die "the server did not start"
 }
 
 start() {
@@ -87,8 +110,7 @@ start() {
 	as "$PG_BIN/initdb" -D "$PGDIR/data" -U "$DB_USER" --pwfile="$PGDIR/pwfile" \
 		--auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$PGDIR/initdb.log" 2>&1 \
 		|| { cat "$PGDIR/initdb.log" >&2; die "initdb failed"; }
-	PGPORT="$(free_port)"
-	pg_start
+	pg_first_start
 	as "$PG_BIN/createdb" -h "$PGDIR/socket" -p "$PGPORT" -U "$DB_USER" "$DB_NAME"
 	URL="postgres://$DB_USER:$pw@127.0.0.1:$PGPORT/$DB_NAME?sslmode=disable"
 	umask 077
