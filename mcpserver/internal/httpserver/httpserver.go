@@ -174,8 +174,14 @@ func (s *Server) Serve(ln net.Listener) error {
 		authMode = "oauth"
 	}
 	addr := ln.Addr().String()
+	// 2026-07-28 requests never have a session; "sessions" says whether
+	// 2025-11-25 clients get one.
+	sessions := "2025-11-25"
+	if s.opts.Stateless {
+		sessions = "none"
+	}
 	s.log.Info("http.listening", "addr", addr, "url", "http://"+addr+"/mcp",
-		"stateless", s.opts.Stateless, "auth", authMode, "allowed_hosts", s.hosts.names(),
+		"sessions", sessions, "auth", authMode, "allowed_hosts", s.hosts.names(),
 		"max_sessions", s.opts.MaxSessions, "max_sessions_per_token", s.opts.MaxSessionsPerToken,
 		"session_idle_timeout", s.opts.SessionIdleTimeout.String())
 	err := s.srv.Serve(ln)
