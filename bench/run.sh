@@ -133,7 +133,8 @@ say "load driver"
 	--server "$OUT/bin/storelink-mcp" --release-server "$OUT/bin/storelink-mcp-release" --mock "$OUT/bin/mockstorelink" \
 	--wrk "$WRK" --prism "$PRISM" --spec openapi/storelink.yaml \
 	--gobench "$gobench" --load-before "$LOAD_START" --out "$OUT" \
-	--database-url "${TEST_DATABASE_URL:-}"
+	--database-url "${TEST_DATABASE_URL:-}" \
+	--echo-server "$OUT/bin/echoserver" --scale-http-args "serve --http {addr} --stateless"
 # The client most hosts embed (the TypeScript SDK's) against this server and
 # the reference @modelcontextprotocol/server-everything, in the same run: the
 # time a host waits before its first call, a trivial call, and throughput.

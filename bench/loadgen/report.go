@@ -239,6 +239,7 @@ func (r *report) markdown() string {
 	p("HTTP transport: %s.", r.HTTPNote)
 	p("")
 	r.writesMarkdown(p)
+	r.scaleMarkdown(p)
 	if cold.N > 0 {
 		coldExt := r.over(func(x runResult) (float64, bool) {
 			return median(x.ColdStartExternalMS), len(x.ColdStartExternalMS) > 0
