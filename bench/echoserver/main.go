@@ -12,7 +12,8 @@
 // With --token-file, HTTP requests need `Authorization: Bearer TOKEN` for a
 // token on one of the file's lines ("label token", as MCP_AUTH_TOKENS_FILE
 // is written), so the floor pays for a header check as the real server
-// does; the file is read once, at start.
+// does; the file is read once, at start. With --cpuprofile it writes a CPU
+// profile when it exits, to set beside storelink-mcp's (bench/profiledmcp).
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -62,8 +64,20 @@ func run(ctx context.Context, args []string) error {
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio")
 	stateless := fs.Bool("stateless", false, "no MCP sessions over HTTP: every request stands alone")
 	tokenFile := fs.String("token-file", "", "`file` of \"label token\" lines; HTTP requests need one of the tokens")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `file` on exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	if *addr == "" {
 		return newServer().Run(ctx, &mcp.StdioTransport{})
