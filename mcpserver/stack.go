@@ -12,7 +12,6 @@ const callStack = 64 << 10
 // a trivial call's CPU (docs/benchmarks.md). Grown here, at the start of
 // the call, the stack is copied once, while it is still shallow.
 //
-//
 // The frame's size is what grows the stack (the function's entry checks
 // that the frame fits); pad is touched only when stackTouch is set, which
 // it never is, so the 60 KiB are neither zeroed nor written on any call.
