@@ -67,6 +67,8 @@ go build -o "$OUT/bin/storelink-mcp" ./cmd/storelink-mcp
 go build -tags nodemo -o "$OUT/bin/storelink-mcp-release" ./cmd/storelink-mcp
 go build -o "$OUT/bin/mockstorelink" ./cmd/mockstorelink
 go build -o "$OUT/bin/loadgen" ./bench/loadgen
+# The floor: a bare go-sdk server with one echo tool (bench/echoserver).
+go build -o "$OUT/bin/echoserver" ./bench/echoserver
 
 count=$RUNS
 benchtime=1s
@@ -96,12 +98,43 @@ fi
 (cd mockstorelink && gotest BenchmarkServe .)
 gotest . ./bench
 
+# tsfloor is the per-call overhead against the floor: the TypeScript SDK
+# client (the one `make tsclient` installs) calls the bare go-sdk echo
+# server, server-everything's echo when installed, and storelink-mcp's
+# trivial call and risk check, in alternating rounds (bench/tsclient/floor.mjs).
+tsfloor() {
+	local dir=$ROOT/.tools/tsclient-1.32.2
+	if [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] || ! command -v node >/dev/null; then
+		say "the TypeScript SDK client is not installed (make tsclient): the per-call floor comparison is skipped"
+		return 0
+	fi
+	say "TypeScript SDK client: per-call overhead against the bare go-sdk echo server"
+	cp bench/tsclient/floor.mjs "$dir/floor.mjs"
+	local home
+	home=$(mktemp -d)
+	local env
+	env=$(printf '{"HOME":"%s","STATE_DB_PATH":"%s/state.db","STORELINK_MOCK_NOW":"2026-11-27T14:30:00+01:00"}' "$home" "$home")
+	local servers
+	servers=$(printf '[{"name":"bare go-sdk v1.8.0, echo","command":"%s","tool":"echo","arguments":{"message":"hello"}}' "$OUT/bin/echoserver")
+	if [ -n "${EVERYTHING:-}" ] && [ -f "$EVERYTHING" ]; then
+		servers+=$(printf ',{"name":"TS server-everything, echo","command":"%s","args":["%s","stdio"],"tool":"echo","arguments":{"message":"hello"}}' "$(command -v node)" "$EVERYTHING")
+	fi
+	servers+=$(printf ',{"name":"storelink-mcp, korral_list_authorized_stores","command":"%s","env":%s,"tool":"korral_list_authorized_stores","target":{"p50_ratio_max":1.15,"rate_ratio_min":0.9}}' "$OUT/bin/storelink-mcp" "$env")
+	servers+=$(printf ',{"name":"storelink-mcp, korral_check_stock_risk (butter at 47)","command":"%s","env":%s,"tool":"korral_check_stock_risk","arguments":{"store_id":"47","sku":"8847291"}}]' "$OUT/bin/storelink-mcp" "$env")
+	local rounds=7
+	[ -z "$QUICK" ] || rounds=3
+	TSFLOOR_ROUNDS=$rounds node "$dir/floor.mjs" "$servers" >"$OUT/tsfloor.json"
+	{ echo; node "$dir/floor.mjs" --markdown "$OUT/tsfloor.json"; } >>"$OUT/results.md"
+	rm -rf "$home"
+}
+
 say "load driver"
 "$OUT/bin/loadgen" "${loadflags[@]}" \
 	--server "$OUT/bin/storelink-mcp" --release-server "$OUT/bin/storelink-mcp-release" --mock "$OUT/bin/mockstorelink" \
 	--wrk "$WRK" --prism "$PRISM" --spec openapi/storelink.yaml \
 	--gobench "$gobench" --load-before "$LOAD_START" --out "$OUT" \
-	--database-url "${TEST_DATABASE_URL:-}"
+	--database-url "${TEST_DATABASE_URL:-}" \
+	--echo-server "$OUT/bin/echoserver" --scale-http-args "serve --http {addr} --stateless"
 # The client most hosts embed (the TypeScript SDK's) against this server and
 # the reference @modelcontextprotocol/server-everything, in the same run: the
 # time a host waits before its first call, a trivial call, and throughput.
@@ -128,4 +161,5 @@ if [ -f "$EVERYTHING" ] && command -v node >/dev/null; then
 else
 	say "node or npm is missing: the TypeScript SDK client comparison is skipped"
 fi
+tsfloor
 say "written: $OUT/results.md and $OUT/results.json"

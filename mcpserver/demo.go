@@ -23,7 +23,11 @@ func (s *server) demoNotice() string {
 
 // withDemoNotice adds the demo notice as the last field of an answer's data
 // object, keeping the answer's own field order.
-func withDemoNotice(data []byte) ([]byte, error) {
+func withDemoNotice(data []byte) ([]byte, error) { return appendDemoNotice(nil, data) }
+
+// appendDemoNotice appends data, with the demo notice added as withDemoNotice
+// adds it, to dst.
+func appendDemoNotice(dst, data []byte) ([]byte, error) {
 	notice, err := json.Marshal(DemoNotice)
 	if err != nil {
 		return nil, err
@@ -32,8 +36,8 @@ func withDemoNotice(data []byte) ([]byte, error) {
 	if len(data) < 2 || data[len(data)-1] != '}' {
 		return nil, fmt.Errorf("answer data is not a JSON object")
 	}
-	out := append([]byte(nil), data[:len(data)-1]...)
-	if len(bytes.TrimSpace(out)) > 1 {
+	out := append(dst, data[:len(data)-1]...)
+	if len(bytes.TrimSpace(data[:len(data)-1])) > 1 {
 		out = append(out, ',')
 	}
 	out = append(out, `"demo_notice":`...)

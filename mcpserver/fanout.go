@@ -1,6 +1,9 @@
 package mcpserver
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // callInFlight bounds the upstream requests one tool call keeps open at
 // once, whatever the number of stores it covers: a keyring of 180 stores
@@ -10,19 +13,23 @@ const callInFlight = 16
 
 // fanOut runs do(0) to do(n-1) with at most limit running at once and
 // returns when all have finished. Each do writes only its own result slot.
+//
+// The caller is one of the workers, and every worker takes the next index
+// until none is left: when each do is quick (master data already cached,
+// as on most calls), the caller finishes them all before the other workers
+// have started, and one store costs no goroutine at all.
 func fanOut(n, limit int, do func(i int)) {
-	if limit < 1 {
-		limit = 1
-	}
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+	limit = max(min(limit, n), 1)
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 			do(i)
-		}()
+		}
 	}
+	var wg sync.WaitGroup
+	for range limit - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 }

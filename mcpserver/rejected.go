@@ -45,6 +45,14 @@ func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "-", `"params" is missing`, true
 	}
+	// Almost every call's params decode as they are, and then the SDK's
+	// exact-name decoding below succeeds too: encoding/json matches names
+	// regardless of case, so every field the SDK would read was decoded
+	// here with its type. This saves the reading below on every call.
+	var whole mcp.CallToolParamsRaw
+	if json.Unmarshal(raw, &whole) == nil {
+		return "", "", false
+	}
 	// The SDK matches field names exactly; keep only the exact names, so
 	// a "NAME" that it ignores is ignored here too.
 	var fields map[string]json.RawMessage

@@ -88,6 +88,10 @@ func TestEveryRefusedCallIsAuditedOnce(t *testing.T) {
 		// The SDK matches field names exactly: "NAME" is ignored there,
 		// so the call is an unknown tool "" and not undecodable.
 		{`{"NAME":5}`, "", "unknown tool"},
+		// A case variant that does not decode fails encoding/json's
+		// whole-params reading, so the exact-name reading decides: the
+		// SDK ignores "Name" and reads "name".
+		{`{"Name":5,"name":"korral_nope"}`, "korral_nope", "unknown tool"},
 	} {
 		ans := ask(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+1, c.params))
 		if ans["error"] == nil {

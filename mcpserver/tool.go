@@ -140,6 +140,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	sort.Strings(allowed)
 
 	ms.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		growStack()
 		start := time.Now()
 		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
@@ -317,14 +318,7 @@ func tidyValidation(err error) string {
 }
 
 func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Duration) *mcp.CallToolResult {
-	d, err := json.Marshal(data)
-	if err == nil && s.opts.EmbeddedDemo {
-		d, err = withDemoNotice(d)
-	}
-	var b []byte
-	if err == nil {
-		b, err = json.Marshal(success[json.RawMessage]{OK: true, Data: d})
-	}
+	b, err := successEnvelope(data, s.opts.EmbeddedDemo)
 	if err != nil {
 		return s.fail(ctx, c, apperr.From(fmt.Errorf("encode %s result: %w", c.tool, err)), elapsed)
 	}
@@ -342,6 +336,32 @@ func (s *server) askHost(ctx context.Context, c *call, ask *inputRequired, elaps
 	s.log.InfoContext(ctx, "tool.input_required", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
 	s.audit(ctx, c, "ok", "", c.summary, elapsed)
 	return &mcp.CallToolResult{InputRequests: ask.requests, RequestState: ask.state}
+}
+
+// successPrefix opens every success envelope: success[T]{OK: true}
+// marshals to it, then the data, then "}" (TestSuccessEnvelopeIsWhatSuccessMarshalsTo).
+const successPrefix = `{"ok":true,"data":`
+
+// successEnvelope is the JSON of success{OK: true, Data: data}, with the
+// demo notice as the data's last field when demo is set. The data is
+// encoded once and copied behind the prefix: marshalling the envelope
+// around already-encoded data would scan and compact it all again, on every
+// call (docs/benchmarks.md, the trivial call's profile).
+func successEnvelope(data any, demo bool) ([]byte, error) {
+	d, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(successPrefix)+len(d)+len(DemoNotice)+len(`,"demo_notice":""}`)+1)
+	b = append(b, successPrefix...)
+	if demo {
+		if b, err = appendDemoNotice(b, d); err != nil {
+			return nil, err
+		}
+	} else {
+		b = append(b, d...)
+	}
+	return append(b, '}'), nil
 }
 
 func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed time.Duration) *mcp.CallToolResult {

@@ -57,6 +57,13 @@ type config struct {
 	writeOrders int
 	writeDur    time.Duration
 	databaseURL string
+
+	// The remote deployment at scale (scale.go): scaleClients sessions
+	// against scaleHTTPArgs, with echoServer over HTTP as the floor.
+	echoServer    string
+	scaleClients  int
+	scaleCalls    int
+	scaleHTTPArgs string
 }
 
 // envList is a repeatable KEY=VALUE flag.
@@ -107,10 +114,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.wrkDur, "wrk-duration", 5*time.Second, "how long wrk drives each mock")
 	fs.StringVar(&c.httpArgs, "http-args", "serve --http {addr}", "server arguments for the HTTP transport ({addr} = listen address)")
 	fs.StringVar(&c.tokenEnv, "http-token-env", "", "variable naming the bearer token file for HTTP; default: detected from the server's help")
+	fs.StringVar(&c.echoServer, "echo-server", "", "the bare go-sdk echo server `binary` (bench/echoserver), the floor of the scale phase; empty skips that phase")
+	fs.IntVar(&c.scaleClients, "scale-clients", 50, "concurrent MCP clients of the scale phase")
+	fs.IntVar(&c.scaleCalls, "scale-calls", 10000, "calls per figure of the scale phase")
+	fs.StringVar(&c.scaleHTTPArgs, "scale-http-args", "serve --http {addr} --stateless", "server arguments of the scale phase ({addr} = listen address)")
 	fs.BoolVar(&c.quick, "quick", false, "one short run, for trying the driver out")
 	fs.Var((*envList)(&c.serverEnv), "server-env", "extra `KEY=VALUE` for every server process (repeatable), e.g. PROFILE_DIR for bench/profiledmcp")
 	fs.StringVar(&c.loadStart, "load-before", "", "load average when the whole benchmark began (default: when this driver starts)")
-	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, mocks, telemetry (default all)")
+	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, scale, mocks, telemetry (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,7 +132,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	phases := map[string]bool{}
 	for _, ph := range strings.Split(c.only, ",") {
 		if ph = strings.TrimSpace(ph); ph != "" {
-			if !slices.Contains([]string{"cold", "stdio", "external", "http", "writes", "mocks", "telemetry"}, ph) {
+			if !slices.Contains([]string{"cold", "stdio", "external", "http", "writes", "scale", "mocks", "telemetry"}, ph) {
 				return fmt.Errorf("--only: unknown phase %q", ph)
 			}
 			phases[ph] = true
@@ -133,6 +144,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		orders, dur := c.writeOrders, c.writeDur
 		c.runs, c.cold, c.seqCalls, c.conCalls, c.httpCalls, c.wrkDur = 1, 5, 200, 1000, 500, 2*time.Second
 		c.writeOrders, c.writeDur = 300, 30*time.Second
+		c.scaleCalls = 1000
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
 			case "write-orders":
@@ -229,6 +241,8 @@ type runResult struct {
 	// Writes is the write path over HTTP: one SQLite replica, then two
 	// replicas on one PostgreSQL when a database was given.
 	Writes []writeResult `json:"http_writes,omitempty"`
+	// Scale is the remote deployment at scale, beside the echo floor.
+	Scale *scaleResult `json:"http_scale,omitempty"`
 	// Mocks maps a mock's name to its wrk result.
 	Mocks map[string]wrkResult `json:"mocks,omitempty"`
 	// Telemetry is the cost of metrics and tracing (telemetry.go).
@@ -307,6 +321,13 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 		if err := writesRun(ctx, c, hopts, dir, &r, log); err != nil {
 			return r, err
 		}
+	}
+	if c.echoServer != "" && hopts != nil && c.phase("scale") {
+		s, err := scaleRun(ctx, c, hopts, dir, log)
+		if err != nil {
+			return r, fmt.Errorf("scale: %w", err)
+		}
+		r.Scale = s
 	}
 	if hopts != nil && c.phase("telemetry") {
 		t, err := telemetryRun(ctx, c, *hopts, dir, log)
@@ -473,6 +494,7 @@ func (c config) public() map[string]any {
 		"runs": c.runs, "cold_starts_per_run": c.cold, "sequential_calls": c.seqCalls,
 		"callers": c.callers, "concurrent_calls": c.conCalls, "http_calls": c.httpCalls,
 		"write_orders": c.writeOrders, "write_duration": c.writeDur.String(),
-		"wrk": fmt.Sprintf("-t2 -c10 -d%s --latency", c.wrkDur),
+		"wrk":         fmt.Sprintf("-t2 -c10 -d%s --latency", c.wrkDur),
+		"scale_calls": c.scaleCalls, "scale_http_args": c.scaleHTTPArgs,
 	}
 }

@@ -40,6 +40,16 @@ type mcpServer struct {
 	// http servers do not end when their sessions close; they are sent
 	// SIGTERM.
 	http bool
+	// params is the call that drive and warmUp make; nil is butter.
+	params func() *mcp.CallToolParams
+}
+
+// call is the params of the next call to s.
+func (s *mcpServer) call() *mcp.CallToolParams {
+	if s.params == nil {
+		return butter()
+	}
+	return s.params()
 }
 
 // serverEnv is the environment of a server process: nothing inherited but
@@ -226,7 +236,7 @@ func drive(ctx context.Context, s *mcpServer, callers, total int) (loadResult, e
 					return
 				}
 				t0 := time.Now()
-				res, err := cs.CallTool(ctx, butter())
+				res, err := cs.CallTool(ctx, s.call())
 				durs[i] = time.Since(t0)
 				if err != nil || res.IsError {
 					errs.Add(1)
@@ -278,7 +288,7 @@ func resultText(res *mcp.CallToolResult) string {
 func warmUp(ctx context.Context, s *mcpServer, n int) error {
 	for range n {
 		for _, cs := range s.sessions {
-			res, err := cs.CallTool(ctx, butter())
+			res, err := cs.CallTool(ctx, s.call())
 			if err != nil {
 				return fmt.Errorf("warm-up call: %w%s", err, s.logTail())
 			}
@@ -312,6 +322,9 @@ type httpOptions struct {
 	TokenEnv string
 }
 
+// httpToken is the bearer token every HTTP client of the driver sends.
+const httpToken = "loadgen-0123456789abcdefghijklmnopqrstuvwxyz"
+
 // bearer adds the token to every request.
 type bearer struct {
 	token string
@@ -333,10 +346,9 @@ func startHTTP(ctx context.Context, bin, dir string, env []string, hopts httpOpt
 		return nil, err
 	}
 	env = slices.Clone(env)
-	const token = "loadgen-0123456789abcdefghijklmnopqrstuvwxyz"
 	if hopts.TokenEnv != "" {
 		path := filepath.Join(dir, "tokens")
-		if err := os.WriteFile(path, []byte("loadgen "+token+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(path, []byte("loadgen "+httpToken+"\n"), 0o600); err != nil {
 			return nil, err
 		}
 		env = append(env, hopts.TokenEnv+"="+path)
@@ -364,7 +376,7 @@ func startHTTP(ctx context.Context, bin, dir string, env []string, hopts httpOpt
 		return nil, fmt.Errorf("server never listened on %s: %w%s", addr, err, s.logTail())
 	}
 	for range n {
-		hc := &http.Client{Transport: bearer{token: token, base: &http.Transport{MaxIdleConnsPerHost: 4}}}
+		hc := &http.Client{Transport: bearer{token: httpToken, base: &http.Transport{MaxIdleConnsPerHost: 4}}}
 		t := &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "loadgen", Version: "1"}, nil).Connect(ctx, t, nil)
 		if err != nil {

@@ -240,6 +240,7 @@ func (r *report) markdown() string {
 	p("")
 	r.writesMarkdown(p)
 	r.telemetryMarkdown(p)
+	r.scaleMarkdown(p)
 	if cold.N > 0 {
 		coldExt := r.over(func(x runResult) (float64, bool) {
 			return median(x.ColdStartExternalMS), len(x.ColdStartExternalMS) > 0

@@ -27,10 +27,16 @@ type Key struct {
 	s *secret
 }
 
-type secret struct{ v string }
+// secret is the key and its SHA-256, hashed once: Equal runs on every
+// reuse of cached master data (every trivial call), and hashing both keys
+// there each time was a measurable share of that call (docs/benchmarks.md).
+type secret struct {
+	v   string
+	sum [sha256.Size]byte
+}
 
 // NewKey wraps a secret.
-func NewKey(v string) Key { return Key{s: &secret{v: v}} }
+func NewKey(v string) Key { return Key{s: &secret{v: v, sum: sha256.Sum256([]byte(v))}} }
 
 // Reveal returns the secret, for the one place that puts it on the wire.
 func (k Key) Reveal() string {
@@ -51,19 +57,16 @@ func (k Key) Fingerprint() string {
 	if k.s == nil {
 		return "key:none"
 	}
-	sum := sha256.Sum256([]byte(k.s.v))
-	return "key:" + hex.EncodeToString(sum[:3])
+	return "key:" + hex.EncodeToString(k.s.sum[:3])
 }
 
-// Equal compares two keys in constant time. Hashing first keeps the time
-// independent of the secrets' lengths too.
+// Equal compares two keys in constant time. Comparing the hashes keeps the
+// time independent of the secrets' lengths too.
 func (k Key) Equal(o Key) bool {
 	if k.s == nil || o.s == nil {
 		return k.s == nil && o.s == nil
 	}
-	a := sha256.Sum256([]byte(k.s.v))
-	b := sha256.Sum256([]byte(o.s.v))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+	return subtle.ConstantTimeCompare(k.s.sum[:], o.s.sum[:]) == 1
 }
 
 // String returns the fingerprint.

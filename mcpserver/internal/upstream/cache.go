@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -136,7 +137,11 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 	}
 	k := it.cacheKey()
 	if v, ok := c.master.get(k, storeKey); ok {
-		c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "kind", it.kind, "store_id", it.storeID, "id", it.id, "from", "cache")
+		// Checked first: a hit is on every call's path, and building the
+		// line's arguments costs even when debug lines are off.
+		if c.log.Enabled(ctx, slog.LevelDebug) {
+			c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "kind", it.kind, "store_id", it.storeID, "id", it.id, "from", "cache")
+		}
 		return v.(T), nil
 	}
 	led := false

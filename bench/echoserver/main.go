@@ -1,0 +1,153 @@
+// Command echoserver is the floor the benchmarks measure storelink-mcp
+// against: a bare go-sdk server, at the version storelink-mcp is built on,
+// with one `echo` tool and nothing of ours (no audit row, no log lines, no
+// envelope). Whatever a trivial call of storelink-mcp costs above this
+// server's echo is our per-call overhead. It is a benchmark tool, not a
+// product binary.
+//
+//	echoserver                              # MCP over stdio
+//	echoserver --http 127.0.0.1:8080        # Streamable HTTP at /mcp
+//	echoserver --http 127.0.0.1:8080 --stateless
+//
+// With --token-file, HTTP requests need `Authorization: Bearer TOKEN` for a
+// token on one of the file's lines ("label token", as MCP_AUTH_TOKENS_FILE
+// is written), so the floor pays for a header check as the real server
+// does; the file is read once, at start. With --cpuprofile it writes a CPU
+// profile when it exits, to set beside storelink-mcp's (bench/profiledmcp).
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// echoIn is the echo tool's input.
+type echoIn struct {
+	Message string `json:"message" jsonschema:"the text to send back"`
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "echoserver:", err)
+		os.Exit(1)
+	}
+}
+
+// newServer is the whole MCP server: one tool, the SDK's defaults.
+func newServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "echoserver", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Send the message back."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+		})
+	return s
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("echoserver", flag.ContinueOnError)
+	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio")
+	stateless := fs.Bool("stateless", false, "no MCP sessions over HTTP: every request stands alone")
+	tokenFile := fs.String("token-file", "", "`file` of \"label token\" lines; HTTP requests need one of the tokens")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `file` on exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if *addr == "" {
+		return newServer().Run(ctx, &mcp.StdioTransport{})
+	}
+	tokens, err := readTokens(*tokenFile)
+	if err != nil {
+		return err
+	}
+	srv := newServer()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: *stateless})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", requireToken(tokens, h))
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// readTokens reads the tokens of a "label token" file; no file, no tokens
+// (and no check).
+func readTokens(path string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var tokens []string
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) == 2 {
+			tokens = append(tokens, f[1])
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("%s: no \"label token\" line", path)
+	}
+	return tokens, nil
+}
+
+// requireToken answers 401 to a request without one of tokens.
+func requireToken(tokens []string, next http.Handler) http.Handler {
+	if len(tokens) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if ok {
+			for _, t := range tokens {
+				if subtle.ConstantTimeCompare([]byte(got), []byte(t)) == 1 {
+					next.ServeHTTP(w, r)
+					return
+				}
+			}
+		}
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	})
+}
