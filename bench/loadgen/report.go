@@ -186,7 +186,7 @@ func (r *report) markdown() string {
 		}
 		return float64(x.Tools.ToolsListBytes), true
 	})
-	target(listBytes, "Whole `tools/list` result (output schemas included) at most 12,000 bytes", listBytes.format(0)+" bytes", func(s spread) bool { return s.Max <= 12000 })
+	target(listBytes, fmt.Sprintf("Whole `tools/list` result (output schemas included) at most %d bytes (mcpserver.ToolsListBudgetBytes)", mcpserver.ToolsListBudgetBytes), listBytes.format(0)+" bytes", func(s spread) bool { return s.Max <= mcpserver.ToolsListBudgetBytes })
 	target(seqP50, "`korral_check_stock_risk` over stdio, sequential: p50 under 2 ms", seqP50.format(2)+" ms", func(s spread) bool { return s.Median < 2 })
 	target(concRate, fmt.Sprintf("Same, %v concurrent callers: over 1,000 calls/s", r.Config["callers"]), concRate.format(0)+" calls/s", func(s spread) bool { return s.Median > 1000 })
 	target(fullVsPrism, "mockstorelink with full validation at least 5x Prism (same run)", fullVsPrism.format(1)+"x", func(s spread) bool { return s.Median >= 5 })
