@@ -202,6 +202,9 @@ func New(opts Options) *mcp.Server {
 			// the life of the process, so no list ever changes (listChanged
 			// false); logging is the SDK's; completions come with the handler.
 			Capabilities: &mcp.ServerCapabilities{
+				// Deprecated from 2026-07-28 (SEP-2577), still part of
+				// 2025-11-25, whose clients may set a level; the SDK serves it.
+				//lint:ignore SA1019 served for 2025-11-25 sessions during the deprecation window
 				Logging: &mcp.LoggingCapabilities{},
 				Tools:   &mcp.ToolCapabilities{},
 				Prompts: &mcp.PromptCapabilities{},

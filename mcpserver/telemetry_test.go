@@ -31,7 +31,7 @@ func traced(t *testing.T, up Upstream, audit AuditSink) (session, *tracetest.InM
 func spanAttrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Attributes() {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }
@@ -137,7 +137,7 @@ func TestToolErrorSpanAndMetric(t *testing.T) {
 				for _, p := range d.DataPoints {
 					tool, _ := p.Attributes.Value(attribute.Key("gen_ai.tool.name"))
 					et, _ := p.Attributes.Value(attribute.Key("error.type"))
-					seen[tool.Emit()+"|"+et.Emit()] += p.Count
+					seen[tool.String()+"|"+et.String()] += p.Count
 				}
 			case metricdata.Sum[int64]:
 				if m.Name != "storelink.mcp.rejected_calls" {
@@ -145,7 +145,7 @@ func TestToolErrorSpanAndMetric(t *testing.T) {
 				}
 				for _, p := range d.DataPoints {
 					r, _ := p.Attributes.Value(attribute.Key("reason"))
-					rejected[r.Emit()] += p.Value
+					rejected[r.String()] += p.Value
 				}
 			}
 		}
