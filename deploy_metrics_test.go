@@ -98,7 +98,8 @@ func exportedFamilies(t *testing.T) (map[string]bool, map[string]bool) {
 	t.Helper()
 	w := newWorld(t)
 	p := startHTTP(t, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required"), "--metrics", "127.0.0.1:0")
-	cs := p.connect("", "deploy-metrics")
+	// A 2025-11-25 session: only a session feeds the session histogram.
+	cs := p.connectAt("", "deploy-metrics", "2025-11-25")
 	if env, err := callHTTP(t, cs, "korral_raise_replenishment_order", order(24, "confirm", true)); err != nil || env["ok"] != true {
 		t.Fatalf("staged order: %v %v", err, env)
 	}

@@ -88,7 +88,10 @@ func newTestIssuer(t *testing.T) *testIssuer {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(set)
 	})
-	iss.srv = httptest.NewServer(mux)
+	// Started only once iss.srv is set, so the handlers that read it run
+	// after that write (NewServer would already be serving).
+	iss.srv = httptest.NewUnstartedServer(mux)
+	iss.srv.Start()
 	t.Cleanup(iss.srv.Close)
 	return iss
 }

@@ -130,7 +130,9 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 	p := startHTTP(t, w.env("ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens,
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.srv.URL, "OTEL_METRIC_EXPORT_INTERVAL=1000", "OTEL_SERVICE_NAME=storelink-e2e"),
 		"--metrics", "127.0.0.1:0")
-	cs := p.connect(token, "traces-e2e")
+	// A 2025-11-25 session, so the span carries mcp.session.id (a
+	// 2026-07-28 request has no session).
+	cs := p.connectAt(token, "traces-e2e", "2025-11-25")
 
 	const parentTrace, parentSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
