@@ -452,7 +452,12 @@ func TestRecorderWithoutJournalStillRetries(t *testing.T) {
 	}
 	defer db.Close()
 	f := &flaky{Store: db, down: true}
-	r := &journal.Recorder{Ledger: f, Backoff: quick}
+	// The budget is real time, and a second write needs the first attempt
+	// (a read of the SQLite file, then the failed write) to end inside it
+	// with a pause to spare: quick's 50ms did not on a loaded machine. A
+	// second leaves a wide margin; the ledger stays down throughout, so a
+	// longer budget only means more failed writes, never a recorded one.
+	r := &journal.Recorder{Ledger: f, Backoff: journal.Backoff{First: time.Millisecond, Max: 20 * time.Millisecond, Budget: time.Second}}
 	e := sending(t, db, "k-nojournal", 24)
 	res := r.Record(context.Background(), accepted(e, "RO-47-000601"))
 	if res.Recorded || res.Journaled || f.writes < 2 {
