@@ -30,32 +30,13 @@ const userAgent = "storelink-contract/1"
 // including an unreachable StoreLink, is in the report (see
 // [Report.Aborted] and [Report.ExitCode]).
 func Check(ctx context.Context, cfg Config) (*Report, error) {
-	sp, err := loadSpec()
+	r, rep, start, err := newRun(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults(sp.exampleSKU)
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	if err := cfg.validateSelection(sp); err != nil {
-		return nil, err
-	}
+	cfg, sp := r.cfg, r.spec
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
-
-	client := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		client = &c
-	}
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-	r := &runner{cfg: cfg, spec: sp, client: client, st: &state{},
-		pace: pacer{interval: time.Duration(float64(time.Second) / cfg.Rate)}}
-	start := time.Now()
-	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, Store: cfg.Store, SKU: cfg.SKU,
-		WriteStore: cfg.WriteStore, StartedAt: start.UTC().Truncate(time.Millisecond)}
 	queue := plan(cfg, sp)
 	for len(queue) > 0 {
 		p := queue[0]
@@ -205,23 +186,60 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 	return res, next, false
 }
 
+// newRun loads the contract, completes and checks cfg, and returns the
+// runner and the empty report that Check and Replay fill (one client that
+// never follows a redirect, the pace of cfg.Rate) and the start time.
+func newRun(cfg Config) (*runner, *Report, time.Time, error) {
+	sp, err := loadSpec()
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	cfg = cfg.withDefaults(sp.exampleSKU)
+	if err := cfg.validate(); err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	if err := cfg.validateSelection(sp); err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	client := &http.Client{}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		client = &c
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	r := &runner{cfg: cfg, spec: sp, client: client, st: &state{},
+		pace: pacer{interval: time.Duration(float64(time.Second) / cfg.Rate)}}
+	start := time.Now()
+	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, Store: cfg.Store, SKU: cfg.SKU,
+		WriteStore: cfg.WriteStore, StartedAt: start.UTC().Truncate(time.Millisecond)}
+	return r, rep, start, nil
+}
+
 // send makes one request with its own timeout and reads at most maxBody+1
 // bytes of the answer.
 func (r *runner) send(ctx context.Context, req request, body []byte) (int, http.Header, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
-	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	hr, err := http.NewRequestWithContext(ctx, req.method, r.cfg.BaseURL+req.target(), rd)
+	return r.exchange(ctx, req.method, req.target(), rd, "application/json", req)
+}
+
+// exchange sends one request (with Content-Type when it has a body and
+// contentType is set, the configured headers and the key req's store
+// needs) under its own timeout, and reads at most maxBody+1 bytes of the
+// answer.
+func (r *runner) exchange(ctx context.Context, method, target string, rd io.Reader, contentType string, req request) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, method, r.cfg.BaseURL+target, rd)
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set("User-Agent", userAgent)
-	if body != nil {
-		hr.Header.Set("Content-Type", "application/json")
+	if rd != nil && contentType != "" {
+		hr.Header.Set("Content-Type", contentType)
 	}
 	for name, values := range r.cfg.Headers {
 		hr.Header[name] = values

@@ -261,38 +261,11 @@ func (r *runner) sendCase(ctx context.Context, c *Case, opID, method, target str
 // sendRaw sends a case's request exactly: its body as is, its
 // Content-Type or none.
 func (r *runner) sendRaw(ctx context.Context, method, target string, c *Case, req request) (int, http.Header, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
-	defer cancel()
 	var rd io.Reader
 	if c.Body != nil {
 		rd = bytes.NewReader(c.body())
 	}
-	hr, err := http.NewRequestWithContext(ctx, method, r.cfg.BaseURL+target, rd)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	hr.Header.Set("Accept", "application/json")
-	hr.Header.Set("User-Agent", userAgent)
-	if rd != nil && c.ContentType != "" {
-		hr.Header.Set("Content-Type", c.ContentType)
-	}
-	for name, values := range r.cfg.Headers {
-		hr.Header[name] = values
-	}
-	if key := r.keyFor(req); key != "" {
-		hr.Header.Set(r.spec.keyHeader, key)
-	}
-	r.sent++
-	resp, err := r.client.Do(hr)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("read the response body: %w", err)
-	}
-	return resp.StatusCode, resp.Header, data, nil
+	return r.exchange(ctx, method, target, rd, c.ContentType, req)
 }
 
 // shrink looks for a smaller case that fails the same way, trying the

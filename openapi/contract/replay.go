@@ -94,30 +94,13 @@ func Replay(ctx context.Context, cfg Config, file *ReplayFile) (*Report, error) 
 	if file == nil {
 		return nil, errors.New("no replay file")
 	}
-	sp, err := loadSpec()
+	r, rep, start, err := newRun(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults(sp.exampleSKU)
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	if err := cfg.validateSelection(sp); err != nil {
-		return nil, err
-	}
+	cfg = r.cfg
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
-	client := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		client = &c
-	}
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	r := &runner{cfg: cfg, spec: sp, client: client, st: &state{},
-		pace: pacer{interval: time.Duration(float64(time.Second) / cfg.Rate)}}
-	start := time.Now()
-	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, Store: cfg.Store, SKU: cfg.SKU,
-		WriteStore: cfg.WriteStore, StartedAt: start.UTC().Truncate(time.Millisecond)}
 	for i := range file.Cases {
 		c := file.Cases[i]
 		if ctx.Err() != nil {
