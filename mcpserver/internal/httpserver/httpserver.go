@@ -382,8 +382,23 @@ func limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bodyKey{}, body)))
 	})
+}
+
+// bodyKey holds, in a request's context, the POST body limitBody read.
+type bodyKey struct{}
+
+// peekBody returns a POST's body for a look before the SDK reads it: the
+// bytes limitBody kept, else (a handler used without limitBody, as in
+// tests) the body read and put back. Callers only read the bytes.
+func peekBody(r *http.Request) ([]byte, error) {
+	if b, ok := r.Context().Value(bodyKey{}).([]byte); ok {
+		return b, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err
 }
 
 // currentRevision is the first MCP revision without sessions: its requests
@@ -419,8 +434,7 @@ func isCurrentRevision(r *http.Request) bool {
 	if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := peekBody(r)
 	if err != nil {
 		return false
 	}
@@ -449,8 +463,7 @@ func (s *Server) inspect(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		body, err := peekBody(r)
 		if err == nil {
 			msg, _ := jsonrpc.DecodeMessage(body)
 			if req, ok := msg.(*jsonrpc.Request); ok {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -138,8 +137,7 @@ func (o *OAuth) requireScopes(next http.Handler, log *slog.Logger) http.Handler 
 // receiving middleware (Middleware) stands behind this check for anything
 // it misses.
 func toolCalls(r *http.Request) []string {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := peekBody(r)
 	if err != nil {
 		return nil
 	}

@@ -1,11 +1,9 @@
 package httpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -133,8 +131,7 @@ func (s *statusWriter) WriteHeader(code int) {
 // isInitialize reports whether the POST body is an initialize request. A
 // body that does not parse is left for the SDK to refuse.
 func isInitialize(r *http.Request) bool {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := peekBody(r)
 	var m struct {
 		Method string `json:"method"`
 	}
