@@ -19,7 +19,8 @@ import (
 
 // Host consent (WRITE_APPROVAL=host) as a person at a host meets it: the
 // official TypeScript clients of both generations drive the real binary
-// over stdio and answer its question as the test tells them. The mock
+// over stdio (and over the default `serve --http`) and answer its question
+// as the test tells them. The mock
 // StoreLink's order list and request log are the judge: an order lands
 // only when the person typed its quantity, and every refusal sends
 // nothing.
@@ -73,6 +74,8 @@ type consentHost struct {
 	lines  chan []byte
 	stderr *syncBuffer
 	nextID int
+	// protocol is the revision the client connected with.
+	protocol string
 }
 
 // requireClient2 skips (or fails under CI=true) unless the 2.x client is
@@ -89,6 +92,19 @@ func requireClient2(t *testing.T, inst tsInstall) {
 
 func startConsentHost(t *testing.T, inst tsInstall, name, generation string, elicitation bool, env []string) *consentHost {
 	t.Helper()
+	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		serverEnv[k] = v
+	}
+	return launchConsentHost(t, inst, name, map[string]any{"command": serverBinary, "env": serverEnv, "generation": generation, "elicitation": elicitation})
+}
+
+// launchConsentHost starts consent.mjs with cfg (the JSON it reads: a
+// command to spawn, or a url and token to connect to) and waits until its
+// client is connected.
+func launchConsentHost(t *testing.T, inst tsInstall, name string, cfg map[string]any) *consentHost {
+	t.Helper()
 	work := t.TempDir()
 	script, err := os.ReadFile(filepath.Join(tsClientPackage, consentScript))
 	if err != nil {
@@ -100,13 +116,8 @@ func startConsentHost(t *testing.T, inst tsInstall, name, generation string, eli
 	if err := os.Symlink(inst.modules, filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		serverEnv[k] = v
-	}
-	cfg, _ := json.Marshal(map[string]any{"command": serverBinary, "env": serverEnv, "generation": generation, "elicitation": elicitation})
-	cmd := exec.Command(inst.node, filepath.Join(work, consentScript), string(cfg))
+	cfgJSON, _ := json.Marshal(cfg)
+	cmd := exec.Command(inst.node, filepath.Join(work, consentScript), string(cfgJSON))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -131,11 +142,13 @@ func startConsentHost(t *testing.T, inst tsInstall, name, generation string, eli
 	}()
 	t.Cleanup(h.stop)
 	var ready struct {
-		Ready bool `json:"ready"`
+		Ready    bool   `json:"ready"`
+		Protocol string `json:"protocol"`
 	}
 	if line := h.next(30 * time.Second); line == nil || json.Unmarshal(line, &ready) != nil || !ready.Ready {
 		t.Fatalf("%s: the client did not connect: %s\nstderr:\n%s", name, line, tail(h.stderr.String(), 4000))
 	}
+	h.protocol = ready.Protocol
 	return h
 }
 
@@ -375,6 +388,93 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 				if !strings.Contains(rows, want) {
 					t.Errorf("the audit trail lacks %q:\n%s", want, rows)
 				}
+			}
+			judge(t, w)
+		})
+	}
+}
+
+// TestHostConsentOverHTTP is host consent over the default `serve --http`
+// (no --stateless), with a bearer token: a 2025-11-25 client keeps a
+// session and is asked with elicitation/create inside its call; a
+// 2026-07-28 client is routed to the stateless handler and is answered
+// input_required with a sealed requestState it retries with. For each,
+// the mock's order list is the judge: the right quantity lands exactly
+// that order, a decline or a wrong quantity sends nothing.
+func TestHostConsentOverHTTP(t *testing.T) {
+	inst := findTSClient(t)
+	requireClient2(t, inst)
+	for _, gen := range []string{"1", "2"} {
+		t.Run("generation "+gen, func(t *testing.T) {
+			w, env := consentWorld(t)
+			tokens := filepath.Join(w.dir, "tokens")
+			writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+			p := startHTTP(t, append(env, "MCP_AUTH_TOKENS_FILE="+tokens))
+			h := launchConsentHost(t, inst, "http host gen "+gen, map[string]any{"url": p.base + "/mcp", "token": tokenDairy, "generation": gen, "elicitation": true})
+			wantProtocol := map[string]string{"1": "2025-11-25", "2": "2026-07-28"}[gen]
+			if h.protocol != wantProtocol {
+				t.Errorf("the client connected with %q, want %q", h.protocol, wantProtocol)
+			}
+			creates := w.requests(isCreate)
+
+			refusals := []struct {
+				label  string
+				answer map[string]any
+				want   string
+			}{
+				{"decline", map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED"},
+				{"wrong quantity", accept(240), "HOST_CONSENT_QUANTITY_MISMATCH"},
+			}
+			for i, c := range refusals {
+				key := fmt.Sprintf("http-consent-%s-refused-%d", gen, i)
+				r := h.do(c.label, map[string]any{"arguments": order(24, "confirm", true, "idempotency_key", key), "answer": c.answer})
+				h.expect(c.label, r, c.want)
+				if len(r.Asked) != 1 {
+					t.Errorf("%s: the user was asked %d time(s), want once", c.label, len(r.Asked))
+				}
+				sentNothing(t, w, c.label, creates)
+			}
+			if got := orderList(w); len(got) != 0 {
+				t.Errorf("StoreLink's orders after the refusals: %v, want none", got)
+			}
+
+			r := h.do("accept", map[string]any{"arguments": order(24, "confirm", true, "idempotency_key", "http-consent-"+gen+"-accepted"), "answer": accept(24)})
+			ans := h.expect("accept", r, "ok")
+			if d, _ := ans["data"].(map[string]any); d["mode"] != "raised" || d["order_id"] == "" {
+				t.Errorf("accept: %v", ans)
+			}
+			if len(r.Asked) != 1 {
+				t.Errorf("accept: the user was asked %d time(s), want once", len(r.Asked))
+			}
+			if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 24"}; !slices.Equal(got, want) {
+				t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
+			}
+			sentNothing(t, w, "after the accept", creates+1)
+			h.stop()
+
+			// Each generation was asked its own way over HTTP: the server's
+			// request inside the 2025-11-25 session's call, or input_required
+			// answers the 2026-07-28 client retried with their requestState.
+			p.stop()
+			var mrtr int
+			sessions := map[string]int{}
+			for _, l := range p.logLines() {
+				switch {
+				case l["msg"] == "tool.input_required":
+					mrtr++
+				case l["msg"] == "audit" && l["tool"] == "korral_raise_replenishment_order":
+					sessions[fmt.Sprint(l["session"])]++
+				}
+			}
+			if gen == "1" {
+				// One session held every call, and nothing was answered input_required.
+				if _, stateless := sessions[""]; mrtr != 0 || len(sessions) != 1 || stateless {
+					t.Errorf("generation 1: %d input_required answers, audited sessions %v; want none and one session\n%s", mrtr, sessions, tail(p.stderr.String(), 4000))
+				}
+			} else if mrtr != 3 || len(sessions) != 1 || sessions[""] == 0 {
+				// Every call met input_required first (the question and its
+				// retry are audited each), outside any session.
+				t.Errorf("generation 2: %d input_required answers, audited sessions %v; want 3 and no session\n%s", mrtr, sessions, tail(p.stderr.String(), 4000))
 			}
 			judge(t, w)
 		})

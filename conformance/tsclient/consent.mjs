@@ -1,8 +1,13 @@
 // A host that asks its user: the official TypeScript MCP client of either
-// generation, connected to one storelink-mcp over stdio, answering the
-// server's consent questions (form elicitation) as a test tells it to.
+// generation, connected to one storelink-mcp over stdio (or to a running
+// `serve --http` over Streamable HTTP), answering the server's consent
+// questions (form elicitation) as a test tells it to.
 //
 // Usage: node consent.mjs '<json {command, args, env, generation, elicitation}>'
+//    or: node consent.mjs '<json {url, token, generation, elicitation}>'
+//   url: the server's MCP endpoint; the client connects with its
+//     generation's Streamable HTTP transport instead of spawning command,
+//     sending "Authorization: Bearer <token>" when token is set.
 //   generation "1": @modelcontextprotocol/sdk 1.x (2025-11-25): the server
 //     asks with elicitation/create inside the call.
 //   generation "2": @modelcontextprotocol/client 2.x pinned to 2026-07-28:
@@ -29,6 +34,7 @@ const thrown = (err) => ({ code: err?.code ?? null, message: String(err?.message
 const info = { name: `consent-host-${cfg.generation}`, version: "1" };
 const capabilities = cfg.elicitation === false ? {} : { elicitation: { form: {} } };
 const serverParams = { command: cfg.command, args: cfg.args || [], env: cfg.env || {}, stderr: "inherit" };
+const httpOptions = { requestInit: { headers: cfg.token ? { Authorization: `Bearer ${cfg.token}` } : {} } };
 
 // What the user does with the next question, and the questions asked.
 let answer = { action: "cancel" };
@@ -42,18 +48,28 @@ let client, protocol;
 try {
   if (cfg.generation === "1") {
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
     const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
     client = new Client(info, { capabilities });
     if (cfg.elicitation !== false) client.setRequestHandler(ElicitRequestSchema, onElicit);
-    await client.connect(new StdioClientTransport(serverParams));
+    if (cfg.url) {
+      const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+      await client.connect(new StreamableHTTPClientTransport(new URL(cfg.url), httpOptions));
+    } else {
+      const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+      await client.connect(new StdioClientTransport(serverParams));
+    }
     protocol = client.transport?.protocolVersion ?? "2025-11-25";
   } else {
     const { Client } = await import("@modelcontextprotocol/client");
-    const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
     client = new Client(info, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
     if (cfg.elicitation !== false) client.setRequestHandler("elicitation/create", onElicit);
-    await client.connect(new StdioClientTransport(serverParams));
+    if (cfg.url) {
+      const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
+      await client.connect(new StreamableHTTPClientTransport(new URL(cfg.url), httpOptions));
+    } else {
+      const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
+      await client.connect(new StdioClientTransport(serverParams));
+    }
     protocol = "2026-07-28";
   }
   await client.listTools();
