@@ -105,17 +105,7 @@ func startConsentHost(t *testing.T, inst tsInstall, name, generation string, eli
 // client is connected.
 func launchConsentHost(t *testing.T, inst tsInstall, name string, cfg map[string]any) *consentHost {
 	t.Helper()
-	work := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(tsClientPackage, consentScript))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, consentScript), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(inst.modules, filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	work := stageTSScript(t, inst, consentScript)
 	cfgJSON, _ := json.Marshal(cfg)
 	cmd := exec.Command(inst.node, filepath.Join(work, consentScript), string(cfgJSON))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}

@@ -240,22 +240,13 @@ type tsHTTPReply struct {
 // returns the readiness line.
 func startTSHTTP(t *testing.T, inst tsInstall, url, token string, provider bool) (*tsHTTPHost, tsHTTPReply) {
 	t.Helper()
-	work := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(tsClientPackage, "http.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "http.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(inst.modules, filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	work := stageTSScript(t, inst, "http.mjs")
 	cfg, _ := json.Marshal(map[string]any{"url": url, "token": token, "provider": provider})
 	cmd := exec.Command(inst.node, filepath.Join(work, "http.mjs"), string(cfg))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
 	h := &tsHTTPHost{t: t, cmd: cmd, stderr: &syncBuffer{}, lines: make(chan string, 16)}
 	cmd.Stderr = h.stderr
+	var err error
 	if h.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}

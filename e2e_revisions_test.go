@@ -87,17 +87,7 @@ type revisionRun struct {
 // runRevisions runs the driver once with cfg and returns its answer.
 func runRevisions(t *testing.T, inst tsInstall, cfg map[string]any) (revisionRun, string) {
 	t.Helper()
-	work := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(tsClientPackage, "revisions.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "revisions.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(inst.modules, filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	work := stageTSScript(t, inst, "revisions.mjs")
 	arg, _ := json.Marshal(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -127,23 +127,31 @@ type tsHost struct {
 	done    chan struct{}
 }
 
-// startTSHost starts the driver, which spawns the real binary with exactly
-// env (and PATH), connects, and lists the tools, as a host does before its
-// first call.
-func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []string) *tsHost {
+// stageTSScript copies the driver script name from conformance/tsclient
+// into a fresh directory beside a link to the installed clients (a script
+// resolves them beside itself), and returns that directory.
+func stageTSScript(t *testing.T, inst tsInstall, name string) string {
 	t.Helper()
 	work := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(tsClientPackage, "client.mjs"))
+	script, err := os.ReadFile(filepath.Join(tsClientPackage, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The script resolves the SDK beside itself.
-	if err := os.WriteFile(filepath.Join(work, "client.mjs"), script, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, name), script, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(inst.modules, filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
+	return work
+}
+
+// startTSHost starts the driver, which spawns the real binary with exactly
+// env (and PATH), connects, and lists the tools, as a host does before its
+// first call.
+func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []string) *tsHost {
+	t.Helper()
+	work := stageTSScript(t, inst, "client.mjs")
 	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
