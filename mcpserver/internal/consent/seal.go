@@ -165,7 +165,9 @@ func (s *Sealer) Open(token string, fp Fingerprint) (State, error) {
 	if !ok {
 		return State{}, ErrInvalid
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
+	// Strict: a last character whose unused bits differ is another string
+	// for the same bytes; only the one Seal wrote is that state.
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(body)
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
 		return State{}, ErrInvalid
 	}

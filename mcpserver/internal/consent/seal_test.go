@@ -99,6 +99,31 @@ func TestTamperedStateIsInvalid(t *testing.T) {
 	}
 }
 
+// A state is the one string Seal wrote: its last character changed only
+// in the bits base64 leaves unused decodes to the same bytes under a
+// lenient decoder, and is refused all the same.
+func TestStateWithOtherUnusedBitsIsInvalid(t *testing.T) {
+	now := t0
+	s := sealer(t, key(1), &now)
+	fp := FingerprintOf(order)
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	for range 20 {
+		tok := mustSeal(t, s, fp)
+		body := strings.TrimPrefix(tok, "v1.")
+		if len(body)%4 == 0 {
+			t.Fatalf("a state of %d characters has no unused bits: this test needs another length", len(body))
+		}
+		last := strings.IndexByte(alphabet, body[len(body)-1])
+		alt := tok[:len(tok)-1] + string(alphabet[last^1])
+		if _, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(alt, "v1.")); err != nil {
+			t.Fatalf("the lenient decoder refuses %q: %v", alt, err)
+		}
+		if _, err := s.Open(alt, fp); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("Open(state with other unused bits) = %v, want ErrInvalid", err)
+		}
+	}
+}
+
 func mustSeal(t *testing.T, s *Sealer, fp Fingerprint) string {
 	t.Helper()
 	tok, _, err := s.Seal(fp)
