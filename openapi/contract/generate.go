@@ -716,9 +716,7 @@ func (s *spec) judgeCase(ctx context.Context, c *Case, now time.Time, raised *sl
 			f.Assumption = f.Kind == FindingGenerated || (f.Kind == FindingRule && f.Rule == rules.OrderReadBack)
 		}
 	}
-	if len(fs) > maxFindings {
-		fs = append(fs[:maxFindings-1], Finding{Kind: fs[maxFindings-1].Kind, Message: fmt.Sprintf("and %d more", len(fs)-maxFindings+1)})
-	}
+	fs = capFindings(fs)
 	return fs
 }
 

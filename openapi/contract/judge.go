@@ -154,10 +154,7 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		}
 		fs = []Finding{head}
 	}
-	if len(fs) > maxFindings {
-		more := len(fs) - maxFindings + 1
-		fs = append(fs[:maxFindings-1], Finding{Kind: fs[maxFindings-1].Kind, Message: fmt.Sprintf("and %d more", more)})
-	}
+	fs = capFindings(fs)
 	switch {
 	case len(fs) == 0:
 		return Pass, "", nil
@@ -253,6 +250,7 @@ func (s *spec) findings(err error, op operation, status int) []Finding {
 		return []Finding{{Kind: kind, Path: path, Schema: op.responseLocation(status), Message: msg}}
 	}
 	var fs []Finding
+	var objects []objectProblem
 	for _, e := range flatten(re.Err) {
 		var se *openapi3.SchemaError
 		if !errors.As(e, &se) {
@@ -260,26 +258,33 @@ func (s *spec) findings(err error, op operation, status int) []Finding {
 			continue
 		}
 		f := Finding{Kind: kind, Path: path, Message: se.Reason}
+		field := se.SchemaField
 		if kind == FindingSchema {
 			tokens := se.JSONPointer()
 			// kin-openapi points an unexpected property at its parent
 			// object; the report points at the property itself.
 			if m := unsupportedProperty.FindStringSubmatch(se.Reason); m != nil {
 				tokens = append(tokens, m[1])
+				// The rule broken is additionalProperties: false, which
+				// kin-openapi files under properties.
+				field = "additionalProperties"
+				objects = append(objects, objectProblem{parent: pointer(se.JSONPointer()), schema: se.Schema, value: se.Value, found: m[1]})
 			}
 			f.Path = pointer(tokens)
+			f.Evidence = s.evidence(se, field, tokens)
 		}
 		if loc, ok := s.schemaAt[se.Schema]; ok {
 			f.Schema = loc
-			if se.SchemaField != "" {
-				f.Schema += "/" + se.SchemaField
+			if field != "" {
+				f.Schema += "/" + field
 			}
 		} else {
 			f.Schema = op.responseLocation(status)
 		}
 		fs = append(fs, f)
 	}
-	return fs
+	fs = s.pairRenames(fs, objects)
+	return fold(fs)
 }
 
 // flatten unpacks kin-openapi's nested multi-errors.

@@ -82,6 +82,21 @@ type Finding struct {
 	// one line each, when they all follow from this finding: a 200 with an
 	// error body also fails the success schema, which says nothing new.
 	Details []string `json:"details,omitempty"`
+	// Count is how many items of an array the finding was seen on, when
+	// more than one; Path then has the indices folded to "*".
+	Count int `json:"count,omitempty"`
+	// Evidence is what suggest needs to propose a change of the contract.
+	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// capFindings keeps at most maxFindings findings, the last one saying how
+// many more there were (see isMore).
+func capFindings(fs []Finding) []Finding {
+	if len(fs) <= maxFindings {
+		return fs
+	}
+	more := len(fs) - maxFindings + 1
+	return append(fs[:maxFindings-1], Finding{Kind: fs[maxFindings-1].Kind, Message: fmt.Sprintf("and %d more", more)})
 }
 
 // Result is one probe's outcome.
@@ -504,4 +519,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// moreFinding matches the message of the finding capFindings puts last.
+var moreFinding = regexp.MustCompile(`^and [0-9]+ more$`)
+
+// isMore reports whether f stands for the findings beyond maxFindings
+// rather than for a finding of its own.
+func isMore(f Finding) bool {
+	return f.Path == "" && f.Rule == "" && moreFinding.MatchString(f.Message)
 }
