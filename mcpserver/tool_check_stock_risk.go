@@ -200,21 +200,44 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 		texts = append(texts, &out.Stores[i].StoreName)
 	}
 	markUntrusted(texts...)
-	var parts []string
-	for _, a := range found {
-		r := a.Risk
-		parts = append(parts, fmt.Sprintf("store %s: on hand %d, stockout before close today: %s, confidence %s",
-			a.Identity.StoreID, r.OnHandUnits, r.WillStockoutBeforeCloseToday, r.Confidence))
-	}
-	name := ""
-	if len(found) > 0 {
-		name = found[0].Identity.ProductName
-	}
-	c.summary = fmt.Sprintf("Checked stock risk of %s (SKU %s) at %d store(s): %s.", name, in.SKU, len(out.Stores), strings.Join(parts, "; "))
-	if failed := len(out.Stores) - len(found); failed > 0 {
-		c.summary += fmt.Sprintf(" %d store(s) could not be checked.", failed)
-	}
+	c.summary = riskSummary(in.SKU, out.Stores, found)
 	return out, nil
+}
+
+// riskSummary is the audit trail's sentence for a risk check. It says only
+// what is known, never an empty placeholder: the product name when some store
+// was assessed, each assessed store's verdict and each failed store's error
+// code, in the order asked.
+func riskSummary(sku string, stores []storeRisk, found []*replenish.Assessment) string {
+	product := "SKU " + sku
+	if len(found) > 0 && found[0].Identity.ProductName != "" {
+		product = fmt.Sprintf("%s (SKU %s)", found[0].Identity.ProductName, sku)
+	}
+	parts := make([]string, 0, len(stores))
+	failed, next := 0, 0
+	for i, st := range stores {
+		switch {
+		case st.Risk != nil && next < len(found):
+			// found holds the assessed stores in the order asked.
+			a := found[next]
+			next++
+			r := a.Risk
+			parts = append(parts, fmt.Sprintf("store %s: on hand %d, stockout before close today: %s, confidence %s",
+				a.Identity.StoreID, r.OnHandUnits, r.WillStockoutBeforeCloseToday, r.Confidence))
+		case st.Error != nil:
+			failed++
+			parts = append(parts, fmt.Sprintf("store %s: %s", st.StoreID, st.Error.Code))
+		default:
+			// Neither an answer nor an error: not expected, but never a blank.
+			failed++
+			parts = append(parts, fmt.Sprintf("store %s: not checked", stores[i].StoreID))
+		}
+	}
+	summary := fmt.Sprintf("Checked stock risk of %s at %d store(s): %s.", product, len(stores), strings.Join(parts, "; "))
+	if failed > 0 {
+		summary += fmt.Sprintf(" %d store(s) could not be checked.", failed)
+	}
+	return summary
 }
 
 // assessStores checks several stores, a bounded number at once, and answers

@@ -55,8 +55,10 @@ func addGetOrderStatus(ms *mcp.Server, s *server) {
 		},
 		shape: func(p map[string]*jsonschema.Schema) {
 			shapeStoreID(p)
-			p["order_id"].Pattern = idempotencyKeyPatternShort
+			p["order_id"].Pattern = orderRefPattern
 			if s.opts.Writes == nil {
+				// Read-only: no ledger, so only StoreLink's order ids.
+				p["order_id"].Pattern = storeLinkOrderIDPattern
 				p["order_id"].Description = "StoreLink order id"
 			}
 		},
@@ -84,9 +86,34 @@ func orderStatusDescription(writes bool) string {
 		"Check it before resubmitting after WRITE_OUTCOME_UNKNOWN."
 }
 
-// idempotencyKeyPatternShort admits order ids, approval ids and
-// idempotency keys alike.
-const idempotencyKeyPatternShort = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+// How order_id is read. One argument names an order three ways, and they
+// are told apart by lookup, not by shape (their shapes overlap):
+//
+//  1. With the write path, the ledger is asked first, in this order: an
+//     idempotency key (the agent's or ours, idempotencyKeyPattern), an
+//     approval id ("apr-" and hex), then an order id this deployment
+//     raised. A hit answers from the ledger (and StoreLink, when the order
+//     was raised at the StoreLink this server reaches).
+//  2. Anything else is taken for an order id of StoreLink's own, raised
+//     elsewhere or by another StoreLink than our spec describes: if it is
+//     plausible as an id (storeLinkOrderIDPattern) StoreLink is asked for
+//     it; its 404 is "StoreLink has no order X at store Y". An id that is
+//     not plausible is INVALID_ARGUMENT naming the accepted shape, and
+//     nothing is sent.
+//
+// A plausible id is wider than our spec's OrderID (orderIDPattern): another
+// StoreLink's ids (rpl_9f7dcc5d27) must be asked for, never declared
+// unknown here. It stays within URL-unreserved characters, so the escaped
+// path segment is the id itself, and starts with a letter or digit, so it
+// is never "." or "..".
+const (
+	storeLinkOrderIDPattern = "^[A-Za-z0-9][A-Za-z0-9._~-]{0,63}$"
+	// orderRefPattern admits all three: a plausible order id, an approval
+	// id and an idempotency key. The handler tells them apart as above.
+	orderRefPattern = "^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$"
+	// storeLinkOrderIDShape is the plausible shape in words, for refusals.
+	storeLinkOrderIDShape = "1 to 64 characters of letters, digits, '.', '_', '~' and '-', starting with a letter or digit"
+)
 
 func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) (*orderStatusOut, error) {
 	storeID, err := s.resolveStore(c, in.StoreID)
@@ -127,17 +154,36 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 			return s.orderOut(ctx, c, storeID, o, view), nil
 		}
 	}
+	// Not in the ledger (or no ledger): StoreLink's own order id, if it can
+	// be one at all.
 	if !orderIDRE().MatchString(orderID) {
 		if s.opts.Writes == nil {
-			return nil, apperr.New(apperr.NotFound, fmt.Sprintf("no order %q is known", in.OrderID), "Check the order id StoreLink gave.")
+			return nil, apperr.New(apperr.InvalidArgument,
+				fmt.Sprintf("order_id %q cannot be a StoreLink order id (%s)", in.OrderID, storeLinkOrderIDShape),
+				"Pass the order id exactly as StoreLink gave it.")
 		}
-		return nil, apperr.New(apperr.NotFound, fmt.Sprintf("no order, idempotency key or approval id %q is known", in.OrderID), "Check the id returned by korral_raise_replenishment_order.")
+		return nil, apperr.New(apperr.InvalidArgument,
+			fmt.Sprintf("order_id %q is no idempotency key or approval id this deployment holds, and cannot be a StoreLink order id (%s)", in.OrderID, storeLinkOrderIDShape),
+			"Pass the order_id, idempotency_key or approval_id exactly as korral_raise_replenishment_order or StoreLink gave it.")
 	}
 	o, err := s.opts.Upstream.Order(ctx, storeID, orderID)
 	if err != nil {
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return nil, s.noSuchOrder(err, orderID, storeID)
+		}
 		return nil, err
 	}
 	return s.orderOut(ctx, c, storeID, o, view), nil
+}
+
+// noSuchOrder is StoreLink's 404 for an order asked of it by id: StoreLink
+// was asked and said no, which is not the same as "unknown here".
+func (s *server) noSuchOrder(err error, orderID, storeID string) error {
+	fix := "Check the order id and the store it was raised at; do not guess another id."
+	if s.opts.Writes != nil {
+		fix = "Check the id (an order_id, idempotency_key or approval_id as korral_raise_replenishment_order gave it) and the store it was raised at; do not guess another id."
+	}
+	return apperr.Wrap(apperr.NotFound, err, fmt.Sprintf("StoreLink has no order %q at store %s", orderID, storeID), fix)
 }
 
 // orderOut is StoreLink's view of an order, with the ledger's when known.
@@ -173,10 +219,11 @@ func (s *server) sameUpstream(e state.Entry) bool { return s.workflow().SameUpst
 // sameOrder reports whether StoreLink's order is the one the entry raised.
 func sameOrder(e state.Entry, o domain.Order) bool { return replenish.SameOrder(e, o) }
 
-// orderIDRE is compiled on first use: its bounded repetition makes a
-// large program (about 730 allocations) that would otherwise be built on
-// every start of the binary, also by runs that never read an order.
-var orderIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(orderIDPattern) })
+// orderIDRE (storeLinkOrderIDPattern) is compiled on first use: its
+// bounded repetition makes a large program (about 730 allocations) that
+// would otherwise be built on every start of the binary, also by runs that
+// never read an order.
+var orderIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(storeLinkOrderIDPattern) })
 
 // findLedgerEntry finds the entry an id names: an idempotency key, an
 // approval id or an order id. A ledger may be shared by deployments scoped

@@ -28,13 +28,18 @@ type listStoresOut struct {
 	NextAfterStoreID    string            `json:"next_after_store_id,omitempty"`
 }
 
+// authorizedStore is one store of the list. open_now is true or false only
+// when the store's hours were read; it is left out when they were not (the
+// store could not be read, and error says why, or its time zone is not one
+// this server knows): never false for want of the hours. Left out rather
+// than null, the output schema keeps it a plain boolean.
 type authorizedStore struct {
 	StoreID           string     `json:"store_id"`
 	Name              string     `json:"name,omitempty"`
 	Timezone          string     `json:"timezone,omitempty"`
 	LocalTimeNow      string     `json:"local_time_now,omitempty"`
 	OpeningHoursToday string     `json:"opening_hours_today,omitempty"`
-	OpenNow           bool       `json:"open_now"`
+	OpenNow           *bool      `json:"open_now,omitempty"`
 	ClosesInMinutes   *int       `json:"closes_in_minutes,omitempty"`
 	Error             *ErrorBody `json:"error,omitempty"`
 }
@@ -97,12 +102,14 @@ func describeStore(st domain.Store, now time.Time) authorizedStore {
 	day := st.Hours[local.Weekday()]
 	if day.Closed {
 		out.OpeningHoursToday = "closed"
+		out.OpenNow = ptr(false)
 		return out
 	}
 	out.OpeningHoursToday = clock(day.Opens) + "-" + clock(day.Closes)
 	minute := local.Hour()*60 + local.Minute()
-	if minute >= day.Opens && minute < day.Closes {
-		out.OpenNow = true
+	open := minute >= day.Opens && minute < day.Closes
+	out.OpenNow = &open
+	if open {
 		out.ClosesInMinutes = ptr(day.Closes - minute)
 	}
 	return out
