@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,17 @@ type APIError struct {
 	// error body. The spec forbids it, but StoreLink does it on some paths;
 	// such a response is a failure, never data.
 	ErrorInSuccess bool
+	// OtherJSON is set when a failure's body is JSON but not StoreLink's error
+	// object {"error": {"code", "message"}} (Code is then empty): a web
+	// framework's or gateway's own error, such as {"detail": "Not Found"}.
+	// It tells a StoreLink whose error body departs from the contract
+	// from an address that is not StoreLink at all (HTML, an empty body).
+	OtherJSON bool
+	// BodyProperties names the top-level properties of such a JSON object
+	// body, sorted: at most 10, each made single-line and cut to 64 bytes.
+	// Names only, never values; nil for the error object and for a body
+	// that is not a JSON object.
+	BodyProperties []string
 }
 
 // Error returns a single line such as
@@ -112,6 +124,9 @@ func CheckResponse(resp *http.Response, body []byte) error {
 		Message:        clean(message, key, maxMessageBytes),
 		ErrorInSuccess: success,
 	}
+	if e.Code == "" && !success {
+		e.OtherJSON, e.BodyProperties = otherJSON(body, key)
+	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		e.RetryAfter = retryAfter(resp.Header, time.Now())
 	}
@@ -145,6 +160,30 @@ func parseEnvelope(body []byte, failure bool) (code, message string, ok bool) {
 		return "", "", true
 	}
 	return detail.Code, detail.Message, true
+}
+
+// Bounds on the property names an APIError keeps from a foreign JSON body.
+const (
+	maxBodyProperties   = 10
+	maxBodyPropertyName = 64
+)
+
+// otherJSON reports whether body is JSON, and for an object the names of
+// its properties, sorted and bounded.
+func otherJSON(body []byte, key string) (bool, []string) {
+	if !json.Valid(body) {
+		return false, nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil || len(obj) == 0 {
+		return true, nil
+	}
+	names := make([]string, 0, len(obj))
+	for name := range obj {
+		names = append(names, clean(name, key, maxBodyPropertyName))
+	}
+	slices.Sort(names)
+	return true, names[:min(len(names), maxBodyProperties)]
 }
 
 // clean makes s safe to log and show: the store key is redacted, control
@@ -243,8 +282,8 @@ func Result[T any, R Response[T]](resp R, err error) (*T, error) {
 	}
 	v := resp.okBody()
 	if v != nil {
-		if field := missingField(resp.GetBody(), v); field != "" {
-			return nil, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: field}, op)
+		if fields := missingFields(resp.GetBody(), v); len(fields) > 0 {
+			return nil, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: fields[0], Fields: fields}, op)
 		}
 		return v, nil
 	}

@@ -1,42 +1,145 @@
 package storelinkclient
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// MissingFieldError is a success answer that lacks a field the contract
+// MissingFieldError is a success answer that lacks fields the contract
 // requires. Go's JSON decoder leaves such a field at its zero value (an
 // on-hand count of 0, say), which would pass for data; [Result] refuses it
-// instead. Field is the field's path in the answer, such as
-// opening_hours.monday.closed or transactions.0.timestamp; it names the contract's
-// field, never a value of the answer. errors.Is(err, ErrMalformedResponse)
-// holds for it.
+// instead. Field is the first missing field's path in the answer, such as
+// opening_hours.monday.closed or transactions.0.timestamp; Fields lists
+// every one, Field first (see [FieldProblems] for the order). Both name the
+// contract's fields, never a value of the answer. errors.Is(err,
+// ErrMalformedResponse) holds for it.
 type MissingFieldError struct {
 	Field string
+	// Fields is every missing required field; nil in an error built with
+	// Field alone.
+	Fields []string
 }
 
 func (e *MissingFieldError) Error() string {
-	return "storelink: required field " + e.Field + " is missing"
+	fields := e.Fields
+	if len(fields) == 0 {
+		fields = []string{e.Field}
+	}
+	if len(fields) == 1 {
+		return "storelink: required field " + fields[0] + " is missing"
+	}
+	return "storelink: required fields " + Bounded(fields, 3) + " are missing"
 }
 
 // Unwrap makes a missing field a malformed response.
 func (e *MissingFieldError) Unwrap() error { return ErrMalformedResponse }
 
-// missingField returns the path of the first field of body that v's type
-// requires and body lacks, or "". The generated types mark what the
-// contract requires: a required property is a field without omitempty, an
-// optional one has it.
-func missingField(body []byte, v any) string {
-	var doc any
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return ""
+// Bounded joins at most n names with ", " and says how many more there are:
+// "a, b, c and 4 more". It keeps a message about many fields short.
+func Bounded(names []string, n int) string {
+	if n < 1 {
+		n = 1
 	}
-	return missingIn(doc, reflect.TypeOf(v), "")
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + " and " + strconv.Itoa(len(names)-n) + " more"
+}
+
+// ProblemKind says how a property of an answer departs from the contract's
+// type.
+type ProblemKind string
+
+const (
+	// FieldMissing is a property the contract requires that the answer
+	// lacks.
+	FieldMissing ProblemKind = "missing"
+	// FieldUnknown is a property of the answer the contract does not
+	// declare. Every schema of the contract forbids additional properties.
+	FieldUnknown ProblemKind = "unknown"
+	// FieldRenamed is an unknown property beside a declared property the
+	// answer lacks, whose value has a JSON type the declared one allows: a
+	// candidate for a rename (min_order_qty for minimum_order_units), never
+	// a fact. A reader that ignores it may read a value as absent.
+	FieldRenamed ProblemKind = "renamed"
+)
+
+// FieldProblem is one property of an answer that does not fit the
+// contract's type. It names properties, never values.
+type FieldProblem struct {
+	// Field is the property's path in the answer, such as
+	// min_order_qty or transactions.0.timestamp.
+	Field string
+	Kind  ProblemKind
+	// Renamed is, for a FieldRenamed candidate, the path of the declared
+	// property that is absent and that Field may stand for; "" otherwise.
+	Renamed string
+}
+
+func (p FieldProblem) String() string {
+	switch p.Kind {
+	case FieldMissing:
+		return p.Field + ": required but missing"
+	case FieldRenamed:
+		return p.Field + ": not in the contract, " + p.Renamed + " renamed?"
+	default:
+		return p.Field + ": not in the contract"
+	}
+}
+
+// FieldProblems compares a JSON answer with the type the contract gives it
+// (v, a pointer to a generated type such as *Supplier): every missing
+// required property, every property the contract does not declare, and
+// every rename candidate among those. The generated types carry the
+// contract: a property is a field's json name, and a required one has no
+// omitempty.
+//
+// An unknown property with a compatible absent neighbour is reported once
+// per candidate, as FieldRenamed; one without, as FieldUnknown. Objects are
+// walked in the order of the type's fields, depth first, each object's
+// unknown properties last, sorted by name; an array reports a problem at
+// the first item that has it only, so a page of a thousand lines with a
+// renamed property names it once. A body that is not JSON, or not of the
+// type's shape, has no problems here: decoding reports it.
+func FieldProblems(body []byte, v any) []FieldProblem {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil || v == nil {
+		return nil
+	}
+	return problemsIn(doc, reflect.TypeOf(v))
+}
+
+// UnknownFields lists the paths of the properties of a JSON answer that
+// the contract's type (v, as for [FieldProblems]) does not declare, rename
+// candidates included, each once.
+func UnknownFields(body []byte, v any) []string {
+	var out []string
+	for _, p := range FieldProblems(body, v) {
+		if p.Kind != FieldMissing && (len(out) == 0 || out[len(out)-1] != p.Field) {
+			out = append(out, p.Field)
+		}
+	}
+	return out
+}
+
+// missingFields lists the paths of the required fields body lacks, in
+// [FieldProblems]' order.
+func missingFields(body []byte, v any) []string {
+	var out []string
+	for _, p := range FieldProblems(body, v) {
+		if p.Kind == FieldMissing {
+			out = append(out, p.Field)
+		}
+	}
+	return out
 }
 
 var (
@@ -45,53 +148,146 @@ var (
 	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-func missingIn(doc any, t reflect.Type, path string) string {
+// opaque reports a type whose JSON the reflection cannot see into.
+func opaque(t reflect.Type) bool {
+	return t == timeType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textType)
+}
+
+// problemsIn returns doc's problems, with paths relative to doc.
+func problemsIn(doc any, t reflect.Type) []FieldProblem {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == timeType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textType) {
-		return ""
+	if opaque(t) {
+		return nil
 	}
+	var out []FieldProblem
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
 		items, ok := doc.([]any)
 		if !ok {
-			return ""
+			return nil
 		}
+		seen := map[FieldProblem]bool{}
 		for i, item := range items {
-			if p := missingIn(item, t.Elem(), join(path, strconv.Itoa(i))); p != "" {
-				return p
+			for _, p := range problemsIn(item, t.Elem()) {
+				if seen[p] {
+					continue
+				}
+				seen[p] = true
+				p.Field = join(strconv.Itoa(i), p.Field)
+				if p.Renamed != "" {
+					p.Renamed = join(strconv.Itoa(i), p.Renamed)
+				}
+				out = append(out, p)
 			}
 		}
 	case reflect.Struct:
 		obj, ok := doc.(map[string]any)
 		if !ok {
-			return ""
+			return nil
 		}
+		type absent struct {
+			name string
+			t    reflect.Type
+		}
+		declared := map[string]bool{}
+		var missing []absent
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if !f.IsExported() || name == "" || name == "-" {
 				continue
 			}
+			declared[name] = true
 			value, present := obj[name]
 			if !present {
+				missing = append(missing, absent{name, f.Type})
 				if !strings.Contains(","+opts+",", ",omitempty,") {
-					return join(path, name)
+					out = append(out, FieldProblem{Field: name, Kind: FieldMissing})
 				}
 				continue
 			}
-			if p := missingIn(value, f.Type, join(path, name)); p != "" {
-				return p
+			for _, p := range problemsIn(value, f.Type) {
+				p.Field = join(name, p.Field)
+				if p.Renamed != "" {
+					p.Renamed = join(name, p.Renamed)
+				}
+				out = append(out, p)
+			}
+		}
+		var unknown []string
+		for name := range obj {
+			if !declared[name] {
+				unknown = append(unknown, name)
+			}
+		}
+		slices.Sort(unknown)
+		for _, name := range unknown {
+			candidate := false
+			for _, m := range missing {
+				if compatible(obj[name], m.t) {
+					out = append(out, FieldProblem{Field: name, Kind: FieldRenamed, Renamed: m.name})
+					candidate = true
+				}
+			}
+			if !candidate {
+				out = append(out, FieldProblem{Field: name, Kind: FieldUnknown})
 			}
 		}
 	}
-	return ""
+	return out
+}
+
+// compatible reports whether a JSON value could be the value of a field
+// of type t: the same JSON type, an integral number for an integer. A null
+// could stand for any property, and a type that decodes itself for any
+// value: a reader must not rule a rename out on a guess.
+func compatible(value any, t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if value == nil {
+		return true
+	}
+	if t == timeType || reflect.PointerTo(t).Implements(textType) {
+		_, ok := value.(string)
+		return ok
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return true
+	}
+	switch v := value.(type) {
+	case string:
+		return t.Kind() == reflect.String
+	case bool:
+		return t.Kind() == reflect.Bool
+	case json.Number:
+		switch t.Kind() {
+		case reflect.Float32, reflect.Float64:
+			return true
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			_, err := v.Int64()
+			return err == nil
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			_, err := strconv.ParseUint(v.String(), 10, 64)
+			return err == nil
+		}
+		return false
+	case []any:
+		return t.Kind() == reflect.Slice || t.Kind() == reflect.Array
+	case map[string]any:
+		return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
+	}
+	return false
 }
 
 func join(path, name string) string {
-	if path == "" {
+	switch {
+	case path == "":
 		return name
+	case name == "":
+		return path
 	}
 	return path + "." + name
 }
