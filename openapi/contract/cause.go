@@ -1,5 +1,15 @@
 package contract
 
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
 // FindingRename is the kind of a finding that pairs a property the contract
 // does not allow with a declared property that is absent from the same
 // object, with a compatible type: a candidate rename, never a fact.
@@ -76,4 +86,272 @@ type Cause struct {
 	Assumption bool `json:"assumption,omitempty"`
 	// Evidence is what suggest needs to propose a change of the contract.
 	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// maxExamples bounds the examples a cause keeps.
+const maxExamples = 3
+
+// causeSet groups findings into causes as they come.
+type causeSet struct {
+	byID  map[string]*Cause
+	order []string
+	ops   map[string]map[string]bool
+	// assumed counts, per cause, the occurrences that stand on an
+	// assumption only.
+	assumed map[string]int
+}
+
+func newCauseSet() *causeSet {
+	return &causeSet{byID: map[string]*Cause{}, ops: map[string]map[string]bool{}, assumed: map[string]int{}}
+}
+
+// leadingStatus reads the status a generated finding's message starts
+// with ("422 for a request ..."), so that its cause tells statuses apart.
+var leadingStatus = regexp.MustCompile(`^([0-9]{3})\b`)
+
+// undeclaredStatus reads the status of an undeclared-status finding.
+var undeclaredStatus = regexp.MustCompile(`^status ([0-9]{3}) is not declared`)
+
+// causeID is the key findings share when they have one cause: the rule
+// (with the status a generated finding names), or the kind with the place
+// in the contract and the folded place in the answer. It names no
+// operation, so a departure shared by every endpoint (an error body) is
+// one cause.
+func causeID(f Finding) string {
+	switch f.Kind {
+	case FindingRule:
+		return "rule:" + f.Rule
+	case FindingGenerated:
+		id := "generated:" + f.Rule
+		if m := leadingStatus.FindStringSubmatch(f.Message); m != nil {
+			id += ":" + m[1]
+		}
+		return id
+	case FindingStatus:
+		return "wrong-status:" + f.Message
+	case FindingUndeclaredStatus:
+		if m := undeclaredStatus.FindStringSubmatch(f.Message); m != nil {
+			return "undeclared-status:" + m[1]
+		}
+		return "undeclared-status"
+	case FindingErrorIn200:
+		return FindingErrorIn200
+	case FindingSchema, FindingRename:
+		return f.Kind + ":" + f.Schema + ":" + foldPath(f.Path)
+	}
+	return f.Kind + ":" + f.Path + ":" + f.Message
+}
+
+// causeText is a finding said once for all its occurrences: its place
+// folded, its count and assumption left to the cause.
+func causeText(f Finding) string {
+	f.Path, f.Count, f.Assumption, f.Details = foldPath(f.Path), 0, false, nil
+	if f.Kind == FindingUndeclaredStatus {
+		// The message names the first operation; the cause lists them all.
+		if m := undeclaredStatus.FindStringSubmatch(f.Message); m != nil {
+			return f.Kind + ": StoreLink answers " + m[1] + ", which the contract does not declare for the operation"
+		}
+	}
+	return describe(f)
+}
+
+// add counts one finding of the operation, seen in example (a probe, a
+// case or a request).
+func (cs *causeSet) add(op, example string, f Finding) {
+	if isMore(f) {
+		return // "and N more" is no cause of its own
+	}
+	id := causeID(f)
+	n := max(f.Count, 1)
+	c, ok := cs.byID[id]
+	if !ok {
+		c = &Cause{ID: id, Kind: f.Kind, Rule: f.Rule, Schema: f.Schema, Path: foldPath(f.Path), Text: causeText(f)}
+		if f.Kind == FindingStatus || f.Kind == FindingUndeclaredStatus {
+			c.Schema = "" // the operation's own response: the cause spans operations
+		}
+		if m := undeclaredStatus.FindStringSubmatch(f.Message); m != nil && f.Kind == FindingUndeclaredStatus {
+			status, _ := strconv.Atoi(m[1])
+			c.Evidence = &Evidence{Status: status}
+		} else if f.Evidence != nil {
+			ev := *f.Evidence
+			c.Evidence = &ev
+		}
+		cs.byID[id] = c
+		cs.order = append(cs.order, id)
+		cs.ops[id] = map[string]bool{}
+	} else {
+		c.Evidence = mergeEvidence(c.Evidence, f.Evidence)
+	}
+	c.Count += n
+	if f.Assumption {
+		cs.assumed[id] += n
+	}
+	if op != "" {
+		cs.ops[id][op] = true
+	}
+	if len(c.Examples) < maxExamples && example != "" && !slices.Contains(c.Examples, example) {
+		c.Examples = append(c.Examples, example)
+	}
+}
+
+// mergeEvidence widens a cause's evidence by another occurrence's: the
+// union of the shapes, and "mixed" for types that differ.
+func mergeEvidence(into, ev *Evidence) *Evidence {
+	if into == nil || ev == nil {
+		return into
+	}
+	if ev.JSONType != "" && into.JSONType != ev.JSONType {
+		into.JSONType = "mixed"
+	}
+	if ev.Format != into.Format {
+		into.Format = ""
+	}
+	if ev.Shape != nil && into.Shape != nil {
+		s := *into.Shape
+		s.MinLen, s.MaxLen = min(s.MinLen, ev.Shape.MinLen), max(s.MaxLen, ev.Shape.MaxLen)
+		s.Classes = unionClasses(s.Classes, ev.Shape.Classes)
+		into.Shape = &s
+	}
+	return into
+}
+
+// unionClasses joins two character-class bodies built by shapeOf.
+func unionClasses(a, b string) string {
+	var out strings.Builder
+	for _, r := range []string{"a-z", "A-Z", "0-9"} {
+		if strings.Contains(a, r) || strings.Contains(b, r) {
+			out.WriteString(r)
+		}
+	}
+	strip := func(s string) string {
+		for _, r := range []string{"a-z", "A-Z", "0-9"} {
+			s = strings.ReplaceAll(s, r, "")
+		}
+		return s
+	}
+	var punct []rune
+	for _, r := range strip(a) + strip(b) {
+		if r != '\\' && !slices.Contains(punct, r) {
+			punct = append(punct, r)
+		}
+	}
+	slices.Sort(punct)
+	dash := false
+	for _, r := range punct {
+		if r == '-' {
+			dash = true
+			continue
+		}
+		out.WriteString(regexp.QuoteMeta(string(r)))
+	}
+	if dash {
+		out.WriteString("-")
+	}
+	return out.String()
+}
+
+// causeRank orders causes, most telling first: a rename, a missing field,
+// a status the contract does not have, an error body on a success, a wrong
+// status, a broken rule, the rest, and a property the contract does not
+// have last.
+func causeRank(c *Cause) int {
+	switch {
+	case c.Kind == FindingRename:
+		return 0
+	case c.Kind == FindingSchema && strings.HasSuffix(c.Schema, "/required"):
+		return 1
+	case c.Kind == FindingUndeclaredStatus, c.Kind == FindingErrorIn200:
+		return 2
+	case c.Kind == FindingStatus:
+		return 3
+	case c.Kind == FindingRule:
+		return 4
+	case c.Kind == FindingSchema && strings.HasSuffix(c.Schema, "/additionalProperties"):
+		return 7
+	case c.Kind == FindingSchema:
+		return 5
+	}
+	return 6
+}
+
+// list returns the causes, most telling first, then by count.
+func (cs *causeSet) list() []Cause {
+	out := make([]Cause, 0, len(cs.order))
+	for _, id := range cs.order {
+		c := *cs.byID[id]
+		c.Operations = slices.Sorted(maps.Keys(cs.ops[id]))
+		if c.Operations == nil {
+			c.Operations = []string{}
+		}
+		c.Assumption = cs.assumed[id] == c.Count
+		c.Examples = slices.Clone(c.Examples)
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b Cause) int {
+		return cmp.Or(cmp.Compare(causeRank(&a), causeRank(&b)), cmp.Compare(b.Count, a.Count), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// causesOf groups the findings of the drifting results into causes.
+func causesOf(results []Result) []Cause {
+	cs := newCauseSet()
+	for _, r := range results {
+		if r.Verdict != Drift {
+			continue
+		}
+		for _, f := range r.Findings {
+			cs.add(r.Operation, r.Operation+" / "+probeName(r), f)
+		}
+	}
+	return cs.list()
+}
+
+// coverage says, per operation of the contract in its order, how far the
+// results reached it: checked when an answer with data was judged, partly
+// when only refusals were, skipped when nothing was answered, each with
+// why.
+func coverage(sp *spec, cfg Config, results []Result) []Coverage {
+	var out []Coverage
+	for _, id := range sp.opOrder() {
+		op := sp.ops[id]
+		c := Coverage{Operation: id, Endpoint: op.endpoint(), Status: NotChecked}
+		var skips, refusals []string
+		for _, r := range results {
+			if r.Operation != id {
+				continue
+			}
+			wantsData := slices.ContainsFunc(r.Expected, func(s int) bool { return s >= 200 && s < 300 })
+			switch {
+			case r.Got != 0:
+				c.Answered++
+				if r.Got >= 200 && r.Got < 300 && r.Verdict != Error {
+					c.Status = Checked
+				} else if wantsData {
+					refusals = append(refusals, fmt.Sprintf("%s: %d", r.Probe, r.Got))
+				}
+			case wantsData && r.Detail != "":
+				skips = append(skips, r.Probe+": "+r.Detail)
+			}
+		}
+		switch {
+		case len(cfg.Operations) > 0 && !slices.Contains(cfg.Operations, id):
+			c.Why = "not selected (--operation)"
+		case c.Status == Checked:
+		case c.Answered > 0:
+			c.Status = PartlyChecked
+			c.Why = "no answer with data, so its success schema and rules were not checked"
+			if len(refusals) > 0 {
+				c.Why += " (" + strings.Join(refusals, "; ") + ")"
+			} else if len(skips) > 0 {
+				c.Why += " (" + skips[0] + ")"
+			}
+		case len(skips) > 0:
+			c.Why = skips[0]
+		default:
+			c.Why = "no probe of it was answered"
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -70,6 +70,7 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Requests = r.sent
 	rep.DurationMS = millis(time.Since(start))
+	rep.Coverage = coverage(sp, cfg, rep.Probes)
 	rep.finish()
 	rep.Redact(Secrets(cfg)...)
 	return rep, nil

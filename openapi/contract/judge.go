@@ -196,6 +196,9 @@ func semantic(op operation, in *openapi3filter.RequestValidationInput, req reque
 	if since, err := time.Parse(time.RFC3339, req.query.Get("since")); err == nil {
 		q.Since = since
 	}
+	if limit, err := strconv.Atoi(req.query.Get("limit")); err == nil && limit > 0 {
+		q.Limit = limit
+	}
 	if req.method == http.MethodPost && reqBody != nil {
 		var raised sl.OrderRequest
 		if json.Unmarshal(reqBody, &raised) == nil {

@@ -172,9 +172,40 @@ type Report struct {
 	// StartedAt is when the check began (UTC); DurationMS how long it took.
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS float64   `json:"duration_ms"`
-	Probes     []Result  `json:"probes"`
+	// Causes are the root causes of the drift, most telling first: each
+	// groups the findings that share a rule, or a place in the contract
+	// and a kind, across probes, generated cases and array items.
+	Causes []Cause `json:"causes"`
+	// Coverage says, per operation of the contract, whether the check
+	// reached it.
+	Coverage []Coverage `json:"coverage,omitempty"`
+	Probes   []Result   `json:"probes"`
 	// Generated sums up the generated cases of check --generate.
 	Generated *Generated `json:"generated,omitempty"`
+}
+
+// How far the check reached an operation.
+const (
+	// Checked: an answer with data (a 2xx) was judged.
+	Checked = "checked"
+	// PartlyChecked: requests were answered and judged, but none with
+	// data, so the success schema and rules were not checked.
+	PartlyChecked = "partly checked"
+	// NotChecked: no request of the operation was answered.
+	NotChecked = "skipped"
+)
+
+// Coverage is how far a check reached one operation.
+type Coverage struct {
+	Operation string `json:"operation_id"`
+	Endpoint  string `json:"endpoint"`
+	// Status is Checked, PartlyChecked or NotChecked.
+	Status string `json:"status"`
+	// Why says what kept it from being checked fully.
+	Why string `json:"why,omitempty"`
+	// Answered counts the probes and cases of the operation that got an
+	// answer.
+	Answered int `json:"answered"`
 }
 
 // finish computes the summary and the overall verdict.
@@ -196,6 +227,7 @@ func (r *Report) finish() {
 		}
 	}
 	r.Summary = s
+	r.Causes = causesOf(r.Probes)
 	switch {
 	case s.Drift > 0:
 		r.Verdict = Drift
@@ -238,6 +270,19 @@ func (r *Report) Redact(secrets ...string) {
 	}
 	f := rep.Replace
 	r.BaseURL, r.Aborted = f(r.BaseURL), f(r.Aborted)
+	for i := range r.Causes {
+		c := &r.Causes[i]
+		c.ID, c.Schema, c.Path, c.Text = f(c.ID), f(c.Schema), f(c.Path), f(c.Text)
+		for j := range c.Examples {
+			c.Examples[j] = f(c.Examples[j])
+		}
+		if ev := c.Evidence; ev != nil {
+			ev.Component, ev.Property, ev.Found = f(ev.Component), f(ev.Property), f(ev.Found)
+		}
+	}
+	for i := range r.Coverage {
+		r.Coverage[i].Why = f(r.Coverage[i].Why)
+	}
 	for i := range r.Probes {
 		p := &r.Probes[i]
 		p.Request, p.Detail, p.Assumption = f(p.Request), f(p.Detail), f(p.Assumption)
@@ -246,6 +291,9 @@ func (r *Report) Redact(secrets ...string) {
 			fd.Path, fd.Schema, fd.Message = f(fd.Path), f(fd.Schema), f(fd.Message)
 			for k := range fd.Details {
 				fd.Details[k] = f(fd.Details[k])
+			}
+			if ev := fd.Evidence; ev != nil {
+				ev.Component, ev.Property, ev.Found = f(ev.Component), f(ev.Property), f(ev.Found)
 			}
 		}
 	}

@@ -90,7 +90,7 @@ func newSpec(doc *openapi3.T) (*spec, error) {
 			s.ops[op.OperationID] = o
 		}
 	}
-	for _, id := range []string{opListStores, opGetStore, opGetInventory, opListPOS, opCreateOrder, opGetOrder, opGetSKU, opGetSupplier} {
+	for _, id := range s.opOrder() {
 		if _, ok := s.ops[id]; !ok {
 			return nil, fmt.Errorf("the StoreLink contract has no operation %q", id)
 		}
@@ -121,6 +121,12 @@ func newSpec(doc *openapi3.T) (*spec, error) {
 		s.exampleSKU, _ = ref.Value.Example.(string)
 	}
 	return s, nil
+}
+
+// opOrder lists the contract's operations in the order of the brief's
+// endpoint table, the order reports use.
+func (s *spec) opOrder() []string {
+	return []string{opListStores, opGetStore, opGetInventory, opListPOS, opCreateOrder, opGetOrder, opGetSKU, opGetSupplier}
 }
 
 // readExtensions reads the operation's key scope and semantic rules. A
