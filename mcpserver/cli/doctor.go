@@ -42,6 +42,12 @@ func (c *checkup) ok(check, format string, args ...any) {
 	fmt.Fprintf(c.w, "ok    %s: %s\n", check, fmt.Sprintf(format, args...))
 }
 
+// skip is a check that could not run for a failure already reported; it
+// does not count again.
+func (c *checkup) skip(check, why string) {
+	fmt.Fprintf(c.w, "skip  %s: %s\n", check, why)
+}
+
 func (c *checkup) fail(check, what, fix string) {
 	c.failed++
 	fmt.Fprintf(c.w, "FAIL  %s: %s; fix: %s\n", check, what, fix)
@@ -76,15 +82,24 @@ func runDoctor(ctx context.Context, args []string, env Env) error {
 	// would only repeat them, so they are kept out of the operator's way.
 	quiet := slog.New(slog.DiscardHandler)
 
-	upstreamOK := false
+	answered := false
 	if cfg.UpstreamBaseURL == "" {
 		c.fail("upstream", "UPSTREAM_BASE_URL is not set, so the server would answer from the embedded demo StoreLink's made-up data",
 			"set UPSTREAM_BASE_URL to StoreLink's base URL and STORELINK_KEYRING_FILE to its keys")
 	} else {
-		upstreamOK = c.reach(ctx, cfg)
+		answered = c.reach(ctx, cfg)
 	}
-	if upstreamOK {
+	// Each store and key is checked whenever something answered at the
+	// base URL, also when its answer broke the contract: a StoreLink whose
+	// error body or fields differ from our spec is still worth a line per
+	// store. Only an address that did not answer, or redirected (where a
+	// key must never go), leaves them unchecked, and each says so.
+	if answered {
 		c.keys(ctx, cfg, env, quiet)
+	} else if cfg.UpstreamBaseURL != "" {
+		for _, id := range cfg.Keyring.StoreIDs() {
+			c.skip("key of store "+id, "not checked: nothing at UPSTREAM_BASE_URL answered as a server should (see upstream above)")
+		}
 	}
 
 	where, fix := cfg.StatePath, "make STATE_DB_PATH's directory writable by this user, or point STATE_DB_PATH elsewhere"
@@ -119,9 +134,12 @@ func (c *checkup) result() error {
 
 // reach asks StoreLink for the store list without a key: StoreLink answers
 // 401 with its error body, anything else is not StoreLink (or not its base
-// URL). The answer's Date header also tells whether the clocks agree. It
-// goes through storelinkclient, which follows no redirect: one is reported
-// with its status and target host, and nothing is sent there.
+// URL), or a StoreLink whose errors differ from the contract. The answer's
+// Date header also tells whether the clocks agree. It goes through
+// storelinkclient, which follows no redirect: one is reported with its
+// status and target host, and nothing is sent there. It reports whether
+// something answered at all (a redirect does not count), so that the keys
+// are checked after a contract error too.
 func (c *checkup) reach(ctx context.Context, cfg *config.Config) bool {
 	ctx, cancel := context.WithTimeout(ctx, cfg.UpstreamTimeout)
 	defer cancel()
@@ -157,9 +175,17 @@ func (c *checkup) reach(ctx context.Context, cfg *config.Config) bool {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var apiErr *storelinkclient.APIError
 	if !errors.As(storelinkclient.CheckResponse(resp, body), &apiErr) || resp.StatusCode != http.StatusUnauthorized || apiErr.Code == "" {
-		c.fail("upstream", fmt.Sprintf("UPSTREAM_BASE_URL=%s does not answer like StoreLink: GET /v1/stores without a key got %d (%s) where StoreLink answers 401 with its error body",
-			cfg.UpstreamBaseURL, resp.StatusCode, orDash(resp.Header.Get("Content-Type"))), fix)
-		return false
+		what := fmt.Sprintf("UPSTREAM_BASE_URL=%s does not answer like StoreLink: GET /v1/stores without a key got %d (%s) where StoreLink answers 401 with its error body",
+			cfg.UpstreamBaseURL, resp.StatusCode, orDash(resp.Header.Get("Content-Type")))
+		if resp.StatusCode == http.StatusUnauthorized {
+			// A refusal without a key, in another body: most likely a
+			// StoreLink whose error body differs from the contract.
+			what = fmt.Sprintf("UPSTREAM_BASE_URL=%s refused GET /v1/stores without a key (401) but not with StoreLink's error body {\"error\": {\"code\", \"message\"}}", cfg.UpstreamBaseURL)
+			fix = "if this is StoreLink, its error body differs from the contract: run storelink-contract check and report the difference to Korral IT; otherwise " + fix
+		}
+		c.fail("upstream", what, fix)
+		c.clock(resp.Header.Get("Date"), start)
+		return true
 	}
 	c.ok("upstream", "StoreLink answers at %s (%s)", cfg.UpstreamBaseURL, time.Since(start).Round(time.Millisecond))
 	c.clock(resp.Header.Get("Date"), start)
@@ -207,10 +233,14 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, env Env, log *sl
 				fix = fmt.Sprintf("install store %s's current key in the keyring (STORELINK_KEYRING_FILE); keys rotate weekly", id)
 			}
 			if e.Code == apperr.UpstreamContractError {
-				// The key opened the store; the answer is what is wrong, and
-				// the message names its field and rule.
-				c.fail(check, fmt.Sprintf("store %s: %s: %s", id, e.Code, e.Message),
-					"the key is not the problem: report the field and rule above to Korral IT (storelink-contract check gives the full report)")
+				// The answer is what is wrong, not (as far as it tells) the
+				// key: the message names its field and rule, or says the
+				// address answers like no StoreLink.
+				fix := "the key is not the problem: report the field and rule above to Korral IT (storelink-contract check gives the full report)"
+				if e.Remediation == upstream.RemediationBaseURL {
+					fix = "check that UPSTREAM_BASE_URL is StoreLink's base URL (scheme and host, without /v1); if it is, report its answer to Korral IT (storelink-contract check gives the full report)"
+				}
+				c.fail(check, fmt.Sprintf("store %s: %s: %s", id, e.Code, e.Message), fix)
 				continue
 			}
 			c.fail(check, fmt.Sprintf("StoreLink refused to read store %s: %s: %s", id, e.Code, e.Message), fix)

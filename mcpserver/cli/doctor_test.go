@@ -70,3 +70,74 @@ func TestDoctorFailures(t *testing.T) {
 		})
 	}
 }
+
+// foreignStoreLink answers as another team's StoreLink would: FastAPI error
+// bodies ({"detail": ...}) and its own field names, so every answer breaks
+// our contract in some way.
+func foreignStoreLink(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("X-Korral-Store-Key") == "" {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"detail":"Not authenticated"}`))
+			return
+		}
+		id := strings.TrimPrefix(r.URL.Path, "/v1/stores/")
+		_, _ = w.Write([]byte(`{"id":"` + id + `","display_name":"Store ` + id + `","tz":"Europe/Prague","hours":[]}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestDoctorGoesOnAfterAContractError: the upstream check's contract error
+// (a 401 in another body) does not stop doctor; every store and key gets
+// its own line, each failure its fix, and the exit is 1.
+func TestDoctorGoesOnAfterAContractError(t *testing.T) {
+	env, _ := testEnv(t, foreignStoreLink(t), map[string]string{
+		"STORELINK_KEYRING": `{"47": "key-47-0123456789", "102": "key-102-0123456789", "55": "key-55-0123456789"}`,
+	})
+	out, err := doctor(t, env)
+	var exit *ExitError
+	if !errors.As(err, &exit) || exit.Code != 1 {
+		t.Errorf("err %v, want exit 1", err)
+	}
+	if !strings.Contains(out, "FAIL  upstream: UPSTREAM_BASE_URL=") || !strings.Contains(out, "but not with StoreLink's error body") ||
+		!strings.Contains(out, "storelink-contract check") {
+		t.Errorf("the upstream check does not name the contract error and its fix:\n%s", out)
+	}
+	for _, id := range []string{"47", "55", "102"} {
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "key of store "+id+":") {
+				line = l
+			}
+		}
+		if !strings.HasPrefix(line, "FAIL  key of store "+id+": store "+id+": UPSTREAM_CONTRACT_ERROR:") || !strings.Contains(line, "; fix: ") {
+			t.Errorf("store %s: %q\n%s", id, line, out)
+		}
+	}
+	for _, want := range []string{"ok    clock:", "ok    state database:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "0123456789") {
+		t.Error("doctor prints a key")
+	}
+}
+
+// TestDoctorSkipsKeysOnlyWhenNothingAnswered: with nothing at the base URL
+// no key is sent anywhere, and each store says it was not checked.
+func TestDoctorSkipsKeysOnlyWhenNothingAnswered(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	env, _ := testEnv(t, url, nil)
+	out, err := doctor(t, env)
+	var exit *ExitError
+	if !errors.As(err, &exit) || exit.Code != 1 || !strings.Contains(out, "FAIL  upstream: cannot reach") ||
+		!strings.Contains(out, "skip  key of store 47: not checked") {
+		t.Errorf("err %v:\n%s", err, out)
+	}
+}
