@@ -344,6 +344,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "StoreLink contract check of %s against contract %s (store %s, SKU %s)\n\n",
 		r.BaseURL, r.ContractVersion, r.Store, r.SKU)
+	r.writeCauses(&buf)
+	r.writeCoverage(&buf)
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ENDPOINT\tPROBE\tEXPECTED\tGOT\tVERDICT\tDETAIL")
 	for _, p := range r.Probes {
@@ -412,6 +414,43 @@ func (r *Report) WriteTable(w io.Writer) error {
 
 var trailingBlanks = regexp.MustCompile(` +\n`)
 
+// writeCauses lists the causes of drift, most telling first, each once
+// with its count and operations: what to read before the probes.
+func (r *Report) writeCauses(buf *bytes.Buffer) {
+	if len(r.Causes) == 0 {
+		return
+	}
+	fmt.Fprintf(buf, "Causes of drift (%d), most telling first:\n", len(r.Causes))
+	for i, c := range r.Causes {
+		fmt.Fprintf(buf, "%3d. %s\n     seen %s on %s\n", i+1, c.Text, times(c.Count), strings.Join(c.Operations, ", "))
+		if c.Assumption {
+			buf.WriteString("     (assumption: stands on what the check assumes, not on the contract)\n")
+		}
+	}
+	buf.WriteString("\n")
+}
+
+// writeCoverage says per operation how far the check reached it.
+func (r *Report) writeCoverage(buf *bytes.Buffer) {
+	if len(r.Coverage) == 0 {
+		return
+	}
+	buf.WriteString("Coverage:\n")
+	tw := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
+	for _, c := range r.Coverage {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Operation, strings.ToUpper(c.Status), c.Why)
+	}
+	_ = tw.Flush()
+	buf.WriteString("\n")
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return strconv.Itoa(n) + " times"
+}
+
 // probeName is the name of a probe in the table: a generated case is
 // prefixed with its id and phase.
 func probeName(p Result) string {
@@ -447,6 +486,9 @@ func describe(f Finding) string {
 		} else {
 			b.WriteString(f.Path)
 		}
+	}
+	if f.Count > 1 {
+		fmt.Fprintf(&b, " (%d items)", f.Count)
 	}
 	b.WriteString(": ")
 	b.WriteString(f.Message)
@@ -526,6 +568,28 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	if r.Aborted != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "aborted", Value: r.Aborted})
 	}
+	for _, c := range r.Coverage {
+		v := c.Status
+		if c.Why != "" {
+			v += ": " + c.Why
+		}
+		suite.Properties = append(suite.Properties, junitProperty{Name: "coverage." + c.Operation, Value: v})
+	}
+	// The causes lead: one failing case each, so a CI system lists each
+	// departure once, however many probes it broke.
+	var causes *junitSuite
+	if len(r.Causes) > 0 {
+		causes = &junitSuite{Name: "storelink-contract causes " + r.BaseURL, Tests: len(r.Causes), Failures: len(r.Causes),
+			Timestamp: suite.Timestamp, Time: "0.000"}
+		for _, c := range r.Causes {
+			text := fmt.Sprintf("seen %s on %s\n", times(c.Count), strings.Join(c.Operations, ", "))
+			for _, e := range c.Examples {
+				text += "example: " + e + "\n"
+			}
+			causes.Cases = append(causes.Cases, junitCase{ClassName: "cause", Name: c.Text, Time: "0.000",
+				Failure: &junitMessage{Message: c.Text, Type: "cause", Text: text}})
+		}
+	}
 	for _, p := range r.Probes {
 		c := junitCase{ClassName: p.Operation, Name: p.Endpoint + " " + probeName(p), Time: seconds(p.DurationMS)}
 		var text strings.Builder
@@ -557,6 +621,11 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	doc := junitSuites{Name: "storelink-contract", Tests: suite.Tests, Failures: suite.Failures,
 		Errors: suite.Errors, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	if causes != nil {
+		doc.Suites = []junitSuite{*causes, suite}
+		doc.Tests += causes.Tests
+		doc.Failures += causes.Failures
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -12,18 +12,28 @@ import (
 )
 
 func sample() *Report {
-	r := &Report{BaseURL: "https://storelink.example", ContractVersion: "1.0.0", Store: "47", SKU: "8847291", Requests: 3,
+	errorBody := func(op, endpoint string) Result {
+		return Result{Operation: op, Endpoint: endpoint, Probe: "no key", Request: "GET /v1/stores/47",
+			Key: "no key", Expected: []int{401}, Got: 401, Verdict: Drift, Detail: `property "error" is missing`, Findings: []Finding{
+				{Kind: FindingSchema, Path: "/error", Schema: "#/components/schemas/Error/required", Message: `property "error" is missing`},
+				{Kind: FindingSchema, Path: "/detail", Schema: "#/components/schemas/Error/additionalProperties", Message: `property "detail" is unsupported`},
+			}}
+	}
+	r := &Report{BaseURL: "https://storelink.example", ContractVersion: "1.0.0", Store: "47", SKU: "8847291", Requests: 4,
 		Probes: []Result{
 			{Operation: opListStores, Endpoint: "GET /v1/stores", Probe: "valid key", Request: "GET /v1/stores",
 				Key: "key of store 47", Expected: []int{200}, Got: 200, Verdict: Pass},
 			{Operation: opGetInventory, Endpoint: "GET /v1/stores/{store_id}/inventory", Probe: "valid key",
 				Request: "GET /v1/stores/47/inventory?sku=8847291", Key: "key of store 47", Expected: []int{200}, Got: 200,
-				Verdict: Drift, Detail: `property "on_hand" is unsupported`, Findings: []Finding{
-					{Kind: FindingSchema, Path: "/on_hand", Schema: "#/components/schemas/Inventory/properties", Message: `property "on_hand" is unsupported`},
-					{Kind: FindingSchema, Path: "/on_hand_units", Schema: "#/components/schemas/Inventory/required", Message: `property "on_hand_units" is missing`},
+				Verdict: Drift, Detail: `renamed? "on_hand" present, "on_hand_units" missing`, Findings: []Finding{
+					{Kind: FindingRename, Path: "/on_hand", Schema: "#/components/schemas/Inventory/properties/on_hand_units",
+						Message:  `renamed? "on_hand" present, "on_hand_units" missing`,
+						Evidence: &Evidence{Component: "Inventory", Property: "on_hand_units", Found: "on_hand", JSONType: "integer"}},
 				}},
-			{Operation: opGetStore, Endpoint: "GET /v1/stores/{store_id}", Probe: "no key", Request: "GET /v1/stores/47",
-				Key: "no key", Expected: []int{401}, Verdict: Error, Detail: "no answer within 10s (the request timeout)"},
+			errorBody(opGetStore, "GET /v1/stores/{store_id}"),
+			errorBody(opGetInventory, "GET /v1/stores/{store_id}/inventory"),
+			{Operation: opGetStore, Endpoint: "GET /v1/stores/{store_id}", Probe: "another store's key", Request: "GET /v1/stores/47",
+				Key: "key of store 102", Expected: []int{403}, Verdict: Error, Detail: "no answer within 10s (the request timeout)"},
 			{Operation: opCreateOrder, Endpoint: "POST /v1/stores/{store_id}/replenishment", Probe: "raise an order",
 				Expected: []int{201}, Verdict: Skipped, Detail: "writes not allowed"},
 		}}
@@ -36,16 +46,29 @@ func TestWriteTable(t *testing.T) {
 	if err := sample().WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
+	// The causes lead, each once: the error body's two departures are
+	// seen on two probes, the missing field before the extra one.
 	want := `StoreLink contract check of https://storelink.example against contract 1.0.0 (store 47, SKU 8847291)
 
-ENDPOINT                                  PROBE           EXPECTED  GOT  VERDICT  DETAIL
-GET /v1/stores                            valid key       200       200  PASS
-GET /v1/stores/{store_id}/inventory       valid key       200       200  DRIFT    schema at /on_hand: property "on_hand" is unsupported [#/components/schemas/Inventory/properties]
-                                                                                  schema at /on_hand_units: property "on_hand_units" is missing [#/components/schemas/Inventory/required]
-GET /v1/stores/{store_id}                 no key          401       -    ERROR    no answer within 10s (the request timeout)
-POST /v1/stores/{store_id}/replenishment  raise an order  201       -    SKIPPED  writes not allowed
+Causes of drift (3), most telling first:
+  1. rename at /on_hand: renamed? "on_hand" present, "on_hand_units" missing [#/components/schemas/Inventory/properties/on_hand_units]
+     seen once on getInventory
+  2. schema at /error: property "error" is missing [#/components/schemas/Error/required]
+     seen 2 times on getInventory, getStore
+  3. schema at /detail: property "detail" is unsupported [#/components/schemas/Error/additionalProperties]
+     seen 2 times on getInventory, getStore
 
-4 probes, 3 requests: 1 pass, 1 drift, 1 skipped, 1 error.
+ENDPOINT                                  PROBE                EXPECTED  GOT  VERDICT  DETAIL
+GET /v1/stores                            valid key            200       200  PASS
+GET /v1/stores/{store_id}/inventory       valid key            200       200  DRIFT    rename at /on_hand: renamed? "on_hand" present, "on_hand_units" missing [#/components/schemas/Inventory/properties/on_hand_units]
+GET /v1/stores/{store_id}                 no key               401       401  DRIFT    schema at /error: property "error" is missing [#/components/schemas/Error/required]
+                                                                                       schema at /detail: property "detail" is unsupported [#/components/schemas/Error/additionalProperties]
+GET /v1/stores/{store_id}/inventory       no key               401       401  DRIFT    schema at /error: property "error" is missing [#/components/schemas/Error/required]
+                                                                                       schema at /detail: property "detail" is unsupported [#/components/schemas/Error/additionalProperties]
+GET /v1/stores/{store_id}                 another store's key  403       -    ERROR    no answer within 10s (the request timeout)
+POST /v1/stores/{store_id}/replenishment  raise an order       201       -    SKIPPED  writes not allowed
+
+6 probes, 4 requests: 1 pass, 3 drift, 1 skipped, 1 error.
 Result: DRIFT: StoreLink does not conform to the contract.
 `
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
@@ -58,7 +81,7 @@ func TestVerdictAndExitCode(t *testing.T) {
 	if r.Verdict != Drift || r.ExitCode() != 1 {
 		t.Errorf("drift and error: verdict %s exit %d, want drift 1", r.Verdict, r.ExitCode())
 	}
-	r.Probes = r.Probes[2:]
+	r.Probes = r.Probes[4:]
 	r.finish()
 	if r.Verdict != Error || r.ExitCode() != 2 {
 		t.Errorf("error only: verdict %s exit %d, want error 2", r.Verdict, r.ExitCode())
@@ -102,34 +125,48 @@ func TestWriteJUnit(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, buf.String())
 	}
-	if doc.Tests != 4 || doc.Failures != 1 || doc.Errors != 1 || doc.Skipped != 1 || len(doc.Suites) != 1 {
+	// The causes' suite leads, one failing case per cause; the probes
+	// follow.
+	if doc.Tests != 9 || doc.Failures != 6 || doc.Errors != 1 || doc.Skipped != 1 || len(doc.Suites) != 2 {
 		t.Fatalf("counts %+v", doc)
 	}
-	cases := doc.Suites[0].Cases
 	got := []string{}
-	for _, c := range cases {
-		state := "pass"
-		switch {
-		case c.Failure != nil:
-			state = "failure: " + c.Failure.Message
-		case c.Error != nil:
-			state = "error: " + c.Error.Message
-		case c.Skipped != nil:
-			state = "skipped: " + c.Skipped.Message
+	for _, suite := range doc.Suites {
+		for _, c := range suite.Cases {
+			state := "pass"
+			switch {
+			case c.Failure != nil:
+				state = "failure: " + c.Failure.Message
+			case c.Error != nil:
+				state = "error: " + c.Error.Message
+			case c.Skipped != nil:
+				state = "skipped: " + c.Skipped.Message
+			}
+			got = append(got, c.ClassName+" | "+c.Name+" | "+state)
 		}
-		got = append(got, c.ClassName+" | "+c.Name+" | "+state)
 	}
+	renamed := `rename at /on_hand: renamed? "on_hand" present, "on_hand_units" missing [#/components/schemas/Inventory/properties/on_hand_units]`
+	missing := `schema at /error: property "error" is missing [#/components/schemas/Error/required]`
+	extra := `schema at /detail: property "detail" is unsupported [#/components/schemas/Error/additionalProperties]`
 	want := []string{
+		"cause | " + renamed + " | failure: " + renamed,
+		"cause | " + missing + " | failure: " + missing,
+		"cause | " + extra + " | failure: " + extra,
 		"listStores | GET /v1/stores valid key | pass",
-		`getInventory | GET /v1/stores/{store_id}/inventory valid key | failure: property "on_hand" is unsupported`,
-		"getStore | GET /v1/stores/{store_id} no key | error: no answer within 10s (the request timeout)",
+		`getInventory | GET /v1/stores/{store_id}/inventory valid key | failure: renamed? "on_hand" present, "on_hand_units" missing`,
+		`getStore | GET /v1/stores/{store_id} no key | failure: property "error" is missing`,
+		`getInventory | GET /v1/stores/{store_id}/inventory no key | failure: property "error" is missing`,
+		"getStore | GET /v1/stores/{store_id} another store's key | error: no answer within 10s (the request timeout)",
 		"createReplenishmentOrder | POST /v1/stores/{store_id}/replenishment raise an order | skipped: writes not allowed",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("test cases (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(cases[1].Failure.Text, "schema at /on_hand_units") {
-		t.Errorf("failure text lacks the schema path:\n%s", cases[1].Failure.Text)
+	if c := doc.Suites[1].Cases[1]; !strings.Contains(c.Failure.Text, "rename at /on_hand") {
+		t.Errorf("failure text lacks the finding's place:\n%s", c.Failure.Text)
+	}
+	if c := doc.Suites[0].Cases[1]; !strings.Contains(c.Failure.Text, "seen 2 times on getInventory, getStore") {
+		t.Errorf("a cause's text lacks its count and operations:\n%s", c.Failure.Text)
 	}
 }
 
