@@ -63,6 +63,8 @@ Usage:
       Send the failing cases of a replay file again and say whether each still fails.
   storelink-contract proxy --upstream URL [--listen ADDR] [--findings FILE]
       Forward traffic to StoreLink unchanged and validate every request and answer.
+  storelink-contract suggest FINDINGS [--spec FILE] [--out FILE]
+      Propose a patch to the contract from the causes of a check report or proxy findings.
   storelink-contract version
       Print the version (also --version).
 
@@ -105,6 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runProxy(ctx, args[1:], stdout, stderr)
 	case "replay":
 		return runReplay(ctx, args[1:], stdout, stderr)
+	case "suggest":
+		return runSuggest(args[1:], stdout, stderr)
 	}
 	switch {
 	case cliflag.IsHelp(args[0]):
