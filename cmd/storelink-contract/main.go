@@ -95,7 +95,7 @@ func main() {
 // run is the whole program behind main, returning the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "storelink-contract: missing command: want check, demo, proxy, replay or version (see --help)")
+		fmt.Fprintln(stderr, "storelink-contract: missing command: want check, demo, proxy, replay, suggest or version (see --help)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -118,7 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, buildinfo.Get().String("storelink-contract"))
 		return exitConforms
 	}
-	fmt.Fprintf(stderr, "storelink-contract: unknown command %q: want check, demo, proxy, replay or version (see --help)\n", args[0])
+	fmt.Fprintf(stderr, "storelink-contract: unknown command %q: want check, demo, proxy, replay, suggest or version (see --help)\n", args[0])
 	return exitUsage
 }
 
@@ -208,7 +208,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		keyringFile = fs.String("keyring-file", "", `JSON file of store id to key, e.g. {"47":"...","102":"..."} (required)`)
 		store       = fs.String("store", "", "store to probe with its own key (default: the lowest store id of the keyring)")
 		sku         = fs.String("sku", "", "a SKU the store stocks (default: the contract's example SKU)")
-		order       = fs.String("order", "", "an existing order id of the store to read (default: that probe is skipped)")
+		order       = fs.String("order", "", "an existing order `id` of the store to read, in any shape (default: that probe is skipped)")
+		supplier    = fs.String("supplier", "", "a supplier `id` to read, in any shape (default: the supplier the SKU names)")
+		specFile    = fs.String("spec", "", "check against this contract `file` instead of the embedded one, e.g. a copy patched by suggest")
 		allowWrites = fs.Bool("allow-writes", false, "raise ONE replenishment order at --write-store and read it back")
 		writeStore  = fs.String("write-store", "", "the only store an order may be raised at (needs --allow-writes)")
 		timeout     = fs.Duration("timeout", contract.DefaultRequestTimeout, "timeout of each request")
@@ -260,6 +262,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Store:          *store,
 		SKU:            *sku,
 		OrderID:        *order,
+		SupplierID:     *supplier,
 		AllowWrites:    *allowWrites,
 		WriteStore:     *writeStore,
 		RequestTimeout: *timeout,
@@ -271,6 +274,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		NoAssumptions:  *noAssume,
 		Generate:       *generate,
 		Seed:           *seedFlag,
+	}
+	if *specFile != "" {
+		if cfg.Spec, err = os.ReadFile(*specFile); err != nil {
+			fmt.Fprintf(stderr, "storelink-contract check: read --spec: %v\n", err)
+			return exitUsage
+		}
 	}
 	if *generate && !set["max-requests"] {
 		cfg.MaxRequests = 0 // the library's default for generated cases

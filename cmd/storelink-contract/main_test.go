@@ -168,7 +168,7 @@ func TestDriftFaultsAreReported(t *testing.T) {
 		probe, findingKind, path string
 	}{
 		{mockstorelink.FaultDriftRenameField, mockstorelink.OpGetInventory, "GET /v1/stores/{store_id}/inventory",
-			"valid key", contract.FindingSchema, "/on_hand_units"},
+			"valid key", contract.FindingRename, "/on_hand"},
 		{mockstorelink.FaultDriftWrongType, mockstorelink.OpGetSupplier, "GET /v1/suppliers/{supplier_id}",
 			"valid key", contract.FindingSchema, "/lead_time_days"},
 		{mockstorelink.FaultDriftMissingField, mockstorelink.OpGetStore, "GET /v1/stores/{store_id}",
@@ -303,11 +303,15 @@ func TestJUnitIsValidXML(t *testing.T) {
 	if err := xml.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, stdout)
 	}
-	// getSKU's valid key and another store's key (any key reads a SKU).
-	if doc.Failures != 2 || doc.Tests < 30 || len(doc.Suites) != 1 {
-		t.Fatalf("tests %d, failures %d", doc.Tests, doc.Failures)
+	// getSKU's valid key and another store's key (any key reads a SKU),
+	// led by their one cause in a suite of its own.
+	if doc.Failures != 3 || doc.Tests < 30 || len(doc.Suites) != 2 || len(doc.Suites[0].Cases) != 1 {
+		t.Fatalf("tests %d, failures %d, suites %d", doc.Tests, doc.Failures, len(doc.Suites))
 	}
-	for _, c := range doc.Suites[0].Cases {
+	if c := doc.Suites[0].Cases[0]; c.ClassName != "cause" || !strings.Contains(c.Failure.Text, "seen 2 times on getSKU") {
+		t.Errorf("the cause: %s %+v", c.ClassName, c.Failure)
+	}
+	for _, c := range doc.Suites[1].Cases {
 		if c.Failure != nil && (c.ClassName != "getSKU" || !strings.Contains(c.Failure.Text, "schema at /supplier_id")) {
 			t.Errorf("failure on %s: %s", c.ClassName, c.Failure.Text)
 		}
@@ -516,10 +520,11 @@ func TestJUnitReadByAJUnitConsumer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go-junit cannot read the report: %v", err)
 	}
-	if len(suites) != 1 {
+	// The causes first, then the probes.
+	if len(suites) != 2 || suites[0].Totals.Tests != 1 || suites[0].Totals.Failed != 1 {
 		t.Fatalf("%d suites", len(suites))
 	}
-	s := suites[0]
+	s := suites[1]
 	if s.Totals.Tests < 30 || s.Totals.Failed != 2 || s.Totals.Skipped == 0 {
 		t.Errorf("totals %+v", s.Totals)
 	}

@@ -40,7 +40,17 @@ type Config struct {
 	// probes and to find a supplier; "" uses the contract's example SKU.
 	SKU string
 	// OrderID is an existing order of Store to read; "" skips that probe.
+	// It is sent as given, whatever its shape: an id that breaks the
+	// contract's pattern is StoreLink's drift, which the order's own
+	// answer shows, not a reason to leave the endpoint unchecked.
 	OrderID string
+	// SupplierID is a supplier to read; "" reads the supplier the SKU
+	// names. Like OrderID it is sent as given.
+	SupplierID string
+	// Spec is the contract to check against, as YAML or JSON; nil means
+	// the embedded openapi/storelink.yaml. A copy patched by suggest can
+	// be checked before it is proposed.
+	Spec []byte
 	// AllowWrites lets the check raise one replenishment order at
 	// WriteStore (and read it back). Without it nothing is ever sent to the
 	// write endpoint.
@@ -96,6 +106,17 @@ var (
 	orderIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
 )
 
+// maxSentID bounds an id the check sends as given (an order or supplier
+// id of any shape).
+const maxSentID = 256
+
+// usableID reports whether an id of any shape can be sent in a path: not
+// empty, at most maxSentID bytes, no spaces or control characters. Its
+// shape is the contract's business, judged on StoreLink's answers.
+func usableID(id string) bool {
+	return id != "" && len(id) <= maxSentID && !strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f })
+}
+
 // withDefaults fills the optional fields. It never changes the keyring.
 func (c Config) withDefaults(exampleSKU string) Config {
 	if c.Store == "" && len(c.Keyring) > 0 {
@@ -146,10 +167,13 @@ func (c Config) validate() error {
 		return fmt.Errorf("store %q has no key in the keyring", c.Store)
 	}
 	if !skuPattern.MatchString(c.SKU) {
-		return fmt.Errorf("SKU %q is not a SKU code (4 to 14 digits)", c.SKU)
+		return fmt.Errorf("SKU %q is not a SKU code: the contract's pattern is %s (4 to 14 digits)", c.SKU, skuPattern)
 	}
-	if c.OrderID != "" && !orderIDPattern.MatchString(c.OrderID) {
-		return fmt.Errorf("order id %q is not an order id", c.OrderID)
+	if c.OrderID != "" && !usableID(c.OrderID) {
+		return fmt.Errorf("order id %q cannot be sent: want 1 to %d characters without spaces or control characters (any shape; the contract's pattern is %s)", c.OrderID, maxSentID, orderIDPattern)
+	}
+	if c.SupplierID != "" && !usableID(c.SupplierID) {
+		return fmt.Errorf("supplier id %q cannot be sent: want 1 to %d characters without spaces or control characters (any shape; the contract's pattern is %s)", c.SupplierID, maxSentID, supplierIDPattern)
 	}
 	switch {
 	case c.AllowWrites && c.WriteStore == "":
@@ -267,7 +291,7 @@ func checkKeyring(keyring map[string]string) error {
 	for _, store := range sortedStores(keyring) {
 		key := keyring[store]
 		if !storeIDPattern.MatchString(store) {
-			return fmt.Errorf("keyring: %s is not a store id (1 to 6 digits)", strconv.Quote(store))
+			return fmt.Errorf("keyring: %s is not a store id: the contract's pattern is %s (1 to 6 digits)", strconv.Quote(store), storeIDPattern)
 		}
 		if key == "" {
 			return fmt.Errorf("keyring: the key of store %s is empty", store)

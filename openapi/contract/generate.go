@@ -267,7 +267,7 @@ func (g *generator) base(op operation) (path map[string]string, query map[string
 		}
 	}
 	if op.op.RequestBody != nil {
-		body = map[string]any{"sku": g.cfg.SKU, "quantity_units": max(g.st.minOrder, 1), "reason": orderReason}
+		body = map[string]any{"sku": g.cfg.SKU, "quantity_units": g.st.orderQty(), "reason": orderReason}
 	}
 	return path, query, body
 }

@@ -141,7 +141,7 @@ func resolveLink(sp *spec, lc *LinkedCase, c *Case, body []byte) (string, string
 		case strings.HasPrefix(expr, "$response.body#"):
 			v, found := lookupPointer(doc, strings.TrimPrefix(expr, "$response.body#"))
 			s, isString := v.(string)
-			if !found || !isString || !orderIDPattern.MatchString(s) {
+			if !found || !isString || !usableID(s) {
 				return "", fmt.Sprintf("link %s: the response has no usable %s for parameter %s", lc.Link, expr, name)
 			}
 			values[name] = s

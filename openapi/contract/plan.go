@@ -1,10 +1,13 @@
 package contract
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -91,6 +94,16 @@ type request struct {
 	// POS walk a page belongs to. Neither is sent.
 	raised *sl.OrderRequest
 	walk   *rules.Walk
+	// asGiven marks a request whose id came from StoreLink or the user
+	// and may break the contract's pattern: the request is sent as it
+	// is, without validating it first (the id's shape is judged where
+	// StoreLink answers with it).
+	asGiven bool
+	// expect, when set, replaces the probe's expected statuses; unknowable
+	// says why a refusal among them is for a reason the probe could not
+	// know.
+	expect     []int
+	unknowable string
 }
 
 func (r request) target() string {
@@ -123,12 +136,22 @@ type probe struct {
 	// labelled assumption, and Config.NoAssumptions skips it.
 	assume  string
 	assumes []string
+	// serves lists the operations that need what this probe learns: with
+	// --operation selecting one of them, the probe is sent even when its
+	// own operation is not selected, and its result left out of the
+	// report.
+	serves []string
 }
 
 // state is what probes learn from earlier responses.
 type state struct {
 	supplierID string
-	minOrder   int64
+	// minOrder and casePack are the supplier's minimum order and the
+	// SKU's case pack, 0 until read; minRead is set once the supplier's
+	// answer was read (a supplier without a minimum leaves minOrder 0).
+	minOrder int64
+	minRead  bool
+	casePack int64
 	// listed holds the store ids of the chain's store list; nil until the
 	// list is read.
 	listed map[string]bool
@@ -137,6 +160,17 @@ type state struct {
 	// createdID and raised are the order the write probe raised.
 	createdID string
 	raised    *sl.OrderRequest
+}
+
+// orderQty is the quantity the write probe orders: the smallest whole
+// number of cases at or above the supplier's minimum, which the contract
+// says StoreLink raises (201).
+func (st *state) orderQty() int64 {
+	qty := max(st.minOrder, 1)
+	if st.casePack > 1 {
+		qty = (qty + st.casePack - 1) / st.casePack * st.casePack
+	}
+	return min(qty, 100000)
 }
 
 func fixed(r request) func(*state) (request, string) {
@@ -253,14 +287,20 @@ func plan(cfg Config, sp *spec) []*probe {
 		build: fixed(get(posPath, q("sku", sku, "since", "yesterday"), keyOwn, store))})
 
 	// getSKU, which also names the supplier the supplier probe reads.
-	add(&probe{op: opGetSKU, name: "valid key", expect: []int{200}, positive: true,
+	add(&probe{op: opGetSKU, name: "valid key", expect: []int{200}, positive: true, serves: []string{opGetSupplier, opCreateOrder},
 		build: fixed(get("/v1/skus/"+sku, nil, keyOwn, store)),
 		learn: func(st *state, body []byte) []*probe {
 			var v struct {
 				SupplierID string `json:"supplier_id"`
+				CasePack   int64  `json:"case_pack"`
 			}
 			if json.Unmarshal(body, &v) == nil {
-				st.supplierID = v.SupplierID
+				if cfg.SupplierID == "" {
+					st.supplierID = v.SupplierID
+				}
+				if v.CasePack >= 1 && v.CasePack <= 1000 {
+					st.casePack = v.CasePack
+				}
 			}
 			return nil
 		}})
@@ -273,22 +313,38 @@ func plan(cfg Config, sp *spec) []*probe {
 		build: fixed(get("/v1/skus/"+malformedSKU, nil, keyOwn, store))})
 
 	// getSupplier.
+	// The supplier is the one --supplier names, or the one the SKU
+	// names, as given: an id that breaks the contract's pattern is
+	// reported on the SKU's answer, and the supplier is still read.
 	supplier := func(key keyChoice) func(*state) (request, string) {
 		return func(st *state) (request, string) {
-			if st.supplierID == "" || !supplierIDPattern.MatchString(st.supplierID) {
-				return request{}, "no supplier id: the SKU probe did not return a usable supplier_id"
+			id := cmp.Or(cfg.SupplierID, st.supplierID)
+			if !usableID(id) {
+				return request{}, "no supplier id: the SKU probe (getSKU) did not return a supplier_id that can be sent; name one with --supplier"
 			}
-			return get("/v1/suppliers/"+url.PathEscape(st.supplierID), nil, key, store), ""
+			r := get("/v1/suppliers/"+url.PathEscape(id), nil, key, store)
+			r.asGiven = !supplierIDPattern.MatchString(id)
+			return r, ""
 		}
 	}
-	add(&probe{op: opGetSupplier, name: "valid key", expect: []int{200}, positive: true,
+	add(&probe{op: opGetSupplier, name: "valid key", expect: []int{200}, positive: true, serves: []string{opCreateOrder},
 		build: supplier(keyOwn),
 		learn: func(st *state, body []byte) []*probe {
 			var v struct {
-				MinimumOrderUnits int64 `json:"minimum_order_units"`
+				MinimumOrderUnits *int64 `json:"minimum_order_units"`
 			}
-			if json.Unmarshal(body, &v) == nil && v.MinimumOrderUnits > 0 && v.MinimumOrderUnits <= 100000 {
-				st.minOrder = v.MinimumOrderUnits
+			if json.Unmarshal(body, &v) != nil {
+				return nil
+			}
+			// A supplier read without the contract's minimum may have
+			// one under another name (a rename): only a supplier whose
+			// answer keeps the contract counts as read.
+			var all map[string]json.RawMessage
+			_ = json.Unmarshal(body, &all)
+			if v.MinimumOrderUnits != nil && *v.MinimumOrderUnits > 0 && *v.MinimumOrderUnits <= 100000 {
+				st.minOrder, st.minRead = *v.MinimumOrderUnits, true
+			} else if v.MinimumOrderUnits == nil && onlyDeclared(all, sp.declared("Supplier")) {
+				st.minRead = true
 			}
 			return nil
 		}})
@@ -300,8 +356,9 @@ func plan(cfg Config, sp *spec) []*probe {
 
 	// getReplenishmentOrder.
 	orderPath := storePath + "/replenishment/"
-	p := &probe{op: opGetOrder, name: "valid key", expect: []int{200}, positive: true,
-		build: fixed(get(orderPath+url.PathEscape(cfg.OrderID), nil, keyOwn, store))}
+	orderRead := get(orderPath+url.PathEscape(cfg.OrderID), nil, keyOwn, store)
+	orderRead.asGiven = !orderIDPattern.MatchString(cfg.OrderID)
+	p := &probe{op: opGetOrder, name: "valid key", expect: []int{200}, positive: true, build: fixed(orderRead)}
 	if cfg.OrderID == "" {
 		p.skip = "no order id given (pass one of the store's orders to read it)"
 	}
@@ -348,19 +405,27 @@ func plan(cfg Config, sp *spec) []*probe {
 		}})
 	add(&probe{op: opCreateOrder, name: "raise one order", expect: []int{201},
 		build: func(st *state) (request, string) {
-			// The smallest order the supplier accepts, so the check
-			// orders as little as it can.
-			return post(keyOwn, max(st.minOrder, 1)), ""
+			// The smallest whole number of cases the supplier accepts,
+			// so the check orders as little as it can, and nothing the
+			// contract lets StoreLink refuse.
+			r := post(keyOwn, st.orderQty())
+			if !st.minRead {
+				// Without the supplier's minimum, StoreLink may refuse
+				// the quantity for a reason the probe cannot know.
+				r.expect = []int{201, 422}
+				r.unknowable = "the supplier's minimum order could not be read (see getSupplier), so the probe could not order a quantity the contract says StoreLink must take"
+			}
+			return r, ""
 		},
 		learn: func(st *state, body []byte) []*probe {
 			var o struct {
 				OrderID string `json:"order_id"`
 			}
-			if json.Unmarshal(body, &o) != nil || !orderIDPattern.MatchString(o.OrderID) {
+			if json.Unmarshal(body, &o) != nil || !usableID(o.OrderID) {
 				return nil
 			}
 			st.createdID = o.OrderID
-			st.raised = &sl.OrderRequest{SKU: sku, QuantityUnits: max(st.minOrder, 1), Reason: orderReason}
+			st.raised = &sl.OrderRequest{SKU: sku, QuantityUnits: st.orderQty(), Reason: orderReason}
 			rb := readBack(ws)
 			if cfg.NoAssumptions {
 				rb.skip = "assumes " + rb.assume + " (left out by --no-assumptions)"
@@ -382,7 +447,7 @@ func absentStore(listed map[string]bool, keyring map[string]string) string {
 	return ""
 }
 
-var supplierIDPattern = orderIDPattern
+var supplierIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,31}$`)
 
 // posPage is the probe of one POS page; a page with a next_cursor queues the
 // next one, up to posMaxPages.
@@ -424,6 +489,7 @@ func readBack(store string) *probe {
 		build: func(st *state) (request, string) {
 			r := get("/v1/stores/"+store+"/replenishment/"+url.PathEscape(st.createdID), nil, keyOwn, store)
 			r.raised = st.raised
+			r.asGiven = !orderIDPattern.MatchString(st.createdID)
 			return r, ""
 		}}
 }
@@ -436,4 +502,15 @@ func otherStore(keyring map[string]string, store string) string {
 		}
 	}
 	return ""
+}
+
+// onlyDeclared reports whether an object has no property but the
+// declared ones.
+func onlyDeclared(obj map[string]json.RawMessage, declared []string) bool {
+	for k := range obj {
+		if !slices.Contains(declared, k) {
+			return false
+		}
+	}
+	return obj != nil
 }

@@ -74,6 +74,19 @@ var loadSpec = sync.OnceValues(func() (*spec, error) {
 	return newSpec(doc)
 })
 
+// spec is the contract the configuration checks against: Config.Spec
+// when set, the embedded one otherwise.
+func (c Config) spec() (*spec, error) {
+	if c.Spec == nil {
+		return loadSpec()
+	}
+	doc, err := openapi.Parse(c.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return newSpec(doc)
+}
+
 func newSpec(doc *openapi3.T) (*spec, error) {
 	doc.Servers = nil
 	router, err := legacy.NewRouter(doc)
@@ -121,6 +134,15 @@ func newSpec(doc *openapi3.T) (*spec, error) {
 		s.exampleSKU, _ = ref.Value.Example.(string)
 	}
 	return s, nil
+}
+
+// declared lists the properties the contract gives a schema component.
+func (s *spec) declared(component string) []string {
+	ref := s.doc.Components.Schemas[component]
+	if ref == nil || ref.Value == nil {
+		return nil
+	}
+	return slices.Collect(maps.Keys(ref.Value.Properties))
 }
 
 // opOrder lists the contract's operations in the order of the brief's
