@@ -122,10 +122,16 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitConforms
 }
 
-// printSummary writes the counts for a person: one line in all, then one
-// per operation and per finding kind and rule.
+// printSummary writes the counts for a person: one line in all, the
+// causes, then one line per operation and per finding kind and rule.
 func printSummary(w io.Writer, s contract.ProxySummary) {
 	fmt.Fprintf(w, "storelink-contract proxy: %d requests, %d findings, %d unanswered\n", s.Requests, s.Findings, s.Unanswered)
+	if len(s.Causes) > 0 {
+		fmt.Fprintf(w, "  causes (%d), most telling first:\n", len(s.Causes))
+		for _, c := range s.Causes {
+			fmt.Fprintf(w, "    %dx %s (on %s)\n", c.Count, c.Text, strings.Join(c.Operations, ", "))
+		}
+	}
 	for _, op := range s.OperationIDs() {
 		c := s.Operations[op]
 		name := op

@@ -73,6 +73,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	out     *json.Encoder
 	sum     ProxySummary
+	causes  *causeSet
 	raised  memory[*sl.OrderRequest]
 	walks   memory[*rules.Walk]
 	outErr  error
@@ -105,6 +106,12 @@ type ProxyFinding struct {
 	// Schema locates the broken rule in the contract.
 	Schema  string `json:"schema,omitempty"`
 	Message string `json:"message"`
+	// Count is how many array items the finding was seen on, when more
+	// than one (Field then has its indices folded to "*").
+	Count int `json:"count,omitempty"`
+	// Cause is the id of the cause the finding counts towards (see
+	// ProxySummary.Causes).
+	Cause string `json:"cause"`
 }
 
 // ProxySummary counts what the proxy saw. It is the last line of the
@@ -123,6 +130,10 @@ type ProxySummary struct {
 	// ByKind counts findings per kind, ByRule per semantic rule id.
 	ByKind map[string]int `json:"by_kind"`
 	ByRule map[string]int `json:"by_rule"`
+	// Causes group the findings by root cause as a check's report does:
+	// one per rule, or per place in the contract and kind, across
+	// requests and array items, most telling first. suggest reads them.
+	Causes []Cause `json:"causes"`
 }
 
 // OperationCount is one operation's line of a [ProxySummary].
@@ -189,7 +200,8 @@ func NewProxy(cfg ProxyConfig) (*Proxy, error) {
 	}
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &Proxy{cfg: cfg, upstream: u, spec: sp, client: client, out: json.NewEncoder(cfg.Findings),
-		sum: ProxySummary{Operations: map[string]*OperationCount{}, ByKind: map[string]int{}, ByRule: map[string]int{}}}, nil
+		sum:    ProxySummary{Operations: map[string]*OperationCount{}, ByKind: map[string]int{}, ByRule: map[string]int{}},
+		causes: newCauseSet()}, nil
 }
 
 // ParseUpstream checks an upstream base URL: absolute http or https, with
@@ -233,6 +245,7 @@ func (p *Proxy) Summary() ProxySummary {
 		s.Operations[k] = &c
 	}
 	s.ByKind, s.ByRule = maps.Clone(p.sum.ByKind), maps.Clone(p.sum.ByRule)
+	s.Causes = p.causes.list()
 	return s
 }
 
@@ -588,12 +601,17 @@ func (p *Proxy) emit(x *exchange, status int, fs []Finding) {
 	defer p.mu.Unlock()
 	for _, f := range fs {
 		line := ProxyFinding{Type: "finding", Time: now, Operation: x.op, Method: x.method, Path: x.path, Status: status,
-			Kind: f.Kind, Rule: f.Rule, Field: f.Path, Schema: f.Schema, Message: f.Message}
+			Kind: f.Kind, Rule: f.Rule, Field: f.Path, Schema: f.Schema, Message: f.Message, Count: f.Count, Cause: causeID(f)}
 		if x.key != "" {
 			// A last guard: a message never repeats the request's key,
 			// even if a broken upstream echoed it into a header name.
 			line.Message = strings.ReplaceAll(line.Message, x.key, Redacted)
 			line.Field = strings.ReplaceAll(line.Field, x.key, Redacted)
+		}
+		if isMore(f) {
+			line.Cause = ""
+		} else {
+			p.causes.add(x.op, x.method+" "+x.path, f)
 		}
 		p.sum.Findings++
 		p.opCount(x.op).Findings++
