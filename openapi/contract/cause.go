@@ -112,12 +112,38 @@ var leadingStatus = regexp.MustCompile(`^([0-9]{3})\b`)
 // undeclaredStatus reads the status of an undeclared-status finding.
 var undeclaredStatus = regexp.MustCompile(`^status ([0-9]{3}) is not declared`)
 
+// Statuses a finding says were due and got: a probe's "expected 400, got
+// 422", a generated case's "422 for ..., where 400 is due".
+var (
+	probeStatuses = regexp.MustCompile(`^expected ([0-9]{3}(?: or [0-9]{3})*), got ([0-9]{3})$`)
+	caseStatuses  = regexp.MustCompile(`^([0-9]{3}) .*, where ([0-9]{3}) is due$`)
+)
+
+// statusPair is the cause of a status used in place of another, the same
+// whether a fixed probe or a generated case met it.
+func statusPair(f Finding) (string, bool) {
+	if f.Kind == FindingStatus {
+		if m := probeStatuses.FindStringSubmatch(f.Message); m != nil {
+			return "status:" + m[1] + "->" + m[2], true
+		}
+	}
+	if f.Kind == FindingGenerated {
+		if m := caseStatuses.FindStringSubmatch(f.Message); m != nil {
+			return "status:" + m[2] + "->" + m[1], true
+		}
+	}
+	return "", false
+}
+
 // causeID is the key findings share when they have one cause: the rule
 // (with the status a generated finding names), or the kind with the place
 // in the contract and the folded place in the answer. It names no
 // operation, so a departure shared by every endpoint (an error body) is
 // one cause.
 func causeID(f Finding) string {
+	if id, ok := statusPair(f); ok {
+		return id
+	}
 	switch f.Kind {
 	case FindingRule:
 		return "rule:" + f.Rule
@@ -146,6 +172,10 @@ func causeID(f Finding) string {
 // folded, its count and assumption left to the cause.
 func causeText(f Finding) string {
 	f.Path, f.Count, f.Assumption, f.Details = foldPath(f.Path), 0, false, nil
+	if id, ok := statusPair(f); ok {
+		due, got, _ := strings.Cut(strings.TrimPrefix(id, "status:"), "->")
+		return fmt.Sprintf("%s: StoreLink answers %s where the contract calls for %s", FindingStatus, got, due)
+	}
 	if f.Kind == FindingUndeclaredStatus {
 		// The message names the first operation; the cause lists them all.
 		if m := undeclaredStatus.FindStringSubmatch(f.Message); m != nil {
@@ -166,7 +196,11 @@ func (cs *causeSet) add(op, example string, f Finding) {
 	c, ok := cs.byID[id]
 	if !ok {
 		c = &Cause{ID: id, Kind: f.Kind, Rule: f.Rule, Schema: f.Schema, Path: foldPath(f.Path), Text: causeText(f)}
-		if f.Kind == FindingStatus || f.Kind == FindingUndeclaredStatus {
+		if _, pair := statusPair(f); pair {
+			// One cause for probes and generated cases alike.
+			c.Kind, c.Rule = FindingStatus, ""
+		}
+		if c.Kind == FindingStatus || c.Kind == FindingUndeclaredStatus {
 			c.Schema = "" // the operation's own response: the cause spans operations
 		}
 		if m := undeclaredStatus.FindStringSubmatch(f.Message); m != nil && f.Kind == FindingUndeclaredStatus {

@@ -208,7 +208,7 @@ func TestDriftIsReportedOnItsEndpoint(t *testing.T) {
 		op: opListPOS, probe: "valid key, page 1",
 		headline: `property "total_count" is missing`,
 		paths:    []string{"/total_count"},
-		others:   []string{"listPOSTransactions/valid key, page 2 drift", "listPOSTransactions/valid key, page 3 drift"},
+		others:   []string{"listPOSTransactions/valid key, page 2 drift", "listPOSTransactions/valid key, page 3 drift", "listPOSTransactions/valid key, limit=1 drift"},
 	}, {
 		name: "undeclared status",
 		wrap: rewrite(withKey(onPath("GET", "/v1/skus/"+fakeSKU)), func(s int, b map[string]any) (int, any) {

@@ -281,6 +281,16 @@ func plan(cfg Config, sp *spec) []*probe {
 	add(&probe{op: opListPOS, name: "no key", expect: []int{401},
 		build: fixed(get(posPath, pos, keyNone, store))})
 	add(otherKey(opListPOS, fixed(get(posPath, pos, keyOther, store))))
+	// The smallest page the contract allows: a page may hold at most
+	// limit transactions (pos.limit), which the walk's pages of 10 do not
+	// show against a StoreLink that fills small pages anyway.
+	smallest := q("sku", sku, "since", since, "limit", "1")
+	add(&probe{op: opListPOS, name: "valid key, limit=1", expect: []int{200}, positive: true,
+		build: func(*state) (request, string) {
+			r := get(posPath, smallest, keyOwn, store)
+			r.walk = &rules.Walk{}
+			return r, ""
+		}})
 	add(&probe{op: opListPOS, name: "limit=0", expect: []int{400},
 		build: fixed(get(posPath, q("sku", sku, "since", since, "limit", "0"), keyOwn, store))})
 	add(&probe{op: opListPOS, name: "malformed since", expect: []int{400},

@@ -29,7 +29,7 @@ func TestPlan(t *testing.T) {
 		"getInventory/valid key", "getInventory/no key", "getInventory/another store's key",
 		"getInventory/unknown SKU 99999999999999", "getInventory/malformed SKU",
 		"listPOSTransactions/valid key, page 1", "listPOSTransactions/no key", "listPOSTransactions/another store's key",
-		"listPOSTransactions/limit=0", "listPOSTransactions/malformed since",
+		"listPOSTransactions/valid key, limit=1", "listPOSTransactions/limit=0", "listPOSTransactions/malformed since",
 		"getSKU/valid key", "getSKU/no key", "getSKU/another store's key", "getSKU/unknown SKU 99999999999999", "getSKU/malformed SKU",
 		"getSupplier/valid key", "getSupplier/no key", "getSupplier/another store's key", "getSupplier/unknown supplier",
 		"getReplenishmentOrder/valid key", "getReplenishmentOrder/no key",
