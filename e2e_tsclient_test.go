@@ -445,7 +445,9 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	ro.call("status of the open fixture order", "korral_get_order_status", status(mockstorelink.OrderOpen, "47"), "ok")
 	ro.call("status of the rejected fixture order", "korral_get_order_status", status(mockstorelink.OrderRejected, "102"), "ok")
 	ro.call("status of an unknown order", "korral_get_order_status", status("RO-47-999999", "47"), "NOT_FOUND")
-	ro.call("status of a malformed id", "korral_get_order_status", status("no.such:order", "47"), "NOT_FOUND")
+	// Read-only, an id is a StoreLink order id or nothing: one that cannot
+	// be any StoreLink's (':') is refused naming the shape, never "unknown".
+	ro.call("status of a malformed id", "korral_get_order_status", status("no.such:order", "47"), "INVALID_ARGUMENT")
 	ro.stop()
 
 	// Writes off: reads, argument errors, upstream faults, previews.
@@ -650,6 +652,10 @@ func tsPerStoreErrors(t *testing.T, inst tsInstall, j *journal) {
 		for _, s := range d["stores"].([]any) {
 			if e, _ := s.(map[string]any)["error"].(map[string]any); e != nil {
 				codes = append(codes, e["code"].(string))
+				// Hours not read: open or not is unknown, never false.
+				if open, said := s.(map[string]any)["open_now"]; said {
+					t.Errorf("store %v could not be read, yet open_now is %v", s.(map[string]any)["store_id"], open)
+				}
 			}
 		}
 	}

@@ -82,18 +82,24 @@ func TestOrderStatusRefusesImplausibleIDs(t *testing.T) {
 				o.Writes = &WriteOptions{AllowWrites: true, MaxOrderUnits: 500, Ledger: db, UpstreamID: "up-1"}
 			}
 		})
-		bad := []string{"_rpl", "rpl 9f", "rpl/9f", strings.Repeat("a", 65), "a:b"}
+		// id -> code: none of them is sent to StoreLink.
+		bad := map[string]string{"_rpl": "INVALID_ARGUMENT", "rpl 9f": "INVALID_ARGUMENT", "rpl/9f": "INVALID_ARGUMENT",
+			strings.Repeat("a", 65): "INVALID_ARGUMENT", "a:b": "INVALID_ARGUMENT"}
 		if writes {
-			// Within the idempotency key's shape, not known, and not an order id.
-			bad = []string{"agent:unknown:key", strings.Repeat("b", 100)}
+			bad = map[string]string{
+				// Within the schema's pattern, yet neither a key nor an order id.
+				"a:b": "INVALID_ARGUMENT", "a~b:c": "INVALID_ARGUMENT",
+				// Well-formed idempotency keys the ledger does not hold.
+				"agent:unknown:key": "NOT_FOUND", strings.Repeat("b", 100): "NOT_FOUND",
+			}
 		}
-		for _, id := range bad {
+		for id, code := range bad {
 			env, _ := callTool(t, s, "korral_get_order_status", map[string]any{"order_id": id})
-			if errCode(env) != "INVALID_ARGUMENT" {
-				t.Errorf("writes %v, %q: %v", writes, id, env)
+			if errCode(env) != code {
+				t.Errorf("writes %v, %q: %v, want %s", writes, id, env, code)
 			}
 			if writes && !strings.Contains(errText(env), storeLinkOrderIDShape) {
-				t.Errorf("writes %v, %q: the refusal does not name the accepted shape: %v", writes, id, env)
+				t.Errorf("writes %v, %q: the answer does not name a StoreLink order id's shape: %v", writes, id, env)
 			}
 		}
 		if f.callsFor("47") != 0 {

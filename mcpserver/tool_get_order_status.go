@@ -98,8 +98,10 @@ func orderStatusDescription(writes bool) string {
 //     elsewhere or by another StoreLink than our spec describes: if it is
 //     plausible as an id (storeLinkOrderIDPattern) StoreLink is asked for
 //     it; its 404 is "StoreLink has no order X at store Y". An id that is
-//     not plausible is INVALID_ARGUMENT naming the accepted shape, and
-//     nothing is sent.
+//     not plausible is never sent: with the write path, one of an
+//     idempotency key's shape (a ':' or more than 64 characters) is
+//     NOT_FOUND in the ledger; anything else is INVALID_ARGUMENT naming the
+//     accepted shape.
 //
 // A plausible id is wider than our spec's OrderID (orderIDPattern): another
 // StoreLink's ids (rpl_9f7dcc5d27) must be asked for, never declared
@@ -162,8 +164,16 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 				fmt.Sprintf("order_id %q cannot be a StoreLink order id (%s)", in.OrderID, storeLinkOrderIDShape),
 				"Pass the order id exactly as StoreLink gave it.")
 		}
+		if idempotencyKeyRE().MatchString(orderID) {
+			// A well-formed idempotency key the ledger does not hold (here,
+			// for the caller's stores); StoreLink knows no keys, and the
+			// id cannot be its order id, so StoreLink is not asked.
+			return nil, apperr.New(apperr.NotFound,
+				fmt.Sprintf("this deployment holds no order request with idempotency key %q, and it cannot be a StoreLink order id (%s)", in.OrderID, storeLinkOrderIDShape),
+				"Check the idempotency_key korral_raise_replenishment_order returned, and the store it was raised at.")
+		}
 		return nil, apperr.New(apperr.InvalidArgument,
-			fmt.Sprintf("order_id %q is no idempotency key or approval id this deployment holds, and cannot be a StoreLink order id (%s)", in.OrderID, storeLinkOrderIDShape),
+			fmt.Sprintf("order_id %q is neither an idempotency key nor a StoreLink order id (%s)", in.OrderID, storeLinkOrderIDShape),
 			"Pass the order_id, idempotency_key or approval_id exactly as korral_raise_replenishment_order or StoreLink gave it.")
 	}
 	o, err := s.opts.Upstream.Order(ctx, storeID, orderID)
@@ -224,6 +234,8 @@ func sameOrder(e state.Entry, o domain.Order) bool { return replenish.SameOrder(
 // would otherwise be built on every start of the binary, also by runs that
 // never read an order.
 var orderIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(storeLinkOrderIDPattern) })
+
+var idempotencyKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(idempotencyKeyPattern) })
 
 // findLedgerEntry finds the entry an id names: an idempotency key, an
 // approval id or an order id. A ledger may be shared by deployments scoped
