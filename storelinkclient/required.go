@@ -101,7 +101,9 @@ func (p FieldProblem) String() string {
 // omitempty.
 //
 // An unknown property with a compatible absent neighbour is reported once
-// per candidate, as FieldRenamed; one without, as FieldUnknown. Objects are
+// per candidate, as FieldRenamed (only the neighbour of the same name in
+// another spelling, storeId for store_id, when there is one); one without,
+// as FieldUnknown. Objects are
 // walked in the order of the type's fields, depth first, each object's
 // unknown properties last, sorted by name; an array reports a problem at
 // the first item that has it only, so a page of a thousand lines with a
@@ -224,19 +226,34 @@ func problemsIn(doc any, t reflect.Type) []FieldProblem {
 		}
 		slices.Sort(unknown)
 		for _, name := range unknown {
-			candidate := false
+			var candidates []string
 			for _, m := range missing {
 				if compatible(obj[name], m.t) {
-					out = append(out, FieldProblem{Field: name, Kind: FieldRenamed, Renamed: m.name})
-					candidate = true
+					candidates = append(candidates, m.name)
 				}
 			}
-			if !candidate {
+			// The same name in another spelling (storeId, StoreID for
+			// store_id) is the one candidate.
+			for _, m := range candidates {
+				if spelling(m) == spelling(name) {
+					candidates = []string{m}
+					break
+				}
+			}
+			for _, m := range candidates {
+				out = append(out, FieldProblem{Field: name, Kind: FieldRenamed, Renamed: m})
+			}
+			if len(candidates) == 0 {
 				out = append(out, FieldProblem{Field: name, Kind: FieldUnknown})
 			}
 		}
 	}
 	return out
+}
+
+// spelling is a property name without case, '_' and '-'.
+func spelling(name string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
 }
 
 // compatible reports whether a JSON value could be the value of a field

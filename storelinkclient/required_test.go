@@ -100,6 +100,10 @@ func TestFieldProblems(t *testing.T) {
 		"two candidates": {`{"supplier_id":"S","name":"N","lead_time_days":2,"x":"14:00","y":"15:00"}`, &Supplier{},
 			[]FieldProblem{{Field: "x", Kind: FieldRenamed, Renamed: "order_cutoff_local"}, {Field: "y", Kind: FieldRenamed, Renamed: "order_cutoff_local"}}},
 		"not JSON": {`<html>`, &Supplier{}, nil},
+		// Another spelling of an absent name is its one candidate.
+		"spelling": {`{"storeId":"47","SKU":"1","on_hand_units":5,"counted_at":"2026-11-27T06:00:00+01:00"}`, &Inventory{},
+			[]FieldProblem{{Field: "sku", Kind: FieldMissing}, {Field: "store_id", Kind: FieldMissing},
+				{Field: "SKU", Kind: FieldRenamed, Renamed: "sku"}, {Field: "storeId", Kind: FieldRenamed, Renamed: "store_id"}}},
 	} {
 		if diff := cmp.Diff(tc.want, FieldProblems([]byte(tc.body), tc.v)); diff != "" {
 			t.Errorf("%s: problems (-want +got):\n%s", name, diff)

@@ -213,6 +213,16 @@ func Examples() []Example {
 			b["supplier_id"] = other(q.SupplierID, "SUP-ELSEWHERE")
 		}),
 		ex(PathOrderID, OpGetOrder, "/order_id", func(b map[string]any, q Query) { b["order_id"] = other(q.OrderID, "RO-ELSEWHERE-1") }),
+		ex(StoresOrder, OpListStores, "/stores/1/store_id", func(b map[string]any, _ Query) {
+			// The list's first two stores swapped: 210 before 47 (a list
+			// of one gets a second store to swap).
+			stores, _ := b["stores"].([]any)
+			if len(stores) < 2 {
+				stores = append(stores, map[string]any{"store_id": "999998", "name": "Example", "timezone": "Europe/Prague"})
+			}
+			stores[0], stores[1] = stores[1], stores[0]
+			b["stores"] = stores
+		}),
 		ex(StoreTimezone, OpGetStore, "/timezone", func(b map[string]any, _ Query) { b["timezone"] = "Mars/Olympus_Mons" }),
 		ex(StoreTimezone, OpListStores, "/stores/0/timezone", func(b map[string]any, _ Query) {
 			if stores, _ := b["stores"].([]any); len(stores) > 0 {
@@ -277,6 +287,27 @@ func Examples() []Example {
 			e.Query.Cursor = "c2luY2U9MTcwMDAwMDAwMA"
 			return e
 		}(),
+		ex(POSLimit, OpListPOS, "/transactions", func(b map[string]any, q Query) {
+			// One line more than the query's limit (the contract's default
+			// when it asked none): copies of the page's oldest line, so the
+			// page stays newest first and inside the window.
+			limit := q.Limit
+			if limit <= 0 {
+				limit = DefaultPOSLimit
+			}
+			txs := transactions(b, q)
+			last, _ := txs[len(txs)-1].(map[string]any)
+			for i := len(txs); i <= limit; i++ {
+				line := map[string]any{}
+				for k, v := range last {
+					line[k] = v
+				}
+				line["transaction_id"] = fmt.Sprintf("T-EXAMPLE-LIMIT-%d", i)
+				txs = append(txs, line)
+			}
+			b["transactions"] = txs
+			b["total_count"] = max(number(b["total_count"]), int64(len(txs)))
+		}),
 		ex(SKURange, OpGetSKU, "/case_pack", func(b map[string]any, _ Query) { b["case_pack"] = 0 }),
 		ex(SupplierRange, OpGetSupplier, "/lead_time_days", func(b map[string]any, _ Query) { b["lead_time_days"] = -1 }),
 		ex(SupplierCutoff, OpGetSupplier, "/order_cutoff_local", func(b map[string]any, _ Query) { b["order_cutoff_local"] = "14h00" }),

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	// The IANA check must not depend on the zone files of the machine the
@@ -66,6 +67,8 @@ const (
 	POSUnits           = "pos.units"
 	POSTotalCount      = "pos.total_count"
 	POSCursor          = "pos.cursor"
+	POSLimit           = "pos.limit"
+	StoresOrder        = "stores.order"
 	SKURange           = "sku.range"
 	SupplierRange      = "supplier.range"
 	SupplierCutoff     = "supplier.cutoff.format"
@@ -90,6 +93,7 @@ var registry = []Rule{
 	{PathSKU, "a body's sku is the SKU the request named", []string{OpGetInventory, OpListPOS, OpGetSKU}},
 	{PathSupplierID, "a supplier's supplier_id is the one of the request's path", []string{OpGetSupplier}},
 	{PathOrderID, "an order's order_id is the one of the request's path", []string{OpGetOrder}},
+	{StoresOrder, "the store list is ordered by store_id, as numbers", []string{OpListStores}},
 	{StoreTimezone, "a store's timezone names a zone of the IANA time zone database", []string{OpListStores, OpGetStore}},
 	{StoreHoursFormat, "opens and closes are store-local HH:MM times (24-hour)", []string{OpGetStore}},
 	{StoreHoursOpen, "an open day (closed: false) has both opens and closes", []string{OpGetStore}},
@@ -103,6 +107,7 @@ var registry = []Rule{
 	{POSUnits, "a transaction's units is between 1 and 100000", []string{OpListPOS}},
 	{POSTotalCount, "total_count is at least the number of transactions on the page", []string{OpListPOS}},
 	{POSCursor, "a next_cursor is never one the walk over the pages has already used", []string{OpListPOS}},
+	{POSLimit, "a page holds at most the limit its query asked for (200 when it asked none)", []string{OpListPOS}},
 	{SKURange, "case_pack is between 1 and 1000, and shelf_life_days, when given, between 1 and 3650", []string{OpGetSKU}},
 	{SupplierRange, "lead_time_days is between 0 and 60, and minimum_order_units, when given, between 1 and 100000", []string{OpGetSupplier}},
 	{SupplierCutoff, "order_cutoff_local, when given, is a store-local HH:MM time (24-hour)", []string{OpGetSupplier}},
@@ -180,6 +185,10 @@ var (
 	timezoneRE = regexp.MustCompile(TimezonePattern)
 )
 
+// DefaultPOSLimit is the page size of a POS query that asks for no limit:
+// the contract's default of the limit parameter of listPOSTransactions.
+const DefaultPOSLimit = 200
+
 // ClockSkew is how far in the future a timestamp may lie before it breaks a
 // rule: StoreLink's clock and its reader's are not the same clock.
 const ClockSkew = 5 * time.Minute
@@ -216,6 +225,9 @@ type Query struct {
 	Since time.Time
 	// Cursor is the cursor a POS request sent, "" on the first page.
 	Cursor string
+	// Limit is the limit a POS request sent; 0 when it sent none, and
+	// StoreLink pages by the contract's default, [DefaultPOSLimit].
+	Limit int
 	// Now is the reader's clock, for the rules that refuse the future.
 	Now time.Time
 	// Raised is the order as it was raised, for order.readback: the answer
@@ -314,9 +326,45 @@ func (fs *findings) result() []Finding {
 func CheckStoreList(v *sl.StoreList, _ Query) []Finding {
 	var fs findings
 	for i, s := range v.Stores {
+		if i > 0 && StoreIDLess(s.StoreID, v.Stores[i-1].StoreID) {
+			fs.add(StoresOrder, fmt.Sprintf("/stores/%d/store_id", i), "before the store_id of the store before it")
+		}
 		fs.timezone(s.Timezone, fmt.Sprintf("/stores/%d/timezone", i))
 	}
 	return fs.result()
+}
+
+// StoreIDLess orders store ids as [StoresOrder] does: as numbers. The
+// contract's StoreID is digits only, one to six of them ("^[0-9]{1,6}$"),
+// so ids differ in length and a string order would put "102" before "47";
+// the contract's store list and the mock count 47 before 102. Leading zeros
+// do not count ("047" is 47). An id that is not digits (the schema reports
+// it) orders after every numeric one, and among its kind as a string.
+func StoreIDLess(a, b string) bool {
+	na, nb := digitsOnly(a), digitsOnly(b)
+	switch {
+	case na && nb:
+		a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	case na != nb:
+		return na
+	}
+	return a < b
+}
+
+func digitsOnly(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckStore judges one store and its opening hours.
@@ -389,6 +437,13 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	since := q.Since.Truncate(time.Second)
 	if !q.Since.IsZero() && !v.Since.Truncate(time.Second).Equal(since) {
 		fs.add(POSSince, "/since", "not the since of the query")
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultPOSLimit
+	}
+	if len(v.Transactions) > limit {
+		fs.add(POSLimit, "/transactions", "more transactions than the query's limit")
 	}
 	if v.TotalCount < int64(len(v.Transactions)) {
 		fs.add(POSTotalCount, "/total_count", "fewer than the transactions on the page")

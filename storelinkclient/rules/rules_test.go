@@ -288,3 +288,55 @@ func TestCheckRefusesWhatDoesNotDecode(t *testing.T) {
 		t.Error("an unknown operation was judged")
 	}
 }
+
+// TestStoreIDOrderIsNumeric: the contract's store ids are digits of
+// varying length, so 47 comes before 102, which a string order reverses.
+func TestStoreIDOrderIsNumeric(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		less bool
+	}{
+		{"47", "102", true}, {"102", "47", false}, {"47", "55", true}, {"047", "47", false}, {"47", "047", false},
+		{"9", "10", true}, {"999999", "1000000", true}, {"47", "abc", true}, {"abc", "47", false}, {"abc", "abd", true},
+	} {
+		if got := rules.StoreIDLess(tc.a, tc.b); got != tc.less {
+			t.Errorf("StoreIDLess(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.less)
+		}
+	}
+	list := func(ids ...string) []byte {
+		var stores []any
+		for _, id := range ids {
+			stores = append(stores, map[string]any{"store_id": id, "name": "S", "timezone": "Europe/Prague"})
+		}
+		return mustJSON(t, map[string]any{"stores": stores})
+	}
+	if fs := check(t, rules.OpListStores, list("47", "55", "102", "210"), rules.Query{}); len(fs) != 0 {
+		t.Errorf("a numeric order breaks %v", fs)
+	}
+	fs := check(t, rules.OpListStores, list("102", "210", "47", "55"), rules.Query{})
+	if len(fs) != 1 || fs[0].Rule != rules.StoresOrder || fs[0].Field != "/stores/2/store_id" {
+		t.Errorf("a string order: %v, want stores.order at /stores/2/store_id", fs)
+	}
+}
+
+// TestPOSLimitIsTheQuerys: a page holds at most the limit asked, and the
+// contract's default when none was asked.
+func TestPOSLimitIsTheQuerys(t *testing.T) {
+	q := rules.ExampleQuery(rules.OpListPOS)
+	body := rules.Good(rules.OpListPOS, q) // three lines
+	for _, tc := range []struct {
+		limit int
+		broke bool
+	}{{0, false}, {3, false}, {2, true}, {1, true}} {
+		q := rules.ExampleQuery(rules.OpListPOS)
+		q.Limit = tc.limit
+		fs := check(t, rules.OpListPOS, mustJSON(t, body), q)
+		broke := slices.ContainsFunc(fs, func(f rules.Finding) bool { return f.Rule == rules.POSLimit })
+		if broke != tc.broke {
+			t.Errorf("limit %d: findings %v, want pos.limit %v", tc.limit, fs, tc.broke)
+		}
+	}
+	if rules.DefaultPOSLimit != 200 {
+		t.Errorf("DefaultPOSLimit %d: the contract's default of limit is 200", rules.DefaultPOSLimit)
+	}
+}

@@ -19,7 +19,8 @@ func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error
 
 func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, error) {
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Store, error) {
-		return sl.Result(c.api.GetStoreWithResponse(ctx, storeID, sl.WithStoreKey(key.Reveal())))
+		resp, err := c.api.GetStoreWithResponse(ctx, storeID, sl.WithStoreKey(key.Reveal()))
+		return checked(ctx, c, "GET", "/v1/stores/{store_id}", storeID, resp, err)
 	})
 	if err != nil {
 		return domain.Store{}, err
@@ -34,7 +35,8 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 // Inventory returns the last on-hand count of a SKU at a store.
 func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error) {
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, func(ctx context.Context, key keyring.Key) (*sl.Inventory, error) {
-		return sl.Result(c.api.GetInventoryWithResponse(ctx, storeID, &sl.GetInventoryParams{SKU: sku}, sl.WithStoreKey(key.Reveal())))
+		resp, err := c.api.GetInventoryWithResponse(ctx, storeID, &sl.GetInventoryParams{SKU: sku}, sl.WithStoreKey(key.Reveal()))
+		return checked(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, resp, err)
 	})
 	if err != nil {
 		return domain.Inventory{}, err
@@ -62,12 +64,13 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 		}
 		v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, func(ctx context.Context, key keyring.Key) (*sl.POSPage, error) {
 			params := &sl.ListPOSTransactionsParams{SKU: sku, Since: since, Limit: &limit, Cursor: cursor}
-			return sl.Result(c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, sl.WithStoreKey(key.Reveal())))
+			resp, err := c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, sl.WithStoreKey(key.Reveal()))
+			return checked(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, resp, err)
 		})
 		if err != nil {
 			return domain.SalesPage{}, err
 		}
-		q := rules.Query{StoreID: storeID, SKU: sku, Since: since, Now: c.now(), Walk: walk}
+		q := rules.Query{StoreID: storeID, SKU: sku, Since: since, Limit: limit, Now: c.now(), Walk: walk}
 		if cursor != nil {
 			q.Cursor = *cursor
 		}
@@ -98,7 +101,8 @@ func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, erro
 
 func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
 	v, err := call(ctx, c, "GET", "/v1/skus/{sku}", storeID, func(ctx context.Context, key keyring.Key) (*sl.SKU, error) {
-		return sl.Result(c.api.GetSKUWithResponse(ctx, sku, sl.WithStoreKey(key.Reveal())))
+		resp, err := c.api.GetSKUWithResponse(ctx, sku, sl.WithStoreKey(key.Reveal()))
+		return checked(ctx, c, "GET", "/v1/skus/{sku}", storeID, resp, err)
 	})
 	if err != nil {
 		return domain.SKU{}, err
@@ -122,7 +126,8 @@ func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (doma
 
 func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
 	v, err := call(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Supplier, error) {
-		return sl.Result(c.api.GetSupplierWithResponse(ctx, supplierID, sl.WithStoreKey(key.Reveal())))
+		resp, err := c.api.GetSupplierWithResponse(ctx, supplierID, sl.WithStoreKey(key.Reveal()))
+		return checked(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, resp, err)
 	})
 	if err != nil {
 		return domain.Supplier{}, err
@@ -144,7 +149,8 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 // Order returns one replenishment order of a store.
 func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Order, error) {
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
-		return sl.Result(c.api.GetReplenishmentOrderWithResponse(ctx, storeID, orderID, sl.WithStoreKey(key.Reveal())))
+		resp, err := c.api.GetReplenishmentOrderWithResponse(ctx, storeID, orderID, sl.WithStoreKey(key.Reveal()))
+		return checked(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, resp, err)
 	})
 	if err != nil {
 		return domain.Order{}, err
@@ -160,7 +166,8 @@ func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Ord
 func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error) {
 	v, err := call(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
 		body := sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
-		return sl.Result(c.api.CreateReplenishmentOrderWithResponse(ctx, storeID, body, sl.WithStoreKey(key.Reveal())))
+		resp, err := c.api.CreateReplenishmentOrderWithResponse(ctx, storeID, body, sl.WithStoreKey(key.Reveal()))
+		return checked(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, resp, err)
 	})
 	if err != nil {
 		return domain.Order{}, err

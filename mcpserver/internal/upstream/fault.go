@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,19 +36,47 @@ type fault struct {
 	rule  string
 	id    string
 	err   error
+	// more are the answer's further breaks, after this first one.
+	more []*fault
+	// was lists a rename candidate's absent properties.
+	was []string
 }
 
+// maxFaults is how many breaks of one answer a cause names; it says how
+// many more there are.
+const maxFaults = 3
+
+// Error names the first breaks of the answer, each bounded, and counts
+// the rest: "supplier.min_order_qty: not in the contract; ... (rule
+// schema.renamed); ... and 2 more".
 func (f *fault) Error() string {
+	s := f.one()
+	for i, m := range f.more {
+		if i == maxFaults-1 {
+			s += " and " + strconv.Itoa(len(f.more)-i) + " more"
+			break
+		}
+		s += "; " + m.one()
+	}
+	return s
+}
+
+// one is this break alone, at most maxCause bytes.
+func (f *fault) one() string {
 	s := f.field + ": " + f.rule
 	if f.id != "" {
 		s += " (rule " + f.id + ")"
 	}
 	if len(s) > maxCause {
-		// Field and rule are ASCII, written here or checked by fieldPath.
+		// Field and rule are ASCII, written here or checked by fieldPath
+		// and bodyName.
 		s = s[:maxCause-3] + "..."
 	}
 	return s
 }
+
+// all lists the answer's breaks, this first.
+func (f *fault) all() []*fault { return append([]*fault{f}, f.more...) }
 
 func (f *fault) Unwrap() error { return f.err }
 
@@ -56,19 +86,27 @@ func malformed(field, rule string) error {
 	return &fault{field: field, rule: rule, err: sl.ErrMalformedResponse}
 }
 
-// broken turns the first break of a semantic rule into the fault of the
-// answer, rooted at the resource the route answers with; nil when the
-// answer keeps every rule.
+// broken turns the breaks of semantic rules into the fault of the answer,
+// rooted at the resource the route answers with, the first break first;
+// nil when the answer keeps every rule.
 func broken(root string, found []rules.Finding) error {
 	if len(found) == 0 {
 		return nil
 	}
-	f := found[0]
 	err := sl.ErrMalformedResponse
-	if f.Rule == rules.POSCursor {
+	if slices.ContainsFunc(found, func(f rules.Finding) bool { return f.Rule == rules.POSCursor }) {
 		err = fmt.Errorf("%w: %w", sl.ErrMalformedResponse, sl.ErrRepeatedCursor)
 	}
-	return &fault{field: pointerPath(root, f.Field), rule: f.Problem, id: f.Rule, err: err}
+	var first *fault
+	for _, f := range found {
+		one := &fault{field: pointerPath(root, f.Field), rule: f.Problem, id: f.Rule, err: err}
+		if first == nil {
+			first = one
+			continue
+		}
+		first.more = append(first.more, one)
+	}
+	return first
 }
 
 // pointerPath is a rule's JSON Pointer as a field path under root:
@@ -112,7 +150,17 @@ func describe(route string, err error) (*fault, bool) {
 	case errors.As(err, &f):
 		return f, true
 	case errors.As(err, &missing):
-		return &fault{field: fieldPath(root, missing.Field), rule: "required but missing", err: err}, true
+		// The adapter's own reads come through checked, which names
+		// every field; this is for any other caller of describe.
+		fields := missing.Fields
+		if len(fields) == 0 {
+			fields = []string{missing.Field}
+		}
+		var problems []sl.FieldProblem
+		for _, field := range fields {
+			problems = append(problems, sl.FieldProblem{Field: field, Kind: sl.FieldMissing})
+		}
+		return schemaFault(root, problems, err), true
 	case errors.As(err, &redirect):
 		rule := "a redirect"
 		if redirect.StatusCode != 0 {
@@ -129,6 +177,8 @@ func describe(route string, err error) (*fault, bool) {
 		return &fault{field: "body", rule: "larger than the response limit", err: err}, true
 	case errors.As(err, &apiErr) && apiErr.ErrorInSuccess:
 		return &fault{field: "body", rule: "an error body on a success status", err: err}, true
+	case errors.As(err, &apiErr) && apiErr.Code == "" && apiErr.OtherJSON && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 && apiErr.StatusCode != http.StatusTooManyRequests:
+		return &fault{field: "body", rule: strconv.Itoa(apiErr.StatusCode) + " with JSON but without the contract's error object" + hasInstead(apiErr.BodyProperties), err: err}, true
 	case errors.As(err, &apiErr) && apiErr.Code == "" && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 && apiErr.StatusCode != http.StatusTooManyRequests:
 		return &fault{field: "status", rule: strconv.Itoa(apiErr.StatusCode) + " without StoreLink's error body", err: err}, true
 	case errors.As(err, &apiErr) && undeclared(apiErr.StatusCode):
@@ -154,6 +204,19 @@ func describe(route string, err error) (*fault, bool) {
 	default:
 		return &fault{field: "body", rule: "does not match the contract", err: err}, true
 	}
+}
+
+// hasInstead names, bounded, the properties a foreign error body has
+// instead of the contract's: " (it has detail, trace)". Names only.
+func hasInstead(props []string) string {
+	if len(props) == 0 {
+		return ""
+	}
+	names := make([]string, len(props))
+	for i, p := range props {
+		names[i] = bodyName(p)
+	}
+	return " (it has " + sl.Bounded(names, maxFaults) + ")"
 }
 
 // wrongSuccess matches how storelinkclient.Result reports a success status
@@ -225,6 +288,14 @@ func (c *Client) fail(ctx context.Context, method, route, storeID string, err er
 			"store_id", storeID, "field", f.field, "rule", f.rule, "error_code", string(ae.Code)}
 		if f.id != "" {
 			attrs = append(attrs, "rule_id", f.id)
+		}
+		if len(f.more) > 0 {
+			// Every break, bounded: field (rule id) each.
+			var each []string
+			for _, m := range f.all() {
+				each = append(each, m.field+" ("+cmp.Or(m.id, "-")+")")
+			}
+			attrs = append(attrs, "fields", bounded(each, maxLoggedFields), "count", len(f.more)+1)
 		}
 		c.log.WarnContext(ctx, "upstream.contract_error", attrs...)
 	}

@@ -112,9 +112,10 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 		{name: "bad timestamp", body: `{"store_id":"47","sku":"8847291","on_hand_units":5,"counted_at":"` + poison + `"}`,
 			call: inventory, field: "inventory", rule: "a timestamp is not RFC 3339"},
 		{name: "not JSON", body: `{"store_id":"47"`, call: inventory, field: "body", rule: "not valid JSON"},
-		// A renamed field would decode as an on-hand count of 0.
-		{name: "required field renamed", body: `{"store_id":"47","sku":"8847291","on_hand":5,"counted_at":"2026-11-27T06:00:00+01:00"}`,
-			call: inventory, field: "inventory.on_hand_units", rule: "required but missing"},
+		// A missing field would decode as an on-hand count of 0 (a renamed
+		// one: TestRenamedFieldIsRefusedEverywhere).
+		{name: "required field missing", body: `{"store_id":"47","sku":"8847291","counted_at":"2026-11-27T06:00:00+01:00"}`,
+			call: inventory, field: "inventory.on_hand_units", rule: "required but missing", id: "schema.required"},
 		{name: "not JSON by type", body: poison, contentType: "text/plain", call: inventory, field: "body", rule: "not JSON (by its Content-Type)",
 			msg: "with a body that is not JSON"},
 		{name: "wrong success status", body: inventoryBody, status: 203, call: inventory, field: "status", rule: "203 where the contract says 200"},

@@ -1,11 +1,13 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +87,12 @@ func TestEveryRuleIsAContractError(t *testing.T) {
 		t.Run(ex.Rule+"/"+ex.Operation, func(t *testing.T) {
 			q := ex.Query
 			c, logs := newClient(t, serving(t, ex.Operation, ex.Bad()).URL, &fakeKeys{current: map[string]string{"47": "k47"}},
-				func(o *Options) { o.Now = func() time.Time { return q.Now } })
+				func(o *Options) {
+					o.Now = func() time.Time { return q.Now }
+					// The adapter asks for its page size; the example's
+					// page breaks the limit it answers.
+					o.POSPageSize = cmp.Or(q.Limit, rules.DefaultPOSLimit)
+				})
 			ctx := callid.With(context.Background(), "call-"+ex.Rule)
 			ae := apperr.From(read(ctx, c, ex.Operation, q))
 			want := apperr.UpstreamContractError
@@ -111,6 +118,9 @@ func TestEveryRuleIsAContractError(t *testing.T) {
 		})
 	}
 	for _, r := range rules.Rules() {
+		if !slices.ContainsFunc(r.Operations, func(op string) bool { _, reads := routes[op]; return reads }) {
+			continue // a rule of the store list only, which the adapter never reads
+		}
 		if !enforced[r.ID] {
 			t.Errorf("rule %s: no example makes it a contract error of the adapter", r.ID)
 		}

@@ -80,6 +80,9 @@ func (t spanFacts) RoundTrip(r *http.Request) (*http.Response, error) {
 // meters are the package's instruments; no-ops without a MeterProvider.
 type meters struct {
 	requests metric.Float64Histogram
+	// unknownFields counts the answers taken although they carried
+	// properties the contract does not declare (ADR 0017).
+	unknownFields metric.Int64Counter
 }
 
 // newMeters makes the request histogram and the breaker gauge. An
@@ -90,6 +93,11 @@ func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.
 	out.requests, _ = m.Float64Histogram("storelink.client.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of each StoreLink request, by operation and status class."),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+	out.unknownFields, _ = m.Int64Counter("storelink.upstream.unknown_fields", metric.WithUnit("{answer}"),
+		metric.WithDescription("StoreLink answers taken although they carried properties the contract does not declare, by operation."))
+	if out.unknownFields == nil {
+		out.unknownFields, _ = metricnoop.NewMeterProvider().Meter("").Int64Counter("")
+	}
 	if mp == nil {
 		return out
 	}
