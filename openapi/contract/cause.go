@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/korral/storelink/storelinkclient/rules"
 )
 
 // FindingRename is the kind of a finding that pairs a property the contract
@@ -334,9 +336,7 @@ func causesOf(results []Result) []Cause {
 		if r.Verdict != Drift {
 			continue
 		}
-		for _, f := range r.Findings {
-			cs.add(r.Operation, r.Operation+" / "+probeName(r), f)
-		}
+		cs.addAll(r.Operation, r.Operation+" / "+probeName(r), r.Findings)
 	}
 	return cs.list()
 }
@@ -388,4 +388,25 @@ func coverage(sp *spec, cfg Config, results []Result) []Coverage {
 		out = append(out, c)
 	}
 	return out
+}
+
+// restating are the rules that restate a bound the schema states too (a
+// range, an enum, a pattern). A probe reports both findings, since the
+// MCP server's adapter holds the rule and not the schema; as causes, the
+// schema's finding counts and the rule's at the same place says nothing
+// new.
+var restating = []string{rules.OrderStatus, rules.OrderRange, rules.InventoryRange, rules.POSUnits,
+	rules.SKURange, rules.SupplierRange, rules.SupplierCutoff, rules.StoreHoursFormat, rules.StoreTimezone}
+
+// addAll counts the findings of one answer, leaving out a restating
+// rule's finding where a schema finding faults the same place.
+func (cs *causeSet) addAll(op, example string, fs []Finding) {
+	for _, f := range fs {
+		if f.Kind == FindingRule && slices.Contains(restating, f.Rule) && slices.ContainsFunc(fs, func(g Finding) bool {
+			return g.Kind == FindingSchema && foldPath(g.Path) == foldPath(f.Path)
+		}) {
+			continue
+		}
+		cs.add(op, example, f)
+	}
 }

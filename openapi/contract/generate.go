@@ -739,7 +739,7 @@ func (s *spec) validateAnswer(ctx context.Context, op operation, c *Case, now ti
 		RequestValidationInput: in, Status: status, Header: header,
 		Body: ioNop(body), Options: responseOptions,
 	})
-	fs := s.findings(err, op, status)
+	fs := s.findings(err, op, status, body)
 	if _, isErr := errorEnvelope(body); isErr && status >= 200 && status < 300 {
 		fs = append([]Finding{{Kind: FindingErrorIn200, Path: "/error", Message: fmt.Sprintf("%d with error body: a successful status never carries an error", status)}}, fs...)
 	} else if status >= 200 && status < 300 && (c.Expect == expectValid || c.Expect == expectLinked) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -132,7 +133,7 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 			Body:                   io.NopCloser(bytes.NewReader(body)),
 			Options:                responseOptions,
 		})
-		fs = append(fs, s.findings(err, op, status)...)
+		fs = append(fs, s.findings(err, op, status, body)...)
 		if !quirk && status >= 200 && status < 300 {
 			fs = append(fs, semantic(op, in, req, reqBody, now, body, missing(fs))...)
 		}
@@ -172,8 +173,13 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 func missing(fs []Finding) []string {
 	var out []string
 	for _, f := range fs {
-		if f.Kind == FindingSchema && strings.HasSuffix(f.Schema, "/required") {
+		switch {
+		case f.Kind == FindingSchema && strings.HasSuffix(f.Schema, "/required"):
 			out = append(out, f.Path)
+		case f.Kind == FindingRename && f.Evidence != nil:
+			// The declared name of a rename is missing too.
+			parent := f.Path[:strings.LastIndex(f.Path, "/")]
+			out = append(out, parent+"/"+escapePointer(f.Evidence.Property))
 		}
 	}
 	return out
@@ -225,7 +231,7 @@ func semantic(op operation, in *openapi3filter.RequestValidationInput, req reque
 
 // findings turns kin-openapi's verdict on a response into findings, one per
 // failed rule, each with the place in the response and in the contract.
-func (s *spec) findings(err error, op operation, status int) []Finding {
+func (s *spec) findings(err error, op operation, status int, body []byte) []Finding {
 	if err == nil {
 		return nil
 	}
@@ -287,7 +293,62 @@ func (s *spec) findings(err error, op operation, status int) []Finding {
 		fs = append(fs, f)
 	}
 	fs = s.pairRenames(fs, objects)
+	fs = envelope(fs, status, body)
 	return fold(fs)
+}
+
+// errorSchema is where the contract's error envelope lives.
+const errorSchema = "#/components/schemas/Error"
+
+// envelope turns the findings of a failure answer whose body is a JSON
+// object without the contract's "error" envelope into one finding: an
+// error body of another shape is one departure, not a missing "error"
+// and an unexpected property for each name StoreLink uses instead.
+func envelope(fs []Finding, status int, body []byte) []Finding {
+	if status < 400 {
+		return fs
+	}
+	var obj map[string]any
+	if json.Unmarshal(body, &obj) != nil || obj == nil {
+		return fs
+	}
+	if _, has := obj["error"]; has {
+		return fs
+	}
+	top := func(f Finding) bool {
+		return f.Kind == FindingSchema && strings.Count(f.Path, "/") == 1 &&
+			(f.Schema == errorSchema+"/required" || f.Schema == errorSchema+"/additionalProperties")
+	}
+	if !slices.ContainsFunc(fs, top) {
+		return fs
+	}
+	names := slices.Sorted(maps.Keys(obj))
+	shown := names[:min(len(names), 3)]
+	quoted := make([]string, len(shown))
+	for i, n := range shown {
+		quoted[i] = strconv.Quote(n)
+	}
+	has := strings.Join(quoted, ", ")
+	if len(names) > len(shown) {
+		has += fmt.Sprintf(" and %d more", len(names)-len(shown))
+	}
+	if has == "" {
+		has = "no property"
+	}
+	ev := &Evidence{Component: "Error", Property: "error"}
+	if len(names) == 1 {
+		ev.Found = names[0]
+		ev.JSONType, _ = jsonType(obj[names[0]])
+	}
+	out := []Finding{{Kind: FindingSchema, Path: "", Schema: errorSchema,
+		Message:  fmt.Sprintf(`the error body is not the contract's envelope: "error" is missing, the body has %s`, has),
+		Evidence: ev}}
+	for _, f := range fs {
+		if !top(f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // flatten unpacks kin-openapi's nested multi-errors.

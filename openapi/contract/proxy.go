@@ -599,6 +599,7 @@ func (p *Proxy) emit(x *exchange, status int, fs []Finding) {
 	now := time.Now().UTC()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.causes.addAll(x.op, x.method+" "+x.path, fs)
 	for _, f := range fs {
 		line := ProxyFinding{Type: "finding", Time: now, Operation: x.op, Method: x.method, Path: x.path, Status: status,
 			Kind: f.Kind, Rule: f.Rule, Field: f.Path, Schema: f.Schema, Message: f.Message, Count: f.Count, Cause: causeID(f)}
@@ -610,8 +611,6 @@ func (p *Proxy) emit(x *exchange, status int, fs []Finding) {
 		}
 		if isMore(f) {
 			line.Cause = ""
-		} else {
-			p.causes.add(x.op, x.method+" "+x.path, f)
 		}
 		p.sum.Findings++
 		p.opCount(x.op).Findings++
