@@ -219,7 +219,7 @@ func semantic(op operation, in *openapi3filter.RequestValidationInput, req reque
 	for _, f := range found {
 		if !slices.Contains(op.rules, f.Rule) || slices.ContainsFunc(absent, func(m string) bool {
 			return f.Field == m || strings.HasPrefix(f.Field, m+"/")
-		}) {
+		}) || !op.declaresField(f.Field) {
 			continue
 		}
 		r, _ := rules.Lookup(f.Rule)
@@ -414,4 +414,51 @@ func statusList(codes []int) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// declaresField reports whether the contract's success schema of the
+// operation has the field at a JSON Pointer. The semantic rules read the
+// generated client's types; checked against a patched copy of the
+// contract that renamed a field (suggest), a rule on the old name judges
+// a field the contract no longer has, which says nothing about StoreLink.
+func (o operation) declaresField(ptr string) bool {
+	var ref *openapi3.SchemaRef
+	for _, code := range []int{200, 201} {
+		if r := o.op.Responses.Status(code); r != nil && r.Value != nil {
+			if mt := r.Value.Content.Get("application/json"); mt != nil {
+				ref = mt.Schema
+			}
+		}
+	}
+	if ptr == "" || ref == nil {
+		return true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if ref == nil || ref.Value == nil {
+			return true
+		}
+		sc := ref.Value
+		switch {
+		case sc.Items != nil && (tok == "*" || isIndex(tok)):
+			ref = sc.Items
+		case sc.Properties != nil:
+			next, ok := sc.Properties[unescapePointer(tok)]
+			if !ok {
+				return false
+			}
+			ref = next
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+func isIndex(tok string) bool {
+	_, err := strconv.Atoi(tok)
+	return err == nil
+}
+
+func unescapePointer(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 }
