@@ -65,7 +65,8 @@ type Note struct {
 
 // ReadCauses reads the causes of a check report (a JSON object with
 // "causes", from check --format json) or of proxy findings (JSON lines;
-// the causes are those of the last line with "type":"summary").
+// the causes are those of the last line with "type":"summary", under its
+// "summary").
 func ReadCauses(r io.Reader) ([]Cause, error) {
 	const want = `want a check report (a JSON object with "causes", from check --format json) or proxy findings (JSON lines ending in a "type":"summary" line)`
 	dec := json.NewDecoder(r)
@@ -108,6 +109,13 @@ func ReadCauses(r io.Reader) ([]Cause, error) {
 	}
 	for i := len(values) - 1; i >= 0; i-- {
 		if typeOf(values[i]) == "summary" {
+			// The proxy writes its summary under "summary".
+			var sum struct {
+				Causes json.RawMessage `json:"causes"`
+			}
+			if raw, ok := values[i]["summary"]; ok && json.Unmarshal(raw, &sum) == nil && sum.Causes != nil {
+				return decode(sum.Causes)
+			}
 			return decode(values[i]["causes"])
 		}
 	}
