@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -47,7 +48,44 @@ func docBlocks(t *testing.T) []docBlock {
 
 // fileFlags are the flags whose value is a file the commands of the
 // document read or write; the test puts them in a temporary directory.
-var fileFlags = map[string]bool{"--keyring-file": true, "--replay-out": true, "--findings": true, "-o": true}
+var fileFlags = map[string]bool{"--keyring-file": true, "--replay-out": true, "--findings": true, "-o": true,
+	"--out": true, "--spec": true, "-keyring-out": true}
+
+// foreignSections are the sections whose commands meet the foreign double
+// (conformance/foreignstorelink): there a check drifts (exit 1) on
+// purpose, and the keyring is the one the double wrote.
+var foreignSections = map[string]bool{"Meeting a StoreLink that differs": true, "From findings to a spec change: suggest": true}
+
+// startForeignCmd builds and starts the foreign double's command with
+// args, and returns its base URL; the process is stopped when the test
+// ends.
+func startForeignCmd(t *testing.T, args []string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "foreign-storelink")
+	build := exec.Command("go", "build", "-o", bin, "./conformance/foreignstorelink/foreign-storelink")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the foreign double: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("the foreign double did not say where it listens: %q %v", line, err)
+	}
+	return url
+}
 
 // TestDocCommands runs every command docs/contract-checker.md shows, in
 // order, as written but for addresses and files: every base URL and
@@ -76,9 +114,15 @@ func TestDocCommands(t *testing.T) {
 	}
 	env := map[string]string{"STORELINK_URL": mock.URL, "STORELINK_KEYRING_FILE": "storelink-keyring.json"}
 	ran := map[string]bool{}
+	foreignURL := ""
+	var lines []docBlock
 	for _, b := range blocks {
-		line := strings.ReplaceAll(b.text, "\\\n", " ")
-		line = os.Expand(line, func(v string) string {
+		for _, l := range strings.Split(strings.ReplaceAll(b.text, "\\\n", " "), "\n") {
+			lines = append(lines, docBlock{b.section, l})
+		}
+	}
+	for _, b := range lines {
+		line := os.Expand(b.text, func(v string) string {
 			if s, ok := env[v]; ok {
 				return s
 			}
@@ -95,6 +139,19 @@ func TestDocCommands(t *testing.T) {
 			args = args[3:]
 		case len(args) >= 1 && args[0] == "storelink-contract":
 			args = args[1:]
+		case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./conformance/foreignstorelink/foreign-storelink":
+			args = args[3:]
+			for i := range args {
+				switch {
+				case i > 0 && args[i-1] == "-addr":
+					args[i] = "127.0.0.1:0"
+				case i > 0 && fileFlags[args[i-1]]:
+					args[i] = file(args[i])
+				}
+			}
+			foreignURL = startForeignCmd(t, args)
+			ran["foreign"] = true
+			continue
 		case len(args) >= 2 && args[0] == "go" && args[1] == "build":
 			for i := range args {
 				if i > 0 && args[i-1] == "-o" {
@@ -116,8 +173,15 @@ func TestDocCommands(t *testing.T) {
 				continue
 			}
 			switch prev := args[i-1]; {
+			case (prev == "--base-url" || prev == "--upstream") && foreignSections[b.section]:
+				if foreignURL == "" {
+					t.Fatalf("%s: %q needs the foreign double started first", b.section, line)
+				}
+				args[i] = foreignURL
 			case prev == "--base-url" || prev == "--upstream":
 				args[i] = mock.URL
+			case prev == "--keyring-file" && foreignSections[b.section]:
+				args[i] = file(args[i]) // written by the double's -keyring-out
 			case prev == "--listen":
 				args[i] = "127.0.0.1:0"
 			case fileFlags[prev]:
@@ -127,7 +191,7 @@ func TestDocCommands(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-			case args[0] == "replay" && i == 1:
+			case (args[0] == "replay" || args[0] == "suggest") && i == 1:
 				args[i] = file(args[i])
 			}
 		}
@@ -149,7 +213,11 @@ func TestDocCommands(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), args, &stdout, &stderr)
-		if code != exitConforms {
+		want := exitConforms
+		if foreignSections[b.section] && args[0] == "check" {
+			want = exitDrift // the double departs from the contract on purpose
+		}
+		if code != want {
 			t.Fatalf("%s: %q: exit %d\n%s\n%s", b.section, line, code, stdout.String(), stderr.String())
 		}
 		if redirect != "" {
@@ -170,7 +238,7 @@ func TestDocCommands(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"check", "replay", "proxy"} {
+	for _, want := range []string{"check", "replay", "proxy", "suggest", "foreign"} {
 		if !ran[want] {
 			t.Errorf("the document shows no %s command the test ran", want)
 		}
