@@ -240,6 +240,22 @@ func problemsIn(doc any, t reflect.Type) []FieldProblem {
 					break
 				}
 			}
+			// Among several, the one that shares the most words with the
+			// name (expected_delivery for expected_arrival), when one does.
+			if len(candidates) > 1 {
+				best, top, tie := "", 0, false
+				for _, m := range candidates {
+					switch n := sharedWords(m, name); {
+					case n > top:
+						best, top, tie = m, n, false
+					case n == top:
+						tie = true
+					}
+				}
+				if top > 0 && !tie {
+					candidates = []string{best}
+				}
+			}
 			for _, m := range candidates {
 				out = append(out, FieldProblem{Field: name, Kind: FieldRenamed, Renamed: m})
 			}
@@ -249,6 +265,18 @@ func problemsIn(doc any, t reflect.Type) []FieldProblem {
 		}
 	}
 	return out
+}
+
+// sharedWords counts the words of two snake_case names in common.
+func sharedWords(a, b string) int {
+	n := 0
+	words := strings.Split(strings.ToLower(b), "_")
+	for _, w := range strings.Split(strings.ToLower(a), "_") {
+		if w != "" && slices.Contains(words, w) {
+			n++
+		}
+	}
+	return n
 }
 
 // spelling is a property name without case, '_' and '-'.

@@ -99,6 +99,12 @@ func TestFieldProblems(t *testing.T) {
 			[]FieldProblem{{Field: "shelf_life", Kind: FieldRenamed, Renamed: "shelf_life_days"}}},
 		"two candidates": {`{"supplier_id":"S","name":"N","lead_time_days":2,"x":"14:00","y":"15:00"}`, &Supplier{},
 			[]FieldProblem{{Field: "x", Kind: FieldRenamed, Renamed: "order_cutoff_local"}, {Field: "y", Kind: FieldRenamed, Renamed: "order_cutoff_local"}}},
+		// Several of one type: the one sharing a word with the name.
+		"words decide": {`{"order_id":"R1","store_id":"47","sku":"1","quantity":12,"reason":"r","status":"submitted",` +
+			`"created_at":"2026-11-27T06:00:00+01:00","expected_delivery":"2026-11-29T06:00:00+01:00"}`, &Order{},
+			[]FieldProblem{{Field: "expected_arrival", Kind: FieldMissing}, {Field: "quantity_units", Kind: FieldMissing}, {Field: "submitted_at", Kind: FieldMissing},
+				{Field: "created_at", Kind: FieldRenamed, Renamed: "submitted_at"}, {Field: "expected_delivery", Kind: FieldRenamed, Renamed: "expected_arrival"},
+				{Field: "quantity", Kind: FieldRenamed, Renamed: "quantity_units"}}},
 		"not JSON": {`<html>`, &Supplier{}, nil},
 		// Another spelling of an absent name is its one candidate.
 		"spelling": {`{"storeId":"47","SKU":"1","on_hand_units":5,"counted_at":"2026-11-27T06:00:00+01:00"}`, &Inventory{},

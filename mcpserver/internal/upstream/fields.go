@@ -83,11 +83,16 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 }
 
 // schemaFault is the fault of an answer whose properties break the
-// contract: missing fields first, then rename candidates, then unknown
-// properties, each under its rule id.
+// contract: rename candidates first (the declared field they may stand
+// for is then not listed again as missing), then missing fields, then
+// unknown properties, each under its rule id.
 func schemaFault(root string, problems []sl.FieldProblem, err error) *fault {
-	order := map[sl.ProblemKind]int{sl.FieldMissing: 0, sl.FieldRenamed: 1, sl.FieldUnknown: 2}
-	problems = slices.Clone(problems)
+	order := map[sl.ProblemKind]int{sl.FieldRenamed: 0, sl.FieldMissing: 1, sl.FieldUnknown: 2}
+	problems = slices.DeleteFunc(slices.Clone(problems), func(p sl.FieldProblem) bool {
+		return p.Kind == sl.FieldMissing && slices.ContainsFunc(problems, func(r sl.FieldProblem) bool {
+			return r.Kind == sl.FieldRenamed && r.Renamed == p.Field
+		})
+	})
 	slices.SortStableFunc(problems, func(a, b sl.FieldProblem) int { return order[a.Kind] - order[b.Kind] })
 	var all []*fault
 	for _, p := range problems {
