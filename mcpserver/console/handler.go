@@ -18,6 +18,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/bearer"
 )
 
 //go:embed templates/*.html static/console.css
@@ -201,7 +203,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The agent's MCP bearer token must never open a console page, even if
 	// it happens to equal something the console knows: a request that
 	// carries one is refused before routing.
-	if scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Bearer") {
+	if bearer.Presented(r.Header.Values("Authorization")) {
 		h.log.Warn("console.bearer_refused", "path", r.URL.Path, "client", h.clientAddr(r))
 		http.Error(w, "The approvals console does not accept bearer tokens: log in with your approver name and secret.", http.StatusUnauthorized)
 		return
