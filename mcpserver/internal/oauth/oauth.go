@@ -11,6 +11,11 @@
 // is followed: the key set decides who may place orders, so it is taken
 // only from the address the issuer's own metadata names.
 //
+// The key set in use is one immutable value behind an atomic pointer, and
+// it is read again outside any lock, one read at a time (a single flight):
+// a token whose key is in the set is checked without waiting for the
+// provider, whatever another request is waiting for.
+//
 // The signature and the key handling are go-jose's (ADR 0008); this package
 // writes no cryptography of its own. It reads no environment variable:
 // package config reads OAUTH_ISSUER and OAUTH_AUDIENCE.
@@ -27,13 +32,18 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/sync/singleflight"
 )
 
 // Scopes of this server. Every MCP request needs ScopeRead; a call of a tool
@@ -56,13 +66,19 @@ const (
 	// with room to spare, and keeps a stolen, just-expired token short-lived.
 	ClockSkew = 60 * time.Second
 	// RefreshInterval is the shortest time between two reads of the key set
-	// prompted by unknown key ids: a flood of tokens naming made-up keys
-	// costs the provider at most one request per interval.
+	// after the first (whether an unknown key id or the set's age prompted
+	// them): a flood of tokens naming made-up keys costs the provider at
+	// most one request per interval, and so does a provider that is down.
 	RefreshInterval = 30 * time.Second
-	// KeysMaxAge is how long a key set is used before it is read again on
-	// the next token, so a key the provider withdrew stops being accepted
-	// within this time even when no new key appears.
+	// KeysMaxAge is how long a key set is used at most, so a key the
+	// provider withdrew stops being accepted within this time even when no
+	// new key appears. A token arriving with an older set waits for it to
+	// be read again.
 	KeysMaxAge = time.Hour
+	// KeysRefreshAge is the age from which a token checked with the set
+	// starts a read of it in the background: under steady traffic the set
+	// is renewed long before KeysMaxAge, and nobody waits for it.
+	KeysRefreshAge = KeysMaxAge / 2
 	// FetchTimeout bounds one request to the provider.
 	FetchTimeout = 10 * time.Second
 	// maxDocumentBytes bounds the metadata and the key set the provider
@@ -89,6 +105,19 @@ var Algorithms = []jose.SignatureAlgorithm{
 // ErrInvalid is wrapped by every refusal of a token; errors.Is tells a bad
 // token from a failure to check one.
 var ErrInvalid = errors.New("invalid access token")
+
+// ErrUnavailable is wrapped by every failure to check a token because the
+// provider's key set could not be read (in time): the token may be good,
+// and the caller should try again later (HTTP 503, not 401).
+var ErrUnavailable = errors.New("the identity provider's key set is unavailable")
+
+// unavailable is a failure to read the key set; it wraps the cause and
+// ErrUnavailable.
+type unavailable struct{ err error }
+
+func (u *unavailable) Error() string        { return u.err.Error() }
+func (u *unavailable) Unwrap() error        { return u.err }
+func (u *unavailable) Is(target error) bool { return target == ErrUnavailable }
 
 // refusal is a token refused for a reason that may be told to its holder
 // and logged: it names what is wrong, never the token.
@@ -122,6 +151,31 @@ type Token struct {
 	// ClientID names the client the token was issued to (client_id or
 	// azp), when the token says.
 	ClientID string
+	// Stores are the store ids of the storelink_stores claim, in the
+	// token's order without repeats, when StoresLimited. The claim narrows
+	// the keyring, never widens it: a store outside the keyring stays
+	// unreachable whatever the token says.
+	Stores []string
+	// StoresLimited is true when the token carries storelink_stores (an
+	// empty list then limits it to no store); without the claim the token
+	// may use every store of the keyring.
+	StoresLimited bool
+}
+
+// StoresClaim is the claim that limits a token to some stores of the
+// keyring: a JSON array of store ids, like ["47", "102"].
+const StoresClaim = "storelink_stores"
+
+// TokenStores reports the stores a verified token may use, as the HTTP
+// server recorded them in ti.Extra under StoresClaim, and whether the
+// token is limited at all (false: the whole keyring). Only this package's
+// callers write that entry; a TokenInfo of a token file has none.
+func TokenStores(ti *auth.TokenInfo) (ids []string, limited bool) {
+	if ti == nil {
+		return nil, false
+	}
+	ids, limited = ti.Extra[StoresClaim].([]string)
+	return ids, limited
 }
 
 // Caller is the name the ledger and the audit trail record for the holder.
@@ -163,14 +217,29 @@ type Verifier struct {
 	now              func() time.Time
 	log              *slog.Logger
 
-	// mu guards the key set and serialises its reloads, so concurrent
-	// tokens naming a new key cause one request, not one each.
-	mu   sync.Mutex
-	keys jose.JSONWebKeySet
-	// loaded is when keys was read; tried is when a read was last
-	// attempted for an unknown key id (successful or not).
-	loaded, tried time.Time
+	// keys is the key set in use, replaced whole after each good read;
+	// checking a token only loads it.
+	keys atomic.Pointer[keySet]
+	// flight runs one read of the key set at a time; whoever needs its
+	// outcome joins it.
+	flight singleflight.Group
+	// mu guards the two fields below and is never held across a read.
+	mu sync.Mutex
+	// fetching is true while a read runs; tried is when the last one
+	// started (successful or not), for RefreshInterval.
+	fetching bool
+	tried    time.Time
 }
+
+// keySet is one read of the provider's key set.
+type keySet struct {
+	jose.JSONWebKeySet
+	// loaded is when it was read.
+	loaded time.Time
+}
+
+// flightKey names the one read of the key set in the single flight.
+const flightKey = "jwks"
 
 // New discovers the provider's metadata and reads its key set, so that a
 // wrong issuer or an unreachable provider stops the server at start-up with
@@ -201,9 +270,11 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 		return nil, err
 	}
 	v.jwksURI = meta.JWKSURI
-	if err := v.reload(ctx); err != nil {
+	ks, err := v.fetch(ctx)
+	if err != nil {
 		return nil, err
 	}
+	v.keys.Store(ks)
 	return v, nil
 }
 
@@ -319,11 +390,11 @@ func (v *Verifier) getJSON(ctx context.Context, u string, dst any) (int, error) 
 	return res.StatusCode, nil
 }
 
-// reload reads the key set. The caller holds mu, or is New.
-func (v *Verifier) reload(ctx context.Context) error {
+// fetch reads the key set and keeps its usable keys.
+func (v *Verifier) fetch(ctx context.Context) (*keySet, error) {
 	var set jose.JSONWebKeySet
 	if _, err := v.getJSON(ctx, v.jwksURI, &set); err != nil {
-		return fmt.Errorf("key set %s: %w", v.jwksURI, err)
+		return nil, fmt.Errorf("key set %s: %w", v.jwksURI, err)
 	}
 	usable := set.Keys[:0]
 	for _, k := range set.Keys {
@@ -334,52 +405,105 @@ func (v *Verifier) reload(ctx context.Context) error {
 		}
 	}
 	if len(usable) == 0 {
-		return fmt.Errorf("key set %s holds no public signing key with a kid", v.jwksURI)
+		return nil, fmt.Errorf("key set %s holds no public signing key with a kid", v.jwksURI)
 	}
-	v.keys = jose.JSONWebKeySet{Keys: usable}
-	v.loaded = v.now()
 	ids := make([]string, len(usable))
 	for i, k := range usable {
 		ids[i] = k.KeyID
 	}
 	v.log.Info("auth.oauth_keys_loaded", "jwks_uri", v.jwksURI, "kids", ids)
-	return nil
+	return &keySet{JSONWebKeySet: jose.JSONWebKeySet{Keys: usable}, loaded: v.now()}, nil
 }
 
-// key returns the key kid names, reading the key set again if it is older
-// than KeysMaxAge, or if it lacks kid and no read was tried in the last
-// RefreshInterval.
-func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
+// refetch returns the outcome of a read of the key set: the running one,
+// or a new one when none runs and none started in the last
+// RefreshInterval (nil then: the provider is not asked). The read does not
+// belong to any caller: it runs to its end (FetchTimeout at most) even when
+// everyone waiting for it has gone, and a good read replaces the set in
+// use for everyone.
+func (v *Verifier) refetch(ctx context.Context) <-chan singleflight.Result {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	now := v.now()
-	if now.Sub(v.loaded) >= KeysMaxAge {
-		// A provider that is down is asked once per RefreshInterval, not
-		// once per request.
+	if !v.fetching {
+		now := v.now()
 		if now.Sub(v.tried) < RefreshInterval {
-			return nil, errors.New("the provider's key set is out of date and could not be read again yet")
+			return nil
 		}
-		v.tried = now
-		if err := v.reload(ctx); err != nil {
-			// The old keys are not kept past their age: one of them may be
-			// the one the provider withdrew.
+		v.fetching, v.tried = true, now
+	}
+	// Started under mu, so that a read that is starting is joined, never
+	// started twice; the function ends the flight under mu too.
+	return v.flight.DoChan(flightKey, func() (any, error) {
+		ks, err := v.fetch(context.WithoutCancel(ctx))
+		if err != nil {
 			v.log.Warn("auth.oauth_keys_failed", "jwks_uri", v.jwksURI, "error", err.Error())
-			return nil, fmt.Errorf("the provider's key set could not be read: %w", err)
+		} else {
+			v.keys.Store(ks)
+		}
+		v.mu.Lock()
+		v.fetching = false
+		v.flight.Forget(flightKey)
+		v.mu.Unlock()
+		return ks, err
+	})
+}
+
+// await waits for a read of the key set, for as long as ctx allows.
+func await(ctx context.Context, ch <-chan singleflight.Result) (*keySet, error) {
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, &unavailable{fmt.Errorf("the provider's key set could not be read: %w", r.Err)}
+		}
+		return r.Val.(*keySet), nil
+	case <-ctx.Done():
+		return nil, &unavailable{fmt.Errorf("the provider's key set was still being read when the request ended: %w", ctx.Err())}
+	}
+}
+
+// key returns the key kid names. A token whose key is in a set younger
+// than KeysMaxAge never waits: from KeysRefreshAge on, it only starts a
+// read in the background. A token naming a key the set lacks waits for a
+// read (the running one, or a new one unless one started in the last
+// RefreshInterval), and so does every token once the set is older than
+// KeysMaxAge; each waits only as long as its own ctx allows.
+func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
+	ks := v.keys.Load()
+	age := v.now().Sub(ks.loaded)
+	if age >= KeysMaxAge {
+		// The old keys are not used past their age: one of them may be the
+		// one the provider withdrew. A provider that is down is asked once
+		// per RefreshInterval, not once per request.
+		ch := v.refetch(ctx)
+		if ch == nil {
+			return nil, &unavailable{errors.New("the provider's key set is out of date and could not be read again yet")}
+		}
+		var err error
+		if ks, err = await(ctx, ch); err != nil {
+			return nil, err
+		}
+	} else if age >= KeysRefreshAge {
+		_ = v.refetch(ctx) // in the background; nobody waits for it
+	}
+	if k := ks.Key(kid); len(k) > 0 {
+		return &k[0], nil
+	}
+	// The set may have been replaced since it was loaded above.
+	if cur := v.keys.Load(); cur != ks {
+		if k := cur.Key(kid); len(k) > 0 {
+			return &k[0], nil
 		}
 	}
-	if ks := v.keys.Key(kid); len(ks) > 0 {
-		return &ks[0], nil
-	}
-	if now.Sub(v.tried) < RefreshInterval {
+	ch := v.refetch(ctx)
+	if ch == nil {
 		return nil, refuse("the token is signed with key %q, which the provider's key set does not hold", kid)
 	}
-	v.tried = now
-	if err := v.reload(ctx); err != nil {
-		v.log.Warn("auth.oauth_keys_failed", "jwks_uri", v.jwksURI, "error", err.Error())
-		return nil, fmt.Errorf("the provider's key set could not be read: %w", err)
+	ks, err := await(ctx, ch)
+	if err != nil {
+		return nil, err
 	}
-	if ks := v.keys.Key(kid); len(ks) > 0 {
-		return &ks[0], nil
+	if k := ks.Key(kid); len(k) > 0 {
+		return &k[0], nil
 	}
 	return nil, refuse("the token is signed with key %q, which the provider's key set does not hold", kid)
 }
@@ -390,6 +514,7 @@ type claims struct {
 	Scp      json.RawMessage `json:"scp"`
 	ClientID string          `json:"client_id"`
 	Azp      string          `json:"azp"`
+	Stores   json.RawMessage `json:"storelink_stores"`
 }
 
 // Verify checks a token: its algorithm, its signature by a key of the
@@ -450,7 +575,45 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Token, error) {
 	if t.ClientID == "" {
 		t.ClientID = more.Azp
 	}
+	if more.Stores != nil {
+		if t.Stores, err = stores(more.Stores); err != nil {
+			return nil, err
+		}
+		t.StoresLimited = true
+	}
 	return t, nil
+}
+
+// storeIDRE is a store id as the keyring holds them.
+var storeIDRE = regexp.MustCompile(`^[0-9]{1,6}$`)
+
+// stores reads storelink_stores: a JSON array of store ids. Anything else
+// (null, a string, a number in the list, an id of another shape) refuses
+// the token rather than being read as no limit: a restriction the server
+// cannot read must not turn into access to the whole keyring.
+func stores(raw json.RawMessage) ([]string, error) {
+	var ids []string
+	if s := strings.TrimSpace(string(raw)); !strings.HasPrefix(s, "[") || json.Unmarshal(raw, &ids) != nil {
+		return nil, refuse("%s must be a JSON array of store ids, like [\"47\"]", StoresClaim)
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !storeIDRE.MatchString(id) {
+			return nil, refuse("%s holds %q, which is not a store id (1 to 6 digits)", StoresClaim, bound(id, 16))
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// bound cuts s to n bytes for a message, marking the cut.
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func algList() string {

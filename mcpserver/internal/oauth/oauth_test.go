@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 const audience = "https://mcp.korral.example/mcp"
@@ -38,9 +40,12 @@ type provider struct {
 	metaIssuer string
 	// down answers the key set with 503.
 	down bool
-	keys []jose.JSONWebKey
-	key  *ecdsa.PrivateKey
-	kid  string
+	// hold, when set, keeps every key set request waiting until it is
+	// closed; entered receives one value per request that waits.
+	hold, entered chan struct{}
+	keys          []jose.JSONWebKey
+	key           *ecdsa.PrivateKey
+	kid           string
 }
 
 func newProvider(t *testing.T, path string) *provider {
@@ -71,6 +76,13 @@ func newProvider(t *testing.T, path string) *provider {
 	mux.HandleFunc("GET "+path+"/keys", func(w http.ResponseWriter, r *http.Request) {
 		p.reads.Add(1)
 		p.mu.Lock()
+		hold, entered := p.hold, p.entered
+		p.mu.Unlock()
+		if hold != nil {
+			entered <- struct{}{}
+			<-hold
+		}
+		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.down {
 			http.Error(w, "down", http.StatusServiceUnavailable)
@@ -85,6 +97,26 @@ func newProvider(t *testing.T, path string) *provider {
 }
 
 func (p *provider) issuer() string { return p.srv.URL + p.path }
+
+// block makes the key set hang: every request to it waits (and is
+// reported on entered) until release is called.
+func (p *provider) block() (entered <-chan struct{}, release func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hold, in := make(chan struct{}), make(chan struct{}, 100)
+	p.hold, p.entered = hold, in
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.hold, p.entered = nil, nil
+			p.mu.Unlock()
+			close(hold)
+		})
+	}
+	p.t.Cleanup(release) // before the server's Close, which waits for handlers
+	return in, release
+}
 
 // rotate makes a new ES256 key the only published one.
 func (p *provider) rotate(kid string) {
@@ -297,7 +329,7 @@ func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 	clk.add(KeysMaxAge)
 	before := p.reads.Load()
 	for range 5 {
-		if _, err := v.Verify(context.Background(), tok); err == nil || errors.Is(err, ErrInvalid) {
+		if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
 			t.Fatalf("with the provider down: %v", err)
 		}
 	}
@@ -310,5 +342,224 @@ func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 	clk.add(RefreshInterval)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("the provider is back: %v", err)
+	}
+}
+
+// The issue: while a token naming an unknown key waits for a key set read
+// that hangs, tokens whose key is in the set are checked without waiting
+// for it; the waiting token is then refused (401), not failed. No timing:
+// the valid checks must all end while the provider still holds the read.
+func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
+	p := newProvider(t, "")
+	clk := &clock{now: time.Now()}
+	v := verifier(t, p, clk)
+	valid := p.token(claimsAt(p, clk.Now()))
+	// Valid claims signed by k1, but naming a key the set does not hold.
+	made := withKid(t, p, "made-up")
+	entered, release := p.block()
+	before := p.reads.Load()
+
+	unknown := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(context.Background(), made)
+		unknown <- err
+	}()
+	<-entered // the read for the unknown key is hanging at the provider
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := v.Verify(context.Background(), valid)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a token with a known key, while the key set read hangs: %v", err)
+		}
+	}
+	select {
+	case err := <-unknown:
+		t.Fatalf("the unknown key's check ended before the read did: %v", err)
+	default:
+	}
+	release()
+	if err := <-unknown; !errors.Is(err, ErrInvalid) {
+		t.Fatalf("the unknown key after the read: %v, want a refusal", err)
+	}
+	if n := p.reads.Load() - before; n != 1 {
+		t.Fatalf("%d key set reads, want 1", n)
+	}
+}
+
+// A token naming an unknown key waits no longer than its own request: when
+// its context ends, it gives up (unavailable, not refused), while the read
+// goes on for whoever comes next.
+func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
+	p := newProvider(t, "")
+	clk := &clock{now: time.Now()}
+	v := verifier(t, p, clk)
+	entered, release := p.block()
+	p.rotate("k2")
+	tok := p.token(claimsAt(p, clk.Now()))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(ctx, tok)
+		done <- err
+	}()
+	<-entered
+	cancel()
+	if err := <-done; !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
+		t.Fatalf("the request ended while the read hung: %v", err)
+	}
+	// Another token for k2 joins the same read; once it ends, k2 verifies
+	// without a second read.
+	before := p.reads.Load()
+	again := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(context.Background(), tok)
+		again <- err
+	}()
+	release()
+	if err := <-again; err != nil {
+		t.Fatalf("after the read: %v", err)
+	}
+	if n := p.reads.Load() - before; n != 0 {
+		t.Fatalf("%d more key set reads, want 0 (the running read is joined)", n)
+	}
+}
+
+// A provider that cannot be read when a token names an unknown key makes
+// that token unavailable (try again), not invalid.
+func TestAnUnknownKeyWithTheProviderDownIsUnavailable(t *testing.T) {
+	p := newProvider(t, "")
+	clk := &clock{now: time.Now()}
+	v := verifier(t, p, clk)
+	p.rotate("k2")
+	p.mu.Lock()
+	p.down = true
+	p.mu.Unlock()
+	tok := p.token(claimsAt(p, clk.Now()))
+	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
+		t.Fatalf("provider down: %v", err)
+	}
+	// Within RefreshInterval the provider is not asked again: the token is
+	// refused for its key, as any made-up key is.
+	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("right after: %v", err)
+	}
+}
+
+// From KeysRefreshAge the set is read again in the background: the token
+// that notices does not wait for it, and a key published meanwhile is
+// known afterwards without a read of its own.
+func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
+	p := newProvider(t, "")
+	clk := &clock{now: time.Now()}
+	v := verifier(t, p, clk)
+	clk.add(KeysRefreshAge)
+	old := p.token(claimsAt(p, clk.Now()))
+	entered, release := p.block()
+	before := p.reads.Load()
+	for range 5 {
+		if _, err := v.Verify(context.Background(), old); err != nil {
+			t.Fatalf("a known key while the set is renewed: %v", err)
+		}
+	}
+	<-entered // the renewal is hanging; every check above ended without it
+	// Publish k2 beside k1, then let the renewal finish.
+	p.mu.Lock()
+	k1 := p.keys[0]
+	p.mu.Unlock()
+	p.rotate("k2")
+	p.mu.Lock()
+	p.keys = append(p.keys, k1)
+	p.mu.Unlock()
+	release()
+	// Wait for the renewal to land: its outcome is shared through the flight.
+	if ch := v.refetch(context.Background()); ch != nil {
+		<-ch
+	}
+	if n := p.reads.Load() - before; n != 1 {
+		t.Fatalf("%d key set reads, want 1", n)
+	}
+	if _, err := v.Verify(context.Background(), p.token(claimsAt(p, clk.Now()))); err != nil {
+		t.Fatalf("k2 after the renewal: %v", err)
+	}
+	if n := p.reads.Load() - before; n != 1 {
+		t.Fatalf("%d key set reads after k2, want 1", n)
+	}
+}
+
+// withKid signs valid claims with the provider's key under another kid.
+func withKid(t *testing.T, p *provider, kid string) string {
+	t.Helper()
+	p.mu.Lock()
+	key := p.key
+	p.mu.Unlock()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claimsAt(p, time.Now())).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func TestStoresClaim(t *testing.T) {
+	p := newProvider(t, "")
+	clk := &clock{now: time.Now()}
+	v := verifier(t, p, clk)
+	for name, c := range map[string]struct {
+		claim   any
+		stores  []string
+		limited bool
+	}{
+		"absent":       {nil, nil, false},
+		"empty":        {[]string{}, []string{}, true},
+		"one":          {[]string{"47"}, []string{"47"}, true},
+		"with repeats": {[]string{"102", "47", "102"}, []string{"102", "47"}, true},
+	} {
+		cl := claimsAt(p, clk.Now())
+		if c.claim != nil {
+			cl[StoresClaim] = c.claim
+		}
+		tok, err := v.Verify(context.Background(), p.token(cl))
+		if err != nil || tok.StoresLimited != c.limited || fmt.Sprint(tok.Stores) != fmt.Sprint(c.stores) {
+			t.Errorf("%s: %+v %v", name, tok, err)
+		}
+	}
+	for name, claim := range map[string]any{
+		"null":           json.RawMessage("null"),
+		"a string":       "47",
+		"a number":       []any{47},
+		"not a store id": []string{"47", "all"},
+		"an object":      map[string]any{"47": true},
+	} {
+		cl := claimsAt(p, clk.Now())
+		cl[StoresClaim] = claim
+		if _, err := v.Verify(context.Background(), p.token(cl)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), StoresClaim) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestTokenStores(t *testing.T) {
+	if ids, limited := TokenStores(nil); ids != nil || limited {
+		t.Fatal("nil TokenInfo")
+	}
+	if _, limited := TokenStores(&auth.TokenInfo{Extra: map[string]any{"label": "x"}}); limited {
+		t.Fatal("a file token is not limited")
+	}
+	if ids, limited := TokenStores(&auth.TokenInfo{Extra: map[string]any{StoresClaim: []string{}}}); !limited || len(ids) != 0 {
+		t.Fatal("an empty claim limits to no store")
 	}
 }
