@@ -35,6 +35,8 @@ type Store interface {
 	AuditLog
 	Approvers
 	ConsentNonces
+	LoginAttempts
+	ConsoleSessions
 	Ping(ctx context.Context) error
 	Close() error
 }
@@ -191,7 +193,7 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 }
 
 // schemaVersion is the version this code writes and understands.
-const schemaVersion = 6
+const schemaVersion = 7
 
 // migrations[i] brings the schema from version i to i+1. Migrations are only
 // ever appended: a released version's statements never change, because some
@@ -331,6 +333,35 @@ CREATE INDEX consent_nonces_expiry ON consent_nonces (expires_at);
 	// row leads to the trace and back; rows from before it have none.
 	`
 ALTER TABLE audit ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
+`,
+	// 7: the approvals console's login limit and sessions, shared by every
+	// replica (login.go, session.go). An attempt row is in flight until it
+	// is settled (failed = 0, expires_at its hold) or a failure (failed =
+	// 1, expires_at the end of its window). A session keeps only the
+	// SHA-256 of its id. AUTOINCREMENT: a slot's id is never given to a
+	// later attempt once the slot has been swept.
+	`
+CREATE TABLE login_attempts (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	name_key   TEXT NOT NULL,
+	addr_key   TEXT NOT NULL,
+	failed     INTEGER NOT NULL CHECK (failed IN (0, 1)),
+	expires_at TEXT NOT NULL
+);
+CREATE INDEX login_attempts_name ON login_attempts (name_key, expires_at);
+CREATE INDEX login_attempts_addr ON login_attempts (addr_key, expires_at);
+CREATE INDEX login_attempts_expiry ON login_attempts (expires_at);
+
+CREATE TABLE console_sessions (
+	key_hash    TEXT PRIMARY KEY CHECK (length(key_hash) = 64),
+	approver_id INTEGER NOT NULL,
+	created_at  TEXT NOT NULL,
+	last_seen   TEXT NOT NULL,
+	idle_until  TEXT NOT NULL,
+	expires_at  TEXT NOT NULL
+);
+CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
+CREATE INDEX console_sessions_idle ON console_sessions (idle_until);
 `,
 }
 

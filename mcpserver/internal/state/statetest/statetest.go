@@ -52,6 +52,10 @@ func Run(t *testing.T, o Opener) {
 		{"ApproverAddRaceOneWinner", approverAddRace},
 		{"ConsentNonceSingleUse", consentNonceSingleUse},
 		{"ConsentNonceRaceOneWinner", consentNonceRace},
+		{"LoginLimitShared", loginLimitShared},
+		{"LoginSettle", loginSettle},
+		{"LoginRaceAdmitsLimit", loginRace},
+		{"ConsoleSessions", consoleSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, o) })
