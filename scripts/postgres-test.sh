@@ -18,6 +18,8 @@
 set -euo pipefail
 shopt -s inherit_errexit # a failing step inside $(…) stops the script too
 
+# runuser lives in /usr/sbin, which a minimal PATH (a CI runner's, or `env -i`) may leave out.
+PATH="$PATH:/usr/sbin:/sbin"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STATE_DIR="$ROOT/.tools/postgres"
 STATE="$STATE_DIR/state"
