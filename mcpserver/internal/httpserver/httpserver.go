@@ -341,15 +341,24 @@ func challenge(mw func(http.Handler) http.Handler, metadata string, next http.Ha
 	})
 }
 
-// challengeWriter adds WWW-Authenticate to a 401.
+// challengeWriter adds WWW-Authenticate to a 401, and turns the bearer
+// middleware's 500 into 503 with Retry-After.
 type challengeWriter struct {
 	http.ResponseWriter
 	value string
 }
 
 func (c *challengeWriter) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+	switch {
+	case code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "":
 		c.Header().Set("WWW-Authenticate", c.value)
+	case code == http.StatusInternalServerError:
+		// The middleware answers 500 only when the verifier could not check
+		// the token at all (the identity provider's key set could not be
+		// read): the token may be good, so the client is told to try again
+		// once the provider may have been asked again, not that it is wrong.
+		c.Header().Set("Retry-After", fmt.Sprint(int(oauth.RefreshInterval/time.Second)))
+		code = http.StatusServiceUnavailable
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
