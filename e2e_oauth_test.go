@@ -2,6 +2,7 @@ package storelink_test
 
 import (
 	"bufio"
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -29,6 +30,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/korral/storelink/mockstorelink"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // An identity provider on loopback, as Korral's IT runs one: it publishes
@@ -41,10 +43,18 @@ type testIssuer struct {
 	// jwksReads counts the key set requests, so a test sees when the
 	// server read it again.
 	jwksReads atomic.Int32
+	// jwksDown answers the key set with 503.
+	jwksDown atomic.Bool
+	// jwksAbandoned counts key set requests the server gave up on while
+	// they were held (block).
+	jwksAbandoned atomic.Int32
 
 	mu        sync.Mutex
 	published []issuerKey
 	signing   issuerKey
+	// hold, when set, keeps every key set request waiting until it is
+	// closed; entered receives one value per request held.
+	hold, entered chan struct{}
 }
 
 type issuerKey struct {
@@ -80,6 +90,22 @@ func newTestIssuer(t *testing.T) *testIssuer {
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		iss.jwksReads.Add(1)
 		iss.mu.Lock()
+		hold, entered := iss.hold, iss.entered
+		iss.mu.Unlock()
+		if hold != nil {
+			entered <- struct{}{}
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				iss.jwksAbandoned.Add(1)
+				return
+			}
+		}
+		if iss.jwksDown.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		iss.mu.Lock()
 		var set jose.JSONWebKeySet
 		for _, k := range iss.published {
 			set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.priv.Public(), KeyID: k.kid, Algorithm: string(k.alg), Use: "sig"})
@@ -98,6 +124,37 @@ func newTestIssuer(t *testing.T) *testIssuer {
 
 // URL is the issuer identifier.
 func (i *testIssuer) URL() string { return i.srv.URL }
+
+// block makes the key set hang: every request for it waits (and is
+// reported on entered) until release is called.
+func (i *testIssuer) block() (entered <-chan struct{}, release func()) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	hold, in := make(chan struct{}), make(chan struct{}, 100)
+	i.hold, i.entered = hold, in
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			i.mu.Lock()
+			i.hold, i.entered = nil, nil
+			i.mu.Unlock()
+			close(hold)
+		})
+	}
+	i.t.Cleanup(release) // runs before the issuer's Close, which waits for handlers
+	return in, release
+}
+
+// withKid is a valid token for audience signed with the current key but
+// naming another key id, one the key set does not hold.
+func (i *testIssuer) withKid(audience, kid string) string {
+	i.t.Helper()
+	i.mu.Lock()
+	k := i.signing
+	i.mu.Unlock()
+	k.kid = kid
+	return i.mintWith(k, audience, nil)
+}
 
 // rotate replaces the signing key by a new RSA key under a new kid, and
 // withdraws the old one from the key set.
@@ -682,5 +739,161 @@ func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
 	}
 	if n := w.requests(isCreate); n != 1 {
 		t.Fatalf("%d order POSTs, want 1", n)
+	}
+}
+
+// The issue: one token naming an unknown key, whose key set read hangs at
+// the provider, made every valid token wait for that read (9.5 s each), and
+// was itself answered 500. Now valid tokens are checked while the read is
+// still pending, and the unknown key's request is answered 401 when the read
+// ends. No wall time is asserted: the issuer holds the read until the valid
+// calls have all been answered, and reports whether the server gave up on it
+// meanwhile (only after its own 10 s FetchTimeout, which these few loopback
+// calls stay far below).
+func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
+	w := newWorld(t)
+	iss := newTestIssuer(t)
+	const public = "https://mcp.korral.example"
+	resource := public + "/mcp"
+	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public))
+	valid := iss.mint(resource, nil)
+	cs := p.connect(valid, "oauth-agent")
+	before := iss.jwksReads.Load()
+
+	entered, release := iss.block()
+	type answer struct {
+		status          int
+		challenge, body string
+	}
+	unknown := make(chan answer, 1)
+	go func() {
+		status, challenge, body := authPost(t, p.base+"/mcp", iss.withKid(resource, "made-up"), toolCallBody)
+		unknown <- answer{status, challenge, body}
+	}()
+	<-entered // the server is reading the key set for the unknown key
+
+	for i := range 5 {
+		env, err := callHTTP(t, cs, "korral_list_authorized_stores", nil)
+		if err != nil || env["ok"] != true {
+			t.Fatalf("valid call %d while the key set read hangs: %v %v", i, env, err)
+		}
+	}
+	if status, _, body := authPost(t, p.base+"/mcp", valid, initializeBody); status != http.StatusOK {
+		t.Fatalf("a new session with a valid token while the key set read hangs: %d %s", status, body)
+	}
+	select {
+	case a := <-unknown:
+		t.Fatalf("the unknown key was answered before its key set read ended: %+v", a)
+	default:
+	}
+	if n := iss.jwksAbandoned.Load(); n != 0 {
+		t.Fatalf("the server gave up %d key set read(s) before the valid calls were answered", n)
+	}
+	release()
+	a := <-unknown
+	if a.status != http.StatusUnauthorized || !strings.Contains(a.challenge, `error="invalid_token"`) {
+		t.Fatalf("the unknown key after the read: %d %q %s", a.status, a.challenge, a.body)
+	}
+	if n := iss.jwksReads.Load() - before; n != 1 {
+		t.Fatalf("%d key set reads, want 1", n)
+	}
+}
+
+// A key set that cannot be read when a token names an unknown key is the
+// provider's outage: 503 with Retry-After (try again), never 500, and
+// tokens with a known key go on working.
+func TestOAuthProviderDownIsServiceUnavailable(t *testing.T) {
+	w := newWorld(t)
+	iss := newTestIssuer(t)
+	const public = "https://mcp.korral.example"
+	resource := public + "/mcp"
+	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public))
+	iss.jwksDown.Store(true)
+	req, err := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(initializeBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+iss.withKid(resource, "k2"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("unknown key, provider down: %d Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if status, _, body := authPost(t, p.base+"/mcp", iss.mint(resource, nil), initializeBody); status != http.StatusOK {
+		t.Fatalf("a known key with the provider down: %d %s", status, body)
+	}
+}
+
+// Story: Jana buys for Smíchov (47) only. Her access token says so in
+// storelink_stores; the deployment's keyring holds 47 and 102. Her agent
+// sees 47 alone, and every tool and prompt refuses 102 before StoreLink is
+// asked anything about it. A token without the claim sees both, as before.
+func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
+	w := newWorld(t)
+	iss := newTestIssuer(t)
+	const public = "https://mcp.korral.example"
+	resource := public + "/mcp"
+	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true"))
+	cs := p.connect(iss.mint(resource, claims{"storelink_stores": []string{"47"}}), "jana-agent")
+
+	listed, err := callHTTP(t, cs, "korral_list_authorized_stores", nil)
+	if err != nil || listed["ok"] != true {
+		t.Fatalf("list stores: %v %v", listed, err)
+	}
+	data := listed["data"].(map[string]any)
+	stores := data["stores"].([]any)
+	if len(stores) != 1 || stores[0].(map[string]any)["store_id"] != "47" || data["count_total_available"] != float64(1) {
+		t.Fatalf("a token for 47 lists: %v", data)
+	}
+
+	to102 := func(r mockstorelink.RequestRecord) bool { return r.StoreID == "102" }
+	before := w.requests(to102)
+	for tool, args := range map[string]map[string]any{
+		"korral_check_stock_risk":          {"sku": mockstorelink.SKUButter, "store_id": "102"},
+		"korral_list_recent_sales":         {"sku": mockstorelink.SKUButter, "store_id": "102"},
+		"korral_get_order_status":          {"store_id": "102", "order_id": "ORD-1"},
+		"korral_raise_replenishment_order": order(24, "store_id", "102"),
+	} {
+		env, err := callHTTP(t, cs, tool, args)
+		if err != nil || env["ok"] != false || env["error"].(map[string]any)["code"] != "STORE_NOT_AUTHORIZED" {
+			t.Fatalf("%s at 102: %v %v", tool, env, err)
+		}
+	}
+	// Among several stores, 102 is refused on its own and 47 answered.
+	env, err := callHTTP(t, cs, "korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []string{"47", "102"}})
+	if err != nil || env["ok"] != true {
+		t.Fatalf("risk at 47 and 102: %v %v", env, err)
+	}
+	per := env["data"].(map[string]any)["stores"].([]any)
+	if len(per) != 2 || per[0].(map[string]any)["error"] != nil || per[1].(map[string]any)["error"].(map[string]any)["code"] != "STORE_NOT_AUTHORIZED" {
+		t.Fatalf("risk at 47 and 102: %v", per)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_orders_since", Arguments: map[string]string{"sku": mockstorelink.SKUButter, "store_id": "102"}}); err == nil || !strings.Contains(err.Error(), "STORE_NOT_AUTHORIZED") {
+		t.Fatalf("orders_since prompt at 102: %v", err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": mockstorelink.SKUButter, "store_ids": "102", "min_gap_units": "1"}}); err == nil || !strings.Contains(err.Error(), "STORE_NOT_AUTHORIZED") {
+		t.Fatalf("restock_gaps prompt at 102: %v", err)
+	}
+	if n := w.requests(to102) - before; n != 0 {
+		t.Fatalf("%d StoreLink requests for store 102 from a token limited to 47", n)
+	}
+
+	// Without the claim: the whole keyring, as before the claim existed.
+	all := p.connect(iss.mint(resource, nil), "buyer-agent")
+	listed, err = callHTTP(t, all, "korral_list_authorized_stores", nil)
+	if err != nil || listed["data"].(map[string]any)["count_total_available"] != float64(2) {
+		t.Fatalf("a token without storelink_stores: %v %v", listed, err)
+	}
+	// A claim the server cannot read is refused, not read as no limit.
+	if status, challenge, _ := authPost(t, p.base+"/mcp", iss.mint(resource, claims{"storelink_stores": "47"}), initializeBody); status != http.StatusUnauthorized || !strings.Contains(challenge, "invalid_token") {
+		t.Fatalf("storelink_stores as a string: %d %q", status, challenge)
 	}
 }

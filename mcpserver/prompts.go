@@ -106,7 +106,7 @@ func (s *server) restockGaps(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 	if err != nil || gap < 0 || gap > maxGapUnits {
 		return nil, invalidArg(fmt.Sprintf("min_gap_units must be a whole number from 0 to %d", maxGapUnits), "Pass the gap in units, like \"12\".")
 	}
-	kr := s.opts.Keyring()
+	kr := s.storesFor(req.Extra)
 	if kr == nil {
 		return nil, promptError(apperr.New(apperr.InternalError, "no keyring loaded", ""))
 	}
@@ -143,7 +143,7 @@ func (s *server) ordersSince(ctx context.Context, req *mcp.GetPromptRequest) (*m
 	if err != nil {
 		return nil, err
 	}
-	kr := s.opts.Keyring()
+	kr := s.storesFor(req.Extra)
 	if kr == nil {
 		return nil, promptError(apperr.New(apperr.InternalError, "no keyring loaded", ""))
 	}
@@ -208,7 +208,7 @@ func (s *server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if p.Ref == nil || p.Ref.Type != "ref/prompt" || (p.Ref.Name != promptRestockGaps && p.Ref.Name != promptOrdersSince) {
 		return res, nil
 	}
-	kr := s.opts.Keyring()
+	kr := s.storesFor(req.Extra)
 	if kr == nil {
 		return res, nil
 	}

@@ -246,7 +246,7 @@ func riskSummary(sku string, stores []storeRisk, found []*replenish.Assessment) 
 // carries its own error. It returns the assessments that succeeded, in the
 // order asked.
 func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, in stockRiskIn) []*replenish.Assessment {
-	kr := s.opts.Keyring()
+	kr := s.callStores(c)
 	out.Stores = make([]storeRisk, len(in.StoreIDs))
 	done := make([]*replenish.Assessment, len(in.StoreIDs))
 	fanOut(len(in.StoreIDs), callInFlight/riskRequestsPerStore, func(i int) {

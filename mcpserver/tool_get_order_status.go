@@ -125,7 +125,7 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 	orderID := in.OrderID
 	var view *ledgerView
 	if s.opts.Writes != nil {
-		e, found, err := s.findLedgerEntry(ctx, in.OrderID)
+		e, found, err := s.findLedgerEntry(ctx, c, in.OrderID)
 		if err != nil {
 			return nil, err
 		}
@@ -239,12 +239,13 @@ var idempotencyKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.Must
 
 // findLedgerEntry finds the entry an id names: an idempotency key, an
 // approval id or an order id. A ledger may be shared by deployments scoped
-// to other stores; an entry of a store outside the caller's keyring is not
-// found, so the answer about it is the answer about an id nobody knows and
-// reveals neither its store nor its order.
-func (s *server) findLedgerEntry(ctx context.Context, ref string) (state.Entry, bool, error) {
+// to other stores; an entry of a store outside the caller's keyring (or
+// its access token's stores) is not found, so the answer about it is the
+// answer about an id nobody knows and reveals neither its store nor its
+// order.
+func (s *server) findLedgerEntry(ctx context.Context, c *call, ref string) (state.Entry, bool, error) {
 	l := s.opts.Writes.Ledger
-	kr := s.opts.Keyring()
+	kr := s.callStores(c)
 	for _, find := range []func(context.Context, string) (state.Entry, bool, error){l.Get, l.ByApprovalID, l.ByOrderID} {
 		e, found, err := find(ctx, ref)
 		if err != nil {

@@ -60,7 +60,7 @@ func addListAuthorizedStores(ms *mcp.Server, s *server) {
 }
 
 func (s *server) listAuthorizedStores(ctx context.Context, c *call, in listStoresIn) (*listStoresOut, error) {
-	kr := s.opts.Keyring()
+	kr := s.callStores(c)
 	if kr == nil {
 		return nil, apperr.New(apperr.InternalError, "no keyring loaded", "")
 	}

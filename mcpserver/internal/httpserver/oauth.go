@@ -82,11 +82,17 @@ func (o *OAuth) verify(ctx context.Context, token string, r *http.Request, log *
 		log.Error("auth.oauth_unavailable", "error", err.Error(), "remote", r.RemoteAddr)
 		return nil, errors.New("the identity provider's keys could not be read; retry later")
 	}
+	extra := map[string]any{oauthKey: true, "client_id": t.ClientID}
+	if t.StoresLimited {
+		// The tools and prompts narrow the keyring to these stores
+		// (oauth.TokenStores); without the entry the whole keyring applies.
+		extra[oauth.StoresClaim] = t.Stores
+	}
 	return &auth.TokenInfo{
 		UserID:     t.Caller(),
 		Scopes:     t.Scopes,
 		Expiration: t.Expiry,
-		Extra:      map[string]any{oauthKey: true, "client_id": t.ClientID},
+		Extra:      extra,
 	}, nil
 }
 
