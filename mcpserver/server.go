@@ -212,7 +212,7 @@ func New(opts Options) *mcp.Server {
 			CompletionHandler: s.complete,
 			SetCacheable:      cacheable,
 		})
-	ms.AddReceivingMiddleware(s.observe, s.auditRejected)
+	ms.AddReceivingMiddleware(s.observe, s.auditRejected, s.auditPrompts)
 	addListAuthorizedStores(ms, s)
 	addCheckStockRisk(ms, s)
 	addListRecentSales(ms, s)

@@ -22,11 +22,11 @@ var toolNames = []string{
 }
 
 // fullToolName accepts a tool's full name or the short one the trail's
-// table prints (check_stock_risk), and the approval actions
-// (approvals.approve). Anything else is refused rather than matching
-// nothing in silence.
+// table prints (check_stock_risk), the approval actions
+// (approvals.approve) and the prompts (prompt.korral_restock_gaps).
+// Anything else is refused rather than matching nothing in silence.
 func fullToolName(name string) (string, error) {
-	if name == "" || strings.HasPrefix(name, "approvals.") {
+	if name == "" || strings.HasPrefix(name, "approvals.") || strings.HasPrefix(name, "prompt.") {
 		return name, nil
 	}
 	full := name
@@ -38,7 +38,7 @@ func fullToolName(name string) (string, error) {
 		for i, n := range toolNames {
 			short[i] = strings.TrimPrefix(n, "korral_")
 		}
-		return "", fmt.Errorf("--tool %q: not a tool; want one of %s (with or without korral_), or approvals.ACTION", name, strings.Join(short, ", "))
+		return "", fmt.Errorf("--tool %q: not a tool; want one of %s (with or without korral_), approvals.ACTION, or prompt.NAME", name, strings.Join(short, ", "))
 	}
 	return full, nil
 }

@@ -266,8 +266,8 @@ func startMetrics(a *app, o metricsOptions, token string) (*metricsServer, error
 	h := a.tel.metrics
 	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			got, err := bearer.Token(r.Header.Values("Authorization"))
+			if err != nil || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
 				http.Error(w, "metrics: a valid bearer token (MCP_METRICS_TOKEN_FILE) is required", http.StatusUnauthorized)
 				return

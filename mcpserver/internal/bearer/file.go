@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/secretfile"
 )
 
 // File is a token file that follows its changes. Every Lookup first
@@ -79,7 +81,9 @@ func (f *File) inDoubt(st stamp) bool {
 
 // Open reads the token file at path. Unlike a later reload, the first read
 // must succeed and yield at least one token: a server that starts with
-// authentication on must admit somebody, or the file is surely wrong.
+// authentication on must admit somebody, or the file is surely wrong. A
+// file that users other than its owner can read is refused (package
+// secretfile has the rule); a reload of one is only warned about.
 func Open(path string, log *slog.Logger) (*File, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -88,6 +92,9 @@ func Open(path string, log *slog.Logger) (*File, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
+	}
+	if err := secretfile.CheckInfo(path, fi); err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -172,6 +179,13 @@ func (f *File) recheck(st stamp) {
 		return
 	}
 	f.log.Info("auth.tokens_reloaded", "path", f.path, "tokens", set.Len(), "labels", set.Labels())
+	if fi, err := os.Stat(f.path); err == nil {
+		// Refused at start-up; after a rotation, refusing every caller
+		// would be an outage, so the operator is told instead.
+		if err := secretfile.CheckInfo(f.path, fi); err != nil {
+			f.log.Warn("auth.tokens_file_mode", "path", f.path, "error", err.Error())
+		}
+	}
 }
 
 // fail drops every token after a failed reload. st is the stamp of the

@@ -10,7 +10,9 @@
 // are never echoed.
 // Values are taken exactly as given: nothing is trimmed, case-folded or
 // guessed, except that a file read through a _FILE variable may end in one
-// newline.
+// newline. A secret file (every _FILE variable, HOST_CONSENT_KEY_FILE and
+// the token files) that users other than its owner may read is refused,
+// naming its mode and `chmod 600` (package secretfile has the rule).
 package config
 
 import (
@@ -19,6 +21,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,6 +29,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/secretfile"
 )
 
 // Approval modes for WRITE_APPROVAL.
@@ -298,6 +302,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 	l.oauth(c)
 	c.Telemetry = l.telemetry()
 	c.MetricsTokenFile = l.metricsTokenFile()
+	l.privateFiles("MCP_AUTH_TOKENS_FILE", "MCP_METRICS_TOKEN_FILE")
 
 	// Contradictions, checked only between values that parsed.
 	if c.ReadOnly && c.AllowWrites {
@@ -602,6 +607,9 @@ func (l *loader) secret(name string) (value, from, path string, ok bool) {
 			l.fail("%s: the file is empty", from)
 			return "", from, "", false
 		}
+		if !l.privateFile(from, path) {
+			return "", from, "", false
+		}
 		return string(b), from, path, true
 	default:
 		return inline, name, "", true
@@ -630,12 +638,54 @@ func (l *loader) hostConsentKey(name string, wanted bool) []byte {
 		l.fail("%s: cannot read the file: %v", from, err)
 		return nil
 	}
+	if !l.privateFile(from, path) {
+		return nil
+	}
 	key, err := consent.ParseKey(b)
 	if err != nil {
 		l.fail("%s: %v", from, err)
 		return nil
 	}
 	return key
+}
+
+// privateFile refuses a secret file that users other than its owner can
+// read (secretfile states the rule), and reports whether it passed. The
+// file is examined on the disk: a path that is not there (the in-memory
+// files of tests) is judged by the read alone.
+func (l *loader) privateFile(from, path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return true
+	}
+	if err := secretfile.CheckInfo(shellWord(path), fi); err != nil {
+		l.fail("%s: %v", from, err)
+		return false
+	}
+	return true
+}
+
+// shellWord is path as a command line takes it, whole (the fix names it):
+// as it is when it holds nothing a shell or a terminal would act on, else
+// quoted.
+func shellWord(path string) string {
+	for _, r := range path {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@,", r)) {
+			return strconv.Quote(path)
+		}
+	}
+	return path
+}
+
+// privateFiles applies privateFile to the secret files that others read
+// (the token files of `serve`), so that every command, and doctor, names a
+// loose one, not only the one that opens it.
+func (l *loader) privateFiles(names ...string) {
+	for _, name := range names {
+		if path := l.getenv(name); path != "" {
+			l.privateFile(name+"="+shown(path), path)
+		}
+	}
 }
 
 // databaseURL reads a PostgreSQL URL from NAME or NAME_FILE. The URL may

@@ -19,10 +19,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -311,8 +311,8 @@ func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*au
 // middleware refuses without consulting the verifier.
 func (s *Server) logDenied(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f := strings.Fields(r.Header.Get("Authorization")); len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
-			s.log.Warn("auth.denied", "reason", "no bearer token", "remote", r.RemoteAddr)
+		if _, err := bearer.Token(r.Header.Values("Authorization")); err != nil {
+			s.log.Warn("auth.denied", "reason", err.Error(), "remote", r.RemoteAddr)
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -334,11 +334,31 @@ func challenge(mw func(http.Handler) http.Handler, metadata string, next http.Ha
 		if metadata != "" {
 			value += fmt.Sprintf(", resource_metadata=%q", metadata)
 		}
-		if r.Header.Get("Authorization") != "" {
+		if len(r.Header.Values("Authorization")) > 0 {
 			value += `, error="invalid_token"`
 		}
-		inner.ServeHTTP(&challengeWriter{ResponseWriter: w, value: value}, r)
+		inner.ServeHTTP(&challengeWriter{ResponseWriter: w, value: value}, oneCredential(r))
 	})
+}
+
+// oneCredential returns r as the bearer middleware is to see it: with the
+// one token bearer.Token reads in its Authorization header, or with none
+// (so it is refused with 401) when bearer.Token reads none, whatever the
+// middleware's own parsing would have made of the header (it reads only the
+// first of several values).
+func oneCredential(r *http.Request) *http.Request {
+	values := r.Header.Values("Authorization")
+	if len(values) == 0 {
+		return r
+	}
+	r2 := *r
+	r2.Header = r.Header.Clone()
+	if tok, err := bearer.Token(values); err == nil {
+		r2.Header["Authorization"] = []string{"Bearer " + tok}
+	} else {
+		delete(r2.Header, "Authorization")
+	}
+	return &r2
 }
 
 // challengeWriter adds WWW-Authenticate to a 401, and turns the bearer

@@ -1,0 +1,185 @@
+package storelink_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// postAuthorization sends one tools/call to /mcp with exactly the given
+// Authorization values, each on a header line of its own, and returns the
+// status.
+func postAuthorization(t *testing.T, url string, values []string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(toolCallBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header["Authorization"] = values
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestSmallHolesAuthorizationHeader: the MCP endpoint reads a token only
+// from a request with exactly one Authorization value, so a valid token
+// beside another credential opens nothing; the console refuses every
+// bearer credential, whether a tab follows the scheme or it comes second.
+func TestSmallHolesAuthorizationHeader(t *testing.T) {
+	w := newWorld(t)
+	tokens := filepath.Join(w.dir, "tokens")
+	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now().Add(-time.Hour))
+	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
+	for name, values := range map[string][]string{
+		"a tab and a wrong token":     {"Bearer\t" + tokenWrong},
+		"bearer after basic":          {"Basic ZGFpcnk6eA==", "Bearer " + tokenDairy},
+		"basic after bearer":          {"Bearer " + tokenDairy, "Basic ZGFpcnk6eA=="},
+		"the token twice":             {"Bearer " + tokenDairy, "Bearer " + tokenDairy},
+		"the token and a wrong one":   {"Bearer " + tokenDairy, "Bearer " + tokenWrong},
+		"the token then an empty one": {"Bearer " + tokenDairy, ""},
+		"two words":                   {"Bearer " + tokenDairy + " " + tokenDairy},
+	} {
+		if got := postAuthorization(t, p.base+"/mcp", values); got != http.StatusUnauthorized {
+			t.Errorf("MCP endpoint, %s: status %d, want 401", name, got)
+		}
+	}
+	if n := w.requests(allRequests); n != 0 {
+		t.Fatalf("%d requests reached StoreLink behind a refused Authorization header", n)
+	}
+	// The one value a transport would read is still read, with a space or
+	// a tab after the scheme, in any case.
+	for _, v := range []string{"Bearer " + tokenDairy, "Bearer\t" + tokenDairy, "bearer " + tokenDairy} {
+		if got := postAuthorization(t, p.base+"/mcp", []string{v}); got == http.StatusUnauthorized {
+			t.Errorf("MCP endpoint, %q: status %d, want the token admitted", strings.Replace(v, tokenDairy, "TOKEN", 1), got)
+		}
+	}
+	denied := 0
+	for _, l := range p.logLines() {
+		if l["msg"] == "auth.denied" && l["reason"] == "more than one Authorization header" {
+			denied++
+		}
+	}
+	if denied != 5 {
+		t.Errorf("%d auth.denied lines name several Authorization headers; want 5", denied)
+	}
+
+	// The console: with and without an approver's session.
+	env := approvalModeEnv(w)
+	secret := addApprover(t, env, "jana", "--stores", "47")
+	c := startConsoleProc(t, env)
+	jana := newConsoleClient(t, c.url)
+	if code, _ := jana.login("jana", secret); code != http.StatusOK {
+		t.Fatalf("jana's login: %d", code)
+	}
+	for _, cl := range []*consoleClient{newConsoleClient(t, c.url), jana} {
+		for name, values := range map[string][]string{
+			"a tab after the scheme": {"Bearer\t" + tokenDairy},
+			"bearer after basic":     {"Basic amFuYTp4", "Bearer " + tokenDairy},
+			"folded by a proxy":      {"Basic amFuYTp4, Bearer " + tokenDairy},
+			"lower case":             {"bearer " + tokenDairy},
+		} {
+			req, _ := http.NewRequest(http.MethodGet, c.url+"/", nil)
+			req.Header["Authorization"] = values
+			if code, body, _ := cl.do(req); code != http.StatusUnauthorized || strings.Contains(body, "inbox") {
+				t.Errorf("console, %s (session %v): %d, want 401", name, cl == jana, code)
+			}
+		}
+	}
+	if code, _, u := jana.get("/"); code != http.StatusOK || u.Path == "/login" {
+		t.Errorf("jana's own session without a bearer credential: %d at %s", code, u)
+	}
+}
+
+// TestSmallHolesLooseSecretFilesAreRefused: a secret file other users can
+// read stops the server with exit 2 and one line naming the variable, the
+// file, its mode and chmod 600; doctor says the same.
+func TestSmallHolesLooseSecretFilesAreRefused(t *testing.T) {
+	w := newWorld(t)
+	key := filepath.Join(w.dir, "consent.key")
+	if err := os.WriteFile(key, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+key)
+	_, stderr, exit := runCLI(t, env, "serve", "--http", "127.0.0.1:0")
+	if exit != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("serve with a 0644 key: exit %d, want 2 and one line:\n%s", exit, stderr)
+	}
+	for _, want := range []string{"HOST_CONSENT_KEY_FILE=", key, "mode 0644", "chmod 600 " + key} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("serve's refusal does not say %q:\n%s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(w.statePath); err == nil {
+		t.Error("the refused server created its state database")
+	}
+	out, _, exit := runCLI(t, env, "doctor")
+	if exit == 0 || !strings.Contains(out, "FAIL  configuration: HOST_CONSENT_KEY_FILE=") || !strings.Contains(out, "chmod 600 "+key) {
+		t.Errorf("doctor: exit %d, want a FAIL naming the key and chmod 600:\n%s", exit, out)
+	}
+
+	// The keyring too, by the same rule, and at 0600 everything starts.
+	if err := os.Chmod(key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(w.keyringPath, 0o604); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, exit = runCLI(t, env, "serve", "--http", "127.0.0.1:0")
+	if exit != 2 || !strings.Contains(stderr, "STORELINK_KEYRING_FILE=") || !strings.Contains(stderr, "mode 0604") {
+		t.Fatalf("serve with a 0604 keyring: exit %d:\n%s", exit, stderr)
+	}
+	if err := os.Chmod(w.keyringPath, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startHTTP(t, env).stop()
+}
+
+// TestSmallHolesPromptsAreAudited: a prompts/get is a row of the audit
+// trail that `storelink-mcp audit` shows, with its call id, the prompt,
+// its arguments and the outcome.
+func TestSmallHolesPromptsAreAudited(t *testing.T) {
+	w := newWorld(t)
+	p := startServer(t, w.env())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": "8847291", "min_gap_units": "12", "store_ids": "47"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": "butter", "min_gap_units": "12"}}); err == nil {
+		t.Fatal("a bad sku was accepted")
+	}
+	p.stop()
+
+	rows := auditRows(t, w)
+	if len(rows) != 2 {
+		t.Fatalf("audit rows: %v; want the two prompts/get", rows)
+	}
+	ok, refused := rows[0], rows[1]
+	if ok["tool"] != "prompt.korral_restock_gaps" || ok["outcome"] != "ok" || ok["store_id"] != "47" || ok["sku"] != "8847291" || ok["call_id"] == "" ||
+		!strings.Contains(ok["summary"].(string), "sku=8847291, min_gap_units=12, store_ids=47") {
+		t.Errorf("the served prompt's row: %v", ok)
+	}
+	if refused["tool"] != "prompt.korral_restock_gaps" || refused["outcome"] != "error" || refused["error_code"] != "INVALID_ARGUMENT" || refused["call_id"] == ok["call_id"] {
+		t.Errorf("the refused prompt's row: %v", refused)
+	}
+	out, stderr, exit := runCLI(t, w.env(), "audit", "--tool", "prompt.korral_restock_gaps")
+	if exit != 0 || strings.Count(out, "prompt.korral_restock_gaps") != 2 {
+		t.Errorf("audit --tool prompt.korral_restock_gaps: exit %d\n%s%s", exit, out, stderr)
+	}
+}
