@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,9 +67,25 @@ type consoleServer struct {
 }
 
 // startConsole serves the approvals console over a's ledger and StoreLink
-// on a listener of its own, and logs the address it is bound to.
+// on a listener of its own, and logs the address it is bound to. Its login
+// limit and sessions live in the state database, shared by every replica;
+// it answers only to the host names of its listen address and of
+// CONSOLE_PUBLIC_URL.
 func startConsole(a *app, o consoleOptions) (*consoleServer, error) {
-	h, err := console.New(newConsoleBackend(a), console.Options{Logger: a.log, BehindTLSProxy: o.behindTLSProxy})
+	var tlsConfig *tls.Config
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: --tls-cert/--tls-key: %v", err)}
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	hosts, err := consoleHosts(o.addr, a.cfg.ConsolePublicURL)
+	if err != nil {
+		return nil, &ExitError{Code: 2, Err: err}
+	}
+	h, err := console.New(newConsoleBackend(a), console.Options{Logger: a.log, BehindTLSProxy: o.behindTLSProxy,
+		Sessions: stateSessions{db: a.db}, Logins: a.db, Hosts: hosts})
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +96,7 @@ func startConsole(a *app, o consoleOptions) (*consoleServer, error) {
 		WriteTimeout:      consoleWriteTimeout,
 		IdleTimeout:       consoleIdleTimeout,
 		MaxHeaderBytes:    consoleMaxHeaderBytes,
-	}
-	if o.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
-		if err != nil {
-			return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: --tls-cert/--tls-key: %v", err)}
-		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		TLSConfig:         tlsConfig,
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -97,9 +109,40 @@ func startConsole(a *app, o consoleOptions) (*consoleServer, error) {
 	}
 	c := &consoleServer{srv: srv, ln: ln, done: make(chan error, 1)}
 	a.log.Info("console.start", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String()+"/",
-		"tls", o.tlsCert != "", "behind_tls_proxy", o.behindTLSProxy)
+		"tls", o.tlsCert != "", "behind_tls_proxy", o.behindTLSProxy, "hosts", strings.Join(hosts, ","))
 	go func() { c.done <- srv.Serve(ln) }()
 	return c, nil
+}
+
+// consoleHosts are the host names the console answers to: the host of its
+// listen address (with the loopback names when it is a loopback one) and
+// the host of CONSOLE_PUBLIC_URL. A listen address of every interface
+// (0.0.0.0, ::) names no host, so it needs CONSOLE_PUBLIC_URL.
+func consoleHosts(listen, publicURL string) ([]string, error) {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: console address %q: %v", listen, err)
+	}
+	var hosts []string
+	switch ip := net.ParseIP(host); {
+	case host == "" || ip != nil && ip.IsUnspecified():
+	case httpserver.IsLoopbackHost(strings.ToLower(host)):
+		hosts = append(hosts, host, "localhost", "127.0.0.1", "::1")
+	default:
+		hosts = append(hosts, host)
+	}
+	if publicURL != "" {
+		u, err := url.Parse(publicURL)
+		if err != nil || u.Hostname() == "" {
+			return nil, fmt.Errorf("configuration: CONSOLE_PUBLIC_URL=%q names no host", publicURL)
+		}
+		hosts = append(hosts, u.Hostname())
+	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("configuration: the console listens on %s, every interface, which names no host it could check requests against: "+
+			"set CONSOLE_PUBLIC_URL to the address people open it at (requests naming any other host are refused)", listen)
+	}
+	return slices.Compact(hosts), nil
 }
 
 // stop drains the console's requests for a bounded time.

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
 //go:embed templates/*.html static/console.css
@@ -84,6 +86,18 @@ type Options struct {
 	// the defaults.
 	LoginFailures int
 	LoginWindow   time.Duration
+	// Logins keeps the login rate limit; nil means a new MemoryLogins.
+	// Replicas share one limit only through a shared store (the state
+	// database), or each grants its own attempts.
+	Logins LoginLimiter
+	// Hosts are the host names (a Host header's name, without its port,
+	// compared case-insensitively) the console answers to: its listen
+	// address and the address people open it at. A request naming any
+	// other host is refused with 421 before anything else, so a page on
+	// another site whose name resolves to the console (DNS rebinding)
+	// reads nothing. Empty means the loopback names only: localhost,
+	// 127.0.0.1 and ::1.
+	Hosts []string
 	// FormKey signs the login form's token. Nil means a random key per
 	// process; replicas behind one load balancer without sticky sessions
 	// need the same key (at least 32 bytes), or a login form served by one
@@ -101,7 +115,10 @@ type handler struct {
 	tlsProxy   bool
 	clientAddr func(*http.Request) string
 	ttl, idle  time.Duration
-	limiter    *loginLimiter
+	limit      loginLimit
+	logins     LoginLimiter
+	gate       *checkGate
+	hosts      map[string]bool
 	formKey    []byte
 	pages      map[string]*template.Template
 	mux        *http.ServeMux
@@ -148,7 +165,21 @@ func New(b Backend, o Options) (http.Handler, error) {
 	if window <= 0 {
 		window = DefaultLoginWindow
 	}
-	h.limiter = newLoginLimiter(failures, window)
+	h.limit = loginLimit{failures: failures, window: window}
+	h.logins = o.Logins
+	if h.logins == nil {
+		h.logins = NewMemoryLogins()
+	}
+	h.gate = newCheckGate()
+	h.hosts = map[string]bool{}
+	for _, host := range o.Hosts {
+		if n := hostName(host); n != "" {
+			h.hosts[n] = true
+		}
+	}
+	if len(h.hosts) == 0 {
+		h.hosts = map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
+	}
 	switch {
 	case h.formKey == nil:
 		h.formKey = make([]byte, 32)
@@ -190,6 +221,11 @@ func New(b Backend, o Options) (http.Handler, error) {
 
 // ServeHTTP applies the rules every request meets, then routes it.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hosts[hostName(r.Host)] {
+		h.log.Warn("console.host_refused", "client", h.clientAddr(r))
+		http.Error(w, "This console does not answer to that host name.", http.StatusMisdirectedRequest)
+		return
+	}
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", contentSecurityPolicy)
 	hd.Set("X-Content-Type-Options", "nosniff")
@@ -223,6 +259,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.crossSite.Handler(h.mux).ServeHTTP(w, r)
+}
+
+// hostName is the name of a Host header or a configured host: without
+// its port and brackets, in lower case, without a trailing dot.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(host, "]"), "["), ".")
+	return strings.ToLower(host)
 }
 
 // secure reports whether the browser reached the console over TLS.
@@ -312,10 +358,15 @@ func (h *handler) authed(next func(http.ResponseWriter, *http.Request, *request)
 		case errors.Is(err, ErrNoSession):
 			h.toLogin(w, r, "expired")
 			return
+		case errors.Is(err, ErrRevoked):
+			h.endSession(w, r, key)
+			h.toLogin(w, r, "revoked")
+			return
 		case err != nil:
 			h.internal(w, r, "session store", err)
 			return
 		}
+		s.CSRF = csrfFor(id)
 		if !now.Before(s.ExpiresAt) || now.Sub(s.LastSeen) >= h.idle {
 			h.endSession(w, r, key)
 			h.toLogin(w, r, "expired")
@@ -346,7 +397,7 @@ func (h *handler) authed(next func(http.ResponseWriter, *http.Request, *request)
 			return
 		}
 		if now.Sub(s.LastSeen) >= touchInterval {
-			if err := h.sessions.Touch(ctx, key, now); err != nil {
+			if err := h.sessions.Touch(ctx, key, now, now.Add(h.idle)); err != nil {
 				h.log.Warn("console.session_touch_failed", "err", err)
 			}
 		}
@@ -511,45 +562,25 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.loginPage(w, r, http.StatusBadRequest, name, "Enter your approver name and secret.", "error")
 		return
 	}
-	now := h.now()
 	addr := h.clientAddr(r)
-	nameKey, addrKey := "name:"+strings.ToLower(name), "addr:"+addr
-	if until, blocked := h.limiter.blocked(now, nameKey, addrKey); blocked {
-		wait := until.Sub(now)
-		w.Header().Set("Retry-After", fmt.Sprint(int64((wait+time.Second-1)/time.Second)))
-		h.log.Warn("console.login_rate_limited", "client", addr)
-		h.loginPage(w, r, http.StatusTooManyRequests, name,
-			fmt.Sprintf("Too many failed log-ins for this name or from this address. Try again after %s (in %s).",
-				until.UTC().Format("15:04 UTC"), waitText(wait)), "error")
+	a, ok := h.checkLogin(w, r, name, secret, addr)
+	if !ok {
 		return
 	}
-	a, err := h.b.Login(r.Context(), name, secret, addr)
-	switch {
-	case errors.Is(err, ErrBadCredentials):
-		h.limiter.fail(now, nameKey, addrKey)
-		// The typed name is not logged: people type their secret into
-		// the name field often enough.
-		h.log.Warn("console.login_failed", "client", addr)
-		h.loginPage(w, r, http.StatusUnauthorized, name, "That approver name or secret is wrong.", "error")
-		return
-	case err != nil:
-		h.internal(w, r, "login", err)
-		return
-	}
-	h.limiter.reset(nameKey)
+	now := h.now()
 	// A login from a browser that still holds a session replaces it.
 	if old := h.cookie(r, sessionCookie); old != "" {
 		if err := h.sessions.Delete(r.Context(), sessionKey(old)); err != nil {
 			h.log.Warn("console.session_delete_failed", "err", err)
 		}
 	}
-	id, err1 := newToken()
-	csrf, err2 := newToken()
-	if err := errors.Join(err1, err2); err != nil {
+	id, err := newToken()
+	if err != nil {
 		h.internal(w, r, "session id", err)
 		return
 	}
-	s := Session{Key: sessionKey(id), Approver: a.Name, Ref: a.Ref, CSRF: csrf, Created: now, LastSeen: now, ExpiresAt: now.Add(h.ttl)}
+	s := Session{Key: sessionKey(id), Approver: a.Name, Ref: a.Ref, CSRF: csrfFor(id), Created: now, LastSeen: now,
+		IdleUntil: now.Add(h.idle), ExpiresAt: now.Add(h.ttl)}
 	if err := h.sessions.Create(r.Context(), s); err != nil {
 		h.internal(w, r, "session create", err)
 		return
@@ -558,6 +589,69 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	h.setCookie(w, r, loginCookie, "", 0)
 	h.log.Info("console.login", "approver", a.Name, "client", addr)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// loginLimit is the login rate limit's setting.
+type loginLimit struct {
+	failures int
+	window   time.Duration
+}
+
+// checkLogin checks a name and secret within the login rate limit, and
+// reports the approver, or false when it has answered the request. In
+// order: this address may not have more than a few checks running or
+// waiting here; the limiter admits the attempt, reserving its slot under
+// the name and the address in one step; the backend checks the secret
+// (bounded by the verifier's own concurrency); the attempt is settled as
+// a failure, a success, or aborted when nothing could be checked.
+func (h *handler) checkLogin(w http.ResponseWriter, r *http.Request, name, secret, addr string) (Approver, bool) {
+	if !h.gate.enter(addr) {
+		w.Header().Set("Retry-After", "1")
+		h.log.Warn("console.login_busy", "client", addr)
+		h.loginPage(w, r, http.StatusTooManyRequests, name, "Too many log-ins from this address at once. Nothing was checked; try again in a moment.", "error")
+		return Approver{}, false
+	}
+	defer h.gate.leave(addr)
+	now := h.now()
+	adm, err := h.logins.AdmitLogin(r.Context(), state.LoginRequest{Name: name, Addr: addr, Now: now, Limit: h.limit.failures, Window: h.limit.window, Hold: loginHold})
+	if err != nil {
+		h.internal(w, r, "login limit", err)
+		return Approver{}, false
+	}
+	if !adm.Admitted {
+		until := adm.RetryAt
+		wait := until.Sub(now)
+		w.Header().Set("Retry-After", fmt.Sprint(max(int64((wait+time.Second-1)/time.Second), 1)))
+		h.log.Warn("console.login_rate_limited", "client", addr)
+		h.loginPage(w, r, http.StatusTooManyRequests, name,
+			fmt.Sprintf("Too many failed log-ins for this name or from this address. Try again after %s (in %s).",
+				until.UTC().Format("15:04 UTC"), waitText(wait)), "error")
+		return Approver{}, false
+	}
+	a, err := h.b.Login(r.Context(), name, secret, addr)
+	outcome := state.LoginSucceeded
+	switch {
+	case errors.Is(err, ErrBadCredentials):
+		outcome = state.LoginFailed
+	case err != nil:
+		outcome = state.LoginAborted
+	}
+	// Settled even when the client has gone: a failure must count.
+	if serr := h.logins.SettleLogin(context.WithoutCancel(r.Context()), adm.Slot, outcome, h.now()); serr != nil {
+		h.log.Warn("console.login_settle_failed", "err", serr)
+	}
+	switch outcome {
+	case state.LoginFailed:
+		// The typed name is not logged: people type their secret into
+		// the name field often enough.
+		h.log.Warn("console.login_failed", "client", addr)
+		h.loginPage(w, r, http.StatusUnauthorized, name, "That approver name or secret is wrong.", "error")
+		return Approver{}, false
+	case state.LoginAborted:
+		h.internal(w, r, "login", err)
+		return Approver{}, false
+	}
+	return a, true
 }
 
 func waitText(d time.Duration) string {

@@ -25,10 +25,14 @@ type Session struct {
 	// is given; empty means Approver.
 	Ref string
 	// CSRF is the session's synchronizer token, which every POST form
-	// carries back.
+	// carries back. The console derives it from the session id (csrfFor),
+	// so a store need not keep it; Get may return it empty.
 	CSRF     string
 	Created  time.Time
 	LastSeen time.Time
+	// IdleUntil ends the session if it is not used before then; a store
+	// may sweep a session past it.
+	IdleUntil time.Time
 	// ExpiresAt is the absolute end of the session, however active it is.
 	ExpiresAt time.Time
 }
@@ -46,15 +50,19 @@ var ErrNoSession = errors.New("console: no such session")
 
 // SessionStore keeps console sessions on the server side. Memory serves one
 // process; a store shared by every replica (the state database) lets any of
-// them accept a session. The console judges expiry itself; a store may also
-// drop sessions whose ExpiresAt has passed.
+// them accept a session, also after a restart. The console judges expiry
+// itself; a store may also drop sessions whose ExpiresAt or IdleUntil has
+// passed.
 type SessionStore interface {
 	// Create stores s under s.Key.
 	Create(ctx context.Context, s Session) error
-	// Get returns the session stored under key, or ErrNoSession.
+	// Get returns the session stored under key, or ErrNoSession. A store
+	// that sees the approver's record revoked (or replaced) returns
+	// ErrRevoked, and the console ends the session.
 	Get(ctx context.Context, key string) (Session, error)
-	// Touch records activity at at, which pushes back the idle expiry.
-	Touch(ctx context.Context, key string, at time.Time) error
+	// Touch records activity at at, which pushes back the idle expiry to
+	// idleUntil.
+	Touch(ctx context.Context, key string, at, idleUntil time.Time) error
 	// Delete removes the session under key; deleting a missing one is not
 	// an error.
 	Delete(ctx context.Context, key string) error
@@ -71,6 +79,14 @@ func newToken() (string, error) {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// csrfFor is the synchronizer token of the session with id: derived from
+// the id, which only the browser holds, so no store keeps it and whoever
+// reads a store (which holds only sessionKey) cannot make it.
+func csrfFor(id string) string {
+	sum := sha256.Sum256([]byte("korral console csrf\x00" + id))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // sessionKey is the store's key for a session id.
@@ -96,13 +112,13 @@ func NewMemory() *Memory {
 	return &Memory{sessions: make(map[string]Session)}
 }
 
-// Create stores s, first dropping the sessions whose absolute expiry has
-// passed (judged by s.Created, the caller's clock).
+// Create stores s, first dropping the sessions whose absolute or idle
+// expiry has passed (judged by s.Created, the caller's clock).
 func (m *Memory) Create(_ context.Context, s Session) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, old := range m.sessions {
-		if !s.Created.Before(old.ExpiresAt) {
+		if !s.Created.Before(old.ExpiresAt) || !old.IdleUntil.IsZero() && !s.Created.Before(old.IdleUntil) {
 			delete(m.sessions, k)
 		}
 	}
@@ -130,15 +146,15 @@ func (m *Memory) Get(_ context.Context, key string) (Session, error) {
 	return s, nil
 }
 
-// Touch sets the session's LastSeen.
-func (m *Memory) Touch(_ context.Context, key string, at time.Time) error {
+// Touch sets the session's LastSeen and IdleUntil.
+func (m *Memory) Touch(_ context.Context, key string, at, idleUntil time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[key]
 	if !ok {
 		return ErrNoSession
 	}
-	s.LastSeen = at
+	s.LastSeen, s.IdleUntil = at, idleUntil
 	m.sessions[key] = s
 	return nil
 }
