@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -170,6 +171,13 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	}
 	w.mock.Server.ClearFaults()
 	p2 := startServer(t, env)
+	// Before it served, the restart read each order back from StoreLink:
+	// the journal's word alone records nothing.
+	for _, id := range heldUnits(w) {
+		if n := w.requests(isGetOrder(id)); n != 1 {
+			t.Fatalf("order %s was read back %d time(s) at the restart, want 1", id, n)
+		}
+	}
 	for units, id := range heldUnits(w) {
 		st := p2.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"})
 		d := data(t, st)
@@ -385,4 +393,247 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 	r.pending = pending
 	t.Logf("%d answers: %d orders (%d recorded after retries, %d with recording pending), failures %v", len(answers), len(held), r.late, pending, codes)
 	return r
+}
+
+// isGetOrder matches StoreLink's reads of order id.
+func isGetOrder(id string) func(mockstorelink.RequestRecord) bool {
+	return func(r mockstorelink.RequestRecord) bool {
+		return r.OperationID == mockstorelink.OpGetReplenishmentOrder && strings.HasSuffix(r.Path, "/"+id)
+	}
+}
+
+// entryAttempt returns the ledger's updated_at of key as stored, which is
+// the attempt a journal line for its send carries.
+func entryAttempt(t *testing.T, path, key string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var at string
+	if err := db.QueryRow(`SELECT updated_at FROM entries WHERE idempotency_key = ?`, key).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// appendLines appends raw lines to the journal, as anyone who can write the
+// file could.
+func appendLines(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sendingAfterKill confirms an order of units under key while StoreLink
+// holds the POST, and kills the server before StoreLink answers: the entry
+// is left sending, and StoreLink holds no order (the client left first).
+func sendingAfterKill(t *testing.T, w *world, env []string, units int, key string) {
+	t.Helper()
+	p := startServer(t, env)
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Minute})
+	before := w.requests(isCreate)
+	go func() {
+		_, _ = callEnvelope(p.cs, raiseTool, order(units, "confirm", true, "idempotency_key", key), 90*time.Second)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for w.requests(isCreate) == before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if w.requests(isCreate) == before {
+		t.Fatal("the POST never reached StoreLink")
+	}
+	p.kill()
+	w.mock.Server.ClearFaults()
+	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" {
+		t.Fatalf("ledger after the kill: %+v, want sending", e)
+	}
+	if _, held := heldUnits(w)[int64(units)]; held {
+		t.Fatal("StoreLink took the order although the client left before its answer")
+	}
+}
+
+// TestForgedAcceptedLineIsNeverRecorded is the issue's story: an order is
+// left sending by a kill, and lines saying StoreLink accepted it (an order
+// id StoreLink never gave, and StoreLink's own open order of another SKU)
+// are appended to the journal. The restart reads each back from StoreLink,
+// records neither, and leaves the entry sending; doctor names both lines.
+// StoreLink's orders still equal the ledger's raised entries.
+func TestForgedAcceptedLineIsNeverRecorded(t *testing.T) {
+	w := newWorld(t)
+	env := w.env("ALLOW_WRITES=true")
+	const key = "forged-line-key-24"
+	sendingAfterKill(t, w, env, 24, key)
+	journalPath := w.statePath + ".outcomes.jsonl"
+	attempt := entryAttempt(t, w.statePath, key)
+	line := func(orderID string) string {
+		return fmt.Sprintf(`{"v":1,"at":%q,"idempotency_key":%q,"attempt":%q,"event":"accepted","order_id":%q,"store_id":"47","sku":%q,"quantity_units":24}`,
+			time.Now().UTC().Format(time.RFC3339Nano), key, attempt, orderID, mockstorelink.SKUButter)
+	}
+	appendLines(t, journalPath, line("RO-47-FORGED1"), line(mockstorelink.OrderOpen))
+
+	p := startServer(t, env)
+	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" || e.OrderID != "" {
+		t.Fatalf("the forged line was recorded: %+v", e)
+	}
+	if n := w.requests(isGetOrder("RO-47-FORGED1")); n != 1 {
+		t.Fatalf("RO-47-FORGED1 was read back %d time(s), want 1", n)
+	}
+	if n := len(p.linesWhere("journal.conflict", "order_id", "RO-47-FORGED1")); n != 1 {
+		t.Fatalf("%d journal.conflict lines for RO-47-FORGED1:\n%s", n, p.stderr.String())
+	}
+	st := p.call("korral_get_order_status", map[string]any{"order_id": key, "store_id": "47"})
+	if l, _ := data(t, st)["ledger"].(map[string]any); l["state"] != "sending" {
+		t.Fatalf("status: %v", st)
+	}
+	p.stop()
+
+	out, _, exit := runCLI(t, env, "doctor")
+	for _, want := range []string{
+		"FAIL  outcome journal: " + journalPath + " line 1: the line says StoreLink accepted order RO-47-FORGED1",
+		"StoreLink answered that store 47 holds no order RO-47-FORGED1",
+		"FAIL  outcome journal: " + journalPath + " line 2: the line says StoreLink accepted order " + mockstorelink.OrderOpen,
+		"its SKU is " + mockstorelink.SKUSteady,
+	} {
+		if exit != 1 || !strings.Contains(out, want) {
+			t.Fatalf("doctor: exit %d, want %q\n%s", exit, want, out)
+		}
+	}
+	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" || e.OrderID != "" {
+		t.Fatalf("doctor recorded the forged line: %+v", e)
+	}
+	if b, _ := os.ReadFile(journalPath); strings.Count(string(b), "\n") != 2 {
+		t.Fatalf("the forged lines must stay for a person: %q", b)
+	}
+	judge(t, w)
+}
+
+// TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt: a genuine outcome
+// waits in the journal when the server is killed; at the restart StoreLink
+// fails every read of the order, so nothing is recorded and the server
+// still starts; doctor names the line; once StoreLink answers again, the
+// server records the order by itself.
+func TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt(t *testing.T) {
+	w := newWorld(t)
+	env := w.env("ALLOW_WRITES=true")
+	const key = "unconfirmed-key-30"
+	p := startServer(t, env)
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Second})
+	answer := make(chan map[string]any, 1)
+	go func() {
+		env, _ := callEnvelope(p.cs, raiseTool, order(30, "confirm", true, "idempotency_key", key), 90*time.Second)
+		answer <- env
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for w.requests(isCreate) < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	unlock := lockLedger(t, w.statePath)
+	if a := <-answer; a["ok"] != true {
+		t.Fatalf("answer: %v", a)
+	}
+	id := heldUnits(w)[30]
+	p.kill()
+	unlock()
+	w.mock.Server.ClearFaults()
+
+	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetReplenishmentOrder, Status: 503})
+	p2 := startServer(t, env)
+	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" {
+		t.Fatalf("recorded before StoreLink confirmed it: %+v", e)
+	}
+	if w.requests(isGetOrder(id)) == 0 {
+		t.Fatal("the restart did not ask StoreLink")
+	}
+	out, _, exit := runCLI(t, env, "doctor")
+	if exit != 1 || !strings.Contains(out, "line 1: order "+id+" under idempotency key "+key+" waits until StoreLink confirms it") {
+		t.Fatalf("doctor while StoreLink fails: exit %d\n%s", exit, out)
+	}
+
+	w.mock.Server.ClearFaults()
+	deadline = time.Now().Add(90 * time.Second)
+	for ledgerEntries(t, w.statePath)[key].State != "raised" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if e := ledgerEntries(t, w.statePath)[key]; e.State != "raised" || e.OrderID != id {
+		t.Fatalf("once StoreLink answers, the order is recorded: %+v\n%s", e, p2.stderr.String())
+	}
+	judge(t, w)
+}
+
+// TestUnsafeJournalIsRefused: a journal other users may read or write, or
+// a symbolic link, is refused: the server exits 2 with one line naming the
+// file, the rule and the fix, and doctor fails on it; nothing is replayed
+// or written through the link.
+func TestUnsafeJournalIsRefused(t *testing.T) {
+	w := newWorld(t)
+	journalPath := w.statePath + ".outcomes.jsonl"
+	if err := os.WriteFile(journalPath, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(journalPath, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(env []string, problem, fix string) {
+		t.Helper()
+		for _, cmd := range [][]string{{"stdio"}, {"serve", "--http", "127.0.0.1:0"}} {
+			_, stderr, exit := runCLI(t, env, cmd...)
+			var lines []string
+			for _, l := range strings.Split(stderr, "\n") {
+				if strings.HasPrefix(l, "storelink-mcp: ") {
+					lines = append(lines, l)
+				}
+			}
+			if exit != 2 || len(lines) != 1 || !strings.Contains(lines[0], "STATE_JOURNAL_PATH") || !strings.Contains(lines[0], problem) ||
+				!strings.Contains(lines[0], "must be a regular file (not a symbolic link) owned by the user the server runs as, with mode 0600") || !strings.Contains(lines[0], "fix: "+fix) {
+				t.Fatalf("%v: exit %d, want one line with %q and %q:\n%s", cmd, exit, problem, fix, stderr)
+			}
+		}
+		out, _, exit := runCLI(t, env, "doctor")
+		if exit != 1 || !strings.Contains(out, "FAIL  outcome journal: journal: ") || !strings.Contains(out, problem) || !strings.Contains(out, "; fix: "+fix) {
+			t.Fatalf("doctor: exit %d, want %q and %q\n%s", exit, problem, fix, out)
+		}
+	}
+	refused(w.env("ALLOW_WRITES=true"), journalPath+" has mode 0666", "chmod 600 "+journalPath)
+	// Writes off: a journal left from before is replayed, so it is held to
+	// the same rules.
+	refused(w.env(), journalPath+" has mode 0666", "chmod 600 "+journalPath)
+	if st, _ := os.Stat(journalPath); st.Mode().Perm() != 0o666 {
+		t.Fatalf("the refusal changed the file: %v", st.Mode())
+	}
+
+	target := filepath.Join(w.dir, "elsewhere.jsonl")
+	if err := os.WriteFile(target, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(w.dir, "link.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	refused(w.env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+link), link+" is a symbolic link (to "+target+")", "set STATE_JOURNAL_PATH="+target)
+	dangling := filepath.Join(w.dir, "dangling.jsonl")
+	if err := os.Symlink(filepath.Join(w.dir, "nowhere.jsonl"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	refused(w.env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+dangling), dangling+" is a symbolic link", "remove the link (rm "+dangling)
+	if _, err := os.Lstat(filepath.Join(w.dir, "nowhere.jsonl")); err == nil {
+		t.Fatal("the link's target was created")
+	}
+
+	// Put right as the fix says, the server starts and serves.
+	if err := os.Chmod(journalPath, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServer(t, w.env("ALLOW_WRITES=true"))
+	p.call("korral_list_authorized_stores", map[string]any{})
+	judge(t, w)
 }

@@ -210,7 +210,15 @@ func TestOutcomeTheLedgerCannotTakeIsAnsweredTrulyAndReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j2.Close()
-	rec2 := &journal.Recorder{Ledger: db2, Journal: j2, Now: func() time.Time { return testNow }}
+	// The new process did not write the line: it reads the order back from
+	// StoreLink before recording it, as storelink-mcp does.
+	rec2 := &journal.Recorder{Ledger: db2, Journal: j2, Now: func() time.Time { return testNow },
+		Confirm: journal.ConfirmFunc(func(ctx context.Context, e state.Entry, orderID string) error {
+			if o, err := up.Order(ctx, e.StoreID, orderID); err != nil || o.SKU != e.SKU || o.QuantityUnits != e.QuantityUnits {
+				return &journal.NotConfirmedError{Reason: fmt.Sprintf("order %s: %+v %v", orderID, o, err)}
+			}
+			return nil
+		})}
 	defer rec2.Close()
 	rep, err := rec2.Replay(context.Background())
 	if err != nil || rep.Recorded != 1 || !rep.Clean() {

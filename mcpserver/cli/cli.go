@@ -371,7 +371,9 @@ func load(env Env, withDemo bool) (*app, error) {
 	}
 	a.db = db
 	a.closes = append(a.closes, db.Close)
-	if err := a.openJournal(); err != nil {
+	// A server replays the journal once its StoreLink client exists
+	// (buildUpstream), so accepted orders are read back before recorded.
+	if err := a.openJournal(!withDemo); err != nil {
 		a.Close()
 		return nil, &ExitError{Code: 2, Err: err}
 	}
@@ -422,6 +424,7 @@ func buildUpstream(ctx context.Context, env Env) (*app, error) {
 		a.Close()
 		return nil, err
 	}
+	a.replayJournal()
 	return a, nil
 }
 

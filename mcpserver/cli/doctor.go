@@ -113,7 +113,7 @@ func runDoctor(ctx context.Context, args []string, env Env) error {
 		c.ok("state database", "%s %s is reachable and at the current schema", databaseKind(cfg), where)
 		defer db.Close()
 	}
-	c.outcomeJournal(ctx, cfg, db)
+	c.outcomeJournal(ctx, cfg, env, db)
 
 	if path := cfg.AuthTokensFile; path == "" {
 		c.ok("token file", "%s is not set (only serve on a non-loopback address needs it)", envTokensFile)

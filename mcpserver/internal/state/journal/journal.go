@@ -100,12 +100,19 @@ type File struct {
 	f  *os.File
 	// replaying admits one replay of this process at a time.
 	replaying sync.Mutex
+	// own holds the lines this process appended (as written, without the
+	// newline) and has not seen settled: StoreLink's answer reached this
+	// process itself, so a replay records them without reading the order
+	// back. Guarded by mu.
+	own map[string]bool
 }
 
 // Open opens the journal at path, creating it (mode 0600) and its
 // directory (0700) on first use. It refuses a file that is not a journal,
 // so that a path pointing at the state database by mistake never gets
-// lines appended to it.
+// lines appended to it, and a file anyone but this user could have written
+// (see checkFile): the journal's lines become ledger entries, so it is held
+// to the rules of a secret. Such a refusal is an *UnsafeError.
 func Open(path string) (*File, error) {
 	if path == "" {
 		return nil, errors.New("journal: empty path")
@@ -135,13 +142,32 @@ func Open(path string) (*File, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	return &File{path: abs, f: f}, nil
+	return &File{path: abs, f: f, own: map[string]bool{}}, nil
 }
 
+// openFile opens (or creates, mode 0600) the journal at abs without
+// following a symbolic link in its last component, and checks what it
+// opened: a regular file of this user's, readable and writable by nobody
+// else.
 func openFile(abs string) (*os.File, error) {
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if st, err := os.Lstat(abs); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		return nil, symlinkError(abs)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
+		if isSymlinkErr(err) {
+			return nil, symlinkError(abs)
+		}
 		return nil, fmt.Errorf("journal: open %s: %w", abs, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("journal: %s: %w", abs, err)
+	}
+	if err := checkFile(abs, st); err != nil {
+		_ = f.Close()
+		return nil, err
 	}
 	return f, nil
 }
@@ -170,6 +196,7 @@ func (j *File) Append(l Line) error {
 	if err != nil {
 		return fmt.Errorf("journal: encode line for %s: %w", l.IdempotencyKey, err)
 	}
+	line := string(b)
 	b = append(b, '\n')
 	return j.locked(func(f *os.File) error {
 		st, err := f.Stat()
@@ -189,7 +216,11 @@ func (j *File) Append(l Line) error {
 		if _, err := f.Write(b); err != nil {
 			return err
 		}
-		return f.Sync()
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		j.own[line] = true // under mu (locked)
+		return nil
 	})
 }
 
@@ -215,7 +246,8 @@ func (j *File) locked(fn func(f *os.File) error) error {
 			_ = unlockFile(j.f)
 			return fmt.Errorf("journal: %s: %w", j.path, err)
 		}
-		now, err := os.Stat(j.path)
+		// Lstat: a symbolic link put in the file's place is not the file.
+		now, err := os.Lstat(j.path)
 		if err == nil && os.SameFile(held, now) {
 			err = fn(j.f)
 			if uerr := unlockFile(j.f); err == nil && uerr != nil {
@@ -307,8 +339,14 @@ func (j *File) compact(read, kept []byte) error {
 	})
 }
 
+// writeSynced writes b to a new file at path (mode 0600). Whatever was at
+// path (a file left by a crash, a symbolic link) is removed first, and the
+// file is created exclusively, so nothing is written through a link.
 func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func TestReplayRecordsOnceAndEmptiesTheJournal(t *testing.T) {
 		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("journal file: %v %v, want mode 0600", st.Mode(), err)
 		}
-		rep, err := j.Replay(ctx, db, base.Add(time.Minute))
+		rep, err := j.Replay(ctx, db, nil, base.Add(time.Minute))
 		if err != nil || rep.Recorded != 1 || !rep.Clean() {
 			t.Fatalf("replay: %+v %v", rep, err)
 		}
@@ -118,7 +118,7 @@ func TestReplayRecordsOnceAndEmptiesTheJournal(t *testing.T) {
 		if err := j.Append(accepted(e, "RO-47-000101")); err != nil {
 			t.Fatal(err)
 		}
-		rep, err = j.Replay(ctx, db, base.Add(2*time.Minute))
+		rep, err = j.Replay(ctx, db, nil, base.Add(2*time.Minute))
 		if err != nil || rep.Recorded != 0 || rep.Settled != 1 || !rep.Clean() {
 			t.Fatalf("second replay: %+v %v", rep, err)
 		}
@@ -150,7 +150,7 @@ func TestConflictIsReportedNeverOverwritten(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rep, err := j.Replay(ctx, db, base.Add(time.Minute))
+		rep, err := j.Replay(ctx, db, nil, base.Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestAnOrderAnotherEntryHoldsIsAConflictAndReplayGoesOn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rep, err := j.Replay(ctx, db, base.Add(time.Minute))
+		rep, err := j.Replay(ctx, db, nil, base.Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func TestOldAttemptNeverSettlesANewerSend(t *testing.T) {
 		if err := j.Append(notSent); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := j.Replay(ctx, db, base.Add(2*time.Minute))
+		rep, err := j.Replay(ctx, db, nil, base.Add(2*time.Minute))
 		if err != nil || rep.Settled != 1 || !rep.Clean() {
 			t.Fatalf("replay: %+v %v", rep, err)
 		}
@@ -288,7 +288,7 @@ func TestTornLineIsKeptAndDoesNotSwallowTheNext(t *testing.T) {
 	if err := j.Append(accepted(e, "RO-47-000301")); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := j.Replay(context.Background(), db, base)
+	rep, err := j.Replay(context.Background(), db, nil, base)
 	if err != nil || rep.Recorded != 1 || len(rep.Unreadable) != 1 || rep.Unreadable[0].Number != 1 {
 		t.Fatalf("replay: %+v %v", rep, err)
 	}
@@ -309,6 +309,8 @@ func TestTwoProcessesShareOneJournal(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "outcomes.jsonl")
 	a, b := open(t, path), open(t, path)
+	// Each file records the other's lines only as StoreLink confirms them.
+	sl := &storeLink{}
 	// A conflict stays in the file, so each compaction rewrites it by
 	// rename and the other file's holder must follow.
 	held := sending(t, db, "k-held", 1)
@@ -326,11 +328,12 @@ func TestTwoProcessesShareOneJournal(t *testing.T) {
 			defer wg.Done()
 			for i := range per {
 				e := sending(t, db, fmt.Sprintf("k-%d-%02d", w, i), int64(100*(w+1)+i))
+				sl.hold(fmt.Sprintf("RO-47-%d%05d", w, i), e)
 				if err := j.Append(accepted(e, fmt.Sprintf("RO-47-%d%05d", w, i))); err != nil {
 					t.Error(err)
 					return
 				}
-				if _, err := j.Replay(ctx, db, base.Add(time.Minute)); err != nil {
+				if _, err := j.Replay(ctx, db, sl, base.Add(time.Minute)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -338,7 +341,7 @@ func TestTwoProcessesShareOneJournal(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	rep, err := a.Replay(ctx, db, base.Add(time.Hour))
+	rep, err := a.Replay(ctx, db, sl, base.Add(time.Hour))
 	if err != nil || len(rep.Conflicts) != 1 || len(rep.Pending) != 0 {
 		t.Fatalf("final replay: %+v %v", rep, err)
 	}

@@ -47,6 +47,12 @@ type Recorder struct {
 	Ledger state.Ledger
 	// Journal may be nil: outcomes are then only retried, not kept.
 	Journal *File
+	// Confirm reads back from StoreLink an accepted order that a replay
+	// found in the journal before it is recorded (lines this process wrote
+	// itself excepted). Nil leaves such lines unconfirmed, for a process
+	// that can ask StoreLink; it must be set before the first Record or
+	// Replay.
+	Confirm Confirmer
 	Log     *slog.Logger
 	// Backoff and DrainEvery default to DefaultBackoff and DrainEvery.
 	Backoff    Backoff
@@ -166,7 +172,7 @@ func (r *Recorder) replayAfter(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, replayBound)
 	defer cancel()
-	rep, ran, err := r.Journal.TryReplay(ctx, r.Ledger, r.now())
+	rep, ran, err := r.Journal.TryReplay(ctx, r.Ledger, r.Confirm, r.now())
 	if ran {
 		r.logReplay(ctx, rep, err)
 	}
@@ -178,9 +184,9 @@ func (r *Recorder) Replay(ctx context.Context) (Report, error) {
 	if r.Journal == nil {
 		return Report{}, nil
 	}
-	rep, err := r.Journal.Replay(ctx, r.Ledger, r.now())
+	rep, err := r.Journal.Replay(ctx, r.Ledger, r.Confirm, r.now())
 	r.logReplay(ctx, rep, err)
-	if err == nil && len(rep.Pending) > 0 {
+	if err == nil && r.waiting(rep) {
 		r.startDrain()
 	}
 	return rep, err
@@ -200,15 +206,23 @@ func (r *Recorder) logReplay(ctx context.Context, rep Report, err error) {
 	for _, p := range rep.Unreadable {
 		log.ErrorContext(ctx, "journal.unreadable", "journal", rep.Path, "line", p.Number, "reason", p.Reason)
 	}
-	if rep.Recorded > 0 || len(rep.Pending) > 0 {
+	if rep.Recorded > 0 || len(rep.Pending) > 0 || len(rep.Unconfirmed) > 0 {
 		log.InfoContext(ctx, "journal.replayed", "journal", rep.Path, "recorded", rep.Recorded,
-			"pending", len(rep.Pending), "error", errText(rep.Cause))
+			"pending", len(rep.Pending), "error", errText(rep.Cause),
+			"unconfirmed", len(rep.Unconfirmed), "confirm_error", errText(rep.ConfirmCause))
 	}
 }
 
+// waiting reports whether a replay left lines that a later one may record
+// by itself: outcomes the ledger could not take, and accepted orders
+// StoreLink could not be asked about, when this recorder can ask.
+func (r *Recorder) waiting(rep Report) bool {
+	return len(rep.Pending) > 0 || (len(rep.Unconfirmed) > 0 && r.Confirm != nil)
+}
+
 // startDrain replays the journal every DrainEvery in the background until
-// no line is pending (conflicts wait for a person, not for the ledger) or
-// the recorder is closed.
+// no line is pending or unconfirmed (conflicts wait for a person, not for
+// the ledger or StoreLink) or the recorder is closed.
 func (r *Recorder) startDrain() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -235,10 +249,10 @@ func (r *Recorder) startDrain() {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), every+replayBound)
-			rep, err := r.Journal.Replay(ctx, r.Ledger, r.now())
+			rep, err := r.Journal.Replay(ctx, r.Ledger, r.Confirm, r.now())
 			cancel()
 			r.logReplay(context.Background(), rep, err)
-			if err == nil && len(rep.Pending) == 0 {
+			if err == nil && !r.waiting(rep) {
 				r.mu.Lock()
 				r.draining = false
 				r.mu.Unlock()

@@ -23,10 +23,49 @@ const (
 	// Settled: the ledger already holds the outcome, or the entry has
 	// moved past this attempt in a way the outcome cannot contradict.
 	Settled
-	// Conflict: the ledger holds something the line contradicts. Nothing
-	// is written; a person must look.
+	// Conflict: the ledger holds something the line contradicts, or
+	// StoreLink's answer shows that the order the line names is not the
+	// entry's. Nothing is written; a person must look.
 	Conflict
+	// Unconfirmed: the line says StoreLink accepted an order, and StoreLink
+	// could not be asked whether it holds it (unreachable, failing, no
+	// key). Nothing is written; try again later.
+	Unconfirmed
 )
+
+// Confirmer reads an accepted order back from StoreLink before a replay
+// records it: a line in a file is only a claim, and the ledger's raised
+// entries must be orders StoreLink holds.
+type Confirmer interface {
+	// ConfirmOrder returns nil when StoreLink holds orderID as the order of
+	// entry e (its store, SKU and quantity), a *NotConfirmedError when
+	// StoreLink's answer shows it does not (no such order, another SKU or
+	// quantity, another StoreLink), and any other error when StoreLink
+	// could not be asked.
+	ConfirmOrder(ctx context.Context, e state.Entry, orderID string) error
+}
+
+// ConfirmFunc is a function as a Confirmer.
+type ConfirmFunc func(ctx context.Context, e state.Entry, orderID string) error
+
+// ConfirmOrder calls f.
+func (f ConfirmFunc) ConfirmOrder(ctx context.Context, e state.Entry, orderID string) error {
+	return f(ctx, e, orderID)
+}
+
+// NotConfirmedError is StoreLink's answer that an order is not the entry's.
+// Reason says what it answered.
+type NotConfirmedError struct{ Reason string }
+
+func (e *NotConfirmedError) Error() string { return e.Reason }
+
+// cannotConfirm is the Confirmer of a replay with none: nothing is asked,
+// and an accepted line from the file waits for a process that can ask.
+type cannotConfirm struct{ cause error }
+
+func (c cannotConfirm) ConfirmOrder(context.Context, state.Entry, string) error { return c.cause }
+
+var errNoConfirmer = errors.New("this process does not read orders back from StoreLink; the server (stdio or serve) and doctor do")
 
 // apply is judge's answer when the line is still to be written.
 const apply Verdict = -1
@@ -35,7 +74,17 @@ const apply Verdict = -1
 // says which it was. It is idempotent: settling the same line twice, or
 // from two processes at once, writes once. Only Pending comes with an
 // error, the ledger's; Conflict comes with the reason.
+//
+// l is taken at its word: it must be StoreLink's answer as this process
+// received it (Recorder.Record). A line read from the journal file is a
+// claim, and File.Replay has StoreLink confirm it first.
 func Settle(ctx context.Context, ledger state.Ledger, l Line, now time.Time) (Verdict, string, error) {
+	return settle(ctx, ledger, l, nil, now)
+}
+
+// settle is Settle; a non-nil confirm must confirm an accepted order before
+// it is written (Unconfirmed comes with confirm's error).
+func settle(ctx context.Context, ledger state.Ledger, l Line, confirm Confirmer, now time.Time) (Verdict, string, error) {
 	var taken *state.OrderIDTakenError
 	for try := 0; ; try++ {
 		cur, found, err := ledger.Get(ctx, l.IdempotencyKey)
@@ -45,6 +94,18 @@ func Settle(ctx context.Context, ledger state.Ledger, l Line, now time.Time) (Ve
 		v, reason := judge(cur, found, l)
 		if v != apply {
 			return v, reason, nil
+		}
+		if l.Event == state.EventAccepted && confirm != nil {
+			err := confirm.ConfirmOrder(ctx, cur, l.OrderID)
+			var not *NotConfirmedError
+			switch {
+			case errors.As(err, &not):
+				return Conflict, fmt.Sprintf("the line says StoreLink accepted order %s under idempotency key %s (%d unit(s) of SKU %s at store %s), but StoreLink does not confirm it: %s; nothing was recorded and the entry stays %s. Find out who wrote the line, check StoreLink, and resolve the entry (storelink-mcp approvals resolve %s --raised ORDER_ID or --not-raised)",
+					l.OrderID, l.IdempotencyKey, l.QuantityUnits, l.SKU, l.StoreID, not.Reason, cur.State, l.IdempotencyKey), nil
+			case err != nil:
+				return Unconfirmed, fmt.Sprintf("order %s under idempotency key %s waits until StoreLink confirms it: %v", l.OrderID, l.IdempotencyKey, err), err
+			}
+			confirm = nil // confirmed: a second try needs no second read
 		}
 		_, err = ledger.Apply(ctx, l.IdempotencyKey, l.Event, state.Change{OrderID: l.OrderID, ErrorCode: l.ErrorCode, ErrorMessage: l.ErrorMessage}, now)
 		switch {
@@ -120,6 +181,12 @@ type Report struct {
 	// why.
 	Pending []Line
 	Cause   error
+	// Unconfirmed are accepted orders StoreLink could not be asked about
+	// yet (the line is kept and the entry left as it was); ConfirmCause
+	// says why. After the first such failure the replay asks StoreLink no
+	// more.
+	Unconfirmed  []Problem
+	ConfirmCause error
 	// Conflicts contradict the ledger; Unreadable are not journal lines
 	// (a crash cut one short, or a hand edit went wrong).
 	Conflicts  []Problem
@@ -128,7 +195,7 @@ type Report struct {
 
 // Clean reports whether nothing is left to record or to look at.
 func (r Report) Clean() bool {
-	return len(r.Pending) == 0 && len(r.Conflicts) == 0 && len(r.Unreadable) == 0
+	return len(r.Pending) == 0 && len(r.Unconfirmed) == 0 && len(r.Conflicts) == 0 && len(r.Unreadable) == 0
 }
 
 // Len counts the journal's lines, whatever they hold: the outcomes not yet
@@ -148,29 +215,49 @@ func (j *File) Len() (int, error) {
 }
 
 // Replay settles every line of the journal in the ledger and removes the
-// lines it settled; pending, conflicting and unreadable lines stay. After
-// the first ledger failure the remaining lines are left pending without
-// asking again, so a replay against a database that is down ends in one
-// failure's time. A replay already running in this process is waited for.
-func (j *File) Replay(ctx context.Context, ledger state.Ledger, now time.Time) (Report, error) {
+// lines it settled; pending, unconfirmed, conflicting and unreadable lines
+// stay. An accepted order is recorded only once confirm has read it back
+// from StoreLink (lines this File appended itself excepted: StoreLink's
+// answer reached this process); with confirm nil such lines stay
+// unconfirmed. After the first ledger failure the remaining lines are left
+// pending without asking again, so a replay against a database that is down
+// ends in one failure's time; likewise for StoreLink. A replay already
+// running in this process is waited for.
+func (j *File) Replay(ctx context.Context, ledger state.Ledger, confirm Confirmer, now time.Time) (Report, error) {
 	j.replaying.Lock()
 	defer j.replaying.Unlock()
-	return j.replay(ctx, ledger, now)
+	return j.replay(ctx, ledger, confirm, now)
 }
 
 // TryReplay is Replay unless one is already running in this process, in
 // which case it returns false at once: that replay covers the same lines.
-func (j *File) TryReplay(ctx context.Context, ledger state.Ledger, now time.Time) (Report, bool, error) {
+func (j *File) TryReplay(ctx context.Context, ledger state.Ledger, confirm Confirmer, now time.Time) (Report, bool, error) {
 	if !j.replaying.TryLock() {
 		return Report{Path: j.path}, false, nil
 	}
 	defer j.replaying.Unlock()
-	r, err := j.replay(ctx, ledger, now)
+	r, err := j.replay(ctx, ledger, confirm, now)
 	return r, true, err
 }
 
-func (j *File) replay(ctx context.Context, ledger state.Ledger, now time.Time) (Report, error) {
+// isOwn reports whether this File appended raw itself; forget drops it.
+func (j *File) isOwn(raw []byte) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.own[string(raw)]
+}
+
+func (j *File) forget(raw []byte) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.own, string(raw))
+}
+
+func (j *File) replay(ctx context.Context, ledger state.Ledger, confirm Confirmer, now time.Time) (Report, error) {
 	r := Report{Path: j.path}
+	if confirm == nil {
+		confirm = cannotConfirm{errNoConfirmer}
+	}
 	read, err := j.snapshot()
 	if err != nil {
 		return r, err
@@ -202,16 +289,31 @@ func (j *File) replay(ctx context.Context, ledger state.Ledger, now time.Time) (
 		}
 		v, reason := Pending, ""
 		if r.Cause == nil {
-			v, reason, err = Settle(ctx, ledger, l, now)
-			if err != nil {
+			c := confirm
+			if r.ConfirmCause != nil {
+				c = cannotConfirm{r.ConfirmCause}
+			}
+			if j.isOwn(raw) {
+				c = nil
+			}
+			v, reason, err = settle(ctx, ledger, l, c, now)
+			switch {
+			case v == Unconfirmed && r.ConfirmCause == nil:
+				r.ConfirmCause = err
+			case v == Pending:
 				r.Cause = err
 			}
 		}
 		switch v {
 		case Recorded:
 			r.Recorded++
+			j.forget(raw)
 		case Settled:
 			r.Settled++
+			j.forget(raw)
+		case Unconfirmed:
+			r.Unconfirmed = append(r.Unconfirmed, Problem{Number: r.Lines, Line: l, Reason: reason})
+			keep(raw)
 		case Conflict:
 			r.Conflicts = append(r.Conflicts, Problem{Number: r.Lines, Line: l, Reason: reason})
 			keep(raw)
