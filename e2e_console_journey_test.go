@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -115,6 +116,9 @@ func (r *hookReceiver) notice(t *testing.T) map[string]any {
 type consoleProc struct {
 	url    string
 	stderr *syncBuffer
+	// stop ends it (SIGTERM, then a kill after 10 s) and waits; it runs
+	// once, at the latest when the test ends.
+	stop func()
 }
 
 // startConsoleProc runs `storelink-mcp console --listen 127.0.0.1:0` with
@@ -131,15 +135,19 @@ func startConsoleProc(t *testing.T, env []string) *consoleProc {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); _ = pw.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
+	t.Cleanup(stop)
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -155,7 +163,7 @@ func startConsoleProc(t *testing.T, env []string) *consoleProc {
 	}()
 	select {
 	case a := <-addr:
-		return &consoleProc{url: "http://" + a, stderr: buf}
+		return &consoleProc{url: "http://" + a, stderr: buf, stop: stop}
 	case <-done:
 		t.Fatalf("the console exited before listening:\n%s", buf.String())
 	case <-time.After(30 * time.Second):

@@ -1,19 +1,15 @@
 package storelink_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -23,57 +19,6 @@ import (
 // over them gets at most five secret checks), one name however it is spelt,
 // sessions that work at either replica and survive a restart of both, and
 // no answer to a host name that is not the console's.
-
-// startConsoleReplica runs `storelink-mcp console --listen 127.0.0.1:0`
-// and returns it with a function that stops it (SIGTERM, then waits).
-func startConsoleReplica(t *testing.T, env []string) (*consoleProc, func()) {
-	t.Helper()
-	cmd := exec.Command(serverBinary, "console", "--listen", "127.0.0.1:0")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	pr, pw := io.Pipe()
-	buf := &syncBuffer{}
-	cmd.Stderr = io.MultiWriter(buf, pw)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); _ = pw.Close(); close(done) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		})
-	}
-	t.Cleanup(stop)
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "console.start" {
-				a, _ := line["addr"].(string)
-				addr <- a
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	select {
-	case a := <-addr:
-		return &consoleProc{url: "http://" + a, stderr: buf}, stop
-	case <-done:
-		t.Fatalf("the console exited before listening:\n%s", buf.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the console did not report its address within 30 s:\n%s", buf.String())
-	}
-	return nil, nil
-}
 
 // logCount counts the JSON log lines of c whose msg is one of msgs.
 func (c *consoleProc) logCount(msgs ...string) int {
@@ -154,8 +99,7 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 	jana := addApprover(t, envA, "jana", "--stores", "47")
 	zoe := addApprover(t, envB, "Zoë", "--stores", "47")
 	petr := addApprover(t, envA, "petr", "--stores", "47")
-	a, stopA := startConsoleReplica(t, envA)
-	b, stopB := startConsoleReplica(t, envB)
+	a, b := startConsoleProc(t, envA), startConsoleProc(t, envB)
 
 	// 1. A session made at replica A is accepted at replica B.
 	ja := clientFrom(t, a.url, "127.0.0.1")
@@ -168,10 +112,9 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 	}
 
 	// 2. ... and at both after a restart of both.
-	stopA()
-	stopB()
-	a, _ = startConsoleReplica(t, envA)
-	b, _ = startConsoleReplica(t, envB)
+	a.stop()
+	b.stop()
+	a, b = startConsoleProc(t, envA), startConsoleProc(t, envB)
 	for _, base := range []string{a.url, b.url} {
 		c := &consoleClient{t: t, base: base, c: ja.c}
 		if code, body, u := c.get("/"); code != http.StatusOK || u.Path != "/" || !loggedIn(body, "jana") {
