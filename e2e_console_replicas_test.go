@@ -17,7 +17,8 @@ import (
 // The approvals console on two replicas sharing PostgreSQL, through the
 // real binaries: one login limit for both (a burst of wrong logins spread
 // over them gets at most five secret checks), one name however it is spelt,
-// sessions that work at either replica and survive a restart of both, and
+// sessions that work at either replica and survive a restart of both, a
+// login form served by one replica and posted to the other, and
 // no answer to a host name that is not the console's.
 
 // logCount counts the JSON log lines of c whose msg is one of msgs.
@@ -109,6 +110,18 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 	jb := &consoleClient{t: t, base: b.url, c: ja.c} // the same browser (cookies are per host, not port)
 	if code, body, u := jb.get("/"); code != http.StatusOK || u.Path != "/" || !loggedIn(body, "jana") {
 		t.Errorf("jana's session at B: %d at %s", code, u)
+	}
+
+	// 1b. A login form loaded from replica A, posted with its pre-session
+	// cookie to replica B, logs in: the form's key is the database's, not
+	// one process's.
+	pa := clientFrom(t, a.url, "127.0.0.6")
+	if code, body, _ := pa.get("/login"); code != http.StatusOK || pa.csrf == "" {
+		t.Fatalf("the login form at A: %d\n%s", code, body)
+	}
+	pb := &consoleClient{t: t, base: b.url, c: pa.c, csrf: pa.csrf}
+	if code, body := pb.post("/login", url.Values{"name": {"petr"}, "secret": {petr}}, false); code != http.StatusOK || !loggedIn(body, "petr") {
+		t.Errorf("petr's login form from A posted to B: %d\n%s", code, body)
 	}
 
 	// 2. ... and at both after a restart of both.

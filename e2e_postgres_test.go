@@ -246,10 +246,10 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	envB, dirB := replicaEnv(t, w, dsn, extra...)
 	// The operator's migration step ahead of the rollout, then again: nothing to do.
 	out, stderr, exit := runCLI(t, envA, "migrate")
-	if exit != 0 || !strings.Contains(out, "schema migrated from version 0 to 5 (applied 0001_initial.sql, 0002_approvers.sql, 0003_consent_nonces.sql, 0004_audit_trace_id.sql, 0005_console_logins_sessions.sql)") {
+	if exit != 0 || !strings.Contains(out, "schema migrated from version 0 to 6 (applied 0001_initial.sql, 0002_approvers.sql, 0003_consent_nonces.sql, 0004_audit_trace_id.sql, 0005_console_logins_sessions.sql, 0006_console_form_key.sql)") {
 		t.Fatalf("migrate: exit %d: %s %s", exit, out, stderr)
 	}
-	if out, _, exit := runCLI(t, envB, "migrate"); exit != 0 || !strings.Contains(out, "schema up to date at version 5") {
+	if out, _, exit := runCLI(t, envB, "migrate"); exit != 0 || !strings.Contains(out, "schema up to date at version 6") {
 		t.Fatalf("migrate again: exit %d: %s", exit, out)
 	}
 	if out, _, exit := runCLI(t, nil, "migrate", "--help"); exit != 0 || !strings.Contains(out, "Usage: storelink-mcp migrate") {

@@ -36,6 +36,9 @@ const (
 	consoleIdleTimeout       = 2 * time.Minute
 	consoleShutdownTimeout   = 10 * time.Second
 	consoleMaxHeaderBytes    = 64 << 10
+	// consoleKeyTimeout bounds reading (or, on first use, making) the
+	// login form's key in the state database at start.
+	consoleKeyTimeout = 10 * time.Second
 )
 
 // consolePolicy refuses, before anything starts, a console that would
@@ -68,9 +71,9 @@ type consoleServer struct {
 
 // startConsole serves the approvals console over a's ledger and StoreLink
 // on a listener of its own, and logs the address it is bound to. Its login
-// limit and sessions live in the state database, shared by every replica;
-// it answers only to the host names of its listen address and of
-// CONSOLE_PUBLIC_URL.
+// limit, sessions and login form key live in the state database, shared
+// by every replica; it answers only to the host names of its listen
+// address and of CONSOLE_PUBLIC_URL.
 func startConsole(a *app, o consoleOptions) (*consoleServer, error) {
 	var tlsConfig *tls.Config
 	if o.tlsCert != "" {
@@ -84,8 +87,17 @@ func startConsole(a *app, o consoleOptions) (*consoleServer, error) {
 	if err != nil {
 		return nil, &ExitError{Code: 2, Err: err}
 	}
+	// The login form's key, like the sessions and the login limit, lives
+	// in the state database, so a form served by one replica may be posted
+	// to another.
+	ctx, cancel := context.WithTimeout(context.Background(), consoleKeyTimeout)
+	formKey, err := a.db.ConsoleFormKey(ctx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
 	h, err := console.New(newConsoleBackend(a), console.Options{Logger: a.log, BehindTLSProxy: o.behindTLSProxy,
-		Sessions: stateSessions{db: a.db}, Logins: a.db, Hosts: hosts})
+		Sessions: stateSessions{db: a.db}, Logins: a.db, Hosts: hosts, FormKey: formKey})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ type Store interface {
 	ConsentNonces
 	LoginAttempts
 	ConsoleSessions
+	ConsoleKeys
 	Ping(ctx context.Context) error
 	Close() error
 }
@@ -193,7 +194,7 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 }
 
 // schemaVersion is the version this code writes and understands.
-const schemaVersion = 7
+const schemaVersion = 8
 
 // migrations[i] brings the schema from version i to i+1. Migrations are only
 // ever appended: a released version's statements never change, because some
@@ -362,6 +363,16 @@ CREATE TABLE console_sessions (
 );
 CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
 CREATE INDEX console_sessions_idle ON console_sessions (idle_until);
+`,
+	// 8: the approvals console's keys, shared by every replica (keys.go):
+	// one row per key, made on first use and never changed, so a login
+	// form served by one replica is accepted by another.
+	`
+CREATE TABLE console_keys (
+	name       TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64),
+	key        BLOB NOT NULL CHECK (length(key) >= 32),
+	created_at TEXT NOT NULL
+);
 `,
 }
 

@@ -56,6 +56,8 @@ func Run(t *testing.T, o Opener) {
 		{"LoginSettle", loginSettle},
 		{"LoginRaceAdmitsLimit", loginRace},
 		{"ConsoleSessions", consoleSessions},
+		{"ConsoleFormKey", consoleFormKey},
+		{"ConsoleFormKeyRace", consoleFormKeyRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, o) })
