@@ -3,7 +3,6 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +76,7 @@ func TestSecretFileRootOwnedGroupReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING_FILE": path}), os.ReadFile)
-	if want := fmt.Sprintf("mode 0440 lets its group read"); err == nil || !strings.Contains(err.Error(), want) {
+	if want := "mode 0440 lets its group read"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("0440 owned by nobody: %v; want %q", err, want)
 	}
 }
