@@ -68,14 +68,15 @@ func TestKeyringWithInvalidUTF8IsRefused(t *testing.T) {
 
 // TestRenamedRequiredFieldIsAContractError: StoreLink renaming on_hand_units
 // used to decode as 0 units on hand, and the risk check said the butter
-// would run out; now the answer names the missing field.
+// would run out; now the answer names the field as renamed, with its
+// rule, never as a count.
 func TestRenamedRequiredFieldIsAContractError(t *testing.T) {
 	w := newWorld(t)
 	p := startServer(t, w.env())
 	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftRenameField, OperationID: mockstorelink.OpGetInventory})
 	env := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 	e, _ := env["error"].(map[string]any)
-	if code(env) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(fmt.Sprint(e["message"]), "inventory.on_hand_units: required but missing") {
+	if code(env) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(fmt.Sprint(e["message"]), "inventory.on_hand: not in the contract; inventory.on_hand_units renamed? (rule schema.renamed)") {
 		t.Fatalf("risk check with on_hand_units renamed: %v", env)
 	}
 }
