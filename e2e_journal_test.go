@@ -263,12 +263,15 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 	if script == "" {
 		t.Skip("TEST_POSTGRES_SCRIPT is not set: this test stops and starts the server through scripts/postgres-test.sh")
 	}
+	// pgctl runs the script; a failure is kept, not reported at once: the
+	// burst's goroutines must end before the test does, or their reports
+	// would come after it.
+	var pgErr error
 	pgctl := func(verb string) {
-		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		if out, err := exec.CommandContext(ctx, script, verb).CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v\n%s", script, verb, err, out)
+		if out, err := exec.CommandContext(ctx, script, verb).CombinedOutput(); err != nil && pgErr == nil {
+			pgErr = fmt.Errorf("%s %s: %v\n%s", script, verb, err, out)
 		}
 	}
 	w := newWorld(t)
@@ -329,8 +332,19 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 		}
 	}
 	waitPOSTs(8)
-	t.Cleanup(func() { pgctl("up") }) // also when the test fails half-way
+	t.Cleanup(func() { // also when the test fails half-way
+		before := pgErr
+		pgctl("up")
+		if before == nil && pgErr != nil {
+			t.Error(pgErr)
+		}
+	})
 	outage(pgctl)
+	if pgErr != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatal(pgErr)
+	}
 	waitPOSTs(w.requests(isCreate) + 8)
 	close(stop)
 	wg.Wait()

@@ -45,15 +45,22 @@ install() {
 	[ -x "$PG_BIN/initdb" ] || die "installed postgresql-$PG_VERSION but $PG_BIN/initdb is missing"
 }
 
+# The cluster's ports lie below Linux's ephemeral range (32768-60999 by
+# default): the tests take the server down and up again on the same port,
+# and a port inside that range can meanwhile become the local end of any
+# outgoing connection, so that `up` fails with "Address already in use".
+PORT_LOW=25432
+PORT_HIGH=25532
+
 free_port() {
 	local p
 	# From a random place in the range, so that runs starting together
 	# rarely reach for the same port.
-	local off=$((RANDOM % 100))
-	for p in $(seq $((55432 + off)) 55532) $(seq 55432 $((55432 + off - 1))); do
+	local off=$((RANDOM % (PORT_HIGH - PORT_LOW)))
+	for p in $(seq $((PORT_LOW + off)) "$PORT_HIGH") $(seq "$PORT_LOW" $((PORT_LOW + off - 1))); do
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
 	done
-	die "no free port in 55432-55532"
+	die "no free port in $PORT_LOW-$PORT_HIGH"
 }
 
 load() {
