@@ -1,8 +1,10 @@
 // Package config reads the MCP server's configuration from the environment,
 // in one place, and refuses to start on any value it does not understand.
 // No other package of the module reads an environment variable (a test in
-// the module's root package scans the sources for that), so Documentation,
-// and the README table checked against it, list every variable there is.
+// the module's root package scans the sources for that), so the settings
+// table (Settings), and the README table and help text generated from it,
+// list every variable there is. Every setting that is not a secret also
+// has a flag by rule (AddFlags).
 //
 // Every problem is reported at once (errors.Join), each naming the variable
 // and the fix, so an operator corrects the whole configuration in one pass.
@@ -156,63 +158,21 @@ type Config struct {
 	MetricsTokenFile string
 }
 
-// Var documents one environment variable.
-type Var struct {
-	Name        string
-	Default     string
-	Description string
-	// Secret marks variables whose values are never echoed.
-	Secret bool
-}
-
-// Documentation lists every variable Load reads, in the order a README table
-// shows them. Tests check it against Load, so the two cannot drift.
-func Documentation() []Var {
-	return append([]Var{
-		{Name: "UPSTREAM_BASE_URL", Default: "", Description: "StoreLink base URL (http or https). Empty: serve from the embedded demo StoreLink, whose made-up data every answer flags as such."},
-		{Name: "STORELINK_KEYRING", Default: "", Secret: true, Description: `JSON object of store id to StoreLink key, e.g. {"47": "<key>"}. Required when UPSTREAM_BASE_URL is set; the server refuses it without one (real keys with demo data mean a lost setting), since the demo StoreLink brings its own.`},
-		{Name: "STORELINK_MOCK_NOW", Default: "", Description: "Pins the embedded demo StoreLink's clock and the server's (RFC 3339), for reproducible runs. Only for a server without UPSTREAM_BASE_URL; every other command refuses it."},
-		{Name: "STORELINK_KEYRING_FILE", Default: "", Description: "Path to a file holding the keyring JSON; preferred in production, and re-read on key rotation. Not together with STORELINK_KEYRING."},
-		{Name: "DEFAULT_LOOKBACK_DAYS", Default: "14", Description: "Days of sales history korral_check_stock_risk uses when the call gives none (1 to 28)."},
-		{Name: "LOG_LEVEL", Default: "info", Description: "Minimum level logged to stderr: debug, info, warn or error. Flag: `--log-level`."},
-		{Name: "LOG_FILE", Default: "", Description: "Append the JSON logs to this file instead of stderr. Flag: `--log-file`."},
-		{Name: "UPSTREAM_TIMEOUT", Default: "5s", Description: "Timeout of one StoreLink request, as a Go duration (100ms to 60s)."},
-		{Name: "ALLOW_WRITES", Default: "false", Description: "true lets korral_raise_replenishment_order submit confirmed orders; otherwise it only previews."},
-		{Name: "MAX_ORDER_UNITS", Default: "500", Description: "Hard ceiling on one order's quantity_units (1 to 100000), whatever the caller confirms."},
-		{Name: "READ_ONLY", Default: "false", Description: "true removes the write tool entirely. Contradicts ALLOW_WRITES=true. Flag: `--read-only`."},
-		{Name: "WRITE_APPROVAL", Default: "none", Description: "none: a confirmed order is submitted. required: it is staged until a named approver (`storelink-mcp approvers add`) releases it; the server itself needs no approval secret. host: before sending, the host asks its user to confirm the order by typing its quantity (MCP elicitation); proves a person at the host saw it, not who (needs HOST_CONSENT_KEY_FILE). Each needs ALLOW_WRITES=true."},
-		{Name: "HOST_CONSENT_KEY_FILE", Default: "", Description: "Path to a file holding the AES-256 key (64 hex digits: `openssl rand -hex 32`) that seals host consent questions for 2026-07-28 clients; the same file on every replica. Required with WRITE_APPROVAL=host and only then."},
-		{Name: "APPROVAL_TTL", Default: "24h", Description: "How long a staged order waits for release before it expires (1m to 168h)."},
-		{Name: "APPROVER_SECRET", Default: "", Secret: true, Description: "The secret of the approver named by `storelink-mcp approvals --approver NAME`, unless `--secret-file` or `--secret-stdin` gives it; checked against the approver register in the state database. The MCP server does not use it."},
-		{Name: "APPROVAL_WEBHOOK_URL", Default: "", Secret: true, Description: "URL that receives a signed JSON notice, with a one-line text for chat, of every order staged for approval; https, or http to a loopback host only. Empty: nobody is notified."},
-		{Name: "APPROVAL_WEBHOOK_SECRET", Default: "", Secret: true, Description: "Secret of the notices' HMAC-SHA256 signature (at least 16 characters); required with APPROVAL_WEBHOOK_URL and only then."},
-		{Name: "APPROVAL_WEBHOOK_SECRET_FILE", Default: "", Description: "Path to a file holding the webhook secret. Not together with APPROVAL_WEBHOOK_SECRET."},
-		{Name: "CONSOLE_PUBLIC_URL", Default: "", Description: "Base URL (http or https) at which people open the approvals console; the webhook notice links to the order there. Empty: no link."},
-		{Name: "STATE_DB_PATH", Default: "$XDG_STATE_HOME/storelink-mcp/state.db, else $HOME/.local/state/storelink-mcp/state.db", Description: "Path of the durable state database (order ledger, staged orders)."},
-		{Name: "STATE_DATABASE_URL", Default: "", Secret: true, Description: "PostgreSQL URL (postgres://user:password@host:5432/dbname) holding the ledger, approvals and audit trail of every replica; replaces the SQLite file, none is created. Empty: SQLite at STATE_DB_PATH."},
-		{Name: "STATE_DATABASE_URL_FILE", Default: "", Description: "Path to a file holding STATE_DATABASE_URL, so the password stays out of the environment. Not together with STATE_DATABASE_URL."},
-		{Name: "STATE_DATABASE_MAX_CONNS", Default: "10", Description: "Most PostgreSQL connections one replica opens (1 to 1000); replicas times this must stay below the server's max_connections."},
-		{Name: "STATE_JOURNAL_PATH", Default: "STATE_DB_PATH plus .outcomes.jsonl; with STATE_DATABASE_URL, $XDG_STATE_HOME/storelink-mcp/outcomes.jsonl, else $HOME/.local/state/storelink-mcp/outcomes.jsonl", Description: "Outcome journal: a local file (JSON lines, mode 0600) that keeps what StoreLink answered to an order until the ledger has recorded it, replayed at start-up and by doctor, each order confirmed with StoreLink before it is recorded. Must be a regular file of the server's user with mode 0600 (not a symlink), writable where writes are allowed, and on persistent storage of each machine."},
-		{Name: "BREAKER_FAILURES", Default: "5", Description: "Consecutive StoreLink failures that open the circuit breaker (1 to 100)."},
-		{Name: "BREAKER_COOLDOWN", Default: "30s", Description: "How long the open breaker rejects calls before one probe (1s to 10m)."},
-		{Name: "MASTER_DATA_TTL", Default: "5m", Description: "How long store, SKU and supplier master data are reused before StoreLink is asked again (0 to 1h; 0 turns the reuse off). A shorter max-age from StoreLink wins, and no-store or no-cache keeps nothing; stock, sales and orders are never reused."},
-		{Name: "STDIO_MAX_LINE_BYTES", Default: "1048576", Description: "Longest line the stdio transport reads (1024 to 67108864 bytes); a longer one is refused with a JSON-RPC error and the server reads on."},
-		{Name: "MCP_HTTP_MAX_SESSIONS", Default: "1000", Description: "Open MCP sessions `serve --http` keeps at most (1 to 100000); beyond it a new session gets 503 with Retry-After."},
-		{Name: "MCP_HTTP_MAX_SESSIONS_PER_TOKEN", Default: "100", Description: "Open MCP sessions one bearer token may hold (1 to 100000); beyond it 503 with Retry-After."},
-		{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Default: "30m", Description: "An HTTP session unused for this long is closed and frees its place (1s to 24h)."},
-		{Name: "MCP_AUTH_TOKENS_FILE", Default: "", Description: "Bearer token file of `serve --http`: one \"label token\" line per client, re-read when it changes. Required unless the address is loopback or `--insecure-no-auth` is given."},
-		{Name: "MCP_HTTP_INSECURE", Default: "false", Description: "true is `--insecure-no-auth`: `serve --http` without tokens on a non-loopback address, for when something in front of it authenticates callers. Not together with MCP_AUTH_TOKENS_FILE."},
-		{Name: "MCP_PUBLIC_URL", Default: "", Description: "Base URL at which clients reach `serve --http`, e.g. https://mcp.korral.example (https, or http to a loopback host); its /mcp is the server's OAuth resource identifier."},
-		{Name: "OAUTH_ISSUER", Default: "", Description: "Issuer identifier of the identity provider whose access tokens `serve --http` accepts, beside MCP_AUTH_TOKENS_FILE (https, or http to a loopback host; taken exactly). Its keys come from its metadata. Empty: no OAuth."},
-		{Name: "OAUTH_AUDIENCE", Default: "MCP_PUBLIC_URL plus /mcp", Description: "Resource identifier an access token must be issued for (its aud), also the resource of /.well-known/oauth-protected-resource. Needs OAUTH_ISSUER."},
-	}, telemetryDocs()...)
-}
-
 // loader accumulates problems instead of stopping at the first.
 type loader struct {
 	getenv   func(string) string
 	readFile func(string) ([]byte, error)
 	errs     []error
+
+	// What the walk read for the rules that span several settings.
+	audience string // OAUTH_AUDIENCE, when valid
+	otlp     struct {
+		base            string // OTEL_EXPORTER_OTLP_ENDPOINT
+		traces, metrics struct {
+			url string // the signal's own endpoint
+			on  bool   // its exporter is otlp
+		}
+	}
 }
 
 func (l *loader) fail(format string, args ...any) {
@@ -223,33 +183,15 @@ func (l *loader) fail(format string, args ...any) {
 // os.ReadFile in production), so tests need no process environment.
 func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*Config, error) {
 	l := &loader{getenv: getenv, readFile: readFile}
-	c := &Config{
-		UpstreamBaseURL:     l.baseURL("UPSTREAM_BASE_URL"),
-		DefaultLookbackDays: l.intIn("DEFAULT_LOOKBACK_DAYS", 14, 1, 28),
-		LogLevel:            l.level("LOG_LEVEL"),
-		LogFile:             l.getenv("LOG_FILE"),
-		UpstreamTimeout:     l.durationIn("UPSTREAM_TIMEOUT", 5*time.Second, 100*time.Millisecond, 60*time.Second),
-		AllowWrites:         l.boolean("ALLOW_WRITES"),
-		MaxOrderUnits:       l.intIn("MAX_ORDER_UNITS", 500, 1, 100000),
-		ReadOnly:            l.boolean("READ_ONLY"),
-		WriteApproval:       l.enum("WRITE_APPROVAL", ApprovalNone, ApprovalNone, ApprovalRequired, ApprovalHost),
-		ApprovalTTL:         l.durationIn("APPROVAL_TTL", 24*time.Hour, time.Minute, 7*24*time.Hour),
-		StateMaxConns:       l.intIn("STATE_DATABASE_MAX_CONNS", 10, 1, 1000),
-		BreakerFailures:     l.intIn("BREAKER_FAILURES", 5, 1, 100),
-		BreakerCooldown:     l.durationIn("BREAKER_COOLDOWN", 30*time.Second, time.Second, 10*time.Minute),
-		MasterDataTTL:       l.durationIn("MASTER_DATA_TTL", 5*time.Minute, 0, time.Hour),
-
-		StdioMaxLineBytes:       l.intIn("STDIO_MAX_LINE_BYTES", 1<<20, 1<<10, 64<<20),
-		HTTPMaxSessions:         l.intIn("MCP_HTTP_MAX_SESSIONS", 1000, 1, 100000),
-		HTTPMaxSessionsPerToken: l.intIn("MCP_HTTP_MAX_SESSIONS_PER_TOKEN", 100, 1, 100000),
-		HTTPSessionIdleTimeout:  l.durationIn("MCP_HTTP_SESSION_IDLE_TIMEOUT", 30*time.Minute, time.Second, 24*time.Hour),
-		AuthTokensFile:          l.getenv("MCP_AUTH_TOKENS_FILE"),
-		HTTPInsecure:            l.boolean("MCP_HTTP_INSECURE"),
-		ApproverSecret:          l.getenv("APPROVER_SECRET"),
+	c := &Config{}
+	// Each setting on its own, in the table's order.
+	for _, s := range settings {
+		if s.kind.read != nil {
+			s.kind.read(l, c, s.Name)
+		}
 	}
 
-	c.MockNow = l.mockNow("STORELINK_MOCK_NOW")
-
+	// The rules that span several settings.
 	c.StateDatabaseURL = l.databaseURL("STATE_DATABASE_URL")
 	if c.StateDatabaseURL == "" {
 		c.StatePath = l.statePath()
@@ -279,7 +221,6 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		}
 	}
 
-	c.ApprovalWebhookURL = l.webhookURL("APPROVAL_WEBHOOK_URL")
 	hook, from, hookFile, ok := l.secret("APPROVAL_WEBHOOK_SECRET")
 	if ok {
 		if hookFile != "" {
@@ -298,10 +239,8 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 			c.ApprovalWebhookSecret = hook
 		}
 	}
-	c.ConsolePublicURL = l.consoleURL("CONSOLE_PUBLIC_URL")
 	l.oauth(c)
-	c.Telemetry = l.telemetry()
-	c.MetricsTokenFile = l.metricsTokenFile()
+	l.telemetry(&c.Telemetry)
 	l.privateFiles("MCP_AUTH_TOKENS_FILE", "MCP_METRICS_TOKEN_FILE")
 
 	// Contradictions, checked only between values that parsed.
@@ -376,15 +315,12 @@ func (l *loader) consoleURL(name string) string {
 	})
 }
 
-// oauth reads MCP_PUBLIC_URL, OAUTH_ISSUER and OAUTH_AUDIENCE. The issuer
-// and the audience are compared byte for byte with every token's claims, so
-// they are taken exactly as given, a trailing slash included.
+// oauth pairs OAUTH_AUDIENCE with OAUTH_ISSUER and MCP_PUBLIC_URL, which
+// the walk has read. The issuer and the audience are compared byte for
+// byte with every token's claims, so they are taken exactly as given, a
+// trailing slash included.
 func (l *loader) oauth(c *Config) {
-	if v := l.oauthURL("MCP_PUBLIC_URL", "https://mcp.korral.example"); v != "" {
-		c.MCPPublicURL = strings.TrimSuffix(v, "/")
-	}
-	c.OAuthIssuer = l.oauthURL("OAUTH_ISSUER", "https://login.korral.example/realms/buyers")
-	aud := l.oauthURL("OAUTH_AUDIENCE", "https://mcp.korral.example/mcp")
+	aud := l.audience
 	switch {
 	case l.getenv("OAUTH_AUDIENCE") != "" && l.getenv("OAUTH_ISSUER") == "":
 		l.fail("OAUTH_AUDIENCE is set but OAUTH_ISSUER is not: name the identity provider whose tokens to accept, or unset OAUTH_AUDIENCE")

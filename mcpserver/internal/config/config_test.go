@@ -326,9 +326,10 @@ func TestConfigPrintingRedacts(t *testing.T) {
 	}
 }
 
-// TestDocumentationCoversLoad checks that every variable Load reads is
-// documented and every documented variable is read.
-func TestDocumentationCoversLoad(t *testing.T) {
+// TestSettingsCoverLoad checks that every variable Load reads is a row of
+// the settings table and every row is read: the rules spanning several
+// settings read their variables by name.
+func TestSettingsCoverLoad(t *testing.T) {
 	read := map[string]bool{}
 	getenv := func(k string) string { read[k] = true; return "" }
 	_, _ = Load(getenv, noFiles)
@@ -339,7 +340,7 @@ func TestDocumentationCoversLoad(t *testing.T) {
 	}, noFiles)
 	documented := map[string]bool{}
 	name := regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	for _, v := range Documentation() {
+	for _, v := range Settings() {
 		if !name.MatchString(v.Name) || v.Description == "" || !strings.HasSuffix(v.Description, ".") {
 			t.Errorf("badly documented variable %+v", v)
 		}
@@ -358,13 +359,13 @@ func TestDocumentationCoversLoad(t *testing.T) {
 	}
 	for k := range read {
 		if !documented[k] && !platform[k] {
-			t.Errorf("Load reads %s but Documentation does not list it", k)
+			t.Errorf("Load reads %s but the settings table has no row for it", k)
 		}
 	}
 }
 
-// TestDocumentedDefaultsMatch checks the documented defaults against what
-// Load actually does with an empty environment.
+// TestDocumentedDefaultsMatch checks the defaults the README shows against
+// what Load actually does with an empty environment.
 func TestDocumentedDefaultsMatch(t *testing.T) {
 	c, err := Load(env(map[string]string{"HOME": "/h"}), noFiles)
 	if err != nil {
@@ -392,9 +393,13 @@ func TestDocumentedDefaultsMatch(t *testing.T) {
 		"MCP_HTTP_INSECURE":               fmt.Sprint(c.HTTPInsecure),
 		"STORELINK_MOCK_NOW":              mockNowText(c.MockNow),
 	}
-	for _, v := range Documentation() {
-		if got, ok := actual[v.Name]; ok && got != v.Default {
-			t.Errorf("%s: documented default %q, Load gives %q", v.Name, v.Default, got)
+	for _, v := range Settings() {
+		shown := strings.Trim(v.ShownDefault(), "`")
+		if v.ShownDefault() == "" || strings.HasPrefix(shown, "(") {
+			shown = "" // (unset), (real clock): none
+		}
+		if got, ok := actual[v.Name]; ok && got != shown {
+			t.Errorf("%s: documented default %q, Load gives %q", v.Name, shown, got)
 		}
 	}
 }
@@ -402,7 +407,7 @@ func TestDocumentedDefaultsMatch(t *testing.T) {
 func TestLoadWithProcessEnvironment(t *testing.T) {
 	// The production wiring: os.Getenv and os.ReadFile. Blank every variable
 	// first so the runner's own environment cannot leak in.
-	for _, v := range Documentation() {
+	for _, v := range Settings() {
 		t.Setenv(v.Name, "")
 	}
 	t.Setenv("XDG_STATE_HOME", "")
