@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -112,12 +111,9 @@ Usage:
   storelink-mcp help                  print this help (also -h, --help)
 
 Settings (each overrides its environment variable):
-  --read-only          READ_ONLY=true: the write tool is not offered
-  --log-level LEVEL    LOG_LEVEL: debug, info, warn or error
-  --log-file FILE      LOG_FILE: append the logs to FILE instead of stderr
-
-"storelink-mcp COMMAND --help" shows a command's flags. Everything else, secrets
-included, comes from the environment; see the README's configuration table.
+` + config.SettingsHelp + `
+"storelink-mcp COMMAND --help" shows a command's flags. Secrets have no flag: they
+come from the environment only; see the README's configuration table.
 With UPSTREAM_BASE_URL unset, an embedded demo StoreLink with made-up data is
 started, and every answer says so.
 `
@@ -213,25 +209,11 @@ func parseFlags(fs *flag.FlagSet, args []string, env Env) ([]string, error) {
 	return rest, err
 }
 
-// addSettingFlags adds the flag forms of the settings operators reach for
-// most, as github-mcp-server users know them.
+// addSettingFlags adds the flag of every setting that is not a secret
+// (config.AddFlags: MAX_ORDER_UNITS is --max-order-units); a flag the
+// subcommand defines itself keeps its meaning.
 func addSettingFlags(fs *flag.FlagSet, env Env) {
-	fs.BoolFunc("read-only", "do not offer the write tool (READ_ONLY=true)", func(v string) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return errors.New("want true or false")
-		}
-		env.overrides["READ_ONLY"] = strconv.FormatBool(b)
-		return nil
-	})
-	fs.Func("log-level", "minimum `level` logged: debug, info, warn or error (LOG_LEVEL)", func(v string) error {
-		env.overrides["LOG_LEVEL"] = v
-		return nil
-	})
-	fs.Func("log-file", "append the logs to `file` instead of stderr (LOG_FILE)", func(v string) error {
-		env.overrides["LOG_FILE"] = v
-		return nil
-	})
+	config.AddFlags(fs, func(name, value string) { env.overrides[name] = value })
 }
 
 // app is the assembled server and what must be closed after it.
