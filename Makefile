@@ -23,14 +23,14 @@ $(NODE_DIR)/node_modules/.bin/spectral:
 	npm install --silent --no-audit --no-fund --prefix $(NODE_DIR) @stoplight/spectral-cli@$(SPECTRAL_VERSION)
 
 .PHONY: generate
-generate: ## Regenerate the code generated from openapi/storelink.yaml.
+generate: ## Regenerate the code generated from openapi/storelink.yaml, and the settings' README table and help text.
 	for m in $(MODULES); do (cd $$m && go generate ./...); done
 
 .PHONY: check-generate
-check-generate: generate ## Fail when generated code differs from the spec.
-	@if ! git diff --quiet -- '*.gen.go' || [ -n "$$(git ls-files --others --exclude-standard -- '*.gen.go')" ]; then \
-		echo "generated code is out of date with openapi/storelink.yaml; run 'make generate' and commit:"; \
-		git diff --stat -- '*.gen.go'; git ls-files --others --exclude-standard -- '*.gen.go'; exit 1; fi
+check-generate: generate ## Fail when generated code differs from the spec or the settings table.
+	@if ! git diff --quiet -- '*.gen.go' README.md || [ -n "$$(git ls-files --others --exclude-standard -- '*.gen.go')" ]; then \
+		echo "generated code is out of date with openapi/storelink.yaml or the settings table (mcpserver/internal/config); run 'make generate' and commit:"; \
+		git diff --stat -- '*.gen.go' README.md; git ls-files --others --exclude-standard -- '*.gen.go'; exit 1; fi
 
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt-clean.

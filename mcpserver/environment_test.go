@@ -14,8 +14,8 @@ import (
 )
 
 // Where environment variables may be read. Package config reads them all,
-// so its table (Documentation, the README's configuration table) is the
-// whole list; cli's Env hands the process's getenv to config.Load and to
+// so its settings table (and the README's configuration table generated
+// from it) is the whole list; cli's Env hands the process's getenv to config.Load and to
 // nothing else.
 const (
 	configDir = "internal/config"
@@ -148,7 +148,7 @@ func TestOnlyConfigReadsTheEnvironment(t *testing.T) {
 		t.Fatalf("scanned only %d files: the walk missed the module", files)
 	}
 	for _, f := range found {
-		t.Errorf("%s: read the variable through package config (add it to Documentation and Config), not here", f)
+		t.Errorf("%s: read the variable through package config (add a row to its settings table), not here", f)
 	}
 }
 
