@@ -163,6 +163,8 @@ type loader struct {
 	getenv   func(string) string
 	readFile func(string) ([]byte, error)
 	errs     []error
+	// next is the first row of the settings table walk has not parsed.
+	next int
 
 	// What the walk read for the rules that span several settings.
 	audience string // OAUTH_AUDIENCE, when valid
@@ -171,6 +173,23 @@ type loader struct {
 		traces, metrics struct {
 			url string // the signal's own endpoint
 			on  bool   // its exporter is otlp
+		}
+	}
+}
+
+// walk parses, each on its own, the settings of the table from the first
+// not yet parsed through the one named through ("" for the rest). Settings
+// that only a rule spanning several settings reads have no parser of their
+// own and are passed over.
+func (l *loader) walk(c *Config, through string) {
+	for l.next < len(settings) {
+		s := settings[l.next]
+		l.next++
+		if s.kind.read != nil {
+			s.kind.read(l, c, s.Name)
+		}
+		if s.Name == through {
+			return
 		}
 	}
 }
@@ -184,14 +203,11 @@ func (l *loader) fail(format string, args ...any) {
 func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*Config, error) {
 	l := &loader{getenv: getenv, readFile: readFile}
 	c := &Config{}
-	// Each setting on its own, in the table's order.
-	for _, s := range settings {
-		if s.kind.read != nil {
-			s.kind.read(l, c, s.Name)
-		}
-	}
+	// Each setting on its own, in the table's order; the rules that span
+	// several settings come where they always came in that order, so a
+	// broken configuration's problems are listed as they always were.
+	l.walk(c, "STORELINK_MOCK_NOW")
 
-	// The rules that span several settings.
 	c.StateDatabaseURL = l.databaseURL("STATE_DATABASE_URL")
 	if c.StateDatabaseURL == "" {
 		c.StatePath = l.statePath()
@@ -221,6 +237,7 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 		}
 	}
 
+	l.walk(c, "APPROVAL_WEBHOOK_URL")
 	hook, from, hookFile, ok := l.secret("APPROVAL_WEBHOOK_SECRET")
 	if ok {
 		if hookFile != "" {
@@ -239,7 +256,9 @@ func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*C
 			c.ApprovalWebhookSecret = hook
 		}
 	}
+	l.walk(c, "OAUTH_AUDIENCE")
 	l.oauth(c)
+	l.walk(c, "")
 	l.telemetry(&c.Telemetry)
 	l.privateFiles("MCP_AUTH_TOKENS_FILE", "MCP_METRICS_TOKEN_FILE")
 
