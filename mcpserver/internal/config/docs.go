@@ -50,10 +50,10 @@ func flagArg(s Setting) string {
 }
 
 // helpText is the settings section of `storelink-mcp --help`: each flag
-// with its argument, then what it sets, aligned in a second column or, for
-// a long flag, on the next line.
+// with its argument, then what it sets, aligned in a second column (from
+// the next line on for a long flag) and wrapped to 80 columns.
 func helpText() string {
-	const col = 23
+	const col, width = 23, 80
 	var b strings.Builder
 	for _, s := range settings {
 		f := s.Flag()
@@ -64,14 +64,37 @@ func helpText() string {
 		if arg := flagArg(s); arg != "" {
 			left += " " + arg
 		}
-		usage := strings.ReplaceAll(s.FlagUsage(), "`", "")
+		lines := wrap(strings.ReplaceAll(s.FlagUsage(), "`", ""), width-col)
 		if len(left) < col-1 {
-			fmt.Fprintf(&b, "%-*s%s\n", col, left, usage)
+			fmt.Fprintf(&b, "%-*s%s\n", col, left, lines[0])
+			lines = lines[1:]
 		} else {
-			fmt.Fprintf(&b, "%s\n%*s%s\n", left, col, "", usage)
+			b.WriteString(left + "\n")
+		}
+		for _, l := range lines {
+			fmt.Fprintf(&b, "%*s%s\n", col, "", l)
 		}
 	}
 	return b.String()
+}
+
+// wrap breaks text into lines of at most n bytes, at spaces (a longer word
+// stays whole).
+func wrap(text string, n int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case len(line)+1+len(w) <= n:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	return append(lines, line)
 }
 
 // GeneratedHelp is the source of settings_help.gen.go, which holds

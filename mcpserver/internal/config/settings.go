@@ -118,7 +118,10 @@ func parsed(read func(l *loader, c *Config, name string)) kind {
 }
 
 // settings is the table, in the order Load parses the settings (so its
-// messages keep their order) and the README lists them.
+// messages keep their order) and the README lists them. Load runs the rules
+// spanning several settings after STORELINK_MOCK_NOW, APPROVAL_WEBHOOK_URL
+// and OAUTH_AUDIENCE: a row moved across one of those changes the order of
+// the messages (TestProblemsInTheirOrder).
 var settings = []Setting{
 	{Name: "UPSTREAM_BASE_URL", Default: "(unset)", Usage: "StoreLink's base `URL`; unset runs the embedded demo StoreLink",
 		Description: "StoreLink base URL. Unset: start the embedded demo StoreLink, with made-up data that every answer, the instructions and `/readyz` flag as demo.",

@@ -5,81 +5,115 @@ package config
 // SettingsHelp is the settings section of the program's help text: one
 // line per flag, generated from the settings table.
 const SettingsHelp = `  --upstream-base-url URL
-                       StoreLink's base URL; unset runs the embedded demo StoreLink (UPSTREAM_BASE_URL)
+                       StoreLink's base URL; unset runs the embedded demo
+                       StoreLink (UPSTREAM_BASE_URL)
   --storelink-keyring-file FILE
                        file holding the keyring JSON (STORELINK_KEYRING_FILE)
   --default-lookback-days DAYS
-                       days of sales history when a call gives none, 1 to 28 (DEFAULT_LOOKBACK_DAYS)
-  --log-level LEVEL    minimum level logged: debug, info, warn or error (LOG_LEVEL)
+                       days of sales history when a call gives none, 1 to 28
+                       (DEFAULT_LOOKBACK_DAYS)
+  --log-level LEVEL    minimum level logged: debug, info, warn or error
+                       (LOG_LEVEL)
   --log-file FILE      append the logs to file instead of stderr (LOG_FILE)
   --upstream-timeout DURATION
-                       timeout of one StoreLink request, a duration from 100ms to 60s (UPSTREAM_TIMEOUT)
+                       timeout of one StoreLink request, a duration from 100ms
+                       to 60s (UPSTREAM_TIMEOUT)
   --allow-writes       let a confirmed order reach StoreLink (ALLOW_WRITES=true)
-  --max-order-units N  at most N units in one order, 1 to 100000 (MAX_ORDER_UNITS)
+  --max-order-units N  at most N units in one order, 1 to 100000
+                       (MAX_ORDER_UNITS)
   --read-only          do not offer the write tool (READ_ONLY=true)
   --write-approval MODE
-                       approval mode of a confirmed order: none, required or host (WRITE_APPROVAL)
+                       approval mode of a confirmed order: none, required or
+                       host (WRITE_APPROVAL)
   --host-consent-key-file FILE
-                       file holding the AES-256 key that seals host consent questions (HOST_CONSENT_KEY_FILE)
+                       file holding the AES-256 key that seals host consent
+                       questions (HOST_CONSENT_KEY_FILE)
   --approval-ttl DURATION
-                       how long a staged order waits for approval, a duration from 1m to 168h (APPROVAL_TTL)
+                       how long a staged order waits for approval, a duration
+                       from 1m to 168h (APPROVAL_TTL)
   --state-db-path PATH
                        path of the SQLite state database (STATE_DB_PATH)
   --state-database-url-file FILE
                        file holding the PostgreSQL URL (STATE_DATABASE_URL_FILE)
   --state-database-max-conns N
-                       at most N PostgreSQL connections of this replica, 1 to 1000 (STATE_DATABASE_MAX_CONNS)
+                       at most N PostgreSQL connections of this replica, 1 to
+                       1000 (STATE_DATABASE_MAX_CONNS)
   --state-journal-path PATH
                        path of the outcome journal (STATE_JOURNAL_PATH)
   --breaker-failures N
-                       N consecutive StoreLink failures open the circuit breaker, 1 to 100 (BREAKER_FAILURES)
+                       N consecutive StoreLink failures open the circuit
+                       breaker, 1 to 100 (BREAKER_FAILURES)
   --breaker-cooldown DURATION
-                       how long the open breaker fails calls fast, a duration from 1s to 10m (BREAKER_COOLDOWN)
+                       how long the open breaker fails calls fast, a duration
+                       from 1s to 10m (BREAKER_COOLDOWN)
   --master-data-ttl DURATION
-                       how long master data is reused, a duration from 0 (off) to 1h (MASTER_DATA_TTL)
+                       how long master data is reused, a duration from 0 (off)
+                       to 1h (MASTER_DATA_TTL)
   --stdio-max-line-bytes BYTES
-                       longest line read over stdio, in bytes from 1024 to 67108864 (STDIO_MAX_LINE_BYTES)
+                       longest line read over stdio, in bytes from 1024 to
+                       67108864 (STDIO_MAX_LINE_BYTES)
   --mcp-http-max-sessions N
-                       at most N open MCP sessions of serve --http, 1 to 100000 (MCP_HTTP_MAX_SESSIONS)
+                       at most N open MCP sessions of serve --http, 1 to 100000
+                       (MCP_HTTP_MAX_SESSIONS)
   --mcp-http-max-sessions-per-token N
-                       at most N open MCP sessions of one bearer token, 1 to 100000 (MCP_HTTP_MAX_SESSIONS_PER_TOKEN)
+                       at most N open MCP sessions of one bearer token, 1 to
+                       100000 (MCP_HTTP_MAX_SESSIONS_PER_TOKEN)
   --mcp-http-session-idle-timeout DURATION
-                       close an HTTP session unused this long, a duration from 1s to 24h (MCP_HTTP_SESSION_IDLE_TIMEOUT)
+                       close an HTTP session unused this long, a duration from
+                       1s to 24h (MCP_HTTP_SESSION_IDLE_TIMEOUT)
   --mcp-auth-tokens-file FILE
                        bearer token file of serve --http (MCP_AUTH_TOKENS_FILE)
-  --mcp-http-insecure  serve --http without tokens on a non-loopback address, as --insecure-no-auth (MCP_HTTP_INSECURE=true)
+  --mcp-http-insecure  serve --http without tokens on a non-loopback address, as
+                       --insecure-no-auth (MCP_HTTP_INSECURE=true)
   --storelink-mock-now TIME
-                       pin the embedded demo StoreLink's clock and the server's to this RFC 3339 time (STORELINK_MOCK_NOW)
+                       pin the embedded demo StoreLink's clock and the server's
+                       to this RFC 3339 time (STORELINK_MOCK_NOW)
   --approval-webhook-secret-file FILE
-                       file holding the webhook notices' signing secret (APPROVAL_WEBHOOK_SECRET_FILE)
+                       file holding the webhook notices' signing secret
+                       (APPROVAL_WEBHOOK_SECRET_FILE)
   --console-public-url URL
-                       base URL at which people open the approvals console (CONSOLE_PUBLIC_URL)
+                       base URL at which people open the approvals console
+                       (CONSOLE_PUBLIC_URL)
   --mcp-public-url URL
-                       base URL at which clients reach serve --http (MCP_PUBLIC_URL)
-  --oauth-issuer URL   issuer URL of the identity provider whose access tokens serve --http accepts (OAUTH_ISSUER)
+                       base URL at which clients reach serve --http
+                       (MCP_PUBLIC_URL)
+  --oauth-issuer URL   issuer URL of the identity provider whose access tokens
+                       serve --http accepts (OAUTH_ISSUER)
   --oauth-audience URL
-                       resource URL an access token must name as audience (OAUTH_AUDIENCE)
-  --otel-sdk-disabled  export nothing over OTLP, whatever else is set (OTEL_SDK_DISABLED=true)
+                       resource URL an access token must name as audience
+                       (OAUTH_AUDIENCE)
+  --otel-sdk-disabled  export nothing over OTLP, whatever else is set
+                       (OTEL_SDK_DISABLED=true)
   --otel-service-name NAME
-                       name given as service.name to every span and metric (OTEL_SERVICE_NAME)
+                       name given as service.name to every span and metric
+                       (OTEL_SERVICE_NAME)
   --otel-traces-sampler SAMPLER
-                       which calls are traced, as a sampler name (OTEL_TRACES_SAMPLER)
+                       which calls are traced, as a sampler name
+                       (OTEL_TRACES_SAMPLER)
   --otel-exporter-otlp-protocol PROTOCOL
-                       OTLP protocol; only http/protobuf is built in (OTEL_EXPORTER_OTLP_PROTOCOL)
+                       OTLP protocol; only http/protobuf is built in
+                       (OTEL_EXPORTER_OTLP_PROTOCOL)
   --otel-traces-sampler-arg RATIO
-                       the ratio (0 to 1) of the traceidratio samplers (OTEL_TRACES_SAMPLER_ARG)
+                       the ratio (0 to 1) of the traceidratio samplers
+                       (OTEL_TRACES_SAMPLER_ARG)
   --otel-metric-export-interval MILLISECONDS
-                       milliseconds between OTLP metric pushes, 1000 to 3600000 (OTEL_METRIC_EXPORT_INTERVAL)
+                       milliseconds between OTLP metric pushes, 1000 to 3600000
+                       (OTEL_METRIC_EXPORT_INTERVAL)
   --otel-exporter-otlp-endpoint URL
-                       base URL of an OTLP/HTTP collector (OTEL_EXPORTER_OTLP_ENDPOINT)
+                       base URL of an OTLP/HTTP collector
+                       (OTEL_EXPORTER_OTLP_ENDPOINT)
   --otel-exporter-otlp-traces-endpoint URL
-                       full OTLP/HTTP URL for spans (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+                       full OTLP/HTTP URL for spans
+                       (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
   --otel-exporter-otlp-metrics-endpoint URL
-                       full OTLP/HTTP URL for metrics (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
+                       full OTLP/HTTP URL for metrics
+                       (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
   --otel-traces-exporter EXPORTER
                        exporter of spans: otlp, or none (OTEL_TRACES_EXPORTER)
   --otel-metrics-exporter EXPORTER
-                       exporter of metrics over OTLP: otlp, or none (OTEL_METRICS_EXPORTER)
+                       exporter of metrics over OTLP: otlp, or none
+                       (OTEL_METRICS_EXPORTER)
   --mcp-metrics-token-file FILE
-                       file holding the bearer token that serve --metrics requires (MCP_METRICS_TOKEN_FILE)
+                       file holding the bearer token that serve --metrics
+                       requires (MCP_METRICS_TOKEN_FILE)
 `
