@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/consent"
-	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/notify"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
@@ -28,16 +27,10 @@ import (
 )
 
 // Upstream is what the tools need from StoreLink. Every method is called only
-// for a store already resolved against the keyring.
-type Upstream interface {
-	Store(ctx context.Context, storeID string) (domain.Store, error)
-	Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error)
-	Sales(ctx context.Context, storeID, sku string, since time.Time, max int) (domain.SalesPage, error)
-	SKU(ctx context.Context, storeID, sku string) (domain.SKU, error)
-	Supplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error)
-	Order(ctx context.Context, storeID, orderID string) (domain.Order, error)
-	CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error)
-}
+// for a store already resolved against the keyring. It is the order
+// workflow's own interface (Store, Inventory, Sales, SKU, Supplier, Order,
+// CreateOrder), declared once there.
+type Upstream = replenish.Upstream
 
 // AuditEvent is one tool call as a buyer reads it the next morning.
 type AuditEvent struct {
