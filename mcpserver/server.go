@@ -32,22 +32,10 @@ import (
 // CreateOrder), declared once there.
 type Upstream = replenish.Upstream
 
-// AuditEvent is one tool call as a buyer reads it the next morning.
-type AuditEvent struct {
-	Time       time.Time `json:"time"`
-	CallID     string    `json:"call_id"`
-	Client     string    `json:"client"`
-	Session    string    `json:"session"`
-	Tool       string    `json:"tool"`
-	StoreID    string    `json:"store_id,omitempty"`
-	SKU        string    `json:"sku,omitempty"`
-	Outcome    string    `json:"outcome"`
-	ErrorCode  string    `json:"error_code,omitempty"`
-	Summary    string    `json:"summary"`
-	DurationMS float64   `json:"duration_ms"`
-	// TraceID is the call's OpenTelemetry trace, "" when it has none.
-	TraceID string `json:"trace_id,omitempty"`
-}
+// AuditEvent is one tool call as a buyer reads it the next morning: the
+// audit trail's own record, which an [AuditSink] receives as the trail
+// stores it.
+type AuditEvent = state.AuditRecord
 
 // AuditSink receives one event per tool call. Implementations must not block
 // for long; a failure to record is logged, never shown to the model.
