@@ -22,11 +22,7 @@ type AuditStore struct{ Log state.AuditLog }
 // Record implements AuditSink.
 func (a AuditStore) Record(ctx context.Context, e AuditEvent) error {
 	// The trail outlives the call: record even when the client has left.
-	return a.Log.RecordAudit(context.WithoutCancel(ctx), state.AuditRecord{
-		Time: e.Time, CallID: e.CallID, Client: e.Client, Session: e.Session, Tool: e.Tool,
-		StoreID: e.StoreID, SKU: e.SKU, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
-		Summary: e.Summary, DurationMS: e.DurationMS, TraceID: e.TraceID,
-	})
+	return a.Log.RecordAudit(context.WithoutCancel(ctx), e)
 }
 
 // promptTool is how the audit trail names a prompt: "prompt." and its name,

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,3 +82,23 @@ func TestInstructionsNameOnlyOfferedTools(t *testing.T) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+func TestWithDemoNotice(t *testing.T) {
+	for in, want := range map[string]string{
+		`{}`:          `{"demo_notice":` + quote(DemoNotice) + `}`,
+		`{"a":1}`:     `{"a":1,"demo_notice":` + quote(DemoNotice) + `}`,
+		"{\"a\":1}\n": `{"a":1,"demo_notice":` + quote(DemoNotice) + `}`,
+	} {
+		got, err := withDemoNotice([]byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("withDemoNotice(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{`[]`, `null`, ``} {
+		if _, err := withDemoNotice([]byte(in)); err == nil {
+			t.Errorf("withDemoNotice(%q): no error", in)
+		}
+	}
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

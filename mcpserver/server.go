@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/consent"
-	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/notify"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
@@ -28,33 +27,15 @@ import (
 )
 
 // Upstream is what the tools need from StoreLink. Every method is called only
-// for a store already resolved against the keyring.
-type Upstream interface {
-	Store(ctx context.Context, storeID string) (domain.Store, error)
-	Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error)
-	Sales(ctx context.Context, storeID, sku string, since time.Time, max int) (domain.SalesPage, error)
-	SKU(ctx context.Context, storeID, sku string) (domain.SKU, error)
-	Supplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error)
-	Order(ctx context.Context, storeID, orderID string) (domain.Order, error)
-	CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error)
-}
+// for a store already resolved against the keyring. It is the order
+// workflow's own interface (Store, Inventory, Sales, SKU, Supplier, Order,
+// CreateOrder), declared once there.
+type Upstream = replenish.Upstream
 
-// AuditEvent is one tool call as a buyer reads it the next morning.
-type AuditEvent struct {
-	Time       time.Time `json:"time"`
-	CallID     string    `json:"call_id"`
-	Client     string    `json:"client"`
-	Session    string    `json:"session"`
-	Tool       string    `json:"tool"`
-	StoreID    string    `json:"store_id,omitempty"`
-	SKU        string    `json:"sku,omitempty"`
-	Outcome    string    `json:"outcome"`
-	ErrorCode  string    `json:"error_code,omitempty"`
-	Summary    string    `json:"summary"`
-	DurationMS float64   `json:"duration_ms"`
-	// TraceID is the call's OpenTelemetry trace, "" when it has none.
-	TraceID string `json:"trace_id,omitempty"`
-}
+// AuditEvent is one tool call as a buyer reads it the next morning: the
+// audit trail's own record, which an [AuditSink] receives as the trail
+// stores it.
+type AuditEvent = state.AuditRecord
 
 // AuditSink receives one event per tool call. Implementations must not block
 // for long; a failure to record is logged, never shown to the model.

@@ -363,6 +363,51 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 	}
 }
 
+// checkToolSnap holds one tool's definition, as tools/list gives it to a
+// host (name, title, description, input and output schemas, annotations),
+// to its own snapshot, testdata/tools/NAME.golden.json, with the write path
+// offered but off, as in tools.golden.json, which pins the whole list. With
+// -update or UPDATE_TOOLSNAPS=true it rewrites the snapshot.
+func checkToolSnap(t *testing.T, name string) {
+	t.Helper()
+	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2"}`), func(o *Options) {
+		o.Writes = &WriteOptions{MaxOrderUnits: 500}
+	})
+	res, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool *mcp.Tool
+	for _, tl := range res.Tools {
+		if tl.Name == name {
+			tool = tl
+		}
+	}
+	if tool == nil {
+		t.Fatalf("%s: not in tools/list", name)
+	}
+	got, err := json.MarshalIndent(tool, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "tools", name+".golden.json")
+	if *update || os.Getenv("UPDATE_TOOLSNAPS") == "true" {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update)", err, t.Name())
+	}
+	if diff := cmp.Diff(string(want), string(got)+"\n"); diff != "" {
+		t.Errorf("%s differs from %s (rerun with -update if intended):\n%s", name, golden, diff)
+	}
+}
+
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
 	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -441,54 +486,6 @@ func TestReadOnlyDefinitionsSayNothingOfTheWritePath(t *testing.T) {
 		if strings.Contains(string(b), word) {
 			t.Errorf("read-only tools/list mentions %q", word)
 		}
-	}
-}
-
-// TestRaiseDescriptionSaysWhatConfirmDoesHere: confirm is the agent's own
-// judgement everywhere; what it does depends on the deployment.
-func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
-	for w, want := range map[WriteOptions]string{
-		{MaxOrderUnits: 500}:                                                "confirm is refused",
-		{MaxOrderUnits: 500, AllowWrites: true}:                             "confirm sends at once",
-		{MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true}:      "only stages the order; a person releases it",
-		{MaxOrderUnits: 500, AllowWrites: true, HostConsent: testSealer(t)}: "asks the user, via the host, to type the quantity before sending: a person saw it, not who",
-	} {
-		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &w })
-		res, err := s.cs.ListTools(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tool := range res.Tools {
-			if tool.Name != "korral_raise_replenishment_order" {
-				continue
-			}
-			if !strings.Contains(tool.Description, "not a person's approval") || !strings.Contains(tool.Description, want) {
-				t.Errorf("%+v: description %q lacks %q", w, tool.Description, want)
-			}
-			max := tool.InputSchema.(map[string]any)["properties"].(map[string]any)["quantity_units"].(map[string]any)["maximum"]
-			if max != float64(500) {
-				t.Errorf("%+v: quantity_units maximum %v, want the ceiling 500", w, max)
-			}
-		}
-	}
-}
-
-func TestListAuthorizedStoresIsExactlyTheKeyring(t *testing.T) {
-	f := newFake()
-	s := connect(t, f, mustKeyring(t, `{"102":"k2","47":"k1"}`), nil)
-	env, _ := callTool(t, s, "korral_list_authorized_stores", map[string]any{})
-	data := env["data"].(map[string]any)
-	stores := data["stores"].([]any)
-	if data["count"].(float64) != 2 || len(stores) != 2 {
-		t.Fatalf("got %v", data)
-	}
-	first := stores[0].(map[string]any)
-	if first["store_id"] != "47" || plain(first["name"].(string)) != "Praha Smíchov" || first["opening_hours_today"] != "07:00-22:00" ||
-		first["open_now"] != true || first["closes_in_minutes"].(float64) != 450 {
-		t.Fatalf("store 47: %v", first)
-	}
-	if f.callsFor("55") != 0 {
-		t.Fatal("asked StoreLink about a store outside the keyring")
 	}
 }
 
@@ -579,148 +576,6 @@ func TestInternalErrorsHideTheirCause(t *testing.T) {
 	}
 }
 
-func TestCheckStockRiskAnswersWithEvidence(t *testing.T) {
-	f := newFake()
-	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
-	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
-	if env["ok"] != true {
-		t.Fatalf("got %v", env)
-	}
-	data := env["data"].(map[string]any)
-	id := data["product"].(map[string]any)
-	store := data["stores"].([]any)[0].(map[string]any)
-	risk := store["risk"].(map[string]any)
-	if plain(id["name"].(string)) != "Madeta butter 250g" || plain(id["supplier"].(string)) != "Madeta a.s." || store["store_id"] != "47" ||
-		len(data["stores"].([]any)) != 1 {
-		t.Fatalf("identity %v", data)
-	}
-	// 5 on hand counted at 12:30, nothing sold since in the fake, two units an
-	// hour: it runs out this afternoon, well before 22:00.
-	if risk["will_stockout_before_close_today"] != "true" {
-		t.Fatalf("risk %v", risk)
-	}
-	// Since Thursday 14:30: the sales at 15:15 .. 21:15, 7 of 2 units (the
-	// same window korral_list_recent_sales totals by default).
-	if risk["units_sold_last_24h"] != 14.0 {
-		t.Fatalf("units_sold_last_24h %v, want 14", risk["units_sold_last_24h"])
-	}
-	if ev := risk["evidence"].(map[string]any)["rows"].([]any); len(ev) != 14 {
-		t.Fatalf("evidence rows %d, want 14 (default lookback)", len(ev))
-	}
-	if !strings.Contains(s.logText(), `"msg":"tool.ok"`) || !strings.Contains(s.logText(), `"msg":"audit"`) {
-		t.Fatal("tool.ok and audit lines expected")
-	}
-}
-
-func TestListRecentSalesIsBoundedAndSelfDescribing(t *testing.T) {
-	f := newFake()
-	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
-	env, _ := callTool(t, s, "korral_list_recent_sales", map[string]any{"sku": "8847291", "limit": 5})
-	data := env["data"].(map[string]any)
-	// Thursday 26 Nov: the sales at 15:15 .. 21:15 fall within the last 24
-	// hours (since 14:30): 7 sales of 2 units.
-	items := data["items"].(map[string]any)["rows"].([]any)
-	if data["count_returned"].(float64) != 5 || data["count_total_available"].(float64) != 7 || data["truncated"] != true ||
-		data["units_sold_in_window"].(float64) != 14 || data["units_total_complete"] != true ||
-		len(items) != 5 || items[0].([]any)[0] != "2026-11-26T21:15:00+01:00" {
-		t.Fatalf("got %v", data)
-	}
-}
-
-func TestGetOrderStatus(t *testing.T) {
-	f := newFake()
-	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
-	env, _ := callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "RO-47-000001", "store_id": "47"})
-	data := env["data"].(map[string]any)
-	if data["status"] != "shipped" || data["is_open"] != true || plain(data["product_name"].(string)) != "Madeta butter 250g" {
-		t.Fatalf("got %v", env)
-	}
-	env, _ = callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "RO-47-000001", "store_id": "102"})
-	if errCode(env) != "NOT_FOUND" {
-		t.Fatalf("another store's order: %v", env)
-	}
-}
-
-func TestRiskCheckRefusesAPartialHistory(t *testing.T) {
-	f := newFake()
-	f.truncate = true
-	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
-	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
-	if errCode(env) != "INVALID_ARGUMENT" || !strings.Contains(env["error"].(map[string]any)["remediation"].(string), "lookback_days") {
-		t.Fatalf("got %v", env)
-	}
-}
-
-func TestCheckStockRiskSeveralStoresAnswersPerStore(t *testing.T) {
-	f := newFake()
-	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
-	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": []string{"102", "55", "47"}})
-	if env["ok"] != true {
-		t.Fatalf("got %v", env)
-	}
-	data := env["data"].(map[string]any)
-	stores := data["stores"].([]any)
-	if len(stores) != 3 {
-		t.Fatalf("want one entry per store asked for: %v", stores)
-	}
-	for i, want := range []string{"102", "55", "47"} {
-		st := stores[i].(map[string]any)
-		if st["store_id"] != want {
-			t.Fatalf("entry %d is store %v, want %s (the order asked)", i, st["store_id"], want)
-		}
-		_, hasRisk := st["risk"]
-		if want == "55" {
-			if hasRisk || errCode(st) != "STORE_NOT_AUTHORIZED" {
-				t.Fatalf("store 55: %v", st)
-			}
-			continue
-		}
-		if !hasRisk || st["error"] != nil || plain(st["store_name"].(string)) == "" {
-			t.Fatalf("store %s: %v", want, st)
-		}
-	}
-	if f.callsFor("55") != 0 {
-		t.Fatalf("%d upstream calls for store 55, which holds no key", f.callsFor("55"))
-	}
-	if plain(data["product"].(map[string]any)["name"].(string)) != "Madeta butter 250g" {
-		t.Fatalf("product %v", data["product"])
-	}
-	// One tag for the whole answer: every marked text closes with it.
-	tag := regexp.MustCompile(`⟦untrusted:([0-9a-f]+)⟧`).FindAllStringSubmatch(fmt.Sprint(env), -1)
-	if len(tag) != 4 {
-		t.Fatalf("want 4 marked texts (2 of the product, 2 store names), got %d", len(tag))
-	}
-	for _, m := range tag {
-		if m[1] != tag[0][1] {
-			t.Fatalf("answer uses several tags: %v", tag)
-		}
-	}
-}
-
-func TestCheckStockRiskStoreIDsBoundsAndConflicts(t *testing.T) {
-	f := newFake()
-	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
-	many := make([]string, maxRiskStores+1)
-	for i := range many {
-		many[i] = fmt.Sprint(i + 1)
-	}
-	for name, args := range map[string]map[string]any{
-		"too many":  {"sku": "8847291", "store_ids": many},
-		"duplicate": {"sku": "8847291", "store_ids": []string{"47", "47"}},
-		"empty":     {"sku": "8847291", "store_ids": []string{}},
-		"bad id":    {"sku": "8847291", "store_ids": []string{"47", "x1"}},
-		"both":      {"sku": "8847291", "store_id": "47", "store_ids": []string{"102"}},
-	} {
-		env, _ := callTool(t, s, "korral_check_stock_risk", args)
-		if errCode(env) != "INVALID_ARGUMENT" {
-			t.Errorf("%s: %v", name, env)
-		}
-	}
-	if f.callsFor("47")+f.callsFor("102") != 0 {
-		t.Fatal("a refused call reached StoreLink")
-	}
-}
-
 // gaugeUpstream is the fake StoreLink behind a gate that counts how many of
 // its calls are in flight at once. Each call waits until several are
 // waiting (or a short grace period passes), so an unbounded fan-out shows as
@@ -786,15 +641,53 @@ func TestFanOutIsBounded(t *testing.T) {
 	}
 }
 
-// A refused projection has no band and no window: its answer still matches
-// the output schema, where those are the only nullable fields.
-func TestRiskRefusalMatchesItsSchema(t *testing.T) {
-	f := newFake()
-	f.sales = nil
-	s := connect(t, f, mustKeyring(t, `{"47":"a"}`), nil)
-	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291"})
-	risk := env["data"].(map[string]any)["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
-	if risk["units_per_trading_hour"] != nil || risk["confidence"] != "none" {
-		t.Fatalf("want a refusal: %v", risk)
+func sharedLedger(t *testing.T) *state.DB {
+	t.Helper()
+	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func errText(env map[string]any) string {
+	e, _ := env["error"].(map[string]any)
+	return fmt.Sprint(e["message"], " | ", e["remediation"])
+}
+
+// putEntry records an entry of store for SKU 8847291 and moves it into st
+// (raised as orderID). Callers give each key its own quantity, so no two
+// entries are the same request.
+func putEntry(t *testing.T, db *state.DB, key, store string, qty int64, st state.EntryState, upstream, orderID string) state.Entry {
+	t.Helper()
+	ctx := context.Background()
+	now := testNow.Add(-time.Hour)
+	e := state.Entry{IdempotencyKey: key, StoreID: store, SKU: "8847291", QuantityUnits: qty, Reason: "test " + key,
+		RequestHash: state.RequestHash(store, "8847291", qty, "test "+key), State: state.StateSending,
+		UpstreamID: upstream, CreatedAt: now, UpdatedAt: now}
+	staged := st == state.StatePendingApproval || st == state.StateRejected || st == state.StateExpired
+	if staged {
+		e.State, e.ApprovalID, e.ApprovalExpiresAt = state.StatePendingApproval, "apr-"+key, testNow.Add(time.Hour)
+		if st == state.StateExpired {
+			e.ApprovalExpiresAt = testNow.Add(-time.Minute)
+		}
+	}
+	if _, created, err := db.Reserve(ctx, e); err != nil || !created {
+		t.Fatalf("reserve %s: %v (created %v)", key, err, created)
+	}
+	var err error
+	switch st {
+	case state.StateRaised:
+		_, err = db.Finish(ctx, key, st, orderID, "", "", now)
+	case state.StateFailed, state.StateRetryable, state.StateUnknown:
+		_, err = db.Finish(ctx, key, st, "", string(apperr.UpstreamRejected), "refused", now)
+	case state.StateRejected:
+		_, err = db.Reject(ctx, e.ApprovalID, "Jana", now)
+	}
+	if err != nil {
+		t.Fatalf("%s to %s: %v", key, st, err)
+	}
+	got, _, _ := db.Get(ctx, key)
+	return got
 }

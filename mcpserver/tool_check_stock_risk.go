@@ -88,13 +88,6 @@ type storeFacts struct {
 // at all).
 var evidenceColumns = []string{"day", "units_sold", "bulk_units", "trading_hours", "units_per_trading_hour", "flags"}
 
-// table is a list of records as a header and one short row per record: the
-// same facts as a list of objects at about half the bytes.
-type table struct {
-	Columns []string `json:"columns"`
-	Rows    [][]any  `json:"rows"`
-}
-
 // compactEvidence is the per-day evidence as a table. The transaction count
 // is left to korral_list_recent_sales; bulk units show a bulk order here.
 func compactEvidence(days []projection.DayEvidence) table {

@@ -116,14 +116,3 @@ func describeStore(st domain.Store, now time.Time) authorizedStore {
 }
 
 func clock(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
-
-// readAnnotations are the honest hints of every read tool, all set
-// explicitly: in the SDK an unset destructive or open-world hint means true.
-func readAnnotations() *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{
-		ReadOnlyHint:    true,
-		DestructiveHint: ptr(false),
-		IdempotentHint:  true,
-		OpenWorldHint:   ptr(true),
-	}
-}

@@ -2,12 +2,12 @@
 // Korral's store-systems API, for tests, demos and contract work.
 //
 // The HTTP layer is generated from the StoreLink contract
-// (openapi/storelink.yaml) into storelink.gen.go, which must not be edited by
-// hand. Around it the mock checks every request against the contract (a
-// missing or unknown key is 401, a key for another store 403, a bad parameter
-// 400, always with the contract's error body) and, unless turned off, checks
-// its own responses too: a response that breaks the contract becomes a 500
-// and is recorded in [Server.Violations].
+// (openapi/storelink.yaml) into the internal package api, which must not be
+// edited by hand. Around it the mock checks every request against the
+// contract (a missing or unknown key is 401, a key for another store 403, a
+// bad parameter 400, always with the contract's error body) and, unless
+// turned off, checks its own responses too: a response that breaks the
+// contract becomes a 500 and is recorded in [Server.Violations].
 //
 // The data comes from a small fixture world (see README.md) built from a
 // seed and a clock: with a fixed clock every response is reproducible byte
@@ -15,5 +15,3 @@
 // ([Fault]) make the mock slow, failing, rate limited or drifting from the
 // contract on demand, from Go or from the admin endpoint.
 package mockstorelink
-
-//go:generate env GOWORK=off go tool -modfile=../tools/go.mod oapi-codegen -config oapi-codegen.yaml ../openapi/storelink.yaml

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/korral/storelink/mockstorelink/internal/api"
 )
 
 // server answers the eight StoreLink operations from the fixture world. It
@@ -52,7 +54,7 @@ func (h *server) history(st *store, k *sku, anchor time.Time) []txn {
 	return txns
 }
 
-var _ StrictServerInterface = (*server)(nil)
+var _ api.StrictServerInterface = (*server)(nil)
 
 // Pagination of point-of-sale transactions.
 const (
@@ -60,38 +62,38 @@ const (
 	cursorLifetime  = 15 * time.Minute
 )
 
-func notFound(what, id string) Error { return errorBody("not_found", what+" "+id+" not found") }
+func notFound(what, id string) api.Error { return errorBody("not_found", what+" "+id+" not found") }
 
-// ListStores implements [StrictServerInterface].
-func (h *server) ListStores(_ context.Context, _ ListStoresRequestObject) (ListStoresResponseObject, error) {
-	out := ListStores200JSONResponse{Stores: make([]StoreSummary, 0, len(h.world.storeIDs))}
+// ListStores implements [api.StrictServerInterface].
+func (h *server) ListStores(_ context.Context, _ api.ListStoresRequestObject) (api.ListStoresResponseObject, error) {
+	out := api.ListStores200JSONResponse{Stores: make([]api.StoreSummary, 0, len(h.world.storeIDs))}
 	for _, id := range h.world.storeIDs {
 		st := h.world.stores[id]
-		out.Stores = append(out.Stores, StoreSummary{StoreID: st.id, Name: st.name, Timezone: st.loc.String()})
+		out.Stores = append(out.Stores, api.StoreSummary{StoreID: st.id, Name: st.name, Timezone: st.loc.String()})
 	}
 	return out, nil
 }
 
-// GetStore implements [StrictServerInterface].
-func (h *server) GetStore(_ context.Context, req GetStoreRequestObject) (GetStoreResponseObject, error) {
+// GetStore implements [api.StrictServerInterface].
+func (h *server) GetStore(_ context.Context, req api.GetStoreRequestObject) (api.GetStoreResponseObject, error) {
 	st, ok := h.world.stores[req.StoreID]
 	if !ok {
-		return GetStore404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+		return api.GetStore404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
-	day := func(d time.Weekday) DayHours {
+	day := func(d time.Weekday) api.DayHours {
 		hh := st.week[d]
 		if hh.closed {
-			return DayHours{Closed: true}
+			return api.DayHours{Closed: true}
 		}
 		opens := fmt.Sprintf("%02d:%02d", hh.open/60, hh.open%60)
 		closes := fmt.Sprintf("%02d:%02d", hh.close/60, hh.close%60)
-		return DayHours{Opens: &opens, Closes: &closes}
+		return api.DayHours{Opens: &opens, Closes: &closes}
 	}
-	return GetStore200JSONResponse{
+	return api.GetStore200JSONResponse{
 		StoreID:  st.id,
 		Name:     st.name,
 		Timezone: st.loc.String(),
-		OpeningHours: WeeklyHours{
+		OpeningHours: api.WeeklyHours{
 			Monday: day(time.Monday), Tuesday: day(time.Tuesday), Wednesday: day(time.Wednesday),
 			Thursday: day(time.Thursday), Friday: day(time.Friday), Saturday: day(time.Saturday),
 			Sunday: day(time.Sunday),
@@ -102,7 +104,7 @@ func (h *server) GetStore(_ context.Context, req GetStoreRequestObject) (GetStor
 // quirkInventory is StoreLink's known misbehaviour: HTTP 200 with an error
 // body. The contract forbids it, so the handler that returns it also exempts
 // the response from the mock's own validation.
-type quirkInventory struct{ body Error }
+type quirkInventory struct{ body api.Error }
 
 // VisitGetInventoryResponse writes the error body under a 200.
 func (q quirkInventory) VisitGetInventoryResponse(w http.ResponseWriter) error {
@@ -110,22 +112,22 @@ func (q quirkInventory) VisitGetInventoryResponse(w http.ResponseWriter) error {
 	return nil
 }
 
-// GetInventory implements [StrictServerInterface].
-func (h *server) GetInventory(ctx context.Context, req GetInventoryRequestObject) (GetInventoryResponseObject, error) {
+// GetInventory implements [api.StrictServerInterface].
+func (h *server) GetInventory(ctx context.Context, req api.GetInventoryRequestObject) (api.GetInventoryResponseObject, error) {
 	st, ok := h.world.stores[req.StoreID]
 	if !ok {
-		return GetInventory404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+		return api.GetInventory404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
 	k, ok := h.world.skus[req.Params.SKU]
 	if !ok {
-		return GetInventory404JSONResponse{NotFoundJSONResponse(notFound("sku", req.Params.SKU))}, nil
+		return api.GetInventory404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", req.Params.SKU))}, nil
 	}
 	if k.code == SKUQuirk {
 		stateFrom(ctx).bypassValidation = true
 		return quirkInventory{errorBody("inventory_unavailable", "the stock service did not answer in time")}, nil
 	}
 	onHand, countedAt := h.world.inventory(st, k, h.now().Truncate(time.Minute))
-	return GetInventory200JSONResponse{StoreID: st.id, SKU: k.code, OnHandUnits: onHand, CountedAt: countedAt}, nil
+	return api.GetInventory200JSONResponse{StoreID: st.id, SKU: k.code, OnHandUnits: onHand, CountedAt: countedAt}, nil
 }
 
 // cursor is the state of a paginated POS query. It pins the anchor time, so
@@ -160,23 +162,23 @@ func decodeCursor(s string) (cursor, error) {
 	return cursor{anchor: time.Unix(anchor, 0), since: time.Unix(0, since), sku: parts[3], offset: offset}, nil
 }
 
-// ListPOSTransactions implements [StrictServerInterface].
-func (h *server) ListPOSTransactions(_ context.Context, req ListPOSTransactionsRequestObject) (ListPOSTransactionsResponseObject, error) {
+// ListPOSTransactions implements [api.StrictServerInterface].
+func (h *server) ListPOSTransactions(_ context.Context, req api.ListPOSTransactionsRequestObject) (api.ListPOSTransactionsResponseObject, error) {
 	p := req.Params
 	st, ok := h.world.stores[req.StoreID]
 	if !ok {
-		return ListPOSTransactions404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+		return api.ListPOSTransactions404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
 	k, ok := h.world.skus[p.SKU]
 	if !ok {
-		return ListPOSTransactions404JSONResponse{NotFoundJSONResponse(notFound("sku", p.SKU))}, nil
+		return api.ListPOSTransactions404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", p.SKU))}, nil
 	}
 	now := h.now()
 	cur := cursor{anchor: now.Truncate(time.Minute), since: p.Since, sku: k.code}
 	if p.Cursor != nil {
 		c, err := decodeCursor(*p.Cursor)
-		bad := func(code, msg string) (ListPOSTransactionsResponseObject, error) {
-			return ListPOSTransactions400JSONResponse{BadRequestJSONResponse(errorBody(code, msg))}, nil
+		bad := func(code, msg string) (api.ListPOSTransactionsResponseObject, error) {
+			return api.ListPOSTransactions400JSONResponse{BadRequestJSONResponse: api.BadRequestJSONResponse(errorBody(code, msg))}, nil
 		}
 		switch {
 		case err != nil:
@@ -198,15 +200,15 @@ func (h *server) ListPOSTransactions(_ context.Context, req ListPOSTransactionsR
 	matching := all[:sort.Search(len(all), func(i int) bool { return all[i].at.Before(p.Since) })]
 	from := min(cur.offset, len(matching))
 	to := min(from+limit, len(matching))
-	out := ListPOSTransactions200JSONResponse{
+	out := api.ListPOSTransactions200JSONResponse{
 		StoreID:      st.id,
 		SKU:          k.code,
 		Since:        p.Since,
-		Transactions: make([]POSTransaction, 0, to-from),
+		Transactions: make([]api.POSTransaction, 0, to-from),
 		TotalCount:   int64(len(matching)),
 	}
 	for _, t := range matching[from:to] {
-		out.Transactions = append(out.Transactions, POSTransaction{TransactionID: t.id, Timestamp: t.at, Units: t.units})
+		out.Transactions = append(out.Transactions, api.POSTransaction{TransactionID: t.id, Timestamp: t.at, Units: t.units})
 	}
 	if to < len(matching) {
 		next := cur
@@ -217,47 +219,47 @@ func (h *server) ListPOSTransactions(_ context.Context, req ListPOSTransactionsR
 	return out, nil
 }
 
-// CreateReplenishmentOrder implements [StrictServerInterface].
-func (h *server) CreateReplenishmentOrder(_ context.Context, req CreateReplenishmentOrderRequestObject) (CreateReplenishmentOrderResponseObject, error) {
+// CreateReplenishmentOrder implements [api.StrictServerInterface].
+func (h *server) CreateReplenishmentOrder(_ context.Context, req api.CreateReplenishmentOrderRequestObject) (api.CreateReplenishmentOrderResponseObject, error) {
 	st, ok := h.world.stores[req.StoreID]
 	if !ok {
-		return CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
+		return api.CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
 	body := req.Body
 	k, ok := h.world.skus[body.SKU]
 	if !ok {
-		return CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse(notFound("sku", body.SKU))}, nil
+		return api.CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", body.SKU))}, nil
 	}
 	sup := h.world.suppliers[k.supplier]
 	if sup.minimumOrder > 0 && body.QuantityUnits < sup.minimumOrder {
-		return CreateReplenishmentOrder422JSONResponse{UnprocessableJSONResponse(errorBody("below_minimum_order",
+		return api.CreateReplenishmentOrder422JSONResponse{UnprocessableJSONResponse: api.UnprocessableJSONResponse(errorBody("below_minimum_order",
 			fmt.Sprintf("the supplier's minimum order is %d units", sup.minimumOrder)))}, nil
 	}
 	o := h.orders.create(st, k.code, body.QuantityUnits, body.Reason, sup, h.now())
-	return CreateReplenishmentOrder201JSONResponse(o), nil
+	return api.CreateReplenishmentOrder201JSONResponse(o), nil
 }
 
-// GetReplenishmentOrder implements [StrictServerInterface].
-func (h *server) GetReplenishmentOrder(_ context.Context, req GetReplenishmentOrderRequestObject) (GetReplenishmentOrderResponseObject, error) {
+// GetReplenishmentOrder implements [api.StrictServerInterface].
+func (h *server) GetReplenishmentOrder(_ context.Context, req api.GetReplenishmentOrderRequestObject) (api.GetReplenishmentOrderResponseObject, error) {
 	o, ok := h.orders.get(req.StoreID, req.OrderID, h.now())
 	if !ok {
-		return GetReplenishmentOrder404JSONResponse{NotFoundJSONResponse(notFound("order", req.OrderID))}, nil
+		return api.GetReplenishmentOrder404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("order", req.OrderID))}, nil
 	}
-	return GetReplenishmentOrder200JSONResponse(o), nil
+	return api.GetReplenishmentOrder200JSONResponse(o), nil
 }
 
-// GetSKU implements [StrictServerInterface].
-func (h *server) GetSKU(_ context.Context, req GetSKURequestObject) (GetSKUResponseObject, error) {
+// GetSKU implements [api.StrictServerInterface].
+func (h *server) GetSKU(_ context.Context, req api.GetSKURequestObject) (api.GetSKUResponseObject, error) {
 	k, ok := h.world.skus[req.SKU]
 	if !ok {
-		return GetSKU404JSONResponse{NotFoundJSONResponse(notFound("sku", req.SKU))}, nil
+		return api.GetSKU404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", req.SKU))}, nil
 	}
-	out := GetSKU200JSONResponse{
+	out := api.GetSKU200JSONResponse{
 		SKU:        k.code,
 		Name:       k.name,
 		Category:   k.category,
 		SupplierID: k.supplier,
-		Unit:       SKUUnit(k.unit),
+		Unit:       api.SKUUnit(k.unit),
 		CasePack:   k.casePack,
 		Chilled:    k.chilled,
 	}
@@ -268,13 +270,13 @@ func (h *server) GetSKU(_ context.Context, req GetSKURequestObject) (GetSKURespo
 	return out, nil
 }
 
-// GetSupplier implements [StrictServerInterface].
-func (h *server) GetSupplier(_ context.Context, req GetSupplierRequestObject) (GetSupplierResponseObject, error) {
+// GetSupplier implements [api.StrictServerInterface].
+func (h *server) GetSupplier(_ context.Context, req api.GetSupplierRequestObject) (api.GetSupplierResponseObject, error) {
 	sup, ok := h.world.suppliers[req.SupplierID]
 	if !ok {
-		return GetSupplier404JSONResponse{NotFoundJSONResponse(notFound("supplier", req.SupplierID))}, nil
+		return api.GetSupplier404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("supplier", req.SupplierID))}, nil
 	}
-	out := GetSupplier200JSONResponse{SupplierID: sup.id, Name: sup.name, LeadTimeDays: sup.leadTimeDays}
+	out := api.GetSupplier200JSONResponse{SupplierID: sup.id, Name: sup.name, LeadTimeDays: sup.leadTimeDays}
 	if sup.cutoff != "" {
 		cutoff := sup.cutoff
 		out.OrderCutoffLocal = &cutoff

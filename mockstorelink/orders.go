@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/korral/storelink/mockstorelink/internal/api"
 )
 
 // Order life cycle: how long after submission an order is acknowledged. It
@@ -15,14 +17,14 @@ const acknowledgeAfter = 10 * time.Minute
 const firstOrderNumber = 1000
 
 type orderEntry struct {
-	order Order
+	order api.Order
 	// fixed is a terminal status set by the fixture; "" follows the clock.
-	fixed OrderStatus
+	fixed api.OrderStatus
 }
 
 // statusAt derives an order's status from the clock, so a test that moves
 // its fake clock watches the order travel.
-func (e *orderEntry) statusAt(now time.Time) OrderStatus {
+func (e *orderEntry) statusAt(now time.Time) api.OrderStatus {
 	if e.fixed != "" {
 		return e.fixed
 	}
@@ -38,13 +40,13 @@ func (e *orderEntry) statusAt(now time.Time) OrderStatus {
 	}
 	switch {
 	case !now.Before(deliver):
-		return OrderStatusDelivered
+		return api.OrderStatusDelivered
 	case !now.Before(ship):
-		return OrderStatusShipped
+		return api.OrderStatusShipped
 	case !now.Before(ack):
-		return OrderStatusAcknowledged
+		return api.OrderStatusAcknowledged
 	default:
-		return OrderStatusSubmitted
+		return api.OrderStatusSubmitted
 	}
 }
 
@@ -62,7 +64,7 @@ func newOrderBook(w *world, start time.Time) *orderBook {
 	smichov, brno := w.stores[StoreSmichov], w.stores[StoreBrno]
 
 	openAt := anchor.Add(-30 * time.Hour).In(smichov.loc)
-	b.add(&orderEntry{order: Order{
+	b.add(&orderEntry{order: api.Order{
 		OrderID:         OrderOpen,
 		StoreID:         StoreSmichov,
 		SKU:             SKUSteady,
@@ -72,7 +74,7 @@ func newOrderBook(w *world, start time.Time) *orderBook {
 		ExpectedArrival: openAt.AddDate(0, 0, int(w.suppliers[SupplierKofola].leadTimeDays)),
 	}})
 	rejectedAt := anchor.Add(-50 * time.Hour).In(brno.loc)
-	b.add(&orderEntry{order: Order{
+	b.add(&orderEntry{order: api.Order{
 		OrderID:         OrderRejected,
 		StoreID:         StoreBrno,
 		SKU:             SKUMinimumOrder,
@@ -80,7 +82,7 @@ func newOrderBook(w *world, start time.Time) *orderBook {
 		Reason:          "Heatwave forecast.",
 		SubmittedAt:     rejectedAt,
 		ExpectedArrival: rejectedAt.AddDate(0, 0, int(w.suppliers[SupplierAqua].leadTimeDays)),
-	}, fixed: OrderStatusRejected})
+	}, fixed: api.OrderStatusRejected})
 	return b
 }
 
@@ -90,11 +92,11 @@ func (b *orderBook) add(e *orderEntry) {
 }
 
 // create raises a new order; the caller has checked the business rules.
-func (b *orderBook) create(st *store, skuCode string, quantity int64, reason string, sup *supplier, now time.Time) Order {
+func (b *orderBook) create(st *store, skuCode string, quantity int64, reason string, sup *supplier, now time.Time) api.Order {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	submitted := now.Truncate(time.Second).In(st.loc)
-	e := &orderEntry{order: Order{
+	e := &orderEntry{order: api.Order{
 		OrderID:         fmt.Sprintf("RO-%s-%06d", st.id, b.next),
 		StoreID:         st.id,
 		SKU:             skuCode,
@@ -112,22 +114,22 @@ func (b *orderBook) create(st *store, skuCode string, quantity int64, reason str
 
 // get returns an order as seen through one store's key: another store's
 // order does not exist.
-func (b *orderBook) get(storeID, orderID string, now time.Time) (Order, bool) {
+func (b *orderBook) get(storeID, orderID string, now time.Time) (api.Order, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.byID[orderID]
 	if !ok || e.order.StoreID != storeID {
-		return Order{}, false
+		return api.Order{}, false
 	}
 	o := e.order
 	o.Status = e.statusAt(now)
 	return o, true
 }
 
-func (b *orderBook) all(now time.Time) []Order {
+func (b *orderBook) all(now time.Time) []api.Order {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Order, len(b.entries))
+	out := make([]api.Order, len(b.entries))
 	for i, e := range b.entries {
 		out[i] = e.order
 		out[i].Status = e.statusAt(now)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
+	"github.com/korral/storelink/mockstorelink/internal/api"
 )
 
 // DefaultSeed is the seed used when [Options.Seed] is zero.
@@ -121,9 +122,9 @@ func New(opts Options) (*Server, error) {
 	s.keys = newKeyring(uint64(seed), s.world.storeIDs)
 	s.orders = newOrderBook(s.world, s.now())
 
-	strict := NewStrictHandlerWithOptions(&server{world: s.world, orders: s.orders, now: s.now},
-		[]StrictMiddlewareFunc{s.mutateMiddleware},
-		StrictHTTPServerOptions{
+	strict := api.NewStrictHandlerWithOptions(&server{world: s.world, orders: s.orders, now: s.now},
+		[]api.StrictMiddlewareFunc{s.mutateMiddleware},
+		api.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 				writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
 			},
@@ -132,7 +133,7 @@ func New(opts Options) (*Server, error) {
 				writeError(w, http.StatusInternalServerError, "internal", "internal error")
 			},
 		})
-	s.api = HandlerWithOptions(strict, StdHTTPServerOptions{
+	s.api = api.HandlerWithOptions(strict, api.StdHTTPServerOptions{
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			writeError(w, http.StatusBadRequest, "invalid_parameter", err.Error())
 		},
@@ -558,7 +559,7 @@ func requestErrorMessage(err error) string {
 }
 
 // mutateMiddleware lets a test corrupt a handler's response object.
-func (s *Server) mutateMiddleware(f StrictHandlerFunc, operation string) StrictHandlerFunc {
+func (s *Server) mutateMiddleware(f api.StrictHandlerFunc, operation string) api.StrictHandlerFunc {
 	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error) {
 		resp, err := f(ctx, w, r, request)
 		if m := s.mutate.Load(); m != nil && err == nil {
@@ -568,11 +569,11 @@ func (s *Server) mutateMiddleware(f StrictHandlerFunc, operation string) StrictH
 	}
 }
 
-func errorBody(code, message string) Error {
+func errorBody(code, message string) api.Error {
 	if len(message) > maxErrorMessage {
 		message = message[:maxErrorMessage]
 	}
-	return Error{Error: ErrorDetail{Code: code, Message: message}}
+	return api.Error{Error: api.ErrorDetail{Code: code, Message: message}}
 }
 
 // writeError writes the contract's error body. Every error the mock sends

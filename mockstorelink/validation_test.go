@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/korral/storelink/mockstorelink"
+	"github.com/korral/storelink/mockstorelink/internal/api"
 )
 
 // breakInventory makes the inventory handler return an on-hand count far
 // outside the contract's range.
 func breakInventory(op string, resp any) any {
-	if r, ok := resp.(mockstorelink.GetInventory200JSONResponse); ok && op == "GetInventory" {
+	if r, ok := resp.(api.GetInventory200JSONResponse); ok && op == "GetInventory" {
 		r.OnHandUnits = 5_000_000
 		return r
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
 // Backend is everything the console needs from the rest of the server: the
@@ -241,22 +243,10 @@ type DecidedOrder struct {
 	Decision Decision
 }
 
-// AuditRow is one tool call of the agent, as the audit trail keeps it.
-type AuditRow struct {
-	Time time.Time
-	// CallID ties the call to its log lines.
-	CallID string
-	// Client is who called: the MCP client and session, or a token label.
-	Client  string
-	Tool    string
-	StoreID string
-	SKU     string
-	// Outcome is "ok" or an error outcome; ErrorCode the taxonomy code.
-	Outcome    string
-	ErrorCode  string
-	Summary    string
-	DurationMS float64
-}
+// AuditRow is one tool call of the agent, as the audit trail keeps it: the
+// trail's own record (state.AuditRecord). The console shows its time, call,
+// caller, tool, store, SKU, outcome, summary and duration.
+type AuditRow = state.AuditRecord
 
 // The errors a Backend returns that a page explains. Any other error is
 // shown as an internal failure with an incident id, and logged.

@@ -98,7 +98,7 @@ func (d DecidedOrder) clean() DecidedOrder {
 	return d
 }
 
-func (r AuditRow) clean() AuditRow {
+func cleanAuditRow(r AuditRow) AuditRow {
 	r.CallID = shown(r.CallID)
 	r.Client = shown(r.Client)
 	r.Tool = shown(r.Tool)

@@ -232,7 +232,7 @@ func (h *handler) audit(w http.ResponseWriter, r *http.Request, q *request) {
 		return
 	}
 	for i := range rows {
-		rows[i] = rows[i].clean()
+		rows[i] = cleanAuditRow(rows[i])
 	}
 	p.Data = auditView{Day: day.Format("2006-01-02"), Rows: rows}
 	h.render(w, r, http.StatusOK, "audit.html", p)

@@ -1,7 +1,6 @@
 package bearer
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
 const (
@@ -104,28 +104,11 @@ func write(t *testing.T, path, content string, mod time.Time) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestFileReloadsOnChangeAndFailsClosed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	base := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	write(t, path, "agent "+tokA+"\n", base)
-	var logs syncBuffer
+	var logs mcptest.SyncBuffer
 	f, err := Open(path, slog.New(slog.NewJSONHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +252,7 @@ func TestTouchedButUnchangedFileIsNotReloaded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	base := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	write(t, path, "agent "+tokA+"\n", base)
-	var logs syncBuffer
+	var logs mcptest.SyncBuffer
 	f, err := Open(path, slog.New(slog.NewJSONHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

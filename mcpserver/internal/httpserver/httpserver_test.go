@@ -2,11 +2,9 @@ package httpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,23 +27,6 @@ const (
 	otherToken = "other-token-0123456789abcdefghijklmno"
 	initBody   = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func logLines(s string) []map[string]any {
 	var out []map[string]any
@@ -115,8 +97,8 @@ func mcpServer(g *gate) *mcp.Server {
 
 // testOptions are valid options around a fresh server with a gate tool,
 // logging JSON into the returned buffer.
-func testOptions(g *gate) (Options, *syncBuffer) {
-	logs := &syncBuffer{}
+func testOptions(g *gate) (Options, *mcptest.SyncBuffer) {
+	logs := &mcptest.SyncBuffer{}
 	return Options{
 		Server:              mcpServer(g),
 		Logger:              slog.New(slog.NewJSONHandler(logs, nil)),
@@ -157,31 +139,6 @@ func start(t *testing.T, opts Options) *serving {
 		}
 	})
 	return r
-}
-
-// postResp sends body to url and returns the response with its body read.
-func postResp(t *testing.T, url, body string, hdr map[string]string) (*http.Response, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	return resp, string(b)
 }
 
 // bearerTransport adds the token to every request of an MCP client.
@@ -259,7 +216,7 @@ func TestGuardsTheEndpoint(t *testing.T) {
 		"token":                       {map[string]string{"Authorization": bearer}, http.StatusOK},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if resp, body := postResp(t, mcpURL, initBody, tc.hdr); resp.StatusCode != tc.want {
+			if resp, body := mcptest.Post(t, mcpURL, initBody, tc.hdr); resp.StatusCode != tc.want {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, body)
 			}
 		})
@@ -267,12 +224,12 @@ func TestGuardsTheEndpoint(t *testing.T) {
 
 	t.Run("oversized body", func(t *testing.T) {
 		big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxBodyBytes) + `"}}`
-		if resp, body := postResp(t, mcpURL, big, map[string]string{"Authorization": bearer}); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		if resp, body := mcptest.Post(t, mcpURL, big, map[string]string{"Authorization": bearer}); resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Fatalf("status %d: %s", resp.StatusCode, body)
 		}
 	})
 	t.Run("other paths", func(t *testing.T) {
-		if resp, _ := postResp(t, r.base+"/mcp/extra", initBody, map[string]string{"Authorization": bearer}); resp.StatusCode != http.StatusNotFound {
+		if resp, _ := mcptest.Post(t, r.base+"/mcp/extra", initBody, map[string]string{"Authorization": bearer}); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 	})
@@ -292,11 +249,11 @@ func TestGuardsTheEndpoint(t *testing.T) {
 func TestWithoutTokensTheEndpointIsOpen(t *testing.T) {
 	opts, _ := testOptions(newGate())
 	r := start(t, opts)
-	if resp, body := postResp(t, r.base+"/mcp", initBody, nil); resp.StatusCode != http.StatusOK || resp.Header.Get("WWW-Authenticate") != "" {
+	if resp, body := mcptest.Post(t, r.base+"/mcp", initBody, nil); resp.StatusCode != http.StatusOK || resp.Header.Get("WWW-Authenticate") != "" {
 		t.Fatalf("status %d, WWW-Authenticate %q: %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
 	}
 	// The rebinding guard holds without tokens too.
-	if resp, _ := postResp(t, r.base+"/mcp", initBody, map[string]string{"Host": "evil.example.com"}); resp.StatusCode != http.StatusMisdirectedRequest {
+	if resp, _ := mcptest.Post(t, r.base+"/mcp", initBody, map[string]string{"Host": "evil.example.com"}); resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Fatalf("foreign host: %d", resp.StatusCode)
 	}
 }
@@ -317,13 +274,13 @@ func TestEvery401CarriesABearerChallenge(t *testing.T) {
 			if tc.auth != "" {
 				hdr["Authorization"] = tc.auth
 			}
-			resp, _ := postResp(t, r.base+"/mcp", initBody, hdr)
+			resp, _ := mcptest.Post(t, r.base+"/mcp", initBody, hdr)
 			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != tc.want {
 				t.Fatalf("status %d, WWW-Authenticate %q; want 401 with %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), tc.want)
 			}
 		})
 	}
-	resp, _ := postResp(t, r.base+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + testToken})
+	resp, _ := mcptest.Post(t, r.base+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + testToken})
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("WWW-Authenticate") != "" {
 		t.Fatalf("admitted request: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
@@ -341,7 +298,7 @@ func TestSessionCaps(t *testing.T) {
 	as := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
 	open := func(token string) *http.Response {
 		t.Helper()
-		resp, _ := postResp(t, url, initBody, as(token))
+		resp, _ := mcptest.Post(t, url, initBody, as(token))
 		return resp
 	}
 	refused := func(resp *http.Response, why string) {
@@ -369,7 +326,7 @@ func TestSessionCaps(t *testing.T) {
 	hdr := as(testToken)
 	hdr["Mcp-Session-Id"] = agent[0]
 	hdr["Mcp-Protocol-Version"] = "2025-06-18"
-	if resp, _ := postResp(t, url, ping, hdr); resp.StatusCode != http.StatusOK {
+	if resp, _ := mcptest.Post(t, url, ping, hdr); resp.StatusCode != http.StatusOK {
 		t.Fatalf("ping in an open session: %d", resp.StatusCode)
 	}
 
@@ -414,7 +371,7 @@ func TestStatelessHasNoSessionCap(t *testing.T) {
 	opts.Stateless, opts.MaxSessions, opts.MaxSessionsPerToken, opts.SessionIdleTimeout = true, 0, 0, 0
 	r := start(t, opts)
 	for i := range 3 {
-		if resp, body := postResp(t, r.base+"/mcp", initBody, nil); resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") != "" {
+		if resp, body := mcptest.Post(t, r.base+"/mcp", initBody, nil); resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") != "" {
 			t.Fatalf("request %d: status %d, session %q: %s", i, resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), body)
 		}
 	}
@@ -462,19 +419,19 @@ func TestInspectSeesEveryRequestWithItsCaller(t *testing.T) {
 	}
 	r := start(t, opts)
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
-	resp, _ := postResp(t, r.base+"/mcp", initBody, auth)
+	resp, _ := mcptest.Post(t, r.base+"/mcp", initBody, auth)
 	session := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || session == "" {
 		t.Fatalf("initialize: %d", resp.StatusCode)
 	}
 	hdr := map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
-	postResp(t, r.base+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	mcptest.Post(t, r.base+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
 	bad := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"not an object"}`
-	if resp, body := postResp(t, r.base+"/mcp", bad, hdr); !strings.Contains(body, `"id":7`) {
+	if resp, body := mcptest.Post(t, r.base+"/mcp", bad, hdr); !strings.Contains(body, `"id":7`) {
 		t.Fatalf("the SDK did not answer the refused call: %d %s", resp.StatusCode, body)
 	}
 	// A caller without a token is refused before anything reads its body.
-	postResp(t, r.base+"/mcp", bad, nil)
+	mcptest.Post(t, r.base+"/mcp", bad, nil)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -686,7 +643,7 @@ func TestServeLogsWhereItListens(t *testing.T) {
 	r := start(t, opts)
 	// Serve logs the line in its own goroutine before it accepts; a request
 	// answered means it has been written.
-	if resp, _ := postResp(t, r.base+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != http.StatusOK {
+	if resp, _ := mcptest.Post(t, r.base+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != http.StatusOK {
 		t.Fatalf("initialize: %d", resp.StatusCode)
 	}
 	var line map[string]any

@@ -15,6 +15,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,17 +102,17 @@ func TestOAuthScopesAreCheckedBeforeTheSDK(t *testing.T) {
 		return map[string]string{"Authorization": "Bearer " + tok, "MCP-Protocol-Version": "2025-06-18"}
 	}
 
-	resp, _ := postResp(t, s.base+"/mcp", initBody, nil)
+	resp, _ := mcptest.Post(t, s.base+"/mcp", initBody, nil)
 	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized ||
 		got != `Bearer realm="storelink-mcp", resource_metadata="https://mcp.korral.example/.well-known/oauth-protected-resource/mcp"` {
 		t.Fatalf("no token: %d %q", resp.StatusCode, got)
 	}
-	resp, _ = postResp(t, s.base+"/mcp", initBody, as(p.token(t, "a", "profile")))
+	resp, _ = mcptest.Post(t, s.base+"/mcp", initBody, as(p.token(t, "a", "profile")))
 	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(got, `error="insufficient_scope", scope="storelink.read"`) {
 		t.Fatalf("no read scope: %d %q", resp.StatusCode, got)
 	}
 	for _, body := range []string{call, "[" + call + "]"} {
-		resp, text := postResp(t, s.base+"/mcp", body, as(p.token(t, "reader", "storelink.read")))
+		resp, text := mcptest.Post(t, s.base+"/mcp", body, as(p.token(t, "reader", "storelink.read")))
 		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden ||
 			!strings.Contains(got, `error="insufficient_scope", scope="storelink.read storelink.write"`) || !strings.Contains(text, "storelink.write") {
 			t.Fatalf("write with the read scope (%s): %d %q %s", body, resp.StatusCode, got, text)
@@ -129,7 +130,7 @@ func TestOAuthScopesAreCheckedBeforeTheSDK(t *testing.T) {
 		t.Fatalf("logs:\n%s", logs.String())
 	}
 	close(g.open)
-	resp, text := postResp(t, s.base+"/mcp", call, as(p.token(t, "writer", "storelink.read storelink.write")))
+	resp, text := mcptest.Post(t, s.base+"/mcp", call, as(p.token(t, "writer", "storelink.read storelink.write")))
 	if resp.StatusCode != http.StatusOK || !strings.Contains(text, "released") {
 		t.Fatalf("write with the write scope: %d %s", resp.StatusCode, text)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
 // TestRequestsGoToTheirRevisionsHandler: 2026-07-28 requests (by header, by
@@ -83,7 +85,7 @@ func post2026(t *testing.T, url, token string, id int, method, name, params stri
 	if name != "" {
 		hdr["Mcp-Name"] = name
 	}
-	return postResp(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), hdr)
+	return mcptest.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), hdr)
 }
 
 // TestStatelessRequestsCountUnderTheCaps: a 2026-07-28 request holds a
@@ -136,7 +138,7 @@ func TestStatelessRequestsCountUnderTheCaps(t *testing.T) {
 		refusal.Error.Code != codeOverCap || !strings.Contains(refusal.Error.Message, "MCP_HTTP_MAX_SESSIONS_PER_TOKEN") {
 		t.Fatalf("a second request of a token at its cap: %d %s", resp.StatusCode, body)
 	}
-	if resp, _ := postResp(t, url, initBody, map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != http.StatusServiceUnavailable {
+	if resp, _ := mcptest.Post(t, url, initBody, map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a 2025-11-25 session of a token whose 2026-07-28 request holds its place: %d", resp.StatusCode)
 	}
 	if resp, body := post2026(t, url, otherToken, 6, "tools/list", "", ""); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"tools"`) {

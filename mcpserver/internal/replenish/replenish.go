@@ -26,7 +26,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Upstream is what the workflow needs from StoreLink. Every method is
+// Upstream is what the workflow, and the MCP tools around it
+// (mcpserver.Upstream is this type), need from StoreLink. Every method is
 // called only for a store the keyring holds.
 type Upstream interface {
 	Store(ctx context.Context, storeID string) (domain.Store, error)

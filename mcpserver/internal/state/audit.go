@@ -13,21 +13,27 @@ import (
 // outcome counts as an error in a Report.
 const OutcomeOK = "ok"
 
-// AuditRecord is one tool call, reads included, as the audit trail keeps it.
+// AuditRecord is one tool call, reads included, as the audit trail keeps it
+// and a buyer reads it the next morning. It is the one audit record of the
+// server: the tools hand it to their sink (mcpserver.AuditEvent), the trail
+// stores it, and the console shows it (console.AuditRow).
 type AuditRecord struct {
-	Time       time.Time
-	CallID     string
-	Client     string
-	Session    string
-	Tool       string
-	StoreID    string
-	SKU        string
-	Outcome    string
-	ErrorCode  string
-	Summary    string
-	DurationMS float64
+	Time time.Time `json:"time"`
+	// CallID ties the call to its log lines.
+	CallID string `json:"call_id"`
+	// Client is who called: the MCP client and session, or a token label.
+	Client  string `json:"client"`
+	Session string `json:"session"`
+	Tool    string `json:"tool"`
+	StoreID string `json:"store_id,omitempty"`
+	SKU     string `json:"sku,omitempty"`
+	// Outcome is "ok" or an error outcome; ErrorCode the taxonomy code.
+	Outcome    string  `json:"outcome"`
+	ErrorCode  string  `json:"error_code,omitempty"`
+	Summary    string  `json:"summary"`
+	DurationMS float64 `json:"duration_ms"`
 	// TraceID is the OpenTelemetry trace of the call, "" when it had none.
-	TraceID string
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // AuditFilter selects audit records. Empty fields match everything.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -178,7 +179,7 @@ func TestLastLineWithoutNewlineIsServed(t *testing.T) {
 func TestConcurrentWritesKeepOneMessagePerLine(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	var out lockedBuffer
+	var out mcptest.SyncBuffer
 	c, _ := (&Transport{Reader: pr, Writer: &out}).Connect(context.Background())
 	var wg sync.WaitGroup
 	for i := range 50 {
@@ -214,23 +215,6 @@ func TestCloseUnblocksRead(t *testing.T) {
 	if err := c.Write(context.Background(), &jsonrpc.Request{Method: "x"}); !errors.Is(err, mcp.ErrConnectionClosed) {
 		t.Fatalf("Write after Close: %v", err)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // FuzzReader: whatever the bytes, every line that is not blank yields

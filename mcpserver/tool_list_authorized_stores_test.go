@@ -5,9 +5,35 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 )
+
+// TestListAuthorizedStoresDefinition holds the tool's definition to its snapshot,
+// testdata/tools/korral_list_authorized_stores.golden.json.
+func TestListAuthorizedStoresDefinition(t *testing.T) {
+	checkToolSnap(t, "korral_list_authorized_stores")
+}
+
+func TestListAuthorizedStoresIsExactlyTheKeyring(t *testing.T) {
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"102":"k2","47":"k1"}`), nil)
+	env, _ := callTool(t, s, "korral_list_authorized_stores", map[string]any{})
+	data := env["data"].(map[string]any)
+	stores := data["stores"].([]any)
+	if data["count"].(float64) != 2 || len(stores) != 2 {
+		t.Fatalf("got %v", data)
+	}
+	first := stores[0].(map[string]any)
+	if first["store_id"] != "47" || plain(first["name"].(string)) != "Praha Smíchov" || first["opening_hours_today"] != "07:00-22:00" ||
+		first["open_now"] != true || first["closes_in_minutes"].(float64) != 450 {
+		t.Fatalf("store 47: %v", first)
+	}
+	if f.callsFor("55") != 0 {
+		t.Fatal("asked StoreLink about a store outside the keyring")
+	}
+}
 
 // bigKeyring is a keyring of n stores, 1 to n, each with its own key.
 func bigKeyring(t *testing.T, n int) string {
@@ -118,22 +144,55 @@ func TestOneStoresErrorKeepsItsWholeBody(t *testing.T) {
 	}
 }
 
-func TestWithDemoNotice(t *testing.T) {
-	for in, want := range map[string]string{
-		`{}`:          `{"demo_notice":` + quote(DemoNotice) + `}`,
-		`{"a":1}`:     `{"a":1,"demo_notice":` + quote(DemoNotice) + `}`,
-		"{\"a\":1}\n": `{"a":1,"demo_notice":` + quote(DemoNotice) + `}`,
-	} {
-		got, err := withDemoNotice([]byte(in))
-		if err != nil || string(got) != want {
-			t.Errorf("withDemoNotice(%q) = %s, %v; want %s", in, got, err, want)
-		}
+// A store whose hours could not be read is not "closed": open_now is left
+// out (its error says why), and the answer still fits the output schema.
+func TestOpenNowIsUnknownWhenTheStoreCannotBeRead(t *testing.T) {
+	f := newFake()
+	delete(f.stores, "102") // answered NOT_FOUND by the fake
+	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
+	env, res := callTool(t, s, "korral_list_authorized_stores", map[string]any{})
+	stores := env["data"].(map[string]any)["stores"].([]any)
+	byID := map[string]map[string]any{}
+	for _, st := range stores {
+		m := st.(map[string]any)
+		byID[m["store_id"].(string)] = m
 	}
-	for _, in := range []string{`[]`, `null`, ``} {
-		if _, err := withDemoNotice([]byte(in)); err == nil {
-			t.Errorf("withDemoNotice(%q): no error", in)
+	if byID["47"]["open_now"] != true {
+		t.Errorf("store 47: %v", byID["47"])
+	}
+	failed := byID["102"]
+	if _, said := failed["open_now"]; said || failed["error"] == nil {
+		t.Errorf("store 102 could not be read, yet: %v", failed)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if strings.Contains(string(b), `"open_now":false`) {
+		t.Errorf("open_now false for an unread store: %s", b)
+	}
+
+	// Every store failing: still no false.
+	f.err = apperr.New(apperr.UpstreamContractError, "the store's answer breaks the contract", "")
+	env, _ = callTool(t, s, "korral_list_authorized_stores", map[string]any{})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if _, said := st.(map[string]any)["open_now"]; said {
+			t.Errorf("open_now stated for an unread store: %v", st)
 		}
 	}
 }
 
-func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+// A store that is closed, or outside its hours, is open_now false: a known
+// false stays in the answer.
+func TestOpenNowFalseWhenKnown(t *testing.T) {
+	st := pragueStore("47", "Praha Smíchov")
+	sunday := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	evening := time.Date(2026, 11, 27, 22, 30, 0, 0, time.UTC)
+	for _, now := range []time.Time{sunday, evening} {
+		got := describeStore(st, now)
+		if got.OpenNow == nil || *got.OpenNow {
+			t.Errorf("%s: open_now %v, want false", now, got.OpenNow)
+		}
+	}
+	st.Timezone = "Mars/Olympus"
+	if got := describeStore(st, testNow); got.OpenNow != nil {
+		t.Errorf("unknown time zone: open_now %v, want it left out", *got.OpenNow)
+	}
+}

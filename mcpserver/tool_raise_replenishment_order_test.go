@@ -2,14 +2,47 @@ package mcpserver
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
+
+// TestRaiseReplenishmentOrderDefinition holds the tool's definition to its snapshot,
+// testdata/tools/korral_raise_replenishment_order.golden.json.
+func TestRaiseReplenishmentOrderDefinition(t *testing.T) {
+	checkToolSnap(t, "korral_raise_replenishment_order")
+}
+
+// TestRaiseDescriptionSaysWhatConfirmDoesHere: confirm is the agent's own
+// judgement everywhere; what it does depends on the deployment.
+func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
+	for w, want := range map[WriteOptions]string{
+		{MaxOrderUnits: 500}:                                                "confirm is refused",
+		{MaxOrderUnits: 500, AllowWrites: true}:                             "confirm sends at once",
+		{MaxOrderUnits: 500, AllowWrites: true, RequireApproval: true}:      "only stages the order; a person releases it",
+		{MaxOrderUnits: 500, AllowWrites: true, HostConsent: testSealer(t)}: "asks the user, via the host, to type the quantity before sending: a person saw it, not who",
+	} {
+		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), func(o *Options) { o.Writes = &w })
+		res, err := s.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			if tool.Name != "korral_raise_replenishment_order" {
+				continue
+			}
+			if !strings.Contains(tool.Description, "not a person's approval") || !strings.Contains(tool.Description, want) {
+				t.Errorf("%+v: description %q lacks %q", w, tool.Description, want)
+			}
+			max := tool.InputSchema.(map[string]any)["properties"].(map[string]any)["quantity_units"].(map[string]any)["maximum"]
+			if max != float64(500) {
+				t.Errorf("%+v: quantity_units maximum %v, want the ceiling 500", w, max)
+			}
+		}
+	}
+}
 
 // blockedLedger is a shared ledger in which every new send is refused as in
 // flight behind blocker, as a replica holding other stores' keys would
@@ -21,21 +54,6 @@ type blockedLedger struct {
 
 func (l blockedLedger) Reserve(context.Context, state.Entry) (state.Entry, bool, error) {
 	return state.Entry{}, false, &state.InFlightError{Entry: l.blocker}
-}
-
-func sharedLedger(t *testing.T) *state.DB {
-	t.Helper()
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
-func errText(env map[string]any) string {
-	e, _ := env["error"].(map[string]any)
-	return fmt.Sprint(e["message"], " | ", e["remediation"])
 }
 
 // The in-flight refusal names the blocking entry only when its store is in

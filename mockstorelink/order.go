@@ -1,0 +1,21 @@
+package mockstorelink
+
+import "github.com/korral/storelink/mockstorelink/internal/api"
+
+// Order is a replenishment order as the mock's contract describes it: what
+// [Server.Orders] lists. It is the generated contract model, named here so
+// that importers outside this module can use it.
+type Order = api.Order
+
+// OrderStatus is where an [Order] is in its life.
+type OrderStatus = api.OrderStatus
+
+// The statuses an [Order] can have.
+const (
+	OrderStatusAcknowledged = api.OrderStatusAcknowledged
+	OrderStatusCancelled    = api.OrderStatusCancelled
+	OrderStatusDelivered    = api.OrderStatusDelivered
+	OrderStatusRejected     = api.OrderStatusRejected
+	OrderStatusShipped      = api.OrderStatusShipped
+	OrderStatusSubmitted    = api.OrderStatusSubmitted
+)
