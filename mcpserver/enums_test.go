@@ -15,6 +15,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 func values[T ~string](vs []T) []string {
@@ -167,9 +168,9 @@ func TestOrderStatusSetsAgree(t *testing.T) {
 }
 
 // ledgerWorld is a server with writes on and a real ledger.
-func ledgerWorld(t *testing.T, keyring string) (session, *state.DB) {
+func ledgerWorld(t *testing.T, keyring string) (session, *sqlite.DB) {
 	t.Helper()
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func ledgerWorld(t *testing.T, keyring string) (session, *state.DB) {
 // putEntry records an entry of store for SKU 8847291 and moves it into st
 // (raised as orderID). Callers give each key its own quantity, so no two
 // entries are the same request.
-func putEntry(t *testing.T, db *state.DB, key, store string, qty int64, st state.EntryState, upstream, orderID string) state.Entry {
+func putEntry(t *testing.T, db *sqlite.DB, key, store string, qty int64, st state.EntryState, upstream, orderID string) state.Entry {
 	t.Helper()
 	ctx := context.Background()
 	now := testNow.Add(-time.Hour)

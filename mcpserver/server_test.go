@@ -22,7 +22,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
-	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -364,7 +364,7 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 }
 
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 // blockedLedger is a shared ledger in which every new send is refused as in
@@ -23,9 +24,9 @@ func (l blockedLedger) Reserve(context.Context, state.Entry) (state.Entry, bool,
 	return state.Entry{}, false, &state.InFlightError{Entry: l.blocker}
 }
 
-func sharedLedger(t *testing.T) *state.DB {
+func sharedLedger(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,3 +93,9 @@ func AuditDay(day time.Time) (start, end time.Time) {
 	start = time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
 	return start, start.AddDate(0, 0, 1)
 }
+
+// timeLayout is how a time appears in the ledger's messages: RFC 3339 in
+// UTC with a fixed nine-digit fraction, as the SQLite backend stores it.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }

@@ -1,19 +1,13 @@
-// Package state is the MCP server's durable memory: the idempotency ledger of
-// replenishment orders, the approvals staged for a human, the register of
-// the people who may decide them, and the audit trail a buyer reads the next
-// morning.
+// Package sqlite is the embedded state.Store: one database file
+// (modernc.org/sqlite, no cgo) that several server processes on one machine
+// may share. It is the peer of package postgres, for replicas on several
+// machines (ADR 0008); both apply the rules of package state and add only
+// the storage.
 //
-// The ledger is what makes a write safe to repeat. An idempotency key is
-// reserved before anything is sent to StoreLink, so a replay after a crash, a
-// restart or a retry from another server process finds the first attempt
-// instead of raising a second order. Everything therefore has to survive a
-// restart and has to hold when several server processes share one database
-// file.
-//
-// Callers depend on the Ledger and AuditLog interfaces, not on SQLite: *DB is
-// the embedded implementation (modernc.org/sqlite, no cgo), and a networked
-// database can be added later behind the same interfaces.
-package state
+// Writers are serialised by the file's write lock: every write transaction
+// takes it at BEGIN (BEGIN IMMEDIATE), so a read-then-write cannot lose a
+// race it has already half run.
+package sqlite
 
 import (
 	"context"
@@ -27,25 +21,14 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Store is everything the server needs from durable state. *DB satisfies it.
-type Store interface {
-	Ledger
-	AuditLog
-	Approvers
-	ConsentNonces
-	LoginAttempts
-	ConsoleSessions
-	ConsoleKeys
-	Ping(ctx context.Context) error
-	Close() error
-}
-
 var (
-	_ Store    = (*DB)(nil)
-	_ Ledger   = (*DB)(nil)
-	_ AuditLog = (*DB)(nil)
+	_ state.Store    = (*DB)(nil)
+	_ state.Ledger   = (*DB)(nil)
+	_ state.AuditLog = (*DB)(nil)
 )
 
 // busyTimeoutMS is how long a connection waits for another process's write
