@@ -174,7 +174,7 @@ func TestOpenUsesWAL(t *testing.T) {
 func TestOpenRefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db := openAt(t, path)
-	if _, err := db.sql.Exec(`UPDATE schema_version SET version = ?`, schemaVersion+1); err != nil {
+	if _, err := db.sql.Exec(`UPDATE schema_version SET version = ?`, len(legacyMigrations)+1); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

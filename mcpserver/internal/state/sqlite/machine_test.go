@@ -243,7 +243,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmts := []string{`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version VALUES (1)`, migrations[0]}
+	stmts := []string{`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version VALUES (1)`, legacyMigrations[0]}
 	for _, s := range stmts {
 		if _, err := raw.Exec(s); err != nil {
 			t.Fatal(err)

@@ -6,12 +6,15 @@
 //
 // Writers are serialised by the file's write lock: every write transaction
 // takes it at BEGIN (BEGIN IMMEDIATE), so a read-then-write cannot lose a
-// race it has already half run.
+// race it has already half run. The schema is the numbered files of
+// migrations/, applied by package migrate as package postgres applies its
+// own.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"net/url"
@@ -23,6 +26,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/migrate"
 )
 
 var (
@@ -176,218 +180,54 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// schemaVersion is the version this code writes and understands.
-const schemaVersion = 8
-
-// migrations[i] brings the schema from version i to i+1. Migrations are only
-// ever appended: a released version's statements never change, because some
+// migrationFiles are the schema's migrations: migrations/NNNN_*.sql brings
+// the schema from version NNNN-1 to NNNN. Migrations are only ever
+// appended: a released file's statements never change, because some
 // database file out there was built by them.
-var migrations = []string{
-	`
-CREATE TABLE entries (
-	id                  INTEGER PRIMARY KEY,
-	idempotency_key     TEXT NOT NULL UNIQUE,
-	store_id            TEXT NOT NULL,
-	sku                 TEXT NOT NULL,
-	quantity_units      INTEGER NOT NULL,
-	reason              TEXT NOT NULL,
-	request_hash        TEXT NOT NULL,
-	state               TEXT NOT NULL,
-	order_id            TEXT,
-	error_code          TEXT NOT NULL DEFAULT '',
-	error_message       TEXT NOT NULL DEFAULT '',
-	approval_id         TEXT,
-	approval_expires_at TEXT,
-	requested_by        TEXT NOT NULL DEFAULT '',
-	decided_by          TEXT NOT NULL DEFAULT '',
-	created_at          TEXT NOT NULL,
-	updated_at          TEXT NOT NULL
-);
-CREATE INDEX entries_store_sku_created ON entries (store_id, sku, created_at);
-CREATE INDEX entries_order_id ON entries (order_id) WHERE order_id IS NOT NULL;
-CREATE UNIQUE INDEX entries_approval_id ON entries (approval_id) WHERE approval_id IS NOT NULL;
-CREATE INDEX entries_pending_expiry ON entries (approval_expires_at) WHERE state = 'pending_approval';
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
 
-CREATE TABLE audit (
-	id          INTEGER PRIMARY KEY,
-	time        TEXT NOT NULL,
-	call_id     TEXT NOT NULL,
-	client      TEXT NOT NULL,
-	session     TEXT NOT NULL,
-	tool        TEXT NOT NULL,
-	store_id    TEXT NOT NULL,
-	sku         TEXT NOT NULL,
-	outcome     TEXT NOT NULL,
-	error_code  TEXT NOT NULL,
-	summary     TEXT NOT NULL,
-	duration_ms REAL NOT NULL
-);
-CREATE INDEX audit_time ON audit (time);
-CREATE INDEX audit_call_id ON audit (call_id);
-`,
-	// 2: the ledger's states become a closed set the database enforces, the
-	// StoreLink each entry belongs to is recorded, and entries that earlier
-	// versions stored as failed although nothing reached StoreLink become
-	// retryable. SQLite cannot add a CHECK to a column, so the table is
-	// rebuilt.
-	`
-CREATE TABLE entries_v2 (
-	id                  INTEGER PRIMARY KEY,
-	idempotency_key     TEXT NOT NULL UNIQUE,
-	store_id            TEXT NOT NULL,
-	sku                 TEXT NOT NULL,
-	quantity_units      INTEGER NOT NULL CHECK (quantity_units > 0),
-	reason              TEXT NOT NULL,
-	request_hash        TEXT NOT NULL,
-	state               TEXT NOT NULL CHECK (state IN ('sending', 'raised', 'failed', 'retryable', 'unknown', 'pending_approval', 'rejected', 'expired')),
-	order_id            TEXT,
-	error_code          TEXT NOT NULL DEFAULT '',
-	error_message       TEXT NOT NULL DEFAULT '',
-	approval_id         TEXT,
-	approval_expires_at TEXT,
-	requested_by        TEXT NOT NULL DEFAULT '',
-	decided_by          TEXT NOT NULL DEFAULT '',
-	created_at          TEXT NOT NULL,
-	updated_at          TEXT NOT NULL,
-	upstream_id         TEXT NOT NULL DEFAULT '',
-	CHECK (state <> 'raised' OR order_id IS NOT NULL),
-	CHECK (state <> 'pending_approval' OR (approval_id IS NOT NULL AND approval_expires_at IS NOT NULL))
-);
-INSERT INTO entries_v2 (id, idempotency_key, store_id, sku, quantity_units, reason, request_hash, state,
-	order_id, error_code, error_message, approval_id, approval_expires_at, requested_by, decided_by, created_at, updated_at)
-SELECT id, idempotency_key, store_id, sku, quantity_units, reason, request_hash,
-	CASE WHEN state = 'failed' AND error_code IN ('RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'AUTH_KEY_INVALID') THEN 'retryable' ELSE state END,
-	order_id, error_code, error_message, approval_id, approval_expires_at, requested_by, decided_by, created_at, updated_at
-FROM entries;
-DROP TABLE entries;
-ALTER TABLE entries_v2 RENAME TO entries;
-CREATE INDEX entries_store_sku_created ON entries (store_id, sku, created_at);
-CREATE INDEX entries_order_id ON entries (order_id) WHERE order_id IS NOT NULL;
-CREATE UNIQUE INDEX entries_approval_id ON entries (approval_id) WHERE approval_id IS NOT NULL;
-CREATE INDEX entries_pending_expiry ON entries (approval_expires_at) WHERE state = 'pending_approval';
-CREATE INDEX entries_in_flight ON entries (request_hash) WHERE state IN ('sending', 'unknown');
-`,
-	// The audit trail is append-only by construction, not by convention:
-	// the database itself refuses to change or remove a recorded call.
-	// Retention (docs/observability.md) lifts the DELETE guard only inside
-	// the archiving transaction.
-	`
-CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: UPDATE refused'); END;
-CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: DELETE refused; archive old rows as docs/observability.md describes'); END;
-`,
-	// 4: the register of named approvers. Only a verifier of each secret is
-	// kept. A name is unique among the active records, compared by its key
-	// (ApproverNameKey), so that revoking and adding again rotates a
-	// secret. A record is never removed and changes only once, when it is
-	// revoked: the register is also the history of who could approve.
-	`
-CREATE TABLE approvers (
-	id         INTEGER PRIMARY KEY,
-	name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
-	name_key   TEXT NOT NULL,
-	stores     TEXT NOT NULL DEFAULT '',
-	verifier   TEXT NOT NULL CHECK (substr(verifier, 1, 1) = '$'),
-	created_at TEXT NOT NULL,
-	revoked_at TEXT
-);
-CREATE UNIQUE INDEX approvers_active_name ON approvers (name_key) WHERE revoked_at IS NULL;
-CREATE INDEX approvers_name ON approvers (name_key, id);
-CREATE TRIGGER approvers_revoke_only BEFORE UPDATE ON approvers
-WHEN OLD.revoked_at IS NOT NULL OR NEW.revoked_at IS NULL OR NEW.id IS NOT OLD.id OR NEW.name IS NOT OLD.name
-	OR NEW.name_key IS NOT OLD.name_key OR NEW.stores IS NOT OLD.stores OR NEW.verifier IS NOT OLD.verifier
-	OR NEW.created_at IS NOT OLD.created_at
-BEGIN SELECT RAISE(ABORT, 'approver records change only by being revoked, once: revoke and add a new one'); END;
-CREATE TRIGGER approvers_no_delete BEFORE DELETE ON approvers
-BEGIN SELECT RAISE(ABORT, 'approver records are kept: DELETE refused; revoke the approver instead'); END;
-`,
-	// 5: the used nonces of host consent (WRITE_APPROVAL=host), so that a
-	// sealed confirmation is honoured once, by whichever process sees it
-	// first. A nonce is kept until its question has lapsed.
-	`
-CREATE TABLE consent_nonces (
-	nonce      TEXT PRIMARY KEY CHECK (length(nonce) BETWEEN 16 AND 64),
-	expires_at TEXT NOT NULL,
-	used_at    TEXT NOT NULL
-);
-CREATE INDEX consent_nonces_expiry ON consent_nonces (expires_at);
-`,
-	// 6: each audit row names the OpenTelemetry trace of its call, so the
-	// row leads to the trace and back; rows from before it have none.
-	`
-ALTER TABLE audit ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
-`,
-	// 7: the approvals console's login limit and sessions, shared by every
-	// replica (login.go, session.go). An attempt row is in flight until it
-	// is settled (failed = 0, expires_at its hold) or a failure (failed =
-	// 1, expires_at the end of its window). A session keeps only the
-	// SHA-256 of its id. AUTOINCREMENT: a slot's id is never given to a
-	// later attempt once the slot has been swept.
-	`
-CREATE TABLE login_attempts (
-	id         INTEGER PRIMARY KEY AUTOINCREMENT,
-	name_key   TEXT NOT NULL,
-	addr_key   TEXT NOT NULL,
-	failed     INTEGER NOT NULL CHECK (failed IN (0, 1)),
-	expires_at TEXT NOT NULL
-);
-CREATE INDEX login_attempts_name ON login_attempts (name_key, expires_at);
-CREATE INDEX login_attempts_addr ON login_attempts (addr_key, expires_at);
-CREATE INDEX login_attempts_expiry ON login_attempts (expires_at);
-
-CREATE TABLE console_sessions (
-	key_hash    TEXT PRIMARY KEY CHECK (length(key_hash) = 64),
-	approver_id INTEGER NOT NULL,
-	created_at  TEXT NOT NULL,
-	last_seen   TEXT NOT NULL,
-	idle_until  TEXT NOT NULL,
-	expires_at  TEXT NOT NULL
-);
-CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
-CREATE INDEX console_sessions_idle ON console_sessions (idle_until);
-`,
-	// 8: the approvals console's keys, shared by every replica (keys.go):
-	// one row per key, made on first use and never changed, so a login
-	// form served by one replica is accepted by another.
-	`
-CREATE TABLE console_keys (
-	name       TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64),
-	key        BLOB NOT NULL CHECK (length(key) >= 32),
-	created_at TEXT NOT NULL
-);
-`,
+// book is how SQLite keeps its schema version: one row of schema_version.
+var book = migrate.Book{
+	Create:  `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`,
+	Version: `SELECT COALESCE(MAX(version), 0) FROM schema_version`,
+	Record: func(ctx context.Context, tx migrate.Tx, m migrate.Migration) error {
+		if err := tx.Exec(ctx, `DELETE FROM schema_version`); err != nil {
+			return err
+		}
+		return tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES (?)`, m.Version)
+	},
+	Failed: func(m migrate.Migration, err error) error {
+		return fmt.Errorf("migrate schema to version %d: %w", m.Version, err)
+	},
 }
 
 // migrate creates or upgrades the schema inside one write transaction, so
 // two processes starting together on a new file cannot both apply it.
 func (db *DB) migrate(ctx context.Context) error {
+	ms, err := migrate.Load(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-			return err
-		}
-		var have int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have); err != nil {
-			return err
-		}
-		if have > schemaVersion {
-			return fmt.Errorf("schema version %d is newer than this program understands (%d); refusing to touch it", have, schemaVersion)
-		}
-		for v := have; v < schemaVersion; v++ {
-			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
-			}
-		}
-		if have < schemaVersion {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, schemaVersion); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := migrate.Run(ctx, migrateTx{tx}, ms, book)
+		return err
 	})
+}
+
+// migrateTx is a transaction as package migrate uses it.
+type migrateTx struct{ tx *sql.Tx }
+
+func (t migrateTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, query, args...)
+	return err
+}
+
+func (t migrateTx) QueryInt(ctx context.Context, query string) (int, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, query).Scan(&n)
+	return n, err
 }
 
 // timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction. The fixed
