@@ -66,16 +66,21 @@ type AuditLog interface {
 	Report(ctx context.Context, f AuditFilter) ([]ToolStats, error)
 }
 
-// nearestRank returns the p-th percentile of sorted, non-empty values: the
+// NearestRank returns the p-th percentile of sorted, non-empty values: the
 // smallest value with at least p percent of the values at or below it. The
 // rank ceil(p*n/100) is computed in integers so that, for example, p=95 of
 // 20 values is exactly rank 19, with no floating-point rounding.
-func nearestRank(sorted []float64, p int) float64 {
+func NearestRank(sorted []float64, p int) float64 {
 	n := len(sorted)
 	rank := (p*n + 99) / 100
 	rank = max(rank, 1)
 	return sorted[rank-1]
 }
 
-// auditWhere turns f into a WHERE clause (with its leading space) and its
-// arguments.
+// AuditDay returns the half-open UTC interval [start, end) that
+// AuditFilter.Day selects.
+func AuditDay(day time.Time) (start, end time.Time) {
+	d := day.UTC()
+	start = time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+	return start, start.AddDate(0, 0, 1)
+}

@@ -21,8 +21,8 @@ func TestNearestRank(t *testing.T) {
 		{[]float64{15, 20, 35, 40, 50}, 0, 15},
 	}
 	for _, tt := range tests {
-		if got := nearestRank(tt.values, tt.p); got != tt.want {
-			t.Errorf("nearestRank(%v, %d) = %v, want %v", tt.values, tt.p, got, tt.want)
+		if got := NearestRank(tt.values, tt.p); got != tt.want {
+			t.Errorf("NearestRank(%v, %d) = %v, want %v", tt.values, tt.p, got, tt.want)
 		}
 	}
 }

@@ -136,3 +136,59 @@ func (e Entry) AsOf(now time.Time) Entry {
 	}
 	return e
 }
+
+// transition returns cur as event ev leaves it, with ch recorded and
+// UpdatedAt set to now, or ErrInvalidTransition when the transition table
+// does not allow ev in cur's state or the result would be an entry the
+// ledger must not hold. It only computes: the caller writes the result with
+// one conditional update on cur.State and, when the result is StateSending,
+// first checks that the same request is not in flight under another key.
+func transition(cur Entry, ev Event, ch Change, now time.Time) (Entry, error) {
+	next, ok := Next(cur.State, ev)
+	if !ok {
+		return Entry{}, fmt.Errorf("%w: %q is %s, which does not allow %s", ErrInvalidTransition, cur.IdempotencyKey, cur.State, ev)
+	}
+	if next == StateRaised && ch.OrderID == "" && cur.OrderID == "" {
+		return Entry{}, fmt.Errorf("%w: %q cannot be %s without an order id", ErrInvalidTransition, cur.IdempotencyKey, next)
+	}
+	if next == StatePendingApproval && cur.ApprovalID == "" {
+		return Entry{}, fmt.Errorf("%w: %q was never staged for approval", ErrInvalidTransition, cur.IdempotencyKey)
+	}
+	e := cur
+	e.State, e.UpdatedAt = next, now
+	if next == StateRetryable || next == StatePendingApproval || next == StateSending {
+		// A fresh attempt carries no verdict of an earlier one.
+		e.OrderID, e.ErrorCode, e.ErrorMessage = "", "", ""
+	}
+	if ev == EventUnclaim {
+		e.DecidedBy = ""
+	}
+	if ch.OrderID != "" {
+		e.OrderID = ch.OrderID
+	}
+	if ch.ErrorCode != "" || ch.ErrorMessage != "" {
+		e.ErrorCode, e.ErrorMessage = ch.ErrorCode, ch.ErrorMessage
+	}
+	if ch.DecidedBy != "" {
+		e.DecidedBy = ch.DecidedBy
+	}
+	return e, nil
+}
+
+// checkDecidable reports ErrNotPending unless the entry staged under
+// approvalID is still pending and unexpired at now.
+func checkDecidable(cur Entry, approvalID string, now time.Time) error {
+	if cur.State != StatePendingApproval {
+		return fmt.Errorf("%w: approval %s is %s", ErrNotPending, approvalID, cur.State)
+	}
+	if !now.Before(cur.ApprovalExpiresAt) {
+		return fmt.Errorf("%w: approval %s expired at %s", ErrNotPending, approvalID, formatTime(cur.ApprovalExpiresAt))
+	}
+	return nil
+}
+
+// timeLayout is how a time appears in the ledger's messages: RFC 3339 in
+// UTC with a fixed nine-digit fraction, as the SQLite backend stores it.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }

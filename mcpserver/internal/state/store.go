@@ -1,6 +1,9 @@
 package state
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Store is everything the server needs from durable state. sqlite.DB and
 // postgres.DB satisfy it.
@@ -15,3 +18,8 @@ type Store interface {
 	Ping(ctx context.Context) error
 	Close() error
 }
+
+// ErrUnavailable reports that the state database could not be reached or
+// lost the connection mid-statement. Nothing the failed call asked for can
+// be assumed recorded; a later call may succeed once the database is back.
+var ErrUnavailable = errors.New("state: database unavailable")

@@ -200,14 +200,16 @@ func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStat
 	slices.SortFunc(out, func(a, b state.ToolStats) int { return strings.Compare(a.Tool, b.Tool) })
 	return out, nil
 }
+
+// auditWhere turns f into a WHERE clause (with its leading space) and its
+// arguments.
 func auditWhere(f state.AuditFilter) (string, []any) {
 	var conds []string
 	var args []any
 	if !f.Day.IsZero() {
-		d := f.Day.UTC()
-		start := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+		start, end := state.AuditDay(f.Day)
 		conds = append(conds, `time >= ? AND time < ?`)
-		args = append(args, formatTime(start), formatTime(start.AddDate(0, 0, 1)))
+		args = append(args, formatTime(start), formatTime(end))
 	}
 	for _, c := range []struct{ col, val string }{
 		{"store_id", f.StoreID}, {"call_id", f.CallID}, {"tool", f.Tool},

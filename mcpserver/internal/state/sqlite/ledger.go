@@ -14,78 +14,22 @@ const entryColumns = `idempotency_key, store_id, sku, quantity_units, reason, re
 	order_id, error_code, error_message, approval_id, approval_expires_at,
 	requested_by, decided_by, created_at, updated_at, upstream_id`
 
-// Reserve implements Ledger. e.State must be StateSending or
+// Reserve implements state.Ledger. e.State must be StateSending or
 // StatePendingApproval, and a pending entry needs an ApprovalID and an
 // ApprovalExpiresAt. Outcome fields (OrderID, errors, DecidedBy) are not
 // stored: a new entry has none. An empty RequestHash is computed, a zero
 // CreatedAt becomes the current time, and UpdatedAt starts equal to it.
 // Taking over a retryable entry keeps its CreatedAt.
 func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, error) {
-	if err := state.CheckNew(e); err != nil {
+	e, err := state.NewEntry(e)
+	if err != nil {
 		return state.Entry{}, false, err
 	}
-	if e.RequestHash == "" {
-		e.RequestHash = state.RequestHash(e.StoreID, e.SKU, e.QuantityUnits, e.Reason)
-	}
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = time.Now()
-	}
-	var approvalID, expires sql.NullString
-	if e.State == state.StatePendingApproval {
-		approvalID = sql.NullString{String: e.ApprovalID, Valid: true}
-		expires = sql.NullString{String: formatTime(e.ApprovalExpiresAt), Valid: true}
-	}
-	created := formatTime(e.CreatedAt)
-
 	var got state.Entry
 	var taken bool
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		cur, err := getOne(ctx, tx, `WHERE idempotency_key = ?`, e.IdempotencyKey)
-		switch {
-		case errors.Is(err, state.ErrNotFound):
-		case err != nil:
-			return err
-		case cur.State != state.StateRetryable || cur.RequestHash != e.RequestHash:
-			got = cur
-			return nil
-		}
-		if e.State == state.StateSending {
-			if err := checkNotInFlight(ctx, tx, e.RequestHash, e.IdempotencyKey); err != nil {
-				return err
-			}
-		}
-		if err == nil {
-			// The same request again after StoreLink did not take it: the
-			// entry is taken over by one conditional update (EventRetry or
-			// EventRestage of the transition table).
-			ev := state.EventRetry
-			if e.State == state.StatePendingApproval {
-				ev = state.EventRestage
-			}
-			if next, ok := state.Next(cur.State, ev); !ok || next != e.State {
-				return fmt.Errorf("%w: %q is %s", state.ErrInvalidTransition, e.IdempotencyKey, cur.State)
-			}
-			res, err := tx.ExecContext(ctx, `UPDATE entries
-				SET state = ?, order_id = NULL, error_code = '', error_message = '', approval_id = ?, approval_expires_at = ?,
-					requested_by = ?, decided_by = '', upstream_id = ?, updated_at = ?
-				WHERE idempotency_key = ? AND state = 'retryable'`,
-				string(e.State), approvalID, expires, e.RequestedBy, e.UpstreamID, created, e.IdempotencyKey)
-			if err != nil {
-				return fmt.Errorf("state: reserve %q again: %w", e.IdempotencyKey, err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n != 1 {
-				return fmt.Errorf("%w: %q changed state while it was reserved again", state.ErrInvalidTransition, e.IdempotencyKey)
-			}
-		} else {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO entries (`+entryColumns+`)
-				VALUES (?, ?, ?, ?, ?, ?, ?, NULL, '', '', ?, ?, ?, '', ?, ?, ?)`,
-				e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits, e.Reason, e.RequestHash, string(e.State),
-				approvalID, expires, e.RequestedBy, created, created, e.UpstreamID); err != nil {
-				return fmt.Errorf("state: reserve %q: %w", e.IdempotencyKey, err)
-			}
-		}
-		taken = true
-		got, err = getOne(ctx, tx, `WHERE idempotency_key = ?`, e.IdempotencyKey)
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		got, taken, err = state.ReserveTx(ctx, ledgerTx{tx}, e)
 		return err
 	})
 	if err != nil {
@@ -166,10 +110,7 @@ func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state
 		if err != nil {
 			return err
 		}
-		if err := state.CheckDecidable(cur, approvalID, now); err != nil {
-			return err
-		}
-		got, err = applyTx(ctx, tx, cur, ev, state.Change{DecidedBy: decidedBy}, now)
+		got, err = state.DecideTx(ctx, ledgerTx{tx}, cur, approvalID, decidedBy, ev, now)
 		return err
 	})
 	return got, err
@@ -184,10 +125,8 @@ func (db *DB) Expire(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return err
 		}
-		for _, e := range due {
-			if _, err := applyTx(ctx, tx, e, state.EventExpire, state.Change{}, now); err != nil {
-				return fmt.Errorf("state: expire approvals: %w", err)
-			}
+		if err := state.ExpireTx(ctx, ledgerTx{tx}, due, now); err != nil {
+			return fmt.Errorf("state: expire approvals: %w", err)
 		}
 		n = len(due)
 		return nil

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
@@ -17,17 +16,7 @@ import (
 // tool reads it. The PostgreSQL backend applies the same condition.
 const orderIDClash = `order_id = ? AND idempotency_key <> ? AND (upstream_id = ? OR upstream_id = '' OR ? = '')`
 
-// checkOrderIDFree refuses to record orderID for cur while another entry of
-// the same StoreLink holds it. The caller holds the write transaction, which
-// in SQLite serialises every writer of the file, so the check and the
-// update that follows cannot be split by another writer.
-func checkOrderIDFree(ctx context.Context, tx *sql.Tx, cur state.Entry, orderID string) error {
-	es, err := getMany(ctx, tx, `WHERE `+orderIDClash+` ORDER BY id LIMIT 1`, orderID, cur.IdempotencyKey, cur.UpstreamID, cur.UpstreamID)
-	if err != nil {
-		return err
-	}
-	if len(es) > 0 {
-		return &state.OrderIDTakenError{OrderID: orderID, Entry: es[0]}
-	}
-	return nil
+// OrderIDHolder implements state.LedgerTx.
+func (t ledgerTx) OrderIDHolder(ctx context.Context, cur state.Entry, orderID string) (state.Entry, bool, error) {
+	return first(getMany(ctx, t.tx, `WHERE `+orderIDClash+` ORDER BY id LIMIT 1`, orderID, cur.IdempotencyKey, cur.UpstreamID, cur.UpstreamID))
 }
