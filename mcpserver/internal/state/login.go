@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -106,4 +107,82 @@ func LoginRetryAt(expiries []time.Time, limit int) time.Time {
 		return time.Time{}
 	}
 	return expiries[len(expiries)-limit]
+}
+
+// LoginTx is one write transaction of a backend as AdmitLoginTx and
+// SettleLoginTx use it; each method is a statement or two of the backend's
+// own SQL.
+type LoginTx interface {
+	// Sweep readies the keys of slot for counting: it deletes what has run
+	// out at r.Now and takes whatever locks keep another process from
+	// counting the same keys before the transaction ends.
+	Sweep(ctx context.Context, r LoginRequest, slot LoginSlot) error
+	// Expiries returns, ascending, when each live row of key (in column
+	// col, "name_key" or "addr_key") runs out.
+	Expiries(ctx context.Context, col, key string, now time.Time) ([]time.Time, error)
+	// Admit inserts an attempt in flight for slot, holding it until
+	// expires, and returns its id.
+	Admit(ctx context.Context, slot LoginSlot, expires time.Time) (int64, error)
+	// Fail turns the attempt in flight of slot into a failure counted
+	// until until, and reports false when the slot is gone (it lapsed and
+	// was swept).
+	Fail(ctx context.Context, slot LoginSlot, until time.Time) (bool, error)
+	// AddFailure records a failure of slot's keys counted until until.
+	AddFailure(ctx context.Context, slot LoginSlot, until time.Time) error
+	// Succeed deletes slot and every failure of its name.
+	Succeed(ctx context.Context, slot LoginSlot, now time.Time) error
+	// Abort deletes slot while it is still in flight.
+	Abort(ctx context.Context, slot LoginSlot) error
+}
+
+// NewLoginSlot checks r for LoginAttempts.AdmitLogin and returns the slot
+// it would take.
+func NewLoginSlot(r LoginRequest) (LoginSlot, error) {
+	if err := CheckLoginRequest(r); err != nil {
+		return LoginSlot{}, err
+	}
+	return LoginSlot{NameKey: LoginNameKey(r.Name), AddrKey: LoginAddrKey(r.Addr), Window: r.Window}, nil
+}
+
+// AdmitLoginTx is LoginAttempts.AdmitLogin inside tx, for the slot
+// NewLoginSlot returned: the keys are swept and counted, and the attempt
+// admitted unless either key has reached the limit.
+func AdmitLoginTx(ctx context.Context, tx LoginTx, r LoginRequest, slot LoginSlot) (LoginAdmission, error) {
+	if err := tx.Sweep(ctx, r, slot); err != nil {
+		return LoginAdmission{}, err
+	}
+	var retry time.Time
+	for _, q := range []struct{ col, key string }{{"name_key", slot.NameKey}, {"addr_key", slot.AddrKey}} {
+		exp, err := tx.Expiries(ctx, q.col, q.key, r.Now)
+		if err != nil {
+			return LoginAdmission{}, err
+		}
+		if t := LoginRetryAt(exp, r.Limit); t.After(retry) {
+			retry = t
+		}
+	}
+	if !retry.IsZero() {
+		return LoginAdmission{RetryAt: retry}, nil
+	}
+	id, err := tx.Admit(ctx, slot, r.Now.Add(r.Hold))
+	slot.ID = id
+	return LoginAdmission{Admitted: true, Slot: slot}, err
+}
+
+// SettleLoginTx is LoginAttempts.SettleLogin inside tx. A failure whose
+// slot has lapsed and been swept meanwhile is recorded all the same.
+func SettleLoginTx(ctx context.Context, tx LoginTx, slot LoginSlot, outcome LoginOutcome, now time.Time) error {
+	switch outcome {
+	case LoginFailed:
+		until := now.Add(slot.Window)
+		if ok, err := tx.Fail(ctx, slot, until); err != nil || ok {
+			return err
+		}
+		return tx.AddFailure(ctx, slot, until)
+	case LoginSucceeded:
+		return tx.Succeed(ctx, slot, now)
+	case LoginAborted:
+		return tx.Abort(ctx, slot)
+	}
+	return fmt.Errorf("unknown outcome %d", outcome)
 }

@@ -11,38 +11,19 @@ import (
 
 var _ state.LoginAttempts = (*DB)(nil)
 
-// AdmitLogin implements LoginAttempts. The whole step is one write
+// AdmitLogin implements state.LoginAttempts. The whole step is one write
 // transaction, which SQLite begins with BEGIN IMMEDIATE (see dsn): it holds
 // the database's write lock from its first statement, so no other process
 // counts the same keys between this count and this insert.
 func (db *DB) AdmitLogin(ctx context.Context, r state.LoginRequest) (state.LoginAdmission, error) {
-	if err := state.CheckLoginRequest(r); err != nil {
+	slot, err := state.NewLoginSlot(r)
+	if err != nil {
 		return state.LoginAdmission{}, err
 	}
-	slot := state.LoginSlot{NameKey: state.LoginNameKey(r.Name), AddrKey: state.LoginAddrKey(r.Addr), Window: r.Window}
 	var out state.LoginAdmission
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		now := formatTime(r.Now)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE expires_at <= ?`, now); err != nil {
-			return err
-		}
-		var retry time.Time
-		for _, q := range []struct{ col, key string }{{"name_key", slot.NameKey}, {"addr_key", slot.AddrKey}} {
-			exp, err := loginExpiries(ctx, tx, `SELECT expires_at FROM login_attempts WHERE `+q.col+` = ? ORDER BY expires_at`, q.key)
-			if err != nil {
-				return err
-			}
-			if t := state.LoginRetryAt(exp, r.Limit); t.After(retry) {
-				retry = t
-			}
-		}
-		if !retry.IsZero() {
-			out = state.LoginAdmission{RetryAt: retry}
-			return nil
-		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES (?, ?, 0, ?) RETURNING id`,
-			slot.NameKey, slot.AddrKey, formatTime(r.Now.Add(r.Hold))).Scan(&slot.ID)
-		out = state.LoginAdmission{Admitted: true, Slot: slot}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = state.AdmitLoginTx(ctx, loginTx{tx}, r, slot)
 		return err
 	})
 	if err != nil {
@@ -51,8 +32,32 @@ func (db *DB) AdmitLogin(ctx context.Context, r state.LoginRequest) (state.Login
 	return out, nil
 }
 
-func loginExpiries(ctx context.Context, tx *sql.Tx, query, key string) ([]time.Time, error) {
-	rows, err := tx.QueryContext(ctx, query, key)
+// SettleLogin implements state.LoginAttempts.
+func (db *DB) SettleLogin(ctx context.Context, slot state.LoginSlot, outcome state.LoginOutcome, now time.Time) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		return state.SettleLoginTx(ctx, loginTx{tx}, slot, outcome, now)
+	})
+	if err != nil {
+		return fmt.Errorf("state: settle login: %w", err)
+	}
+	return nil
+}
+
+// loginTx is a write transaction as the login limit's shared algorithms
+// use it (state.LoginTx); the write lock serialises it with every other
+// writer of the file.
+type loginTx struct{ tx *sql.Tx }
+
+// Sweep implements state.LoginTx.
+func (t loginTx) Sweep(ctx context.Context, r state.LoginRequest, _ state.LoginSlot) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE expires_at <= ?`, formatTime(r.Now))
+	return err
+}
+
+// Expiries implements state.LoginTx. Sweep has removed the rows that ran
+// out.
+func (t loginTx) Expiries(ctx context.Context, col, key string, _ time.Time) ([]time.Time, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT expires_at FROM login_attempts WHERE `+col+` = ? ORDER BY expires_at`, key)
 	if err != nil {
 		return nil, err
 	}
@@ -72,35 +77,38 @@ func loginExpiries(ctx context.Context, tx *sql.Tx, query, key string) ([]time.T
 	return out, rows.Err()
 }
 
-// SettleLogin implements LoginAttempts. A failure whose slot has lapsed
-// and been swept meanwhile is recorded all the same.
-func (db *DB) SettleLogin(ctx context.Context, slot state.LoginSlot, outcome state.LoginOutcome, now time.Time) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		switch outcome {
-		case state.LoginFailed:
-			until := formatTime(now.Add(slot.Window))
-			res, err := tx.ExecContext(ctx, `UPDATE login_attempts SET failed = 1, expires_at = ? WHERE id = ? AND name_key = ? AND failed = 0`, until, slot.ID, slot.NameKey)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 1 {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES (?, ?, 1, ?)`, slot.NameKey, slot.AddrKey, until)
-			return err
-		case state.LoginSucceeded:
-			if _, err := tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = ? OR (name_key = ? AND failed = 1)`, slot.ID, slot.NameKey); err != nil {
-				return err
-			}
-			return nil
-		case state.LoginAborted:
-			_, err := tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = ? AND name_key = ? AND failed = 0`, slot.ID, slot.NameKey)
-			return err
-		}
-		return fmt.Errorf("unknown outcome %d", outcome)
-	})
+// Admit implements state.LoginTx.
+func (t loginTx) Admit(ctx context.Context, slot state.LoginSlot, expires time.Time) (int64, error) {
+	var id int64
+	err := t.tx.QueryRowContext(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES (?, ?, 0, ?) RETURNING id`,
+		slot.NameKey, slot.AddrKey, formatTime(expires)).Scan(&id)
+	return id, err
+}
+
+// Fail implements state.LoginTx.
+func (t loginTx) Fail(ctx context.Context, slot state.LoginSlot, until time.Time) (bool, error) {
+	res, err := t.tx.ExecContext(ctx, `UPDATE login_attempts SET failed = 1, expires_at = ? WHERE id = ? AND name_key = ? AND failed = 0`, formatTime(until), slot.ID, slot.NameKey)
 	if err != nil {
-		return fmt.Errorf("state: settle login: %w", err)
+		return false, err
 	}
-	return nil
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// AddFailure implements state.LoginTx.
+func (t loginTx) AddFailure(ctx context.Context, slot state.LoginSlot, until time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES (?, ?, 1, ?)`, slot.NameKey, slot.AddrKey, formatTime(until))
+	return err
+}
+
+// Succeed implements state.LoginTx.
+func (t loginTx) Succeed(ctx context.Context, slot state.LoginSlot, _ time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = ? OR (name_key = ? AND failed = 1)`, slot.ID, slot.NameKey)
+	return err
+}
+
+// Abort implements state.LoginTx.
+func (t loginTx) Abort(ctx context.Context, slot state.LoginSlot) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = ? AND name_key = ? AND failed = 0`, slot.ID, slot.NameKey)
+	return err
 }
