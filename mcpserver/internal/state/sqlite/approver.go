@@ -14,7 +14,7 @@ var _ state.Approvers = (*DB)(nil)
 
 const approverColumns = `id, name, stores, verifier, created_at, revoked_at`
 
-// AddApprover implements Approvers.
+// AddApprover implements state.Approvers.
 func (db *DB) AddApprover(ctx context.Context, a state.Approver) (state.Approver, error) {
 	a, err := state.CheckNewApprover(a)
 	if err != nil {
@@ -46,7 +46,7 @@ func (db *DB) AddApprover(ctx context.Context, a state.Approver) (state.Approver
 	return a, nil
 }
 
-// GetApprover implements Approvers.
+// GetApprover implements state.Approvers.
 func (db *DB) GetApprover(ctx context.Context, name string) (state.Approver, bool, error) {
 	as, err := readApprovers(ctx, db.sql, `WHERE name_key = ? ORDER BY revoked_at IS NULL DESC, revoked_at DESC, id DESC LIMIT 1`, state.ApproverNameKey(name))
 	if err != nil || len(as) == 0 {
@@ -55,12 +55,12 @@ func (db *DB) GetApprover(ctx context.Context, name string) (state.Approver, boo
 	return as[0], true, nil
 }
 
-// ListApprovers implements Approvers.
+// ListApprovers implements state.Approvers.
 func (db *DB) ListApprovers(ctx context.Context) ([]state.Approver, error) {
 	return readApprovers(ctx, db.sql, `ORDER BY name_key, id`)
 }
 
-// RevokeApprover implements Approvers.
+// RevokeApprover implements state.Approvers.
 func (db *DB) RevokeApprover(ctx context.Context, name string, now time.Time) (state.Approver, error) {
 	var got state.Approver
 	err := db.write(ctx, func(tx *sql.Tx) error {

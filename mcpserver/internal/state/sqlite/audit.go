@@ -16,7 +16,7 @@ const auditInsertSQL = `INSERT INTO audit
 	(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// RecordAudit implements AuditLog. A zero Time is recorded as the current
+// RecordAudit implements state.AuditLog. A zero Time is recorded as the current
 // time, so that no record falls outside every day filter.
 //
 // Records that arrive while another write holds the lock are committed
@@ -116,7 +116,7 @@ func (db *DB) insertAudit(ctx context.Context, recs []*state.AuditRecord) error 
 	return nil
 }
 
-// QueryAudit implements AuditLog. With a Limit it returns the most recent
+// QueryAudit implements state.AuditLog. With a Limit it returns the most recent
 // Limit records, still oldest first.
 func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.AuditRecord, error) {
 	where, args := auditWhere(f)
@@ -153,7 +153,7 @@ func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.Audi
 	return out, nil
 }
 
-// Report implements AuditLog. Percentiles are computed here rather than in
+// Report implements state.AuditLog. Percentiles are computed here rather than in
 // SQL so that every backend yields the same numbers.
 func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStats, error) {
 	where, args := auditWhere(f)

@@ -11,7 +11,7 @@ import (
 
 var _ state.ConsentNonces = (*DB)(nil)
 
-// UseConsentNonce implements ConsentNonces: one INSERT that does nothing
+// UseConsentNonce implements state.ConsentNonces: one INSERT that does nothing
 // on a nonce already there, in the same write transaction as the removal
 // of lapsed nonces, so two processes presenting the same nonce at once
 // have exactly one winner (SQLite's write lock orders them).

@@ -14,7 +14,7 @@ const consoleFormKeyName = "form"
 
 var _ state.ConsoleKeys = (*DB)(nil)
 
-// ConsoleFormKey implements ConsoleKeys: the insert that loses to a key
+// ConsoleFormKey implements state.ConsoleKeys: the insert that loses to a key
 // already stored, and the read of whichever key is stored, in one write
 // transaction.
 func (db *DB) ConsoleFormKey(ctx context.Context) ([]byte, error) {

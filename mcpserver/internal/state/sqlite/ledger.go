@@ -38,7 +38,7 @@ func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, er
 	return got, taken, nil
 }
 
-// Finish implements Ledger. StateRaised requires an orderID.
+// Finish implements state.Ledger. StateRaised requires an orderID.
 func (db *DB) Finish(ctx context.Context, key string, st state.EntryState, orderID, errCode, errMsg string, now time.Time) (state.Entry, error) {
 	ev, err := state.FinishEvent(key, st, orderID)
 	if err != nil {
@@ -47,12 +47,12 @@ func (db *DB) Finish(ctx context.Context, key string, st state.EntryState, order
 	return db.Apply(ctx, key, ev, state.Change{OrderID: orderID, ErrorCode: errCode, ErrorMessage: errMsg}, now)
 }
 
-// Get implements Ledger.
+// Get implements state.Ledger.
 func (db *DB) Get(ctx context.Context, key string) (state.Entry, bool, error) {
 	return found(getOne(ctx, db.sql, `WHERE idempotency_key = ?`, key))
 }
 
-// ByOrderID implements Ledger. Should StoreLink ever reuse an order id, the
+// ByOrderID implements state.Ledger. Should StoreLink ever reuse an order id, the
 // most recent entry wins.
 func (db *DB) ByOrderID(ctx context.Context, orderID string) (state.Entry, bool, error) {
 	if orderID == "" {
@@ -61,7 +61,7 @@ func (db *DB) ByOrderID(ctx context.Context, orderID string) (state.Entry, bool,
 	return found(getOne(ctx, db.sql, `WHERE order_id = ? ORDER BY id DESC LIMIT 1`, orderID))
 }
 
-// ByApprovalID implements Ledger.
+// ByApprovalID implements state.Ledger.
 func (db *DB) ByApprovalID(ctx context.Context, approvalID string) (state.Entry, bool, error) {
 	if approvalID == "" {
 		return state.Entry{}, false, nil
@@ -69,30 +69,30 @@ func (db *DB) ByApprovalID(ctx context.Context, approvalID string) (state.Entry,
 	return found(getOne(ctx, db.sql, `WHERE approval_id = ?`, approvalID))
 }
 
-// Recent implements Ledger. Entries created in the same instant keep their
+// Recent implements state.Ledger. Entries created in the same instant keep their
 // reservation order, newest first.
 func (db *DB) Recent(ctx context.Context, storeID, sku string, since time.Time) ([]state.Entry, error) {
 	return getMany(ctx, db.sql, `WHERE store_id = ? AND sku = ? AND created_at >= ?
 		ORDER BY created_at DESC, id DESC`, storeID, sku, formatTime(since))
 }
 
-// Pending implements Ledger.
+// Pending implements state.Ledger.
 func (db *DB) Pending(ctx context.Context, now time.Time) ([]state.Entry, error) {
 	return getMany(ctx, db.sql, `WHERE state = 'pending_approval' AND approval_expires_at > ?
 		ORDER BY created_at, id`, formatTime(now))
 }
 
-// Staged implements Ledger.
+// Staged implements state.Ledger.
 func (db *DB) Staged(ctx context.Context) ([]state.Entry, error) {
 	return getMany(ctx, db.sql, `WHERE approval_id IS NOT NULL ORDER BY created_at, id`)
 }
 
-// Claim implements Ledger.
+// Claim implements state.Ledger.
 func (db *DB) Claim(ctx context.Context, approvalID, decidedBy string, now time.Time) (state.Entry, error) {
 	return db.decide(ctx, approvalID, decidedBy, state.EventClaim, now)
 }
 
-// Reject implements Ledger.
+// Reject implements state.Ledger.
 func (db *DB) Reject(ctx context.Context, approvalID, decidedBy string, now time.Time) (state.Entry, error) {
 	return db.decide(ctx, approvalID, decidedBy, state.EventReject, now)
 }
@@ -116,7 +116,7 @@ func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state
 	return got, err
 }
 
-// Expire implements Ledger. An approval expires at the instant its
+// Expire implements state.Ledger. An approval expires at the instant its
 // ApprovalExpiresAt is reached, matching Pending, Claim and Entry.AsOf.
 func (db *DB) Expire(ctx context.Context, now time.Time) (int, error) {
 	var n int

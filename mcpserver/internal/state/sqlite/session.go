@@ -12,7 +12,7 @@ import (
 
 var _ state.ConsoleSessions = (*DB)(nil)
 
-// CreateConsoleSession implements ConsoleSessions.
+// CreateConsoleSession implements state.ConsoleSessions.
 func (db *DB) CreateConsoleSession(ctx context.Context, s state.ConsoleSession, now time.Time) error {
 	if err := state.CheckConsoleSession(s); err != nil {
 		return err
@@ -32,7 +32,7 @@ func (db *DB) CreateConsoleSession(ctx context.Context, s state.ConsoleSession, 
 	return nil
 }
 
-// GetConsoleSession implements ConsoleSessions.
+// GetConsoleSession implements state.ConsoleSessions.
 func (db *DB) GetConsoleSession(ctx context.Context, keyHash string) (state.ConsoleSession, bool, error) {
 	var s state.ConsoleSession
 	var created, seen, idle, expires string
@@ -56,7 +56,7 @@ func (db *DB) GetConsoleSession(ctx context.Context, keyHash string) (state.Cons
 	return s, true, nil
 }
 
-// TouchConsoleSession implements ConsoleSessions.
+// TouchConsoleSession implements state.ConsoleSessions.
 func (db *DB) TouchConsoleSession(ctx context.Context, keyHash string, lastSeen, idleUntil time.Time) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE console_sessions SET last_seen = ?, idle_until = ? WHERE key_hash = ? AND last_seen < ?`,
@@ -69,7 +69,7 @@ func (db *DB) TouchConsoleSession(ctx context.Context, keyHash string, lastSeen,
 	return nil
 }
 
-// DeleteConsoleSession implements ConsoleSessions.
+// DeleteConsoleSession implements state.ConsoleSessions.
 func (db *DB) DeleteConsoleSession(ctx context.Context, keyHash string) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM console_sessions WHERE key_hash = ?`, keyHash)
