@@ -117,9 +117,9 @@ type LoginTx interface {
 	// out at r.Now and takes whatever locks keep another process from
 	// counting the same keys before the transaction ends.
 	Sweep(ctx context.Context, r LoginRequest, slot LoginSlot) error
-	// Expiries returns, ascending, when each live row of key (in column
-	// col, "name_key" or "addr_key") runs out.
-	Expiries(ctx context.Context, col, key string, now time.Time) ([]time.Time, error)
+	// Expiries returns, ascending, when each live row of key, a name key
+	// (byName) or an address key, runs out.
+	Expiries(ctx context.Context, byName bool, key string, now time.Time) ([]time.Time, error)
 	// Admit inserts an attempt in flight for slot, holding it until
 	// expires, and returns its id.
 	Admit(ctx context.Context, slot LoginSlot, expires time.Time) (int64, error)
@@ -152,8 +152,11 @@ func AdmitLoginTx(ctx context.Context, tx LoginTx, r LoginRequest, slot LoginSlo
 		return LoginAdmission{}, err
 	}
 	var retry time.Time
-	for _, q := range []struct{ col, key string }{{"name_key", slot.NameKey}, {"addr_key", slot.AddrKey}} {
-		exp, err := tx.Expiries(ctx, q.col, q.key, r.Now)
+	for _, q := range []struct {
+		byName bool
+		key    string
+	}{{true, slot.NameKey}, {false, slot.AddrKey}} {
+		exp, err := tx.Expiries(ctx, q.byName, q.key, r.Now)
 		if err != nil {
 			return LoginAdmission{}, err
 		}

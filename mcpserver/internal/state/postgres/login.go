@@ -86,7 +86,11 @@ func (t loginTx) Sweep(ctx context.Context, r state.LoginRequest, slot state.Log
 
 // Expiries implements state.LoginTx. The sweep is batched, so rows that ran
 // out may remain; they are not counted.
-func (t loginTx) Expiries(ctx context.Context, col, key string, now time.Time) ([]time.Time, error) {
+func (t loginTx) Expiries(ctx context.Context, byName bool, key string, now time.Time) ([]time.Time, error) {
+	col := "addr_key"
+	if byName {
+		col = "name_key"
+	}
 	rows, err := t.tx.Query(ctx, `SELECT expires_at FROM login_attempts WHERE `+col+` = $1 AND expires_at > $2 ORDER BY expires_at`, key, ts(now))
 	if err != nil {
 		return nil, err

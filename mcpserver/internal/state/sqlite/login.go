@@ -56,7 +56,11 @@ func (t loginTx) Sweep(ctx context.Context, r state.LoginRequest, _ state.LoginS
 
 // Expiries implements state.LoginTx. Sweep has removed the rows that ran
 // out.
-func (t loginTx) Expiries(ctx context.Context, col, key string, _ time.Time) ([]time.Time, error) {
+func (t loginTx) Expiries(ctx context.Context, byName bool, key string, _ time.Time) ([]time.Time, error) {
+	col := "addr_key"
+	if byName {
+		col = "name_key"
+	}
 	rows, err := t.tx.QueryContext(ctx, `SELECT expires_at FROM login_attempts WHERE `+col+` = ? ORDER BY expires_at`, key)
 	if err != nil {
 		return nil, err
