@@ -10,6 +10,11 @@
 // with its file lock, this store takes a transaction-scoped advisory lock
 // per request fingerprint, so that two replicas cannot both send the same
 // request under different keys.
+//
+// It is the peer of package sqlite: the ledger's and the login limit's
+// algorithms are package state's (state.ReserveTx, state.AdmitLoginTx, …),
+// run over this package's statements and locks, and the schema is the
+// numbered files of migrations/, applied by package migrate.
 package postgres
 
 import (
