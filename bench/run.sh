@@ -94,7 +94,7 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
 		say "no PostgreSQL could be started: the PostgreSQL benchmarks and the two-replica write phase are skipped"
 	fi
 fi
-(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state ./internal/state/postgres .)
+(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state/sqlite ./internal/state/postgres .)
 (cd mockstorelink && gotest BenchmarkServe .)
 gotest . ./bench
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
-	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,7 +83,7 @@ func BenchmarkToolCallInMemory(b *testing.B) {
 				opts.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 			}
 			if v.audit {
-				db, err := state.Open(filepath.Join(b.TempDir(), "state.db"))
+				db, err := sqlite.Open(filepath.Join(b.TempDir(), "state.db"))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 func withLedger(t *testing.T, embedded bool) func(*Options) {
 	return func(o *Options) {
-		db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

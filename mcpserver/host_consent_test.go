@@ -10,7 +10,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
-	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,7 +31,7 @@ func testSealer(t *testing.T) *consent.Sealer {
 func TestHostConsentStateExpires(t *testing.T) {
 	var offset atomic.Int64
 	now := func() time.Time { return testNow.Add(time.Duration(offset.Load())) }
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func promptServer(t *testing.T, writes bool) (session, *state.DB) {
+func promptServer(t *testing.T, writes bool) (session, *sqlite.DB) {
 	t.Helper()
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

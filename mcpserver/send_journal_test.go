@@ -15,6 +15,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,9 +84,9 @@ func (k keepingUpstream) Order(ctx context.Context, id, orderID string) (domain.
 	return o, nil
 }
 
-func openLedger(t *testing.T, path string) *state.DB {
+func openLedger(t *testing.T, path string) *sqlite.DB {
 	t.Helper()
-	db, err := state.Open(path)
+	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -409,7 +410,7 @@ func checkToolSnap(t *testing.T, name string) {
 }
 
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,9 +642,9 @@ func TestFanOutIsBounded(t *testing.T) {
 	}
 }
 
-func sharedLedger(t *testing.T) *state.DB {
+func sharedLedger(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +660,7 @@ func errText(env map[string]any) string {
 // putEntry records an entry of store for SKU 8847291 and moves it into st
 // (raised as orderID). Callers give each key its own quantity, so no two
 // entries are the same request.
-func putEntry(t *testing.T, db *state.DB, key, store string, qty int64, st state.EntryState, upstream, orderID string) state.Entry {
+func putEntry(t *testing.T, db *sqlite.DB, key, store string, qty int64, st state.EntryState, upstream, orderID string) state.Entry {
 	t.Helper()
 	ctx := context.Background()
 	now := testNow.Add(-time.Hour)

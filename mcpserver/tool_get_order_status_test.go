@@ -10,6 +10,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 // TestGetOrderStatusDefinition holds the tool's definition to its snapshot,
@@ -147,9 +148,9 @@ func TestOrderIDSchemaRefusalNamesTheShape(t *testing.T) {
 }
 
 // ledgerWorld is a server with writes on and a real ledger.
-func ledgerWorld(t *testing.T, keyring string) (session, *state.DB) {
+func ledgerWorld(t *testing.T, keyring string) (session, *sqlite.DB) {
 	t.Helper()
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/postgres"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 // openTimeout bounds connecting to the state database and migrating it at
@@ -23,7 +24,7 @@ const openTimeout = 30 * time.Second
 // SQLite file at STATE_DB_PATH. Either is migrated to the current schema.
 func openState(cfg *config.Config) (state.Store, error) {
 	if cfg.StateDatabaseURL == "" {
-		db, err := state.Open(cfg.StatePath)
+		db, err := sqlite.Open(cfg.StatePath)
 		if err != nil {
 			return nil, fmt.Errorf("configuration: STATE_DB_PATH: %w", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/argon2"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 // cheap keeps the suite fast; DefaultParams is exercised once, in
@@ -30,10 +31,10 @@ func ctxOf(t *testing.T) context.Context {
 }
 
 // register opens a real SQLite state store.
-func register(t *testing.T) (*state.DB, string) {
+func register(t *testing.T) (*sqlite.DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "state.db")
-	db, err := state.Open(path)
+	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

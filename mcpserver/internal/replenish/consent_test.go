@@ -7,6 +7,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 // askingConsent records what it was shown and answers with err.
@@ -22,7 +23,7 @@ func (a *askingConsent) Ask(_ context.Context, s Summary) error {
 
 func hostFlow(t *testing.T, up *fakeStoreLink) *Workflow {
 	t.Helper()
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

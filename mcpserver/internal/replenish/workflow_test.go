@@ -16,6 +16,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/postgres"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/korral/storelink/mcpserver/internal/state/statetest"
 )
 
@@ -115,7 +116,7 @@ type backend struct {
 func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "state.db")
-		db, err := state.Open(path)
+		db, err := sqlite.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}

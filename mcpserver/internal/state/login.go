@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -110,98 +109,83 @@ func LoginRetryAt(expiries []time.Time, limit int) time.Time {
 	return expiries[len(expiries)-limit]
 }
 
-var _ LoginAttempts = (*DB)(nil)
+// LoginTx is one write transaction of a backend as AdmitLoginTx and
+// SettleLoginTx use it; each method is a statement or two of the backend's
+// own SQL.
+type LoginTx interface {
+	// Sweep readies the keys of slot for counting: it deletes what has run
+	// out at r.Now and takes whatever locks keep another process from
+	// counting the same keys before the transaction ends.
+	Sweep(ctx context.Context, r LoginRequest, slot LoginSlot) error
+	// Expiries returns, ascending, when each live row of key, a name key
+	// (byName) or an address key, runs out.
+	Expiries(ctx context.Context, byName bool, key string, now time.Time) ([]time.Time, error)
+	// Admit inserts an attempt in flight for slot, holding it until
+	// expires, and returns its id.
+	Admit(ctx context.Context, slot LoginSlot, expires time.Time) (int64, error)
+	// Fail turns the attempt in flight of slot into a failure counted
+	// until until, and reports false when the slot is gone (it lapsed and
+	// was swept).
+	Fail(ctx context.Context, slot LoginSlot, until time.Time) (bool, error)
+	// AddFailure records a failure of slot's keys counted until until.
+	AddFailure(ctx context.Context, slot LoginSlot, until time.Time) error
+	// Succeed deletes slot and every failure of its name.
+	Succeed(ctx context.Context, slot LoginSlot, now time.Time) error
+	// Abort deletes slot while it is still in flight.
+	Abort(ctx context.Context, slot LoginSlot) error
+}
 
-// AdmitLogin implements LoginAttempts. The whole step is one write
-// transaction, which SQLite begins with BEGIN IMMEDIATE (see dsn): it holds
-// the database's write lock from its first statement, so no other process
-// counts the same keys between this count and this insert.
-func (db *DB) AdmitLogin(ctx context.Context, r LoginRequest) (LoginAdmission, error) {
+// NewLoginSlot checks r for LoginAttempts.AdmitLogin and returns the slot
+// it would take.
+func NewLoginSlot(r LoginRequest) (LoginSlot, error) {
 	if err := CheckLoginRequest(r); err != nil {
+		return LoginSlot{}, err
+	}
+	return LoginSlot{NameKey: LoginNameKey(r.Name), AddrKey: LoginAddrKey(r.Addr), Window: r.Window}, nil
+}
+
+// AdmitLoginTx is LoginAttempts.AdmitLogin inside tx, for the slot
+// NewLoginSlot returned: the keys are swept and counted, and the attempt
+// admitted unless either key has reached the limit.
+func AdmitLoginTx(ctx context.Context, tx LoginTx, r LoginRequest, slot LoginSlot) (LoginAdmission, error) {
+	if err := tx.Sweep(ctx, r, slot); err != nil {
 		return LoginAdmission{}, err
 	}
-	slot := LoginSlot{NameKey: LoginNameKey(r.Name), AddrKey: LoginAddrKey(r.Addr), Window: r.Window}
-	var out LoginAdmission
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		now := formatTime(r.Now)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE expires_at <= ?`, now); err != nil {
-			return err
-		}
-		var retry time.Time
-		for _, q := range []struct{ col, key string }{{"name_key", slot.NameKey}, {"addr_key", slot.AddrKey}} {
-			exp, err := loginExpiries(ctx, tx, `SELECT expires_at FROM login_attempts WHERE `+q.col+` = ? ORDER BY expires_at`, q.key)
-			if err != nil {
-				return err
-			}
-			if t := LoginRetryAt(exp, r.Limit); t.After(retry) {
-				retry = t
-			}
-		}
-		if !retry.IsZero() {
-			out = LoginAdmission{RetryAt: retry}
-			return nil
-		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES (?, ?, 0, ?) RETURNING id`,
-			slot.NameKey, slot.AddrKey, formatTime(r.Now.Add(r.Hold))).Scan(&slot.ID)
-		out = LoginAdmission{Admitted: true, Slot: slot}
-		return err
-	})
-	if err != nil {
-		return LoginAdmission{}, fmt.Errorf("state: admit login: %w", err)
-	}
-	return out, nil
-}
-
-func loginExpiries(ctx context.Context, tx *sql.Tx, query, key string) ([]time.Time, error) {
-	rows, err := tx.QueryContext(ctx, query, key)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []time.Time
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		t, err := parseTime(s)
+	var retry time.Time
+	for _, q := range []struct {
+		byName bool
+		key    string
+	}{{true, slot.NameKey}, {false, slot.AddrKey}} {
+		exp, err := tx.Expiries(ctx, q.byName, q.key, r.Now)
 		if err != nil {
-			return nil, err
+			return LoginAdmission{}, err
 		}
-		out = append(out, t)
+		if t := LoginRetryAt(exp, r.Limit); t.After(retry) {
+			retry = t
+		}
 	}
-	return out, rows.Err()
+	if !retry.IsZero() {
+		return LoginAdmission{RetryAt: retry}, nil
+	}
+	id, err := tx.Admit(ctx, slot, r.Now.Add(r.Hold))
+	slot.ID = id
+	return LoginAdmission{Admitted: true, Slot: slot}, err
 }
 
-// SettleLogin implements LoginAttempts. A failure whose slot has lapsed
-// and been swept meanwhile is recorded all the same.
-func (db *DB) SettleLogin(ctx context.Context, slot LoginSlot, outcome LoginOutcome, now time.Time) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		switch outcome {
-		case LoginFailed:
-			until := formatTime(now.Add(slot.Window))
-			res, err := tx.ExecContext(ctx, `UPDATE login_attempts SET failed = 1, expires_at = ? WHERE id = ? AND name_key = ? AND failed = 0`, until, slot.ID, slot.NameKey)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 1 {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES (?, ?, 1, ?)`, slot.NameKey, slot.AddrKey, until)
-			return err
-		case LoginSucceeded:
-			if _, err := tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = ? OR (name_key = ? AND failed = 1)`, slot.ID, slot.NameKey); err != nil {
-				return err
-			}
-			return nil
-		case LoginAborted:
-			_, err := tx.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = ? AND name_key = ? AND failed = 0`, slot.ID, slot.NameKey)
+// SettleLoginTx is LoginAttempts.SettleLogin inside tx. A failure whose
+// slot has lapsed and been swept meanwhile is recorded all the same.
+func SettleLoginTx(ctx context.Context, tx LoginTx, slot LoginSlot, outcome LoginOutcome, now time.Time) error {
+	switch outcome {
+	case LoginFailed:
+		until := now.Add(slot.Window)
+		if ok, err := tx.Fail(ctx, slot, until); err != nil || ok {
 			return err
 		}
-		return fmt.Errorf("unknown outcome %d", outcome)
-	})
-	if err != nil {
-		return fmt.Errorf("state: settle login: %w", err)
+		return tx.AddFailure(ctx, slot, until)
+	case LoginSucceeded:
+		return tx.Succeed(ctx, slot, now)
+	case LoginAborted:
+		return tx.Abort(ctx, slot)
 	}
-	return nil
+	return fmt.Errorf("unknown outcome %d", outcome)
 }

@@ -1,8 +1,6 @@
 package state
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -129,73 +127,6 @@ func (e *InFlightError) Error() string {
 // Is makes errors.Is(err, ErrInFlight) true.
 func (e *InFlightError) Is(target error) bool { return target == ErrInFlight }
 
-// Apply moves the entry under key by ev, recording ch, as one conditional
-// update (… WHERE idempotency_key = ? AND state = ?). A pair the table does
-// not allow is refused with ErrInvalidTransition; an entry about to be sent
-// is refused with an *InFlightError while the same request is in flight
-// under another key, and an order id another entry of the same StoreLink
-// already holds with an *OrderIDTakenError.
-func (db *DB) Apply(ctx context.Context, key string, ev Event, ch Change, now time.Time) (Entry, error) {
-	var got Entry
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		cur, err := getOne(ctx, tx, `WHERE idempotency_key = ?`, key)
-		if err != nil {
-			return err
-		}
-		got, err = applyTx(ctx, tx, cur, ev, ch, now)
-		return err
-	})
-	return got, err
-}
-
-// applyTx is Apply inside a write transaction that has already read cur.
-func applyTx(ctx context.Context, tx *sql.Tx, cur Entry, ev Event, ch Change, now time.Time) (Entry, error) {
-	e, err := Transition(cur, ev, ch, now)
-	if err != nil {
-		return Entry{}, err
-	}
-	if e.State == StateSending {
-		if err := checkNotInFlight(ctx, tx, cur.RequestHash, cur.IdempotencyKey); err != nil {
-			return Entry{}, err
-		}
-	}
-	if e.OrderID != "" && e.OrderID != cur.OrderID {
-		if err := checkOrderIDFree(ctx, tx, cur, e.OrderID); err != nil {
-			return Entry{}, err
-		}
-	}
-	var order sql.NullString
-	if e.OrderID != "" {
-		order = sql.NullString{String: e.OrderID, Valid: true}
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE entries
-		SET state = ?, order_id = ?, error_code = ?, error_message = ?, decided_by = ?, updated_at = ?
-		WHERE idempotency_key = ? AND state = ?`,
-		string(e.State), order, e.ErrorCode, e.ErrorMessage, e.DecidedBy, formatTime(now), cur.IdempotencyKey, string(cur.State))
-	if err != nil {
-		return Entry{}, fmt.Errorf("state: %s %q: %w", ev, cur.IdempotencyKey, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return Entry{}, fmt.Errorf("%w: %q changed state while %s was applied", ErrInvalidTransition, cur.IdempotencyKey, ev)
-	}
-	return getOne(ctx, tx, `WHERE idempotency_key = ?`, cur.IdempotencyKey)
-}
-
-// checkNotInFlight refuses a send while another entry with the same request
-// fingerprint is sending or unknown: one request is one order, whatever the
-// key.
-func checkNotInFlight(ctx context.Context, tx *sql.Tx, hash, key string) error {
-	es, err := getMany(ctx, tx, `WHERE request_hash = ? AND state IN ('sending', 'unknown') AND idempotency_key <> ?
-		ORDER BY id LIMIT 1`, hash, key)
-	if err != nil {
-		return err
-	}
-	if len(es) > 0 {
-		return &InFlightError{Entry: es[0]}
-	}
-	return nil
-}
-
 // AsOf returns the entry as it stands at now: a pending approval whose
 // expiry has passed reads as StateExpired even before Expire has written
 // it, so no reader ever treats a lapsed approval as open.
@@ -205,3 +136,59 @@ func (e Entry) AsOf(now time.Time) Entry {
 	}
 	return e
 }
+
+// transition returns cur as event ev leaves it, with ch recorded and
+// UpdatedAt set to now, or ErrInvalidTransition when the transition table
+// does not allow ev in cur's state or the result would be an entry the
+// ledger must not hold. It only computes: the caller writes the result with
+// one conditional update on cur.State and, when the result is StateSending,
+// first checks that the same request is not in flight under another key.
+func transition(cur Entry, ev Event, ch Change, now time.Time) (Entry, error) {
+	next, ok := Next(cur.State, ev)
+	if !ok {
+		return Entry{}, fmt.Errorf("%w: %q is %s, which does not allow %s", ErrInvalidTransition, cur.IdempotencyKey, cur.State, ev)
+	}
+	if next == StateRaised && ch.OrderID == "" && cur.OrderID == "" {
+		return Entry{}, fmt.Errorf("%w: %q cannot be %s without an order id", ErrInvalidTransition, cur.IdempotencyKey, next)
+	}
+	if next == StatePendingApproval && cur.ApprovalID == "" {
+		return Entry{}, fmt.Errorf("%w: %q was never staged for approval", ErrInvalidTransition, cur.IdempotencyKey)
+	}
+	e := cur
+	e.State, e.UpdatedAt = next, now
+	if next == StateRetryable || next == StatePendingApproval || next == StateSending {
+		// A fresh attempt carries no verdict of an earlier one.
+		e.OrderID, e.ErrorCode, e.ErrorMessage = "", "", ""
+	}
+	if ev == EventUnclaim {
+		e.DecidedBy = ""
+	}
+	if ch.OrderID != "" {
+		e.OrderID = ch.OrderID
+	}
+	if ch.ErrorCode != "" || ch.ErrorMessage != "" {
+		e.ErrorCode, e.ErrorMessage = ch.ErrorCode, ch.ErrorMessage
+	}
+	if ch.DecidedBy != "" {
+		e.DecidedBy = ch.DecidedBy
+	}
+	return e, nil
+}
+
+// checkDecidable reports ErrNotPending unless the entry staged under
+// approvalID is still pending and unexpired at now.
+func checkDecidable(cur Entry, approvalID string, now time.Time) error {
+	if cur.State != StatePendingApproval {
+		return fmt.Errorf("%w: approval %s is %s", ErrNotPending, approvalID, cur.State)
+	}
+	if !now.Before(cur.ApprovalExpiresAt) {
+		return fmt.Errorf("%w: approval %s expired at %s", ErrNotPending, approvalID, formatTime(cur.ApprovalExpiresAt))
+	}
+	return nil
+}
+
+// timeLayout is how a time appears in the ledger's messages: RFC 3339 in
+// UTC with a fixed nine-digit fraction, as the SQLite backend stores it.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }

@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
@@ -101,40 +100,4 @@ func (t tracedLedger) Expire(ctx context.Context, now time.Time) (int, error) {
 	n, err := t.Ledger.Expire(ctx, now)
 	end(Entry{}, err)
 	return n, err
-}
-
-// countSQL is CountEntries' one query, a scan of a small table grouped by
-// state; the placeholders are now, twice.
-const countSQL = `SELECT state, COUNT(*),
-	SUM(CASE WHEN state = 'pending_approval' AND approval_expires_at <= %[1]s THEN 1 ELSE 0 END),
-	MIN(CASE WHEN state = 'pending_approval' AND approval_expires_at > %[2]s THEN approval_expires_at END)
-	FROM entries GROUP BY state`
-
-// CountSQL is countSQL with the backend's two placeholders.
-func CountSQL(p1, p2 string) string { return fmt.Sprintf(countSQL, p1, p2) }
-
-// CountEntries implements Counter.
-func (db *DB) CountEntries(ctx context.Context, now time.Time) (LedgerCounts, error) {
-	out := LedgerCounts{ByState: map[EntryState]int64{}}
-	rows, err := db.sql.QueryContext(ctx, CountSQL("?", "?"), formatTime(now), formatTime(now))
-	if err != nil {
-		return out, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var st string
-		var n, lapsed int64
-		var next *string
-		if err := rows.Scan(&st, &n, &lapsed, &next); err != nil {
-			return out, err
-		}
-		out.ByState[EntryState(st)] = n
-		out.PendingLapsed += lapsed
-		if next != nil {
-			if t, err := parseTime(*next); err == nil && (out.NextExpiry.IsZero() || t.Before(out.NextExpiry)) {
-				out.NextExpiry = t
-			}
-		}
-	}
-	return out, rows.Err()
 }

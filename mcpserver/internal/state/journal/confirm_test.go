@@ -14,6 +14,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 // storeLink is a StoreLink as a Confirmer: it holds orders by id, answers
@@ -143,7 +144,7 @@ func TestAcceptedLineIsRecordedOnlyWhenStoreLinkConfirmsIt(t *testing.T) {
 // StoreLink (an admin command) records none of the accepted lines it did
 // not write, and its own lines as before.
 func TestWithoutConfirmerForeignAcceptedLinesWait(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestWithoutConfirmerForeignAcceptedLinesWait(t *testing.T) {
 // StoreLink is down, so a crashed server's accepted line waits; the
 // background drain records it once StoreLink confirms it.
 func TestRecorderDrainsUnconfirmedLinesOnceStoreLinkAnswers(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestOpenHoldsTheFileToItsRules(t *testing.T) {
 // path is replaced by a symbolic link (to a file of the attacker's choice)
 // is neither appended through the link nor replayed from it.
 func TestALinkPutInTheJournalsPlaceIsNotFollowed(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

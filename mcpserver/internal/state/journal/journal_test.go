@@ -15,6 +15,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/state/postgres"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/korral/storelink/mcpserver/internal/state/statetest"
 )
 
@@ -24,7 +25,7 @@ var base = time.Date(2026, 11, 27, 14, 30, 0, 0, time.UTC)
 // the journal only speaks to state.Ledger, and both must take its lines.
 func backends(t *testing.T, fn func(t *testing.T, db state.Store)) {
 	t.Run("sqlite", func(t *testing.T) {
-		db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestOldAttemptNeverSettlesANewerSend(t *testing.T) {
 // mistake, the journal refuses rather than appending to it.
 func TestOpenRefusesAFileThatIsNotAJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	db, err := state.Open(path)
+	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestOpenRefusesAFileThatIsNotAJournal(t *testing.T) {
 // a line; the next append starts on a line of its own, the replay records
 // it, and reports the torn one instead of dropping it silently.
 func TestTornLineIsKeptAndDoesNotSwallowTheNext(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestTornLineIsKeptAndDoesNotSwallowTheNext(t *testing.T) {
 // processes on one machine hold it) append while each replays and compacts;
 // no line is lost, whichever file a compaction replaced.
 func TestTwoProcessesShareOneJournal(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +450,7 @@ func TestRecorderKeepsWhatItCannotRecordAndDrains(t *testing.T) {
 // TestRecorderWithoutJournalStillRetries: with no journal the outcome is
 // retried all the same, and the result says it is kept nowhere.
 func TestRecorderWithoutJournalStillRetries(t *testing.T) {
-	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

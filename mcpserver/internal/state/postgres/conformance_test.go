@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 }
 
 // BenchmarkStore is statetest.Bench on PostgreSQL, beside the same on
-// SQLite in package state.
+// SQLite in package sqlite.
 func BenchmarkStore(b *testing.B) {
 	statetest.Bench(b, func(b *testing.B) state.Store { return open(b, statetest.PostgresURL(b)) })
 }

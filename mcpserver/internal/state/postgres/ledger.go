@@ -30,97 +30,84 @@ const requestLock = `pg_advisory_xact_lock(hashtextextended('storelink-mcp reque
 // CONFLICT DO NOTHING: of concurrent callers with one key, across any
 // number of processes, exactly one inserts and the others read its row.
 func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, error) {
-	if err := state.CheckNew(e); err != nil {
+	e, err := state.NewEntry(e)
+	if err != nil {
 		return state.Entry{}, false, err
 	}
-	if e.RequestHash == "" {
-		e.RequestHash = state.RequestHash(e.StoreID, e.SKU, e.QuantityUnits, e.Reason)
-	}
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = time.Now()
-	}
-	var approvalID *string
-	var expires *time.Time
-	if e.State == state.StatePendingApproval {
-		x := ts(e.ApprovalExpiresAt)
-		approvalID, expires = &e.ApprovalID, &x
-	}
-	created := ts(e.CreatedAt)
-
 	var got state.Entry
 	var taken bool
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		got, taken = state.Entry{}, false
-		rows, err := tx.Query(ctx, `INSERT INTO entries (`+entryColumns+`)
-			SELECT $1, $2, $3, $4, $5, $6, $7, NULL, '', '', $8, $9, $10, '', $11, $11, $12
-			FROM `+fmt.Sprintf(requestLock, "$6::text")+`
-			ON CONFLICT (idempotency_key) DO NOTHING
-			RETURNING `+entryColumns,
-			e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits, e.Reason, e.RequestHash, string(e.State),
-			approvalID, expires, e.RequestedBy, created, e.UpstreamID)
-		if err != nil {
-			return err
-		}
-		inserted, err := collect(rows)
-		if err != nil {
-			return err
-		}
-		if len(inserted) == 1 {
-			if e.State == state.StateSending {
-				// Refusing rolls the insert back: the key stays free.
-				if err := checkNotInFlight(ctx, tx, e.RequestHash, e.IdempotencyKey); err != nil {
-					return err
-				}
-			}
-			got, taken = inserted[0], true
-			return nil
-		}
-		cur, err := getOne(ctx, tx, `WHERE idempotency_key = $1 FOR UPDATE`, e.IdempotencyKey)
-		if err != nil {
-			return err
-		}
-		if cur.State != state.StateRetryable || cur.RequestHash != e.RequestHash {
-			got = cur
-			return nil
-		}
-		// The same request again after StoreLink did not take it: the entry
-		// is taken over by one conditional update (EventRetry or
-		// EventRestage of the transition table).
-		ev := state.EventRetry
-		if e.State == state.StatePendingApproval {
-			ev = state.EventRestage
-		}
-		if next, ok := state.Next(cur.State, ev); !ok || next != e.State {
-			return fmt.Errorf("%w: %q is %s", state.ErrInvalidTransition, e.IdempotencyKey, cur.State)
-		}
-		if e.State == state.StateSending {
-			if err := checkNotInFlight(ctx, tx, e.RequestHash, e.IdempotencyKey); err != nil {
-				return err
-			}
-		}
-		rows, err = tx.Query(ctx, `UPDATE entries
-			SET state = $1, order_id = NULL, error_code = '', error_message = '', approval_id = $2, approval_expires_at = $3,
-				requested_by = $4, decided_by = '', upstream_id = $5, updated_at = $6
-			WHERE idempotency_key = $7 AND state = $8
-			RETURNING `+entryColumns,
-			string(e.State), approvalID, expires, e.RequestedBy, e.UpstreamID, created, e.IdempotencyKey, string(cur.State))
-		if err != nil {
-			return err
-		}
-		updated, err := collect(rows)
-		if err != nil {
-			return err
-		}
-		if len(updated) != 1 {
-			return fmt.Errorf("%w: %q changed state while it was reserved again", state.ErrInvalidTransition, e.IdempotencyKey)
-		}
-		got, taken = updated[0], true
-		return nil
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		got, taken, err = state.ReserveTx(ctx, ledgerTx{tx}, e)
+		return err
 	})
 	if err != nil {
 		return state.Entry{}, false, db.wrap("reserve "+e.IdempotencyKey, err)
 	}
 	return got, taken, nil
+}
+
+// ledgerTx is a transaction as the ledger's shared algorithms use it
+// (state.LedgerTx). Where SQLite serialises every writer of its file, it
+// takes row locks and the advisory locks requestLock and orderLock.
+type ledgerTx struct{ tx pgx.Tx }
+
+// approval is the approval id and expiry a new entry stores: NULL unless it
+// is staged for approval.
+func approval(e state.Entry) (*string, *time.Time) {
+	if e.State != state.StatePendingApproval {
+		return nil, nil
+	}
+	x := ts(e.ApprovalExpiresAt)
+	return &e.ApprovalID, &x
+}
+
+// Insert implements state.LedgerTx: the request lock is taken inside the
+// INSERT, and an entry already under the key is read with its row lock.
+func (t ledgerTx) Insert(ctx context.Context, e state.Entry) (state.Entry, bool, error) {
+	approvalID, expires := approval(e)
+	rows, err := t.tx.Query(ctx, `INSERT INTO entries (`+entryColumns+`)
+			SELECT $1, $2, $3, $4, $5, $6, $7, NULL, '', '', $8, $9, $10, '', $11, $11, $12
+			FROM `+fmt.Sprintf(requestLock, "$6::text")+`
+			ON CONFLICT (idempotency_key) DO NOTHING
+			RETURNING `+entryColumns,
+		e.IdempotencyKey, e.StoreID, e.SKU, e.QuantityUnits, e.Reason, e.RequestHash, string(e.State),
+		approvalID, expires, e.RequestedBy, ts(e.CreatedAt), e.UpstreamID)
+	if err != nil {
+		return state.Entry{}, false, err
+	}
+	inserted, err := collect(rows)
+	if err != nil {
+		return state.Entry{}, false, err
+	}
+	if len(inserted) == 1 {
+		return inserted[0], true, nil
+	}
+	cur, err := getOne(ctx, t.tx, `WHERE idempotency_key = $1 FOR UPDATE`, e.IdempotencyKey)
+	return cur, false, err
+}
+
+// Retake implements state.LedgerTx.
+func (t ledgerTx) Retake(ctx context.Context, e, cur state.Entry) (state.Entry, bool, error) {
+	approvalID, expires := approval(e)
+	rows, err := t.tx.Query(ctx, `UPDATE entries
+			SET state = $1, order_id = NULL, error_code = '', error_message = '', approval_id = $2, approval_expires_at = $3,
+				requested_by = $4, decided_by = '', upstream_id = $5, updated_at = $6
+			WHERE idempotency_key = $7 AND state = $8
+			RETURNING `+entryColumns,
+		string(e.State), approvalID, expires, e.RequestedBy, e.UpstreamID, ts(e.CreatedAt), e.IdempotencyKey, string(cur.State))
+	if err != nil {
+		return state.Entry{}, false, err
+	}
+	return one(collect(rows))
+}
+
+// one is the single entry of es, and false unless there is exactly one.
+func one(es []state.Entry, err error) (state.Entry, bool, error) {
+	if err != nil || len(es) != 1 {
+		return state.Entry{}, false, err
+	}
+	return es[0], true, nil
 }
 
 // wrap passes the ledger's own errors (not found, invalid transition, in
@@ -135,18 +122,15 @@ func (db *DB) wrap(op string, err error) error {
 	return db.fail(op, err)
 }
 
-// checkNotInFlight refuses a send while another entry with the same request
-// fingerprint is sending or unknown. The caller holds the request lock (requestLock).
-func checkNotInFlight(ctx context.Context, tx pgx.Tx, hash, key string) error {
-	es, err := getMany(ctx, tx, `WHERE request_hash = $1 AND state IN ('sending', 'unknown') AND idempotency_key <> $2
+// InFlight implements state.LedgerTx. The caller holds the request lock
+// (requestLock).
+func (t ledgerTx) InFlight(ctx context.Context, hash, key string) (state.Entry, bool, error) {
+	es, err := getMany(ctx, t.tx, `WHERE request_hash = $1 AND state IN ('sending', 'unknown') AND idempotency_key <> $2
 		ORDER BY id LIMIT 1`, hash, key)
-	if err != nil {
-		return err
+	if err != nil || len(es) == 0 {
+		return state.Entry{}, false, err
 	}
-	if len(es) > 0 {
-		return &state.InFlightError{Entry: es[0]}
-	}
-	return nil
+	return es[0], true, nil
 }
 
 // The order lock serialises, across every process, the transactions that
@@ -157,22 +141,19 @@ func checkNotInFlight(ctx context.Context, tx pgx.Tx, hash, key string) error {
 // no cycle.
 const orderLock = `SELECT pg_advisory_xact_lock(hashtextextended('storelink-mcp order ' || $1::text, 0))`
 
-// checkOrderIDFree refuses to record orderID for cur while another entry of
-// the same StoreLink holds it (the condition of the SQLite store; an entry
-// with no recorded StoreLink matches any).
-func checkOrderIDFree(ctx context.Context, tx pgx.Tx, cur state.Entry, orderID string) error {
-	if _, err := tx.Exec(ctx, orderLock, orderID); err != nil {
-		return err
+// OrderIDHolder implements state.LedgerTx, under the order lock: the
+// condition of the SQLite store; an entry with no recorded StoreLink
+// matches any.
+func (t ledgerTx) OrderIDHolder(ctx context.Context, cur state.Entry, orderID string) (state.Entry, bool, error) {
+	if _, err := t.tx.Exec(ctx, orderLock, orderID); err != nil {
+		return state.Entry{}, false, err
 	}
-	es, err := getMany(ctx, tx, `WHERE order_id = $1 AND idempotency_key <> $2 AND (upstream_id = $3 OR upstream_id = '' OR $3 = '')
+	es, err := getMany(ctx, t.tx, `WHERE order_id = $1 AND idempotency_key <> $2 AND (upstream_id = $3 OR upstream_id = '' OR $3 = '')
 		ORDER BY id LIMIT 1`, orderID, cur.IdempotencyKey, cur.UpstreamID)
-	if err != nil {
-		return err
+	if err != nil || len(es) == 0 {
+		return state.Entry{}, false, err
 	}
-	if len(es) > 0 {
-		return &state.OrderIDTakenError{OrderID: orderID, Entry: es[0]}
-	}
-	return nil
+	return es[0], true, nil
 }
 
 // Finish implements state.Ledger.
@@ -187,7 +168,7 @@ func (db *DB) Finish(ctx context.Context, key string, st state.EntryState, order
 // Apply implements state.Ledger.
 func (db *DB) Apply(ctx context.Context, key string, ev state.Event, ch state.Change, now time.Time) (state.Entry, error) {
 	return db.locked(ctx, "apply "+string(ev)+" to "+key, `idempotency_key`, key, func(tx pgx.Tx, cur state.Entry) (state.Entry, error) {
-		return applyTx(ctx, tx, cur, ev, ch, now)
+		return state.ApplyTx(ctx, ledgerTx{tx}, cur, ev, ch, ts(now))
 	})
 }
 
@@ -211,43 +192,21 @@ func (db *DB) locked(ctx context.Context, op, col, val string, fn func(tx pgx.Tx
 	return got, nil
 }
 
-// applyTx writes the transition state.Transition computes as one
-// conditional update on the state read.
-func applyTx(ctx context.Context, tx pgx.Tx, cur state.Entry, ev state.Event, ch state.Change, now time.Time) (state.Entry, error) {
-	e, err := state.Transition(cur, ev, ch, ts(now))
-	if err != nil {
-		return state.Entry{}, err
-	}
-	if e.State == state.StateSending {
-		if err := checkNotInFlight(ctx, tx, cur.RequestHash, cur.IdempotencyKey); err != nil {
-			return state.Entry{}, err
-		}
-	}
-	if e.OrderID != "" && e.OrderID != cur.OrderID {
-		if err := checkOrderIDFree(ctx, tx, cur, e.OrderID); err != nil {
-			return state.Entry{}, err
-		}
-	}
+// Update implements state.LedgerTx.
+func (t ledgerTx) Update(ctx context.Context, cur, e state.Entry, _ state.Event) (state.Entry, bool, error) {
 	var order *string
 	if e.OrderID != "" {
 		order = &e.OrderID
 	}
-	rows, err := tx.Query(ctx, `UPDATE entries
+	rows, err := t.tx.Query(ctx, `UPDATE entries
 		SET state = $1, order_id = $2, error_code = $3, error_message = $4, decided_by = $5, updated_at = $6
 		WHERE idempotency_key = $7 AND state = $8
 		RETURNING `+entryColumns,
 		string(e.State), order, e.ErrorCode, e.ErrorMessage, e.DecidedBy, e.UpdatedAt, cur.IdempotencyKey, string(cur.State))
 	if err != nil {
-		return state.Entry{}, err
+		return state.Entry{}, false, err
 	}
-	got, err := collect(rows)
-	if err != nil {
-		return state.Entry{}, err
-	}
-	if len(got) != 1 {
-		return state.Entry{}, fmt.Errorf("%w: %q changed state while %s was applied", state.ErrInvalidTransition, cur.IdempotencyKey, ev)
-	}
-	return got[0], nil
+	return one(collect(rows))
 }
 
 // Get implements state.Ledger.
@@ -318,10 +277,7 @@ func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state
 		return state.Entry{}, fmt.Errorf("%w: empty approval id", state.ErrNotFound)
 	}
 	return db.locked(ctx, string(ev)+" approval "+approvalID, `approval_id`, approvalID, func(tx pgx.Tx, cur state.Entry) (state.Entry, error) {
-		if err := state.CheckDecidable(cur, approvalID, ts(now)); err != nil {
-			return state.Entry{}, err
-		}
-		return applyTx(ctx, tx, cur, ev, state.Change{DecidedBy: decidedBy}, now)
+		return state.DecideTx(ctx, ledgerTx{tx}, cur, approvalID, decidedBy, ev, ts(now))
 	})
 }
 
@@ -334,10 +290,8 @@ func (db *DB) Expire(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return err
 		}
-		for _, e := range due {
-			if _, err := applyTx(ctx, tx, e, state.EventExpire, state.Change{}, now); err != nil {
-				return fmt.Errorf("expire approvals: %w", err)
-			}
+		if err := state.ExpireTx(ctx, ledgerTx{tx}, due, ts(now)); err != nil {
+			return fmt.Errorf("expire approvals: %w", err)
 		}
 		n = len(due)
 		return nil
@@ -414,10 +368,17 @@ func collect(rows pgx.Rows) ([]state.Entry, error) {
 	})
 }
 
+// countSQL is CountEntries' one query, a scan of a small table grouped by
+// state; the parameter is now.
+const countSQL = `SELECT state, COUNT(*),
+	SUM(CASE WHEN state = 'pending_approval' AND approval_expires_at <= $1 THEN 1 ELSE 0 END),
+	MIN(CASE WHEN state = 'pending_approval' AND approval_expires_at > $1 THEN approval_expires_at END)
+	FROM entries GROUP BY state`
+
 // CountEntries implements state.Counter, in one grouped scan.
 func (db *DB) CountEntries(ctx context.Context, now time.Time) (state.LedgerCounts, error) {
 	out := state.LedgerCounts{ByState: map[state.EntryState]int64{}}
-	rows, err := db.pool.Query(ctx, state.CountSQL("$1", "$1"), ts(now))
+	rows, err := db.pool.Query(ctx, countSQL, ts(now))
 	if err != nil {
 		return out, db.fail("count entries", err)
 	}

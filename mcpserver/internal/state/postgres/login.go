@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -34,53 +33,15 @@ func lockLoginKey(ctx context.Context, tx pgx.Tx, key string, now time.Time) err
 // same keys in between. Expired rows are swept on the way, skipping rows
 // another transaction holds.
 func (db *DB) AdmitLogin(ctx context.Context, r state.LoginRequest) (state.LoginAdmission, error) {
-	if err := state.CheckLoginRequest(r); err != nil {
+	slot, err := state.NewLoginSlot(r)
+	if err != nil {
 		return state.LoginAdmission{}, err
 	}
-	slot := state.LoginSlot{NameKey: state.LoginNameKey(r.Name), AddrKey: state.LoginAddrKey(r.Addr), Window: r.Window}
-	keys := []string{slot.NameKey, slot.AddrKey}
-	slices.Sort(keys)
-	now := ts(r.Now)
 	var out state.LoginAdmission
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		for _, k := range keys {
-			if err := lockLoginKey(ctx, tx, k, now); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM login_attempts WHERE id IN (
-			SELECT id FROM login_attempts WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`, now, sweepBatch); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM login_keys WHERE key IN (
-			SELECT key FROM login_keys WHERE last_used < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`, ts(r.Now.Add(-r.Window-r.Hold)), sweepBatch); err != nil {
-			return err
-		}
-		var retry time.Time
-		for _, q := range []struct{ col, key string }{{"name_key", slot.NameKey}, {"addr_key", slot.AddrKey}} {
-			rows, err := tx.Query(ctx, `SELECT expires_at FROM login_attempts WHERE `+q.col+` = $1 AND expires_at > $2 ORDER BY expires_at`, q.key, now)
-			if err != nil {
-				return err
-			}
-			exp, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (time.Time, error) {
-				var t time.Time
-				err := row.Scan(&t)
-				return t.UTC(), err
-			})
-			if err != nil {
-				return err
-			}
-			if t := state.LoginRetryAt(exp, r.Limit); t.After(retry) {
-				retry = t
-			}
-		}
-		if !retry.IsZero() {
-			out = state.LoginAdmission{RetryAt: retry}
-			return nil
-		}
-		out = state.LoginAdmission{Admitted: true, Slot: slot}
-		return tx.QueryRow(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES ($1, $2, false, $3) RETURNING id`,
-			slot.NameKey, slot.AddrKey, ts(r.Now.Add(r.Hold))).Scan(&out.Slot.ID)
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		out, err = state.AdmitLoginTx(ctx, loginTx{tx}, r, slot)
+		return err
 	})
 	if err != nil {
 		return state.LoginAdmission{}, db.fail("admit login", err)
@@ -91,33 +52,92 @@ func (db *DB) AdmitLogin(ctx context.Context, r state.LoginRequest) (state.Login
 // SettleLogin implements state.LoginAttempts.
 func (db *DB) SettleLogin(ctx context.Context, slot state.LoginSlot, outcome state.LoginOutcome, now time.Time) error {
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		switch outcome {
-		case state.LoginFailed:
-			until := ts(now.Add(slot.Window))
-			tag, err := tx.Exec(ctx, `UPDATE login_attempts SET failed = true, expires_at = $1 WHERE id = $2 AND name_key = $3 AND NOT failed`, until, slot.ID, slot.NameKey)
-			if err != nil || tag.RowsAffected() == 1 {
-				return err
-			}
-			// The slot lapsed and was swept while the check ran: the
-			// failure counts all the same.
-			_, err = tx.Exec(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES ($1, $2, true, $3)`, slot.NameKey, slot.AddrKey, until)
-			return err
-		case state.LoginSucceeded:
-			// Under the name's lock, so two successes of one name do not
-			// delete each other's rows in opposite orders.
-			if err := lockLoginKey(ctx, tx, slot.NameKey, now); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `DELETE FROM login_attempts WHERE id = $1 OR (name_key = $2 AND failed)`, slot.ID, slot.NameKey)
-			return err
-		case state.LoginAborted:
-			_, err := tx.Exec(ctx, `DELETE FROM login_attempts WHERE id = $1 AND name_key = $2 AND NOT failed`, slot.ID, slot.NameKey)
-			return err
-		}
-		return fmt.Errorf("unknown outcome %d", outcome)
+		return state.SettleLoginTx(ctx, loginTx{tx}, slot, outcome, now)
 	})
 	if err != nil {
 		return db.fail("settle login", err)
 	}
 	return nil
+}
+
+// loginTx is a transaction as the login limit's shared algorithms use it
+// (state.LoginTx), serialised per key by the rows of login_keys.
+type loginTx struct{ tx pgx.Tx }
+
+// Sweep implements state.LoginTx: the two keys' rows are locked, then
+// expired attempts and long-unused keys are swept in batches.
+func (t loginTx) Sweep(ctx context.Context, r state.LoginRequest, slot state.LoginSlot) error {
+	keys := []string{slot.NameKey, slot.AddrKey}
+	slices.Sort(keys)
+	now := ts(r.Now)
+	for _, k := range keys {
+		if err := lockLoginKey(ctx, t.tx, k, now); err != nil {
+			return err
+		}
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM login_attempts WHERE id IN (
+			SELECT id FROM login_attempts WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`, now, sweepBatch); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `DELETE FROM login_keys WHERE key IN (
+			SELECT key FROM login_keys WHERE last_used < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`, ts(r.Now.Add(-r.Window-r.Hold)), sweepBatch)
+	return err
+}
+
+// Expiries implements state.LoginTx. The sweep is batched, so rows that ran
+// out may remain; they are not counted.
+func (t loginTx) Expiries(ctx context.Context, byName bool, key string, now time.Time) ([]time.Time, error) {
+	col := "addr_key"
+	if byName {
+		col = "name_key"
+	}
+	rows, err := t.tx.Query(ctx, `SELECT expires_at FROM login_attempts WHERE `+col+` = $1 AND expires_at > $2 ORDER BY expires_at`, key, ts(now))
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (time.Time, error) {
+		var t time.Time
+		err := row.Scan(&t)
+		return t.UTC(), err
+	})
+}
+
+// Admit implements state.LoginTx.
+func (t loginTx) Admit(ctx context.Context, slot state.LoginSlot, expires time.Time) (int64, error) {
+	var id int64
+	err := t.tx.QueryRow(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES ($1, $2, false, $3) RETURNING id`,
+		slot.NameKey, slot.AddrKey, ts(expires)).Scan(&id)
+	return id, err
+}
+
+// Fail implements state.LoginTx.
+func (t loginTx) Fail(ctx context.Context, slot state.LoginSlot, until time.Time) (bool, error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE login_attempts SET failed = true, expires_at = $1 WHERE id = $2 AND name_key = $3 AND NOT failed`, ts(until), slot.ID, slot.NameKey)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// AddFailure implements state.LoginTx.
+func (t loginTx) AddFailure(ctx context.Context, slot state.LoginSlot, until time.Time) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO login_attempts (name_key, addr_key, failed, expires_at) VALUES ($1, $2, true, $3)`, slot.NameKey, slot.AddrKey, ts(until))
+	return err
+}
+
+// Succeed implements state.LoginTx, under the name's lock, so two
+// successes of one name do not delete each other's rows in opposite
+// orders.
+func (t loginTx) Succeed(ctx context.Context, slot state.LoginSlot, now time.Time) error {
+	if err := lockLoginKey(ctx, t.tx, slot.NameKey, now); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `DELETE FROM login_attempts WHERE id = $1 OR (name_key = $2 AND failed)`, slot.ID, slot.NameKey)
+	return err
+}
+
+// Abort implements state.LoginTx.
+func (t loginTx) Abort(ctx context.Context, slot state.LoginSlot) error {
+	_, err := t.tx.Exec(ctx, `DELETE FROM login_attempts WHERE id = $1 AND name_key = $2 AND NOT failed`, slot.ID, slot.NameKey)
+	return err
 }

@@ -10,6 +10,11 @@
 // with its file lock, this store takes a transaction-scoped advisory lock
 // per request fingerprint, so that two replicas cannot both send the same
 // request under different keys.
+//
+// It is the peer of package sqlite: the ledger's and the login limit's
+// algorithms are package state's (state.ReserveTx, state.AdmitLoginTx, …),
+// run over this package's statements and locks, and the schema is the
+// numbered files of migrations/, applied by package migrate.
 package postgres
 
 import (
@@ -18,10 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/migrate"
 )
 
 var _ state.Store = (*DB)(nil)
@@ -164,91 +167,56 @@ func unavailable(err error) bool {
 		strings.Contains(err.Error(), "conn closed")
 }
 
-// migration is one numbered file of migrations/.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order, refusing a gap or a
-// duplicate number, which would make two databases differ by the order
-// they were migrated in.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, n := range names {
-		base := strings.TrimPrefix(n, "migrations/")
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive number and an underscore", base)
-		}
-		b, err := migrationFiles.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected number %d; the numbers must run 1, 2, 3… without gaps", m.name, i+1)
-		}
-	}
-	return out, nil
+// book is how this store keeps its schema version: one row per applied
+// migration in schema_migrations, written under an advisory lock scoped to
+// the current schema, so replicas starting together migrate once and the
+// others wait and find the work done.
+var book = migrate.Book{
+	Lock: `SELECT pg_advisory_xact_lock(hashtextextended('storelink-mcp migrate ' || current_schema(), 0))`,
+	Create: `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+	Version: `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`,
+	Record: func(ctx context.Context, tx migrate.Tx, m migrate.Migration) error {
+		return tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
+	},
+	Failed: func(m migrate.Migration, err error) error {
+		return fmt.Errorf("apply migration %s: %w", m.Name, err)
+	},
 }
 
 // Migrated is what Migrate did.
-type Migrated struct {
-	// From and To are the schema versions before and after.
-	From, To int
-	// Applied names the migration files applied, in order.
-	Applied []string
-}
+type Migrated = migrate.Result
 
 // Migrate applies the embedded migrations the database lacks, all in one
 // transaction under an advisory lock scoped to the current schema, so
 // replicas starting together migrate once and the others wait and find the
 // work done. A database newer than this program is refused untouched.
 func (db *DB) Migrate(ctx context.Context) (Migrated, error) {
-	ms, err := migrations()
+	ms, err := migrate.Load(migrationFiles, "migrations")
 	if err != nil {
 		return Migrated{}, err
 	}
 	var res Migrated
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('storelink-mcp migrate ' || current_schema(), 0))`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&res.From); err != nil {
-			return err
-		}
-		res.To = res.From
-		if res.From > len(ms) {
-			return fmt.Errorf("schema version %d is newer than this program understands (%d); refusing to touch it", res.From, len(ms))
-		}
-		for _, m := range ms[res.From:] {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("apply migration %s: %w", m.name, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-				return err
-			}
-			res.To = m.version
-			res.Applied = append(res.Applied, m.name)
-		}
-		return nil
+		res, err = migrate.Run(ctx, migrateTx{tx}, ms, book)
+		return err
 	})
 	if err != nil {
 		return Migrated{}, db.fail("migrate", err)
 	}
 	return res, nil
+}
+
+// migrateTx is a transaction as package migrate uses it.
+type migrateTx struct{ tx pgx.Tx }
+
+func (t migrateTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.tx.Exec(ctx, query, args...)
+	return err
+}
+
+func (t migrateTx) QueryInt(ctx context.Context, query string) (int, error) {
+	var n int
+	err := t.tx.QueryRow(ctx, query).Scan(&n)
+	return n, err
 }

@@ -1,6 +1,8 @@
-package state
+package sqlite
 
 import (
+	"github.com/korral/storelink/mcpserver/internal/state"
+
 	"context"
 	"errors"
 	"fmt"
@@ -77,11 +79,11 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 					defer returned.Done()
 					for i := range tc.perCaller {
 						id := fmt.Sprintf("c-%d-%d", c, i)
-						if err := db.RecordAudit(ctx, AuditRecord{CallID: id, Tool: "t", Outcome: OutcomeOK}); err != nil {
+						if err := db.RecordAudit(ctx, state.AuditRecord{CallID: id, Tool: "t", Outcome: state.OutcomeOK}); err != nil {
 							errs[c] = err
 							return
 						}
-						got, err := other.QueryAudit(ctx, AuditFilter{CallID: id})
+						got, err := other.QueryAudit(ctx, state.AuditFilter{CallID: id})
 						if err != nil || len(got) != 1 {
 							errs[c] = fmt.Errorf("after RecordAudit(%s) returned, the committed trail holds %d such rows (%v)", id, len(got), err)
 							return
@@ -91,14 +93,14 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 			}
 			if tc.hold {
 				waitPending(db, tc.callers)
-				if rows, err := other.QueryAudit(ctx, AuditFilter{}); err != nil || len(rows) != 0 {
+				if rows, err := other.QueryAudit(ctx, state.AuditFilter{}); err != nil || len(rows) != 0 {
 					t.Fatalf("rows before the lock was released: %d (%v)", len(rows), err)
 				}
 				release()
 			}
 			returned.Wait()
 
-			rows, err := other.QueryAudit(ctx, AuditFilter{})
+			rows, err := other.QueryAudit(ctx, state.AuditFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,10 +146,14 @@ func TestRecordAuditCancelledWhileQueued(t *testing.T) {
 	release := holdWriteLock(t, db)
 	cctx, cancel := context.WithCancel(ctx)
 	gaveUp := make(chan error, 1)
-	go func() { gaveUp <- db.RecordAudit(cctx, AuditRecord{CallID: "gave-up", Tool: "t", Outcome: OutcomeOK}) }()
+	go func() {
+		gaveUp <- db.RecordAudit(cctx, state.AuditRecord{CallID: "gave-up", Tool: "t", Outcome: state.OutcomeOK})
+	}()
 	waitPending(db, 1)
 	stayed := make(chan error, 1)
-	go func() { stayed <- db.RecordAudit(ctx, AuditRecord{CallID: "stayed", Tool: "t", Outcome: OutcomeOK}) }()
+	go func() {
+		stayed <- db.RecordAudit(ctx, state.AuditRecord{CallID: "stayed", Tool: "t", Outcome: state.OutcomeOK})
+	}()
 	waitPending(db, 2)
 	cancel()
 	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
@@ -157,7 +163,7 @@ func TestRecordAuditCancelledWhileQueued(t *testing.T) {
 	if err := <-stayed; err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.QueryAudit(ctx, AuditFilter{})
+	rows, err := db.QueryAudit(ctx, state.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-package state_test
+package sqlite_test
 
 import (
 	"path/filepath"
 	"testing"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/korral/storelink/mcpserver/internal/state/statetest"
 )
 
@@ -14,7 +15,7 @@ func TestConformance(t *testing.T) {
 	statetest.Run(t, func(t *testing.T) (state.Store, func() state.Store) {
 		path := filepath.Join(t.TempDir(), "state.db")
 		open := func() state.Store {
-			db, err := state.Open(path)
+			db, err := sqlite.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -29,7 +30,7 @@ func TestConformance(t *testing.T) {
 // on PostgreSQL, so the two read side by side.
 func BenchmarkStore(b *testing.B) {
 	statetest.Bench(b, func(b *testing.B) state.Store {
-		db, err := state.Open(filepath.Join(b.TempDir(), "state.db"))
+		db, err := sqlite.Open(filepath.Join(b.TempDir(), "state.db"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,8 @@
-package state
+package sqlite
 
 import (
+	"github.com/korral/storelink/mcpserver/internal/state"
+
 	"context"
 	"fmt"
 	"path/filepath"
@@ -29,9 +31,9 @@ func BenchmarkRecordAudit(b *testing.B) {
 			var n atomic.Int64
 			record := func() error {
 				i := n.Add(1)
-				r := AuditRecord{
+				r := state.AuditRecord{
 					Time: time.Now(), CallID: fmt.Sprintf("c-%d", i), Client: "bench-agent", Session: "proc-bench",
-					Tool: "korral_check_stock_risk", StoreID: "47", SKU: "8847291", Outcome: OutcomeOK,
+					Tool: "korral_check_stock_risk", StoreID: "47", SKU: "8847291", Outcome: state.OutcomeOK,
 					Summary:    "Checked stock risk of Madeta butter 250g (SKU 8847291) at store 47: on hand 5, stockout before close today: likely, confidence medium.",
 					DurationMS: 1.7,
 				}

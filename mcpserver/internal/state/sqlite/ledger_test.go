@@ -1,6 +1,8 @@
-package state
+package sqlite
 
 import (
+	"github.com/korral/storelink/mcpserver/internal/state"
+
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,28 +14,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func sendingEntry(key string, created time.Time) Entry {
-	return Entry{
+func sendingEntry(key string, created time.Time) state.Entry {
+	return state.Entry{
 		IdempotencyKey: key,
 		StoreID:        "47",
 		SKU:            "8847291",
 		QuantityUnits:  24,
 		Reason:         "gap above threshold (" + key + ")", // one request per key
-		State:          StateSending,
+		State:          state.StateSending,
 		RequestedBy:    "claude/session-1",
 		CreatedAt:      created,
 	}
 }
 
-func pendingEntry(key, approvalID string, created, expires time.Time) Entry {
+func pendingEntry(key, approvalID string, created, expires time.Time) state.Entry {
 	e := sendingEntry(key, created)
-	e.State = StatePendingApproval
+	e.State = state.StatePendingApproval
 	e.ApprovalID = approvalID
 	e.ApprovalExpiresAt = expires
 	return e
 }
 
-func cmpEntry(want, got Entry) string { return cmp.Diff(want, got) }
+func cmpEntry(want, got state.Entry) string { return cmp.Diff(want, got) }
 
 func TestReserveStoresEntry(t *testing.T) {
 	ctx := testCtx(t)
@@ -47,7 +49,7 @@ func TestReserveStoresEntry(t *testing.T) {
 		t.Fatal("first Reserve reported the key as taken")
 	}
 	want := in
-	want.RequestHash = RequestHash("47", "8847291", 24, in.Reason)
+	want.RequestHash = state.RequestHash("47", "8847291", 24, in.Reason)
 	want.UpdatedAt = base
 	if diff := cmpEntry(want, got); diff != "" {
 		t.Errorf("stored entry (-want +got):\n%s", diff)
@@ -83,7 +85,7 @@ func TestReserveTwiceReturnsExisting(t *testing.T) {
 	if diff := cmpEntry(first, got); diff != "" {
 		t.Errorf("second Reserve should return the original (-want +got):\n%s", diff)
 	}
-	if got.RequestHash == RequestHash(second.StoreID, second.SKU, second.QuantityUnits, second.Reason) {
+	if got.RequestHash == state.RequestHash(second.StoreID, second.SKU, second.QuantityUnits, second.Reason) {
 		t.Error("a different request produced the same request hash")
 	}
 }
@@ -105,22 +107,22 @@ func TestReserveRejectsInvalidEntries(t *testing.T) {
 	db := openTemp(t)
 	tests := []struct {
 		name   string
-		mutate func(*Entry)
+		mutate func(*state.Entry)
 	}{
-		{"empty key", func(e *Entry) { e.IdempotencyKey = "" }},
-		{"no store", func(e *Entry) { e.StoreID = "" }},
-		{"no sku", func(e *Entry) { e.SKU = "" }},
-		{"zero quantity", func(e *Entry) { e.QuantityUnits = 0 }},
-		{"negative quantity", func(e *Entry) { e.QuantityUnits = -3 }},
-		{"raised", func(e *Entry) { e.State = StateRaised }},
-		{"empty state", func(e *Entry) { e.State = "" }},
-		{"sending with approval", func(e *Entry) { e.ApprovalID = "ap-1" }},
-		{"pending without approval id", func(e *Entry) {
-			e.State = StatePendingApproval
+		{"empty key", func(e *state.Entry) { e.IdempotencyKey = "" }},
+		{"no store", func(e *state.Entry) { e.StoreID = "" }},
+		{"no sku", func(e *state.Entry) { e.SKU = "" }},
+		{"zero quantity", func(e *state.Entry) { e.QuantityUnits = 0 }},
+		{"negative quantity", func(e *state.Entry) { e.QuantityUnits = -3 }},
+		{"raised", func(e *state.Entry) { e.State = state.StateRaised }},
+		{"empty state", func(e *state.Entry) { e.State = "" }},
+		{"sending with approval", func(e *state.Entry) { e.ApprovalID = "ap-1" }},
+		{"pending without approval id", func(e *state.Entry) {
+			e.State = state.StatePendingApproval
 			e.ApprovalExpiresAt = base.Add(time.Hour)
 		}},
-		{"pending without expiry", func(e *Entry) {
-			e.State = StatePendingApproval
+		{"pending without expiry", func(e *state.Entry) {
+			e.State = state.StatePendingApproval
 			e.ApprovalID = "ap-1"
 		}},
 	}
@@ -158,7 +160,7 @@ func TestReserveRaceAcrossHandles(t *testing.T) {
 	const keys, perHandle = 8, 8
 
 	type result struct {
-		entry   Entry
+		entry   state.Entry
 		created bool
 		who     string
 	}
@@ -214,13 +216,13 @@ func TestFinish(t *testing.T) {
 	later := base.Add(3 * time.Second)
 	tests := []struct {
 		name                string
-		state               EntryState
+		state               state.EntryState
 		orderID, code, msg  string
 		wantOrder, wantCode string
 	}{
-		{name: "raised", state: StateRaised, orderID: "ORD-9", wantOrder: "ORD-9"},
-		{name: "failed", state: StateFailed, code: "UPSTREAM_REJECTED", msg: "supplier blocked", wantCode: "UPSTREAM_REJECTED"},
-		{name: "unknown", state: StateUnknown, code: "WRITE_OUTCOME_UNKNOWN", msg: "timed out", wantCode: "WRITE_OUTCOME_UNKNOWN"},
+		{name: "raised", state: state.StateRaised, orderID: "ORD-9", wantOrder: "ORD-9"},
+		{name: "failed", state: state.StateFailed, code: "UPSTREAM_REJECTED", msg: "supplier blocked", wantCode: "UPSTREAM_REJECTED"},
+		{name: "unknown", state: state.StateUnknown, code: "WRITE_OUTCOME_UNKNOWN", msg: "timed out", wantCode: "WRITE_OUTCOME_UNKNOWN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,7 +243,7 @@ func TestFinish(t *testing.T) {
 			}
 			// A second verdict on the same order is refused: the first one
 			// stands.
-			if _, err := db.Finish(ctx, "k1", StateFailed, "", "X", "again", later); !errors.Is(err, ErrInvalidTransition) {
+			if _, err := db.Finish(ctx, "k1", state.StateFailed, "", "X", "again", later); !errors.Is(err, state.ErrInvalidTransition) {
 				t.Errorf("second Finish: err = %v, want ErrInvalidTransition", err)
 			}
 			read, _, err := db.Get(ctx, "k1")
@@ -266,17 +268,17 @@ func TestFinishRefusals(t *testing.T) {
 	}
 	tests := []struct {
 		name, key string
-		state     EntryState
+		state     state.EntryState
 		orderID   string
 		want      error
 	}{
-		{"to sending", "send", StateSending, "", ErrInvalidTransition},
-		{"to pending", "send", StatePendingApproval, "", ErrInvalidTransition},
-		{"to rejected", "send", StateRejected, "", ErrInvalidTransition},
-		{"to bogus", "send", "bogus", "", ErrInvalidTransition},
-		{"raised without order id", "send", StateRaised, "", ErrInvalidTransition},
-		{"pending entry", "pend", StateRaised, "ORD-1", ErrInvalidTransition},
-		{"unknown key", "nope", StateRaised, "ORD-1", ErrNotFound},
+		{"to sending", "send", state.StateSending, "", state.ErrInvalidTransition},
+		{"to pending", "send", state.StatePendingApproval, "", state.ErrInvalidTransition},
+		{"to rejected", "send", state.StateRejected, "", state.ErrInvalidTransition},
+		{"to bogus", "send", "bogus", "", state.ErrInvalidTransition},
+		{"raised without order id", "send", state.StateRaised, "", state.ErrInvalidTransition},
+		{"pending entry", "pend", state.StateRaised, "ORD-1", state.ErrInvalidTransition},
+		{"unknown key", "nope", state.StateRaised, "ORD-1", state.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -285,7 +287,7 @@ func TestFinishRefusals(t *testing.T) {
 			}
 		})
 	}
-	for key, want := range map[string]EntryState{"send": StateSending, "pend": StatePendingApproval} {
+	for key, want := range map[string]state.EntryState{"send": state.StateSending, "pend": state.StatePendingApproval} {
 		e, _, err := db.Get(ctx, key)
 		if err != nil {
 			t.Fatal(err)
@@ -302,7 +304,7 @@ func TestLookups(t *testing.T) {
 	if _, _, err := db.Reserve(ctx, sendingEntry("k1", base)); err != nil {
 		t.Fatal(err)
 	}
-	raised, err := db.Finish(ctx, "k1", StateRaised, "ORD-1", "", "", base)
+	raised, err := db.Finish(ctx, "k1", state.StateRaised, "ORD-1", "", "", base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,12 +323,12 @@ func TestLookups(t *testing.T) {
 	} else if diff := cmpEntry(staged, got); diff != "" {
 		t.Errorf("ByApprovalID (-want +got):\n%s", diff)
 	}
-	for name, lookup := range map[string]func() (Entry, bool, error){
-		"Get missing":          func() (Entry, bool, error) { return db.Get(ctx, "missing") },
-		"ByOrderID missing":    func() (Entry, bool, error) { return db.ByOrderID(ctx, "ORD-404") },
-		"ByOrderID empty":      func() (Entry, bool, error) { return db.ByOrderID(ctx, "") },
-		"ByApprovalID missing": func() (Entry, bool, error) { return db.ByApprovalID(ctx, "ap-404") },
-		"ByApprovalID empty":   func() (Entry, bool, error) { return db.ByApprovalID(ctx, "") },
+	for name, lookup := range map[string]func() (state.Entry, bool, error){
+		"Get missing":          func() (state.Entry, bool, error) { return db.Get(ctx, "missing") },
+		"ByOrderID missing":    func() (state.Entry, bool, error) { return db.ByOrderID(ctx, "ORD-404") },
+		"ByOrderID empty":      func() (state.Entry, bool, error) { return db.ByOrderID(ctx, "") },
+		"ByApprovalID missing": func() (state.Entry, bool, error) { return db.ByApprovalID(ctx, "ap-404") },
+		"ByApprovalID empty":   func() (state.Entry, bool, error) { return db.ByApprovalID(ctx, "") },
 	} {
 		if got, ok, err := lookup(); err != nil || ok {
 			t.Errorf("%s = %q, %v, %v; want not found, no error", name, got.IdempotencyKey, ok, err)
@@ -374,7 +376,7 @@ func TestRecent(t *testing.T) {
 func TestApprovalLifecycle(t *testing.T) {
 	ctx := testCtx(t)
 	db := openTemp(t)
-	stage := func(key, approval string, created, expires time.Time) Entry {
+	stage := func(key, approval string, created, expires time.Time) state.Entry {
 		t.Helper()
 		e, created2, err := db.Reserve(ctx, pendingEntry(key, approval, created, expires))
 		if err != nil || !created2 {
@@ -412,10 +414,10 @@ func TestApprovalLifecycle(t *testing.T) {
 	}
 
 	// Claiming a lapsed approval fails even before Expire has run.
-	if _, err := db.Claim(ctx, "ap-old", "buyer", base.Add(hour)); !errors.Is(err, ErrNotPending) {
+	if _, err := db.Claim(ctx, "ap-old", "buyer", base.Add(hour)); !errors.Is(err, state.ErrNotPending) {
 		t.Errorf("Claim of a lapsed approval: err = %v, want ErrNotPending", err)
 	}
-	if _, err := db.Reject(ctx, "ap-old", "buyer", base.Add(2*hour)); !errors.Is(err, ErrNotPending) {
+	if _, err := db.Reject(ctx, "ap-old", "buyer", base.Add(2*hour)); !errors.Is(err, state.ErrNotPending) {
 		t.Errorf("Reject of a lapsed approval: err = %v, want ErrNotPending", err)
 	}
 
@@ -424,14 +426,14 @@ func TestApprovalLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Claim: %v", err)
 	}
-	if claimed.State != StateSending || claimed.DecidedBy != "buyer:jana" || !claimed.UpdatedAt.Equal(claimAt) {
+	if claimed.State != state.StateSending || claimed.DecidedBy != "buyer:jana" || !claimed.UpdatedAt.Equal(claimAt) {
 		t.Errorf("claimed entry = %s by %q at %v", claimed.State, claimed.DecidedBy, claimed.UpdatedAt)
 	}
-	if _, err := db.Claim(ctx, "ap-mid", "buyer:petr", claimAt); !errors.Is(err, ErrNotPending) {
+	if _, err := db.Claim(ctx, "ap-mid", "buyer:petr", claimAt); !errors.Is(err, state.ErrNotPending) {
 		t.Errorf("second Claim: err = %v, want ErrNotPending", err)
 	}
 	// A claimed order then follows the ordinary send path.
-	if _, err := db.Finish(ctx, "k-mid", StateRaised, "ORD-7", "", "", claimAt.Add(time.Second)); err != nil {
+	if _, err := db.Finish(ctx, "k-mid", state.StateRaised, "ORD-7", "", "", claimAt.Add(time.Second)); err != nil {
 		t.Errorf("Finish after Claim: %v", err)
 	}
 
@@ -439,19 +441,19 @@ func TestApprovalLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Reject: %v", err)
 	}
-	if rejected.State != StateRejected || rejected.DecidedBy != "buyer:petr" {
+	if rejected.State != state.StateRejected || rejected.DecidedBy != "buyer:petr" {
 		t.Errorf("rejected entry = %s by %q", rejected.State, rejected.DecidedBy)
 	}
-	if _, err := db.Reject(ctx, "ap-rej", "buyer:petr", claimAt); !errors.Is(err, ErrNotPending) {
+	if _, err := db.Reject(ctx, "ap-rej", "buyer:petr", claimAt); !errors.Is(err, state.ErrNotPending) {
 		t.Errorf("second Reject: err = %v, want ErrNotPending", err)
 	}
-	if _, err := db.Claim(ctx, "ap-rej", "buyer:jana", claimAt); !errors.Is(err, ErrNotPending) {
+	if _, err := db.Claim(ctx, "ap-rej", "buyer:jana", claimAt); !errors.Is(err, state.ErrNotPending) {
 		t.Errorf("Claim after Reject: err = %v, want ErrNotPending", err)
 	}
-	if _, err := db.Claim(ctx, "ap-404", "buyer", claimAt); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Claim(ctx, "ap-404", "buyer", claimAt); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("Claim of an unknown approval: err = %v, want ErrNotFound", err)
 	}
-	if _, err := db.Reject(ctx, "", "buyer", claimAt); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Reject(ctx, "", "buyer", claimAt); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("Reject of an empty approval id: err = %v, want ErrNotFound", err)
 	}
 
@@ -461,7 +463,7 @@ func TestApprovalLifecycle(t *testing.T) {
 		t.Fatalf("Expire at base+1h = %d, %v; want 1", n, err)
 	}
 	old, _, _ := db.Get(ctx, "k-old")
-	if old.State != StateExpired || !old.UpdatedAt.Equal(base.Add(hour)) {
+	if old.State != state.StateExpired || !old.UpdatedAt.Equal(base.Add(hour)) {
 		t.Errorf("k-old = %s updated %v, want expired at base+1h", old.State, old.UpdatedAt)
 	}
 	if n, err := db.Expire(ctx, base.Add(hour)); err != nil || n != 0 {
@@ -471,9 +473,9 @@ func TestApprovalLifecycle(t *testing.T) {
 		t.Errorf("Expire at base+5h = %d, %v; want 1 (k-new)", n, err)
 	}
 
-	wantStates := map[string]EntryState{
-		"k-old": StateExpired, "k-mid": StateRaised, "k-new": StateExpired,
-		"k-rej": StateRejected, "k-send": StateSending,
+	wantStates := map[string]state.EntryState{
+		"k-old": state.StateExpired, "k-mid": state.StateRaised, "k-new": state.StateExpired,
+		"k-rej": state.StateRejected, "k-send": state.StateSending,
 	}
 	for key, want := range wantStates {
 		e, _, err := db.Get(ctx, key)
@@ -514,7 +516,7 @@ func TestClaimRaceAcrossHandles(t *testing.T) {
 					switch {
 					case err == nil:
 						wins[a].Add(1)
-					case !errors.Is(err, ErrNotPending):
+					case !errors.Is(err, state.ErrNotPending):
 						errs <- fmt.Errorf("claim %s: %w", ap, err)
 					}
 				})
@@ -534,24 +536,24 @@ func TestClaimRaceAcrossHandles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.State != StateSending || e.DecidedBy == "" {
+		if e.State != state.StateSending || e.DecidedBy == "" {
 			t.Errorf("ap%d: state %s decided by %q, want sending with a decider", a, e.State, e.DecidedBy)
 		}
 	}
 }
 
 func TestRequestHash(t *testing.T) {
-	h := RequestHash("47", "8847291", 24, "low")
-	if h != RequestHash("47", "8847291", 24, "low") {
+	h := state.RequestHash("47", "8847291", 24, "low")
+	if h != state.RequestHash("47", "8847291", 24, "low") {
 		t.Fatal("RequestHash is not deterministic")
 	}
 	for name, other := range map[string]string{
-		"store":    RequestHash("102", "8847291", 24, "low"),
-		"sku":      RequestHash("47", "8847292", 24, "low"),
-		"quantity": RequestHash("47", "8847291", 25, "low"),
-		"reason":   RequestHash("47", "8847291", 24, "lower"),
+		"store":    state.RequestHash("102", "8847291", 24, "low"),
+		"sku":      state.RequestHash("47", "8847292", 24, "low"),
+		"quantity": state.RequestHash("47", "8847291", 25, "low"),
+		"reason":   state.RequestHash("47", "8847291", 24, "lower"),
 		// Shifting a character between fields must not collide.
-		"boundary": RequestHash("478", "847291", 24, "low"),
+		"boundary": state.RequestHash("478", "847291", 24, "low"),
 	} {
 		if other == h {
 			t.Errorf("changing the %s left the hash unchanged", name)
@@ -569,7 +571,7 @@ func BenchmarkReserveFinish(b *testing.B) {
 		if _, _, err := db.Reserve(ctx, sendingEntry(key, base)); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.Finish(ctx, key, StateRaised, "ORD-"+key, "", "", base); err != nil {
+		if _, err := db.Finish(ctx, key, state.StateRaised, "ORD-"+key, "", "", base); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,8 @@
-package state
+package sqlite
 
 import (
+	"github.com/korral/storelink/mcpserver/internal/state"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -172,7 +174,7 @@ func TestOpenUsesWAL(t *testing.T) {
 func TestOpenRefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db := openAt(t, path)
-	if _, err := db.sql.Exec(`UPDATE schema_version SET version = ?`, schemaVersion+1); err != nil {
+	if _, err := db.sql.Exec(`UPDATE schema_version SET version = ?`, len(legacyMigrations)+1); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -198,11 +200,11 @@ func TestDataSurvivesReopen(t *testing.T) {
 	if _, _, err := db.Reserve(ctx, sendingEntry("k1", base)); err != nil {
 		t.Fatal(err)
 	}
-	want, err := db.Finish(ctx, "k1", StateRaised, "ORD-1", "", "", base.Add(time.Second))
+	want, err := db.Finish(ctx, "k1", state.StateRaised, "ORD-1", "", "", base.Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.RecordAudit(ctx, AuditRecord{Time: base, CallID: "c1", Tool: "t", Outcome: OutcomeOK}); err != nil {
+	if err := db.RecordAudit(ctx, state.AuditRecord{Time: base, CallID: "c1", Tool: "t", Outcome: state.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -217,7 +219,7 @@ func TestDataSurvivesReopen(t *testing.T) {
 	if diff := cmpEntry(want, got); diff != "" {
 		t.Errorf("entry after reopen (-want +got):\n%s", diff)
 	}
-	recs, err := db.QueryAudit(ctx, AuditFilter{CallID: "c1"})
+	recs, err := db.QueryAudit(ctx, state.AuditFilter{CallID: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}

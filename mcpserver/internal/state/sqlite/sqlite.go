@@ -1,0 +1,247 @@
+// Package sqlite is the embedded state.Store: one database file
+// (modernc.org/sqlite, no cgo) that several server processes on one machine
+// may share. It is the peer of package postgres, for replicas on several
+// machines (ADR 0008); both apply the rules of package state and add only
+// the storage.
+//
+// Writers are serialised by the file's write lock: every write transaction
+// takes it at BEGIN (BEGIN IMMEDIATE), so a read-then-write cannot lose a
+// race it has already half run. The schema is the numbered files of
+// migrations/, applied by package migrate as package postgres applies its
+// own.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/migrate"
+)
+
+var (
+	_ state.Store    = (*DB)(nil)
+	_ state.Ledger   = (*DB)(nil)
+	_ state.AuditLog = (*DB)(nil)
+)
+
+// busyTimeoutMS is how long a connection waits for another process's write
+// lock before giving up. Writes here are single small transactions, so five
+// seconds of waiting means something is wrong rather than merely busy.
+const busyTimeoutMS = 5000
+
+// maxConns bounds the connection pool. Writes are serialised anyway (see
+// DB.wsem); a few extra connections let reads proceed beside a write.
+const maxConns = 4
+
+// DB is the SQLite-backed Store. It is safe for concurrent use by many
+// goroutines, and several processes may open the same file at once.
+type DB struct {
+	sql  *sql.DB
+	path string
+	// wsem admits one writer per process at a time. SQLite allows only one
+	// writer per file anyway; queueing here, where waiting honours the
+	// context and wakes promptly, spares in-process writers from SQLite's
+	// polling busy handler, which is then left to arbitrate between
+	// processes only.
+	wsem chan struct{}
+	// auditInsert is RecordAudit's INSERT, prepared once: it runs on every
+	// tool call, and parsing it anew each time was a measurable share of a
+	// trivial call's CPU (docs/benchmarks.md).
+	auditInsert *sql.Stmt
+	// auditNext collects the audit records waiting for the write lock (see
+	// RecordAudit); auditMu guards it.
+	auditMu   sync.Mutex
+	auditNext *auditBatch
+}
+
+// Open opens the database at path, creating the file and its parent
+// directory (mode 0700) on first use, and brings the schema up to date.
+func Open(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("state: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state: resolve database path %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("state: create directory for database %s: %w", abs, err)
+	}
+	// Creating the file ourselves gives it owner-only permissions (the audit
+	// trail names clients and stores) and turns an unwritable location into
+	// the operating system's own error, which is far clearer than SQLite's
+	// "unable to open database file".
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state: open database file %s: %w", abs, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("state: open database file %s: %w", abs, err)
+	}
+
+	sqldb, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("state: open database %s: %w", abs, err)
+	}
+	sqldb.SetMaxOpenConns(maxConns)
+	sqldb.SetMaxIdleConns(maxConns)
+	db := &DB{sql: sqldb, path: abs, wsem: make(chan struct{}, 1)}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*busyTimeoutMS*time.Millisecond)
+	defer cancel()
+	if err := db.migrate(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
+	}
+	if db.auditInsert, err = sqldb.PrepareContext(ctx, auditInsertSQL); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
+	}
+	return db, nil
+}
+
+// dsn builds the connection string. Every connection in the pool runs these
+// pragmas when it opens, so none of them can be forgotten on a fresh
+// connection: WAL lets readers proceed beside the writer, busy_timeout makes
+// a second process wait for the write lock instead of failing at once, and
+// _txlock=immediate makes every transaction take the write lock at BEGIN,
+// so a read-then-write can never lose a race it has already half run.
+func dsn(abs string) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	// The path is escaped because SQLite reads a file: URI, in which '?',
+	// '#' and '%' in a directory name would otherwise change its meaning.
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close releases the database. Data already committed is on disk.
+func (db *DB) Close() error {
+	return errors.Join(db.auditInsert.Close(), db.sql.Close())
+}
+
+// Ping checks that the database can still be reached and read, for health
+// checks.
+func (db *DB) Ping(ctx context.Context) error {
+	var v int
+	if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+		return fmt.Errorf("state: ping %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// write runs fn in one transaction that holds the database write lock from
+// its first statement (BEGIN IMMEDIATE, from the DSN) and commits when fn
+// returns nil.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	release, err := db.lockWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("state: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("state: commit: %w", err)
+	}
+	return nil
+}
+
+// lockWrite waits for this process's turn to write.
+func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
+	select {
+	case db.wsem <- struct{}{}:
+		return func() { <-db.wsem }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("state: waiting to write: %w", ctx.Err())
+	}
+}
+
+// migrationFiles are the schema's migrations: migrations/NNNN_*.sql brings
+// the schema from version NNNN-1 to NNNN. Migrations are only ever
+// appended: a released file's statements never change, because some
+// database file out there was built by them.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// book is how SQLite keeps its schema version: one row of schema_version.
+var book = migrate.Book{
+	Create:  `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`,
+	Version: `SELECT COALESCE(MAX(version), 0) FROM schema_version`,
+	Record: func(ctx context.Context, tx migrate.Tx, m migrate.Migration) error {
+		if err := tx.Exec(ctx, `DELETE FROM schema_version`); err != nil {
+			return err
+		}
+		return tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES (?)`, m.Version)
+	},
+	Failed: func(m migrate.Migration, err error) error {
+		return fmt.Errorf("migrate schema to version %d: %w", m.Version, err)
+	},
+}
+
+// migrate creates or upgrades the schema inside one write transaction, so
+// two processes starting together on a new file cannot both apply it.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := migrate.Load(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := migrate.Run(ctx, migrateTx{tx}, ms, book)
+		return err
+	})
+}
+
+// migrateTx is a transaction as package migrate uses it.
+type migrateTx struct{ tx *sql.Tx }
+
+func (t migrateTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, query, args...)
+	return err
+}
+
+func (t migrateTx) QueryInt(ctx context.Context, query string) (int, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, query).Scan(&n)
+	return n, err
+}
+
+// timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction. The fixed
+// width matters: time.RFC3339Nano drops trailing zeros, and then
+// "…:05Z" would sort after "…:05.1Z" and range queries on the text column
+// would be wrong.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("state: stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
