@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // metricsToken is the metrics token the Kubernetes manifest's
@@ -96,10 +98,10 @@ var metricName = regexp.MustCompile(`\b(?:storelink|mcp)_[a-z0-9_]+\b`)
 // label names.
 func exportedFamilies(t *testing.T) (map[string]bool, map[string]bool) {
 	t.Helper()
-	w := newWorld(t)
-	p := startHTTP(t, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required"), "--metrics", "127.0.0.1:0")
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartHTTP(t, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required"), "--metrics", "127.0.0.1:0")
 	// A 2025-11-25 session: only a session feeds the session histogram.
-	cs := p.connectAt("", "deploy-metrics", "2025-11-25")
+	cs := p.ConnectAt("", "deploy-metrics", "2025-11-25")
 	if env, err := callHTTP(t, cs, "korral_raise_replenishment_order", order(24, "confirm", true)); err != nil || env["ok"] != true {
 		t.Fatalf("staged order: %v %v", err, env)
 	}
@@ -108,7 +110,7 @@ func exportedFamilies(t *testing.T) (map[string]bool, map[string]bool) {
 	_, _ = callHTTP(t, cs, "korral_check_stock_risk", map[string]any{"store_id": "999", "sku": "8847291"})
 	_, _ = callHTTP(t, cs, "korral_made_up", map[string]any{})
 	_ = cs.Close()
-	url := "http://" + p.metricsAddr(t) + "/metrics"
+	url := "http://" + p.MetricsAddr(t) + "/metrics"
 	families, labels := map[string]bool{}, map[string]bool{}
 	label := regexp.MustCompile(`([a-z_]+)="`)
 	deadline := time.Now().Add(15 * time.Second)
@@ -157,7 +159,7 @@ func headingAnchors(t *testing.T, path string) map[string]bool {
 }
 
 func TestDeployAlertRulesPassPromtool(t *testing.T) {
-	promtool := needTool(t, "promtool", "prometheus")
+	promtool := e2etest.NeedTool(t, "promtool", "prometheus")
 	out, err := exec.Command(promtool, "check", "rules", rulesFile).CombinedOutput()
 	if err != nil {
 		t.Fatalf("promtool check rules %s: %v\n%s", rulesFile, err, out)

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // documented reports whether the README names a variable in backquotes.
@@ -53,7 +55,7 @@ func TestDeploySystemdUnitVerifies(t *testing.T) {
 		t.Fatalf("the unit does not start %s", installed)
 	}
 	copyPath := filepath.Join(t.TempDir(), "storelink-mcp.service")
-	if err := os.WriteFile(copyPath, bytes.ReplaceAll(unit, []byte(installed), []byte(serverBinary)), 0o644); err != nil {
+	if err := os.WriteFile(copyPath, bytes.ReplaceAll(unit, []byte(installed), []byte(e2etest.Binary(t))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command("systemd-analyze", "verify", copyPath).CombinedOutput()
@@ -256,27 +258,27 @@ func TestDeployKubernetesManifest(t *testing.T) {
 func TestDeployKubernetesConfigurationStarts(t *testing.T) {
 	objs, _ := readManifest(t)
 	c := objs["Deployment"].Spec.Template.Spec.Containers[0]
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	files := map[string]string{
-		"/etc/storelink-mcp/keyring.json":        w.keyringPath,
-		"/etc/storelink-mcp/tokens":              filepath.Join(w.dir, "tokens"),
-		"/etc/storelink-mcp/approval-credential": filepath.Join(w.dir, "approval-credential"),
-		"/var/lib/storelink-mcp/state.db":        w.statePath,
-		"/etc/storelink-mcp/metrics-token":       filepath.Join(w.dir, "metrics-token"),
+		"/etc/storelink-mcp/keyring.json":        w.KeyringPath,
+		"/etc/storelink-mcp/tokens":              filepath.Join(w.Dir, "tokens"),
+		"/etc/storelink-mcp/approval-credential": filepath.Join(w.Dir, "approval-credential"),
+		"/var/lib/storelink-mcp/state.db":        w.StatePath,
+		"/etc/storelink-mcp/metrics-token":       filepath.Join(w.Dir, "metrics-token"),
 	}
 	if err := os.WriteFile(files["/etc/storelink-mcp/metrics-token"], []byte(metricsToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	writeTokenFile(t, files["/etc/storelink-mcp/tokens"], "dairy "+tokenDairy+"\n", time.Now())
+	e2etest.WriteTokenFile(t, files["/etc/storelink-mcp/tokens"], "dairy "+tokenDairy+"\n", time.Now())
 	if err := os.WriteFile(files["/etc/storelink-mcp/approval-credential"], []byte("approver-0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"HOME=" + w.dir}
+	env := []string{"HOME=" + w.Dir}
 	for _, e := range c.Env {
 		v := e.Value
 		switch {
 		case e.Name == "UPSTREAM_BASE_URL":
-			v = w.mock.URL
+			v = w.Mock.URL
 		case strings.HasPrefix(v, "/"):
 			local, ok := files[v]
 			if !ok {
@@ -295,11 +297,11 @@ func TestDeployKubernetesConfigurationStarts(t *testing.T) {
 	if i := slices.Index(args, "--metrics"); i >= 0 && i+1 < len(args) {
 		args[i+1] = "127.0.0.1:0"
 	}
-	cmd := exec.Command(serverBinary, args...)
+	cmd := exec.Command(e2etest.Binary(t), args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	p := launchHTTP(t, cmd)
+	p := e2etest.LaunchHTTP(t, cmd)
 	for _, pr := range []probe{c.ReadinessProbe, c.LivenessProbe} {
-		resp, err := http.Get(p.base + pr.HTTPGet.Path)
+		resp, err := http.Get(p.Base + pr.HTTPGet.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -446,9 +447,9 @@ func TestDistImageBootsAsNonRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := launchHTTP(t, chroot([]string{"UPSTREAM_BASE_URL=" + mock.URL, "STORELINK_KEYRING=" + string(keyring)}, "serve", "--http", "127.0.0.1:0"))
+	p := e2etest.LaunchHTTP(t, chroot([]string{"UPSTREAM_BASE_URL=" + mock.URL, "STORELINK_KEYRING=" + string(keyring)}, "serve", "--http", "127.0.0.1:0"))
 	for _, probe := range []string{"/healthz", "/readyz"} {
-		resp, err := http.Get(p.base + probe)
+		resp, err := http.Get(p.Base + probe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -458,9 +459,9 @@ func TestDistImageBootsAsNonRoot(t *testing.T) {
 			t.Errorf("GET %s = %d %s, want 200", probe, resp.StatusCode, body)
 		}
 	}
-	p.stop()
-	if p.exit != nil {
-		t.Errorf("serve did not exit cleanly on SIGTERM: %v\n%s", p.exit, p.stderr.String())
+	p.Stop()
+	if p.Exit != nil {
+		t.Errorf("serve did not exit cleanly on SIGTERM: %v\n%s", p.Exit, p.Stderr.String())
 	}
 	st, err := os.Stat(filepath.Join(rootfs, "var/lib/storelink-mcp/state.db"))
 	if err != nil {
@@ -769,26 +770,26 @@ func TestOperationsDocCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	// An order whose POST timed out, for the `unknown` runbook to find.
-	writer := startServer(t, w.env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms"))
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
-	if c := code(writer.call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "WRITE_OUTCOME_UNKNOWN" {
+	writer := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms"))
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
+	if c := e2etest.Code(writer.Call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "WRITE_OUTCOME_UNKNOWN" {
 		t.Fatalf("a hung POST gave %s", c)
 	}
-	w.mock.Server.ClearFaults()
-	writer.stop()
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-team "+tokenDairy+"\nbrno "+tokenBrno+"\n", time.Now().Add(-time.Minute))
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	w.Mock.Server.ClearFaults()
+	writer.Stop()
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-team "+tokenDairy+"\nbrno "+tokenBrno+"\n", time.Now().Add(-time.Minute))
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens))
 	home := filepath.Join(work, "home")
 	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"),
-		"VERSION="+s.version, "KEYRING="+w.keyringPath, "TOKENS="+tokens, "MCP_URL="+p.base,
-		"REVOKED_TOKEN="+tokenDairy, "STATE_DB_PATH="+w.statePath,
+		"VERSION="+s.version, "KEYRING="+w.KeyringPath, "TOKENS="+tokens, "MCP_URL="+p.Base,
+		"REVOKED_TOKEN="+tokenDairy, "STATE_DB_PATH="+w.StatePath,
 		// The server's environment, as the document asks for its commands: the
 		// released binary has no demo StoreLink whose keyring it could fall
 		// back on (ADR 0015).
-		"UPSTREAM_BASE_URL="+w.mock.URL, "STORELINK_KEYRING_FILE="+w.keyringPath)
+		"UPSTREAM_BASE_URL="+w.Mock.URL, "STORELINK_KEYRING_FILE="+w.KeyringPath)
 	outputs := make([]string, len(blocks))
 	for i, b := range blocks {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", b)
@@ -810,14 +811,14 @@ func TestOperationsDocCommands(t *testing.T) {
 			t.Errorf("the commands' output lacks %q:\n%s", want, all)
 		}
 	}
-	if kr, _ := os.ReadFile(w.keyringPath); !strings.Contains(string(kr), "new-key-for-store-47") {
+	if kr, _ := os.ReadFile(w.KeyringPath); !strings.Contains(string(kr), "new-key-for-store-47") {
 		t.Errorf("the keyring was not replaced: %s", kr)
 	}
-	if _, err := os.Stat(w.keyringPath + ".new"); !os.IsNotExist(err) {
+	if _, err := os.Stat(w.KeyringPath + ".new"); !os.IsNotExist(err) {
 		t.Error("the rotation left its temporary file behind")
 	}
 	// The server still takes the other holder's token.
-	req, _ := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(`{}`))
+	req, _ := http.NewRequest(http.MethodPost, p.Base+"/mcp", strings.NewReader(`{}`))
 	req.Header.Set("Authorization", "Bearer "+tokenBrno)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

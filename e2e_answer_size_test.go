@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mockstorelink"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // butterClock is the transcript's clock: the butter scenario's figures, and
@@ -25,7 +27,7 @@ const butterClock = "2026-11-27T14:30:00+01:00"
 // Run with -v to print the table (docs/benchmarks.md records it).
 func TestAnswerSizes(t *testing.T) {
 	dir := t.TempDir()
-	p := startServer(t, []string{
+	p := e2etest.StartServer(t, []string{
 		"STORELINK_MOCK_NOW=" + butterClock,
 		"STATE_DB_PATH=" + filepath.Join(dir, "state.db"),
 		"HOME=" + dir,
@@ -97,11 +99,11 @@ var noticeField = func() string {
 // answerText calls a tool and returns its text content, checking that the
 // structured content of a success says the same, and that a tool error has
 // none (its envelope is text only).
-func answerText(t *testing.T, p *proc, tool string, args map[string]any) string {
+func answerText(t *testing.T, p *e2etest.Proc, tool string, args map[string]any) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	res, err := p.CS.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // Stories of an approval and time: the approval binds what was staged,
@@ -22,9 +24,9 @@ const ledgerTime = "2006-01-02T15:04:05.000000000Z07:00"
 // units and stops the server.
 func stageOne(t *testing.T, env []string) (approvalID string) {
 	t.Helper()
-	p := startServer(t, env)
-	defer p.stop()
-	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p := e2etest.StartServer(t, env)
+	defer p.Stop()
+	staged := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id, _ := staged["approval_id"].(string)
 	if id == "" {
 		t.Fatalf("nothing staged: %v", staged)
@@ -61,7 +63,7 @@ func TestApprovalLapsingDuringItsReadsIsNotSent(t *testing.T) {
 func approvalLapsesDuringReads(t *testing.T, window time.Duration) (held bool) {
 	t.Helper()
 	w, env, cred := approvalWorld(t)
-	target, _ := url.Parse(w.mock.URL)
+	target, _ := url.Parse(w.Mock.URL)
 	forward := httputil.NewSingleHostReverseProxy(target)
 	var mu sync.Mutex
 	var expiry time.Time // zero: pass everything through
@@ -85,29 +87,29 @@ func approvalLapsesDuringReads(t *testing.T, window time.Duration) (held bool) {
 	// The approval has window left when the approver starts; the first
 	// read returns only after it is gone.
 	lapse := time.Now().Add(window)
-	execState(t, w.statePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, lapse.UTC().Format(ledgerTime), id)
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, lapse.UTC().Format(ledgerTime), id)
 	mu.Lock()
 	expiry = lapse
 	mu.Unlock()
-	_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
+	_, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if holds.Load() == 0 {
 		// Lapsed before the reads: the command said so and sent nothing,
 		// which is right, but not what this test is about.
-		if exit != 1 || !strings.Contains(stderr, "lapsed at") || w.requests(isCreate) != 0 {
-			t.Fatalf("approve of an approval that lapsed before its reads: exit %d, %d POSTs: %s", exit, w.requests(isCreate), stderr)
+		if exit != 1 || !strings.Contains(stderr, "lapsed at") || w.Requests(isCreate) != 0 {
+			t.Fatalf("approve of an approval that lapsed before its reads: exit %d, %d POSTs: %s", exit, w.Requests(isCreate), stderr)
 		}
 		return false
 	}
 	if exit != 1 || !strings.Contains(stderr, "lapsed at") || !strings.Contains(stderr, "nothing was sent") {
 		t.Fatalf("approve of an approval that lapsed during its reads: exit %d: %s", exit, stderr)
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs", n)
 	}
 	if e := onlyEntry(t, w); e.State != "expired" || e.OrderID != "" {
 		t.Fatalf("entry after the lapsed approval: %+v", e)
 	}
-	if trail, _, _ := runCLI(t, env, "audit", "--tool", "approvals.approve"); !strings.Contains(trail, "APPROVAL_EXPIRED") {
+	if trail, _, _ := e2etest.RunCLI(t, env, "audit", "--tool", "approvals.approve"); !strings.Contains(trail, "APPROVAL_EXPIRED") {
 		t.Fatalf("the lapsed approval is not in the audit trail:\n%s", trail)
 	}
 	judge(t, w)
@@ -123,7 +125,7 @@ func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 	id := stageOne(t, env)
 	// The approval lapsed a minute ago; a clock pinned an hour back would
 	// call it live.
-	execState(t, w.statePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
 		time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
 	past := "STORELINK_MOCK_NOW=" + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	future := "STORELINK_MOCK_NOW=2027-06-01T12:00:00Z"
@@ -142,15 +144,15 @@ func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 		{"doctor"},
 	} {
 		for _, pin := range []string{past, future} {
-			for _, e := range [][]string{shell, append(shell, "UPSTREAM_BASE_URL="+w.mock.URL)} {
-				out, stderr, exit := runCLI(t, append(e, pin), args...)
+			for _, e := range [][]string{shell, append(shell, "UPSTREAM_BASE_URL="+w.Mock.URL)} {
+				out, stderr, exit := e2etest.RunCLI(t, append(e, pin), args...)
 				if exit != 2 || !strings.Contains(stderr, "STORELINK_MOCK_NOW") {
 					t.Errorf("%s with %s: exit %d, want 2 naming STORELINK_MOCK_NOW:\n%s%s", strings.Join(args, " "), pin, exit, out, stderr)
 				}
 			}
 		}
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs", n)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
@@ -158,9 +160,9 @@ func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 	}
 	// A server running the embedded demo still takes it.
 	dir := t.TempDir()
-	p := startServer(t, []string{"STATE_DB_PATH=" + dir + "/state.db", "HOME=" + dir, future})
-	defer p.stop()
-	if c := code(p.call("korral_list_authorized_stores", map[string]any{})); c != "" {
+	p := e2etest.StartServer(t, []string{"STATE_DB_PATH=" + dir + "/state.db", "HOME=" + dir, future})
+	defer p.Stop()
+	if c := e2etest.Code(p.Call("korral_list_authorized_stores", map[string]any{})); c != "" {
 		t.Fatalf("the embedded demo with a pinned clock: %s", c)
 	}
 }
@@ -170,21 +172,21 @@ func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 func TestListingApprovalsChangesNothing(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	id := stageOne(t, env)
-	execState(t, w.statePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
 		time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
-	before := ledgerRows(t, w.statePath)
-	list, _, exit := runCLI(t, env, "approvals", "list")
+	before := ledgerRows(t, w.StatePath)
+	list, _, exit := e2etest.RunCLI(t, env, "approvals", "list")
 	if exit != 0 || strings.Contains(list, id) {
 		t.Fatalf("list (exit %d) shows a lapsed approval:\n%s", exit, list)
 	}
-	all, _, exit := runCLI(t, env, "approvals", "list", "--all")
+	all, _, exit := e2etest.RunCLI(t, env, "approvals", "list", "--all")
 	if exit != 0 || !strings.Contains(all, id) || !strings.Contains(all, "expired") {
 		t.Fatalf("list --all (exit %d):\n%s", exit, all)
 	}
-	if show, _, exit := runCLI(t, env, "approvals", "show", id); exit != 0 || !strings.Contains(show, `"state":"expired"`) {
+	if show, _, exit := e2etest.RunCLI(t, env, "approvals", "show", id); exit != 0 || !strings.Contains(show, `"state":"expired"`) {
 		t.Fatalf("show (exit %d): %s", exit, show)
 	}
-	after := ledgerRows(t, w.statePath)
+	after := ledgerRows(t, w.StatePath)
 	if len(before) != len(after) {
 		t.Fatalf("ledger rows: %v before, %v after", before, after)
 	}
@@ -197,7 +199,7 @@ func TestListingApprovalsChangesNothing(t *testing.T) {
 		t.Fatalf("listing wrote the expiry: %+v", e)
 	}
 	// A decision about it writes the expiry down.
-	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "reject", id, "--approver", "Jana", "--reason", "not needed"); exit != 1 || !strings.Contains(stderr, "expired") {
+	if _, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "reject", id, "--approver", "Jana", "--reason", "not needed"); exit != 1 || !strings.Contains(stderr, "expired") {
 		t.Fatalf("reject of a lapsed approval: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "expired" {
@@ -212,24 +214,24 @@ func TestListingApprovalsChangesNothing(t *testing.T) {
 func TestApprovalOfAChangedOrderIsRefused(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	id := stageOne(t, env)
-	execState(t, w.statePath, `UPDATE entries SET quantity_units = 96 WHERE approval_id = ?`, id)
+	execState(t, w.StatePath, `UPDATE entries SET quantity_units = 96 WHERE approval_id = ?`, id)
 	approver := append(env, "APPROVER_SECRET="+cred)
-	_, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana Nováková")
+	_, stderr, exit := e2etest.RunCLI(t, approver, "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit != 1 || !strings.Contains(stderr, "no longer what was staged") || !strings.Contains(stderr, "nothing was sent") {
 		t.Fatalf("approve of a changed order: exit %d: %s", exit, stderr)
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs", n)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" || e.OrderID != "" {
 		t.Fatalf("a refused approval changed the entry: %+v", e)
 	}
-	if trail, _, _ := runCLI(t, env, "audit", "--tool", "approvals.approve"); !strings.Contains(trail, "APPROVAL_BINDING_CHANGED") {
+	if trail, _, _ := e2etest.RunCLI(t, env, "audit", "--tool", "approvals.approve"); !strings.Contains(trail, "APPROVAL_BINDING_CHANGED") {
 		t.Fatalf("the refused approval is not in the audit trail:\n%s", trail)
 	}
 	// Put back as staged, it is approved as staged.
-	execState(t, w.statePath, `UPDATE entries SET quantity_units = 24 WHERE approval_id = ?`, id)
-	if out, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana Nováková"); exit != 0 || !strings.Contains(out, "raised") {
+	execState(t, w.StatePath, `UPDATE entries SET quantity_units = 24 WHERE approval_id = ?`, id)
+	if out, stderr, exit := e2etest.RunCLI(t, approver, "approvals", "approve", id, "--approver", "Jana Nováková"); exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve as staged: exit %d: %s %s", exit, out, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "raised" || e.Units != 24 {

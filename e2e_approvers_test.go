@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/crypto/argon2"
 	_ "modernc.org/sqlite"
+
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // The register of named approvers, driven through the real binary the way
@@ -29,7 +31,7 @@ func runCLIStdin(t *testing.T, env []string, stdin string, args ...string) (stdo
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, serverBinary, args...)
+	cmd := exec.CommandContext(ctx, e2etest.Binary(t), args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e bytes.Buffer
@@ -50,7 +52,7 @@ var generatedSecret = regexp.MustCompile(`(?m)^[A-Za-z0-9_-]{43}\n\z`)
 // addApprover runs `approvers add` and returns the generated secret.
 func addApprover(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	out, stderr, exit := runCLI(t, env, append([]string{"approvers", "add"}, args...)...)
+	out, stderr, exit := e2etest.RunCLI(t, env, append([]string{"approvers", "add"}, args...)...)
 	if exit != 0 || !generatedSecret.MatchString(out) || !strings.Contains(out, "shown once and not stored") {
 		t.Fatalf("approvers add %v: exit %d\nstdout %q\nstderr %q", args, exit, out, stderr)
 	}
@@ -116,9 +118,9 @@ func matches(t *testing.T, encoded, secret string) bool {
 }
 
 func TestApproversRegister(t *testing.T) {
-	w := newWorld(t)
-	logFile := filepath.Join(w.dir, "server.log")
-	env := w.env()
+	w := e2etest.NewWorld(t)
+	logFile := filepath.Join(w.Dir, "server.log")
+	env := w.Env()
 	var stderrs []string
 	run := func(stdin string, args ...string) (string, int) {
 		t.Helper()
@@ -139,7 +141,7 @@ func TestApproversRegister(t *testing.T) {
 		t.Errorf("list does not show Jana for stores 47 and 102, active:\n%s", out)
 	}
 	// A secret of the operator's choosing, from stdin (logs to a file this time).
-	env = w.env("LOG_FILE=" + logFile)
+	env = w.Env("LOG_FILE=" + logFile)
 	const chosen = "correct horse battery staple"
 	if out, exit := run(chosen+"\n", "approvers", "--secret-stdin", "add", "eva"); exit != 0 || strings.Contains(out, chosen) ||
 		!strings.Contains(out, "added approver eva for every store") {
@@ -178,12 +180,12 @@ func TestApproversRegister(t *testing.T) {
 	if after, _ := run("", "approvers", "list"); after != before {
 		t.Errorf("a refusal changed the register:\nbefore\n%s\nafter\n%s", before, after)
 	}
-	if out, stderr, exit := runCLI(t, nil, "approvers", "add", "--help"); exit != 0 || stderr != "" || !strings.HasPrefix(out, "Usage: storelink-mcp approvers add NAME") {
+	if out, stderr, exit := e2etest.RunCLI(t, nil, "approvers", "add", "--help"); exit != 0 || stderr != "" || !strings.HasPrefix(out, "Usage: storelink-mcp approvers add NAME") {
 		t.Errorf("approvers add --help: exit %d, %q, %q", exit, out, stderr)
 	}
 
 	// What the file holds verifies the secrets it was given, and nothing else.
-	v := storedVerifiers(t, w.statePath)
+	v := storedVerifiers(t, w.StatePath)
 	if len(v) != 2 || !matches(t, v["Jana Nováková"], jana) || !matches(t, v["eva"], chosen) || matches(t, v["eva"], jana) {
 		t.Fatalf("stored verifiers %v do not match the secrets handed out", v)
 	}
@@ -192,7 +194,7 @@ func TestApproversRegister(t *testing.T) {
 	if out, exit := run("", "approvers", "revoke", "jana nováková"); exit != 0 || !strings.Contains(out, "revoked approver Jana Nováková at ") {
 		t.Fatalf("revoke: exit %d: %q", exit, out)
 	}
-	out, stderr, exit := runCLI(t, env, "approvers", "revoke", "Jana Nováková")
+	out, stderr, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "Jana Nováková")
 	stderrs = append(stderrs, stderr)
 	if exit != 1 || out != "" || !strings.Contains(stderr, "Jana Nováková was already revoked at ") {
 		t.Errorf("revoking twice: exit %d, %q, %q", exit, out, stderr)
@@ -208,7 +210,7 @@ func TestApproversRegister(t *testing.T) {
 	if strings.Count(list, "Jana Nováková") != 2 || strings.Contains(list, "$argon2id") {
 		t.Errorf("list after rotation (both records, no verifier):\n%s", list)
 	}
-	if v := storedVerifiers(t, w.statePath); !matches(t, v["Jana Nováková"], rotated) || matches(t, v["Jana Nováková"], jana) {
+	if v := storedVerifiers(t, w.StatePath); !matches(t, v["Jana Nováková"], rotated) || matches(t, v["Jana Nováková"], jana) {
 		t.Error("the active verifier is not the rotated secret's")
 	}
 
@@ -216,7 +218,7 @@ func TestApproversRegister(t *testing.T) {
 	logs, _ := os.ReadFile(logFile)
 	var files []byte
 	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-		b, _ := os.ReadFile(w.statePath + suffix)
+		b, _ := os.ReadFile(w.StatePath + suffix)
 		files = append(files, b...)
 	}
 	if len(files) == 0 {
@@ -241,11 +243,11 @@ func TestApproversRegister(t *testing.T) {
 // --stores against the embedded StoreLink's stores.
 func TestApproversDemoKeyring(t *testing.T) {
 	env := demoEnv(t)
-	if _, stderr, exit := runCLI(t, env, "approvers", "add", "Jana", "--stores", "5"); exit != 2 || !strings.Contains(stderr, "store 5 is not in the keyring (its stores: 47, 102)") {
+	if _, stderr, exit := e2etest.RunCLI(t, env, "approvers", "add", "Jana", "--stores", "5"); exit != 2 || !strings.Contains(stderr, "store 5 is not in the keyring (its stores: 47, 102)") {
 		t.Errorf("a store outside the demo keyring: exit %d, %q", exit, stderr)
 	}
 	addApprover(t, env, "Jana", "--stores", "102")
-	if out, _, _ := runCLI(t, env, "approvers", "list"); !regexp.MustCompile(`(?m)^Jana\s+102\s`).MatchString(out) {
+	if out, _, _ := e2etest.RunCLI(t, env, "approvers", "list"); !regexp.MustCompile(`(?m)^Jana\s+102\s`).MatchString(out) {
 		t.Errorf("list:\n%s", out)
 	}
 }
@@ -254,14 +256,14 @@ func TestApproversDemoKeyring(t *testing.T) {
 // replica's sees it, and the database holds no secret.
 func TestApproversPostgres(t *testing.T) {
 	dsn := pgDatabase(t)
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	envA, dirA := replicaEnv(t, w, dsn)
 	envB, dirB := replicaEnv(t, w, dsn)
 	secret := addApprover(t, envA, "Jana", "--stores", "47")
-	if out, _, exit := runCLI(t, envB, "approvers", "list"); exit != 0 || !regexp.MustCompile(`(?m)^Jana\s+47\s+\S+Z\s+-$`).MatchString(out) {
+	if out, _, exit := e2etest.RunCLI(t, envB, "approvers", "list"); exit != 0 || !regexp.MustCompile(`(?m)^Jana\s+47\s+\S+Z\s+-$`).MatchString(out) {
 		t.Fatalf("list on the other replica: exit %d:\n%s", exit, out)
 	}
-	if _, stderr, exit := runCLI(t, envB, "approvers", "add", "jana"); exit != 1 || !strings.Contains(stderr, "already named jana") {
+	if _, stderr, exit := e2etest.RunCLI(t, envB, "approvers", "add", "jana"); exit != 1 || !strings.Contains(stderr, "already named jana") {
 		t.Errorf("the same name from the other replica: exit %d, %q", exit, stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -281,13 +283,13 @@ func TestApproversPostgres(t *testing.T) {
 	if err := c.QueryRow(ctx, `SELECT string_agg(a::text, ' ') FROM approvers a`).Scan(&dump); err != nil || strings.Contains(dump, secret) {
 		t.Errorf("the register's rows hold the secret (%v)", err)
 	}
-	if out, _, exit := runCLI(t, envB, "approvers", "revoke", "JANA"); exit != 0 || !strings.Contains(out, "revoked approver Jana") {
+	if out, _, exit := e2etest.RunCLI(t, envB, "approvers", "revoke", "JANA"); exit != 0 || !strings.Contains(out, "revoked approver Jana") {
 		t.Fatalf("revoke from the other replica: exit %d: %q", exit, out)
 	}
-	if out, _, _ := runCLI(t, envA, "approvers", "list"); regexp.MustCompile(`(?m)^Jana\s+47\s+\S+Z\s+-$`).MatchString(out) {
+	if out, _, _ := e2etest.RunCLI(t, envA, "approvers", "list"); regexp.MustCompile(`(?m)^Jana\s+47\s+\S+Z\s+-$`).MatchString(out) {
 		t.Errorf("Jana still active on the first replica:\n%s", out)
 	}
-	noSQLite(t, dirA, dirB, w.dir)
+	noSQLite(t, dirA, dirB, w.Dir)
 }
 
 // registerApprover adds name to the register of env's state database with

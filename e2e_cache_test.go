@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // countingProxy is a reverse proxy on loopback in front of the mock
@@ -31,13 +33,13 @@ type countingProxy struct {
 	cacheControl string
 }
 
-func newCountingProxy(t *testing.T, w *world) *countingProxy {
+func newCountingProxy(t *testing.T, w *e2etest.World) *countingProxy {
 	t.Helper()
-	target, err := url.Parse(w.mock.URL)
+	target, err := url.Parse(w.Mock.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &countingProxy{mock: w.mock, counts: map[string]int{}, byKey: map[string]int{}}
+	p := &countingProxy{mock: w.Mock, counts: map[string]int{}, byKey: map[string]int{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		ModifyResponse: func(resp *http.Response) error {
@@ -136,17 +138,17 @@ func masterEach(n int) map[string]int {
 }
 
 // cacheServer starts the real binary against the proxy.
-func cacheServer(t *testing.T, w *world, proxy *countingProxy, extra ...string) *proc {
+func cacheServer(t *testing.T, w *e2etest.World, proxy *countingProxy, extra ...string) *e2etest.Proc {
 	t.Helper()
-	env := w.env(extra...)
+	env := w.Env(extra...)
 	env[0] = "UPSTREAM_BASE_URL=" + proxy.srv.URL
-	return startServer(t, env)
+	return e2etest.StartServer(t, env)
 }
 
 // riskOK checks one store's butter risk and requires an answer for that store.
-func riskOK(t *testing.T, p *proc, store string) {
+func riskOK(t *testing.T, p *e2etest.Proc, store string) {
 	t.Helper()
-	env := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store})
+	env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store})
 	if env["ok"] != true {
 		t.Fatalf("risk check of %s: %v", store, env)
 	}
@@ -160,7 +162,7 @@ func riskOK(t *testing.T, p *proc, store string) {
 // across a key rotation, and per store.
 func TestMasterDataCacheEndToEnd(t *testing.T) {
 	t.Run("8 concurrent cold checks of one store and SKU, then a warm one", func(t *testing.T) {
-		w := newWorld(t)
+		w := e2etest.NewWorld(t)
 		proxy := newCountingProxy(t, w)
 		p := cacheServer(t, w, proxy)
 		const checks = 8
@@ -193,7 +195,7 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 	})
 
 	t.Run("each store's master data is read with its own key", func(t *testing.T) {
-		w := newWorld(t)
+		w := e2etest.NewWorld(t)
 		proxy := newCountingProxy(t, w)
 		p := cacheServer(t, w, proxy)
 		// One after the other first, so that 102's reads could only be
@@ -201,7 +203,7 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 		riskOK(t, p, "47")
 		riskOK(t, p, "102")
 		for range 2 {
-			env := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}})
+			env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}})
 			for i, store := range []string{"47", "102"} {
 				if st := data(t, env)["stores"].([]any)[i].(map[string]any); st["store_id"] != store || st["risk"] == nil {
 					t.Fatalf("entry %d: %v", i, st)
@@ -219,7 +221,7 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 	})
 
 	t.Run("no-store and MASTER_DATA_TTL=0 keep nothing", func(t *testing.T) {
-		w := newWorld(t)
+		w := e2etest.NewWorld(t)
 		proxy := newCountingProxy(t, w)
 		proxy.setCacheControl("no-store")
 		p := cacheServer(t, w, proxy)
@@ -236,7 +238,7 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 	})
 
 	t.Run("max-age=1 expires after a second", func(t *testing.T) {
-		w := newWorld(t)
+		w := e2etest.NewWorld(t)
 		proxy := newCountingProxy(t, w)
 		proxy.setCacheControl("max-age=1")
 		p := cacheServer(t, w, proxy)
@@ -250,15 +252,15 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 	})
 
 	t.Run("a key rotated mid-run still reads its own store", func(t *testing.T) {
-		w := newWorld(t)
+		w := e2etest.NewWorld(t)
 		proxy := newCountingProxy(t, w)
 		p := cacheServer(t, w, proxy)
 		riskOK(t, p, "47")
 		riskOK(t, p, "102")
 
-		newKey := w.mock.Server.RotateKey("47")
-		kr := w.mock.Server.Keys()
-		w.writeKeyring(t, map[string]string{"47": newKey, "102": kr["102"]})
+		newKey := w.Mock.Server.RotateKey("47")
+		kr := w.Mock.Server.Keys()
+		w.WriteKeyring(t, map[string]string{"47": newKey, "102": kr["102"]})
 		proxy.reset()
 		// The first check meets the 401 and retries with the new key; the
 		// master data kept under the old key is then read again with the
@@ -279,22 +281,22 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 				t.Errorf("%s for 102, whose entries are live: %d requests", op, n)
 			}
 		}
-		if strings.Contains(p.stderr.String(), newKey) {
+		if strings.Contains(p.Stderr.String(), newKey) {
 			t.Fatal("the new key appears in the logs")
 		}
 	})
 
 	t.Run("an answer for another store is never kept or served", func(t *testing.T) {
-		w := newWorld(t)
+		w := e2etest.NewWorld(t)
 		proxy := newCountingProxy(t, w)
 		p := cacheServer(t, w, proxy)
-		w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, OperationID: mockstorelink.OpGetStore,
+		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, OperationID: mockstorelink.OpGetStore,
 			StoreID: "47", Field: "store_id", Value: json.RawMessage(`"102"`)})
-		env := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
-		if c := code(env); c != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(fmt.Sprint(env), "store.store_id") {
+		env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+		if c := e2etest.Code(env); c != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(fmt.Sprint(env), "store.store_id") {
 			t.Fatalf("47 answered as 102: %v", env)
 		}
-		w.mock.Server.ClearFaults()
+		w.Mock.Server.ClearFaults()
 		riskOK(t, p, "47")
 		riskOK(t, p, "102")
 		proxy.want(t, "after the wrong answer", map[string]int{mockstorelink.OpGetStore: 3})
@@ -303,10 +305,10 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 
 // onHand runs one risk check of butter at store from any goroutine and
 // reports its on-hand figure, or what went wrong.
-func onHand(p *proc, store string) string {
+func onHand(p *e2etest.Proc, store string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "korral_check_stock_risk",
+	res, err := p.CS.CallTool(ctx, &mcp.CallToolParams{Name: "korral_check_stock_risk",
 		Arguments: map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}})
 	if err != nil {
 		return err.Error()

@@ -25,6 +25,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -39,8 +40,8 @@ const journeyWebhookSecret = "webhook-signing-secret-0123456789"
 
 // approvalModeEnv is the environment of approval mode: no approval secret
 // anywhere on the agent's side, the approvers are named in the state store.
-func approvalModeEnv(w *world, extra ...string) []string {
-	return w.env(append([]string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required"}, extra...)...)
+func approvalModeEnv(w *e2etest.World, extra ...string) []string {
+	return w.Env(append([]string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required"}, extra...)...)
 }
 
 // hookReceiver is a webhook receiver on loopback that checks each notice's
@@ -115,7 +116,7 @@ func (r *hookReceiver) notice(t *testing.T) map[string]any {
 // consoleProc is a running `storelink-mcp console`.
 type consoleProc struct {
 	url    string
-	stderr *syncBuffer
+	stderr *e2etest.SyncBuffer
 	// stop ends it (SIGTERM, then a kill after 10 s) and waits; it runs
 	// once, at the latest when the test ends.
 	stop func()
@@ -125,10 +126,10 @@ type consoleProc struct {
 // env and reads the bound address from its console.start log line.
 func startConsoleProc(t *testing.T, env []string) *consoleProc {
 	t.Helper()
-	cmd := exec.Command(serverBinary, "console", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(e2etest.Binary(t), "console", "--listen", "127.0.0.1:0")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	pr, pw := io.Pipe()
-	buf := &syncBuffer{}
+	buf := &e2etest.SyncBuffer{}
 	cmd.Stderr = io.MultiWriter(buf, pw)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -174,9 +175,9 @@ func startConsoleProc(t *testing.T, env []string) *consoleProc {
 
 // journeyWorld is the mock, the webhook receiver, the environment and
 // the approver jana (store 47) with her secret.
-func journeyWorld(t *testing.T) (*world, *hookReceiver, []string, string) {
+func journeyWorld(t *testing.T) (*e2etest.World, *hookReceiver, []string, string) {
 	t.Helper()
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	hook := startHookReceiver(t)
 	env := approvalModeEnv(w, "APPROVAL_WEBHOOK_URL="+hook.url, "APPROVAL_WEBHOOK_SECRET="+journeyWebhookSecret)
 	secret := addApprover(t, env, "jana", "--stores", "47")
@@ -184,9 +185,9 @@ func journeyWorld(t *testing.T) (*world, *hookReceiver, []string, string) {
 }
 
 // heldOrders is the orders StoreLink holds besides its fixtures.
-func heldOrders(w *world) int {
+func heldOrders(w *e2etest.World) int {
 	n := 0
-	for _, o := range w.mock.Server.Orders() {
+	for _, o := range w.Mock.Server.Orders() {
 		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
 			n++
 		}
@@ -205,8 +206,8 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	w, hook, env, secret := journeyWorld(t)
 
 	// 1. The agent stages the butter order over MCP.
-	p := startServer(t, env)
-	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p := e2etest.StartServer(t, env)
+	staged := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id, _ := staged["approval_id"].(string)
 	if staged["mode"] != "pending_approval" || id == "" {
 		t.Fatalf("staged: %v", staged)
@@ -293,7 +294,7 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	if got := heldOrders(w); got != 1 {
 		t.Fatalf("StoreLink holds %d orders, want 1", got)
 	}
-	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
 	if led, _ := st["ledger"].(map[string]any); led["state"] != "raised" || led["decided_by"] != "jana" {
 		t.Errorf("status after approval: %v", st)
 	}
@@ -360,10 +361,10 @@ func (c *consoleClient) login(name, secret string) (int, string) {
 // The refusal branches: each leaves StoreLink without the order.
 func TestConsoleJourneyRefusals(t *testing.T) {
 	w, hook, env, secret := journeyWorld(t)
-	p := startServer(t, env)
+	p := e2etest.StartServer(t, env)
 	stage := func(qty int) string {
 		t.Helper()
-		d := data(t, p.call("korral_raise_replenishment_order", order(qty, "confirm", true)))
+		d := data(t, p.Call("korral_raise_replenishment_order", order(qty, "confirm", true)))
 		id, _ := d["approval_id"].(string)
 		if id == "" {
 			t.Fatalf("nothing staged: %v", d)
@@ -405,7 +406,7 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	// A lapsed approval: the page was open when the approval ran out; the
 	// approval sends nothing and says so.
 	jana.get("/orders/" + lapsed)
-	execState(t, w.statePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), lapsed)
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), lapsed)
 	if _, body := jana.post("/orders/"+lapsed+"/approve", nil, false); !strings.Contains(strings.ToLower(body), "lapsed") {
 		t.Errorf("approving a lapsed approval reads:\n%s", body)
 	}
@@ -430,7 +431,7 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 		t.Fatalf("eva's login: %d", code)
 	}
 	ec.get("/orders/" + other)
-	if _, _, exit := runCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
 		t.Fatal("approvers revoke eva failed")
 	}
 	if _, _, u := ec.get("/"); u.Path != "/login" {
@@ -444,7 +445,7 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 		t.Fatalf("eva's second login: %d", code)
 	}
 	ec2.get("/orders/" + other)
-	if _, _, exit := runCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
 		t.Fatal("approvers revoke eva failed")
 	}
 	ec2.post("/orders/"+other+"/approve", nil, false)
@@ -484,9 +485,9 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 }
 
 // ledgerState is the ledger's state of an approval.
-func ledgerState(t *testing.T, w *world, approvalID string) string {
+func ledgerState(t *testing.T, w *e2etest.World, approvalID string) string {
 	t.Helper()
-	for _, e := range ledgerEntries(t, w.statePath) {
+	for _, e := range ledgerEntries(t, w.StatePath) {
 		if e.ApprovalID == approvalID {
 			return e.State
 		}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // The approvals console on two replicas sharing PostgreSQL, through the
@@ -94,7 +96,7 @@ func loginRefused(t *testing.T, c *consoleClient, name, secret, why string) {
 
 func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 	dsn := pgDatabase(t)
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	envA, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	envB, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	jana := addApprover(t, envA, "jana", "--stores", "47")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/korral/storelink/openapi/contract"
 )
@@ -15,34 +16,34 @@ import (
 // requests and the mock's answers both keep the contract. The write went
 // through the proxy unchanged: the mock holds what the ledger says.
 func TestContractProxyBetweenServerAndMock(t *testing.T) {
-	w := newWorld(t)
-	var findings syncBuffer
-	proxy, err := contract.NewProxy(contract.ProxyConfig{Upstream: w.mock.URL, Findings: &findings})
+	w := e2etest.NewWorld(t)
+	var findings e2etest.SyncBuffer
+	proxy, err := contract.NewProxy(contract.ProxyConfig{Upstream: w.Mock.URL, Findings: &findings})
 	if err != nil {
 		t.Fatal(err)
 	}
 	front := httptest.NewServer(proxy)
 	t.Cleanup(front.Close)
 	// The later UPSTREAM_BASE_URL wins: the server talks only to the proxy.
-	p := startServer(t, w.env("ALLOW_WRITES=true", "UPSTREAM_BASE_URL="+front.URL))
+	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true", "UPSTREAM_BASE_URL="+front.URL))
 
-	p.call("korral_list_authorized_stores", map[string]any{})
+	p.Call("korral_list_authorized_stores", map[string]any{})
 	store := map[string]any{"sku": mockstorelink.SKUButter, "store_id": mockstorelink.StoreSmichov}
-	data(t, p.call("korral_check_stock_risk", store))
-	data(t, p.call("korral_list_recent_sales", store))
-	data(t, p.call("korral_get_order_status", map[string]any{"order_id": mockstorelink.OrderOpen, "store_id": mockstorelink.StoreSmichov}))
-	preview := data(t, p.call("korral_raise_replenishment_order", order(24)))
+	data(t, p.Call("korral_check_stock_risk", store))
+	data(t, p.Call("korral_list_recent_sales", store))
+	data(t, p.Call("korral_get_order_status", map[string]any{"order_id": mockstorelink.OrderOpen, "store_id": mockstorelink.StoreSmichov}))
+	preview := data(t, p.Call("korral_raise_replenishment_order", order(24)))
 	key, _ := preview["idempotency_key"].(string)
-	raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
+	raised := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
 	orderID, _ := raised["order_id"].(string)
 	if raised["mode"] != "raised" || orderID == "" {
 		t.Fatalf("raise: %v", raised)
 	}
-	status := data(t, p.call("korral_get_order_status", map[string]any{"order_id": orderID, "store_id": mockstorelink.StoreSmichov}))
+	status := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": orderID, "store_id": mockstorelink.StoreSmichov}))
 	if status["quantity_units"] != 24.0 {
 		t.Fatalf("status: %v", status)
 	}
-	p.stop()
+	p.Stop()
 	front.Close()
 
 	sum, err := proxy.Close()
@@ -57,11 +58,11 @@ func TestContractProxyBetweenServerAndMock(t *testing.T) {
 			t.Errorf("no %s went through the proxy: %+v", op, sum.Operations)
 		}
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("%d POSTs reached the mock, want 1", n)
 	}
 	judge(t, w)
-	if kr := w.mock.Server.DefaultKeyring()["47"]; strings.Contains(findings.String(), kr) {
+	if kr := w.Mock.Server.DefaultKeyring()["47"]; strings.Contains(findings.String(), kr) {
 		t.Error("the findings hold a store key")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/conformance/foreignstorelink"
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // The real storelink-mcp against a StoreLink that departs from the contract
@@ -167,9 +168,9 @@ func (w *foreignWorld) judge(t *testing.T, after string) {
 
 // foreignCall calls a tool, checks that no store key is in the answer, and
 // runs the judge.
-func foreignCall(t *testing.T, p *proc, w *foreignWorld, name string, args map[string]any) map[string]any {
+func foreignCall(t *testing.T, p *e2etest.Proc, w *foreignWorld, name string, args map[string]any) map[string]any {
 	t.Helper()
-	env := p.call(name, args)
+	env := p.Call(name, args)
 	b, _ := json.Marshal(env)
 	for store, key := range foreignstorelink.DefaultKeys {
 		if strings.Contains(string(b), key) {
@@ -185,7 +186,7 @@ func foreignCall(t *testing.T, p *proc, w *foreignWorld, name string, args map[s
 func wantContractError(t *testing.T, what string, env map[string]any, want []string, absent ...string) string {
 	t.Helper()
 	msg := errMessage(env)
-	if code(env) != "UPSTREAM_CONTRACT_ERROR" || env["data"] != nil {
+	if e2etest.Code(env) != "UPSTREAM_CONTRACT_ERROR" || env["data"] != nil {
 		t.Fatalf("%s: want UPSTREAM_CONTRACT_ERROR and no data, got %v", what, env)
 	}
 	for _, s := range want {
@@ -211,7 +212,7 @@ var valuesOfTheDouble = []string{"9", "12", "orders@madeta.example", "sup_5a1c9e
 
 func TestForeignStoreLinkFiveTools(t *testing.T) {
 	w := newForeignWorld(t, nil)
-	p := startServer(t, w.env())
+	p := e2etest.StartServer(t, w.env())
 
 	// --- korral_list_authorized_stores: the keyring's stores, read from
 	// GET /v1/stores/{id} (which keeps the contract); open_now is what the
@@ -285,7 +286,7 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	var all string
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var logged []string
-		for _, l := range p.linesWhere("upstream.contract_error", "route", "/v1/stores/{store_id}/replenishment/{order_id}") {
+		for _, l := range p.LinesWhere("upstream.contract_error", "route", "/v1/stores/{store_id}/replenishment/{order_id}") {
 			b, _ := json.Marshal(l["fields"])
 			logged = append(logged, string(b))
 		}
@@ -357,7 +358,7 @@ func TestForeignStoreLinkSupplierMinimumIsNeverReadAsAbsent(t *testing.T) {
 		}
 		return body
 	})
-	p := startServer(t, w.env())
+	p := e2etest.StartServer(t, w.env())
 	supplierFinding := []string{
 		"StoreLink's answer to GET /v1/suppliers/{supplier_id} broke the contract",
 		"supplier.min_order_qty: not in the contract; supplier.minimum_order_units renamed? (rule schema.renamed)",
@@ -434,7 +435,7 @@ func checkOpenNow(t *testing.T, w *foreignWorld, id string, st map[string]any) {
 // checkSales compares a list_recent_sales answer with the double's own POS
 // over the tool's window: every row is a sale the double holds, the totals
 // are the double's. limit 0 means the tool's default.
-func checkSales(t *testing.T, p *proc, w *foreignWorld, args map[string]any, limit int) {
+func checkSales(t *testing.T, p *e2etest.Proc, w *foreignWorld, args map[string]any, limit int) {
 	t.Helper()
 	env := foreignCall(t, p, w, "korral_list_recent_sales", args)
 	d := data(t, env)
@@ -487,7 +488,7 @@ func checkSales(t *testing.T, p *proc, w *foreignWorld, args map[string]any, lim
 
 // checkNoOrderRaised: the ledger and the audit trail say that no tool raised
 // an order, and no key reached the log or the audit trail.
-func checkNoOrderRaised(t *testing.T, p *proc, w *foreignWorld) {
+func checkNoOrderRaised(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	t.Helper()
 	w.judge(t, "the last call")
 	for k, e := range ledgerEntries(t, w.statePath) {
@@ -512,11 +513,11 @@ func checkNoOrderRaised(t *testing.T, p *proc, w *foreignWorld) {
 	if raises != 2 {
 		t.Errorf("%d audit rows of korral_raise_replenishment_order, want 2: %v", raises, rows)
 	}
-	p.stop()
-	p.logLines() // every line is JSON
-	trail, _, _ := runCLI(t, w.env(), "audit")
+	p.Stop()
+	p.LogLines() // every line is JSON
+	trail, _, _ := e2etest.RunCLI(t, w.env(), "audit")
 	for store, key := range foreignstorelink.DefaultKeys {
-		if strings.Contains(p.stderr.String(), key) || strings.Contains(trail, key) {
+		if strings.Contains(p.Stderr.String(), key) || strings.Contains(trail, key) {
 			t.Errorf("store %s's key is in the server's log or the audit trail", store)
 		}
 	}

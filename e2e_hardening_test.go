@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // rawStdio is the real binary over stdio with the test writing bytes to its
@@ -25,13 +27,13 @@ type rawStdio struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *syncBuffer
+	stderr *e2etest.SyncBuffer
 	done   chan struct{}
 }
 
 func startRawStdio(t *testing.T, env []string) *rawStdio {
 	t.Helper()
-	cmd := exec.Command(serverBinary, "stdio")
+	cmd := exec.Command(e2etest.Binary(t), "stdio")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -41,7 +43,7 @@ func startRawStdio(t *testing.T, env []string) *rawStdio {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &rawStdio{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &rawStdio{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64), stderr: &e2etest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -111,8 +113,8 @@ func (p *rawStdio) initializeAs(name string) {
 // process, raw, and checks that it is answered with the right JSON-RPC
 // error and that the request after it is served.
 func TestStdioSurvivesMalformedFrames(t *testing.T) {
-	w := newWorld(t)
-	p := startRawStdio(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := startRawStdio(t, w.Env())
 	p.initialize()
 	huge := `{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":"` + strings.Repeat("x", 17<<20) + `"}}`
 	for i, tc := range []struct {
@@ -163,8 +165,8 @@ func TestStdioSurvivesMalformedFrames(t *testing.T) {
 // TestStdioLineLimitIsConfigurable: a line over STDIO_MAX_LINE_BYTES is
 // refused with a message naming the limit; one within it is served.
 func TestStdioLineLimitIsConfigurable(t *testing.T) {
-	w := newWorld(t)
-	p := startRawStdio(t, w.env("STDIO_MAX_LINE_BYTES=2048"))
+	w := e2etest.NewWorld(t)
+	p := startRawStdio(t, w.Env("STDIO_MAX_LINE_BYTES=2048"))
 	p.initialize()
 	pad := func(n int) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("p", n) + `"}}`
@@ -206,8 +208,8 @@ const forgedName = "agent\x1b[2K\u202e\x07\r\n2026-11-30 09:00:00  approval-x  a
 // `audit report`, `approvals list`) keeps one record per line and shows
 // control characters as escapes; the JSON output stays exact JSON.
 func TestForgedClientNameCannotForgeRows(t *testing.T) {
-	w := newWorld(t)
-	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	w := e2etest.NewWorld(t)
+	env := w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	p := startRawStdio(t, env)
 	p.initializeAs(forgedName + strings.Repeat("x", 500))
 	if e := p.callTool("1", "korral_list_authorized_stores", map[string]any{}); e["ok"] != true {
@@ -230,7 +232,7 @@ func TestForgedClientNameCannotForgeRows(t *testing.T) {
 			t.Errorf("%s shows the forged row as a row:\n%s", name, out)
 		}
 	}
-	trail, _, exit := runCLI(t, env, "audit")
+	trail, _, exit := e2etest.RunCLI(t, env, "audit")
 	if exit != 0 {
 		t.Fatalf("audit exit %d", exit)
 	}
@@ -241,13 +243,13 @@ func TestForgedClientNameCannotForgeRows(t *testing.T) {
 	if strings.Contains(trail, strings.Repeat("x", 100)) {
 		t.Error("the client name is stored unbounded")
 	}
-	list, _, _ := runCLI(t, env, "approvals", "list")
+	list, _, _ := e2etest.RunCLI(t, env, "approvals", "list")
 	clean("approvals list", list, 2) // header and the staged order
-	report, _, _ := runCLI(t, env, "audit", "report")
+	report, _, _ := e2etest.RunCLI(t, env, "audit", "report")
 	clean("audit report", report, 7) // header, two tools, a blank line, the pilot questions heading and its two lines
 
 	// JSON output: exact values, one object per line.
-	js, _, _ := runCLI(t, env, "audit", "--format", "json")
+	js, _, _ := e2etest.RunCLI(t, env, "audit", "--format", "json")
 	lines := strings.Split(strings.TrimSpace(js), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("audit --format json: %d lines", len(lines))
@@ -265,8 +267,8 @@ func TestForgedClientNameCannotForgeRows(t *testing.T) {
 // exist is answered by the protocol layer, and still lands in the audit
 // trail with the reason, like any other call.
 func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
-	w := newWorld(t)
-	p := startRawStdio(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := startRawStdio(t, w.Env())
 	p.initialize()
 	p.send(`{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"korral_delete_everything\n2026-11-30 fake","arguments":{}}}` + "\n")
 	if ans := p.next(); ans["id"] != "u" || ans["error"] == nil {
@@ -281,7 +283,7 @@ func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 	if e := p.callTool("ok", "korral_list_authorized_stores", map[string]any{}); e["ok"] != true {
 		t.Fatalf("list: %v", e)
 	}
-	js, _, exit := runCLI(t, w.env(), "audit", "--format", "json")
+	js, _, exit := e2etest.RunCLI(t, w.Env(), "audit", "--format", "json")
 	if exit != 0 {
 		t.Fatalf("audit exit %d", exit)
 	}
@@ -335,7 +337,7 @@ func (p *rawStdio) linesOf(msg string) []map[string]any {
 
 // adminWorld is newWorld's world with the mock's admin endpoint switched
 // on, so faults are set over HTTP as an operator or another process would.
-func adminWorld(t *testing.T) (*world, func(method, path, body string)) {
+func adminWorld(t *testing.T) (*e2etest.World, func(method, path, body string)) {
 	t.Helper()
 	const token = "admin-token-0123456789abcdefghijklmn"
 	r, err := mockstorelink.Start(mockstorelink.Options{AdminToken: token})
@@ -344,8 +346,8 @@ func adminWorld(t *testing.T) (*world, func(method, path, body string)) {
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	dir := t.TempDir()
-	w := &world{mock: r, dir: dir, keyringPath: filepath.Join(dir, "keyring.json"), statePath: filepath.Join(dir, "state.db")}
-	w.writeKeyring(t, r.Server.DefaultKeyring())
+	w := &e2etest.World{Mock: r, Dir: dir, KeyringPath: filepath.Join(dir, "keyring.json"), StatePath: filepath.Join(dir, "state.db")}
+	w.WriteKeyring(t, r.Server.DefaultKeyring())
 	admin := func(method, path, body string) {
 		t.Helper()
 		req, err := http.NewRequest(method, r.URL+path, strings.NewReader(body))
@@ -371,25 +373,25 @@ func adminWorld(t *testing.T) (*world, func(method, path, body string)) {
 // cool-down, which sends several requests at once, succeeds.
 func TestFirstRiskCheckAfterRecoverySucceeds(t *testing.T) {
 	w, admin := adminWorld(t)
-	p := startServer(t, w.env("BREAKER_FAILURES=2", "BREAKER_COOLDOWN=1s"))
+	p := e2etest.StartServer(t, w.Env("BREAKER_FAILURES=2", "BREAKER_COOLDOWN=1s"))
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
 	admin(http.MethodPut, "/_admin/faults", `[{"kind":"status","status":503}]`)
-	for i := 0; len(p.linesWhere("breaker.state", "to", "open")) == 0; i++ {
+	for i := 0; len(p.LinesWhere("breaker.state", "to", "open")) == 0; i++ {
 		if i == 5 {
 			t.Fatal("the breaker did not open")
 		}
-		if c := code(p.call("korral_check_stock_risk", args)); c != "UPSTREAM_UNAVAILABLE" {
+		if c := e2etest.Code(p.Call("korral_check_stock_risk", args)); c != "UPSTREAM_UNAVAILABLE" {
 			t.Fatalf("while StoreLink fails: %s", c)
 		}
 	}
 	admin(http.MethodDelete, "/_admin/faults", "")
-	before := w.requests(allRequests)
+	before := w.Requests(allRequests)
 	time.Sleep(1500 * time.Millisecond) // past the configured 1s cool-down
-	env := p.call("korral_check_stock_risk", args)
+	env := p.Call("korral_check_stock_risk", args)
 	if env["ok"] != true {
 		t.Fatalf("first risk check after the cool-down: %v", env)
 	}
-	if n := w.requests(allRequests) - before; n < 2 {
+	if n := w.Requests(allRequests) - before; n < 2 {
 		t.Fatalf("%d requests for a risk check; the test needs a fan-out", n)
 	}
 }
@@ -419,22 +421,22 @@ func initPost(t *testing.T, base, token string) *http.Response {
 // token beyond its session cap, and anyone beyond the global cap, gets 503
 // with Retry-After; open sessions keep working; closing one frees a place.
 func TestHTTPSessionCaps(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy "+tokenDairy+"\nbrno "+tokenBrno+"\nthird "+tokenWrong+"\n", time.Now().Add(-time.Hour))
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_HTTP_MAX_SESSIONS=2", "MCP_HTTP_MAX_SESSIONS_PER_TOKEN=1"))
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy "+tokenDairy+"\nbrno "+tokenBrno+"\nthird "+tokenWrong+"\n", time.Now().Add(-time.Hour))
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_HTTP_MAX_SESSIONS=2", "MCP_HTTP_MAX_SESSIONS_PER_TOKEN=1"))
 	refused := func(token, why string) {
 		t.Helper()
-		resp := initPost(t, p.base, token)
+		resp := initPost(t, p.Base, token)
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("%s: status %d, Retry-After %q; want 503 with Retry-After", why, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
 	}
 	// Sessions are 2025-11-25's: the go-sdk client asks for 2026-07-28,
 	// which has none, unless told otherwise.
-	dairy := p.connectAt(tokenDairy, "agent", "2025-11-25")
+	dairy := p.ConnectAt(tokenDairy, "agent", "2025-11-25")
 	refused(tokenDairy, "a second session of one token")
-	brno := p.connectAt(tokenBrno, "agent", "2025-11-25")
+	brno := p.ConnectAt(tokenBrno, "agent", "2025-11-25")
 	refused(tokenWrong, "a session beyond the global cap")
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
 	for _, cs := range []*mcp.ClientSession{dairy, brno} {
@@ -445,25 +447,25 @@ func TestHTTPSessionCaps(t *testing.T) {
 	// A 2026-07-28 request holds a place while it runs, so a token at its cap
 	// is refused that way too (here the global cap is full as well), with a
 	// JSON-RPC error naming the cap.
-	if _, r := post2026As(t, p.base+"/mcp", tokenDairy, "tools/list", "", nil); !strings.Contains(fmt.Sprint(r["error"]), "(MCP_HTTP_MAX_SESSIONS") {
+	if _, r := post2026As(t, p.Base+"/mcp", tokenDairy, "tools/list", "", nil); !strings.Contains(fmt.Sprint(r["error"]), "(MCP_HTTP_MAX_SESSIONS") {
 		t.Fatalf("a 2026-07-28 request of a token at its cap: %v", r)
 	}
 	// Closing a session (DELETE) frees its place, for either revision.
 	if err := dairy.Close(); err != nil {
 		t.Fatal(err)
 	}
-	stateless := p.connectAt(tokenDairy, "agent", "")
+	stateless := p.ConnectAt(tokenDairy, "agent", "")
 	if env, err := callHTTP(t, stateless, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 		t.Fatalf("a 2026-07-28 call after the session closed: %v %v", env, err)
 	}
 	if stateless.ID() != "" || dairy.ID() == "" {
 		t.Fatalf("session ids: 2026-07-28 %q, 2025-11-25 %q", stateless.ID(), dairy.ID())
 	}
-	third := p.connectAt(tokenWrong, "agent", "2025-11-25")
+	third := p.ConnectAt(tokenWrong, "agent", "2025-11-25")
 	if env, err := callHTTP(t, third, "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 		t.Fatalf("after a session closed: %v %v", env, err)
 	}
-	if !p.logged("http.session_refused") {
+	if !p.Logged("http.session_refused") {
 		t.Fatal("refusals were not logged")
 	}
 }
@@ -471,14 +473,14 @@ func TestHTTPSessionCaps(t *testing.T) {
 // TestHTTP401NamesTheBearerRealm: RFC 6750's challenge on every 401, so a
 // host can tell a wrong token from a missing one.
 func TestHTTP401NamesTheBearerRealm(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy "+tokenDairy+"\n", time.Now().Add(-time.Hour))
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
-	if resp := initPost(t, p.base, ""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp"` {
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy "+tokenDairy+"\n", time.Now().Add(-time.Hour))
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens))
+	if resp := initPost(t, p.Base, ""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp"` {
 		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	if resp := initPost(t, p.base, tokenWrong); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp", error="invalid_token"` {
+	if resp := initPost(t, p.Base, tokenWrong); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp", error="invalid_token"` {
 		t.Fatalf("wrong token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 }
@@ -487,12 +489,12 @@ func TestHTTP401NamesTheBearerRealm(t *testing.T) {
 // token file in place with the same size and puts the modification time
 // back (cp -p, touch -r) takes effect.
 func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
 	old := time.Now().Add(-time.Hour)
-	writeTokenFile(t, tokens, "agent "+tokenDairy+"\n", old)
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
-	if got := rawPost(t, p.base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusOK {
+	e2etest.WriteTokenFile(t, tokens, "agent "+tokenDairy+"\n", old)
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
+	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusOK {
 		t.Fatalf("before the rewrite: %d", got)
 	}
 	if len(tokenDairy) != len(tokenBrno) {
@@ -504,10 +506,10 @@ func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
 	if err := os.Chtimes(tokens, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if got := rawPost(t, p.base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusUnauthorized {
+	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusUnauthorized {
 		t.Fatalf("revoked token after a same-size, same-mtime rewrite: status %d", got)
 	}
-	if got := rawPost(t, p.base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenBrno}); got != http.StatusOK {
+	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenBrno}); got != http.StatusOK {
 		t.Fatalf("new token: %d", got)
 	}
 }
@@ -537,8 +539,8 @@ func checkUndecodableRows(t *testing.T, rows []map[string]any, client, session s
 // transport still records it, the client still gets the SDK's error, and
 // the server serves on.
 func TestStdioUndecodableParamsAreAudited(t *testing.T) {
-	w := newWorld(t)
-	p := startRawStdio(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := startRawStdio(t, w.Env())
 	p.initializeAs("raw-host")
 	for i, c := range undecodableCalls {
 		id := fmt.Sprintf("bad%d", i)
@@ -569,14 +571,14 @@ func TestStdioUndecodableParamsAreAudited(t *testing.T) {
 // TestHTTPUndecodableParamsAreAudited: the same over Streamable HTTP, raw
 // POSTs in an open session; the caller is the token's label.
 func TestHTTPUndecodableParamsAreAudited(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy "+tokenDairy+"\n", time.Now().Add(-time.Hour))
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
-	cs := p.connect(tokenDairy, "agent")
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy "+tokenDairy+"\n", time.Now().Add(-time.Hour))
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens))
+	cs := p.Connect(tokenDairy, "agent")
 	for i, c := range undecodableCalls {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 100+i, c.params)
-		req, err := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, p.Base+"/mcp", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -72,7 +73,7 @@ type consentHost struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte
-	stderr *syncBuffer
+	stderr *e2etest.SyncBuffer
 	nextID int
 	// protocol is the revision the client connected with.
 	protocol string
@@ -97,7 +98,7 @@ func startConsentHost(t *testing.T, inst tsInstall, name, generation string, eli
 		k, v, _ := strings.Cut(kv, "=")
 		serverEnv[k] = v
 	}
-	return launchConsentHost(t, inst, name, map[string]any{"command": serverBinary, "env": serverEnv, "generation": generation, "elicitation": elicitation})
+	return launchConsentHost(t, inst, name, map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": generation, "elicitation": elicitation})
 }
 
 // launchConsentHost starts consent.mjs with cfg (the JSON it reads: a
@@ -117,7 +118,7 @@ func launchConsentHost(t *testing.T, inst tsInstall, name string, cfg map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &consentHost{t: t, name: name, cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &syncBuffer{}}
+	h := &consentHost{t: t, name: name, cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &e2etest.SyncBuffer{}}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func (h *consentHost) expect(label string, r consentReply, want string) map[stri
 	}
 	got := "ok"
 	if ok, _ := env["ok"].(bool); !ok {
-		got = code(env)
+		got = e2etest.Code(env)
 	}
 	if got != want {
 		h.t.Errorf("%s: %s: got %s, want %s: %v", h.name, label, got, want, env)
@@ -219,20 +220,20 @@ func accept(units any) map[string]any {
 
 // consentWorld is a mock StoreLink and the environment of a server in host
 // consent mode with the test's sealing key.
-func consentWorld(t *testing.T) (*world, []string) {
+func consentWorld(t *testing.T) (*e2etest.World, []string) {
 	t.Helper()
-	w := newWorld(t)
-	keyFile := filepath.Join(w.dir, "consent.key")
+	w := e2etest.NewWorld(t)
+	keyFile := filepath.Join(w.Dir, "consent.key")
 	if err := os.WriteFile(keyFile, []byte(consentKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return w, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
+	return w, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
 }
 
 // orderList is the mock's orders beyond its fixtures, as "store sku units".
-func orderList(w *world) []string {
+func orderList(w *e2etest.World) []string {
 	var out []string
-	for _, o := range w.mock.Server.Orders() {
+	for _, o := range w.Mock.Server.Orders() {
 		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
 			continue
 		}
@@ -244,9 +245,9 @@ func orderList(w *world) []string {
 
 // sentNothing fails unless StoreLink got no new order request since
 // creates were counted.
-func sentNothing(t *testing.T, w *world, label string, creates int) {
+func sentNothing(t *testing.T, w *e2etest.World, label string, creates int) {
 	t.Helper()
-	if n := w.requests(isCreate); n != creates {
+	if n := w.Requests(isCreate); n != creates {
 		t.Errorf("%s: StoreLink got %d order request(s), want %d: nothing may be sent", label, n, creates)
 	}
 }
@@ -285,7 +286,7 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 		t.Run("generation "+gen, func(t *testing.T) {
 			w, env := consentWorld(t)
 			h := startConsentHost(t, inst, "host gen "+gen, gen, true, env)
-			creates := w.requests(isCreate)
+			creates := w.Requests(isCreate)
 
 			// A preview asks nobody and sends nothing.
 			r := h.do("preview", map[string]any{"arguments": order(24), "answer": accept(24)})
@@ -315,7 +316,7 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 				if msg := errMessage(ans); !strings.Contains(msg, "nothing was sent") {
 					t.Errorf("%s: the answer does not say nothing was sent: %s", c.label, msg)
 				}
-				if _, found := ledgerEntries(t, w.statePath)[key]; found {
+				if _, found := ledgerEntries(t, w.StatePath)[key]; found {
 					t.Errorf("%s: the ledger recorded the refused order", c.label)
 				}
 			}
@@ -372,7 +373,7 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 			bare.stop()
 
 			// The audit trail says what happened, refusals included.
-			rows := strings.Join(consentAuditRows(t, w.statePath), "\n")
+			rows := strings.Join(consentAuditRows(t, w.StatePath), "\n")
 			for _, want := range []string{"HOST_CONSENT_DECLINED", "HOST_CONSENT_CANCELLED", "HOST_CONSENT_QUANTITY_MISMATCH", "HOST_CONSENT_UNAVAILABLE",
 				"The person at the host confirmed it by typing the quantity."} {
 				if !strings.Contains(rows, want) {
@@ -397,15 +398,15 @@ func TestHostConsentOverHTTP(t *testing.T) {
 	for _, gen := range []string{"1", "2"} {
 		t.Run("generation "+gen, func(t *testing.T) {
 			w, env := consentWorld(t)
-			tokens := filepath.Join(w.dir, "tokens")
-			writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
-			p := startHTTP(t, append(env, "MCP_AUTH_TOKENS_FILE="+tokens))
-			h := launchConsentHost(t, inst, "http host gen "+gen, map[string]any{"url": p.base + "/mcp", "token": tokenDairy, "generation": gen, "elicitation": true})
+			tokens := filepath.Join(w.Dir, "tokens")
+			e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+			p := e2etest.StartHTTP(t, append(env, "MCP_AUTH_TOKENS_FILE="+tokens))
+			h := launchConsentHost(t, inst, "http host gen "+gen, map[string]any{"url": p.Base + "/mcp", "token": tokenDairy, "generation": gen, "elicitation": true})
 			wantProtocol := map[string]string{"1": "2025-11-25", "2": "2026-07-28"}[gen]
 			if h.protocol != wantProtocol {
 				t.Errorf("the client connected with %q, want %q", h.protocol, wantProtocol)
 			}
-			creates := w.requests(isCreate)
+			creates := w.Requests(isCreate)
 
 			refusals := []struct {
 				label  string
@@ -445,10 +446,10 @@ func TestHostConsentOverHTTP(t *testing.T) {
 			// Each generation was asked its own way over HTTP: the server's
 			// request inside the 2025-11-25 session's call, or input_required
 			// answers the 2026-07-28 client retried with their requestState.
-			p.stop()
+			p.Stop()
 			var mrtr int
 			sessions := map[string]int{}
-			for _, l := range p.logLines() {
+			for _, l := range p.LogLines() {
 				switch {
 				case l["msg"] == "tool.input_required":
 					mrtr++
@@ -459,12 +460,12 @@ func TestHostConsentOverHTTP(t *testing.T) {
 			if gen == "1" {
 				// One session held every call, and nothing was answered input_required.
 				if _, stateless := sessions[""]; mrtr != 0 || len(sessions) != 1 || stateless {
-					t.Errorf("generation 1: %d input_required answers, audited sessions %v; want none and one session\n%s", mrtr, sessions, tail(p.stderr.String(), 4000))
+					t.Errorf("generation 1: %d input_required answers, audited sessions %v; want none and one session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
 				}
 			} else if mrtr != 3 || len(sessions) != 1 || sessions[""] == 0 {
 				// Every call met input_required first (the question and its
 				// retry are audited each), outside any session.
-				t.Errorf("generation 2: %d input_required answers, audited sessions %v; want 3 and no session\n%s", mrtr, sessions, tail(p.stderr.String(), 4000))
+				t.Errorf("generation 2: %d input_required answers, audited sessions %v; want 3 and no session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
 			}
 			judge(t, w)
 		})
@@ -481,7 +482,7 @@ func TestHostConsentSealedState(t *testing.T) {
 	requireClient2(t, inst)
 	w, env := consentWorld(t)
 	h := startConsentHost(t, inst, "manual", "2", true, env)
-	creates := w.requests(isCreate)
+	creates := w.Requests(isCreate)
 
 	ask := func(label string, args map[string]any) string {
 		t.Helper()
@@ -545,7 +546,7 @@ func TestHostConsentSealedState(t *testing.T) {
 	sentNothing(t, w, "mismatch", creates)
 
 	// A state sealed with another key: another deployment's, or an old key.
-	otherKey := filepath.Join(w.dir, "other.key")
+	otherKey := filepath.Join(w.Dir, "other.key")
 	if err := os.WriteFile(otherKey, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -576,12 +577,12 @@ func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
 	requireClient2(t, inst)
 	dsn := pgDatabase(t)
 	w, _ := consentWorld(t)
-	keyFile := filepath.Join(w.dir, "consent.key")
+	keyFile := filepath.Join(w.Dir, "consent.key")
 	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
 	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
 	a := startConsentHost(t, inst, "replica A", "2", true, envA)
 	b := startConsentHost(t, inst, "replica B", "2", true, envB)
-	creates := w.requests(isCreate)
+	creates := w.Requests(isCreate)
 	answer := func(x map[string]any) map[string]any { return map[string]any{"confirm_order": x} }
 	ask := func(h *consentHost, args map[string]any) string {
 		t.Helper()
@@ -615,15 +616,15 @@ func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
 // without a sealing key, with one line that says how to make one, before
 // it opens anything.
 func TestHostConsentNeedsItsKey(t *testing.T) {
-	w := newWorld(t)
-	_, stderr, exit := runCLIStdin(t, w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=host"), "")
+	w := e2etest.NewWorld(t)
+	_, stderr, exit := runCLIStdin(t, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host"), "")
 	if exit != 2 || !strings.Contains(stderr, "WRITE_APPROVAL=host needs HOST_CONSENT_KEY_FILE: write a key with `openssl rand -hex 32 > FILE`") {
 		t.Fatalf("exit %d, stderr:\n%s", exit, stderr)
 	}
 	if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
 		t.Errorf("the refusal is %d lines, want one:\n%s", n+1, stderr)
 	}
-	if _, err := os.Stat(w.statePath); err == nil {
+	if _, err := os.Stat(w.StatePath); err == nil {
 		t.Error("the refused server created its state database")
 	}
 }

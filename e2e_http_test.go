@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,8 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // Tokens of the HTTP tests; 32 characters or more, as the token file demands.
@@ -25,116 +25,6 @@ const (
 	tokenBrno  = "brno-0123456789abcdefghijklmnopqrstuvw"
 	tokenWrong = "wrong-0123456789abcdefghijklmnopqrstuv"
 )
-
-// httpProc is one `storelink-mcp serve --http` process.
-type httpProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	base   string // http://127.0.0.1:PORT
-	done   chan struct{}
-	exit   error
-}
-
-// startHTTP spawns `serve --http 127.0.0.1:0` with env (and only PATH from
-// the test's environment) and waits for the address it logs.
-func startHTTP(t *testing.T, env []string, args ...string) *httpProc {
-	t.Helper()
-	cmd := exec.Command(serverBinary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	return launchHTTP(t, cmd)
-}
-
-// launchHTTP starts a prepared `serve --http` command and waits for the
-// address it logs.
-func launchHTTP(t *testing.T, cmd *exec.Cmd) *httpProc {
-	t.Helper()
-	p := &httpProc{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exit = cmd.Wait(); close(p.done) }()
-	t.Cleanup(p.stop)
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, l := range p.logLines() {
-			if l["msg"] == "http.listening" {
-				p.base = "http://" + l["addr"].(string)
-				return p
-			}
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("serve exited before listening: %v\n%s", p.exit, p.stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	t.Fatalf("serve did not report its address:\n%s", p.stderr.String())
-	return nil
-}
-
-// stop sends SIGTERM, waits a bounded time, then kills by PID.
-func (p *httpProc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *httpProc) logLines() []map[string]any {
-	var out []map[string]any
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (p *httpProc) logged(msg string) bool {
-	for _, l := range p.logLines() {
-		if l["msg"] == msg {
-			return true
-		}
-	}
-	return false
-}
-
-// bearerRT adds a bearer token to every request.
-type bearerRT struct{ token string }
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// connect opens an MCP session over Streamable HTTP with token.
-func (p *httpProc) connect(token, name string) *mcp.ClientSession {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:   p.base + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerRT{token}},
-	}, nil)
-	if err != nil {
-		p.t.Fatalf("connect: %v\n%s", err, p.stderr.String())
-	}
-	p.t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
 
 // callHTTP invokes a tool and decodes the envelope.
 func callHTTP(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, error) {
@@ -179,23 +69,6 @@ func rawPost(t *testing.T, url, body string, hdr map[string]string) int {
 	return resp.StatusCode
 }
 
-// writeTokenFile replaces the token file by rename and moves its
-// modification time forward, so the server sees the new version even where
-// timestamps are coarse.
-func writeTokenFile(t *testing.T, path, content string, mod time.Time) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(tmp, mod, mod); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func allRequests(mockstorelink.RequestRecord) bool { return true }
 
 // A stateless tools/call, complete in one request: what an attacker without
@@ -203,33 +76,33 @@ func allRequests(mockstorelink.RequestRecord) bool { return true }
 const toolCallBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"korral_check_stock_risk","arguments":{"sku":"8847291","store_id":"47"}}}`
 
 func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	for _, mode := range [][]string{nil, {"--stateless"}} {
-		p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens), mode...)
+		p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens), mode...)
 		for name, hdr := range map[string]map[string]string{
 			"no token":    {},
 			"wrong token": {"Authorization": "Bearer " + tokenWrong},
 			"empty token": {"Authorization": "Bearer "},
 			"basic auth":  {"Authorization": "Basic " + tokenDairy},
 		} {
-			if got := rawPost(t, p.base+"/mcp", toolCallBody, hdr); got != http.StatusUnauthorized {
+			if got := rawPost(t, p.Base+"/mcp", toolCallBody, hdr); got != http.StatusUnauthorized {
 				t.Errorf("%v %s: status %d, want 401", mode, name, got)
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		client := mcp.NewClient(&mcp.Implementation{Name: "intruder", Version: "1"}, nil)
 		if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-			Endpoint: p.base + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{tokenWrong}},
+			Endpoint: p.Base + "/mcp", HTTPClient: &http.Client{Transport: e2etest.BearerTransport{Token: tokenWrong}},
 		}, nil); err == nil {
 			_ = cs.Close()
 			t.Errorf("%v: an MCP client with a wrong token connected", mode)
 		}
 		cancel()
-		p.stop()
+		p.Stop()
 	}
-	if n := w.requests(allRequests); n != 0 {
+	if n := w.Requests(allRequests); n != 0 {
 		t.Fatalf("%d requests reached StoreLink without a valid token", n)
 	}
 	if rows := auditRows(t, w); len(rows) != 0 {
@@ -238,15 +111,15 @@ func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
 }
 
 // auditRows reads the audit trail through the CLI, as a buyer would.
-func auditRows(t *testing.T, w *world) []map[string]any {
+func auditRows(t *testing.T, w *e2etest.World) []map[string]any {
 	t.Helper()
-	return auditRowsIn(t, w.env())
+	return auditRowsIn(t, w.Env())
 }
 
 // auditRowsIn reads the audit trail that the environment env points at.
 func auditRowsIn(t *testing.T, env []string) []map[string]any {
 	t.Helper()
-	out, stderr, exit := runCLI(t, env, "audit", "--format", "json")
+	out, stderr, exit := e2etest.RunCLI(t, env, "audit", "--format", "json")
 	if exit != 0 {
 		t.Fatalf("audit: exit %d: %s", exit, stderr)
 	}
@@ -263,10 +136,10 @@ func auditRowsIn(t *testing.T, env []string) []map[string]any {
 }
 
 func TestHTTPForeignHostOrOriginIsRefused(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens))
 	auth := "Bearer " + tokenDairy
 	for name, tc := range map[string]struct {
 		hdr  map[string]string
@@ -277,18 +150,18 @@ func TestHTTPForeignHostOrOriginIsRefused(t *testing.T) {
 		"foreign origin":        {map[string]string{"Authorization": auth, "Origin": "https://attacker.example"}, http.StatusForbidden},
 		"lookalike origin":      {map[string]string{"Authorization": auth, "Origin": "http://localhost.attacker.example"}, http.StatusForbidden},
 	} {
-		if got := rawPost(t, p.base+"/mcp", toolCallBody, tc.hdr); got != tc.want {
+		if got := rawPost(t, p.Base+"/mcp", toolCallBody, tc.hdr); got != tc.want {
 			t.Errorf("%s: status %d, want %d", name, got, tc.want)
 		}
 	}
-	if n := w.requests(allRequests); n != 0 {
+	if n := w.Requests(allRequests); n != 0 {
 		t.Fatalf("%d requests reached StoreLink", n)
 	}
-	if !p.logged("http.host_refused") || !p.logged("http.origin_refused") {
+	if !p.Logged("http.host_refused") || !p.Logged("http.origin_refused") {
 		t.Fatal("refusals were not logged")
 	}
 	// The same request from a loopback page is served.
-	cs := p.connect(tokenDairy, "e2e-agent")
+	cs := p.Connect(tokenDairy, "e2e-agent")
 	if env, err := callHTTP(t, cs, "korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}); err != nil || env["ok"] != true {
 		t.Fatalf("a legitimate call: %v %v", env, err)
 	}
@@ -300,10 +173,10 @@ func TestHTTPForeignHostOrOriginIsRefused(t *testing.T) {
 func TestHTTPSIGTERMLetsAnInFlightCallFinish(t *testing.T) {
 	for _, mode := range [][]string{nil, {"--stateless"}} {
 		t.Run(fmt.Sprint("flags", mode), func(t *testing.T) {
-			w := newWorld(t)
-			p := startHTTP(t, w.env("UPSTREAM_TIMEOUT=20s"), mode...)
-			cs := p.connect("", "e2e-agent")
-			w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpGetInventory, Delay: 1500 * time.Millisecond})
+			w := e2etest.NewWorld(t)
+			p := e2etest.StartHTTP(t, w.Env("UPSTREAM_TIMEOUT=20s"), mode...)
+			cs := p.Connect("", "e2e-agent")
+			w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpGetInventory, Delay: 1500 * time.Millisecond})
 			isInventory := func(r mockstorelink.RequestRecord) bool { return r.OperationID == mockstorelink.OpGetInventory }
 
 			type answer struct {
@@ -316,29 +189,29 @@ func TestHTTPSIGTERMLetsAnInFlightCallFinish(t *testing.T) {
 				got <- answer{env, err}
 			}()
 			deadline := time.Now().Add(15 * time.Second)
-			for w.requests(isInventory) == 0 && time.Now().Before(deadline) {
+			for w.Requests(isInventory) == 0 && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			if w.requests(isInventory) == 0 {
+			if w.Requests(isInventory) == 0 {
 				t.Fatal("the call never reached StoreLink")
 			}
-			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			a := <-got
 			if a.err != nil || a.env["ok"] != true {
-				t.Fatalf("in-flight call after SIGTERM: %v %v\n%s", a.env, a.err, p.stderr.String())
+				t.Fatalf("in-flight call after SIGTERM: %v %v\n%s", a.env, a.err, p.Stderr.String())
 			}
 			select {
-			case <-p.done:
+			case <-p.Done:
 			case <-time.After(30 * time.Second):
 				t.Fatal("the server did not exit after SIGTERM")
 			}
-			if p.exit != nil {
-				t.Fatalf("exit after SIGTERM: %v\n%s", p.exit, p.stderr.String())
+			if p.Exit != nil {
+				t.Fatalf("exit after SIGTERM: %v\n%s", p.Exit, p.Stderr.String())
 			}
-			if !p.logged("http.shutdown") || !p.logged("server.stop") || p.logged("http.shutdown_forced") {
-				t.Fatalf("shutdown not clean:\n%s", p.stderr.String())
+			if !p.Logged("http.shutdown") || !p.Logged("server.stop") || p.Logged("http.shutdown_forced") {
+				t.Fatalf("shutdown not clean:\n%s", p.Stderr.String())
 			}
 		})
 	}
@@ -348,13 +221,13 @@ func TestHTTPSIGTERMLetsAnInFlightCallFinish(t *testing.T) {
 // processes on one state database and fires the same confirmed order at
 // both at once: StoreLink must see exactly one order.
 func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
-	env := w.env("ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
-	replicas := []*httpProc{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	env := w.Env("ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
 	// A slow POST keeps the first order "sending" while the others arrive.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
 
 	const perReplica = 4
 	const key = "replica-race-key-0001"
@@ -367,7 +240,7 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, r := range replicas {
 		for i := 0; i < perReplica; i++ {
-			cs := r.connect(tokenDairy, fmt.Sprintf("agent-%d", i))
+			cs := r.Connect(tokenDairy, fmt.Sprintf("agent-%d", i))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -389,7 +262,7 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 		if r.env["ok"] != true {
 			// Arriving while the first attempt is still being sent is an
 			// unknown outcome to check, never a second order.
-			if c := code(r.env); c != "WRITE_OUTCOME_UNKNOWN" {
+			if c := e2etest.Code(r.env); c != "WRITE_OUTCOME_UNKNOWN" {
 				t.Fatalf("unexpected failure: %v", r.env)
 			}
 			unknown++
@@ -410,15 +283,15 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 	if raised != 1 || len(orderIDs) != 1 {
 		t.Fatalf("%d raised, order ids %v; want one order", raised, orderIDs)
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("StoreLink saw %d createReplenishmentOrder requests, want exactly 1", n)
 	}
-	if rows := ledgerRows(t, w.statePath); len(rows) != 1 || rows[key] != "raised" {
+	if rows := ledgerRows(t, w.StatePath); len(rows) != 1 || rows[key] != "raised" {
 		t.Fatalf("ledger: %v", rows)
 	}
 	// Both replicas did take calls, and the audit names the token.
 	for i, r := range replicas {
-		if !r.logged("tool.start") {
+		if !r.Logged("tool.start") {
 			t.Errorf("replica %d served no call", i)
 		}
 	}
@@ -430,10 +303,10 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 }
 
 func TestHTTPHealthAndReadiness(t *testing.T) {
-	w := newWorld(t)
-	p := startHTTP(t, w.env("BREAKER_FAILURES=1", "BREAKER_COOLDOWN=10m"))
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartHTTP(t, w.Env("BREAKER_FAILURES=1", "BREAKER_COOLDOWN=10m"))
 	get := func(path string) (int, map[string]any) {
-		resp, err := http.Get(p.base + path)
+		resp, err := http.Get(p.Base + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -451,9 +324,9 @@ func TestHTTPHealthAndReadiness(t *testing.T) {
 		t.Fatalf("readyz: %d %v", c, m)
 	}
 	// StoreLink failing opens the breaker; the replica stays ready and says so.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503})
-	cs := p.connect("", "e2e-agent")
-	if env, err := callHTTP(t, cs, "korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}); err != nil || code(env) != "UPSTREAM_UNAVAILABLE" {
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503})
+	cs := p.Connect("", "e2e-agent")
+	if env, err := callHTTP(t, cs, "korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}); err != nil || e2etest.Code(env) != "UPSTREAM_UNAVAILABLE" {
 		t.Fatalf("call against a failing StoreLink: %v %v", env, err)
 	}
 	if c, m := get("/readyz"); c != http.StatusOK || m["breaker"] != "open" {
@@ -462,25 +335,25 @@ func TestHTTPHealthAndReadiness(t *testing.T) {
 }
 
 func TestHTTPTokenFileIsReloadedWhenItChanges(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
 	base := time.Now().Add(-time.Hour)
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", base)
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", base)
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-	if env, err := callHTTP(t, p.connect(tokenDairy, "agent"), "korral_list_recent_sales", args); err != nil || env["ok"] != true {
+	if env, err := callHTTP(t, p.Connect(tokenDairy, "agent"), "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 		t.Fatalf("first token: %v %v", env, err)
 	}
 
 	// Rotate: the dairy token is revoked, a new holder is added.
-	writeTokenFile(t, tokens, "# rotated\nbrno-agent "+tokenBrno+"\n", base.Add(time.Minute))
-	if got := rawPost(t, p.base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusUnauthorized {
+	e2etest.WriteTokenFile(t, tokens, "# rotated\nbrno-agent "+tokenBrno+"\n", base.Add(time.Minute))
+	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + tokenDairy}); got != http.StatusUnauthorized {
 		t.Fatalf("revoked token: status %d", got)
 	}
-	if env, err := callHTTP(t, p.connect(tokenBrno, "agent"), "korral_list_recent_sales", args); err != nil || env["ok"] != true {
+	if env, err := callHTTP(t, p.Connect(tokenBrno, "agent"), "korral_list_recent_sales", args); err != nil || env["ok"] != true {
 		t.Fatalf("new token: %v %v", env, err)
 	}
-	if !p.logged("auth.tokens_reloaded") {
+	if !p.Logged("auth.tokens_reloaded") {
 		t.Fatal("the reload was not logged")
 	}
 	var who []string
@@ -494,17 +367,17 @@ func TestHTTPTokenFileIsReloadedWhenItChanges(t *testing.T) {
 }
 
 func TestHTTPRefusesToStartOpenWithoutTokens(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	// Refused before anything listens, so no test binds beyond loopback.
-	_, stderr, exit := runCLI(t, w.env(), "serve", "--http", "0.0.0.0:0", "--allowed-host", "mcp.korral.example")
+	_, stderr, exit := e2etest.RunCLI(t, w.Env(), "serve", "--http", "0.0.0.0:0", "--allowed-host", "mcp.korral.example")
 	if exit != 2 || !strings.Contains(stderr, "MCP_AUTH_TOKENS_FILE is not set") || strings.Contains(stderr, "http.listening") {
 		t.Fatalf("exit %d:\n%s", exit, stderr)
 	}
-	_, stderr, exit = runCLI(t, w.env(), "serve", "--http", "192.0.2.10:0")
+	_, stderr, exit = e2etest.RunCLI(t, w.Env(), "serve", "--http", "192.0.2.10:0")
 	if exit != 2 || !strings.Contains(stderr, "--insecure-no-auth") {
 		t.Fatalf("exit %d:\n%s", exit, stderr)
 	}
-	if n := w.requests(allRequests); n != 0 {
+	if n := w.Requests(allRequests); n != 0 {
 		t.Fatalf("%d requests reached StoreLink", n)
 	}
 }

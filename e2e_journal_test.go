@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -59,9 +60,9 @@ func lockLedger(t *testing.T, path string) func() {
 
 // heldUnits maps the quantity of each order StoreLink holds (beyond its
 // fixtures) to its id.
-func heldUnits(w *world) map[int64]string {
+func heldUnits(w *e2etest.World) map[int64]string {
 	out := map[int64]string{}
-	for _, o := range w.mock.Server.Orders() {
+	for _, o := range w.Mock.Server.Orders() {
 		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
 			out[o.QuantityUnits] = string(o.OrderID)
 		}
@@ -88,12 +89,12 @@ func callEnvelope(cs *mcp.ClientSession, name string, args map[string]any, timeo
 // server records them before it serves, and the status tool shows them
 // raised.
 func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
-	w := newWorld(t)
-	env := w.env("ALLOW_WRITES=true")
-	p := startServer(t, env)
+	w := e2etest.NewWorld(t)
+	env := w.Env("ALLOW_WRITES=true")
+	p := e2etest.StartServer(t, env)
 	// Each POST is held a moment, so the lock falls between the request and
 	// its answer, where the order id becomes known.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Second})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Second})
 	keys := map[int64]string{24: "locked-ledger-key-24", 36: "locked-ledger-key-36"}
 	type answer struct {
 		units int64
@@ -103,18 +104,18 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	answers := make(chan answer, len(keys))
 	for units, key := range keys {
 		go func() {
-			env, err := callEnvelope(p.cs, raiseTool, order(int(units), "confirm", true, "idempotency_key", key), 90*time.Second)
+			env, err := callEnvelope(p.CS, raiseTool, order(int(units), "confirm", true, "idempotency_key", key), 90*time.Second)
 			answers <- answer{units, env, err}
 		}()
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for w.requests(isCreate) < len(keys) && time.Now().Before(deadline) {
+	for w.Requests(isCreate) < len(keys) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := w.requests(isCreate); n != len(keys) {
+	if n := w.Requests(isCreate); n != len(keys) {
 		t.Fatalf("%d POSTs reached StoreLink, want %d", n, len(keys))
 	}
-	unlock := lockLedger(t, w.statePath)
+	unlock := lockLedger(t, w.StatePath)
 
 	for range keys {
 		a := <-answers
@@ -134,11 +135,11 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 		}
 	}
 	for units, key := range keys {
-		if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" {
+		if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" {
 			t.Fatalf("%d units: ledger %+v while locked; want it still sending", units, e)
 		}
 	}
-	journalPath := w.statePath + ".outcomes.jsonl"
+	journalPath := w.StatePath + ".outcomes.jsonl"
 	b, err := os.ReadFile(journalPath)
 	if err != nil {
 		t.Fatal(err)
@@ -151,35 +152,35 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	if st, _ := os.Stat(journalPath); st.Mode().Perm() != 0o600 {
 		t.Fatalf("journal mode %v, want 0600", st.Mode().Perm())
 	}
-	if len(p.linesWhere("ledger.record_pending")) != len(keys) {
-		t.Fatalf("want one ledger.record_pending line per order:\n%s", p.stderr.String())
+	if len(p.LinesWhere("ledger.record_pending")) != len(keys) {
+		t.Fatalf("want one ledger.record_pending line per order:\n%s", p.Stderr.String())
 	}
 
-	out, _, exit := runCLI(t, env, "doctor")
+	out, _, exit := e2etest.RunCLI(t, env, "doctor")
 	if exit != 1 || !strings.Contains(out, "FAIL  outcome journal: "+journalPath+" holds 2 order outcome(s) the ledger has not recorded") {
 		t.Fatalf("doctor while the ledger is locked: exit %d\n%s", exit, out)
 	}
 
 	// A crash while the ledger is still locked, then a restart once it is
 	// free: the outcomes are recorded before the server serves.
-	p.kill()
+	p.Kill()
 	unlock()
 	for _, key := range keys {
-		if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" {
+		if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" {
 			t.Fatalf("ledger before the restart: %+v", e)
 		}
 	}
-	w.mock.Server.ClearFaults()
-	p2 := startServer(t, env)
+	w.Mock.Server.ClearFaults()
+	p2 := e2etest.StartServer(t, env)
 	// Before it served, the restart read each order back from StoreLink:
 	// the journal's word alone records nothing.
 	for _, id := range heldUnits(w) {
-		if n := w.requests(isGetOrder(id)); n != 1 {
+		if n := w.Requests(isGetOrder(id)); n != 1 {
 			t.Fatalf("order %s was read back %d time(s) at the restart, want 1", id, n)
 		}
 	}
 	for units, id := range heldUnits(w) {
-		st := p2.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"})
+		st := p2.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"})
 		d := data(t, st)
 		ledger, _ := d["ledger"].(map[string]any)
 		if d["order_id"] != id || ledger["state"] != "raised" || ledger["idempotency_key"] != keys[units] {
@@ -189,11 +190,11 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	if b, _ := os.ReadFile(journalPath); len(b) != 0 {
 		t.Fatalf("journal after the replay: %q", b)
 	}
-	out, _, exit = runCLI(t, env, "doctor")
+	out, _, exit = e2etest.RunCLI(t, env, "doctor")
 	if exit != 0 || !strings.Contains(out, "ok    outcome journal: "+journalPath+" is writable; 0 outcome(s) recorded in the ledger now, nothing pending") {
 		t.Fatalf("doctor after the replay: exit %d\n%s", exit, out)
 	}
-	if n := w.requests(isCreate); n != len(keys) {
+	if n := w.Requests(isCreate); n != len(keys) {
 		t.Fatalf("%d POSTs, want %d", n, len(keys))
 	}
 	judge(t, w)
@@ -203,19 +204,19 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 // start (exit 2) without a place for the outcome journal, and says which
 // setting to fix.
 func TestJournalPathIsCheckedAtStart(t *testing.T) {
-	w := newWorld(t)
-	ro := w.dir + "/ro"
+	w := e2etest.NewWorld(t)
+	ro := w.Dir + "/ro"
 	if err := os.Mkdir(ro, 0o500); err != nil {
 		t.Fatal(err)
 	}
 	if os.Getuid() == 0 {
 		t.Skip("root writes anywhere")
 	}
-	_, stderr, exit := runCLI(t, w.env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+ro+"/outcomes.jsonl"), "stdio")
+	_, stderr, exit := e2etest.RunCLI(t, w.Env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+ro+"/outcomes.jsonl"), "stdio")
 	if exit != 2 || !strings.Contains(stderr, "STATE_JOURNAL_PATH") || !strings.Contains(stderr, "permission denied") {
 		t.Fatalf("exit %d: %s", exit, stderr)
 	}
-	_, stderr, exit = runCLI(t, w.env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+w.statePath), "stdio")
+	_, stderr, exit = e2etest.RunCLI(t, w.Env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+w.StatePath), "stdio")
 	if exit != 2 || !strings.Contains(stderr, "is the state database's own file") {
 		t.Fatalf("journal on the database: exit %d: %s", exit, stderr)
 	}
@@ -274,14 +275,14 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 			pgErr = fmt.Errorf("%s %s: %v\n%s", script, verb, err, out)
 		}
 	}
-	w := newWorld(t)
-	tokens := w.dir + "/tokens"
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	w := e2etest.NewWorld(t)
+	tokens := w.Dir + "/tokens"
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	// Two replicas on one machine: one outcome journal, shared.
 	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MAX_ORDER_UNITS=100000", "MCP_AUTH_TOKENS_FILE="+tokens)
-	replicas := []*httpProc{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
 	// Held POSTs keep several orders between request and answer at any time.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 500 * time.Millisecond})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 500 * time.Millisecond})
 
 	var mu sync.Mutex
 	units := 200
@@ -290,7 +291,7 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 	var wg sync.WaitGroup
 	for r, p := range replicas {
 		for i := range 4 {
-			cs := p.connect(tokenDairy, fmt.Sprintf("burst-%d-%d", r, i))
+			cs := p.Connect(tokenDairy, fmt.Sprintf("burst-%d-%d", r, i))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -322,13 +323,13 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 	waitPOSTs := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)
-		for w.requests(isCreate) < n && time.Now().Before(deadline) {
+		for w.Requests(isCreate) < n && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if w.requests(isCreate) < n {
+		if w.Requests(isCreate) < n {
 			close(stop)
 			wg.Wait()
-			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d", w.requests(isCreate), n)
+			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d", w.Requests(isCreate), n)
 		}
 	}
 	waitPOSTs(8)
@@ -345,7 +346,7 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 		wg.Wait()
 		t.Fatal(pgErr)
 	}
-	waitPOSTs(w.requests(isCreate) + 8)
+	waitPOSTs(w.Requests(isCreate) + 8)
 	close(stop)
 	wg.Wait()
 
@@ -373,9 +374,9 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 	for u, env := range answers {
 		id, atStoreLink := held[u]
 		if env["ok"] != true {
-			codes[code(env)]++
+			codes[e2etest.Code(env)]++
 			if atStoreLink {
-				t.Errorf("StoreLink holds order %s of %d units, but the agent was told %s: %s", id, u, code(env), errMessage(env))
+				t.Errorf("StoreLink holds order %s of %d units, but the agent was told %s: %s", id, u, e2etest.Code(env), errMessage(env))
 			}
 			continue
 		}
@@ -398,7 +399,7 @@ func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pendin
 		}
 	}
 	for _, p := range replicas {
-		for _, l := range p.logLines() {
+		for _, l := range p.LogLines() {
 			if l["msg"] == "ledger.recorded_late" {
 				r.late++
 			}
@@ -451,24 +452,24 @@ func appendLines(t *testing.T, path string, lines ...string) {
 // sendingAfterKill confirms an order of units under key while StoreLink
 // holds the POST, and kills the server before StoreLink answers: the entry
 // is left sending, and StoreLink holds no order (the client left first).
-func sendingAfterKill(t *testing.T, w *world, env []string, units int, key string) {
+func sendingAfterKill(t *testing.T, w *e2etest.World, env []string, units int, key string) {
 	t.Helper()
-	p := startServer(t, env)
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Minute})
-	before := w.requests(isCreate)
+	p := e2etest.StartServer(t, env)
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Minute})
+	before := w.Requests(isCreate)
 	go func() {
-		_, _ = callEnvelope(p.cs, raiseTool, order(units, "confirm", true, "idempotency_key", key), 90*time.Second)
+		_, _ = callEnvelope(p.CS, raiseTool, order(units, "confirm", true, "idempotency_key", key), 90*time.Second)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for w.requests(isCreate) == before && time.Now().Before(deadline) {
+	for w.Requests(isCreate) == before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if w.requests(isCreate) == before {
+	if w.Requests(isCreate) == before {
 		t.Fatal("the POST never reached StoreLink")
 	}
-	p.kill()
-	w.mock.Server.ClearFaults()
-	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" {
+	p.Kill()
+	w.Mock.Server.ClearFaults()
+	if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" {
 		t.Fatalf("ledger after the kill: %+v, want sending", e)
 	}
 	if _, held := heldUnits(w)[int64(units)]; held {
@@ -483,35 +484,35 @@ func sendingAfterKill(t *testing.T, w *world, env []string, units int, key strin
 // records neither, and leaves the entry sending; doctor names both lines.
 // StoreLink's orders still equal the ledger's raised entries.
 func TestForgedAcceptedLineIsNeverRecorded(t *testing.T) {
-	w := newWorld(t)
-	env := w.env("ALLOW_WRITES=true")
+	w := e2etest.NewWorld(t)
+	env := w.Env("ALLOW_WRITES=true")
 	const key = "forged-line-key-24"
 	sendingAfterKill(t, w, env, 24, key)
-	journalPath := w.statePath + ".outcomes.jsonl"
-	attempt := entryAttempt(t, w.statePath, key)
+	journalPath := w.StatePath + ".outcomes.jsonl"
+	attempt := entryAttempt(t, w.StatePath, key)
 	line := func(orderID string) string {
 		return fmt.Sprintf(`{"v":1,"at":%q,"idempotency_key":%q,"attempt":%q,"event":"accepted","order_id":%q,"store_id":"47","sku":%q,"quantity_units":24}`,
 			time.Now().UTC().Format(time.RFC3339Nano), key, attempt, orderID, mockstorelink.SKUButter)
 	}
 	appendLines(t, journalPath, line("RO-47-FORGED1"), line(mockstorelink.OrderOpen))
 
-	p := startServer(t, env)
-	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" || e.OrderID != "" {
+	p := e2etest.StartServer(t, env)
+	if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" || e.OrderID != "" {
 		t.Fatalf("the forged line was recorded: %+v", e)
 	}
-	if n := w.requests(isGetOrder("RO-47-FORGED1")); n != 1 {
+	if n := w.Requests(isGetOrder("RO-47-FORGED1")); n != 1 {
 		t.Fatalf("RO-47-FORGED1 was read back %d time(s), want 1", n)
 	}
-	if n := len(p.linesWhere("journal.conflict", "order_id", "RO-47-FORGED1")); n != 1 {
-		t.Fatalf("%d journal.conflict lines for RO-47-FORGED1:\n%s", n, p.stderr.String())
+	if n := len(p.LinesWhere("journal.conflict", "order_id", "RO-47-FORGED1")); n != 1 {
+		t.Fatalf("%d journal.conflict lines for RO-47-FORGED1:\n%s", n, p.Stderr.String())
 	}
-	st := p.call("korral_get_order_status", map[string]any{"order_id": key, "store_id": "47"})
+	st := p.Call("korral_get_order_status", map[string]any{"order_id": key, "store_id": "47"})
 	if l, _ := data(t, st)["ledger"].(map[string]any); l["state"] != "sending" {
 		t.Fatalf("status: %v", st)
 	}
-	p.stop()
+	p.Stop()
 
-	out, _, exit := runCLI(t, env, "doctor")
+	out, _, exit := e2etest.RunCLI(t, env, "doctor")
 	for _, want := range []string{
 		"FAIL  outcome journal: " + journalPath + " line 1: the line says StoreLink accepted order RO-47-FORGED1",
 		"StoreLink answered that store 47 holds no order RO-47-FORGED1",
@@ -522,7 +523,7 @@ func TestForgedAcceptedLineIsNeverRecorded(t *testing.T) {
 			t.Fatalf("doctor: exit %d, want %q\n%s", exit, want, out)
 		}
 	}
-	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" || e.OrderID != "" {
+	if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" || e.OrderID != "" {
 		t.Fatalf("doctor recorded the forged line: %+v", e)
 	}
 	if b, _ := os.ReadFile(journalPath); strings.Count(string(b), "\n") != 2 {
@@ -537,49 +538,49 @@ func TestForgedAcceptedLineIsNeverRecorded(t *testing.T) {
 // still starts; doctor names the line; once StoreLink answers again, the
 // server records the order by itself.
 func TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt(t *testing.T) {
-	w := newWorld(t)
-	env := w.env("ALLOW_WRITES=true")
+	w := e2etest.NewWorld(t)
+	env := w.Env("ALLOW_WRITES=true")
 	const key = "unconfirmed-key-30"
-	p := startServer(t, env)
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Second})
+	p := e2etest.StartServer(t, env)
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Second})
 	answer := make(chan map[string]any, 1)
 	go func() {
-		env, _ := callEnvelope(p.cs, raiseTool, order(30, "confirm", true, "idempotency_key", key), 90*time.Second)
+		env, _ := callEnvelope(p.CS, raiseTool, order(30, "confirm", true, "idempotency_key", key), 90*time.Second)
 		answer <- env
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for w.requests(isCreate) < 1 && time.Now().Before(deadline) {
+	for w.Requests(isCreate) < 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	unlock := lockLedger(t, w.statePath)
+	unlock := lockLedger(t, w.StatePath)
 	if a := <-answer; a["ok"] != true {
 		t.Fatalf("answer: %v", a)
 	}
 	id := heldUnits(w)[30]
-	p.kill()
+	p.Kill()
 	unlock()
-	w.mock.Server.ClearFaults()
+	w.Mock.Server.ClearFaults()
 
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetReplenishmentOrder, Status: 503})
-	p2 := startServer(t, env)
-	if e := ledgerEntries(t, w.statePath)[key]; e.State != "sending" {
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetReplenishmentOrder, Status: 503})
+	p2 := e2etest.StartServer(t, env)
+	if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" {
 		t.Fatalf("recorded before StoreLink confirmed it: %+v", e)
 	}
-	if w.requests(isGetOrder(id)) == 0 {
+	if w.Requests(isGetOrder(id)) == 0 {
 		t.Fatal("the restart did not ask StoreLink")
 	}
-	out, _, exit := runCLI(t, env, "doctor")
+	out, _, exit := e2etest.RunCLI(t, env, "doctor")
 	if exit != 1 || !strings.Contains(out, "line 1: order "+id+" under idempotency key "+key+" waits until StoreLink confirms it") {
 		t.Fatalf("doctor while StoreLink fails: exit %d\n%s", exit, out)
 	}
 
-	w.mock.Server.ClearFaults()
+	w.Mock.Server.ClearFaults()
 	deadline = time.Now().Add(90 * time.Second)
-	for ledgerEntries(t, w.statePath)[key].State != "raised" && time.Now().Before(deadline) {
+	for ledgerEntries(t, w.StatePath)[key].State != "raised" && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if e := ledgerEntries(t, w.statePath)[key]; e.State != "raised" || e.OrderID != id {
-		t.Fatalf("once StoreLink answers, the order is recorded: %+v\n%s", e, p2.stderr.String())
+	if e := ledgerEntries(t, w.StatePath)[key]; e.State != "raised" || e.OrderID != id {
+		t.Fatalf("once StoreLink answers, the order is recorded: %+v\n%s", e, p2.Stderr.String())
 	}
 	judge(t, w)
 }
@@ -589,8 +590,8 @@ func TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt(t *testing.T) {
 // file, the rule and the fix, and doctor fails on it; nothing is replayed
 // or written through the link.
 func TestUnsafeJournalIsRefused(t *testing.T) {
-	w := newWorld(t)
-	journalPath := w.statePath + ".outcomes.jsonl"
+	w := e2etest.NewWorld(t)
+	journalPath := w.StatePath + ".outcomes.jsonl"
 	if err := os.WriteFile(journalPath, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +601,7 @@ func TestUnsafeJournalIsRefused(t *testing.T) {
 	refused := func(env []string, problem, fix string) {
 		t.Helper()
 		for _, cmd := range [][]string{{"stdio"}, {"serve", "--http", "127.0.0.1:0"}} {
-			_, stderr, exit := runCLI(t, env, cmd...)
+			_, stderr, exit := e2etest.RunCLI(t, env, cmd...)
 			var lines []string
 			for _, l := range strings.Split(stderr, "\n") {
 				if strings.HasPrefix(l, "storelink-mcp: ") {
@@ -612,34 +613,34 @@ func TestUnsafeJournalIsRefused(t *testing.T) {
 				t.Fatalf("%v: exit %d, want one line with %q and %q:\n%s", cmd, exit, problem, fix, stderr)
 			}
 		}
-		out, _, exit := runCLI(t, env, "doctor")
+		out, _, exit := e2etest.RunCLI(t, env, "doctor")
 		if exit != 1 || !strings.Contains(out, "FAIL  outcome journal: journal: ") || !strings.Contains(out, problem) || !strings.Contains(out, "; fix: "+fix) {
 			t.Fatalf("doctor: exit %d, want %q and %q\n%s", exit, problem, fix, out)
 		}
 	}
-	refused(w.env("ALLOW_WRITES=true"), journalPath+" has mode 0666", "chmod 600 "+journalPath)
+	refused(w.Env("ALLOW_WRITES=true"), journalPath+" has mode 0666", "chmod 600 "+journalPath)
 	// Writes off: a journal left from before is replayed, so it is held to
 	// the same rules.
-	refused(w.env(), journalPath+" has mode 0666", "chmod 600 "+journalPath)
+	refused(w.Env(), journalPath+" has mode 0666", "chmod 600 "+journalPath)
 	if st, _ := os.Stat(journalPath); st.Mode().Perm() != 0o666 {
 		t.Fatalf("the refusal changed the file: %v", st.Mode())
 	}
 
-	target := filepath.Join(w.dir, "elsewhere.jsonl")
+	target := filepath.Join(w.Dir, "elsewhere.jsonl")
 	if err := os.WriteFile(target, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(w.dir, "link.jsonl")
+	link := filepath.Join(w.Dir, "link.jsonl")
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	refused(w.env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+link), link+" is a symbolic link (to "+target+")", "set STATE_JOURNAL_PATH="+target)
-	dangling := filepath.Join(w.dir, "dangling.jsonl")
-	if err := os.Symlink(filepath.Join(w.dir, "nowhere.jsonl"), dangling); err != nil {
+	refused(w.Env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+link), link+" is a symbolic link (to "+target+")", "set STATE_JOURNAL_PATH="+target)
+	dangling := filepath.Join(w.Dir, "dangling.jsonl")
+	if err := os.Symlink(filepath.Join(w.Dir, "nowhere.jsonl"), dangling); err != nil {
 		t.Fatal(err)
 	}
-	refused(w.env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+dangling), dangling+" is a symbolic link", "remove the link (rm "+dangling)
-	if _, err := os.Lstat(filepath.Join(w.dir, "nowhere.jsonl")); err == nil {
+	refused(w.Env("ALLOW_WRITES=true", "STATE_JOURNAL_PATH="+dangling), dangling+" is a symbolic link", "remove the link (rm "+dangling)
+	if _, err := os.Lstat(filepath.Join(w.Dir, "nowhere.jsonl")); err == nil {
 		t.Fatal("the link's target was created")
 	}
 
@@ -647,7 +648,7 @@ func TestUnsafeJournalIsRefused(t *testing.T) {
 	if err := os.Chmod(journalPath, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startServer(t, w.env("ALLOW_WRITES=true"))
-	p.call("korral_list_authorized_stores", map[string]any{})
+	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
+	p.Call("korral_list_authorized_stores", map[string]any{})
 	judge(t, w)
 }

@@ -23,22 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
-
-// needTool finds an external program, skipping the test without it
-// locally and failing under CI, which must run it (.ci/run installs it).
-func needTool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not on PATH, and CI must run this test: apt-get install -y %s", name, pkg)
-		}
-		t.Skipf("%s is not on PATH (apt-get install -y %s)", name, pkg)
-	}
-	return p
-}
 
 // freePort is a loopback port nobody listened on a moment ago, for a
 // program (Prometheus) that cannot report the port it picked.
@@ -56,7 +43,7 @@ func freePort(t *testing.T) int {
 type promServer struct {
 	base string
 	cmd  *exec.Cmd
-	logs *syncBuffer
+	logs *e2etest.SyncBuffer
 }
 
 // startPrometheus runs Prometheus on loopback, scraping target (host:port)
@@ -85,7 +72,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	p := &promServer{base: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &syncBuffer{}}
+	p := &promServer{base: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &e2etest.SyncBuffer{}}
 	p.cmd = exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
@@ -173,25 +160,13 @@ func (p *promServer) waitQuery(t *testing.T, q string, check func([]promSample) 
 	return nil
 }
 
-// metricsAddr is the address `serve --metrics 127.0.0.1:0` reports.
-func (p *httpProc) metricsAddr(t *testing.T) string {
-	t.Helper()
-	for _, l := range p.logLines() {
-		if l["msg"] == "metrics.listening" {
-			return l["addr"].(string)
-		}
-	}
-	t.Fatalf("no metrics.listening line:\n%s", p.stderr.String())
-	return ""
-}
-
 func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
-	prom := needTool(t, "prometheus", "prometheus")
-	w := newWorld(t)
-	p := startHTTP(t, w.env("ALLOW_WRITES=true", "BREAKER_FAILURES=2", "BREAKER_COOLDOWN=10m"), "--metrics", "127.0.0.1:0")
-	target := p.metricsAddr(t)
+	prom := e2etest.NeedTool(t, "prometheus", "prometheus")
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartHTTP(t, w.Env("ALLOW_WRITES=true", "BREAKER_FAILURES=2", "BREAKER_COOLDOWN=10m"), "--metrics", "127.0.0.1:0")
+	target := p.MetricsAddr(t)
 	ps := startPrometheus(t, prom, target, "")
-	cs := p.connect("", "metrics-e2e")
+	cs := p.Connect("", "metrics-e2e")
 
 	mustOK := func(name string, args map[string]any) {
 		t.Helper()
@@ -205,15 +180,15 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 	mustOK("korral_list_authorized_stores", map[string]any{})
 	mustOK("korral_check_stock_risk", risk)
 	// An error the model made: a store outside the keyring.
-	if env, _ := callHTTP(t, cs, "korral_check_stock_risk", map[string]any{"store_id": "999", "sku": mockstorelink.SKUButter}); code(env) != "STORE_NOT_AUTHORIZED" {
+	if env, _ := callHTTP(t, cs, "korral_check_stock_risk", map[string]any{"store_id": "999", "sku": mockstorelink.SKUButter}); e2etest.Code(env) != "STORE_NOT_AUTHORIZED" {
 		t.Fatalf("foreign store: %v", env)
 	}
 	mustOK("korral_raise_replenishment_order", order(24, "confirm", true))
 	// StoreLink starts failing: two failures open the breaker, and the
 	// calls after them fail fast.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503})
 	for range 3 {
-		if env, _ := callHTTP(t, cs, "korral_check_stock_risk", risk); code(env) != "UPSTREAM_UNAVAILABLE" {
+		if env, _ := callHTTP(t, cs, "korral_check_stock_risk", risk); e2etest.Code(env) != "UPSTREAM_UNAVAILABLE" {
 			t.Fatalf("under the fault: %v", env)
 		}
 	}
@@ -272,12 +247,12 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 // MCP listener, never without --metrics, and on a non-loopback address only
 // behind a token of its own, which an agent's token is not.
 func TestMetricsEndpointIsItsOwn(t *testing.T) {
-	w := newWorld(t)
-	p := startHTTP(t, w.env())
-	if p.logged("metrics.listening") {
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartHTTP(t, w.Env())
+	if p.Logged("metrics.listening") {
 		t.Error("/metrics is served without --metrics")
 	}
-	resp, err := http.Get(p.base + "/metrics")
+	resp, err := http.Get(p.Base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,18 +262,18 @@ func TestMetricsEndpointIsItsOwn(t *testing.T) {
 	}
 
 	// Not loopback without a token: refused before anything starts.
-	_, stderr, exit := runCLI(t, w.env(), "serve", "--http", "127.0.0.1:0", "--metrics", "0.0.0.0:0")
+	_, stderr, exit := e2etest.RunCLI(t, w.Env(), "serve", "--http", "127.0.0.1:0", "--metrics", "0.0.0.0:0")
 	if exit != 2 || !strings.Contains(stderr, "MCP_METRICS_TOKEN_FILE") {
 		t.Errorf("open metrics: exit %d: %s", exit, stderr)
 	}
 	// The agents' token is refused as the metrics token.
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "buyer-agent agent-token-0123456789abcdef0123456789\n", time.Now())
-	same := filepath.Join(w.dir, "metrics-same")
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "buyer-agent agent-token-0123456789abcdef0123456789\n", time.Now())
+	same := filepath.Join(w.Dir, "metrics-same")
 	if err := os.WriteFile(same, []byte("agent-token-0123456789abcdef0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, exit = runCLI(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_METRICS_TOKEN_FILE="+same),
+	_, stderr, exit = e2etest.RunCLI(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_METRICS_TOKEN_FILE="+same),
 		"serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0")
 	if exit != 2 || !strings.Contains(stderr, "give /metrics a token no agent holds") {
 		t.Errorf("shared token: exit %d: %s", exit, stderr)
@@ -306,12 +281,12 @@ func TestMetricsEndpointIsItsOwn(t *testing.T) {
 
 	// With a token of its own: the agent's token does not open it, the
 	// metrics token does.
-	own := filepath.Join(w.dir, "metrics-token")
+	own := filepath.Join(w.Dir, "metrics-token")
 	if err := os.WriteFile(own, []byte("metrics-token-fedcba9876543210\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	q := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_METRICS_TOKEN_FILE="+own), "--metrics", "127.0.0.1:0")
-	addr := "http://" + q.metricsAddr(t) + "/metrics"
+	q := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_METRICS_TOKEN_FILE="+own), "--metrics", "127.0.0.1:0")
+	addr := "http://" + q.MetricsAddr(t) + "/metrics"
 	for tok, want := range map[string]int{"": 401, "agent-token-0123456789abcdef0123456789": 401, "metrics-token-fedcba9876543210": 200} {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, addr, nil)
 		if tok != "" {

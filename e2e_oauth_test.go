@@ -29,8 +29,10 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // An identity provider on loopback, as Korral's IT runs one: it publishes
@@ -279,7 +281,7 @@ type tsHTTPHost struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *syncBuffer
+	stderr *e2etest.SyncBuffer
 	nextID int
 }
 
@@ -301,7 +303,7 @@ func startTSHTTP(t *testing.T, inst tsInstall, url, token string, provider bool)
 	cfg, _ := json.Marshal(map[string]any{"url": url, "token": token, "provider": provider})
 	cmd := exec.Command(inst.node, filepath.Join(work, "http.mjs"), string(cfg))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
-	h := &tsHTTPHost{t: t, cmd: cmd, stderr: &syncBuffer{}, lines: make(chan string, 16)}
+	h := &tsHTTPHost{t: t, cmd: cmd, stderr: &e2etest.SyncBuffer{}, lines: make(chan string, 16)}
 	cmd.Stderr = h.stderr
 	var err error
 	if h.stdin, err = cmd.StdinPipe(); err != nil {
@@ -424,21 +426,21 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 }
 
 func testOAuth(t *testing.T, inst tsInstall, mode []string) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	iss := newTestIssuer(t)
 	port := freeLoopbackPort(t)
 	public := "http://127.0.0.1:" + port
 	resource := public + "/mcp"
 	metadataURL := public + "/.well-known/oauth-protected-resource/mcp"
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
-	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true",
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	p := e2etest.StartHTTP(t, w.Env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true",
 		"MCP_AUTH_TOKENS_FILE="+tokens), append([]string{"--http", "127.0.0.1:" + port}, mode...)...)
-	ordersBefore := len(w.mock.Server.Orders())
+	ordersBefore := len(w.Mock.Server.Orders())
 
 	t.Run("metadata", func(t *testing.T) {
 		for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
-			resp, err := http.Get(p.base + path)
+			resp, err := http.Get(p.Base + path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -459,7 +461,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	})
 
 	t.Run("no token points to the metadata", func(t *testing.T) {
-		status, challenge, _ := authPost(t, p.base+"/mcp", "", initializeBody)
+		status, challenge, _ := authPost(t, p.Base+"/mcp", "", initializeBody)
 		if status != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) ||
 			strings.Contains(challenge, "invalid_token") {
 			t.Fatalf("no token: %d %q", status, challenge)
@@ -483,7 +485,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	}
 	t.Run("bad tokens", func(t *testing.T) {
 		for name, tok := range bad {
-			status, challenge, body := authPost(t, p.base+"/mcp", tok, toolCallBody)
+			status, challenge, body := authPost(t, p.Base+"/mcp", tok, toolCallBody)
 			if status != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) ||
 				!strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) {
 				t.Errorf("%s: %d %q %s", name, status, challenge, body)
@@ -515,13 +517,13 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 		if raised["ok"] != true || raised["data"].(map[string]any)["mode"] != "raised" {
 			t.Fatalf("confirm: %v", raised)
 		}
-		if n := len(w.mock.Server.Orders()); n != ordersBefore+1 {
+		if n := len(w.Mock.Server.Orders()); n != ordersBefore+1 {
 			t.Fatalf("StoreLink holds %d orders, want %d", n, ordersBefore+1)
 		}
 	})
 
 	t.Run("the subject is the requester", func(t *testing.T) {
-		by := requestedBy(t, w.statePath)
+		by := requestedBy(t, w.StatePath)
 		if len(by) != 1 || !isCaller(by[0], "oauth:"+subject) {
 			t.Fatalf("ledger requested_by: %q", by)
 		}
@@ -541,7 +543,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 
 	t.Run("read scope only: the write is refused with insufficient_scope", func(t *testing.T) {
 		readOnly := iss.mint(resource, claims{"scope": "storelink.read", "sub": "ops-bot"})
-		status, challenge, body := authPost(t, p.base+"/mcp", readOnly,
+		status, challenge, body := authPost(t, p.Base+"/mcp", readOnly,
 			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"korral_raise_replenishment_order","arguments":{}}}`)
 		if status != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope"`) ||
 			!strings.Contains(challenge, `scope="storelink.read storelink.write"`) || !strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) ||
@@ -549,7 +551,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 			t.Fatalf("raw write with the read scope: %d %q %s", status, challenge, body)
 		}
 		// A batch hides nothing.
-		if status, _, _ := authPost(t, p.base+"/mcp", readOnly,
+		if status, _, _ := authPost(t, p.Base+"/mcp", readOnly,
 			`[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"korral_raise_replenishment_order","arguments":{}}}]`); status != http.StatusForbidden {
 			t.Fatalf("batched write with the read scope: %d", status)
 		}
@@ -581,10 +583,10 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 			u.Query().Get("scope") != "storelink.read storelink.write" || u.Query().Get("resource") != resource {
 			t.Fatalf("step-up authorization URL: %s", *r.Redirect)
 		}
-		if n := len(w.mock.Server.Orders()); n != ordersBefore+1 {
+		if n := len(w.Mock.Server.Orders()); n != ordersBefore+1 {
 			t.Fatalf("StoreLink holds %d orders after refused writes, want %d", n, ordersBefore+1)
 		}
-		if es := requestedBy(t, w.statePath); len(es) != 1 {
+		if es := requestedBy(t, w.StatePath); len(es) != 1 {
 			t.Fatalf("refused writes left ledger entries: %q", es)
 		}
 		// Each refused write is in the audit trail, under the subject.
@@ -603,7 +605,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	})
 
 	t.Run("no read scope", func(t *testing.T) {
-		status, challenge, _ := authPost(t, p.base+"/mcp", iss.mint(resource, claims{"scope": "profile"}), initializeBody)
+		status, challenge, _ := authPost(t, p.Base+"/mcp", iss.mint(resource, claims{"scope": "profile"}), initializeBody)
 		if status != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope", scope="storelink.read"`) {
 			t.Fatalf("token without storelink.read: %d %q", status, challenge)
 		}
@@ -624,7 +626,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 		iss.rotate("k2")
 		h, ready := startTSHTTP(t, inst, resource, iss.mint(resource, nil), false)
 		if !ready.Ready {
-			t.Fatalf("token of the rotated key: %+v\n%s", ready, p.stderr.String())
+			t.Fatalf("token of the rotated key: %+v\n%s", ready, p.Stderr.String())
 		}
 		if env := h.call("korral_list_authorized_stores", nil).envelope(t); env["ok"] != true {
 			t.Fatalf("after rotation: %v", env)
@@ -636,7 +638,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 		// not read again so soon (a flood of made-up kids costs the
 		// issuer nothing).
 		ghost := iss.mintWith(issuerKey{kid: "k9", alg: jose.RS256, priv: mustRSA(t)}, resource, nil)
-		if status, _, _ := authPost(t, p.base+"/mcp", ghost, initializeBody); status != http.StatusUnauthorized {
+		if status, _, _ := authPost(t, p.Base+"/mcp", ghost, initializeBody); status != http.StatusUnauthorized {
 			t.Fatalf("unknown kid: %d", status)
 		}
 		if got := iss.jwksReads.Load(); got != reads+1 {
@@ -645,16 +647,16 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	})
 
 	t.Run("the token file still admits its holders", func(t *testing.T) {
-		cs := p.connect(tokenDairy, "file-agent")
+		cs := p.Connect(tokenDairy, "file-agent")
 		if env, err := callHTTP(t, cs, "korral_list_authorized_stores", nil); err != nil || env["ok"] != true {
 			t.Fatalf("file token beside OAuth: %v %v", env, err)
 		}
 	})
 
-	if n := len(w.mock.Server.Orders()); n != ordersBefore+1 {
+	if n := len(w.Mock.Server.Orders()); n != ordersBefore+1 {
 		t.Fatalf("StoreLink holds %d orders, want %d", n, ordersBefore+1)
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("%d order POSTs reached StoreLink, want the one confirmed with the write scope", n)
 	}
 }
@@ -688,18 +690,18 @@ func tamper(tok string) string {
 // Story: an operator misspells the issuer, or points it at something that
 // is not the identity provider: the server does not start, and says why.
 func TestOAuthRefusesToStartWithoutTheIssuersKeys(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	iss := newTestIssuer(t)
 	for name, c := range map[string]struct {
 		env  []string
 		want string
 	}{
 		"issuer with a trailing slash": {[]string{"OAUTH_ISSUER=" + iss.URL() + "/", "MCP_PUBLIC_URL=http://127.0.0.1:1"}, "names the issuer"},
-		"no metadata":                  {[]string{"OAUTH_ISSUER=" + w.mock.URL, "MCP_PUBLIC_URL=http://127.0.0.1:1"}, "no issuer metadata found"},
+		"no metadata":                  {[]string{"OAUTH_ISSUER=" + w.Mock.URL, "MCP_PUBLIC_URL=http://127.0.0.1:1"}, "no issuer metadata found"},
 		"no resource identifier":       {[]string{"OAUTH_ISSUER=" + iss.URL()}, "MCP_PUBLIC_URL"},
 		"plain http off loopback":      {[]string{"OAUTH_ISSUER=http://login.korral.example", "MCP_PUBLIC_URL=http://127.0.0.1:1"}, "must use https"},
 	} {
-		_, stderr, exit := runCLI(t, w.env(c.env...), "serve", "--http", "127.0.0.1:0")
+		_, stderr, exit := e2etest.RunCLI(t, w.Env(c.env...), "serve", "--http", "127.0.0.1:0")
 		if exit != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr:\n%s", name, exit, stderr)
 		}
@@ -709,14 +711,14 @@ func TestOAuthRefusesToStartWithoutTheIssuersKeys(t *testing.T) {
 // Story: Jana's agent stages an order under her access token; Jana is also
 // an approver. She cannot release her own order; Petr can.
 func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	iss := newTestIssuer(t)
 	const public = "https://mcp.korral.example"
-	env := w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	env := w.Env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	jana := addApprover(t, env, "jana.novak")
 	petr := addApprover(t, env, "Petr Dvořák")
-	p := startHTTP(t, env)
-	cs := p.connect(iss.mint(public+"/mcp", nil), "oauth-agent")
+	p := e2etest.StartHTTP(t, env)
+	cs := p.Connect(iss.mint(public+"/mcp", nil), "oauth-agent")
 	preview, err := callHTTP(t, cs, "korral_raise_replenishment_order", order(24))
 	if err != nil {
 		t.Fatal(err)
@@ -727,17 +729,17 @@ func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
 		t.Fatalf("staging: %v %v", staged, err)
 	}
 	id := fmt.Sprint(staged["data"].(map[string]any)["approval_id"])
-	_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+jana), "approvals", "approve", id, "--approver", "jana.novak")
+	_, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+jana), "approvals", "approve", id, "--approver", "jana.novak")
 	if exit != 1 || !strings.Contains(stderr, "cannot also approve it") || !strings.Contains(stderr, "OAuth subject jana.novak") {
 		t.Fatalf("the requester approving: exit %d: %s", exit, stderr)
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d order POSTs after the refused self-approval", n)
 	}
-	if out, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+petr), "approvals", "approve", id, "--approver", "Petr Dvořák"); exit != 0 || !strings.Contains(out, "raised") {
+	if out, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+petr), "approvals", "approve", id, "--approver", "Petr Dvořák"); exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("another approver: exit %d: %s %s", exit, out, stderr)
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("%d order POSTs, want 1", n)
 	}
 }
@@ -751,13 +753,13 @@ func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
 // meanwhile (only after its own 10 s FetchTimeout, which these few loopback
 // calls stay far below).
 func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	iss := newTestIssuer(t)
 	const public = "https://mcp.korral.example"
 	resource := public + "/mcp"
-	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public))
+	p := e2etest.StartHTTP(t, w.Env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public))
 	valid := iss.mint(resource, nil)
-	cs := p.connect(valid, "oauth-agent")
+	cs := p.Connect(valid, "oauth-agent")
 	before := iss.jwksReads.Load()
 
 	entered, release := iss.block()
@@ -767,7 +769,7 @@ func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
 	}
 	unknown := make(chan answer, 1)
 	go func() {
-		status, challenge, body := authPost(t, p.base+"/mcp", iss.withKid(resource, "made-up"), toolCallBody)
+		status, challenge, body := authPost(t, p.Base+"/mcp", iss.withKid(resource, "made-up"), toolCallBody)
 		unknown <- answer{status, challenge, body}
 	}()
 	<-entered // the server is reading the key set for the unknown key
@@ -778,7 +780,7 @@ func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
 			t.Fatalf("valid call %d while the key set read hangs: %v %v", i, env, err)
 		}
 	}
-	if status, _, body := authPost(t, p.base+"/mcp", valid, initializeBody); status != http.StatusOK {
+	if status, _, body := authPost(t, p.Base+"/mcp", valid, initializeBody); status != http.StatusOK {
 		t.Fatalf("a new session with a valid token while the key set read hangs: %d %s", status, body)
 	}
 	select {
@@ -803,13 +805,13 @@ func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
 // provider's outage: 503 with Retry-After (try again), never 500, and
 // tokens with a known key go on working.
 func TestOAuthProviderDownIsServiceUnavailable(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	iss := newTestIssuer(t)
 	const public = "https://mcp.korral.example"
 	resource := public + "/mcp"
-	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public))
+	p := e2etest.StartHTTP(t, w.Env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public))
 	iss.jwksDown.Store(true)
-	req, err := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(initializeBody))
+	req, err := http.NewRequest(http.MethodPost, p.Base+"/mcp", strings.NewReader(initializeBody))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -825,7 +827,7 @@ func TestOAuthProviderDownIsServiceUnavailable(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("unknown key, provider down: %d Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
-	if status, _, body := authPost(t, p.base+"/mcp", iss.mint(resource, nil), initializeBody); status != http.StatusOK {
+	if status, _, body := authPost(t, p.Base+"/mcp", iss.mint(resource, nil), initializeBody); status != http.StatusOK {
 		t.Fatalf("a known key with the provider down: %d %s", status, body)
 	}
 }
@@ -835,12 +837,12 @@ func TestOAuthProviderDownIsServiceUnavailable(t *testing.T) {
 // sees 47 alone, and every tool and prompt refuses 102 before StoreLink is
 // asked anything about it. A token without the claim sees both, as before.
 func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	iss := newTestIssuer(t)
 	const public = "https://mcp.korral.example"
 	resource := public + "/mcp"
-	p := startHTTP(t, w.env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true"))
-	cs := p.connect(iss.mint(resource, claims{"storelink_stores": []string{"47"}}), "jana-agent")
+	p := e2etest.StartHTTP(t, w.Env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public, "ALLOW_WRITES=true"))
+	cs := p.Connect(iss.mint(resource, claims{"storelink_stores": []string{"47"}}), "jana-agent")
 
 	listed, err := callHTTP(t, cs, "korral_list_authorized_stores", nil)
 	if err != nil || listed["ok"] != true {
@@ -853,7 +855,7 @@ func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
 	}
 
 	to102 := func(r mockstorelink.RequestRecord) bool { return r.StoreID == "102" }
-	before := w.requests(to102)
+	before := w.Requests(to102)
 	for tool, args := range map[string]map[string]any{
 		"korral_check_stock_risk":          {"sku": mockstorelink.SKUButter, "store_id": "102"},
 		"korral_list_recent_sales":         {"sku": mockstorelink.SKUButter, "store_id": "102"},
@@ -882,18 +884,18 @@ func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
 	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": mockstorelink.SKUButter, "store_ids": "102", "min_gap_units": "1"}}); err == nil || !strings.Contains(err.Error(), "STORE_NOT_AUTHORIZED") {
 		t.Fatalf("restock_gaps prompt at 102: %v", err)
 	}
-	if n := w.requests(to102) - before; n != 0 {
+	if n := w.Requests(to102) - before; n != 0 {
 		t.Fatalf("%d StoreLink requests for store 102 from a token limited to 47", n)
 	}
 
 	// Without the claim: the whole keyring, as before the claim existed.
-	all := p.connect(iss.mint(resource, nil), "buyer-agent")
+	all := p.Connect(iss.mint(resource, nil), "buyer-agent")
 	listed, err = callHTTP(t, all, "korral_list_authorized_stores", nil)
 	if err != nil || listed["data"].(map[string]any)["count_total_available"] != float64(2) {
 		t.Fatalf("a token without storelink_stores: %v %v", listed, err)
 	}
 	// A claim the server cannot read is refused, not read as no limit.
-	if status, challenge, _ := authPost(t, p.base+"/mcp", iss.mint(resource, claims{"storelink_stores": "47"}), initializeBody); status != http.StatusUnauthorized || !strings.Contains(challenge, "invalid_token") {
+	if status, challenge, _ := authPost(t, p.Base+"/mcp", iss.mint(resource, claims{"storelink_stores": "47"}), initializeBody); status != http.StatusUnauthorized || !strings.Contains(challenge, "invalid_token") {
 		t.Fatalf("storelink_stores as a string: %d %q", status, challenge)
 	}
 }

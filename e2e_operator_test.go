@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mockstorelink"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // demoEnv runs the server on its embedded demo StoreLink.
@@ -44,43 +46,43 @@ func TestEmbeddedDemoIsUnmistakable(t *testing.T) {
 	for _, embedded := range []bool{true, false} {
 		env := demoEnv(t)
 		if !embedded {
-			env = newWorld(t).env()
+			env = e2etest.NewWorld(t).Env()
 		}
-		p := startServer(t, env)
+		p := e2etest.StartServer(t, env)
 		surfaces := map[string]string{
-			"instructions": p.cs.InitializeResult().Instructions,
-			"store list":   demoNotice(p.call("korral_list_authorized_stores", map[string]any{})),
-			"write result": demoNotice(p.call("korral_raise_replenishment_order", order)),
-			"risk check":   demoNotice(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})),
-			"sales":        demoNotice(p.call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})),
-			"tool error":   demoNotice(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "55"})),
+			"instructions": p.CS.InitializeResult().Instructions,
+			"store list":   demoNotice(p.Call("korral_list_authorized_stores", map[string]any{})),
+			"write result": demoNotice(p.Call("korral_raise_replenishment_order", order)),
+			"risk check":   demoNotice(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})),
+			"sales":        demoNotice(p.Call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})),
+			"tool error":   demoNotice(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "55"})),
 		}
 		for what, text := range surfaces {
 			if has := strings.Contains(text, mcpserver.DemoNotice); has != embedded {
 				t.Errorf("embedded=%v: the %s carries the demo notice: %v", embedded, what, has)
 			}
 		}
-		if strings.Contains(p.stderr.String(), "keyring{}") {
+		if strings.Contains(p.Stderr.String(), "keyring{}") {
 			t.Errorf("embedded=%v: the log prints an empty keyring", embedded)
 		}
-		if embedded && len(p.linesWhere("server.start", "upstream", "embedded_demo")) != 1 {
+		if embedded && len(p.LinesWhere("server.start", "upstream", "embedded_demo")) != 1 {
 			t.Error("the start-up line does not say the demo StoreLink serves")
 		}
 	}
 }
 
 func TestKeyringWithoutStoreLinkIsAConfigurationError(t *testing.T) {
-	w := newWorld(t)
-	_, stderr, exit := runCLI(t, append(demoEnv(t), "STORELINK_KEYRING_FILE="+w.keyringPath))
+	w := e2etest.NewWorld(t)
+	_, stderr, exit := e2etest.RunCLI(t, append(demoEnv(t), "STORELINK_KEYRING_FILE="+w.KeyringPath))
 	if exit != 2 || !strings.Contains(stderr, "STORELINK_KEYRING_FILE is set but UPSTREAM_BASE_URL is not") {
 		t.Fatalf("exit %d, stderr %q", exit, stderr)
 	}
 }
 
 func TestReadyzSaysWhichStoreLink(t *testing.T) {
-	for want, env := range map[string][]string{"embedded_demo": demoEnv(t), "storelink": newWorld(t).env()} {
-		p := startHTTP(t, env)
-		resp, err := http.Get(p.base + "/readyz")
+	for want, env := range map[string][]string{"embedded_demo": demoEnv(t), "storelink": e2etest.NewWorld(t).Env()} {
+		p := e2etest.StartHTTP(t, env)
+		resp, err := http.Get(p.Base + "/readyz")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,8 +94,8 @@ func TestReadyzSaysWhichStoreLink(t *testing.T) {
 		}
 		// The start-up line prints the configuration: in demo mode it says
 		// so instead of an empty keyring.
-		if strings.Contains(p.stderr.String(), "keyring{}") || (want == "embedded_demo") != strings.Contains(p.stderr.String(), "keyring=embedded-demo") {
-			t.Errorf("start-up log for %s:\n%s", want, p.stderr.String())
+		if strings.Contains(p.Stderr.String(), "keyring{}") || (want == "embedded_demo") != strings.Contains(p.Stderr.String(), "keyring=embedded-demo") {
+			t.Errorf("start-up log for %s:\n%s", want, p.Stderr.String())
 		}
 	}
 }
@@ -112,11 +114,11 @@ func notStoreLink(t *testing.T) string {
 // TestWrongBaseURLIsNeverNotFound: a StoreLink URL pointing at another web
 // server must not make the agent doubt the buyer's SKU.
 func TestWrongBaseURLIsNeverNotFound(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("UPSTREAM_BASE_URL="+notStoreLink(t)))
-	env := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("UPSTREAM_BASE_URL="+notStoreLink(t)))
+	env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 	e, _ := env["error"].(map[string]any)
-	if code(env) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(e["remediation"].(string), "storelink-mcp doctor") ||
+	if e2etest.Code(env) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(e["remediation"].(string), "storelink-mcp doctor") ||
 		!strings.Contains(e["remediation"].(string), "UPSTREAM_BASE_URL") {
 		t.Fatalf("answer: %v", env)
 	}
@@ -131,10 +133,10 @@ func TestDoctor(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	dir := t.TempDir()
-	w := &world{mock: r, dir: dir, keyringPath: filepath.Join(dir, "keyring.json"), statePath: filepath.Join(dir, "state.db")}
-	w.writeKeyring(t, r.Server.DefaultKeyring())
+	w := &e2etest.World{Mock: r, Dir: dir, KeyringPath: filepath.Join(dir, "keyring.json"), StatePath: filepath.Join(dir, "state.db")}
+	w.WriteKeyring(t, r.Server.DefaultKeyring())
 
-	stdout, stderr, exit := runCLI(t, w.env(), "doctor")
+	stdout, stderr, exit := e2etest.RunCLI(t, w.Env(), "doctor")
 	if exit != 0 {
 		t.Fatalf("healthy: exit %d\n%s\n%s", exit, stdout, stderr)
 	}
@@ -145,7 +147,7 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 
-	stdout, _, exit = runCLI(t, w.env("UPSTREAM_BASE_URL="+notStoreLink(t)), "doctor")
+	stdout, _, exit = e2etest.RunCLI(t, w.Env("UPSTREAM_BASE_URL="+notStoreLink(t)), "doctor")
 	if exit == 0 || !strings.Contains(stdout, "FAIL  upstream: UPSTREAM_BASE_URL=") || !strings.Contains(stdout, "fix: set UPSTREAM_BASE_URL") {
 		t.Errorf("wrong URL: exit %d\n%s", exit, stdout)
 	}
@@ -157,7 +159,7 @@ func TestDoctor(t *testing.T) {
 		t.Fatalf("rotate through the admin API: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	stdout, _, exit = runCLI(t, w.env(), "doctor")
+	stdout, _, exit = e2etest.RunCLI(t, w.Env(), "doctor")
 	if exit == 0 || !strings.Contains(stdout, "FAIL  key of store 47: StoreLink refused to read store 47: AUTH_KEY_INVALID") ||
 		!strings.Contains(stdout, "ok    key of store 102:") {
 		t.Errorf("rotated key: exit %d\n%s", exit, stdout)
@@ -166,7 +168,7 @@ func TestDoctor(t *testing.T) {
 		t.Error("doctor prints a key")
 	}
 
-	stdout, _, exit = runCLI(t, demoEnv(t), "doctor")
+	stdout, _, exit = e2etest.RunCLI(t, demoEnv(t), "doctor")
 	if exit == 0 || !strings.Contains(stdout, "FAIL  upstream: UPSTREAM_BASE_URL is not set") {
 		t.Errorf("demo: exit %d\n%s", exit, stdout)
 	}
@@ -175,21 +177,21 @@ func TestDoctor(t *testing.T) {
 // TestAuditReportAnswersThePilotQuestions drives the two follow-ups the
 // pilot counts, then reads the report as JSON.
 func TestAuditReportAnswersThePilotQuestions(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("ALLOW_WRITES=true"))
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-	p.call("korral_check_stock_risk", args)
-	p.call("korral_list_recent_sales", args)
-	p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "102"})
-	raised := data(t, p.call("korral_raise_replenishment_order", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47",
+	p.Call("korral_check_stock_risk", args)
+	p.Call("korral_list_recent_sales", args)
+	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "102"})
+	raised := data(t, p.Call("korral_raise_replenishment_order", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47",
 		"quantity_units": 24, "reason": "restock", "confirm": true}))
 	if raised["mode"] != "raised" {
 		t.Fatalf("raise: %v", raised)
 	}
-	p.call("korral_get_order_status", map[string]any{"order_id": raised["order_id"], "store_id": "47"})
-	p.stop()
+	p.Call("korral_get_order_status", map[string]any{"order_id": raised["order_id"], "store_id": "47"})
+	p.Stop()
 
-	stdout, stderr, exit := runCLI(t, w.env(), "audit", "report", "--format", "json")
+	stdout, stderr, exit := e2etest.RunCLI(t, w.Env(), "audit", "report", "--format", "json")
 	if exit != 0 {
 		t.Fatalf("audit report: exit %d %s", exit, stderr)
 	}
@@ -214,28 +216,28 @@ func TestAuditReportAnswersThePilotQuestions(t *testing.T) {
 		}
 	}
 
-	stdout, _, _ = runCLI(t, w.env(), "audit", "report")
+	stdout, _, _ = e2etest.RunCLI(t, w.Env(), "audit", "report")
 	if !strings.Contains(stdout, "same store and SKU in the same session: 1 of 2 (50.0%)") || !strings.Contains(stdout, "1 of 1 (100.0%)") {
 		t.Errorf("text report:\n%s", stdout)
 	}
 	// The table prints short names; --tool takes them as well as full ones.
 	for _, name := range []string{"check_stock_risk", "korral_check_stock_risk"} {
-		stdout, _, exit = runCLI(t, w.env(), "audit", "--tool", name, "--format", "json")
+		stdout, _, exit = e2etest.RunCLI(t, w.Env(), "audit", "--tool", name, "--format", "json")
 		if exit != 0 || strings.Count(stdout, "\n") != 2 {
 			t.Errorf("audit --tool %s: exit %d, %d rows", name, exit, strings.Count(stdout, "\n"))
 		}
 	}
-	if _, stderr, exit := runCLI(t, w.env(), "audit", "--tool", "stock_risk"); exit != 2 || strings.Count(stderr, "\n") != 1 {
+	if _, stderr, exit := e2etest.RunCLI(t, w.Env(), "audit", "--tool", "stock_risk"); exit != 2 || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("unknown tool: exit %d %q", exit, stderr)
 	}
 }
 
 // TestSettingFlags: --read-only and --log-file work like their variables.
 func TestSettingFlags(t *testing.T) {
-	w := newWorld(t)
-	logFile := filepath.Join(w.dir, "server.log")
-	p := startServerArgs(t, w.env(), "--read-only", "--log-file", logFile, "--log-level", "info")
-	tools, err := p.cs.ListTools(context.Background(), nil)
+	w := e2etest.NewWorld(t)
+	logFile := filepath.Join(w.Dir, "server.log")
+	p := e2etest.StartServerArgs(t, w.Env(), "--read-only", "--log-file", logFile, "--log-level", "info")
+	tools, err := p.CS.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,16 +246,16 @@ func TestSettingFlags(t *testing.T) {
 			t.Error("--read-only still offers the write tool")
 		}
 	}
-	if strings.Contains(p.cs.InitializeResult().Instructions, "korral_raise_replenishment_order") {
+	if strings.Contains(p.CS.InitializeResult().Instructions, "korral_raise_replenishment_order") {
 		t.Error("the read-only server's instructions name the write tool")
 	}
-	p.call("korral_list_authorized_stores", map[string]any{})
-	p.stop()
+	p.Call("korral_list_authorized_stores", map[string]any{})
+	p.Stop()
 	logged, err := os.ReadFile(logFile)
 	if err != nil || !strings.Contains(string(logged), `"msg":"tool.ok"`) || strings.Contains(string(logged), `"level":"DEBUG"`) {
 		t.Errorf("log file (%v):\n%s", err, logged)
 	}
-	if strings.Contains(p.stderr.String(), "tool.ok") {
+	if strings.Contains(p.Stderr.String(), "tool.ok") {
 		t.Error("with --log-file the logs still go to stderr")
 	}
 }
@@ -275,7 +277,7 @@ func buildBinaries(t *testing.T, ldflags string, names ...string) map[string]str
 
 func runBinary(t *testing.T, bin string, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
-	return runProgram(t, bin, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, args...)
+	return e2etest.RunProgram(t, bin, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, args...)
 }
 
 // TestEveryBinaryFollowsTheCLIConvention: help on stdout with exit 0, the
@@ -376,9 +378,9 @@ func TestClientConfigExamplesAgreeAndWork(t *testing.T) {
 		t.Fatalf(".mcp.json examples differ (-README +docs/mcp-clients.md):\n%s", diff)
 	}
 	server := readme["mcpServers"].(map[string]any)["korral-storelink"].(map[string]any)
-	w := newWorld(t)
-	ours := map[string]string{"UPSTREAM_BASE_URL": w.mock.URL, "STORELINK_KEYRING_FILE": w.keyringPath, "STATE_DB_PATH": w.statePath}
-	env := []string{"HOME=" + w.dir}
+	w := e2etest.NewWorld(t)
+	ours := map[string]string{"UPSTREAM_BASE_URL": w.Mock.URL, "STORELINK_KEYRING_FILE": w.KeyringPath, "STATE_DB_PATH": w.StatePath}
+	env := []string{"HOME=" + w.Dir}
 	for name := range server["env"].(map[string]any) {
 		v, ok := ours[name]
 		if !ok {
@@ -390,8 +392,8 @@ func TestClientConfigExamplesAgreeAndWork(t *testing.T) {
 	for _, a := range server["args"].([]any) {
 		args = append(args, a.(string))
 	}
-	p := startServerArgs(t, env, args...)
-	reply := p.call("korral_list_authorized_stores", map[string]any{})
+	p := e2etest.StartServerArgs(t, env, args...)
+	reply := p.Call("korral_list_authorized_stores", map[string]any{})
 	stores := data(t, reply)
 	if stores["count"] != float64(2) || demoNotice(reply) != "" {
 		t.Errorf("the example configuration serves %v", stores)

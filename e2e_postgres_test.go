@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -99,10 +100,10 @@ func pgLedger(t *testing.T, dsn string) map[string]ledgerEntry {
 }
 
 // pgJudge is judge with the ledger in PostgreSQL.
-func pgJudge(t *testing.T, w *world, dsn string) {
+func pgJudge(t *testing.T, w *e2etest.World, dsn string) {
 	t.Helper()
 	var held, raised []string
-	for _, o := range w.mock.Server.Orders() {
+	for _, o := range w.Mock.Server.Orders() {
 		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
 			held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
 		}
@@ -121,9 +122,9 @@ func pgJudge(t *testing.T, w *world, dsn string) {
 
 // replicaEnv is the environment of one replica "machine": its own home and
 // state directories, the shared database, and no SQLite path.
-func replicaEnv(t *testing.T, w *world, dsn string, extra ...string) (env []string, dir string) {
+func replicaEnv(t *testing.T, w *e2etest.World, dsn string, extra ...string) (env []string, dir string) {
 	dir = t.TempDir()
-	env = append(without(w.env(extra...), "STATE_DB_PATH", "HOME"),
+	env = append(without(w.Env(extra...), "STATE_DB_PATH", "HOME"),
 		"HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"), "STATE_DATABASE_URL="+dsn)
 	return env, dir
 }
@@ -147,14 +148,14 @@ func noSQLite(t *testing.T, dirs ...string) {
 // side holds every replica's calls.
 func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	dsn := pgDatabase(t)
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
 	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
-	replicas := []*httpProc{startHTTP(t, envA, "--stateless"), startHTTP(t, envB, "--stateless")}
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")}
 	// A slow POST keeps the first order "sending" while the others arrive.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
 
 	const perReplica = 4
 	const key = "pg-replica-race-key-01"
@@ -163,7 +164,7 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	var wg sync.WaitGroup
 	for r, p := range replicas {
 		for i := range perReplica {
-			cs := p.connect(tokenDairy, fmt.Sprintf("replica-%d-agent-%d", r, i))
+			cs := p.Connect(tokenDairy, fmt.Sprintf("replica-%d-agent-%d", r, i))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -185,7 +186,7 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 		if env["ok"] != true {
 			// Arriving while the first attempt is being sent: an outcome to
 			// check, never a second order.
-			if c := code(env); c != "WRITE_OUTCOME_UNKNOWN" {
+			if c := e2etest.Code(env); c != "WRITE_OUTCOME_UNKNOWN" {
 				t.Fatalf("unexpected failure: %v", env)
 			}
 			continue
@@ -199,7 +200,7 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	if raised != 1 || len(orderIDs) != 1 {
 		t.Fatalf("%d raised, order ids %v; want one order", raised, orderIDs)
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("StoreLink saw %d createReplenishmentOrder requests, want exactly 1", n)
 	}
 	if l := pgLedger(t, dsn); len(l) != 1 || l[key].State != "raised" {
@@ -221,15 +222,15 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 		if clients["replica-0"] != perReplica || clients["replica-1"] != perReplica {
 			t.Fatalf("audit trail calls per replica: %v; want %d each", clients, perReplica)
 		}
-		out, stderr, exit := runCLI(t, env, "audit", "report", "--format", "json")
+		out, stderr, exit := e2etest.RunCLI(t, env, "audit", "report", "--format", "json")
 		if exit != 0 || !strings.Contains(out, `"calls":8`) {
 			t.Fatalf("audit report: exit %d: %s\n%s", exit, out, stderr)
 		}
 	}
 	for _, p := range replicas {
-		p.stop()
+		p.Stop()
 	}
-	noSQLite(t, dirA, dirB, w.dir)
+	noSQLite(t, dirA, dirB, w.Dir)
 }
 
 // TestPostgresApprovalAcrossReplicas stages an order through one replica,
@@ -237,62 +238,62 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 // shell, and reads the outcome through the other replica.
 func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	dsn := pgDatabase(t)
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	const cred = "approver-credential-0123456789"
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	extra := []string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required", "MCP_AUTH_TOKENS_FILE=" + tokens}
 	envA, dirA := replicaEnv(t, w, dsn, extra...)
 	envB, dirB := replicaEnv(t, w, dsn, extra...)
 	// The operator's migration step ahead of the rollout, then again: nothing to do.
-	out, stderr, exit := runCLI(t, envA, "migrate")
+	out, stderr, exit := e2etest.RunCLI(t, envA, "migrate")
 	if exit != 0 || !strings.Contains(out, "schema migrated from version 0 to 6 (applied 0001_initial.sql, 0002_approvers.sql, 0003_consent_nonces.sql, 0004_audit_trace_id.sql, 0005_console_logins_sessions.sql, 0006_console_form_key.sql)") {
 		t.Fatalf("migrate: exit %d: %s %s", exit, out, stderr)
 	}
-	if out, _, exit := runCLI(t, envB, "migrate"); exit != 0 || !strings.Contains(out, "schema up to date at version 6") {
+	if out, _, exit := e2etest.RunCLI(t, envB, "migrate"); exit != 0 || !strings.Contains(out, "schema up to date at version 6") {
 		t.Fatalf("migrate again: exit %d: %s", exit, out)
 	}
-	if out, _, exit := runCLI(t, nil, "migrate", "--help"); exit != 0 || !strings.Contains(out, "Usage: storelink-mcp migrate") {
+	if out, _, exit := e2etest.RunCLI(t, nil, "migrate", "--help"); exit != 0 || !strings.Contains(out, "Usage: storelink-mcp migrate") {
 		t.Fatalf("migrate --help: exit %d: %s", exit, out)
 	}
-	if _, stderr, exit := runCLI(t, envA, "migrate", "now"); exit != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+	if _, stderr, exit := e2etest.RunCLI(t, envA, "migrate", "now"); exit != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Fatalf("migrate with an argument: exit %d: %q", exit, stderr)
 	}
 	// The approver is registered once, in the database every replica shares.
 	registerApprover(t, envA, "Jana Nováková", cred)
-	a, b := startHTTP(t, envA, "--stateless"), startHTTP(t, envB, "--stateless")
+	a, b := e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")
 
-	staged, err := callHTTP(t, a.connect(tokenDairy, "agent-a"), "korral_raise_replenishment_order", order(24, "confirm", true))
+	staged, err := callHTTP(t, a.Connect(tokenDairy, "agent-a"), "korral_raise_replenishment_order", order(24, "confirm", true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id, _ := data(t, staged)["approval_id"].(string)
-	if id == "" || w.requests(isCreate) != 0 {
-		t.Fatalf("staged: %v, %d POSTs", staged, w.requests(isCreate))
+	if id == "" || w.Requests(isCreate) != 0 {
+		t.Fatalf("staged: %v, %d POSTs", staged, w.Requests(isCreate))
 	}
 	shellEnv, shellDir := replicaEnv(t, w, dsn, extra...)
-	list, stderr, exit := runCLI(t, shellEnv, "approvals", "list")
+	list, stderr, exit := e2etest.RunCLI(t, shellEnv, "approvals", "list")
 	if exit != 0 || !strings.Contains(list, id) {
 		t.Fatalf("approvals list: exit %d: %s %s", exit, list, stderr)
 	}
-	out, stderr, exit = runCLI(t, append(shellEnv, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
+	out, stderr, exit = e2etest.RunCLI(t, append(shellEnv, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve: exit %d\n%s\n%s", exit, out, stderr)
 	}
-	st, err := callHTTP(t, b.connect(tokenDairy, "agent-b"), "korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"})
+	st, err := callHTTP(t, b.Connect(tokenDairy, "agent-b"), "korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := data(t, st); d["status"] != "submitted" || d["quantity_units"] != 24.0 {
 		t.Fatalf("status through the other replica: %v", d)
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("%d POSTs, want 1", n)
 	}
 	pgJudge(t, w, dsn)
-	a.stop()
-	b.stop()
-	noSQLite(t, dirA, dirB, shellDir, w.dir)
+	a.Stop()
+	b.Stop()
+	noSQLite(t, dirA, dirB, shellDir, w.Dir)
 }
 
 // TestPostgresReplicaKilledMidPostIsNeverResent kills a replica (SIGKILL)
@@ -300,45 +301,45 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 // same key or for the same order under another key, sends nothing.
 func TestPostgresReplicaKilledMidPostIsNeverResent(t *testing.T) {
 	dsn := pgDatabase(t)
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	envA, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s", "MCP_AUTH_TOKENS_FILE="+tokens)
 	envB, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
-	a, b := startHTTP(t, envA, "--stateless"), startHTTP(t, envB, "--stateless")
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 20 * time.Second})
+	a, b := e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 20 * time.Second})
 	const key = "pg-crash-test-key-01"
-	csA := a.connect(tokenDairy, "agent-a")
+	csA := a.Connect(tokenDairy, "agent-a")
 	go func() {
 		_, _ = callHTTP(t, csA, "korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for w.requests(isCreate) == 0 && time.Now().Before(deadline) {
+	for w.Requests(isCreate) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if w.requests(isCreate) != 1 {
+	if w.Requests(isCreate) != 1 {
 		t.Fatal("the POST never reached StoreLink")
 	}
-	_ = a.cmd.Process.Kill()
-	<-a.done
-	w.mock.Server.ClearFaults()
+	_ = a.Cmd.Process.Kill()
+	<-a.Done
+	w.Mock.Server.ClearFaults()
 
-	csB := b.connect(tokenDairy, "agent-b")
+	csB := b.Connect(tokenDairy, "agent-b")
 	again, err := callHTTP(t, csB, "korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := code(again); c != "WRITE_OUTCOME_UNKNOWN" {
+	if c := e2etest.Code(again); c != "WRITE_OUTCOME_UNKNOWN" {
 		t.Fatalf("the same key through the other replica: %v", again)
 	}
 	other, err := callHTTP(t, csB, "korral_raise_replenishment_order", order(24, "confirm", true))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := code(other); c != "ORDER_IN_FLIGHT" {
+	if c := e2etest.Code(other); c != "ORDER_IN_FLIGHT" {
 		t.Fatalf("the same order under a derived key: %v", other)
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("%d POSTs, want 1", n)
 	}
 	if e := pgLedger(t, dsn)[key]; e.State != "sending" {
@@ -348,9 +349,9 @@ func TestPostgresReplicaKilledMidPostIsNeverResent(t *testing.T) {
 }
 
 // readyz returns /readyz's status code and body.
-func readyz(t *testing.T, p *httpProc) (int, map[string]any) {
+func readyz(t *testing.T, p *e2etest.HTTPProc) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(p.base + "/readyz")
+	resp, err := http.Get(p.Base + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,11 +382,11 @@ func TestPostgresOutageAndRecovery(t *testing.T) {
 			t.Fatalf("%s %s: %v\n%s", script, verb, err, out)
 		}
 	}
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
-	replicas := []*httpProc{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
 	for _, p := range replicas {
 		if c, body := readyz(t, p); c != http.StatusOK || body["database"] != "postgresql" || body["ledger"] != "ok" {
 			t.Fatalf("readyz before the outage: %d %v", c, body)
@@ -395,12 +396,12 @@ func TestPostgresOutageAndRecovery(t *testing.T) {
 	pgctl("down")
 	t.Cleanup(func() { pgctl("up") }) // also when the test fails half-way
 	for i, p := range replicas {
-		cs := p.connect(tokenDairy, fmt.Sprintf("agent-%d", i))
+		cs := p.Connect(tokenDairy, fmt.Sprintf("agent-%d", i))
 		env, err := callHTTP(t, cs, "korral_raise_replenishment_order", order(24+i, "confirm", true, "idempotency_key", fmt.Sprintf("pg-outage-key-%02d", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := code(env); c != "STATE_UNAVAILABLE" {
+		if c := e2etest.Code(env); c != "STATE_UNAVAILABLE" {
 			t.Fatalf("confirm while PostgreSQL is down: %v", env)
 		}
 		if msg := errMessage(env); strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "storelink_test") {
@@ -409,24 +410,24 @@ func TestPostgresOutageAndRecovery(t *testing.T) {
 		if c, body := readyz(t, p); c != http.StatusServiceUnavailable || body["ledger"] != "unreachable" {
 			t.Fatalf("readyz during the outage: %d %v", c, body)
 		}
-		if !p.logged("tool.state_unavailable") {
-			t.Fatalf("no tool.state_unavailable line:\n%s", p.stderr.String())
+		if !p.Logged("tool.state_unavailable") {
+			t.Fatalf("no tool.state_unavailable line:\n%s", p.Stderr.String())
 		}
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs while the ledger was unreachable", n)
 	}
 	pw, _ := url.Parse(dsn)
 	secret, _ := pw.User.Password()
 	for _, p := range replicas {
-		if strings.Contains(p.stderr.String(), secret) {
+		if strings.Contains(p.Stderr.String(), secret) {
 			t.Fatal("a replica logged the database password")
 		}
 	}
 
 	pgctl("up")
 	for i, p := range replicas {
-		cs := p.connect(tokenDairy, fmt.Sprintf("agent-after-%d", i))
+		cs := p.Connect(tokenDairy, fmt.Sprintf("agent-after-%d", i))
 		env, err := callHTTP(t, cs, "korral_raise_replenishment_order", order(24+i, "confirm", true, "idempotency_key", fmt.Sprintf("pg-outage-key-%02d", i)))
 		if err != nil {
 			t.Fatal(err)
@@ -438,7 +439,7 @@ func TestPostgresOutageAndRecovery(t *testing.T) {
 			t.Fatalf("readyz after the outage: %d %v", c, body)
 		}
 	}
-	if n := w.requests(isCreate); n != 2 {
+	if n := w.Requests(isCreate); n != 2 {
 		t.Fatalf("%d POSTs, want 2", n)
 	}
 	pgJudge(t, w, dsn)
@@ -455,11 +456,11 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	if script == "" {
 		t.Skip("TEST_POSTGRES_SCRIPT is not set: this test restarts the server through scripts/postgres-test.sh")
 	}
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now())
 	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MAX_ORDER_UNITS=100000", "MCP_AUTH_TOKENS_FILE="+tokens)
-	replicas := []*httpProc{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
 
 	// Each order is its own request (its own quantity), so a resend would
 	// show as a second order of the same quantity.
@@ -478,7 +479,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	answers := map[string]int{}
 	for r, p := range replicas {
 		for i := range 3 {
-			cs := p.connect(tokenDairy, fmt.Sprintf("load-%d-%d", r, i))
+			cs := p.Connect(tokenDairy, fmt.Sprintf("load-%d-%d", r, i))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -496,7 +497,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 					case env["ok"] == true:
 						answers["raised"]++
 					default:
-						answers[code(env)]++
+						answers[e2etest.Code(env)]++
 					}
 					mu.Unlock()
 					if err != nil {
@@ -513,13 +514,13 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	waitForPOSTs := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
-		for w.requests(isCreate) < n && time.Now().Before(deadline) {
+		for w.Requests(isCreate) < n && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if w.requests(isCreate) < n {
+		if w.Requests(isCreate) < n {
 			close(stop)
 			wg.Wait()
-			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d; answers so far %v", w.requests(isCreate), n, answers)
+			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d; answers so far %v", w.Requests(isCreate), n, answers)
 		}
 	}
 	waitForPOSTs(10)
@@ -530,7 +531,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		wg.Wait()
 		t.Fatalf("restart: %v\n%s", err, out)
 	}
-	waitForPOSTs(w.requests(isCreate) + 10)
+	waitForPOSTs(w.Requests(isCreate) + 10)
 	close(stop)
 	wg.Wait()
 	t.Logf("answers: %v", answers)
@@ -541,7 +542,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	}
 	// Both replicas serve again, without a restart of their own.
 	for i, p := range replicas {
-		env, err := confirm(p.connect(tokenDairy, fmt.Sprintf("after-%d", i)))
+		env, err := confirm(p.Connect(tokenDairy, fmt.Sprintf("after-%d", i)))
 		if err != nil || env["ok"] != true {
 			t.Fatalf("replica %d after the restart: %v %v", i, env, err)
 		}
@@ -552,7 +553,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	// ledger (left sending, for a person to resolve).
 	byUnits := map[int64]string{}
 	held := 0
-	for _, o := range w.mock.Server.Orders() {
+	for _, o := range w.Mock.Server.Orders() {
 		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
 			continue
 		}
@@ -562,7 +563,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		}
 		byUnits[o.QuantityUnits] = string(o.OrderID)
 	}
-	if n := w.requests(isCreate); n != held {
+	if n := w.Requests(isCreate); n != held {
 		t.Fatalf("%d POSTs for %d orders", n, held)
 	}
 	ledger := pgLedger(t, dsn)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -22,10 +23,10 @@ const (
 // startAtClock runs the real server against its embedded mock StoreLink with
 // both clocks pinned to now (STORELINK_MOCK_NOW), so every fixture's history
 // is the same on every run. The keyring is the mock's default: 47 and 102.
-func startAtClock(t *testing.T, now string) *proc {
+func startAtClock(t *testing.T, now string) *e2etest.Proc {
 	t.Helper()
 	dir := t.TempDir()
-	return startServer(t, []string{
+	return e2etest.StartServer(t, []string{
 		"STORELINK_MOCK_NOW=" + now,
 		"STATE_DB_PATH=" + filepath.Join(dir, "state.db"),
 		"HOME=" + dir,
@@ -109,9 +110,9 @@ func TestEveryFixtureThroughTheTool(t *testing.T) {
 					if f.lookback > 0 {
 						args["lookback_days"] = f.lookback
 					}
-					env := p.call("korral_check_stock_risk", args)
+					env := p.Call("korral_check_stock_risk", args)
 					if f.errCode != "" {
-						if code(env) != f.errCode {
+						if e2etest.Code(env) != f.errCode {
 							t.Fatalf("got %v, want error %s", env, f.errCode)
 						}
 						return

@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mcpserver"
 	"github.com/korral/storelink/mockstorelink"
 )
 
 func TestStdioServesExactToolsAndOnlyProtocolOnStdout(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
-	res, err := p.cs.ListTools(context.Background(), nil)
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
+	res, err := p.CS.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,21 +31,21 @@ func TestStdioServesExactToolsAndOnlyProtocolOnStdout(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("tools: %s", got)
 	}
-	p.call("korral_list_authorized_stores", map[string]any{})
-	p.stop()
-	for _, line := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
+	p.Call("korral_list_authorized_stores", map[string]any{})
+	p.Stop()
+	for _, line := range strings.Split(strings.TrimSpace(p.Stdout.String()), "\n") {
 		var msg map[string]any
 		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg["jsonrpc"] != "2.0" {
 			t.Fatalf("stdout line is not JSON-RPC: %q", line)
 		}
 	}
-	p.logLines() // every stderr line is JSON
+	p.LogLines() // every stderr line is JSON
 }
 
 func TestReadOnlyHidesTheWriteTool(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("READ_ONLY=true"))
-	res, err := p.cs.ListTools(context.Background(), nil)
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("READ_ONLY=true"))
+	res, err := p.CS.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +63,11 @@ func TestReadOnlyHidesTheWriteTool(t *testing.T) {
 // through the real server: the gap (sold in 24 h minus on hand) is 17 at
 // store 47 and exactly 6 at store 102.
 func TestButterScenarioNumbers(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
 	for store, wantGap := range map[string]float64{"47": 17, "102": 6} {
-		risk := data(t, p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
-		sales := data(t, p.call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
+		risk := data(t, p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
+		sales := data(t, p.Call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": store}))
 		id := risk["product"].(map[string]any)
 		if plainText(id["name"]) != "Madeta butter 250g" || plainText(id["supplier"]) != "Madeta a.s." {
 			t.Fatalf("identity %v", id)
@@ -84,59 +85,59 @@ func TestButterScenarioNumbers(t *testing.T) {
 }
 
 func TestUnauthorizedStoreNeverLeavesTheProcess(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
-	before := w.requests(func(mockstorelink.RequestRecord) bool { return true })
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
+	before := w.Requests(func(mockstorelink.RequestRecord) bool { return true })
 	for _, tool := range []string{"korral_check_stock_risk", "korral_list_recent_sales", "korral_raise_replenishment_order"} {
 		args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": mockstorelink.StoreOstrava}
 		if strings.Contains(tool, "raise") {
 			args["quantity_units"], args["reason"] = 12, "test"
 		}
-		if c := code(p.call(tool, args)); c != "STORE_NOT_AUTHORIZED" {
+		if c := e2etest.Code(p.Call(tool, args)); c != "STORE_NOT_AUTHORIZED" {
 			t.Fatalf("%s: %s", tool, c)
 		}
 	}
-	if c := code(p.call("korral_get_order_status", map[string]any{"order_id": "RO-55-000001", "store_id": "55"})); c != "STORE_NOT_AUTHORIZED" {
+	if c := e2etest.Code(p.Call("korral_get_order_status", map[string]any{"order_id": "RO-55-000001", "store_id": "55"})); c != "STORE_NOT_AUTHORIZED" {
 		t.Fatalf("order status: %s", c)
 	}
-	if c := code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter})); c != "STORE_ID_REQUIRED" {
+	if c := e2etest.Code(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter})); c != "STORE_ID_REQUIRED" {
 		t.Fatalf("missing store id with two stores: %s", c)
 	}
-	if n := w.requests(func(mockstorelink.RequestRecord) bool { return true }) - before; n != 0 {
+	if n := w.Requests(func(mockstorelink.RequestRecord) bool { return true }) - before; n != 0 {
 		t.Fatalf("%d requests reached StoreLink", n)
 	}
 }
 
 func TestBadArgumentsOverStdio(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
 	for _, args := range []map[string]any{
 		{"sku": mockstorelink.SKUButter, "store_id": "47", "lookback_days": 99},
 		{"sku": mockstorelink.SKUButter, "store_id": "47", "extra": "smuggled"},
 		{"sku": 8847291, "store_id": "47"},
 	} {
-		env := p.call("korral_check_stock_risk", args)
-		if code(env) != "INVALID_ARGUMENT" || env["error"].(map[string]any)["remediation"] == "" {
+		env := p.Call("korral_check_stock_risk", args)
+		if e2etest.Code(env) != "INVALID_ARGUMENT" || env["error"].(map[string]any)["remediation"] == "" {
 			t.Fatalf("%v: %v", args, env)
 		}
 	}
-	if n := w.requests(func(mockstorelink.RequestRecord) bool { return true }); n != 0 {
+	if n := w.Requests(func(mockstorelink.RequestRecord) bool { return true }); n != 0 {
 		t.Fatalf("%d requests for invalid calls", n)
 	}
 }
 
 func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
-	p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
-	p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUUnknown, "store_id": "47"})
-	p.call("korral_list_authorized_stores", map[string]any{})
-	oks := p.linesWhere("tool.ok", "tool", "korral_check_stock_risk")
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
+	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUUnknown, "store_id": "47"})
+	p.Call("korral_list_authorized_stores", map[string]any{})
+	oks := p.LinesWhere("tool.ok", "tool", "korral_check_stock_risk")
 	if len(oks) != 1 {
 		t.Fatalf("%d tool.ok lines for the risk check", len(oks))
 	}
 	id := oks[0]["call_id"].(string)
-	ups := p.linesWhere("upstream.request", "call_id", id)
+	ups := p.LinesWhere("upstream.request", "call_id", id)
 	routes := map[string]bool{}
 	for _, l := range ups {
 		routes[l["route"].(string)] = true
@@ -149,20 +150,20 @@ func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 	if len(routes) != 5 {
 		t.Fatalf("risk check fan-out under call_id %s reached %d routes: %v", id, len(routes), routes)
 	}
-	errs := p.linesWhere("tool.err", "error_code", "NOT_FOUND")
+	errs := p.LinesWhere("tool.err", "error_code", "NOT_FOUND")
 	if len(errs) != 1 || errs[0]["error_message"] == "" {
 		t.Fatalf("tool.err lines: %v", errs)
 	}
 	// The last call's audit line may still be on its way through stderr's
 	// copier when the answer arrives on stdout: wait for it, with a deadline.
-	for deadline := time.Now().Add(10 * time.Second); len(p.linesWhere("audit")) < 3 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); len(p.LinesWhere("audit")) < 3 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := len(p.linesWhere("audit")); n != 3 {
+	if n := len(p.LinesWhere("audit")); n != 3 {
 		t.Fatalf("%d audit lines for 3 calls", n)
 	}
-	logs := p.stderr.String()
-	for store, key := range w.mock.Server.Keys() {
+	logs := p.Stderr.String()
+	for store, key := range w.Mock.Server.Keys() {
 		if strings.Contains(logs, key) {
 			t.Fatalf("the key of store %s appears in the logs", store)
 		}
@@ -170,12 +171,12 @@ func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 }
 
 func TestAuditTrailSurvivesRestart(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
-	p.call("korral_list_authorized_stores", map[string]any{})
-	p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "55"})
-	p.stop()
-	out, stderr, exit := runCLI(t, w.env(), "audit", "--format", "json")
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
+	p.Call("korral_list_authorized_stores", map[string]any{})
+	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "55"})
+	p.Stop()
+	out, stderr, exit := e2etest.RunCLI(t, w.Env(), "audit", "--format", "json")
 	if exit != 0 {
 		t.Fatalf("audit exit %d: %s", exit, stderr)
 	}
@@ -188,106 +189,106 @@ func TestAuditTrailSurvivesRestart(t *testing.T) {
 	if second["client"] != "e2e-agent" || second["error_code"] != "STORE_NOT_AUTHORIZED" || second["summary"] == "" {
 		t.Fatalf("audit event: %v", second)
 	}
-	report, _, exit := runCLI(t, w.env(), "audit", "report")
+	report, _, exit := e2etest.RunCLI(t, w.Env(), "audit", "report")
 	if exit != 0 || !strings.Contains(report, "korral_check_stock_risk") || !strings.Contains(report, "STORE_NOT_AUTHORIZED=1") {
 		t.Fatalf("report (exit %d):\n%s", exit, report)
 	}
 }
 
 func TestKeyRotatedMidSession(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-	if env := p.call("korral_check_stock_risk", args); env["ok"] != true {
+	if env := p.Call("korral_check_stock_risk", args); env["ok"] != true {
 		t.Fatalf("before rotation: %v", env)
 	}
-	newKey := w.mock.Server.RotateKey("47")
-	w.mock.Server.ResetRequests()
-	if c := code(p.call("korral_list_recent_sales", args)); c != "AUTH_KEY_INVALID" {
+	newKey := w.Mock.Server.RotateKey("47")
+	w.Mock.Server.ResetRequests()
+	if c := e2etest.Code(p.Call("korral_list_recent_sales", args)); c != "AUTH_KEY_INVALID" {
 		t.Fatalf("after rotation: %s", c)
 	}
 	// One request, no retry: the keyring file still holds the old key.
-	if n := w.requests(func(r mockstorelink.RequestRecord) bool { return r.StoreID == "47" }); n != 1 {
+	if n := w.Requests(func(r mockstorelink.RequestRecord) bool { return r.StoreID == "47" }); n != 1 {
 		t.Fatalf("%d requests after rotation, want 1", n)
 	}
-	kr := w.mock.Server.DefaultKeyring()
+	kr := w.Mock.Server.DefaultKeyring()
 	kr["47"] = newKey
-	w.writeKeyring(t, kr)
-	w.mock.Server.ResetRequests()
-	if env := p.call("korral_list_recent_sales", args); env["ok"] != true {
+	w.WriteKeyring(t, kr)
+	w.Mock.Server.ResetRequests()
+	if env := p.Call("korral_list_recent_sales", args); env["ok"] != true {
 		t.Fatalf("after the keyring file was updated: %v", env)
 	}
 	// The stale key once, then the new one: exactly one guarded retry.
-	if n := w.requests(func(r mockstorelink.RequestRecord) bool { return r.StoreID == "47" }); n != 2 {
+	if n := w.Requests(func(r mockstorelink.RequestRecord) bool { return r.StoreID == "47" }); n != 2 {
 		t.Fatalf("%d requests, want 2", n)
 	}
-	if strings.Contains(p.stderr.String(), newKey) {
+	if strings.Contains(p.Stderr.String(), newKey) {
 		t.Fatal("the new key appears in the logs")
 	}
 }
 
 func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("BREAKER_FAILURES=3", "BREAKER_COOLDOWN=1s"))
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("BREAKER_FAILURES=3", "BREAKER_COOLDOWN=1s"))
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503})
 	for i := 0; i < 3; i++ {
-		if c := code(p.call("korral_list_recent_sales", args)); c != "UPSTREAM_UNAVAILABLE" {
+		if c := e2etest.Code(p.Call("korral_list_recent_sales", args)); c != "UPSTREAM_UNAVAILABLE" {
 			t.Fatalf("call %d: %s", i, c)
 		}
 	}
-	before := w.requests(func(mockstorelink.RequestRecord) bool { return true })
-	env := p.call("korral_list_recent_sales", args)
-	if code(env) != "UPSTREAM_UNAVAILABLE" || num(env["error"].(map[string]any)["retry_after_seconds"]) < 1 {
+	before := w.Requests(func(mockstorelink.RequestRecord) bool { return true })
+	env := p.Call("korral_list_recent_sales", args)
+	if e2etest.Code(env) != "UPSTREAM_UNAVAILABLE" || num(env["error"].(map[string]any)["retry_after_seconds"]) < 1 {
 		t.Fatalf("open breaker: %v", env)
 	}
-	if n := w.requests(func(mockstorelink.RequestRecord) bool { return true }) - before; n != 0 {
+	if n := w.Requests(func(mockstorelink.RequestRecord) bool { return true }) - before; n != 0 {
 		t.Fatalf("%d requests reached StoreLink while the breaker was open", n)
 	}
-	if len(p.linesWhere("breaker.state", "to", "open")) == 0 {
+	if len(p.LinesWhere("breaker.state", "to", "open")) == 0 {
 		t.Fatal("breaker opening not logged")
 	}
-	w.mock.Server.ClearFaults()
+	w.Mock.Server.ClearFaults()
 	time.Sleep(1100 * time.Millisecond) // the configured cool-down
-	if env := p.call("korral_list_recent_sales", args); env["ok"] != true {
+	if env := p.Call("korral_list_recent_sales", args); env["ok"] != true {
 		t.Fatalf("after cool-down: %v", env)
 	}
 }
 
 func TestHangingReadTimesOut(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("UPSTREAM_TIMEOUT=300ms"))
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpGetInventory, Delay: 10 * time.Second})
-	if c := code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})); c != "UPSTREAM_TIMEOUT" {
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("UPSTREAM_TIMEOUT=300ms"))
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpGetInventory, Delay: 10 * time.Second})
+	if c := e2etest.Code(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})); c != "UPSTREAM_TIMEOUT" {
 		t.Fatalf("got %s", c)
 	}
 }
 
 func TestBrokenUpstreamBodiesAreClearErrors(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
 	for _, kind := range []mockstorelink.FaultKind{mockstorelink.FaultMalformedJSON, mockstorelink.FaultOversized, mockstorelink.FaultErrorIn200, mockstorelink.FaultDriftWrongType} {
-		w.mock.Server.SetFaults(mockstorelink.Fault{Kind: kind, OperationID: mockstorelink.OpListPOSTransactions})
-		env := p.call("korral_list_recent_sales", args)
-		if code(env) != "UPSTREAM_CONTRACT_ERROR" {
+		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: kind, OperationID: mockstorelink.OpListPOSTransactions})
+		env := p.Call("korral_list_recent_sales", args)
+		if e2etest.Code(env) != "UPSTREAM_CONTRACT_ERROR" {
 			t.Errorf("%s: %v", kind, env)
 		}
 	}
-	w.mock.Server.ClearFaults()
+	w.Mock.Server.ClearFaults()
 	// The quirk SKU answers 200 with an error body on every call.
-	if c := code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUQuirk, "store_id": "47"})); c != "UPSTREAM_CONTRACT_ERROR" {
+	if c := e2etest.Code(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUQuirk, "store_id": "47"})); c != "UPSTREAM_CONTRACT_ERROR" {
 		t.Errorf("quirk SKU: %s", c)
 	}
-	if env := p.call("korral_list_recent_sales", args); env["ok"] != true {
+	if env := p.Call("korral_list_recent_sales", args); env["ok"] != true {
 		t.Fatalf("server did not survive: %v", env)
 	}
 }
 
 func TestMalformedConfigurationStopsStartup(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	for _, bad := range []string{"DEFAULT_LOOKBACK_DAYS=40", "STORELINK_KEYRING={not json", "ALLOW_WRITES=maybe", "UPSTREAM_TIMEOUT=fast"} {
-		_, stderr, exit := runCLI(t, w.env(bad), "stdio")
+		_, stderr, exit := e2etest.RunCLI(t, w.Env(bad), "stdio")
 		name := strings.SplitN(bad, "=", 2)[0]
 		if exit != 2 || !strings.Contains(stderr, name) {
 			t.Errorf("%s: exit %d, stderr %q", bad, exit, stderr)
@@ -296,15 +297,15 @@ func TestMalformedConfigurationStopsStartup(t *testing.T) {
 }
 
 func TestUpstreamTextReachesTheModelAsMarkedData(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
-	risk := data(t, p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUInjection, "store_id": "47"}))
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
+	risk := data(t, p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUInjection, "store_id": "47"}))
 	name := risk["product"].(map[string]any)["name"].(string)
 	inner, ok := mcpserver.UntrustedText(name)
 	if !ok || !strings.Contains(inner, "IGNORE PREVIOUS INSTRUCTIONS") {
 		t.Fatalf("product name not marked as untrusted data: %q", name)
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d orders after reading an injected name", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -63,29 +64,29 @@ var redirectStatuses = []int{http.StatusFound, http.StatusTemporaryRedirect}
 func TestRedirectedReadsSendNothingAway(t *testing.T) {
 	for _, status := range redirectStatuses {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			w := newWorld(t)
-			r := newRedirector(t, w.mock, status, false)
-			env := r.at(w.env())
-			p := startServer(t, env)
-			answer := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+			w := e2etest.NewWorld(t)
+			r := newRedirector(t, w.Mock, status, false)
+			env := r.at(w.Env())
+			p := e2etest.StartServer(t, env)
+			answer := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 			msg := errMessage(answer)
 			redirect := strconv.Itoa(status) + " redirect to " + r.secondHost
-			if code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, redirect) || !strings.Contains(msg, "UPSTREAM_BASE_URL") {
+			if e2etest.Code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, redirect) || !strings.Contains(msg, "UPSTREAM_BASE_URL") {
 				t.Errorf("answer %v; want UPSTREAM_CONTRACT_ERROR naming %q", answer, redirect)
 			}
 			// Ending the process lets its stderr drain completely.
-			p.stop()
-			if lines := p.linesWhere("upstream.contract_error", "field", "status", "level", "WARN"); len(lines) == 0 || lines[0]["call_id"] == "" {
-				t.Errorf("no warn line with a call id names the redirect:\n%s", p.stderr.String())
+			p.Stop()
+			if lines := p.LinesWhere("upstream.contract_error", "field", "status", "level", "WARN"); len(lines) == 0 || lines[0]["call_id"] == "" {
+				t.Errorf("no warn line with a call id names the redirect:\n%s", p.Stderr.String())
 			}
 
-			out, _, exit := runCLI(t, env, "doctor")
+			out, _, exit := e2etest.RunCLI(t, env, "doctor")
 			want := "FAIL  upstream: UPSTREAM_BASE_URL=" + r.URL + " answered GET /v1/stores with a " + redirect
 			if exit == 0 || !strings.Contains(out, want) {
 				t.Errorf("doctor: exit %d, output lacks %q:\n%s", exit, want, out)
 			}
-			for _, k := range w.mock.Server.DefaultKeyring() {
-				if strings.Contains(msg+out+p.stderr.String(), k) {
+			for _, k := range w.Mock.Server.DefaultKeyring() {
+				if strings.Contains(msg+out+p.Stderr.String(), k) {
 					t.Fatal("a store key appears in the answer, doctor's output or the log")
 				}
 			}
@@ -105,16 +106,16 @@ func TestRedirectedReadsSendNothingAway(t *testing.T) {
 func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 	for _, status := range redirectStatuses {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			w := newWorld(t)
-			r := newRedirector(t, w.mock, status, true)
-			p := startServer(t, r.at(w.env("ALLOW_WRITES=true")))
-			answer := p.call("korral_raise_replenishment_order", order(24, "confirm", true))
+			w := e2etest.NewWorld(t)
+			r := newRedirector(t, w.Mock, status, true)
+			p := e2etest.StartServer(t, r.at(w.Env("ALLOW_WRITES=true")))
+			answer := p.Call("korral_raise_replenishment_order", order(24, "confirm", true))
 			msg := errMessage(answer)
-			if code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, strconv.Itoa(status)+" redirect to "+r.secondHost) ||
+			if e2etest.Code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, strconv.Itoa(status)+" redirect to "+r.secondHost) ||
 				!strings.Contains(msg, "the order was not raised") || !strings.Contains(msg, "may be confirmed again") {
 				t.Errorf("confirm through a redirect: %v", answer)
 			}
-			for _, e := range ledgerEntries(t, w.statePath) {
+			for _, e := range ledgerEntries(t, w.StatePath) {
 				if e.State != "retryable" || e.OrderID != "" {
 					t.Errorf("ledger entry %+v; want retryable without an order", e)
 				}
@@ -122,7 +123,7 @@ func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 			if n := r.reached.Load(); n != 0 {
 				t.Fatalf("%d request(s) followed the redirect to the other host", n)
 			}
-			if n := w.requests(isCreate); n != 0 {
+			if n := w.Requests(isCreate); n != 0 {
 				t.Fatalf("StoreLink received %d order(s)", n)
 			}
 			judge(t, w)
@@ -130,12 +131,12 @@ func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 	}
 	t.Run("approval", func(t *testing.T) {
 		w, env, cred := approvalWorld(t)
-		r := newRedirector(t, w.mock, http.StatusTemporaryRedirect, true)
+		r := newRedirector(t, w.Mock, http.StatusTemporaryRedirect, true)
 		env = r.at(env)
-		p := startServer(t, env)
-		staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+		p := e2etest.StartServer(t, env)
+		staged := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 		id, _ := staged["approval_id"].(string)
-		_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
+		_, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 		if exit == 0 || !strings.Contains(stderr, "307 redirect to "+r.secondHost) || !strings.Contains(stderr, "the approval still stands") {
 			t.Errorf("approve through a redirect: exit %d: %s", exit, stderr)
 		}
@@ -145,7 +146,7 @@ func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 		if n := r.reached.Load(); n != 0 {
 			t.Fatalf("%d request(s) followed the redirect to the other host", n)
 		}
-		if n := w.requests(isCreate); n != 0 {
+		if n := w.Requests(isCreate); n != 0 {
 			t.Fatalf("StoreLink received %d order(s)", n)
 		}
 		judge(t, w)
@@ -159,31 +160,31 @@ func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 func TestContractErrorNamesItsCause(t *testing.T) {
 	const bad = "Mars/Olympus"
 	const cause = "store.timezone: not an IANA time zone"
-	w := newWorld(t)
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, OperationID: mockstorelink.OpGetStore,
+	w := e2etest.NewWorld(t)
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, OperationID: mockstorelink.OpGetStore,
 		StoreID: "47", Field: "timezone", Value: []byte(strconv.Quote(bad))})
-	p := startServer(t, w.env())
-	answer := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+	p := e2etest.StartServer(t, w.Env())
+	answer := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 	msg := errMessage(answer)
-	if code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, cause) {
+	if e2etest.Code(answer) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(msg, cause) {
 		t.Fatalf("answer %v; want UPSTREAM_CONTRACT_ERROR naming %q", answer, cause)
 	}
 	// Ending the process lets its stderr drain completely.
-	p.stop()
-	lines := p.linesWhere("upstream.contract_error", "level", "WARN", "field", "store.timezone", "rule", "not an IANA time zone")
+	p.Stop()
+	lines := p.LinesWhere("upstream.contract_error", "level", "WARN", "field", "store.timezone", "rule", "not an IANA time zone")
 	if len(lines) == 0 {
-		t.Fatalf("no warn line names the field and the rule:\n%s", p.stderr.String())
+		t.Fatalf("no warn line names the field and the rule:\n%s", p.Stderr.String())
 	}
-	if id, _ := lines[0]["call_id"].(string); id == "" || len(p.linesWhere("tool.err", "call_id", id)) != 1 {
+	if id, _ := lines[0]["call_id"].(string); id == "" || len(p.LinesWhere("tool.err", "call_id", id)) != 1 {
 		t.Errorf("the line's call id %q does not lead to the call's tool.err line", id)
 	}
 
-	out, _, exit := runCLI(t, w.env(), "doctor")
+	out, _, exit := e2etest.RunCLI(t, w.Env(), "doctor")
 	if exit == 0 || !strings.Contains(out, "FAIL  key of store 47: store 47: UPSTREAM_CONTRACT_ERROR:") || !strings.Contains(out, cause) ||
 		!strings.Contains(out, "ok    key of store 102:") {
 		t.Errorf("doctor: exit %d, want store 47 to fail naming %q:\n%s", exit, cause, out)
 	}
-	if strings.Contains(msg+out+p.stderr.String(), bad) {
+	if strings.Contains(msg+out+p.Stderr.String(), bad) {
 		t.Errorf("StoreLink's value %q was repeated", bad)
 	}
 }

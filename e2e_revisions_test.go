@@ -17,8 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // Both MCP revisions on both transports, with the defaults: a client of
@@ -106,13 +108,13 @@ func runRevisions(t *testing.T, inst tsInstall, cfg map[string]any) (revisionRun
 
 func TestBothRevisionsOnBothTransports(t *testing.T) {
 	inst := findTSClients(t)
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "revisions-agent "+tokenDairy+"\n", time.Now())
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "revisions-agent "+tokenDairy+"\n", time.Now())
 	// No flags: the default configuration serves both revisions.
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens))
 	stdioEnv := map[string]string{"PATH": os.Getenv("PATH")}
-	for _, kv := range w.env() {
+	for _, kv := range w.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		stdioEnv[k] = v
 	}
@@ -123,13 +125,13 @@ func TestBothRevisionsOnBothTransports(t *testing.T) {
 			t.Run(want+" over "+transport, func(t *testing.T) {
 				cfg := map[string]any{"sdk": sdk, "transport": transport, "sku": sku, "store": store}
 				if transport == "stdio" {
-					cfg["command"], cfg["env"] = serverBinary, stdioEnv
+					cfg["command"], cfg["env"] = e2etest.Binary(t), stdioEnv
 				} else {
-					cfg["url"], cfg["token"] = p.base+"/mcp", tokenDairy
+					cfg["url"], cfg["token"] = p.Base+"/mcp", tokenDairy
 				}
 				r, stderr := runRevisions(t, inst, cfg)
 				if !r.OK {
-					t.Fatalf("%s failed at %s: %v\nclient stderr:\n%s\nserver log:\n%s", want, r.Step, r.Error, tail(stderr, 4000), tail(p.stderr.String(), 4000))
+					t.Fatalf("%s failed at %s: %v\nclient stderr:\n%s\nserver log:\n%s", want, r.Step, r.Error, tail(stderr, 4000), tail(p.Stderr.String(), 4000))
 				}
 				if r.ProtocolVersion != want {
 					t.Errorf("negotiated %q, want %s", r.ProtocolVersion, want)
@@ -165,7 +167,7 @@ func TestBothRevisionsOnBothTransports(t *testing.T) {
 			})
 		}
 	}
-	p.stop()
+	p.Stop()
 	// Over HTTP both generations were authenticated by the token, and the
 	// audit trail names it for each call.
 	var labelled int
@@ -252,9 +254,9 @@ func resultOf(r map[string]any) map[string]any {
 // one not declared has nothing to give; the methods 2026-07-28 removed
 // answer 404 with -32601, and the lists carry their caching hints.
 func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
-	w := newWorld(t)
-	p := startHTTP(t, w.env())
-	url := p.base + "/mcp"
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartHTTP(t, w.Env())
+	url := p.Base + "/mcp"
 
 	code, disc := post2026(t, url, "server/discover", "", nil)
 	res, _ := disc["result"].(map[string]any)
@@ -270,7 +272,7 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 	caps, _ := res["capabilities"].(map[string]any)
 
 	// The same endpoint's 2025-11-25 session is told the same.
-	cs := p.connect("", "legacy-session")
+	cs := p.Connect("", "legacy-session")
 	legacy, _ := json.Marshal(cs.InitializeResult().Capabilities)
 	discovered, _ := json.Marshal(caps)
 	if string(legacy) != string(discovered) {
@@ -351,18 +353,18 @@ func TestClientsDocDiscoverCommand(t *testing.T) {
 	if !ok || m == nil {
 		t.Fatal("docs/mcp-clients.md has no sh block under \"Both protocol revisions on one endpoint\"")
 	}
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "doc-reader "+tokenDairy+"\n", time.Now())
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens))
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "doc-reader "+tokenDairy+"\n", time.Now())
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens))
 	const docBase = "http://127.0.0.1:8080"
 	if !strings.Contains(m[1], docBase) {
 		t.Fatalf("the command does not use the document's address %s:\n%s", docBase, m[1])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", strings.ReplaceAll(m[1], docBase, p.base))
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "STORELINK_MCP_TOKEN=" + tokenDairy}
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", strings.ReplaceAll(m[1], docBase, p.Base))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.Dir, "STORELINK_MCP_TOKEN=" + tokenDairy}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the document's command failed: %v\n%s", err, out)
@@ -387,23 +389,4 @@ func TestClientsDocDiscoverCommand(t *testing.T) {
 	if res.Result.TTLMs != 5*60*1000 {
 		t.Errorf("ttlMs %d, the document says five minutes", res.Result.TTLMs)
 	}
-}
-
-// connectAt is connect with the protocol revision the go-sdk client asks
-// for: "2025-11-25" opens a session with initialize; "" is the client's
-// default, 2026-07-28 (server/discover, then stateless requests).
-func (p *httpProc) connectAt(token, name, version string) *mcp.ClientSession {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:   p.base + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerRT{token}},
-	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		p.t.Fatalf("connect at %q: %v\n%s", version, err, p.stderr.String())
-	}
-	p.t.Cleanup(func() { _ = cs.Close() })
-	return cs
 }

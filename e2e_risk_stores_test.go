@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -15,9 +16,9 @@ import (
 // one call, through the real server and the mock StoreLink. A store without
 // a key is that store's STORE_NOT_AUTHORIZED, and nothing is asked for it.
 func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
-	env := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "55", "102"}})
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
+	env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "55", "102"}})
 	stores := data(t, env)["stores"].([]any)
 	if len(stores) != 3 {
 		t.Fatalf("%d store entries, want 3", len(stores))
@@ -28,10 +29,10 @@ func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
 			t.Errorf("entry %d: gap %v, want %v", i, gap, want)
 		}
 	}
-	if c := code(stores[1].(map[string]any)); c != "STORE_NOT_AUTHORIZED" {
+	if c := e2etest.Code(stores[1].(map[string]any)); c != "STORE_NOT_AUTHORIZED" {
 		t.Fatalf("store 55: %v", stores[1])
 	}
-	if n := w.requests(func(r mockstorelink.RequestRecord) bool { return r.StoreID == "55" }); n != 0 {
+	if n := w.Requests(func(r mockstorelink.RequestRecord) bool { return r.StoreID == "55" }); n != 0 {
 		t.Fatalf("%d requests for store 55, which holds no key", n)
 	}
 }
@@ -42,7 +43,7 @@ func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
 // front of the mock counts the requests in flight; each waits a moment, so
 // an unbounded fan-out would pile up far beyond the bound.
 func TestStoreListFanOutIsBounded(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	var mu sync.Mutex
 	inFlight, peak, total := 0, 0, 0
 	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -53,21 +54,21 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 		mu.Unlock()
 		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
 		time.Sleep(5 * time.Millisecond)
-		w.mock.Server.ServeHTTP(rw, r)
+		w.Mock.Server.ServeHTTP(rw, r)
 	}))
 	defer proxy.Close()
 	keys := map[string]string{}
-	for id, k := range w.mock.Server.DefaultKeyring() {
+	for id, k := range w.Mock.Server.DefaultKeyring() {
 		keys[id] = k
 	}
 	for i := 0; len(keys) < 180; i++ {
 		keys[fmt.Sprint(5000+i)] = fmt.Sprintf("key-%d-not-issued", i)
 	}
-	w.writeKeyring(t, keys)
-	env := w.env()
+	w.WriteKeyring(t, keys)
+	env := w.Env()
 	env[0] = "UPSTREAM_BASE_URL=" + proxy.URL
-	p := startServer(t, env)
-	list := p.call("korral_list_authorized_stores", map[string]any{})
+	p := e2etest.StartServer(t, env)
+	list := p.Call("korral_list_authorized_stores", map[string]any{})
 	stores := data(t, list)["stores"].([]any)
 	mu.Lock()
 	listed := total
@@ -88,7 +89,7 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 	for i := 0; len(ids) < 20; i++ {
 		ids = append(ids, fmt.Sprint(5000+i))
 	}
-	risk := p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": ids})
+	risk := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": ids})
 	if n := len(data(t, risk)["stores"].([]any)); n != 20 {
 		t.Fatalf("%d store entries, want 20", n)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // postAuthorization sends one tools/call to /mcp with exactly the given
@@ -39,10 +41,10 @@ func postAuthorization(t *testing.T, url string, values []string) int {
 // beside another credential opens nothing; the console refuses every
 // bearer credential, whether a tab follows the scheme or it comes second.
 func TestSmallHolesAuthorizationHeader(t *testing.T) {
-	w := newWorld(t)
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now().Add(-time.Hour))
-	p := startHTTP(t, w.env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+tokenDairy+"\n", time.Now().Add(-time.Hour))
+	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
 	for name, values := range map[string][]string{
 		"a tab and a wrong token":     {"Bearer\t" + tokenWrong},
 		"bearer after basic":          {"Basic ZGFpcnk6eA==", "Bearer " + tokenDairy},
@@ -52,22 +54,22 @@ func TestSmallHolesAuthorizationHeader(t *testing.T) {
 		"the token then an empty one": {"Bearer " + tokenDairy, ""},
 		"two words":                   {"Bearer " + tokenDairy + " " + tokenDairy},
 	} {
-		if got := postAuthorization(t, p.base+"/mcp", values); got != http.StatusUnauthorized {
+		if got := postAuthorization(t, p.Base+"/mcp", values); got != http.StatusUnauthorized {
 			t.Errorf("MCP endpoint, %s: status %d, want 401", name, got)
 		}
 	}
-	if n := w.requests(allRequests); n != 0 {
+	if n := w.Requests(allRequests); n != 0 {
 		t.Fatalf("%d requests reached StoreLink behind a refused Authorization header", n)
 	}
 	// The one value a transport would read is still read, with a space or
 	// a tab after the scheme, in any case.
 	for _, v := range []string{"Bearer " + tokenDairy, "Bearer\t" + tokenDairy, "bearer " + tokenDairy} {
-		if got := postAuthorization(t, p.base+"/mcp", []string{v}); got == http.StatusUnauthorized {
+		if got := postAuthorization(t, p.Base+"/mcp", []string{v}); got == http.StatusUnauthorized {
 			t.Errorf("MCP endpoint, %q: status %d, want the token admitted", strings.Replace(v, tokenDairy, "TOKEN", 1), got)
 		}
 	}
 	denied := 0
-	for _, l := range p.logLines() {
+	for _, l := range p.LogLines() {
 		if l["msg"] == "auth.denied" && l["reason"] == "more than one Authorization header" {
 			denied++
 		}
@@ -107,16 +109,16 @@ func TestSmallHolesAuthorizationHeader(t *testing.T) {
 // read stops the server with exit 2 and one line naming the variable, the
 // file, its mode and chmod 600; doctor says the same.
 func TestSmallHolesLooseSecretFilesAreRefused(t *testing.T) {
-	w := newWorld(t)
-	key := filepath.Join(w.dir, "consent.key")
+	w := e2etest.NewWorld(t)
+	key := filepath.Join(w.Dir, "consent.key")
 	if err := os.WriteFile(key, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(key, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+key)
-	_, stderr, exit := runCLI(t, env, "serve", "--http", "127.0.0.1:0")
+	env := w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+key)
+	_, stderr, exit := e2etest.RunCLI(t, env, "serve", "--http", "127.0.0.1:0")
 	if exit != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Fatalf("serve with a 0644 key: exit %d, want 2 and one line:\n%s", exit, stderr)
 	}
@@ -125,10 +127,10 @@ func TestSmallHolesLooseSecretFilesAreRefused(t *testing.T) {
 			t.Errorf("serve's refusal does not say %q:\n%s", want, stderr)
 		}
 	}
-	if _, err := os.Stat(w.statePath); err == nil {
+	if _, err := os.Stat(w.StatePath); err == nil {
 		t.Error("the refused server created its state database")
 	}
-	out, _, exit := runCLI(t, env, "doctor")
+	out, _, exit := e2etest.RunCLI(t, env, "doctor")
 	if exit == 0 || !strings.Contains(out, "FAIL  configuration: HOST_CONSENT_KEY_FILE=") || !strings.Contains(out, "chmod 600 "+key) {
 		t.Errorf("doctor: exit %d, want a FAIL naming the key and chmod 600:\n%s", exit, out)
 	}
@@ -137,34 +139,34 @@ func TestSmallHolesLooseSecretFilesAreRefused(t *testing.T) {
 	if err := os.Chmod(key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(w.keyringPath, 0o604); err != nil {
+	if err := os.Chmod(w.KeyringPath, 0o604); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, exit = runCLI(t, env, "serve", "--http", "127.0.0.1:0")
+	_, stderr, exit = e2etest.RunCLI(t, env, "serve", "--http", "127.0.0.1:0")
 	if exit != 2 || !strings.Contains(stderr, "STORELINK_KEYRING_FILE=") || !strings.Contains(stderr, "mode 0604") {
 		t.Fatalf("serve with a 0604 keyring: exit %d:\n%s", exit, stderr)
 	}
-	if err := os.Chmod(w.keyringPath, 0o600); err != nil {
+	if err := os.Chmod(w.KeyringPath, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startHTTP(t, env).stop()
+	e2etest.StartHTTP(t, env).Stop()
 }
 
 // TestSmallHolesPromptsAreAudited: a prompts/get is a row of the audit
 // trail that `storelink-mcp audit` shows, with its call id, the prompt,
 // its arguments and the outcome.
 func TestSmallHolesPromptsAreAudited(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env())
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": "8847291", "min_gap_units": "12", "store_ids": "47"}}); err != nil {
+	if _, err := p.CS.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": "8847291", "min_gap_units": "12", "store_ids": "47"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": "butter", "min_gap_units": "12"}}); err == nil {
+	if _, err := p.CS.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_restock_gaps", Arguments: map[string]string{"sku": "butter", "min_gap_units": "12"}}); err == nil {
 		t.Fatal("a bad sku was accepted")
 	}
-	p.stop()
+	p.Stop()
 
 	rows := auditRows(t, w)
 	if len(rows) != 2 {
@@ -178,7 +180,7 @@ func TestSmallHolesPromptsAreAudited(t *testing.T) {
 	if refused["tool"] != "prompt.korral_restock_gaps" || refused["outcome"] != "error" || refused["error_code"] != "INVALID_ARGUMENT" || refused["call_id"] == ok["call_id"] {
 		t.Errorf("the refused prompt's row: %v", refused)
 	}
-	out, stderr, exit := runCLI(t, w.env(), "audit", "--tool", "prompt.korral_restock_gaps")
+	out, stderr, exit := e2etest.RunCLI(t, w.Env(), "audit", "--tool", "prompt.korral_restock_gaps")
 	if exit != 0 || strings.Count(out, "prompt.korral_restock_gaps") != 2 {
 		t.Errorf("audit --tool prompt.korral_restock_gaps: exit %d\n%s%s", exit, out, stderr)
 	}

@@ -17,12 +17,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // otlpReceiver is an OTLP/HTTP endpoint on loopback that keeps every span
@@ -122,17 +124,17 @@ func (r *otlpReceiver) waitSpans(t *testing.T, what string, done func([]*tracepb
 }
 
 func TestTracesReachACollectorOverOTLP(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	rcv := newOTLPReceiver(t)
 	const token = "trace-test-agent-token-0123456789abcdef"
-	tokens := filepath.Join(w.dir, "tokens")
-	writeTokenFile(t, tokens, "buyer-agent "+token+"\n", time.Now())
-	p := startHTTP(t, w.env("ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens,
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "buyer-agent "+token+"\n", time.Now())
+	p := e2etest.StartHTTP(t, w.Env("ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens,
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.srv.URL, "OTEL_METRIC_EXPORT_INTERVAL=1000", "OTEL_SERVICE_NAME=storelink-e2e"),
 		"--metrics", "127.0.0.1:0")
 	// A 2025-11-25 session, so the span carries mcp.session.id (a
 	// 2026-07-28 request has no session).
-	cs := p.connectAt(token, "traces-e2e", "2025-11-25")
+	cs := p.ConnectAt(token, "traces-e2e", "2025-11-25")
 
 	const parentTrace, parentSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -207,7 +209,7 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 		t.Fatalf("no inventory request span among %v", children)
 	}
 	for k, want := range map[string]string{"storelink.store_id": "47", "storelink.attempt": "1", "http.response.status_code": "200",
-		"storelink.operation": "GET /v1/stores/{store_id}/inventory", "url.full": w.mock.URL + "/v1/stores/{store_id}/inventory"} {
+		"storelink.operation": "GET /v1/stores/{store_id}/inventory", "url.full": w.Mock.URL + "/v1/stores/{store_id}/inventory"} {
 		if inv[k] != want {
 			t.Errorf("inventory span %s = %q, want %q (all %v)", k, inv[k], want, inv)
 		}
@@ -239,7 +241,7 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 	// The trace id is in the call's log lines and its audit row.
 	callID := a["storelink.call_id"]
 	lines := 0
-	for _, l := range p.logLines() {
+	for _, l := range p.LogLines() {
 		if l["call_id"] == callID {
 			lines++
 			if l["trace_id"] != parentTrace {
@@ -275,14 +277,14 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	_, raw, _ := rcv.snapshot()
-	resp, err := http.Get("http://" + p.metricsAddr(t) + "/metrics")
+	resp, err := http.Get("http://" + p.MetricsAddr(t) + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	scraped, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	secrets := map[string]string{"bearer token": token}
-	for store, key := range w.mock.Server.DefaultKeyring() {
+	for store, key := range w.Mock.Server.DefaultKeyring() {
 		secrets["key of store "+store] = key
 	}
 	for what, v := range secrets {
@@ -302,10 +304,10 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 // nobody listens on: every call answers as without tracing, and the
 // failure is logged once, however many exports fail.
 func TestUnreachableCollectorCostsOneWarning(t *testing.T) {
-	w := newWorld(t)
+	w := e2etest.NewWorld(t)
 	dead := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
-	p := startHTTP(t, w.env("OTEL_EXPORTER_OTLP_ENDPOINT="+dead, "OTEL_METRIC_EXPORT_INTERVAL=1000"))
-	cs := p.connect("", "dead-collector")
+	p := e2etest.StartHTTP(t, w.Env("OTEL_EXPORTER_OTLP_ENDPOINT="+dead, "OTEL_METRIC_EXPORT_INTERVAL=1000"))
+	cs := p.Connect("", "dead-collector")
 	for range 5 {
 		env, err := callHTTP(t, cs, "korral_check_stock_risk", map[string]any{"store_id": "47", "sku": mockstorelink.SKUButter})
 		if err != nil || env["ok"] != true {
@@ -313,16 +315,16 @@ func TestUnreachableCollectorCostsOneWarning(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !p.logged("telemetry.export_failed") {
+	for !p.Logged("telemetry.export_failed") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no export warning:\n%s", p.stderr.String())
+			t.Fatalf("no export warning:\n%s", p.Stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	// The final flush at shutdown fails too; still one warning.
-	p.stop()
+	p.Stop()
 	n := 0
-	for _, l := range p.logLines() {
+	for _, l := range p.LogLines() {
 		if l["msg"] == "telemetry.export_failed" {
 			n++
 		}
@@ -330,7 +332,7 @@ func TestUnreachableCollectorCostsOneWarning(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d export warnings, want one", n)
 	}
-	if !p.logged("server.stop") {
-		t.Errorf("the server did not stop cleanly:\n%s", p.stderr.String())
+	if !p.Logged("server.stop") {
+		t.Errorf("the server did not stop cleanly:\n%s", p.Stderr.String())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/korral/storelink/openapi"
 )
@@ -116,7 +117,7 @@ type tsHost struct {
 	name    string
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	stderr  *syncBuffer
+	stderr  *e2etest.SyncBuffer
 	journal *journal
 	// tools is the tools/list result the client checks answers with.
 	tools []map[string]any
@@ -157,7 +158,7 @@ func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []st
 		k, v, _ := strings.Cut(kv, "=")
 		serverEnv[k] = v
 	}
-	cfg, _ := json.Marshal(map[string]any{"command": serverBinary, "env": serverEnv})
+	cfg, _ := json.Marshal(map[string]any{"command": e2etest.Binary(t), "env": serverEnv})
 	cmd := exec.Command(inst.node, filepath.Join(work, "client.mjs"), string(cfg))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
 	stdin, err := cmd.StdinPipe()
@@ -168,7 +169,7 @@ func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &tsHost{t: t, name: name, cmd: cmd, stdin: stdin, stderr: &syncBuffer{}, journal: j,
+	h := &tsHost{t: t, name: name, cmd: cmd, stdin: stdin, stderr: &e2etest.SyncBuffer{}, journal: j,
 		waiting: map[int]chan tsReply{}, done: make(chan struct{})}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
@@ -296,7 +297,7 @@ func (h *tsHost) check(label, tool, want string, r tsReply) map[string]any {
 	ok, _ := env["ok"].(bool)
 	got := "ok"
 	if !ok {
-		got = code(env)
+		got = e2etest.Code(env)
 	}
 	outcome := got
 	if d, _ := env["data"].(map[string]any); d != nil {
@@ -391,7 +392,7 @@ func TestEveryAnswerPassesTheTypeScriptClient(t *testing.T) {
 
 // tsWorld is a mock StoreLink on loopback with a movable clock, and the
 // files of a deployment that uses it.
-func tsWorld(t *testing.T) (*world, *movableClock) {
+func tsWorld(t *testing.T) (*e2etest.World, *movableClock) {
 	t.Helper()
 	clock := &movableClock{}
 	r, err := mockstorelink.Start(mockstorelink.Options{Now: clock.now})
@@ -400,8 +401,8 @@ func tsWorld(t *testing.T) (*world, *movableClock) {
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	dir := t.TempDir()
-	w := &world{mock: r, dir: dir, keyringPath: filepath.Join(dir, "keyring.json"), statePath: filepath.Join(dir, "state.db")}
-	w.writeKeyring(t, r.Server.DefaultKeyring())
+	w := &e2etest.World{Mock: r, Dir: dir, KeyringPath: filepath.Join(dir, "keyring.json"), StatePath: filepath.Join(dir, "state.db")}
+	w.WriteKeyring(t, r.Server.DefaultKeyring())
 	return w, clock
 }
 
@@ -421,14 +422,14 @@ func with(sku string, qty int, extra ...any) map[string]any {
 func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	w, clock := tsWorld(t)
 	const cred = "approver-credential-0123456789"
-	base := w.env("UPSTREAM_TIMEOUT=1s", "MAX_ORDER_UNITS=200")
+	base := w.Env("UPSTREAM_TIMEOUT=1s", "MAX_ORDER_UNITS=200")
 	direct := append(slices.Clone(base), "ALLOW_WRITES=true")
 	approval := append(slices.Clone(direct), "WRITE_APPROVAL=required")
 	approver := append(slices.Clone(approval), "APPROVER_SECRET="+cred)
 	registerApprover(t, approval, "Jana Nováková", cred)
 	cli := func(env []string, args ...string) string {
 		t.Helper()
-		out, stderr, exit := runCLI(t, env, args...)
+		out, stderr, exit := e2etest.RunCLI(t, env, args...)
 		if exit != 0 {
 			t.Fatalf("storelink-mcp %s: exit %d\n%s\n%s", strings.Join(args, " "), exit, out, stderr)
 		}
@@ -492,19 +493,19 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	}
 	for _, f := range faults {
 		f.fault.OperationID, f.fault.Count = mockstorelink.OpGetInventory, 1
-		w.mock.Server.SetFaults(f.fault)
+		w.Mock.Server.SetFaults(f.fault)
 		off.call("risk, "+f.label, "korral_check_stock_risk", risk(butter, "47"), f.want)
 		off.call("risk 47+102, "+f.label+" at 47", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
 	}
-	w.mock.Server.ClearFaults()
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503, OperationID: mockstorelink.OpGetReplenishmentOrder, Count: 1})
+	w.Mock.Server.ClearFaults()
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503, OperationID: mockstorelink.OpGetReplenishmentOrder, Count: 1})
 	off.call("status while StoreLink fails", "korral_get_order_status", status(mockstorelink.OrderOpen, "47"), "UPSTREAM_UNAVAILABLE")
-	w.mock.Server.ClearFaults()
-	old := w.mock.Server.Keys()["102"]
-	w.mock.Server.RotateKey("102")
+	w.Mock.Server.ClearFaults()
+	old := w.Mock.Server.Keys()["102"]
+	w.Mock.Server.RotateKey("102")
 	off.call("risk at 102 after its key rotated", "korral_check_stock_risk", risk(butter, "102"), "AUTH_KEY_INVALID")
 	off.call("risk 47+102 after 102's key rotated", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
-	w.mock.Server.SetKey("102", old)
+	w.Mock.Server.SetKey("102", old)
 	off.stop()
 
 	// Writes on, sent at once.
@@ -526,34 +527,34 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	// A confirm below the supplier minimum is refused here, before StoreLink.
 	d.call("confirm below the supplier minimum", "korral_raise_replenishment_order", with(water, 24, "confirm", true, "idempotency_key", "refused-water-0001"), "ORDER_QUANTITY_REFUSED")
 	// failed: StoreLink refuses an order on a business rule of its own.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpCreateReplenishmentOrder, Status: 422, Count: 1})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpCreateReplenishmentOrder, Status: 422, Count: 1})
 	d.call("confirm StoreLink refuses", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
-	w.mock.Server.SetFaults()
+	w.Mock.Server.SetFaults()
 	d.call("status of the refused order (failed)", "korral_get_order_status", status("refused-water-0001", "47"), "ok")
 	d.call("preview of the refused request", "korral_raise_replenishment_order", with(water, 48, "idempotency_key", "refused-water-0001"), "ok")
 	d.call("confirm of the refused request again", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
 
 	// retryable: StoreLink did not take it.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 2, Count: 1})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 2, Count: 1})
 	d.call("confirm while rate-limited", "korral_raise_replenishment_order", with(steady, 12, "confirm", true, "idempotency_key", "retry-steady-0001"), "RATE_LIMITED")
 	d.call("status of the request not taken (retryable)", "korral_get_order_status", status("retry-steady-0001", "47"), "ok")
 	d.call("preview of the retryable request", "korral_raise_replenishment_order", with(steady, 12, "idempotency_key", "retry-steady-0001"), "ok")
 
 	// unknown: StoreLink took the order, and its answer was lost.
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
 	d.call("confirm whose answer is lost", "korral_raise_replenishment_order", with(steady, 24, "confirm", true, "idempotency_key", "lost-steady-0001"), "WRITE_OUTCOME_UNKNOWN")
 	d.call("status of the lost answer (unknown)", "korral_get_order_status", status("lost-steady-0001", "47"), "ok")
 	d.call("confirm of the lost answer again", "korral_raise_replenishment_order", with(steady, 24, "confirm", true, "idempotency_key", "lost-steady-0001"), "WRITE_OUTCOME_UNKNOWN")
 	d.call("same order under another key", "korral_raise_replenishment_order", with(steady, 24, "confirm", true), "ORDER_IN_FLIGHT")
 	d.call("preview with an unknown outcome open", "korral_raise_replenishment_order", with(steady, 36), "ok")
-	orders := w.mock.Server.Orders()
+	orders := w.Mock.Server.Orders()
 	lost := orders[len(orders)-1]
 	cli(direct, "approvals", "resolve", "lost-steady-0001", "--raised", lost.OrderID, "--approver", "Korral IT")
 	d.call("status of the resolved order", "korral_get_order_status", status("lost-steady-0001", "47"), "ok")
 
 	// raised at another StoreLink: the ledger alone answers.
 	elsewhere := d.call("confirm butter 12", "korral_raise_replenishment_order", order(12, "confirm", true, "idempotency_key", "elsewhere-0001"), "ok")
-	execState(t, w.statePath, `UPDATE entries SET upstream_id = 'http://storelink.elsewhere.example' WHERE idempotency_key = 'elsewhere-0001'`)
+	execState(t, w.StatePath, `UPDATE entries SET upstream_id = 'http://storelink.elsewhere.example' WHERE idempotency_key = 'elsewhere-0001'`)
 	d.call("status of an order at another StoreLink (raised)", "korral_get_order_status", status("elsewhere-0001", "47"), "ok")
 	d.call("status of it by order id", "korral_get_order_status", status(field(elsewhere, "order_id"), "47"), "ok")
 	d.call("preview with it open", "korral_raise_replenishment_order", order(60), "ok")
@@ -571,7 +572,7 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	a.call("confirm of the rejected order again", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "WRITES_DISABLED")
 
 	lapsing := a.call("confirm butter 30 (staged)", "korral_raise_replenishment_order", with(butter, 30, "confirm", true, "idempotency_key", "lapsing-butter-0001"), "ok")
-	execState(t, w.statePath, `UPDATE entries SET approval_expires_at = ? WHERE idempotency_key = 'lapsing-butter-0001'`,
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE idempotency_key = 'lapsing-butter-0001'`,
 		time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000000000Z07:00"))
 	a.call("status of the lapsed order (expired)", "korral_get_order_status", status(field(lapsing, "approval_id"), "47"), "ok")
 	a.call("confirm of the lapsed order again", "korral_raise_replenishment_order", with(butter, 30, "confirm", true, "idempotency_key", "lapsing-butter-0001"), "WRITES_DISABLED")
@@ -607,11 +608,11 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 // as sending, then lets StoreLink go away, so it is unknown.
 func tsInFlight(t *testing.T, inst tsInstall, j *journal) {
 	w, _ := tsWorld(t)
-	h := startTSHost(t, inst, j, "in flight", w.env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s"))
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Minute})
+	h := startTSHost(t, inst, j, "in flight", w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s"))
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Minute})
 	held := h.send("confirm held by StoreLink", "korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "held-butter-0001"), "WRITE_OUTCOME_UNKNOWN")
 	deadline := time.Now().Add(20 * time.Second)
-	for w.requests(isCreate) == 0 {
+	for w.Requests(isCreate) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the POST never reached StoreLink")
 		}
@@ -622,7 +623,7 @@ func tsInFlight(t *testing.T, inst tsInstall, j *journal) {
 	h.call("same key while the POST is held", "korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "held-butter-0001"), "WRITE_OUTCOME_UNKNOWN")
 	h.call("same order under another key", "korral_raise_replenishment_order", order(24, "confirm", true), "ORDER_IN_FLIGHT")
 	// StoreLink shuts down: the held POST is answered 503, the outcome unknown.
-	_ = w.mock.Close()
+	_ = w.Mock.Close()
 	held()
 	h.call("status after StoreLink went away (unknown)", "korral_get_order_status", status("held-butter-0001", "47"), "ok")
 	h.call("risk with StoreLink gone", "korral_check_stock_risk", risk(mockstorelink.SKUButter, "47"), "UPSTREAM_UNAVAILABLE")
@@ -637,15 +638,15 @@ func tsInFlight(t *testing.T, inst tsInstall, j *journal) {
 // answer, which the answer's schema describes.
 func tsPerStoreErrors(t *testing.T, inst tsInstall, j *journal) {
 	w, _ := tsWorld(t)
-	keys := w.mock.Server.Keys()
+	keys := w.Mock.Server.Keys()
 	// 12's key is stale and 999 is no store StoreLink knows.
-	w.writeKeyring(t, map[string]string{"47": keys["47"], "102": keys["102"], "131": keys["131"], "12": "stale-key-0000000000", "999": "no-such-store-key-00"})
-	w.mock.Server.SetFaults(
+	w.WriteKeyring(t, map[string]string{"47": keys["47"], "102": keys["102"], "131": keys["131"], "12": "stale-key-0000000000", "999": "no-such-store-key-00"})
+	w.Mock.Server.SetFaults(
 		mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503, OperationID: mockstorelink.OpGetStore, StoreID: "102"},
 		mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpGetStore, StoreID: "131"},
 		mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, RetryAfter: 4, OperationID: mockstorelink.OpGetInventory, StoreID: "131"},
 	)
-	h := startTSHost(t, inst, j, "per-store errors", w.env("BREAKER_FAILURES=100"))
+	h := startTSHost(t, inst, j, "per-store errors", w.Env("BREAKER_FAILURES=100"))
 	stores := h.call("stores, three of them failing", "korral_list_authorized_stores", map[string]any{}, "ok")
 	var codes []string
 	if d, _ := stores["data"].(map[string]any); d != nil {
@@ -676,12 +677,12 @@ func tsPerStoreErrors(t *testing.T, inst tsInstall, j *journal) {
 func tsSharedLedger(t *testing.T, inst tsInstall, j *journal) {
 	w, _ := tsWorld(t)
 	const cred = "approver-credential-0123456789"
-	keyring55 := filepath.Join(w.dir, "keyring-55.json")
-	b, _ := json.Marshal(map[string]string{"55": w.mock.Server.Keys()["55"]})
+	keyring55 := filepath.Join(w.Dir, "keyring-55.json")
+	b, _ := json.Marshal(map[string]string{"55": w.Mock.Server.Keys()["55"]})
 	if err := os.WriteFile(keyring55, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ours := w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	ours := w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	theirs := append(without(ours, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+keyring55)
 	registerApprover(t, ours, "Jana Nováková", cred)
 
@@ -694,12 +695,12 @@ func tsSharedLedger(t *testing.T, inst tsInstall, j *journal) {
 	named := h55.call("stage 120 butter at 55 under a named key", "korral_raise_replenishment_order", at55(120, "confirm", true, "idempotency_key", "store55:butter:0001"), "ok")
 	derived := h55.call("stage 96 butter at 55 under a derived key", "korral_raise_replenishment_order", at55(96, "confirm", true), "ok")
 	h55.stop()
-	out, stderr, exit := runCLI(t, append(theirs, "APPROVER_SECRET="+cred), "approvals", "approve", field(derived, "approval_id"), "--approver", "Jana Nováková")
+	out, stderr, exit := e2etest.RunCLI(t, append(theirs, "APPROVER_SECRET="+cred), "approvals", "approve", field(derived, "approval_id"), "--approver", "Jana Nováková")
 	if exit != 0 {
 		t.Fatalf("approve at 55: exit %d\n%s\n%s", exit, out, stderr)
 	}
 	var orderID55 string
-	for _, e := range ledgerEntries(t, w.statePath) {
+	for _, e := range ledgerEntries(t, w.StatePath) {
 		if e.Key == field(derived, "idempotency_key") {
 			orderID55 = e.OrderID
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
 
@@ -20,17 +21,17 @@ import (
 
 // judge fails the test unless the orders the mock StoreLink holds, beyond its
 // fixtures, are exactly the ledger's raised orders (id, store, SKU, units).
-func judge(t *testing.T, w *world) {
+func judge(t *testing.T, w *e2etest.World) {
 	t.Helper()
 	var held []string
-	for _, o := range w.mock.Server.Orders() {
+	for _, o := range w.Mock.Server.Orders() {
 		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
 			continue
 		}
 		held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
 	}
 	var raised []string
-	for _, e := range ledgerEntries(t, w.statePath) {
+	for _, e := range ledgerEntries(t, w.StatePath) {
 		if e.State == "raised" {
 			raised = append(raised, fmt.Sprintf("%s store=%s sku=%s units=%d", e.OrderID, e.StoreID, e.SKU, e.Units))
 		}
@@ -78,9 +79,9 @@ func ledgerEntries(t *testing.T, path string) map[string]ledgerEntry {
 	return out
 }
 
-func onlyEntry(t *testing.T, w *world) ledgerEntry {
+func onlyEntry(t *testing.T, w *e2etest.World) ledgerEntry {
 	t.Helper()
-	es := ledgerEntries(t, w.statePath)
+	es := ledgerEntries(t, w.StatePath)
 	if len(es) != 1 {
 		t.Fatalf("ledger holds %d entries, want 1: %v", len(es), es)
 	}
@@ -112,10 +113,10 @@ func errMessage(env map[string]any) string {
 
 // approvalWorld is a world in approval mode whose register holds the
 // approvers Jana and Jana Nováková, both with the secret cred.
-func approvalWorld(t *testing.T) (w *world, env []string, cred string) {
-	w = newWorld(t)
+func approvalWorld(t *testing.T) (w *e2etest.World, env []string, cred string) {
+	w = e2etest.NewWorld(t)
 	cred = "approver-credential-0123456789"
-	env = w.env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	env = w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
 	registerApprover(t, env, "Jana", cred)
 	registerApprover(t, env, "Jana Nováková", cred)
 	return w, env, cred
@@ -137,17 +138,17 @@ func without(env []string, names ...string) []string {
 // embedded mock, "raised" the order there and marked the entry raised.
 func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	w, env, cred := approvalWorld(t)
-	p := startServer(t, env)
-	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p := e2etest.StartServer(t, env)
+	staged := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id, _ := staged["approval_id"].(string)
-	if e := onlyEntry(t, w); e.Upstream != w.mock.URL {
-		t.Fatalf("the entry names StoreLink %q, want %q", e.Upstream, w.mock.URL)
+	if e := onlyEntry(t, w); e.Upstream != w.Mock.URL {
+		t.Fatalf("the entry names StoreLink %q, want %q", e.Upstream, w.Mock.URL)
 	}
 	approver := append(env, "APPROVER_SECRET="+cred)
 
 	// No StoreLink and no keyring in the shell: nothing is started, sent or consumed.
 	bare := without(approver, "UPSTREAM_BASE_URL", "STORELINK_KEYRING_FILE")
-	_, stderr, exit := runCLI(t, bare, "approvals", "approve", id, "--approver", "Jana Nováková")
+	_, stderr, exit := e2etest.RunCLI(t, bare, "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "no key for store 47") || !strings.Contains(stderr, "nothing changed") {
 		t.Fatalf("approve without StoreLink or keyring: exit %d: %s", exit, stderr)
 	}
@@ -158,43 +159,43 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	}
 	defer other.Close()
 	elsewhere := append(without(approver, "UPSTREAM_BASE_URL"), "UPSTREAM_BASE_URL="+other.URL)
-	_, stderr, exit = runCLI(t, elsewhere, "approvals", "approve", id, "--approver", "Jana Nováková")
-	if exit == 0 || !strings.Contains(stderr, w.mock.URL) || !strings.Contains(stderr, other.URL) {
+	_, stderr, exit = e2etest.RunCLI(t, elsewhere, "approvals", "approve", id, "--approver", "Jana Nováková")
+	if exit == 0 || !strings.Contains(stderr, w.Mock.URL) || !strings.Contains(stderr, other.URL) {
 		t.Fatalf("approve against another StoreLink: exit %d: %s", exit, stderr)
 	}
 	// A keyring without the order's store.
-	partial := filepath.Join(w.dir, "keyring-102.json")
-	b, _ := json.Marshal(map[string]string{"102": w.mock.Server.DefaultKeyring()["102"]})
+	partial := filepath.Join(w.Dir, "keyring-102.json")
+	b, _ := json.Marshal(map[string]string{"102": w.Mock.Server.DefaultKeyring()["102"]})
 	if err := os.WriteFile(partial, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+partial), "approvals", "approve", id, "--approver", "Jana Nováková")
+	_, stderr, exit = e2etest.RunCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+partial), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
 		t.Fatalf("approve with a keyring lacking store 47: exit %d: %s", exit, stderr)
 	}
 	// A stale key: StoreLink refuses it before anything is claimed.
-	stale := filepath.Join(w.dir, "keyring-stale.json")
+	stale := filepath.Join(w.Dir, "keyring-stale.json")
 	b, _ = json.Marshal(map[string]string{"47": "stale-key-0000000000"})
 	if err := os.WriteFile(stale, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, exit = runCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+stale), "approvals", "approve", id, "--approver", "Jana Nováková")
+	_, stderr, exit = e2etest.RunCLI(t, append(without(bare), "STORELINK_KEYRING_FILE="+stale), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "AUTH_KEY_INVALID") {
 		t.Fatalf("approve with a stale key: exit %d: %s", exit, stderr)
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs from refused approvals", n)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
 		t.Fatalf("a refused approval changed the entry: %+v", e)
 	}
 	judge(t, w)
-	if trail, _, _ := runCLI(t, env, "audit", "--tool", "approvals.approve"); strings.Count(trail, "APPROVAL_NOT_SENT") != 4 {
+	if trail, _, _ := e2etest.RunCLI(t, env, "audit", "--tool", "approvals.approve"); strings.Count(trail, "APPROVAL_NOT_SENT") != 4 {
 		t.Fatalf("the refused approvals are not all in the audit trail:\n%s", trail)
 	}
 
 	// The approver needs only the keyring: the ledger names the StoreLink.
-	out, stderr, exit := runCLI(t, without(approver, "UPSTREAM_BASE_URL"), "approvals", "approve", id, "--approver", "Jana Nováková")
+	out, stderr, exit := e2etest.RunCLI(t, without(approver, "UPSTREAM_BASE_URL"), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve with the keyring only: exit %d\n%s\n%s", exit, out, stderr)
 	}
@@ -202,7 +203,7 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 		t.Fatalf("the other StoreLink holds %d orders, want its 2 fixtures", n)
 	}
 	judge(t, w)
-	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
 	if st["sku"] != mockstorelink.SKUButter || st["quantity_units"] != 24.0 || st["status"] != "submitted" {
 		t.Fatalf("status after approval: %v", st)
 	}
@@ -216,10 +217,10 @@ func TestApprovalOfAnEmbeddedStoreLinkOrderIsRefused(t *testing.T) {
 	statePath := filepath.Join(dir, "state.db")
 	env := []string{"STATE_DB_PATH=" + statePath, "HOME=" + dir, "ALLOW_WRITES=true", "WRITE_APPROVAL=required"}
 	registerApprover(t, env, "Jana Nováková", cred)
-	p := startServer(t, env)
-	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p := e2etest.StartServer(t, env)
+	staged := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id, _ := staged["approval_id"].(string)
-	_, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
+	_, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if exit == 0 || !strings.Contains(stderr, "embedded mock StoreLink inside one server process") {
 		t.Fatalf("approve of an embedded-StoreLink order: exit %d: %s", exit, stderr)
 	}
@@ -228,7 +229,7 @@ func TestApprovalOfAnEmbeddedStoreLinkOrderIsRefused(t *testing.T) {
 			t.Fatalf("a refused approval changed the entry: %+v", e)
 		}
 	}
-	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
 	if st["status"] != "pending_approval" {
 		t.Fatalf("status: %v", st)
 	}
@@ -238,19 +239,19 @@ func TestApprovalOfAnEmbeddedStoreLinkOrderIsRefused(t *testing.T) {
 // that carried the same id upstream. Such an entry exists in ledgers written
 // before approvals were bound to their StoreLink.
 func TestStatusNeverShowsAnotherOrderForALedgerEntry(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("ALLOW_WRITES=true"))
-	raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
+	raised := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	orderID, _ := raised["order_id"].(string)
 	// The phantom: an approval "raised" elsewhere under the same order id,
 	// for another SKU, recorded before identities were kept.
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
-	execState(t, w.statePath, `INSERT INTO entries (idempotency_key, store_id, sku, quantity_units, reason, request_hash, state, order_id,
+	execState(t, w.StatePath, `INSERT INTO entries (idempotency_key, store_id, sku, quantity_units, reason, request_hash, state, order_id,
 		approval_id, approval_expires_at, decided_by, created_at, updated_at)
 		VALUES ('phantom-key-0001', '47', ?, 24, 'promo', 'x', 'raised', ?, 'apr-phantom', ?, 'Jana', ?, ?)`,
 		mockstorelink.SKUSteady, orderID, now, now, now)
 	for _, ref := range []string{"phantom-key-0001", "apr-phantom"} {
-		st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": ref, "store_id": "47"}))
+		st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": ref, "store_id": "47"}))
 		if st["sku"] != mockstorelink.SKUSteady || st["status"] != "raised" || st["expected_arrival"] != nil {
 			t.Fatalf("status of %s shows another order: %v", ref, st)
 		}
@@ -259,7 +260,7 @@ func TestStatusNeverShowsAnotherOrderForALedgerEntry(t *testing.T) {
 		}
 	}
 	// The real order is still shown as StoreLink has it.
-	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": raised["idempotency_key"], "store_id": "47"}))
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": raised["idempotency_key"], "store_id": "47"}))
 	if st["sku"] != mockstorelink.SKUButter || st["status"] != "submitted" {
 		t.Fatalf("status of the real order: %v", st)
 	}
@@ -270,68 +271,68 @@ func TestStatusNeverShowsAnotherOrderForALedgerEntry(t *testing.T) {
 func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
 	faults := []struct {
 		name   string
-		inject func(t *testing.T, w *world, p *proc)
+		inject func(t *testing.T, w *e2etest.World, p *e2etest.Proc)
 		code   string
 		retry  bool // the error carries retry_after_seconds
-		heal   func(t *testing.T, w *world, p *proc)
+		heal   func(t *testing.T, w *e2etest.World, p *e2etest.Proc)
 	}{
 		{
 			name: "rate limited",
-			inject: func(t *testing.T, w *world, p *proc) {
-				w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 7, Count: 1})
+			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+				w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 7, Count: 1})
 			},
 			code: "RATE_LIMITED", retry: true,
 		},
 		{
 			name: "key rotated",
-			inject: func(t *testing.T, w *world, p *proc) {
-				w.mock.Server.RotateKey("47")
+			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+				w.Mock.Server.RotateKey("47")
 			},
 			code: "AUTH_KEY_INVALID",
-			heal: func(t *testing.T, w *world, p *proc) { w.writeKeyring(t, w.mock.Server.Keys()) },
+			heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) { w.WriteKeyring(t, w.Mock.Server.Keys()) },
 		},
 		{
 			name: "connection refused",
-			inject: func(t *testing.T, w *world, p *proc) {
+			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
 				// Close may report the server's unused pre-dialled connection,
 				// which it then closes by force: either way the port is shut.
-				_ = w.mock.Close()
+				_ = w.Mock.Close()
 			},
 			code: "UPSTREAM_UNAVAILABLE",
-			heal: func(t *testing.T, w *world, p *proc) {
+			heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
 				// StoreLink comes back at the same address, with its keys.
-				addr := strings.TrimPrefix(w.mock.URL, "http://")
+				addr := strings.TrimPrefix(w.Mock.URL, "http://")
 				r, err := mockstorelink.StartOn(addr, mockstorelink.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { _ = r.Close() })
-				w.mock = r
-				w.writeKeyring(t, r.Server.DefaultKeyring())
+				w.Mock = r
+				w.WriteKeyring(t, r.Server.DefaultKeyring())
 				waitForBreaker(t, p) // the refused connection opened it
 			},
 		},
 		{
 			name: "breaker open",
-			inject: func(t *testing.T, w *world, p *proc) {
-				w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetInventory, Status: 503, Count: 1})
-				if c := code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})); c != "UPSTREAM_UNAVAILABLE" {
+			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+				w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetInventory, Status: 503, Count: 1})
+				if c := e2etest.Code(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})); c != "UPSTREAM_UNAVAILABLE" {
 					t.Fatalf("risk check during the outage: %s", c)
 				}
 			},
 			code: "UPSTREAM_UNAVAILABLE", retry: true,
-			heal: func(t *testing.T, w *world, p *proc) { waitForBreaker(t, p) },
+			heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) { waitForBreaker(t, p) },
 		},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
-			w := newWorld(t)
-			p := startServer(t, w.env("ALLOW_WRITES=true", "BREAKER_FAILURES=1", "BREAKER_COOLDOWN=1s"))
-			preview := data(t, p.call("korral_raise_replenishment_order", order(24)))
+			w := e2etest.NewWorld(t)
+			p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true", "BREAKER_FAILURES=1", "BREAKER_COOLDOWN=1s"))
+			preview := data(t, p.Call("korral_raise_replenishment_order", order(24)))
 			key := preview["idempotency_key"].(string)
 			f.inject(t, w, p)
-			failed := p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
-			if code(failed) != f.code {
+			failed := p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
+			if e2etest.Code(failed) != f.code {
 				t.Fatalf("confirm: %v", failed)
 			}
 			if ra, _ := failed["error"].(map[string]any)["retry_after_seconds"].(float64); f.retry != (ra > 0) {
@@ -344,11 +345,11 @@ func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
 			if f.heal != nil {
 				f.heal(t, w, p)
 			}
-			again := data(t, p.call("korral_raise_replenishment_order", order(24)))
+			again := data(t, p.Call("korral_raise_replenishment_order", order(24)))
 			if again["mode"] != "preview" || again["idempotency_key"] != key || again["duplicate_warning"] != nil {
 				t.Fatalf("preview after %s: %v", f.name, again)
 			}
-			raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
+			raised := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key)))
 			if raised["mode"] != "raised" || raised["order_id"] == nil {
 				t.Fatalf("confirm after %s: %v", f.name, raised)
 			}
@@ -362,10 +363,10 @@ func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
 
 // waitForBreaker waits (bounded) until reads pass again: the breaker probes
 // by itself after its cool-down.
-func waitForBreaker(t *testing.T, p *proc) {
+func waitForBreaker(t *testing.T, p *e2etest.Proc) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for code(p.call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})) != "" {
+	for e2etest.Code(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})) != "" {
 		if time.Now().After(deadline) {
 			t.Fatal("the breaker never closed")
 		}
@@ -377,86 +378,86 @@ func waitForBreaker(t *testing.T, p *proc) {
 // key was POSTed again. Then a person resolves the unknown outcome.
 func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
 	t.Run("no order at StoreLink", func(t *testing.T) {
-		w := newWorld(t)
-		env := w.env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
-		p := startServer(t, env)
-		w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
-		if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "first-key-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+		w := e2etest.NewWorld(t)
+		env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
+		p := e2etest.StartServer(t, env)
+		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
+		if c := e2etest.Code(p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "first-key-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
 			t.Fatalf("timeout: %s", c)
 		}
-		w.mock.Server.ClearFaults()
+		w.Mock.Server.ClearFaults()
 		for _, args := range []map[string]any{
 			order(24, "confirm", true, "idempotency_key", "second-key-0002"),
 			order(24, "confirm", true),
 			order(24, "confirm", true, "reason", "  PROJECTED to sell out before close; 22 sold in 24 h against 5 on hand.\u00a0"),
 		} {
-			env := p.call("korral_raise_replenishment_order", args)
-			if code(env) != "ORDER_IN_FLIGHT" || !strings.Contains(errMessage(env), "korral_get_order_status") || !strings.Contains(errMessage(env), "first-key-0001") {
+			env := p.Call("korral_raise_replenishment_order", args)
+			if e2etest.Code(env) != "ORDER_IN_FLIGHT" || !strings.Contains(errMessage(env), "korral_get_order_status") || !strings.Contains(errMessage(env), "first-key-0001") {
 				t.Fatalf("same order under another key: %v", env)
 			}
 		}
-		if n := w.requests(isCreate); n != 1 {
+		if n := w.Requests(isCreate); n != 1 {
 			t.Fatalf("%d POSTs, want 1", n)
 		}
 		judge(t, w)
 		// A person checks StoreLink, finds nothing, and says so.
-		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--approver", "Korral IT"); exit != 2 || !strings.Contains(stderr, "--not-raised") {
+		if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "first-key-0001", "--approver", "Korral IT"); exit != 2 || !strings.Contains(stderr, "--not-raised") {
 			t.Fatalf("resolve without a finding: exit %d: %s", exit, stderr)
 		}
-		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "first-key-0001", "--not-raised", "--approver", "Korral IT")
+		out, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "first-key-0001", "--not-raised", "--approver", "Korral IT")
 		if exit != 0 || !strings.Contains(out, "retryable") {
 			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
 		}
-		st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": "first-key-0001", "store_id": "47"}))
+		st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": "first-key-0001", "store_id": "47"}))
 		if st["status"] != "retryable" || st["is_open"] != false {
 			t.Fatalf("status after resolution: %v", st)
 		}
-		raised := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "second-key-0002")))
+		raised := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "second-key-0002")))
 		if raised["mode"] != "raised" {
 			t.Fatalf("confirm after resolution: %v", raised)
 		}
 		judge(t, w)
-		trail, _, _ := runCLI(t, env, "audit")
+		trail, _, _ := e2etest.RunCLI(t, env, "audit")
 		if !strings.Contains(trail, "Korral IT resolved first-key-0001") {
 			t.Fatalf("audit trail lacks the resolution:\n%s", trail)
 		}
 	})
 	t.Run("order at StoreLink", func(t *testing.T) {
-		w := newWorld(t)
-		env := w.env("ALLOW_WRITES=true")
-		p := startServer(t, env)
+		w := e2etest.NewWorld(t)
+		env := w.Env("ALLOW_WRITES=true")
+		p := e2etest.StartServer(t, env)
 		// StoreLink takes the order, then the answer is lost on the way back.
-		w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
-		if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "lost-answer-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
+		if c := e2etest.Code(p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", "lost-answer-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
 			t.Fatalf("lost answer: %s", c)
 		}
-		if c := code(p.call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "ORDER_IN_FLIGHT" {
+		if c := e2etest.Code(p.Call("korral_raise_replenishment_order", order(24, "confirm", true))); c != "ORDER_IN_FLIGHT" {
 			t.Fatalf("same order again: %s", c)
 		}
-		orders := w.mock.Server.Orders()
+		orders := w.Mock.Server.Orders()
 		held := orders[len(orders)-1]
 		if held.SKU != mockstorelink.SKUButter || held.QuantityUnits != 24 {
 			t.Fatalf("StoreLink's newest order: %+v", held)
 		}
 		// The person's finding is checked against StoreLink.
-		if _, stderr, exit := runCLI(t, env, "approvals", "resolve", "lost-answer-0001", "--raised", mockstorelink.OrderOpen, "--approver", "Korral IT"); exit == 0 || !strings.Contains(stderr, "not this entry") {
+		if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "lost-answer-0001", "--raised", mockstorelink.OrderOpen, "--approver", "Korral IT"); exit == 0 || !strings.Contains(stderr, "not this entry") {
 			t.Fatalf("resolve with another order: exit %d: %s", exit, stderr)
 		}
-		out, stderr, exit := runCLI(t, env, "approvals", "resolve", "--approver", "Korral IT", "lost-answer-0001", "--raised", held.OrderID)
+		out, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "--approver", "Korral IT", "lost-answer-0001", "--raised", held.OrderID)
 		if exit != 0 || !strings.Contains(out, "raised") {
 			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
 		}
 		judge(t, w)
-		st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": "lost-answer-0001", "store_id": "47"}))
+		st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": "lost-answer-0001", "store_id": "47"}))
 		if st["order_id"] != held.OrderID || st["status"] != "submitted" {
 			t.Fatalf("status after resolution: %v", st)
 		}
 		// Resolved, it is an open order like any other: the preview warns.
-		preview := data(t, p.call("korral_raise_replenishment_order", order(24)))
+		preview := data(t, p.Call("korral_raise_replenishment_order", order(24)))
 		if preview["duplicate_warning"] == nil || !strings.Contains(fmt.Sprint(preview["open_orders_same_sku"]), held.OrderID) {
 			t.Fatalf("preview after the resolution: %v", preview)
 		}
-		if n := w.requests(isCreate); n != 1 {
+		if n := w.Requests(isCreate); n != 1 {
 			t.Fatalf("%d POSTs, want 1", n)
 		}
 		judge(t, w)
@@ -467,44 +468,44 @@ func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
 // everywhere except the approvals list.
 func TestLapsedApprovalsReadAsExpiredEverywhere(t *testing.T) {
 	w, env, cred := approvalWorld(t)
-	p := startServer(t, env)
-	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p := e2etest.StartServer(t, env)
+	staged := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id, key := staged["approval_id"].(string), staged["idempotency_key"].(string)
 	// Time passes: the approval's expiry is now behind us.
-	execState(t, w.statePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
 		time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), id)
 
-	st := data(t, p.call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
 	if st["status"] != "expired" || st["is_open"] != false {
 		t.Fatalf("status of a lapsed approval: %v", st)
 	}
-	replay := p.call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
-	if code(replay) == "" || !strings.Contains(errMessage(replay), "lapsed") {
+	replay := p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "idempotency_key", key))
+	if e2etest.Code(replay) == "" || !strings.Contains(errMessage(replay), "lapsed") {
 		t.Fatalf("confirm replay of a lapsed approval: %v", replay)
 	}
-	preview := data(t, p.call("korral_raise_replenishment_order", order(36)))
+	preview := data(t, p.Call("korral_raise_replenishment_order", order(36)))
 	if preview["duplicate_warning"] != nil || len(preview["open_orders_same_sku"].([]any)) != 0 {
 		t.Fatalf("a lapsed approval still warns of a duplicate: %v", preview)
 	}
-	if _, stderr, exit := runCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková"); exit == 0 || !strings.Contains(stderr, "expired") {
+	if _, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková"); exit == 0 || !strings.Contains(stderr, "expired") {
 		t.Fatalf("approve of a lapsed approval: exit %d: %s", exit, stderr)
 	}
-	show, _, _ := runCLI(t, env, "approvals", "show", id)
+	show, _, _ := e2etest.RunCLI(t, env, "approvals", "show", id)
 	if !strings.Contains(show, `"state":"expired"`) {
 		t.Fatalf("show: %s", show)
 	}
-	list, _, _ := runCLI(t, env, "approvals", "list")
+	list, _, _ := e2etest.RunCLI(t, env, "approvals", "list")
 	if strings.Contains(list, id) {
 		t.Fatalf("list shows a lapsed approval:\n%s", list)
 	}
-	all, _, exit := runCLI(t, env, "approvals", "list", "--all")
+	all, _, exit := e2etest.RunCLI(t, env, "approvals", "list", "--all")
 	if exit != 0 || !strings.Contains(all, id) || !strings.Contains(all, "expired") {
 		t.Fatalf("list --all (exit %d):\n%s", exit, all)
 	}
 	if e := onlyEntry(t, w); e.State != "expired" {
 		t.Fatalf("ledger after list: %+v", e)
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs", n)
 	}
 	judge(t, w)
@@ -514,34 +515,34 @@ func TestLapsedApprovalsReadAsExpiredEverywhere(t *testing.T) {
 // confirm failed with a bare 422 code. Later the preview said refuse, yet
 // the confirm still went to StoreLink, got 422 and spent the key.
 func TestPreviewRefusesWhatStoreLinkWouldRefuse(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("ALLOW_WRITES=true"))
-	preview := data(t, p.call("korral_raise_replenishment_order", water(24)))
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
+	preview := data(t, p.Call("korral_raise_replenishment_order", water(24)))
 	qc := preview["quantity_check"].(map[string]any)
 	if qc["verdict"] != "refuse" || !strings.Contains(fmt.Sprint(qc["reasons"]), "minimum order of 48 units") {
 		t.Fatalf("preview below the minimum: %v", qc)
 	}
 	key := preview["idempotency_key"].(string)
 	// The verdict binds: the confirm is refused here, and nothing is kept.
-	refused := p.call("korral_raise_replenishment_order", water(24, "confirm", true, "idempotency_key", key))
-	if code(refused) != "ORDER_QUANTITY_REFUSED" || !strings.Contains(errMessage(refused), "minimum order of 48 units") {
+	refused := p.Call("korral_raise_replenishment_order", water(24, "confirm", true, "idempotency_key", key))
+	if e2etest.Code(refused) != "ORDER_QUANTITY_REFUSED" || !strings.Contains(errMessage(refused), "minimum order of 48 units") {
 		t.Fatalf("confirm below the minimum: %v", refused)
 	}
-	if es := ledgerEntries(t, w.statePath); len(es) != 0 {
+	if es := ledgerEntries(t, w.StatePath); len(es) != 0 {
 		t.Fatalf("the refused confirm left ledger entries: %v", es)
 	}
-	again := data(t, p.call("korral_raise_replenishment_order", water(24)))
+	again := data(t, p.Call("korral_raise_replenishment_order", water(24)))
 	if again["mode"] != "preview" || again["quantity_check"].(map[string]any)["verdict"] != "refuse" {
 		t.Fatalf("preview after the refusal: %v", again)
 	}
-	if replay := p.call("korral_raise_replenishment_order", water(24, "confirm", true)); code(replay) != "ORDER_QUANTITY_REFUSED" {
+	if replay := p.Call("korral_raise_replenishment_order", water(24, "confirm", true)); e2etest.Code(replay) != "ORDER_QUANTITY_REFUSED" {
 		t.Fatalf("confirm again: %v", replay)
 	}
-	ok := data(t, p.call("korral_raise_replenishment_order", water(48)))
+	ok := data(t, p.Call("korral_raise_replenishment_order", water(48)))
 	if strings.Contains(fmt.Sprint(ok["quantity_check"]), "minimum") {
 		t.Fatalf("preview at the minimum: %v", ok["quantity_check"])
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs, want none", n)
 	}
 	judge(t, w)
@@ -550,19 +551,19 @@ func TestPreviewRefusesWhatStoreLinkWouldRefuse(t *testing.T) {
 // Story: blank-looking reasons were sent, and the same order with a
 // lower-cased reason was refused as IDEMPOTENCY_KEY_REUSED.
 func TestOneReasonNormalisation(t *testing.T) {
-	w := newWorld(t)
-	p := startServer(t, w.env("ALLOW_WRITES=true"))
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
 	for _, reason := range []string{"\u00a0\u00a0\u00a0", "\u200b\u200b", "\u3000", "sold\u200bout", "sold\u202eout", "---"} {
-		env := p.call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", reason))
-		if code(env) != "INVALID_ARGUMENT" || !strings.Contains(errMessage(env), "reason") {
+		env := p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", reason))
+		if e2etest.Code(env) != "INVALID_ARGUMENT" || !strings.Contains(errMessage(env), "reason") {
 			t.Fatalf("reason %q: %v", reason, env)
 		}
 	}
-	if n := w.requests(isCreate); n != 0 || len(ledgerEntries(t, w.statePath)) != 0 {
-		t.Fatalf("%d POSTs, ledger %v", n, ledgerEntries(t, w.statePath))
+	if n := w.Requests(isCreate); n != 0 || len(ledgerEntries(t, w.StatePath)) != 0 {
+		t.Fatalf("%d POSTs, ledger %v", n, ledgerEntries(t, w.StatePath))
 	}
 	const reason = "Café promo: 22 sold in 24 h, 5 on hand."
-	first := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", reason)))
+	first := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", reason)))
 	key := first["idempotency_key"].(string)
 	for _, same := range []string{
 		strings.ToLower(reason),
@@ -572,13 +573,13 @@ func TestOneReasonNormalisation(t *testing.T) {
 			order(24, "confirm", true, "reason", same),
 			order(24, "confirm", true, "reason", same, "idempotency_key", key),
 		} {
-			again := data(t, p.call("korral_raise_replenishment_order", args))
+			again := data(t, p.Call("korral_raise_replenishment_order", args))
 			if again["replayed"] != true || again["order_id"] != first["order_id"] || again["idempotency_key"] != key {
 				t.Fatalf("reason %q: %v", same, again)
 			}
 		}
 	}
-	if n := w.requests(isCreate); n != 1 {
+	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("%d POSTs, want 1", n)
 	}
 	judge(t, w)
@@ -589,50 +590,50 @@ func TestOneReasonNormalisation(t *testing.T) {
 // configured credential never matches.
 func TestApprovalRechecksTheGate(t *testing.T) {
 	w, env, cred := approvalWorld(t)
-	p := startServer(t, env)
-	staged := data(t, p.call("korral_raise_replenishment_order", order(120, "confirm", true)))
+	p := e2etest.StartServer(t, env)
+	staged := data(t, p.Call("korral_raise_replenishment_order", order(120, "confirm", true)))
 	id := staged["approval_id"].(string)
 	approver := append(env, "APPROVER_SECRET="+cred)
 
-	if _, stderr, exit := runCLI(t, append(approver, "MAX_ORDER_UNITS=100"), "approvals", "approve", "--approver", "Jana", id); exit == 0 || !strings.Contains(stderr, "MAX_ORDER_UNITS=100") {
+	if _, stderr, exit := e2etest.RunCLI(t, append(approver, "MAX_ORDER_UNITS=100"), "approvals", "approve", "--approver", "Jana", id); exit == 0 || !strings.Contains(stderr, "MAX_ORDER_UNITS=100") {
 		t.Fatalf("approve above a lowered ceiling: exit %d: %s", exit, stderr)
 	}
-	only102 := filepath.Join(w.dir, "only-102.json")
-	b, _ := json.Marshal(map[string]string{"102": w.mock.Server.DefaultKeyring()["102"]})
+	only102 := filepath.Join(w.Dir, "only-102.json")
+	b, _ := json.Marshal(map[string]string{"102": w.Mock.Server.DefaultKeyring()["102"]})
 	if err := os.WriteFile(only102, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, exit := runCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--approver", "Jana"); exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
+	if _, stderr, exit := e2etest.RunCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--approver", "Jana"); exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
 		t.Fatalf("approve without store 47's key: exit %d: %s", exit, stderr)
 	}
 	// Whatever this shell's WRITE_APPROVAL says, a decision needs a
 	// registered approver and their secret: a name of one's own with the
 	// right secret is denied, and no secret at all is a usage error.
 	modeOff := append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="+cred)
-	if _, stderr, exit := runCLI(t, modeOff, "approvals", "approve", id, "--approver", "Mallory"); exit != 1 || !strings.Contains(stderr, "approval denied") {
+	if _, stderr, exit := e2etest.RunCLI(t, modeOff, "approvals", "approve", id, "--approver", "Mallory"); exit != 1 || !strings.Contains(stderr, "approval denied") {
 		t.Fatalf("approve by an unregistered name: exit %d: %s", exit, stderr)
 	}
-	if _, stderr, exit := runCLI(t, append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="), "approvals", "reject", id, "--approver", "Jana", "--reason", "not needed"); exit != 2 || !strings.Contains(stderr, "no secret for approver Jana") {
+	if _, stderr, exit := e2etest.RunCLI(t, append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="), "approvals", "reject", id, "--approver", "Jana", "--reason", "not needed"); exit != 2 || !strings.Contains(stderr, "no secret for approver Jana") {
 		t.Fatalf("reject without a secret: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
 		t.Fatalf("a refused approval changed the entry: %+v", e)
 	}
-	if n := w.requests(isCreate); n != 0 {
+	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs", n)
 	}
 	// A rejection needs its reason, which the audit trail then keeps.
-	if _, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--approver", "Jana"); exit != 2 || !strings.Contains(stderr, "--reason is required") {
+	if _, stderr, exit := e2etest.RunCLI(t, approver, "approvals", "reject", id, "--approver", "Jana"); exit != 2 || !strings.Contains(stderr, "--reason is required") {
 		t.Fatalf("reject without a reason: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
 		t.Fatalf("a reject without a reason changed the entry: %+v", e)
 	}
 	// Flags after the id, as ADR 0007 writes the command.
-	if out, stderr, exit := runCLI(t, approver, "approvals", "reject", id, "--approver", "Jana", "--reason", "Brno has a delivery due on Monday"); exit != 0 || !strings.Contains(out, "rejected") {
+	if out, stderr, exit := e2etest.RunCLI(t, approver, "approvals", "reject", id, "--approver", "Jana", "--reason", "Brno has a delivery due on Monday"); exit != 0 || !strings.Contains(out, "rejected") {
 		t.Fatalf("reject ID --approver NAME --reason R: exit %d %s %s", exit, out, stderr)
 	}
-	if out, _, exit := runCLI(t, env, "audit", "--tool", "approvals.reject_reason", "--format", "json"); exit != 0 || !strings.Contains(out, "Brno has a delivery due on Monday") {
+	if out, _, exit := e2etest.RunCLI(t, env, "audit", "--tool", "approvals.reject_reason", "--format", "json"); exit != 0 || !strings.Contains(out, "Brno has a delivery due on Monday") {
 		t.Fatalf("the audit trail does not keep the rejection's reason: exit %d\n%s", exit, out)
 	}
 	judge(t, w)
@@ -642,19 +643,19 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 // approval still stands and can be approved again.
 func TestApprovedOrderNotTakenStaysPending(t *testing.T) {
 	w, env, cred := approvalWorld(t)
-	p := startServer(t, env)
-	staged := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p := e2etest.StartServer(t, env)
+	staged := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
 	id := staged["approval_id"].(string)
 	approver := append(env, "APPROVER_SECRET="+cred)
-	w.mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 5, Count: 1})
-	if _, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana"); exit == 0 || !strings.Contains(stderr, "RATE_LIMITED") || !strings.Contains(stderr, "still stands") {
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 5, Count: 1})
+	if _, stderr, exit := e2etest.RunCLI(t, approver, "approvals", "approve", id, "--approver", "Jana"); exit == 0 || !strings.Contains(stderr, "RATE_LIMITED") || !strings.Contains(stderr, "still stands") {
 		t.Fatalf("approve while rate-limited: exit %d: %s", exit, stderr)
 	}
 	if e := onlyEntry(t, w); e.State != "pending_approval" {
 		t.Fatalf("ledger: %+v", e)
 	}
 	judge(t, w)
-	if out, stderr, exit := runCLI(t, approver, "approvals", "approve", id, "--approver", "Jana"); exit != 0 || !strings.Contains(out, "raised") {
+	if out, stderr, exit := e2etest.RunCLI(t, approver, "approvals", "approve", id, "--approver", "Jana"); exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve again: exit %d %s %s", exit, out, stderr)
 	}
 	judge(t, w)
@@ -666,9 +667,9 @@ func TestApprovedOrderNotTakenStaysPending(t *testing.T) {
 func TestDerivedKeyFollowsTheStoreLocalDate(t *testing.T) {
 	keyAt := func(now string) string {
 		dir := t.TempDir()
-		p := startServer(t, []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "STORELINK_MOCK_NOW=" + now})
-		defer p.stop()
-		return data(t, p.call("korral_raise_replenishment_order", order(24)))["idempotency_key"].(string)
+		p := e2etest.StartServer(t, []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "STORELINK_MOCK_NOW=" + now})
+		defer p.Stop()
+		return data(t, p.Call("korral_raise_replenishment_order", order(24)))["idempotency_key"].(string)
 	}
 	evening := keyAt("2026-11-27T21:30:00Z") // 22:30 in Prague
 	late := keyAt("2026-11-27T22:30:00Z")    // 23:30 in Prague, the same day
@@ -688,16 +689,16 @@ func TestDerivedKeyFollowsTheStoreLocalDate(t *testing.T) {
 func TestOrdersOfAnotherStoreLinkAreNotLookedUp(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "ALLOW_WRITES=true"}
-	p := startServer(t, env)
-	first := data(t, p.call("korral_raise_replenishment_order", order(24, "confirm", true)))
-	p.stop()
+	p := e2etest.StartServer(t, env)
+	first := data(t, p.Call("korral_raise_replenishment_order", order(24, "confirm", true)))
+	p.Stop()
 
-	p2 := startServer(t, env)
-	second := data(t, p2.call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", "Second order, another StoreLink.")))
+	p2 := e2etest.StartServer(t, env)
+	second := data(t, p2.Call("korral_raise_replenishment_order", order(24, "confirm", true, "reason", "Second order, another StoreLink.")))
 	if second["order_id"] != first["order_id"] {
 		t.Fatalf("the two mocks numbered their orders %v and %v; the test needs them alike", first["order_id"], second["order_id"])
 	}
-	st := data(t, p2.call("korral_get_order_status", map[string]any{"order_id": first["idempotency_key"], "store_id": "47"}))
+	st := data(t, p2.Call("korral_get_order_status", map[string]any{"order_id": first["idempotency_key"], "store_id": "47"}))
 	note, _ := st["ledger"].(map[string]any)["note"].(string)
 	if st["status"] != "raised" || st["expected_arrival"] != nil || !strings.Contains(note, "another StoreLink") {
 		t.Fatalf("status of an order raised at another StoreLink: %v", st)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
 )
 
 // releaseTags is the build tag of the Makefile's RELEASE_TAGS.
@@ -70,7 +72,7 @@ func demoLinks(t *testing.T, bin string) (info string, linked []string) {
 func TestDistProductionBuildLinksNoDemo(t *testing.T) {
 	// The default build links the demo's modules; if it stopped doing so,
 	// the check below would prove nothing.
-	if _, linked := demoLinks(t, serverBinary); len(linked) == 0 {
+	if _, linked := demoLinks(t, e2etest.Binary(t)); len(linked) == 0 {
 		t.Fatalf("the default build links none of %q: the check of the release build cannot tell it apart", demoOnlyModules)
 	}
 	bin := buildRelease(t)
@@ -97,22 +99,22 @@ func TestDistProductionBuildLinksNoDemo(t *testing.T) {
 // HTTP alike; with it, it serves tools/list like the default build.
 func TestDistProductionBuildRefusesDemo(t *testing.T) {
 	bin := buildRelease(t)
-	w := newWorld(t)
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "STATE_DB_PATH=" + w.statePath}
+	w := e2etest.NewWorld(t)
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.Dir, "STATE_DB_PATH=" + w.StatePath}
 	for _, args := range [][]string{nil, {"serve", "--http", "127.0.0.1:0"}} {
-		stdout, stderr, exit := runProgram(t, bin, base, args...)
+		stdout, stderr, exit := e2etest.RunProgram(t, bin, base, args...)
 		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 		if exit != 2 || stdout != "" || len(lines) != 1 ||
 			!strings.Contains(lines[0], "UPSTREAM_BASE_URL is not set") || !strings.Contains(lines[0], "set UPSTREAM_BASE_URL") {
 			t.Errorf("%q without UPSTREAM_BASE_URL: exit %d, stdout %q, stderr %q; want exit 2 and one line naming UPSTREAM_BASE_URL", args, exit, stdout, stderr)
 		}
 	}
-	if _, err := os.Stat(w.statePath); err == nil {
+	if _, err := os.Stat(w.StatePath); err == nil {
 		t.Error("a refused start created the state database")
 	}
 
 	cmd := exec.Command(bin)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, w.env()...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, w.Env()...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +123,7 @@ func TestDistProductionBuildRefusesDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr e2etest.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
