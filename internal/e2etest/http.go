@@ -3,6 +3,7 @@ package e2etest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -175,4 +176,29 @@ func (p *HTTPProc) MetricsAddr(t *testing.T) string {
 	}
 	t.Fatalf("no metrics.listening line:\n%s", p.Stderr.String())
 	return ""
+}
+
+// Tokens of the HTTP tests; 32 characters or more, as the token file demands.
+const (
+	TokenDairy = "dairy-0123456789abcdefghijklmnopqrstuv"
+	TokenBrno  = "brno-0123456789abcdefghijklmnopqrstuvw"
+	TokenWrong = "wrong-0123456789abcdefghijklmnopqrstuv"
+)
+
+// CallHTTP invokes a tool and decodes the envelope.
+func CallHTTP(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	var env map[string]any
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &env); err != nil {
+		return nil, fmt.Errorf("%s: not an envelope: %w", name, err)
+	}
+	if ok, _ := env["ok"].(bool); ok == res.IsError {
+		return nil, fmt.Errorf("%s: ok=%v with isError=%v", name, ok, res.IsError)
+	}
+	return env, nil
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // Proc is one running storelink-mcp process with an MCP client session.
@@ -178,4 +180,15 @@ func RunProgram(t *testing.T, bin string, env []string, args ...string) (stdout,
 		t.Fatal(err)
 	}
 	return o.String(), e.String(), 0
+}
+
+// Order is the arguments of korral_raise_replenishment_order for qty units of
+// the scenario's butter at store 47, plus extra as name, value pairs.
+func Order(qty int, extra ...any) map[string]any {
+	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47", "quantity_units": qty,
+		"reason": "Projected to sell out before close; 22 sold in 24 h against 5 on hand."}
+	for i := 0; i+1 < len(extra); i += 2 {
+		args[extra[i].(string)] = extra[i+1]
+	}
+	return args
 }
