@@ -396,27 +396,6 @@ func TestFirstRiskCheckAfterRecoverySucceeds(t *testing.T) {
 	}
 }
 
-// initPost sends an initialize request with token and returns the response.
-func initPost(t *testing.T, base, token string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp
-}
-
 // TestHTTPSessionCaps: with real MCP clients against the real binary, a
 // token beyond its session cap, and anyone beyond the global cap, gets 503
 // with Retry-After; open sessions keep working; closing one frees a place.
@@ -427,7 +406,7 @@ func TestHTTPSessionCaps(t *testing.T) {
 	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens, "MCP_HTTP_MAX_SESSIONS=2", "MCP_HTTP_MAX_SESSIONS_PER_TOKEN=1"))
 	refused := func(token, why string) {
 		t.Helper()
-		resp := initPost(t, p.Base, token)
+		resp := postRPC(t, p.Base+"/mcp", probeInitializeBody, withToken(token))
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("%s: status %d, Retry-After %q; want 503 with Retry-After", why, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
@@ -447,7 +426,7 @@ func TestHTTPSessionCaps(t *testing.T) {
 	// A 2026-07-28 request holds a place while it runs, so a token at its cap
 	// is refused that way too (here the global cap is full as well), with a
 	// JSON-RPC error naming the cap.
-	if _, r := post2026As(t, p.Base+"/mcp", e2etest.TokenDairy, "tools/list", "", nil); !strings.Contains(fmt.Sprint(r["error"]), "(MCP_HTTP_MAX_SESSIONS") {
+	if _, r := post2026(t, p.Base+"/mcp", "tools/list", "", nil, withToken(e2etest.TokenDairy)); !strings.Contains(fmt.Sprint(r["error"]), "(MCP_HTTP_MAX_SESSIONS") {
 		t.Fatalf("a 2026-07-28 request of a token at its cap: %v", r)
 	}
 	// Closing a session (DELETE) frees its place, for either revision.
@@ -477,10 +456,10 @@ func TestHTTP401NamesTheBearerRealm(t *testing.T) {
 	tokens := filepath.Join(w.Dir, "tokens")
 	e2etest.WriteTokenFile(t, tokens, "dairy "+e2etest.TokenDairy+"\n", time.Now().Add(-time.Hour))
 	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens))
-	if resp := initPost(t, p.Base, ""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp"` {
+	if resp := postRPC(t, p.Base+"/mcp", probeInitializeBody); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp"` {
 		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	if resp := initPost(t, p.Base, e2etest.TokenWrong); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp", error="invalid_token"` {
+	if resp := postRPC(t, p.Base+"/mcp", probeInitializeBody, withToken(e2etest.TokenWrong)); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="storelink-mcp", error="invalid_token"` {
 		t.Fatalf("wrong token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 }
@@ -494,7 +473,7 @@ func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	e2etest.WriteTokenFile(t, tokens, "agent "+e2etest.TokenDairy+"\n", old)
 	p := e2etest.StartHTTP(t, w.Env("MCP_AUTH_TOKENS_FILE="+tokens), "--stateless")
-	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + e2etest.TokenDairy}); got != http.StatusOK {
+	if got := postRPC(t, p.Base+"/mcp", toolCallBody, withHeaders(map[string]string{"Authorization": "Bearer " + e2etest.TokenDairy})).StatusCode; got != http.StatusOK {
 		t.Fatalf("before the rewrite: %d", got)
 	}
 	if len(e2etest.TokenDairy) != len(e2etest.TokenBrno) {
@@ -506,10 +485,10 @@ func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
 	if err := os.Chtimes(tokens, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + e2etest.TokenDairy}); got != http.StatusUnauthorized {
+	if got := postRPC(t, p.Base+"/mcp", toolCallBody, withHeaders(map[string]string{"Authorization": "Bearer " + e2etest.TokenDairy})).StatusCode; got != http.StatusUnauthorized {
 		t.Fatalf("revoked token after a same-size, same-mtime rewrite: status %d", got)
 	}
-	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + e2etest.TokenBrno}); got != http.StatusOK {
+	if got := postRPC(t, p.Base+"/mcp", toolCallBody, withHeaders(map[string]string{"Authorization": "Bearer " + e2etest.TokenBrno})).StatusCode; got != http.StatusOK {
 		t.Fatalf("new token: %d", got)
 	}
 }

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"net"
 	"os"
 	"testing"
 
@@ -29,3 +30,18 @@ func plainText(v any) string {
 }
 
 func num(v any) float64 { f, _ := v.(float64); return f }
+
+// freePort is a loopback port nobody listened on a moment ago: for a program
+// that cannot report the port it picked (Prometheus), for a server whose
+// public URL must be known before it starts (the OAuth resource identifier is
+// configured, not guessed from requests), or for an address where nothing
+// listens.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}

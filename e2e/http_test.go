@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -19,37 +18,10 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// rawPost sends one JSON-RPC message to /mcp and returns the status.
-func rawPost(t *testing.T, url, body string, hdr map[string]string) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
 func allRequests(mockstorelink.RequestRecord) bool { return true }
 
 // A stateless tools/call, complete in one request: what an attacker without
 // a valid token would send.
-const toolCallBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"korral_check_stock_risk","arguments":{"sku":"8847291","store_id":"47"}}}`
-
 func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")
@@ -62,7 +34,7 @@ func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
 			"empty token": {"Authorization": "Bearer "},
 			"basic auth":  {"Authorization": "Basic " + e2etest.TokenDairy},
 		} {
-			if got := rawPost(t, p.Base+"/mcp", toolCallBody, hdr); got != http.StatusUnauthorized {
+			if got := postRPC(t, p.Base+"/mcp", toolCallBody, withHeaders(hdr)).StatusCode; got != http.StatusUnauthorized {
 				t.Errorf("%v %s: status %d, want 401", mode, name, got)
 			}
 		}
@@ -125,7 +97,7 @@ func TestHTTPForeignHostOrOriginIsRefused(t *testing.T) {
 		"foreign origin":        {map[string]string{"Authorization": auth, "Origin": "https://attacker.example"}, http.StatusForbidden},
 		"lookalike origin":      {map[string]string{"Authorization": auth, "Origin": "http://localhost.attacker.example"}, http.StatusForbidden},
 	} {
-		if got := rawPost(t, p.Base+"/mcp", toolCallBody, tc.hdr); got != tc.want {
+		if got := postRPC(t, p.Base+"/mcp", toolCallBody, withHeaders(tc.hdr)).StatusCode; got != tc.want {
 			t.Errorf("%s: status %d, want %d", name, got, tc.want)
 		}
 	}
@@ -322,7 +294,7 @@ func TestHTTPTokenFileIsReloadedWhenItChanges(t *testing.T) {
 
 	// Rotate: the dairy token is revoked, a new holder is added.
 	e2etest.WriteTokenFile(t, tokens, "# rotated\nbrno-agent "+e2etest.TokenBrno+"\n", base.Add(time.Minute))
-	if got := rawPost(t, p.Base+"/mcp", toolCallBody, map[string]string{"Authorization": "Bearer " + e2etest.TokenDairy}); got != http.StatusUnauthorized {
+	if got := postRPC(t, p.Base+"/mcp", toolCallBody, withHeaders(map[string]string{"Authorization": "Bearer " + e2etest.TokenDairy})).StatusCode; got != http.StatusUnauthorized {
 		t.Fatalf("revoked token: status %d", got)
 	}
 	if env, err := e2etest.CallHTTP(t, p.Connect(e2etest.TokenBrno, "agent"), "korral_list_recent_sales", args); err != nil || env["ok"] != true {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -26,18 +25,6 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
 )
-
-// freePort is a loopback port nobody listened on a moment ago, for a
-// program (Prometheus) that cannot report the port it picked.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // promServer is a throwaway Prometheus.
 type promServer struct {

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -236,44 +235,6 @@ func (i *testIssuer) hmacSigned(audience string) string {
 	return tok
 }
 
-// freeLoopbackPort picks a port for a server whose public URL must be
-// known before it starts (the resource identifier is configured, not
-// guessed from requests).
-func freeLoopbackPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
-
-// authPost sends one JSON-RPC message with a bearer token and returns the
-// status, the WWW-Authenticate header and the body.
-func authPost(t *testing.T, url, token, body string) (int, string, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
-}
-
-const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
-
 // tsHTTPHost is the TypeScript SDK client (conformance/tsclient/http.mjs)
 // connected to a running server over Streamable HTTP with a token.
 type tsHTTPHost struct {
@@ -428,7 +389,7 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	w := e2etest.NewWorld(t)
 	iss := newTestIssuer(t)
-	port := freeLoopbackPort(t)
+	port := strconv.Itoa(freePort(t))
 	public := "http://127.0.0.1:" + port
 	resource := public + "/mcp"
 	metadataURL := public + "/.well-known/oauth-protected-resource/mcp"
@@ -461,7 +422,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	})
 
 	t.Run("no token points to the metadata", func(t *testing.T) {
-		status, challenge, _ := authPost(t, p.Base+"/mcp", "", initializeBody)
+		status, challenge, _ := postRPC(t, p.Base+"/mcp", initializeBody, withRevision("2025-11-25")).statusChallengeBody()
 		if status != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) ||
 			strings.Contains(challenge, "invalid_token") {
 			t.Fatalf("no token: %d %q", status, challenge)
@@ -485,7 +446,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	}
 	t.Run("bad tokens", func(t *testing.T) {
 		for name, tok := range bad {
-			status, challenge, body := authPost(t, p.Base+"/mcp", tok, toolCallBody)
+			status, challenge, body := postRPC(t, p.Base+"/mcp", toolCallBody, withToken(tok), withRevision("2025-11-25")).statusChallengeBody()
 			if status != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) ||
 				!strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) {
 				t.Errorf("%s: %d %q %s", name, status, challenge, body)
@@ -543,16 +504,14 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 
 	t.Run("read scope only: the write is refused with insufficient_scope", func(t *testing.T) {
 		readOnly := iss.mint(resource, claims{"scope": "storelink.read", "sub": "ops-bot"})
-		status, challenge, body := authPost(t, p.Base+"/mcp", readOnly,
-			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"korral_raise_replenishment_order","arguments":{}}}`)
+		status, challenge, body := postRPC(t, p.Base+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"korral_raise_replenishment_order","arguments":{}}}`, withToken(readOnly), withRevision("2025-11-25")).statusChallengeBody()
 		if status != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope"`) ||
 			!strings.Contains(challenge, `scope="storelink.read storelink.write"`) || !strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) ||
 			!strings.Contains(body, "storelink.write") {
 			t.Fatalf("raw write with the read scope: %d %q %s", status, challenge, body)
 		}
 		// A batch hides nothing.
-		if status, _, _ := authPost(t, p.Base+"/mcp", readOnly,
-			`[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"korral_raise_replenishment_order","arguments":{}}}]`); status != http.StatusForbidden {
+		if status, _, _ := postRPC(t, p.Base+"/mcp", `[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"korral_raise_replenishment_order","arguments":{}}}]`, withToken(readOnly), withRevision("2025-11-25")).statusChallengeBody(); status != http.StatusForbidden {
 			t.Fatalf("batched write with the read scope: %d", status)
 		}
 		h, ready := startTSHTTP(t, inst, resource, readOnly, false)
@@ -605,7 +564,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 	})
 
 	t.Run("no read scope", func(t *testing.T) {
-		status, challenge, _ := authPost(t, p.Base+"/mcp", iss.mint(resource, claims{"scope": "profile"}), initializeBody)
+		status, challenge, _ := postRPC(t, p.Base+"/mcp", initializeBody, withToken(iss.mint(resource, claims{"scope": "profile"})), withRevision("2025-11-25")).statusChallengeBody()
 		if status != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope", scope="storelink.read"`) {
 			t.Fatalf("token without storelink.read: %d %q", status, challenge)
 		}
@@ -638,7 +597,7 @@ func testOAuth(t *testing.T, inst tsInstall, mode []string) {
 		// not read again so soon (a flood of made-up kids costs the
 		// issuer nothing).
 		ghost := iss.mintWith(issuerKey{kid: "k9", alg: jose.RS256, priv: mustRSA(t)}, resource, nil)
-		if status, _, _ := authPost(t, p.Base+"/mcp", ghost, initializeBody); status != http.StatusUnauthorized {
+		if status, _, _ := postRPC(t, p.Base+"/mcp", initializeBody, withToken(ghost), withRevision("2025-11-25")).statusChallengeBody(); status != http.StatusUnauthorized {
 			t.Fatalf("unknown kid: %d", status)
 		}
 		if got := iss.jwksReads.Load(); got != reads+1 {
@@ -769,7 +728,7 @@ func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
 	}
 	unknown := make(chan answer, 1)
 	go func() {
-		status, challenge, body := authPost(t, p.Base+"/mcp", iss.withKid(resource, "made-up"), toolCallBody)
+		status, challenge, body := postRPC(t, p.Base+"/mcp", toolCallBody, withToken(iss.withKid(resource, "made-up")), withRevision("2025-11-25")).statusChallengeBody()
 		unknown <- answer{status, challenge, body}
 	}()
 	<-entered // the server is reading the key set for the unknown key
@@ -780,7 +739,7 @@ func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
 			t.Fatalf("valid call %d while the key set read hangs: %v %v", i, env, err)
 		}
 	}
-	if status, _, body := authPost(t, p.Base+"/mcp", valid, initializeBody); status != http.StatusOK {
+	if status, _, body := postRPC(t, p.Base+"/mcp", initializeBody, withToken(valid), withRevision("2025-11-25")).statusChallengeBody(); status != http.StatusOK {
 		t.Fatalf("a new session with a valid token while the key set read hangs: %d %s", status, body)
 	}
 	select {
@@ -827,7 +786,7 @@ func TestOAuthProviderDownIsServiceUnavailable(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("unknown key, provider down: %d Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
-	if status, _, body := authPost(t, p.Base+"/mcp", iss.mint(resource, nil), initializeBody); status != http.StatusOK {
+	if status, _, body := postRPC(t, p.Base+"/mcp", initializeBody, withToken(iss.mint(resource, nil)), withRevision("2025-11-25")).statusChallengeBody(); status != http.StatusOK {
 		t.Fatalf("a known key with the provider down: %d %s", status, body)
 	}
 }
@@ -895,7 +854,7 @@ func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
 		t.Fatalf("a token without storelink_stores: %v %v", listed, err)
 	}
 	// A claim the server cannot read is refused, not read as no limit.
-	if status, challenge, _ := authPost(t, p.Base+"/mcp", iss.mint(resource, claims{"storelink_stores": "47"}), initializeBody); status != http.StatusUnauthorized || !strings.Contains(challenge, "invalid_token") {
+	if status, challenge, _ := postRPC(t, p.Base+"/mcp", initializeBody, withToken(iss.mint(resource, claims{"storelink_stores": "47"})), withRevision("2025-11-25")).statusChallengeBody(); status != http.StatusUnauthorized || !strings.Contains(challenge, "invalid_token") {
 		t.Fatalf("storelink_stores as a string: %d %q", status, challenge)
 	}
 }

@@ -1,12 +1,10 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
@@ -179,63 +175,6 @@ func TestBothRevisionsOnBothTransports(t *testing.T) {
 	if labelled != 2 {
 		t.Errorf("%d risk checks over HTTP name token:revisions-agent in the audit trail, want 2 (one per revision)", labelled)
 	}
-}
-
-// post2026 sends one 2026-07-28 request (headers and _meta as that revision
-// requires) and returns the status and the JSON-RPC response.
-func post2026(t *testing.T, url, method, name string, params map[string]any) (int, map[string]any) {
-	t.Helper()
-	return post2026As(t, url, "", method, name, params)
-}
-
-// post2026As is post2026 with a bearer token ("" sends none).
-func post2026As(t *testing.T, url, token, method, name string, params map[string]any) (int, map[string]any) {
-	t.Helper()
-	if params == nil {
-		params = map[string]any{}
-	}
-	params["_meta"] = map[string]any{
-		mcp.MetaKeyProtocolVersion:    "2026-07-28",
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "raw-2026", "version": "1"},
-		mcp.MetaKeyClientCapabilities: map[string]any{},
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name != "" {
-		req.Header.Set("Mcp-Name", name)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	// The answer is JSON, or the one event of an SSE stream.
-	msg := raw
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok && strings.Contains(d, `"id"`) {
-				msg = []byte(strings.TrimSpace(d))
-			}
-		}
-	}
-	var out map[string]any
-	if err := json.Unmarshal(msg, &out); err != nil {
-		t.Fatalf("%s: status %d, not JSON-RPC: %s", method, resp.StatusCode, raw)
-	}
-	return resp.StatusCode, out
 }
 
 func anyList(v any) []any { l, _ := v.([]any); return l }

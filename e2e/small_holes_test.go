@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,27 +13,6 @@ import (
 
 	"github.com/korral/storelink/internal/e2etest"
 )
-
-// postAuthorization sends one tools/call to /mcp with exactly the given
-// Authorization values, each on a header line of its own, and returns the
-// status.
-func postAuthorization(t *testing.T, url string, values []string) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(toolCallBody))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header["Authorization"] = values
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
-}
 
 // TestSmallHolesAuthorizationHeader: the MCP endpoint reads a token only
 // from a request with exactly one Authorization value, so a valid token
@@ -54,7 +32,7 @@ func TestSmallHolesAuthorizationHeader(t *testing.T) {
 		"the token then an empty one": {"Bearer " + e2etest.TokenDairy, ""},
 		"two words":                   {"Bearer " + e2etest.TokenDairy + " " + e2etest.TokenDairy},
 	} {
-		if got := postAuthorization(t, p.Base+"/mcp", values); got != http.StatusUnauthorized {
+		if got := postRPC(t, p.Base+"/mcp", toolCallBody, withAuthorization(values...)).StatusCode; got != http.StatusUnauthorized {
 			t.Errorf("MCP endpoint, %s: status %d, want 401", name, got)
 		}
 	}
@@ -64,7 +42,7 @@ func TestSmallHolesAuthorizationHeader(t *testing.T) {
 	// The one value a transport would read is still read, with a space or
 	// a tab after the scheme, in any case.
 	for _, v := range []string{"Bearer " + e2etest.TokenDairy, "Bearer\t" + e2etest.TokenDairy, "bearer " + e2etest.TokenDairy} {
-		if got := postAuthorization(t, p.Base+"/mcp", []string{v}); got == http.StatusUnauthorized {
+		if got := postRPC(t, p.Base+"/mcp", toolCallBody, withAuthorization([]string{v}...)).StatusCode; got == http.StatusUnauthorized {
 			t.Errorf("MCP endpoint, %q: status %d, want the token admitted", strings.Replace(v, e2etest.TokenDairy, "TOKEN", 1), got)
 		}
 	}
