@@ -340,14 +340,8 @@ func (p *rawStdio) linesOf(msg string) []map[string]any {
 func adminWorld(t *testing.T) (*e2etest.World, func(method, path, body string)) {
 	t.Helper()
 	const token = "admin-token-0123456789abcdefghijklmn"
-	r, err := mockstorelink.Start(mockstorelink.Options{AdminToken: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	dir := t.TempDir()
-	w := &e2etest.World{Mock: r, Dir: dir, KeyringPath: filepath.Join(dir, "keyring.json"), StatePath: filepath.Join(dir, "state.db")}
-	w.WriteKeyring(t, r.Server.DefaultKeyring())
+	w := e2etest.NewWorld(t, e2etest.WithAdminToken(token))
+	r := w.Mock
 	admin := func(method, path, body string) {
 		t.Helper()
 		req, err := http.NewRequest(method, r.URL+path, strings.NewReader(body))

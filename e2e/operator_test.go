@@ -127,14 +127,8 @@ func TestWrongBaseURLIsNeverNotFound(t *testing.T) {
 // TestDoctor: healthy, a wrong URL, and a key rotated on StoreLink's side.
 func TestDoctor(t *testing.T) {
 	const admin = "admin-token-for-the-doctor-test"
-	r, err := mockstorelink.Start(mockstorelink.Options{AdminToken: admin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	dir := t.TempDir()
-	w := &e2etest.World{Mock: r, Dir: dir, KeyringPath: filepath.Join(dir, "keyring.json"), StatePath: filepath.Join(dir, "state.db")}
-	w.WriteKeyring(t, r.Server.DefaultKeyring())
+	w := e2etest.NewWorld(t, e2etest.WithAdminToken(admin))
+	r := w.Mock
 
 	stdout, stderr, exit := e2etest.RunCLI(t, w.Env(), "doctor")
 	if exit != 0 {

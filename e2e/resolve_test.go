@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,14 +68,7 @@ func sameRow(t *testing.T, w *e2etest.World, key string, before map[string]strin
 func skewedWorld(t *testing.T) (*e2etest.World, *atomic.Int64) {
 	t.Helper()
 	behind := &atomic.Int64{}
-	r, err := mockstorelink.Start(mockstorelink.Options{Now: func() time.Time { return time.Now().Add(-time.Duration(behind.Load())) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	dir := t.TempDir()
-	w := &e2etest.World{Mock: r, Dir: dir, KeyringPath: filepath.Join(dir, "keyring.json"), StatePath: filepath.Join(dir, "state.db")}
-	w.WriteKeyring(t, r.Server.DefaultKeyring())
+	w := e2etest.NewWorld(t, e2etest.WithClock(func() time.Time { return time.Now().Add(-time.Duration(behind.Load())) }))
 	return w, behind
 }
 

@@ -392,15 +392,7 @@ func TestEveryAnswerPassesTheTypeScriptClient(t *testing.T) {
 func tsWorld(t *testing.T) (*e2etest.World, *movableClock) {
 	t.Helper()
 	clock := &movableClock{}
-	r, err := mockstorelink.Start(mockstorelink.Options{Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	dir := t.TempDir()
-	w := &e2etest.World{Mock: r, Dir: dir, KeyringPath: filepath.Join(dir, "keyring.json"), StatePath: filepath.Join(dir, "state.db")}
-	w.WriteKeyring(t, r.Server.DefaultKeyring())
-	return w, clock
+	return e2etest.NewWorld(t, e2etest.WithClock(clock.now)), clock
 }
 
 func risk(sku, store string) map[string]any { return map[string]any{"sku": sku, "store_id": store} }

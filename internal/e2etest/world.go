@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/korral/storelink/mockstorelink"
 )
@@ -17,11 +18,30 @@ type World struct {
 	Dir         string                 // a directory of the test's own, the server's HOME
 }
 
-// NewWorld starts a mock StoreLink with the real clock (the butter figures
-// hold at any time of day) and writes its default keyring to a file.
-func NewWorld(t *testing.T) *World {
+// WorldOption changes the mock StoreLink a World starts.
+type WorldOption func(*mockstorelink.Options)
+
+// WithClock gives the mock StoreLink the clock now instead of the real one.
+func WithClock(now func() time.Time) WorldOption {
+	return func(o *mockstorelink.Options) { o.Now = now }
+}
+
+// WithAdminToken switches the mock's admin endpoint on behind token, so
+// faults are set over HTTP as an operator or another process would.
+func WithAdminToken(token string) WorldOption {
+	return func(o *mockstorelink.Options) { o.AdminToken = token }
+}
+
+// NewWorld starts a mock StoreLink, with the real clock unless an option
+// says otherwise (the butter figures hold at any time of day), and writes its
+// default keyring to a file.
+func NewWorld(t *testing.T, opts ...WorldOption) *World {
 	t.Helper()
-	r, err := mockstorelink.Start(mockstorelink.Options{})
+	var o mockstorelink.Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	r, err := mockstorelink.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
