@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,25 +24,6 @@ import (
 // an operator would: add (a generated secret, and one read from stdin),
 // list, revoke and rotate. The secrets must reach stdout once and nothing
 // else: not the database file, not the logs, not stderr.
-
-// runCLIStdin is runCLI with stdin.
-func runCLIStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, exit int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e2etest.Binary(t), args...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return o.String(), e.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), 0
-}
 
 // generatedSecret is the last line of `approvers add`: 32 random bytes in
 // unpadded base64url.
@@ -124,7 +104,7 @@ func TestApproversRegister(t *testing.T) {
 	var stderrs []string
 	run := func(stdin string, args ...string) (string, int) {
 		t.Helper()
-		out, stderr, exit := runCLIStdin(t, env, stdin, args...)
+		out, stderr, exit := e2etest.RunCLIStdin(t, env, stdin, args...)
 		stderrs = append(stderrs, stderr)
 		return out, exit
 	}
@@ -171,7 +151,7 @@ func TestApproversRegister(t *testing.T) {
 		{"", []string{"approvers", "revoke", "Nobody"}, 1, "no approver is named Nobody"},
 		{"", []string{"approvers", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 	} {
-		out, stderr, exit := runCLIStdin(t, env, tc.stdin, tc.args...)
+		out, stderr, exit := e2etest.RunCLIStdin(t, env, tc.stdin, tc.args...)
 		stderrs = append(stderrs, stderr)
 		if exit != tc.exit || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.says) {
 			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q (want %q)", tc.args, exit, tc.exit, out, stderr, tc.says)
@@ -296,7 +276,7 @@ func TestApproversPostgres(t *testing.T) {
 // the secret the test chose (read from stdin, as an operator would give it).
 func registerApprover(t *testing.T, env []string, name, secret string) {
 	t.Helper()
-	if out, stderr, exit := runCLIStdin(t, env, secret+"\n", "approvers", "add", name, "--secret-stdin"); exit != 0 {
+	if out, stderr, exit := e2etest.RunCLIStdin(t, env, secret+"\n", "approvers", "add", name, "--secret-stdin"); exit != 0 {
 		t.Fatalf("approvers add %s: exit %d\nstdout %q\nstderr %q", name, exit, out, stderr)
 	}
 }

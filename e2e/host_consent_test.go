@@ -617,7 +617,7 @@ func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
 // it opens anything.
 func TestHostConsentNeedsItsKey(t *testing.T) {
 	w := e2etest.NewWorld(t)
-	_, stderr, exit := runCLIStdin(t, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host"), "")
+	_, stderr, exit := e2etest.RunCLIStdin(t, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host"), "")
 	if exit != 2 || !strings.Contains(stderr, "WRITE_APPROVAL=host needs HOST_CONSENT_KEY_FILE: write a key with `openssl rand -hex 32 > FILE`") {
 		t.Fatalf("exit %d, stderr:\n%s", exit, stderr)
 	}

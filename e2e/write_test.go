@@ -289,7 +289,7 @@ func TestSelfChosenCredentialApprovesNothing(t *testing.T) {
 			{"serve", "--http", "127.0.0.1:0"},
 			{"doctor"},
 		} {
-			stdout, stderr, exit := runCLIStdin(t, mine, "x-credential-of-my-own\n", args...)
+			stdout, stderr, exit := e2etest.RunCLIStdin(t, mine, "x-credential-of-my-own\n", args...)
 			want := old + " is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove " + old + " from the environment"
 			if args[0] == "doctor" {
 				// doctor reports a configuration it cannot load as a

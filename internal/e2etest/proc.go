@@ -163,14 +163,26 @@ func RunCLI(t *testing.T, env []string, args ...string) (stdout, stderr string, 
 	return RunProgram(t, Binary(t), append([]string{"PATH=" + os.Getenv("PATH")}, env...), args...)
 }
 
+// RunCLIStdin is RunCLI with stdin.
+func RunCLIStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, exit int) {
+	t.Helper()
+	return runProgram(t, Binary(t), append([]string{"PATH=" + os.Getenv("PATH")}, env...), strings.NewReader(stdin), args)
+}
+
 // RunProgram runs bin with exactly the environment env, bounded in time,
 // and returns what it printed and its exit code.
 func RunProgram(t *testing.T, bin string, env []string, args ...string) (stdout, stderr string, exit int) {
+	t.Helper()
+	return runProgram(t, bin, env, nil, args)
+}
+
+func runProgram(t *testing.T, bin string, env []string, stdin io.Reader, args []string) (stdout, stderr string, exit int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
+	cmd.Stdin = stdin
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
