@@ -27,7 +27,7 @@ import (
 // CI=true, where a missing browser is a failure: CI installs it.
 //
 // Screenshots of the inbox and the order page go to the test's artefact
-// directory: `go test -run TestConsoleInABrowser -artifacts -outputdir DIR .`
+// directory: `go test -run TestConsoleInABrowser -artifacts -outputdir DIR ./e2e`
 // keeps them (under DIR); docs/images/console-order.png is one of them.
 func TestConsoleInABrowser(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
