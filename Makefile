@@ -142,7 +142,7 @@ $(INSPECTOR_JS):
 	$(NPM_INSTALL) $(INSPECTOR_DIR) @modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
 
 # The official TypeScript SDK client, the one most hosts embed: it checks
-# every answer against the tool's output schema, and e2e_tsclient_test.go
+# every answer against the tool's output schema, and e2e/tsclient_test.go
 # drives the real binary through it. The committed package-lock.json pins
 # its whole tree; the directory is named after the version package.json pins.
 TSCLIENT_SRC     := conformance/tsclient
@@ -241,7 +241,7 @@ release-check: image ## Verify dist/: SHA256SUMS, archive contents and licences,
 	cd $(DIST) && sha256sum -c SHA256SUMS
 	cd tools && GOWORK=off go vet ./distpack && GOWORK=off go test -count=1 -timeout 5m ./distpack
 	STORELINK_DIST=$(DIST) STORELINK_VERSION=$(VERSION) STORELINK_COMMIT=$(COMMIT) STORELINK_EPOCH=$(EPOCH) STORELINK_DATE=$(DATE) \
-		go test -count=1 -timeout 20m -run 'TestDist|TestOperationsDoc' -v .
+		go test -count=1 -timeout 20m -run 'TestDist|TestOperationsDoc' -v ./release
 
 $(TOOLS_BIN)/apidiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ golang.org/x/exp/cmd/apidiff

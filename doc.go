@@ -1,3 +1,3 @@
 // Package storelink is the composition root of the Korral StoreLink toolkit: its
-// binaries live under cmd/ and its end-to-end tests beside this file.
+// binaries live under cmd/, its end-to-end tests under e2e/.
 package storelink

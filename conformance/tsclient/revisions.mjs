@@ -5,7 +5,7 @@
 // Streamable HTTP (a running server, with a bearer token). It lists the
 // tools and the prompts, gets a prompt, asks for a completion, and calls the
 // risk check, as a host would, so the client checks the answer against the
-// tool's output schema. e2e_revisions_test.go runs it in every combination.
+// tool's output schema. e2e/revisions_test.go runs it in every combination.
 //
 // Usage: node revisions.mjs '<json {sdk: "v1"|"v2", transport: "stdio"|"http",
 //   command, args, env (stdio), url, token (http), sku, store}>'

@@ -1,0 +1,496 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// The approvals console journey with the real binary, the real mock
+// StoreLink and the real ledger: the agent stages the butter order over MCP
+// (stdio), the webhook receiver gets the signed notice, an approver added
+// with `approvers add` logs in to `storelink-mcp console` in a real
+// browser, reads the order with its chart, and approves; StoreLink then
+// holds exactly that order. The refusal branches run over plain HTTP.
+
+const journeyWebhookSecret = "webhook-signing-secret-0123456789"
+
+// approvalModeEnv is the environment of approval mode: no approval secret
+// anywhere on the agent's side, the approvers are named in the state store.
+func approvalModeEnv(w *e2etest.World, extra ...string) []string {
+	return w.Env(append([]string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required"}, extra...)...)
+}
+
+// hookReceiver is a webhook receiver on loopback that checks each notice's
+// signature the way a receiver's own code would (HMAC-SHA256 over
+// "t.body"), and passes on the notices that verify.
+type hookReceiver struct {
+	url     string
+	notices chan map[string]any
+	bad     chan string
+}
+
+func startHookReceiver(t *testing.T) *hookReceiver {
+	t.Helper()
+	r := &hookReceiver{notices: make(chan map[string]any, 16), bad: make(chan string, 16)}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if !signatureValid(req.Header.Get("X-Korral-Signature"), body) {
+			r.bad <- req.Header.Get("X-Korral-Signature")
+			http.Error(rw, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		var n map[string]any
+		if err := json.Unmarshal(body, &n); err != nil {
+			r.bad <- "not JSON"
+			http.Error(rw, "bad body", http.StatusBadRequest)
+			return
+		}
+		r.notices <- n
+		rw.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL + "/hooks/approvals"
+	return r
+}
+
+func signatureValid(header string, body []byte) bool {
+	var ts, sig string
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig = v
+		}
+	}
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || time.Since(time.Unix(unix, 0)).Abs() > 5*time.Minute {
+		return false
+	}
+	m := hmac.New(sha256.New, []byte(journeyWebhookSecret))
+	m.Write([]byte(ts + "."))
+	m.Write(body)
+	want := hex.EncodeToString(m.Sum(nil))
+	return hmac.Equal([]byte(want), []byte(sig))
+}
+
+// notice waits (bounded) for the next verified notice.
+func (r *hookReceiver) notice(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case n := <-r.notices:
+		return n
+	case b := <-r.bad:
+		t.Fatalf("the webhook receiver got a notice whose signature does not verify: %q", b)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no webhook notice within 30 s")
+	}
+	return nil
+}
+
+// consoleProc is a running `storelink-mcp console`.
+type consoleProc struct {
+	url    string
+	stderr *e2etest.SyncBuffer
+	// stop ends it (SIGTERM, then a kill after 10 s) and waits; it runs
+	// once, at the latest when the test ends.
+	stop func()
+}
+
+// startConsoleProc runs `storelink-mcp console --listen 127.0.0.1:0` with
+// env and reads the bound address from its console.start log line.
+func startConsoleProc(t *testing.T, env []string) *consoleProc {
+	t.Helper()
+	cmd := exec.Command(e2etest.Binary(t), "console", "--listen", "127.0.0.1:0")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	pr, pw := io.Pipe()
+	buf := &e2etest.SyncBuffer{}
+	cmd.Stderr = io.MultiWriter(buf, pw)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); _ = pw.Close(); close(done) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
+	t.Cleanup(stop)
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "console.start" {
+				a, _ := line["addr"].(string)
+				addr <- a
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	select {
+	case a := <-addr:
+		return &consoleProc{url: "http://" + a, stderr: buf, stop: stop}
+	case <-done:
+		t.Fatalf("the console exited before listening:\n%s", buf.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the console did not report its address within 30 s:\n%s", buf.String())
+	}
+	return nil
+}
+
+// journeyWorld is the mock, the webhook receiver, the environment and
+// the approver jana (store 47) with her secret.
+func journeyWorld(t *testing.T) (*e2etest.World, *hookReceiver, []string, string) {
+	t.Helper()
+	w := e2etest.NewWorld(t)
+	hook := startHookReceiver(t)
+	env := approvalModeEnv(w, "APPROVAL_WEBHOOK_URL="+hook.url, "APPROVAL_WEBHOOK_SECRET="+journeyWebhookSecret)
+	secret := addApprover(t, env, "jana", "--stores", "47")
+	return w, hook, env, secret
+}
+
+// heldOrders is the orders StoreLink holds besides its fixtures.
+func heldOrders(w *e2etest.World) int {
+	n := 0
+	for _, o := range w.Mock.Server.Orders() {
+		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
+			n++
+		}
+	}
+	return n
+}
+
+func TestConsoleJourneyInABrowser(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not on PATH, and CI must run the browser test: apt-get install -y chromium")
+		}
+		t.Skip("chromium is not on PATH (apt-get install -y chromium)")
+	}
+	w, hook, env, secret := journeyWorld(t)
+
+	// 1. The agent stages the butter order over MCP.
+	p := e2etest.StartServer(t, env)
+	staged := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true)))
+	id, _ := staged["approval_id"].(string)
+	if staged["mode"] != "pending_approval" || id == "" {
+		t.Fatalf("staged: %v", staged)
+	}
+	// 2. The receiver gets the signed notice.
+	n := hook.notice(t)
+	if n["approval_id"] != id || n["store_id"] != "47" || n["sku"] != mockstorelink.SKUButter || n["product_name"] != "Madeta butter 250g" ||
+		num(n["quantity_units"]) != 24 || n["expires_at"] == "" || !strings.Contains(plainText(n["text"]), id) {
+		t.Errorf("notice: %v", n)
+	}
+	if heldOrders(w) != 0 {
+		t.Fatal("staging raised an order")
+	}
+
+	c := startConsoleProc(t, env)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.Flag("headless", "new"), chromedp.NoSandbox,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	defer cancelBrowser()
+	dir := t.ArtifactDir()
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", filepath.Join(dir, name))
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			t.Fatalf("%s: %v\nconsole stderr:\n%s", what, err, c.stderr.String())
+		}
+	}
+	submit := func(what, sel string) {
+		t.Helper()
+		if _, err := chromedp.RunResponse(bctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	wantText := func(sel string, parts ...string) {
+		t.Helper()
+		got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		for _, part := range parts {
+			if !strings.Contains(got, part) {
+				t.Errorf("%s reads %q, which lacks %q", sel, got, part)
+			}
+		}
+	}
+
+	// 3. jana logs in, sees the order with its product name and chart, and
+	// approves.
+	do("open the console", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible(chromedp.ID("name")))
+	do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
+	submit("log in", "#login")
+	do("wait for the inbox", chromedp.WaitVisible(chromedp.ID("inbox")))
+	wantText("#inbox", "Madeta butter 250g", "24 units = 2 cases of 12", "e2e-agent")
+	shot("console-inbox.png")
+	submit("open the order", `a[href="/orders/`+id+`"]`)
+	do("wait for the chart", chromedp.WaitVisible(chromedp.ID("chart")))
+	wantText("h1", "Madeta butter 250g")
+	wantText("#justification", "Sold in the last 24 h", "confidence")
+	bars, err := chromedp.Run(bctx, chromedp.Nodes(chromedp.CSSAll("#chart rect.bar")))
+	if err != nil || len(bars) == 0 {
+		t.Errorf("the chart has %d bars (%v), want one per evidence day", len(bars), err)
+	}
+	shot("console-order.png")
+	submit("approve", "#approve")
+	do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	wantText("#outcome", "Order raised")
+
+	// 4. The mock holds exactly one order, and the agent reads it raised.
+	if got := heldOrders(w); got != 1 {
+		t.Fatalf("StoreLink holds %d orders, want 1", got)
+	}
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
+	if led, _ := st["ledger"].(map[string]any); led["state"] != "raised" || led["decided_by"] != "jana" {
+		t.Errorf("status after approval: %v", st)
+	}
+	judge(t, w)
+}
+
+// consoleClient is a browser-like HTTP client of the console: cookies, and
+// the CSRF token of the last page it read.
+type consoleClient struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+	csrf string
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func newConsoleClient(t *testing.T, base string) *consoleClient {
+	jar, _ := cookiejar.New(nil)
+	return &consoleClient{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+}
+
+func (c *consoleClient) do(req *http.Request) (int, string, *url.URL) {
+	c.t.Helper()
+	resp, err := c.c.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if m := csrfField.FindSubmatch(b); m != nil {
+		c.csrf = string(m[1])
+	}
+	return resp.StatusCode, string(b), resp.Request.URL
+}
+
+func (c *consoleClient) get(path string) (int, string, *url.URL) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, c.base+path, nil)
+	return c.do(req)
+}
+
+// post posts form, with the CSRF token of the last page unless noCSRF.
+func (c *consoleClient) post(path string, form url.Values, noCSRF bool) (int, string) {
+	c.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if !noCSRF {
+		form.Set("csrf", c.csrf)
+	}
+	req, _ := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	code, body, _ := c.do(req)
+	return code, body
+}
+
+func (c *consoleClient) login(name, secret string) (int, string) {
+	c.t.Helper()
+	c.get("/login")
+	return c.post("/login", url.Values{"name": {name}, "secret": {secret}}, false)
+}
+
+// The refusal branches: each leaves StoreLink without the order.
+func TestConsoleJourneyRefusals(t *testing.T) {
+	w, hook, env, secret := journeyWorld(t)
+	p := e2etest.StartServer(t, env)
+	stage := func(qty int) string {
+		t.Helper()
+		d := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(qty, "confirm", true)))
+		id, _ := d["approval_id"].(string)
+		if id == "" {
+			t.Fatalf("nothing staged: %v", d)
+		}
+		hook.notice(t)
+		return id
+	}
+	rejected, lapsed, other := stage(24), stage(36), stage(48)
+	petr := addApprover(t, env, "petr", "--stores", "102")
+	eva := addApprover(t, env, "eva", "--stores", "47")
+	c := startConsoleProc(t, env)
+
+	jana := newConsoleClient(t, c.url)
+	if code, body := jana.login("jana", secret); code != http.StatusOK || !strings.Contains(body, `id="inbox"`) {
+		t.Fatalf("jana's login: %d\n%s", code, body)
+	}
+
+	// A POST without the CSRF token is refused and changes nothing.
+	jana.get("/orders/" + rejected)
+	if code, _ := jana.post("/orders/"+rejected+"/reject", url.Values{"reason": {"Too much butter."}}, true); code != http.StatusForbidden {
+		t.Errorf("a reject without the CSRF token: %d, want 403", code)
+	}
+	if s := ledgerState(t, w, rejected); s != "pending_approval" {
+		t.Errorf("a POST without the CSRF token left the order %s", s)
+	}
+
+	// Reject with a reason: rejected, nothing sent, the reason kept.
+	jana.get("/orders/" + rejected)
+	if code, body := jana.post("/orders/"+rejected+"/reject", url.Values{"reason": {"Store 47 had a delivery this morning."}}, false); code != http.StatusOK || !strings.Contains(body, "Rejected") {
+		t.Errorf("reject: %d\n%s", code, body)
+	}
+	if s := ledgerState(t, w, rejected); s != "rejected" {
+		t.Errorf("after the rejection the order is %s", s)
+	}
+	if _, body, _ := jana.get("/orders/" + rejected); !strings.Contains(body, "Store 47 had a delivery this morning.") {
+		t.Errorf("the order page does not show the rejection's reason")
+	}
+
+	// A lapsed approval: the page was open when the approval ran out; the
+	// approval sends nothing and says so.
+	jana.get("/orders/" + lapsed)
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), lapsed)
+	if _, body := jana.post("/orders/"+lapsed+"/approve", nil, false); !strings.Contains(strings.ToLower(body), "lapsed") {
+		t.Errorf("approving a lapsed approval reads:\n%s", body)
+	}
+
+	// An approver outside the store's scope sees nor decides the order.
+	pc := newConsoleClient(t, c.url)
+	if code, _ := pc.login("petr", petr); code != http.StatusOK {
+		t.Fatalf("petr's login: %d", code)
+	}
+	if _, body, _ := pc.get("/"); strings.Contains(body, other) {
+		t.Error("petr's inbox lists an order of store 47")
+	}
+	if code, _, _ := pc.get("/orders/" + other); code == http.StatusOK {
+		t.Error("petr opened an order of store 47")
+	}
+	pc.get("/")
+	pc.post("/orders/"+other+"/approve", nil, false)
+
+	// A revoked approver is refused: the session ends at the next click.
+	ec := newConsoleClient(t, c.url)
+	if code, _ := ec.login("eva", eva); code != http.StatusOK {
+		t.Fatalf("eva's login: %d", code)
+	}
+	ec.get("/orders/" + other)
+	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+		t.Fatal("approvers revoke eva failed")
+	}
+	if _, _, u := ec.get("/"); u.Path != "/login" {
+		t.Errorf("a revoked approver's session still opens %s", u)
+	}
+	// A second session, revoked while its order page is open: the approve
+	// is refused too.
+	ec2 := newConsoleClient(t, c.url)
+	eva2 := addApprover(t, env, "eva", "--stores", "47")
+	if code, _ := ec2.login("eva", eva2); code != http.StatusOK {
+		t.Fatalf("eva's second login: %d", code)
+	}
+	ec2.get("/orders/" + other)
+	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+		t.Fatal("approvers revoke eva failed")
+	}
+	ec2.post("/orders/"+other+"/approve", nil, false)
+	if code, _ := ec.login("eva", eva2); code != http.StatusUnauthorized {
+		t.Errorf("a revoked approver's login: %d, want 401", code)
+	}
+	if s := ledgerState(t, w, other); s != "pending_approval" {
+		t.Errorf("after petr's and eva's attempts the order is %s", s)
+	}
+
+	// The agent's bearer token gets no page, with or without a session.
+	for _, cl := range []*consoleClient{newConsoleClient(t, c.url), jana} {
+		req, _ := http.NewRequest(http.MethodGet, c.url+"/", nil)
+		req.Header.Set("Authorization", "Bearer agent-token-0123456789")
+		if code, body, _ := cl.do(req); code != http.StatusUnauthorized || strings.Contains(body, "inbox") {
+			t.Errorf("a bearer token got %d:\n%s", code, body)
+		}
+	}
+
+	// A wrong secret is refused, and after repeats the limit holds, even
+	// against the right secret. The address has one failure already (eva's
+	// revoked login): four more reach the limit of five.
+	mc := newConsoleClient(t, c.url)
+	for i := range 4 {
+		if code, _ := mc.login("jana", "not-janas-secret-at-all"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong secret #%d: %d, want 401", i+1, code)
+		}
+	}
+	if code, body := mc.login("jana", secret); code != http.StatusTooManyRequests || strings.Contains(body, `id="inbox"`) {
+		t.Errorf("after five failed logins the right secret got %d, want 429", code)
+	}
+
+	if got := heldOrders(w); got != 0 {
+		t.Errorf("StoreLink holds %d orders after refusals only", got)
+	}
+	judge(t, w)
+}
+
+// ledgerState is the ledger's state of an approval.
+func ledgerState(t *testing.T, w *e2etest.World, approvalID string) string {
+	t.Helper()
+	for _, e := range ledgerEntries(t, w.StatePath) {
+		if e.ApprovalID == approvalID {
+			return e.State
+		}
+	}
+	return ""
+}

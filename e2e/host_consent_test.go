@@ -1,0 +1,630 @@
+package e2e_test
+
+import (
+	"bufio"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// Host consent (WRITE_APPROVAL=host) as a person at a host meets it: the
+// official TypeScript clients of both generations drive the real binary
+// over stdio (and over the default `serve --http`) and answer its question
+// as the test tells them. The mock
+// StoreLink's order list and request log are the judge: an order lands
+// only when the person typed its quantity, and every refusal sends
+// nothing.
+
+// consentScript is the driver of conformance/tsclient that answers the
+// server's questions.
+const consentScript = "consent.mjs"
+
+// consentKey is a sealing key for the tests (64 hex digits).
+const consentKey = "5c1f0e2d3b4a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+// consentReply is the driver's answer to one call.
+type consentReply struct {
+	ID     int `json:"id"`
+	Result *struct {
+		IsError        bool             `json:"isError"`
+		Content        []map[string]any `json:"content"`
+		ResultType     string           `json:"resultType"`
+		RequestState   string           `json:"requestState"`
+		InputRequests  map[string]any   `json:"inputRequests"`
+		StructuredData map[string]any   `json:"structuredContent"`
+	} `json:"result"`
+	Error *struct {
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	// Asked is every question the server put to the user in the call.
+	Asked []struct {
+		Message         string         `json:"message"`
+		RequestedSchema map[string]any `json:"requestedSchema"`
+	} `json:"asked"`
+}
+
+// envelope is the tool's answer inside a reply; nil when there is none.
+func (r consentReply) envelope() map[string]any {
+	if r.Result == nil || len(r.Result.Content) == 0 {
+		return nil
+	}
+	text, _ := r.Result.Content[0]["text"].(string)
+	var env map[string]any
+	_ = json.Unmarshal([]byte(text), &env)
+	return env
+}
+
+// consentHost is one driver process and the storelink-mcp it spawned.
+type consentHost struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte
+	stderr *e2etest.SyncBuffer
+	nextID int
+	// protocol is the revision the client connected with.
+	protocol string
+}
+
+// requireClient2 skips (or fails under CI=true) unless the 2.x client is
+// installed beside the 1.x SDK.
+func requireClient2(t *testing.T, inst tsInstall) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(inst.modules, "@modelcontextprotocol", "client", "package.json")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("@modelcontextprotocol/client is not installed in %s, and CI=true requires this test: run `make tsclient`", inst.modules)
+		}
+		t.Skipf("@modelcontextprotocol/client is not installed: run `make tsclient` to run this test")
+	}
+}
+
+func startConsentHost(t *testing.T, inst tsInstall, name, generation string, elicitation bool, env []string) *consentHost {
+	t.Helper()
+	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		serverEnv[k] = v
+	}
+	return launchConsentHost(t, inst, name, map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": generation, "elicitation": elicitation})
+}
+
+// launchConsentHost starts consent.mjs with cfg (the JSON it reads: a
+// command to spawn, or a url and token to connect to) and waits until its
+// client is connected.
+func launchConsentHost(t *testing.T, inst tsInstall, name string, cfg map[string]any) *consentHost {
+	t.Helper()
+	work := stageTSScript(t, inst, consentScript)
+	cfgJSON, _ := json.Marshal(cfg)
+	cmd := exec.Command(inst.node, filepath.Join(work, consentScript), string(cfgJSON))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &consentHost{t: t, name: name, cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &e2etest.SyncBuffer{}}
+	cmd.Stderr = h.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(h.lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			h.lines <- slices.Clone(sc.Bytes())
+		}
+	}()
+	t.Cleanup(h.stop)
+	var ready struct {
+		Ready    bool   `json:"ready"`
+		Protocol string `json:"protocol"`
+	}
+	if line := h.next(30 * time.Second); line == nil || json.Unmarshal(line, &ready) != nil || !ready.Ready {
+		t.Fatalf("%s: the client did not connect: %s\nstderr:\n%s", name, line, tail(h.stderr.String(), 4000))
+	}
+	h.protocol = ready.Protocol
+	return h
+}
+
+func (h *consentHost) next(wait time.Duration) []byte {
+	select {
+	case line := <-h.lines:
+		return line
+	case <-time.After(wait):
+		return nil
+	}
+}
+
+// stop closes the driver's stdin (it closes the session, and the server
+// with it), bounded in time, then kills it by PID.
+func (h *consentHost) stop() {
+	_ = h.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = h.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = h.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// do sends one request to the driver (fields as consent.mjs reads them)
+// and returns its reply.
+func (h *consentHost) do(label string, req map[string]any) consentReply {
+	h.t.Helper()
+	h.nextID++
+	req["id"] = h.nextID
+	if req["name"] == nil {
+		req["name"] = "korral_raise_replenishment_order"
+	}
+	line, _ := json.Marshal(req)
+	if _, err := h.stdin.Write(append(line, '\n')); err != nil {
+		h.t.Fatalf("%s: %s: write to the client: %v", h.name, label, err)
+	}
+	got := h.next(90 * time.Second)
+	if got == nil {
+		h.t.Fatalf("%s: %s: no answer in 90 s\nstderr:\n%s", h.name, label, tail(h.stderr.String(), 4000))
+	}
+	var r consentReply
+	if err := json.Unmarshal(got, &r); err != nil || r.ID != h.nextID {
+		h.t.Fatalf("%s: %s: reply %s (%v)", h.name, label, got, err)
+	}
+	if r.Error != nil {
+		h.t.Fatalf("%s: %s: the client threw %v: %s\nstderr:\n%s", h.name, label, r.Error.Code, r.Error.Message, tail(h.stderr.String(), 4000))
+	}
+	return r
+}
+
+// expect checks the tool's answer: "ok" or an error code. It returns the
+// envelope.
+func (h *consentHost) expect(label string, r consentReply, want string) map[string]any {
+	h.t.Helper()
+	env := r.envelope()
+	if env == nil {
+		h.t.Fatalf("%s: %s: no envelope in %+v", h.name, label, r.Result)
+	}
+	got := "ok"
+	if ok, _ := env["ok"].(bool); !ok {
+		got = e2etest.Code(env)
+	}
+	if got != want {
+		h.t.Errorf("%s: %s: got %s, want %s: %v", h.name, label, got, want, env)
+	}
+	if (got == "ok") == r.Result.IsError {
+		h.t.Errorf("%s: %s: answer %s with isError=%v", h.name, label, got, r.Result.IsError)
+	}
+	return env
+}
+
+func accept(units any) map[string]any {
+	return map[string]any{"action": "accept", "content": map[string]any{"quantity_units": units}}
+}
+
+// consentWorld is a mock StoreLink and the environment of a server in host
+// consent mode with the test's sealing key.
+func consentWorld(t *testing.T) (*e2etest.World, []string) {
+	t.Helper()
+	w := e2etest.NewWorld(t)
+	keyFile := filepath.Join(w.Dir, "consent.key")
+	if err := os.WriteFile(keyFile, []byte(consentKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
+}
+
+// orderList is the mock's orders beyond its fixtures, as "store sku units".
+func orderList(w *e2etest.World) []string {
+	var out []string
+	for _, o := range w.Mock.Server.Orders() {
+		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s %d", o.StoreID, o.SKU, o.QuantityUnits))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sentNothing fails unless StoreLink got no new order request since
+// creates were counted.
+func sentNothing(t *testing.T, w *e2etest.World, label string, creates int) {
+	t.Helper()
+	if n := w.Requests(isCreate); n != creates {
+		t.Errorf("%s: StoreLink got %d order request(s), want %d: nothing may be sent", label, n, creates)
+	}
+}
+
+// consentAuditRows is the outcome, code and summary of the write tool's audit rows, in order.
+func consentAuditRows(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT outcome, error_code, summary FROM audit WHERE tool = 'korral_raise_replenishment_order' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var o, c, s string
+		if err := rows.Scan(&o, &c, &s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, o+" "+c+" "+s)
+	}
+	return out
+}
+
+// TestHostConsentWithBothClientGenerations walks every answer a person can
+// give, on a 2025-11-25 session (form elicitation inside the call) and on a
+// 2026-07-28 one (input_required and a retry the client makes itself).
+func TestHostConsentWithBothClientGenerations(t *testing.T) {
+	inst := findTSClient(t)
+	requireClient2(t, inst)
+	for _, gen := range []string{"1", "2"} {
+		t.Run("generation "+gen, func(t *testing.T) {
+			w, env := consentWorld(t)
+			h := startConsentHost(t, inst, "host gen "+gen, gen, true, env)
+			creates := w.Requests(isCreate)
+
+			// A preview asks nobody and sends nothing.
+			r := h.do("preview", map[string]any{"arguments": e2etest.Order(24), "answer": accept(24)})
+			h.expect("preview", r, "ok")
+			if len(r.Asked) != 0 {
+				t.Errorf("a preview asked the user: %v", r.Asked)
+			}
+
+			refusals := []struct {
+				label  string
+				answer map[string]any
+				want   string
+			}{
+				{"decline", map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED"},
+				{"cancel", map[string]any{"action": "cancel"}, "HOST_CONSENT_CANCELLED"},
+				{"wrong quantity", accept(240), "HOST_CONSENT_QUANTITY_MISMATCH"},
+				{"quantity off by one", accept(23), "HOST_CONSENT_QUANTITY_MISMATCH"},
+			}
+			for i, c := range refusals {
+				key := fmt.Sprintf("consent-%s-refused-%d", gen, i)
+				r := h.do(c.label, map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": c.answer})
+				ans := h.expect(c.label, r, c.want)
+				sentNothing(t, w, c.label, creates)
+				if len(r.Asked) != 1 {
+					t.Fatalf("%s: the user was asked %d time(s), want once", c.label, len(r.Asked))
+				}
+				if msg := errMessage(ans); !strings.Contains(msg, "nothing was sent") {
+					t.Errorf("%s: the answer does not say nothing was sent: %s", c.label, msg)
+				}
+				if _, found := ledgerEntries(t, w.StatePath)[key]; found {
+					t.Errorf("%s: the ledger recorded the refused order", c.label)
+				}
+			}
+			// The question shows the order: store, product, units and cases,
+			// days of cover after delivery, reason; and asks for the
+			// quantity typed, with nothing filled in for the person.
+			r = h.do("question", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "consent-"+gen+"-shown"), "answer": map[string]any{"action": "decline"}})
+			if q := r.Asked; len(q) == 1 {
+				for _, want := range []string{"Store: 47", "Madeta butter 250g (SKU " + mockstorelink.SKUButter + ")", "Quantity: 24 units (", "case(s) of",
+					"Days of cover after delivery: ", "Reason: Projected to sell out before close", "type the quantity in units (24)"} {
+					if !strings.Contains(q[0].Message, want) {
+						t.Errorf("the question lacks %q:\n%s", want, q[0].Message)
+					}
+				}
+				field, _ := q[0].RequestedSchema["properties"].(map[string]any)["quantity_units"].(map[string]any)
+				if field["type"] != "integer" || field["default"] != nil {
+					t.Errorf("the form's quantity field: %v", field)
+				}
+			}
+
+			// Typed correctly: the order lands, exactly it.
+			r = h.do("accept", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "consent-"+gen+"-accepted"), "answer": accept(24)})
+			ans := h.expect("accept", r, "ok")
+			if d, _ := ans["data"].(map[string]any); d["mode"] != "raised" || d["order_id"] == "" {
+				t.Errorf("accept: %v", ans)
+			}
+			if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 24"}; !slices.Equal(got, want) {
+				t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
+			}
+			sentNothing(t, w, "after the accept", creates+1)
+			// Its replay asks nobody and sends nothing.
+			r = h.do("replay of the accepted order", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "consent-"+gen+"-accepted"), "answer": accept(24)})
+			h.expect("replay of the accepted order", r, "ok")
+			if len(r.Asked) != 0 {
+				t.Errorf("the replay asked the user")
+			}
+			sentNothing(t, w, "after the replay", creates+1)
+			h.stop()
+			// Each generation was asked its own way: a request of the
+			// server's inside the call (2025-11-25), or input_required
+			// answers the client retried (2026-07-28).
+			if mrtr := strings.Contains(h.stderr.String(), `"msg":"tool.input_required"`); mrtr != (gen == "2") {
+				t.Errorf("generation %s: input_required answers %v", gen, mrtr)
+			}
+
+			// A host without elicitation: refused, with the way to approval mode.
+			bare := startConsentHost(t, inst, "no elicitation gen "+gen, gen, false, env)
+			r = bare.do("no elicitation", map[string]any{"arguments": e2etest.Order(36, "confirm", true, "idempotency_key", "consent-"+gen+"-bare"), "answer": accept(36)})
+			ans = bare.expect("no elicitation", r, "HOST_CONSENT_UNAVAILABLE")
+			if !strings.Contains(errMessage(ans), "WRITE_APPROVAL=required") || len(r.Asked) != 0 {
+				t.Errorf("no elicitation: %s (asked %d)", errMessage(ans), len(r.Asked))
+			}
+			sentNothing(t, w, "no elicitation", creates+1)
+			bare.stop()
+
+			// The audit trail says what happened, refusals included.
+			rows := strings.Join(consentAuditRows(t, w.StatePath), "\n")
+			for _, want := range []string{"HOST_CONSENT_DECLINED", "HOST_CONSENT_CANCELLED", "HOST_CONSENT_QUANTITY_MISMATCH", "HOST_CONSENT_UNAVAILABLE",
+				"The person at the host confirmed it by typing the quantity."} {
+				if !strings.Contains(rows, want) {
+					t.Errorf("the audit trail lacks %q:\n%s", want, rows)
+				}
+			}
+			judge(t, w)
+		})
+	}
+}
+
+// TestHostConsentOverHTTP is host consent over the default `serve --http`
+// (no --stateless), with a bearer token: a 2025-11-25 client keeps a
+// session and is asked with elicitation/create inside its call; a
+// 2026-07-28 client is routed to the stateless handler and is answered
+// input_required with a sealed requestState it retries with. For each,
+// the mock's order list is the judge: the right quantity lands exactly
+// that order, a decline or a wrong quantity sends nothing.
+func TestHostConsentOverHTTP(t *testing.T) {
+	inst := findTSClient(t)
+	requireClient2(t, inst)
+	for _, gen := range []string{"1", "2"} {
+		t.Run("generation "+gen, func(t *testing.T) {
+			w, env := consentWorld(t)
+			tokens := filepath.Join(w.Dir, "tokens")
+			e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
+			p := e2etest.StartHTTP(t, append(env, "MCP_AUTH_TOKENS_FILE="+tokens))
+			h := launchConsentHost(t, inst, "http host gen "+gen, map[string]any{"url": p.Base + "/mcp", "token": e2etest.TokenDairy, "generation": gen, "elicitation": true})
+			wantProtocol := map[string]string{"1": "2025-11-25", "2": "2026-07-28"}[gen]
+			if h.protocol != wantProtocol {
+				t.Errorf("the client connected with %q, want %q", h.protocol, wantProtocol)
+			}
+			creates := w.Requests(isCreate)
+
+			refusals := []struct {
+				label  string
+				answer map[string]any
+				want   string
+			}{
+				{"decline", map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED"},
+				{"wrong quantity", accept(240), "HOST_CONSENT_QUANTITY_MISMATCH"},
+			}
+			for i, c := range refusals {
+				key := fmt.Sprintf("http-consent-%s-refused-%d", gen, i)
+				r := h.do(c.label, map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": c.answer})
+				h.expect(c.label, r, c.want)
+				if len(r.Asked) != 1 {
+					t.Errorf("%s: the user was asked %d time(s), want once", c.label, len(r.Asked))
+				}
+				sentNothing(t, w, c.label, creates)
+			}
+			if got := orderList(w); len(got) != 0 {
+				t.Errorf("StoreLink's orders after the refusals: %v, want none", got)
+			}
+
+			r := h.do("accept", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "http-consent-"+gen+"-accepted"), "answer": accept(24)})
+			ans := h.expect("accept", r, "ok")
+			if d, _ := ans["data"].(map[string]any); d["mode"] != "raised" || d["order_id"] == "" {
+				t.Errorf("accept: %v", ans)
+			}
+			if len(r.Asked) != 1 {
+				t.Errorf("accept: the user was asked %d time(s), want once", len(r.Asked))
+			}
+			if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 24"}; !slices.Equal(got, want) {
+				t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
+			}
+			sentNothing(t, w, "after the accept", creates+1)
+			h.stop()
+
+			// Each generation was asked its own way over HTTP: the server's
+			// request inside the 2025-11-25 session's call, or input_required
+			// answers the 2026-07-28 client retried with their requestState.
+			p.Stop()
+			var mrtr int
+			sessions := map[string]int{}
+			for _, l := range p.LogLines() {
+				switch {
+				case l["msg"] == "tool.input_required":
+					mrtr++
+				case l["msg"] == "audit" && l["tool"] == "korral_raise_replenishment_order":
+					sessions[fmt.Sprint(l["session"])]++
+				}
+			}
+			if gen == "1" {
+				// One session held every call, and nothing was answered input_required.
+				if _, stateless := sessions[""]; mrtr != 0 || len(sessions) != 1 || stateless {
+					t.Errorf("generation 1: %d input_required answers, audited sessions %v; want none and one session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
+				}
+			} else if mrtr != 3 || len(sessions) != 1 || sessions[""] == 0 {
+				// Every call met input_required first (the question and its
+				// retry are audited each), outside any session.
+				t.Errorf("generation 2: %d input_required answers, audited sessions %v; want 3 and no session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
+			}
+			judge(t, w)
+		})
+	}
+}
+
+// TestHostConsentSealedState is the 2026-07-28 client in manual mode: the
+// test holds the requestState and retries as an attacker would. A declined
+// question replayed with a forged accept, here or at another replica, an
+// altered state, a state of another order, one sealed with another key:
+// each is refused and sends nothing; a state answered once is spent.
+func TestHostConsentSealedState(t *testing.T) {
+	inst := findTSClient(t)
+	requireClient2(t, inst)
+	w, env := consentWorld(t)
+	h := startConsentHost(t, inst, "manual", "2", true, env)
+	creates := w.Requests(isCreate)
+
+	ask := func(label string, args map[string]any) string {
+		t.Helper()
+		r := h.do(label, map[string]any{"arguments": args, "manual": true})
+		if r.Result == nil || r.Result.ResultType != "input_required" || r.Result.RequestState == "" || r.Result.InputRequests["confirm_order"] == nil {
+			t.Fatalf("%s: want input_required with a requestState and the question, got %+v", label, r.Result)
+		}
+		if strings.Contains(r.Result.RequestState, mockstorelink.SKUButter) || strings.Contains(r.Result.RequestState, "consent-") {
+			t.Errorf("%s: the requestState is readable: %s", label, r.Result.RequestState)
+		}
+		sentNothing(t, w, label, creates)
+		return r.Result.RequestState
+	}
+	answer := func(a map[string]any) map[string]any { return map[string]any{"confirm_order": a} }
+	retry := func(label string, args map[string]any, state string, a map[string]any, want string) map[string]any {
+		t.Helper()
+		r := h.do(label, map[string]any{"arguments": args, "requestState": state, "inputResponses": answer(a)})
+		return h.expect(label, r, want)
+	}
+
+	// A declined question, replayed with a forged accept: here, and at
+	// another replica sharing the state database and the key (a second
+	// server process, as a restarted or load-balanced one would be).
+	declined := e2etest.Order(24, "confirm", true, "idempotency_key", "sealed-declined-0001")
+	st := ask("question to decline", declined)
+	retry("decline", declined, st, map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED")
+	retry("the declined state replayed with an accept", declined, st, accept(24), "HOST_CONSENT_STATE_REPLAYED")
+	replica := startConsentHost(t, inst, "replica", "2", true, env)
+	if r := replica.do("replayed at another replica", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(accept(24))}); true {
+		replica.expect("replayed at another replica", r, "HOST_CONSENT_STATE_REPLAYED")
+	}
+	sentNothing(t, w, "replays", creates)
+
+	// An altered state: every position of it, one character changed.
+	tampered := e2etest.Order(30, "confirm", true, "idempotency_key", "sealed-tampered-0001")
+	st = ask("question to tamper with", tampered)
+	for _, i := range []int{0, 3, len(st) / 2, len(st) - 1} {
+		b := []byte(st)
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+		retry(fmt.Sprintf("state altered at %d", i), tampered, string(b), accept(30), "HOST_CONSENT_STATE_INVALID")
+	}
+	retry("state truncated", tampered, st[:len(st)-4], accept(30), "HOST_CONSENT_STATE_INVALID")
+	sentNothing(t, w, "tampered", creates)
+
+	// A state presented for another order (more units, another key, another store).
+	for label, other := range map[string]map[string]any{
+		"more units":  e2etest.Order(300, "confirm", true, "idempotency_key", "sealed-tampered-0001"),
+		"another key": e2etest.Order(30, "confirm", true, "idempotency_key", "sealed-tampered-0002"),
+		"another store": func() map[string]any {
+			a := e2etest.Order(30, "confirm", true, "idempotency_key", "sealed-tampered-0001")
+			a["store_id"] = "102"
+			return a
+		}(),
+	} {
+		retry("state for "+label, other, st, accept(other["quantity_units"]), "HOST_CONSENT_STATE_MISMATCH")
+	}
+	sentNothing(t, w, "mismatch", creates)
+
+	// A state sealed with another key: another deployment's, or an old key.
+	otherKey := filepath.Join(w.Dir, "other.key")
+	if err := os.WriteFile(otherKey, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	foreign := startConsentHost(t, inst, "other key", "2", true, append(slices.Clone(env), "HOST_CONSENT_KEY_FILE="+otherKey))
+	if r := foreign.do("state of another key", map[string]any{"arguments": tampered, "requestState": st, "inputResponses": answer(accept(30))}); true {
+		foreign.expect("state of another key", r, "HOST_CONSENT_STATE_INVALID")
+	}
+	sentNothing(t, w, "other key", creates)
+
+	// The untouched state, answered right, is honoured once: the order lands.
+	env2 := retry("the untouched state, accepted", tampered, st, accept(30), "ok")
+	if d, _ := env2["data"].(map[string]any); d["mode"] != "raised" {
+		t.Errorf("accepted: %v", env2)
+	}
+	if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 30"}; !slices.Equal(got, want) {
+		t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
+	}
+	sentNothing(t, w, "after the accept", creates+1)
+	judge(t, w)
+}
+
+// TestHostConsentAcrossPostgresReplicas: two replicas on their own machines
+// share one PostgreSQL and one sealing key. A state one sealed is answered
+// at the other; a state answered at one is refused at the other, so a
+// declined question replayed with a forged accept sends nothing anywhere.
+func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
+	inst := findTSClient(t)
+	requireClient2(t, inst)
+	dsn := pgDatabase(t)
+	w, _ := consentWorld(t)
+	keyFile := filepath.Join(w.Dir, "consent.key")
+	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
+	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
+	a := startConsentHost(t, inst, "replica A", "2", true, envA)
+	b := startConsentHost(t, inst, "replica B", "2", true, envB)
+	creates := w.Requests(isCreate)
+	answer := func(x map[string]any) map[string]any { return map[string]any{"confirm_order": x} }
+	ask := func(h *consentHost, args map[string]any) string {
+		t.Helper()
+		r := h.do("question", map[string]any{"arguments": args, "manual": true})
+		if r.Result == nil || r.Result.RequestState == "" {
+			t.Fatalf("%s: no input_required: %+v", h.name, r.Result)
+		}
+		return r.Result.RequestState
+	}
+
+	declined := e2etest.Order(24, "confirm", true, "idempotency_key", "pg-consent-declined-0001")
+	st := ask(a, declined)
+	a.expect("declined at A", a.do("decline", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(map[string]any{"action": "decline"})}), "HOST_CONSENT_DECLINED")
+	b.expect("replayed at B with an accept", b.do("replay", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(accept(24))}), "HOST_CONSENT_STATE_REPLAYED")
+	sentNothing(t, w, "replay at the other replica", creates)
+
+	accepted := e2etest.Order(36, "confirm", true, "idempotency_key", "pg-consent-accepted-0001")
+	st = ask(a, accepted)
+	b.expect("sealed at A, accepted at B", b.do("accept", map[string]any{"arguments": accepted, "requestState": st, "inputResponses": answer(accept(36))}), "ok")
+	if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 36"}; !slices.Equal(got, want) {
+		t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
+	}
+	sentNothing(t, w, "after the accept", creates+1)
+	a.stop()
+	b.stop()
+	pgJudge(t, w, dsn)
+	noSQLite(t, dirA, dirB)
+}
+
+// TestHostConsentNeedsItsKey: the server in host mode refuses to start
+// without a sealing key, with one line that says how to make one, before
+// it opens anything.
+func TestHostConsentNeedsItsKey(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	_, stderr, exit := e2etest.RunCLIStdin(t, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host"), "")
+	if exit != 2 || !strings.Contains(stderr, "WRITE_APPROVAL=host needs HOST_CONSENT_KEY_FILE: write a key with `openssl rand -hex 32 > FILE`") {
+		t.Fatalf("exit %d, stderr:\n%s", exit, stderr)
+	}
+	if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
+		t.Errorf("the refusal is %d lines, want one:\n%s", n+1, stderr)
+	}
+	if _, err := os.Stat(w.StatePath); err == nil {
+		t.Error("the refused server created its state database")
+	}
+}

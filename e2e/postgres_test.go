@@ -1,0 +1,593 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// Replicas on several machines: two or more `serve --http --stateless`
+// processes, each with its own working directory, sharing one PostgreSQL
+// database through STATE_DATABASE_URL. The judge is the same as everywhere
+// on the write path: what the mock StoreLink holds must be what the ledger
+// (read straight from PostgreSQL) says was raised.
+
+// pgDatabase returns TEST_DATABASE_URL narrowed to a new schema of this
+// test's own (dropped at the end). Without TEST_DATABASE_URL the test is
+// skipped, or fails under CI=true, where both backends must be tested
+// (.ci/run starts PostgreSQL with scripts/postgres-test.sh).
+func pgDatabase(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("TEST_DATABASE_URL is not set, and CI=true requires the PostgreSQL tests to run: start one with scripts/postgres-test.sh start")
+		}
+		t.Skip("TEST_DATABASE_URL is not set: start a PostgreSQL with `eval \"$(scripts/postgres-test.sh start)\"` to run this test")
+	}
+	schema := fmt.Sprintf("e2e_%d", time.Now().UnixNano())
+	pgExec(t, base, `CREATE SCHEMA `+schema)
+	t.Cleanup(func() { pgExec(t, base, `DROP SCHEMA `+schema+` CASCADE`) })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal("TEST_DATABASE_URL is not a URL")
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func pgExec(t *testing.T, dsn, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// pgLedger reads every ledger entry straight from PostgreSQL.
+func pgLedger(t *testing.T, dsn string) map[string]ledgerEntry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `SELECT idempotency_key, state, COALESCE(order_id, ''), store_id, sku, quantity_units,
+		COALESCE(approval_id, ''), upstream_id, error_message FROM entries`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]ledgerEntry{}
+	for rows.Next() {
+		var e ledgerEntry
+		if err := rows.Scan(&e.Key, &e.State, &e.OrderID, &e.StoreID, &e.SKU, &e.Units, &e.ApprovalID, &e.Upstream, &e.ErrorMessage); err != nil {
+			t.Fatal(err)
+		}
+		out[e.Key] = e
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// pgJudge is judge with the ledger in PostgreSQL.
+func pgJudge(t *testing.T, w *e2etest.World, dsn string) {
+	t.Helper()
+	var held, raised []string
+	for _, o := range w.Mock.Server.Orders() {
+		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
+			held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
+		}
+	}
+	for _, e := range pgLedger(t, dsn) {
+		if e.State == "raised" {
+			raised = append(raised, fmt.Sprintf("%s store=%s sku=%s units=%d", e.OrderID, e.StoreID, e.SKU, e.Units))
+		}
+	}
+	slices.Sort(held)
+	slices.Sort(raised)
+	if !slices.Equal(held, raised) {
+		t.Fatalf("StoreLink holds %v, the ledger says raised %v", held, raised)
+	}
+}
+
+// replicaEnv is the environment of one replica "machine": its own home and
+// state directories, the shared database, and no SQLite path.
+func replicaEnv(t *testing.T, w *e2etest.World, dsn string, extra ...string) (env []string, dir string) {
+	dir = t.TempDir()
+	env = append(without(w.Env(extra...), "STATE_DB_PATH", "HOME"),
+		"HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"), "STATE_DATABASE_URL="+dsn)
+	return env, dir
+}
+
+// noSQLite fails if any SQLite state file appeared under dirs.
+func noSQLite(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && strings.Contains(e.Name(), ".db") {
+				t.Errorf("a SQLite file was created although STATE_DATABASE_URL is set: %s", p)
+			}
+			return nil
+		})
+	}
+}
+
+// TestPostgresReplicasRaiseOneOrderPerKey is the issue's own story: eight
+// concurrent confirms with one key through two replicas on two "machines"
+// give StoreLink exactly one order, and the audit trail read from either
+// side holds every replica's calls.
+func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
+	dsn := pgDatabase(t)
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
+	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
+	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")}
+	// A slow POST keeps the first order "sending" while the others arrive.
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
+
+	const perReplica = 4
+	const key = "pg-replica-race-key-01"
+	envs := make(chan map[string]any, 2*perReplica)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for r, p := range replicas {
+		for i := range perReplica {
+			cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("replica-%d-agent-%d", r, i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				env, err := e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
+				if err != nil {
+					t.Errorf("call: %v", err)
+					return
+				}
+				envs <- env
+			}()
+		}
+	}
+	close(start)
+	wg.Wait()
+	close(envs)
+	raised, orderIDs := 0, map[string]bool{}
+	for env := range envs {
+		if env["ok"] != true {
+			// Arriving while the first attempt is being sent: an outcome to
+			// check, never a second order.
+			if c := e2etest.Code(env); c != "WRITE_OUTCOME_UNKNOWN" {
+				t.Fatalf("unexpected failure: %v", env)
+			}
+			continue
+		}
+		d := data(t, env)
+		if d["mode"] == "raised" {
+			raised++
+		}
+		orderIDs[d["order_id"].(string)] = true
+	}
+	if raised != 1 || len(orderIDs) != 1 {
+		t.Fatalf("%d raised, order ids %v; want one order", raised, orderIDs)
+	}
+	if n := w.Requests(isCreate); n != 1 {
+		t.Fatalf("StoreLink saw %d createReplenishmentOrder requests, want exactly 1", n)
+	}
+	if l := pgLedger(t, dsn); len(l) != 1 || l[key].State != "raised" {
+		t.Fatalf("ledger: %v", l)
+	}
+	pgJudge(t, w, dsn)
+
+	// The audit trail, read through either replica's configuration, holds
+	// all eight calls and both replicas' clients.
+	for _, env := range [][]string{envA, envB} {
+		rows := auditRowsIn(t, env)
+		clients := map[string]int{}
+		for _, r := range rows {
+			if r["tool"] == "korral_raise_replenishment_order" {
+				c := fmt.Sprint(r["client"])
+				clients[c[strings.Index(c, "replica-"):][:len("replica-0")]]++
+			}
+		}
+		if clients["replica-0"] != perReplica || clients["replica-1"] != perReplica {
+			t.Fatalf("audit trail calls per replica: %v; want %d each", clients, perReplica)
+		}
+		out, stderr, exit := e2etest.RunCLI(t, env, "audit", "report", "--format", "json")
+		if exit != 0 || !strings.Contains(out, `"calls":8`) {
+			t.Fatalf("audit report: exit %d: %s\n%s", exit, out, stderr)
+		}
+	}
+	for _, p := range replicas {
+		p.Stop()
+	}
+	noSQLite(t, dirA, dirB, w.Dir)
+}
+
+// TestPostgresApprovalAcrossReplicas stages an order through one replica,
+// releases it with `storelink-mcp approvals approve` from an operator's
+// shell, and reads the outcome through the other replica.
+func TestPostgresApprovalAcrossReplicas(t *testing.T) {
+	dsn := pgDatabase(t)
+	w := e2etest.NewWorld(t)
+	const cred = "approver-credential-0123456789"
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
+	extra := []string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required", "MCP_AUTH_TOKENS_FILE=" + tokens}
+	envA, dirA := replicaEnv(t, w, dsn, extra...)
+	envB, dirB := replicaEnv(t, w, dsn, extra...)
+	// The operator's migration step ahead of the rollout, then again: nothing to do.
+	out, stderr, exit := e2etest.RunCLI(t, envA, "migrate")
+	if exit != 0 || !strings.Contains(out, "schema migrated from version 0 to 6 (applied 0001_initial.sql, 0002_approvers.sql, 0003_consent_nonces.sql, 0004_audit_trace_id.sql, 0005_console_logins_sessions.sql, 0006_console_form_key.sql)") {
+		t.Fatalf("migrate: exit %d: %s %s", exit, out, stderr)
+	}
+	if out, _, exit := e2etest.RunCLI(t, envB, "migrate"); exit != 0 || !strings.Contains(out, "schema up to date at version 6") {
+		t.Fatalf("migrate again: exit %d: %s", exit, out)
+	}
+	if out, _, exit := e2etest.RunCLI(t, nil, "migrate", "--help"); exit != 0 || !strings.Contains(out, "Usage: storelink-mcp migrate") {
+		t.Fatalf("migrate --help: exit %d: %s", exit, out)
+	}
+	if _, stderr, exit := e2etest.RunCLI(t, envA, "migrate", "now"); exit != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("migrate with an argument: exit %d: %q", exit, stderr)
+	}
+	// The approver is registered once, in the database every replica shares.
+	registerApprover(t, envA, "Jana Nováková", cred)
+	a, b := e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")
+
+	staged, err := e2etest.CallHTTP(t, a.Connect(e2etest.TokenDairy, "agent-a"), "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := data(t, staged)["approval_id"].(string)
+	if id == "" || w.Requests(isCreate) != 0 {
+		t.Fatalf("staged: %v, %d POSTs", staged, w.Requests(isCreate))
+	}
+	shellEnv, shellDir := replicaEnv(t, w, dsn, extra...)
+	list, stderr, exit := e2etest.RunCLI(t, shellEnv, "approvals", "list")
+	if exit != 0 || !strings.Contains(list, id) {
+		t.Fatalf("approvals list: exit %d: %s %s", exit, list, stderr)
+	}
+	out, stderr, exit = e2etest.RunCLI(t, append(shellEnv, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
+	if exit != 0 || !strings.Contains(out, "raised") {
+		t.Fatalf("approve: exit %d\n%s\n%s", exit, out, stderr)
+	}
+	st, err := e2etest.CallHTTP(t, b.Connect(e2etest.TokenDairy, "agent-b"), "korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := data(t, st); d["status"] != "submitted" || d["quantity_units"] != 24.0 {
+		t.Fatalf("status through the other replica: %v", d)
+	}
+	if n := w.Requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+	pgJudge(t, w, dsn)
+	a.Stop()
+	b.Stop()
+	noSQLite(t, dirA, dirB, shellDir, w.Dir)
+}
+
+// TestPostgresReplicaKilledMidPostIsNeverResent kills a replica (SIGKILL)
+// while StoreLink holds its POST: the other replica, asked again with the
+// same key or for the same order under another key, sends nothing.
+func TestPostgresReplicaKilledMidPostIsNeverResent(t *testing.T) {
+	dsn := pgDatabase(t)
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
+	envA, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s", "MCP_AUTH_TOKENS_FILE="+tokens)
+	envB, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
+	a, b := e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 20 * time.Second})
+	const key = "pg-crash-test-key-01"
+	csA := a.Connect(e2etest.TokenDairy, "agent-a")
+	go func() {
+		_, _ = e2etest.CallHTTP(t, csA, "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for w.Requests(isCreate) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if w.Requests(isCreate) != 1 {
+		t.Fatal("the POST never reached StoreLink")
+	}
+	_ = a.Cmd.Process.Kill()
+	<-a.Done
+	w.Mock.Server.ClearFaults()
+
+	csB := b.Connect(e2etest.TokenDairy, "agent-b")
+	again, err := e2etest.CallHTTP(t, csB, "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := e2etest.Code(again); c != "WRITE_OUTCOME_UNKNOWN" {
+		t.Fatalf("the same key through the other replica: %v", again)
+	}
+	other, err := e2etest.CallHTTP(t, csB, "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := e2etest.Code(other); c != "ORDER_IN_FLIGHT" {
+		t.Fatalf("the same order under a derived key: %v", other)
+	}
+	if n := w.Requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+	if e := pgLedger(t, dsn)[key]; e.State != "sending" {
+		t.Fatalf("ledger entry after the kill: %+v; want it left sending (an unknown outcome)", e)
+	}
+	pgJudge(t, w, dsn)
+}
+
+// readyz returns /readyz's status code and body.
+func readyz(t *testing.T, p *e2etest.HTTPProc) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(p.Base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return resp.StatusCode, m
+}
+
+// TestPostgresOutageAndRecovery stops PostgreSQL under running replicas:
+// calls fail with STATE_UNAVAILABLE and send nothing, /readyz says the
+// ledger is unreachable, and once PostgreSQL is back the same replicas
+// serve again without a restart. It stops the shared test server, so it
+// needs scripts/postgres-test.sh (TEST_POSTGRES_SCRIPT, which `start`
+// exports).
+func TestPostgresOutageAndRecovery(t *testing.T) {
+	dsn := pgDatabase(t)
+	script := os.Getenv("TEST_POSTGRES_SCRIPT")
+	if script == "" {
+		t.Skip("TEST_POSTGRES_SCRIPT is not set: this test stops and starts the server through scripts/postgres-test.sh")
+	}
+	pgctl := func(verb string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, script, verb).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", script, verb, err, out)
+		}
+	}
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
+	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
+	for _, p := range replicas {
+		if c, body := readyz(t, p); c != http.StatusOK || body["database"] != "postgresql" || body["ledger"] != "ok" {
+			t.Fatalf("readyz before the outage: %d %v", c, body)
+		}
+	}
+
+	pgctl("down")
+	t.Cleanup(func() { pgctl("up") }) // also when the test fails half-way
+	for i, p := range replicas {
+		cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("agent-%d", i))
+		env, err := e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(24+i, "confirm", true, "idempotency_key", fmt.Sprintf("pg-outage-key-%02d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := e2etest.Code(env); c != "STATE_UNAVAILABLE" {
+			t.Fatalf("confirm while PostgreSQL is down: %v", env)
+		}
+		if msg := errMessage(env); strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "storelink_test") {
+			t.Fatalf("the model is told the database's address: %s", msg)
+		}
+		if c, body := readyz(t, p); c != http.StatusServiceUnavailable || body["ledger"] != "unreachable" {
+			t.Fatalf("readyz during the outage: %d %v", c, body)
+		}
+		if !p.Logged("tool.state_unavailable") {
+			t.Fatalf("no tool.state_unavailable line:\n%s", p.Stderr.String())
+		}
+	}
+	if n := w.Requests(isCreate); n != 0 {
+		t.Fatalf("%d POSTs while the ledger was unreachable", n)
+	}
+	pw, _ := url.Parse(dsn)
+	secret, _ := pw.User.Password()
+	for _, p := range replicas {
+		if strings.Contains(p.Stderr.String(), secret) {
+			t.Fatal("a replica logged the database password")
+		}
+	}
+
+	pgctl("up")
+	for i, p := range replicas {
+		cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("agent-after-%d", i))
+		env, err := e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(24+i, "confirm", true, "idempotency_key", fmt.Sprintf("pg-outage-key-%02d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := data(t, env); d["mode"] != "raised" {
+			t.Fatalf("confirm after PostgreSQL came back: %v", d)
+		}
+		if c, body := readyz(t, p); c != http.StatusOK || body["ledger"] != "ok" {
+			t.Fatalf("readyz after the outage: %d %v", c, body)
+		}
+	}
+	if n := w.Requests(isCreate); n != 2 {
+		t.Fatalf("%d POSTs, want 2", n)
+	}
+	pgJudge(t, w, dsn)
+}
+
+// TestPostgresRestartUnderLoad restarts PostgreSQL while both replicas take
+// confirmed orders. Every answer is an order, STATE_UNAVAILABLE, or (for a
+// send whose verdict could not be recorded) an unknown outcome; StoreLink
+// never gets a request twice; and both replicas serve again afterwards
+// without a restart.
+func TestPostgresRestartUnderLoad(t *testing.T) {
+	dsn := pgDatabase(t)
+	script := os.Getenv("TEST_POSTGRES_SCRIPT")
+	if script == "" {
+		t.Skip("TEST_POSTGRES_SCRIPT is not set: this test restarts the server through scripts/postgres-test.sh")
+	}
+	w := e2etest.NewWorld(t)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
+	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MAX_ORDER_UNITS=100000", "MCP_AUTH_TOKENS_FILE="+tokens)
+	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
+
+	// Each order is its own request (its own quantity), so a resend would
+	// show as a second order of the same quantity.
+	var next sync.Mutex
+	units := 100
+	confirm := func(cs *mcp.ClientSession) (map[string]any, error) {
+		next.Lock()
+		units++
+		u := units
+		next.Unlock()
+		return e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(u, "confirm", true, "idempotency_key", fmt.Sprintf("pg-load-key-%05d", u)))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answers := map[string]int{}
+	for r, p := range replicas {
+		for i := range 3 {
+			cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("load-%d-%d", r, i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					env, err := confirm(cs)
+					mu.Lock()
+					switch {
+					case err != nil:
+						t.Errorf("call: %v", err)
+					case env["ok"] == true:
+						answers["raised"]++
+					default:
+						answers[e2etest.Code(env)]++
+					}
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+					if env["ok"] != true {
+						time.Sleep(20 * time.Millisecond) // pace the retries while the database is away
+					}
+				}
+			}()
+		}
+	}
+	// Let orders flow, restart the database under them, let them flow again.
+	waitForPOSTs := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for w.Requests(isCreate) < n && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if w.Requests(isCreate) < n {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d; answers so far %v", w.Requests(isCreate), n, answers)
+		}
+	}
+	waitForPOSTs(10)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, script, "restart").CombinedOutput(); err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatalf("restart: %v\n%s", err, out)
+	}
+	waitForPOSTs(w.Requests(isCreate) + 10)
+	close(stop)
+	wg.Wait()
+	t.Logf("answers: %v", answers)
+	for c := range answers {
+		if c != "raised" && c != "STATE_UNAVAILABLE" && c != "WRITE_OUTCOME_UNKNOWN" {
+			t.Errorf("unexpected answer %s during the restart", c)
+		}
+	}
+	// Both replicas serve again, without a restart of their own.
+	for i, p := range replicas {
+		env, err := confirm(p.Connect(e2etest.TokenDairy, fmt.Sprintf("after-%d", i)))
+		if err != nil || env["ok"] != true {
+			t.Fatalf("replica %d after the restart: %v %v", i, env, err)
+		}
+	}
+
+	// StoreLink got each request at most once, and holds exactly what the
+	// ledger raised, plus orders whose verdict the restart kept from the
+	// ledger (left sending, for a person to resolve).
+	byUnits := map[int64]string{}
+	held := 0
+	for _, o := range w.Mock.Server.Orders() {
+		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
+			continue
+		}
+		held++
+		if prev, dup := byUnits[o.QuantityUnits]; dup {
+			t.Fatalf("StoreLink holds two orders of %d units: %s and %s", o.QuantityUnits, prev, o.OrderID)
+		}
+		byUnits[o.QuantityUnits] = string(o.OrderID)
+	}
+	if n := w.Requests(isCreate); n != held {
+		t.Fatalf("%d POSTs for %d orders", n, held)
+	}
+	ledger := pgLedger(t, dsn)
+	for _, e := range ledger {
+		id, atStoreLink := byUnits[e.Units]
+		switch e.State {
+		case "raised":
+			if id != e.OrderID {
+				t.Errorf("ledger raised %s (%d units) but StoreLink holds %q", e.OrderID, e.Units, id)
+			}
+		case "sending", "unknown":
+		default:
+			if atStoreLink {
+				t.Errorf("ledger says %s for %d units, but StoreLink holds order %s", e.State, e.Units, id)
+			}
+		}
+	}
+	for u, id := range byUnits {
+		found := false
+		for _, e := range ledger {
+			found = found || e.Units == u
+		}
+		if !found {
+			t.Errorf("StoreLink holds order %s of %d units that the ledger does not know", id, u)
+		}
+	}
+}

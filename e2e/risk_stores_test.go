@@ -1,0 +1,102 @@
+package e2e_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// TestRiskCheckComparesStoresInOneCall: the butter scenario's comparison in
+// one call, through the real server and the mock StoreLink. A store without
+// a key is that store's STORE_NOT_AUTHORIZED, and nothing is asked for it.
+func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env())
+	env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "55", "102"}})
+	stores := data(t, env)["stores"].([]any)
+	if len(stores) != 3 {
+		t.Fatalf("%d store entries, want 3", len(stores))
+	}
+	for i, want := range map[int]float64{0: 17, 2: 6} {
+		r := storeRisk(t, env, i)
+		if gap := num(r["units_sold_last_24h"]) - num(r["on_hand_units"]); gap != want {
+			t.Errorf("entry %d: gap %v, want %v", i, gap, want)
+		}
+	}
+	if c := e2etest.Code(stores[1].(map[string]any)); c != "STORE_NOT_AUTHORIZED" {
+		t.Fatalf("store 55: %v", stores[1])
+	}
+	if n := w.Requests(func(r mockstorelink.RequestRecord) bool { return r.StoreID == "55" }); n != 0 {
+		t.Fatalf("%d requests for store 55, which holds no key", n)
+	}
+}
+
+// TestStoreListFanOutIsBounded: with a keyring of 180 stores, listing them,
+// or checking 20 of them in one risk call, never keeps more than 16
+// requests open at StoreLink at once. A proxy in
+// front of the mock counts the requests in flight; each waits a moment, so
+// an unbounded fan-out would pile up far beyond the bound.
+func TestStoreListFanOutIsBounded(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	var mu sync.Mutex
+	inFlight, peak, total := 0, 0, 0
+	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		total++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		time.Sleep(5 * time.Millisecond)
+		w.Mock.Server.ServeHTTP(rw, r)
+	}))
+	defer proxy.Close()
+	keys := map[string]string{}
+	for id, k := range w.Mock.Server.DefaultKeyring() {
+		keys[id] = k
+	}
+	for i := 0; len(keys) < 180; i++ {
+		keys[fmt.Sprint(5000+i)] = fmt.Sprintf("key-%d-not-issued", i)
+	}
+	w.WriteKeyring(t, keys)
+	env := w.Env()
+	env[0] = "UPSTREAM_BASE_URL=" + proxy.URL
+	p := e2etest.StartServer(t, env)
+	list := p.Call("korral_list_authorized_stores", map[string]any{})
+	stores := data(t, list)["stores"].([]any)
+	mu.Lock()
+	listed := total
+	mu.Unlock()
+	if len(stores) != 180 || listed < 180 {
+		t.Fatalf("%d stores listed after %d requests, want 180", len(stores), listed)
+	}
+	mu.Lock()
+	listPeak := peak
+	mu.Unlock()
+	if listPeak > 16 || listPeak < 2 {
+		t.Fatalf("list: %d requests in flight at once, want 2..16", listPeak)
+	}
+	mu.Lock()
+	peak, total = 0, 0
+	mu.Unlock()
+	ids := []any{"47", "102"}
+	for i := 0; len(ids) < 20; i++ {
+		ids = append(ids, fmt.Sprint(5000+i))
+	}
+	risk := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": ids})
+	if n := len(data(t, risk)["stores"].([]any)); n != 20 {
+		t.Fatalf("%d store entries, want 20", n)
+	}
+	storeRisk(t, risk, 0)
+	mu.Lock()
+	defer mu.Unlock()
+	if peak > 16 || peak < 2 || total < 20 {
+		t.Fatalf("risk: %d requests in flight at once (of %d), want 2..16", peak, total)
+	}
+}

@@ -1,0 +1,774 @@
+package e2e_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
+	"github.com/korral/storelink/openapi"
+)
+
+// The answers as a host sees them: the official TypeScript SDK client, which
+// most hosts embed, checks every result's structured content against the
+// tool's output schema from tools/list and throws MCP error -32602 when it
+// does not match, so the host never shows the answer. Go's handler tests
+// validate with another validator and only the answers they think of; this
+// test drives the real binary through that client, every tool, in every
+// ledger state and on every error path it can reach, and fails on any call
+// the client refuses.
+
+// tsClientPackage is the committed npm project of the client (package.json,
+// package-lock.json and the driver script client.mjs); `make tsclient`
+// installs it into .tools/tsclient-<version>.
+const tsClientPackage = "conformance/tsclient"
+
+// tsInstall is where the client is installed.
+type tsInstall struct{ node, modules string }
+
+// findTSClient finds node and the installed client, at the version the
+// committed package.json pins. Without them the test is skipped, or fails
+// under CI=true, where `make ci` installs them first.
+func findTSClient(t *testing.T) tsInstall {
+	t.Helper()
+	missing := func(why string) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s, and CI=true requires the TypeScript SDK client test to run: run `make tsclient`", why)
+		}
+		t.Skipf("%s: run `make tsclient` to run this test", why)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	b, err := os.ReadFile(e2etest.Path(t, tsClientPackage+"/package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	version := pkg.Dependencies["@modelcontextprotocol/sdk"]
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not on PATH")
+	}
+	dir := e2etest.Path(t, ".tools/tsclient-"+version)
+	var installed struct {
+		Version string `json:"version"`
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &installed)
+	}
+	if err != nil || installed.Version != version {
+		missing(fmt.Sprintf("@modelcontextprotocol/sdk@%s is not installed in %s", version, dir))
+	}
+	return tsInstall{node: node, modules: filepath.Join(dir, "node_modules")}
+}
+
+// tsReply is the driver's answer to one call: the CallToolResult, or what
+// the client threw instead of returning it.
+type tsReply struct {
+	ID     int `json:"id"`
+	Result *struct {
+		IsError           bool             `json:"isError"`
+		Content           []map[string]any `json:"content"`
+		StructuredContent map[string]any   `json:"structuredContent"`
+	} `json:"result"`
+	Error *struct {
+		Code    *int   `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// journal records every call of the test, as the answer a host got.
+type journal struct {
+	mu   sync.Mutex
+	rows []string
+	// statuses are the order statuses korral_get_order_status answered.
+	statuses map[string]bool
+}
+
+func (j *journal) add(format string, args ...any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.rows = append(j.rows, fmt.Sprintf(format, args...))
+}
+
+// tsHost is one driver process: the TypeScript client connected to one
+// storelink-mcp it spawned over stdio.
+type tsHost struct {
+	t       *testing.T
+	name    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stderr  *e2etest.SyncBuffer
+	journal *journal
+	// tools is the tools/list result the client checks answers with.
+	tools []map[string]any
+
+	mu      sync.Mutex
+	nextID  int
+	waiting map[int]chan tsReply
+	done    chan struct{}
+}
+
+// stageTSScript copies the driver script name from conformance/tsclient
+// into a fresh directory beside a link to the installed clients (a script
+// resolves them beside itself), and returns that directory.
+func stageTSScript(t *testing.T, inst tsInstall, name string) string {
+	t.Helper()
+	work := t.TempDir()
+	script, err := os.ReadFile(e2etest.Path(t, tsClientPackage+"/"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, name), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(inst.modules, filepath.Join(work, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return work
+}
+
+// startTSHost starts the driver, which spawns the real binary with exactly
+// env (and PATH), connects, and lists the tools, as a host does before its
+// first call.
+func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []string) *tsHost {
+	t.Helper()
+	work := stageTSScript(t, inst, "client.mjs")
+	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		serverEnv[k] = v
+	}
+	cfg, _ := json.Marshal(map[string]any{"command": e2etest.Binary(t), "env": serverEnv})
+	cmd := exec.Command(inst.node, filepath.Join(work, "client.mjs"), string(cfg))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &tsHost{t: t, name: name, cmd: cmd, stdin: stdin, stderr: &e2etest.SyncBuffer{}, journal: j,
+		waiting: map[int]chan tsReply{}, done: make(chan struct{})}
+	cmd.Stderr = h.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan error, 1)
+	go h.read(stdout, ready)
+	t.Cleanup(h.stop)
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatalf("%s: %v\nstderr:\n%s", name, err, h.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: the TypeScript client did not connect in 30 s\nstderr:\n%s", name, h.stderr.String())
+	}
+	return h
+}
+
+// read dispatches the driver's lines: first its readiness, then replies.
+func (h *tsHost) read(stdout io.Reader, ready chan<- error) {
+	defer close(h.done)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	first := true
+	for sc.Scan() {
+		if first {
+			first = false
+			var r struct {
+				Ready bool             `json:"ready"`
+				Tools []map[string]any `json:"tools"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil || !r.Ready {
+				ready <- fmt.Errorf("the client did not connect and list the tools: %s", sc.Text())
+				return
+			}
+			h.tools = r.Tools
+			ready <- nil
+			continue
+		}
+		var r tsReply
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			continue
+		}
+		h.mu.Lock()
+		ch := h.waiting[r.ID]
+		delete(h.waiting, r.ID)
+		h.mu.Unlock()
+		if ch != nil {
+			ch <- r
+		}
+	}
+	if first {
+		ready <- fmt.Errorf("the client ended before connecting")
+	}
+}
+
+// stop ends the driver by closing its stdin (it closes the session, and the
+// server with it), bounded in time, then kills it by PID.
+func (h *tsHost) stop() {
+	_ = h.stdin.Close()
+	select {
+	case <-h.done:
+	case <-time.After(15 * time.Second):
+		_ = h.cmd.Process.Kill()
+		<-h.done
+	}
+	_ = h.cmd.Wait()
+}
+
+// send starts one call; the returned function waits for its answer.
+func (h *tsHost) send(label, tool string, args map[string]any, want string) func() map[string]any {
+	h.t.Helper()
+	h.mu.Lock()
+	h.nextID++
+	id := h.nextID
+	ch := make(chan tsReply, 1)
+	h.waiting[id] = ch
+	h.mu.Unlock()
+	line, _ := json.Marshal(map[string]any{"id": id, "name": tool, "arguments": args})
+	if _, err := h.stdin.Write(append(line, '\n')); err != nil {
+		h.t.Fatalf("%s: write to the client: %v", h.name, err)
+	}
+	return func() map[string]any {
+		h.t.Helper()
+		select {
+		case r := <-ch:
+			return h.check(label, tool, want, r)
+		case <-time.After(90 * time.Second):
+			h.t.Fatalf("%s: %s (%s): no answer in 90 s\nstderr:\n%s", h.name, label, tool, tail(h.stderr.String(), 4000))
+			return nil
+		}
+	}
+}
+
+// call makes one call and waits for it. want is "ok" for a success, else the
+// error code the tool must answer with. It returns the envelope, or nil when
+// the client threw.
+func (h *tsHost) call(label, tool string, args map[string]any, want string) map[string]any {
+	h.t.Helper()
+	return h.send(label, tool, args, want)()
+}
+
+func (h *tsHost) check(label, tool, want string, r tsReply) map[string]any {
+	h.t.Helper()
+	if r.Error != nil {
+		code := "none"
+		if r.Error.Code != nil {
+			code = fmt.Sprint(*r.Error.Code)
+		}
+		h.journal.add("| %s | %s | %s | THROWN %s: %s |", h.name, label, tool, code, r.Error.Message)
+		h.t.Errorf("%s: %s (%s): the TypeScript client refused the answer: MCP error %s: %s", h.name, label, tool, code, r.Error.Message)
+		return nil
+	}
+	if r.Result == nil || len(r.Result.Content) == 0 {
+		h.t.Errorf("%s: %s (%s): no content: %+v", h.name, label, tool, r)
+		return nil
+	}
+	text, _ := r.Result.Content[0]["text"].(string)
+	var env map[string]any
+	if err := json.Unmarshal([]byte(text), &env); err != nil {
+		h.t.Errorf("%s: %s (%s): text is not the envelope: %s", h.name, label, tool, text)
+		return nil
+	}
+	ok, _ := env["ok"].(bool)
+	got := "ok"
+	if !ok {
+		got = e2etest.Code(env)
+	}
+	outcome := got
+	if d, _ := env["data"].(map[string]any); d != nil {
+		for _, f := range []string{"mode", "status"} {
+			if v, ok := d[f].(string); ok {
+				outcome += " " + f + "=" + v
+			}
+		}
+	}
+	h.journal.add("| %s | %s | %s | %s |", h.name, label, tool, outcome)
+	if st := field(env, "status"); tool == "korral_get_order_status" && st != "" {
+		h.journal.mu.Lock()
+		h.journal.statuses[st] = true
+		h.journal.mu.Unlock()
+	}
+	switch {
+	case ok == r.Result.IsError:
+		h.t.Errorf("%s: %s (%s): ok=%v with isError=%v", h.name, label, tool, ok, r.Result.IsError)
+	case ok && r.Result.StructuredContent == nil:
+		h.t.Errorf("%s: %s (%s): a success without structured content", h.name, label, tool)
+	case got != want:
+		h.t.Errorf("%s: %s (%s): got %s, want %s: %s", h.name, label, tool, got, want, text)
+	}
+	return env
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// field reads a string field of an answer's data; "" when absent.
+func field(env map[string]any, path ...string) string {
+	var v any = env["data"]
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		v = m[p]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// movableClock is the mock StoreLink's clock, which the test moves forward
+// so orders travel through StoreLink's statuses. The servers keep the real
+// clock: an order's status is StoreLink's to say.
+type movableClock struct{ offset atomic.Int64 }
+
+func (c *movableClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *movableClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// atServerTime runs fn with the clock back at the real time, then puts it
+// where it was.
+func (c *movableClock) atServerTime(fn func()) {
+	was := c.offset.Swap(0)
+	defer c.offset.Store(was)
+	fn()
+}
+
+// TestEveryAnswerPassesTheTypeScriptClient is the host's view of every tool:
+// every ledger state (raised, pending_approval, sending, unknown, failed,
+// retryable, rejected, expired, and raised at another StoreLink), every
+// StoreLink status the mock can show, and the error paths of the taxonomy
+// that a real deployment reaches. No answer may be refused.
+func TestEveryAnswerPassesTheTypeScriptClient(t *testing.T) {
+	inst := findTSClient(t)
+	j := &journal{statuses: map[string]bool{}}
+	t.Cleanup(func() {
+		t.Logf("every call and its answer as the TypeScript client got it:\n| host | call | tool | answer |\n|---|---|---|---|\n%s", strings.Join(j.rows, "\n"))
+	})
+	worlds := map[string]func(*testing.T, tsInstall, *journal){
+		"main world": tsMainWorld, "order in flight": tsInFlight, "per-store errors": tsPerStoreErrors, "shared ledger": tsSharedLedger,
+	}
+	ran := 0
+	for _, name := range []string{"main world", "order in flight", "per-store errors", "shared ledger"} {
+		t.Run(name, func(t *testing.T) { ran++; worlds[name](t, inst, j) })
+	}
+	if ran < len(worlds) {
+		return // -run chose some worlds only
+	}
+	// Every state a ledger entry can be in, and every StoreLink status the
+	// mock shows (it has no cancelled order), was asked for and answered.
+	for _, st := range []string{"pending_approval", "sending", "unknown", "raised", "failed", "retryable", "rejected", "expired",
+		"submitted", "acknowledged", "shipped", "delivered"} {
+		if !j.statuses[st] {
+			t.Errorf("no status answer said %q; answered: %v", st, j.statuses)
+		}
+	}
+}
+
+// tsWorld is a mock StoreLink on loopback with a movable clock, and the
+// files of a deployment that uses it.
+func tsWorld(t *testing.T) (*e2etest.World, *movableClock) {
+	t.Helper()
+	clock := &movableClock{}
+	return e2etest.NewWorld(t, e2etest.WithClock(clock.now)), clock
+}
+
+func risk(sku, store string) map[string]any { return map[string]any{"sku": sku, "store_id": store} }
+
+func status(ref, store string) map[string]any {
+	return map[string]any{"order_id": ref, "store_id": store}
+}
+
+// with is order's arguments for another SKU.
+func with(sku string, qty int, extra ...any) map[string]any {
+	args := e2etest.Order(qty, extra...)
+	args["sku"] = sku
+	return args
+}
+
+func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
+	w, clock := tsWorld(t)
+	const cred = "approver-credential-0123456789"
+	base := w.Env("UPSTREAM_TIMEOUT=1s", "MAX_ORDER_UNITS=200")
+	direct := append(slices.Clone(base), "ALLOW_WRITES=true")
+	approval := append(slices.Clone(direct), "WRITE_APPROVAL=required")
+	approver := append(slices.Clone(approval), "APPROVER_SECRET="+cred)
+	registerApprover(t, approval, "Jana Nováková", cred)
+	cli := func(env []string, args ...string) string {
+		t.Helper()
+		out, stderr, exit := e2etest.RunCLI(t, env, args...)
+		if exit != 0 {
+			t.Fatalf("storelink-mcp %s: exit %d\n%s\n%s", strings.Join(args, " "), exit, out, stderr)
+		}
+		j.add("| cli | %s | - | %s |", strings.Join(args, " "), strings.TrimSpace(out))
+		return out
+	}
+	butter, steady, water := mockstorelink.SKUButter, mockstorelink.SKUSteady, mockstorelink.SKUMinimumOrder
+
+	// Read-only: no write tool, StoreLink's statuses only.
+	ro := startTSHost(t, inst, j, "read-only", append(slices.Clone(base), "READ_ONLY=true"))
+	checkStatusesAreTheContracts(t, ro)
+	ro.call("stores", "korral_list_authorized_stores", map[string]any{}, "ok")
+	ro.call("risk butter 47", "korral_check_stock_risk", risk(butter, "47"), "ok")
+	ro.call("status of the open fixture order", "korral_get_order_status", status(mockstorelink.OrderOpen, "47"), "ok")
+	ro.call("status of the rejected fixture order", "korral_get_order_status", status(mockstorelink.OrderRejected, "102"), "ok")
+	ro.call("status of an unknown order", "korral_get_order_status", status("RO-47-999999", "47"), "NOT_FOUND")
+	// Read-only, an id is a StoreLink order id or nothing: one that cannot
+	// be any StoreLink's (':') is refused naming the shape, never "unknown".
+	ro.call("status of a malformed id", "korral_get_order_status", status("no.such:order", "47"), "INVALID_ARGUMENT")
+	ro.stop()
+
+	// Writes off: reads, argument errors, upstream faults, previews.
+	off := startTSHost(t, inst, j, "writes off", base)
+	off.call("stores", "korral_list_authorized_stores", map[string]any{}, "ok")
+	off.call("risk butter 47", "korral_check_stock_risk", risk(butter, "47"), "ok")
+	off.call("risk butter 47+102", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
+	off.call("risk butter 47+55 (55 not in the keyring)", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "55"}}, "ok")
+	for _, sku := range []string{mockstorelink.SKUThinHistory, mockstorelink.SKUNoSales, mockstorelink.SKUBulkOrder,
+		mockstorelink.SKUPhantomStockout, mockstorelink.SKUVolatile, mockstorelink.SKUInjection, steady, water} {
+		off.call("risk "+sku+" 47", "korral_check_stock_risk", risk(sku, "47"), "ok")
+	}
+	off.call("sales butter 47", "korral_list_recent_sales", risk(butter, "47"), "ok")
+	off.call("sales butter 102, limit 3", "korral_list_recent_sales", map[string]any{"sku": butter, "store_id": "102", "limit": 3}, "ok")
+	off.call("risk at store 55", "korral_check_stock_risk", risk(butter, "55"), "STORE_NOT_AUTHORIZED")
+	off.call("sales at store 55", "korral_list_recent_sales", risk(butter, "55"), "STORE_NOT_AUTHORIZED")
+	off.call("status at store 55", "korral_get_order_status", status(mockstorelink.OrderOpen, "55"), "STORE_NOT_AUTHORIZED")
+	off.call("risk without store_id", "korral_check_stock_risk", map[string]any{"sku": butter}, "STORE_ID_REQUIRED")
+	off.call("risk of a malformed SKU", "korral_check_stock_risk", risk("abc", "47"), "INVALID_ARGUMENT")
+	off.call("risk with an unknown argument", "korral_check_stock_risk", map[string]any{"sku": butter, "store_id": "47", "store": "47"}, "INVALID_ARGUMENT")
+	off.call("risk with store_id and store_ids", "korral_check_stock_risk", map[string]any{"sku": butter, "store_id": "47", "store_ids": []string{"102"}}, "INVALID_ARGUMENT")
+	off.call("sales since the future", "korral_list_recent_sales", map[string]any{"sku": butter, "store_id": "47", "since": time.Now().Add(time.Hour).Format(time.RFC3339)}, "INVALID_ARGUMENT")
+	off.call("sales since 8 days back", "korral_list_recent_sales", map[string]any{"sku": butter, "store_id": "47", "since": time.Now().AddDate(0, 0, -8).Format(time.RFC3339)}, "INVALID_ARGUMENT")
+	off.call("risk of an unknown SKU", "korral_check_stock_risk", risk("99999999", "47"), "NOT_FOUND")
+	off.call("preview butter 24", "korral_raise_replenishment_order", e2etest.Order(24), "ok")
+	off.call("preview above the ceiling", "korral_raise_replenishment_order", e2etest.Order(300), "ok")
+	off.call("preview below the supplier minimum", "korral_raise_replenishment_order", with(water, 24), "ok")
+	off.call("confirm with writes off", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true), "WRITES_DISABLED")
+	off.call("preview with an empty reason", "korral_raise_replenishment_order", e2etest.Order(24, "reason", "\u200b\u200b"), "INVALID_ARGUMENT")
+	faults := []struct {
+		label string
+		fault mockstorelink.Fault
+		want  string
+	}{
+		{"rate limited", mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, RetryAfter: 3}, "RATE_LIMITED"},
+		{"StoreLink failing", mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503}, "UPSTREAM_UNAVAILABLE"},
+		{"StoreLink hanging", mockstorelink.Fault{Kind: mockstorelink.FaultHang, Delay: 5 * time.Second}, "UPSTREAM_TIMEOUT"},
+		{"malformed JSON", mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON}, "UPSTREAM_CONTRACT_ERROR"},
+		{"error in a 200", mockstorelink.Fault{Kind: mockstorelink.FaultErrorIn200}, "UPSTREAM_CONTRACT_ERROR"},
+		{"field of the wrong type", mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongType}, "UPSTREAM_CONTRACT_ERROR"},
+		{"undeclared status", mockstorelink.Fault{Kind: mockstorelink.FaultDriftUndeclaredStatus}, "UPSTREAM_CONTRACT_ERROR"},
+	}
+	for _, f := range faults {
+		f.fault.OperationID, f.fault.Count = mockstorelink.OpGetInventory, 1
+		w.Mock.Server.SetFaults(f.fault)
+		off.call("risk, "+f.label, "korral_check_stock_risk", risk(butter, "47"), f.want)
+		off.call("risk 47+102, "+f.label+" at 47", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
+	}
+	w.Mock.Server.ClearFaults()
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503, OperationID: mockstorelink.OpGetReplenishmentOrder, Count: 1})
+	off.call("status while StoreLink fails", "korral_get_order_status", status(mockstorelink.OrderOpen, "47"), "UPSTREAM_UNAVAILABLE")
+	w.Mock.Server.ClearFaults()
+	old := w.Mock.Server.Keys()["102"]
+	w.Mock.Server.RotateKey("102")
+	off.call("risk at 102 after its key rotated", "korral_check_stock_risk", risk(butter, "102"), "AUTH_KEY_INVALID")
+	off.call("risk 47+102 after 102's key rotated", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
+	w.Mock.Server.SetKey("102", old)
+	off.stop()
+
+	// Writes on, sent at once.
+	d := startTSHost(t, inst, j, "direct", direct)
+	d.call("confirm above the ceiling", "korral_raise_replenishment_order", e2etest.Order(300, "confirm", true), "ORDER_LIMIT_EXCEEDED")
+	preview := d.call("preview butter 24", "korral_raise_replenishment_order", e2etest.Order(24), "ok")
+	key := field(preview, "idempotency_key")
+	raised := d.call("confirm butter 24", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key), "ok")
+	orderID := field(raised, "order_id")
+	d.call("status by key (submitted)", "korral_get_order_status", status(key, "47"), "ok")
+	d.call("status by order id", "korral_get_order_status", status(orderID, "47"), "ok")
+	d.call("status by key at the other store", "korral_get_order_status", status(key, "102"), "NOT_FOUND")
+	d.call("status without store_id", "korral_get_order_status", map[string]any{"order_id": key}, "STORE_ID_REQUIRED")
+	d.call("replay of the confirm", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key), "ok")
+	d.call("replay as a preview", "korral_raise_replenishment_order", e2etest.Order(24, "idempotency_key", key), "ok")
+	d.call("key reused for another quantity", "korral_raise_replenishment_order", e2etest.Order(48, "confirm", true, "idempotency_key", key), "IDEMPOTENCY_KEY_REUSED")
+	d.call("preview with a raised order open", "korral_raise_replenishment_order", e2etest.Order(36), "ok")
+
+	// A confirm below the supplier minimum is refused here, before StoreLink.
+	d.call("confirm below the supplier minimum", "korral_raise_replenishment_order", with(water, 24, "confirm", true, "idempotency_key", "refused-water-0001"), "ORDER_QUANTITY_REFUSED")
+	// failed: StoreLink refuses an order on a business rule of its own.
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpCreateReplenishmentOrder, Status: 422, Count: 1})
+	d.call("confirm StoreLink refuses", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
+	w.Mock.Server.SetFaults()
+	d.call("status of the refused order (failed)", "korral_get_order_status", status("refused-water-0001", "47"), "ok")
+	d.call("preview of the refused request", "korral_raise_replenishment_order", with(water, 48, "idempotency_key", "refused-water-0001"), "ok")
+	d.call("confirm of the refused request again", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
+
+	// retryable: StoreLink did not take it.
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 2, Count: 1})
+	d.call("confirm while rate-limited", "korral_raise_replenishment_order", with(steady, 12, "confirm", true, "idempotency_key", "retry-steady-0001"), "RATE_LIMITED")
+	d.call("status of the request not taken (retryable)", "korral_get_order_status", status("retry-steady-0001", "47"), "ok")
+	d.call("preview of the retryable request", "korral_raise_replenishment_order", with(steady, 12, "idempotency_key", "retry-steady-0001"), "ok")
+
+	// unknown: StoreLink took the order, and its answer was lost.
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
+	d.call("confirm whose answer is lost", "korral_raise_replenishment_order", with(steady, 24, "confirm", true, "idempotency_key", "lost-steady-0001"), "WRITE_OUTCOME_UNKNOWN")
+	d.call("status of the lost answer (unknown)", "korral_get_order_status", status("lost-steady-0001", "47"), "ok")
+	d.call("confirm of the lost answer again", "korral_raise_replenishment_order", with(steady, 24, "confirm", true, "idempotency_key", "lost-steady-0001"), "WRITE_OUTCOME_UNKNOWN")
+	d.call("same order under another key", "korral_raise_replenishment_order", with(steady, 24, "confirm", true), "ORDER_IN_FLIGHT")
+	d.call("preview with an unknown outcome open", "korral_raise_replenishment_order", with(steady, 36), "ok")
+	orders := w.Mock.Server.Orders()
+	lost := orders[len(orders)-1]
+	cli(direct, "approvals", "resolve", "lost-steady-0001", "--raised", lost.OrderID, "--approver", "Korral IT")
+	d.call("status of the resolved order", "korral_get_order_status", status("lost-steady-0001", "47"), "ok")
+
+	// raised at another StoreLink: the ledger alone answers.
+	elsewhere := d.call("confirm butter 12", "korral_raise_replenishment_order", e2etest.Order(12, "confirm", true, "idempotency_key", "elsewhere-0001"), "ok")
+	execState(t, w.StatePath, `UPDATE entries SET upstream_id = 'http://storelink.elsewhere.example' WHERE idempotency_key = 'elsewhere-0001'`)
+	d.call("status of an order at another StoreLink (raised)", "korral_get_order_status", status("elsewhere-0001", "47"), "ok")
+	d.call("status of it by order id", "korral_get_order_status", status(field(elsewhere, "order_id"), "47"), "ok")
+	d.call("preview with it open", "korral_raise_replenishment_order", e2etest.Order(60), "ok")
+
+	// Approval mode: staged, rejected, expired, approved.
+	a := startTSHost(t, inst, j, "approval", approval)
+	staged := a.call("confirm butter 24 (staged)", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "ok")
+	approvalID := field(staged, "approval_id")
+	a.call("status by approval id (pending_approval)", "korral_get_order_status", status(approvalID, "47"), "ok")
+	a.call("status by key (pending_approval)", "korral_get_order_status", status("staged-butter-0001", "47"), "ok")
+	a.call("replay of the staged confirm", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "ok")
+	a.call("preview with a staged order open", "korral_raise_replenishment_order", e2etest.Order(48), "ok")
+	cli(approver, "approvals", "reject", approvalID, "--approver", "Jana Nováková", "--reason", "Store 47 has a delivery due")
+	a.call("status of the rejected order (rejected)", "korral_get_order_status", status(approvalID, "47"), "ok")
+	a.call("confirm of the rejected order again", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "WRITES_DISABLED")
+
+	lapsing := a.call("confirm butter 30 (staged)", "korral_raise_replenishment_order", with(butter, 30, "confirm", true, "idempotency_key", "lapsing-butter-0001"), "ok")
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE idempotency_key = 'lapsing-butter-0001'`,
+		time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000000000Z07:00"))
+	a.call("status of the lapsed order (expired)", "korral_get_order_status", status(field(lapsing, "approval_id"), "47"), "ok")
+	a.call("confirm of the lapsed order again", "korral_raise_replenishment_order", with(butter, 30, "confirm", true, "idempotency_key", "lapsing-butter-0001"), "WRITES_DISABLED")
+
+	released := a.call("confirm butter 36 (staged)", "korral_raise_replenishment_order", with(butter, 36, "confirm", true, "idempotency_key", "released-butter-0001"), "ok")
+	cli(approver, "approvals", "approve", field(released, "approval_id"), "--approver", "Jana Nováková")
+	a.call("status of the approved order", "korral_get_order_status", status(field(released, "approval_id"), "47"), "ok")
+
+	// StoreLink's statuses as time passes at StoreLink.
+	clock.advance(time.Hour)
+	d.call("status an hour later (acknowledged)", "korral_get_order_status", status(key, "47"), "ok")
+	clock.advance(36 * time.Hour)
+	d.call("status a day and a half later", "korral_get_order_status", status(key, "47"), "ok")
+	// A preview reads stock and sales, which StoreLink may not date after
+	// the server's clock (rule inventory.counted_at), so it runs with the
+	// mock back at the server's time.
+	clock.atServerTime(func() {
+		d.call("preview with orders on their way", "korral_raise_replenishment_order", e2etest.Order(72), "ok")
+	})
+	clock.advance(30 * 24 * time.Hour)
+	d.call("status a month later (delivered)", "korral_get_order_status", status(key, "47"), "ok")
+	d.call("status of the rejected fixture order", "korral_get_order_status", status(mockstorelink.OrderRejected, "102"), "ok")
+	clock.atServerTime(func() {
+		d.call("preview with everything delivered", "korral_raise_replenishment_order", e2etest.Order(84), "ok")
+	})
+	d.stop()
+	a.stop()
+
+	judge(t, w)
+}
+
+// tsInFlight holds a confirmed order at StoreLink, so the ledger shows it
+// as sending, then lets StoreLink go away, so it is unknown.
+func tsInFlight(t *testing.T, inst tsInstall, j *journal) {
+	w, _ := tsWorld(t)
+	h := startTSHost(t, inst, j, "in flight", w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s"))
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Minute})
+	held := h.send("confirm held by StoreLink", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "held-butter-0001"), "WRITE_OUTCOME_UNKNOWN")
+	deadline := time.Now().Add(20 * time.Second)
+	for w.Requests(isCreate) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the POST never reached StoreLink")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.call("status while the POST is held (sending)", "korral_get_order_status", status("held-butter-0001", "47"), "ok")
+	h.call("preview while the POST is held", "korral_raise_replenishment_order", e2etest.Order(36), "ok")
+	h.call("same key while the POST is held", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "held-butter-0001"), "WRITE_OUTCOME_UNKNOWN")
+	h.call("same order under another key", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true), "ORDER_IN_FLIGHT")
+	// StoreLink shuts down: the held POST is answered 503, the outcome unknown.
+	_ = w.Mock.Close()
+	held()
+	h.call("status after StoreLink went away (unknown)", "korral_get_order_status", status("held-butter-0001", "47"), "ok")
+	h.call("risk with StoreLink gone", "korral_check_stock_risk", risk(mockstorelink.SKUButter, "47"), "UPSTREAM_UNAVAILABLE")
+	h.call("stores with StoreLink gone", "korral_list_authorized_stores", map[string]any{}, "ok")
+	if e := onlyEntry(t, w); e.State != "unknown" {
+		t.Errorf("ledger: %+v", e)
+	}
+	judge(t, w)
+}
+
+// tsPerStoreErrors: the errors of single stores inside one successful
+// answer, which the answer's schema describes.
+func tsPerStoreErrors(t *testing.T, inst tsInstall, j *journal) {
+	w, _ := tsWorld(t)
+	keys := w.Mock.Server.Keys()
+	// 12's key is stale and 999 is no store StoreLink knows.
+	w.WriteKeyring(t, map[string]string{"47": keys["47"], "102": keys["102"], "131": keys["131"], "12": "stale-key-0000000000", "999": "no-such-store-key-00"})
+	w.Mock.Server.SetFaults(
+		mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503, OperationID: mockstorelink.OpGetStore, StoreID: "102"},
+		mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpGetStore, StoreID: "131"},
+		mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, RetryAfter: 4, OperationID: mockstorelink.OpGetInventory, StoreID: "131"},
+	)
+	h := startTSHost(t, inst, j, "per-store errors", w.Env("BREAKER_FAILURES=100"))
+	stores := h.call("stores, three of them failing", "korral_list_authorized_stores", map[string]any{}, "ok")
+	var codes []string
+	if d, _ := stores["data"].(map[string]any); d != nil {
+		for _, s := range d["stores"].([]any) {
+			if e, _ := s.(map[string]any)["error"].(map[string]any); e != nil {
+				codes = append(codes, e["code"].(string))
+				// Hours not read: open or not is unknown, never false.
+				if open, said := s.(map[string]any)["open_now"]; said {
+					t.Errorf("store %v could not be read, yet open_now is %v", s.(map[string]any)["store_id"], open)
+				}
+			}
+		}
+	}
+	slices.Sort(codes)
+	if want := []string{"AUTH_KEY_INVALID", "AUTH_KEY_INVALID", "UPSTREAM_CONTRACT_ERROR", "UPSTREAM_UNAVAILABLE"}; !slices.Equal(codes, want) && stores != nil {
+		t.Errorf("per-store error codes %v, want %v", codes, want)
+	}
+	h.call("risk at five stores, four failing", "korral_check_stock_risk",
+		map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []string{"47", "12", "999", "131", "55"}}, "ok")
+	h.call("risk of an unknown SKU at two stores", "korral_check_stock_risk",
+		map[string]any{"sku": "99999999", "store_ids": []string{"47", "102"}}, "ok")
+}
+
+// tsSharedLedger: one ledger, two deployments. Store 55's deployment
+// records orders; the caller's deployment holds the keys of 47 and 102. No
+// id of store 55's entries may tell the caller anything an unknown id does
+// not: same code, same message, same remediation.
+func tsSharedLedger(t *testing.T, inst tsInstall, j *journal) {
+	w, _ := tsWorld(t)
+	const cred = "approver-credential-0123456789"
+	keyring55 := filepath.Join(w.Dir, "keyring-55.json")
+	b, _ := json.Marshal(map[string]string{"55": w.Mock.Server.Keys()["55"]})
+	if err := os.WriteFile(keyring55, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ours := w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
+	theirs := append(without(ours, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+keyring55)
+	registerApprover(t, ours, "Jana Nováková", cred)
+
+	h55 := startTSHost(t, inst, j, "store 55", theirs)
+	at55 := func(qty int, extra ...any) map[string]any {
+		args := e2etest.Order(qty, extra...)
+		args["store_id"] = "55"
+		return args
+	}
+	named := h55.call("stage 120 butter at 55 under a named key", "korral_raise_replenishment_order", at55(120, "confirm", true, "idempotency_key", "store55:butter:0001"), "ok")
+	derived := h55.call("stage 96 butter at 55 under a derived key", "korral_raise_replenishment_order", at55(96, "confirm", true), "ok")
+	h55.stop()
+	out, stderr, exit := e2etest.RunCLI(t, append(theirs, "APPROVER_SECRET="+cred), "approvals", "approve", field(derived, "approval_id"), "--approver", "Jana Nováková")
+	if exit != 0 {
+		t.Fatalf("approve at 55: exit %d\n%s\n%s", exit, out, stderr)
+	}
+	var orderID55 string
+	for _, e := range ledgerEntries(t, w.StatePath) {
+		if e.Key == field(derived, "idempotency_key") {
+			orderID55 = e.OrderID
+		}
+	}
+	if !strings.HasPrefix(orderID55, "RO-55-") {
+		t.Fatalf("store 55's order id %q", orderID55)
+	}
+
+	h := startTSHost(t, inst, j, "stores 47+102", ours)
+	at102 := h.call("stage 24 butter at 102", "korral_raise_replenishment_order", with(mockstorelink.SKUButter, 24, "confirm", true, "store_id", "102"), "ok")
+	foreign := []struct{ what, ref, unknown string }{
+		{"store 55's named key", "store55:butter:0001", "store99:butter:0001"},
+		{"store 55's approval id", field(named, "approval_id"), "apr-0000000000000000"},
+		{"store 55's derived key", field(derived, "idempotency_key"), "auto-00000000000000000000000000000000"},
+		{"store 55's order id", orderID55, "RO-55-999999"},
+	}
+	for _, f := range foreign {
+		for _, store := range []string{"47", "102"} {
+			got := h.call(f.what+" at "+store, "korral_get_order_status", status(f.ref, store), "NOT_FOUND")
+			want := h.call("an unknown id like "+f.what+" at "+store, "korral_get_order_status", status(f.unknown, store), "NOT_FOUND")
+			if got == nil || want == nil {
+				continue
+			}
+			g := strings.ReplaceAll(errMessage(got), f.ref, "ID")
+			u := strings.ReplaceAll(errMessage(want), f.unknown, "ID")
+			if g != u {
+				t.Errorf("%s at %s answers %q; an unknown id answers %q", f.what, store, g, u)
+			}
+			if text := fmt.Sprint(got); strings.Contains(text, "store 55") || strings.Contains(text, "120") || strings.Contains(text, "96 ") || strings.Contains(text, mockstorelink.SKUButter) {
+				t.Errorf("%s at %s reveals the entry: %v", f.what, store, got)
+			}
+		}
+		h.call(f.what+" without store_id", "korral_get_order_status", map[string]any{"order_id": f.ref}, "STORE_ID_REQUIRED")
+	}
+	// An entry of a store the caller holds may be named, with the fix.
+	other := h.call("store 102's approval id at 47", "korral_get_order_status", status(field(at102, "approval_id"), "47"), "NOT_FOUND")
+	if other != nil && !strings.Contains(errMessage(other), "store_id 102") {
+		t.Errorf("the entry of store 102 at 47: %s", errMessage(other))
+	}
+	h.call("store 102's approval id at 102", "korral_get_order_status", status(field(at102, "approval_id"), "102"), "ok")
+	judge(t, w)
+}
+
+// checkStatusesAreTheContracts compares the order statuses a read-only
+// deployment's status answer allows with the contract's: every status
+// StoreLink may send is one a host accepts, and no other.
+func checkStatusesAreTheContracts(t *testing.T, h *tsHost) {
+	t.Helper()
+	spec, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contract []string
+	for _, v := range spec.Components.Schemas["OrderStatus"].Value.Enum {
+		contract = append(contract, fmt.Sprint(v))
+	}
+	var allowed []string
+	for _, tool := range h.tools {
+		if tool["name"] != "korral_get_order_status" {
+			continue
+		}
+		b, _ := json.Marshal(tool["outputSchema"])
+		var s struct {
+			Properties struct {
+				Data struct {
+					Properties struct {
+						Status struct {
+							Enum []string `json:"enum"`
+						} `json:"status"`
+					} `json:"properties"`
+				} `json:"data"`
+			} `json:"properties"`
+		}
+		_ = json.Unmarshal(b, &s)
+		allowed = s.Properties.Data.Properties.Status.Enum
+	}
+	slices.Sort(contract)
+	slices.Sort(allowed)
+	if len(contract) == 0 || !slices.Equal(contract, allowed) {
+		t.Errorf("the status answer allows %v; the contract's order statuses are %v", allowed, contract)
+	}
+}
