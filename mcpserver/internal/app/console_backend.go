@@ -1,9 +1,7 @@
-package cli
+package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,7 +49,7 @@ var _ console.Backend = (*consoleBackend)(nil)
 
 // newConsoleBackend builds the console's backend over a's ledger, register,
 // audit trail and StoreLink (a.up, which must reach a.upstreamID).
-func newConsoleBackend(a *app) *consoleBackend {
+func newConsoleBackend(a *App) *consoleBackend {
 	cfg := a.cfg
 	holds := func(storeID string) bool {
 		if a.keys == nil {
@@ -138,51 +136,6 @@ func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approv
 		return console.Approver{}, console.ErrRevoked
 	}
 	return toConsole(cur), nil
-}
-
-// stateSessions is the console's session store in the state database, so
-// that a session made at one replica is accepted at every other and
-// survives a restart. The database keeps the session id's SHA-256 (the
-// console's Session.Key) and the approver record of the login; reading a
-// session joins that record, so a revoked or rotated approver's session
-// reads as revoked.
-type stateSessions struct{ db state.ConsoleSessions }
-
-var _ console.SessionStore = stateSessions{}
-
-// Create implements console.SessionStore.
-func (s stateSessions) Create(ctx context.Context, cs console.Session) error {
-	rec, ok := parseLoginRef(cs.Ref)
-	if !ok {
-		return fmt.Errorf("console session: the login's reference %q names no approver record", cs.Ref)
-	}
-	return s.db.CreateConsoleSession(ctx, state.ConsoleSession{KeyHash: cs.Key, ApproverID: rec.ID, CreatedAt: cs.Created,
-		LastSeen: cs.LastSeen, IdleUntil: cs.IdleUntil, ExpiresAt: cs.ExpiresAt}, cs.Created)
-}
-
-// Get implements console.SessionStore.
-func (s stateSessions) Get(ctx context.Context, key string) (console.Session, error) {
-	got, found, err := s.db.GetConsoleSession(ctx, key)
-	switch {
-	case err != nil:
-		return console.Session{}, err
-	case !found:
-		return console.Session{}, console.ErrNoSession
-	case got.Revoked:
-		return console.Session{}, console.ErrRevoked
-	}
-	return console.Session{Key: got.KeyHash, Approver: got.Approver, Ref: loginRef(state.Approver{ID: got.ApproverID, Name: got.Approver}),
-		Created: got.CreatedAt, LastSeen: got.LastSeen, IdleUntil: got.IdleUntil, ExpiresAt: got.ExpiresAt}, nil
-}
-
-// Touch implements console.SessionStore.
-func (s stateSessions) Touch(ctx context.Context, key string, at, idleUntil time.Time) error {
-	return s.db.TouchConsoleSession(ctx, key, at, idleUntil)
-}
-
-// Delete implements console.SessionStore.
-func (s stateSessions) Delete(ctx context.Context, key string) error {
-	return s.db.DeleteConsoleSession(ctx, key)
 }
 
 // covers reports whether a may see and decide orders of storeID: its store
@@ -314,67 +267,6 @@ func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approval
 	return d, nil
 }
 
-// justify is the evidence of e as the workflow's preview computes it now:
-// the preview runs under a key of its own, so the staged entry is neither
-// replayed nor touched, and the entry itself is not its own duplicate.
-func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (console.Justification, []console.EvidenceDay, error) {
-	var j console.Justification
-	out, err := b.flow.Preview(ctx, replenish.Order{StoreID: e.StoreID, SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason,
-		IdempotencyKey: "console-preview-" + randomHex(12), RequestedBy: e.RequestedBy})
-	if err != nil {
-		return j, nil, err
-	}
-	if out.Assessment == nil || out.Justification == nil {
-		return j, nil, errors.New("the preview returned no assessment")
-	}
-	r := out.Assessment.Risk
-	j.OnHandUnits = r.OnHandUnits
-	j.OnHandAsOf = parseTime(&r.OnHandAsOf)
-	j.StockoutEarliest = parseTime(r.ProjectedStockoutWindow.Earliest)
-	j.StockoutLatest = parseTime(r.ProjectedStockoutWindow.Latest)
-	j.Confidence = string(r.Confidence)
-	j.LeadTimeDays = r.SupplierLeadTimeDays
-	j.EarliestDelivery = parseTime(r.EarliestReplenishmentArrival)
-	if c := out.Justification.DaysOfCoverAfterDelivery; c != nil && c.Low >= 0 && c.High >= 0 {
-		j.CoverAfterDelivery = &console.CoverBand{Low: c.Low, High: c.High}
-	}
-	j.CasePack = out.Assessment.Identity.CasePack
-	for _, f := range r.DataQualityFlags {
-		j.Flags = append(j.Flags, string(f))
-	}
-	j.Caveat = r.Caveat
-	var others []string
-	for _, o := range out.OpenOrders {
-		if o.Reference != e.IdempotencyKey {
-			others = append(others, fmt.Sprintf("%s (%s, %d units)", o.Reference, o.State, o.QuantityUnits))
-		}
-	}
-	if len(others) > 0 {
-		j.DuplicateWarning = fmt.Sprintf("%d other order(s) of this SKU for this store are open or pending: %s. Check them before approving.", len(others), strings.Join(others, "; "))
-	}
-	// The supplier's minimum and the last 24 hours' sales: master data the
-	// preview has just cached, and one bounded read of sales.
-	if sku, err := b.flow.Upstream.SKU(ctx, e.StoreID, e.SKU); err == nil {
-		if sup, err := b.flow.Upstream.Supplier(ctx, e.StoreID, sku.SupplierID); err == nil {
-			j.SupplierMinimumUnits = sup.MinimumOrderUnit
-		}
-	}
-	if page, err := b.flow.Upstream.Sales(ctx, e.StoreID, e.SKU, b.now().Add(-24*time.Hour), consoleSalesMax); err == nil {
-		for _, s := range page.Items {
-			j.UnitsSoldLast24h += s.Units
-		}
-	}
-	ev := make([]console.EvidenceDay, 0, len(r.Evidence))
-	for _, d := range r.Evidence {
-		day := console.EvidenceDay{Date: d.Date, UnitsSold: d.UnitsSold}
-		for _, f := range d.Flags {
-			day.Flags = append(day.Flags, string(f))
-		}
-		ev = append(ev, day)
-	}
-	return j, ev, nil
-}
-
 // Approve implements console.Backend.
 func (b *consoleBackend) Approve(ctx context.Context, a console.Approver, approvalID string) (console.Outcome, error) {
 	e, who, err := b.decidable(ctx, a, approvalID)
@@ -490,96 +382,7 @@ func (b *consoleBackend) AuditDay(ctx context.Context, a console.Approver, day t
 	return out, nil
 }
 
-// namer fills in StoreLink's names of stores and SKUs for one page, each
-// read once (the adapter caches master data too).
-type namer struct {
-	b      *consoleBackend
-	stores map[string]storeName
-	skus   map[string]skuName
-}
-
-type storeName struct {
-	name string
-	loc  *time.Location
-}
-
-type skuName struct {
-	name     string
-	casePack int64
-}
-
-func (b *consoleBackend) namer() *namer {
-	return &namer{b: b, stores: map[string]storeName{}, skus: map[string]skuName{}}
-}
-
-func (n *namer) summary(ctx context.Context, e state.Entry) console.OrderSummary {
-	st, ok := n.stores[e.StoreID]
-	if !ok {
-		st.loc = time.UTC
-		if s, err := n.b.flow.Upstream.Store(ctx, e.StoreID); err == nil {
-			st.name = s.Name
-			if loc, err := time.LoadLocation(s.Timezone); err == nil {
-				st.loc = loc
-			}
-		}
-		n.stores[e.StoreID] = st
-	}
-	key := e.StoreID + "\x1f" + e.SKU
-	sk, ok := n.skus[key]
-	if !ok {
-		if s, err := n.b.flow.Upstream.SKU(ctx, e.StoreID, e.SKU); err == nil {
-			sk = skuName{name: s.Name, casePack: s.CasePack}
-		}
-		n.skus[key] = sk
-	}
-	return console.OrderSummary{ApprovalID: e.ApprovalID, StoreID: e.StoreID, StoreName: st.name, SKU: e.SKU, ProductName: sk.name,
-		QuantityUnits: e.QuantityUnits, CasePack: sk.casePack, Reason: e.Reason, RequestedBy: e.RequestedBy,
-		RequestedAt: e.CreatedAt.In(st.loc), ExpiresAt: e.ApprovalExpiresAt.In(st.loc)}
-}
-
-// consoleStatus maps a ledger state onto a page's status.
-func consoleStatus(s state.EntryState) console.Status {
-	switch s {
-	case state.StatePendingApproval:
-		return console.StatusPending
-	case state.StateSending:
-		return console.StatusSending
-	case state.StateRaised:
-		return console.StatusRaised
-	case state.StateUnknown:
-		return console.StatusUnknown
-	case state.StateRejected:
-		return console.StatusRejected
-	case state.StateExpired:
-		return console.StatusLapsed
-	}
-	return console.StatusFailed
-}
-
-func decision(e state.Entry, reason string) console.Decision {
-	d := console.Decision{By: e.DecidedBy, At: e.UpdatedAt, OrderID: e.OrderID, Note: reason}
-	switch e.State {
-	case state.StateExpired:
-		d.By, d.At = "", e.ApprovalExpiresAt
-	case state.StateFailed, state.StateRetryable:
-		d.Note = e.ErrorMessage
-	}
-	return d
-}
-
-func parseTime(s *string) time.Time {
-	if s == nil || *s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339, *s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+// ConsoleBackend is the approvals console's backend over the app's
+// ledger, approver register, audit trail and StoreLink. The app must have
+// its StoreLink client (from Open, or ServeConsole's).
+func (a *App) ConsoleBackend() console.Backend { return newConsoleBackend(a) }
