@@ -43,7 +43,10 @@ type Error struct {
 	Err  error
 }
 
+// Error is the failure's message, without the code.
 func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap is the failure.
 func (e *Error) Unwrap() error { return e.Err }
 
 // exit2 is a configuration problem: exit code 2.
