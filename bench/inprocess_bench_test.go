@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/internal/demostorelink"
 	"github.com/korral/storelink/mcpserver/cli"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,16 +52,9 @@ func startInProcess(b *testing.B, dir string, validateResponses bool) *program {
 			Stdin:  toServer,
 			Stdout: fromServer,
 			Stderr: io.Discard, // the JSON log lines are still formatted
-			Embedded: func(_ context.Context, now time.Time) (*cli.EmbeddedUpstream, error) {
-				r, err := mockstorelink.Start(mockstorelink.Options{
-					Now:                  func() time.Time { return now },
-					NoResponseValidation: !validateResponses,
-				})
-				if err != nil {
-					return nil, err
-				}
-				return &cli.EmbeddedUpstream{BaseURL: r.URL, Keyring: r.Server.DefaultKeyring(), Close: r.Close}, nil
-			},
+			// storelink-mcp's embedded StoreLink, with or without the
+			// mock's response validation.
+			Embedded: demostorelink.Func(demostorelink.Options{ValidateResponses: validateResponses}),
 		})
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench-agent", Version: "1"}, nil)

@@ -24,6 +24,11 @@ func TestModuleDependencies(t *testing.T) {
 		"github.com/korral/storelink/mcpserver":             {"github.com/korral/storelink/storelinkclient"},
 		"github.com/korral/storelink/openapi":               nil,
 		"github.com/korral/storelink/openapi/contract":      {"github.com/korral/storelink/openapi", "github.com/korral/storelink/storelinkclient"},
+
+		// The composition root and the program: never the mock, which
+		// only a binary links (through its embedded-StoreLink hook).
+		"github.com/korral/storelink/mcpserver/internal/app": {"github.com/korral/storelink/mcpserver", "github.com/korral/storelink/storelinkclient"},
+		"github.com/korral/storelink/mcpserver/cli":          {"github.com/korral/storelink/mcpserver", "github.com/korral/storelink/storelinkclient"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.Module}}", pkg).CombinedOutput()
 		if err != nil {

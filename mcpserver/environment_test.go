@@ -55,11 +55,21 @@ func envReads(fset *token.FileSet, f *ast.File, dir string) []string {
 		}
 		pkgs[name] = path
 	}
-	// Selectors allowed by position: the arguments of config.Load, and the
-	// body of the method (Env) getenv that reads through Env.Getenv.
+	// Selectors allowed by position: the arguments of config.Load, the
+	// body of the method (Env) getenv that reads through Env.Getenv, and
+	// the Getenv of an app.Options, which package app hands to config.Load
+	// alone (this scan holds app to that too).
 	allowed := map[ast.Node]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.CompositeLit:
+			if sel, ok := n.Type.(*ast.SelectorExpr); ok && dir == "cli" && sel.Sel.Name == "Options" && isIdent(sel.X, "app") {
+				for _, e := range n.Elts {
+					if kv, ok := e.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Getenv") {
+						allowed[kv.Value] = true
+					}
+				}
+			}
 		case *ast.CallExpr:
 			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Load" && isIdent(sel.X, "config") {
 				for _, a := range n.Args {
@@ -161,6 +171,7 @@ func TestEnvironmentScanCatchesReads(t *testing.T) {
 import (
 	"os"
 	sys "syscall"
+	"github.com/korral/storelink/mcpserver/internal/app"
 	"github.com/korral/storelink/mcpserver/internal/config"
 )
 
@@ -169,6 +180,8 @@ type Env struct{ Getenv func(string) string }
 func (e Env) getenv(name string) string { return e.Getenv(name) }
 
 func allowed(env Env) { _, _ = config.Load(env.getenv, nil) }
+
+func handed(env Env) app.Options { return app.Options{Getenv: env.getenv} }
 
 func reads(env Env) {
 	_ = os.Getenv("A")

@@ -18,10 +18,9 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"syscall"
-	"time"
 
+	"github.com/korral/storelink/internal/demostorelink"
 	"github.com/korral/storelink/mcpserver/cli"
-	"github.com/korral/storelink/mockstorelink"
 )
 
 func main() {
@@ -39,7 +38,7 @@ func main() {
 	err = cli.Run(ctx, os.Args[1:], cli.Env{
 		Getenv: os.Getenv, ReadFile: os.ReadFile,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Embedded: embedded,
+		Embedded: demostorelink.Start, // exactly as storelink-mcp does
 	})
 	cancel()
 	stop()
@@ -89,19 +88,4 @@ func writeHeap(path string) {
 		_ = pprof.WriteHeapProfile(h)
 		h.Close()
 	}
-}
-
-// embedded starts the mock StoreLink exactly as storelink-mcp does.
-func embedded(_ context.Context, fixedNow time.Time) (*cli.EmbeddedUpstream, error) {
-	// The options of storelink-mcp's embedded mock (cmd/storelink-mcp), so
-	// the profile is of the program the driver measures.
-	opts := mockstorelink.Options{NoResponseValidation: true, MaxRequestLog: -1}
-	if !fixedNow.IsZero() {
-		opts.Now = func() time.Time { return fixedNow }
-	}
-	r, err := mockstorelink.Start(opts)
-	if err != nil {
-		return nil, err
-	}
-	return &cli.EmbeddedUpstream{BaseURL: r.URL, Keyring: r.Server.DefaultKeyring(), Close: r.Close}, nil
 }

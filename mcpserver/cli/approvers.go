@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/korral/storelink/mcpserver/cliflag"
+	"github.com/korral/storelink/mcpserver/internal/app"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
@@ -46,7 +44,7 @@ func runApprovers(ctx context.Context, args []string, env Env) error {
 		return nil
 	}
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return usageErr(err)
 	}
 	if len(pos) == 0 {
 		return usageError("approvers: want add NAME, list or revoke NAME (see --help)")
@@ -92,7 +90,7 @@ func runApprovers(ctx context.Context, args []string, env Env) error {
 		}
 	}
 
-	a, err := loadConfig(env)
+	a, err := app.Load(env.options())
 	if err != nil {
 		return err
 	}
@@ -141,105 +139,4 @@ func readSecret(r io.Reader) (string, error) {
 		return "", errors.New(strings.TrimPrefix(err.Error(), approver.ErrSecretInvalid.Error()+": "))
 	}
 	return s, nil
-}
-
-func addApprover(ctx context.Context, env Env, a *app, name string, scope []string, secret string) error {
-	if len(scope) > 0 {
-		ids, err := keyringStores(ctx, env, a)
-		if err != nil {
-			return err
-		}
-		for _, id := range scope {
-			if !slices.Contains(ids, id) {
-				return usageError("approvers add: store %s is not in the keyring (its stores: %s); nothing was added", id, strings.Join(ids, ", "))
-			}
-		}
-	}
-	generated := secret == ""
-	if generated {
-		secret = approver.NewSecret()
-	}
-	rec, err := approver.New(a.db).Add(ctx, name, scope, secret, time.Now())
-	switch {
-	case errors.Is(err, state.ErrApproverExists):
-		return &ExitError{Code: 1, Err: fmt.Errorf("approvers add: an active approver is already named %s (names are compared ignoring case); nothing was added. To give them a new secret, revoke and add again", name)}
-	case errors.Is(err, state.ErrApproverInvalid) || errors.Is(err, approver.ErrSecretInvalid):
-		return usageError("approvers add: %v", err)
-	case err != nil:
-		return &ExitError{Code: 1, Err: fmt.Errorf("approvers add: %w; nothing was added", err)}
-	}
-	fmt.Fprintf(env.Stdout, "added approver %s for %s\n", shown(rec.Name), scopeText(rec.Stores))
-	if !generated {
-		_, err = fmt.Fprintln(env.Stdout, "The secret read from stdin is their secret; only its verifier was stored.")
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "Hand this secret to %s privately. It is shown once and not stored; if it is lost, revoke %s and add them again:\n", shown(rec.Name), shown(rec.Name))
-	_, err = fmt.Fprintln(env.Stdout, secret)
-	return err
-}
-
-// keyringStores are the store ids of the deployment's keyring: the
-// configured one, or the embedded demo StoreLink's when none is configured.
-func keyringStores(ctx context.Context, env Env, a *app) ([]string, error) {
-	if kr := a.cfg.Keyring; kr != nil {
-		return kr.StoreIDs(), nil
-	}
-	if a.cfg.UpstreamBaseURL != "" || env.Embedded == nil {
-		return nil, usageError("approvers add: --stores needs the keyring to check the ids against: set STORELINK_KEYRING_FILE (or STORELINK_KEYRING), or omit --stores for every store")
-	}
-	emb, err := env.Embedded(ctx, time.Time{})
-	if err != nil {
-		return nil, fmt.Errorf("start embedded StoreLink: %w", err)
-	}
-	defer emb.Close()
-	kr, err := keyringFromMap(emb.Keyring)
-	if err != nil {
-		return nil, err
-	}
-	return kr.StoreIDs(), nil
-}
-
-func scopeText(stores []string) string {
-	if len(stores) == 0 {
-		return "every store"
-	}
-	return "store(s) " + strings.Join(stores, ", ")
-}
-
-func listApprovers(ctx context.Context, env Env, a *app) error {
-	list, err := a.db.ListApprovers(ctx)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTORES\tCREATED\tREVOKED")
-	for _, r := range list {
-		stores, revoked := "all", "-"
-		if len(r.Stores) > 0 {
-			stores = strings.Join(r.Stores, ",")
-		}
-		if r.Revoked() {
-			revoked = r.RevokedAt.Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shown(r.Name), stores, r.CreatedAt.Format(time.RFC3339), revoked)
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(tw, "(no approvers; add one with: storelink-mcp approvers add NAME)")
-	}
-	return tw.Flush()
-}
-
-func revokeApprover(ctx context.Context, env Env, a *app, name string) error {
-	rec, err := a.db.RevokeApprover(ctx, name, time.Now())
-	if errors.Is(err, state.ErrApproverNotFound) {
-		if old, found, gerr := a.db.GetApprover(ctx, name); gerr == nil && found {
-			return &ExitError{Code: 1, Err: fmt.Errorf("approvers revoke: %s was already revoked at %s; nothing changed", shown(old.Name), old.RevokedAt.Format(time.RFC3339))}
-		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("approvers revoke: no approver is named %s (see storelink-mcp approvers list); nothing changed", name)}
-	}
-	if err != nil {
-		return &ExitError{Code: 1, Err: fmt.Errorf("approvers revoke: %w; nothing changed", err)}
-	}
-	_, err = fmt.Fprintf(env.Stdout, "revoked approver %s at %s: their secret no longer approves anything\n", shown(rec.Name), rec.RevokedAt.Format(time.RFC3339))
-	return err
 }

@@ -2,174 +2,18 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"flag"
-	"fmt"
-	"net"
-	"net/http"
-	"net/url"
-	"slices"
-	"strings"
-	"time"
 
-	"github.com/korral/storelink/mcpserver/console"
-	"github.com/korral/storelink/mcpserver/internal/httpserver"
+	"github.com/korral/storelink/mcpserver/internal/app"
 )
 
-// consoleOptions are the console's listener settings, of `console` and of
-// `serve --console`.
-type consoleOptions struct {
-	addr           string
-	tlsCert        string
-	tlsKey         string
-	behindTLSProxy bool
-}
+const consoleSynopsis = `Usage: storelink-mcp console --listen ADDR [--tls-cert FILE --tls-key FILE|--behind-tls-proxy] [settings]
 
-// Timeouts of the console's http.Server. Pages are small and rendered from
-// the ledger and a few StoreLink reads; a client that trickles its headers
-// or never reads the answer is cut off instead of holding a connection.
-const (
-	consoleReadHeaderTimeout = 10 * time.Second
-	consoleReadTimeout       = 30 * time.Second
-	consoleWriteTimeout      = 60 * time.Second
-	consoleIdleTimeout       = 2 * time.Minute
-	consoleShutdownTimeout   = 10 * time.Second
-	consoleMaxHeaderBytes    = 64 << 10
-	// consoleKeyTimeout bounds reading (or, on first use, making) the
-	// login form's key in the state database at start.
-	consoleKeyTimeout = 10 * time.Second
-)
-
-// consolePolicy refuses, before anything starts, a console that would
-// carry secrets and session cookies in plain text over the network: a
-// non-loopback address needs TLS here, or --behind-tls-proxy.
-func consolePolicy(flagName string, o consoleOptions) error {
-	host, _, err := net.SplitHostPort(o.addr)
-	if err != nil {
-		return fmt.Errorf("%s %q: want host:port, such as 127.0.0.1:8090: %v", flagName, o.addr, err)
-	}
-	if (o.tlsCert == "") != (o.tlsKey == "") {
-		return errors.New("configuration: give both --tls-cert and --tls-key, or neither")
-	}
-	if o.tlsCert != "" && o.behindTLSProxy {
-		return errors.New("configuration: --tls-cert and --behind-tls-proxy contradict each other: the console terminates TLS itself, or a proxy does")
-	}
-	if o.tlsCert == "" && !o.behindTLSProxy && !httpserver.IsLoopbackHost(strings.ToLower(host)) {
-		return fmt.Errorf("configuration: %s %s is reachable from other machines, but the console would send approver secrets and session cookies in plain HTTP: "+
-			"give --tls-cert and --tls-key, listen on 127.0.0.1 behind a TLS proxy, or pass --behind-tls-proxy if a proxy in front terminates TLS", flagName, o.addr)
-	}
-	return nil
-}
-
-// consoleServer is a running console listener.
-type consoleServer struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan error
-}
-
-// startConsole serves the approvals console over a's ledger and StoreLink
-// on a listener of its own, and logs the address it is bound to. Its login
-// limit, sessions and login form key live in the state database, shared
-// by every replica; it answers only to the host names of its listen
-// address and of CONSOLE_PUBLIC_URL.
-func startConsole(a *app, o consoleOptions) (*consoleServer, error) {
-	var tlsConfig *tls.Config
-	if o.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
-		if err != nil {
-			return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: --tls-cert/--tls-key: %v", err)}
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	hosts, err := consoleHosts(o.addr, a.cfg.ConsolePublicURL)
-	if err != nil {
-		return nil, &ExitError{Code: 2, Err: err}
-	}
-	// The login form's key, like the sessions and the login limit, lives
-	// in the state database, so a form served by one replica may be posted
-	// to another.
-	ctx, cancel := context.WithTimeout(context.Background(), consoleKeyTimeout)
-	formKey, err := a.db.ConsoleFormKey(ctx)
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("console: %w", err)
-	}
-	h, err := console.New(newConsoleBackend(a), console.Options{Logger: a.log, BehindTLSProxy: o.behindTLSProxy,
-		Sessions: stateSessions{db: a.db}, Logins: a.db, Hosts: hosts, FormKey: formKey})
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: consoleReadHeaderTimeout,
-		ReadTimeout:       consoleReadTimeout,
-		WriteTimeout:      consoleWriteTimeout,
-		IdleTimeout:       consoleIdleTimeout,
-		MaxHeaderBytes:    consoleMaxHeaderBytes,
-		TLSConfig:         tlsConfig,
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return nil, fmt.Errorf("console: %w", err)
-	}
-	scheme := "http"
-	if o.tlsCert != "" {
-		scheme = "https"
-		ln = tls.NewListener(ln, srv.TLSConfig)
-	}
-	c := &consoleServer{srv: srv, ln: ln, done: make(chan error, 1)}
-	a.log.Info("console.start", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String()+"/",
-		"tls", o.tlsCert != "", "behind_tls_proxy", o.behindTLSProxy, "hosts", strings.Join(hosts, ","))
-	go func() { c.done <- srv.Serve(ln) }()
-	return c, nil
-}
-
-// consoleHosts are the host names the console answers to: the host of its
-// listen address (with the loopback names when it is a loopback one) and
-// the host of CONSOLE_PUBLIC_URL. A listen address of every interface
-// (0.0.0.0, ::) names no host, so it needs CONSOLE_PUBLIC_URL.
-func consoleHosts(listen, publicURL string) ([]string, error) {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: console address %q: %v", listen, err)
-	}
-	var hosts []string
-	switch ip := net.ParseIP(host); {
-	case host == "" || ip != nil && ip.IsUnspecified():
-	case httpserver.IsLoopbackHost(strings.ToLower(host)):
-		hosts = append(hosts, host, "localhost", "127.0.0.1", "::1")
-	default:
-		hosts = append(hosts, host)
-	}
-	if publicURL != "" {
-		u, err := url.Parse(publicURL)
-		if err != nil || u.Hostname() == "" {
-			return nil, fmt.Errorf("configuration: CONSOLE_PUBLIC_URL=%q names no host", publicURL)
-		}
-		hosts = append(hosts, u.Hostname())
-	}
-	if len(hosts) == 0 {
-		return nil, fmt.Errorf("configuration: the console listens on %s, every interface, which names no host it could check requests against: "+
-			"set CONSOLE_PUBLIC_URL to the address people open it at (requests naming any other host are refused)", listen)
-	}
-	return slices.Compact(hosts), nil
-}
-
-// stop drains the console's requests for a bounded time.
-func (c *consoleServer) stop(a *app) {
-	ctx, cancel := context.WithTimeout(context.Background(), consoleShutdownTimeout)
-	defer cancel()
-	_ = c.srv.Shutdown(ctx)
-	a.log.Info("console.stop", "addr", c.ln.Addr().String())
-}
-
-func addConsoleTLSFlags(fs *flag.FlagSet, o *consoleOptions, prefix string) {
-	fs.StringVar(&o.tlsCert, prefix+"tls-cert", "", "PEM `file` of the console's TLS certificate (chain); serves HTTPS")
-	fs.StringVar(&o.tlsKey, prefix+"tls-key", "", "PEM `file` of the certificate's private key")
-	fs.BoolVar(&o.behindTLSProxy, "behind-tls-proxy", false, "a reverse proxy in front terminates TLS: cookies are marked Secure, and a non-loopback address is allowed without --tls-cert")
-}
+Serve the approvals console, where named approvers (storelink-mcp approvers add) log in,
+read the staged orders with their stock evidence, and approve or reject them. It opens
+the server's state database and sends approved orders to UPSTREAM_BASE_URL with the
+keyring's keys. A non-loopback address needs --tls-cert and --tls-key, or
+--behind-tls-proxy when a reverse proxy terminates TLS (see docs/operations.md).`
 
 // runConsole serves the approvals console alone, for deployments whose
 // MCP server runs over stdio: it opens the same state database and reaches
@@ -177,44 +21,26 @@ func addConsoleTLSFlags(fs *flag.FlagSet, o *consoleOptions, prefix string) {
 func runConsole(ctx context.Context, args []string, env Env) error {
 	fs := flag.NewFlagSet("console", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	var o consoleOptions
-	fs.StringVar(&o.addr, "listen", "127.0.0.1:8090", "`address` to serve the console on (host:port; port 0 picks a free one)")
+	var o app.ConsoleOptions
+	fs.StringVar(&o.Addr, "listen", "127.0.0.1:8090", "`address` to serve the console on (host:port; port 0 picks a free one)")
 	addConsoleTLSFlags(fs, &o, "")
-	rest, err := parseFlags(fs, args, env)
+	rest, err := parseFlags(fs, args, env, consoleSynopsis)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usageError("console: unexpected argument %q", rest[0])
 	}
-	if err := consolePolicy("--listen", o); err != nil {
-		return &ExitError{Code: 2, Err: err}
+	if err := app.ConsolePolicy("--listen", o); err != nil {
+		return usageErr(err)
 	}
-	a, err := loadConfig(env)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	cfg := a.cfg
-	if cfg.UpstreamBaseURL == "" {
-		return &ExitError{Code: 2, Err: errors.New("configuration: the console needs UPSTREAM_BASE_URL: it sends approved orders to the StoreLink the server uses (an embedded demo StoreLink lives inside one server process; use serve --console for it)")}
-	}
-	if cfg.Keyring == nil {
-		return &ExitError{Code: 2, Err: errors.New("configuration: the console needs the keyring (STORELINK_KEYRING_FILE or STORELINK_KEYRING) of the stores whose orders it approves")}
-	}
-	if err := a.connect(env, cfg.UpstreamBaseURL, cfg.Keyring); err != nil {
-		return err
-	}
-	a.upstreamID = upstreamIdentity(cfg.UpstreamBaseURL)
-	c, err := startConsole(a, o)
-	if err != nil {
-		return err
-	}
-	select {
-	case err := <-c.done:
-		return fmt.Errorf("console: %w", err)
-	case <-ctx.Done():
-	}
-	c.stop(a)
-	return nil
+	return app.ServeConsole(ctx, env.options(), o)
+}
+
+// addConsoleTLSFlags adds the console's TLS flags, each name after prefix
+// ("" for console, "console-" for serve).
+func addConsoleTLSFlags(fs *flag.FlagSet, o *app.ConsoleOptions, prefix string) {
+	fs.StringVar(&o.TLSCert, prefix+"tls-cert", "", "PEM `file` of the console's TLS certificate (chain); serves HTTPS")
+	fs.StringVar(&o.TLSKey, prefix+"tls-key", "", "PEM `file` of the certificate's private key")
+	fs.BoolVar(&o.BehindTLSProxy, "behind-tls-proxy", false, "a reverse proxy in front terminates TLS: cookies are marked Secure, and a non-loopback address is allowed without --tls-cert")
 }

@@ -4,48 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"strings"
-	"time"
 
 	"github.com/korral/storelink/mcpserver/cliflag"
-	"github.com/korral/storelink/mcpserver/internal/config"
-	"github.com/korral/storelink/mcpserver/internal/state"
-	"github.com/korral/storelink/mcpserver/internal/state/postgres"
-	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
+	"github.com/korral/storelink/mcpserver/internal/app"
 )
-
-// openTimeout bounds connecting to the state database and migrating it at
-// start; a replica that cannot reach its database should say so, not hang.
-const openTimeout = 30 * time.Second
-
-// openState opens the state store the configuration names: PostgreSQL when
-// STATE_DATABASE_URL is set (and then no SQLite file anywhere), else the
-// SQLite file at STATE_DB_PATH. Either is migrated to the current schema.
-func openState(cfg *config.Config) (state.Store, error) {
-	if cfg.StateDatabaseURL == "" {
-		db, err := sqlite.Open(cfg.StatePath)
-		if err != nil {
-			return nil, fmt.Errorf("configuration: STATE_DB_PATH: %w", err)
-		}
-		return db, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	db, err := postgres.Open(ctx, cfg.StateDatabaseURL, postgres.Options{MaxConns: cfg.StateMaxConns})
-	if err != nil {
-		return nil, fmt.Errorf("STATE_DATABASE_URL: %w", err)
-	}
-	return db, nil
-}
-
-// databaseKind names the backend for /readyz.
-func databaseKind(cfg *config.Config) string {
-	if cfg.StateDatabaseURL != "" {
-		return "postgresql"
-	}
-	return "sqlite"
-}
 
 const migrateUsage = `Usage: storelink-mcp migrate
 
@@ -66,42 +28,14 @@ func runMigrate(ctx context.Context, args []string, env Env) error {
 		return nil
 	}
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return usageErr(err)
 	}
 	if len(rest) > 0 {
-		return &ExitError{Code: 2, Err: fmt.Errorf("migrate: unexpected argument %q (see storelink-mcp migrate --help)", rest[0])}
+		return usageError("migrate: unexpected argument %q (see storelink-mcp migrate --help)", rest[0])
 	}
-	cfg, err := config.Load(env.getenv, env.ReadFile)
+	cfg, err := app.LoadConfig(env.options())
 	if err != nil {
-		return &ExitError{Code: 2, Err: fmt.Errorf("configuration: %w", err)}
-	}
-	if err := refuseMockNow(cfg); err != nil {
 		return err
 	}
-	if cfg.StateDatabaseURL == "" {
-		db, err := openState(cfg)
-		if err != nil {
-			return &ExitError{Code: 2, Err: err}
-		}
-		defer db.Close()
-		_, err = fmt.Fprintf(env.Stdout, "sqlite %s: schema up to date\n", cfg.StatePath)
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	db, err := postgres.Connect(ctx, cfg.StateDatabaseURL, postgres.Options{MaxConns: 1})
-	if err != nil {
-		return fmt.Errorf("STATE_DATABASE_URL: %w", err)
-	}
-	defer db.Close()
-	m, err := db.Migrate(ctx)
-	if err != nil {
-		return fmt.Errorf("STATE_DATABASE_URL: %w", err)
-	}
-	if len(m.Applied) == 0 {
-		_, err = fmt.Fprintf(env.Stdout, "%s: schema up to date at version %d\n", db.Target(), m.To)
-		return err
-	}
-	_, err = fmt.Fprintf(env.Stdout, "%s: schema migrated from version %d to %d (applied %s)\n", db.Target(), m.From, m.To, strings.Join(m.Applied, ", "))
-	return err
+	return app.Migrate(ctx, cfg, env.Stdout)
 }

@@ -4,7 +4,7 @@
 // balancers call without a token.
 //
 // It reads no environment variable and parses no flag: `storelink-mcp
-// serve --http` (package cli) decides from its flags and the configuration
+// serve --http` (packages cli and app) decides from its flags and the configuration
 // what is allowed, for instance whether serving without tokens is safe on
 // the address it listens on, and passes every setting in Options.
 package httpserver

@@ -1,5 +1,5 @@
 // Package telemetry holds what every package of the server shares about
-// OpenTelemetry, on the API alone: the SDK is set up once, in package cli,
+// OpenTelemetry, on the API alone: the SDK is set up once, in package app,
 // and handed down as a TracerProvider and a MeterProvider. A package given
 // none uses the no-op providers here, so an unset provider costs nothing and
 // never fails a call.

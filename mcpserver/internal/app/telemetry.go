@@ -1,20 +1,15 @@
-package cli
+package app
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/config"
-	"github.com/korral/storelink/mcpserver/internal/httpserver"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,7 +73,7 @@ func textBound(s string) string {
 
 // startTelemetry builds the providers for a server. prometheusEndpoint is
 // whether `serve --metrics` asked for /metrics.
-func (a *app) startTelemetry(prometheusEndpoint bool) error {
+func (a *App) startTelemetry(prometheusEndpoint bool) error {
 	t := a.cfg.Telemetry
 	res := resource.NewWithAttributes("", attribute.String("service.name", t.ServiceName), attribute.String("service.version", Version))
 	if t.Tracing() || t.MetricsPush() {
@@ -89,7 +84,7 @@ func (a *app) startTelemetry(prometheusEndpoint bool) error {
 			otlptracehttp.WithHeaders(t.Headers), otlptracehttp.WithTimeout(exportTimeout),
 			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 10 * time.Second}))
 		if err != nil {
-			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)}
+			return exit2(fmt.Errorf("configuration: OTEL_EXPORTER_OTLP_ENDPOINT: %w", err))
 		}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler(t)),
 			sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(spanQueueSize), sdktrace.WithMaxExportBatchSize(spanBatchSize),
@@ -103,7 +98,7 @@ func (a *app) startTelemetry(prometheusEndpoint bool) error {
 			otlpmetrichttp.WithHeaders(t.Headers), otlpmetrichttp.WithTimeout(exportTimeout),
 			otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 10 * time.Second}))
 		if err != nil {
-			return &ExitError{Code: 2, Err: fmt.Errorf("configuration: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: %w", err)}
+			return exit2(fmt.Errorf("configuration: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: %w", err))
 		}
 		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(t.MetricInterval), sdkmetric.WithTimeout(exportTimeout))))
 	}
@@ -159,7 +154,7 @@ func sampler(t config.Telemetry) sdktrace.Sampler {
 
 // registerLedgerGauges observes the ledger on every collection: entries per
 // state and the approvals, in one grouped query of the state database.
-func (a *app) registerLedgerGauges() {
+func (a *App) registerLedgerGauges() {
 	counter, ok := a.db.(state.Counter)
 	if a.tel.meter == nil || !ok {
 		return
@@ -196,93 +191,4 @@ func (a *app) registerLedgerGauges() {
 		}
 		return nil
 	}, entries, pending, lapsed, next)
-}
-
-// metricsOptions is the --metrics listener.
-type metricsOptions struct {
-	addr string
-}
-
-// metricsPolicy decides, before anything starts, whether /metrics may be
-// served at addr: a loopback address is a choice the operator made
-// explicitly with --metrics; any other address needs a token of its own
-// (MCP_METRICS_TOKEN_FILE), which is never one the agents hold.
-func metricsPolicy(o serveOptions, tokenFile string) error {
-	if o.metrics.addr == "" {
-		if tokenFile != "" {
-			return errors.New("configuration: MCP_METRICS_TOKEN_FILE is set but serve has no --metrics ADDR: add --metrics, or unset it")
-		}
-		return nil
-	}
-	host, _, err := net.SplitHostPort(o.metrics.addr)
-	if err != nil {
-		return fmt.Errorf("serve: --metrics %q: want host:port, such as 127.0.0.1:9464: %w", o.metrics.addr, err)
-	}
-	// Port 0 picks a free port for each listener, so only a fixed port can
-	// name a listener already taken.
-	if _, port, _ := net.SplitHostPort(o.metrics.addr); port != "0" && (o.metrics.addr == o.addr || o.metrics.addr == o.console.addr) {
-		return errors.New("serve: --metrics must name an address of its own: /metrics never shares the MCP endpoint's or the console's listener")
-	}
-	if tokenFile == "" && !httpserver.IsLoopbackHost(strings.ToLower(host)) {
-		return fmt.Errorf("configuration: --metrics %s is reachable from other machines but MCP_METRICS_TOKEN_FILE is not set: listen on 127.0.0.1, or give /metrics a token of its own", o.metrics.addr)
-	}
-	return nil
-}
-
-// readMetricsToken reads the /metrics token and refuses one that an agent
-// also holds: the agent's token must never open the metrics.
-func readMetricsToken(env Env, path string, agents *bearer.File) (string, error) {
-	if path == "" {
-		return "", nil
-	}
-	b, err := env.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("configuration: MCP_METRICS_TOKEN_FILE: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if len(tok) < 16 || strings.ContainsAny(tok, " \t\r\n") {
-		return "", errors.New("configuration: MCP_METRICS_TOKEN_FILE: the token must be one line of at least 16 characters without spaces; generate one with `openssl rand -hex 32`")
-	}
-	if agents != nil {
-		if _, ok := agents.Lookup(tok); ok {
-			return "", errors.New("configuration: MCP_METRICS_TOKEN_FILE holds a token of MCP_AUTH_TOKENS_FILE: give /metrics a token no agent holds")
-		}
-	}
-	return tok, nil
-}
-
-// metricsServer serves /metrics, and nothing else, on its own listener.
-type metricsServer struct {
-	srv  *http.Server
-	done chan error
-}
-
-func startMetrics(a *app, o metricsOptions, token string) (*metricsServer, error) {
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	mux := http.NewServeMux()
-	h := a.tel.metrics
-	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" {
-			got, err := bearer.Token(r.Header.Values("Authorization"))
-			if err != nil || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
-				http.Error(w, "metrics: a valid bearer token (MCP_METRICS_TOKEN_FILE) is required", http.StatusUnauthorized)
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	}))
-	m := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, done: make(chan error, 1)}
-	a.log.Info("metrics.listening", "addr", ln.Addr().String(), "token", token != "")
-	go func() { m.done <- m.srv.Serve(ln) }()
-	return m, nil
-}
-
-func (m *metricsServer) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = m.srv.Shutdown(ctx)
 }

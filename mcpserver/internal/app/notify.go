@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -15,7 +15,7 @@ const notifyCloseTimeout = 10 * time.Second
 // notifier starts the webhook notifier of staged orders when
 // APPROVAL_WEBHOOK_URL is set (configuration requires approval mode and a
 // signing secret with it), and registers its Close; nil otherwise.
-func (a *app) notifier() (*notify.Notifier, error) {
+func (a *App) notifier() (*notify.Notifier, error) {
 	cfg := a.cfg
 	if cfg.ApprovalWebhookURL == "" {
 		return nil, nil
@@ -23,7 +23,7 @@ func (a *app) notifier() (*notify.Notifier, error) {
 	n, err := notify.New(notify.Options{URL: cfg.ApprovalWebhookURL, Secret: []byte(cfg.ApprovalWebhookSecret),
 		ConsoleURL: cfg.ConsolePublicURL, Logger: a.log})
 	if err != nil {
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("configuration: APPROVAL_WEBHOOK_URL: %w", err)}
+		return nil, exit2(fmt.Errorf("configuration: APPROVAL_WEBHOOK_URL: %w", err))
 	}
 	a.log.Info("approval.webhook_enabled", "host", cfg.WebhookHost(), "console_url", cfg.ConsolePublicURL != "")
 	a.closes = append(a.closes, func() error {

@@ -1,0 +1,339 @@
+// Package app is the composition root of storelink-mcp: the one package
+// that knows every part. It turns the configuration into the parts (the
+// keyring, the StoreLink client with its breaker and cache, the ledger and
+// audit trail, the notifier, the OpenTelemetry SDK and the MCP server),
+// opens the state (SQLite or PostgreSQL, and the outcome journal), and
+// serves them: over stdio (ServeStdio), over HTTP (ServeHTTP) and as the
+// approvals console (ServeConsole, ConsoleBackend).
+//
+// Package cli parses argv and calls into app; nothing here reads flags.
+// Every configuration problem comes back as an *Error with Code 2, found
+// before anything starts.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/consent"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/journal"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/upstream"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is the program's version, reported in the MCP handshake, in the
+// start-up log and on /readyz (see package buildinfo).
+var Version = buildinfo.Get().Version
+
+// Error carries the process exit code of a failure: 2 for a configuration
+// or usage problem, 1 for a refusal.
+type Error struct {
+	Code int
+	Err  error
+}
+
+// Error is the failure's message, without the code.
+func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap is the failure.
+func (e *Error) Unwrap() error { return e.Err }
+
+// exit2 is a configuration problem: exit code 2.
+func exit2(err error) error { return &Error{Code: 2, Err: err} }
+
+// Options are the process's surroundings that the parts need.
+type Options struct {
+	// Getenv reads a setting (the command line's overrides already
+	// applied).
+	Getenv func(string) string
+	// ReadFile reads a file named by a setting; nil means os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+	// Log is where the JSON log lines go unless LOG_FILE names a file.
+	Log io.Writer
+	// Embedded starts an in-process StoreLink when UPSTREAM_BASE_URL is
+	// unset; nil in a build without one.
+	Embedded EmbeddedFunc
+	// SessionName names the calls of a transport without protocol session
+	// ids (stdio) in the audit trail; "" for HTTP.
+	SessionName string
+	// Metrics builds the Prometheus reader beside any OTLP export (serve
+	// --metrics).
+	Metrics bool
+}
+
+func (o Options) readFile() func(string) ([]byte, error) {
+	if o.ReadFile == nil {
+		return os.ReadFile
+	}
+	return o.ReadFile
+}
+
+// App is the assembled program and what must be closed after it.
+type App struct {
+	opts   Options
+	cfg    *config.Config
+	log    *slog.Logger
+	server *mcp.Server
+	up     *upstream.Client
+	// embedded is true when up is the embedded demo StoreLink.
+	embedded bool
+	keys     *mcpserver.KeySource
+	db       state.Store
+	// recorder records send outcomes in db through the outcome journal; nil
+	// when this configuration keeps no journal.
+	recorder *journal.Recorder
+	now      func() time.Time
+	fixedNow time.Time
+	// upstreamID names the StoreLink up talks to (see upstreamIdentity).
+	upstreamID string
+	closes     []func() error
+
+	// rejections audits the calls the SDK refuses before our middleware.
+	rejections *mcpserver.Rejections
+	// tel is the OpenTelemetry SDK of a server (telemetry.go).
+	tel telemetrySetup
+}
+
+// Close closes every part, in the reverse order of opening.
+func (a *App) Close() {
+	for i := len(a.closes) - 1; i >= 0; i-- {
+		_ = a.closes[i]()
+	}
+}
+
+// Config is the configuration the app was built from.
+func (a *App) Config() *config.Config { return a.cfg }
+
+// State is the state database: ledger, audit trail, approver register.
+func (a *App) State() state.Store { return a.db }
+
+// Server is the MCP server; nil unless the app came from Open.
+func (a *App) Server() *mcp.Server { return a.server }
+
+// LoadConfig reads the configuration alone, as every command does first.
+func LoadConfig(opts Options) (*config.Config, error) {
+	cfg, err := config.Load(opts.Getenv, opts.readFile())
+	if err != nil {
+		return nil, exit2(fmt.Errorf("configuration: %w", err))
+	}
+	return cfg, nil
+}
+
+// Open loads the configuration and assembles the server. Any configuration
+// problem is an *Error with code 2, reported before anything starts.
+func Open(ctx context.Context, opts Options) (*App, error) {
+	a, err := openUpstream(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg := a.cfg
+	var writes *mcpserver.WriteOptions
+	if !cfg.ReadOnly {
+		writes = &mcpserver.WriteOptions{
+			AllowWrites:     cfg.AllowWrites,
+			MaxOrderUnits:   int64(cfg.MaxOrderUnits),
+			RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
+			ApprovalTTL:     cfg.ApprovalTTL,
+			Ledger:          a.db,
+			Recorder:        a.recorder,
+			UpstreamID:      a.upstreamID,
+		}
+		n, err := a.notifier()
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		writes.Notifier = n
+		if cfg.WriteApproval == config.ApprovalHost {
+			sealer, err := consent.NewSealer(cfg.HostConsentKey, a.now)
+			if err != nil {
+				a.Close()
+				return nil, exit2(fmt.Errorf("configuration: HOST_CONSENT_KEY_FILE: %w", err))
+			}
+			writes.HostConsent, writes.ConsentNonces = sealer, a.db
+		}
+	}
+	o := mcpserver.Options{
+		Upstream:            a.up,
+		Keyring:             a.keys.Keyring,
+		Logger:              a.log,
+		Audit:               mcpserver.AuditStore{Log: a.db},
+		Now:                 a.now,
+		DefaultLookbackDays: cfg.DefaultLookbackDays,
+		Version:             Version,
+		SessionName:         opts.SessionName,
+		Writes:              writes,
+		EmbeddedDemo:        a.embedded,
+		TracerProvider:      a.tel.tracer,
+		MeterProvider:       a.tel.meter,
+		NetworkTransport:    "tcp",
+	}
+	if opts.SessionName != "" {
+		o.NetworkTransport = "pipe"
+	}
+	a.registerLedgerGauges()
+	a.server = mcpserver.New(o)
+	a.rejections = mcpserver.NewRejections(o)
+	return a, nil
+}
+
+// Load reads the configuration and opens the state database, for a
+// command that runs no embedded demo StoreLink: it refuses
+// STORELINK_MOCK_NOW, so that its clock is the real one. An outcome
+// journal left from before is replayed into the ledger.
+func Load(opts Options) (*App, error) { return load(opts, false) }
+
+// load is Load; withDemo is set by a server, which starts the embedded
+// demo StoreLink when UPSTREAM_BASE_URL is unset and is the one command
+// whose clock STORELINK_MOCK_NOW may pin.
+func load(opts Options, withDemo bool) (*App, error) {
+	cfg, err := LoadConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if !withDemo || cfg.UpstreamBaseURL != "" {
+		if err := RefuseMockNow(cfg); err != nil {
+			return nil, err
+		}
+	} else if opts.Embedded == nil {
+		// Refused before the state database or the log file is opened,
+		// so the refusal leaves nothing behind.
+		return nil, exit2(errors.New("configuration: UPSTREAM_BASE_URL is not set, and this production build has no embedded demo StoreLink: set UPSTREAM_BASE_URL to StoreLink's base URL (with STORELINK_KEYRING_FILE), or run the demo from source with `go run ./cmd/storelink-mcp`"))
+	}
+	logTo := opts.Log
+	var closes []func() error
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, exit2(fmt.Errorf("configuration: LOG_FILE: %w", err))
+		}
+		logTo, closes = f, append(closes, f.Close)
+	}
+	// Every line logged with a call's context carries its trace_id.
+	log := slog.New(telemetry.LogHandler{Next: slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: cfg.LogLevel})})
+	a := &App{opts: opts, cfg: cfg, log: log, now: time.Now, closes: closes}
+	if fixedNow := cfg.MockNow; !fixedNow.IsZero() {
+		a.fixedNow = fixedNow
+		a.now = func() time.Time { return fixedNow }
+	}
+	db, err := OpenState(cfg)
+	if err != nil {
+		a.Close()
+		return nil, exit2(err)
+	}
+	a.db = db
+	a.closes = append(a.closes, db.Close)
+	// A server replays the journal once its StoreLink client exists
+	// (openUpstream), so accepted orders are read back before recorded.
+	if err := a.openJournal(!withDemo); err != nil {
+		a.Close()
+		return nil, exit2(err)
+	}
+	return a, nil
+}
+
+// openUpstream adds the StoreLink client (starting the embedded one when no
+// base URL is configured) to a loaded configuration.
+func openUpstream(ctx context.Context, opts Options) (*App, error) {
+	a, err := load(opts, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.startTelemetry(opts.Metrics); err != nil {
+		a.Close()
+		return nil, err
+	}
+	cfg, log := a.cfg, a.log
+	baseURL := cfg.UpstreamBaseURL
+	kr := cfg.Keyring
+	a.upstreamID = upstreamIdentity(baseURL)
+	if baseURL == "" {
+		if kr != nil {
+			// A production keyring without its StoreLink is a deployment
+			// that lost a setting; demo data served to it would pass as real.
+			a.Close()
+			name := "STORELINK_KEYRING"
+			if cfg.KeyringFile != "" {
+				name += "_FILE"
+			}
+			return nil, exit2(fmt.Errorf("configuration: %s is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL to StoreLink's base URL, or unset %s to run the embedded demo StoreLink with its made-up data", name, name))
+		}
+		emb, err := opts.Embedded(ctx, a.fixedNow)
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("start embedded StoreLink: %w", err)
+		}
+		a.closes = append(a.closes, emb.Close)
+		baseURL = emb.BaseURL
+		a.embedded = true
+		if kr, err = keyringFromMap(emb.Keyring); err != nil {
+			a.Close()
+			return nil, err
+		}
+		log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero())
+	}
+	if err := a.connect(baseURL, kr); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.replayJournal()
+	return a, nil
+}
+
+// connect adds the StoreLink client for baseURL with the keyring kr.
+func (a *App) connect(baseURL string, kr *keyring.Keyring) error {
+	cfg, log := a.cfg, a.log
+	a.keys = mcpserver.NewKeySource(kr, cfg.KeyringFile, a.opts.readFile(), log)
+	up, err := upstream.New(upstream.Options{
+		BaseURL:         baseURL,
+		Timeout:         cfg.UpstreamTimeout,
+		Keys:            a.keys,
+		Logger:          log,
+		BreakerFailures: uint32(cfg.BreakerFailures),
+		BreakerCooldown: cfg.BreakerCooldown,
+		MasterDataTTL:   cfg.MasterDataTTL,
+		NoCache:         cfg.MasterDataTTL == 0,
+		Now:             a.now,
+		TracerProvider:  a.tel.tracer,
+		MeterProvider:   a.tel.meter,
+		UpstreamName:    a.upstreamID,
+	})
+	if err != nil {
+		return exit2(fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err))
+	}
+	a.up = up
+	return nil
+}
+
+// upstreamKind names the upstream for /readyz and doctor.
+func (a *App) upstreamKind() string {
+	if a.embedded {
+		return "embedded_demo"
+	}
+	return "storelink"
+}
+
+// RefuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
+// embedded demo StoreLink: its clock must be the real one. A pinned clock
+// would judge approvals' expiry and write the audit trail at a time of the
+// caller's choosing, against whatever StoreLink the ledger names.
+func RefuseMockNow(cfg *config.Config) error {
+	if cfg.MockNow.IsZero() {
+		return nil
+	}
+	if cfg.UpstreamBaseURL != "" {
+		return exit2(errors.New("configuration: STORELINK_MOCK_NOW applies only to the embedded StoreLink: unset it, or unset UPSTREAM_BASE_URL"))
+	}
+	return exit2(errors.New("configuration: STORELINK_MOCK_NOW pins the clock of the embedded demo StoreLink, which only a server (stdio or serve, without UPSTREAM_BASE_URL) runs; this command runs on the real clock: unset STORELINK_MOCK_NOW"))
+}

@@ -1,0 +1,292 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/console"
+	"github.com/korral/storelink/mcpserver/internal/approver"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// consoleBackend is the approvals console's door onto the order workflow:
+// logins are checked against the approver register, every page re-reads
+// the approver's record, orders come from the ledger, their evidence from
+// StoreLink now, and decisions go through replenish.Workflow with a
+// verifier that accepts only the session's approver.
+type consoleBackend struct {
+	// flow is the workflow without a verifier; each decision copies it
+	// and adds the session's.
+	flow      *replenish.Workflow
+	approvers *approver.Verifier
+	reg       approver.Register
+	audit     state.AuditLog
+	// holds reports whether the deployment's keyring holds a store: an
+	// approver without a store list sees the keyring's stores.
+	holds func(storeID string) bool
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// Bounds of what the console reads in one page.
+const (
+	// consoleHistoryLen is how many decided orders the history lists.
+	consoleHistoryLen = 200
+	// consoleAuditLen is how many audit records one day's view reads.
+	consoleAuditLen = 5000
+	// consoleSalesMax bounds the sales read for "sold in the last 24 h".
+	consoleSalesMax = 1000
+)
+
+var _ console.Backend = (*consoleBackend)(nil)
+
+// newConsoleBackend builds the console's backend over a's ledger, register,
+// audit trail and StoreLink (a.up, which must reach a.upstreamID).
+func newConsoleBackend(a *App) *consoleBackend {
+	cfg := a.cfg
+	holds := func(storeID string) bool {
+		if a.keys == nil {
+			return false
+		}
+		_, ok := a.keys.Key(storeID)
+		return ok
+	}
+	flow := &replenish.Workflow{
+		Upstream:     a.up,
+		UpstreamID:   a.upstreamID,
+		Ledger:       a.db,
+		Audit:        a.db,
+		Now:          a.now,
+		Log:          a.log,
+		LookbackDays: cfg.DefaultLookbackDays,
+		Gate: replenish.Gate{
+			AllowWrites:   cfg.AllowWrites && !cfg.ReadOnly,
+			MaxOrderUnits: int64(cfg.MaxOrderUnits),
+			Holds:         holds,
+		},
+	}
+	if a.recorder != nil {
+		flow.Recorder = a.recorder
+	}
+	return &consoleBackend{flow: flow, approvers: approver.New(a.db), reg: a.db, audit: a.db, holds: holds, now: a.now, log: a.log}
+}
+
+// loginRef is the session's handle of a login: the record's id and the
+// name, so that a record revoked and added again ends the old sessions.
+func loginRef(a state.Approver) string { return strconv.FormatInt(a.ID, 10) + ":" + a.Name }
+
+func parseLoginRef(ref string) (state.Approver, bool) {
+	id, name, ok := strings.Cut(ref, ":")
+	n, err := strconv.ParseInt(id, 10, 64)
+	if !ok || err != nil || name == "" {
+		return state.Approver{}, false
+	}
+	return state.Approver{ID: n, Name: name}, true
+}
+
+func toConsole(a state.Approver) console.Approver {
+	return console.Approver{Name: a.Name, Stores: slices.Clone(a.Stores), Ref: loginRef(a)}
+}
+
+// record is the register's identity of a console approver, for Authorize.
+func record(a console.Approver) state.Approver {
+	r, ok := parseLoginRef(a.Ref)
+	if !ok {
+		// Only Active makes console approvers; an unparsable one matches
+		// no record, so Authorize refuses it.
+		return state.Approver{ID: -1, Name: a.Name}
+	}
+	return r
+}
+
+// Login implements console.Backend.
+func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr string) (console.Approver, error) {
+	a, err := b.approvers.Authenticate(ctx, name, secret)
+	switch {
+	case errors.Is(err, approver.ErrDenied), errors.Is(err, approver.ErrRevoked):
+		// A revoked approver is told nothing a wrong secret is not told.
+		return console.Approver{}, console.ErrBadCredentials
+	case err != nil:
+		return console.Approver{}, err
+	}
+	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "console-login-" + randomHex(6),
+		Client: "approver:" + a.Name, Tool: "console.login", Outcome: "ok", Summary: fmt.Sprintf("%s logged in to the approvals console from %s.", a.Name, remoteAddr)})
+	return toConsole(a), nil
+}
+
+// Active implements console.Backend: the record the login was made with,
+// still active.
+func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approver, error) {
+	want, ok := parseLoginRef(ref)
+	if !ok {
+		return console.Approver{}, console.ErrRevoked
+	}
+	cur, found, err := b.reg.GetApprover(ctx, want.Name)
+	if err != nil {
+		return console.Approver{}, err
+	}
+	if !found || cur.ID != want.ID || cur.Revoked() {
+		return console.Approver{}, console.ErrRevoked
+	}
+	return toConsole(cur), nil
+}
+
+// covers reports whether a may see and decide orders of storeID: its store
+// list, and always the deployment's keyring.
+func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
+	if !b.holds(storeID) {
+		return false
+	}
+	return len(a.Stores) == 0 || slices.Contains(a.Stores, storeID)
+}
+
+// authorize re-reads the approver's record for one order's store and maps
+// the register's verdict onto the console's errors.
+func (b *consoleBackend) authorize(ctx context.Context, a console.Approver, storeID string) (state.Approver, error) {
+	cur, err := b.approvers.Authorize(ctx, record(a), storeID)
+	switch {
+	case errors.Is(err, approver.ErrRevoked):
+		return state.Approver{}, console.ErrRevoked
+	case errors.Is(err, approver.ErrOutOfScope):
+		return state.Approver{}, console.ErrOutOfScope
+	case err != nil:
+		return state.Approver{}, err
+	}
+	if !b.holds(storeID) {
+		return state.Approver{}, console.ErrOutOfScope
+	}
+	return cur, nil
+}
+
+// sessionVerifier accepts exactly the session's approver, re-read from the
+// register at the moment the workflow asks, for the stores of its scope.
+// The console has verified the secret at login; the workflow is given
+// none.
+type sessionVerifier struct {
+	approvers *approver.Verifier
+	who       state.Approver
+}
+
+// Verify implements replenish.Verifier.
+func (v sessionVerifier) Verify(ctx context.Context, name, _, storeID string) (replenish.Approver, error) {
+	if !approver.SameName(name, v.who.Name) || storeID == "" {
+		return replenish.Approver{}, replenish.ErrDenied
+	}
+	cur, err := v.approvers.Authorize(ctx, v.who, storeID)
+	if err != nil {
+		return replenish.Approver{}, err
+	}
+	return replenish.Approver{Name: cur.Name}, nil
+}
+
+// decider is the workflow as one session's approver decides through it.
+func (b *consoleBackend) decider(who state.Approver) *replenish.Workflow {
+	f := *b.flow
+	f.Verifier = sessionVerifier{approvers: b.approvers, who: who}
+	return &f
+}
+
+// Inbox implements console.Backend.
+func (b *consoleBackend) Inbox(ctx context.Context, a console.Approver) ([]console.OrderSummary, error) {
+	es, err := b.flow.Staged(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	names := b.namer()
+	out := []console.OrderSummary{}
+	for _, e := range es {
+		if e.State != state.StatePendingApproval || !b.covers(a, e.StoreID) {
+			continue
+		}
+		out = append(out, names.summary(ctx, e))
+	}
+	slices.SortStableFunc(out, func(x, y console.OrderSummary) int { return x.ExpiresAt.Compare(y.ExpiresAt) })
+	return out, nil
+}
+
+// History implements console.Backend.
+func (b *consoleBackend) History(ctx context.Context, a console.Approver) ([]console.DecidedOrder, error) {
+	es, err := b.flow.Staged(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(es, func(x, y state.Entry) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	names := b.namer()
+	out := []console.DecidedOrder{}
+	for _, e := range es {
+		if e.State == state.StatePendingApproval || !b.covers(a, e.StoreID) {
+			continue
+		}
+		out = append(out, console.DecidedOrder{OrderSummary: names.summary(ctx, e), Status: consoleStatus(e.State), Decision: decision(e, "")})
+		if len(out) == consoleHistoryLen {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Order implements console.Backend: the entry as it stands now, and its
+// justification computed from StoreLink now, through the workflow's own
+// preview, so the buyer judges today's stock rather than the agent's
+// moment.
+func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approvalID string) (console.OrderDetail, error) {
+	e, err := b.flow.Show(ctx, approvalID)
+	var nf *replenish.NotFoundError
+	if errors.As(err, &nf) {
+		return console.OrderDetail{}, console.ErrNotFound
+	}
+	if err != nil {
+		return console.OrderDetail{}, err
+	}
+	if _, err := b.authorize(ctx, a, e.StoreID); err != nil {
+		return console.OrderDetail{}, err
+	}
+	d := console.OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}
+	if e.State != state.StatePendingApproval {
+		dec := decision(e, b.rejectReason(ctx, e))
+		d.Decision = &dec
+	}
+	j, ev, err := b.justify(ctx, e)
+	if err != nil {
+		// The order is still shown: the buyer may reject it without the
+		// evidence, and is told why it is missing.
+		b.log.Warn("console.evidence_unavailable", "approval_id", e.ApprovalID, "store_id", e.StoreID, "error", err.Error())
+		j.Caveat = "StoreLink could not be read just now, so the stock evidence is missing; reload the page to try again."
+	}
+	d.Justification, d.Evidence = j, ev
+	if d.CasePack == 0 {
+		d.CasePack = j.CasePack
+	}
+	return d, nil
+}
+
+// AuditDay implements console.Backend: the day's records of the stores
+// the approver may see; calls that name no store only for an approver of
+// every store.
+func (b *consoleBackend) AuditDay(ctx context.Context, a console.Approver, day time.Time) ([]console.AuditRow, error) {
+	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{Day: day, Limit: consoleAuditLen})
+	if err != nil {
+		return nil, err
+	}
+	out := []console.AuditRow{}
+	for _, r := range recs {
+		if r.StoreID == "" && len(a.Stores) > 0 || r.StoreID != "" && !b.covers(a, r.StoreID) {
+			continue
+		}
+		out = append(out, console.AuditRow{Time: r.Time, CallID: r.CallID, Client: r.Client, Tool: r.Tool, StoreID: r.StoreID, SKU: r.SKU,
+			Outcome: r.Outcome, ErrorCode: r.ErrorCode, Summary: r.Summary, DurationMS: r.DurationMS})
+	}
+	return out, nil
+}
+
+// ConsoleBackend is the approvals console's backend over the app's
+// ledger, approver register, audit trail and StoreLink. The app must have
+// its StoreLink client (from Open, or ServeConsole's).
+func (a *App) ConsoleBackend() console.Backend { return newConsoleBackend(a) }

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/korral/storelink/mcpserver/console"
+	"github.com/korral/storelink/mcpserver/internal/approver"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// Approve implements console.Backend.
+func (b *consoleBackend) Approve(ctx context.Context, a console.Approver, approvalID string) (console.Outcome, error) {
+	e, who, err := b.decidable(ctx, a, approvalID)
+	if err != nil {
+		return console.Outcome{}, err
+	}
+	if approver.SameName(who.Name, e.RequestedBy) {
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: "you requested this order yourself, and an order needs a second person's approval; nothing was sent"}, nil
+	}
+	done, err := b.decider(who).Approve(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name})
+	if err != nil {
+		return decisionOutcome(err)
+	}
+	o := done.Sent.Order
+	return console.Outcome{Kind: console.OutcomeRaised, OrderID: o.ID, OrderStatus: string(o.Status), ExpectedArrival: o.ExpectedArrival}, nil
+}
+
+// Reject implements console.Backend. The ledger keeps who rejected; the
+// workflow keeps the reason in the audit trail beside its own record.
+func (b *consoleBackend) Reject(ctx context.Context, a console.Approver, approvalID, reason string) error {
+	_, who, err := b.decidable(ctx, a, approvalID)
+	if err != nil {
+		return err
+	}
+	if _, err := b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name, Reason: reason}); err != nil {
+		_, err := decisionOutcome(err)
+		return err
+	}
+	return nil
+}
+
+// record writes r to the audit trail; a failure is logged, and the
+// decision it records stands.
+func (b *consoleBackend) record(ctx context.Context, r state.AuditRecord) {
+	if err := b.audit.RecordAudit(context.WithoutCancel(ctx), r); err != nil {
+		b.log.Error("audit.write_failed", "error", err.Error())
+	}
+}
+
+func (b *consoleBackend) rejectReason(ctx context.Context, e state.Entry) string {
+	if e.State != state.StateRejected {
+		return ""
+	}
+	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{CallID: "approval-" + e.ApprovalID, Tool: replenish.RejectReasonTool})
+	if err != nil || len(recs) == 0 {
+		return ""
+	}
+	return recs[len(recs)-1].Summary
+}
+
+// decidable finds the entry and checks the approver against its store
+// before the workflow runs, so that a page tells revoked and out of scope
+// apart from a refusal.
+func (b *consoleBackend) decidable(ctx context.Context, a console.Approver, approvalID string) (state.Entry, state.Approver, error) {
+	e, err := b.flow.Show(ctx, approvalID)
+	var nf *replenish.NotFoundError
+	if errors.As(err, &nf) {
+		return state.Entry{}, state.Approver{}, console.ErrNotFound
+	}
+	if err != nil {
+		return state.Entry{}, state.Approver{}, err
+	}
+	who, err := b.authorize(ctx, a, e.StoreID)
+	if err != nil {
+		return state.Entry{}, state.Approver{}, err
+	}
+	return e, who, nil
+}
+
+// decisionOutcome maps the workflow's typed errors onto the console's
+// verdicts and errors.
+func decisionOutcome(err error) (console.Outcome, error) {
+	var nf *replenish.NotFoundError
+	var np *replenish.NotPendingError
+	var ref *replenish.Refusal
+	switch {
+	case errors.As(err, &nf):
+		return console.Outcome{}, console.ErrNotFound
+	case errors.Is(err, approver.ErrRevoked), errors.Is(err, replenish.ErrDenied):
+		return console.Outcome{}, console.ErrRevoked
+	case errors.Is(err, approver.ErrOutOfScope):
+		return console.Outcome{}, console.ErrOutOfScope
+	case errors.As(err, &np) && np.Lapsed:
+		return console.Outcome{Kind: console.OutcomeLapsed}, console.ErrLapsed
+	case errors.As(err, &np):
+		e := np.Entry
+		return console.Outcome{Kind: console.OutcomeAlreadyDecided, Prior: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy},
+			&console.DecidedError{Status: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy}
+	case errors.As(err, &ref) && ref.Entry.State == state.StateUnknown:
+		return console.Outcome{Kind: console.OutcomeUnknown}, nil
+	case errors.As(err, &ref):
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: ref.Error()}, nil
+	}
+	return console.Outcome{}, err
+}

@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/journal"
+	"github.com/korral/storelink/mcpserver/internal/upstream"
+)
+
+// doctorConfirmer is doctor's own reader of orders: a StoreLink client at
+// UPSTREAM_BASE_URL with the keyring's keys and no cache.
+func doctorConfirmer(cfg *config.Config, readFile func(string) ([]byte, error), log *slog.Logger) journal.Confirmer {
+	if cfg.UpstreamBaseURL == "" {
+		return journal.ConfirmFunc(func(context.Context, state.Entry, string) error {
+			return errors.New("UPSTREAM_BASE_URL is not set, so doctor cannot read the order back from StoreLink")
+		})
+	}
+	up, err := upstream.New(upstream.Options{
+		BaseURL: cfg.UpstreamBaseURL, Timeout: cfg.UpstreamTimeout, Logger: log,
+		Keys:            mcpserver.NewKeySource(cfg.Keyring, cfg.KeyringFile, readFile, log),
+		BreakerFailures: uint32(cfg.BreakerFailures), BreakerCooldown: cfg.BreakerCooldown,
+		NoCache: true,
+	})
+	if err != nil {
+		return journal.ConfirmFunc(func(context.Context, state.Entry, string) error { return err })
+	}
+	return confirmOrders(up, upstreamIdentity(cfg.UpstreamBaseURL))
+}
+
+// outcomeJournal is doctor's check of the outcome journal: it keeps the
+// journal's file rules, can be written, and every outcome in it is in the
+// ledger. It replays the journal when the ledger is reachable (db not nil),
+// as a start would, reading each accepted order back from StoreLink first,
+// and names every line it could not record and why.
+func (c *checkup) outcomeJournal(ctx context.Context, cfg *config.Config, readFile func(string) ([]byte, error), db state.Store) {
+	const check = "outcome journal"
+	path := cfg.JournalPath
+	if path == "" {
+		c.ok(check, "none: writes are off and there is no default place for one")
+		return
+	}
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) && !writesPossible(cfg) {
+		c.ok(check, "%s does not exist; writes are off, so none is needed", path)
+		return
+	}
+	j, err := journal.Open(path)
+	if err != nil {
+		fix := journalFix
+		var unsafe *journal.UnsafeError
+		if errors.As(err, &unsafe) {
+			fix = unsafe.Fix
+		}
+		c.fail(check, err.Error(), fix)
+		return
+	}
+	defer j.Close()
+	if db == nil {
+		n, err := j.Len()
+		switch {
+		case err != nil:
+			c.fail(check, err.Error(), journalFix)
+		case n > 0:
+			c.fail(check, fmt.Sprintf("%s holds %d order outcome(s) the ledger has not recorded, and the state database is unreachable", path, n),
+				"bring the state database back; the server records them by itself, or run doctor again")
+		default:
+			c.ok(check, "%s is writable and holds nothing to record", path)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	rep, err := j.Replay(ctx, db, doctorConfirmer(cfg, readFile, slog.New(slog.DiscardHandler)), time.Now())
+	if err != nil {
+		c.fail(check, err.Error(), journalFix)
+		return
+	}
+	if len(rep.Pending) > 0 {
+		c.fail(check, fmt.Sprintf("%s holds %d order outcome(s) the ledger could not record yet: %v", path, len(rep.Pending), rep.Cause),
+			"bring the state database back; the server records them by itself, or run doctor again")
+	}
+	for _, p := range rep.Unconfirmed {
+		c.fail(check, fmt.Sprintf("%s line %d: %s", path, p.Number, p.Reason), confirmFix)
+	}
+	for _, p := range rep.Conflicts {
+		c.fail(check, fmt.Sprintf("%s line %d: %s", path, p.Number, p.Reason),
+			fmt.Sprintf("settle it in the ledger as the message says, then delete line %d from the file", p.Number))
+	}
+	for _, p := range rep.Unreadable {
+		c.fail(check, fmt.Sprintf("%s line %d is not an outcome journal line (%s)", path, p.Number, p.Reason),
+			fmt.Sprintf("check the order it names, if any, then delete line %d from the file", p.Number))
+	}
+	if rep.Clean() {
+		c.ok(check, "%s is writable; %d outcome(s) recorded in the ledger now, nothing pending", path, rep.Recorded)
+	}
+}

@@ -1,0 +1,251 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/korral/storelink/mcpserver/internal/httpserver"
+	"github.com/korral/storelink/mcpserver/internal/oauth"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Environment variables of the HTTP transport, named in messages; package
+// config reads them.
+const (
+	// envTokensFile names the bearer token file (see package bearer).
+	envTokensFile = "MCP_AUTH_TOKENS_FILE"
+	// envInsecure is --insecure-no-auth for deployments configured only
+	// through the environment.
+	envInsecure = "MCP_HTTP_INSECURE"
+	// envOAuthIssuer names the identity provider (see package oauth).
+	envOAuthIssuer = "OAUTH_ISSUER"
+)
+
+// writeTools are the tools whose call needs the storelink.write scope.
+var writeTools = []string{"korral_raise_replenishment_order"}
+
+// ServeOptions are the settings of an HTTP server (storelink-mcp serve).
+type ServeOptions struct {
+	// Addr is the MCP endpoint's listen address (host:port).
+	Addr string
+	// Stateless keeps no MCP sessions, so any replica can answer any
+	// request.
+	Stateless bool
+	// InsecureNoAuth serves without bearer tokens on a non-loopback
+	// address.
+	InsecureNoAuth bool
+	// AllowedHosts are host names clients use to reach the server, besides
+	// loopback and the listen address.
+	AllowedHosts []string
+	// RequestTimeout bounds one MCP request.
+	RequestTimeout time.Duration
+	// ShutdownTimeout bounds draining in-flight requests at the end.
+	ShutdownTimeout time.Duration
+	// Console is the approvals console's listener; Addr "" serves none.
+	Console ConsoleOptions
+	// MetricsAddr is the /metrics listener; "" serves none.
+	MetricsAddr string
+}
+
+// authPolicy decides, before anything starts, whether the server may run
+// with the given address, token file and identity provider. It returns the
+// listen host.
+func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return "", fmt.Errorf("serve: --http %q: want host:port, such as 127.0.0.1:8080: %w", o.Addr, err)
+	}
+	host = strings.ToLower(host)
+	switch {
+	case tokensFile != "" && o.InsecureNoAuth:
+		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envTokensFile, envInsecure)
+	case issuer != "" && o.InsecureNoAuth:
+		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envOAuthIssuer, envInsecure)
+	case tokensFile == "" && issuer == "" && !httpserver.IsLoopbackHost(host) && !o.InsecureNoAuth:
+		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set (nor %s): "+
+			"give a token file (lines of \"label token\"), name an identity provider whose access tokens to accept, listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.Addr, envTokensFile, envOAuthIssuer)
+	case httpserver.IsWildcardHost(host) && len(o.AllowedHosts) == 0:
+		return "", fmt.Errorf("configuration: --http %s listens on every interface, so the server cannot tell which host names are its own: "+
+			"name them with --allowed-host (for example --allowed-host mcp.korral.internal)", o.Addr)
+	}
+	return host, nil
+}
+
+// ServeHTTP serves MCP over Streamable HTTP until ctx is cancelled
+// (SIGTERM), then drains in-flight requests for at most the shutdown
+// timeout. With o.Console.Addr it serves the approvals console too, and
+// with o.MetricsAddr Prometheus /metrics, each on a listener of its own.
+func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
+	// The policy is judged before anything starts (no database is opened,
+	// no embedded StoreLink started), so it needs the configuration alone;
+	// Open loads it again with everything else.
+	cfg, err := LoadConfig(opts)
+	if err != nil {
+		return err
+	}
+	o.InsecureNoAuth = o.InsecureNoAuth || cfg.HTTPInsecure
+	listenHost, err := authPolicy(o, cfg.AuthTokensFile, cfg.OAuthIssuer)
+	if err != nil {
+		return exit2(err)
+	}
+	var tokens *bearer.File
+	if cfg.AuthTokensFile != "" {
+		if tokens, err = bearer.Open(cfg.AuthTokensFile, nil); err != nil {
+			return exit2(fmt.Errorf("configuration: %s: %w", envTokensFile, err))
+		}
+	}
+	if err := metricsPolicy(o, cfg.MetricsTokenFile); err != nil {
+		return exit2(err)
+	}
+	metricsToken, err := readMetricsToken(opts.readFile(), cfg.MetricsTokenFile, tokens)
+	if err != nil {
+		return exit2(err)
+	}
+	opts.Metrics, opts.SessionName = o.MetricsAddr != "", ""
+	a, err := Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	hopts := a.httpOptions(o, listenHost)
+	if cfg.OAuthIssuer != "" {
+		// The provider is asked for its keys now, so a wrong issuer stops
+		// the server here with the reason instead of refusing every caller.
+		v, err := oauth.New(ctx, oauth.Options{Issuer: cfg.OAuthIssuer, Audience: cfg.OAuthAudience, Logger: a.log})
+		if err != nil {
+			return exit2(fmt.Errorf("configuration: %s: %w", envOAuthIssuer, err))
+		}
+		hopts.OAuth = &httpserver.OAuth{Verifier: v, WriteTools: writeTools,
+			Refused: func(ctx context.Context, tool, reason, caller, sessionID string) {
+				// The name is the caller's, unchecked: escaped and bounded.
+				a.rejections.Record(ctx, textsafe.Bound(tool, 64), reason, caller, sessionID)
+			}}
+	}
+	if tokens != nil {
+		tokens.SetLogger(a.log)
+		// Only a token file that exists goes into the interface: a nil
+		// *bearer.File in it would be a non-nil Tokens that admits nobody.
+		hopts.Tokens = tokens
+	}
+	srv, err := httpserver.New(hopts)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if tokens != nil {
+		a.log.Info("auth.tokens_loaded", "path", tokens.Path(), "labels", tokens.Labels())
+	}
+	if hopts.OAuth != nil {
+		a.log.Info("auth.oauth", "issuer", cfg.OAuthIssuer, "audience", cfg.OAuthAudience, "jwks_uri", hopts.OAuth.Verifier.JWKSURI())
+	}
+	if tokens == nil && hopts.OAuth == nil {
+		reason := "loopback address"
+		if o.InsecureNoAuth {
+			reason = "--insecure-no-auth"
+		}
+		a.log.Warn("auth.disabled", "reason", reason, "note", "every caller that can reach the address can use the tools")
+	}
+	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
+	var consoleDone <-chan error
+	if o.Console.Addr != "" {
+		c, err := startConsole(a, o.Console)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer c.stop(a)
+		consoleDone = c.done
+	}
+	var metricsDone <-chan error
+	if o.MetricsAddr != "" {
+		m, err := startMetrics(a, o.MetricsAddr, metricsToken)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer m.stop()
+		metricsDone = m.done
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case err := <-metricsDone:
+		sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return fmt.Errorf("metrics: %w", err)
+	case err := <-consoleDone:
+		sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return fmt.Errorf("console: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("http.shutdown", "grace", o.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+	defer cancel()
+	// A forced end is logged by Shutdown; the process still stops cleanly.
+	_ = srv.Shutdown(sctx)
+	a.log.Info("server.stop", "transport", "http")
+	return nil
+}
+
+// httpOptions are the transport's settings for this app and these flags,
+// without the token file.
+func (a *App) httpOptions(o ServeOptions, listenHost string) httpserver.Options {
+	return httpserver.Options{
+		Server:              a.server,
+		Logger:              a.log,
+		ListenHost:          listenHost,
+		AllowedHosts:        o.AllowedHosts,
+		Stateless:           o.Stateless,
+		RequestTimeout:      o.RequestTimeout,
+		MaxSessions:         a.cfg.HTTPMaxSessions,
+		MaxSessionsPerToken: a.cfg.HTTPMaxSessionsPerToken,
+		SessionIdleTimeout:  a.cfg.HTTPSessionIdleTimeout,
+		Inspect:             a.auditUndecodable,
+		Ready:               a.readiness,
+	}
+}
+
+// auditUndecodable records a tools/call whose params the SDK cannot decode:
+// the SDK refuses it before any middleware of ours runs, so the transport
+// shows it here first, then passes it on for the SDK to answer.
+func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label, sessionID string) {
+	tool, reason, refused := mcpserver.UndecodableCall(req)
+	if !refused {
+		return
+	}
+	who := ""
+	switch {
+	case strings.HasPrefix(label, oauth.SubjectPrefix):
+		who = label
+	case label != "":
+		who = "token:" + label
+	}
+	a.rejections.Record(ctx, tool, reason, who, sessionID)
+}
+
+// readiness reports the configuration (loaded, or the server would not be
+// running), the ledger, the breaker and the upstream for /readyz.
+func (a *App) readiness(ctx context.Context) (httpserver.Readiness, error) {
+	out := httpserver.Readiness{Config: "loaded", Ledger: "ok", Database: DatabaseKind(a.cfg), Breaker: a.up.BreakerState(), Version: Version, Upstream: a.upstreamKind()}
+	if err := a.db.Ping(ctx); err != nil {
+		out.Ledger = "unreachable"
+		return out, err
+	}
+	return out, nil
+}
