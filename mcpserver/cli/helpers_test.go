@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/app/apptest"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
 const (
@@ -19,7 +20,7 @@ const (
 )
 
 // syncBuffer is the log buffer of a server run in the test.
-type syncBuffer = apptest.SyncBuffer
+type syncBuffer = mcptest.SyncBuffer
 
 // testEnv is a configuration pointing at upstream (a stand-in StoreLink) with
 // one store key and a private state database.
@@ -89,7 +90,7 @@ func (r *running) stop(t *testing.T) {
 	}
 }
 
-func logLines(s string) []map[string]any { return apptest.LogLines(s) }
+func logLines(s string) []map[string]any { return mcptest.LogLines(s) }
 
 // post sends body to /mcp with the given headers and returns the status.
 func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {

@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,18 +27,7 @@ const (
 	initBody   = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
 )
 
-func logLines(s string) []map[string]any {
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func logLines(s string) []map[string]any { return mcptest.LogLines(s) }
 
 func countLines(s, msg string) int {
 	n := 0

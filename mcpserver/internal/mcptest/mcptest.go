@@ -1,11 +1,14 @@
 // Package mcptest holds helpers shared by the tests of the MCP server's
 // packages: a log buffer that a server's goroutines may write while a test
-// reads it, and a POST of one JSON-RPC message to an MCP endpoint. It is
+// reads it, the JSON lines such a buffer holds, and a POST of one JSON-RPC
+// message to an MCP endpoint. It is
 // for tests only; no production code imports it.
 package mcptest
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -62,4 +65,19 @@ func Post(t testing.TB, url, body string, hdr map[string]string) (*http.Response
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	return resp, string(b)
+}
+
+// LogLines are the JSON log lines in s, each as an object; lines that are
+// not JSON objects are skipped.
+func LogLines(s string) []map[string]any {
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }

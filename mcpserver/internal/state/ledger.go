@@ -88,6 +88,18 @@ type Entry struct {
 // ErrNotFound reports that no ledger entry matches.
 var ErrNotFound = errors.New("state: no such ledger entry")
 
+// First is the first of the entries a backend's query found, or
+// ErrNotFound when it found none; err, when set, is returned as it is.
+func First(es []Entry, err error) (Entry, error) {
+	if err != nil {
+		return Entry{}, err
+	}
+	if len(es) == 0 {
+		return Entry{}, ErrNotFound
+	}
+	return es[0], nil
+}
+
 // ErrNotPending reports that an approval can no longer be decided: it was
 // already claimed, rejected or expired, or its expiry has passed.
 var ErrNotPending = errors.New("state: approval is not pending")

@@ -4,39 +4,14 @@
 package apptest
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 )
-
-// SyncBuffer is a bytes.Buffer that a running server may write while the
-// test reads it.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String is what was written so far.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Vars are the settings of a deployment pointing at upstream (a stand-in
 // StoreLink) with one store key (store 47) and a private state database,
@@ -83,18 +58,4 @@ func WriteFile(t testing.TB, content string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// LogLines are the JSON log lines in s, each as an object.
-func LogLines(s string) []map[string]any {
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }

@@ -320,14 +320,7 @@ func (db *DB) lookup(ctx context.Context, op, where string, args ...any) (state.
 }
 
 func getOne(ctx context.Context, q querier, where string, args ...any) (state.Entry, error) {
-	es, err := getMany(ctx, q, where, args...)
-	if err != nil {
-		return state.Entry{}, err
-	}
-	if len(es) == 0 {
-		return state.Entry{}, state.ErrNotFound
-	}
-	return es[0], nil
+	return state.First(getMany(ctx, q, where, args...))
 }
 
 func getMany(ctx context.Context, q querier, where string, args ...any) ([]state.Entry, error) {

@@ -141,14 +141,7 @@ type querier interface {
 
 // getOne returns the single entry selected by where, or ErrNotFound.
 func getOne(ctx context.Context, q querier, where string, args ...any) (state.Entry, error) {
-	es, err := getMany(ctx, q, where, args...)
-	if err != nil {
-		return state.Entry{}, err
-	}
-	if len(es) == 0 {
-		return state.Entry{}, state.ErrNotFound
-	}
-	return es[0], nil
+	return state.First(getMany(ctx, q, where, args...))
 }
 
 // found turns ErrNotFound into the (zero, false, nil) of the lookup methods.

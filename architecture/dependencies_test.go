@@ -1,4 +1,4 @@
-package e2e_test
+package architecture_test
 
 import (
 	"os/exec"

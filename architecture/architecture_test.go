@@ -1,0 +1,255 @@
+package architecture_test
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/korral/storelink/internal/e2etest"
+)
+
+// repoRoot is the directory holding go.work.
+func repoRoot(t *testing.T) string { return e2etest.Root(t) }
+
+// goList runs `go list` in dir and returns its output's fields.
+func goList(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestRootHoldsNoTests: the repo root keeps doc.go and the module files;
+// the end-to-end suite lives in e2e/, the release and deploy checks beside
+// what they check.
+func TestRootHoldsNoTests(t *testing.T) {
+	entries, err := os.ReadDir(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "_test.go") {
+			t.Errorf("%s: the repo root holds no tests; end-to-end tests go in e2e/", e.Name())
+		}
+	}
+}
+
+const mcp = "github.com/korral/storelink/mcpserver"
+
+// TestCLIIsThin: cli turns argv into a command and an exit code; the parts
+// are put together in internal/app, the one package that imports them all.
+func TestCLIIsThin(t *testing.T) {
+	root := repoRoot(t)
+	imports := goList(t, filepath.Join(root, "mcpserver"), "-f", `{{join .Imports " "}} {{join .TestImports " "}}`, "./cli")
+	for _, forbidden := range []string{
+		"internal/state/postgres", "internal/state/sqlite", "internal/upstream", "internal/httpserver",
+		"internal/oauth", "internal/bearer", "internal/notify", "internal/replenish",
+	} {
+		if slices.Contains(imports, mcp+"/"+forbidden) {
+			t.Errorf("mcpserver/cli imports %s: assemble it in internal/app", forbidden)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "mcpserver", "cli", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no files in mcpserver/cli (%v)", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(b, []byte("\n")); n > 250 {
+			t.Errorf("%s has %d lines; a cli file stays under 250: one command per file", filepath.Base(f), n)
+		}
+	}
+}
+
+// TestStateIsTheDomain: internal/state holds entries, transitions and rules
+// and no SQL; SQLite and PostgreSQL are sibling packages with embedded
+// migrations, neither importing the other.
+func TestStateIsTheDomain(t *testing.T) {
+	root := repoRoot(t)
+	dir := filepath.Join(root, "mcpserver")
+	for _, imp := range goList(t, dir, "-f", `{{join .Imports " "}}`, "./internal/state") {
+		if imp == "database/sql" || strings.Contains(imp, "sqlite") || strings.Contains(imp, "pgx") || strings.Contains(imp, "/lib/pq") {
+			t.Errorf("internal/state imports %s: SQL belongs to a backend package", imp)
+		}
+	}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		migrations, _ := filepath.Glob(filepath.Join(dir, "internal", "state", backend, "migrations", "*.sql"))
+		if len(migrations) == 0 {
+			t.Errorf("internal/state/%s has no migrations/*.sql", backend)
+		}
+		other := map[string]string{"sqlite": "postgres", "postgres": "sqlite"}[backend]
+		if slices.Contains(goList(t, dir, "-f", `{{join .Imports " "}}`, "./internal/state/"+backend), mcp+"/internal/state/"+other) {
+			t.Errorf("internal/state/%s imports its sibling %s", backend, other)
+		}
+	}
+}
+
+// TestOneCompositionRoot: only internal/app opens a backend or builds the
+// upstream adapter; the other packages get them through interfaces.
+func TestOneCompositionRoot(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "mcpserver")
+	for _, line := range goList(t, dir, "-f", `{{.ImportPath}}:{{join .Imports ","}}`, "./...") {
+		pkg, imps, _ := strings.Cut(line, ":")
+		if pkg == mcp+"/internal/app" || strings.HasPrefix(pkg, mcp+"/internal/state/") {
+			continue
+		}
+		for _, imp := range strings.Split(imps, ",") {
+			if imp == mcp+"/internal/state/sqlite" || imp == mcp+"/internal/state/postgres" {
+				t.Errorf("%s imports %s: only internal/app opens the state's storage", strings.TrimPrefix(pkg, mcp+"/"), strings.TrimPrefix(imp, mcp+"/"))
+			}
+		}
+	}
+}
+
+// TestEveryToolHasItsTestAndSnapshot: each tool file has its own test file
+// and its definition's snapshot in testdata/tools.
+func TestEveryToolHasItsTestAndSnapshot(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "mcpserver")
+	tools, _ := filepath.Glob(filepath.Join(dir, "tool_*.go"))
+	n := 0
+	for _, f := range tools {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		n++
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "tool_"), ".go")
+		if _, err := os.Stat(strings.TrimSuffix(f, ".go") + "_test.go"); err != nil {
+			t.Errorf("%s has no test file of its own", filepath.Base(f))
+		}
+		if _, err := os.Stat(filepath.Join(dir, "testdata", "tools", "korral_"+name+".golden.json")); err != nil {
+			t.Errorf("%s has no snapshot testdata/tools/korral_%s.golden.json", filepath.Base(f), name)
+		}
+	}
+	if n != 5 {
+		t.Errorf("found %d tool files, want the five tools", n)
+	}
+}
+
+// TestLayoutNamesEveryFolder: the README's layout section shows every
+// top-level folder a clone has.
+func TestLayoutNamesEveryFolder(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(readme), "## Layout")
+	block, _, _ := strings.Cut(after, "\n## ")
+	cmd := exec.Command("git", "ls-files")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (not a clone)", err)
+	}
+	folders := map[string]bool{}
+	for _, f := range strings.Split(string(out), "\n") {
+		if top, _, ok := strings.Cut(f, "/"); ok {
+			folders[top] = true
+		}
+	}
+	for f := range folders {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(f) + `/\s`).MatchString(block) {
+			t.Errorf("the README's layout leaves out %s/", f)
+		}
+	}
+}
+
+// TestNoCodeWrittenTwice: no function body of seven lines or more appears
+// twice in a module, tests included (a shared test helper lives in the
+// module's one …test package); generated code aside.
+func TestNoCodeWrittenTwice(t *testing.T) {
+	root := repoRoot(t)
+	// Copies across modules are allowed only where neither module may
+	// import the other, by the names of the copies, sorted.
+	acrossModules := map[string]string{
+		"sleep,sleep":          "notify (mcpserver) and the contract checker (openapi) each wait between retries",
+		"WriteTokenFile,write": "the e2e harness (root module) cannot import mcpserver's internal test helpers",
+	}
+	type site struct{ file, name, module string }
+	bodies := map[string][]site{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".gen.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		module := moduleOf(rel)
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			if fset.Position(fd.Body.Rbrace).Line-fset.Position(fd.Body.Lbrace).Line < 7 {
+				continue
+			}
+			var b bytes.Buffer
+			_ = printer.Fprint(&b, token.NewFileSet(), fd.Type)
+			_ = printer.Fprint(&b, token.NewFileSet(), fd.Body)
+			bodies[b.String()] = append(bodies[b.String()], site{rel, fd.Name.Name, module})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sites := range bodies {
+		if len(sites) < 2 {
+			continue
+		}
+		modules := map[string]bool{}
+		for _, s := range sites {
+			modules[s.module] = true
+		}
+		var where, names []string
+		for _, s := range sites {
+			where = append(where, s.file+" "+s.name)
+			names = append(names, s.name)
+		}
+		slices.Sort(names)
+		if len(modules) == len(sites) && acrossModules[strings.Join(names, ",")] != "" {
+			continue
+		}
+		slices.Sort(where)
+		t.Errorf("the same code is written %d times: %s", len(sites), strings.Join(where, ", "))
+	}
+}
+
+// moduleOf names the workspace module a repo-relative path belongs to.
+func moduleOf(rel string) string {
+	for _, m := range []string{"openapi", "storelinkclient", "mockstorelink", "mcpserver", "tools"} {
+		if rel == m || strings.HasPrefix(rel, m+"/") {
+			return m
+		}
+	}
+	return "."
+}
