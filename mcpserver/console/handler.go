@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -17,10 +18,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/korral/storelink/mcpserver/internal/orderlink"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
@@ -209,9 +212,12 @@ func New(b Backend, o Options) (http.Handler, error) {
 	m.HandleFunc("POST /login", h.login)
 	m.HandleFunc("POST /logout", h.authed(h.logout))
 	m.HandleFunc("GET /{$}", h.authed(h.inbox))
-	m.HandleFunc("GET /orders/{id}", h.authed(h.order))
-	m.HandleFunc("POST /orders/{id}/approve", h.authed(h.approve))
-	m.HandleFunc("POST /orders/{id}/reject", h.authed(h.reject))
+	// The order page's route is the one every link to an order names
+	// (package orderlink): the webhook notice, the URL elicitation, the
+	// tool's answer. Its id is the approval id.
+	m.HandleFunc("GET "+orderlink.Prefix+"{id}", h.authed(h.order))
+	m.HandleFunc("POST "+orderlink.Prefix+"{id}/approve", h.authed(h.approve))
+	m.HandleFunc("POST "+orderlink.Prefix+"{id}/reject", h.authed(h.reject))
 	m.HandleFunc("GET /history", h.authed(h.history))
 	m.HandleFunc("GET /audit", h.authed(h.audit))
 	m.HandleFunc("GET /static/console.css", h.stylesheet)
@@ -417,9 +423,21 @@ func (h *handler) endSession(w http.ResponseWriter, r *http.Request, key string)
 }
 
 func (h *handler) toLogin(w http.ResponseWriter, r *http.Request, why string) {
-	to := "/login"
+	q := url.Values{}
 	if why != "" {
-		to += "?ended=" + why
+		q.Set("ended", why)
+	}
+	// An order page opened without a session comes back to that order
+	// after the log-in.
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, orderlink.Prefix) {
+		q.Set("next", r.URL.Path)
+		if returnTo(&http.Request{Form: q}) == "" {
+			q.Del("next")
+		}
+	}
+	to := "/login"
+	if len(q) > 0 {
+		to += "?" + q.Encode()
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
@@ -506,6 +524,22 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 type loginView struct {
 	Token string
 	Name  string
+	// Next is the order page the log-in returns to (see returnTo).
+	Next string
+}
+
+// returnTo is the order page a log-in goes on to: the "next" parameter of
+// the request when it names an order page (orderlink.Prefix and an id,
+// nothing more), else "". A link to an order (from the webhook notice or
+// the host's URL elicitation) thus lands on that order after the log-in,
+// and no parameter can send the browser anywhere else.
+func returnTo(r *http.Request) string {
+	v := r.FormValue("next")
+	id, ok := strings.CutPrefix(v, orderlink.Prefix)
+	if !ok || id == "" || len(v) > 256 || strings.ContainsAny(id, "/\\?#%") {
+		return ""
+	}
+	return v
 }
 
 // formToken is the login form's CSRF token: an HMAC of the pre-session
@@ -527,14 +561,14 @@ func (h *handler) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 	h.setCookie(w, r, loginCookie, c, time.Hour)
 	h.render(w, r, status, "login.html", page{
 		Title: "Log in", Flash: flash, FlashKind: kind,
-		Data: loginView{Token: h.formToken(c), Name: name},
+		Data: loginView{Token: h.formToken(c), Name: name, Next: returnTo(r)},
 	})
 }
 
 func (h *handler) loginForm(w http.ResponseWriter, r *http.Request) {
 	if id := h.cookie(r, sessionCookie); id != "" {
 		if s, err := h.sessions.Get(r.Context(), sessionKey(id)); err == nil && h.now().Before(s.ExpiresAt) {
-			http.Redirect(w, r, "/", http.StatusSeeOther)
+			http.Redirect(w, r, cmp.Or(returnTo(r), "/"), http.StatusSeeOther)
 			return
 		}
 	}
@@ -588,7 +622,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	h.setCookie(w, r, sessionCookie, id, h.ttl)
 	h.setCookie(w, r, loginCookie, "", 0)
 	h.log.Info("console.login", "approver", a.Name, "client", addr)
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.Redirect(w, r, cmp.Or(returnTo(r), "/"), http.StatusSeeOther)
 }
 
 // loginLimit is the login rate limit's setting.

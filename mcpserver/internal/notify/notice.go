@@ -2,10 +2,10 @@ package notify
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/orderlink"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 )
 
@@ -72,7 +72,7 @@ func (n *Notifier) payload(no Notice) Payload {
 		RequestedBy:   clean(no.RequestedBy, maxName),
 	}
 	if n.opts.ConsoleURL != "" && p.ApprovalID != "" {
-		p.ConsoleURL = n.opts.ConsoleURL + OrderPath + url.PathEscape(p.ApprovalID)
+		p.ConsoleURL = orderlink.URL(n.opts.ConsoleURL, p.ApprovalID)
 	}
 	p.Text = text(p, no.ExpiresAt, n.opts.Now())
 	return p

@@ -65,10 +65,6 @@ const (
 // away) so the connection can be reused; nothing of it is kept or logged.
 const responseDrainLimit = 64 << 10
 
-// OrderPath is where the approvals console shows one staged order:
-// ConsoleURL + OrderPath + approval id.
-const OrderPath = "/approvals/"
-
 // Options configures a Notifier. URL and Secret are required; every other
 // zero value means the default named beside it.
 type Options struct {

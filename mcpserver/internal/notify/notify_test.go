@@ -268,10 +268,10 @@ func TestDeliversSignedNotice(t *testing.T) {
 		SKU:           "8594001234",
 		QuantityUnits: 24,
 		ExpiresAt:     expiresAtStr,
-		ConsoleURL:    "https://approvals.korral.example/approvals/" + approvalID,
+		ConsoleURL:    "https://approvals.korral.example/orders/" + approvalID,
 		RequestedBy:   "dairy-team",
 		Text: "Order awaiting approval: 24 × Madeta butter 250g (SKU 8594001234) for store 47 Praha Smíchov, " +
-			"requested by dairy-team, expires 16:30 UTC. Open: https://approvals.korral.example/approvals/" + approvalID,
+			"requested by dairy-team, expires 16:30 UTC. Open: https://approvals.korral.example/orders/" + approvalID,
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("payloads (-want +got):\n%s", diff)
