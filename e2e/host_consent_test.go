@@ -52,6 +52,10 @@ type consentReply struct {
 	Asked []struct {
 		Message         string         `json:"message"`
 		RequestedSchema map[string]any `json:"requestedSchema"`
+		// Mode, URL and ElicitationID are a URL question's.
+		Mode          string `json:"mode"`
+		URL           string `json:"url"`
+		ElicitationID string `json:"elicitationId"`
 	} `json:"asked"`
 }
 

@@ -103,6 +103,16 @@ type WriteOptions struct {
 	// records each state's single use.
 	HostConsent   *consent.Sealer
 	ConsentNonces state.ConsentNonces
+	// ConsoleURL is the approvals console's public base URL
+	// (CONSOLE_PUBLIC_URL); "" means no link. With RequireApproval, a
+	// staged order's page there is where a named approver decides it: a
+	// host that declares URL elicitation is asked to open it, any other
+	// host reads it in the answer (ADR 0021).
+	ConsoleURL string
+	// ApprovalPoll is how often a session that was asked to open an
+	// order's page reads the ledger for the decision, to tell the host
+	// when it is made; zero means DefaultApprovalPoll.
+	ApprovalPoll time.Duration
 }
 
 type server struct {

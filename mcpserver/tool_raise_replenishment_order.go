@@ -154,7 +154,11 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 	if r.Mode == replenish.ModePendingApproval {
 		s.notifyStaged(r, c.requester())
 	}
-	return s.raiseAnswer(c, r, in.Confirm), nil
+	out := s.raiseAnswer(c, r, in.Confirm)
+	if err := s.leadToApprover(ctx, c, r, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // notifyStaged tells the approvers' webhook of a newly staged order. The

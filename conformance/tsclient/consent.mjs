@@ -15,6 +15,10 @@
 //     the same elicitation handler and retries (automatic mode), or hands
 //     it to the test (manual mode).
 //   elicitation false: the client declares no elicitation capability.
+//   url_elicitation true: the client declares URL elicitation beside form
+//     ({ elicitation: { form: {}, url: {} } }), answers a mode "url" question
+//     as the test tells it (the test opens the URL itself), and records every
+//     notifications/elicitation/complete it receives (generation 1).
 // stdout, first line: {"ready": true, "protocol": ...} or {"ready": false, "error": {...}}.
 // stdin: one JSON request per line, run one after the other:
 //   {"id", "name", "arguments", "answer"}: a call; "answer" is what the user
@@ -24,6 +28,10 @@
 //     input_required answer is returned as it came, not fulfilled.
 //   {"id", "name", "arguments", "inputResponses", "requestState"}: a retry
 //     the test builds itself (generation 2 only).
+//   {"id", "await_complete": elicitationId, "timeout_ms"}: answers
+//     {"id", "completed": true} once notifications/elicitation/complete for
+//     that id has arrived (at once if it has), {"id", "completed": false}
+//     after timeout_ms.
 // stdout: {"id", "result", "asked": [ElicitRequest params...]} or {"id", "error"}.
 import { createInterface } from "node:readline";
 
@@ -32,7 +40,7 @@ const write = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
 const thrown = (err) => ({ code: err?.code ?? null, message: String(err?.message ?? err) });
 
 const info = { name: `consent-host-${cfg.generation}`, version: "1" };
-const capabilities = cfg.elicitation === false ? {} : { elicitation: { form: {} } };
+const capabilities = cfg.elicitation === false ? {} : cfg.url_elicitation ? { elicitation: { form: {}, url: {} } } : { elicitation: { form: {} } };
 const serverParams = { command: cfg.command, args: cfg.args || [], env: cfg.env || {}, stderr: "inherit" };
 const httpOptions = { requestInit: { headers: cfg.token ? { Authorization: `Bearer ${cfg.token}` } : {} } };
 
@@ -44,6 +52,15 @@ const onElicit = async (request) => {
   return answer;
 };
 
+// The elicitation ids the server reported complete, and who waits for one.
+const completed = new Set();
+const completeWaiters = new Map();
+const onComplete = (notification) => {
+  const id = notification.params.elicitationId;
+  completed.add(id);
+  completeWaiters.get(id)?.();
+};
+
 let client, protocol;
 try {
   if (cfg.generation === "1") {
@@ -51,6 +68,10 @@ try {
     const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
     client = new Client(info, { capabilities });
     if (cfg.elicitation !== false) client.setRequestHandler(ElicitRequestSchema, onElicit);
+    if (cfg.url_elicitation) {
+      const { ElicitationCompleteNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+      client.setNotificationHandler(ElicitationCompleteNotificationSchema, onComplete);
+    }
     if (cfg.url) {
       const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
       await client.connect(new StreamableHTTPClientTransport(new URL(cfg.url), httpOptions));
@@ -85,6 +106,15 @@ lines.on("line", (line) => {
   if (!line.trim()) return;
   const req = JSON.parse(line);
   queue = queue.then(async () => {
+    if (req.await_complete !== undefined) {
+      const done = completed.has(req.await_complete) || await new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), req.timeout_ms ?? 30000);
+        completeWaiters.set(req.await_complete, () => { clearTimeout(timer); resolve(true); });
+      });
+      completeWaiters.delete(req.await_complete);
+      write({ id: req.id, completed: done });
+      return;
+    }
     answer = req.answer ?? { action: "cancel" };
     asked = [];
     const params = { name: req.name, arguments: req.arguments || {} };

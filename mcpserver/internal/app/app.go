@@ -148,6 +148,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 			Ledger:          a.db,
 			Recorder:        a.recorder,
 			UpstreamID:      a.upstreamID,
+			ConsoleURL:      cfg.ConsolePublicURL,
 		}
 		n, err := a.notifier()
 		if err != nil {

@@ -1,0 +1,266 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// Approval in the conversation (ADR 0021): WRITE_APPROVAL=required with
+// CONSOLE_PUBLIC_URL. The approvals console runs as its own process
+// (`storelink-mcp console`), the MCP server as another, and they share
+// only the ledger.
+
+// TestWebhookLinkOpensTheOrder follows the console_url of a real webhook
+// notice, as an approver clicks it: it leads to the log-in, and after it
+// to the order's page, 200, with the order on it. A host without URL
+// elicitation reads the same link in the tool's answer.
+func TestWebhookLinkOpensTheOrder(t *testing.T) {
+	_, hook, env, secret := journeyWorld(t)
+	c := startConsoleProc(t, env)
+	p := e2etest.StartServer(t, append(env, "CONSOLE_PUBLIC_URL="+c.url))
+	staged := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true)))
+	id, _ := staged["approval_id"].(string)
+	if staged["mode"] != "pending_approval" || id == "" {
+		t.Fatalf("staged: %v", staged)
+	}
+	link := c.url + "/orders/" + id
+	if next, _ := staged["next_step"].(string); !strings.Contains(next, link) || !strings.Contains(next, "log") {
+		t.Errorf("a host without URL elicitation does not read the link in next_step: %q", next)
+	}
+	n := hook.notice(t)
+	if n["console_url"] != link || !strings.Contains(plainText(n["text"]), link) {
+		t.Fatalf("the notice links to %v (text %q), want %s", n["console_url"], n["text"], link)
+	}
+
+	jana := newConsoleClient(t, c.url)
+	code, body, at := jana.get(strings.TrimPrefix(n["console_url"].(string), c.url))
+	if at.Path != "/login" || !strings.Contains(body, `name="next" value="/orders/`+id+`"`) {
+		t.Fatalf("the link without a session answered %d at %s:\n%s", code, at, body)
+	}
+	code, body = jana.post("/login", map[string][]string{"name": {"jana"}, "secret": {secret}, "next": {"/orders/" + id}}, false)
+	if code != http.StatusOK || !strings.Contains(body, id) || !strings.Contains(body, "Madeta butter 250g") || !strings.Contains(body, `id="approve"`) {
+		t.Fatalf("the log-in from the link: %d\n%s", code, body)
+	}
+	// Logged in, the link opens the order at once.
+	if code, body, at := jana.get("/orders/" + id); code != http.StatusOK || at.Path != "/orders/"+id || !strings.Contains(body, "24 units") {
+		t.Errorf("the link with a session: %d at %s", code, at)
+	}
+}
+
+// TestApprovalThroughURLElicitation is the approval end to end: the
+// official TypeScript client (1.x, 2025-11-25) declares URL elicitation
+// and confirms an order; the server asks it to open the order's page
+// (elicitation/create, mode url); Debian's chromium opens that URL, logs
+// in as a named approver in scope and approves; the client receives
+// notifications/elicitation/complete, the status tool says raised, and the
+// mock holds exactly one order. Then rejecting, a lapsed approval and an
+// approver out of scope each end with nothing sent.
+func TestApprovalThroughURLElicitation(t *testing.T) {
+	inst := findTSClient(t)
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not on PATH, and CI must run the browser test: apt-get install -y chromium")
+		}
+		t.Skip("chromium is not on PATH (apt-get install -y chromium)")
+	}
+	w, hook, env, secret := journeyWorld(t)
+	petr := addApprover(t, env, "petr", "--stores", "102")
+	c := startConsoleProc(t, env)
+
+	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
+	for _, kv := range append(env, "CONSOLE_PUBLIC_URL="+c.url) {
+		k, v, _ := strings.Cut(kv, "=")
+		serverEnv[k] = v
+	}
+	h := launchConsentHost(t, inst, "url host", map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": "1", "url_elicitation": true})
+	if h.protocol != "2025-11-25" {
+		t.Fatalf("the client connected with %s", h.protocol)
+	}
+
+	// stage confirms an order; the host is asked to open its page.
+	stage := func(label string, qty int, key string) (id, link string) {
+		t.Helper()
+		r := h.do(label, map[string]any{"arguments": e2etest.Order(qty, "confirm", true, "idempotency_key", key), "answer": map[string]any{"action": "accept"}})
+		d := data(t, h.expect(label, r, "ok"))
+		id, _ = d["approval_id"].(string)
+		if d["mode"] != "pending_approval" || id == "" {
+			t.Fatalf("%s: staged %v", label, d)
+		}
+		if len(r.Asked) != 1 {
+			t.Fatalf("%s: the host was asked %d question(s), want one", label, len(r.Asked))
+		}
+		q := r.Asked[0]
+		link = c.url + "/orders/" + id
+		if q.Mode != "url" || q.URL != link || q.ElicitationID != id || !strings.Contains(q.Message, "log-in required") {
+			t.Fatalf("%s: the host was asked %+v, want mode url, %s, elicitation id %s", label, q, link, id)
+		}
+		if strings.Contains(q.URL, "token") || strings.Contains(q.URL, "secret") || strings.Contains(q.URL, "?") {
+			t.Errorf("%s: the link carries more than the approval id: %s", label, q.URL)
+		}
+		if next, _ := d["next_step"].(string); !strings.Contains(next, "host opened the order's page") {
+			t.Errorf("%s: next_step %q", label, next)
+		}
+		if n := hook.notice(t); n["console_url"] != link {
+			t.Errorf("%s: the notice links to %v, want %s", label, n["console_url"], link)
+		}
+		return id, link
+	}
+	awaitComplete := func(label, id string, want bool) {
+		t.Helper()
+		h.nextID++
+		line, _ := json.Marshal(map[string]any{"id": h.nextID, "await_complete": id, "timeout_ms": 15000})
+		if _, err := h.stdin.Write(append(line, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			ID        int  `json:"id"`
+			Completed bool `json:"completed"`
+		}
+		if raw := h.next(30 * time.Second); raw == nil || json.Unmarshal(raw, &got) != nil || got.ID != h.nextID {
+			t.Fatalf("%s: no answer to await_complete: %s\nstderr:\n%s", label, raw, tail(h.stderr.String(), 4000))
+		}
+		if got.Completed != want {
+			t.Errorf("%s: notifications/elicitation/complete for %s received: %v, want %v\nserver stderr:\n%s", label, id, got.Completed, want, tail(h.stderr.String(), 4000))
+		}
+	}
+	ledgerOf := func(label, id string) map[string]any {
+		t.Helper()
+		r := h.do(label, map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
+		led, _ := data(t, h.expect(label, r, "ok"))["ledger"].(map[string]any)
+		return led
+	}
+
+	ctx, cancel := chromeContext(t, chromium)
+	defer cancel()
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v\nconsole stderr:\n%s", what, err, tail(c.stderr.String(), 4000))
+		}
+	}
+	submit := func(what, sel string) {
+		t.Helper()
+		if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return s
+	}
+
+	// 1. Approve: jana (store 47) opens the URL the host was given, logs
+	// in there, lands on the order and approves.
+	id, link := stage("confirm", 24, "url-elicit-approve-0001")
+	if heldOrders(w) != 0 {
+		t.Fatal("staging raised an order")
+	}
+	do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("name")))
+	do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
+	submit("log in", "#login")
+	do("wait for the order", chromedp.WaitVisible(chromedp.ID("approve")))
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/orders/"+id) {
+		t.Errorf("after the log-in the browser is at %s (%v), want the order", loc, err)
+	}
+	if h1 := text("h1"); !strings.Contains(h1, "Madeta butter 250g") {
+		t.Errorf("the order page's heading: %q", h1)
+	}
+	submit("approve", "#approve")
+	do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	if got := text("#outcome"); !strings.Contains(got, "Order raised") {
+		t.Errorf("the outcome reads %q", got)
+	}
+	awaitComplete("approved", id, true)
+	if led := ledgerOf("status after approval", id); led["state"] != "raised" || led["decided_by"] != "jana" {
+		t.Errorf("status after approval: %v", led)
+	}
+	if got := heldOrders(w); got != 1 {
+		t.Fatalf("StoreLink holds %d orders, want exactly 1", got)
+	}
+	creates := w.Requests(isCreate)
+
+	// 2. Reject: the same approver, already logged in, opens the next
+	// link and rejects with a reason.
+	id, link = stage("confirm to reject", 36, "url-elicit-reject-0001")
+	do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("reason")))
+	do("type the reason", chromedp.SendKeys(chromedp.ID("reason"), "Store 47 had a delivery this morning."))
+	submit("reject", "#reject")
+	do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	awaitComplete("rejected", id, true)
+	if led := ledgerOf("status after rejection", id); led["state"] != "rejected" {
+		t.Errorf("status after rejection: %v", led)
+	}
+	sentNothing(t, w, "rejected", creates)
+
+	// 3. Lapsed: the approval runs out before anyone decides; the host is
+	// told, and a late approve sends nothing.
+	id, link = stage("confirm to lapse", 48, "url-elicit-lapse-00001")
+	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
+	awaitComplete("lapsed", id, true)
+	do("open the link", chromedp.Navigate(link), chromedp.WaitReady("body"))
+	if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector("#approve")`)); ok {
+		submit("approve the lapsed order", "#approve")
+	}
+	if led := ledgerOf("status after the lapse", id); led["state"] == "raised" {
+		t.Errorf("a lapsed approval was raised: %v", led)
+	}
+	sentNothing(t, w, "lapsed", creates)
+
+	// 4. Out of scope: petr (store 102) follows the link, logs in, and
+	// neither sees nor decides the store 47 order; it stays pending, and
+	// the host is not told it is complete.
+	id, link = stage("confirm for petr", 12, "url-elicit-scope-00001")
+	pc := newConsoleClient(t, c.url)
+	if _, _, at := pc.get(strings.TrimPrefix(link, c.url)); at.Path != "/login" {
+		t.Fatalf("the link without a session went to %s", at)
+	}
+	code, body := pc.post("/login", map[string][]string{"name": {"petr"}, "secret": {petr}, "next": {"/orders/" + id}}, false)
+	if code == http.StatusOK && strings.Contains(body, `id="approve"`) {
+		t.Errorf("petr, out of scope, got the order's approve form")
+	}
+	pc.get("/")
+	pc.post("/orders/"+id+"/approve", nil, false)
+	if led := ledgerOf("status after petr", id); led["state"] != "pending_approval" {
+		t.Errorf("after petr's attempt the order is %v", led)
+	}
+	awaitComplete("out of scope", id, false)
+	sentNothing(t, w, "out of scope", creates)
+	if got := heldOrders(w); got != 1 {
+		t.Errorf("StoreLink holds %d orders, want still 1", got)
+	}
+	for _, o := range w.Mock.Server.Orders() {
+		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected && o.QuantityUnits != 24 {
+			t.Errorf("StoreLink holds an order of %d units", o.QuantityUnits)
+		}
+	}
+	judge(t, w)
+}
+
+// chromeContext starts Debian's chromium, headless, with a fresh profile;
+// cancel ends it and waits for it.
+func chromeContext(t *testing.T, chromium string) (context.Context, func()) {
+	t.Helper()
+	parent, cancelParent := context.WithTimeout(t.Context(), 3*time.Minute)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.Flag("headless", "new"), chromedp.NoSandbox,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	return bctx, func() { cancelBrowser(); cancelAlloc(); cancelParent() }
+}

@@ -1,0 +1,169 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/orderlink"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Approval in the conversation (WRITE_APPROVAL=required with
+// CONSOLE_PUBLIC_URL, ADR 0021). A confirmed order is staged as before;
+// then the buyer is led to the order's page in the approvals console,
+// where a named approver logs in and decides it:
+//
+//   - On 2025-11-25, a host that declares URL elicitation is asked, inside
+//     the call, to open the page (elicitation/create, mode url, with the
+//     approval id as the elicitation id). The call waits for the host's
+//     answer to that question, not for the decision: the approver may be
+//     someone else, hours later. The session then reads the ledger every
+//     ApprovalPoll until the approval is decided or lapses, and sends
+//     notifications/elicitation/complete. The console may run in another
+//     process or replica: the ledger is what they share.
+//   - On 2026-07-28 the server may not send requests of its own: the call
+//     is answered input_required with the same URL request, and the
+//     client's retry (same idempotency key) answers the approval as the
+//     ledger holds it then. That revision has no completion notification.
+//   - Any other host reads the link in next_step.
+//
+// The link is the console's base URL and the approval id, nothing more:
+// opening it needs a log-in, and any approver in the store's scope may.
+
+// DefaultApprovalPoll is how often a session asked to open an order's page
+// reads the ledger for the decision: one indexed read a second per open
+// elicitation, and the host hears of the decision within about a second.
+const DefaultApprovalPoll = time.Second
+
+// approvalInputID names the URL request of an input_required answer.
+const approvalInputID = "approve_order"
+
+// leadToApprover leads the buyer of a confirmed, staged order to its page
+// in the console: by URL elicitation where the host can open one, else by
+// the link in the answer. It changes out's next_step, or returns
+// *inputRequired on 2026-07-28. Without a console URL, or for anything but
+// an order awaiting approval, it does nothing.
+func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outcome, out *raiseOut) error {
+	w := s.opts.Writes
+	e := r.Entry
+	fresh := r.Mode == replenish.ModePendingApproval
+	if !fresh && (r.Mode != replenish.ModeReplay || e.State != state.StatePendingApproval) {
+		return nil
+	}
+	link := orderlink.URL(w.ConsoleURL, e.ApprovalID)
+	if link == "" {
+		return nil
+	}
+	if req := c.req; fresh && req != nil && req.Session != nil && canElicitURL(req.ClientCapabilities()) {
+		ask := &mcp.ElicitParams{Mode: "url", Message: approvalMessage(r), URL: link}
+		if req.ProtocolVersion() >= multiRoundTripVersion {
+			if req.Params.RequestState == "" {
+				// The state carries no authority: the retry replays the
+				// staged order by its idempotency key and reads its state.
+				return &inputRequired{requests: mcp.InputRequestMap{approvalInputID: ask}, state: e.ApprovalID}
+			}
+		} else {
+			ask.ElicitationID = e.ApprovalID
+			res, err := req.Session.Elicit(ctx, ask)
+			switch {
+			case err != nil:
+				s.log.WarnContext(ctx, "approval.elicit_failed", "call_id", c.id, "approval_id", e.ApprovalID, "err", err)
+			case res.Action == "accept":
+				s.log.InfoContext(ctx, "approval.elicited", "call_id", c.id, "approval_id", e.ApprovalID)
+				s.watchApproval(req.Session, e)
+				out.NextStep = "Nothing was sent. The host opened the order's page in the approvals console for the buyer; a named approver logs in there and approves or rejects it. " +
+					"When the host reports that step complete, check korral_get_order_status with the approval id. You cannot approve it yourself."
+				return nil
+			default:
+				s.log.InfoContext(ctx, "approval.elicit_refused", "call_id", c.id, "approval_id", e.ApprovalID, "action", res.Action)
+			}
+		}
+	}
+	if fresh {
+		out.NextStep = "Nothing was sent. Tell the buyer the order awaits a person's approval: a named approver logs in at " + link +
+			" and approves or rejects it. Follow it with korral_get_order_status using the approval id. You cannot approve it yourself."
+	} else {
+		out.NextStep += " A named approver decides it at " + link + " (log-in required)."
+	}
+	return nil
+}
+
+// canElicitURL reports whether the client declares URL elicitation.
+func canElicitURL(caps *mcp.ClientCapabilities) bool {
+	return caps != nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
+}
+
+// approvalMessage is what the host shows beside the link. Texts from
+// StoreLink are escaped and bounded.
+func approvalMessage(r *replenish.Outcome) string {
+	e := r.Entry
+	return fmt.Sprintf("An order of %d unit(s) of %s (SKU %s) for store %s awaits a named approver. Open the approvals console to approve or reject it (log-in required). Nothing is sent until then.",
+		e.QuantityUnits, textsafe.Bound(r.ProductName, maxShown), e.SKU, e.StoreID)
+}
+
+// watchApproval reads the ledger every ApprovalPoll until the approval
+// staged as e is decided or lapses, then tells the session's host that the
+// URL elicitation is complete. It ends early when the session closes, and
+// at the latest a minute after the approval lapses.
+func (s *server) watchApproval(ss *mcp.ServerSession, e state.Entry) {
+	w := s.opts.Writes
+	poll := w.ApprovalPoll
+	if poll <= 0 {
+		poll = DefaultApprovalPoll
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e.ApprovalExpiresAt.Sub(s.opts.Now())+time.Minute)
+	go func() {
+		// The session's end ends the watch (stdio: the process; HTTP: the
+		// session's close or timeout).
+		_ = ss.Wait()
+		cancel()
+	}()
+	go func() {
+		defer cancel()
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				s.log.Info("approval.watch_ended", "approval_id", e.ApprovalID, "why", context.Cause(ctx).Error())
+				return
+			case <-t.C:
+			}
+			cur, ok, err := w.Ledger.ByApprovalID(ctx, e.ApprovalID)
+			if err != nil {
+				s.log.Warn("approval.watch_read_failed", "approval_id", e.ApprovalID, "err", err)
+				continue
+			}
+			if ok && !approvalSettled(cur, s.opts.Now()) {
+				continue
+			}
+			st := string(cur.State)
+			if ok && cur.State == state.StatePendingApproval {
+				st = "lapsed"
+			}
+			if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: e.ApprovalID}); err != nil {
+				s.log.Warn("approval.complete_failed", "approval_id", e.ApprovalID, "state", st, "err", err)
+				return
+			}
+			s.log.Info("approval.complete_sent", "approval_id", e.ApprovalID, "state", st)
+			return
+		}
+	}()
+}
+
+// approvalSettled reports whether a staged order needs no more waiting:
+// decided and, if approved, its send finished; or lapsed.
+func approvalSettled(e state.Entry, now time.Time) bool {
+	switch e.State {
+	case state.StatePendingApproval:
+		return !now.Before(e.ApprovalExpiresAt)
+	case state.StateSending:
+		return false
+	default:
+		return true
+	}
+}
