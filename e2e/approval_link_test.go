@@ -264,3 +264,60 @@ func chromeContext(t *testing.T, chromium string) (context.Context, func()) {
 	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
 	return bctx, func() { cancelBrowser(); cancelAlloc(); cancelParent() }
 }
+
+// TestApprovalThroughInputRequired is the same on 2026-07-28, where the
+// server sends no requests of its own: the official 2.x client declares
+// URL elicitation, the confirm is answered input_required with a URL
+// request for the order's page (no elicitation id: that revision has no
+// completion notification), the client answers it and retries, and the
+// retry reads the order awaiting approval, with the link. The approver
+// decides at the link; the next korral_get_order_status says so.
+func TestApprovalThroughInputRequired(t *testing.T) {
+	inst := findTSClient(t)
+	requireClient2(t, inst)
+	w, hook, env, secret := journeyWorld(t)
+	c := startConsoleProc(t, env)
+	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
+	for _, kv := range append(env, "CONSOLE_PUBLIC_URL="+c.url) {
+		k, v, _ := strings.Cut(kv, "=")
+		serverEnv[k] = v
+	}
+	h := launchConsentHost(t, inst, "url host 2026", map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": "2", "url_elicitation": true})
+
+	r := h.do("confirm", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "url-input-required-01"), "answer": map[string]any{"action": "accept"}})
+	d := data(t, h.expect("confirm", r, "ok"))
+	id, _ := d["approval_id"].(string)
+	link := c.url + "/orders/" + id
+	if id == "" || len(r.Asked) != 1 {
+		t.Fatalf("confirm: asked %d question(s), answer %v", len(r.Asked), d)
+	}
+	if q := r.Asked[0]; q.Mode != "url" || q.URL != link || q.ElicitationID != "" || !strings.Contains(q.Message, "log-in required") {
+		t.Errorf("the host was asked %+v, want mode url and %s", q, link)
+	}
+	if next, _ := d["next_step"].(string); !strings.Contains(next, link) {
+		t.Errorf("the retry's next_step lacks the link: %q", next)
+	}
+	if n := hook.notice(t); n["approval_id"] != id {
+		t.Errorf("notice: %v", n)
+	}
+	if heldOrders(w) != 0 {
+		t.Fatal("staging raised an order")
+	}
+
+	jana := newConsoleClient(t, c.url)
+	jana.get(strings.TrimPrefix(link, c.url))
+	if code, body := jana.post("/login", map[string][]string{"name": {"jana"}, "secret": {secret}, "next": {"/orders/" + id}}, false); code != http.StatusOK || !strings.Contains(body, `id="approve"`) {
+		t.Fatalf("jana's log-in from the link: %d", code)
+	}
+	if code, body := jana.post("/orders/"+id+"/approve", nil, false); code != http.StatusOK || !strings.Contains(body, "Order raised") {
+		t.Fatalf("approve: %d\n%s", code, body)
+	}
+	s := h.do("status", map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
+	if led, _ := data(t, h.expect("status", s, "ok"))["ledger"].(map[string]any); led["state"] != "raised" {
+		t.Errorf("status after approval: %v", led)
+	}
+	if got := heldOrders(w); got != 1 {
+		t.Errorf("StoreLink holds %d orders, want 1", got)
+	}
+	judge(t, w)
+}

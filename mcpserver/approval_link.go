@@ -73,13 +73,13 @@ func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outco
 			case err != nil:
 				s.log.WarnContext(ctx, "approval.elicit_failed", "call_id", c.id, "approval_id", e.ApprovalID, "err", err)
 			case res.Action == "accept":
-				s.log.InfoContext(ctx, "approval.elicited", "call_id", c.id, "approval_id", e.ApprovalID)
+				s.log.InfoContext(ctx, "approval.elicited", "call_id", c.id, "approval_id", e.ApprovalID, "action", res.Action)
 				s.watchApproval(req.Session, e)
 				out.NextStep = "Nothing was sent. The host opened the order's page in the approvals console for the buyer; a named approver logs in there and approves or rejects it. " +
 					"When the host reports that step complete, check korral_get_order_status with the approval id. You cannot approve it yourself."
 				return nil
 			default:
-				s.log.InfoContext(ctx, "approval.elicit_refused", "call_id", c.id, "approval_id", e.ApprovalID, "action", res.Action)
+				s.log.InfoContext(ctx, "approval.elicited", "call_id", c.id, "approval_id", e.ApprovalID, "action", res.Action)
 			}
 		}
 	}
