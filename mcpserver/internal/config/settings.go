@@ -211,7 +211,7 @@ var settings = []Setting{
 	{Name: "APPROVAL_WEBHOOK_SECRET_FILE", Usage: "`file` holding the webhook notices' signing secret",
 		Description: "The same, from a file."},
 	{Name: "CONSOLE_PUBLIC_URL", Default: "(unset: no link)", Usage: "base `URL` at which people open the approvals console",
-		Description: "The approvals console's address as people open it, e.g. `https://approvals.korral.example`; notices link to the order there.",
+		Description: "The approvals console's address as people open it, e.g. `https://approvals.korral.example`; notices, the tool's answer and URL elicitation link to the order there (ADR 0021).",
 		kind:        parsed(func(l *loader, c *Config, name string) { c.ConsolePublicURL = l.consoleURL(name) })},
 	{Name: "MCP_PUBLIC_URL", Usage: "base `URL` at which clients reach serve --http",
 		Description: "Base URL clients reach `serve --http` at, e.g. `https://mcp.korral.example` (https, or http to a loopback host); its `/mcp` is the server's OAuth resource identifier.",
