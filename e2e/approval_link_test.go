@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -119,20 +120,8 @@ func TestApprovalThroughURLElicitation(t *testing.T) {
 	}
 	awaitComplete := func(label, id string, want bool) {
 		t.Helper()
-		h.nextID++
-		line, _ := json.Marshal(map[string]any{"id": h.nextID, "await_complete": id, "timeout_ms": 15000})
-		if _, err := h.stdin.Write(append(line, '\n')); err != nil {
-			t.Fatal(err)
-		}
-		var got struct {
-			ID        int  `json:"id"`
-			Completed bool `json:"completed"`
-		}
-		if raw := h.next(30 * time.Second); raw == nil || json.Unmarshal(raw, &got) != nil || got.ID != h.nextID {
-			t.Fatalf("%s: no answer to await_complete: %s\nstderr:\n%s", label, raw, tail(h.stderr.String(), 4000))
-		}
-		if got.Completed != want {
-			t.Errorf("%s: notifications/elicitation/complete for %s received: %v, want %v\nserver stderr:\n%s", label, id, got.Completed, want, tail(h.stderr.String(), 4000))
+		if got := h.completed(label, id); got != want {
+			t.Errorf("%s: notifications/elicitation/complete for %s received: %v, want %v\nserver stderr:\n%s", label, id, got, want, tail(h.stderr.String(), 4000))
 		}
 	}
 	ledgerOf := func(label, id string) map[string]any {
@@ -252,6 +241,25 @@ func TestApprovalThroughURLElicitation(t *testing.T) {
 	judge(t, w)
 }
 
+// completed reports whether the client has received (or receives within
+// 15 s) notifications/elicitation/complete for the elicitation id.
+func (h *consentHost) completed(label, id string) bool {
+	h.t.Helper()
+	h.nextID++
+	line, _ := json.Marshal(map[string]any{"id": h.nextID, "await_complete": id, "timeout_ms": 15000})
+	if _, err := h.stdin.Write(append(line, '\n')); err != nil {
+		h.t.Fatal(err)
+	}
+	var got struct {
+		ID        int  `json:"id"`
+		Completed bool `json:"completed"`
+	}
+	if raw := h.next(30 * time.Second); raw == nil || json.Unmarshal(raw, &got) != nil || got.ID != h.nextID {
+		h.t.Fatalf("%s: no answer to await_complete: %s\nstderr:\n%s", label, raw, tail(h.stderr.String(), 4000))
+	}
+	return got.Completed
+}
+
 // chromeContext starts Debian's chromium, headless, with a fresh profile;
 // cancel ends it and waits for it.
 func chromeContext(t *testing.T, chromium string) (context.Context, func()) {
@@ -320,4 +328,43 @@ func TestApprovalThroughInputRequired(t *testing.T) {
 		t.Errorf("StoreLink holds %d orders, want 1", got)
 	}
 	judge(t, w)
+}
+
+// TestApprovalThroughURLElicitationOverHTTP: the same with the 1.x client
+// over Streamable HTTP (`serve --http`, a stateful 2025-11-25 session):
+// the completion reaches the client on the session's own stream after the
+// call has ended.
+func TestApprovalThroughURLElicitationOverHTTP(t *testing.T) {
+	inst := findTSClient(t)
+	w, _, env, secret := journeyWorld(t)
+	c := startConsoleProc(t, env)
+	tokens := filepath.Join(w.Dir, "tokens")
+	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
+	p := e2etest.StartHTTP(t, append(env, "MCP_AUTH_TOKENS_FILE="+tokens, "CONSOLE_PUBLIC_URL="+c.url))
+	h := launchConsentHost(t, inst, "http url host", map[string]any{"url": p.Base + "/mcp", "token": e2etest.TokenDairy, "generation": "1", "url_elicitation": true})
+
+	r := h.do("confirm", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "http-url-elicit-0001"), "answer": map[string]any{"action": "accept"}})
+	d := data(t, h.expect("confirm", r, "ok"))
+	id, _ := d["approval_id"].(string)
+	if len(r.Asked) != 1 || r.Asked[0].Mode != "url" || r.Asked[0].URL != c.url+"/orders/"+id || r.Asked[0].ElicitationID != id {
+		t.Fatalf("asked %+v for %v", r.Asked, d)
+	}
+	jana := newConsoleClient(t, c.url)
+	jana.get("/orders/" + id)
+	if code, body := jana.post("/login", map[string][]string{"name": {"jana"}, "secret": {secret}, "next": {"/orders/" + id}}, false); code != http.StatusOK || !strings.Contains(body, `id="approve"`) {
+		t.Fatalf("jana's log-in from the link: %d", code)
+	}
+	if code, body := jana.post("/orders/"+id+"/approve", nil, false); code != http.StatusOK || !strings.Contains(body, "Order raised") {
+		t.Fatalf("approve: %d\n%s", code, body)
+	}
+	if !h.completed("approved", id) {
+		t.Errorf("no notifications/elicitation/complete over HTTP\nserver stderr:\n%s", tail(p.Stderr.String(), 4000))
+	}
+	s := h.do("status", map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
+	if led, _ := data(t, h.expect("status", s, "ok"))["ledger"].(map[string]any); led["state"] != "raised" {
+		t.Errorf("status after approval: %v", led)
+	}
+	if got := heldOrders(w); got != 1 {
+		t.Errorf("StoreLink holds %d orders, want 1", got)
+	}
 }
