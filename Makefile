@@ -161,7 +161,9 @@ tsclient: $(TSCLIENT_DIR)/.installed ## Install the TypeScript MCP clients of bo
 # The MCP Apps host side (@modelcontextprotocol/ext-apps's AppBridge) and the
 # esbuild that bundles e2e/apps_views_test.go's host page at test time; the
 # committed package-lock.json pins the tree. --legacy-peer-deps leaves out
-# the peers a host page never loads (React, the 2.x server).
+# the peers a host page never loads (React, the 2.x server). npm ci runs in
+# the directory: with --prefix through the .tools symlink, npm 11 takes the
+# directory's name for the root package and finds it missing from the lock.
 APPSHOST_SRC     := e2e/appshost
 APPSHOST_VERSION := $(shell sed -n 's|.*"@modelcontextprotocol/ext-apps": "\(.*\)".*|\1|p' $(APPSHOST_SRC)/package.json)
 APPSHOST_DIR     := $(ROOT)/.tools/appshost-$(APPSHOST_VERSION)
@@ -169,7 +171,7 @@ APPSHOST_DIR     := $(ROOT)/.tools/appshost-$(APPSHOST_VERSION)
 $(APPSHOST_DIR)/.installed: $(APPSHOST_SRC)/package.json $(APPSHOST_SRC)/package-lock.json
 	mkdir -p $(APPSHOST_DIR)
 	cp $(APPSHOST_SRC)/package.json $(APPSHOST_SRC)/package-lock.json $(APPSHOST_DIR)/
-	npm ci --silent --no-audit --no-fund --legacy-peer-deps --prefix $(APPSHOST_DIR)
+	cd $(APPSHOST_DIR) && npm ci --silent --no-audit --no-fund --legacy-peer-deps
 	touch $@
 
 .PHONY: appshost
