@@ -229,6 +229,9 @@ func TestViewsInARealHost(t *testing.T) {
 	if got := panels[0].(map[string]any)["name"]; got != hostileName {
 		t.Errorf("store 47's name reads %q, want the markup as text %q", got, hostileName)
 	}
+	if risk["title"] == "owned" {
+		t.Errorf("a store name ran script in the risk view")
+	}
 	if n := num(risk["elements"]); n != 0 {
 		t.Errorf("the risk view holds %v img/b/iframe/object/embed elements: a name was parsed as markup", n)
 	}

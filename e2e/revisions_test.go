@@ -341,8 +341,8 @@ func TestClientsDocDiscoverCommand(t *testing.T) {
 	if v := res.Result.SupportedVersions; len(v) < 2 || v[0] != "2026-07-28" || v[1] != "2025-11-25" {
 		t.Errorf("supportedVersions %v: the document says 2026-07-28 first, then 2025-11-25", v)
 	}
-	if got := string(res.Result.Capabilities); got != `{"completions":{},"logging":{},"prompts":{},"tools":{}}` {
-		t.Errorf("capabilities %s, not the document's tools, prompts, completions and logging", got)
+	if got := string(res.Result.Capabilities); got != `{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}}` {
+		t.Errorf("capabilities %s, not the document's tools, prompts, completions, logging and resources", got)
 	}
 	if res.Result.TTLMs != 5*60*1000 {
 		t.Errorf("ttlMs %d, the document says five minutes", res.Result.TTLMs)
