@@ -74,7 +74,7 @@ test-isolated: ## Build and test each module alone (GOWORK=off), as an importer 
 	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
 
 .PHONY: ci
-ci: lint check-generate tidy-check spec-diff tsclient test test-isolated fuzz-stdio conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
+ci: lint check-generate tidy-check spec-diff tsclient appshost test test-isolated fuzz-stdio conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
 
 $(TOOLS_BIN)/oasdiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ github.com/oasdiff/oasdiff
@@ -157,6 +157,25 @@ $(TSCLIENT_DIR)/.installed: $(TSCLIENT_SRC)/package.json $(TSCLIENT_SRC)/package
 
 .PHONY: tsclient
 tsclient: $(TSCLIENT_DIR)/.installed ## Install the TypeScript MCP clients of both generations (1.x SDK for 2025-11-25, 2.x client for 2026-07-28) the end-to-end tests drive the server with (CI=true fails those tests without them).
+
+# The MCP Apps host side (@modelcontextprotocol/ext-apps's AppBridge) and the
+# esbuild that bundles e2e/apps_views_test.go's host page at test time; the
+# committed package-lock.json pins the tree. --legacy-peer-deps leaves out
+# the peers a host page never loads (React, the 2.x server). npm ci runs in
+# the directory: with --prefix through the .tools symlink, npm 11 takes the
+# directory's name for the root package and finds it missing from the lock.
+APPSHOST_SRC     := e2e/appshost
+APPSHOST_VERSION := $(shell sed -n 's|.*"@modelcontextprotocol/ext-apps": "\(.*\)".*|\1|p' $(APPSHOST_SRC)/package.json)
+APPSHOST_DIR     := $(ROOT)/.tools/appshost-$(APPSHOST_VERSION)
+
+$(APPSHOST_DIR)/.installed: $(APPSHOST_SRC)/package.json $(APPSHOST_SRC)/package-lock.json
+	mkdir -p $(APPSHOST_DIR)
+	cp $(APPSHOST_SRC)/package.json $(APPSHOST_SRC)/package-lock.json $(APPSHOST_DIR)/
+	cd $(APPSHOST_DIR) && npm ci --silent --no-audit --no-fund --legacy-peer-deps
+	touch $@
+
+.PHONY: appshost
+appshost: $(APPSHOST_DIR)/.installed ## Install the MCP Apps host bridge (ext-apps) and esbuild that e2e/apps_views_test.go renders the views with in chromium (CI=true fails that test without them).
 
 .PHONY: bin/storelink-mcp
 bin/storelink-mcp:

@@ -157,8 +157,9 @@ func TestBothRevisionsOnBothTransports(t *testing.T) {
 						t.Errorf("capabilities %v lack %s", r.Capabilities, c)
 					}
 				}
-				if _, ok := r.Capabilities["resources"]; ok {
-					t.Errorf("capabilities %v declare resources, which the server has none of", r.Capabilities)
+				// The MCP Apps views are the resources (ADR 0020).
+				if _, ok := r.Capabilities["resources"]; !ok {
+					t.Errorf("capabilities %v lack resources (the views)", r.Capabilities)
 				}
 			})
 		}
@@ -217,7 +218,7 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 	if string(legacy) != string(discovered) {
 		t.Errorf("discover declares %s, initialize %s", discovered, legacy)
 	}
-	if string(discovered) != `{"completions":{},"logging":{},"prompts":{},"tools":{}}` {
+	if string(discovered) != `{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}}` {
 		t.Errorf("declared capabilities %s", discovered)
 	}
 
@@ -242,15 +243,33 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 			t.Errorf("%s: declared %v, %s answers %v", name, declared, c.method, works)
 		}
 	}
-	// Not declared, and nothing to give: no resource listed, none readable.
-	if _, declared := caps["resources"]; declared {
-		t.Errorf("resources declared")
+	// Declared: the two MCP Apps views, readable; nothing else is.
+	if _, declared := caps["resources"]; !declared {
+		t.Errorf("resources not declared")
 	}
-	if _, r := post2026(t, url, "resources/list", "", nil); len(anyList(resultOf(r)["resources"])) != 0 || resultOf(r)["resources"] == nil {
-		t.Errorf("resources/list lists resources: %v", r)
+	if _, r := post2026(t, url, "resources/list", "", nil); len(anyList(resultOf(r)["resources"])) != 2 {
+		t.Errorf("resources/list: %v", r)
+	}
+	if _, r := post2026(t, url, "resources/read", "ui://korral/stock-risk.html", map[string]any{"uri": "ui://korral/stock-risk.html"}); r["error"] != nil {
+		t.Errorf("resources/read of a view: %v", r)
 	}
 	if _, r := post2026(t, url, "resources/read", "test://static-text", map[string]any{"uri": "test://static-text"}); r["error"] == nil {
 		t.Errorf("resources/read answered: %v", r)
+	}
+	// A 2026-07-28 request whose client capabilities declare MCP Apps gets
+	// the tools naming their views, cached privately: that list is not
+	// everyone's.
+	apps := map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+		"extensions": map[string]any{"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}}}}}}
+	_, r := post2026(t, url, "tools/list", "", apps)
+	named := 0
+	for _, tool := range anyList(resultOf(r)["tools"]) {
+		if meta, _ := tool.(map[string]any)["_meta"].(map[string]any); meta != nil && meta["ui"] != nil {
+			named++
+		}
+	}
+	if named != 2 || resultOf(r)["cacheScope"] != "private" {
+		t.Errorf("tools/list for an MCP Apps host: %d tools name a view (want the risk check and the order tool), cacheScope %v", named, resultOf(r)["cacheScope"])
 	}
 
 	// The lists may be cached for a while, by anyone.
@@ -322,8 +341,8 @@ func TestClientsDocDiscoverCommand(t *testing.T) {
 	if v := res.Result.SupportedVersions; len(v) < 2 || v[0] != "2026-07-28" || v[1] != "2025-11-25" {
 		t.Errorf("supportedVersions %v: the document says 2026-07-28 first, then 2025-11-25", v)
 	}
-	if got := string(res.Result.Capabilities); got != `{"completions":{},"logging":{},"prompts":{},"tools":{}}` {
-		t.Errorf("capabilities %s, not the document's tools, prompts, completions and logging", got)
+	if got := string(res.Result.Capabilities); got != `{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}}` {
+		t.Errorf("capabilities %s, not the document's tools, prompts, completions, logging and resources", got)
 	}
 	if res.Result.TTLMs != 5*60*1000 {
 		t.Errorf("ttlMs %d, the document says five minutes", res.Result.TTLMs)

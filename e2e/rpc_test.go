@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,11 +99,16 @@ func post2026(t *testing.T, url, method, name string, params map[string]any, opt
 	if params == nil {
 		params = map[string]any{}
 	}
-	params["_meta"] = map[string]any{
+	meta := map[string]any{
 		mcp.MetaKeyProtocolVersion:    "2026-07-28",
 		mcp.MetaKeyClientInfo:         map[string]any{"name": "raw-2026", "version": "1"},
 		mcp.MetaKeyClientCapabilities: map[string]any{},
 	}
+	// A caller's own _meta (a client's capabilities) takes precedence.
+	if own, ok := params["_meta"].(map[string]any); ok {
+		maps.Copy(meta, own)
+	}
+	params["_meta"] = meta
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	headers := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
 	if name != "" {

@@ -251,14 +251,15 @@ func sorted(v []string) []string {
 	return out
 }
 
-// TestCapabilitiesAreWhatIsServed: the server declares tools, prompts and
-// completions, none with list-change notifications (the lists never change),
-// and no resources; each declared one answers.
+// TestCapabilitiesAreWhatIsServed: the server declares tools, prompts,
+// completions and resources (the MCP Apps views, ADR 0020), none with
+// list-change notifications (the lists never change); each declared one
+// answers.
 func TestCapabilitiesAreWhatIsServed(t *testing.T) {
 	s, _ := promptServer(t, true)
 	caps := s.cs.InitializeResult().Capabilities
 	b, _ := json.Marshal(caps)
-	if diff := cmp.Diff(`{"completions":{},"logging":{},"prompts":{},"tools":{}}`, string(b)); diff != "" {
+	if diff := cmp.Diff(`{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}}`, string(b)); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}
 	ctx := context.Background()
@@ -268,15 +269,14 @@ func TestCapabilitiesAreWhatIsServed(t *testing.T) {
 	if _, err := s.cs.ListPrompts(ctx, nil); err != nil {
 		t.Errorf("prompts declared, prompts/list: %v", err)
 	}
-	// Resources are not declared and there are none: the SDK still answers
-	// resources/list, with an empty list (the conformance suite's
-	// resources-list scenario wants that answer), and nothing can be read.
+	// The resources are the two views, whoever asks (views_test.go reads
+	// them); nothing else can be read.
 	if r, err := s.cs.ListResources(ctx, nil); err != nil {
 		t.Errorf("resources/list: %v", err)
-	} else if len(r.Resources) != 0 {
+	} else if len(r.Resources) != 2 {
 		t.Errorf("resources/list: %d resources", len(r.Resources))
 	}
 	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"}); err == nil {
-		t.Errorf("resources/read answered for a server without resources")
+		t.Errorf("resources/read answered for a resource the server does not have")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/views"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -199,11 +200,13 @@ func New(opts Options) *mcp.Server {
 				Logging: &mcp.LoggingCapabilities{},
 				Tools:   &mcp.ToolCapabilities{},
 				Prompts: &mcp.PromptCapabilities{},
+				// The MCP Apps views (views.go), fixed like the lists.
+				Resources: &mcp.ResourceCapabilities{},
 			},
 			CompletionHandler: s.complete,
 			SetCacheable:      cacheable,
 		})
-	ms.AddReceivingMiddleware(s.observe, s.auditRejected, s.auditPrompts)
+	ms.AddReceivingMiddleware(s.observe, s.auditRejected, s.auditPrompts, viewsForExtension)
 	addListAuthorizedStores(ms, s)
 	addCheckStockRisk(ms, s)
 	addListRecentSales(ms, s)
@@ -212,6 +215,7 @@ func New(opts Options) *mcp.Server {
 		addRaiseReplenishmentOrder(ms, s)
 	}
 	addPrompts(ms, s)
+	addViews(ms)
 	return ms
 }
 
@@ -221,8 +225,15 @@ func New(opts Options) *mcp.Server {
 // after a redeploy it sees the new lists within that time.
 const ListTTL = 5 * time.Minute
 
-// cacheable sets the caching hints of the results that carry them.
-func cacheable(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+// cacheable sets the caching hints of the results that carry them. The
+// tool list a client declaring MCP Apps gets names the views (views.go),
+// so it is not the list every caller gets: its scope is private.
+func cacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	c.TTLMs = int(ListTTL.Milliseconds())
 	c.CacheScope = "public"
+	if lr, ok := req.(*mcp.ListToolsRequest); ok {
+		if caps := lr.ClientCapabilities(); caps != nil && views.Declared(caps.Extensions) {
+			c.CacheScope = "private"
+		}
+	}
 }

@@ -196,6 +196,13 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 
 func connect(t *testing.T, up Upstream, kr *keyring.Keyring, mutate func(*Options)) session {
 	t.Helper()
+	return connectAs(t, up, kr, mutate, nil)
+}
+
+// connectAs is connect with the client's options, such as the capabilities
+// it declares.
+func connectAs(t *testing.T, up Upstream, kr *keyring.Keyring, mutate func(*Options), clientOpts *mcp.ClientOptions) session {
+	t.Helper()
 	logs, mu := &bytes.Buffer{}, &sync.Mutex{}
 	opts := Options{
 		Upstream: up,
@@ -213,7 +220,7 @@ func connect(t *testing.T, up Upstream, kr *keyring.Keyring, mutate func(*Option
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, clientOpts)
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)

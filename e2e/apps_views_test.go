@@ -1,0 +1,422 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/internal/e2etest"
+	"github.com/korral/storelink/mockstorelink"
+)
+
+// hostileName is store 47's name as a StoreLink gone wrong could send it:
+// markup that would run script and restyle the page if a view parsed it as
+// HTML. The views must show it as the text it is.
+const hostileName = `Praha <img src=x onerror="document.title='owned'"><b>Smíchov</b>`
+
+// TestViewsInARealHost: the two MCP Apps views, rendered in Debian's
+// chromium by a host built on @modelcontextprotocol/ext-apps's AppBridge
+// (e2e/appshost/host.js, bundled here with the pinned esbuild), from real
+// answers of the real binary: the risk check of butter at stores 47 and 102,
+// the order's preview, and a confirmed order staged for approval. The
+// binary is driven by a client that declares the extension, so the views
+// are found as a host finds them: tools/list names each tool's view, and
+// resources/read returns it.
+//
+// Screenshots go to the test's artefact directory
+// (`go test -run TestViewsInARealHost -artifacts -outputdir DIR ./e2e`);
+// docs/images/view-*.png are those.
+func TestViewsInARealHost(t *testing.T) {
+	chromium := e2etest.NeedTool(t, "chromium", "chromium")
+	esbuild := appsHostTool(t)
+	root := e2etest.Root(t)
+
+	// The host page's bridge, bundled from the pinned ext-apps.
+	bundle := filepath.Join(t.TempDir(), "host.js")
+	src, err := os.ReadFile(filepath.Join(root, "e2e", "appshost", "host.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command(esbuild, "--bundle", "--format=esm", "--platform=browser", "--log-level=warning", "--outfile="+bundle)
+	// Bare imports resolve from the install's node_modules.
+	build.Dir = filepath.Dir(filepath.Dir(filepath.Dir(esbuild)))
+	build.Stdin = bytes.NewReader(src)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, out)
+	}
+
+	// The world, with store 47's name made hostile by a proxy in front of
+	// the mock.
+	w := e2etest.NewWorld(t)
+	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/v1/stores/47" {
+			w.Mock.Server.ServeHTTP(rw, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		w.Mock.Server.ServeHTTP(rec, r)
+		var store map[string]any
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &store) != nil || store["name"] == nil {
+			t.Errorf("store 47 through the proxy: %d %s", rec.Code, rec.Body.String())
+		}
+		store["name"] = hostileName
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(store)
+	}))
+	defer proxy.Close()
+	env := func(extra ...string) []string {
+		e := w.Env(extra...)
+		e[0] = "UPSTREAM_BASE_URL=" + proxy.URL
+		return e
+	}
+
+	seeded := len(w.Mock.Server.Orders()) // the world's own orders
+	cases := map[string]*viewCase{}
+	butterAt := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}
+	{
+		h := startAppsHost(t, env("ALLOW_WRITES=true"))
+		cases["risk"] = h.viewCase("korral_check_stock_risk", butterAt)
+		cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
+	}
+	{
+		h := startAppsHost(t, env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "STATE_DB_PATH="+filepath.Join(t.TempDir(), "approval.db")))
+		preview := h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
+		key := preview.data(t)["idempotency_key"]
+		cases["approval"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
+		if mode := cases["approval"].data(t)["mode"]; mode != "pending_approval" {
+			t.Fatalf("confirmed with approval required: mode %v", mode)
+		}
+	}
+	if n := len(w.Mock.Server.Orders()) - seeded; n != 0 {
+		t.Fatalf("StoreLink received %d orders before any approval", n)
+	}
+
+	page := http.NewServeMux()
+	page.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
+		http.ServeFile(rw, r, filepath.Join(root, "e2e", "appshost", "host.html"))
+	})
+	page.HandleFunc("GET /host.js", func(rw http.ResponseWriter, r *http.Request) { http.ServeFile(rw, r, bundle) })
+	page.HandleFunc("GET /case/{name}", func(rw http.ResponseWriter, r *http.Request) {
+		c, ok := cases[r.PathValue("name")]
+		if !ok {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(c)
+	})
+	host := httptest.NewServer(page) // 127.0.0.1
+	defer host.Close()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", "new"),
+		chromedp.NoSandbox,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(840, 1700),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	defer cancelBrowser()
+	dir := t.ArtifactDir()
+
+	// show loads a case into the host and returns what the view's document
+	// holds, read inside the frame by probe.
+	show := func(name, probe string) map[string]any {
+		t.Helper()
+		if err := chromedp.Do(bctx, chromedp.Navigate(host.URL+"/?case="+name)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			phase, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.hostState ? window.hostState.phase : "none"`))
+			if err == nil && phase == "result-sent" {
+				break
+			}
+			if phase == "failed" || time.Now().After(deadline) {
+				state, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string]any](`window.hostState`))
+				t.Fatalf("%s: host phase %q (%v): %v", name, phase, err, state)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		frame := viewFrame(t, bctx)
+		var got map[string]any
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			got, err = chromedp.Run(frame, chromedp.Evaluate[map[string]any](probe))
+			if err == nil && got["ready"] == true || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s: reading the view: %v", name, err)
+		}
+		// Let the host apply the view's size before the picture.
+		time.Sleep(300 * time.Millisecond)
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		p := filepath.Join(dir, "view-"+name+".png")
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", p)
+		state, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string]any](`window.hostState`))
+		if log, _ := state["log"].([]any); strings.Contains(fmt.Sprint(log), "tools/call") {
+			t.Errorf("%s: the view asked the host to call a tool: %v", name, log)
+		}
+		if title, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.title`)); title == "owned" {
+			t.Errorf("%s: a store name ran script", name)
+		}
+		return got
+	}
+
+	// The risk view: a panel per store, as many bars as evidence days, the
+	// stockout window and the delivery line, the hostile name as text.
+	risk := show("risk", `(() => {
+		const panels = [...document.querySelectorAll("section.panel")];
+		return {
+			ready: panels.length > 0,
+			panels: panels.map(p => ({
+				name: p.querySelector(".store-name") ? p.querySelector(".store-name").textContent : "",
+				bars: p.querySelectorAll("svg.chart rect.bar").length,
+				windows: p.querySelectorAll("svg.chart rect.window").length,
+				deliveries: p.querySelectorAll("svg.chart line.delivery").length,
+				onhand: p.querySelectorAll("svg.chart line.onhand").length,
+				text: p.textContent,
+			})),
+			elements: document.querySelectorAll("img, b, iframe, object, embed").length,
+			title: document.title,
+		};
+	})()`)
+	stores, _ := cases["risk"].data(t)["stores"].([]any)
+	panels, _ := risk["panels"].([]any)
+	if len(panels) != 2 || len(stores) != 2 {
+		t.Fatalf("risk view: %d panels for %d stores: %v", len(panels), len(stores), risk)
+	}
+	for i, s := range stores {
+		r := s.(map[string]any)["risk"].(map[string]any)
+		rows := len(r["evidence"].(map[string]any)["rows"].([]any))
+		p := panels[i].(map[string]any)
+		if int(num(p["bars"])) != rows || rows == 0 {
+			t.Errorf("panel %d: %v bars, %d evidence days", i, p["bars"], rows)
+		}
+		if num(p["windows"]) != 1 || num(p["deliveries"]) != 1 || num(p["onhand"]) != 1 {
+			t.Errorf("panel %d: stockout window %v, delivery line %v, on-hand line %v; want one each", i, p["windows"], p["deliveries"], p["onhand"])
+		}
+		for _, want := range []string{"confidence", r["confidence"].(string), r["caveat"].(string), "Data quality flags"} {
+			if !strings.Contains(p["text"].(string), want) {
+				t.Errorf("panel %d lacks %q", i, want)
+			}
+		}
+	}
+	if got := panels[0].(map[string]any)["name"]; got != hostileName {
+		t.Errorf("store 47's name reads %q, want the markup as text %q", got, hostileName)
+	}
+	if risk["title"] == "owned" {
+		t.Errorf("a store name ran script in the risk view")
+	}
+	if n := num(risk["elements"]); n != 0 {
+		t.Errorf("the risk view holds %v img/b/iframe/object/embed elements: a name was parsed as markup", n)
+	}
+
+	// The order view: the preview, then the approval's state.
+	orderProbe := `(() => {
+		const q = s => document.querySelector(s);
+		return {
+			ready: !!q("h1"),
+			mode: q("h1") ? q("h1").textContent : "",
+			request: q(".request-line") ? q(".request-line").textContent : "",
+			verdict: q(".quantity-check .verdict") ? q(".quantity-check .verdict").textContent : "",
+			justification: q(".justification") ? q(".justification").textContent : "",
+			open: q(".open-orders") ? q(".open-orders").textContent : "",
+			approval: q(".approval") ? q(".approval").textContent : "",
+			buttons: document.querySelectorAll("button, form, input").length,
+		};
+	})()`
+	order := show("order", orderProbe)
+	preview := cases["order"].data(t)
+	qc := preview["quantity_check"].(map[string]any)
+	cover := preview["justification"].(map[string]any)["days_of_cover_after_delivery"].(map[string]any)
+	for field, want := range map[string]string{
+		"mode":          "Preview: nothing was sent",
+		"request":       `POST /v1/stores/47/replenishment`,
+		"verdict":       qc["verdict"].(string),
+		"justification": fmt.Sprintf("%v to %v days", cover["low"], cover["high"]),
+		"open":          "none",
+	} {
+		if !strings.Contains(order[field].(string), want) {
+			t.Errorf("order view: %s reads %q, want %q in it", field, order[field], want)
+		}
+	}
+	if !regexp.MustCompile(`"quantity_units": 24`).MatchString(order["request"].(string)) {
+		t.Errorf("order view: the exact request reads %q", order["request"])
+	}
+	if n := num(order["buttons"]); n != 0 {
+		t.Errorf("order view: %v buttons, forms or inputs; a view offers no action", n)
+	}
+	staged := show("approval", orderProbe)
+	approvalID, _ := cases["approval"].data(t)["approval_id"].(string)
+	if !strings.Contains(staged["mode"].(string), "waiting for an approver") || approvalID == "" || !strings.Contains(staged["approval"].(string), approvalID) {
+		t.Errorf("approval view: heading %q, approval panel %q, want approval %q", staged["mode"], staged["approval"], approvalID)
+	}
+	if n := len(w.Mock.Server.Orders()) - seeded; n != 0 {
+		t.Errorf("StoreLink received %d orders after the views were shown", n)
+	}
+}
+
+// viewCase is what the host page loads: the view a tool names, and one call
+// of that tool, all as the real binary answered.
+type viewCase struct {
+	Tool      string          `json:"tool"`
+	HTML      string          `json:"html"`
+	CSP       any             `json:"csp"`
+	Arguments map[string]any  `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+}
+
+func (c *viewCase) data(t *testing.T) map[string]any {
+	t.Helper()
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(c.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := res.StructuredContent["data"].(map[string]any)
+	if d == nil {
+		t.Fatalf("%s answered %s", c.Tool, c.Result)
+	}
+	return d
+}
+
+// appsHostSession is the real binary over stdio, with a client that
+// declares the MCP Apps extension.
+type appsHostSession struct {
+	t     *testing.T
+	cs    *mcp.ClientSession
+	tools map[string]*mcp.Tool
+}
+
+func startAppsHost(t *testing.T, env []string) *appsHostSession {
+	t.Helper()
+	cmd := exec.Command(e2etest.Binary(t))
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	stderr := &e2etest.SyncBuffer{}
+	cmd.Stderr = stderr
+	caps := &mcp.ClientCapabilities{}
+	caps.AddExtension("io.modelcontextprotocol/ui", map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-apps-host", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &appsHostSession{t: t, cs: cs, tools: map[string]*mcp.Tool{}}
+	for _, tool := range list.Tools {
+		h.tools[tool.Name] = tool
+	}
+	return h
+}
+
+// viewCase finds the tool's view as a host does (tools/list's
+// _meta.ui.resourceUri, then resources/read) and calls the tool.
+func (h *appsHostSession) viewCase(tool string, args map[string]any) *viewCase {
+	t := h.t
+	t.Helper()
+	ctx := t.Context()
+	ui, _ := h.tools[tool].Meta["ui"].(map[string]any)
+	uri, _ := ui["resourceUri"].(string)
+	if !strings.HasPrefix(uri, "ui://") {
+		t.Fatalf("%s names no view for a host declaring the extension: _meta %v", tool, h.tools[tool].Meta)
+	}
+	rr, err := h.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil || len(rr.Contents) != 1 {
+		t.Fatalf("resources/read %s: %v", uri, err)
+	}
+	c := rr.Contents[0]
+	if c.MIMEType != "text/html;profile=mcp-app" {
+		t.Fatalf("%s: mimeType %q", uri, c.MIMEType)
+	}
+	metaUI, _ := c.Meta["ui"].(map[string]any)
+	res, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error %v", tool, res.Content)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &viewCase{Tool: tool, HTML: c.Text, CSP: metaUI["csp"], Arguments: args, Result: raw}
+}
+
+// appsHostTool returns the pinned esbuild `make appshost` installs beside
+// ext-apps, skipping without it, failing under CI.
+func appsHostTool(t *testing.T) string {
+	t.Helper()
+	root := e2etest.Root(t)
+	b, err := os.ReadFile(filepath.Join(root, "e2e", "appshost", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, ".tools", "appshost-"+pkg.Dependencies["@modelcontextprotocol/ext-apps"])
+	esbuild := filepath.Join(dir, "node_modules", ".bin", "esbuild")
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the MCP Apps host is not installed (%v), and CI must run this test: make appshost", err)
+		}
+		t.Skipf("the MCP Apps host is not installed: make appshost (%v)", err)
+	}
+	return esbuild
+}
+
+// viewFrame is a context in the view's frame: the sandboxed frame has an
+// opaque origin, so chromium runs it as a target of its own when it
+// isolates such frames, and in the page's process otherwise.
+func viewFrame(t *testing.T, page context.Context) context.Context {
+	t.Helper()
+	infos, err := chromedp.Targets(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		if info.Type == "iframe" {
+			ctx, cancel := chromedp.NewContext(page, chromedp.WithTargetID(info.TargetID))
+			t.Cleanup(cancel)
+			return ctx
+		}
+	}
+	t.Fatalf("no frame target among %d targets", len(infos))
+	return nil
+}

@@ -1,0 +1,114 @@
+// The view's side of the MCP Apps protocol, written by hand: JSON-RPC over
+// postMessage with the host (window.parent). The view asks ui/initialize,
+// says ui/notifications/initialized, then draws each
+// ui/notifications/tool-result it receives. It asks the host to call no
+// tool: a view shows an answer, it never acts on one.
+"use strict";
+var korral = (function () {
+  var nextID = 1, pending = {}, onResult = null;
+  function send(msg) { window.parent.postMessage(msg, "*"); }
+  function request(method, params) {
+    var id = nextID++;
+    send({ jsonrpc: "2.0", id: id, method: method, params: params });
+    return new Promise(function (resolve, reject) { pending[id] = { resolve: resolve, reject: reject }; });
+  }
+  function notify(method, params) { send({ jsonrpc: "2.0", method: method, params: params || {} }); }
+  function reply(id, result) { send({ jsonrpc: "2.0", id: id, result: result }); }
+
+  window.addEventListener("message", function (ev) {
+    if (ev.source !== window.parent) return;
+    var m = ev.data;
+    if (!m || typeof m !== "object" || m.jsonrpc !== "2.0") return;
+    if (m.method === undefined) {
+      var p = pending[m.id];
+      if (p) { delete pending[m.id]; if (m.error) p.reject(m.error); else p.resolve(m.result); }
+      return;
+    }
+    if (m.method === "ui/notifications/tool-result") {
+      if (onResult) onResult(m.params || {});
+      resize();
+    } else if (m.id !== undefined) {
+      if (m.method === "ping" || m.method === "ui/resource-teardown") reply(m.id, {});
+      else send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "method not found" } });
+    }
+  });
+
+  function resize() {
+    var el = document.documentElement;
+    notify("ui/notifications/size-changed", { width: Math.ceil(el.scrollWidth), height: Math.ceil(el.scrollHeight) });
+  }
+
+  // envelope returns the tool's envelope ({ok, data} or {ok: false, error})
+  // from a tool result: its structured content, else (a tool error carries
+  // none) the JSON text of its first content block.
+  function envelope(result) {
+    if (result.structuredContent && typeof result.structuredContent === "object") return result.structuredContent;
+    var c = (result.content || [])[0];
+    if (c && c.type === "text") { try { return JSON.parse(c.text); } catch (e) { /* not JSON */ } }
+    return null;
+  }
+
+  // Text from StoreLink reaches the model fenced as
+  // ⟦untrusted:TAG⟧…⟦/TAG⟧. A person reads it without the fence, marked, and
+  // always as text: every string goes through textContent, never through
+// the HTML parser.
+  var fence = /^\u27E6untrusted:([0-9a-f]+)\u27E7([\s\S]*)\u27E6\/\1\u27E7$/;
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) {
+      var s = String(text), m = fence.exec(s);
+      if (m) { s = m[2]; e.classList.add("untrusted"); e.title = "text from StoreLink"; }
+      e.textContent = s;
+    }
+    return e;
+  }
+  function add(parent) {
+    for (var i = 1; i < arguments.length; i++) if (arguments[i]) parent.appendChild(arguments[i]);
+    return parent;
+  }
+  function facts(pairs) {
+    var dl = el("dl", "facts");
+    pairs.forEach(function (p) {
+      if (p[1] === undefined || p[1] === null || p[1] === "") return;
+      var dd = p[1] instanceof Node ? add(el("dd"), p[1]) : el("dd", null, p[1]);
+      add(dl, el("dt", null, p[0]), dd);
+    });
+    return dl;
+  }
+  // when shows an RFC 3339 time in the store's own wall time, as written:
+  // "Fri 27 Nov 17:55".
+  var days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+  var months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  function wall(ts) {
+    var m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(ts || "");
+    if (!m) return null;
+    return { day: Date.UTC(+m[1], +m[2] - 1, +m[3]), minutes: +m[4] * 60 + +m[5], hm: m[4] + ":" + m[5] };
+  }
+  function when(ts) {
+    var w = wall(ts);
+    if (!w) return ts || "";
+    var d = new Date(w.day);
+    return days[d.getUTCDay()] + " " + d.getUTCDate() + " " + months[d.getUTCMonth()] + " " + w.hm;
+  }
+  function showError(root, env) {
+    var e = (env && env.error) || { code: "NO_RESULT", message: "The tool result carried no answer." };
+    add(root, add(el("section", "panel"), el("h2", null, "The tool answered with an error"),
+      facts([["code", e.code], ["message", e.message], ["what to do", e.remediation]])));
+  }
+  function start(draw) {
+    onResult = function (result) {
+      var root = document.getElementById("root");
+      root.textContent = "";
+      var env = envelope(result);
+      if (!env || env.ok !== true || !env.data) showError(root, env);
+      else draw(root, env.data);
+    };
+    request("ui/initialize", {
+      appInfo: { name: "korral-storelink-view", version: "1" },
+      appCapabilities: {},
+      protocolVersion: "2026-01-26"
+    }).then(function () { notify("ui/notifications/initialized", {}); resize(); });
+  }
+  return { el: el, add: add, facts: facts, when: when, wall: wall, start: start, request: request };
+})();
