@@ -354,6 +354,13 @@ func TestDistServerJSON(t *testing.T) {
 	}
 }
 
+// serverSchemaSHA256 pins release/server.schema.json: the registry's
+// published server.json schema of 2025-12-11 (its $id), copied byte for
+// byte from modelcontextprotocol/registry, internal/validators/schemas/
+// 2025-12-11.json at commit e361b5ff5a925b36a38eda0544bca8230a84558b. A
+// newer schema is a new copy and a new sum, never an edit (ADR 0022).
+const serverSchemaSHA256 = "d4c163f299ece68b7432f4e44c4108f2fdb663d99dc088c8344142e5b0a4b520"
+
 // serverSchema compiles the pinned registry schema, with formats (uri)
 // asserted.
 func serverSchema(t *testing.T) *jsonschema.Schema {
@@ -401,6 +408,13 @@ func validateServerJSON(t *testing.T, raw []byte) {
 // the registry refuses, so a pass of TestDistServerJSON means something.
 // It needs no release.
 func TestServerSchemaRejects(t *testing.T) {
+	b, err := os.ReadFile(e2etest.Path(t, "release/server.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != serverSchemaSHA256 {
+		t.Fatalf("release/server.schema.json has sha256 %x, not the pinned copy's %s: replace it with the registry's file and update the sum", sum, serverSchemaSHA256)
+	}
 	good := `{"name":"io.github.korral/storelink","description":"d","version":"1.0.0","packages":[{"registryType":"mcpb","identifier":"https://x/a.mcpb","fileSha256":"` + strings.Repeat("a", 64) + `","transport":{"type":"stdio"}}]}`
 	validateServerJSON(t, []byte(good))
 	for _, bad := range []string{
