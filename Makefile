@@ -230,20 +230,32 @@ define build-platform
 	$(RELEASE_ENV) GOOS=$$os GOARCH=$$arch go build -trimpath -buildvcs=false -tags $(RELEASE_TAGS) -ldflags '$(LDFLAGS)' -o $$out/ $(addprefix ./cmd/,$(RELEASE_CMDS))
 endef
 
-# sums rewrites SHA256SUMS over every archive in $(DIST).
+# sums rewrites SHA256SUMS over every archive, bundle and server.json in $(DIST).
 define sums
-	shopt -s nullglob; cd $(DIST) && $(TOOLS_BIN)/distpack sums -o SHA256SUMS *.tar.gz *.tar
+	shopt -s nullglob; cd $(DIST) && $(TOOLS_BIN)/distpack sums -o SHA256SUMS *.tar.gz *.tar *.mcpb server.json
 endef
 
+# The MCP Bundle tooling (ADR 0022): `mcpb unpack`, `validate` and `info`
+# check each bundle distpack writes, as Claude Desktop's own library reads it.
+MCPB_VERSION := 2.1.2
+MCPB_DIR     := $(ROOT)/.tools/mcpb-$(MCPB_VERSION)
+MCPB         := $(MCPB_DIR)/node_modules/.bin/mcpb
+
+$(MCPB):
+	$(NPM_INSTALL) $(MCPB_DIR) @anthropic-ai/mcpb@$(MCPB_VERSION)
+
 .PHONY: release
-release: $(TOOLS_BIN)/distpack ## Reproducible archives of the three commands per platform (PLATFORMS) with README, LICENSE, THIRD_PARTY, and SHA256SUMS, under dist/.
+release: $(TOOLS_BIN)/distpack ## Reproducible archives of the three commands and an MCP bundle (.mcpb) of storelink-mcp per platform (PLATFORMS) with README, LICENSE, THIRD_PARTY; the MCP Registry's server.json; SHA256SUMS; under dist/.
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	$(RELEASE_ENV) $(TOOLS_BIN)/distpack licenses -o $(DIST)/THIRD_PARTY -platforms $(LICENSE_PLATFORMS) $(addprefix ./cmd/,$(RELEASE_CMDS))
 	for p in $(PLATFORMS); do \
 		$(build-platform); \
 		$(TOOLS_BIN)/distpack archive -o $(DIST)/$$name.tar.gz -root $$name -epoch $(EPOCH) \
 			$(addprefix $$out/,$(RELEASE_CMDS)) README.md LICENSE $(DIST)/THIRD_PARTY; \
+		$(TOOLS_BIN)/distpack bundle -o $(DIST)/storelink-mcp_$(VERSION)_$${os}_$${arch}.mcpb -version $(VERSION) -os $$os \
+			-source $(SOURCE_URL) -epoch $(EPOCH) $$out/storelink-mcp README.md LICENSE $(DIST)/THIRD_PARTY; \
 	done
+	$(TOOLS_BIN)/distpack registry -o $(DIST)/server.json -version $(VERSION) -source $(SOURCE_URL) $(DIST)/*.mcpb
 	$(sums)
 	@echo "release $(VERSION) in $(DIST):"; ls -1 $(DIST)
 
@@ -256,10 +268,15 @@ image: release ## The storelink-mcp image (IMAGE_PLATFORMS) as an OCI archive an
 	$(sums)
 
 .PHONY: release-check
-release-check: image ## Verify dist/: SHA256SUMS, archive contents and licences, a rebuild elsewhere matches byte for byte, the image boots as non-root, client releases, the runbook commands.
+release-check: image $(MCPB) ## Verify dist/: SHA256SUMS, archive contents and licences, mcpb validate and info of every bundle, server.json against the registry's schema, a bundle started as a host would, a rebuild elsewhere matches byte for byte, the image boots as non-root, client releases, the runbook commands.
 	cd $(DIST) && sha256sum -c SHA256SUMS
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	for b in $(DIST)/*.mcpb; do \
+		echo "mcpb: $${b##*/}"; rm -rf "$$tmp/u"; \
+		$(MCPB) unpack "$$b" "$$tmp/u" >/dev/null && $(MCPB) validate "$$tmp/u/manifest.json" && $(MCPB) info "$$b"; \
+	done
 	cd tools && GOWORK=off go vet ./distpack && GOWORK=off go test -count=1 -timeout 5m ./distpack
-	STORELINK_DIST=$(DIST) STORELINK_VERSION=$(VERSION) STORELINK_COMMIT=$(COMMIT) STORELINK_EPOCH=$(EPOCH) STORELINK_DATE=$(DATE) \
+	STORELINK_DIST=$(DIST) STORELINK_VERSION=$(VERSION) STORELINK_COMMIT=$(COMMIT) STORELINK_EPOCH=$(EPOCH) STORELINK_DATE=$(DATE) STORELINK_MCPB=$(MCPB) \
 		go test -count=1 -timeout 20m -run 'TestDist|TestOperationsDoc' -v ./release
 
 $(TOOLS_BIN)/apidiff: tools/go.mod tools/go.sum

@@ -78,7 +78,7 @@ require (
 	github.com/korral/storelink/mcpserver v0.0.0
 	github.com/korral/storelink/openapi v0.0.0
 	github.com/oapi-codegen/runtime v1.9.0 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/text v0.43.0 // indirect
 )

@@ -250,7 +250,7 @@ func TestDistReproducible(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("rebuild: %v\n%s", err, b)
 	}
-	for _, name := range []string{archiveName(s.version, platform) + ".tar.gz", "THIRD_PARTY"} {
+	for _, name := range []string{archiveName(s.version, platform) + ".tar.gz", bundleName(s.version, platform), "THIRD_PARTY"} {
 		a, err := os.ReadFile(filepath.Join(s.dist, name))
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,8 @@
 // Command distpack assembles the toolkit's release artefacts from binaries
 // that `make release` has already built: reproducible archives and their
-// SHA256SUMS, the THIRD_PARTY licence report, and the container image of
-// storelink-mcp as OCI and docker archives, without a container engine.
+// SHA256SUMS, the THIRD_PARTY licence report, the MCP bundles (.mcpb) of
+// storelink-mcp and their MCP Registry server.json, and the container image
+// of storelink-mcp as OCI and docker archives, without a container engine.
 //
 // Every output is a function of its inputs and of -epoch (the commit time):
 // no clock, user name, umask or directory order of the build machine leaks
@@ -21,6 +22,8 @@ Usage:
   distpack archive -o OUT.tar.gz -root DIR -epoch SECONDS FILE...
   distpack sums -o SHA256SUMS FILE...
   distpack licenses -o THIRD_PARTY -platforms LIST PACKAGE...
+  distpack bundle -o OUT.mcpb -version V -os GOOS -source URL -epoch SECONDS storelink-mcp FILE...
+  distpack registry -o server.json -version V -source URL BUNDLE.mcpb...
   distpack image -out-dir DIR -version V -revision COMMIT -source URL -epoch SECONDS linux/ARCH=BINARY...
 `
 
@@ -52,6 +55,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runSums(args, stderr)
 	case "licenses":
 		return runLicenses(args, stderr)
+	case "bundle":
+		return runBundle(args, stderr)
+	case "registry":
+		return runRegistry(args, stderr)
 	case "image":
 		return runImage(args, stdout, stderr)
 	case "-h", "--help", "help":
