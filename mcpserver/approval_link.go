@@ -45,7 +45,8 @@ const approvalInputID = "approve_order"
 // leadToApprover leads the buyer of a confirmed, staged order to its page
 // in the console: by URL elicitation where the host can open one, else by
 // the link in the answer. It changes out's next_step, or returns
-// *inputRequired on 2026-07-28. Without a console URL, or for anything but
+// *inputRequired on 2026-07-28; the answer carries the link as approval_url
+// too. Without a console URL, or for anything but
 // an order awaiting approval, it does nothing.
 func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outcome, out *raiseOut) error {
 	w := s.opts.Writes
@@ -58,6 +59,7 @@ func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outco
 	if link == "" {
 		return nil
 	}
+	out.ApprovalURL = link
 	if req := c.req; fresh && req != nil && req.Session != nil && canElicitURL(req.ClientCapabilities()) {
 		ask := &mcp.ElicitParams{Mode: "url", Message: approvalMessage(r), URL: link}
 		if req.ProtocolVersion() >= multiRoundTripVersion {

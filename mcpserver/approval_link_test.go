@@ -101,6 +101,9 @@ func TestURLElicitationLeadsToTheOrderAndCompletes(t *testing.T) {
 	if next, _ := d["next_step"].(string); !strings.Contains(next, "host opened the order's page") || strings.Contains(next, "https://") {
 		t.Errorf("next_step %q", next)
 	}
+	if d["approval_url"] != "https://approvals.korral.example/orders/"+id {
+		t.Errorf("approval_url %v, want the order's page (the order view links to it)", d["approval_url"])
+	}
 	select {
 	case got := <-h.done:
 		t.Fatalf("complete for %s while the approval is pending", got)
@@ -146,10 +149,16 @@ func TestApprovalLinkInTheAnswer(t *testing.T) {
 				if len(h.ask) != 0 {
 					t.Errorf("without a console the host was asked %+v", h.ask)
 				}
+				if _, ok := d["approval_url"]; ok {
+					t.Errorf("without a console the answer has approval_url %v", d["approval_url"])
+				}
 				return
 			}
 			if !strings.Contains(next, "https://approvals.korral.example/orders/"+id+" ") {
 				t.Errorf("next_step lacks the link: %q", next)
+			}
+			if d["approval_url"] != "https://approvals.korral.example/orders/"+id {
+				t.Errorf("approval_url %v", d["approval_url"])
 			}
 			// The replay says where, too.
 			d = h.confirm(t, "url-elicit-unit-0002")

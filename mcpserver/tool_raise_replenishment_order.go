@@ -63,6 +63,7 @@ type raiseOut struct {
 	ExpectedArrival  string                   `json:"expected_arrival,omitempty"`
 	ApprovalID       string                   `json:"approval_id,omitempty"`
 	ApprovalExpires  string                   `json:"approval_expires_at,omitempty"`
+	ApprovalURL      string                   `json:"approval_url,omitempty" jsonschema:"the order's page in the approvals console, where a named approver logs in and decides it"`
 	NextStep         string                   `json:"next_step"`
 }
 
