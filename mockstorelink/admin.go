@@ -37,7 +37,7 @@ func (s *Server) adminHandler(token string) http.Handler {
 	})
 	mux.HandleFunc("POST /_admin/keys/{store_id}/rotate", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("store_id")
-		if _, ok := s.world.stores[id]; !ok {
+		if _, ok := s.world.store(id); !ok {
 			writeError(w, http.StatusNotFound, "not_found", "store "+id+" not found")
 			return
 		}

@@ -27,6 +27,7 @@ type server struct {
 	// paginating client asks for the same history once per page.
 	historyMu    sync.Mutex
 	historyCache map[historyKey][]txn
+	historyTxns  int // transactions held by historyCache
 }
 
 type historyKey struct {
@@ -34,9 +35,14 @@ type historyKey struct {
 	anchor     int64
 }
 
-// historyCacheSize bounds the cache; when full it starts over, which is
-// cheap and keeps memory flat under a long run with a real clock.
-const historyCacheSize = 256
+// historyCacheSize and historyCacheTxns bound the cache, in histories and
+// in transactions (a busy SKU of a large world has thousands); when either
+// is reached it starts over, which is cheap and keeps memory flat under a
+// long run with a real clock or a sweep over every store.
+const (
+	historyCacheSize = 256
+	historyCacheTxns = 1 << 18
+)
 
 // history returns the shared, read-only history of a SKU at a store.
 func (h *server) history(st *store, k *sku, anchor time.Time) []txn {
@@ -46,11 +52,13 @@ func (h *server) history(st *store, k *sku, anchor time.Time) []txn {
 	if txns, ok := h.historyCache[key]; ok {
 		return txns
 	}
-	if h.historyCache == nil || len(h.historyCache) >= historyCacheSize {
-		h.historyCache = make(map[historyKey][]txn)
-	}
 	txns := h.world.history(st, k, anchor)
+	if h.historyCache == nil || len(h.historyCache) >= historyCacheSize || h.historyTxns+len(txns) > historyCacheTxns {
+		h.historyCache = make(map[historyKey][]txn)
+		h.historyTxns = 0
+	}
 	h.historyCache[key] = txns
+	h.historyTxns += len(txns)
 	return txns
 }
 
@@ -66,9 +74,10 @@ func notFound(what, id string) api.Error { return errorBody("not_found", what+" 
 
 // ListStores implements [api.StrictServerInterface].
 func (h *server) ListStores(_ context.Context, _ api.ListStoresRequestObject) (api.ListStoresResponseObject, error) {
-	out := api.ListStores200JSONResponse{Stores: make([]api.StoreSummary, 0, len(h.world.storeIDs))}
-	for _, id := range h.world.storeIDs {
-		st := h.world.stores[id]
+	ids := h.world.allStoreIDs()
+	out := api.ListStores200JSONResponse{Stores: make([]api.StoreSummary, 0, len(ids))}
+	for _, id := range ids {
+		st, _ := h.world.store(id)
 		out.Stores = append(out.Stores, api.StoreSummary{StoreID: st.id, Name: st.name, Timezone: st.loc.String()})
 	}
 	return out, nil
@@ -76,7 +85,7 @@ func (h *server) ListStores(_ context.Context, _ api.ListStoresRequestObject) (a
 
 // GetStore implements [api.StrictServerInterface].
 func (h *server) GetStore(_ context.Context, req api.GetStoreRequestObject) (api.GetStoreResponseObject, error) {
-	st, ok := h.world.stores[req.StoreID]
+	st, ok := h.world.store(req.StoreID)
 	if !ok {
 		return api.GetStore404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
@@ -114,11 +123,11 @@ func (q quirkInventory) VisitGetInventoryResponse(w http.ResponseWriter) error {
 
 // GetInventory implements [api.StrictServerInterface].
 func (h *server) GetInventory(ctx context.Context, req api.GetInventoryRequestObject) (api.GetInventoryResponseObject, error) {
-	st, ok := h.world.stores[req.StoreID]
+	st, ok := h.world.store(req.StoreID)
 	if !ok {
 		return api.GetInventory404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
-	k, ok := h.world.skus[req.Params.SKU]
+	k, ok := h.world.sku(req.Params.SKU)
 	if !ok {
 		return api.GetInventory404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", req.Params.SKU))}, nil
 	}
@@ -165,11 +174,11 @@ func decodeCursor(s string) (cursor, error) {
 // ListPOSTransactions implements [api.StrictServerInterface].
 func (h *server) ListPOSTransactions(_ context.Context, req api.ListPOSTransactionsRequestObject) (api.ListPOSTransactionsResponseObject, error) {
 	p := req.Params
-	st, ok := h.world.stores[req.StoreID]
+	st, ok := h.world.store(req.StoreID)
 	if !ok {
 		return api.ListPOSTransactions404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
-	k, ok := h.world.skus[p.SKU]
+	k, ok := h.world.sku(p.SKU)
 	if !ok {
 		return api.ListPOSTransactions404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", p.SKU))}, nil
 	}
@@ -221,16 +230,19 @@ func (h *server) ListPOSTransactions(_ context.Context, req api.ListPOSTransacti
 
 // CreateReplenishmentOrder implements [api.StrictServerInterface].
 func (h *server) CreateReplenishmentOrder(_ context.Context, req api.CreateReplenishmentOrderRequestObject) (api.CreateReplenishmentOrderResponseObject, error) {
-	st, ok := h.world.stores[req.StoreID]
+	st, ok := h.world.store(req.StoreID)
 	if !ok {
 		return api.CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("store", req.StoreID))}, nil
 	}
 	body := req.Body
-	k, ok := h.world.skus[body.SKU]
+	k, ok := h.world.sku(body.SKU)
 	if !ok {
 		return api.CreateReplenishmentOrder404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", body.SKU))}, nil
 	}
-	sup := h.world.suppliers[k.supplier]
+	sup, ok := h.world.supplier(k.supplier)
+	if !ok {
+		return nil, fmt.Errorf("sku %s names supplier %s, which the world does not have", k.code, k.supplier)
+	}
 	if sup.minimumOrder > 0 && body.QuantityUnits < sup.minimumOrder {
 		return api.CreateReplenishmentOrder422JSONResponse{UnprocessableJSONResponse: api.UnprocessableJSONResponse(errorBody("below_minimum_order",
 			fmt.Sprintf("the supplier's minimum order is %d units", sup.minimumOrder)))}, nil
@@ -250,7 +262,7 @@ func (h *server) GetReplenishmentOrder(_ context.Context, req api.GetReplenishme
 
 // GetSKU implements [api.StrictServerInterface].
 func (h *server) GetSKU(_ context.Context, req api.GetSKURequestObject) (api.GetSKUResponseObject, error) {
-	k, ok := h.world.skus[req.SKU]
+	k, ok := h.world.sku(req.SKU)
 	if !ok {
 		return api.GetSKU404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("sku", req.SKU))}, nil
 	}
@@ -272,7 +284,7 @@ func (h *server) GetSKU(_ context.Context, req api.GetSKURequestObject) (api.Get
 
 // GetSupplier implements [api.StrictServerInterface].
 func (h *server) GetSupplier(_ context.Context, req api.GetSupplierRequestObject) (api.GetSupplierResponseObject, error) {
-	sup, ok := h.world.suppliers[req.SupplierID]
+	sup, ok := h.world.supplier(req.SupplierID)
 	if !ok {
 		return api.GetSupplier404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse(notFound("supplier", req.SupplierID))}, nil
 	}

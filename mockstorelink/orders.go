@@ -61,7 +61,7 @@ type orderBook struct {
 func newOrderBook(w *world, start time.Time) *orderBook {
 	b := &orderBook{byID: map[string]*orderEntry{}, next: firstOrderNumber}
 	anchor := start.Truncate(time.Minute)
-	smichov, brno := w.stores[StoreSmichov], w.stores[StoreBrno]
+	smichov, brno := w.stores[StoreSmichov], w.stores[StoreBrno] // fixtures: always there
 
 	openAt := anchor.Add(-30 * time.Hour).In(smichov.loc)
 	b.add(&orderEntry{order: api.Order{

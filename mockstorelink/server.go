@@ -40,6 +40,13 @@ type Options struct {
 	// read: 0 keeps the most recent DefaultMaxRequestLog requests, a negative
 	// value keeps none (a long-running embedded mock has no reader).
 	MaxRequestLog int
+	// Stores and SKUs grow the fixture world to a large one (README.md,
+	// "A large world"): the fixture stores and SKUs stay as they are and
+	// generated ones follow, derived from the seed when asked, so memory
+	// does not grow with them. 0 keeps the fixture world's FixtureStores
+	// stores and FixtureSKUs SKUs; otherwise Stores is in
+	// FixtureStores..MaxStores and SKUs in FixtureSKUs..MaxSKUs.
+	Stores, SKUs int
 }
 
 // DefaultMaxRequestLog is how many recent requests the mock remembers by
@@ -93,6 +100,9 @@ type Server struct {
 // New builds a mock StoreLink. The world is fixed by the seed; the clock
 // decides which part of its history has happened.
 func New(opts Options) (*Server, error) {
+	if err := checkSize(opts.Stores, opts.SKUs); err != nil {
+		return nil, fmt.Errorf("mockstorelink: %w", err)
+	}
 	c, err := loadContract()
 	if err != nil {
 		return nil, err
@@ -118,8 +128,8 @@ func New(opts Options) (*Server, error) {
 	if seed == 0 {
 		seed = DefaultSeed
 	}
-	s.world = newWorld(seed)
-	s.keys = newKeyring(uint64(seed), s.world.storeIDs)
+	s.world = newSizedWorld(seed, opts.Stores, opts.SKUs)
+	s.keys = newKeyring(uint64(seed), s.world.allStoreIDs())
 	s.orders = newOrderBook(s.world, s.now())
 
 	strict := api.NewStrictHandlerWithOptions(&server{world: s.world, orders: s.orders, now: s.now},
@@ -145,10 +155,15 @@ func New(opts Options) (*Server, error) {
 // Keys returns the current key of every store.
 func (s *Server) Keys() map[string]string { return s.keys.all() }
 
-// DefaultKeyring returns the keys a default deployment holds: StoreSmichov
-// and StoreBrno. StoreOstrava exists but is deliberately left out.
+// DefaultKeyring returns the keys a default deployment holds. In the fixture
+// world they are StoreSmichov and StoreBrno; StoreOstrava exists but is
+// deliberately left out. In a large world (Options.Stores or Options.SKUs
+// set beyond the fixtures) the deployment is chain-wide: every store.
 func (s *Server) DefaultKeyring() map[string]string {
 	all := s.keys.all()
+	if s.world.large() {
+		return all
+	}
 	return map[string]string{StoreSmichov: all[StoreSmichov], StoreBrno: all[StoreBrno]}
 }
 

@@ -161,7 +161,13 @@ type world struct {
 	stores    map[string]*store
 	storeIDs  []string // ordered by numeric id
 	skus      map[string]*sku
+	skuCodes  []string // in the order of the fixture list
 	suppliers map[string]*supplier
+
+	// The generated part of a large world (large.go): nothing of it is
+	// stored, every fact is derived when asked.
+	nStores, nSKUs, nSuppliers int
+	nameOffset                 int
 }
 
 var pragueLocation = sync.OnceValue(func() *time.Location { return mustLoad("Europe/Prague") })
@@ -247,6 +253,7 @@ func newWorld(seed int64) *world {
 	sort.Slice(w.storeIDs, func(i, j int) bool { return numericLess(w.storeIDs[i], w.storeIDs[j]) })
 	for _, k := range skus {
 		w.skus[k.code] = k
+		w.skuCodes = append(w.skuCodes, k.code)
 	}
 	for _, s := range suppliers {
 		w.suppliers[s.id] = s

@@ -30,6 +30,11 @@ Usage:
   mockstorelink [flags]    serve until SIGINT or SIGTERM; print the base URL on stdout
   mockstorelink version    print the version (also --version)
 
+A large world (--stores, --skus) keeps the fixture stores and SKUs and adds
+generated ones after them: store i (from 7) has the id 1000+i, SKU i (from 13)
+the code 9000000+i, so --stores 180 --skus 18000 ends at store 1180 and SKU
+9018000. In it, --keyring-out covers every store.
+
 Logs go to stderr as JSON. See the mockstorelink package's README for the world
 and the fault file format.`
 
@@ -63,7 +68,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	addr := fs.String("addr", "127.0.0.1:8089", "`host:port` to listen on (port 0 picks a free one)")
 	nowFlag := fs.String("now", "", "fixed clock as RFC 3339, or \"default\" for the tests' instant; empty = real time")
 	seed := fs.Int64("seed", 0, "world seed (0 = the default seed)")
-	keyringOut := fs.String("keyring-out", "", "write the default keyring (stores 47 and 102) as JSON to this `file` (mode 0600)")
+	stores := fs.Int("stores", 0, fmt.Sprintf("stores in the world, %d to %d (0 = the fixture world's %d)", mockstorelink.FixtureStores, mockstorelink.MaxStores, mockstorelink.FixtureStores))
+	skus := fs.Int("skus", 0, fmt.Sprintf("SKUs in the world, %d to %d (0 = the fixture world's %d)", mockstorelink.FixtureSKUs, mockstorelink.MaxSKUs, mockstorelink.FixtureSKUs))
+	keyringOut := fs.String("keyring-out", "", "write the default keyring (stores 47 and 102; every store in a large world) as JSON to this `file` (mode 0600)")
 	allKeysOut := fs.String("all-keys-out", "", "write every store's key as JSON to this `file` (mode 0600)")
 	adminToken := fs.String("admin-token", "", "bearer token that enables /_admin/ (default $"+adminTokenEnv+"; none = admin disabled)")
 	faultsFile := fs.String("faults", "", "JSON `file` with an array of faults to start with")
@@ -80,6 +87,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("%w: unexpected arguments %q (see --help)", errUsage, rest)
 	}
 
+	if *stores != 0 && (*stores < mockstorelink.FixtureStores || *stores > mockstorelink.MaxStores) {
+		return fmt.Errorf("%w: --stores: want %d to %d (0 = the fixture world), got %d", errUsage, mockstorelink.FixtureStores, mockstorelink.MaxStores, *stores)
+	}
+	if *skus != 0 && (*skus < mockstorelink.FixtureSKUs || *skus > mockstorelink.MaxSKUs) {
+		return fmt.Errorf("%w: --skus: want %d to %d (0 = the fixture world), got %d", errUsage, mockstorelink.FixtureSKUs, mockstorelink.MaxSKUs, *skus)
+	}
+
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
@@ -88,6 +102,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	opts := mockstorelink.Options{
 		Seed:                 *seed,
+		Stores:               *stores,
+		SKUs:                 *skus,
 		AdminToken:           *adminToken,
 		NoResponseValidation: *noResponseValidation,
 		Logger:               logger,
@@ -133,7 +149,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 	}
-	logger.Info("mock StoreLink listening", "url", m.URL, "fixed_clock", opts.Now != nil,
+	logger.Info("mock StoreLink listening", "url", m.URL, "stores", len(m.Server.Keys()), "fixed_clock", opts.Now != nil,
 		"admin", opts.AdminToken != "", "response_validation", !opts.NoResponseValidation, "faults", len(faults))
 	// The URL goes to stdout last, after the key files exist, so a script
 	// that waits for it can use everything at once.
