@@ -37,8 +37,8 @@ const (
 	// generated SKUs.
 	skusPerSupplier = 100
 	// busyEvery makes every SKU whose index is a multiple of it a busy
-	// seller, about 500 transactions a day at every store: a history of
-	// many POS pages.
+	// seller, about 1,000 units in 300 to 600 transactions a day at every
+	// store: 28 days of history fill many POS pages.
 	busyEvery = 1000
 	// busyDailyUnits is a busy SKU's daily base in units.
 	busyDailyUnits = 1000

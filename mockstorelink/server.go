@@ -77,6 +77,7 @@ type Server struct {
 	log      *slog.Logger
 	validate bool
 	world    *world
+	handler  *server
 	keys     *keyring
 	orders   *orderBook
 	faults   faultSet
@@ -132,7 +133,8 @@ func New(opts Options) (*Server, error) {
 	s.keys = newKeyring(uint64(seed), s.world.allStoreIDs())
 	s.orders = newOrderBook(s.world, s.now())
 
-	strict := api.NewStrictHandlerWithOptions(&server{world: s.world, orders: s.orders, now: s.now},
+	s.handler = &server{world: s.world, orders: s.orders, now: s.now}
+	strict := api.NewStrictHandlerWithOptions(s.handler,
 		[]api.StrictMiddlewareFunc{s.mutateMiddleware},
 		api.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +210,11 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"stray argument", []string{"serve"}, true},
 		{"bad --now", []string{"--now", "tomorrow"}, true},
 		{"bad --log-level", []string{"--log-level", "loud"}, true},
+		{"--stores below the fixtures", []string{"--stores", "5"}, true},
+		{"--stores negative", []string{"--stores", "-1"}, true},
+		{"--stores beyond the bound", []string{"--stores", "1001"}, true},
+		{"--skus below the fixtures", []string{"--skus", "11"}, true},
+		{"--skus beyond the bound", []string{"--skus", "100001"}, true},
 		{"missing faults file", []string{"--faults", filepath.Join(dir, "none.json")}, false},
 		{"bad fault", []string{"--faults", badFaults}, false},
 		{"bad address", []string{"--addr", "127.0.0.1:notaport"}, false},
@@ -227,5 +233,57 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 				t.Errorf("stdout = %q, want nothing", stdout.String())
 			}
 		})
+	}
+}
+
+// TestRunLargeWorld serves --stores 180 --skus 18000: --keyring-out holds a
+// key for every store, the 180th store and the 18,000th SKU exist and the
+// next ones do not. The bounds themselves (6 and 1000 stores, 12 and
+// 100,000 SKUs) are accepted.
+func TestRunLargeWorld(t *testing.T) {
+	dir := t.TempDir()
+	keyring := filepath.Join(dir, "keyring.json")
+	url, _ := launch(t, []string{"--addr", "127.0.0.1:0", "--now", "default", "--stores", "180", "--skus", "18000",
+		"--keyring-out", keyring}, nil)
+	keys := readKeys(t, keyring)
+	if len(keys) != 180 {
+		t.Fatalf("--keyring-out holds %d stores, want 180", len(keys))
+	}
+	for _, id := range []string{"12", "47", "55", "102", "131", "210", "1007", "1180"} {
+		if keys[id] == "" {
+			t.Errorf("--keyring-out has no key for store %s", id)
+		}
+	}
+	if _, ok := keys["1181"]; ok {
+		t.Error("--keyring-out has a key for store 1181, the 181st")
+	}
+	k := keys["1180"]
+	for path, want := range map[string]int{
+		"/v1/stores/1180":  200,
+		"/v1/skus/9018000": 200,
+		"/v1/skus/9018001": 404,
+		"/v1/skus/9000013": 200,
+		"/v1/stores/1180/inventory?sku=9018000": 200,
+	} {
+		if code, body := get(t, url+path, k); code != want {
+			t.Errorf("GET %s: %d, want %d: %s", path, code, want, body)
+		}
+	}
+	_, body := get(t, url+"/v1/stores", k)
+	var list struct {
+		Stores []struct {
+			StoreID string `json:"store_id"`
+		} `json:"stores"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Stores) != 180 || list.Stores[179].StoreID != "1180" {
+		t.Errorf("store list: %v, %d stores: %.300s", err, len(list.Stores), body)
+	}
+
+	for _, args := range [][]string{{"--stores", "6", "--skus", "12"}, {"--stores", "1000", "--skus", "100000"}} {
+		all := filepath.Join(dir, "all-"+args[1]+".json")
+		launch(t, append([]string{"--addr", "127.0.0.1:0", "--all-keys-out", all}, args...), nil)
+		if n, _ := strconv.Atoi(args[1]); len(readKeys(t, all)) != n {
+			t.Errorf("%v: %d keys, want %d", args, len(readKeys(t, all)), n)
+		}
 	}
 }
