@@ -197,3 +197,62 @@ func TestDocsListEveryGeneratedRule(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateAgainstLargeWorldConforms runs check --generate, writes
+// included, against the mock at the brief's scale (180 stores, 18,000 SKUs)
+// with its chain-wide keyring: every rule of the contract holds there too,
+// at the last store and SKU, at a generated store with a fixture SKU and at
+// a fixture store with a generated SKU (whose supplier is generated).
+func TestGenerateAgainstLargeWorldConforms(t *testing.T) {
+	t.Parallel()
+	mock, err := mockstorelink.Start(mockstorelink.Options{Stores: 180, SKUs: 18000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mock.Close() })
+	keyring := writeKeyring(t, mock.Server.DefaultKeyring())
+	for _, tc := range []struct{ store, sku string }{
+		{mockstorelink.StoreIDAt(180), mockstorelink.SKUAt(18000)},
+		{mockstorelink.StoreIDAt(7), mockstorelink.SKUButter},
+		{mockstorelink.StoreSmichov, mockstorelink.SKUAt(13)},
+	} {
+		t.Run(tc.store+"/"+tc.sku, func(t *testing.T) {
+			code, stdout, stderr := cli(t, "check", "--base-url", mock.URL, "--keyring-file", keyring,
+				"--store", tc.store, "--sku", tc.sku, "--rate", "1000/s", "--generate", "--seed", "35",
+				"--allow-writes", "--write-store", tc.store, "--max-requests", "400", "--deadline", "25s", "--format", "json")
+			rep := decodeReport(t, stdout)
+			if code != exitConforms {
+				var bad []string
+				for _, p := range rep.Probes {
+					if p.Verdict != "pass" && p.Verdict != "skipped" {
+						bad = append(bad, p.CaseID+" "+p.Phase+" "+p.Request+" ("+p.Key+") got "+strconv.Itoa(p.Got)+": "+p.Detail)
+					}
+				}
+				t.Fatalf("exit %d\n%s\n%s", code, strings.Join(bad, "\n"), stderr)
+			}
+			g := rep.Generated
+			if g == nil || g.Sent == 0 || g.Failed != 0 || g.NotSent != 0 {
+				t.Fatalf("generated summary %+v, want cases sent, none failing or left out", g)
+			}
+			t.Logf("%d probes, %d generated cases sent", len(rep.Probes), g.Sent)
+			stores := map[string]bool{}
+			for _, p := range rep.Probes {
+				if strings.Contains(p.Request, "/v1/stores/"+tc.store) {
+					stores[tc.store] = true
+				}
+			}
+			if !stores[tc.store] {
+				t.Errorf("no probe reached store %s", tc.store)
+			}
+		})
+	}
+	if v := mock.Server.Violations(); len(v) != 0 {
+		t.Errorf("the mock broke its own contract: %v", v)
+	}
+	for _, r := range mock.Server.Orders() {
+		if r.StoreID == mockstorelink.StoreIDAt(180) {
+			return
+		}
+	}
+	t.Error("no order was raised at store 1180")
+}
