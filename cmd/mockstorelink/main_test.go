@@ -259,10 +259,10 @@ func TestRunLargeWorld(t *testing.T) {
 	}
 	k := keys["1180"]
 	for path, want := range map[string]int{
-		"/v1/stores/1180":  200,
-		"/v1/skus/9018000": 200,
-		"/v1/skus/9018001": 404,
-		"/v1/skus/9000013": 200,
+		"/v1/stores/1180":                       200,
+		"/v1/skus/9018000":                      200,
+		"/v1/skus/9018001":                      404,
+		"/v1/skus/9000013":                      200,
 		"/v1/stores/1180/inventory?sku=9018000": 200,
 	} {
 		if code, body := get(t, url+path, k); code != want {
