@@ -11,7 +11,11 @@
 //
 // The data comes from a small fixture world (see README.md) built from a
 // seed and a clock: with a fixed clock every response is reproducible byte
-// for byte; with the real clock the sales history moves with time. Faults
+// for byte; with the real clock the sales history moves with time.
+// [Options.Stores] and [Options.SKUs] grow it to the chain's scale (180
+// stores, 18,000 SKUs and more): the fixtures stay as they are and the
+// generated stores and SKUs after them are derived from the seed when a
+// request asks, so nothing of them is stored. Faults
 // ([Fault]) make the mock slow, failing, rate limited or drifting from the
 // contract on demand, from Go or from the admin endpoint.
 package mockstorelink
