@@ -159,7 +159,12 @@ func TestLargeWorldBoundaries(t *testing.T) {
 		mockstorelink.StoreIDAt(mockstorelink.MaxStores+1) != "" || mockstorelink.SKUAt(mockstorelink.MaxSKUs+1) != "" {
 		t.Error("StoreIDAt or SKUAt outside 1..max")
 	}
-	m := startLarge(t, 0)
+	m := start(t, mockstorelink.Options{Stores: chainStores, SKUs: chainSKUs, AdminToken: "tok"})
+	for id, want := range map[string]int{"1180": http.StatusOK, "1181": http.StatusNotFound} {
+		if status, b := adminDo(t, http.MethodPost, m.URL+"/_admin/keys/"+id+"/rotate", "tok", ""); status != want {
+			t.Errorf("rotate the key of store %s: %d, want %d: %s", id, status, want, b)
+		}
+	}
 	keys := m.Server.Keys()
 	if len(keys) != chainStores || keys["1180"] == "" || keys["1181"] != "" {
 		t.Fatalf("%d keys; 1180 %t, 1181 %t", len(keys), keys["1180"] != "", keys["1181"] != "")
@@ -293,4 +298,63 @@ func (r *recorder) Write(p []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.body.Write(p)
+}
+
+// BenchmarkChainSweep reads one SKU's inventory and 14 days of POS (pages
+// of 1000) at every store of the 180-store world, in process: what the mock
+// itself costs a chain-wide sweep, for an ordinary and a busy SKU, with and
+// without the mock's validation of its own responses.
+func BenchmarkChainSweep(b *testing.B) {
+	since := url.QueryEscape(mockstorelink.DefaultNow().Add(-14 * 24 * time.Hour).Format(time.RFC3339))
+	for _, bc := range []struct {
+		name, sku string
+		validate  bool
+	}{
+		{"ordinary", mockstorelink.SKUAt(13), true},
+		{"busy", mockstorelink.SKUAt(1000), true},
+		{"busy-unvalidated", mockstorelink.SKUAt(1000), false},
+	} {
+		sku := bc.sku
+		b.Run(bc.name, func(b *testing.B) {
+			s, err := mockstorelink.New(mockstorelink.Options{Now: mockstorelink.DefaultNow, Stores: chainStores, SKUs: chainSKUs,
+				NoResponseValidation: !bc.validate})
+			if err != nil {
+				b.Fatal(err)
+			}
+			keys := s.Keys()
+			get := func(store, path string) []byte {
+				req, _ := http.NewRequest(http.MethodGet, path, nil)
+				req.Header.Set(mockstorelink.StoreKeyHeader, keys[store])
+				rec := &recorder{header: http.Header{}}
+				s.ServeHTTP(rec, req)
+				if rec.status != http.StatusOK {
+					b.Fatal(path, rec.status, rec.body.String())
+				}
+				return rec.body.Bytes()
+			}
+			pages := 0
+			for b.Loop() {
+				for i := 1; i <= chainStores; i++ {
+					store := mockstorelink.StoreIDAt(i)
+					get(store, "/v1/stores/"+store+"/inventory?sku="+sku)
+					next := ""
+					for {
+						body := get(store, "/v1/stores/"+store+"/pos?sku="+sku+"&since="+since+"&limit=1000"+next)
+						pages++
+						var page struct {
+							NextCursor *string `json:"next_cursor"`
+						}
+						if err := json.Unmarshal(body, &page); err != nil {
+							b.Fatal(err)
+						}
+						if page.NextCursor == nil {
+							break
+						}
+						next = "&cursor=" + url.QueryEscape(*page.NextCursor)
+					}
+				}
+			}
+			b.ReportMetric(float64(pages)/float64(b.N), "pages/sweep")
+		})
+	}
 }
