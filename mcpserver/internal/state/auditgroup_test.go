@@ -68,8 +68,8 @@ func waitFor(g *AuditGroup, queued, inFlight int) {
 }
 
 // queueBehind starts the call "first", waits until the writer holds it in
-// a write held by f.gate, and then starts the calls ids, waiting until all
-// are queued. It returns each call's outcome, by id, once they return.
+// a write held by f.gate, and then starts the calls ids, each once the one
+// before is queued. It returns each call's outcome, by id, once they return.
 func queueBehind(t *testing.T, g *AuditGroup, ids []string) func() map[string]error {
 	t.Helper()
 	ctx := context.Background()
@@ -88,10 +88,16 @@ func queueBehind(t *testing.T, g *AuditGroup, ids []string) func() map[string]er
 	}
 	call("first")
 	waitFor(g, 0, 1)
-	for _, id := range ids {
+	for i, id := range ids {
+		// One at a time, so that the group holds them in this order.
 		call(id)
+		waitFor(g, i+1, 1)
 	}
-	waitFor(g, len(ids), 1)
+	mu.Lock()
+	if len(out) != 0 {
+		t.Errorf("%d calls returned while their records were not written", len(out))
+	}
+	mu.Unlock()
 	return func() map[string]error {
 		wg.Wait()
 		return out
@@ -141,21 +147,25 @@ func TestAuditGroupCommitsWhatQueuedDuringAWrite(t *testing.T) {
 // A record the backend refuses fails its own caller; the rest of its group
 // is written again without it and succeeds.
 func TestAuditGroupRefusedRecordFailsAlone(t *testing.T) {
-	f := &fakeTrail{gate: make(chan struct{}), refuse: "c-4"}
-	g := NewAuditGroup(f.write)
-	defer g.Close()
-	wait := queueBehind(t, g, ids("c", 10))
-	close(f.gate)
-	for id, err := range wait() {
-		if (id == "c-4") != (err != nil) {
-			t.Errorf("%s: err = %v", id, err)
-		}
-	}
-	if got, want := f.sizes(), []int{1, 10, 9}; !slices.Equal(got, want) {
-		t.Errorf("writes = %v, want %v (the refused record's group written again without it)", got, want)
-	}
-	if slices.Contains(f.committed, "c-4") || len(f.committed) != 10 {
-		t.Errorf("committed %v", f.committed)
+	for _, refuse := range []string{"c-0", "c-4", "c-9"} {
+		t.Run(refuse, func(t *testing.T) {
+			f := &fakeTrail{gate: make(chan struct{}), refuse: refuse}
+			g := NewAuditGroup(f.write)
+			defer g.Close()
+			wait := queueBehind(t, g, ids("c", 10))
+			close(f.gate)
+			for id, err := range wait() {
+				if (id == refuse) != (err != nil) {
+					t.Errorf("%s: err = %v", id, err)
+				}
+			}
+			if got, want := f.sizes(), []int{1, 10, 9}; !slices.Equal(got, want) {
+				t.Errorf("writes = %v, want %v (the refused record's group written again without it)", got, want)
+			}
+			if slices.Contains(f.committed, refuse) || len(f.committed) != 10 {
+				t.Errorf("committed %v", f.committed)
+			}
+		})
 	}
 }
 
