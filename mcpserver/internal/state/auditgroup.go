@@ -38,8 +38,10 @@ type WriteAuditFunc func(ctx context.Context, recs []AuditRecord) error
 // every record queued (at most MaxAuditGroup), writes them with one call of
 // the backend's WriteAuditFunc (one transaction, one flush), and then
 // releases each waiting caller with the outcome of its own record. Records
-// that arrive while a group is being written form the next group, so a
-// lone caller is written at once and there is no delay to tune.
+// that arrive while a write is under way form the next group, so there is
+// no delay to tune; a caller that finds nothing written and nothing queued
+// writes its own record at once (ADR 0026). One write is under way at a
+// time.
 //
 // Record returns only once its record is committed: a call is still
 // audited before it is answered. When the database refuses one record of a
@@ -53,8 +55,11 @@ type AuditGroup struct {
 	wake  chan struct{}
 	done  chan struct{}
 
-	mu       sync.Mutex
-	queue    []*pendingAudit
+	mu    sync.Mutex
+	queue []*pendingAudit
+	// busy is set while a write is under way, by the writer goroutine or
+	// by a lone caller writing its own record: one write at a time.
+	busy     bool
 	inFlight int
 	closed   bool
 }
@@ -77,17 +82,33 @@ func NewAuditGroup(write WriteAuditFunc) *AuditGroup {
 	return g
 }
 
-// Record queues r for the next group and returns once the group holding it
-// has committed, with that record's error if it failed. A caller whose ctx
-// ends while r is still queued takes r back and is told so; once r is being
-// written, the caller waits for the outcome, which is then known.
+// Record writes r and returns once it is committed, with r's error if it
+// failed. When no group is being written and none waits, the caller writes
+// r itself, at once, sparing a lone call the hand-over to the writer
+// goroutine and back; otherwise r is queued for the next group. A caller
+// whose ctx ends while r is still queued takes r back and is told so; once
+// r is being written, the caller waits for the outcome, which is then
+// known.
 func (g *AuditGroup) Record(ctx context.Context, r AuditRecord) error {
-	p := &pendingAudit{rec: r, done: make(chan struct{})}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
 		return ErrAuditClosed
 	}
+	if !g.busy && len(g.queue) == 0 {
+		g.busy, g.inFlight = true, 1
+		g.mu.Unlock()
+		err := g.write(context.WithoutCancel(ctx), []AuditRecord{r})
+		g.mu.Lock()
+		g.busy, g.inFlight = false, 0
+		more := len(g.queue) > 0 || g.closed
+		g.mu.Unlock()
+		if more {
+			g.signal()
+		}
+		return err
+	}
+	p := &pendingAudit{rec: r, done: make(chan struct{})}
 	g.queue = append(g.queue, p)
 	g.mu.Unlock()
 	g.signal()
@@ -135,13 +156,14 @@ func (g *AuditGroup) signal() {
 }
 
 // run is the writer: it takes the queued records, writes them, releases
-// their callers, and starts again, until Close and an empty queue.
+// their callers, and starts again, until Close with nothing queued or
+// being written.
 func (g *AuditGroup) run() {
 	defer close(g.done)
 	for {
 		g.mu.Lock()
-		for len(g.queue) == 0 {
-			if g.closed {
+		for len(g.queue) == 0 || g.busy {
+			if g.closed && len(g.queue) == 0 && !g.busy {
 				g.mu.Unlock()
 				return
 			}
@@ -159,13 +181,13 @@ func (g *AuditGroup) run() {
 		for _, p := range group {
 			p.taken = true
 		}
-		g.inFlight = n
+		g.busy, g.inFlight = true, n
 		g.mu.Unlock()
 
 		g.commit(group)
 
 		g.mu.Lock()
-		g.inFlight = 0
+		g.busy, g.inFlight = false, 0
 		g.mu.Unlock()
 	}
 }
