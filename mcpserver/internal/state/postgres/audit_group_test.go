@@ -14,16 +14,10 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state/statetest"
 )
 
-// waitBacklog waits until the audit group holds queued records waiting
+// waitBacklog waits until db's audit group holds queued records waiting
 // and inFlight being written.
 func waitBacklog(db *DB, queued, inFlight int) {
-	for {
-		q, f := db.audit.Backlog()
-		if q == queued && f == inFlight {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
+	statetest.WaitAuditBacklog(db.audit, queued, inFlight)
 }
 
 // A record the server refuses fails its own call only: the rest of its

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/statetest"
 
 	"context"
 	"errors"
@@ -10,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // holdWriteLock takes the process's write lock as a long write would, so
@@ -24,16 +24,10 @@ func holdWriteLock(t *testing.T, db *DB) func() {
 	return release
 }
 
-// waitBacklog waits until the audit group holds queued records waiting
+// waitBacklog waits until db's audit group holds queued records waiting
 // and inFlight being written.
 func waitBacklog(db *DB, queued, inFlight int) {
-	for {
-		q, f := db.audit.Backlog()
-		if q == queued && f == inFlight {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
+	statetest.WaitAuditBacklog(db.audit, queued, inFlight)
 }
 
 // blockWriter holds the write lock and gives the audit writer one record,

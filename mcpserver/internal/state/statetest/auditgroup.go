@@ -197,3 +197,15 @@ func crashChild(t *testing.T, s state.Store) {
 	}
 	wg.Wait()
 }
+
+// WaitAuditBacklog waits until g holds queued records waiting and inFlight
+// being written, for tests that line records up behind a held write.
+func WaitAuditBacklog(g *state.AuditGroup, queued, inFlight int) {
+	for {
+		q, f := g.Backlog()
+		if q == queued && f == inFlight {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
