@@ -2,28 +2,77 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
+// auditInsertSQL appends one audit record.
+const auditInsertSQL = `INSERT INTO audit
+	(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+
 // RecordAudit implements state.AuditLog. A zero Time is recorded as the
 // current time.
+//
+// Records are committed in groups by state.AuditGroup, as on SQLite: the
+// records of calls that finish together share one transaction and so one
+// WAL flush, and each caller returns only once the transaction holding its
+// row has committed.
 func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
-	if _, err := db.pool.Exec(ctx, `INSERT INTO audit
-		(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		ts(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
-		r.Outcome, r.ErrorCode, r.Summary, r.DurationMS, r.TraceID); err != nil {
-		return db.fail("record audit for call "+r.CallID, err)
+	return db.audit.Record(ctx, r)
+}
+
+// writeAudit is the PostgreSQL half of the group commit. A lone record is
+// one INSERT, as before group commit. Several are one pipeline of INSERTs
+// ending in a single Sync: one round trip, run by the server as one
+// implicit transaction, all or nothing. When the server refuses one
+// record's INSERT (an error of its own, not a lost connection), that record
+// is blamed (state.AuditRowError), so that the others can be written
+// without it.
+func (db *DB) writeAudit(ctx context.Context, recs []state.AuditRecord) error {
+	args := func(r *state.AuditRecord) []any {
+		return []any{ts(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
+			r.Outcome, r.ErrorCode, r.Summary, r.DurationMS, r.TraceID}
+	}
+	blame := func(i int, err error) error {
+		var pgErr *pgconn.PgError
+		refused := errors.As(err, &pgErr) && !unavailable(err)
+		err = db.fail("record audit for call "+recs[i].CallID, err)
+		if refused {
+			return &state.AuditRowError{Index: i, Err: err}
+		}
+		return err
+	}
+	if len(recs) == 1 {
+		if _, err := db.pool.Exec(ctx, auditInsertSQL, args(&recs[0])...); err != nil {
+			return blame(0, err)
+		}
+		return nil
+	}
+	b := &pgx.Batch{}
+	for i := range recs {
+		b.Queue(auditInsertSQL, args(&recs[i])...)
+	}
+	br := db.pool.SendBatch(ctx, b)
+	for i := range recs {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return blame(i, err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return db.fail(fmt.Sprintf("record audit: commit a group of %d", len(recs)), err)
 	}
 	return nil
 }

@@ -29,6 +29,14 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestAuditSurvivesKill: a SIGKILL of the process during a burst of audit
+// records leaves no answered call without its row.
+func TestAuditSurvivesKill(t *testing.T) {
+	statetest.AuditSurvivesKill(t,
+		func(t *testing.T) string { return statetest.PostgresURL(t) },
+		func(t testing.TB, url string) state.Store { return open(t, url) })
+}
+
 // BenchmarkStore is statetest.Bench on PostgreSQL, beside the same on
 // SQLite in package sqlite.
 func BenchmarkStore(b *testing.B) {

@@ -64,6 +64,8 @@ type DB struct {
 	target string
 	// password is scrubbed from every error, should a driver quote it.
 	password string
+	// audit commits the audit records in groups (see RecordAudit).
+	audit *state.AuditGroup
 }
 
 // Open connects to the database named by url (postgres:// or
@@ -75,7 +77,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if _, err := db.Migrate(ctx); err != nil {
-		db.pool.Close()
+		_ = db.Close()
 		return nil, fmt.Errorf("state: prepare %s: %w", db.target, err)
 	}
 	return db, nil
@@ -99,7 +101,9 @@ func Connect(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state: open %s: %w", target, scrub(err, cfg.ConnConfig.Password))
 	}
-	return &DB{pool: pool, target: target, password: cfg.ConnConfig.Password}, nil
+	db := &DB{pool: pool, target: target, password: cfg.ConnConfig.Password}
+	db.audit = state.NewAuditGroup(db.writeAudit)
+	return db, nil
 }
 
 // scrub removes the password from an error's text should a driver ever
@@ -124,8 +128,10 @@ func scrub(err error, password string) error {
 // password), for logs.
 func (db *DB) Target() string { return db.target }
 
-// Close releases the pool's connections.
+// Close writes the audit records already queued and releases the pool's
+// connections.
 func (db *DB) Close() error {
+	db.audit.Close()
 	db.pool.Close()
 	return nil
 }

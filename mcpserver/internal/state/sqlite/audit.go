@@ -19,93 +19,53 @@ const auditInsertSQL = `INSERT INTO audit
 // RecordAudit implements state.AuditLog. A zero Time is recorded as the current
 // time, so that no record falls outside every day filter.
 //
-// Records that arrive while another write holds the lock are committed
-// together (group commit): whichever of their callers takes the lock next
-// inserts them all in one transaction, and every one of those callers
-// returns only once that transaction has committed, with its error if it
-// failed. A call is therefore still audited before it is answered, at one
-// commit per batch instead of one per call.
+// Records are committed in groups by state.AuditGroup: the records of calls
+// that finish together share one transaction, and each caller returns only
+// once the transaction holding its row has committed. A call is therefore
+// still audited before it is answered, at one commit per group instead of
+// one per call.
 func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
-	db.auditMu.Lock()
-	b := db.auditNext
-	if b == nil {
-		b = &auditBatch{done: make(chan struct{})}
-		db.auditNext = b
-	}
-	b.recs = append(b.recs, &r)
-	db.auditMu.Unlock()
-
-	select {
-	case <-b.done:
-		return b.err
-	case db.wsem <- struct{}{}:
-	case <-ctx.Done():
-		db.auditMu.Lock()
-		pending := db.auditNext == b
-		if pending {
-			b.recs = slices.DeleteFunc(b.recs, func(p *state.AuditRecord) bool { return p == &r })
-			if len(b.recs) == 0 {
-				db.auditNext = nil
-			}
-		}
-		db.auditMu.Unlock()
-		if pending {
-			return fmt.Errorf("state: waiting to write: %w", ctx.Err())
-		}
-		// Another caller is already committing this record: its outcome
-		// is this call's.
-		<-b.done
-		return b.err
-	}
-	defer func() { <-db.wsem }()
-	// A batch is taken and finished only under the write lock, so holding
-	// the lock, this caller's batch is either finished or still pending.
-	select {
-	case <-b.done:
-		return b.err
-	default:
-	}
-	db.auditMu.Lock()
-	db.auditNext = nil
-	db.auditMu.Unlock()
-	b.err = db.insertAudit(ctx, b.recs)
-	close(b.done)
-	return b.err
+	return db.audit.Record(ctx, r)
 }
 
-// auditBatch is the records waiting for the write lock; done is closed once
-// they are committed or have failed with err.
-type auditBatch struct {
-	recs []*state.AuditRecord
-	done chan struct{}
-	err  error
+// writeAudit is the SQLite half of the group commit: it takes this
+// process's write lock and inserts recs in one transaction.
+func (db *DB) writeAudit(ctx context.Context, recs []state.AuditRecord) error {
+	release, err := db.lockWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return db.insertAudit(ctx, recs)
 }
 
 // insertAudit inserts recs, the caller holding the write lock. A single
 // record is inserted on its own, which commits it; several share one
-// transaction.
-func (db *DB) insertAudit(ctx context.Context, recs []*state.AuditRecord) error {
-	insert := func(stmt *sql.Stmt, r *state.AuditRecord) error {
+// transaction. The failure of one record's INSERT, made while the write
+// lock is held, is that record's (state.AuditRowError).
+func (db *DB) insertAudit(ctx context.Context, recs []state.AuditRecord) error {
+	insert := func(stmt *sql.Stmt, i int) error {
+		r := &recs[i]
 		if _, err := stmt.ExecContext(ctx,
 			formatTime(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
 			r.Outcome, r.ErrorCode, r.Summary, r.DurationMS, r.TraceID); err != nil {
-			return fmt.Errorf("state: record audit for call %s: %w", r.CallID, err)
+			return &state.AuditRowError{Index: i, Err: fmt.Errorf("state: record audit for call %s: %w", r.CallID, err)}
 		}
 		return nil
 	}
 	if len(recs) == 1 {
-		return insert(db.auditInsert, recs[0])
+		return insert(db.auditInsert, 0)
 	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("state: record audit: begin: %w", err)
 	}
 	stmt := tx.StmtContext(ctx, db.auditInsert)
-	for _, r := range recs {
-		if err := insert(stmt, r); err != nil {
+	for i := range recs {
+		if err := insert(stmt, i); err != nil {
 			_ = tx.Rollback()
 			return err
 		}

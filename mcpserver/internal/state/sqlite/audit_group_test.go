@@ -2,14 +2,15 @@ package sqlite
 
 import (
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/statetest"
 
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // holdWriteLock takes the process's write lock as a long write would, so
@@ -23,19 +24,31 @@ func holdWriteLock(t *testing.T, db *DB) func() {
 	return release
 }
 
-// waitPending waits until n records are queued for the next audit batch.
-func waitPending(db *DB, n int) {
-	for {
-		db.auditMu.Lock()
-		k := 0
-		if db.auditNext != nil {
-			k = len(db.auditNext.recs)
+// waitBacklog waits until db's audit group holds queued records waiting
+// and inFlight being written.
+func waitBacklog(db *DB, queued, inFlight int) {
+	statetest.WaitAuditBacklog(db.audit, queued, inFlight)
+}
+
+// blockWriter holds the write lock and gives the audit writer one record,
+// "blocker", which it takes and then waits with for the lock: records
+// recorded next queue up as one group. Releasing the lock (the returned
+// func) commits "blocker" and then that group; the blocker's own call
+// must then succeed.
+func blockWriter(t *testing.T, db *DB) (release func()) {
+	t.Helper()
+	ctx := testCtx(t)
+	releaseLock := holdWriteLock(t, db)
+	blocked := make(chan error, 1)
+	go func() {
+		blocked <- db.RecordAudit(ctx, state.AuditRecord{CallID: "blocker", Tool: "t", Outcome: state.OutcomeOK})
+	}()
+	waitBacklog(db, 0, 1)
+	return func() {
+		releaseLock()
+		if err := <-blocked; err != nil {
+			t.Errorf("blocker: %v", err)
 		}
-		db.auditMu.Unlock()
-		if k == n {
-			return
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -44,8 +57,8 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 		name      string
 		callers   int
 		perCaller int
-		// hold queues every caller behind a held write lock, so that all
-		// of them land in one batch.
+		// hold queues every caller behind a held write lock and a record
+		// in flight, so that all of them land in one group.
 		hold bool
 		// poison makes the insert of this call id fail.
 		poison string
@@ -53,7 +66,8 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 		{name: "one caller", callers: 1, perCaller: 5},
 		{name: "one batch behind a held lock", callers: 8, perCaller: 1, hold: true},
 		{name: "free-running callers", callers: 16, perCaller: 25},
-		{name: "failing batch fails every caller", callers: 8, perCaller: 1, hold: true, poison: "c-3-0"},
+		{name: "a refused row fails its caller only", callers: 8, perCaller: 1, hold: true, poison: "c-3-0"},
+		{name: "a refused row among free-running callers", callers: 16, perCaller: 25, poison: "c-5-7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -69,9 +83,10 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 			}
 			var release func()
 			if tc.hold {
-				release = holdWriteLock(t, db)
+				release = blockWriter(t, db)
 			}
 			errs := make([]error, tc.callers)
+			var poisoned atomic.Bool
 			var returned sync.WaitGroup
 			for c := range tc.callers {
 				returned.Add(1)
@@ -80,8 +95,12 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 					for i := range tc.perCaller {
 						id := fmt.Sprintf("c-%d-%d", c, i)
 						if err := db.RecordAudit(ctx, state.AuditRecord{CallID: id, Tool: "t", Outcome: state.OutcomeOK}); err != nil {
-							errs[c] = err
-							return
+							if id != tc.poison || !strings.Contains(err.Error(), "poisoned") {
+								errs[c] = err
+								return
+							}
+							poisoned.Store(true)
+							continue
 						}
 						got, err := other.QueryAudit(ctx, state.AuditFilter{CallID: id})
 						if err != nil || len(got) != 1 {
@@ -92,7 +111,7 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 				}()
 			}
 			if tc.hold {
-				waitPending(db, tc.callers)
+				waitBacklog(db, tc.callers, 1)
 				if rows, err := other.QueryAudit(ctx, state.AuditFilter{}); err != nil || len(rows) != 0 {
 					t.Fatalf("rows before the lock was released: %d (%v)", len(rows), err)
 				}
@@ -104,16 +123,8 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.poison != "" {
-				for c, err := range errs {
-					if err == nil || !strings.Contains(err.Error(), "poisoned") {
-						t.Errorf("caller %d: err = %v, want the batch's failure", c, err)
-					}
-				}
-				if len(rows) != 0 {
-					t.Errorf("a failed batch left %d rows", len(rows))
-				}
-				return
+			if tc.poison != "" && !poisoned.Load() {
+				t.Errorf("RecordAudit(%s) did not fail", tc.poison)
 			}
 			for c, err := range errs {
 				if err != nil {
@@ -124,14 +135,23 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 			for _, r := range rows {
 				seen[r.CallID]++
 			}
+			want := 0
 			for c := range tc.callers {
 				for i := range tc.perCaller {
-					if id := fmt.Sprintf("c-%d-%d", c, i); seen[id] != 1 {
-						t.Errorf("call %s stored %d times, want once", id, seen[id])
+					id, n := fmt.Sprintf("c-%d-%d", c, i), 1
+					if id == tc.poison {
+						n = 0
+					}
+					want += n
+					if seen[id] != n {
+						t.Errorf("call %s stored %d times, want %d", id, seen[id], n)
 					}
 				}
 			}
-			if want := tc.callers * tc.perCaller; len(rows) != want {
+			if tc.hold {
+				want++ // the blocker
+			}
+			if len(rows) != want {
 				t.Errorf("trail holds %d rows, want %d", len(rows), want)
 			}
 		})
@@ -143,18 +163,18 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 func TestRecordAuditCancelledWhileQueued(t *testing.T) {
 	ctx := testCtx(t)
 	db := openTemp(t)
-	release := holdWriteLock(t, db)
+	release := blockWriter(t, db)
 	cctx, cancel := context.WithCancel(ctx)
 	gaveUp := make(chan error, 1)
 	go func() {
 		gaveUp <- db.RecordAudit(cctx, state.AuditRecord{CallID: "gave-up", Tool: "t", Outcome: state.OutcomeOK})
 	}()
-	waitPending(db, 1)
+	waitBacklog(db, 1, 1)
 	stayed := make(chan error, 1)
 	go func() {
 		stayed <- db.RecordAudit(ctx, state.AuditRecord{CallID: "stayed", Tool: "t", Outcome: state.OutcomeOK})
 	}()
-	waitPending(db, 2)
+	waitBacklog(db, 2, 1)
 	cancel()
 	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled caller: err = %v, want context.Canceled", err)
@@ -167,7 +187,7 @@ func TestRecordAuditCancelledWhileQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].CallID != "stayed" {
-		t.Fatalf("trail = %+v, want only the call that stayed", rows)
+	if len(rows) != 2 || rows[0].CallID != "blocker" || rows[1].CallID != "stayed" {
+		t.Fatalf("trail = %+v, want the blocker and the call that stayed", rows)
 	}
 }

@@ -13,8 +13,9 @@ import (
 
 // BenchmarkRecordAudit is the durable part of every tool call: one INSERT
 // into the audit trail, committed before the answer goes back. In parallel
-// the writers queue on the database's single write lock, so the figure per
-// call does not shrink with more callers.
+// the records of callers that finish together are committed in one
+// transaction (state.AuditGroup), so the figure per call shrinks with more
+// callers.
 func BenchmarkRecordAudit(b *testing.B) {
 	for _, par := range []bool{false, true} {
 		name := "sequential"

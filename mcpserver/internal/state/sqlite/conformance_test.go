@@ -38,3 +38,18 @@ func BenchmarkStore(b *testing.B) {
 		return db
 	})
 }
+
+// TestAuditSurvivesKill: a SIGKILL during a burst of audit records leaves
+// no answered call without its row.
+func TestAuditSurvivesKill(t *testing.T) {
+	statetest.AuditSurvivesKill(t,
+		func(t *testing.T) string { return filepath.Join(t.TempDir(), "state.db") },
+		func(t testing.TB, path string) state.Store {
+			db, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			return db
+		})
+}

@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -59,10 +58,8 @@ type DB struct {
 	// tool call, and parsing it anew each time was a measurable share of a
 	// trivial call's CPU (docs/benchmarks.md).
 	auditInsert *sql.Stmt
-	// auditNext collects the audit records waiting for the write lock (see
-	// RecordAudit); auditMu guards it.
-	auditMu   sync.Mutex
-	auditNext *auditBatch
+	// audit commits the audit records in groups (see RecordAudit).
+	audit *state.AuditGroup
 }
 
 // Open opens the database at path, creating the file and its parent
@@ -108,6 +105,7 @@ func Open(path string) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
 	}
+	db.audit = state.NewAuditGroup(db.writeAudit)
 	return db, nil
 }
 
@@ -132,8 +130,10 @@ func dsn(abs string) string {
 // Path returns the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close releases the database. Data already committed is on disk.
+// Close writes the audit records already queued and releases the
+// database. Data already committed is on disk.
 func (db *DB) Close() error {
+	db.audit.Close()
 	return errors.Join(db.auditInsert.Close(), db.sql.Close())
 }
 

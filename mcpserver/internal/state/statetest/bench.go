@@ -15,7 +15,9 @@ import (
 // Bench measures the durable work of the write path and of every tool call
 // on the store open returns: a ledger reservation with its verdict
 // (Reserve then Finish, two transactions, as one confirmed order costs) and
-// one audit insert, one caller at a time and eight per CPU at once. Besides ns/op it
+// one audit insert, one caller at a time and eight per CPU at once; the audit
+// insert also from 50 callers at once (RecordAudit/writers-50), as a replica
+// serving 50 HTTP clients sees it. Besides ns/op it
 // reports the median and 99th percentile of single operations (p50-µs,
 // p99-µs), since a replica's callers feel the tail.
 func Bench(b *testing.B, open func(b *testing.B) state.Store) {
@@ -51,6 +53,52 @@ func Bench(b *testing.B, open func(b *testing.B) state.Store) {
 			})
 		})
 	}
+	b.Run("RecordAudit/writers-50", func(b *testing.B) {
+		s := open(b)
+		var n atomic.Int64
+		measureWriters(b, 50, func() error {
+			return s.RecordAudit(ctx, state.AuditRecord{
+				Time: time.Now(), CallID: fmt.Sprintf("c-%d", n.Add(1)), Client: "bench-agent", Session: "proc-bench",
+				Tool: "korral_check_stock_risk", StoreID: "47", SKU: "8847291", Outcome: state.OutcomeOK,
+				Summary:    "Checked stock risk of Madeta butter 250g (SKU 8847291) at store 47: on hand 5, stockout before close today: likely, confidence medium.",
+				DurationMS: 1.7,
+			})
+		})
+	})
+}
+
+// measureWriters runs op b.N times from exactly writers goroutines at once
+// (RunParallel's count is a multiple of GOMAXPROCS) and reports the latency
+// percentiles of the single operations and the operations per second.
+func measureWriters(b *testing.B, writers int, op func() error) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for next.Add(1) <= int64(b.N) {
+				start := time.Now()
+				err := op()
+				mine = append(mine, time.Since(start))
+				if err != nil {
+					b.Error(err)
+					break
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	report(b, lat)
 }
 
 // measure runs op b.N times, in parallel when par, and reports the latency
@@ -88,9 +136,16 @@ func measure(b *testing.B, par bool, op func() error) {
 		}
 	}
 	b.StopTimer()
+	report(b, lat)
+}
+
+// report adds the median and 99th percentile of lat, in µs, and the
+// operations per second of the whole run.
+func report(b *testing.B, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	slices.Sort(lat)
 	at := func(p int) float64 { return float64(lat[(p*len(lat)+99)/100-1]) / float64(time.Microsecond) }
 	b.ReportMetric(at(50), "p50-µs")

@@ -44,6 +44,7 @@ func Run(t *testing.T, o Opener) {
 		{"OrderIDRaceOneWinner", orderIDRace},
 		{"Lookups", lookups},
 		{"Audit", audit},
+		{"AuditConcurrent", auditConcurrent},
 		{"CountEntries", countEntries},
 		{"ApproverAddGetList", approverAddGetList},
 		{"ApproverNamesUniqueIgnoringCase", approverNamesUnique},

@@ -1,0 +1,225 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// MaxAuditGroup is the most audit records one group commit writes. Under
+// 50 callers the groups stay far below it; it bounds one transaction (and
+// one PostgreSQL pipeline) when a stalled database lets a backlog build,
+// so that the first rows of the backlog are not held back by the last.
+const MaxAuditGroup = 128
+
+// ErrAuditClosed is returned by AuditGroup.Record after Close.
+var ErrAuditClosed = errors.New("state: audit log closed")
+
+// AuditRowError blames one record of a group for the failure of the
+// group's write: Index is the record's position in the slice the write was
+// given. A backend returns it when the database refused that record's own
+// statement (a constraint, bytes the column will not take); any other error
+// fails the whole group.
+type AuditRowError struct {
+	Index int
+	Err   error
+}
+
+func (e *AuditRowError) Error() string { return e.Err.Error() }
+func (e *AuditRowError) Unwrap() error { return e.Err }
+
+// WriteAuditFunc writes recs in one transaction: all of them or none.
+type WriteAuditFunc func(ctx context.Context, recs []AuditRecord) error
+
+// AuditGroup is group commit of audit records, the one algorithm both
+// backends use for AuditLog.RecordAudit. A single writer goroutine takes
+// every record queued (at most MaxAuditGroup), writes them with one call of
+// the backend's WriteAuditFunc (one transaction, one flush), and then
+// releases each waiting caller with the outcome of its own record. Records
+// that arrive while a write is under way form the next group, so there is
+// no delay to tune; a caller that finds nothing written and nothing queued
+// writes its own record at once (ADR 0026). One write is under way at a
+// time.
+//
+// Record returns only once its record is committed: a call is still
+// audited before it is answered. When the database refuses one record of a
+// group (AuditRowError), that record's caller gets the error and the others
+// are written again without it, so a record never fails because of the
+// strangers it happened to share a transaction with; any other failure is
+// returned to every caller of the group.
+type AuditGroup struct {
+	write WriteAuditFunc
+	max   int
+	wake  chan struct{}
+	done  chan struct{}
+
+	mu    sync.Mutex
+	queue []*pendingAudit
+	// busy is set while a write is under way, by the writer goroutine or
+	// by a lone caller writing its own record: one write at a time.
+	busy     bool
+	inFlight int
+	closed   bool
+}
+
+// pendingAudit is one Record call waiting for its group.
+type pendingAudit struct {
+	rec AuditRecord
+	// taken is set, under AuditGroup.mu, once the writer has taken the
+	// record into a group: the caller can no longer take it back.
+	taken bool
+	err   error
+	done  chan struct{}
+}
+
+// NewAuditGroup starts the writer goroutine of a group commit over write.
+// Close stops it.
+func NewAuditGroup(write WriteAuditFunc) *AuditGroup {
+	g := &AuditGroup{write: write, max: MaxAuditGroup, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go g.run()
+	return g
+}
+
+// Record writes r and returns once it is committed, with r's error if it
+// failed. When no group is being written and none waits, the caller writes
+// r itself, at once, sparing a lone call the hand-over to the writer
+// goroutine and back; otherwise r is queued for the next group. A caller
+// whose ctx ends while r is still queued takes r back and is told so; once
+// r is being written, the caller waits for the outcome, which is then
+// known.
+func (g *AuditGroup) Record(ctx context.Context, r AuditRecord) error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return ErrAuditClosed
+	}
+	if !g.busy && len(g.queue) == 0 {
+		g.busy, g.inFlight = true, 1
+		g.mu.Unlock()
+		err := g.write(context.WithoutCancel(ctx), []AuditRecord{r})
+		g.mu.Lock()
+		g.busy, g.inFlight = false, 0
+		more := len(g.queue) > 0 || g.closed
+		g.mu.Unlock()
+		if more {
+			g.signal()
+		}
+		return err
+	}
+	p := &pendingAudit{rec: r, done: make(chan struct{})}
+	g.queue = append(g.queue, p)
+	g.mu.Unlock()
+	g.signal()
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	if !p.taken {
+		g.queue = slices.DeleteFunc(g.queue, func(q *pendingAudit) bool { return q == p })
+		g.mu.Unlock()
+		return fmt.Errorf("state: record audit for call %s: %w", r.CallID, ctx.Err())
+	}
+	g.mu.Unlock()
+	<-p.done
+	return p.err
+}
+
+// Backlog returns how many records wait for a group and how many the group
+// being written holds, for metrics and tests.
+func (g *AuditGroup) Backlog() (queued, inFlight int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue), g.inFlight
+}
+
+// Close refuses new records, writes every record already queued, and
+// returns once the writer has stopped.
+func (g *AuditGroup) Close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.signal()
+	<-g.done
+}
+
+// signal wakes the writer; a wake already pending is enough, since the
+// writer looks at the whole queue when it wakes.
+func (g *AuditGroup) signal() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the writer: it takes the queued records, writes them, releases
+// their callers, and starts again, until Close with nothing queued or
+// being written.
+func (g *AuditGroup) run() {
+	defer close(g.done)
+	for {
+		g.mu.Lock()
+		for len(g.queue) == 0 || g.busy {
+			if g.closed && len(g.queue) == 0 && !g.busy {
+				g.mu.Unlock()
+				return
+			}
+			g.mu.Unlock()
+			<-g.wake
+			g.mu.Lock()
+		}
+		n := min(len(g.queue), g.max)
+		group := g.queue[:n:n]
+		if n < len(g.queue) {
+			g.queue = slices.Clone(g.queue[n:])
+		} else {
+			g.queue = nil
+		}
+		for _, p := range group {
+			p.taken = true
+		}
+		g.busy, g.inFlight = true, n
+		g.mu.Unlock()
+
+		g.commit(group)
+
+		g.mu.Lock()
+		g.busy, g.inFlight = false, 0
+		g.mu.Unlock()
+	}
+}
+
+// commit writes group and releases its callers. A record the backend
+// blames is failed alone and the rest written again, so a group of n
+// records costs at most n+1 writes, and only when records are refused.
+func (g *AuditGroup) commit(group []*pendingAudit) {
+	// The group outlives any one caller's context: it is written to the
+	// end, each caller having decided to wait before it was taken.
+	ctx := context.Background()
+	recs := make([]AuditRecord, 0, len(group))
+	for len(group) > 0 {
+		recs = recs[:0]
+		for _, p := range group {
+			recs = append(recs, p.rec)
+		}
+		err := g.write(ctx, recs)
+		var row *AuditRowError
+		if err != nil && len(group) > 1 && errors.As(err, &row) && row.Index >= 0 && row.Index < len(group) {
+			group[row.Index].finish(err)
+			group = slices.Delete(group, row.Index, row.Index+1)
+			continue
+		}
+		for _, p := range group {
+			p.finish(err)
+		}
+		return
+	}
+}
+
+func (p *pendingAudit) finish(err error) {
+	p.err = err
+	close(p.done)
+}

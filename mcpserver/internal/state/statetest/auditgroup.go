@@ -1,0 +1,211 @@
+package statetest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/state"
+)
+
+// auditConcurrent records from many goroutines through two handles at
+// once, as two replicas' callers would: every record is stored exactly
+// once, and each is readable from a third, fresh handle (so committed) by
+// the time its RecordAudit returns.
+func auditConcurrent(t *testing.T, o Opener) {
+	ctx := ctxOf(t)
+	s, reopen := o(t)
+	other, fresh := reopen(), reopen()
+	const writers, each = 40, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			via := []state.Store{s, other}[w%2]
+			for i := range each {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				if err := via.RecordAudit(ctx, state.AuditRecord{Time: base, CallID: id, Tool: "t", Outcome: state.OutcomeOK}); err != nil {
+					errs <- err
+					return
+				}
+				got, err := fresh.QueryAudit(ctx, state.AuditFilter{CallID: id})
+				if err != nil || len(got) != 1 {
+					errs <- fmt.Errorf("RecordAudit(%s) returned, and a fresh handle reads %d such rows (%v)", id, len(got), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	all, err := fresh.QueryAudit(ctx, state.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range all {
+		seen[r.CallID]++
+	}
+	for w := range writers {
+		for i := range each {
+			if id := fmt.Sprintf("w%d-%d", w, i); seen[id] != 1 {
+				t.Errorf("%s stored %d times, want once", id, seen[id])
+			}
+		}
+	}
+	if len(all) != writers*each {
+		t.Errorf("%d rows, want %d", len(all), writers*each)
+	}
+}
+
+// crashEnv names, in a re-executed test binary, the database its child
+// records into.
+const crashEnv = "STATETEST_AUDIT_CRASH_TARGET"
+
+// crashLine prefixes each call id the child prints once its RecordAudit
+// has returned.
+const crashLine = "recorded "
+
+// AuditSurvivesKill is the crash test of the audit trail's group commit:
+// no call answered without its audit row. The test binary runs itself
+// again as a child (the test named by t, through -test.run) that records a
+// burst from many goroutines into the database newTarget names, printing
+// each call id once RecordAudit has returned for it, as the server answers
+// a call once its row is recorded. The parent kills the child with SIGKILL
+// mid-burst, opens the database afresh and requires the row of every id
+// the child printed.
+//
+// A backend's test calls it with newTarget, which makes a fresh database
+// and returns its name (called in the parent only), and open, which opens
+// the database so named (in the parent and in the child).
+func AuditSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open func(t testing.TB, target string) state.Store) {
+	if target := os.Getenv(crashEnv); target != "" {
+		crashChild(t, open(t, target))
+		return
+	}
+	target := newTarget(t)
+	// The child migrates nothing the parent has not: opening here first
+	// makes the schema, as a running server's would be.
+	_ = open(t, target)
+
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), crashEnv+"="+target)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const killAfter = 400
+	var answered []string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		id, ok := strings.CutPrefix(sc.Text(), crashLine)
+		if !ok {
+			continue
+		}
+		answered = append(answered, id)
+		if len(answered) == killAfter {
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// What the child printed before it died is still read above, to the
+	// pipe's end.
+	waitErr := cmd.Wait()
+	if len(answered) < killAfter {
+		t.Fatalf("the child printed %d ids and ended (%v) before it was killed", len(answered), waitErr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := open(t, target).QueryAudit(ctx, state.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]int{}
+	for _, r := range rows {
+		stored[r.CallID]++
+	}
+	missing := 0
+	for _, id := range answered {
+		if stored[id] != 1 {
+			missing++
+			if missing <= 10 {
+				t.Errorf("call %s was answered, and its row is stored %d times", id, stored[id])
+			}
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d answered calls have no single row", missing, len(answered))
+	}
+	for id, n := range stored {
+		if n != 1 {
+			t.Errorf("call %s stored %d times", id, n)
+		}
+	}
+	t.Logf("killed after %d answered calls; %d rows stored (the rest of the burst committed but not yet answered, or lost unanswered)", len(answered), len(rows))
+}
+
+// crashChildCalls bounds each of the child's goroutines.
+const crashChildCalls = 2000
+
+// crashChild records until it is killed: 32 goroutines, each call printed
+// once its RecordAudit has returned. It stops by itself after
+// crashChildCalls calls per goroutine, should no parent kill it.
+func crashChild(t *testing.T, s state.Store) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	w := bufio.NewWriter(os.Stdout)
+	var wg sync.WaitGroup
+	for g := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range crashChildCalls {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				if err := s.RecordAudit(ctx, state.AuditRecord{CallID: id, Tool: "t", Outcome: state.OutcomeOK,
+					Summary: "a call answered only once its row is stored"}); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				fmt.Fprintln(w, crashLine+id)
+				// Flushed before the next call: a line is in the pipe
+				// before anything else this goroutine does.
+				err := w.Flush()
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// WaitAuditBacklog waits until g holds queued records waiting and inFlight
+// being written, for tests that line records up behind a held write.
+func WaitAuditBacklog(g *state.AuditGroup, queued, inFlight int) {
+	for {
+		q, f := g.Backlog()
+		if q == queued && f == inFlight {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
