@@ -1,0 +1,283 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+)
+
+// countingStoreLink answers inventory reads and counts, as StoreLink would
+// see them, the requests open at once and the order they arrived in.
+type countingStoreLink struct {
+	throttle atomic.Bool // answer 429 with Retry-After
+	hold     chan struct{}
+
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+	arrivals []string // the call id of each request, in arrival order
+}
+
+func (s *countingStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.inFlight++
+	s.peak = max(s.peak, s.inFlight)
+	s.arrivals = append(s.arrivals, r.Header.Get("X-Test-Call"))
+	s.mu.Unlock()
+	if s.hold != nil {
+		<-s.hold
+	}
+	// Long enough for the requests of a burst to overlap; nothing here is
+	// asserted about time.
+	time.Sleep(2 * time.Millisecond)
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if s.throttle.Load() {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, errorBody("rate_limited"))
+		return
+	}
+	_, _ = io.WriteString(w, inventoryBody)
+}
+
+// burst sends n inventory reads at once under the call id call and returns
+// once all have been answered.
+func (s *countingStoreLink) burst(c *Client, call string, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = c.Inventory(callid.With(context.Background(), call), "47", "8847291") })
+	}
+	wg.Wait()
+}
+
+// resetPeak starts a new observation and returns the last one's peak.
+func (s *countingStoreLink) resetPeak() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.peak
+	s.peak = 0
+	return p
+}
+
+// tagCall puts the call id on each request, so the server can tell the
+// calls apart.
+type tagCall struct{ next http.RoundTripper }
+
+func (t tagCall) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Test-Call", callid.From(r.Context()))
+	return t.next.RoundTrip(r)
+}
+
+// budgetClient is a client of srv with a budget of most, logging at debug.
+func budgetClient(t *testing.T, srv *httptest.Server, most int) (*Client, *logBuf) {
+	t.Helper()
+	logs := &logBuf{}
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) {
+		o.MaxInFlight = most
+		o.Transport = tagCall{next: &http.Transport{MaxIdleConnsPerHost: 64}}
+		o.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	return c, logs
+}
+
+// TestBudgetNeverExceedsItsMaximum: 200 reads at once from four calls meet
+// StoreLink at most MaxInFlight at a time, and the budget is used.
+func TestBudgetNeverExceedsItsMaximum(t *testing.T) {
+	s := &countingStoreLink{}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const most = 5
+	c, _ := budgetClient(t, srv, most)
+	var wg sync.WaitGroup
+	for _, call := range []string{"a", "b", "c", "d"} {
+		wg.Go(func() { s.burst(c, call, 50) })
+	}
+	wg.Wait()
+	if len(s.arrivals) != 200 {
+		t.Fatalf("%d requests reached StoreLink, want 200", len(s.arrivals))
+	}
+	if p := s.resetPeak(); p > most || p < 2 {
+		t.Fatalf("StoreLink saw %d requests open at once, want 2..%d", p, most)
+	}
+	if l, n, q := c.budget.state(); l != most || n != 0 || q != 0 {
+		t.Fatalf("after the burst: limit %d, in flight %d, queued %d; want %d, 0, 0", l, n, q, most)
+	}
+}
+
+// TestBudgetShrinksOnThrottleAndRecovers: a burst of 429s with Retry-After
+// takes the limit down to 1, so the next burst meets StoreLink with fewer
+// requests open; served answers bring it back to the maximum, which it
+// never passes.
+func TestBudgetShrinksOnThrottleAndRecovers(t *testing.T) {
+	s := &countingStoreLink{}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const most = 8
+	c, logs := budgetClient(t, srv, most)
+	s.burst(c, "warm", 64)
+	if p := s.resetPeak(); p != most {
+		t.Fatalf("before any 429: StoreLink saw %d requests open at once, want %d", p, most)
+	}
+
+	s.throttle.Store(true)
+	s.burst(c, "throttled", 64)
+	s.resetPeak()
+	if l, _, _ := c.budget.state(); l != 1 {
+		t.Fatalf("after 64 answers of 429: limit %d, want 1", l)
+	}
+	for _, want := range []string{`"from":8,"to":4,"max":8,"reason":"throttled"`, `"from":2,"to":1,"max":8,"reason":"throttled"`} {
+		if !strings.Contains(logs.String(), `"msg":"upstream.budget",`+want) {
+			t.Fatalf("no debug line upstream.budget with %s in:\n%s", want, logs.String())
+		}
+	}
+
+	// Eight reads right after: the limit starts at 1 and grows by one per
+	// window of served answers, so StoreLink sees fewer open at once than
+	// before the 429s.
+	s.throttle.Store(false)
+	s.burst(c, "after", most)
+	if p := s.resetPeak(); p >= most {
+		t.Fatalf("after the 429s: StoreLink saw %d requests open at once, want fewer than %d", p, most)
+	}
+	// 1+2+...+8 = 36 served answers take it back to the maximum.
+	s.burst(c, "recovering", 64)
+	s.resetPeak()
+	if l, _, _ := c.budget.state(); l != most {
+		t.Fatalf("after 72 served answers: limit %d, want %d", l, most)
+	}
+	s.burst(c, "recovered", 64)
+	if p := s.resetPeak(); p != most {
+		t.Fatalf("recovered: StoreLink saw %d requests open at once, want %d", p, most)
+	}
+}
+
+// TestBudgetIsFairAcrossCalls: a call that queues 80 requests (a 20-store
+// check) does not hold up a call of 4 that comes after it: the small
+// call's requests reach StoreLink in turn with the big one's, and both
+// complete.
+func TestBudgetIsFairAcrossCalls(t *testing.T) {
+	s := &countingStoreLink{hold: make(chan struct{})}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const most = 2
+	c, _ := budgetClient(t, srv, most)
+	var big, small sync.WaitGroup
+	big.Go(func() { s.burst(c, "big", 80) })
+	waitQueued(t, c, 80-most)
+	small.Go(func() { s.burst(c, "small", 4) })
+	waitQueued(t, c, 80-most+4)
+	close(s.hold)
+	small.Wait()
+	big.Wait()
+	last := -1
+	for i, call := range s.arrivals {
+		if call == "small" {
+			last = i
+		}
+	}
+	// In turns: big, small, big, small... after the two held at the start.
+	if last < 0 || last > most+2*4+2 {
+		t.Fatalf("the small call's last request reached StoreLink %dth of %d, want by the %dth", last+1, len(s.arrivals), most+2*4+3)
+	}
+	if len(s.arrivals) != 84 {
+		t.Fatalf("%d requests reached StoreLink, want 84", len(s.arrivals))
+	}
+}
+
+// waitQueued waits until n requests wait for a place.
+func waitQueued(t *testing.T, c *Client, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if _, _, q := c.budget.state(); q == n {
+			return
+		}
+		if i == 10000 {
+			t.Fatalf("%d requests never queued", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBudgetGivesUpWithoutSending: a request whose call ends while it
+// waits leaves the queue, sends nothing, and a write so stopped is known
+// not to have been sent.
+func TestBudgetGivesUpWithoutSending(t *testing.T) {
+	s := &countingStoreLink{hold: make(chan struct{})}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c, _ := budgetClient(t, srv, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.burst(c, "first", 1) })
+	waitArrivals(t, s, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 12, Reason: "test"})
+		errc <- err
+	}()
+	waitQueued(t, c, 1)
+	cancel()
+	var ae *apperr.Error
+	if err := <-errc; !errors.As(err, &ae) || ae.Reach != apperr.ReachNotSent || ae.Code != apperr.UpstreamUnavailable {
+		t.Fatalf("an order stopped in the queue: %v, want UPSTREAM_UNAVAILABLE and not sent", err)
+	}
+	close(s.hold)
+	wg.Wait()
+	if _, n, q := c.budget.state(); n != 0 || q != 0 {
+		t.Fatalf("in flight %d, queued %d after all ended; want 0, 0", n, q)
+	}
+	if len(s.arrivals) != 1 {
+		t.Fatalf("%d requests reached StoreLink, want 1", len(s.arrivals))
+	}
+}
+
+func waitArrivals(t *testing.T, s *countingStoreLink, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		s.mu.Lock()
+		got := len(s.arrivals)
+		s.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if i == 10000 {
+			t.Fatalf("%d requests never arrived", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBudgetHalvesOncePerBurst: eight requests sent under the same limit
+// that all come back 429 halve it once, to 4, not eight times.
+func TestBudgetHalvesOncePerBurst(t *testing.T) {
+	s := &countingStoreLink{hold: make(chan struct{})}
+	s.throttle.Store(true)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const most = 8
+	c, _ := budgetClient(t, srv, most)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.burst(c, "burst", most) })
+	waitArrivals(t, s, most)
+	close(s.hold)
+	wg.Wait()
+	if l, _, _ := c.budget.state(); l != most/2 {
+		t.Fatalf("after %d 429s sent under one limit: limit %d, want %d", most, l, most/2)
+	}
+}
