@@ -85,13 +85,15 @@ type meters struct {
 	unknownFields metric.Int64Counter
 	// throttled counts the budget's decreases (budget.go).
 	throttled metric.Int64Counter
+	// upstream labels the budget's counter.
+	upstream metric.AddOption
 }
 
 // newMeters makes the request histogram and the breaker gauge. An
 // instrument that cannot be made is a no-op: metrics never stop a call.
 func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.TwoStepCircuitBreaker[struct{}], b *budget) meters {
 	m := telemetry.Meter(mp)
-	var out meters
+	out := meters{upstream: metric.WithAttributes()}
 	out.requests, _ = m.Float64Histogram("storelink.client.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of each StoreLink request, by operation and status class."),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
@@ -112,6 +114,7 @@ func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.
 		upstreamName = "storelink"
 	}
 	upAttr := metric.WithAttributes(attribute.String("storelink.upstream", upstreamName))
+	out.upstream = upAttr
 	_, _ = m.Int64ObservableGauge("storelink.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("The StoreLink circuit breaker: 0 closed, 1 half-open, 2 open."),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {

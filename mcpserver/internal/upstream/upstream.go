@@ -201,7 +201,7 @@ func New(opts Options) (*Client, error) {
 	c.budget = newBudget(opts.MaxInFlight, func(from, to int, why string) {
 		logger.Debug("upstream.budget", "from", from, "to", to, "max", opts.MaxInFlight, "reason", why)
 		if to < from {
-			c.meters.throttled.Add(context.Background(), 1)
+			c.meters.throttled.Add(context.Background(), 1, c.meters.upstream)
 		}
 	})
 	c.meters = newMeters(opts.MeterProvider, opts.UpstreamName, c.breaker, c.budget)
