@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -669,6 +670,69 @@ func TestFanOutStartsEveryStoreAtOnce(t *testing.T) {
 	}
 	if g.peak != 2*maxRiskStores {
 		t.Fatalf("risk: %d gauged reads in flight at once, want all %d", g.peak, 2*maxRiskStores)
+	}
+}
+
+// masterCounter counts the SKU and supplier reads that reach the fake
+// StoreLink.
+type masterCounter struct {
+	*fakeUpstream
+	skus, suppliers atomic.Int64
+	// failFirst fails the first SKU read, as a store whose key StoreLink
+	// refuses would.
+	failFirst bool
+}
+
+func (m *masterCounter) SKU(ctx context.Context, id, sku string) (domain.SKU, error) {
+	if m.skus.Add(1) == 1 && m.failFirst {
+		return domain.SKU{}, apperr.New(apperr.AuthKeyInvalid, "refused", "")
+	}
+	return m.fakeUpstream.SKU(ctx, id, sku)
+}
+
+func (m *masterCounter) Supplier(ctx context.Context, id, supplier string) (domain.Supplier, error) {
+	m.suppliers.Add(1)
+	return m.fakeUpstream.Supplier(ctx, id, supplier)
+}
+
+// TestRiskCheckReadsMasterDataOncePerCall: a 20-store check reads the SKU
+// and its supplier once, not once per store; a store outside the keyring
+// among them changes nothing; and every store is still assessed.
+func TestRiskCheckReadsMasterDataOncePerCall(t *testing.T) {
+	f := newFake()
+	keys := map[string]string{}
+	ids := make([]string, maxRiskStores)
+	for i := range ids {
+		id := fmt.Sprint(1001 + i)
+		ids[i] = id
+		keys[id] = "k" + id
+		f.stores[id] = pragueStore(id, "Store "+id)
+	}
+	kb, _ := json.Marshal(keys)
+	m := &masterCounter{fakeUpstream: f}
+	s := connect(t, m, mustKeyring(t, string(kb)), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if st.(map[string]any)["risk"] == nil {
+			t.Fatalf("store not checked: %v", st)
+		}
+	}
+	if n, k := m.skus.Load(), m.suppliers.Load(); n != 1 || k != 1 {
+		t.Fatalf("%d stores: %d SKU and %d supplier reads, want 1 and 1", len(ids), n, k)
+	}
+
+	// The store that read for the others fails: each store reads its own,
+	// and one store's refusal is not every store's answer.
+	m.skus.Store(0)
+	m.failFirst = true
+	env, _ = callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if st.(map[string]any)["risk"] == nil {
+			t.Fatalf("store not checked after the shared read failed: %v", st)
+		}
+	}
+	if n := m.skus.Load(); n != 1+int64(len(ids)) {
+		t.Fatalf("after a failed shared read: %d SKU reads, want %d", n, 1+len(ids))
 	}
 }
 

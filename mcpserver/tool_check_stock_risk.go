@@ -239,6 +239,8 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 	kr := s.callStores(c)
 	out.Stores = make([]storeRisk, len(in.StoreIDs))
 	done := make([]*replenish.Assessment, len(in.StoreIDs))
+	// The SKU and its supplier are read once for the call's stores.
+	shared := replenish.NewSharedMaster()
 	fanOut(len(in.StoreIDs), len(in.StoreIDs), func(i int) {
 		id := in.StoreIDs[i]
 		out.Stores[i].StoreID = id
@@ -249,7 +251,7 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 			id, err = kr.Resolve(id)
 		}
 		if err == nil {
-			done[i], err = s.workflow().Assess(ctx, id, in.SKU, in.LookbackDays)
+			done[i], err = s.workflow().AssessShared(ctx, shared, id, in.SKU, in.LookbackDays)
 		}
 		if err != nil {
 			out.Stores[i].Error = s.storeError(ctx, c, id, err)
