@@ -198,9 +198,3 @@ func (b *budget) state() (limit, inFlight, queued int) {
 	defer b.mu.Unlock()
 	return b.limit, b.inFlight, b.queued
 }
-
-// MaxPOSPageSize is the contract's largest point-of-sale page
-// (openapi/storelink.yaml, listPOSTransactions' limit: maximum 1000). A
-// walk reads at this size: a page costs a round trip, and a busy SKU's 7,000
-// sales are 7 sequential pages at it instead of 14 at 500.
-const MaxPOSPageSize = 1000

@@ -281,3 +281,24 @@ func TestBudgetHalvesOncePerBurst(t *testing.T) {
 		t.Fatalf("after %d 429s sent under one limit: limit %d, want %d", most, l, most/2)
 	}
 }
+
+// TestSalesAsksForTheLargestPage: a walk asks StoreLink for pages of the
+// contract's largest size, 1000, so a busy SKU's history costs half the
+// sequential round trips it did at 500.
+func TestSalesAsksForTheLargestPage(t *testing.T) {
+	var asked atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.URL.Query().Get("limit"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"store_id":"47","sku":"1234","since":"2026-11-26T10:00:00+01:00","transactions":[],"total_count":0}`)
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	since := time.Date(2026, 11, 26, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	if _, err := c.Sales(context.Background(), "47", "1234", since, 100); err != nil {
+		t.Fatal(err)
+	}
+	if got := asked.Load(); got != "1000" {
+		t.Fatalf("asked for pages of %v transactions, want 1000", got)
+	}
+}
