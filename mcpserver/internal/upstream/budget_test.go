@@ -16,6 +16,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/domain"
+	sl "github.com/korral/storelink/storelinkclient"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // countingStoreLink answers inventory reads and counts, as StoreLink would
@@ -300,5 +303,72 @@ func TestSalesAsksForTheLargestPage(t *testing.T) {
 	}
 	if got := asked.Load(); got != "1000" {
 		t.Fatalf("asked for pages of %v transactions, want 1000", got)
+	}
+}
+
+// TestLoadSignal: which answers move the budget. A 503 says "less" only
+// with a Retry-After; without one it is the breaker's business.
+func TestLoadSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		err    error
+		want   signal
+	}{
+		{"200", 200, nil, served},
+		{"404", 404, &sl.APIError{StatusCode: 404}, served},
+		{"429", 429, &sl.APIError{StatusCode: 429}, throttled},
+		{"503 with Retry-After", 503, &sl.APIError{StatusCode: 503, RetryAfter: time.Second}, throttled},
+		{"503 without", 503, &sl.APIError{StatusCode: 503}, neutral},
+		{"500", 500, &sl.APIError{StatusCode: 500}, neutral},
+		{"no answer", 0, context.DeadlineExceeded, neutral},
+	} {
+		if got := loadSignal(tc.status, tc.err); got != tc.want {
+			t.Errorf("%s: signal %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBudgetMetrics: the gauges and the decrease counter reach the
+// MeterProvider, labelled by upstream.
+func TestBudgetMetrics(t *testing.T) {
+	s := &countingStoreLink{}
+	s.throttle.Store(true)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	reader := sdkmetric.NewManualReader()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) {
+		o.MaxInFlight = 6
+		o.UpstreamName = "eu"
+		o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	})
+	_, _ = c.Inventory(context.Background(), "47", "8847291")
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			var points []metricdata.DataPoint[int64]
+			switch d := m.Data.(type) {
+			case metricdata.Gauge[int64]:
+				points = d.DataPoints
+			case metricdata.Sum[int64]:
+				points = d.DataPoints
+			}
+			for _, dp := range points {
+				if up, _ := dp.Attributes.Value("storelink.upstream"); up.AsString() == "eu" && strings.HasPrefix(m.Name, "storelink.upstream.budget.") {
+					got[m.Name] = dp.Value
+				}
+			}
+		}
+	}
+	want := map[string]int64{"storelink.upstream.budget.limit": 3, "storelink.upstream.budget.in_flight": 0,
+		"storelink.upstream.budget.queued": 0, "storelink.upstream.budget.decreases": 1}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s = %d (reported: %v), want %d", k, g, ok, v)
+		}
 	}
 }
