@@ -25,7 +25,9 @@ import (
 // see them, the requests open at once and the order they arrived in.
 type countingStoreLink struct {
 	throttle atomic.Bool // answer 429 with Retry-After
+	// hold, when set, keeps every request open until release.
 	hold     chan struct{}
+	released sync.Once
 
 	mu       sync.Mutex
 	inFlight int
@@ -57,6 +59,10 @@ func (s *countingStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = io.WriteString(w, inventoryBody)
 }
+
+// release lets the held requests answer; a test defers it, so that one
+// that fails while requests are held ends instead of hanging.
+func (s *countingStoreLink) release() { s.released.Do(func() { close(s.hold) }) }
 
 // burst sends n inventory reads at once under the call id call and returns
 // once all have been answered.
@@ -105,6 +111,9 @@ func TestBudgetNeverExceedsItsMaximum(t *testing.T) {
 	s := &countingStoreLink{}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
 	const most = 5
 	c, _ := budgetClient(t, srv, most)
 	var wg sync.WaitGroup
@@ -131,6 +140,9 @@ func TestBudgetShrinksOnThrottleAndRecovers(t *testing.T) {
 	s := &countingStoreLink{}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
 	const most = 8
 	c, logs := budgetClient(t, srv, most)
 	s.burst(c, "warm", 64)
@@ -178,6 +190,9 @@ func TestBudgetIsFairAcrossCalls(t *testing.T) {
 	s := &countingStoreLink{hold: make(chan struct{})}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
 	const most = 2
 	c, _ := budgetClient(t, srv, most)
 	var big, small sync.WaitGroup
@@ -185,7 +200,7 @@ func TestBudgetIsFairAcrossCalls(t *testing.T) {
 	waitQueued(t, c, 80-most)
 	small.Go(func() { s.burst(c, "small", 4) })
 	waitQueued(t, c, 80-most+4)
-	close(s.hold)
+	s.release()
 	small.Wait()
 	big.Wait()
 	last := -1
@@ -224,6 +239,9 @@ func TestBudgetGivesUpWithoutSending(t *testing.T) {
 	s := &countingStoreLink{hold: make(chan struct{})}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
 	c, _ := budgetClient(t, srv, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.burst(c, "first", 1) })
@@ -240,7 +258,7 @@ func TestBudgetGivesUpWithoutSending(t *testing.T) {
 	if err := <-errc; !errors.As(err, &ae) || ae.Reach != apperr.ReachNotSent || ae.Code != apperr.UpstreamUnavailable {
 		t.Fatalf("an order stopped in the queue: %v, want UPSTREAM_UNAVAILABLE and not sent", err)
 	}
-	close(s.hold)
+	s.release()
 	wg.Wait()
 	if _, n, q := c.budget.state(); n != 0 || q != 0 {
 		t.Fatalf("in flight %d, queued %d after all ended; want 0, 0", n, q)
@@ -273,12 +291,15 @@ func TestBudgetHalvesOncePerBurst(t *testing.T) {
 	s.throttle.Store(true)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
 	const most = 8
 	c, _ := budgetClient(t, srv, most)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.burst(c, "burst", most) })
 	waitArrivals(t, s, most)
-	close(s.hold)
+	s.release()
 	wg.Wait()
 	if l, _, _ := c.budget.state(); l != most/2 {
 		t.Fatalf("after %d 429s sent under one limit: limit %d, want %d", most, l, most/2)
@@ -336,6 +357,9 @@ func TestBudgetMetrics(t *testing.T) {
 	s.throttle.Store(true)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
 	reader := sdkmetric.NewManualReader()
 	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) {
 		o.MaxInFlight = 6
