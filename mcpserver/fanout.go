@@ -5,14 +5,13 @@ import (
 	"sync/atomic"
 )
 
-// callInFlight bounds the upstream requests one tool call keeps open at
-// once, whatever the number of stores it covers: a keyring of 180 stores
-// must not become 180 simultaneous requests to StoreLink, nor 180
-// goroutines waiting on them.
-const callInFlight = 16
-
 // fanOut runs do(0) to do(n-1) with at most limit running at once and
 // returns when all have finished. Each do writes only its own result slot.
+//
+// The doors pass n: a call no longer paces its stores in waves of its own.
+// What bounds the requests that reach StoreLink is the one budget per
+// StoreLink, shared by every call (internal/upstream, ADR 0024), which
+// paces a call's stores and takes the calls in turns.
 //
 // The caller is one of the workers, and every worker takes the next index
 // until none is left: when each do is quick (master data already cached,

@@ -20,10 +20,6 @@ import (
 // history ever differ, in either direction.
 const _ = uint(projection.MaxLookbackDays-storelinkclient.HistoryDays) + uint(storelinkclient.HistoryDays-projection.MaxLookbackDays)
 
-// riskRequestsPerStore is how many upstream requests one store's
-// assessment keeps open at once.
-const riskRequestsPerStore = replenish.RequestsPerAssessment
-
 // maxRiskStores bounds store_ids: one answer stays readable, and one call
 // cannot fan out across the whole chain.
 const maxRiskStores = 20
@@ -233,7 +229,8 @@ func riskSummary(sku string, stores []storeRisk, found []*replenish.Assessment) 
 	return summary
 }
 
-// assessStores checks several stores, a bounded number at once, and answers
+// assessStores checks several stores, all at once (the StoreLink budget
+// paces their requests), and answers
 // per store: a store outside the keyring is that store's
 // STORE_NOT_AUTHORIZED and is never asked for; a store StoreLink fails for
 // carries its own error. It returns the assessments that succeeded, in the
@@ -242,7 +239,9 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 	kr := s.callStores(c)
 	out.Stores = make([]storeRisk, len(in.StoreIDs))
 	done := make([]*replenish.Assessment, len(in.StoreIDs))
-	fanOut(len(in.StoreIDs), callInFlight/riskRequestsPerStore, func(i int) {
+	// The SKU and its supplier are read once for the call's stores.
+	shared := replenish.NewSharedMaster()
+	fanOut(len(in.StoreIDs), len(in.StoreIDs), func(i int) {
 		id := in.StoreIDs[i]
 		out.Stores[i].StoreID = id
 		var err error
@@ -252,7 +251,7 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 			id, err = kr.Resolve(id)
 		}
 		if err == nil {
-			done[i], err = s.workflow().Assess(ctx, id, in.SKU, in.LookbackDays)
+			done[i], err = s.workflow().AssessShared(ctx, shared, id, in.SKU, in.LookbackDays)
 		}
 		if err != nil {
 			out.Stores[i].Error = s.storeError(ctx, c, id, err)

@@ -71,7 +71,7 @@ func (s *server) listAuthorizedStores(ctx context.Context, c *call, in listStore
 		out.NextAfterStoreID = ids[len(ids)-1]
 	}
 	now := s.opts.Now()
-	fanOut(len(ids), callInFlight, func(i int) {
+	fanOut(len(ids), len(ids), func(i int) {
 		st, err := s.opts.Upstream.Store(ctx, ids[i])
 		if err != nil {
 			out.Stores[i] = authorizedStore{StoreID: ids[i], Error: s.storeError(ctx, c, ids[i], err)}

@@ -299,6 +299,7 @@ func (a *App) connect(baseURL string, kr *keyring.Keyring) error {
 	up, err := upstream.New(upstream.Options{
 		BaseURL:         baseURL,
 		Timeout:         cfg.UpstreamTimeout,
+		MaxInFlight:     cfg.UpstreamMaxInFlight,
 		Keys:            a.keys,
 		Logger:          log,
 		BreakerFailures: uint32(cfg.BreakerFailures),

@@ -71,6 +71,9 @@ type Config struct {
 	LogFile string
 	// UpstreamTimeout bounds each StoreLink request.
 	UpstreamTimeout time.Duration
+	// UpstreamMaxInFlight is the most StoreLink requests open at once
+	// across every call of the replica, the concurrency budget's maximum.
+	UpstreamMaxInFlight int
 	// AllowWrites lets a confirmed order reach StoreLink.
 	AllowWrites bool
 	// MaxOrderUnits is the hard ceiling on one order's quantity.

@@ -18,6 +18,9 @@ const SettingsHelp = `  --upstream-base-url URL
   --upstream-timeout DURATION
                        timeout of one StoreLink request, a duration from 100ms
                        to 60s (UPSTREAM_TIMEOUT)
+  --upstream-max-in-flight N
+                       at most N StoreLink requests open at once from this
+                       replica, 1 to 1024 (UPSTREAM_MAX_IN_FLIGHT)
   --allow-writes       let a confirmed order reach StoreLink (ALLOW_WRITES=true)
   --max-order-units N  at most N units in one order, 1 to 100000
                        (MAX_ORDER_UNITS)

@@ -63,7 +63,7 @@ type riskFacts struct {
 // fetchRiskFacts fans the upstream calls out: store, inventory, sales and the
 // SKU (then its supplier) run at once, so the answer costs the slowest call,
 // not the sum. The first error wins; all calls share the caller's context.
-func (w *Workflow) fetchRiskFacts(ctx context.Context, storeID, sku string, since time.Time) (riskFacts, error) {
+func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
 	var f riskFacts
 	var wg sync.WaitGroup
 	errs := make([]error, RequestsPerAssessment)
@@ -76,6 +76,14 @@ func (w *Workflow) fetchRiskFacts(ctx context.Context, storeID, sku string, sinc
 	}()
 	go func() {
 		defer wg.Done()
+		if shared != nil {
+			if f.sku, f.supplier, errs[3] = shared.read(ctx, w, storeID, sku); errs[3] == nil {
+				return
+			}
+			// The store that read it for the others failed: this store
+			// reads its own, so that one store's key or fault is not
+			// every store's answer.
+		}
 		f.sku, errs[3] = w.Upstream.SKU(ctx, storeID, sku)
 		if errs[3] == nil {
 			f.supplier, errs[3] = w.Upstream.Supplier(ctx, storeID, f.sku.SupplierID)
@@ -94,12 +102,44 @@ func (w *Workflow) fetchRiskFacts(ctx context.Context, storeID, sku string, sinc
 // storeID over lookbackDays of sales; the preview reuses it for its
 // justification snapshot.
 func (w *Workflow) Assess(ctx context.Context, storeID, sku string, lookbackDays int) (*Assessment, error) {
+	return w.AssessShared(ctx, nil, storeID, sku, lookbackDays)
+}
+
+// SharedMaster is the SKU and supplier master data of one call that
+// assesses one SKU at several stores: the first store to need them reads
+// them, with its own key, and the others of the call take that answer
+// instead of sending the same two requests each. Stock, sales and the
+// store itself are still read per store, with each store's key, so a store
+// whose key StoreLink refuses still fails. Make one per call (NewSharedMaster).
+type SharedMaster struct {
+	once     sync.Once
+	sku      domain.SKU
+	supplier domain.Supplier
+	err      error
+}
+
+// NewSharedMaster returns an empty SharedMaster for one call.
+func NewSharedMaster() *SharedMaster { return &SharedMaster{} }
+
+func (m *SharedMaster) read(ctx context.Context, w *Workflow, storeID, sku string) (domain.SKU, domain.Supplier, error) {
+	m.once.Do(func() {
+		m.sku, m.err = w.Upstream.SKU(ctx, storeID, sku)
+		if m.err == nil {
+			m.supplier, m.err = w.Upstream.Supplier(ctx, storeID, m.sku.SupplierID)
+		}
+	})
+	return m.sku, m.supplier, m.err
+}
+
+// AssessShared is Assess for one of several stores of a call, sharing the
+// call's SKU and supplier reads through shared (nil: read its own).
+func (w *Workflow) AssessShared(ctx context.Context, shared *SharedMaster, storeID, sku string, lookbackDays int) (*Assessment, error) {
 	now := w.now()
 	historyStart := historyStart(now)
 	// One extra day covers the partial day before the first complete one;
 	// nothing older than StoreLink's history exists to ask for.
 	since := later(now.Add(-time.Duration(lookbackDays+1)*24*time.Hour), historyStart)
-	f, err := w.fetchRiskFacts(ctx, storeID, sku, since)
+	f, err := w.fetchRiskFacts(ctx, shared, storeID, sku, since)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,12 @@ func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inv
 	return domain.Inventory{OnHand: v.OnHandUnits, CountedAt: v.CountedAt}, nil
 }
 
+// MaxPOSPageSize is the contract's largest point-of-sale page
+// (openapi/storelink.yaml, listPOSTransactions' limit: maximum 1000). A
+// walk reads at this size: a page costs a round trip, and a busy SKU's 7,000
+// sales are 7 sequential pages at it instead of 14 at 500.
+const MaxPOSPageSize = 1000
+
 // Sales walks the point-of-sale pages of a SKU at a store since a time, newest
 // first, keeping at most max transactions. The walk is bounded in pages too;
 // Truncated reports that more exist than were returned.

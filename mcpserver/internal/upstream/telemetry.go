@@ -83,13 +83,17 @@ type meters struct {
 	// unknownFields counts the answers taken although they carried
 	// properties the contract does not declare (ADR 0017).
 	unknownFields metric.Int64Counter
+	// throttled counts the budget's decreases (budget.go).
+	throttled metric.Int64Counter
+	// upstream labels the budget's counter.
+	upstream metric.AddOption
 }
 
 // newMeters makes the request histogram and the breaker gauge. An
 // instrument that cannot be made is a no-op: metrics never stop a call.
-func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.TwoStepCircuitBreaker[struct{}]) meters {
+func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.TwoStepCircuitBreaker[struct{}], b *budget) meters {
 	m := telemetry.Meter(mp)
-	var out meters
+	out := meters{upstream: metric.WithAttributes()}
 	out.requests, _ = m.Float64Histogram("storelink.client.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of each StoreLink request, by operation and status class."),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
@@ -98,6 +102,11 @@ func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.
 	if out.unknownFields == nil {
 		out.unknownFields, _ = metricnoop.NewMeterProvider().Meter("").Int64Counter("")
 	}
+	out.throttled, _ = m.Int64Counter("storelink.upstream.budget.decreases", metric.WithUnit("{decrease}"),
+		metric.WithDescription("Times StoreLink's 429s (or 503s with Retry-After) halved the concurrency budget."))
+	if out.throttled == nil {
+		out.throttled, _ = metricnoop.NewMeterProvider().Meter("").Int64Counter("")
+	}
 	if mp == nil {
 		return out
 	}
@@ -105,6 +114,7 @@ func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.
 		upstreamName = "storelink"
 	}
 	upAttr := metric.WithAttributes(attribute.String("storelink.upstream", upstreamName))
+	out.upstream = upAttr
 	_, _ = m.Int64ObservableGauge("storelink.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("The StoreLink circuit breaker: 0 closed, 1 half-open, 2 open."),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
@@ -118,6 +128,21 @@ func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.
 			o.Observe(v, upAttr)
 			return nil
 		}))
+	limit, _ := m.Int64ObservableGauge("storelink.upstream.budget.limit", metric.WithUnit("{request}"),
+		metric.WithDescription("The concurrency budget: requests StoreLink may have open at once now (at most UPSTREAM_MAX_IN_FLIGHT)."))
+	open, _ := m.Int64ObservableGauge("storelink.upstream.budget.in_flight", metric.WithUnit("{request}"),
+		metric.WithDescription("Requests open to StoreLink now."))
+	queued, _ := m.Int64ObservableGauge("storelink.upstream.budget.queued", metric.WithUnit("{request}"),
+		metric.WithDescription("Requests waiting for a place in the concurrency budget."))
+	if limit != nil && open != nil && queued != nil {
+		_, _ = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+			l, n, q := b.state()
+			o.ObserveInt64(limit, int64(l), upAttr)
+			o.ObserveInt64(open, int64(n), upAttr)
+			o.ObserveInt64(queued, int64(q), upAttr)
+			return nil
+		}, limit, open, queued)
+	}
 	return out
 }
 

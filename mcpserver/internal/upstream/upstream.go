@@ -54,8 +54,13 @@ type Options struct {
 	// MaxPOSPages bounds a walk over point-of-sale pages; 0 means 100
 	// (50,000 transactions at the default page size).
 	MaxPOSPages int
-	// POSPageSize is the page size asked of StoreLink; 0 means 500.
+	// POSPageSize is the page size asked of StoreLink; 0 means
+	// MaxPOSPageSize, the contract's largest.
 	POSPageSize int
+	// MaxInFlight is the most requests open to StoreLink at once, across
+	// every call of this Client; 0 means DefaultMaxInFlight. StoreLink's
+	// 429s (and 503s with Retry-After) lower the limit below it for a while.
+	MaxInFlight int
 	// MasterDataTTL is how long store, SKU and supplier master data are
 	// reused before StoreLink is asked again; 0 means DefaultMasterDataTTL,
 	// a negative value turns the reuse off. StoreLink's Cache-Control can
@@ -94,6 +99,8 @@ type Client struct {
 	// master is nil when master data is not reused.
 	master *masterCache
 	flight singleflight.Group
+	// budget paces every request to StoreLink (budget.go).
+	budget *budget
 	now    func() time.Time
 	meters meters
 }
@@ -119,7 +126,10 @@ func New(opts Options) (*Client, error) {
 		opts.MaxPOSPages = 100
 	}
 	if opts.POSPageSize <= 0 {
-		opts.POSPageSize = 500
+		opts.POSPageSize = MaxPOSPageSize
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
 	}
 	if opts.MasterDataTTL == 0 {
 		opts.MasterDataTTL = DefaultMasterDataTTL
@@ -187,7 +197,14 @@ func New(opts Options) (*Client, error) {
 	// Neither client follows a redirect: it would carry the store key, and an
 	// order's body, to whatever host the Location names. The 3xx itself
 	// comes back, and storelinkclient turns it into a RedirectError.
-	c.meters = newMeters(opts.MeterProvider, opts.UpstreamName, c.breaker)
+	logger := opts.Logger
+	c.budget = newBudget(opts.MaxInFlight, func(from, to int, why string) {
+		logger.Debug("upstream.budget", "from", from, "to", to, "max", opts.MaxInFlight, "reason", why)
+		if to < from {
+			c.meters.throttled.Add(context.Background(), 1, c.meters.upstream)
+		}
+	})
+	c.meters = newMeters(opts.MeterProvider, opts.UpstreamName, c.breaker, c.budget)
 	read := &http.Client{Transport: instrumented(transport, opts.BaseURL, opts.TracerProvider), CheckRedirect: noRedirect}
 	write := &http.Client{Transport: instrumented(writeTransport, opts.BaseURL, opts.TracerProvider), CheckRedirect: noRedirect}
 	api, err := storelinkclient.NewClientWithResponses(opts.BaseURL,
@@ -333,12 +350,19 @@ func call[T any](ctx context.Context, c *Client, method, route, storeID string, 
 }
 
 func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID string, attempt int, key keyring.Key, do func(ctx context.Context, key keyring.Key) (*T, error)) (*T, error) {
+	// The wait for a place is outside the request's timeout: a request
+	// queued behind a busy replica has not yet met StoreLink.
+	place, err := c.budget.acquire(ctx, callid.From(ctx))
+	if err != nil {
+		return nil, err
+	}
 	status := 0
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, statusSinkKey{}, &status), c.timeout)
 	defer cancel()
 	actx = context.WithValue(actx, requestInfoKey{}, requestInfo{method: method, route: route, storeID: storeID, attempt: attempt})
 	start := time.Now()
 	v, err := do(actx, key)
+	c.budget.release(place, loadSignal(status, err))
 	c.recordRequest(ctx, method, route, status, time.Since(start))
 	if err == nil && v == nil {
 		err = storelinkclient.ErrMalformedResponse
@@ -374,6 +398,23 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 	return v, nil
 }
 
+// loadSignal is what an answer says about StoreLink's capacity: a 429, or
+// a 503 that names a Retry-After, asks for less; any other answer StoreLink
+// gave, error or not, shows it served the request. No answer says nothing.
+func loadSignal(status int, err error) signal {
+	var apiErr *storelinkclient.APIError
+	switch {
+	case status == http.StatusTooManyRequests:
+		return throttled
+	case status == http.StatusServiceUnavailable && errors.As(err, &apiErr) && apiErr.RetryAfter > 0:
+		return throttled
+	case status >= 200 && status < 500:
+		return served
+	default:
+		return neutral
+	}
+}
+
 // safeErrorText is the error as logged: StoreLink's own words are kept short,
 // and nothing here can hold a key, since keys travel only in headers.
 func safeErrorText(err error) string {
@@ -406,7 +447,7 @@ func writeReach(err error, code apperr.Code) apperr.Reach {
 	var apiErr *storelinkclient.APIError
 	var redirect *storelinkclient.RedirectError
 	switch {
-	case errors.Is(err, errBreakerOpen), isDialError(err):
+	case errors.Is(err, errBreakerOpen), errors.Is(err, errBudget), isDialError(err):
 		return apperr.ReachNotSent
 	case errors.As(err, &redirect) && !redirect.Followed:
 		// The address answered 3xx instead of taking the order, and the
@@ -432,6 +473,12 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 	switch {
 	case errors.As(err, &redirect):
 		return redirected(write, where, redirect)
+	case errors.Is(err, errBudget):
+		// The call ended while its request waited for a place: nothing
+		// was sent, write or not.
+		return apperr.Wrap(apperr.UpstreamUnavailable, err,
+			"the call ended while its request to StoreLink waited behind others; nothing was sent",
+			"Call the tool again if the answer is still needed; if this repeats, StoreLink is slow or rate-limiting this deployment.")
 	case errors.Is(err, errBreakerOpen):
 		e := apperr.Wrap(apperr.UpstreamUnavailable, err,
 			"StoreLink has been failing, so calls to it are paused for a short cool-down",

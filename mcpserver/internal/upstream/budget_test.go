@@ -1,0 +1,398 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	sl "github.com/korral/storelink/storelinkclient"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// countingStoreLink answers inventory reads and counts, as StoreLink would
+// see them, the requests open at once and the order they arrived in.
+type countingStoreLink struct {
+	throttle atomic.Bool // answer 429 with Retry-After
+	// hold, when set, keeps every request open until release.
+	hold     chan struct{}
+	released sync.Once
+
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+	arrivals []string // the call id of each request, in arrival order
+}
+
+func (s *countingStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.inFlight++
+	s.peak = max(s.peak, s.inFlight)
+	s.arrivals = append(s.arrivals, r.Header.Get("X-Test-Call"))
+	s.mu.Unlock()
+	if s.hold != nil {
+		<-s.hold
+	}
+	// Long enough for the requests of a burst to overlap; nothing here is
+	// asserted about time.
+	time.Sleep(2 * time.Millisecond)
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if s.throttle.Load() {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, errorBody("rate_limited"))
+		return
+	}
+	_, _ = io.WriteString(w, inventoryBody)
+}
+
+// release lets the held requests answer; a test defers it, so that one
+// that fails while requests are held ends instead of hanging.
+func (s *countingStoreLink) release() { s.released.Do(func() { close(s.hold) }) }
+
+// burst sends n inventory reads at once under the call id call and returns
+// once all have been answered.
+func (s *countingStoreLink) burst(c *Client, call string, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = c.Inventory(callid.With(context.Background(), call), "47", "8847291") })
+	}
+	wg.Wait()
+}
+
+// resetPeak starts a new observation and returns the last one's peak.
+func (s *countingStoreLink) resetPeak() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.peak
+	s.peak = 0
+	return p
+}
+
+// tagCall puts the call id on each request, so the server can tell the
+// calls apart.
+type tagCall struct{ next http.RoundTripper }
+
+func (t tagCall) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Test-Call", callid.From(r.Context()))
+	return t.next.RoundTrip(r)
+}
+
+// budgetClient is a client of srv with a budget of most, logging at debug.
+func budgetClient(t *testing.T, srv *httptest.Server, most int) (*Client, *logBuf) {
+	t.Helper()
+	logs := &logBuf{}
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) {
+		o.MaxInFlight = most
+		o.Transport = tagCall{next: &http.Transport{MaxIdleConnsPerHost: 64}}
+		o.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	return c, logs
+}
+
+// TestBudgetNeverExceedsItsMaximum: 200 reads at once from four calls meet
+// StoreLink at most MaxInFlight at a time, and the budget is used.
+func TestBudgetNeverExceedsItsMaximum(t *testing.T) {
+	s := &countingStoreLink{}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
+	const most = 5
+	c, _ := budgetClient(t, srv, most)
+	var wg sync.WaitGroup
+	for _, call := range []string{"a", "b", "c", "d"} {
+		wg.Go(func() { s.burst(c, call, 50) })
+	}
+	wg.Wait()
+	if len(s.arrivals) != 200 {
+		t.Fatalf("%d requests reached StoreLink, want 200", len(s.arrivals))
+	}
+	if p := s.resetPeak(); p > most || p < 2 {
+		t.Fatalf("StoreLink saw %d requests open at once, want 2..%d", p, most)
+	}
+	if l, n, q := c.budget.state(); l != most || n != 0 || q != 0 {
+		t.Fatalf("after the burst: limit %d, in flight %d, queued %d; want %d, 0, 0", l, n, q, most)
+	}
+}
+
+// TestBudgetShrinksOnThrottleAndRecovers: a burst of 429s with Retry-After
+// takes the limit down to 1, so the next burst meets StoreLink with fewer
+// requests open; served answers bring it back to the maximum, which it
+// never passes.
+func TestBudgetShrinksOnThrottleAndRecovers(t *testing.T) {
+	s := &countingStoreLink{}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
+	const most = 8
+	c, logs := budgetClient(t, srv, most)
+	s.burst(c, "warm", 64)
+	if p := s.resetPeak(); p != most {
+		t.Fatalf("before any 429: StoreLink saw %d requests open at once, want %d", p, most)
+	}
+
+	s.throttle.Store(true)
+	s.burst(c, "throttled", 64)
+	s.resetPeak()
+	if l, _, _ := c.budget.state(); l != 1 {
+		t.Fatalf("after 64 answers of 429: limit %d, want 1", l)
+	}
+	for _, want := range []string{`"from":8,"to":4,"max":8,"reason":"throttled"`, `"from":2,"to":1,"max":8,"reason":"throttled"`} {
+		if !strings.Contains(logs.String(), `"msg":"upstream.budget",`+want) {
+			t.Fatalf("no debug line upstream.budget with %s in:\n%s", want, logs.String())
+		}
+	}
+
+	// Eight reads right after: the limit starts at 1 and grows by one per
+	// window of served answers, so StoreLink sees fewer open at once than
+	// before the 429s.
+	s.throttle.Store(false)
+	s.burst(c, "after", most)
+	if p := s.resetPeak(); p >= most {
+		t.Fatalf("after the 429s: StoreLink saw %d requests open at once, want fewer than %d", p, most)
+	}
+	// 1+2+...+8 = 36 served answers take it back to the maximum.
+	s.burst(c, "recovering", 64)
+	s.resetPeak()
+	if l, _, _ := c.budget.state(); l != most {
+		t.Fatalf("after 72 served answers: limit %d, want %d", l, most)
+	}
+	s.burst(c, "recovered", 64)
+	if p := s.resetPeak(); p != most {
+		t.Fatalf("recovered: StoreLink saw %d requests open at once, want %d", p, most)
+	}
+}
+
+// TestBudgetIsFairAcrossCalls: a call that queues 80 requests (a 20-store
+// check) does not hold up a call of 4 that comes after it: the small
+// call's requests reach StoreLink in turn with the big one's, and both
+// complete.
+func TestBudgetIsFairAcrossCalls(t *testing.T) {
+	s := &countingStoreLink{hold: make(chan struct{})}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
+	const most = 2
+	c, _ := budgetClient(t, srv, most)
+	var big, small sync.WaitGroup
+	big.Go(func() { s.burst(c, "big", 80) })
+	waitQueued(t, c, 80-most)
+	small.Go(func() { s.burst(c, "small", 4) })
+	waitQueued(t, c, 80-most+4)
+	s.release()
+	small.Wait()
+	big.Wait()
+	last := -1
+	for i, call := range s.arrivals {
+		if call == "small" {
+			last = i
+		}
+	}
+	// In turns: big, small, big, small... after the two held at the start.
+	if last < 0 || last > most+2*4+2 {
+		t.Fatalf("the small call's last request reached StoreLink %dth of %d, want by the %dth", last+1, len(s.arrivals), most+2*4+3)
+	}
+	if len(s.arrivals) != 84 {
+		t.Fatalf("%d requests reached StoreLink, want 84", len(s.arrivals))
+	}
+}
+
+// waitQueued waits until n requests wait for a place.
+func waitQueued(t *testing.T, c *Client, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if _, _, q := c.budget.state(); q == n {
+			return
+		}
+		if i == 10000 {
+			t.Fatalf("%d requests never queued", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBudgetGivesUpWithoutSending: a request whose call ends while it
+// waits leaves the queue, sends nothing, and a write so stopped is known
+// not to have been sent.
+func TestBudgetGivesUpWithoutSending(t *testing.T) {
+	s := &countingStoreLink{hold: make(chan struct{})}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
+	c, _ := budgetClient(t, srv, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.burst(c, "first", 1) })
+	waitArrivals(t, s, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 12, Reason: "test"})
+		errc <- err
+	}()
+	waitQueued(t, c, 1)
+	cancel()
+	var ae *apperr.Error
+	if err := <-errc; !errors.As(err, &ae) || ae.Reach != apperr.ReachNotSent || ae.Code != apperr.UpstreamUnavailable {
+		t.Fatalf("an order stopped in the queue: %v, want UPSTREAM_UNAVAILABLE and not sent", err)
+	}
+	s.release()
+	wg.Wait()
+	if _, n, q := c.budget.state(); n != 0 || q != 0 {
+		t.Fatalf("in flight %d, queued %d after all ended; want 0, 0", n, q)
+	}
+	if len(s.arrivals) != 1 {
+		t.Fatalf("%d requests reached StoreLink, want 1", len(s.arrivals))
+	}
+}
+
+func waitArrivals(t *testing.T, s *countingStoreLink, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		s.mu.Lock()
+		got := len(s.arrivals)
+		s.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if i == 10000 {
+			t.Fatalf("%d requests never arrived", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBudgetHalvesOncePerBurst: eight requests sent under the same limit
+// that all come back 429 halve it once, to 4, not eight times.
+func TestBudgetHalvesOncePerBurst(t *testing.T) {
+	s := &countingStoreLink{hold: make(chan struct{})}
+	s.throttle.Store(true)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
+	const most = 8
+	c, _ := budgetClient(t, srv, most)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.burst(c, "burst", most) })
+	waitArrivals(t, s, most)
+	s.release()
+	wg.Wait()
+	if l, _, _ := c.budget.state(); l != most/2 {
+		t.Fatalf("after %d 429s sent under one limit: limit %d, want %d", most, l, most/2)
+	}
+}
+
+// TestSalesAsksForTheLargestPage: a walk asks StoreLink for pages of the
+// contract's largest size, 1000, so a busy SKU's history costs half the
+// sequential round trips it did at 500.
+func TestSalesAsksForTheLargestPage(t *testing.T) {
+	var asked atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.URL.Query().Get("limit"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"store_id":"47","sku":"1234","since":"2026-11-26T10:00:00+01:00","transactions":[],"total_count":0}`)
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	since := time.Date(2026, 11, 26, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	if _, err := c.Sales(context.Background(), "47", "1234", since, 100); err != nil {
+		t.Fatal(err)
+	}
+	if got := asked.Load(); got != "1000" {
+		t.Fatalf("asked for pages of %v transactions, want 1000", got)
+	}
+}
+
+// TestLoadSignal: which answers move the budget. A 503 says "less" only
+// with a Retry-After; without one it is the breaker's business.
+func TestLoadSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		err    error
+		want   signal
+	}{
+		{"200", 200, nil, served},
+		{"404", 404, &sl.APIError{StatusCode: 404}, served},
+		{"429", 429, &sl.APIError{StatusCode: 429}, throttled},
+		{"503 with Retry-After", 503, &sl.APIError{StatusCode: 503, RetryAfter: time.Second}, throttled},
+		{"503 without", 503, &sl.APIError{StatusCode: 503}, neutral},
+		{"500", 500, &sl.APIError{StatusCode: 500}, neutral},
+		{"no answer", 0, context.DeadlineExceeded, neutral},
+	} {
+		if got := loadSignal(tc.status, tc.err); got != tc.want {
+			t.Errorf("%s: signal %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBudgetMetrics: the gauges and the decrease counter reach the
+// MeterProvider, labelled by upstream.
+func TestBudgetMetrics(t *testing.T) {
+	s := &countingStoreLink{}
+	s.throttle.Store(true)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if s.hold != nil {
+		defer s.release()
+	}
+	reader := sdkmetric.NewManualReader()
+	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) {
+		o.MaxInFlight = 6
+		o.UpstreamName = "eu"
+		o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	})
+	_, _ = c.Inventory(context.Background(), "47", "8847291")
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			var points []metricdata.DataPoint[int64]
+			switch d := m.Data.(type) {
+			case metricdata.Gauge[int64]:
+				points = d.DataPoints
+			case metricdata.Sum[int64]:
+				points = d.DataPoints
+			}
+			for _, dp := range points {
+				if up, _ := dp.Attributes.Value("storelink.upstream"); up.AsString() == "eu" && strings.HasPrefix(m.Name, "storelink.upstream.budget.") {
+					got[m.Name] = dp.Value
+				}
+			}
+		}
+	}
+	want := map[string]int64{"storelink.upstream.budget.limit": 3, "storelink.upstream.budget.in_flight": 0,
+		"storelink.upstream.budget.queued": 0, "storelink.upstream.budget.decreases": 1}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s = %d (reported: %v), want %d", k, g, ok, v)
+		}
+	}
+}
