@@ -38,11 +38,13 @@ func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
 }
 
 // TestStoreListFanOutIsBounded: with a keyring of 180 stores, listing them,
-// or checking 20 of them in one risk call, never keeps more than 16
-// requests open at StoreLink at once. A proxy in
+// or checking 20 of them in one risk call, never keeps more requests open at
+// StoreLink at once than UPSTREAM_MAX_IN_FLIGHT (12 here), the one budget
+// every call shares (ADR 0024). A proxy in
 // front of the mock counts the requests in flight; each waits a moment, so
 // an unbounded fan-out would pile up far beyond the bound.
 func TestStoreListFanOutIsBounded(t *testing.T) {
+	const maxInFlight = 12
 	w := e2etest.NewWorld(t)
 	var mu sync.Mutex
 	inFlight, peak, total := 0, 0, 0
@@ -67,6 +69,7 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 	w.WriteKeyring(t, keys)
 	env := w.Env()
 	env[0] = "UPSTREAM_BASE_URL=" + proxy.URL
+	env = append(env, fmt.Sprintf("UPSTREAM_MAX_IN_FLIGHT=%d", maxInFlight))
 	p := e2etest.StartServer(t, env)
 	list := p.Call("korral_list_authorized_stores", map[string]any{})
 	stores := data(t, list)["stores"].([]any)
@@ -79,8 +82,8 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 	mu.Lock()
 	listPeak := peak
 	mu.Unlock()
-	if listPeak > 16 || listPeak < 2 {
-		t.Fatalf("list: %d requests in flight at once, want 2..16", listPeak)
+	if listPeak > maxInFlight || listPeak < 2 {
+		t.Fatalf("list: %d requests in flight at once, want 2..%d", listPeak, maxInFlight)
 	}
 	mu.Lock()
 	peak, total = 0, 0
@@ -96,7 +99,7 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 	storeRisk(t, risk, 0)
 	mu.Lock()
 	defer mu.Unlock()
-	if peak > 16 || peak < 2 || total < 20 {
-		t.Fatalf("risk: %d requests in flight at once (of %d), want 2..16", peak, total)
+	if peak > maxInFlight || peak < 2 || total < 20 {
+		t.Fatalf("risk: %d requests in flight at once (of %d), want 2..%d", peak, total, maxInFlight)
 	}
 }
