@@ -1,11 +1,9 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,13 +67,7 @@ func TestWebhookLinkOpensTheOrder(t *testing.T) {
 // approver out of scope each end with nothing sent.
 func TestApprovalThroughURLElicitation(t *testing.T) {
 	inst := findTSClient(t)
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not on PATH, and CI must run the browser test: apt-get install -y chromium")
-		}
-		t.Skip("chromium is not on PATH (apt-get install -y chromium)")
-	}
+	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	w, hook, env, secret := journeyWorld(t)
 	petr := addApprover(t, env, "petr", "--stores", "102")
 	c := startConsoleProc(t, env)
@@ -131,8 +123,7 @@ func TestApprovalThroughURLElicitation(t *testing.T) {
 		return led
 	}
 
-	ctx, cancel := chromeContext(t, chromium)
-	defer cancel()
+	ctx := browser(t, chromium, 1280, 1000)
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
@@ -258,19 +249,6 @@ func (h *consentHost) completed(label, id string) bool {
 		h.t.Fatalf("%s: no answer to await_complete: %s\nstderr:\n%s", label, raw, tail(h.stderr.String(), 4000))
 	}
 	return got.Completed
-}
-
-// chromeContext starts Debian's chromium, headless, with a fresh profile;
-// cancel ends it and waits for it.
-func chromeContext(t *testing.T, chromium string) (context.Context, func()) {
-	t.Helper()
-	parent, cancelParent := context.WithTimeout(t.Context(), 3*time.Minute)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.Flag("headless", "new"), chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	return bctx, func() { cancelBrowser(); cancelAlloc(); cancelParent() }
 }
 
 // TestApprovalThroughInputRequired is the same on 2026-07-28, where the

@@ -121,19 +121,7 @@ func TestViewsInARealHost(t *testing.T) {
 	host := httptest.NewServer(page) // 127.0.0.1
 	defer host.Close()
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", "new"),
-		chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(840, 1700),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
+	bctx := browser(t, chromium, 840, 1700)
 	dir := t.ArtifactDir()
 
 	// show loads a case into the host and returns what the view's document

@@ -1,10 +1,8 @@
 package e2e_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mcpserver/console"
 	"github.com/korral/storelink/mcpserver/console/consoletest"
 )
@@ -30,13 +29,7 @@ import (
 // directory: `go test -run TestConsoleInABrowser -artifacts -outputdir DIR ./e2e`
 // keeps them (under DIR); docs/images/console-order.png is one of them.
 func TestConsoleInABrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not on PATH, and CI must run the browser test: apt-get install -y chromium")
-		}
-		t.Skip("chromium is not on PATH (apt-get install -y chromium)")
-	}
+	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 
 	// A fixed clock keeps the screenshots the same from run to run.
 	now := time.Date(2026, 7, 16, 8, 30, 0, 0, time.UTC)
@@ -61,20 +54,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	srv := httptest.NewServer(h) // 127.0.0.1
 	defer srv.Close()
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", "new"),
-		chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	// Cancelling the allocator ends the browser process and waits for it.
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
+	bctx := browser(t, chromium, 1280, 1000)
 
 	dir := t.ArtifactDir()
 	shot := func(name string) {

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"bufio"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -196,13 +195,7 @@ func heldOrders(w *e2etest.World) int {
 }
 
 func TestConsoleJourneyInABrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not on PATH, and CI must run the browser test: apt-get install -y chromium")
-		}
-		t.Skip("chromium is not on PATH (apt-get install -y chromium)")
-	}
+	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	w, hook, env, secret := journeyWorld(t)
 
 	// 1. The agent stages the butter order over MCP.
@@ -223,15 +216,7 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	}
 
 	c := startConsoleProc(t, env)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.Flag("headless", "new"), chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
+	bctx := browser(t, chromium, 1280, 1000)
 	dir := t.ArtifactDir()
 	shot := func(name string) {
 		t.Helper()

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -95,26 +94,8 @@ func logLines(s string) []map[string]any { return mcptest.LogLines(s) }
 // post sends body to /mcp with the given headers and returns the status.
 func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, string(b)
+	resp, b := mcptest.Post(t, url, body, hdr)
+	return resp.StatusCode, b
 }
 
 // The environment variables of the HTTP transport, as the tests set them.
