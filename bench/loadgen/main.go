@@ -2,8 +2,9 @@
 // and writes the benchmark tables of docs/benchmarks.md: cold start, tool
 // call latency and throughput over stdio (and over HTTP when the server
 // offers it), resident memory, the model-visible size of the tool
-// definitions, and mock throughput under wrk beside Prism on the same spec.
-// It also folds `go test -bench` output into the same report.
+// definitions, mock throughput under wrk beside Prism on the same spec, and
+// the risk check with StoreLink 50 ms away in a world of 180 stores
+// (distance.go). It also folds `go test -bench` output into the same report.
 //
 // Every process it starts listens on 127.0.0.1 only, runs for a bounded
 // time and is ended by its PID. Nothing here passes or fails on speed: the
@@ -26,6 +27,9 @@ import (
 	"syscall"
 	"time"
 )
+
+// phaseNames are the phases --only may name, in the order a run takes them.
+var phaseNames = []string{"cold", "stdio", "external", "http", "writes", "scale", "distance", "telemetry", "mocks"}
 
 // config is the command line.
 type config struct {
@@ -64,6 +68,11 @@ type config struct {
 	scaleClients  int
 	scaleCalls    int
 	scaleHTTPArgs string
+
+	// StoreLink at a distance (distance.go): distanceCalls measured calls
+	// a row (the sweep half), the whole phase bounded by distanceDur.
+	distanceCalls int
+	distanceDur   time.Duration
 }
 
 // envList is a repeatable KEY=VALUE flag.
@@ -118,10 +127,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.scaleClients, "scale-clients", 50, "concurrent MCP clients of the scale phase")
 	fs.IntVar(&c.scaleCalls, "scale-calls", 10000, "calls per figure of the scale phase")
 	fs.StringVar(&c.scaleHTTPArgs, "scale-http-args", "serve --http {addr} --stateless", "server arguments of the scale phase ({addr} = listen address)")
+	fs.IntVar(&c.distanceCalls, "distance-calls", 20, "measured calls of each row of the distance phase (the sweep makes half)")
+	fs.DurationVar(&c.distanceDur, "distance-duration", 4*time.Minute, "upper bound on the distance phase's time in each run (every row still makes 3 calls)")
 	fs.BoolVar(&c.quick, "quick", false, "one short run, for trying the driver out")
 	fs.Var((*envList)(&c.serverEnv), "server-env", "extra `KEY=VALUE` for every server process (repeatable), e.g. PROFILE_DIR for bench/profiledmcp")
 	fs.StringVar(&c.loadStart, "load-before", "", "load average when the whole benchmark began (default: when this driver starts)")
-	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, scale, mocks, telemetry (default all)")
+	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, scale, distance, mocks, telemetry (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -132,7 +143,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	phases := map[string]bool{}
 	for _, ph := range strings.Split(c.only, ",") {
 		if ph = strings.TrimSpace(ph); ph != "" {
-			if !slices.Contains([]string{"cold", "stdio", "external", "http", "writes", "scale", "mocks", "telemetry"}, ph) {
+			if !slices.Contains(phaseNames, ph) {
 				return fmt.Errorf("--only: unknown phase %q", ph)
 			}
 			phases[ph] = true
@@ -142,15 +153,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.quick {
 		// An explicit size of the write phase wins over --quick.
 		orders, dur := c.writeOrders, c.writeDur
+		dcalls, ddur := c.distanceCalls, c.distanceDur
 		c.runs, c.cold, c.seqCalls, c.conCalls, c.httpCalls, c.wrkDur = 1, 5, 200, 1000, 500, 2*time.Second
 		c.writeOrders, c.writeDur = 300, 30*time.Second
 		c.scaleCalls = 1000
+		c.distanceCalls, c.distanceDur = 6, 2*time.Minute
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
 			case "write-orders":
 				c.writeOrders = orders
 			case "write-duration":
 				c.writeDur = dur
+			case "distance-calls":
+				c.distanceCalls = dcalls
+			case "distance-duration":
+				c.distanceDur = ddur
 			}
 		})
 	}
@@ -168,6 +185,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		rep.Machine.LoadBefore = c.loadStart
 	}
 	log := func(format string, a ...any) { fmt.Fprintf(stderr, "loadgen: "+format+"\n", a...) }
+	log("1-minute load average at the start: %s", load1(rep.Machine.LoadBefore))
 
 	hopts, httpNote := detectHTTP(c)
 	rep.HTTPNote = httpNote
@@ -201,6 +219,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	rep.Machine.LoadAfter = loadavg()
 	rep.Finished = time.Now().UTC()
+	log("1-minute load average at the end: %s", load1(rep.Machine.LoadAfter))
 
 	md := rep.markdown()
 	if err := os.WriteFile(filepath.Join(c.out, "results.md"), []byte(md), 0o644); err != nil {
@@ -247,6 +266,8 @@ type runResult struct {
 	Mocks map[string]wrkResult `json:"mocks,omitempty"`
 	// Telemetry is the cost of metrics and tracing (telemetry.go).
 	Telemetry []telemetryResult `json:"telemetry,omitempty"`
+	// Distance is StoreLink 50 ms away, at the brief's scale (distance.go).
+	Distance *distanceResult `json:"distance,omitempty"`
 }
 
 const (
@@ -328,6 +349,13 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 			return r, fmt.Errorf("scale: %w", err)
 		}
 		r.Scale = s
+	}
+	if c.phase("distance") {
+		d, err := distanceRun(ctx, c, dir, log)
+		if err != nil {
+			return r, fmt.Errorf("distance: %w", err)
+		}
+		r.Distance = d
 	}
 	if hopts != nil && c.phase("telemetry") {
 		t, err := telemetryRun(ctx, c, *hopts, dir, log)
@@ -496,5 +524,6 @@ func (c config) public() map[string]any {
 		"write_orders": c.writeOrders, "write_duration": c.writeDur.String(),
 		"wrk":         fmt.Sprintf("-t2 -c10 -d%s --latency", c.wrkDur),
 		"scale_calls": c.scaleCalls, "scale_http_args": c.scaleHTTPArgs,
+		"distance_calls": c.distanceCalls, "distance_duration": c.distanceDur.String(),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // toolBudgetBytes is the server's own budget for its tool definitions.
@@ -55,6 +56,14 @@ func procField(path, key string) string {
 		if ok && strings.TrimSpace(k) == key {
 			return strings.TrimSpace(v)
 		}
+	}
+	return "unknown"
+}
+
+// load1 is the 1-minute figure of a "1 5 15" load average.
+func load1(avg string) string {
+	if f := strings.Fields(avg); len(f) > 0 {
+		return f[0]
 	}
 	return "unknown"
 }
@@ -126,6 +135,8 @@ func (r *report) markdown() string {
 	p("| Go | %s |", m.GoVersion)
 	p("| Load average (1, 5, 15 min) when `make bench` began / at the end | %s / %s |", m.LoadBefore, m.LoadAfter)
 	p("")
+	p("1-minute load average: %s at the start, %s at the end (2 cores: above about 1, other work shares the machine and latencies are pessimistic; the same-run ratios hold better).", load1(m.LoadBefore), load1(m.LoadAfter))
+	p("")
 
 	cold := r.over(func(x runResult) (float64, bool) { return median(x.ColdStartMS), len(x.ColdStartMS) > 0 })
 	coldP90 := r.over(func(x runResult) (float64, bool) { return p90(x.ColdStartMS), len(x.ColdStartMS) > 0 })
@@ -188,20 +199,41 @@ func (r *report) markdown() string {
 	})
 	target(listBytes, fmt.Sprintf("Whole `tools/list` result (output schemas included) at most %d bytes (mcpserver.ToolsListBudgetBytes)", mcpserver.ToolsListBudgetBytes), listBytes.format(0)+" bytes", func(s spread) bool { return s.Max <= mcpserver.ToolsListBudgetBytes })
 	target(seqP50, "`korral_check_stock_risk` over stdio, sequential: p50 under 2 ms", seqP50.format(2)+" ms", func(s spread) bool { return s.Median < 2 })
+	target(seqP50, fmt.Sprintf("Same, single caller: p50 no worse than before group commit (issue 35): %.2f ms, %s", seqP50Before, seqP50BeforeRun),
+		fmt.Sprintf("%s ms (%.2fx)", seqP50.format(2), seqP50.Median/seqP50Before), func(s spread) bool { return s.Median <= seqP50Before })
 	target(concRate, fmt.Sprintf("Same, %v concurrent callers: over 1,000 calls/s", r.Config["callers"]), concRate.format(0)+" calls/s", func(s spread) bool { return s.Median > 1000 })
 	target(fullVsPrism, "mockstorelink with full validation at least 5x Prism (same run)", fullVsPrism.format(1)+"x", func(s spread) bool { return s.Median >= 5 })
 	target(idle, "Idle RSS of the server under 30 MB (embedded mock included)", idle.format(1)+" MiB", func(s spread) bool { return s.Median < 30 })
 	target(growthAlone, fmt.Sprintf("No RSS growth over %v calls: server alone (external mock)", r.Config["concurrent_calls"]), growthAlone.format(1)+" MiB", func(s spread) bool { return s.Max < 1 })
 	target(growthEmbedded, fmt.Sprintf("No RSS growth over %v calls: zero-config binary (embedded mock in the process)", r.Config["concurrent_calls"]), growthEmbedded.format(1)+" MiB", func(s spread) bool { return s.Max < 1 })
 	target(toolBytes, fmt.Sprintf("Model-visible tool definitions within %d bytes", toolBudgetBytes), toolBytes.format(0)+" bytes", func(s spread) bool { return s.Max <= toolBudgetBytes })
+	if sc, ok := r.firstScale(); ok {
+		t := r.scaleTrivialRatio()
+		target(t, fmt.Sprintf("%d HTTP clients, trivial call: at least %.1fx the bare go-sdk floor's calls/s (same run)", sc.Clients, scaleTrivialTarget),
+			t.format(2)+"x", func(s spread) bool { return s.Median >= scaleTrivialTarget })
+	}
+	for _, d := range r.distanceRows() {
+		if !d.available {
+			p("| StoreLink %d ms away, %s, master data %s: %s | not available: %s | n/a |", distanceDelay.Milliseconds(), d.label, d.master, d.limit, d.note)
+			continue
+		}
+		p("| StoreLink %d ms away, %s, master data %s: %s | %s | %s |", distanceDelay.Milliseconds(), d.label, d.master, d.limit, d.measured(), met(d.met()))
+	}
 	p("")
-	p("Growth is the resident-set change over the second half of the calls (RSS sampled after every tenth); \"no growth\" means under 1 MiB. The first half is left out because the heap target, connection pools and SQLite's page cache fill up there and then stay put; the memory table shows the whole course.")
-	p("")
+	if seqP50.N+concRate.N+idle.N+growthAlone.N+growthEmbedded.N > 0 {
+		p("Growth is the resident-set change over the second half of the calls (RSS sampled after every tenth); \"no growth\" means under 1 MiB. The first half is left out because the heap target, connection pools and SQLite's page cache fill up there and then stay put; the memory table shows the whole course.")
+		p("")
+	}
 
-	p("## storelink-mcp, `korral_check_stock_risk` for the butter at store 47")
-	p("")
-	p("| Transport and load | Calls/run | p50 ms | p95 ms | p99 ms | Calls/s | Server CPU ms/call | Errors |")
-	p("|---|---|---|---|---|---|---|---|")
+	hasLoad := r.over(func(x runResult) (float64, bool) {
+		return 0, x.Seq != nil || x.Conc != nil || x.External != nil || x.HTTP != nil
+	}).N > 0
+	if hasLoad {
+		p("## storelink-mcp, `korral_check_stock_risk` for the butter at store 47")
+		p("")
+		p("| Transport and load | Calls/run | p50 ms | p95 ms | p99 ms | Calls/s | Server CPU ms/call | Errors |")
+		p("|---|---|---|---|---|---|---|---|")
+	}
 	row := func(name string, get func(runResult) *loadResult) {
 		s := func(f func(latencies) float64, d int) string {
 			return r.over(func(x runResult) (float64, bool) {
@@ -235,12 +267,15 @@ func (r *report) markdown() string {
 	row(fmt.Sprintf("stdio, embedded mock, %v callers on one session", r.Config["callers"]), func(x runResult) *loadResult { return x.Conc })
 	row(fmt.Sprintf("stdio, external mockstorelink process, %v callers", r.Config["callers"]), func(x runResult) *loadResult { return x.External })
 	row(fmt.Sprintf("Streamable HTTP, embedded mock, %v sessions", r.Config["callers"]), func(x runResult) *loadResult { return x.HTTP })
-	p("")
-	p("HTTP transport: %s.", r.HTTPNote)
-	p("")
+	if hasLoad {
+		p("")
+		p("HTTP transport: %s.", r.HTTPNote)
+		p("")
+	}
 	r.writesMarkdown(p)
 	r.telemetryMarkdown(p)
 	r.scaleMarkdown(p)
+	r.distanceMarkdown(p)
 	if cold.N > 0 {
 		coldExt := r.over(func(x runResult) (float64, bool) {
 			return median(x.ColdStartExternalMS), len(x.ColdStartExternalMS) > 0
@@ -278,10 +313,12 @@ func (r *report) markdown() string {
 		p("")
 	}
 
-	p("## Memory of the server process (from /proc/PID/status)")
-	p("")
-	p("| Process | Idle | Load start | Half-way | End | Peak (VmHWM) | Second-half growth |")
-	p("|---|---|---|---|---|---|---|")
+	if hasLoad {
+		p("## Memory of the server process (from /proc/PID/status)")
+		p("")
+		p("| Process | Idle | Load start | Half-way | End | Peak (VmHWM) | Second-half growth |")
+		p("|---|---|---|---|---|---|---|")
+	}
 	memRow := func(name string, get func(runResult) *loadResult, idleOf func(runResult) memory) {
 		f := func(g func(runResult, *loadResult) (int64, bool)) string {
 			return r.over(func(x runResult) (float64, bool) {
@@ -316,9 +353,11 @@ func (r *report) markdown() string {
 		func(x runResult) *loadResult { return x.External }, func(x runResult) memory { return x.External.Idle })
 	memRow(fmt.Sprintf("storelink-mcp over HTTP + embedded mock, %v calls", r.Config["http_calls"]),
 		func(x runResult) *loadResult { return x.HTTP }, func(x runResult) memory { return x.HTTP.Idle })
-	p("")
-	p("All figures are MiB of resident memory (VmRSS). Idle is a fresh process after the handshake and `tools/list`; the load starts after 200 warm-up calls (for the embedded run, also after the sequential calls).")
-	p("")
+	if hasLoad {
+		p("")
+		p("All figures are MiB of resident memory (VmRSS). Idle is a fresh process after the handshake and `tools/list`; the load starts after 200 warm-up calls (for the embedded run, also after the sequential calls).")
+		p("")
+	}
 
 	if len(r.Runs) > 0 && len(r.Runs[0].Mocks) > 0 {
 		p("## Mock StoreLink throughput (wrk %v, `GET %s` with the store key)", r.Config["wrk"], inventoryPath)
@@ -458,6 +497,170 @@ func (r *report) initRows(top int) []initRow {
 		return pkgs[i].name < pkgs[j].name
 	})
 	return append(rows, pkgs[:min(top, len(pkgs))]...)
+}
+
+// seqP50Before is the single-caller p50 of `korral_check_stock_risk` over
+// stdio before group commit (ADR 0026), the figure issue 35 asks not to
+// worsen, from the run seqP50BeforeRun (docs/benchmarks-history.md). It is
+// another run's figure: read it with both runs' load averages.
+const (
+	seqP50Before    = 3.35
+	seqP50BeforeRun = "`make bench` of 2026-12-01 12:16 UTC, load 2.19"
+)
+
+// distanceFigures is one row of the distance phase over the runs.
+type distanceFigures struct {
+	label, master, note string
+	stores              int
+	limit               distanceLimit
+	available           bool
+	// calls, wall, p90 and floor are per run: the calls measured, the
+	// median and p90 wall at distance, and the floor's median wall.
+	calls, wall, p90, floor spread
+	// ratio is the median wall against the limit within each run,
+	// overFloor the round trips less the floor.
+	ratio, roundTrips, overFloor spread
+	received                     []requestCounts
+}
+
+func (d distanceFigures) met() bool { return d.limit.met(d.ratio.Median) }
+
+// measured is the figure the limit is about, with its ratio to the limit.
+func (d distanceFigures) measured() string {
+	if d.limit.RoundTrips > 0 {
+		return fmt.Sprintf("%s round trips (%sx the limit)", d.roundTrips.format(2), d.ratio.format(2))
+	}
+	return fmt.Sprintf("%s ms (%sx the limit)", d.wall.format(0), d.ratio.format(2))
+}
+
+// distanceRows gathers the distance phase's rows over the runs, in the
+// order the phase measures them. A row is available when any run made it.
+func (r *report) distanceRows() []distanceFigures {
+	var out []distanceFigures
+	world := 0
+	for _, run := range r.Runs {
+		if run.Distance != nil {
+			world = run.Distance.WorldStores
+			break
+		}
+	}
+	if world == 0 {
+		return nil
+	}
+	for _, master := range distanceMasters {
+		for _, n := range distanceCases {
+			key := distanceRow{Stores: n, Master: master}.key()
+			var rows []distanceRow
+			for _, run := range r.Runs {
+				if run.Distance == nil {
+					continue
+				}
+				for _, row := range run.Distance.Rows {
+					if row.key() == key {
+						rows = append(rows, row)
+					}
+				}
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			f := distanceFigures{label: storesLabel(n, world), master: master, stores: n, limit: limitFor(n, master)}
+			var calls, wall, p9, floor, ratio, rt, over []float64
+			for _, row := range rows {
+				if !row.Available || len(row.WallMS) == 0 {
+					if f.note == "" {
+						f.note = row.Note
+					}
+					continue
+				}
+				f.available = true
+				med := median(row.WallMS)
+				calls = append(calls, float64(len(row.WallMS)))
+				wall = append(wall, med)
+				p9 = append(p9, p90(row.WallMS))
+				ratio = append(ratio, f.limit.ratio(med, distanceDelay))
+				rt = append(rt, roundTrips(med, distanceDelay))
+				if len(row.FloorMS) > 0 {
+					fl := median(row.FloorMS)
+					floor = append(floor, fl)
+					over = append(over, roundTrips(med-fl, distanceDelay))
+				}
+				if row.Received != nil {
+					f.received = append(f.received, *row.Received)
+				}
+			}
+			f.calls, f.wall, f.p90, f.floor = spreadOf(calls), spreadOf(wall), spreadOf(p9), spreadOf(floor)
+			f.ratio, f.roundTrips, f.overFloor = spreadOf(ratio), spreadOf(rt), spreadOf(over)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// distanceMarkdown renders the distance phase: walls, round trips, limits
+// and ratios, the floor, and what the mock received.
+func (r *report) distanceMarkdown(p func(string, ...any)) {
+	rows := r.distanceRows()
+	if len(rows) == 0 {
+		return
+	}
+	p("## StoreLink at a distance: %d ms on every route, a world of %d stores and %d SKUs", distanceDelay.Milliseconds(), distanceWorldStores, distanceWorldSKUs)
+	p("")
+	p("`korral_check_stock_risk` for the butter (SKU %s) over stdio against `mockstorelink --stores %d --skus %d` with its latency fault on every route and a key for every store; store 47 first, then by id. Master data cold is `MASTER_DATA_TTL=0` (every call reads the stores, the SKU and its supplier again), warm the default TTL after one call. The sweep is `store_ids: [\"all\"]`. Round trips are the median wall over %d ms: the critical path in StoreLink round trips. The floor is the same call with no latency, in the same run: the local work, which a loaded machine inflates; round trips over the floor leave it out. Up to %v calls a row (the sweep half), each run's figures summarised over the runs.",
+		mockstorelink.SKUButter, distanceWorldStores, distanceWorldSKUs, distanceDelay.Milliseconds(), r.Config["distance_calls"])
+	p("")
+	p("| Stores | Master data | Calls | Median ms | p90 ms | Round trips | Limit | × limit | Met | Floor median ms | Round trips over the floor |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, d := range rows {
+		if !d.available {
+			p("| %s | %s | 0 | not available: %s | | | %s | | n/a | | |", d.label, d.master, d.note, d.limit)
+			continue
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %sx | %s | %s | %s |", d.label, d.master, d.calls.format(0), d.wall.format(0), d.p90.format(0),
+			d.roundTrips.format(2), d.limit, d.ratio.format(2), met(d.met()), d.floor.format(1), d.overFloor.format(2))
+	}
+	p("")
+	p("What the mock received for one call at distance (`/_admin/requests`; per store: the fewest–most of any store asked). Expected: each store's inventory and POS once, the SKU and its supplier at most once (none when warm), nothing else.")
+	p("")
+	p("| Stores | Master data | Stores asked | Inventory per store | POS per store | Store reads | SKU reads | Supplier reads | Other | As expected |")
+	p("|---|---|---|---|---|---|---|---|---|---|")
+	for _, d := range rows {
+		if len(d.received) == 0 {
+			continue
+		}
+		each := func(f func(requestCounts) int) spread {
+			var v []float64
+			for _, c := range d.received {
+				v = append(v, float64(f(c)))
+			}
+			return spreadOf(v)
+		}
+		perStore := func(lo, hi func(requestCounts) int) string {
+			a, b := each(lo), each(hi)
+			if a.Min == b.Max {
+				return a.format(0)
+			}
+			return fmt.Sprintf("%.0f–%.0f", a.Min, b.Max)
+		}
+		want := d.stores
+		if want == 0 {
+			want = distanceWorldStores
+		}
+		ok := true
+		for _, c := range d.received {
+			ok = ok && c.asExpected(want)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", d.label, d.master,
+			each(func(c requestCounts) int { return c.Stores }).format(0),
+			perStore(func(c requestCounts) int { return c.InventoryMin }, func(c requestCounts) int { return c.InventoryMax }),
+			perStore(func(c requestCounts) int { return c.POSMin }, func(c requestCounts) int { return c.POSMax }),
+			each(func(c requestCounts) int { return c.StoreReads }).format(0),
+			each(func(c requestCounts) int { return c.SKUReads }).format(0),
+			each(func(c requestCounts) int { return c.SupplierReads }).format(0),
+			each(func(c requestCounts) int { return c.Other }).format(0),
+			met(ok))
+	}
+	p("")
 }
 
 // ownModule prefixes this repository's packages.

@@ -134,15 +134,32 @@ func scaleOf(run runResult) (scaleResult, bool) {
 	return *run.Scale, true
 }
 
+// firstScale is the first run's scale result, if any run has one.
+func (r *report) firstScale() (scaleResult, bool) {
+	for _, run := range r.Runs {
+		if s, ok := scaleOf(run); ok {
+			return s, true
+		}
+	}
+	return scaleResult{}, false
+}
+
+// scaleTrivialRatio is the trivial call's calls/s over the floor's, within
+// each run: the figure of the target scaleTrivialTarget.
+func (r *report) scaleTrivialRatio() spread {
+	return r.over(func(x runResult) (float64, bool) {
+		s, ok := scaleOf(x)
+		if !ok || s.Floor.Latency.CallsPerSec == 0 {
+			return 0, false
+		}
+		return s.Trivial.Latency.CallsPerSec / s.Floor.Latency.CallsPerSec, true
+	})
+}
+
 // scaleMarkdown renders the phase: each figure over the runs, beside the
 // floor's and as a ratio to it within each run, and the target.
 func (r *report) scaleMarkdown(p func(string, ...any)) {
-	first, ok := scaleResult{}, false
-	for _, run := range r.Runs {
-		if first, ok = scaleOf(run); ok {
-			break
-		}
-	}
+	first, ok := r.firstScale()
 	if !ok {
 		return
 	}
@@ -190,7 +207,7 @@ func (r *report) scaleMarkdown(p func(string, ...any)) {
 			v(func(l loadResult) float64 { return mb(l.End.RSSKB) }, 1),
 			v(func(l loadResult) float64 { return float64(l.Latency.Errors) }, 0))
 	}
-	t := ratio(scaleFigures[1].get, func(l loadResult) float64 { return l.Latency.CallsPerSec })
+	t := r.scaleTrivialRatio()
 	p("")
 	p("| Target | Measured | Met |")
 	p("|---|---|---|")

@@ -39,14 +39,16 @@ func goMock(bin string, validateResponses bool) func(context.Context, string) (s
 }
 
 // goMockAdmin is goMock with the /_admin/ endpoint enabled when adminToken
-// is not empty (passed in the environment, not on the command line).
-func goMockAdmin(bin string, validateResponses bool, adminToken string) func(context.Context, string) (string, string, *child, error) {
+// is not empty (passed in the environment, not on the command line), and
+// extra arguments for the mock (such as the size of its world).
+func goMockAdmin(bin string, validateResponses bool, adminToken string, extra ...string) func(context.Context, string) (string, string, *child, error) {
 	return func(ctx context.Context, dir string) (string, string, *child, error) {
 		keyring := filepath.Join(dir, fmt.Sprintf("keyring-%d.json", time.Now().UnixNano()))
 		args := []string{"--addr", "127.0.0.1:0", "--now", "default", "--keyring-out", keyring, "--log-level", "error"}
 		if !validateResponses {
 			args = append(args, "--no-response-validation")
 		}
+		args = append(args, extra...)
 		cmd := exec.Command(bin, args...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		if adminToken != "" {
