@@ -5,7 +5,11 @@
 # comparison. Installs wrk (apt) and Prism (npm, into .tools/) when missing.
 #
 # Environment: BENCH_RUNS (default 3) repetitions; BENCH_QUICK=1 for one
-# short run while trying things out; BENCH_OUT for another output directory.
+# short run while trying things out; BENCH_OUT for another output directory;
+# BENCH_ONLY=phase,... runs only those phases of the load driver (cold,
+# stdio, external, http, writes, scale, distance, telemetry, mocks; e.g.
+# BENCH_ONLY=distance) and skips the Go benchmarks and the TypeScript
+# client comparisons, installing and starting only what those phases need.
 # Figures from a busy machine are not worth keeping: the script warns when
 # the load average is high, and docs/benchmarks.md says how to wait for a
 # quiet one.
@@ -16,11 +20,14 @@ cd "$ROOT"
 OUT=${BENCH_OUT:-$ROOT/bench/out}
 RUNS=${BENCH_RUNS:-3}
 QUICK=${BENCH_QUICK:-}
+ONLY=${BENCH_ONLY:-}
 PRISM_VERSION=5.16.0
 PRISM_DIR=$ROOT/.tools/prism-$PRISM_VERSION
 PRISM=$PRISM_DIR/node_modules/.bin/prism
 
 say() { printf 'bench: %s\n' "$*" >&2; }
+# want PHASE: whether this run measures PHASE (every phase without BENCH_ONLY).
+want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 # One exit trap for everything started or made below (a second trap would
 # replace the first and leave PostgreSQL running).
@@ -34,13 +41,14 @@ trap cleanup EXIT
 mkdir -p "$OUT/bin"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 load1=${LOAD_START%% *}
+say "1-minute load average at the start: $load1"
 if awk -v l="$load1" 'BEGIN { exit !(l >= 0.7) }'; then
 	say "warning: 1-minute load average is $load1; figures taken now are noisy (see docs/benchmarks.md)"
 fi
 
 # wrk for the mock throughput comparison.
 WRK=$(command -v wrk || true)
-if [ -z "$WRK" ]; then
+if [ -z "$WRK" ] && want mocks; then
 	say "installing wrk (apt)"
 	SUDO=""
 	[ "$(id -u)" -eq 0 ] || SUDO=$(command -v sudo || true)
@@ -52,7 +60,9 @@ if [ -z "$WRK" ]; then
 fi
 
 # Prism, the reference mock, pinned.
-if [ ! -x "$PRISM" ]; then
+if ! want mocks; then
+	PRISM=""
+elif [ ! -x "$PRISM" ]; then
 	if command -v npm >/dev/null; then
 		say "installing Prism $PRISM_VERSION into $PRISM_DIR"
 		mkdir -p "$PRISM_DIR"
@@ -64,11 +74,19 @@ fi
 say "building the binaries"
 go build -o "$OUT/bin/storelink-mcp" ./cmd/storelink-mcp
 # The storelink-mcp the release archives and the image ship (ADR 0015).
-go build -tags nodemo -o "$OUT/bin/storelink-mcp-release" ./cmd/storelink-mcp
+release=""
+if want cold; then
+	go build -tags nodemo -o "$OUT/bin/storelink-mcp-release" ./cmd/storelink-mcp
+	release=$OUT/bin/storelink-mcp-release
+fi
 go build -o "$OUT/bin/mockstorelink" ./cmd/mockstorelink
 go build -o "$OUT/bin/loadgen" ./bench/loadgen
 # The floor: a bare go-sdk server with one echo tool (bench/echoserver).
-go build -o "$OUT/bin/echoserver" ./bench/echoserver
+echoserver=""
+if want scale; then
+	go build -o "$OUT/bin/echoserver" ./bench/echoserver
+	echoserver=$OUT/bin/echoserver
+fi
 
 count=$RUNS
 benchtime=1s
@@ -78,15 +96,15 @@ if [ -n "$QUICK" ]; then
 	benchtime=100ms
 	loadflags=(--quick)
 fi
+[ -z "$ONLY" ] || loadflags+=(--only "$ONLY")
 
-say "Go benchmarks (-count $count -benchtime $benchtime)"
 gobench=$OUT/gobench.txt
 : >"$gobench"
 gotest() { go test -run '^$' -bench "$1" -benchmem -count "$count" -benchtime "$benchtime" "${@:2}" | tee -a "$gobench" >&2; }
 # The state store runs on SQLite and on PostgreSQL side by side; PostgreSQL is
 # a throwaway one from scripts/postgres-test.sh unless TEST_DATABASE_URL names one.
 # Without one, the PostgreSQL figures (state benchmarks, two-replica writes) are skipped.
-if [ -z "${TEST_DATABASE_URL:-}" ]; then
+if [ -z "${TEST_DATABASE_URL:-}" ] && { [ -z "$ONLY" ] || want writes || want scale; }; then
 	if pg_env="$(PG_FSYNC=on scripts/postgres-test.sh start)"; then
 		eval "$pg_env"
 		pg_started=1
@@ -94,9 +112,14 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
 		say "no PostgreSQL could be started: the PostgreSQL benchmarks and the two-replica write phase are skipped"
 	fi
 fi
-(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state/sqlite ./internal/state/postgres .)
-(cd mockstorelink && gotest BenchmarkServe .)
-gotest . ./bench
+if [ -z "$ONLY" ]; then
+	say "Go benchmarks (-count $count -benchtime $benchtime)"
+	(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state/sqlite ./internal/state/postgres .)
+	(cd mockstorelink && gotest BenchmarkServe .)
+	gotest . ./bench
+else
+	say "BENCH_ONLY=$ONLY: the Go benchmarks and the TypeScript client comparisons are skipped"
+fi
 
 # tsfloor is the per-call overhead against the floor: the TypeScript SDK
 # client (the one `make tsclient` installs) calls the bare go-sdk echo
@@ -130,11 +153,16 @@ tsfloor() {
 
 say "load driver"
 "$OUT/bin/loadgen" "${loadflags[@]}" \
-	--server "$OUT/bin/storelink-mcp" --release-server "$OUT/bin/storelink-mcp-release" --mock "$OUT/bin/mockstorelink" \
+	--server "$OUT/bin/storelink-mcp" --release-server "$release" --mock "$OUT/bin/mockstorelink" \
 	--wrk "$WRK" --prism "$PRISM" --spec openapi/storelink.yaml \
 	--gobench "$gobench" --load-before "$LOAD_START" --out "$OUT" \
 	--database-url "${TEST_DATABASE_URL:-}" \
-	--echo-server "$OUT/bin/echoserver" --scale-http-args "serve --http {addr} --stateless"
+	--echo-server "$echoserver" --scale-http-args "serve --http {addr} --stateless"
+if [ -n "$ONLY" ]; then
+	say "1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)"
+	say "written: $OUT/results.md and $OUT/results.json"
+	exit 0
+fi
 # The client most hosts embed (the TypeScript SDK's) against this server and
 # the reference @modelcontextprotocol/server-everything, in the same run: the
 # time a host waits before its first call, a trivial call, and throughput.
@@ -162,4 +190,5 @@ else
 	say "node or npm is missing: the TypeScript SDK client comparison is skipped"
 fi
 tsfloor
+say "1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)"
 say "written: $OUT/results.md and $OUT/results.json"

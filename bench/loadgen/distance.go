@@ -401,8 +401,8 @@ func distanceRun(ctx context.Context, c config, dir string, log func(string, ...
 	admin := mockAdmin{url: url, token: mockAdminToken}
 	res := &distanceResult{DelayMS: msf(distanceDelay), WorldStores: len(stores), WorldSKUs: distanceWorldSKUs}
 	deadline := time.Now().Add(c.distanceDur)
-	log("  distance: %v on every route, %d stores and %d SKUs, %d calls a row (the sweep half), at most %s",
-		distanceDelay, len(stores), distanceWorldSKUs, c.distanceCalls, c.distanceDur)
+	log("  distance: %d ms on every route, %d stores and %d SKUs, %d calls a row (the sweep half), at most %s",
+		distanceDelay.Milliseconds(), len(stores), distanceWorldSKUs, c.distanceCalls, c.distanceDur)
 	for _, master := range distanceMasters {
 		sdir := filepath.Join(ddir, master)
 		if err := os.MkdirAll(sdir, 0o700); err != nil {
