@@ -350,8 +350,8 @@ func TestSummaryHoldsTheIssuesTargets(t *testing.T) {
 	md := r.markdown()
 	for _, want := range []string{
 		"1-minute load average: 1.50 at the start, 2.25 at the end",
-		"| StoreLink 50 ms away, 1 store, master data cold: ≤ 2.3 round trips | 2.20 round trips (0.96x the limit) | yes |",
-		"| StoreLink 50 ms away, sweep, all 180, master data cold: < 2 s | 1500 ms (0.75x the limit) | yes |",
+		"| StoreLink 50 ms away, 1 store, master data cold: ≤ 2.3 round trips | 2.20 round trips, 0.96x the limit | yes |",
+		"| StoreLink 50 ms away, sweep, all 180, master data cold: < 2 s | 1500 ms, 0.75x the limit | yes |",
 		"| StoreLink 50 ms away, sweep, all 180, master data warm: < 1 s | not available: INVALID_ARGUMENT: no sweep here | n/a |",
 		"| 50 HTTP clients, trivial call: at least 0.8x the bare go-sdk floor's calls/s (same run) | 0.85x | yes |",
 		fmt.Sprintf("single caller: p50 no worse than before group commit (issue 35): %.2f ms", seqP50Before),

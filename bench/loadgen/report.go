@@ -528,9 +528,9 @@ func (d distanceFigures) met() bool { return d.limit.met(d.ratio.Median) }
 // measured is the figure the limit is about, with its ratio to the limit.
 func (d distanceFigures) measured() string {
 	if d.limit.RoundTrips > 0 {
-		return fmt.Sprintf("%s round trips (%sx the limit)", d.roundTrips.format(2), d.ratio.format(2))
+		return fmt.Sprintf("%s round trips, %sx the limit", d.roundTrips.format(2), d.ratio.format(2))
 	}
-	return fmt.Sprintf("%s ms (%sx the limit)", d.wall.format(0), d.ratio.format(2))
+	return fmt.Sprintf("%s ms, %sx the limit", d.wall.format(0), d.ratio.format(2))
 }
 
 // distanceRows gathers the distance phase's rows over the runs, in the
