@@ -58,7 +58,7 @@ func addPrompts(ms *mcp.Server, s *server) {
 		Arguments: []*mcp.PromptArgument{
 			{Name: "sku", Description: "SKU code", Required: true},
 			{Name: "min_gap_units", Description: "units short by close that warrant an order", Required: true},
-			{Name: "store_ids", Description: "comma-separated; default all authorized"},
+			{Name: "store_ids", Description: "comma-separated; default all (a chain sweep)"},
 		},
 	}, s.restockGaps)
 	if s.opts.Writes != nil && s.opts.Writes.Ledger != nil {
@@ -111,8 +111,11 @@ func (s *server) restockGaps(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 		return nil, promptError(apperr.New(apperr.InternalError, "no keyring loaded", ""))
 	}
 	var ids []string
+	all := false
 	for _, id := range strings.Split(args["store_ids"], ",") {
-		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
+		if id = strings.TrimSpace(id); id == sweepAll {
+			all = true
+		} else if id != "" && !slices.Contains(ids, id) {
 			if _, err := kr.Resolve(id); err != nil {
 				if e, ok := err.(*apperr.Error); ok {
 					return nil, promptError(e)
@@ -122,18 +125,25 @@ func (s *server) restockGaps(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 			ids = append(ids, id)
 		}
 	}
-	if len(ids) == 0 {
-		ids = kr.StoreIDs()
+	if all && len(ids) > 0 {
+		return nil, invalidArg(`store_ids "all" was given with other stores`, `Pass "all" alone, leave store_ids out for every store, or name up to 20 stores.`)
 	}
 	if len(ids) > maxRiskStores {
-		return nil, invalidArg(fmt.Sprintf("at most %d stores per check; this asks for %d", maxRiskStores, len(ids)), "Name up to 20 stores in store_ids.")
+		return nil, invalidArg(fmt.Sprintf("at most %d named stores per check; this asks for %d", maxRiskStores, len(ids)),
+			"Name up to 20 stores in store_ids, or leave it out to sweep every store.")
 	}
 	order := "preview korral_raise_replenishment_order with the gap as reason and show me. Send nothing until I agree."
 	if s.opts.Writes == nil {
 		order = "tell me the gap: this server cannot order."
 	}
-	text := fmt.Sprintf("Call korral_check_stock_risk for SKU %s at stores %s. Where units_short_by_close exceeds %d, %s",
-		sku, strings.Join(ids, ","), gap, order)
+	// No store named (or "all"): the chain sweep, whose stores at risk
+	// come first, in full and then as rows of sweep.more_at_risk.
+	text := fmt.Sprintf(`Call korral_check_stock_risk for SKU %s with store_ids ["all"] (every store I may use). `+
+		"Where units_short_by_close exceeds %d, in stores or in sweep.more_at_risk, %s", sku, gap, order)
+	if len(ids) > 0 {
+		text = fmt.Sprintf("Call korral_check_stock_risk for SKU %s at stores %s. Where units_short_by_close exceeds %d, %s",
+			sku, strings.Join(ids, ","), gap, order)
+	}
 	return userPrompt("Restock gaps for SKU "+sku, text), nil
 }
 

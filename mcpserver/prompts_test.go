@@ -130,10 +130,13 @@ func TestRestockGapsPrompt(t *testing.T) {
 			t.Errorf("text lacks %q: %s", want, text)
 		}
 	}
-	// Without store_ids: every store of the keyring.
-	text, err = getPrompt(t, s, promptRestockGaps, map[string]string{"sku": "8847291", "min_gap_units": "0"})
-	if err != nil || !strings.Contains(text, "stores 102,311,47.") && !strings.Contains(text, "stores 47,102,311.") {
-		t.Fatalf("default stores: %v %s", err, text)
+	// Without store_ids, or with "all": the chain sweep over every store
+	// the caller may use, its listed stores at risk included.
+	for _, stores := range []string{"", "all", " all "} {
+		text, err = getPrompt(t, s, promptRestockGaps, map[string]string{"sku": "8847291", "min_gap_units": "0", "store_ids": stores})
+		if err != nil || !strings.Contains(text, `store_ids ["all"]`) || !strings.Contains(text, "sweep.more_at_risk") || strings.Contains(text, "at stores") {
+			t.Fatalf("store_ids %q: %v %s", stores, err, text)
+		}
 	}
 	// A read-only server cannot order, and the prompt does not ask it to.
 	ro, _ := promptServer(t, false)
@@ -152,6 +155,7 @@ func TestRestockGapsPrompt(t *testing.T) {
 		"gap negative":     {map[string]string{"sku": "8847291", "min_gap_units": "-1"}, "INVALID_ARGUMENT"},
 		"foreign store":    {map[string]string{"sku": "8847291", "min_gap_units": "3", "store_ids": "47,999"}, "STORE_NOT_AUTHORIZED"},
 		"store not digits": {map[string]string{"sku": "8847291", "min_gap_units": "3", "store_ids": "Praha"}, "INVALID_ARGUMENT"},
+		"all and a store":  {map[string]string{"sku": "8847291", "min_gap_units": "3", "store_ids": "47,all"}, "INVALID_ARGUMENT"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := getPrompt(t, s, promptRestockGaps, c.args)

@@ -38,6 +38,7 @@ type fakeUpstream struct {
 	err      error // returned by every call when set
 	stores   map[string]domain.Store
 	inv      domain.Inventory
+	invBy    map[string]domain.Inventory // a store's own stock, instead of inv
 	sales    []domain.Sale
 	sku      domain.SKU
 	supplier domain.Supplier
@@ -75,6 +76,9 @@ func (f *fakeUpstream) Store(_ context.Context, id string) (domain.Store, error)
 }
 
 func (f *fakeUpstream) Inventory(_ context.Context, id, _ string) (domain.Inventory, error) {
+	if inv, ok := f.invBy[id]; ok {
+		return inv, f.count(id)
+	}
 	return f.inv, f.count(id)
 }
 

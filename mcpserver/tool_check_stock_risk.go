@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,14 +21,18 @@ import (
 // history ever differ, in either direction.
 const _ = uint(projection.MaxLookbackDays-storelinkclient.HistoryDays) + uint(storelinkclient.HistoryDays-projection.MaxLookbackDays)
 
-// maxRiskStores bounds store_ids: one answer stays readable, and one call
-// cannot fan out across the whole chain.
+// maxRiskStores bounds the stores named in store_ids: each is answered in
+// full, so one answer stays readable. The whole chain is store_ids ["all"],
+// answered ranked within a budget (sweep.go).
 const maxRiskStores = 20
+
+// sweepStoreIDsPattern is an item of store_ids: a store id, or "all".
+const sweepStoreIDsPattern = "^([0-9]{1,6}|all)$"
 
 type stockRiskIn struct {
 	SKU          string   `json:"sku" jsonschema:"SKU code"`
 	StoreID      string   `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
-	StoreIDs     []string `json:"store_ids,omitempty" jsonschema:"several stores in one call, instead of store_id"`
+	StoreIDs     []string `json:"store_ids,omitempty" jsonschema:"up to 20 stores instead of store_id, or [\"all\"]"`
 	LookbackDays int      `json:"lookback_days,omitempty" jsonschema:"days of sales history for the sell rate"`
 }
 
@@ -36,6 +41,7 @@ type stockRiskOut struct {
 	SKU     string       `json:"sku"`
 	Product *productInfo `json:"product,omitempty"`
 	Stores  []storeRisk  `json:"stores"`
+	Sweep   *sweepOut    `json:"sweep,omitempty" jsonschema:"for store_ids [\"all\"]: stores holds the most at risk; this, the chain"`
 }
 
 type productInfo struct {
@@ -134,13 +140,14 @@ func addCheckStockRisk(ms *mcp.Server, s *server) {
 			Title: "Check stock risk",
 			Description: "Will this SKU run out at the store(s) before close today, and can a delivery beat it? " +
 				"Per store, a deterministic projection: stockout window, confidence, flags, caveat, per-day evidence, units sold in 24 h. " +
-				"Relay it; don't recompute. For the sales behind a flag or an evidence day, call korral_list_recent_sales.",
+				"Relay it; don't recompute. For the sales behind a flag or an evidence day, call korral_list_recent_sales. " +
+				"store_ids [\"all\"] sweeps every store you may use: the most at risk first, the rest counted.",
 			Annotations: readAnnotations(),
 		},
 		shape: func(p map[string]*jsonschema.Schema) {
 			shapeSKU(p)
 			shapeStoreID(p)
-			p["store_ids"].Items.Pattern = storeIDPattern
+			p["store_ids"].Items.Pattern = sweepStoreIDsPattern
 			p["store_ids"].MinItems = ptr(1)
 			p["store_ids"].MaxItems = ptr(maxRiskStores)
 			p["store_ids"].UniqueItems = true
@@ -175,8 +182,20 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 		if in.StoreID != "" {
 			return nil, apperr.New(apperr.InvalidArgument, "both store_id and store_ids were given", "Pass store_ids alone; put the one store in it if you mean one.")
 		}
+		if slices.Contains(in.StoreIDs, sweepAll) {
+			return s.sweepStores(ctx, c, in)
+		}
 		found = s.assessStores(ctx, c, out, in)
 	}
+	markRiskAnswer(out, found, nil)
+	c.summary = riskSummary(in.SKU, out.Stores, found)
+	return out, nil
+}
+
+// markRiskAnswer fills the product from the first assessment and marks
+// every text from StoreLink in the answer as untrusted, the names of the
+// extra stores (a sweep's listed ones) too.
+func markRiskAnswer(out *stockRiskOut, found []*replenish.Assessment, extra []sweepEntry) {
 	var texts []*string
 	if len(found) > 0 {
 		id := found[0].Identity
@@ -188,8 +207,70 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 	for i := range out.Stores {
 		texts = append(texts, &out.Stores[i].StoreName)
 	}
+	for i := range extra {
+		texts = append(texts, &extra[i].risk.StoreName)
+	}
 	markUntrusted(texts...)
-	c.summary = riskSummary(in.SKU, out.Stores, found)
+}
+
+// sweepStores is store_ids ["all"]: the SKU at every store of the caller's
+// scope, all at once (the StoreLink budget paces them), answered ranked
+// (sweep.go). "all" stands alone, and a scope larger than maxSweepStores
+// is refused before any request.
+func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*stockRiskOut, error) {
+	if len(in.StoreIDs) != 1 {
+		return nil, apperr.New(apperr.InvalidArgument, `store_ids "all" was given with other stores`,
+			`Pass store_ids ["all"] alone for every store you may use, or name up to 20 stores.`)
+	}
+	sc := s.callStores(c)
+	if sc == nil {
+		return nil, apperr.New(apperr.InternalError, "no keyring loaded", "")
+	}
+	c.storeID = sweepAll
+	ids := sc.StoreIDs()
+	if len(ids) == 0 {
+		// The scope's own refusal: no store at all may be used.
+		_, err := sc.Resolve("")
+		return nil, err
+	}
+	if len(ids) > maxSweepStores {
+		return nil, apperr.New(apperr.InvalidArgument,
+			fmt.Sprintf("a sweep checks at most %d stores; you may use %d", maxSweepStores, len(ids)),
+			"Name up to 20 stores in store_ids, or ask for an access token limited to the stores you look after.")
+	}
+	entries := make([]sweepEntry, len(ids))
+	shared := replenish.NewSharedMaster()
+	fanOut(len(ids), len(ids), func(i int) {
+		id := ids[i]
+		entries[i].risk.StoreID = id
+		a, err := s.workflow().AssessShared(ctx, shared, id, in.SKU, in.LookbackDays)
+		if err != nil {
+			entries[i].risk.Error = s.storeError(ctx, c, id, err)
+			return
+		}
+		entries[i].a = a
+		entries[i].risk.StoreName = a.Identity.StoreName
+		entries[i].risk.Risk = compactFacts(a)
+	})
+	stores, found, sw, listed := sweepAnswer(entries)
+	out := &stockRiskOut{SKU: in.SKU, Stores: stores, Sweep: sw}
+	// The product comes from any store that was assessed, detailed or not.
+	product := found
+	if len(product) == 0 {
+		for _, e := range entries {
+			if e.a != nil {
+				product = []*replenish.Assessment{e.a}
+				break
+			}
+		}
+	}
+	markRiskAnswer(out, product, listed)
+	fillMoreAtRisk(sw, listed)
+	name := "SKU " + in.SKU
+	if len(product) > 0 && product[0].Identity.ProductName != "" {
+		name = fmt.Sprintf("%s (SKU %s)", product[0].Identity.ProductName, in.SKU)
+	}
+	c.summary = sweepSummary(name, sw, stores)
 	return out, nil
 }
 
