@@ -2,9 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,19 +44,9 @@ func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
 func TestStoreListFanOutIsBounded(t *testing.T) {
 	const maxInFlight = 12
 	w := e2etest.NewWorld(t)
-	var mu sync.Mutex
-	inFlight, peak, total := 0, 0, 0
-	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		inFlight++
-		total++
-		peak = max(peak, inFlight)
-		mu.Unlock()
-		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
-		time.Sleep(5 * time.Millisecond)
-		w.Mock.Server.ServeHTTP(rw, r)
-	}))
-	defer proxy.Close()
+	proxy := &flightProxy{next: w.Mock.Server, delay: 5 * time.Millisecond}
+	srv := httptest.NewServer(proxy)
+	defer srv.Close()
 	keys := map[string]string{}
 	for id, k := range w.Mock.Server.DefaultKeyring() {
 		keys[id] = k
@@ -68,26 +56,18 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 	}
 	w.WriteKeyring(t, keys)
 	env := w.Env()
-	env[0] = "UPSTREAM_BASE_URL=" + proxy.URL
+	env[0] = "UPSTREAM_BASE_URL=" + srv.URL
 	env = append(env, fmt.Sprintf("UPSTREAM_MAX_IN_FLIGHT=%d", maxInFlight))
 	p := e2etest.StartServer(t, env)
 	list := p.Call("korral_list_authorized_stores", map[string]any{})
 	stores := data(t, list)["stores"].([]any)
-	mu.Lock()
-	listed := total
-	mu.Unlock()
-	if len(stores) != 180 || listed < 180 {
-		t.Fatalf("%d stores listed after %d requests, want 180", len(stores), listed)
+	starts, _ := proxy.take()
+	if len(stores) != 180 || len(starts) < 180 {
+		t.Fatalf("%d stores listed after %d requests, want 180", len(stores), len(starts))
 	}
-	mu.Lock()
-	listPeak := peak
-	mu.Unlock()
-	if listPeak > maxInFlight || listPeak < 2 {
+	if listPeak := peakOf(starts); listPeak > maxInFlight || listPeak < 2 {
 		t.Fatalf("list: %d requests in flight at once, want 2..%d", listPeak, maxInFlight)
 	}
-	mu.Lock()
-	peak, total = 0, 0
-	mu.Unlock()
 	ids := []any{"47", "102"}
 	for i := 0; len(ids) < 20; i++ {
 		ids = append(ids, fmt.Sprint(5000+i))
@@ -97,9 +77,8 @@ func TestStoreListFanOutIsBounded(t *testing.T) {
 		t.Fatalf("%d store entries, want 20", n)
 	}
 	storeRisk(t, risk, 0)
-	mu.Lock()
-	defer mu.Unlock()
-	if peak > maxInFlight || peak < 2 || total < 20 {
-		t.Fatalf("risk: %d requests in flight at once (of %d), want 2..%d", peak, total, maxInFlight)
+	starts, _ = proxy.take()
+	if peak := peakOf(starts); peak > maxInFlight || peak < 2 || len(starts) < 20 {
+		t.Fatalf("risk: %d requests in flight at once (of %d), want 2..%d", peak, len(starts), maxInFlight)
 	}
 }
