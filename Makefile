@@ -190,7 +190,7 @@ inspector: bin/storelink-mcp $(NODE22) $(INSPECTOR_JS) ## Check the tool list wi
 	conformance/inspector.sh $(ROOT)/bin/storelink-mcp $(NODE22) $(INSPECTOR_JS)
 
 .PHONY: bench
-bench: ## Benchmarks (not in ci): Go benchmarks, then the binaries under load beside Prism; writes bench/out/results.md.
+bench: ## Benchmarks (not in ci): Go benchmarks, then the binaries under load beside Prism; writes bench/out/results.md (BENCH_ONLY=distance: one phase).
 	bench/run.sh
 
 # Distribution (ADR 0011): release archives, the container image and the
