@@ -56,7 +56,7 @@ func TestDefaults(t *testing.T) {
 		DefaultLookbackDays: 14,
 		LogLevel:            slog.LevelInfo,
 		UpstreamTimeout:     5 * time.Second,
-		UpstreamMaxInFlight: 32,
+		UpstreamMaxInFlight: 64,
 		MaxOrderUnits:       500,
 		WriteApproval:       ApprovalNone,
 		ApprovalTTL:         24 * time.Hour,

@@ -144,7 +144,7 @@ var settings = []Setting{
 		kind:        durationIn(5*time.Second, 100*time.Millisecond, 60*time.Second, func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
 	{Name: "UPSTREAM_MAX_IN_FLIGHT", Usage: "at most `N` StoreLink requests open at once from this replica, 1 to 1024",
 		Description: "StoreLink requests one replica keeps open at once, across every call (1 to 1024): one budget, taken in turns by the calls waiting for it. A `429`, or a `503` with `Retry-After`, halves it for a while (never below 1); served answers grow it back by one per window, never above this ([ADR 0024](docs/decisions/0024-one-budget-per-storelink.md)).",
-		kind:        intIn(32, 1, 1024, func(c *Config) *int { return &c.UpstreamMaxInFlight })},
+		kind:        intIn(64, 1, 1024, func(c *Config) *int { return &c.UpstreamMaxInFlight })},
 	{Name: "ALLOW_WRITES", Usage: "let a confirmed order reach StoreLink",
 		Description: "`true` lets a confirmed order reach StoreLink; otherwise the write tool only previews.",
 		kind:        boolean(func(c *Config) *bool { return &c.AllowWrites })},

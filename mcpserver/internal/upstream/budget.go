@@ -7,12 +7,12 @@ import (
 )
 
 // DefaultMaxInFlight is the most StoreLink requests one replica keeps open
-// at once, across every tool call (ADR 0024). Thirty-two lets a 20-store
-// risk check (four requests a store, most of them answered from the cache
-// when master data is warm) go out in about one round trip, while ten
-// replicas stay at 320 open requests, a load one StoreLink instance is
-// sized for; StoreLink's 429s shrink it further.
-const DefaultMaxInFlight = 32
+// at once, across every call (ADR 0024). Sixty-four lets a 20-store risk
+// check go out in one round trip with master data warm (40 requests: stock
+// and sales) and in two cold (61, then the supplier), and a 180-store
+// sweep in 6 (warm) to 9 (cold); ten replicas stay at 640 open requests,
+// and StoreLink's 429s shrink it further.
+const DefaultMaxInFlight = 64
 
 // errBudget is a request given up while it waited for a place in the
 // budget: nothing was sent.
