@@ -25,25 +25,35 @@ const distance = 50 * time.Millisecond
 // and warm (reused). It reports round_trips, the wall of one call divided
 // by the injected latency: the critical path in StoreLink round trips
 // (issue 35: at most 2.3 cold, 1.3 warm; the sweep under 2 s cold and 1 s
-// warm, so at most 40 and 20), and round_trips_over_floor, the
+// warm, so at most 40 and 20; busy_sku is one store's 7,000-sale history,
+// whose pages are sequential), and round_trips_over_floor, the
 // same less the wall of the same call with no latency injected, measured
 // in the same run (floor_ms): on a loaded machine the local work of six
 // projections is not StoreLink's round trips.
 func BenchmarkRiskCheckAtDistance(b *testing.B) {
 	for _, master := range []string{"cold", "warm"} {
-		for _, n := range []int{1, 6, 20, 0} {
-			name := "stores=" + itoa(n)
-			if n == 0 {
+		for _, n := range []int{1, 6, 20, 0, -1} {
+			name := "stores=" + itoa(max(n, 0))
+			switch n {
+			case 0:
 				name = "sweep"
+			case -1:
+				name = "busy_sku"
 			}
 			b.Run(master+"/"+name, func(b *testing.B) {
 				cs, stores, setDelay := atDistance(b, master == "cold")
 				if n > len(stores) {
 					b.Skipf("the mock's world has %d stores", len(stores))
 				}
-				args := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": stores[:n]}
-				if n == 0 {
+				args := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": stores[:max(n, 0)]}
+				switch n {
+				case 0:
 					args["store_ids"] = []string{"all"}
+				case -1:
+					// A SKU of about 450 sales a day: 14 days are ~7,000
+					// transactions, 7 POS pages read one after the other
+					// (each needs the cursor of the one before).
+					args = map[string]any{"sku": mockstorelink.SKUAt(1000), "store_ids": stores[:1]}
 				}
 				params := &mcp.CallToolParams{Name: "korral_check_stock_risk", Arguments: args}
 				ctx := context.Background()

@@ -52,22 +52,17 @@ func (p *flightProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.starts = append(p.starts, proxyStart{route: routeOf(r.URL.Path), query: r.URL.RawQuery, inFlight: p.inFlight})
 	p.mu.Unlock()
 	time.Sleep(p.delay)
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := httptest.NewRecorder()
 	p.next.ServeHTTP(rec, r)
 	p.mu.Lock()
 	p.inFlight--
-	p.ends = append(p.ends, proxyEnd{start: i, status: rec.status})
+	p.ends = append(p.ends, proxyEnd{start: i, status: rec.Code})
 	p.mu.Unlock()
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
 }
 
 // routeOf names a StoreLink path by its kind and subject.

@@ -10,7 +10,8 @@
 #   scripts/postgres-test.sh run CMD…  start, run CMD with TEST_DATABASE_URL set, always stop
 #
 # A developer runs `eval "$(scripts/postgres-test.sh start)"`, then the tests, then `stop`.
-# The cluster lives in a temporary directory named in .tools/postgres/state; messages go to
+# The cluster lives in a temporary directory named in .tools/postgres/state-<checkout>, one
+# per checkout (git worktrees may share one .tools and must not share a cluster); messages go to
 # stderr so that stdout can be eval'ed. initdb refuses to run as root, so as root the
 # cluster belongs to the `postgres` user that the Debian package creates. Tests run with
 # fsync=off (a throwaway cluster needs no durability); PG_FSYNC=on for figures that mean
@@ -22,7 +23,8 @@ shopt -s inherit_errexit # a failing step inside $(…) stops the script too
 PATH="$PATH:/usr/sbin:/sbin"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STATE_DIR="$ROOT/.tools/postgres"
-STATE="$STATE_DIR/state"
+# One cluster per checkout: its path's checksum names the state file.
+STATE="$STATE_DIR/state-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1)"
 PG_VERSION="${PG_VERSION:-15}"
 PG_BIN="/usr/lib/postgresql/$PG_VERSION/bin"
 DB_NAME=storelink_test
