@@ -89,6 +89,7 @@ func TestViewsInARealHost(t *testing.T) {
 	{
 		h := startAppsHost(t, env("ALLOW_WRITES=true"))
 		cases["risk"] = h.viewCase("korral_check_stock_risk", butterAt)
+		cases["sweep"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"all"}})
 		cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
 	}
 	{
@@ -222,6 +223,24 @@ func TestViewsInARealHost(t *testing.T) {
 	}
 	if n := num(risk["elements"]); n != 0 {
 		t.Errorf("the risk view holds %v img/b/iframe/object/embed elements: a name was parsed as markup", n)
+	}
+
+	// A chain sweep: the chain's counts above one panel per detailed store.
+	swept := show("sweep", `(() => {
+		const s = document.querySelector("section.sweep");
+		const panels = document.querySelectorAll("section.panel:not(.sweep)");
+		return { ready: !!s, text: s ? s.textContent : "", panels: panels.length,
+			bars: document.querySelectorAll("section.panel:not(.sweep) svg.chart rect.bar").length };
+	})()`)
+	sweepData := cases["sweep"].data(t)
+	detailed, _ := sweepData["stores"].([]any)
+	outcomes := sweepData["sweep"].(map[string]any)["outcomes"].(map[string]any)
+	if text, _ := swept["text"].(string); !strings.Contains(text, "Chain sweep: 2 stores checked") ||
+		!strings.Contains(text, fmt.Sprintf("stock out before close%v", outcomes["stockout_before_close"])) {
+		t.Errorf("sweep view: the chain panel reads %q", text)
+	}
+	if len(detailed) == 0 || int(num(swept["panels"])) != len(detailed) || num(swept["bars"]) == 0 {
+		t.Errorf("sweep view: %v store panels (%v bars) for %d detailed stores", swept["panels"], swept["bars"], len(detailed))
 	}
 
 	// The order view: the preview, then the approval's state.

@@ -145,12 +145,48 @@
     return add(sec, el("p", "muted basis", r.velocity_basis), el("p", "caveat", r.caveat));
   }
 
+  // sweepPanel is a chain sweep's whole chain (store_ids ["all"]): the
+  // counts by outcome, the stores at risk beyond the detailed panels as a
+  // table, and the stores that could not be checked by error code.
+  function sweepPanel(sw, detailed) {
+    var o = sw.outcomes || {}, sec = el("section", "panel sweep");
+    add(sec, el("h2", null, "Chain sweep: " + sw.stores_checked + " stores checked"), facts([
+      ["stock out before close", o.stockout_before_close],
+      ["cannot tell", o.cannot_tell],
+      ["no stockout", o.no_stockout],
+      ["not checked", o.not_checked],
+      ["shown below", detailed ? "the " + detailed + " most at risk" : "no store at risk"]
+    ]));
+    var t = sw.more_at_risk || {}, rows = t.rows || [], cols = t.columns || [];
+    if (rows.length) {
+      add(sec, el("h3", null, "More stores at risk"));
+      var table = el("table", "more-at-risk"), head = el("tr");
+      cols.forEach(function (c) { add(head, el("th", null, c.replace(/_/g, " "))); });
+      add(table, head);
+      rows.forEach(function (row) {
+        var tr = el("tr");
+        row.forEach(function (cell, i) {
+          add(tr, el("td", null, cols[i] === "stockout_earliest" && cell ? when(cell) : cell === null ? "" : cell));
+        });
+        add(table, tr);
+      });
+      add(sec, table);
+    }
+    if (sw.at_risk_not_listed) add(sec, el("p", "muted", sw.at_risk_not_listed + " more at risk, not listed: ask for them by store."));
+    (sw.errors || []).forEach(function (e) {
+      add(sec, el("h3", null, "Not checked: " + e.code), facts([
+        ["stores", (e.store_ids || []).join(", ")], ["message", e.message], ["what to do", e.remediation]]));
+    });
+    return sec;
+  }
+
   korral.start(function (root, d) {
     var name = d.product && d.product.name;
     var h = add(el("h1"), el("span", null, "Stock risk: "), el("span", "product-name", name || d.sku));
     add(root, h, el("p", "muted", "SKU " + d.sku + (d.product && d.product.supplier ? " · supplier " : "")));
     if (d.product && d.product.supplier) add(root.lastChild, el("span", "supplier", d.product.supplier));
     var plain = (name || d.sku || "").replace(/\u27E6[^\u27E7]*\u27E7/g, "");
+    if (d.sweep) add(root, sweepPanel(d.sweep, (d.stores || []).length));
     (d.stores || []).forEach(function (st) { add(root, panel(plain, st)); });
   });
 })();
