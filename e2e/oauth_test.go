@@ -835,6 +835,11 @@ func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
 	if len(per) != 2 || per[0].(map[string]any)["error"] != nil || per[1].(map[string]any)["error"].(map[string]any)["code"] != "STORE_NOT_AUTHORIZED" {
 		t.Fatalf("risk at 47 and 102: %v", per)
 	}
+	// A chain sweep is the token's stores, never the keyring's.
+	env, err = e2etest.CallHTTP(t, cs, "korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []string{"all"}})
+	if err != nil || env["ok"] != true || env["data"].(map[string]any)["sweep"].(map[string]any)["stores_checked"] != 1.0 {
+		t.Fatalf("a sweep with a token for 47: %v %v", env, err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "korral_orders_since", Arguments: map[string]string{"sku": mockstorelink.SKUButter, "store_id": "102"}}); err == nil || !strings.Contains(err.Error(), "STORE_NOT_AUTHORIZED") {
