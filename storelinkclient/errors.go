@@ -266,31 +266,43 @@ type Response[T any] interface {
 // (or a 429 whose Retry-After is not a number) before the status can be
 // seen; such a response too ends as ErrMalformedResponse.
 func Result[T any, R Response[T]](resp R, err error) (*T, error) {
+	v, _, err := ResultWithProblems(resp, err)
+	return v, err
+}
+
+// ResultWithProblems is [Result] that also returns the success body's
+// [FieldProblems], found in the same walk of the body that Result makes to
+// find missing required fields, so that a caller who wants both (to log
+// unknown properties, to refuse renames) reads a body once. The problems
+// come with the value, and with the *MissingFieldError when required
+// fields are missing; on every other error they are nil.
+func ResultWithProblems[T any, R Response[T]](resp R, err error) (*T, []FieldProblem, error) {
 	op, okStatus := resp.operation()
 	if err != nil {
 		if isDecodeError(err) {
-			return nil, fmt.Errorf("%w from %s: %w", ErrMalformedResponse, op, err)
+			return nil, nil, fmt.Errorf("%w from %s: %w", ErrMalformedResponse, op, err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	raw := resp.rawResponse()
 	if raw == nil {
-		return nil, fmt.Errorf("storelink: %s: no HTTP response", op)
+		return nil, nil, fmt.Errorf("storelink: %s: no HTTP response", op)
 	}
 	if err := CheckResponse(raw, resp.GetBody()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v := resp.okBody()
 	if v != nil {
-		if fields := missingFields(resp.GetBody(), v); len(fields) > 0 {
-			return nil, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: fields[0], Fields: fields}, op)
+		problems := FieldProblems(resp.GetBody(), v)
+		if fields := missing(problems); len(fields) > 0 {
+			return nil, problems, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: fields[0], Fields: fields}, op)
 		}
-		return v, nil
+		return v, problems, nil
 	}
 	if raw.StatusCode != okStatus {
-		return nil, fmt.Errorf("%w from %s: status %d, want %d", ErrMalformedResponse, op, raw.StatusCode, okStatus)
+		return nil, nil, fmt.Errorf("%w from %s: status %d, want %d", ErrMalformedResponse, op, raw.StatusCode, okStatus)
 	}
-	return nil, fmt.Errorf("%w from %s: content type %q is not JSON", ErrMalformedResponse, op, raw.Header.Get("Content-Type"))
+	return nil, nil, fmt.Errorf("%w from %s: content type %q is not JSON", ErrMalformedResponse, op, raw.Header.Get("Content-Type"))
 }
 
 // isDecodeError reports whether err came from decoding a response rather than

@@ -132,11 +132,11 @@ func UnknownFields(body []byte, v any) []string {
 	return out
 }
 
-// missingFields lists the paths of the required fields body lacks, in
-// [FieldProblems]' order.
-func missingFields(body []byte, v any) []string {
+// missing lists the paths of the required fields among problems, in their
+// order.
+func missing(problems []FieldProblem) []string {
 	var out []string
-	for _, p := range FieldProblems(body, v) {
+	for _, p := range problems {
 		if p.Kind == FieldMissing {
 			out = append(out, p.Field)
 		}

@@ -35,7 +35,7 @@ func TestMissingRequiredField(t *testing.T) {
 			`{"transaction_id":"T1","units":1},{"transaction_id":"T2","units":1},{"transaction_id":"T3"}]}`, &POSPage{},
 			[]string{"transactions.0.timestamp", "transactions.2.units"}},
 	} {
-		if diff := cmp.Diff(tc.want, missingFields([]byte(tc.body), tc.v)); diff != "" {
+		if diff := cmp.Diff(tc.want, missing(FieldProblems([]byte(tc.body), tc.v))); diff != "" {
 			t.Errorf("%s: missing (-want +got):\n%s", name, diff)
 		}
 	}

@@ -45,12 +45,13 @@ const maxLoggedFields = 10
 // departure is unknown properties is taken, with one warn line (the names,
 // never the values) and one count in storelink.upstream.unknown_fields.
 func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error) (*T, error) {
-	v, err := sl.Result(resp, err)
+	// One walk of the body finds the missing fields Result refuses and
+	// the rest of the problems.
+	v, problems, err := sl.ResultWithProblems(resp, err)
 	var missing *sl.MissingFieldError
 	if err != nil && !errors.As(err, &missing) {
 		return nil, err
 	}
-	problems := sl.FieldProblems(resp.GetBody(), new(T))
 	strict := strictRoutes[route]
 	var refused []sl.FieldProblem
 	var unknown []string
