@@ -45,6 +45,9 @@
 // worth retrying), including StoreLink's habit of answering 200 with an
 // error body; a success whose body cannot be used wraps
 // [ErrMalformedResponse]. Retrieve them with errors.As and errors.Is.
+// A success missing a required field is a [*MissingFieldError];
+// [ResultWithProblems] also returns the answer's other [FieldProblems]
+// (rename candidates, unknown properties) from the same walk of the body.
 //
 // # Pagination and history
 //
