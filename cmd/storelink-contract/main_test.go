@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -69,6 +70,22 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func checkArgs(url, keyring string, extra ...string) []string {
 	return append([]string{"check", "--base-url", url, "--keyring-file", keyring,
 		"--sku", mockstorelink.SKUButter, "--order", mockstorelink.OrderOpen, "--rate", "1000/s"}, extra...)
+}
+
+// mustConform fails the test unless the check exited conforming, naming
+// every probe that neither passed nor was skipped, and the check's stderr.
+func mustConform(t *testing.T, code int, rep *contract.Report, stderr string) {
+	t.Helper()
+	if code == exitConforms {
+		return
+	}
+	var bad []string
+	for _, p := range rep.Probes {
+		if p.Verdict != contract.Pass && p.Verdict != contract.Skipped {
+			bad = append(bad, fmt.Sprintf("%s %s %s %s (%s) got %d: %s %s", p.Operation, p.CaseID, p.Phase, p.Request, p.Key, p.Got, p.Verdict, p.Detail))
+		}
+	}
+	t.Fatalf("exit %d\n%s\n%s", code, strings.Join(bad, "\n"), stderr)
 }
 
 func decodeReport(t *testing.T, stdout string) *contract.Report {

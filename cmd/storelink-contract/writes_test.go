@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -54,15 +53,7 @@ func TestWritesConformForEverySKUAndSelection(t *testing.T) {
 			args := append(checkArgs(mock.URL, keyring, "--allow-writes", "--write-store", mockstorelink.StoreSmichov, "--format", "json"), r.args...)
 			code, stdout, stderr := cli(t, args...)
 			rep := decodeReport(t, stdout)
-			if code != exitConforms {
-				var bad []string
-				for _, p := range rep.Probes {
-					if p.Verdict != contract.Pass && p.Verdict != contract.Skipped {
-						bad = append(bad, fmt.Sprintf("%s %s %s: %s %s", p.Operation, p.CaseID, p.Probe, p.Verdict, p.Detail))
-					}
-				}
-				t.Fatalf("exit %d\n%s\n%s", code, strings.Join(bad, "\n"), stderr)
-			}
+			mustConform(t, code, rep, stderr)
 			if len(rep.Causes) != 0 {
 				t.Errorf("causes against the conformant mock: %+v", rep.Causes)
 			}
