@@ -239,7 +239,7 @@ func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*sto
 			"Name up to 20 stores in store_ids, or ask for an access token limited to the stores you look after.")
 	}
 	entries := make([]sweepEntry, len(ids))
-	shared := replenish.NewSharedMaster()
+	shared := replenish.NewSharedMaster(ids[0])
 	fanOut(len(ids), len(ids), func(i int) {
 		id := ids[i]
 		entries[i].risk.StoreID = id
@@ -320,8 +320,18 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 	kr := s.callStores(c)
 	out.Stores = make([]storeRisk, len(in.StoreIDs))
 	done := make([]*replenish.Assessment, len(in.StoreIDs))
-	// The SKU and its supplier are read once for the call's stores.
-	shared := replenish.NewSharedMaster()
+	// The SKU and its supplier are read once for the call's stores, with
+	// the key of the first store the scope allows.
+	reader := ""
+	if kr != nil {
+		for _, id := range in.StoreIDs {
+			if resolved, err := kr.Resolve(id); err == nil {
+				reader = resolved
+				break
+			}
+		}
+	}
+	shared := replenish.NewSharedMaster(reader)
 	fanOut(len(in.StoreIDs), len(in.StoreIDs), func(i int) {
 		id := in.StoreIDs[i]
 		out.Stores[i].StoreID = id

@@ -112,20 +112,30 @@ func (w *Workflow) Assess(ctx context.Context, storeID, sku string, lookbackDays
 // store itself are still read per store, with each store's key, so a store
 // whose key StoreLink refuses still fails. Make one per call (NewSharedMaster).
 type SharedMaster struct {
+	reader   string
 	once     sync.Once
 	sku      domain.SKU
 	supplier domain.Supplier
 	err      error
 }
 
-// NewSharedMaster returns an empty SharedMaster for one call.
-func NewSharedMaster() *SharedMaster { return &SharedMaster{} }
+// NewSharedMaster returns an empty SharedMaster for one call whose SKU and
+// supplier are read with reader's key: always the same store of the call
+// (its first), so that the same call repeated while master data is warm
+// finds them in that store's cache (entries are per store, ADR 0013)
+// instead of reading them again for whichever store came first. An empty
+// reader reads with the key of the first store that asks.
+func NewSharedMaster(reader string) *SharedMaster { return &SharedMaster{reader: reader} }
 
 func (m *SharedMaster) read(ctx context.Context, w *Workflow, storeID, sku string) (domain.SKU, domain.Supplier, error) {
 	m.once.Do(func() {
-		m.sku, m.err = w.Upstream.SKU(ctx, storeID, sku)
+		reader := m.reader
+		if reader == "" {
+			reader = storeID
+		}
+		m.sku, m.err = w.Upstream.SKU(ctx, reader, sku)
 		if m.err == nil {
-			m.supplier, m.err = w.Upstream.Supplier(ctx, storeID, m.sku.SupplierID)
+			m.supplier, m.err = w.Upstream.Supplier(ctx, reader, m.sku.SupplierID)
 		}
 	})
 	return m.sku, m.supplier, m.err
