@@ -106,8 +106,8 @@ func (w *Workflow) Assess(ctx context.Context, storeID, sku string, lookbackDays
 }
 
 // SharedMaster is the SKU and supplier master data of one call that
-// assesses one SKU at several stores: the first store to need them reads
-// them, with its own key, and the others of the call take that answer
+// assesses one SKU at several stores: they are read once, with the key of
+// the store the call names as reader, and the stores of the call take that answer
 // instead of sending the same two requests each. Stock, sales and the
 // store itself are still read per store, with each store's key, so a store
 // whose key StoreLink refuses still fails. Make one per call (NewSharedMaster).
