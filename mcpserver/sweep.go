@@ -57,7 +57,9 @@ type sweepError struct {
 
 var sweepListColumns = []string{"store_id", "store_name", "will_stockout_before_close_today", "stockout_earliest", "units_short_by_close", "confidence"}
 
-// sweepEntry is one store's outcome before the answer is cut to its budget.
+// sweepEntry is one store's outcome before the answer is cut to its budget:
+// its id, name or error (risk.Risk is built by sweepAnswer, for the
+// detailed stores only) and its assessment.
 type sweepEntry struct {
 	risk storeRisk
 	a    *replenish.Assessment // nil when the store failed
@@ -176,10 +178,13 @@ func sweepAnswer(entries []sweepEntry) ([]storeRisk, []*replenish.Assessment, *s
 	}
 	ranked := rankSweep(entries)
 	detailed := ranked[:min(len(ranked), sweepDetailStores)]
+	// Only the detailed stores' facts are built: the rest are counted or
+	// listed as rows.
 	stores := make([]storeRisk, len(detailed))
 	found := make([]*replenish.Assessment, len(detailed))
 	for i, e := range detailed {
 		stores[i], found[i] = e.risk, e.a
+		stores[i].Risk = compactFacts(e.a)
 	}
 	rest := ranked[len(detailed):]
 	listed := rest[:min(len(rest), sweepListedStores)]

@@ -241,37 +241,43 @@ func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*sto
 	entries := make([]sweepEntry, len(ids))
 	shared := replenish.NewSharedMaster(ids[0])
 	fanOut(len(ids), len(ids), func(i int) {
-		id := ids[i]
-		entries[i].risk.StoreID = id
-		a, err := s.workflow().AssessShared(ctx, shared, id, in.SKU, in.LookbackDays)
-		if err != nil {
-			entries[i].risk.Error = s.storeError(ctx, c, id, err)
-			return
+		entries[i].risk.StoreID = ids[i]
+		entries[i].a, entries[i].risk.Error = s.assessOne(ctx, c, shared, ids[i], in)
+		if entries[i].a != nil {
+			entries[i].risk.StoreName = entries[i].a.Identity.StoreName
 		}
-		entries[i].a = a
-		entries[i].risk.StoreName = a.Identity.StoreName
-		entries[i].risk.Risk = compactFacts(a)
 	})
-	stores, found, sw, listed := sweepAnswer(entries)
+	stores, _, sw, listed := sweepAnswer(entries)
 	out := &stockRiskOut{SKU: in.SKU, Stores: stores, Sweep: sw}
-	// The product comes from any store that was assessed, detailed or not.
-	product := found
-	if len(product) == 0 {
-		for _, e := range entries {
-			if e.a != nil {
-				product = []*replenish.Assessment{e.a}
-				break
-			}
-		}
+	// The product is the SKU's and its supplier's, the same at every store:
+	// it comes from the first store assessed, detailed or not.
+	var product []*replenish.Assessment
+	if i := slices.IndexFunc(entries, func(e sweepEntry) bool { return e.a != nil }); i >= 0 {
+		product = []*replenish.Assessment{entries[i].a}
 	}
 	markRiskAnswer(out, product, listed)
 	fillMoreAtRisk(sw, listed)
-	name := "SKU " + in.SKU
-	if len(product) > 0 && product[0].Identity.ProductName != "" {
-		name = fmt.Sprintf("%s (SKU %s)", product[0].Identity.ProductName, in.SKU)
-	}
-	c.summary = sweepSummary(name, sw, stores)
+	c.summary = sweepSummary(productLabel(in.SKU, product), sw, stores)
 	return out, nil
+}
+
+// assessOne assesses one store of a call of several, with the call's
+// shared master data; a failure is that store's error, not the call's.
+func (s *server) assessOne(ctx context.Context, c *call, shared *replenish.SharedMaster, storeID string, in stockRiskIn) (*replenish.Assessment, *ErrorBody) {
+	a, err := s.workflow().AssessShared(ctx, shared, storeID, in.SKU, in.LookbackDays)
+	if err != nil {
+		return nil, s.storeError(ctx, c, storeID, err)
+	}
+	return a, nil
+}
+
+// productLabel names the product in an audit sentence: its name and SKU
+// when some store was assessed, else the SKU alone.
+func productLabel(sku string, found []*replenish.Assessment) string {
+	if len(found) > 0 && found[0].Identity.ProductName != "" {
+		return fmt.Sprintf("%s (SKU %s)", found[0].Identity.ProductName, sku)
+	}
+	return "SKU " + sku
 }
 
 // riskSummary is the audit trail's sentence for a risk check. It says only
@@ -279,10 +285,7 @@ func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*sto
 // was assessed, each assessed store's verdict and each failed store's error
 // code, in the order asked.
 func riskSummary(sku string, stores []storeRisk, found []*replenish.Assessment) string {
-	product := "SKU " + sku
-	if len(found) > 0 && found[0].Identity.ProductName != "" {
-		product = fmt.Sprintf("%s (SKU %s)", found[0].Identity.ProductName, sku)
-	}
+	product := productLabel(sku, found)
 	parts := make([]string, 0, len(stores))
 	failed, next := 0, 0
 	for i, st := range stores {
@@ -320,36 +323,30 @@ func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, i
 	kr := s.callStores(c)
 	out.Stores = make([]storeRisk, len(in.StoreIDs))
 	done := make([]*replenish.Assessment, len(in.StoreIDs))
-	// The SKU and its supplier are read once for the call's stores, with
-	// the key of the first store the scope allows.
+	// Each id is resolved within the scope once, before any request; the
+	// SKU and its supplier are read once for the call's stores, with the
+	// key of the first store the scope allows.
+	resolved := make([]string, len(in.StoreIDs))
+	refused := make([]error, len(in.StoreIDs))
 	reader := ""
-	if kr != nil {
-		for _, id := range in.StoreIDs {
-			if resolved, err := kr.Resolve(id); err == nil {
-				reader = resolved
-				break
-			}
+	for i, id := range in.StoreIDs {
+		if kr == nil {
+			resolved[i], refused[i] = id, apperr.New(apperr.InternalError, "no keyring loaded", "")
+		} else if resolved[i], refused[i] = kr.Resolve(id); refused[i] == nil && reader == "" {
+			reader = resolved[i]
 		}
 	}
 	shared := replenish.NewSharedMaster(reader)
 	fanOut(len(in.StoreIDs), len(in.StoreIDs), func(i int) {
-		id := in.StoreIDs[i]
-		out.Stores[i].StoreID = id
-		var err error
-		if kr == nil {
-			err = apperr.New(apperr.InternalError, "no keyring loaded", "")
-		} else {
-			id, err = kr.Resolve(id)
-		}
-		if err == nil {
-			done[i], err = s.workflow().AssessShared(ctx, shared, id, in.SKU, in.LookbackDays)
-		}
-		if err != nil {
-			out.Stores[i].Error = s.storeError(ctx, c, id, err)
+		out.Stores[i].StoreID = in.StoreIDs[i]
+		if refused[i] != nil {
+			out.Stores[i].Error = s.storeError(ctx, c, resolved[i], refused[i])
 			return
 		}
-		out.Stores[i].StoreName = done[i].Identity.StoreName
-		out.Stores[i].Risk = compactFacts(done[i])
+		if done[i], out.Stores[i].Error = s.assessOne(ctx, c, shared, resolved[i], in); done[i] != nil {
+			out.Stores[i].StoreName = done[i].Identity.StoreName
+			out.Stores[i].Risk = compactFacts(done[i])
+		}
 	})
 	c.storeID = strings.Join(in.StoreIDs, ",")
 	var found []*replenish.Assessment

@@ -236,7 +236,7 @@ func latencyFaults(d time.Duration) []byte {
 	if d <= 0 {
 		return []byte("[]")
 	}
-	b, _ := json.Marshal([]map[string]string{{"kind": "latency", "delay": d.String()}})
+	b, _ := json.Marshal([]mockstorelink.Fault{{Kind: mockstorelink.FaultLatency, Delay: d}})
 	return b
 }
 
