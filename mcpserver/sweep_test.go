@@ -195,3 +195,29 @@ func TestSweepAllStandsAlone(t *testing.T) {
 		t.Fatalf("%d requests sent for a refused sweep", n)
 	}
 }
+
+// TestSweepRefusesAScopeBeyondItsBound: 1001 stores are refused before any
+// request, not cut short to 1000; exactly 1000 are swept.
+func TestSweepRefusesAScopeBeyondItsBound(t *testing.T) {
+	keyring := func(n int) string {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("%q:\"k%d\"", fmt.Sprint(1000+i), i)
+		}
+		return "{" + strings.Join(keys, ",") + "}"
+	}
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, keyring(1001)), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": []string{"all"}})
+	if errCode(env) != "INVALID_ARGUMENT" || !strings.Contains(env["error"].(map[string]any)["message"].(string), "at most 1000 stores; you may use 1001") {
+		t.Fatalf("1001 stores: %v", env)
+	}
+	if n := f.callsFor("1000") + f.callsFor("2000"); n != 0 {
+		t.Fatalf("%d requests sent for a refused sweep", n)
+	}
+	s = connect(t, newFake(), mustKeyring(t, keyring(1000)), nil)
+	env, _ = callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": []string{"all"}})
+	if env["ok"] != true || env["data"].(map[string]any)["sweep"].(map[string]any)["stores_checked"] != 1000.0 {
+		t.Fatalf("1000 stores: ok=%v", env["ok"])
+	}
+}
