@@ -229,8 +229,10 @@ type Outcome struct {
 	ExpectedArrival time.Time
 	// Prior is the status an already-decided order has.
 	Prior Status
-	// DecidedBy names who decided an already-decided order.
+	// DecidedBy names who decided an already-decided order, and DecidedAt
+	// when (zero when unknown).
 	DecidedBy string
+	DecidedAt time.Time
 	// Reason is a refusal's reason, written for the approver; it must hold
 	// no secret.
 	Reason string
@@ -271,6 +273,8 @@ type DecidedError struct {
 	Status    Status
 	OrderID   string
 	DecidedBy string
+	// DecidedAt is when it was decided; zero when unknown.
+	DecidedAt time.Time
 }
 
 func (e *DecidedError) Error() string {

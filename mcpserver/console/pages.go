@@ -84,7 +84,7 @@ func (h *handler) approve(w http.ResponseWriter, r *http.Request, q *request) {
 		case errors.Is(err, ErrLapsed):
 			o = Outcome{Kind: OutcomeLapsed}
 		case errors.As(err, &decided):
-			o = Outcome{Kind: OutcomeAlreadyDecided, Prior: decided.Status, OrderID: decided.OrderID, DecidedBy: decided.DecidedBy}
+			o = Outcome{Kind: OutcomeAlreadyDecided, Prior: decided.Status, OrderID: decided.OrderID, DecidedBy: decided.DecidedBy, DecidedAt: decided.DecidedAt}
 		case h.backendError(w, r, q, "approve", err):
 			return
 		}
@@ -118,7 +118,7 @@ func approveOutcome(o Outcome) (int, outcomeView) {
 		return http.StatusConflict, outcomeView{Heading: "Lapsed, nothing was sent", Kind: "warn",
 			Message: "The approval ran out before it was sent. If the order is still needed, ask for it to be staged again."}
 	case OutcomeAlreadyDecided:
-		return http.StatusOK, decidedView(o.Prior, o.OrderID, o.DecidedBy)
+		return http.StatusOK, decidedView(o.Prior, o.OrderID, o.DecidedBy, o.DecidedAt)
 	case OutcomeRefused:
 		reason := o.Reason
 		if reason == "" {
@@ -131,10 +131,13 @@ func approveOutcome(o Outcome) (int, outcomeView) {
 }
 
 // decidedView words an order that somebody decided before this request.
-func decidedView(prior Status, orderID, by string) outcomeView {
+func decidedView(prior Status, orderID, by string, at time.Time) outcomeView {
 	byText := ""
 	if by != "" {
 		byText = " by " + by
+	}
+	if !at.IsZero() {
+		byText += " at " + when(at)
 	}
 	switch prior {
 	case StatusRaised:
@@ -142,7 +145,7 @@ func decidedView(prior Status, orderID, by string) outcomeView {
 			Message: "This order was approved" + byText + " and raised as " + orderID + ". Nothing more was sent."}
 	case StatusSending:
 		return outcomeView{Heading: "Already approved", Kind: "warn",
-			Message: "This order was approved" + byText + " and is being sent right now. Nothing more was sent; reload its page in a moment."}
+			Message: "This order was approved" + byText + " and is still being sent, so its outcome is not known yet. Nothing more was sent; reload its page in a moment."}
 	case StatusUnknown:
 		return outcomeView{Heading: "Already approved, outcome unknown", Kind: "warn",
 			Message: "This order was approved" + byText + " and sent, but StoreLink's answer was lost. Nothing more was sent; check its status first."}
@@ -157,6 +160,21 @@ func decidedView(prior Status, orderID, by string) outcomeView {
 			Message: "The approval ran out before anybody decided. Nothing was sent."}
 	}
 	return outcomeView{Heading: "Already decided", Kind: "warn", Message: "Somebody decided this order already. Nothing more was sent."}
+}
+
+// lateRejectView words a rejection that came after another decision: what
+// the ledger holds, and that the rejection changed nothing.
+func lateRejectView(d *DecidedError) outcomeView {
+	c := Outcome{OrderID: d.OrderID, DecidedBy: d.DecidedBy}.clean()
+	v := decidedView(d.Status, c.OrderID, c.DecidedBy, d.DecidedAt)
+	switch d.Status {
+	case StatusRaised, StatusSending, StatusUnknown, StatusFailed:
+		v.Heading = "Not rejected: " + strings.ToLower(v.Heading[:1]) + v.Heading[1:]
+		v.Message += " Your rejection came too late and changed nothing."
+	case StatusRejected:
+		v.Message += " Your rejection changed nothing more."
+	}
+	return v
 }
 
 func (h *handler) reject(w http.ResponseWriter, r *http.Request, q *request) {
@@ -184,8 +202,7 @@ func (h *handler) reject(w http.ResponseWriter, r *http.Request, q *request) {
 		status, v = http.StatusConflict, outcomeView{Heading: "Lapsed, nothing was sent", Kind: "warn",
 			Message: "The approval ran out before your rejection; nothing was sent, and there is nothing left to reject."}
 	case errors.As(err, &decided):
-		c := Outcome{OrderID: decided.OrderID, DecidedBy: decided.DecidedBy}.clean()
-		status, v = http.StatusConflict, decidedView(decided.Status, c.OrderID, c.DecidedBy)
+		status, v = http.StatusConflict, lateRejectView(decided)
 	case h.backendError(w, r, q, "reject", err):
 		return
 	}

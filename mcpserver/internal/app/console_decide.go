@@ -34,11 +34,26 @@ func (b *consoleBackend) Reject(ctx context.Context, a console.Approver, approva
 	if err != nil {
 		return err
 	}
-	if _, err := b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name, Reason: reason}); err != nil {
-		_, err := decisionOutcome(err)
-		return err
+	_, err = b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name, Reason: reason})
+	if err == nil {
+		return nil
 	}
-	return nil
+	if _, cerr := decisionOutcome(err); cerr != nil {
+		return cerr
+	}
+	// A refusal that is not one of the console's errors: the rejection
+	// was not written, and the page must not say it was. Report what the
+	// ledger holds instead.
+	if e, serr := b.flow.Show(ctx, approvalID); serr == nil && e.State != state.StatePendingApproval {
+		return decidedError(e)
+	}
+	return err
+}
+
+// decidedError is the console's error for an approval the ledger holds as
+// decided.
+func decidedError(e state.Entry) *console.DecidedError {
+	return &console.DecidedError{Status: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy, DecidedAt: e.UpdatedAt.UTC()}
 }
 
 // record writes r to the audit trail; a failure is logged, and the
@@ -95,9 +110,8 @@ func decisionOutcome(err error) (console.Outcome, error) {
 	case errors.As(err, &np) && np.Lapsed:
 		return console.Outcome{Kind: console.OutcomeLapsed}, console.ErrLapsed
 	case errors.As(err, &np):
-		e := np.Entry
-		return console.Outcome{Kind: console.OutcomeAlreadyDecided, Prior: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy},
-			&console.DecidedError{Status: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy}
+		d := decidedError(np.Entry)
+		return console.Outcome{Kind: console.OutcomeAlreadyDecided, Prior: d.Status, OrderID: d.OrderID, DecidedBy: d.DecidedBy, DecidedAt: d.DecidedAt}, d
 	case errors.As(err, &ref) && ref.Entry.State == state.StateUnknown:
 		return console.Outcome{Kind: console.OutcomeUnknown}, nil
 	case errors.As(err, &ref):

@@ -97,6 +97,10 @@ func (e *NotFoundError) Error() string {
 }
 
 // NotPendingError reports a staged order that can no longer be decided.
+// Entry is the ledger's entry as it stands when the answer is given (an
+// entry that was being sent is waited for, within settleWait), so that
+// what a person is told is what the ledger holds, never what they asked
+// for.
 type NotPendingError struct {
 	Verb  string
 	Entry state.Entry
@@ -110,7 +114,40 @@ func (e *NotPendingError) Error() string {
 		return fmt.Sprintf("%s %s: the staged order is %s (it lapsed at %s), no longer pending; nothing was sent",
 			e.Verb, e.Entry.ApprovalID, state.StateExpired, e.Entry.ApprovalExpiresAt.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("%s %s: the staged order is %s, no longer pending; nothing changed", e.Verb, e.Entry.ApprovalID, e.Entry.State)
+	noun := map[string]string{"approve": "approval", "reject": "rejection"}[e.Verb]
+	if noun == "" {
+		noun = e.Verb
+	}
+	return fmt.Sprintf("%s %s: too late, the staged order is %s, no longer pending: %s; your %s changed nothing",
+		e.Verb, e.Entry.ApprovalID, e.Entry.State, DecidedText(e.Entry), noun)
+}
+
+// DecidedText says what became of a staged order that is no longer
+// pending, in words for the person who tried to decide it: who decided,
+// when (UTC), and the order StoreLink holds when there is one.
+func DecidedText(e state.Entry) string {
+	by, at := "", ""
+	if e.DecidedBy != "" {
+		by = " by " + e.DecidedBy
+	}
+	if !e.UpdatedAt.IsZero() {
+		at = " at " + e.UpdatedAt.UTC().Format(time.RFC3339)
+	}
+	switch e.State {
+	case state.StateRaised:
+		return fmt.Sprintf("it was approved%s and raised at StoreLink as order %s%s", by, e.OrderID, at)
+	case state.StateSending:
+		return fmt.Sprintf("it was approved%s and is still being sent to StoreLink (since%s); check its status before doing anything else", by, at)
+	case state.StateUnknown:
+		return fmt.Sprintf("it was approved%s and sent%s, but StoreLink's answer was lost: the order may exist; check its status", by, at)
+	case state.StateFailed:
+		return fmt.Sprintf("it was approved%s and StoreLink refused the order%s", by, at)
+	case state.StateRejected:
+		return fmt.Sprintf("it was rejected%s%s; nothing was sent", by, at)
+	case state.StateExpired:
+		return fmt.Sprintf("its approval lapsed at %s; nothing was sent", e.ApprovalExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("it is %s", e.State)
 }
 
 // Staged lists the orders awaiting approval at the server's clock, oldest
@@ -170,9 +207,63 @@ func (w *Workflow) pending(ctx context.Context, verb string, d Decision) (state.
 	}
 	now := w.now()
 	if cur := e.AsOf(now); cur.State != state.StatePendingApproval {
-		return state.Entry{}, Approver{}, w.notPending(ctx, verb, e, now)
+		np := w.notPending(ctx, verb, w.settle(ctx, e), now)
+		w.recordLate(ctx, np, who.Name)
+		return state.Entry{}, Approver{}, np
 	}
 	return e, who, nil
+}
+
+// settleWait bounds how long a decision that lost to another one waits for
+// an order that is being sent, so that it can tell the person how the send
+// ended instead of "being sent". A send takes one StoreLink round trip
+// and a ledger write; a crash mid-send leaves the entry sending, which the
+// answer then says.
+const settleWait = 15 * time.Second
+
+// settle returns e, or, when e is being sent, the entry as it stands once
+// the send has ended or settleWait has passed.
+func (w *Workflow) settle(ctx context.Context, e state.Entry) state.Entry {
+	deadline := time.Now().Add(settleWait)
+	for e.State == state.StateSending && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return e
+		case <-time.After(100 * time.Millisecond):
+		}
+		cur, found, err := w.Ledger.ByApprovalID(ctx, e.ApprovalID)
+		if err != nil || !found {
+			return e
+		}
+		e = cur
+	}
+	return e
+}
+
+// late is the answer to a decision whose ledger write found the approval
+// taken by another decision: the entry as the ledger holds it now, waited
+// for while it is being sent, with an audit row of the attempt. Nil when
+// the entry cannot be read, or still reads as pending (then the caller
+// reports the ledger's refusal as it is).
+func (w *Workflow) late(ctx context.Context, verb, id, who string, now time.Time) *NotPendingError {
+	cur, found, err := w.Ledger.ByApprovalID(ctx, id)
+	if err != nil || !found || cur.AsOf(now).State == state.StatePendingApproval {
+		return nil
+	}
+	np := w.notPending(ctx, verb, w.settle(ctx, cur), now)
+	w.recordLate(ctx, np, who)
+	return np
+}
+
+// recordLate writes a decision that came after another one to the audit
+// trail, with what the ledger holds.
+func (w *Workflow) recordLate(ctx context.Context, np *NotPendingError, who string) {
+	code := "APPROVAL_ALREADY_DECIDED"
+	if np.Lapsed || np.Entry.State == state.StateExpired {
+		code = "APPROVAL_EXPIRED"
+	}
+	w.recordDecision(ctx, np.Entry, np.Entry.ApprovalID, who, np.Verb, "error", code,
+		fmt.Sprintf("%s tried to %s %s too late: %s.", who, np.Verb, np.Entry.ApprovalID, DecidedText(np.Entry)))
 }
 
 func (w *Workflow) verify(ctx context.Context, name, secret, storeID string) (Approver, error) {
@@ -185,7 +276,7 @@ func (w *Workflow) verify(ctx context.Context, name, secret, storeID string) (Ap
 // notPending is the answer about an entry that is not pending at now. An
 // approval that lapsed is written down as expired here, on the decision
 // path, through the ledger's expire event.
-func (w *Workflow) notPending(ctx context.Context, verb string, e state.Entry, now time.Time) error {
+func (w *Workflow) notPending(ctx context.Context, verb string, e state.Entry, now time.Time) *NotPendingError {
 	lapsed := e.State == state.StatePendingApproval && e.AsOf(now).State == state.StateExpired
 	if lapsed {
 		if got, err := w.Ledger.Apply(context.WithoutCancel(ctx), e.IdempotencyKey, state.EventExpire, state.Change{}, now); err == nil {
@@ -214,8 +305,10 @@ func (w *Workflow) Reject(ctx context.Context, d Decision) (state.Entry, error) 
 	e, err := w.Ledger.Reject(ctx, d.ApprovalID, who.Name, now)
 	if err != nil {
 		if errors.Is(err, state.ErrNotPending) {
-			if cur, found, rerr := w.Ledger.ByApprovalID(ctx, d.ApprovalID); rerr == nil && found && cur.AsOf(now).State == state.StateExpired {
-				return state.Entry{}, w.notPending(ctx, "reject", cur, now)
+			// Another decision (another process's approve or reject)
+			// took the approval between the read above and this write.
+			if late := w.late(ctx, "reject", d.ApprovalID, who.Name, now); late != nil {
+				return state.Entry{}, late
 			}
 		}
 		return state.Entry{}, &Refusal{Step: StepDecide, Entry: pending, Err: err, msg: fmt.Sprintf("reject %s: %v", d.ApprovalID, err)}
@@ -292,6 +385,11 @@ func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 			w.recordDecision(ctx, e, id, who.Name, verb, "error", "APPROVAL_EXPIRED",
 				fmt.Sprintf("%s tried to approve %s, but it lapsed at %s before it could be sent; nothing was sent.", who.Name, id, e.ApprovalExpiresAt.UTC().Format(time.RFC3339)))
 			return nil, w.notPending(ctx, verb, e, now)
+		case errors.Is(err, state.ErrNotPending):
+			// Another decision took the approval after the read above.
+			if late := w.late(ctx, verb, id, who.Name, now); late != nil {
+				return nil, late
+			}
 		}
 		return nil, &Refusal{Step: StepClaim, Entry: e, Err: err, msg: fmt.Sprintf("approve %s: %v", id, err)}
 	}

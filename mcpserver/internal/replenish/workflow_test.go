@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -301,8 +303,9 @@ func TestApprovalIsSingleUse(t *testing.T) {
 			t.Fatalf("%d concurrent approvals won and StoreLink holds %d orders; want 1 and 2 (errors: %v)", wins, up.orders(), errs)
 		}
 		for _, err := range errs {
-			var ref *Refusal
-			if !errors.As(err, &np) && !(errors.As(err, &ref) && ref.Step == StepClaim && errors.Is(err, state.ErrNotPending)) {
+			// A losing approval says what the winner did, never its own
+			// intent: the order raised, with its id.
+			if !errors.As(err, &np) || np.Entry.State != state.StateRaised || np.Entry.OrderID == "" {
 				t.Errorf("a losing approval: %v", err)
 			}
 		}
@@ -389,6 +392,74 @@ type claimHook struct {
 func (h claimHook) Claim(ctx context.Context, id, by string, now time.Time) (state.Entry, error) {
 	h.before()
 	return h.Ledger.Claim(ctx, id, by, now)
+}
+
+// rejectHook runs its hook just before each Reject, as another process's
+// decision that lands between the workflow's read and its write would.
+type rejectHook struct {
+	state.Ledger
+	before func()
+}
+
+func (h rejectHook) Reject(ctx context.Context, id, by string, now time.Time) (state.Entry, error) {
+	h.before()
+	return h.Ledger.Reject(ctx, id, by, now)
+}
+
+// A decision that loses to another one, taken by another process between
+// its read and its write, reports what the ledger holds (the order raised,
+// or rejected) and leaves an audit row of the attempt. The rejection used
+// to come back as a refusal that a door could take for success, and a
+// page said "rejected, nothing was sent" of an order StoreLink held.
+func TestLateDecisionReportsTheLedger(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		clk := &clock{now: t0}
+		up := &fakeStoreLink{}
+		w := approvalFlow(up, b.store, clk)
+		other := approvalFlow(up, b.store, clk)
+
+		// Approve wins: the rejection is too late.
+		e := stage(t, w, 24)
+		late := *w
+		late.Ledger = rejectHook{Ledger: b.store, before: func() {
+			if _, err := approve(other, e.ApprovalID); err != nil {
+				t.Errorf("the other approval: %v", err)
+			}
+		}}
+		_, err := late.Reject(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential, Reason: "enough on the shelf"})
+		var np *NotPendingError
+		if !errors.As(err, &np) || np.Entry.State != state.StateRaised || np.Entry.OrderID == "" || np.Lapsed {
+			t.Fatalf("a rejection after the approval: %v", err)
+		}
+		if !strings.Contains(err.Error(), "raised at StoreLink as order "+np.Entry.OrderID) || !strings.Contains(err.Error(), "by Jana") {
+			t.Errorf("the late rejection reads %q", err)
+		}
+		if got := entry(t, b.store, e.ApprovalID); got.State != state.StateRaised || up.orders() != 1 {
+			t.Fatalf("the ledger holds %s and StoreLink %d orders", got.State, up.orders())
+		}
+		if codes := auditCodes(t, b.store, "approvals.reject"); !slices.Equal(codes, []string{"error:APPROVAL_ALREADY_DECIDED"}) {
+			t.Errorf("audit rows of the rejection: %v", codes)
+		}
+
+		// Reject wins: the approval is too late and sends nothing.
+		e = stage(t, w, 36)
+		lateApprove := *w
+		lateApprove.Ledger = claimHook{Ledger: b.store, before: func() {
+			if _, err := other.Reject(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential, Reason: "not needed"}); err != nil {
+				t.Errorf("the other rejection: %v", err)
+			}
+		}}
+		_, err = approve(&lateApprove, e.ApprovalID)
+		if !errors.As(err, &np) || np.Entry.State != state.StateRejected {
+			t.Fatalf("an approval after the rejection: %v", err)
+		}
+		if !strings.Contains(err.Error(), "rejected by Jana") || up.orders() != 1 {
+			t.Errorf("the late approval reads %q; StoreLink holds %d orders", err, up.orders())
+		}
+		if got := entry(t, b.store, e.ApprovalID); got.State != state.StateRejected {
+			t.Fatalf("the ledger holds %s", got.State)
+		}
+	})
 }
 
 // Listing and showing only read: a lapsed approval reads as expired and
