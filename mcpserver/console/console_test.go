@@ -772,6 +772,35 @@ func TestApproveVerdictsAsErrors(t *testing.T) {
 	}
 }
 
+// An order left sending by a process that stopped mid-send reads as being
+// sent for a while (a send takes one StoreLink round trip), then as
+// interrupted, with the runbook's step: find out at StoreLink, record it
+// with approvals resolve, do not approve again. It used to say "reload in a
+// moment" for ever.
+func TestInterruptedSendShowsTheRunbookStep(t *testing.T) {
+	f := newFixture(t, nil)
+	f.b.Claim("ap-47", "bob", t0)
+	br := f.loggedIn(t, alice, secret)
+
+	f.clock.Advance(90 * time.Second)
+	a := br.get("/orders/ap-47")
+	if strings.Contains(a.body, `id="stuck"`) {
+		t.Errorf("90 s after the claim the order page already says the send stopped:\n%s", a.body)
+	}
+	mustContain(t, br.post("/orders/ap-47/approve", url.Values{"csrf": {br.token("/orders/ap-47")}}), "reload its page in a moment")
+
+	f.clock.Advance(time.Minute)
+	mustContain(t, br.get("/orders/ap-47"), `id="stuck"`, "storelink-mcp approvals resolve ap-47 --raised ORDER_ID", "--not-raised", "Do not approve it again")
+	a = br.post("/orders/ap-47/approve", url.Values{"csrf": {br.token("/orders/ap-47")}})
+	mustContain(t, a, "Approved, send interrupted", "approvals resolve")
+	if strings.Contains(a.body, "reload its page in a moment") {
+		t.Errorf("an interrupted send still says reload:\n%s", a.body)
+	}
+	if got := f.b.Raised(); len(got) != 0 {
+		t.Errorf("raised %v", got)
+	}
+}
+
 func TestSecureCookieOverTLS(t *testing.T) {
 	clock := consoletest.NewClock(t0)
 	b := consoletest.New(clock.Now)

@@ -33,6 +33,22 @@ type orderView struct {
 	// RejectError explains a refused rejection next to its form;
 	// RejectReason refills the box. (Reason is the order's own.)
 	RejectError, RejectReason string
+	// Stuck is set when the order has been sending for longer than a send
+	// takes: the process sending it has most likely stopped, and a person
+	// must find out at StoreLink and record it (the runbook's step).
+	Stuck bool
+}
+
+// stuckAfter is how long an order may be sending before its page stops
+// saying "being sent" and shows the runbook step instead. A send is one
+// StoreLink request, bounded by the upstream timeout (at most a minute),
+// and a ledger write with its retries.
+const stuckAfter = 2 * time.Minute
+
+// stuck reports whether an order in status s, sending since at, has been
+// sending for longer than a send takes.
+func stuck(s Status, at, now time.Time) bool {
+	return s == StatusSending && !at.IsZero() && now.Sub(at) > stuckAfter
 }
 
 func (h *handler) orderPage(w http.ResponseWriter, r *http.Request, q *request, status int, rejectErr, reason string) {
@@ -48,6 +64,9 @@ func (h *handler) orderPage(w http.ResponseWriter, r *http.Request, q *request, 
 		Chart:        buildChart(d),
 		RejectError:  rejectErr,
 		RejectReason: reason,
+	}
+	if d.Decision != nil {
+		v.Stuck = stuck(d.Status, d.Decision.At, h.now())
 	}
 	p := q.base(d.ProductName)
 	p.Data = v
@@ -92,7 +111,7 @@ func (h *handler) approve(w http.ResponseWriter, r *http.Request, q *request) {
 			h.approvals.remember(id, q.approver.Name, o)
 		}
 	}
-	status, v := approveOutcome(o.clean())
+	status, v := approveOutcome(o.clean(), h.now())
 	v.ApprovalID = id
 	p := q.base(v.Heading)
 	p.Data = v
@@ -100,7 +119,7 @@ func (h *handler) approve(w http.ResponseWriter, r *http.Request, q *request) {
 }
 
 // approveOutcome words an approval's outcome for the approver.
-func approveOutcome(o Outcome) (int, outcomeView) {
+func approveOutcome(o Outcome, now time.Time) (int, outcomeView) {
 	switch o.Kind {
 	case OutcomeRaised:
 		msg := "StoreLink accepted the order as " + o.OrderID
@@ -118,7 +137,7 @@ func approveOutcome(o Outcome) (int, outcomeView) {
 		return http.StatusConflict, outcomeView{Heading: "Lapsed, nothing was sent", Kind: "warn",
 			Message: "The approval ran out before it was sent. If the order is still needed, ask for it to be staged again."}
 	case OutcomeAlreadyDecided:
-		return http.StatusOK, decidedView(o.Prior, o.OrderID, o.DecidedBy, o.DecidedAt)
+		return http.StatusOK, decidedView(o.Prior, o.OrderID, o.DecidedBy, o.DecidedAt, now)
 	case OutcomeRefused:
 		reason := o.Reason
 		if reason == "" {
@@ -130,8 +149,13 @@ func approveOutcome(o Outcome) (int, outcomeView) {
 		Message: fmt.Sprintf("The server answered with an outcome this page does not know (%q). Check the order's status before doing anything else.", o.Kind)}
 }
 
-// decidedView words an order that somebody decided before this request.
-func decidedView(prior Status, orderID, by string, at time.Time) outcomeView {
+// resolveStep is the runbook's step for an order whose send was
+// interrupted (docs/operations.md, "An order with an unknown outcome").
+const resolveStep = "Ask Korral IT whether StoreLink holds it, then record what they find with storelink-mcp approvals resolve (--raised ORDER_ID, or --not-raised); do not approve it again."
+
+// decidedView words an order that somebody decided before this request;
+// now tells an interrupted send from one in progress.
+func decidedView(prior Status, orderID, by string, at, now time.Time) outcomeView {
 	byText := ""
 	if by != "" {
 		byText = " by " + by
@@ -144,6 +168,10 @@ func decidedView(prior Status, orderID, by string, at time.Time) outcomeView {
 		return outcomeView{Heading: "Already approved as " + orderID, Kind: "ok",
 			Message: "This order was approved" + byText + " and raised as " + orderID + ". Nothing more was sent."}
 	case StatusSending:
+		if stuck(prior, at, now) {
+			return outcomeView{Heading: "Approved, send interrupted", Kind: "error",
+				Message: "This order was approved" + byText + ", but its send has not finished after " + stuckAfter.String() + ": the process sending it most likely stopped, and the order may or may not be at StoreLink. Nothing more was sent. " + resolveStep}
+		}
 		return outcomeView{Heading: "Already approved", Kind: "warn",
 			Message: "This order was approved" + byText + " and is still being sent, so its outcome is not known yet. Nothing more was sent; reload its page in a moment."}
 	case StatusUnknown:
@@ -164,9 +192,9 @@ func decidedView(prior Status, orderID, by string, at time.Time) outcomeView {
 
 // lateRejectView words a rejection that came after another decision: what
 // the ledger holds, and that the rejection changed nothing.
-func lateRejectView(d *DecidedError) outcomeView {
+func lateRejectView(d *DecidedError, now time.Time) outcomeView {
 	c := Outcome{OrderID: d.OrderID, DecidedBy: d.DecidedBy}.clean()
-	v := decidedView(d.Status, c.OrderID, c.DecidedBy, d.DecidedAt)
+	v := decidedView(d.Status, c.OrderID, c.DecidedBy, d.DecidedAt, now)
 	switch d.Status {
 	case StatusRaised, StatusSending, StatusUnknown, StatusFailed:
 		v.Heading = "Not rejected: " + strings.ToLower(v.Heading[:1]) + v.Heading[1:]
@@ -202,7 +230,7 @@ func (h *handler) reject(w http.ResponseWriter, r *http.Request, q *request) {
 		status, v = http.StatusConflict, outcomeView{Heading: "Lapsed, nothing was sent", Kind: "warn",
 			Message: "The approval ran out before your rejection; nothing was sent, and there is nothing left to reject."}
 	case errors.As(err, &decided):
-		status, v = http.StatusConflict, lateRejectView(decided)
+		status, v = http.StatusConflict, lateRejectView(decided, h.now())
 	case h.backendError(w, r, q, "reject", err):
 		return
 	}

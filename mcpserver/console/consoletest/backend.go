@@ -111,6 +111,17 @@ func (b *Backend) Stage(d console.OrderDetail) {
 	b.orders[d.ApprovalID] = &staged{detail: d}
 }
 
+// Claim marks a staged order as being sent by name since at, as another
+// process's approval that has not finished (or stopped mid-send) leaves it.
+func (b *Backend) Claim(id, name string, at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o := b.orders[id]; o != nil {
+		o.detail.Status = console.StatusSending
+		o.detail.Decision = &console.Decision{By: name, At: at}
+	}
+}
+
 // AddAudit adds a row to the audit trail.
 func (b *Backend) AddAudit(r console.AuditRow) {
 	b.mu.Lock()
@@ -269,7 +280,7 @@ func (b *Backend) Approve(_ context.Context, ap console.Approver, id string) (co
 	if d.Status != console.StatusPending && !(b.NotSingleUse && d.Status == console.StatusRaised) {
 		dec := console.Outcome{Kind: console.OutcomeAlreadyDecided, Prior: d.Status}
 		if d.Decision != nil {
-			dec.OrderID, dec.DecidedBy = d.Decision.OrderID, d.Decision.By
+			dec.OrderID, dec.DecidedBy, dec.DecidedAt = d.Decision.OrderID, d.Decision.By, d.Decision.At
 		}
 		return dec, nil
 	}
@@ -302,7 +313,7 @@ func (b *Backend) Reject(_ context.Context, ap console.Approver, id, reason stri
 	if d.Status != console.StatusPending {
 		e := &console.DecidedError{Status: d.Status}
 		if d.Decision != nil {
-			e.OrderID, e.DecidedBy = d.Decision.OrderID, d.Decision.By
+			e.OrderID, e.DecidedBy, e.DecidedAt = d.Decision.OrderID, d.Decision.By, d.Decision.At
 		}
 		return e
 	}
