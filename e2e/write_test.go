@@ -245,6 +245,16 @@ func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 	if err := os.WriteFile(secretFile, []byte(cred+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A secret file others can read is refused, and nothing is sent.
+	if err := os.Chmod(secretFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "approve", "--approver", "jana nováková", "--secret-file", secretFile, approvalID); exit != 2 || !strings.Contains(stderr, "chmod 600 "+secretFile) || w.Requests(isCreate) != 0 {
+		t.Fatalf("approve with a secret file of mode 0644: exit %d %s", exit, stderr)
+	}
+	if err := os.Chmod(secretFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out, stderr, exit := e2etest.RunCLI(t, env, "approvals", "approve", "--approver", "jana nováková", "--secret-file", secretFile, approvalID)
 	if exit != 0 || !strings.Contains(out, "raised") {
 		t.Fatalf("approve: exit %d\n%s\n%s", exit, out, stderr)

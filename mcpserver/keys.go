@@ -2,16 +2,21 @@ package mcpserver
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"sync"
 
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/secretfile"
 )
 
 // KeySource holds the current keyring. When it came from a file, the file is
 // re-read on demand (after StoreLink refused a key), so a weekly rotation is
-// picked up without a restart. A file that no longer parses keeps the last
-// good keyring: a half-written file must not take every store offline.
+// picked up without a restart. A file that no longer parses, or whose mode
+// now lets other users read it, keeps the last good keyring: a half-written
+// file must not take every store offline, and a leaked one must not be
+// used as if nothing happened.
 type KeySource struct {
 	mu       sync.Mutex
 	current  *keyring.Keyring
@@ -56,6 +61,13 @@ func (s *KeySource) Refresh(storeID string, stale keyring.Key) (keyring.Key, boo
 
 func (s *KeySource) reload() {
 	if s.path == "" {
+		return
+	}
+	// A file others can read is refused on a reload as at start-up; the
+	// keyring in force stays. A path that is not on the disk (the
+	// in-memory files of tests) is judged by the read alone.
+	if err := secretfile.Check(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("keyring.reload_failed", "path", s.path, "error", "STORELINK_KEYRING_FILE: "+err.Error())
 		return
 	}
 	data, err := s.readFile(s.path)

@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/app"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/secretfile"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
@@ -40,6 +43,12 @@ func (p person) secret(env Env, verb, fromEnv string) (string, error) {
 	var raw string
 	switch {
 	case p.secretFile != "":
+		// An approver's secret that other users can read is refused, as
+		// every other secret file is (secretfile states the rule). A path
+		// that is not on the disk is judged by the read alone.
+		if err := secretfile.Check(p.secretFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", usageError("approvals %s: --secret-file: %v", verb, err)
+		}
 		b, err := env.ReadFile(p.secretFile)
 		if err != nil {
 			return "", usageError("approvals %s: --secret-file: cannot read %s", verb, p.secretFile)

@@ -262,6 +262,28 @@ func TestOpenHoldsTheFileToItsRules(t *testing.T) {
 	}
 	unsafe(t, fifo, "is not a regular file", "regular file")
 
+	// A directory anyone may write to, without the sticky bit: refused,
+	// naming the directory; with the sticky bit (as /tmp) or writable by
+	// the group alone (a Kubernetes volume with fsGroup): accepted.
+	shared := filepath.Join(dir, "shared")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{{0o777, false}, {0o703, false}, {0o777 | os.ModeSticky, true}, {0o770, true}} {
+		if err := os.Chmod(shared, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(shared, "outcomes.jsonl")
+		if c.ok {
+			open(t, path).Close()
+			continue
+		}
+		unsafe(t, path, "lets other users replace the journal", "chmod o-w "+shared)
+	}
+
 	fresh := filepath.Join(dir, "new", "outcomes.jsonl")
 	open(t, fresh)
 	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o600 || !st.Mode().IsRegular() {

@@ -124,6 +124,9 @@ func Open(path string) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("journal: create directory for %s: %w", abs, err)
 	}
+	if err := checkDir(filepath.Dir(abs)); err != nil {
+		return nil, err
+	}
 	f, err := openFile(abs)
 	if err != nil {
 		return nil, err

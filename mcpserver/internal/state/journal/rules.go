@@ -41,6 +41,23 @@ func symlinkError(abs string) error {
 	return e
 }
 
+// checkDir refuses a journal directory that other users may write to
+// without the sticky bit: any of them could rename the journal away and
+// put a file (or a link) of their own in its place between two opens. A
+// group-writable directory is accepted, as a Kubernetes volume with
+// fsGroup is one; "others" never.
+func checkDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil || !modeBits {
+		return nil // MkdirAll just made it, or this system has no such bits
+	}
+	if m := st.Mode(); m.Perm()&0o002 != 0 && m&os.ModeSticky == 0 {
+		return &UnsafeError{Path: dir, Problem: fmt.Sprintf("is the journal's directory, and its mode %04o lets other users replace the journal in it", m.Perm()),
+			Fix: fmt.Sprintf("chmod o-w %s (or keep the journal in a directory of its own: the server creates one, mode 0700)", dir)}
+	}
+	return nil
+}
+
 // checkFile holds the opened journal's file information to Rule.
 func checkFile(abs string, st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
