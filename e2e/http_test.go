@@ -48,6 +48,11 @@ func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
 		}
 		cancel()
 		p.Stop()
+		// Under --stateless, the start says that 2025-11-25 hosts get no
+		// views; with sessions it has nothing to say.
+		if got := p.Logged("http.stateless"); got != (len(mode) == 1) {
+			t.Errorf("%v: http.stateless logged: %v", mode, got)
+		}
 	}
 	if n := w.Requests(allRequests); n != 0 {
 		t.Fatalf("%d requests reached StoreLink without a valid token", n)

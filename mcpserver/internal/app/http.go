@@ -156,6 +156,12 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 		a.log.Warn("auth.disabled", "reason", reason, "note", "every caller that can reach the address can use the tools")
 	}
 	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
+	if o.Stateless {
+		// A 2025-11-25 client's capabilities come with its initialize
+		// request, which a stateless server does not keep: its tools/list
+		// cannot know that the client renders MCP Apps (ADR 0020).
+		a.log.Info("http.stateless", "views", "2025-11-25 clients get no MCP Apps views under --stateless (their capabilities are not kept between requests); 2026-07-28 clients declare theirs with each request and get them")
+	}
 	var consoleDone <-chan error
 	if o.Console.Addr != "" {
 		c, err := startConsole(a, o.Console)
