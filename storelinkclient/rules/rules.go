@@ -15,6 +15,15 @@
 // A [Finding] names the rule, the field (a JSON Pointer into the body) and
 // what is wrong in the rule's own words. It never quotes a value of the
 // answer: what StoreLink sends is untrusted, and may be huge or say anything.
+//
+// A rule judges what StoreLink sent, never a field it left out: Go's
+// decoder leaves an absent field at its zero value, and a units of 0 or a
+// timestamp of year 1 that StoreLink never sent would break rules it did
+// not break. [Check] finds the absent fields in the body; a reader that
+// decodes the body itself passes them in [Query.Absent] (the client's
+// ResultWithFields returns them). That a field is absent is the schema's
+// finding (a required field missing, or renamed), reported once, by
+// whoever compares the answer with the contract; no rule repeats it.
 package rules
 
 import (
@@ -214,9 +223,10 @@ func ValidTimezone(name string) bool {
 	return err == nil
 }
 
-// Query is what an answer was asked for, as far as the rules need it. A
-// zero field is not checked: a Query without Now applies no "not in the
-// future" rule, one without StoreID no path.store_id.
+// Query is what an answer was asked for, as far as the rules need it, and
+// which of the answer's fields StoreLink left out. A zero field is not
+// checked: a Query without Now applies no "not in the future" rule, one
+// without StoreID no path.store_id.
 type Query struct {
 	// StoreID, SKU, SupplierID and OrderID are the ids of the request's path
 	// and query.
@@ -236,7 +246,27 @@ type Query struct {
 	// Walk is the walk over POS pages this page belongs to; nil judges the
 	// page on its own.
 	Walk *Walk
+	// Absent are the fields of the answer StoreLink left out, as the
+	// client's walk of the body finds them (storelinkclient.BodyFields,
+	// ResultWithFields); no rule judges a field in it, or reads it as
+	// zero. The zero value has every field the answer's type declares: an
+	// optional field the generated type holds as a pointer is absent when
+	// nil, whatever Absent says. [Check] sets it from the body.
+	Absent sl.Absent
 }
+
+// sent reports whether the answer has the field at the JSON Pointer.
+func (q Query) sent(pointer string) bool { return !q.Absent.Has(pointer) }
+
+// sentLine reports whether transaction i of a POS page has the property
+// name. It runs for every line of every page, so it writes the pointer
+// only when some line lacks something (lacking, from
+// Absent.Within("/transactions"), once per page).
+func (q Query) sentLine(lacking bool, i int, name string) bool {
+	return !lacking || q.sent(line(i)+"/"+name)
+}
+
+func line(i int) string { return "/transactions/" + strconv.Itoa(i) }
 
 // Walk is what one walk over the POS pages of a query has seen, for the
 // rules that span pages. The zero value is a walk before its first page.
@@ -248,13 +278,18 @@ type Walk struct {
 	cursors map[string]bool
 }
 
-func (w *Walk) record(p *sl.POSPage) {
+func (w *Walk) record(p *sl.POSPage, q Query) {
 	if w.cursors == nil {
 		w.cursors = map[string]bool{}
 	}
 	w.pages++
-	if n := len(p.Transactions); n > 0 {
-		w.oldest = p.Transactions[n-1].Timestamp
+	// The oldest line is the last that has a timestamp.
+	lacking := q.Absent.Within("/transactions")
+	for i := len(p.Transactions) - 1; i >= 0; i-- {
+		if q.sentLine(lacking, i, "timestamp") {
+			w.oldest = p.Transactions[i].Timestamp
+			break
+		}
 	}
 	if p.NextCursor != nil {
 		w.cursors[*p.NextCursor] = true
@@ -287,32 +322,40 @@ func (fs *findings) add(rule, field, problem string) {
 	*fs = append(*fs, Finding{Rule: rule, Field: field, Problem: problem})
 }
 
-func (fs *findings) echo(rule, field, got, want, what string) {
-	if want != "" && got != want {
+// echo judges an id the answer repeats from the request, when the answer
+// has it.
+func (fs *findings) echo(q Query, rule, field, got, want, what string) {
+	if want != "" && q.sent(field) && got != want {
 		fs.add(rule, field, "not the "+what+" of the request")
 	}
 }
 
+// within holds a number the answer has to its bound; the caller asks
+// whether the answer has it.
 func (fs *findings) within(schema, property, field string, v int64) {
-	r := bound(schema, property)
-	if v < r.Min || v > r.Max {
+	if r, out := outside(schema, property, v); out {
 		fs.add(r.Rule, field, fmt.Sprintf("outside %d to %d", r.Min, r.Max))
 	}
 }
 
-func (fs *findings) timezone(tz, field string) {
+func outside(schema, property string, v int64) (Range, bool) {
+	r := bound(schema, property)
+	return r, v < r.Min || v > r.Max
+}
+
+func (fs *findings) timezone(q Query, tz, field string) {
 	switch {
+	case !q.sent(field):
 	case tz == "":
-		fs.add(StoreTimezone, field, "missing or empty")
+		fs.add(StoreTimezone, field, "empty")
 	case !ValidTimezone(tz):
 		fs.add(StoreTimezone, field, "not an IANA time zone")
 	}
 }
 
-func (fs *findings) notFuture(rule, field string, t time.Time, q Query) {
-	if !q.Now.IsZero() && t.After(q.Now.Add(ClockSkew)) {
-		fs.add(rule, field, "in the future")
-	}
+// future reports a time later than the reader's clock allows.
+func future(t time.Time, q Query) bool {
+	return !q.Now.IsZero() && t.After(q.Now.Add(ClockSkew))
 }
 
 func (fs *findings) result() []Finding {
@@ -323,13 +366,20 @@ func (fs *findings) result() []Finding {
 }
 
 // CheckStoreList judges the chain's store list.
-func CheckStoreList(v *sl.StoreList, _ Query) []Finding {
+func CheckStoreList(v *sl.StoreList, q Query) []Finding {
 	var fs findings
+	// prev is the last store_id before this store, of the stores that have
+	// one.
+	prev, havePrev := "", false
 	for i, s := range v.Stores {
-		if i > 0 && StoreIDLess(s.StoreID, v.Stores[i-1].StoreID) {
-			fs.add(StoresOrder, fmt.Sprintf("/stores/%d/store_id", i), "before the store_id of the store before it")
+		at := "/stores/" + strconv.Itoa(i)
+		if q.sent(at + "/store_id") {
+			if havePrev && StoreIDLess(s.StoreID, prev) {
+				fs.add(StoresOrder, at+"/store_id", "before the store_id of the store before it")
+			}
+			prev, havePrev = s.StoreID, true
 		}
-		fs.timezone(s.Timezone, fmt.Sprintf("/stores/%d/timezone", i))
+		fs.timezone(q, s.Timezone, at+"/timezone")
 	}
 	return fs.result()
 }
@@ -368,31 +418,53 @@ func digitsOnly(s string) bool {
 }
 
 // CheckStore judges one store and its opening hours.
+//
+// A day the answer leaves out, or the whole week, is not judged. A day
+// without closed is neither open nor closed: only the times it has are
+// judged (store.hours.format, and store.hours.order when it has both).
 func CheckStore(v *sl.Store, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.timezone(v.Timezone, "/timezone")
+	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.timezone(q, v.Timezone, "/timezone")
 	for _, d := range Week(v.OpeningHours) {
 		at := "/opening_hours/" + d.Name
+		if !q.sent(at) {
+			continue
+		}
 		h := d.Hours
-		if h.Closed {
-			if h.Opens != nil || h.Closes != nil {
-				fs.add(StoreHoursClosed, at, "closed but with opening hours")
+		opens, closes := h.Opens, h.Closes
+		if !q.sent(at + "/opens") {
+			opens = nil
+		}
+		if !q.sent(at + "/closes") {
+			closes = nil
+		}
+		if q.sent(at + "/closed") {
+			if h.Closed {
+				if opens != nil || closes != nil {
+					fs.add(StoreHoursClosed, at, "closed but with opening hours")
+				}
+				continue
 			}
-			continue
+			if opens == nil || closes == nil {
+				fs.add(StoreHoursOpen, at, "open but without opens and closes")
+				continue
+			}
 		}
-		if h.Opens == nil || h.Closes == nil {
-			fs.add(StoreHoursOpen, at, "open but without opens and closes")
-			continue
+		var o, c int
+		ok1, ok2 := true, true
+		if opens != nil {
+			o, ok1 = ParseClock(*opens)
 		}
-		o, ok1 := ParseClock(*h.Opens)
-		c, ok2 := ParseClock(*h.Closes)
+		if closes != nil {
+			c, ok2 = ParseClock(*closes)
+		}
 		switch {
 		case !ok1:
 			fs.add(StoreHoursFormat, at+"/opens", "not an HH:MM time")
 		case !ok2:
 			fs.add(StoreHoursFormat, at+"/closes", "not an HH:MM time")
-		case o >= c:
+		case opens != nil && closes != nil && o >= c:
 			fs.add(StoreHoursOrder, at, "opens at or after it closes")
 		}
 	}
@@ -419,10 +491,14 @@ func Week(w sl.WeeklyHours) []Day {
 // CheckInventory judges an on-hand count.
 func CheckInventory(v *sl.Inventory, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
-	fs.within("Inventory", "on_hand_units", "/on_hand_units", v.OnHandUnits)
-	fs.notFuture(InventoryCountedAt, "/counted_at", v.CountedAt, q)
+	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	if q.sent("/on_hand_units") {
+		fs.within("Inventory", "on_hand_units", "/on_hand_units", v.OnHandUnits)
+	}
+	if q.sent("/counted_at") && future(v.CountedAt, q) {
+		fs.add(InventoryCountedAt, "/counted_at", "in the future")
+	}
 	return fs.result()
 }
 
@@ -430,12 +506,15 @@ func CheckInventory(v *sl.Inventory, q Query) []Finding {
 // q.Walk. Times are compared to the second: RFC 3339 times are often
 // written without fractions, and a since echoed to the second is the same
 // since.
+//
+// A line without units or without a timestamp is not judged on it; the
+// order of the lines is judged among those that have a timestamp.
 func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathSKU, "/sku", v.SKU, q.SKU, "SKU")
 	since := q.Since.Truncate(time.Second)
-	if !q.Since.IsZero() && !v.Since.Truncate(time.Second).Equal(since) {
+	if !q.Since.IsZero() && q.sent("/since") && !v.Since.Truncate(time.Second).Equal(since) {
 		fs.add(POSSince, "/since", "not the since of the query")
 	}
 	limit := q.Limit
@@ -445,29 +524,46 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	if len(v.Transactions) > limit {
 		fs.add(POSLimit, "/transactions", "more transactions than the query's limit")
 	}
-	if v.TotalCount < int64(len(v.Transactions)) {
+	if q.sent("/total_count") && v.TotalCount < int64(len(v.Transactions)) {
 		fs.add(POSTotalCount, "/total_count", "fewer than the transactions on the page")
 	}
 	w := q.Walk
-	for i, t := range v.Transactions {
-		at := fmt.Sprintf("/transactions/%d", i)
-		fs.within("POSTransaction", "units", at+"/units", t.Units)
-		if !q.Since.IsZero() && t.Timestamp.Before(since) {
-			fs.add(POSWindow, at+"/timestamp", "before the query's since")
-		}
-		fs.notFuture(POSWindow, at+"/timestamp", t.Timestamp, q)
-		switch {
-		case i > 0 && t.Timestamp.After(v.Transactions[i-1].Timestamp):
-			fs.add(POSOrder, at+"/timestamp", "newer than the transaction before it")
-		case i == 0 && w != nil && w.pages > 0 && !w.oldest.IsZero() && t.Timestamp.After(w.oldest):
-			fs.add(POSOrder, at+"/timestamp", "newer than the last transaction of the page before")
-		}
+	// newer is the time of the last line before this one that has a
+	// timestamp, onPage whether it is on this page (not the walk's).
+	var newer time.Time
+	have, onPage := false, false
+	if w != nil && w.pages > 0 && !w.oldest.IsZero() {
+		newer, have = w.oldest, true
 	}
-	if c := v.NextCursor; c != nil && ((q.Cursor != "" && *c == q.Cursor) || (w != nil && w.cursors[*c])) {
+	lacking := q.Absent.Within("/transactions")
+	for i, t := range v.Transactions {
+		if q.sentLine(lacking, i, "units") {
+			if r, out := outside("POSTransaction", "units", t.Units); out {
+				fs.add(r.Rule, line(i)+"/units", fmt.Sprintf("outside %d to %d", r.Min, r.Max))
+			}
+		}
+		if !q.sentLine(lacking, i, "timestamp") {
+			continue
+		}
+		switch {
+		case !q.Since.IsZero() && t.Timestamp.Before(since):
+			fs.add(POSWindow, line(i)+"/timestamp", "before the query's since")
+		case future(t.Timestamp, q):
+			fs.add(POSWindow, line(i)+"/timestamp", "in the future")
+		}
+		switch {
+		case have && onPage && t.Timestamp.After(newer):
+			fs.add(POSOrder, line(i)+"/timestamp", "newer than the transaction before it")
+		case have && !onPage && t.Timestamp.After(newer):
+			fs.add(POSOrder, line(i)+"/timestamp", "newer than the last transaction of the page before")
+		}
+		newer, have, onPage = t.Timestamp, true, true
+	}
+	if c := v.NextCursor; c != nil && q.sent("/next_cursor") && ((q.Cursor != "" && *c == q.Cursor) || (w != nil && w.cursors[*c])) {
 		fs.add(POSCursor, "/next_cursor", "repeats a cursor already returned")
 	}
 	if w != nil {
-		w.record(v)
+		w.record(v, q)
 	}
 	return fs.result()
 }
@@ -475,9 +571,11 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 // CheckSKU judges a SKU's master data.
 func CheckSKU(v *sl.SKU, q Query) []Finding {
 	var fs findings
-	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
-	fs.within("SKU", "case_pack", "/case_pack", v.CasePack)
-	if v.ShelfLifeDays != nil {
+	fs.echo(q, PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	if q.sent("/case_pack") {
+		fs.within("SKU", "case_pack", "/case_pack", v.CasePack)
+	}
+	if v.ShelfLifeDays != nil && q.sent("/shelf_life_days") {
 		fs.within("SKU", "shelf_life_days", "/shelf_life_days", *v.ShelfLifeDays)
 	}
 	return fs.result()
@@ -486,12 +584,14 @@ func CheckSKU(v *sl.SKU, q Query) []Finding {
 // CheckSupplier judges a supplier's delivery terms.
 func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 	var fs findings
-	fs.echo(PathSupplierID, "/supplier_id", v.SupplierID, q.SupplierID, "supplier")
-	fs.within("Supplier", "lead_time_days", "/lead_time_days", v.LeadTimeDays)
-	if v.MinimumOrderUnits != nil {
+	fs.echo(q, PathSupplierID, "/supplier_id", v.SupplierID, q.SupplierID, "supplier")
+	if q.sent("/lead_time_days") {
+		fs.within("Supplier", "lead_time_days", "/lead_time_days", v.LeadTimeDays)
+	}
+	if v.MinimumOrderUnits != nil && q.sent("/minimum_order_units") {
 		fs.within("Supplier", "minimum_order_units", "/minimum_order_units", *v.MinimumOrderUnits)
 	}
-	if c := v.OrderCutoffLocal; c != nil {
+	if c := v.OrderCutoffLocal; c != nil && q.sent("/order_cutoff_local") {
 		if _, ok := ParseClock(*c); !ok {
 			fs.add(SupplierCutoff, "/order_cutoff_local", "not an HH:MM time")
 		}
@@ -504,26 +604,31 @@ func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 // raised when the reader knows).
 func CheckOrder(v *sl.Order, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(PathOrderID, "/order_id", v.OrderID, q.OrderID, "order")
-	if !v.Status.Valid() {
+	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathOrderID, "/order_id", v.OrderID, q.OrderID, "order")
+	if q.sent("/status") && !v.Status.Valid() {
 		fs.add(OrderStatus, "/status", "not one of the contract's order statuses")
 	}
-	fs.within("Order", "quantity_units", "/quantity_units", v.QuantityUnits)
+	qty := q.sent("/quantity_units")
+	if qty {
+		fs.within("Order", "quantity_units", "/quantity_units", v.QuantityUnits)
+	}
 	if r := q.Raised; r != nil {
 		switch {
-		case v.SKU != r.SKU:
+		case q.sent("/sku") && v.SKU != r.SKU:
 			fs.add(OrderReadBack, "/sku", "not the SKU the order was raised for")
-		case v.QuantityUnits != r.QuantityUnits:
+		case qty && v.QuantityUnits != r.QuantityUnits:
 			fs.add(OrderReadBack, "/quantity_units", "not the quantity the order was raised for")
 		}
 	}
 	return fs.result()
 }
 
-// Check decodes a successful answer to the operation and judges it. It
-// fails when the body does not decode into the operation's type: the
-// schema says more about such a body than the rules can.
+// Check decodes a successful answer to the operation and judges it. The
+// fields the body leaves out are found in the body (they replace
+// q.Absent) and are not judged. It fails when the body does not decode
+// into the operation's type: the schema says more about such a body than
+// the rules can.
 func Check(operation string, body []byte, q Query) ([]Finding, error) {
 	switch operation {
 	case OpListStores:
@@ -549,5 +654,6 @@ func judge[T any](body []byte, q Query, check func(*T, Query) []Finding) ([]Find
 	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, fmt.Errorf("rules: the body does not decode: %w", err)
 	}
+	q.Absent = sl.BodyFields(body, &v).Absent
 	return check(&v, q), nil
 }
