@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/korral/storelink/openapi"
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
@@ -166,4 +167,58 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSuggestedPatchAddsNoRuleFinding is the stand-ins' day in small: a
+// StoreLink that sends no total_count and no since on its POS pages, no
+// case_pack on its SKUs and no opening_hours on its stores. The check names
+// each absence once, as a missing field, and no rule on its zero value;
+// suggest makes each optional; the check of the patched contract finds
+// nothing, where the rules used to judge the zero values (issue 40).
+func TestSuggestedPatchAddsNoRuleFinding(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	leaveOut := rewrite(func(r *http.Request) bool {
+		return r.Method == http.MethodGet && r.URL.Path != "/v1/stores"
+	}, func(status int, body map[string]any) (int, any) {
+		if status == http.StatusOK && body != nil {
+			for _, name := range []string{"total_count", "since", "case_pack", "opening_hours"} {
+				delete(body, name)
+			}
+		}
+		return status, body
+	})
+	srv := f.serve(t, leaveOut)
+	cfg := config(f, srv.URL)
+	rep := check(t, cfg)
+	var missing []string
+	for _, c := range rep.Causes {
+		switch {
+		case c.Kind == FindingSchema && strings.HasSuffix(c.Schema, "/required"):
+			missing = append(missing, c.Path)
+		default:
+			t.Errorf("cause %s %s %s at %s: want only the missing fields", c.ID, c.Kind, c.Rule, c.Path)
+		}
+	}
+	slices.Sort(missing)
+	if want := []string{"/case_pack", "/opening_hours", "/since", "/total_count"}; !slices.Equal(missing, want) {
+		t.Errorf("missing fields %v, want %v", missing, want)
+	}
+	sug, err := Suggest(openapi.YAML, rep.Causes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sug.Proposals) != 4 {
+		t.Fatalf("proposals %+v, notes %+v; want the four made optional", sug.Proposals, sug.Notes)
+	}
+	cfg.Spec = sug.Patched
+	again := check(t, cfg)
+	for _, p := range again.Probes {
+		for _, fd := range p.Findings {
+			t.Errorf("re-check: %s/%s: %s %s at %s: %s", p.Operation, p.Probe, fd.Kind, fd.Rule, fd.Path, fd.Message)
+		}
+	}
+	if again.ExitCode() != 0 {
+		t.Errorf("re-check exit %d: %v", again.ExitCode(), failing(again))
+	}
 }
