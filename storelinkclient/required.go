@@ -136,7 +136,7 @@ func BodyFields(body []byte, v any) Fields {
 	}
 	var w walker
 	problems := w.problemsIn(doc, reflect.TypeOf(v))
-	return Fields{Problems: problems, Absent: Absent{set: w.absent}}
+	return Fields{Problems: problems, Absent: newAbsent(w.absent)}
 }
 
 // Absent is the set of the properties of the contract's type that a JSON
@@ -147,32 +147,47 @@ func BodyFields(body []byte, v any) Fields {
 // [Absent.Has]. A property inside an absent object is absent too, and is
 // not listed on its own. A property whose value is null is present: null
 // is a value, which the contract's schema judges. The zero value is an
-// answer that has every property.
+// answer that has every property. An Absent is comparable (so a struct
+// that holds one stays comparable), and is never changed once made.
 type Absent struct {
-	set map[string]struct{}
+	set *pointerSet
+}
+
+type pointerSet struct{ m map[string]struct{} }
+
+func newAbsent(m map[string]struct{}) Absent {
+	if len(m) == 0 {
+		return Absent{}
+	}
+	return Absent{set: &pointerSet{m: m}}
 }
 
 // NewAbsent is the set of the given JSON Pointers, for a reader that knows
 // by other means what an answer left out.
 func NewAbsent(pointers ...string) Absent {
-	if len(pointers) == 0 {
-		return Absent{}
-	}
-	set := make(map[string]struct{}, len(pointers))
+	m := make(map[string]struct{}, len(pointers))
 	for _, p := range pointers {
-		set[p] = struct{}{}
+		m[p] = struct{}{}
 	}
-	return Absent{set: set}
+	return newAbsent(m)
+}
+
+func (a Absent) pointers() map[string]struct{} {
+	if a.set == nil {
+		return nil
+	}
+	return a.set.m
 }
 
 // Has reports whether the answer leaves out the property at the JSON
 // Pointer, or an object that would hold it.
 func (a Absent) Has(pointer string) bool {
-	if len(a.set) == 0 {
+	set := a.pointers()
+	if len(set) == 0 {
 		return false
 	}
 	for p := pointer; p != ""; {
-		if _, ok := a.set[p]; ok {
+		if _, ok := set[p]; ok {
 			return true
 		}
 		i := strings.LastIndexByte(p, '/')
@@ -188,13 +203,13 @@ func (a Absent) Has(pointer string) bool {
 // Pointer, an object that would hold it, or anything inside it: whether a
 // reader of the value at pointer must ask [Absent.Has] at all.
 func (a Absent) Within(pointer string) bool {
-	if len(a.set) == 0 {
+	if a.set == nil {
 		return false
 	}
 	if a.Has(pointer) {
 		return true
 	}
-	for p := range a.set {
+	for p := range a.set.m {
 		if strings.HasPrefix(p, pointer) && len(p) > len(pointer) && p[len(pointer)] == '/' {
 			return true
 		}
@@ -203,12 +218,12 @@ func (a Absent) Within(pointer string) bool {
 }
 
 // Len is the number of pointers in the set.
-func (a Absent) Len() int { return len(a.set) }
+func (a Absent) Len() int { return len(a.pointers()) }
 
 // Pointers lists the set, sorted.
 func (a Absent) Pointers() []string {
-	out := make([]string, 0, len(a.set))
-	for p := range a.set {
+	out := make([]string, 0, a.Len())
+	for p := range a.pointers() {
 		out = append(out, p)
 	}
 	slices.Sort(out)

@@ -265,3 +265,12 @@ func TestTypedChecksTakeTheAbsentFields(t *testing.T) {
 		t.Errorf("absent %v", got)
 	}
 }
+
+// TestQueryStaysComparable: Query was comparable before it carried the
+// absent fields, and the client's public API keeps it so (a release is
+// checked with apidiff). It would not compile otherwise.
+func TestQueryStaysComparable(t *testing.T) {
+	if (rules.Query{Absent: sl.NewAbsent("/total_count")}) == (rules.Query{}) {
+		t.Error("a query with absent fields equals one without")
+	}
+}
