@@ -88,7 +88,11 @@ func TestAbsentFieldIsItsOwnCause(t *testing.T) {
 // hands the absent ones to the rules.
 func TestCheckedFindsTheAbsentFields(t *testing.T) {
 	q := rules.ExampleQuery(rules.OpGetSupplier)
-	body := without(t, mustMarshal(t, rules.Good(rules.OpGetSupplier, q)), "/order_cutoff_local")
+	good, err := json.Marshal(rules.Good(rules.OpGetSupplier, q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := without(t, good, "/order_cutoff_local")
 	c, _ := newClient(t, serving(t, rules.OpGetSupplier, body).URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
 	var absent sl.Absent
 	resp, err := c.api.GetSupplierWithResponse(context.Background(), q.SupplierID, sl.WithStoreKey("k47"))
@@ -120,13 +124,4 @@ func TestStoreWithoutHoursIsRefusedNotRead(t *testing.T) {
 			t.Errorf("%s absent: %v, want the one fault of monday's hours", absent, err)
 		}
 	}
-}
-
-func mustMarshal(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
