@@ -150,19 +150,19 @@ func Lookup(id string) (Rule, bool) {
 type Range struct {
 	Rule string
 	// Schema and Property name the number in the contract, e.g. "SKU" and
-	// "case_pack".
+	// "case_pack" (the generated type's JSON name of the field).
 	Schema, Property string
 	Min, Max         int64
 }
 
 var ranges = []Range{
-	{InventoryRange, "Inventory", "on_hand_units", -1000000, 1000000},
-	{POSUnits, "POSTransaction", "units", 1, 100000},
-	{SKURange, "SKU", "case_pack", 1, 1000},
-	{SKURange, "SKU", "shelf_life_days", 1, 3650},
-	{SupplierRange, "Supplier", "lead_time_days", 0, 60},
-	{SupplierRange, "Supplier", "minimum_order_units", 1, 100000},
-	{OrderRange, "Order", "quantity_units", 1, 100000},
+	{InventoryRange, "Inventory", nOnHand, -1000000, 1000000},
+	{POSUnits, "POSTransaction", nUnits, 1, 100000},
+	{SKURange, "SKU", nCasePack, 1, 1000},
+	{SKURange, "SKU", nShelfLifeDays, 1, 3650},
+	{SupplierRange, "Supplier", nLeadTimeDays, 0, 60},
+	{SupplierRange, "Supplier", nMinimumOrderUnits, 1, 100000},
+	{OrderRange, "Order", nOrderQuantity, 1, 100000},
 }
 
 // Ranges lists the numeric bounds the rules hold answers to.
@@ -259,14 +259,14 @@ type Query struct {
 func (q Query) sent(pointer string) bool { return !q.Absent.Has(pointer) }
 
 // sentLine reports whether transaction i of a POS page has the property
-// name. It runs for every line of every page, so it writes the pointer
-// only when some line lacks something (lacking, from
-// Absent.Within("/transactions"), once per page).
-func (q Query) sentLine(lacking bool, i int, name string) bool {
-	return !lacking || q.sent(line(i)+"/"+name)
+// at the pointer prop (pUnits, pTimestamp). It runs for every line of
+// every page, so it writes the line's pointer only when some line lacks
+// something (lacking, from Absent.Within(pTransactions), once per page).
+func (q Query) sentLine(lacking bool, i int, prop string) bool {
+	return !lacking || q.sent(line(i)+prop)
 }
 
-func line(i int) string { return "/transactions/" + strconv.Itoa(i) }
+func line(i int) string { return pTransactions + "/" + strconv.Itoa(i) }
 
 // Walk is what one walk over the POS pages of a query has seen, for the
 // rules that span pages. The zero value is a walk before its first page.
@@ -284,9 +284,9 @@ func (w *Walk) record(p *sl.POSPage, q Query) {
 	}
 	w.pages++
 	// The oldest line is the last that has a timestamp.
-	lacking := q.Absent.Within("/transactions")
+	lacking := q.Absent.Within(pTransactions)
 	for i := len(p.Transactions) - 1; i >= 0; i-- {
-		if q.sentLine(lacking, i, "timestamp") {
+		if q.sentLine(lacking, i, pTimestamp) {
 			w.oldest = p.Transactions[i].Timestamp
 			break
 		}
@@ -372,14 +372,14 @@ func CheckStoreList(v *sl.StoreList, q Query) []Finding {
 	// one.
 	prev, havePrev := "", false
 	for i, s := range v.Stores {
-		at := "/stores/" + strconv.Itoa(i)
-		if q.sent(at + "/store_id") {
+		at := ptr(nStores) + "/" + strconv.Itoa(i)
+		if id := at + ptr(nSummaryStoreID); q.sent(id) {
 			if havePrev && StoreIDLess(s.StoreID, prev) {
-				fs.add(StoresOrder, at+"/store_id", "before the store_id of the store before it")
+				fs.add(StoresOrder, id, "before the store_id of the store before it")
 			}
 			prev, havePrev = s.StoreID, true
 		}
-		fs.timezone(q, s.Timezone, at+"/timezone")
+		fs.timezone(q, s.Timezone, at+ptr(nSummaryTZ))
 	}
 	return fs.result()
 }
@@ -424,22 +424,22 @@ func digitsOnly(s string) bool {
 // judged (store.hours.format, and store.hours.order when it has both).
 func CheckStore(v *sl.Store, q Query) []Finding {
 	var fs findings
-	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.timezone(q, v.Timezone, "/timezone")
+	fs.echo(q, PathStoreID, ptr(nStoreID), v.StoreID, q.StoreID, "store")
+	fs.timezone(q, v.Timezone, ptr(nStoreTZ))
 	for _, d := range Week(v.OpeningHours) {
-		at := "/opening_hours/" + d.Name
+		at := ptr(nHours) + ptr(d.Name)
 		if !q.sent(at) {
 			continue
 		}
 		h := d.Hours
 		opens, closes := h.Opens, h.Closes
-		if !q.sent(at + "/opens") {
+		if !q.sent(at + ptr(nOpens)) {
 			opens = nil
 		}
-		if !q.sent(at + "/closes") {
+		if !q.sent(at + ptr(nCloses)) {
 			closes = nil
 		}
-		if q.sent(at + "/closed") {
+		if q.sent(at + ptr(nClosed)) {
 			if h.Closed {
 				if opens != nil || closes != nil {
 					fs.add(StoreHoursClosed, at, "closed but with opening hours")
@@ -461,9 +461,9 @@ func CheckStore(v *sl.Store, q Query) []Finding {
 		}
 		switch {
 		case !ok1:
-			fs.add(StoreHoursFormat, at+"/opens", "not an HH:MM time")
+			fs.add(StoreHoursFormat, at+ptr(nOpens), "not an HH:MM time")
 		case !ok2:
-			fs.add(StoreHoursFormat, at+"/closes", "not an HH:MM time")
+			fs.add(StoreHoursFormat, at+ptr(nCloses), "not an HH:MM time")
 		case opens != nil && closes != nil && o >= c:
 			fs.add(StoreHoursOrder, at, "opens at or after it closes")
 		}
@@ -471,7 +471,8 @@ func CheckStore(v *sl.Store, q Query) []Finding {
 	return fs.result()
 }
 
-// Day is one weekday's opening hours, named as the contract names it.
+// Day is one weekday's opening hours, named as the contract names it (the
+// generated WeeklyHours' JSON name).
 type Day struct {
 	Name    string
 	Weekday time.Weekday
@@ -481,23 +482,23 @@ type Day struct {
 // Week lists a store's opening hours from Monday to Sunday.
 func Week(w sl.WeeklyHours) []Day {
 	return []Day{
-		{"monday", time.Monday, w.Monday}, {"tuesday", time.Tuesday, w.Tuesday},
-		{"wednesday", time.Wednesday, w.Wednesday}, {"thursday", time.Thursday, w.Thursday},
-		{"friday", time.Friday, w.Friday}, {"saturday", time.Saturday, w.Saturday},
-		{"sunday", time.Sunday, w.Sunday},
+		{nDays[0], time.Monday, w.Monday}, {nDays[1], time.Tuesday, w.Tuesday},
+		{nDays[2], time.Wednesday, w.Wednesday}, {nDays[3], time.Thursday, w.Thursday},
+		{nDays[4], time.Friday, w.Friday}, {nDays[5], time.Saturday, w.Saturday},
+		{nDays[6], time.Sunday, w.Sunday},
 	}
 }
 
 // CheckInventory judges an on-hand count.
 func CheckInventory(v *sl.Inventory, q Query) []Finding {
 	var fs findings
-	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(q, PathSKU, "/sku", v.SKU, q.SKU, "SKU")
-	if q.sent("/on_hand_units") {
-		fs.within("Inventory", "on_hand_units", "/on_hand_units", v.OnHandUnits)
+	fs.echo(q, PathStoreID, ptr(nInventoryStoreID), v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathSKU, ptr(nInventorySKU), v.SKU, q.SKU, "SKU")
+	if at := ptr(nOnHand); q.sent(at) {
+		fs.within("Inventory", nOnHand, at, v.OnHandUnits)
 	}
-	if q.sent("/counted_at") && future(v.CountedAt, q) {
-		fs.add(InventoryCountedAt, "/counted_at", "in the future")
+	if at := ptr(nCountedAt); q.sent(at) && future(v.CountedAt, q) {
+		fs.add(InventoryCountedAt, at, "in the future")
 	}
 	return fs.result()
 }
@@ -511,21 +512,21 @@ func CheckInventory(v *sl.Inventory, q Query) []Finding {
 // order of the lines is judged among those that have a timestamp.
 func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	var fs findings
-	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(q, PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	fs.echo(q, PathStoreID, pPOSStoreID, v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathSKU, pPOSSKU, v.SKU, q.SKU, "SKU")
 	since := q.Since.Truncate(time.Second)
-	if !q.Since.IsZero() && q.sent("/since") && !v.Since.Truncate(time.Second).Equal(since) {
-		fs.add(POSSince, "/since", "not the since of the query")
+	if at := pSince; !q.Since.IsZero() && q.sent(at) && !v.Since.Truncate(time.Second).Equal(since) {
+		fs.add(POSSince, at, "not the since of the query")
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultPOSLimit
 	}
 	if len(v.Transactions) > limit {
-		fs.add(POSLimit, "/transactions", "more transactions than the query's limit")
+		fs.add(POSLimit, pTransactions, "more transactions than the query's limit")
 	}
-	if q.sent("/total_count") && v.TotalCount < int64(len(v.Transactions)) {
-		fs.add(POSTotalCount, "/total_count", "fewer than the transactions on the page")
+	if at := pTotalCount; q.sent(at) && v.TotalCount < int64(len(v.Transactions)) {
+		fs.add(POSTotalCount, at, "fewer than the transactions on the page")
 	}
 	w := q.Walk
 	// newer is the time of the last line before this one that has a
@@ -535,32 +536,32 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	if w != nil && w.pages > 0 && !w.oldest.IsZero() {
 		newer, have = w.oldest, true
 	}
-	lacking := q.Absent.Within("/transactions")
+	lacking := q.Absent.Within(pTransactions)
 	for i, t := range v.Transactions {
-		if q.sentLine(lacking, i, "units") {
-			if r, out := outside("POSTransaction", "units", t.Units); out {
-				fs.add(r.Rule, line(i)+"/units", fmt.Sprintf("outside %d to %d", r.Min, r.Max))
+		if q.sentLine(lacking, i, pUnits) {
+			if r, out := outside("POSTransaction", nUnits, t.Units); out {
+				fs.add(r.Rule, line(i)+pUnits, fmt.Sprintf("outside %d to %d", r.Min, r.Max))
 			}
 		}
-		if !q.sentLine(lacking, i, "timestamp") {
+		if !q.sentLine(lacking, i, pTimestamp) {
 			continue
 		}
 		switch {
 		case !q.Since.IsZero() && t.Timestamp.Before(since):
-			fs.add(POSWindow, line(i)+"/timestamp", "before the query's since")
+			fs.add(POSWindow, line(i)+pTimestamp, "before the query's since")
 		case future(t.Timestamp, q):
-			fs.add(POSWindow, line(i)+"/timestamp", "in the future")
+			fs.add(POSWindow, line(i)+pTimestamp, "in the future")
 		}
 		switch {
 		case have && onPage && t.Timestamp.After(newer):
-			fs.add(POSOrder, line(i)+"/timestamp", "newer than the transaction before it")
+			fs.add(POSOrder, line(i)+pTimestamp, "newer than the transaction before it")
 		case have && !onPage && t.Timestamp.After(newer):
-			fs.add(POSOrder, line(i)+"/timestamp", "newer than the last transaction of the page before")
+			fs.add(POSOrder, line(i)+pTimestamp, "newer than the last transaction of the page before")
 		}
 		newer, have, onPage = t.Timestamp, true, true
 	}
-	if c := v.NextCursor; c != nil && q.sent("/next_cursor") && ((q.Cursor != "" && *c == q.Cursor) || (w != nil && w.cursors[*c])) {
-		fs.add(POSCursor, "/next_cursor", "repeats a cursor already returned")
+	if c := v.NextCursor; c != nil && q.sent(pNextCursor) && ((q.Cursor != "" && *c == q.Cursor) || (w != nil && w.cursors[*c])) {
+		fs.add(POSCursor, pNextCursor, "repeats a cursor already returned")
 	}
 	if w != nil {
 		w.record(v, q)
@@ -571,12 +572,12 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 // CheckSKU judges a SKU's master data.
 func CheckSKU(v *sl.SKU, q Query) []Finding {
 	var fs findings
-	fs.echo(q, PathSKU, "/sku", v.SKU, q.SKU, "SKU")
-	if q.sent("/case_pack") {
-		fs.within("SKU", "case_pack", "/case_pack", v.CasePack)
+	fs.echo(q, PathSKU, ptr(nSKUCode), v.SKU, q.SKU, "SKU")
+	if at := ptr(nCasePack); q.sent(at) {
+		fs.within("SKU", nCasePack, at, v.CasePack)
 	}
-	if v.ShelfLifeDays != nil && q.sent("/shelf_life_days") {
-		fs.within("SKU", "shelf_life_days", "/shelf_life_days", *v.ShelfLifeDays)
+	if at := ptr(nShelfLifeDays); v.ShelfLifeDays != nil && q.sent(at) {
+		fs.within("SKU", nShelfLifeDays, at, *v.ShelfLifeDays)
 	}
 	return fs.result()
 }
@@ -584,16 +585,16 @@ func CheckSKU(v *sl.SKU, q Query) []Finding {
 // CheckSupplier judges a supplier's delivery terms.
 func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 	var fs findings
-	fs.echo(q, PathSupplierID, "/supplier_id", v.SupplierID, q.SupplierID, "supplier")
-	if q.sent("/lead_time_days") {
-		fs.within("Supplier", "lead_time_days", "/lead_time_days", v.LeadTimeDays)
+	fs.echo(q, PathSupplierID, ptr(nSupplierID), v.SupplierID, q.SupplierID, "supplier")
+	if at := ptr(nLeadTimeDays); q.sent(at) {
+		fs.within("Supplier", nLeadTimeDays, at, v.LeadTimeDays)
 	}
-	if v.MinimumOrderUnits != nil && q.sent("/minimum_order_units") {
-		fs.within("Supplier", "minimum_order_units", "/minimum_order_units", *v.MinimumOrderUnits)
+	if at := ptr(nMinimumOrderUnits); v.MinimumOrderUnits != nil && q.sent(at) {
+		fs.within("Supplier", nMinimumOrderUnits, at, *v.MinimumOrderUnits)
 	}
-	if c := v.OrderCutoffLocal; c != nil && q.sent("/order_cutoff_local") {
+	if at, c := ptr(nOrderCutoffLocal), v.OrderCutoffLocal; c != nil && q.sent(at) {
 		if _, ok := ParseClock(*c); !ok {
-			fs.add(SupplierCutoff, "/order_cutoff_local", "not an HH:MM time")
+			fs.add(SupplierCutoff, at, "not an HH:MM time")
 		}
 	}
 	return fs.result()
@@ -604,21 +605,22 @@ func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 // raised when the reader knows).
 func CheckOrder(v *sl.Order, q Query) []Finding {
 	var fs findings
-	fs.echo(q, PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(q, PathOrderID, "/order_id", v.OrderID, q.OrderID, "order")
-	if q.sent("/status") && !v.Status.Valid() {
-		fs.add(OrderStatus, "/status", "not one of the contract's order statuses")
+	fs.echo(q, PathStoreID, ptr(nOrderStoreID), v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathOrderID, ptr(nOrderID), v.OrderID, q.OrderID, "order")
+	if at := ptr(nOrderStatus); q.sent(at) && !v.Status.Valid() {
+		fs.add(OrderStatus, at, "not one of the contract's order statuses")
 	}
-	qty := q.sent("/quantity_units")
+	qtyAt, skuAt := ptr(nOrderQuantity), ptr(nOrderSKU)
+	qty := q.sent(qtyAt)
 	if qty {
-		fs.within("Order", "quantity_units", "/quantity_units", v.QuantityUnits)
+		fs.within("Order", nOrderQuantity, qtyAt, v.QuantityUnits)
 	}
 	if r := q.Raised; r != nil {
 		switch {
-		case q.sent("/sku") && v.SKU != r.SKU:
-			fs.add(OrderReadBack, "/sku", "not the SKU the order was raised for")
+		case q.sent(skuAt) && v.SKU != r.SKU:
+			fs.add(OrderReadBack, skuAt, "not the SKU the order was raised for")
 		case qty && v.QuantityUnits != r.QuantityUnits:
-			fs.add(OrderReadBack, "/quantity_units", "not the quantity the order was raised for")
+			fs.add(OrderReadBack, qtyAt, "not the quantity the order was raised for")
 		}
 	}
 	return fs.result()
