@@ -47,7 +47,10 @@
 // [ErrMalformedResponse]. Retrieve them with errors.As and errors.Is.
 // A success missing a required field is a [*MissingFieldError];
 // [ResultWithProblems] also returns the answer's other [FieldProblems]
-// (rename candidates, unknown properties) from the same walk of the body.
+// (rename candidates, unknown properties) from the same walk of the body,
+// and [ResultWithFields] the fields the answer leaves out besides
+// ([Absent]): a field StoreLink did not send decodes to its zero value,
+// which a reader must not take for a value it sent.
 //
 // # Pagination and history
 //
@@ -61,6 +64,8 @@
 // timezone, consistent opening hours, echoed path ids, sales inside the
 // requested window, an order read-back matching what was raised. Each rule
 // has a stable id, shared by Korral's MCP server and its contract checker.
+// A rule judges only what StoreLink sent: pass the [Absent] fields of the
+// answer in the rules' Query, or let rules.Check find them in the body.
 //
 // # Generated code
 //

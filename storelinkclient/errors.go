@@ -277,32 +277,44 @@ func Result[T any, R Response[T]](resp R, err error) (*T, error) {
 // come with the value, and with the *MissingFieldError when required
 // fields are missing; on every other error they are nil.
 func ResultWithProblems[T any, R Response[T]](resp R, err error) (*T, []FieldProblem, error) {
+	v, fields, err := ResultWithFields(resp, err)
+	return v, fields.Problems, err
+}
+
+// ResultWithFields is [ResultWithProblems] that also returns the
+// properties the success body leaves out ([Fields.Absent]), found in the
+// same walk, so that a reader can tell a value StoreLink sent from a field
+// it did not send: the semantic rules (package rules, [Query.Absent]
+// there) judge no property that is absent. The fields come with the value,
+// and with the *MissingFieldError when required fields are missing; on
+// every other error they are empty.
+func ResultWithFields[T any, R Response[T]](resp R, err error) (*T, Fields, error) {
 	op, okStatus := resp.operation()
 	if err != nil {
 		if isDecodeError(err) {
-			return nil, nil, fmt.Errorf("%w from %s: %w", ErrMalformedResponse, op, err)
+			return nil, Fields{}, fmt.Errorf("%w from %s: %w", ErrMalformedResponse, op, err)
 		}
-		return nil, nil, err
+		return nil, Fields{}, err
 	}
 	raw := resp.rawResponse()
 	if raw == nil {
-		return nil, nil, fmt.Errorf("storelink: %s: no HTTP response", op)
+		return nil, Fields{}, fmt.Errorf("storelink: %s: no HTTP response", op)
 	}
 	if err := CheckResponse(raw, resp.GetBody()); err != nil {
-		return nil, nil, err
+		return nil, Fields{}, err
 	}
 	v := resp.okBody()
 	if v != nil {
-		problems := FieldProblems(resp.GetBody(), v)
-		if fields := missing(problems); len(fields) > 0 {
-			return nil, problems, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: fields[0], Fields: fields}, op)
+		fields := BodyFields(resp.GetBody(), v)
+		if names := missing(fields.Problems); len(names) > 0 {
+			return nil, fields, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: names[0], Fields: names}, op)
 		}
-		return v, problems, nil
+		return v, fields, nil
 	}
 	if raw.StatusCode != okStatus {
-		return nil, nil, fmt.Errorf("%w from %s: status %d, want %d", ErrMalformedResponse, op, raw.StatusCode, okStatus)
+		return nil, Fields{}, fmt.Errorf("%w from %s: status %d, want %d", ErrMalformedResponse, op, raw.StatusCode, okStatus)
 	}
-	return nil, nil, fmt.Errorf("%w from %s: content type %q is not JSON", ErrMalformedResponse, op, raw.Header.Get("Content-Type"))
+	return nil, Fields{}, fmt.Errorf("%w from %s: content type %q is not JSON", ErrMalformedResponse, op, raw.Header.Get("Content-Type"))
 }
 
 // isDecodeError reports whether err came from decoding a response rather than

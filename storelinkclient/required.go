@@ -110,13 +110,124 @@ func (p FieldProblem) String() string {
 // renamed property names it once. A body that is not JSON, or not of the
 // type's shape, has no problems here: decoding reports it.
 func FieldProblems(body []byte, v any) []FieldProblem {
+	return BodyFields(body, v).Problems
+}
+
+// Fields is what one walk of a JSON answer against the contract's type
+// finds: the properties that do not fit it, and the declared properties
+// the answer leaves out.
+type Fields struct {
+	// Problems are the answer's [FieldProblems].
+	Problems []FieldProblem
+	// Absent are the properties of the type that the answer does not
+	// have, required or not.
+	Absent Absent
+}
+
+// BodyFields walks a JSON answer once against the contract's type (v, as
+// for [FieldProblems]) and returns both its problems and the properties it
+// leaves out. A body that is not JSON has neither.
+func BodyFields(body []byte, v any) Fields {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil || v == nil {
+		return Fields{}
+	}
+	var w walker
+	problems := w.problemsIn(doc, reflect.TypeOf(v))
+	return Fields{Problems: problems, Absent: newAbsent(w.absent)}
+}
+
+// Absent is the set of the properties of the contract's type that a JSON
+// answer leaves out, each named by its JSON Pointer (RFC 6901) in the
+// answer: "/total_count", "/transactions/3/units", "/opening_hours". Go's
+// decoder leaves such a field at its zero value, which reads like a value
+// StoreLink sent; a reader that must tell "0" from "not said" asks
+// [Absent.Has]. A property inside an absent object is absent too, and is
+// not listed on its own. A property whose value is null is present: null
+// is a value, which the contract's schema judges. The zero value is an
+// answer that has every property. An Absent is comparable (so a struct
+// that holds one stays comparable), and is never changed once made.
+type Absent struct {
+	set *pointerSet
+}
+
+type pointerSet struct{ m map[string]struct{} }
+
+func newAbsent(m map[string]struct{}) Absent {
+	if len(m) == 0 {
+		return Absent{}
+	}
+	return Absent{set: &pointerSet{m: m}}
+}
+
+// NewAbsent is the set of the given JSON Pointers, for a reader that knows
+// by other means what an answer left out.
+func NewAbsent(pointers ...string) Absent {
+	m := make(map[string]struct{}, len(pointers))
+	for _, p := range pointers {
+		m[p] = struct{}{}
+	}
+	return newAbsent(m)
+}
+
+func (a Absent) pointers() map[string]struct{} {
+	if a.set == nil {
 		return nil
 	}
-	return problemsIn(doc, reflect.TypeOf(v))
+	return a.set.m
+}
+
+// Has reports whether the answer leaves out the property at the JSON
+// Pointer, or an object that would hold it.
+func (a Absent) Has(pointer string) bool {
+	set := a.pointers()
+	if len(set) == 0 {
+		return false
+	}
+	for p := pointer; p != ""; {
+		if _, ok := set[p]; ok {
+			return true
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			return false
+		}
+		p = p[:i]
+	}
+	return false
+}
+
+// Within reports whether the answer leaves out the property at the JSON
+// Pointer, an object that would hold it, or anything inside it: whether a
+// reader of the value at pointer must ask [Absent.Has] at all.
+func (a Absent) Within(pointer string) bool {
+	if a.set == nil {
+		return false
+	}
+	if a.Has(pointer) {
+		return true
+	}
+	for p := range a.set.m {
+		if strings.HasPrefix(p, pointer) && len(p) > len(pointer) && p[len(pointer)] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// Len is the number of pointers in the set.
+func (a Absent) Len() int { return len(a.pointers()) }
+
+// Pointers lists the set, sorted.
+func (a Absent) Pointers() []string {
+	out := make([]string, 0, a.Len())
+	for p := range a.pointers() {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // UnknownFields lists the paths of the properties of a JSON answer that
@@ -155,8 +266,52 @@ func opaque(t reflect.Type) bool {
 	return t == timeType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textType)
 }
 
-// problemsIn returns doc's problems, with paths relative to doc.
-func problemsIn(doc any, t reflect.Type) []FieldProblem {
+// walker is the state of one walk: where it is, as a stack of property
+// names and array indices, and the absent properties found so far. The
+// pointer of an absent property is written only when one is found, so a
+// walk of a whole answer costs nothing more than the problems do.
+type walker struct {
+	at     []step
+	absent map[string]struct{}
+}
+
+// step is a property name, or an array index when name is "".
+type step struct {
+	name  string
+	index int
+}
+
+// leftOut records the absent property name of the object at the walk's
+// place.
+func (w *walker) leftOut(name string) {
+	var b strings.Builder
+	for _, s := range w.at {
+		b.WriteByte('/')
+		if s.name == "" {
+			b.WriteString(strconv.Itoa(s.index))
+		} else {
+			b.WriteString(escapeToken(s.name))
+		}
+	}
+	b.WriteByte('/')
+	b.WriteString(escapeToken(name))
+	if w.absent == nil {
+		w.absent = map[string]struct{}{}
+	}
+	w.absent[b.String()] = struct{}{}
+}
+
+// escapeToken escapes a JSON Pointer token (RFC 6901).
+func escapeToken(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// problemsIn returns doc's problems, with paths relative to doc, and
+// records doc's absent properties.
+func (w *walker) problemsIn(doc any, t reflect.Type) []FieldProblem {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -172,7 +327,10 @@ func problemsIn(doc any, t reflect.Type) []FieldProblem {
 		}
 		seen := map[FieldProblem]bool{}
 		for i, item := range items {
-			for _, p := range problemsIn(item, t.Elem()) {
+			w.at = append(w.at, step{index: i})
+			found := w.problemsIn(item, t.Elem())
+			w.at = w.at[:len(w.at)-1]
+			for _, p := range found {
 				if seen[p] {
 					continue
 				}
@@ -205,12 +363,16 @@ func problemsIn(doc any, t reflect.Type) []FieldProblem {
 			value, present := obj[name]
 			if !present {
 				missing = append(missing, absent{name, f.Type})
+				w.leftOut(name)
 				if !strings.Contains(","+opts+",", ",omitempty,") {
 					out = append(out, FieldProblem{Field: name, Kind: FieldMissing})
 				}
 				continue
 			}
-			for _, p := range problemsIn(value, f.Type) {
+			w.at = append(w.at, step{name: name})
+			found := w.problemsIn(value, f.Type)
+			w.at = w.at[:len(w.at)-1]
+			for _, p := range found {
 				p.Field = join(name, p.Field)
 				if p.Renamed != "" {
 					p.Renamed = join(name, p.Renamed)

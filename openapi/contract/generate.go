@@ -743,7 +743,7 @@ func (s *spec) validateAnswer(ctx context.Context, op operation, c *Case, now ti
 	if _, isErr := errorEnvelope(body); isErr && status >= 200 && status < 300 {
 		fs = append([]Finding{{Kind: FindingErrorIn200, Path: "/error", Message: fmt.Sprintf("%d with error body: a successful status never carries an error", status)}}, fs...)
 	} else if status >= 200 && status < 300 && (c.Expect == expectValid || c.Expect == expectLinked) {
-		fs = append(fs, semantic(op, in, req, c.body(), now, body, missing(fs))...)
+		fs = append(fs, semantic(op, in, req, c.body(), now, body)...)
 	}
 	return fs
 }

@@ -135,7 +135,7 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		})
 		fs = append(fs, s.findings(err, op, status, body)...)
 		if !quirk && status >= 200 && status < 300 {
-			fs = append(fs, semantic(op, in, req, reqBody, now, body, missing(fs))...)
+			fs = append(fs, semantic(op, in, req, reqBody, now, body)...)
 		}
 	}
 	if p.assume != "" {
@@ -169,28 +169,14 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 	return Drift, fs[0].Message, fs
 }
 
-// missing lists the body's fields the schema findings say are missing.
-func missing(fs []Finding) []string {
-	var out []string
-	for _, f := range fs {
-		switch {
-		case f.Kind == FindingSchema && strings.HasSuffix(f.Schema, "/required"):
-			out = append(out, f.Path)
-		case f.Kind == FindingRename && f.Evidence != nil:
-			// The declared name of a rename is missing too.
-			parent := f.Path[:strings.LastIndex(f.Path, "/")]
-			out = append(out, parent+"/"+escapePointer(f.Evidence.Property))
-		}
-	}
-	return out
-}
-
 // semantic judges a successful answer by the semantic rules its operation
 // lists, against what the request asked for: the path's ids, the query's
 // SKU, since and cursor, the order the body raised (or, for a read-back,
-// the one raised before). A rule is not judged on a field the schema
-// already says is missing: it would only judge the field's zero value.
-func semantic(op operation, in *openapi3filter.RequestValidationInput, req request, reqBody []byte, now time.Time, body []byte, absent []string) []Finding {
+// the one raised before). No rule judges a field the body leaves out
+// (rules.Check finds them in the body): the schema's findings name it
+// (missing, or renamed), once, and a rule would only judge the field's
+// zero value.
+func semantic(op operation, in *openapi3filter.RequestValidationInput, req request, reqBody []byte, now time.Time, body []byte) []Finding {
 	if len(op.rules) == 0 {
 		return nil
 	}
@@ -217,9 +203,7 @@ func semantic(op operation, in *openapi3filter.RequestValidationInput, req reque
 	}
 	var fs []Finding
 	for _, f := range found {
-		if !slices.Contains(op.rules, f.Rule) || slices.ContainsFunc(absent, func(m string) bool {
-			return f.Field == m || strings.HasPrefix(f.Field, m+"/")
-		}) || !op.declaresField(f.Field) {
+		if !slices.Contains(op.rules, f.Rule) || !op.declaresField(f.Field) {
 			continue
 		}
 		r, _ := rules.Lookup(f.Rule)

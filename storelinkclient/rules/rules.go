@@ -15,6 +15,15 @@
 // A [Finding] names the rule, the field (a JSON Pointer into the body) and
 // what is wrong in the rule's own words. It never quotes a value of the
 // answer: what StoreLink sends is untrusted, and may be huge or say anything.
+//
+// A rule judges what StoreLink sent, never a field it left out: Go's
+// decoder leaves an absent field at its zero value, and a units of 0 or a
+// timestamp of year 1 that StoreLink never sent would break rules it did
+// not break. [Check] finds the absent fields in the body; a reader that
+// decodes the body itself passes them in [Query.Absent] (the client's
+// ResultWithFields returns them). That a field is absent is the schema's
+// finding (a required field missing, or renamed), reported once, by
+// whoever compares the answer with the contract; no rule repeats it.
 package rules
 
 import (
@@ -141,19 +150,19 @@ func Lookup(id string) (Rule, bool) {
 type Range struct {
 	Rule string
 	// Schema and Property name the number in the contract, e.g. "SKU" and
-	// "case_pack".
+	// "case_pack" (the generated type's JSON name of the field).
 	Schema, Property string
 	Min, Max         int64
 }
 
 var ranges = []Range{
-	{InventoryRange, "Inventory", "on_hand_units", -1000000, 1000000},
-	{POSUnits, "POSTransaction", "units", 1, 100000},
-	{SKURange, "SKU", "case_pack", 1, 1000},
-	{SKURange, "SKU", "shelf_life_days", 1, 3650},
-	{SupplierRange, "Supplier", "lead_time_days", 0, 60},
-	{SupplierRange, "Supplier", "minimum_order_units", 1, 100000},
-	{OrderRange, "Order", "quantity_units", 1, 100000},
+	{InventoryRange, "Inventory", nOnHand, -1000000, 1000000},
+	{POSUnits, "POSTransaction", nUnits, 1, 100000},
+	{SKURange, "SKU", nCasePack, 1, 1000},
+	{SKURange, "SKU", nShelfLifeDays, 1, 3650},
+	{SupplierRange, "Supplier", nLeadTimeDays, 0, 60},
+	{SupplierRange, "Supplier", nMinimumOrderUnits, 1, 100000},
+	{OrderRange, "Order", nOrderQuantity, 1, 100000},
 }
 
 // Ranges lists the numeric bounds the rules hold answers to.
@@ -214,9 +223,10 @@ func ValidTimezone(name string) bool {
 	return err == nil
 }
 
-// Query is what an answer was asked for, as far as the rules need it. A
-// zero field is not checked: a Query without Now applies no "not in the
-// future" rule, one without StoreID no path.store_id.
+// Query is what an answer was asked for, as far as the rules need it, and
+// which of the answer's fields StoreLink left out. A zero field is not
+// checked: a Query without Now applies no "not in the future" rule, one
+// without StoreID no path.store_id.
 type Query struct {
 	// StoreID, SKU, SupplierID and OrderID are the ids of the request's path
 	// and query.
@@ -236,7 +246,27 @@ type Query struct {
 	// Walk is the walk over POS pages this page belongs to; nil judges the
 	// page on its own.
 	Walk *Walk
+	// Absent are the fields of the answer StoreLink left out, as the
+	// client's walk of the body finds them (storelinkclient.BodyFields,
+	// ResultWithFields); no rule judges a field in it, or reads it as
+	// zero. The zero value has every field the answer's type declares: an
+	// optional field the generated type holds as a pointer is absent when
+	// nil, whatever Absent says. [Check] sets it from the body.
+	Absent sl.Absent
 }
+
+// sent reports whether the answer has the field at the JSON Pointer.
+func (q Query) sent(pointer string) bool { return !q.Absent.Has(pointer) }
+
+// sentLine reports whether transaction i of a POS page has the property
+// at the pointer prop (pUnits, pTimestamp). It runs for every line of
+// every page, so it writes the line's pointer only when some line lacks
+// something (lacking, from Absent.Within(pTransactions), once per page).
+func (q Query) sentLine(lacking bool, i int, prop string) bool {
+	return !lacking || q.sent(line(i)+prop)
+}
+
+func line(i int) string { return pTransactions + "/" + strconv.Itoa(i) }
 
 // Walk is what one walk over the POS pages of a query has seen, for the
 // rules that span pages. The zero value is a walk before its first page.
@@ -248,13 +278,18 @@ type Walk struct {
 	cursors map[string]bool
 }
 
-func (w *Walk) record(p *sl.POSPage) {
+func (w *Walk) record(p *sl.POSPage, q Query) {
 	if w.cursors == nil {
 		w.cursors = map[string]bool{}
 	}
 	w.pages++
-	if n := len(p.Transactions); n > 0 {
-		w.oldest = p.Transactions[n-1].Timestamp
+	// The oldest line is the last that has a timestamp.
+	lacking := q.Absent.Within(pTransactions)
+	for i := len(p.Transactions) - 1; i >= 0; i-- {
+		if q.sentLine(lacking, i, pTimestamp) {
+			w.oldest = p.Transactions[i].Timestamp
+			break
+		}
 	}
 	if p.NextCursor != nil {
 		w.cursors[*p.NextCursor] = true
@@ -287,32 +322,40 @@ func (fs *findings) add(rule, field, problem string) {
 	*fs = append(*fs, Finding{Rule: rule, Field: field, Problem: problem})
 }
 
-func (fs *findings) echo(rule, field, got, want, what string) {
-	if want != "" && got != want {
+// echo judges an id the answer repeats from the request, when the answer
+// has it.
+func (fs *findings) echo(q Query, rule, field, got, want, what string) {
+	if want != "" && q.sent(field) && got != want {
 		fs.add(rule, field, "not the "+what+" of the request")
 	}
 }
 
+// within holds a number the answer has to its bound; the caller asks
+// whether the answer has it.
 func (fs *findings) within(schema, property, field string, v int64) {
-	r := bound(schema, property)
-	if v < r.Min || v > r.Max {
+	if r, out := outside(schema, property, v); out {
 		fs.add(r.Rule, field, fmt.Sprintf("outside %d to %d", r.Min, r.Max))
 	}
 }
 
-func (fs *findings) timezone(tz, field string) {
+func outside(schema, property string, v int64) (Range, bool) {
+	r := bound(schema, property)
+	return r, v < r.Min || v > r.Max
+}
+
+func (fs *findings) timezone(q Query, tz, field string) {
 	switch {
+	case !q.sent(field):
 	case tz == "":
-		fs.add(StoreTimezone, field, "missing or empty")
+		fs.add(StoreTimezone, field, "empty")
 	case !ValidTimezone(tz):
 		fs.add(StoreTimezone, field, "not an IANA time zone")
 	}
 }
 
-func (fs *findings) notFuture(rule, field string, t time.Time, q Query) {
-	if !q.Now.IsZero() && t.After(q.Now.Add(ClockSkew)) {
-		fs.add(rule, field, "in the future")
-	}
+// future reports a time later than the reader's clock allows.
+func future(t time.Time, q Query) bool {
+	return !q.Now.IsZero() && t.After(q.Now.Add(ClockSkew))
 }
 
 func (fs *findings) result() []Finding {
@@ -323,13 +366,20 @@ func (fs *findings) result() []Finding {
 }
 
 // CheckStoreList judges the chain's store list.
-func CheckStoreList(v *sl.StoreList, _ Query) []Finding {
+func CheckStoreList(v *sl.StoreList, q Query) []Finding {
 	var fs findings
+	// prev is the last store_id before this store, of the stores that have
+	// one.
+	prev, havePrev := "", false
 	for i, s := range v.Stores {
-		if i > 0 && StoreIDLess(s.StoreID, v.Stores[i-1].StoreID) {
-			fs.add(StoresOrder, fmt.Sprintf("/stores/%d/store_id", i), "before the store_id of the store before it")
+		at := ptr(nStores) + "/" + strconv.Itoa(i)
+		if id := at + ptr(nSummaryStoreID); q.sent(id) {
+			if havePrev && StoreIDLess(s.StoreID, prev) {
+				fs.add(StoresOrder, id, "before the store_id of the store before it")
+			}
+			prev, havePrev = s.StoreID, true
 		}
-		fs.timezone(s.Timezone, fmt.Sprintf("/stores/%d/timezone", i))
+		fs.timezone(q, s.Timezone, at+ptr(nSummaryTZ))
 	}
 	return fs.result()
 }
@@ -368,38 +418,61 @@ func digitsOnly(s string) bool {
 }
 
 // CheckStore judges one store and its opening hours.
+//
+// A day the answer leaves out, or the whole week, is not judged. A day
+// without closed is neither open nor closed: only the times it has are
+// judged (store.hours.format, and store.hours.order when it has both).
 func CheckStore(v *sl.Store, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.timezone(v.Timezone, "/timezone")
+	fs.echo(q, PathStoreID, ptr(nStoreID), v.StoreID, q.StoreID, "store")
+	fs.timezone(q, v.Timezone, ptr(nStoreTZ))
 	for _, d := range Week(v.OpeningHours) {
-		at := "/opening_hours/" + d.Name
+		at := ptr(nHours) + ptr(d.Name)
+		if !q.sent(at) {
+			continue
+		}
 		h := d.Hours
-		if h.Closed {
-			if h.Opens != nil || h.Closes != nil {
-				fs.add(StoreHoursClosed, at, "closed but with opening hours")
+		opens, closes := h.Opens, h.Closes
+		if !q.sent(at + ptr(nOpens)) {
+			opens = nil
+		}
+		if !q.sent(at + ptr(nCloses)) {
+			closes = nil
+		}
+		if q.sent(at + ptr(nClosed)) {
+			if h.Closed {
+				if opens != nil || closes != nil {
+					fs.add(StoreHoursClosed, at, "closed but with opening hours")
+				}
+				continue
 			}
-			continue
+			if opens == nil || closes == nil {
+				fs.add(StoreHoursOpen, at, "open but without opens and closes")
+				continue
+			}
 		}
-		if h.Opens == nil || h.Closes == nil {
-			fs.add(StoreHoursOpen, at, "open but without opens and closes")
-			continue
+		var o, c int
+		ok1, ok2 := true, true
+		if opens != nil {
+			o, ok1 = ParseClock(*opens)
 		}
-		o, ok1 := ParseClock(*h.Opens)
-		c, ok2 := ParseClock(*h.Closes)
+		if closes != nil {
+			c, ok2 = ParseClock(*closes)
+		}
 		switch {
 		case !ok1:
-			fs.add(StoreHoursFormat, at+"/opens", "not an HH:MM time")
+			fs.add(StoreHoursFormat, at+ptr(nOpens), "not an HH:MM time")
 		case !ok2:
-			fs.add(StoreHoursFormat, at+"/closes", "not an HH:MM time")
-		case o >= c:
+			fs.add(StoreHoursFormat, at+ptr(nCloses), "not an HH:MM time")
+		case opens != nil && closes != nil && o >= c:
 			fs.add(StoreHoursOrder, at, "opens at or after it closes")
 		}
 	}
 	return fs.result()
 }
 
-// Day is one weekday's opening hours, named as the contract names it.
+// Day is one weekday's opening hours, named as the contract names it (the
+// generated WeeklyHours' JSON name).
 type Day struct {
 	Name    string
 	Weekday time.Weekday
@@ -409,20 +482,24 @@ type Day struct {
 // Week lists a store's opening hours from Monday to Sunday.
 func Week(w sl.WeeklyHours) []Day {
 	return []Day{
-		{"monday", time.Monday, w.Monday}, {"tuesday", time.Tuesday, w.Tuesday},
-		{"wednesday", time.Wednesday, w.Wednesday}, {"thursday", time.Thursday, w.Thursday},
-		{"friday", time.Friday, w.Friday}, {"saturday", time.Saturday, w.Saturday},
-		{"sunday", time.Sunday, w.Sunday},
+		{nDays[0], time.Monday, w.Monday}, {nDays[1], time.Tuesday, w.Tuesday},
+		{nDays[2], time.Wednesday, w.Wednesday}, {nDays[3], time.Thursday, w.Thursday},
+		{nDays[4], time.Friday, w.Friday}, {nDays[5], time.Saturday, w.Saturday},
+		{nDays[6], time.Sunday, w.Sunday},
 	}
 }
 
 // CheckInventory judges an on-hand count.
 func CheckInventory(v *sl.Inventory, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
-	fs.within("Inventory", "on_hand_units", "/on_hand_units", v.OnHandUnits)
-	fs.notFuture(InventoryCountedAt, "/counted_at", v.CountedAt, q)
+	fs.echo(q, PathStoreID, ptr(nInventoryStoreID), v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathSKU, ptr(nInventorySKU), v.SKU, q.SKU, "SKU")
+	if at := ptr(nOnHand); q.sent(at) {
+		fs.within("Inventory", nOnHand, at, v.OnHandUnits)
+	}
+	if at := ptr(nCountedAt); q.sent(at) && future(v.CountedAt, q) {
+		fs.add(InventoryCountedAt, at, "in the future")
+	}
 	return fs.result()
 }
 
@@ -430,44 +507,64 @@ func CheckInventory(v *sl.Inventory, q Query) []Finding {
 // q.Walk. Times are compared to the second: RFC 3339 times are often
 // written without fractions, and a since echoed to the second is the same
 // since.
+//
+// A line without units or without a timestamp is not judged on it; the
+// order of the lines is judged among those that have a timestamp.
 func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
+	fs.echo(q, PathStoreID, pPOSStoreID, v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathSKU, pPOSSKU, v.SKU, q.SKU, "SKU")
 	since := q.Since.Truncate(time.Second)
-	if !q.Since.IsZero() && !v.Since.Truncate(time.Second).Equal(since) {
-		fs.add(POSSince, "/since", "not the since of the query")
+	if at := pSince; !q.Since.IsZero() && q.sent(at) && !v.Since.Truncate(time.Second).Equal(since) {
+		fs.add(POSSince, at, "not the since of the query")
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultPOSLimit
 	}
 	if len(v.Transactions) > limit {
-		fs.add(POSLimit, "/transactions", "more transactions than the query's limit")
+		fs.add(POSLimit, pTransactions, "more transactions than the query's limit")
 	}
-	if v.TotalCount < int64(len(v.Transactions)) {
-		fs.add(POSTotalCount, "/total_count", "fewer than the transactions on the page")
+	if at := pTotalCount; q.sent(at) && v.TotalCount < int64(len(v.Transactions)) {
+		fs.add(POSTotalCount, at, "fewer than the transactions on the page")
 	}
 	w := q.Walk
-	for i, t := range v.Transactions {
-		at := fmt.Sprintf("/transactions/%d", i)
-		fs.within("POSTransaction", "units", at+"/units", t.Units)
-		if !q.Since.IsZero() && t.Timestamp.Before(since) {
-			fs.add(POSWindow, at+"/timestamp", "before the query's since")
-		}
-		fs.notFuture(POSWindow, at+"/timestamp", t.Timestamp, q)
-		switch {
-		case i > 0 && t.Timestamp.After(v.Transactions[i-1].Timestamp):
-			fs.add(POSOrder, at+"/timestamp", "newer than the transaction before it")
-		case i == 0 && w != nil && w.pages > 0 && !w.oldest.IsZero() && t.Timestamp.After(w.oldest):
-			fs.add(POSOrder, at+"/timestamp", "newer than the last transaction of the page before")
-		}
+	// newer is the time of the last line before this one that has a
+	// timestamp, onPage whether it is on this page (not the walk's).
+	var newer time.Time
+	have, onPage := false, false
+	if w != nil && w.pages > 0 && !w.oldest.IsZero() {
+		newer, have = w.oldest, true
 	}
-	if c := v.NextCursor; c != nil && ((q.Cursor != "" && *c == q.Cursor) || (w != nil && w.cursors[*c])) {
-		fs.add(POSCursor, "/next_cursor", "repeats a cursor already returned")
+	lacking := q.Absent.Within(pTransactions)
+	for i, t := range v.Transactions {
+		if q.sentLine(lacking, i, pUnits) {
+			if r, out := outside("POSTransaction", nUnits, t.Units); out {
+				fs.add(r.Rule, line(i)+pUnits, fmt.Sprintf("outside %d to %d", r.Min, r.Max))
+			}
+		}
+		if !q.sentLine(lacking, i, pTimestamp) {
+			continue
+		}
+		switch {
+		case !q.Since.IsZero() && t.Timestamp.Before(since):
+			fs.add(POSWindow, line(i)+pTimestamp, "before the query's since")
+		case future(t.Timestamp, q):
+			fs.add(POSWindow, line(i)+pTimestamp, "in the future")
+		}
+		switch {
+		case have && onPage && t.Timestamp.After(newer):
+			fs.add(POSOrder, line(i)+pTimestamp, "newer than the transaction before it")
+		case have && !onPage && t.Timestamp.After(newer):
+			fs.add(POSOrder, line(i)+pTimestamp, "newer than the last transaction of the page before")
+		}
+		newer, have, onPage = t.Timestamp, true, true
+	}
+	if c := v.NextCursor; c != nil && q.sent(pNextCursor) && ((q.Cursor != "" && *c == q.Cursor) || (w != nil && w.cursors[*c])) {
+		fs.add(POSCursor, pNextCursor, "repeats a cursor already returned")
 	}
 	if w != nil {
-		w.record(v)
+		w.record(v, q)
 	}
 	return fs.result()
 }
@@ -475,10 +572,12 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 // CheckSKU judges a SKU's master data.
 func CheckSKU(v *sl.SKU, q Query) []Finding {
 	var fs findings
-	fs.echo(PathSKU, "/sku", v.SKU, q.SKU, "SKU")
-	fs.within("SKU", "case_pack", "/case_pack", v.CasePack)
-	if v.ShelfLifeDays != nil {
-		fs.within("SKU", "shelf_life_days", "/shelf_life_days", *v.ShelfLifeDays)
+	fs.echo(q, PathSKU, ptr(nSKUCode), v.SKU, q.SKU, "SKU")
+	if at := ptr(nCasePack); q.sent(at) {
+		fs.within("SKU", nCasePack, at, v.CasePack)
+	}
+	if at := ptr(nShelfLifeDays); v.ShelfLifeDays != nil && q.sent(at) {
+		fs.within("SKU", nShelfLifeDays, at, *v.ShelfLifeDays)
 	}
 	return fs.result()
 }
@@ -486,14 +585,16 @@ func CheckSKU(v *sl.SKU, q Query) []Finding {
 // CheckSupplier judges a supplier's delivery terms.
 func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 	var fs findings
-	fs.echo(PathSupplierID, "/supplier_id", v.SupplierID, q.SupplierID, "supplier")
-	fs.within("Supplier", "lead_time_days", "/lead_time_days", v.LeadTimeDays)
-	if v.MinimumOrderUnits != nil {
-		fs.within("Supplier", "minimum_order_units", "/minimum_order_units", *v.MinimumOrderUnits)
+	fs.echo(q, PathSupplierID, ptr(nSupplierID), v.SupplierID, q.SupplierID, "supplier")
+	if at := ptr(nLeadTimeDays); q.sent(at) {
+		fs.within("Supplier", nLeadTimeDays, at, v.LeadTimeDays)
 	}
-	if c := v.OrderCutoffLocal; c != nil {
+	if at := ptr(nMinimumOrderUnits); v.MinimumOrderUnits != nil && q.sent(at) {
+		fs.within("Supplier", nMinimumOrderUnits, at, *v.MinimumOrderUnits)
+	}
+	if at, c := ptr(nOrderCutoffLocal), v.OrderCutoffLocal; c != nil && q.sent(at) {
 		if _, ok := ParseClock(*c); !ok {
-			fs.add(SupplierCutoff, "/order_cutoff_local", "not an HH:MM time")
+			fs.add(SupplierCutoff, at, "not an HH:MM time")
 		}
 	}
 	return fs.result()
@@ -504,26 +605,32 @@ func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 // raised when the reader knows).
 func CheckOrder(v *sl.Order, q Query) []Finding {
 	var fs findings
-	fs.echo(PathStoreID, "/store_id", v.StoreID, q.StoreID, "store")
-	fs.echo(PathOrderID, "/order_id", v.OrderID, q.OrderID, "order")
-	if !v.Status.Valid() {
-		fs.add(OrderStatus, "/status", "not one of the contract's order statuses")
+	fs.echo(q, PathStoreID, ptr(nOrderStoreID), v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathOrderID, ptr(nOrderID), v.OrderID, q.OrderID, "order")
+	if at := ptr(nOrderStatus); q.sent(at) && !v.Status.Valid() {
+		fs.add(OrderStatus, at, "not one of the contract's order statuses")
 	}
-	fs.within("Order", "quantity_units", "/quantity_units", v.QuantityUnits)
+	qtyAt, skuAt := ptr(nOrderQuantity), ptr(nOrderSKU)
+	qty := q.sent(qtyAt)
+	if qty {
+		fs.within("Order", nOrderQuantity, qtyAt, v.QuantityUnits)
+	}
 	if r := q.Raised; r != nil {
 		switch {
-		case v.SKU != r.SKU:
-			fs.add(OrderReadBack, "/sku", "not the SKU the order was raised for")
-		case v.QuantityUnits != r.QuantityUnits:
-			fs.add(OrderReadBack, "/quantity_units", "not the quantity the order was raised for")
+		case q.sent(skuAt) && v.SKU != r.SKU:
+			fs.add(OrderReadBack, skuAt, "not the SKU the order was raised for")
+		case qty && v.QuantityUnits != r.QuantityUnits:
+			fs.add(OrderReadBack, qtyAt, "not the quantity the order was raised for")
 		}
 	}
 	return fs.result()
 }
 
-// Check decodes a successful answer to the operation and judges it. It
-// fails when the body does not decode into the operation's type: the
-// schema says more about such a body than the rules can.
+// Check decodes a successful answer to the operation and judges it. The
+// fields the body leaves out are found in the body (they replace
+// q.Absent) and are not judged. It fails when the body does not decode
+// into the operation's type: the schema says more about such a body than
+// the rules can.
 func Check(operation string, body []byte, q Query) ([]Finding, error) {
 	switch operation {
 	case OpListStores:
@@ -549,5 +656,6 @@ func judge[T any](body []byte, q Query, check func(*T, Query) []Finding) ([]Find
 	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, fmt.Errorf("rules: the body does not decode: %w", err)
 	}
+	q.Absent = sl.BodyFields(body, &v).Absent
 	return check(&v, q), nil
 }

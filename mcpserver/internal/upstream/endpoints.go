@@ -18,14 +18,15 @@ func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error
 }
 
 func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, error) {
+	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Store, error) {
 		resp, err := c.api.GetStoreWithResponse(ctx, storeID, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/stores/{store_id}", storeID, resp, err)
+		return checked(ctx, c, "GET", "/v1/stores/{store_id}", storeID, resp, err, &absent)
 	})
 	if err != nil {
 		return domain.Store{}, err
 	}
-	st, convErr := convertStore(v, storeID)
+	st, convErr := convertStore(v, rules.Query{StoreID: storeID, Absent: absent})
 	if convErr != nil {
 		return domain.Store{}, c.fail(ctx, "GET", "/v1/stores/{store_id}", storeID, convErr)
 	}
@@ -34,14 +35,15 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 
 // Inventory returns the last on-hand count of a SKU at a store.
 func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error) {
+	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, func(ctx context.Context, key keyring.Key) (*sl.Inventory, error) {
 		resp, err := c.api.GetInventoryWithResponse(ctx, storeID, &sl.GetInventoryParams{SKU: sku}, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, resp, err)
+		return checked(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, resp, err, &absent)
 	})
 	if err != nil {
 		return domain.Inventory{}, err
 	}
-	if err := broken("inventory", rules.CheckInventory(v, rules.Query{StoreID: storeID, SKU: sku, Now: c.now()})); err != nil {
+	if err := broken("inventory", rules.CheckInventory(v, rules.Query{StoreID: storeID, SKU: sku, Now: c.now(), Absent: absent})); err != nil {
 		return domain.Inventory{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/inventory", storeID, err)
 	}
 	return domain.Inventory{OnHand: v.OnHandUnits, CountedAt: v.CountedAt}, nil
@@ -63,6 +65,7 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 	// line so far (newest first) and the cursors already used.
 	walk := &rules.Walk{}
 	limit := c.pageSize
+	var absent sl.Absent
 	for page := 0; ; page++ {
 		if page == c.maxPages {
 			out.Truncated = true
@@ -71,12 +74,12 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 		v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, func(ctx context.Context, key keyring.Key) (*sl.POSPage, error) {
 			params := &sl.ListPOSTransactionsParams{SKU: sku, Since: since, Limit: &limit, Cursor: cursor}
 			resp, err := c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, sl.WithStoreKey(key.Reveal()))
-			return checked(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, resp, err)
+			return checked(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, resp, err, &absent)
 		})
 		if err != nil {
 			return domain.SalesPage{}, err
 		}
-		q := rules.Query{StoreID: storeID, SKU: sku, Since: since, Limit: limit, Now: c.now(), Walk: walk}
+		q := rules.Query{StoreID: storeID, SKU: sku, Since: since, Limit: limit, Now: c.now(), Walk: walk, Absent: absent}
 		if cursor != nil {
 			q.Cursor = *cursor
 		}
@@ -106,14 +109,15 @@ func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, erro
 }
 
 func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
+	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/skus/{sku}", storeID, func(ctx context.Context, key keyring.Key) (*sl.SKU, error) {
 		resp, err := c.api.GetSKUWithResponse(ctx, sku, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/skus/{sku}", storeID, resp, err)
+		return checked(ctx, c, "GET", "/v1/skus/{sku}", storeID, resp, err, &absent)
 	})
 	if err != nil {
 		return domain.SKU{}, err
 	}
-	if err := broken("sku", rules.CheckSKU(v, rules.Query{SKU: sku})); err != nil {
+	if err := broken("sku", rules.CheckSKU(v, rules.Query{SKU: sku, Absent: absent})); err != nil {
 		return domain.SKU{}, c.fail(ctx, "GET", "/v1/skus/{sku}", storeID, err)
 	}
 	out := domain.SKU{Code: v.SKU, Name: v.Name, Category: v.Category, SupplierID: v.SupplierID,
@@ -131,14 +135,15 @@ func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (doma
 }
 
 func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
+	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Supplier, error) {
 		resp, err := c.api.GetSupplierWithResponse(ctx, supplierID, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, resp, err)
+		return checked(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, resp, err, &absent)
 	})
 	if err != nil {
 		return domain.Supplier{}, err
 	}
-	if err := broken("supplier", rules.CheckSupplier(v, rules.Query{SupplierID: supplierID})); err != nil {
+	if err := broken("supplier", rules.CheckSupplier(v, rules.Query{SupplierID: supplierID, Absent: absent})); err != nil {
 		return domain.Supplier{}, c.fail(ctx, "GET", "/v1/suppliers/{supplier_id}", storeID, err)
 	}
 	out := domain.Supplier{ID: v.SupplierID, Name: v.Name, LeadTimeDays: int(v.LeadTimeDays)}
@@ -154,14 +159,15 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 
 // Order returns one replenishment order of a store.
 func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Order, error) {
+	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
 		resp, err := c.api.GetReplenishmentOrderWithResponse(ctx, storeID, orderID, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, resp, err)
+		return checked(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, resp, err, &absent)
 	})
 	if err != nil {
 		return domain.Order{}, err
 	}
-	if err := broken("order", rules.CheckOrder(v, rules.Query{StoreID: storeID, OrderID: orderID})); err != nil {
+	if err := broken("order", rules.CheckOrder(v, rules.Query{StoreID: storeID, OrderID: orderID, Absent: absent})); err != nil {
 		return domain.Order{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, err)
 	}
 	return convertOrder(v), nil
@@ -170,10 +176,11 @@ func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Ord
 // CreateOrder raises a replenishment order. It is never retried blindly: a
 // timeout or a broken answer is reported as WRITE_OUTCOME_UNKNOWN.
 func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error) {
+	var absent sl.Absent
 	v, err := call(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
 		body := sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
 		resp, err := c.api.CreateReplenishmentOrderWithResponse(ctx, storeID, body, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, resp, err)
+		return checked(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, resp, err, &absent)
 	})
 	if err != nil {
 		return domain.Order{}, err
@@ -185,7 +192,7 @@ func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.Ord
 	// that stands, and the status is left out rather than passed on
 	// outside the set every answer's schema allows.
 	raised := &sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
-	found := rules.CheckOrder(v, rules.Query{StoreID: storeID, Raised: raised})
+	found := rules.CheckOrder(v, rules.Query{StoreID: storeID, Raised: raised, Absent: absent})
 	found = slices.DeleteFunc(found, func(f rules.Finding) bool { return f.Rule == rules.OrderStatus })
 	if err := broken("order", found); err != nil {
 		return domain.Order{}, c.fail(ctx, "POST", "/v1/stores/{store_id}/replenishment", storeID, err)
@@ -205,9 +212,10 @@ func convertOrder(v *sl.Order) domain.Order {
 // convertStore holds a store to the contract's rules, which cover what
 // the projection relies on (a zone it can load, hours it can read), and
 // converts it. Its errors name the field and the rule, never the value
-// StoreLink sent.
-func convertStore(v *sl.Store, storeID string) (domain.Store, error) {
-	if err := broken("store", rules.CheckStore(v, rules.Query{StoreID: storeID})); err != nil {
+// StoreLink sent. q is the store's query, with the fields the answer left
+// out.
+func convertStore(v *sl.Store, q rules.Query) (domain.Store, error) {
+	if err := broken("store", rules.CheckStore(v, q)); err != nil {
 		return domain.Store{}, err
 	}
 	if _, err := domain.Location(v.Timezone); err != nil {
@@ -220,6 +228,11 @@ func convertStore(v *sl.Store, storeID string) (domain.Store, error) {
 		if d.Hours.Closed {
 			out.Hours[d.Weekday] = domain.DayHours{Closed: true}
 			continue
+		}
+		// The rules judge no day the answer left out, nor a day without
+		// closed as open; this server does not guess such a day's hours.
+		if d.Hours.Opens == nil || d.Hours.Closes == nil {
+			return domain.Store{}, malformed("store.opening_hours."+d.Name, "not the hours of an open or a closed day")
 		}
 		// store.hours.open and store.hours.format held: both times parse.
 		o, _ := rules.ParseClock(*d.Hours.Opens)

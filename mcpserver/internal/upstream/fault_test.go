@@ -103,7 +103,7 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 		msg         string // in the message; the cause when empty
 	}{
 		{name: "timezone", body: store(poison, "07:00"), field: "store.timezone", rule: "not an IANA time zone", id: "store.timezone.iana"},
-		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "missing or empty", id: "store.timezone.iana"},
+		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "empty", id: "store.timezone.iana"},
 		{name: "opening time", body: store("Europe/Prague", poison), field: "store.opening_hours.monday.opens", rule: "not an HH:MM time", id: "store.hours.format"},
 		{name: "wrong type", body: `{"store_id":"47","sku":"8847291","on_hand_units":"` + poison + `","counted_at":"2026-11-27T06:00:00+01:00"}`,
 			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},

@@ -44,10 +44,15 @@ const maxLoggedFields = 10
 // one fault naming them all. On the other routes an answer whose only
 // departure is unknown properties is taken, with one warn line (the names,
 // never the values) and one count in storelink.upstream.unknown_fields.
-func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error) (*T, error) {
-	// One walk of the body finds the missing fields Result refuses and
-	// the rest of the problems.
-	v, problems, err := sl.ResultWithProblems(resp, err)
+// The same walk finds the fields the answer leaves out, which it puts in
+// *absent for the semantic rules (rules.Query.Absent): a rule judges no
+// field StoreLink did not send.
+func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error, absent *sl.Absent) (*T, error) {
+	// One walk of the body finds the missing fields Result refuses, the
+	// rest of the problems, and the absent fields.
+	v, fields, err := sl.ResultWithFields(resp, err)
+	problems := fields.Problems
+	*absent = fields.Absent
 	var missing *sl.MissingFieldError
 	if err != nil && !errors.As(err, &missing) {
 		return nil, err
