@@ -2,13 +2,16 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/domain"
 	sl "github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/storelinkclient/rules"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -44,7 +47,13 @@ const maxLoggedFields = 10
 // one fault naming them all. On the other routes an answer whose only
 // departure is unknown properties is taken, with one warn line (the names,
 // never the values) and one count in storelink.upstream.unknown_fields.
-func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error) (*T, error) {
+//
+// A qualifier of the table in domain.Sources is never refused (ADR 0030):
+// when it is missing, or when every field an unknown property may stand
+// for is a qualifier, the answer is taken and the qualifier is added to
+// unknown, so that the tools answer without it and say so. unknown nil
+// refuses them as any other field.
+func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error, unknown *domain.Unknown) (*T, error) {
 	// One walk of the body finds the missing fields Result refuses and
 	// the rest of the problems.
 	v, problems, err := sl.ResultWithProblems(resp, err)
@@ -52,12 +61,38 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 	if err != nil && !errors.As(err, &missing) {
 		return nil, err
 	}
+	root := resources[route]
+	qualifier := func(field string) (domain.Source, bool) {
+		if unknown == nil {
+			return domain.Source{}, false
+		}
+		return domain.IsQualifier(root + "." + field)
+	}
+	// A property that may stand for a decision field is refused, whatever
+	// else it may stand for.
+	onlyQualifiers := map[string]bool{}
+	for _, p := range problems {
+		if p.Kind == sl.FieldRenamed {
+			_, q := qualifier(p.Renamed)
+			was, seen := onlyQualifiers[p.Field]
+			onlyQualifiers[p.Field] = q && (was || !seen)
+		}
+	}
 	strict := strictRoutes[route]
 	var refused []sl.FieldProblem
-	var unknown []string
+	var unknownProps []string
 	for _, p := range problems {
+		if s, ok := qualifier(p.Field); ok && p.Kind == sl.FieldMissing {
+			unknown.Add(s.Name)
+			continue
+		}
+		if s, ok := qualifier(p.Renamed); ok && p.Kind == sl.FieldRenamed && onlyQualifiers[p.Field] {
+			unknown.Add(s.Name)
+			unknownProps = append(unknownProps, bodyName(p.Field))
+			continue
+		}
 		if p.Kind == sl.FieldUnknown && !strict {
-			unknown = append(unknown, bodyName(p.Field))
+			unknownProps = append(unknownProps, bodyName(p.Field))
 			continue
 		}
 		refused = append(refused, p)
@@ -67,20 +102,56 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		if err != nil {
 			cause = err
 		}
-		return nil, schemaFault(resources[route], refused, cause)
+		return nil, schemaFault(root, refused, cause)
 	}
 	if err != nil {
-		// Result found a missing field the walk did not: not expected,
-		// but the error stands.
-		return nil, err
+		if missing == nil {
+			return nil, err
+		}
+		for _, f := range append([]string{missing.Field}, missing.Fields...) {
+			if _, ok := qualifier(f); !ok {
+				return nil, err
+			}
+		}
+		// Every missing field is a qualifier (any other was refused
+		// above): the body is read as it is.
+		v = new(T)
+		if jerr := json.Unmarshal(resp.GetBody(), v); jerr != nil {
+			return nil, err
+		}
 	}
-	if len(unknown) > 0 {
+	if len(unknownProps) > 0 {
+		unknownProps = slices.Compact(unknownProps)
 		c.meters.unknownFields.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(
 			attribute.String("storelink.operation", method+" "+route)))
 		c.log.WarnContext(ctx, "upstream.unknown_fields", "call_id", callid.From(ctx), "method", method, "route", route,
-			"store_id", storeID, "fields", bounded(unknown, maxLoggedFields), "count", len(unknown))
+			"store_id", storeID, "fields", bounded(unknownProps, maxLoggedFields), "count", len(unknownProps))
 	}
 	return v, nil
+}
+
+// qualifiersOnly takes out of a semantic rules' findings those about a
+// qualifier of the table (ADR 0030): the qualifier becomes unknown instead
+// of refusing the answer, and one warn line names each with its rule id.
+// The findings left are the decision fields' breaks.
+func (c *Client) qualifiersOnly(ctx context.Context, route, storeID string, found []rules.Finding, unknown *domain.Unknown) []rules.Finding {
+	root := resources[route]
+	var keep []rules.Finding
+	var each []string
+	for _, f := range found {
+		path := pointerPath(root, f.Field)
+		if s, ok := domain.IsQualifier(path); ok {
+			unknown.Add(s.Name)
+			each = append(each, path+" ("+f.Rule+")")
+			continue
+		}
+		keep = append(keep, f)
+	}
+	if len(each) > 0 {
+		c.log.WarnContext(ctx, "upstream.qualifier_unreadable", "call_id", callid.From(ctx), "route", route,
+			"store_id", storeID, "fields", bounded(each, maxLoggedFields), "count", len(each))
+	}
+	return keep
 }
 
 // schemaFault is the fault of an answer whose properties break the
