@@ -82,6 +82,7 @@ type storeFacts struct {
 	Evidence                     table                 `json:"evidence"`
 	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
 	Caveat                       string                `json:"caveat"`
+	Unknown                      []string              `json:"unknown,omitempty"`
 }
 
 // evidenceColumns name the cells of every evidence row. The flags cell is
@@ -120,7 +121,7 @@ func compactFacts(a *replenish.Assessment) *storeFacts {
 		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, UnitsShortByClose: r.UnitsShortByClose,
 		OrderCutoffPassed: r.OrderCutoffPassed, EarliestArrival: r.EarliestReplenishmentArrival,
 		ArrivalBeatsStockout: r.ArrivalBeatsStockout, Evidence: compactEvidence(r.Evidence),
-		DataQualityFlags: r.DataQualityFlags, Caveat: r.Caveat,
+		DataQualityFlags: r.DataQualityFlags, Caveat: r.Caveat, Unknown: a.Unknown.Caveats(),
 	}
 	if b := r.UnitsPerTradingHour; b != nil {
 		f.UnitsPerTradingHour = []float64{b.Low, b.High}

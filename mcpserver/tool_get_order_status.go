@@ -32,6 +32,7 @@ type orderStatusOut struct {
 	SubmittedAt     string      `json:"submitted_at"`
 	ExpectedArrival string      `json:"expected_arrival,omitempty"`
 	Ledger          *ledgerView `json:"ledger,omitempty"`
+	Unknown         []string    `json:"unknown,omitempty"`
 }
 
 // ledgerView is this deployment's own record of an order request.
@@ -203,7 +204,14 @@ func (s *server) orderOut(ctx context.Context, c *call, storeID string, o domain
 		OrderID: o.ID, StoreID: o.StoreID, Status: storeLinkStatus(o.Status), IsOpen: o.Status.Open(),
 		SKU: o.SKU, QuantityUnits: o.QuantityUnits,
 		SubmittedAt: o.SubmittedAt.Format(time.RFC3339), ExpectedArrival: o.ExpectedArrival.Format(time.RFC3339),
-		Ledger: view,
+		Ledger: view, Unknown: o.Unknown.Caveats(),
+	}
+	// An unknown time is left out, never shown as the zero time.
+	if o.SubmittedAt.IsZero() {
+		out.SubmittedAt = ""
+	}
+	if o.ExpectedArrival.IsZero() {
+		out.ExpectedArrival = ""
 	}
 	// The name helps a human vet the order; without it the status still stands.
 	if sku, err := s.opts.Upstream.SKU(ctx, storeID, o.SKU); err == nil {

@@ -284,6 +284,11 @@ func jsonType(t reflect.Type) string {
 func (c *Client) fail(ctx context.Context, method, route, storeID string, err error) *apperr.Error {
 	ae := classify(method, route, err, c.cooldown)
 	if f, ok := describe(route, err); ok {
+		if ae.Code == apperr.UpstreamContractError && ae.Broken == nil {
+			for _, m := range f.all() {
+				ae.Broken = append(ae.Broken, m.one())
+			}
+		}
 		attrs := []any{"call_id", callid.From(ctx), "method", method, "route", route,
 			"store_id", storeID, "field", f.field, "rule", f.rule, "error_code", string(ae.Code)}
 		if f.id != "" {
