@@ -97,6 +97,18 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		}
 		refused = append(refused, p)
 	}
+	if len(unknownProps) > 0 {
+		// Logged whether or not the answer is taken: a refusal names
+		// only the decision fields' breaks.
+		unknownProps = slices.Compact(unknownProps)
+		if len(refused) == 0 {
+			// The counter counts answers taken.
+			c.meters.unknownFields.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(
+				attribute.String("storelink.operation", method+" "+route)))
+		}
+		c.log.WarnContext(ctx, "upstream.unknown_fields", "call_id", callid.From(ctx), "method", method, "route", route,
+			"store_id", storeID, "fields", bounded(unknownProps, maxLoggedFields), "count", len(unknownProps))
+	}
 	if len(refused) > 0 {
 		cause := error(sl.ErrMalformedResponse)
 		if err != nil {
@@ -119,13 +131,6 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		if jerr := json.Unmarshal(resp.GetBody(), v); jerr != nil {
 			return nil, err
 		}
-	}
-	if len(unknownProps) > 0 {
-		unknownProps = slices.Compact(unknownProps)
-		c.meters.unknownFields.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(
-			attribute.String("storelink.operation", method+" "+route)))
-		c.log.WarnContext(ctx, "upstream.unknown_fields", "call_id", callid.From(ctx), "method", method, "route", route,
-			"store_id", storeID, "fields", bounded(unknownProps, maxLoggedFields), "count", len(unknownProps))
 	}
 	return v, nil
 }
