@@ -272,3 +272,44 @@ func TestBrokenDecisionFieldsAreAllNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestDegradedAnswersPassTheTypeScriptClient: the official TypeScript SDK
+// client validates structured content against each tool's output schema;
+// every answer that carries unknown qualifiers passes it, the sweep and a
+// confirmed write included.
+func TestDegradedAnswersPassTheTypeScriptClient(t *testing.T) {
+	inst := findTSClient(t)
+	w := e2etest.NewWorld(t)
+	d := newDeparting(t, w, map[string][]string{
+		mockstorelink.OpGetStore:                 {"opening_hours", "name"},
+		mockstorelink.OpGetSupplier:              {"lead_time_days"},
+		mockstorelink.OpGetInventory:             {"counted_at"},
+		mockstorelink.OpListPOSTransactions:      {"total_count"},
+		mockstorelink.OpGetReplenishmentOrder:    {"expected_arrival", "submitted_at"},
+		mockstorelink.OpCreateReplenishmentOrder: {"expected_arrival"},
+	}, mockstorelink.OpListStores)
+	h := startTSHost(t, inst, &journal{statuses: map[string]bool{}}, "degraded", w.Env("ALLOW_WRITES=true", "UPSTREAM_BASE_URL="+d.srv.URL))
+	butter := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string // a qualifier the answer must say is unknown
+	}{
+		{"korral_list_authorized_stores", map[string]any{}, "store.opening_hours"},
+		{"korral_check_stock_risk", butter, "inventory.counted_at"},
+		{"korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []string{"all"}}, "store.opening_hours"},
+		{"korral_list_recent_sales", butter, "pos.total_count"},
+		{"korral_get_order_status", map[string]any{"order_id": mockstorelink.OrderOpen, "store_id": "47"}, "order.expected_arrival"},
+		{"korral_raise_replenishment_order", e2etest.Order(24), "supplier.lead_time_days"},
+	} {
+		env := h.call(c.tool, c.tool, c.args, "ok")
+		if b, _ := json.Marshal(env); !strings.Contains(string(b), c.want+" unknown: ") {
+			t.Errorf("%s: the answer does not say %s is unknown: %s", c.tool, c.want, b)
+		}
+	}
+	preview := h.call("preview", "korral_raise_replenishment_order", e2etest.Order(12), "ok")
+	raised := h.call("confirm", "korral_raise_replenishment_order", e2etest.Order(12, "confirm", true, "idempotency_key", field(preview, "idempotency_key")), "ok")
+	if field(raised, "mode") != "raised" {
+		t.Fatalf("confirm: %v", raised)
+	}
+}
