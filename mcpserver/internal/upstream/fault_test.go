@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
@@ -111,8 +112,13 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},
 		{name: "wrong number", body: `{"store_id":"47","sku":"8847291","on_hand_units":4.75e300,"counted_at":"2026-11-27T06:00:00+01:00"}`,
 			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},
-		{name: "bad timestamp", body: `{"store_id":"47","sku":"8847291","on_hand_units":5,"counted_at":"` + poison + `"}`,
-			call: inventory, field: "inventory", rule: "a timestamp is not RFC 3339"},
+		// A sale's time decides; the count's time only qualifies
+		// (TestMissingQualifiersAreUnknown).
+		{name: "bad timestamp", body: `{"store_id":"47","sku":"8847291","since":"2026-11-26T06:00:00+01:00","total_count":1,"transactions":[{"transaction_id":"T1","timestamp":"` + poison + `","units":1}]}`,
+			call: func(c *Client, ctx context.Context) error {
+				_, err := c.Sales(ctx, "47", "8847291", time.Date(2026, 11, 26, 6, 0, 0, 0, time.FixedZone("", 3600)), 10)
+				return err
+			}, field: "pos", rule: "a timestamp is not RFC 3339"},
 		{name: "not JSON", body: `{"store_id":"47"`, call: inventory, field: "body", rule: "not valid JSON"},
 		// A missing field would decode as an on-hand count of 0 (a renamed
 		// one: TestRenamedFieldIsRefusedEverywhere).

@@ -57,11 +57,20 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 	// One walk of the body finds the missing fields Result refuses and
 	// the rest of the problems.
 	v, problems, err := sl.ResultWithProblems(resp, err)
+	root := resources[route]
+	if unknown != nil {
+		if sv, sp, dropped, ok := salvage[T](ctx, root, err); ok {
+			// Only qualifiers were unreadable: the answer is read without
+			// them, and they are missing below.
+			v, problems, err = sv, sp, nil
+			c.log.WarnContext(ctx, "upstream.qualifier_unreadable", "call_id", callid.From(ctx), "route", route,
+				"store_id", storeID, "fields", bounded(appendRule(dropped, "schema.type"), maxLoggedFields), "count", len(dropped))
+		}
+	}
 	var missing *sl.MissingFieldError
 	if err != nil && !errors.As(err, &missing) {
 		return nil, err
 	}
-	root := resources[route]
 	qualifier := func(field string) (domain.Source, bool) {
 		if unknown == nil {
 			return domain.Source{}, false
@@ -217,6 +226,15 @@ func bodyName(path string) string {
 		return "(a field)"
 	}
 	return path
+}
+
+// appendRule is each field with a rule id: "field (rule)".
+func appendRule(fields []string, rule string) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f + " (" + rule + ")"
+	}
+	return out
 }
 
 // bounded keeps at most n names, and says how many more there were.

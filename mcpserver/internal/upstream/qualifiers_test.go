@@ -108,6 +108,31 @@ func TestMissingQualifiersAreUnknown(t *testing.T) {
 				}
 				return inv.Unknown, err
 			}},
+		// Unreadable: of another type, or a time without an offset.
+		{"lead time of another type", `{"supplier_id":"SUP-1","name":"M","lead_time_days":"2 days","minimum_order_units":12}`, "supplier.lead_time_days",
+			func(c *Client, ctx context.Context) (domain.Unknown, error) {
+				sup, err := c.Supplier(ctx, "47", "SUP-1")
+				if err == nil && (sup.LeadTimeDays != -1 || sup.MinimumOrderUnit != 12 || sup.Name != "M") {
+					return nil, apperr.New(apperr.InternalError, "supplier", "")
+				}
+				return sup.Unknown, err
+			}},
+		{"count time without offset", `{"store_id":"47","sku":"8847291","on_hand_units":5,"counted_at":"2026-11-27T06:00:00"}`, "inventory.counted_at",
+			func(c *Client, ctx context.Context) (domain.Unknown, error) {
+				inv, err := c.Inventory(ctx, "47", "8847291")
+				if err == nil && (inv.OnHand != 5 || !inv.CountedAt.IsZero()) {
+					return nil, apperr.New(apperr.InternalError, "inventory", "")
+				}
+				return inv.Unknown, err
+			}},
+		{"hours of another type", `{"store_id":"47","name":"Praha","timezone":"Europe/Prague","opening_hours":"Mo-Sa 07:00-22:00"}`, "store.opening_hours",
+			func(c *Client, ctx context.Context) (domain.Unknown, error) {
+				st, err := c.Store(ctx, "47")
+				if err == nil && st.Name != "Praha" {
+					return nil, apperr.New(apperr.InternalError, "store", "")
+				}
+				return st.Unknown, err
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, logs := newClient(t, answering(t, 200, tc.body), keys47(), nil)
@@ -143,5 +168,16 @@ func TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused(t *testing.T) {
 	if ae := apperr.From(err); ae == nil || !strings.Contains(ae.Message, "inventory.on_hand_units: required but missing (rule schema.required)") ||
 		len(ae.Broken) != 1 {
 		t.Fatalf("got %v (broken %v)", err, ae.Broken)
+	}
+}
+
+// TestUnreadableDecisionFieldIsRefusedBesideAnUnreadableQualifier: a
+// body whose on-hand count is of another type is refused, even when a
+// qualifier beside it is unreadable too.
+func TestUnreadableDecisionFieldIsRefusedBesideAnUnreadableQualifier(t *testing.T) {
+	c, _ := newClient(t, answering(t, 200, `{"store_id":"47","sku":"8847291","on_hand_units":"five","counted_at":"yesterday"}`), keys47(), nil)
+	inv, err := c.Inventory(context.Background(), "47", "8847291")
+	if ae := apperr.From(err); ae == nil || ae.Code != apperr.UpstreamContractError {
+		t.Fatalf("inventory %+v, error %v: want UPSTREAM_CONTRACT_ERROR", inv, err)
 	}
 }
