@@ -126,9 +126,6 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		return nil, schemaFault(root, refused, cause)
 	}
 	if err != nil {
-		if missing == nil {
-			return nil, err
-		}
 		for _, f := range append([]string{missing.Field}, missing.Fields...) {
 			if _, ok := qualifier(f); !ok {
 				return nil, err
