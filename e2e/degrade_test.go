@@ -239,7 +239,34 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	if status["quantity_units"] != 24.0 || status["order_id"] != orderID {
 		t.Fatalf("status: %v", status)
 	}
-	data(t, p.Call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}))
+	sales := data(t, p.Call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}))
+	page := mockState(t, w, "47", "/v1/stores/47/pos?limit=1000&sku="+mockstorelink.SKUButter+"&since="+url.QueryEscape(sales["window_start"].(string)))
+	var units float64
+	for _, tx := range page["transactions"].([]any) {
+		units += num(tx.(map[string]any)["units"])
+	}
+	if num(sales["count_total_available"]) != num(page["total_count"]) || num(sales["units_sold_in_window"]) != units {
+		t.Errorf("sales %v of %v units, the mock holds %v of %v", sales["count_total_available"], sales["units_sold_in_window"], page["total_count"], units)
+	}
+}
+
+// TestTheMocksQualifierDriftsDegrade: the mock's own drift faults that hit
+// a qualifier, its opening_hours renamed openingHours and its supplier's
+// lead_time_days left out, give the risk check with both unknown, not a
+// refusal.
+func TestTheMocksQualifierDriftsDegrade(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	w.Mock.Server.SetFaults(
+		mockstorelink.Fault{Kind: mockstorelink.FaultDriftRenameField, OperationID: mockstorelink.OpGetStore},
+		mockstorelink.Fault{Kind: mockstorelink.FaultDriftMissingField, OperationID: mockstorelink.OpGetSupplier})
+	p := e2etest.StartServer(t, w.Env())
+	inv := mockState(t, w, "47", "/v1/stores/47/inventory?sku="+mockstorelink.SKUButter)
+	risk := data(t, p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}))
+	r := risk["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+	if fmt.Sprint(r["on_hand_units"]) != fmt.Sprint(inv["on_hand_units"]) || r["will_stockout_before_close_today"] != "unknown" ||
+		!unknownHas(r["unknown"], "store.opening_hours") || !unknownHas(r["unknown"], "supplier.lead_time_days") {
+		t.Errorf("risk %v", r)
+	}
 }
 
 // TestBrokenDecisionFieldsAreAllNamed: a StoreLink whose inventory has no
