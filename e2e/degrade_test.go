@@ -142,7 +142,7 @@ func mockState(t *testing.T, w *e2etest.World, store, path string) map[string]an
 
 func unknownHas(v any, name string) bool {
 	list, _ := v.([]any)
-	return slices.ContainsFunc(list, func(s any) bool { str, _ := s.(string); return strings.HasPrefix(str, name+" unknown: ") })
+	return slices.ContainsFunc(list, func(s any) bool { str, _ := s.(string); return strings.HasPrefix(str, name+": ") })
 }
 
 // TestMissingQualifiersDegradeTheAnswers: a StoreLink whose stores have no
@@ -196,10 +196,8 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	if r["earliest_delivery"] != nil || r["arrival_beats_stockout"] != "unknown" || risk["product"].(map[string]any)["lead_time_days"] != nil {
 		t.Errorf("a delivery claim without a lead time: %v %v", r["earliest_delivery"], r["arrival_beats_stockout"])
 	}
-	for _, q := range []string{"store.opening_hours", "supplier.lead_time_days"} {
-		if !unknownHas(r["unknown"], q) {
-			t.Errorf("risk unknown %v lacks %s", r["unknown"], q)
-		}
+	if !unknownHas(r["unknown"], "store.opening_hours") || !unknownHas(risk["product"].(map[string]any)["unknown"], "supplier.lead_time_days") {
+		t.Errorf("risk unknown %v, product %v", r["unknown"], risk["product"])
 	}
 	if r["stockout_window"] == nil || r["confidence"] == "none" {
 		t.Errorf("the projection itself did not answer: %v", r)
@@ -264,7 +262,7 @@ func TestTheMocksQualifierDriftsDegrade(t *testing.T) {
 	risk := data(t, p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}))
 	r := risk["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
 	if fmt.Sprint(r["on_hand_units"]) != fmt.Sprint(inv["on_hand_units"]) || r["will_stockout_before_close_today"] != "unknown" ||
-		!unknownHas(r["unknown"], "store.opening_hours") || !unknownHas(r["unknown"], "supplier.lead_time_days") {
+		!unknownHas(r["unknown"], "store.opening_hours") || !unknownHas(risk["product"].(map[string]any)["unknown"], "supplier.lead_time_days") {
 		t.Errorf("risk %v", r)
 	}
 }
@@ -330,7 +328,7 @@ func TestDegradedAnswersPassTheTypeScriptClient(t *testing.T) {
 		{"korral_raise_replenishment_order", e2etest.Order(24), "supplier.lead_time_days"},
 	} {
 		env := h.call(c.tool, c.tool, c.args, "ok")
-		if b, _ := json.Marshal(env); !strings.Contains(string(b), c.want+" unknown: ") {
+		if b, _ := json.Marshal(env); !strings.Contains(string(b), c.want+": ") {
 			t.Errorf("%s: the answer does not say %s is unknown: %s", c.tool, c.want, b)
 		}
 	}
@@ -338,5 +336,43 @@ func TestDegradedAnswersPassTheTypeScriptClient(t *testing.T) {
 	raised := h.call("confirm", "korral_raise_replenishment_order", e2etest.Order(12, "confirm", true, "idempotency_key", field(preview, "idempotency_key")), "ok")
 	if field(raised, "mode") != "raised" {
 		t.Fatalf("confirm: %v", raised)
+	}
+}
+
+// TestDegradedAnswerSizes holds the answers of a StoreLink without hours,
+// store names, lead time and count times to the fixtures' budgets
+// (TestAnswerSizes, ADR 0012) plus degradedAllowance per store answered:
+// the unknown lists are short, and the caveats of the SKU and supplier are
+// said once per answer.
+func TestDegradedAnswerSizes(t *testing.T) {
+	const degradedAllowance = 250
+	w := e2etest.NewWorld(t)
+	d := newDeparting(t, w, map[string][]string{
+		mockstorelink.OpGetStore:     {"opening_hours", "name"},
+		mockstorelink.OpGetSupplier:  {"lead_time_days"},
+		mockstorelink.OpGetInventory: {"counted_at"},
+	}, mockstorelink.OpListStores)
+	p := e2etest.StartServer(t, w.Env("UPSTREAM_BASE_URL="+d.srv.URL))
+	butter := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
+	for _, c := range []struct {
+		name           string
+		tool           string
+		args           map[string]any
+		budget, stores int
+	}{
+		{"stores (2 in keyring)", "korral_list_authorized_stores", map[string]any{}, 700, 2},
+		{"risk butter 47", "korral_check_stock_risk", butter, 1600, 1},
+		{"risk butter 47+102", "korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}, 3000, 2},
+		{"preview 24 butter 47", "korral_raise_replenishment_order", e2etest.Order(24), 1450, 1},
+	} {
+		text := answerText(t, p, c.tool, c.args)
+		if !strings.Contains(text, `"unknown":`) {
+			t.Errorf("%s: no unknown list:\n%s", c.name, text)
+		}
+		budget := c.budget + c.stores*degradedAllowance
+		t.Logf("%s: %d bytes (budget %d)", c.name, len(text), budget)
+		if len(text) > budget {
+			t.Errorf("%s: %d bytes, over %d:\n%s", c.name, len(text), budget, text)
+		}
 	}
 }

@@ -29,8 +29,9 @@ type Source struct {
 	Name string
 	Role Role
 	// Means is, for a decision, what the answer decides with it; for a
-	// qualifier, what the answer does not claim while it is unknown. It is
-	// the caveat's text.
+	// qualifier, what the answer does not claim while it is unknown, in as
+	// few words as will do: it is the caveat's text, in answers with byte
+	// budgets (ADR 0012).
 	Means string
 }
 
@@ -43,43 +44,43 @@ type Source struct {
 var Sources = []Source{
 	{"GET /v1/stores", Qualifier, "the stores listed are the keyring's; StoreLink's own store list is not read"},
 	{"store.store_id", Decision, "the answer is about the store asked for"},
-	{"store.name", Qualifier, "the store is named by its id only"},
+	{"store.name", Qualifier, "named by id"},
 	{"store.timezone", Decision, "the store-local days and today's sales"},
-	{"store.opening_hours", Qualifier, "no claim about today's close (will_stockout_before_close_today is unknown), no opening or closing time, no open or closed flag; the sell rate is per clock hour of whole days"},
+	{"store.opening_hours", Qualifier, "no before-close answer, no open or close time; rate per clock hour"},
 	{"inventory.store_id", Decision, "the count is the asked store's"},
 	{"inventory.sku", Decision, "the count is the asked SKU's"},
 	{"inventory.on_hand_units", Decision, "the stock the projection starts from"},
-	{"inventory.counted_at", Qualifier, "the count's age is unknown: no sales are subtracted since it and it is flagged stale"},
+	{"inventory.counted_at", Qualifier, "count age unknown, taken as stale"},
 	{"pos.store_id", Decision, "the sales are the asked store's"},
 	{"pos.sku", Decision, "the sales are the asked SKU's"},
-	{"pos.since", Qualifier, "StoreLink's echo of the window's start is not checked"},
-	{"pos.total_count", Qualifier, "no count of matching sales beyond the lines read"},
+	{"pos.since", Qualifier, "window start not echoed"},
+	{"pos.total_count", Qualifier, "total is the lines read"},
 	{"pos.transactions", Decision, "the sales the sell rate is learned from"},
 	{"pos.transactions.transaction_id", Decision, "each sale is counted once"},
 	{"pos.transactions.timestamp", Decision, "the day and hour of each sale"},
 	{"pos.transactions.units", Decision, "the units of each sale"},
 	{"pos.next_cursor", Decision, "every page of sales is read"},
 	{"sku.sku", Decision, "the master data is the asked SKU's"},
-	{"sku.name", Qualifier, "the product is named by its SKU code only"},
+	{"sku.name", Qualifier, "named by SKU code"},
 	{"sku.category", Qualifier, "no product category"},
 	{"sku.supplier_id", Decision, "the supplier whose minimum order applies"},
-	{"sku.unit", Qualifier, "no unit of measure beyond units"},
+	{"sku.unit", Qualifier, "no unit of measure"},
 	{"sku.case_pack", Decision, "whole cases of an order"},
-	{"sku.chilled", Qualifier, "no chilled-product check of days of cover"},
-	{"sku.shelf_life_days", Qualifier, "no shelf-life check of days of cover"},
+	{"sku.chilled", Qualifier, "no chilled check of cover"},
+	{"sku.shelf_life_days", Qualifier, "no shelf-life check of cover"},
 	{"supplier.supplier_id", Decision, "the terms are the SKU's supplier's"},
-	{"supplier.name", Qualifier, "the supplier is named by its id only"},
-	{"supplier.lead_time_days", Qualifier, "no delivery date, no answer to whether a delivery beats the stockout, no days of cover after delivery"},
-	{"supplier.order_cutoff_local", Qualifier, "whether today's order cut-off has passed is unknown; a delivery is counted from today"},
+	{"supplier.name", Qualifier, "named by id"},
+	{"supplier.lead_time_days", Qualifier, "no delivery date or days of cover"},
+	{"supplier.order_cutoff_local", Qualifier, "cut-off unknown, ordering counted from today"},
 	{"supplier.minimum_order_units", Decision, "the smallest order StoreLink takes"},
 	{"order.order_id", Decision, "the order's identity"},
 	{"order.store_id", Decision, "the order is the asked store's"},
 	{"order.sku", Decision, "the order is for the SKU asked"},
 	{"order.quantity_units", Decision, "the quantity ordered"},
 	{"order.status", Decision, "where the order is"},
-	{"order.reason", Qualifier, "StoreLink's copy of the reason is not shown; the ledger keeps the buyer's"},
-	{"order.submitted_at", Qualifier, "no time StoreLink took the order"},
-	{"order.expected_arrival", Qualifier, "no expected arrival date"},
+	{"order.reason", Qualifier, "reason not echoed"},
+	{"order.submitted_at", Qualifier, "no submitted time"},
+	{"order.expected_arrival", Qualifier, "no arrival date"},
 }
 
 // SourceOf finds the table's entry for a field path as the adapter names
@@ -135,13 +136,27 @@ func Merge(lists ...Unknown) Unknown {
 	return out
 }
 
-// Caveats is the answer's sentence for each unknown qualifier, in the
-// table's order: "store.opening_hours unknown: no claim about ...".
+// Caveats is the answer's caveat for each unknown qualifier, in the
+// table's order: "store.opening_hours: no before-close answer, ...".
+// The answers list them under unknown, which says the rest.
 func (u Unknown) Caveats() []string {
 	var out []string
 	for _, s := range Sources {
 		if s.Role == Qualifier && u.Has(s.Name) {
-			out = append(out, s.Name+" unknown: "+s.Means)
+			out = append(out, s.Name+": "+s.Means)
+		}
+	}
+	return out
+}
+
+// Of is the unknown qualifiers whose names start with one of the
+// resources (store, inventory, sku...), in the table's order.
+func (u Unknown) Of(resources ...string) Unknown {
+	var out Unknown
+	for _, name := range Merge(u) {
+		root, _, _ := strings.Cut(name, ".")
+		if slices.Contains(resources, root) {
+			out = append(out, name)
 		}
 	}
 	return out

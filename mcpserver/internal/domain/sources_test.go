@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -79,12 +78,15 @@ func TestUnknownCaveatsFollowTheTable(t *testing.T) {
 	u.Add("store.opening_hours")
 	u.Add("inventory.on_hand_units")
 	got := u.Caveats()
-	if len(got) != 2 || !strings.HasPrefix(got[0], "store.opening_hours unknown: no claim about today's close") ||
-		!strings.HasPrefix(got[1], "supplier.lead_time_days unknown: no delivery date") {
+	if len(got) != 2 || got[0] != "store.opening_hours: no before-close answer, no open or close time; rate per clock hour" ||
+		got[1] != "supplier.lead_time_days: no delivery date or days of cover" {
 		t.Errorf("caveats %q", got)
 	}
 	if m := Merge(Unknown{"supplier.name"}, Unknown{"store.name", "supplier.name"}); !slices.Equal(m, Unknown{"store.name", "supplier.name"}) {
 		t.Errorf("merge %v", m)
+	}
+	if o := (Unknown{"supplier.name", "inventory.counted_at", "store.name"}).Of("store", "inventory"); !slices.Equal(o, Unknown{"store.name", "inventory.counted_at"}) {
+		t.Errorf("of %v", o)
 	}
 }
 
