@@ -186,12 +186,12 @@ func describe(route string, err error) (*fault, bool) {
 	case !errors.Is(err, sl.ErrMalformedResponse):
 		return nil, false
 	case errors.As(err, &mismatch):
-		return &fault{field: fieldPath(root, mismatch.Field), rule: "want " + jsonType(mismatch.Type), err: err}, true
+		return &fault{field: fieldPath(root, mismatch.Field), rule: "want " + jsonType(mismatch.Type), id: RuleType, err: err}, true
 	case errors.As(err, &syntax):
 		return &fault{field: "body", rule: "not valid JSON", err: err}, true
 	case errors.As(err, &badTime), strings.Contains(err.Error(), "Time.UnmarshalJSON:"):
 		// encoding/json does not say which field held the time.
-		return &fault{field: root, rule: "a timestamp is not RFC 3339", err: err}, true
+		return &fault{field: root, rule: "a timestamp is not RFC 3339", id: RuleType, err: err}, true
 	case errors.As(err, &badInt):
 		// The only number the generated decoder parses itself.
 		return &fault{field: "header Retry-After", rule: "not a whole number of seconds", err: err}, true

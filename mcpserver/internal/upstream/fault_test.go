@@ -109,16 +109,16 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 		// (TestUnreadableQualifierDegrades). The store's echo decides.
 		{name: "store echo", body: strings.Replace(store("Europe/Prague", "07:00"), `"47"`, `"48"`, 1), field: "store.store_id", rule: "not the store of the request", id: "path.store_id"},
 		{name: "wrong type", body: `{"store_id":"47","sku":"8847291","on_hand_units":"` + poison + `","counted_at":"2026-11-27T06:00:00+01:00"}`,
-			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},
+			call: inventory, field: "inventory.on_hand_units", rule: "want an integer", id: "schema.type"},
 		{name: "wrong number", body: `{"store_id":"47","sku":"8847291","on_hand_units":4.75e300,"counted_at":"2026-11-27T06:00:00+01:00"}`,
-			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},
+			call: inventory, field: "inventory.on_hand_units", rule: "want an integer", id: "schema.type"},
 		// A sale's time decides; the count's time only qualifies
 		// (TestMissingQualifiersAreUnknown).
 		{name: "bad timestamp", body: `{"store_id":"47","sku":"8847291","since":"2026-11-26T06:00:00+01:00","total_count":1,"transactions":[{"transaction_id":"T1","timestamp":"` + poison + `","units":1}]}`,
 			call: func(c *Client, ctx context.Context) error {
 				_, err := c.Sales(ctx, "47", "8847291", time.Date(2026, 11, 26, 6, 0, 0, 0, time.FixedZone("", 3600)), 10)
 				return err
-			}, field: "pos", rule: "a timestamp is not RFC 3339"},
+			}, field: "pos", rule: "a timestamp is not RFC 3339", id: "schema.type"},
 		{name: "not JSON", body: `{"store_id":"47"`, call: inventory, field: "body", rule: "not valid JSON"},
 		// A missing field would decode as an on-hand count of 0 (a renamed
 		// one: TestRenamedFieldIsRefusedEverywhere).
@@ -137,7 +137,7 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 				_, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
 				return err
 			},
-			field: "order.order_id", rule: "want a string", code: apperr.WriteOutcomeUnknown},
+			field: "order.order_id", rule: "want a string", id: "schema.type", code: apperr.WriteOutcomeUnknown},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

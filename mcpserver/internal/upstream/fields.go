@@ -22,6 +22,9 @@ const (
 	RuleRequired   = "schema.required"
 	RuleAdditional = "schema.additional_properties"
 	RuleRenamed    = "schema.renamed"
+	// RuleType: a value of another JSON type, or a time that is not RFC
+	// 3339.
+	RuleType = "schema.type"
 )
 
 // strictRoutes answer with the fields a decision is made on: the
@@ -64,7 +67,7 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 			// them, and they are missing below.
 			v, problems, err = sv, sp, nil
 			c.log.WarnContext(ctx, "upstream.qualifier_unreadable", "call_id", callid.From(ctx), "route", route,
-				"store_id", storeID, "fields", bounded(appendRule(dropped, "schema.type"), maxLoggedFields), "count", len(dropped))
+				"store_id", storeID, "fields", bounded(appendRule(dropped, RuleType), maxLoggedFields), "count", len(dropped))
 		}
 	}
 	var missing *sl.MissingFieldError
