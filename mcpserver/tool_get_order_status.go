@@ -203,15 +203,8 @@ func (s *server) orderOut(ctx context.Context, c *call, storeID string, o domain
 	out := &orderStatusOut{
 		OrderID: o.ID, StoreID: o.StoreID, Status: storeLinkStatus(o.Status), IsOpen: o.Status.Open(),
 		SKU: o.SKU, QuantityUnits: o.QuantityUnits,
-		SubmittedAt: o.SubmittedAt.Format(time.RFC3339), ExpectedArrival: o.ExpectedArrival.Format(time.RFC3339),
+		SubmittedAt: knownTime(o.SubmittedAt), ExpectedArrival: knownTime(o.ExpectedArrival),
 		Ledger: view, Unknown: o.Unknown.Caveats(),
-	}
-	// An unknown time is left out, never shown as the zero time.
-	if o.SubmittedAt.IsZero() {
-		out.SubmittedAt = ""
-	}
-	if o.ExpectedArrival.IsZero() {
-		out.ExpectedArrival = ""
 	}
 	// The name helps a human vet the order; without it the status still stands.
 	if sku, err := s.opts.Upstream.SKU(ctx, storeID, o.SKU); err == nil {
