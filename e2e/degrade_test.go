@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/korral/storelink/internal/e2etest"
@@ -31,6 +32,8 @@ type departing struct {
 	drop map[string][]string
 	gone map[string]bool
 	srv  *httptest.Server
+	// asked counts the requests for the operations in gone.
+	asked atomic.Int64
 }
 
 func newDeparting(t *testing.T, w *e2etest.World, drop map[string][]string, gone ...string) *departing {
@@ -50,6 +53,7 @@ func newDeparting(t *testing.T, w *e2etest.World, drop map[string][]string, gone
 	}}
 	d.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if d.gone[opOf(r.Method, r.URL.Path)] {
+			d.asked.Add(1)
 			rw.Header().Set("Content-Type", "application/json")
 			rw.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(rw, `{"detail":"Not Found"}`)
@@ -180,6 +184,11 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	sort.Strings(got)
 	if !slices.Equal(want, got) {
 		t.Errorf("listed %v, the keyring holds %v", got, want)
+	}
+	// Whatever a StoreLink without the list answers (404, 405, 501), the
+	// tool never asks it.
+	if n := d.asked.Load(); n != 0 {
+		t.Errorf("the store list was asked for %d times", n)
 	}
 
 	// The risk check: the mock's on-hand figure, no claim about the close
