@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -268,12 +269,24 @@ func TestBrokenUpstreamBodiesAreClearErrors(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env())
 	args := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-	for _, kind := range []mockstorelink.FaultKind{mockstorelink.FaultMalformedJSON, mockstorelink.FaultOversized, mockstorelink.FaultErrorIn200, mockstorelink.FaultDriftWrongType} {
+	for _, kind := range []mockstorelink.FaultKind{mockstorelink.FaultMalformedJSON, mockstorelink.FaultOversized, mockstorelink.FaultErrorIn200} {
 		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: kind, OperationID: mockstorelink.OpListPOSTransactions})
 		env := p.Call("korral_list_recent_sales", args)
 		if e2etest.Code(env) != "UPSTREAM_CONTRACT_ERROR" {
 			t.Errorf("%s: %v", kind, env)
 		}
+	}
+	// The drift's field of the wrong type on a sales page is its
+	// total_count, which only qualifies the answer (ADR 0030): the sales
+	// are answered, and the total is said to be unknown.
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongType, OperationID: mockstorelink.OpListPOSTransactions})
+	if env := p.Call("korral_list_recent_sales", args); env["ok"] != true || !strings.Contains(fmt.Sprint(env["data"]), "pos.total_count: ") {
+		t.Errorf("%s: %v", mockstorelink.FaultDriftWrongType, env)
+	}
+	// On a stock count it is the on-hand figure, which decides.
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongType, OperationID: mockstorelink.OpGetInventory})
+	if env := p.Call("korral_check_stock_risk", args); e2etest.Code(env) != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(errMessage(env), "inventory.on_hand_units") {
+		t.Errorf("%s on the count: %v", mockstorelink.FaultDriftWrongType, env)
 	}
 	w.Mock.Server.ClearFaults()
 	// The quirk SKU answers 200 with an error body on every call.

@@ -51,6 +51,9 @@ type productInfo struct {
 	CasePack             int64  `json:"case_pack"`
 	ShelfLifeDays        int64  `json:"shelf_life_days,omitempty"`
 	SupplierLeadTimeDays *int   `json:"lead_time_days"`
+	// Unknown is the SKU's and supplier's unknown qualifiers, said once
+	// for every store (ADR 0030).
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 type storeRisk struct {
@@ -82,6 +85,7 @@ type storeFacts struct {
 	Evidence                     table                 `json:"evidence"`
 	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
 	Caveat                       string                `json:"caveat"`
+	Unknown                      []string              `json:"unknown,omitempty"`
 }
 
 // evidenceColumns name the cells of every evidence row. The flags cell is
@@ -110,6 +114,13 @@ func compactEvidence(days []projection.DayEvidence) table {
 	return t
 }
 
+// The resources whose unknown qualifiers a risk answer gives per store,
+// and those it gives once, with the product.
+var (
+	storeResources   = []string{"store", "inventory", "pos"}
+	productResources = []string{"sku", "supplier"}
+)
+
 func compactFacts(a *replenish.Assessment) *storeFacts {
 	r := a.Risk
 	f := &storeFacts{
@@ -120,7 +131,7 @@ func compactFacts(a *replenish.Assessment) *storeFacts {
 		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, UnitsShortByClose: r.UnitsShortByClose,
 		OrderCutoffPassed: r.OrderCutoffPassed, EarliestArrival: r.EarliestReplenishmentArrival,
 		ArrivalBeatsStockout: r.ArrivalBeatsStockout, Evidence: compactEvidence(r.Evidence),
-		DataQualityFlags: r.DataQualityFlags, Caveat: r.Caveat,
+		DataQualityFlags: r.DataQualityFlags, Caveat: r.Caveat, Unknown: a.Unknown.Of(storeResources...).Caveats(),
 	}
 	if b := r.UnitsPerTradingHour; b != nil {
 		f.UnitsPerTradingHour = []float64{b.Low, b.High}
@@ -201,7 +212,7 @@ func markRiskAnswer(out *stockRiskOut, found []*replenish.Assessment, extra []sw
 		id := found[0].Identity
 		out.Product = &productInfo{Name: id.ProductName, Supplier: id.SupplierName,
 			Chilled: id.Chilled, CasePack: id.CasePack, ShelfLifeDays: id.ShelfLifeDays,
-			SupplierLeadTimeDays: found[0].Risk.SupplierLeadTimeDays}
+			SupplierLeadTimeDays: found[0].Risk.SupplierLeadTimeDays, Unknown: found[0].Unknown.Of(productResources...).Caveats()}
 		texts = append(texts, &out.Product.Name, &out.Product.Supplier)
 	}
 	for i := range out.Stores {

@@ -32,6 +32,7 @@ type orderStatusOut struct {
 	SubmittedAt     string      `json:"submitted_at"`
 	ExpectedArrival string      `json:"expected_arrival,omitempty"`
 	Ledger          *ledgerView `json:"ledger,omitempty"`
+	Unknown         []string    `json:"unknown,omitempty"`
 }
 
 // ledgerView is this deployment's own record of an order request.
@@ -202,8 +203,8 @@ func (s *server) orderOut(ctx context.Context, c *call, storeID string, o domain
 	out := &orderStatusOut{
 		OrderID: o.ID, StoreID: o.StoreID, Status: storeLinkStatus(o.Status), IsOpen: o.Status.Open(),
 		SKU: o.SKU, QuantityUnits: o.QuantityUnits,
-		SubmittedAt: o.SubmittedAt.Format(time.RFC3339), ExpectedArrival: o.ExpectedArrival.Format(time.RFC3339),
-		Ledger: view,
+		SubmittedAt: knownTime(o.SubmittedAt), ExpectedArrival: knownTime(o.ExpectedArrival),
+		Ledger: view, Unknown: o.Unknown.Caveats(),
 	}
 	// The name helps a human vet the order; without it the status still stands.
 	if sku, err := s.opts.Upstream.SKU(ctx, storeID, o.SKU); err == nil {

@@ -41,6 +41,7 @@ type authorizedStore struct {
 	OpeningHoursToday string     `json:"opening_hours_today,omitempty"`
 	OpenNow           *bool      `json:"open_now,omitempty"`
 	ClosesInMinutes   *int       `json:"closes_in_minutes,omitempty"`
+	Unknown           []string   `json:"unknown,omitempty"`
 	Error             *ErrorBody `json:"error,omitempty"`
 }
 
@@ -91,14 +92,20 @@ func (s *server) listAuthorizedStores(ctx context.Context, c *call, in listStore
 	return out, nil
 }
 
+// describeStore is one store of the list. Without its opening hours (a
+// qualifier, ADR 0030) it says nothing of today's hours, open_now or the
+// close, and unknown says so; without its name, the id names it.
 func describeStore(st domain.Store, now time.Time) authorizedStore {
-	out := authorizedStore{StoreID: st.ID, Name: st.Name, Timezone: st.Timezone}
+	out := authorizedStore{StoreID: st.ID, Name: st.Name, Timezone: st.Timezone, Unknown: st.Unknown.Caveats()}
 	loc, err := domain.Location(st.Timezone)
 	if err != nil {
 		return out
 	}
 	local := now.In(loc)
 	out.LocalTimeNow = local.Format(time.RFC3339)
+	if st.Unknown.Has("store.opening_hours") {
+		return out
+	}
 	day := st.Hours[local.Weekday()]
 	if day.Closed {
 		out.OpeningHoursToday = "closed"

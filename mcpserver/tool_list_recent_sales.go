@@ -31,16 +31,17 @@ type listSalesIn struct {
 var saleColumns = []string{"timestamp", "units", "transaction_id"}
 
 type listSalesOut struct {
-	StoreID             string `json:"store_id"`
-	SKU                 string `json:"sku"`
-	WindowStart         string `json:"window_start"`
-	WindowEnd           string `json:"window_end"`
-	Items               table  `json:"items"`
-	CountReturned       int    `json:"count_returned"`
-	CountTotalAvailable int64  `json:"count_total_available"`
-	Truncated           bool   `json:"truncated"`
-	UnitsSoldInWindow   int64  `json:"units_sold_in_window"`
-	UnitsTotalComplete  bool   `json:"units_total_complete"`
+	StoreID             string   `json:"store_id"`
+	SKU                 string   `json:"sku"`
+	WindowStart         string   `json:"window_start"`
+	WindowEnd           string   `json:"window_end"`
+	Items               table    `json:"items"`
+	CountReturned       int      `json:"count_returned"`
+	CountTotalAvailable int64    `json:"count_total_available"`
+	Truncated           bool     `json:"truncated"`
+	UnitsSoldInWindow   int64    `json:"units_sold_in_window"`
+	UnitsTotalComplete  bool     `json:"units_total_complete"`
+	Unknown             []string `json:"unknown,omitempty"`
 }
 
 func addListRecentSales(ms *mcp.Server, s *server) {
@@ -102,6 +103,13 @@ func (s *server) listRecentSales(ctx context.Context, c *call, in listSalesIn) (
 		Items:               table{Columns: saleColumns, Rows: [][]any{}},
 		CountTotalAvailable: page.Total,
 		UnitsTotalComplete:  !page.Truncated && int64(len(page.Items)) == page.Total,
+		Unknown:             page.Unknown.Caveats(),
+	}
+	if page.Total < 0 {
+		// StoreLink gave no readable total (ADR 0030): the lines read are
+		// every line there is only when the walk read them all.
+		out.CountTotalAvailable = int64(len(page.Items))
+		out.UnitsTotalComplete = !page.Truncated
 	}
 	for i, sale := range page.Items {
 		out.UnitsSoldInWindow += sale.Units
@@ -110,7 +118,7 @@ func (s *server) listRecentSales(ctx context.Context, c *call, in listSalesIn) (
 		}
 	}
 	out.CountReturned = len(out.Items.Rows)
-	out.Truncated = int64(out.CountReturned) < page.Total
+	out.Truncated = int64(out.CountReturned) < out.CountTotalAvailable || page.Truncated
 	c.summary = fmt.Sprintf("Listed %d of %d sale(s) of SKU %s at store %s since %s (%d units).",
 		out.CountReturned, out.CountTotalAvailable, in.SKU, storeID, out.WindowStart, out.UnitsSoldInWindow)
 	return out, nil

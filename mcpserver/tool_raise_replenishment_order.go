@@ -230,7 +230,7 @@ func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raise
 	case replenish.ModeRaised:
 		o := r.Order
 		out.ProductName = untrusted(r.ProductName)
-		out.OrderID, out.OrderStatus, out.ExpectedArrival = o.ID, storeLinkStatus(o.Status), o.ExpectedArrival.Format(time.RFC3339)
+		out.OrderID, out.OrderStatus, out.ExpectedArrival = o.ID, storeLinkStatus(o.Status), knownTime(o.ExpectedArrival)
 		out.NextStep = "Tell the buyer the order id; follow it with korral_get_order_status."
 		c.summary = fmt.Sprintf("Raised order %s: %d unit(s) of %s (SKU %s) for store %s, reason: %s.", o.ID, req.QuantityUnits, r.ProductName, req.SKU, storeID, req.Reason)
 		if r.HostConfirmed {
@@ -249,7 +249,7 @@ func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raise
 		case state.StateRaised:
 			out.OrderID = e.OrderID
 			if o := r.Order; o != nil {
-				out.OrderStatus, out.ExpectedArrival = storeLinkStatus(o.Status), o.ExpectedArrival.Format(time.RFC3339)
+				out.OrderStatus, out.ExpectedArrival = storeLinkStatus(o.Status), knownTime(o.ExpectedArrival)
 			}
 			out.NextStep = "This order was already raised; nothing was sent now. Follow it with korral_get_order_status."
 			c.summary = fmt.Sprintf("Replayed idempotency key %s: order %s was already raised; nothing was sent.", e.IdempotencyKey, e.OrderID)
@@ -264,6 +264,15 @@ func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raise
 		}
 	}
 	return out
+}
+
+// knownTime is an RFC 3339 time StoreLink gave, or "" for one it left
+// out or sent unreadable (ADR 0030): never the zero time as a date.
+func knownTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339)
 }
 
 // unrecordedNextStep tells the agent that an order was raised although the

@@ -8,7 +8,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 )
 
 // Code is one member of the closed set of error codes a tool may return.
@@ -143,6 +145,11 @@ type Error struct {
 	IncidentID string
 	// Reach is how far a failed write got; reads leave it ReachUnknown.
 	Reach Reach
+	// Broken names, for an UPSTREAM_CONTRACT_ERROR of a read, each field
+	// of StoreLink's answer that broke the contract, as "field: rule
+	// (rule id)", so that a call of several reads can name every one
+	// (JoinBroken). It is StoreLink-free text: field paths and rules.
+	Broken []string
 	// Cause is internal detail for the log only.
 	Cause error
 }
@@ -301,4 +308,47 @@ func DefaultRemediation(code Code) string {
 	default:
 		return "Try again; if it happens again, report the incident id to an operator."
 	}
+}
+
+// MaxBrokenNamed is how many broken fields one answer of a call names
+// across its reads; the rest are counted.
+const MaxBrokenNamed = 5
+
+// JoinBroken is the error of a call whose reads ran side by side and
+// failed in errs (nil entries succeeded). The first error in errs decides
+// the code, as before; when it is a contract error and other reads broke
+// the contract too, its message names every broken field of every read,
+// the first MaxBrokenNamed of them and a count of the rest, so that one
+// answer tells the whole departure (ADR 0030). nil when every read
+// succeeded.
+func JoinBroken(errs ...error) error {
+	var first *Error
+	var firstErr error
+	var broken []string
+	reads := 0
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if firstErr == nil {
+			firstErr = err
+			errors.As(err, &first)
+		}
+		var e *Error
+		if errors.As(err, &e) && e.Code == UpstreamContractError && len(e.Broken) > 0 {
+			broken = append(broken, e.Broken...)
+			reads++
+		}
+	}
+	if first == nil || first.Code != UpstreamContractError || len(first.Broken) == 0 || reads < 2 {
+		return firstErr
+	}
+	named := broken[:min(len(broken), MaxBrokenNamed)]
+	msg := fmt.Sprintf("StoreLink's answers to %d reads broke the contract in %d field(s): %s", reads, len(broken), strings.Join(named, "; "))
+	if n := len(broken) - len(named); n > 0 {
+		msg += fmt.Sprintf("; and %d more", n)
+	}
+	out := Wrap(UpstreamContractError, errors.Join(errs...), msg, first.Remediation)
+	out.Broken = broken
+	return out
 }

@@ -20,14 +20,19 @@ type Store struct {
 	ID       string
 	Name     string
 	Timezone string
-	// Hours is indexed by time.Weekday.
+	// Hours is indexed by time.Weekday; meaningless when Unknown has
+	// store.opening_hours.
 	Hours [7]DayHours
+	// Unknown lists the qualifiers StoreLink left out or sent unreadable.
+	Unknown Unknown
 }
 
 // Inventory is the last on-hand count of a SKU at a store.
 type Inventory struct {
-	OnHand    int64
+	OnHand int64
+	// CountedAt is zero when Unknown has inventory.counted_at.
 	CountedAt time.Time
+	Unknown   Unknown
 }
 
 // Sale is one point-of-sale transaction line.
@@ -44,6 +49,8 @@ type SalesPage struct {
 	// which may exceed len(Items) when the walk stopped at its bound.
 	Total     int64
 	Truncated bool
+	// Unknown lists the qualifiers of any page left out or unreadable.
+	Unknown Unknown
 }
 
 // SKU is a SKU's master data.
@@ -56,6 +63,7 @@ type SKU struct {
 	CasePack      int64
 	Chilled       bool
 	ShelfLifeDays int64 // 0 when StoreLink gives none
+	Unknown       Unknown
 }
 
 // Supplier is a supplier and its delivery terms.
@@ -65,6 +73,8 @@ type Supplier struct {
 	LeadTimeDays     int
 	OrderCutoff      *int // minutes after local midnight, nil when unknown
 	MinimumOrderUnit int64
+	// Unknown has supplier.lead_time_days when LeadTimeDays is not known.
+	Unknown Unknown
 }
 
 // Order is a replenishment order as StoreLink reports it.
@@ -77,6 +87,7 @@ type Order struct {
 	Status          OrderStatus
 	SubmittedAt     time.Time
 	ExpectedArrival time.Time
+	Unknown         Unknown
 }
 
 // OrderRequest is what the server asks StoreLink to raise.

@@ -18,6 +18,10 @@ type DayHours struct {
 // WeeklyHours is a store's opening hours, indexed by time.Weekday.
 type WeeklyHours [7]DayHours
 
+// aroundTheClock is every day open from midnight to midnight: the week a
+// projection uses when the store's hours are unknown (Input.HoursUnknown).
+var aroundTheClock = WeeklyHours{{Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}}
+
 // open reports whether the day trades, with valid times.
 func (d DayHours) open() bool {
 	return !d.Closed && d.Opens >= 0 && d.Opens < d.Closes && d.Closes <= 24*60

@@ -55,6 +55,13 @@ type Input struct {
 	Location *time.Location
 	// Hours are the store's weekly opening hours in Location.
 	Hours WeeklyHours
+	// HoursUnknown: StoreLink gave no readable opening hours (ADR 0030).
+	// Hours is then ignored and every day counts as trading around the
+	// clock, so the sell rate is per clock hour of whole days; nothing is
+	// said about today's close (will_stockout_before_close_today is
+	// unknown, no shortfall by close, no opening or closing time) and no
+	// flag says the store is closed or outside its hours.
+	HoursUnknown bool
 	// OnHand is StoreLink's on-hand figure, taken at CountedAt (zero: unknown).
 	OnHand    int64
 	CountedAt time.Time
@@ -106,6 +113,9 @@ func Project(in Input) Result {
 	loc := in.Location
 	if loc == nil {
 		loc = time.UTC
+	}
+	if in.HoursUnknown {
+		in.Hours = aroundTheClock
 	}
 	lookback := in.LookbackDays
 	switch {
@@ -251,6 +261,9 @@ func Project(in Input) Result {
 		r.UnitsPerTradingHour = &band
 	}
 	r.VelocityBasis = velocityBasis(days, lookback, refuse, flags, stockouts, bulkUnits, listed)
+	if in.HoursUnknown {
+		r.VelocityBasis += " Opening hours unknown: every hour of the day counts as a trading hour."
+	}
 
 	if !in.CountedAt.IsZero() {
 		r.OnHandAsOf = stamp(in.CountedAt.In(loc))
@@ -278,6 +291,12 @@ func Project(in Input) Result {
 	flags[FlagStoreClosedToday] = !openToday
 	flags[FlagOutsideTradingHours] = openToday && !r.StoreOpenNow
 	r.TradingHoursLeftToday = round(hoursLeft, 2)
+	if in.HoursUnknown {
+		// The clock's day is not the store's: no claim about today's
+		// trading.
+		r.OpensAtToday, r.ClosesAtToday, r.StoreOpenNow, r.TradingHoursLeftToday = nil, nil, false, 0
+		flags[FlagStoreClosedToday], flags[FlagOutsideTradingHours] = false, false
+	}
 
 	// Stockout window.
 	r.WillStockoutBeforeCloseToday = Unknown
@@ -310,6 +329,11 @@ func Project(in Input) Result {
 		// epsilon keeps 9.0000001 from rounding up to a phantom unit.
 		short := math.Ceil(band.High*hoursLeft - math.Max(0, float64(est)) - 1e-9)
 		r.UnitsShortByClose = ptr(toInt64(math.Max(0, short)))
+		if in.HoursUnknown {
+			// Without hours there is no close to be short by, nor to run
+			// out before: not even when the shelf is already empty.
+			r.WillStockoutBeforeCloseToday, r.UnitsShortByClose = Unknown, nil
+		}
 	}
 
 	// Replenishment.

@@ -49,6 +49,10 @@ type Assessment struct {
 	// UnitsSoldLast24h is the units sold in the 24 hours before the
 	// projection's now, the buyer's usual yardstick.
 	UnitsSoldLast24h int64
+	// Unknown lists the qualifiers StoreLink left out or sent unreadable
+	// in the reads behind this assessment (ADR 0030); the projection made
+	// no claim that needs them.
+	Unknown domain.Unknown
 }
 
 // riskFacts is everything one projection needs, fetched concurrently.
@@ -62,7 +66,8 @@ type riskFacts struct {
 
 // fetchRiskFacts fans the upstream calls out: store, inventory, sales and the
 // SKU (then its supplier) run at once, so the answer costs the slowest call,
-// not the sum. The first error wins; all calls share the caller's context.
+// not the sum. The first error wins, naming every read's broken fields
+// (apperr.JoinBroken); all calls share the caller's context.
 func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
 	var f riskFacts
 	var wg sync.WaitGroup
@@ -90,10 +95,10 @@ func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, sto
 		}
 	}()
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return riskFacts{}, err
-		}
+	// The first error decides, as it always has; a contract error names
+	// the broken fields of every read, not only its own (ADR 0030).
+	if err := apperr.JoinBroken(errs...); err != nil {
+		return riskFacts{}, err
 	}
 	return f, nil
 }
@@ -184,6 +189,10 @@ func (w *Workflow) AssessShared(ctx context.Context, shared *SharedMaster, store
 		Now: now, Location: loc, OnHand: f.inv.OnHand, CountedAt: f.inv.CountedAt,
 		SalesFrom: from, HistoryStart: historyStart,
 		LookbackDays: lookbackDays, LeadTimeDays: f.supplier.LeadTimeDays, OrderCutoff: f.supplier.OrderCutoff,
+		HoursUnknown: f.store.Unknown.Has("store.opening_hours"),
+	}
+	if f.supplier.Unknown.Has("supplier.lead_time_days") {
+		in.LeadTimeDays = -1
 	}
 	for wd, d := range f.store.Hours {
 		in.Hours[wd] = projection.DayHours{Closed: d.Closed, Opens: d.Opens, Closes: d.Closes}
@@ -206,6 +215,7 @@ func (w *Workflow) AssessShared(ctx context.Context, shared *SharedMaster, store
 		},
 		Risk:             projection.Project(in),
 		UnitsSoldLast24h: last24h,
+		Unknown:          domain.Merge(f.store.Unknown, f.inv.Unknown, f.sales.Unknown, f.sku.Unknown, f.supplier.Unknown),
 	}, nil
 }
 

@@ -103,6 +103,9 @@ type Justification struct {
 	DaysOfCoverAfterDelivery     *CoverBand            `json:"days_of_cover_after_delivery"`
 	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
 	WillStockoutBeforeCloseToday projection.Answer     `json:"will_stockout_before_close_today"`
+	// Unknown says, for each qualifier StoreLink left out or sent
+	// unreadable, what this snapshot does not claim (ADR 0030).
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // OpenOrder is an order of the same SKU for the same store that is open or
@@ -295,8 +298,10 @@ func justify(risk *Assessment, qty int64) *Justification {
 		StockoutEarliest: r.ProjectedStockoutWindow.Earliest, StockoutLatest: r.ProjectedStockoutWindow.Latest,
 		Confidence: r.Confidence, SupplierLeadTimeDays: r.SupplierLeadTimeDays, ExpectedArrival: r.EarliestReplenishmentArrival,
 		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, DataQualityFlags: append([]projection.Flag{}, r.DataQualityFlags...),
+		Unknown: risk.Unknown.Caveats(),
 	}
-	if r.UnitsPerTradingHour == nil {
+	if r.UnitsPerTradingHour == nil || r.SupplierLeadTimeDays == nil {
+		// No sell rate, or no delivery date to count the cover from.
 		return j
 	}
 	low, high := r.UnitsPerTradingHour.Low, r.UnitsPerTradingHour.High
@@ -366,6 +371,8 @@ func checkQuantity(risk *Assessment, qty, ceiling, minimum int64, cover *CoverBa
 		review("%d is not a whole number of cases of %d", qty, id.CasePack)
 	}
 	switch {
+	case cover == nil && risk.Risk.UnitsPerTradingHour != nil && risk.Risk.SupplierLeadTimeDays == nil:
+		review("the supplier's lead time is unknown, so days of cover after delivery cannot be judged")
 	case cover == nil:
 		review("the sell rate is unknown, so days of cover cannot be judged")
 	default:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
 	sl "github.com/korral/storelink/storelinkclient"
 	"github.com/korral/storelink/storelinkclient/rules"
 )
@@ -43,9 +44,11 @@ func without(t *testing.T, body []byte, pointer string) []byte {
 
 // TestAbsentFieldIsItsOwnCause takes each rule's violating example and
 // leaves out the field it breaks the rule at. The adapter never judges
-// the rule on the field's zero value: a required field's absence is one
-// cause (schema.required, naming the field), and the semantic rule is no
-// cause at that field; an optional field's absence is no cause at all.
+// the rule on the field's zero value: a required decision field's absence
+// is one cause (schema.required, naming the field), and the semantic rule
+// is no cause at that field; an optional field's absence is no cause at
+// all, nor is a qualifier's, which the answer names as unknown instead
+// (ADR 0030).
 func TestAbsentFieldIsItsOwnCause(t *testing.T) {
 	optional := []string{"/next_cursor", "/order_cutoff_local", "/opening_hours/monday/opens"}
 	for _, ex := range rules.Examples() {
@@ -58,8 +61,9 @@ func TestAbsentFieldIsItsOwnCause(t *testing.T) {
 			body := without(t, ex.Bad(), ex.Field)
 			c, _ := newClient(t, serving(t, ex.Operation, body).URL, &fakeKeys{current: map[string]string{"47": "k47"}},
 				func(o *Options) { o.Now = func() time.Time { return q.Now } })
-			err := read(context.Background(), c, ex.Operation, q)
+			unknown, err := read(context.Background(), c, ex.Operation, q)
 			field := pointerPath(resources[route], ex.Field)
+			qualifier, isQualifier := domain.IsQualifier(field)
 			var faults []*fault
 			var f *fault
 			if ae := apperr.From(err); ae != nil && errors.As(ae.Cause, &f) {
@@ -75,6 +79,11 @@ func TestAbsentFieldIsItsOwnCause(t *testing.T) {
 				}
 			}
 			switch {
+			case isQualifier && named != 0:
+				t.Errorf("a qualifier left out: %d causes name %s, want none: %v", named, field, err)
+			case isQualifier && !slices.Contains(optional, ex.Field) && !unknown.Has(qualifier.Name):
+				t.Errorf("a required qualifier left out is not named unknown: %v", unknown)
+			case isQualifier:
 			case slices.Contains(optional, ex.Field) && named != 0:
 				t.Errorf("an optional field left out is a cause: %v", err)
 			case !slices.Contains(optional, ex.Field) && named != 1:
@@ -96,7 +105,7 @@ func TestCheckedFindsTheAbsentFields(t *testing.T) {
 	c, _ := newClient(t, serving(t, rules.OpGetSupplier, body).URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
 	var absent sl.Absent
 	resp, err := c.api.GetSupplierWithResponse(context.Background(), q.SupplierID, sl.WithStoreKey("k47"))
-	v, err := checked(context.Background(), c, "GET", "/v1/suppliers/{supplier_id}", "47", resp, err, &absent)
+	v, err := checked(context.Background(), c, "GET", "/v1/suppliers/{supplier_id}", "47", resp, err, &absent, nil)
 	if err != nil || v == nil {
 		t.Fatalf("checked: %v", err)
 	}
@@ -105,10 +114,11 @@ func TestCheckedFindsTheAbsentFields(t *testing.T) {
 	}
 }
 
-// TestStoreWithoutHoursIsRefusedNotRead: a store whose hours the rules do
-// not judge (left out; the contract today refuses it before) is refused
-// by the conversion, never read as open with no times.
-func TestStoreWithoutHoursIsRefusedNotRead(t *testing.T) {
+// TestStoreWithoutHoursHasUnknownHours: a store whose hours the rules do
+// not judge (a day, or its closed flag, left out) is never read as open
+// with no times: its hours are unknown, a qualifier (ADR 0030), and the
+// conversion says so.
+func TestStoreWithoutHoursHasUnknownHours(t *testing.T) {
 	opens, closes := "07:00", "22:00"
 	for _, absent := range []string{"/opening_hours", "/opening_hours/monday", "/opening_hours/monday/closed"} {
 		v := &sl.Store{StoreID: "47", Name: "N", Timezone: "Europe/Prague"}
@@ -118,10 +128,10 @@ func TestStoreWithoutHoursIsRefusedNotRead(t *testing.T) {
 				d.Opens, d.Closes = &opens, &closes
 			}
 		}
-		_, err := convertStore(v, rules.Query{StoreID: "47", Absent: sl.NewAbsent(absent)})
-		var f *fault
-		if !errors.As(err, &f) || f.field != "store.opening_hours.monday" || f.id != "" || f.more != nil {
-			t.Errorf("%s absent: %v, want the one fault of monday's hours", absent, err)
+		found := rules.CheckStore(v, rules.Query{StoreID: "47", Absent: sl.NewAbsent(absent)})
+		st, err := convertStore(v, found, nil)
+		if err != nil || !st.Unknown.Has("store.opening_hours") || st.Hours != [7]domain.DayHours{} {
+			t.Errorf("%s absent: %+v, %v; want the hours unknown", absent, st, err)
 		}
 	}
 }

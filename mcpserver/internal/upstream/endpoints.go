@@ -18,15 +18,18 @@ func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error
 }
 
 func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, error) {
+	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Store, error) {
+		unknown, absent = nil, sl.Absent{}
 		resp, err := c.api.GetStoreWithResponse(ctx, storeID, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/stores/{store_id}", storeID, resp, err, &absent)
+		return checked(ctx, c, "GET", "/v1/stores/{store_id}", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
 		return domain.Store{}, err
 	}
-	st, convErr := convertStore(v, rules.Query{StoreID: storeID, Absent: absent})
+	found := c.qualifiersOnly(ctx, "/v1/stores/{store_id}", storeID, rules.CheckStore(v, rules.Query{StoreID: storeID, Absent: absent}), &unknown)
+	st, convErr := convertStore(v, found, unknown)
 	if convErr != nil {
 		return domain.Store{}, c.fail(ctx, "GET", "/v1/stores/{store_id}", storeID, convErr)
 	}
@@ -35,18 +38,26 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 
 // Inventory returns the last on-hand count of a SKU at a store.
 func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error) {
+	const route = "/v1/stores/{store_id}/inventory"
+	var unknown domain.Unknown
 	var absent sl.Absent
-	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, func(ctx context.Context, key keyring.Key) (*sl.Inventory, error) {
+	v, err := call(ctx, c, "GET", route, storeID, func(ctx context.Context, key keyring.Key) (*sl.Inventory, error) {
+		unknown, absent = nil, sl.Absent{}
 		resp, err := c.api.GetInventoryWithResponse(ctx, storeID, &sl.GetInventoryParams{SKU: sku}, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/stores/{store_id}/inventory", storeID, resp, err, &absent)
+		return checked(ctx, c, "GET", route, storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
 		return domain.Inventory{}, err
 	}
-	if err := broken("inventory", rules.CheckInventory(v, rules.Query{StoreID: storeID, SKU: sku, Now: c.now(), Absent: absent})); err != nil {
-		return domain.Inventory{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/inventory", storeID, err)
+	found := c.qualifiersOnly(ctx, route, storeID, rules.CheckInventory(v, rules.Query{StoreID: storeID, SKU: sku, Now: c.now(), Absent: absent}), &unknown)
+	if err := broken("inventory", found); err != nil {
+		return domain.Inventory{}, c.fail(ctx, "GET", route, storeID, err)
 	}
-	return domain.Inventory{OnHand: v.OnHandUnits, CountedAt: v.CountedAt}, nil
+	out := domain.Inventory{OnHand: v.OnHandUnits, CountedAt: v.CountedAt, Unknown: unknown}
+	if unknown.Has("inventory.counted_at") {
+		out.CountedAt = time.Time{}
+	}
+	return out, nil
 }
 
 // MaxPOSPageSize is the contract's largest point-of-sale page
@@ -65,16 +76,18 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 	// line so far (newest first) and the cursors already used.
 	walk := &rules.Walk{}
 	limit := c.pageSize
-	var absent sl.Absent
 	for page := 0; ; page++ {
 		if page == c.maxPages {
 			out.Truncated = true
 			return out, nil
 		}
+		var unknown domain.Unknown
+	var absent sl.Absent
 		v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, func(ctx context.Context, key keyring.Key) (*sl.POSPage, error) {
+			unknown, absent = nil, sl.Absent{}
 			params := &sl.ListPOSTransactionsParams{SKU: sku, Since: since, Limit: &limit, Cursor: cursor}
 			resp, err := c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, sl.WithStoreKey(key.Reveal()))
-			return checked(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, resp, err, &absent)
+			return checked(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, resp, err, &absent, &unknown)
 		})
 		if err != nil {
 			return domain.SalesPage{}, err
@@ -83,10 +96,16 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 		if cursor != nil {
 			q.Cursor = *cursor
 		}
-		if err := broken("pos", rules.CheckPOSPage(v, q)); err != nil {
+		found := c.qualifiersOnly(ctx, "/v1/stores/{store_id}/pos", storeID, rules.CheckPOSPage(v, q), &unknown)
+		if err := broken("pos", found); err != nil {
 			return domain.SalesPage{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/pos", storeID, err)
 		}
+		out.Unknown = domain.Merge(out.Unknown, unknown)
 		out.Total = v.TotalCount
+		if out.Unknown.Has("pos.total_count") {
+			// Unknown: the walk counts what it read instead.
+			out.Total = -1
+		}
 		for _, t := range v.Transactions {
 			if len(out.Items) == max {
 				out.Truncated = true
@@ -109,21 +128,27 @@ func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, erro
 }
 
 func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
+	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/skus/{sku}", storeID, func(ctx context.Context, key keyring.Key) (*sl.SKU, error) {
+		unknown, absent = nil, sl.Absent{}
 		resp, err := c.api.GetSKUWithResponse(ctx, sku, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/skus/{sku}", storeID, resp, err, &absent)
+		return checked(ctx, c, "GET", "/v1/skus/{sku}", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
 		return domain.SKU{}, err
 	}
-	if err := broken("sku", rules.CheckSKU(v, rules.Query{SKU: sku, Absent: absent})); err != nil {
+	found := c.qualifiersOnly(ctx, "/v1/skus/{sku}", storeID, rules.CheckSKU(v, rules.Query{SKU: sku, Absent: absent}), &unknown)
+	if err := broken("sku", found); err != nil {
 		return domain.SKU{}, c.fail(ctx, "GET", "/v1/skus/{sku}", storeID, err)
 	}
 	out := domain.SKU{Code: v.SKU, Name: v.Name, Category: v.Category, SupplierID: v.SupplierID,
-		Unit: string(v.Unit), CasePack: v.CasePack, Chilled: v.Chilled}
-	if v.ShelfLifeDays != nil {
+		Unit: string(v.Unit), CasePack: v.CasePack, Chilled: v.Chilled, Unknown: unknown}
+	if v.ShelfLifeDays != nil && !unknown.Has("sku.shelf_life_days") {
 		out.ShelfLifeDays = *v.ShelfLifeDays
+	}
+	if unknown.Has("sku.chilled") {
+		out.Chilled = false
 	}
 	return out, nil
 }
@@ -135,22 +160,28 @@ func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (doma
 }
 
 func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
+	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Supplier, error) {
+		unknown, absent = nil, sl.Absent{}
 		resp, err := c.api.GetSupplierWithResponse(ctx, supplierID, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, resp, err, &absent)
+		return checked(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
 		return domain.Supplier{}, err
 	}
-	if err := broken("supplier", rules.CheckSupplier(v, rules.Query{SupplierID: supplierID, Absent: absent})); err != nil {
+	found := c.qualifiersOnly(ctx, "/v1/suppliers/{supplier_id}", storeID, rules.CheckSupplier(v, rules.Query{SupplierID: supplierID, Absent: absent}), &unknown)
+	if err := broken("supplier", found); err != nil {
 		return domain.Supplier{}, c.fail(ctx, "GET", "/v1/suppliers/{supplier_id}", storeID, err)
 	}
-	out := domain.Supplier{ID: v.SupplierID, Name: v.Name, LeadTimeDays: int(v.LeadTimeDays)}
+	out := domain.Supplier{ID: v.SupplierID, Name: v.Name, LeadTimeDays: int(v.LeadTimeDays), Unknown: unknown}
+	if unknown.Has("supplier.lead_time_days") {
+		out.LeadTimeDays = -1
+	}
 	if v.MinimumOrderUnits != nil {
 		out.MinimumOrderUnit = *v.MinimumOrderUnits
 	}
-	if v.OrderCutoffLocal != nil {
+	if v.OrderCutoffLocal != nil && !unknown.Has("supplier.order_cutoff_local") {
 		m, _ := rules.ParseClock(*v.OrderCutoffLocal) // supplier.cutoff.format held
 		out.OrderCutoff = &m
 	}
@@ -159,28 +190,34 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 
 // Order returns one replenishment order of a store.
 func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Order, error) {
+	const route = "/v1/stores/{store_id}/replenishment/{order_id}"
+	var unknown domain.Unknown
 	var absent sl.Absent
-	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
+	v, err := call(ctx, c, "GET", route, storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
+		unknown, absent = nil, sl.Absent{}
 		resp, err := c.api.GetReplenishmentOrderWithResponse(ctx, storeID, orderID, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, resp, err, &absent)
+		return checked(ctx, c, "GET", route, storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
 		return domain.Order{}, err
 	}
-	if err := broken("order", rules.CheckOrder(v, rules.Query{StoreID: storeID, OrderID: orderID, Absent: absent})); err != nil {
-		return domain.Order{}, c.fail(ctx, "GET", "/v1/stores/{store_id}/replenishment/{order_id}", storeID, err)
+	found := c.qualifiersOnly(ctx, route, storeID, rules.CheckOrder(v, rules.Query{StoreID: storeID, OrderID: orderID, Absent: absent}), &unknown)
+	if err := broken("order", found); err != nil {
+		return domain.Order{}, c.fail(ctx, "GET", route, storeID, err)
 	}
-	return convertOrder(v), nil
+	return convertOrder(v, unknown), nil
 }
 
 // CreateOrder raises a replenishment order. It is never retried blindly: a
 // timeout or a broken answer is reported as WRITE_OUTCOME_UNKNOWN.
 func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error) {
+	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
+		unknown, absent = nil, sl.Absent{}
 		body := sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
 		resp, err := c.api.CreateReplenishmentOrderWithResponse(ctx, storeID, body, sl.WithStoreKey(key.Reveal()))
-		return checked(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, resp, err, &absent)
+		return checked(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
 		return domain.Order{}, err
@@ -194,28 +231,41 @@ func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.Ord
 	raised := &sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
 	found := rules.CheckOrder(v, rules.Query{StoreID: storeID, Raised: raised, Absent: absent})
 	found = slices.DeleteFunc(found, func(f rules.Finding) bool { return f.Rule == rules.OrderStatus })
+	found = c.qualifiersOnly(ctx, "/v1/stores/{store_id}/replenishment", storeID, found, &unknown)
 	if err := broken("order", found); err != nil {
 		return domain.Order{}, c.fail(ctx, "POST", "/v1/stores/{store_id}/replenishment", storeID, err)
 	}
-	o := convertOrder(v)
+	o := convertOrder(v, unknown)
 	if !v.Status.Valid() {
 		o.Status = ""
 	}
 	return o, nil
 }
 
-func convertOrder(v *sl.Order) domain.Order {
-	return domain.Order{ID: v.OrderID, StoreID: v.StoreID, SKU: v.SKU, QuantityUnits: v.QuantityUnits,
-		Reason: v.Reason, Status: domain.OrderStatus(v.Status), SubmittedAt: v.SubmittedAt, ExpectedArrival: v.ExpectedArrival}
+func convertOrder(v *sl.Order, unknown domain.Unknown) domain.Order {
+	o := domain.Order{ID: v.OrderID, StoreID: v.StoreID, SKU: v.SKU, QuantityUnits: v.QuantityUnits,
+		Reason: v.Reason, Status: domain.OrderStatus(v.Status), SubmittedAt: v.SubmittedAt, ExpectedArrival: v.ExpectedArrival,
+		Unknown: unknown}
+	// An unknown qualifier is left empty, never read as what it holds.
+	if unknown.Has("order.reason") {
+		o.Reason = ""
+	}
+	if unknown.Has("order.submitted_at") {
+		o.SubmittedAt = time.Time{}
+	}
+	if unknown.Has("order.expected_arrival") {
+		o.ExpectedArrival = time.Time{}
+	}
+	return o
 }
 
-// convertStore holds a store to the contract's rules, which cover what
-// the projection relies on (a zone it can load, hours it can read), and
-// converts it. Its errors name the field and the rule, never the value
-// StoreLink sent. q is the store's query, with the fields the answer left
-// out.
-func convertStore(v *sl.Store, q rules.Query) (domain.Store, error) {
-	if err := broken("store", rules.CheckStore(v, q)); err != nil {
+// convertStore converts a store whose decision fields' breaks (found,
+// the rules' findings left after qualifiersOnly) it refuses: the
+// contract's rules cover what the projection relies on (a zone it can
+// load). Hours and name that are unknown stay empty. Its errors name the
+// field and the rule, never the value StoreLink sent.
+func convertStore(v *sl.Store, found []rules.Finding, unknown domain.Unknown) (domain.Store, error) {
+	if err := broken("store", found); err != nil {
 		return domain.Store{}, err
 	}
 	if _, err := domain.Location(v.Timezone); err != nil {
@@ -223,16 +273,25 @@ func convertStore(v *sl.Store, q rules.Query) (domain.Store, error) {
 		// be missing the zone.
 		return domain.Store{}, malformed("store.timezone", "not a time zone this server knows")
 	}
-	out := domain.Store{ID: v.StoreID, Name: v.Name, Timezone: v.Timezone}
+	out := domain.Store{ID: v.StoreID, Name: v.Name, Timezone: v.Timezone, Unknown: unknown}
+	if unknown.Has("store.name") {
+		out.Name = ""
+	}
+	if unknown.Has("store.opening_hours") {
+		return out, nil
+	}
 	for _, d := range rules.Week(v.OpeningHours) {
 		if d.Hours.Closed {
 			out.Hours[d.Weekday] = domain.DayHours{Closed: true}
 			continue
 		}
 		// The rules judge no day the answer left out, nor a day without
-		// closed as open; this server does not guess such a day's hours.
+		// closed as open (ADR 0028); this server does not guess such a
+		// day's hours: the week's hours are unknown (ADR 0030).
 		if d.Hours.Opens == nil || d.Hours.Closes == nil {
-			return domain.Store{}, malformed("store.opening_hours."+d.Name, "not the hours of an open or a closed day")
+			out.Hours = [7]domain.DayHours{}
+			out.Unknown.Add("store.opening_hours")
+			return out, nil
 		}
 		// store.hours.open and store.hours.format held: both times parse.
 		o, _ := rules.ParseClock(*d.Hours.Opens)

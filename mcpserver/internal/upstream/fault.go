@@ -186,12 +186,12 @@ func describe(route string, err error) (*fault, bool) {
 	case !errors.Is(err, sl.ErrMalformedResponse):
 		return nil, false
 	case errors.As(err, &mismatch):
-		return &fault{field: fieldPath(root, mismatch.Field), rule: "want " + jsonType(mismatch.Type), err: err}, true
+		return &fault{field: fieldPath(root, mismatch.Field), rule: "want " + jsonType(mismatch.Type), id: RuleType, err: err}, true
 	case errors.As(err, &syntax):
 		return &fault{field: "body", rule: "not valid JSON", err: err}, true
 	case errors.As(err, &badTime), strings.Contains(err.Error(), "Time.UnmarshalJSON:"):
 		// encoding/json does not say which field held the time.
-		return &fault{field: root, rule: "a timestamp is not RFC 3339", err: err}, true
+		return &fault{field: root, rule: "a timestamp is not RFC 3339", id: RuleType, err: err}, true
 	case errors.As(err, &badInt):
 		// The only number the generated decoder parses itself.
 		return &fault{field: "header Retry-After", rule: "not a whole number of seconds", err: err}, true
@@ -284,6 +284,11 @@ func jsonType(t reflect.Type) string {
 func (c *Client) fail(ctx context.Context, method, route, storeID string, err error) *apperr.Error {
 	ae := classify(method, route, err, c.cooldown)
 	if f, ok := describe(route, err); ok {
+		if ae.Code == apperr.UpstreamContractError && ae.Broken == nil {
+			for _, m := range f.all() {
+				ae.Broken = append(ae.Broken, m.one())
+			}
+		}
 		attrs := []any{"call_id", callid.From(ctx), "method", method, "route", route,
 			"store_id", storeID, "field", f.field, "rule", f.rule, "error_code", string(ae.Code)}
 		if f.id != "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
@@ -104,13 +105,20 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 	}{
 		{name: "timezone", body: store(poison, "07:00"), field: "store.timezone", rule: "not an IANA time zone", id: "store.timezone.iana"},
 		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "empty", id: "store.timezone.iana"},
-		{name: "opening time", body: store("Europe/Prague", poison), field: "store.opening_hours.monday.opens", rule: "not an HH:MM time", id: "store.hours.format"},
+		// Opening hours only qualify an answer: unreadable ones degrade it
+		// (TestUnreadableQualifierDegrades). The store's echo decides.
+		{name: "store echo", body: strings.Replace(store("Europe/Prague", "07:00"), `"47"`, `"48"`, 1), field: "store.store_id", rule: "not the store of the request", id: "path.store_id"},
 		{name: "wrong type", body: `{"store_id":"47","sku":"8847291","on_hand_units":"` + poison + `","counted_at":"2026-11-27T06:00:00+01:00"}`,
-			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},
+			call: inventory, field: "inventory.on_hand_units", rule: "want an integer", id: "schema.type"},
 		{name: "wrong number", body: `{"store_id":"47","sku":"8847291","on_hand_units":4.75e300,"counted_at":"2026-11-27T06:00:00+01:00"}`,
-			call: inventory, field: "inventory.on_hand_units", rule: "want an integer"},
-		{name: "bad timestamp", body: `{"store_id":"47","sku":"8847291","on_hand_units":5,"counted_at":"` + poison + `"}`,
-			call: inventory, field: "inventory", rule: "a timestamp is not RFC 3339"},
+			call: inventory, field: "inventory.on_hand_units", rule: "want an integer", id: "schema.type"},
+		// A sale's time decides; the count's time only qualifies
+		// (TestMissingQualifiersAreUnknown).
+		{name: "bad timestamp", body: `{"store_id":"47","sku":"8847291","since":"2026-11-26T06:00:00+01:00","total_count":1,"transactions":[{"transaction_id":"T1","timestamp":"` + poison + `","units":1}]}`,
+			call: func(c *Client, ctx context.Context) error {
+				_, err := c.Sales(ctx, "47", "8847291", time.Date(2026, 11, 26, 6, 0, 0, 0, time.FixedZone("", 3600)), 10)
+				return err
+			}, field: "pos", rule: "a timestamp is not RFC 3339", id: "schema.type"},
 		{name: "not JSON", body: `{"store_id":"47"`, call: inventory, field: "body", rule: "not valid JSON"},
 		// A missing field would decode as an on-hand count of 0 (a renamed
 		// one: TestRenamedFieldIsRefusedEverywhere).
@@ -121,15 +129,15 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 		{name: "wrong success status", body: inventoryBody, status: 203, call: inventory, field: "status", rule: "203 where the contract says 200"},
 		{name: "error body on 200", body: `{"error":{"code":"internal","message":"` + poison + `"}}`, call: inventory,
 			field: "body", rule: "an error body on a success status", msg: `a success status but an error body (code "internal")`},
-		{name: "cutoff", body: `{"supplier_id":"SUP-1","name":"S","lead_time_days":2,"order_cutoff_local":"` + poison + `"}`,
+		{name: "minimum", body: `{"supplier_id":"SUP-1","name":"S","lead_time_days":2,"minimum_order_units":-3}`,
 			call:  func(c *Client, ctx context.Context) error { _, err := c.Supplier(ctx, "47", "SUP-1"); return err },
-			field: "supplier.order_cutoff_local", rule: "not an HH:MM time", id: "supplier.cutoff.format"},
+			field: "supplier.minimum_order_units", rule: "outside 1 to 100000", id: "supplier.range"},
 		{name: "unreadable order", body: `{"order_id":5,"store_id":"47"}`, status: 201,
 			call: func(c *Client, ctx context.Context) error {
 				_, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
 				return err
 			},
-			field: "order.order_id", rule: "want a string", code: apperr.WriteOutcomeUnknown},
+			field: "order.order_id", rule: "want a string", id: "schema.type", code: apperr.WriteOutcomeUnknown},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

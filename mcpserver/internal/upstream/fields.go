@@ -2,13 +2,16 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/domain"
 	sl "github.com/korral/storelink/storelinkclient"
+	"github.com/korral/storelink/storelinkclient/rules"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -19,6 +22,9 @@ const (
 	RuleRequired   = "schema.required"
 	RuleAdditional = "schema.additional_properties"
 	RuleRenamed    = "schema.renamed"
+	// RuleType: a value of another JSON type, or a time that is not RFC
+	// 3339.
+	RuleType = "schema.type"
 )
 
 // strictRoutes answer with the fields a decision is made on: the
@@ -44,48 +50,128 @@ const maxLoggedFields = 10
 // one fault naming them all. On the other routes an answer whose only
 // departure is unknown properties is taken, with one warn line (the names,
 // never the values) and one count in storelink.upstream.unknown_fields.
+//
+// A qualifier of the table in domain.Sources is never refused (ADR 0030):
+// when it is missing, or when every field an unknown property may stand
+// for is a qualifier, the answer is taken and the qualifier is added to
+// unknown, so that the tools answer without it and say so. unknown nil
+// refuses them as any other field.
+//
 // The same walk finds the fields the answer leaves out, which it puts in
 // *absent for the semantic rules (rules.Query.Absent): a rule judges no
-// field StoreLink did not send.
-func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error, absent *sl.Absent) (*T, error) {
+// field StoreLink did not send (ADR 0028).
+func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error, absent *sl.Absent, unknown *domain.Unknown) (*T, error) {
 	// One walk of the body finds the missing fields Result refuses, the
 	// rest of the problems, and the absent fields.
 	v, fields, err := sl.ResultWithFields(resp, err)
 	problems := fields.Problems
 	*absent = fields.Absent
+	root := resources[route]
+	if unknown != nil {
+		if sv, sp, dropped, ok := salvage[T](ctx, root, err); ok {
+			// Only qualifiers were unreadable: the answer is read without
+			// them, and they are missing below.
+			v, problems, err = sv, sp, nil
+			c.log.WarnContext(ctx, "upstream.qualifier_unreadable", "call_id", callid.From(ctx), "route", route,
+				"store_id", storeID, "fields", bounded(appendRule(dropped, RuleType), maxLoggedFields), "count", len(dropped))
+		}
+	}
 	var missing *sl.MissingFieldError
 	if err != nil && !errors.As(err, &missing) {
 		return nil, err
 	}
+	qualifier := func(field string) (domain.Source, bool) {
+		if unknown == nil {
+			return domain.Source{}, false
+		}
+		return domain.IsQualifier(root + "." + field)
+	}
+	// A property that may stand for a decision field is refused, whatever
+	// else it may stand for.
+	onlyQualifiers := map[string]bool{}
+	for _, p := range problems {
+		if p.Kind == sl.FieldRenamed {
+			_, q := qualifier(p.Renamed)
+			was, seen := onlyQualifiers[p.Field]
+			onlyQualifiers[p.Field] = q && (was || !seen)
+		}
+	}
 	strict := strictRoutes[route]
 	var refused []sl.FieldProblem
-	var unknown []string
+	var unknownProps []string
 	for _, p := range problems {
+		if s, ok := qualifier(p.Field); ok && p.Kind == sl.FieldMissing {
+			unknown.Add(s.Name)
+			continue
+		}
+		if s, ok := qualifier(p.Renamed); ok && p.Kind == sl.FieldRenamed && onlyQualifiers[p.Field] {
+			unknown.Add(s.Name)
+			unknownProps = append(unknownProps, bodyName(p.Field))
+			continue
+		}
 		if p.Kind == sl.FieldUnknown && !strict {
-			unknown = append(unknown, bodyName(p.Field))
+			unknownProps = append(unknownProps, bodyName(p.Field))
 			continue
 		}
 		refused = append(refused, p)
+	}
+	if len(unknownProps) > 0 {
+		// Logged whether or not the answer is taken: a refusal names
+		// only the decision fields' breaks.
+		unknownProps = slices.Compact(unknownProps)
+		if len(refused) == 0 {
+			// The counter counts answers taken.
+			c.meters.unknownFields.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(
+				attribute.String("storelink.operation", method+" "+route)))
+		}
+		c.log.WarnContext(ctx, "upstream.unknown_fields", "call_id", callid.From(ctx), "method", method, "route", route,
+			"store_id", storeID, "fields", bounded(unknownProps, maxLoggedFields), "count", len(unknownProps))
 	}
 	if len(refused) > 0 {
 		cause := error(sl.ErrMalformedResponse)
 		if err != nil {
 			cause = err
 		}
-		return nil, schemaFault(resources[route], refused, cause)
+		return nil, schemaFault(root, refused, cause)
 	}
 	if err != nil {
-		// Result found a missing field the walk did not: not expected,
-		// but the error stands.
-		return nil, err
-	}
-	if len(unknown) > 0 {
-		c.meters.unknownFields.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(
-			attribute.String("storelink.operation", method+" "+route)))
-		c.log.WarnContext(ctx, "upstream.unknown_fields", "call_id", callid.From(ctx), "method", method, "route", route,
-			"store_id", storeID, "fields", bounded(unknown, maxLoggedFields), "count", len(unknown))
+		for _, f := range append([]string{missing.Field}, missing.Fields...) {
+			if _, ok := qualifier(f); !ok {
+				return nil, err
+			}
+		}
+		// Every missing field is a qualifier (any other was refused
+		// above): the body is read as it is.
+		v = new(T)
+		if jerr := json.Unmarshal(resp.GetBody(), v); jerr != nil {
+			return nil, err
+		}
 	}
 	return v, nil
+}
+
+// qualifiersOnly takes out of a semantic rules' findings those about a
+// qualifier of the table (ADR 0030): the qualifier becomes unknown instead
+// of refusing the answer, and one warn line names each with its rule id.
+// The findings left are the decision fields' breaks.
+func (c *Client) qualifiersOnly(ctx context.Context, route, storeID string, found []rules.Finding, unknown *domain.Unknown) []rules.Finding {
+	root := resources[route]
+	var keep []rules.Finding
+	var each []string
+	for _, f := range found {
+		path := pointerPath(root, f.Field)
+		if s, ok := domain.IsQualifier(path); ok {
+			unknown.Add(s.Name)
+			each = append(each, path+" ("+f.Rule+")")
+			continue
+		}
+		keep = append(keep, f)
+	}
+	if len(each) > 0 {
+		c.log.WarnContext(ctx, "upstream.qualifier_unreadable", "call_id", callid.From(ctx), "route", route,
+			"store_id", storeID, "fields", bounded(each, maxLoggedFields), "count", len(each))
+	}
+	return keep
 }
 
 // schemaFault is the fault of an answer whose properties break the
@@ -146,6 +232,15 @@ func bodyName(path string) string {
 		return "(a field)"
 	}
 	return path
+}
+
+// appendRule is each field with a rule id: "field (rule)".
+func appendRule(fields []string, rule string) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f + " (" + rule + ")"
+	}
+	return out
 }
 
 // bounded keeps at most n names, and says how many more there were.

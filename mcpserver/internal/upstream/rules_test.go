@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -30,28 +31,33 @@ var routes = map[string]string{
 	rules.OpGetSupplier:  "/v1/suppliers/{supplier_id}",
 }
 
-// read makes the adapter's call that reads the operation for q.
-func read(ctx context.Context, c *Client, op string, q rules.Query) error {
-	var err error
+// read makes the adapter's call that reads the operation for q, and
+// returns the qualifiers the answer left unknown.
+func read(ctx context.Context, c *Client, op string, q rules.Query) (domain.Unknown, error) {
 	switch op {
 	case rules.OpGetStore:
-		_, err = c.Store(ctx, q.StoreID)
+		v, err := c.Store(ctx, q.StoreID)
+		return v.Unknown, err
 	case rules.OpGetInventory:
-		_, err = c.Inventory(ctx, q.StoreID, q.SKU)
+		v, err := c.Inventory(ctx, q.StoreID, q.SKU)
+		return v.Unknown, err
 	case rules.OpListPOS:
-		_, err = c.Sales(ctx, q.StoreID, q.SKU, q.Since, 1000)
+		v, err := c.Sales(ctx, q.StoreID, q.SKU, q.Since, 1000)
+		return v.Unknown, err
 	case rules.OpCreateOrder:
-		_, err = c.CreateOrder(ctx, q.StoreID, domain.OrderRequest{SKU: q.Raised.SKU, QuantityUnits: q.Raised.QuantityUnits, Reason: q.Raised.Reason})
+		v, err := c.CreateOrder(ctx, q.StoreID, domain.OrderRequest{SKU: q.Raised.SKU, QuantityUnits: q.Raised.QuantityUnits, Reason: q.Raised.Reason})
+		return v.Unknown, err
 	case rules.OpGetOrder:
-		_, err = c.Order(ctx, q.StoreID, q.OrderID)
+		v, err := c.Order(ctx, q.StoreID, q.OrderID)
+		return v.Unknown, err
 	case rules.OpGetSKU:
-		_, err = c.SKU(ctx, "47", q.SKU)
+		v, err := c.SKU(ctx, "47", q.SKU)
+		return v.Unknown, err
 	case rules.OpGetSupplier:
-		_, err = c.Supplier(ctx, "47", q.SupplierID)
-	default:
-		panic("no adapter call for " + op)
+		v, err := c.Supplier(ctx, "47", q.SupplierID)
+		return v.Unknown, err
 	}
-	return err
+	panic("no adapter call for " + op)
 }
 
 // serving answers every request with body, as StoreLink answers op.
@@ -70,9 +76,12 @@ func serving(t *testing.T, op string, body []byte) *httptest.Server {
 
 // TestEveryRuleIsAContractError feeds each rule's violating example (the
 // same the checker's judge is fed in openapi/contract,
-// TestEveryRuleExampleIsAFindingOfTheJudge) to the adapter: a read fails
-// with UPSTREAM_CONTRACT_ERROR, the write with WRITE_OUTCOME_UNKNOWN, each
-// naming the rule's id and the field, in the answer and in the log line.
+// TestEveryRuleExampleIsAFindingOfTheJudge) to the adapter. Where the
+// example breaks a decision field (domain.Sources), a read fails with
+// UPSTREAM_CONTRACT_ERROR, the write with WRITE_OUTCOME_UNKNOWN, each
+// naming the rule's id and the field, in the answer and in the log line;
+// where it breaks a qualifier, the answer is taken with that qualifier
+// unknown, and a warn line names the field and the rule (ADR 0030).
 // Every rule of the registry is so enforced, and the adapter makes no
 // semantic fault but through broken, from a rule's finding; so the causes
 // of a semantic contract error and the checker's rule findings are the
@@ -94,7 +103,22 @@ func TestEveryRuleIsAContractError(t *testing.T) {
 					o.POSPageSize = cmp.Or(q.Limit, rules.DefaultPOSLimit)
 				})
 			ctx := callid.With(context.Background(), "call-"+ex.Rule)
-			ae := apperr.From(read(ctx, c, ex.Operation, q))
+			field := pointerPath(resources[route], ex.Field)
+			unknown, err := read(ctx, c, ex.Operation, q)
+			if src, ok := domain.IsQualifier(field); ok {
+				if err != nil || !unknown.Has(src.Name) {
+					t.Fatalf("got %v with unknown %v, want the answer with %s unknown", err, unknown, src.Name)
+				}
+				if !slices.ContainsFunc(logLines(t, logs), func(l map[string]any) bool {
+					return l["msg"] == "upstream.qualifier_unreadable" && l["call_id"] == "call-"+ex.Rule &&
+						strings.Contains(fmt.Sprint(l["fields"]), field+" ("+ex.Rule+")")
+				}) {
+					t.Errorf("no qualifier_unreadable line naming %s (%s):\n%s", field, ex.Rule, logs)
+				}
+				enforced[ex.Rule] = true
+				return
+			}
+			ae := apperr.From(err)
 			want := apperr.UpstreamContractError
 			if ex.Operation == rules.OpCreateOrder {
 				want = apperr.WriteOutcomeUnknown
@@ -102,7 +126,6 @@ func TestEveryRuleIsAContractError(t *testing.T) {
 			if ae == nil || ae.Code != want {
 				t.Fatalf("got %v, want %s", ae, want)
 			}
-			field := pointerPath(resources[route], ex.Field)
 			var f *fault
 			if !errors.As(ae.Cause, &f) || f.id != ex.Rule || f.field != field {
 				t.Fatalf("cause %v, want the fault of %s at %s", ae.Cause, ex.Rule, field)
@@ -137,15 +160,16 @@ func TestGoodAnswersPassTheAdapter(t *testing.T) {
 		}
 		c, _ := newClient(t, serving(t, op, body).URL, &fakeKeys{current: map[string]string{"47": "k47"}},
 			func(o *Options) { o.Now = func() time.Time { return q.Now } })
-		if err := read(context.Background(), c, op, q); err != nil {
-			t.Errorf("%s: %v", op, err)
+		if unknown, err := read(context.Background(), c, op, q); err != nil || len(unknown) > 0 {
+			t.Errorf("%s: %v, unknown %v", op, err, unknown)
 		}
 	}
 }
 
 // TestFutureIsJudgedByTheServersClock: the adapter's "not in the future"
 // is the server's clock, so a StoreLink pinned to the same fixed time as
-// the server (the demo) is taken, and one ahead of it is not.
+// the server (the demo) is taken, and one ahead of it is not: its count's
+// time, a qualifier, is unknown (ADR 0030), never taken as it came.
 func TestFutureIsJudgedByTheServersClock(t *testing.T) {
 	ahead := time.Now().Add(30 * 24 * time.Hour)
 	q := rules.ExampleQuery(rules.OpGetInventory)
@@ -157,7 +181,8 @@ func TestFutureIsJudgedByTheServersClock(t *testing.T) {
 		t.Errorf("with the server's clock pinned alike: %v", err)
 	}
 	wall, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
-	if _, err := wall.Inventory(context.Background(), "47", q.SKU); !strings.Contains(err.Error(), "rule inventory.counted_at") {
-		t.Errorf("with the wall clock: %v, want inventory.counted_at", err)
+	inv, err := wall.Inventory(context.Background(), "47", q.SKU)
+	if err != nil || !inv.Unknown.Has("inventory.counted_at") || !inv.CountedAt.IsZero() {
+		t.Errorf("with the wall clock: %+v, %v; want the count with inventory.counted_at unknown", inv, err)
 	}
 }

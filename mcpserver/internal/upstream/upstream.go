@@ -7,9 +7,11 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -263,6 +265,13 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 	if sink, ok := req.Context().Value(freshnessSinkKey{}).(*freshnessHeaders); ok && resp != nil {
 		sink.record(resp.Header)
 	}
+	if sink, ok := req.Context().Value(bodySinkKey{}).(*bytes.Buffer); ok && resp != nil && req.Method == http.MethodGet &&
+		resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// A copy of what the client reads, no more (its response limit
+		// still stops the read), for checked to salvage an answer whose
+		// only unreadable fields are qualifiers (qualifiers.go).
+		resp.Body = teeBody{Reader: io.TeeReader(resp.Body, sink), Closer: resp.Body}
+	}
 	switch {
 	case err != nil && req.Context().Err() == context.Canceled:
 		done(context.Canceled)
@@ -357,7 +366,8 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 		return nil, err
 	}
 	status := 0
-	actx, cancel := context.WithTimeout(context.WithValue(ctx, statusSinkKey{}, &status), c.timeout)
+	var body bytes.Buffer
+	actx, cancel := context.WithTimeout(context.WithValue(context.WithValue(ctx, statusSinkKey{}, &status), bodySinkKey{}, &body), c.timeout)
 	defer cancel()
 	actx = context.WithValue(actx, requestInfoKey{}, requestInfo{method: method, route: route, storeID: storeID, attempt: attempt})
 	start := time.Now()

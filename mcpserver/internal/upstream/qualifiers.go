@@ -1,0 +1,111 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/domain"
+	sl "github.com/korral/storelink/storelinkclient"
+)
+
+// bodySinkKey carries a *bytes.Buffer to the transport, which copies a
+// read's successful body into it as the client reads it.
+type bodySinkKey struct{}
+
+// teeBody is a response body read through a copy.
+type teeBody struct {
+	io.Reader
+	io.Closer
+}
+
+// bodyOf is the copy of the answer the transport kept for this attempt;
+// nil when there is none.
+func bodyOf(ctx context.Context) []byte {
+	if b, ok := ctx.Value(bodySinkKey{}).(*bytes.Buffer); ok && b.Len() > 0 {
+		return b.Bytes()
+	}
+	return nil
+}
+
+// undecodable reports a decoding error of a value of the wrong JSON type
+// or a time that is not RFC 3339: one field's fault, not the whole body's.
+func undecodable(err error) bool {
+	var mismatch *json.UnmarshalTypeError
+	var badTime *time.ParseError
+	return errors.As(err, &mismatch) || errors.As(err, &badTime) || err != nil && strings.Contains(err.Error(), "Time.UnmarshalJSON:")
+}
+
+// withoutUnreadableQualifiers salvages an answer that does not decode
+// because of qualifiers of the wrong type (a lead time as "2 days", a
+// count time without an offset): it drops the fewest top-level qualifier
+// properties whose absence lets the body decode into T, and returns that
+// body and the table names of the dropped ones. ok is false when the body
+// does not decode even without every qualifier: a decision field is
+// unreadable, and the answer is refused as before (ADR 0030).
+func withoutUnreadableQualifiers[T any](body []byte, root string) (fixed []byte, dropped []string, ok bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return nil, nil, false
+	}
+	var quals []string
+	for name := range obj {
+		if s, q := domain.IsQualifier(root + "." + name); q && s.Name == root+"."+name {
+			quals = append(quals, name)
+		}
+	}
+	slices.Sort(quals)
+	try := func(drop []string) ([]byte, bool) {
+		kept := make(map[string]json.RawMessage, len(obj))
+		for k, v := range obj {
+			if !slices.Contains(drop, k) {
+				kept[k] = v
+			}
+		}
+		b, err := json.Marshal(kept)
+		if err != nil {
+			return nil, false
+		}
+		return b, json.Unmarshal(b, new(T)) == nil
+	}
+	if _, ok := try(quals); !ok {
+		return nil, nil, false
+	}
+	// Each qualifier that decodes beside the others is kept.
+	drop := slices.Clone(quals)
+	for _, q := range quals {
+		rest := slices.DeleteFunc(slices.Clone(drop), func(d string) bool { return d == q })
+		if _, ok := try(rest); ok {
+			drop = rest
+		}
+	}
+	fixed, _ = try(drop)
+	for _, d := range drop {
+		dropped = append(dropped, root+"."+d)
+	}
+	return fixed, dropped, true
+}
+
+// salvage is checked's way past a body that does not decode: when the
+// only unreadable fields are qualifiers, it returns the answer without
+// them, its problems, and the qualifiers it dropped (ok true).
+func salvage[T any](ctx context.Context, root string, err error) (v *T, problems []sl.FieldProblem, dropped []string, ok bool) {
+	body := bodyOf(ctx)
+	if body == nil || !errors.Is(err, sl.ErrMalformedResponse) || !undecodable(err) {
+		return nil, nil, nil, false
+	}
+	fixed, dropped, ok := withoutUnreadableQualifiers[T](body, root)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	v = new(T)
+	if json.Unmarshal(fixed, v) != nil {
+		return nil, nil, nil, false
+	}
+	return v, sl.FieldProblems(fixed, v), dropped, true
+}
