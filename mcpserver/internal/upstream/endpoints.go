@@ -82,7 +82,7 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 			return out, nil
 		}
 		var unknown domain.Unknown
-	var absent sl.Absent
+		var absent sl.Absent
 		v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, func(ctx context.Context, key keyring.Key) (*sl.POSPage, error) {
 			unknown, absent = nil, sl.Absent{}
 			params := &sl.ListPOSTransactionsParams{SKU: sku, Since: since, Limit: &limit, Cursor: cursor}
