@@ -44,6 +44,12 @@ type Evidence struct {
 	Pattern string `json:"pattern,omitempty"`
 	// Shape describes the values that broke Pattern.
 	Shape *Shape `json:"shape,omitempty"`
+	// Against lists, for a rename, what speaks against reading Found as a
+	// new name of Property (another unit, type, format or bounds, a value
+	// of another kind, names that share no word), one line each, naming
+	// the two properties and never a value. suggest turns a rename with
+	// any of these into a review note, not a change.
+	Against []string `json:"against,omitempty"`
 }
 
 // Shape describes strings by their character classes and lengths only, so
@@ -242,6 +248,7 @@ func mergeEvidence(into, ev *Evidence) *Evidence {
 	if ev.Format != into.Format {
 		into.Format = ""
 	}
+	into.Against = addDoubts(slices.Clone(into.Against), ev.Against...)
 	if ev.Shape != nil && into.Shape != nil {
 		s := *into.Shape
 		s.MinLen, s.MaxLen = min(s.MinLen, ev.Shape.MinLen), max(s.MaxLen, ev.Shape.MaxLen)

@@ -87,9 +87,10 @@ func TestSuggestProposals(t *testing.T) {
 			name: "rename",
 			causes: []Cause{{ID: "rename:Supplier", Kind: FindingRename, Count: 3, Operations: []string{"getSupplier"},
 				Evidence: &Evidence{Component: "Supplier", Property: "minimum_order_units", Found: "min_order_qty", JSONType: "integer"}}},
-			change: "rename Supplier.minimum_order_units to min_order_qty",
+			change: "rename Supplier.minimum_order_units to min_order_qty (Go field MinimumOrderUnits)",
 			in: []string{
-				"        # suggested from findings: seen 3 times in getSupplier: renamed? min_order_qty present, minimum_order_units missing\n        min_order_qty:\n          type: integer\n          format: int64\n",
+				"        # suggested from findings: seen 3 times in getSupplier: renamed? min_order_qty present, minimum_order_units missing; the Go field keeps its name MinimumOrderUnits\n" +
+					"        min_order_qty:\n          x-go-name: MinimumOrderUnits\n          type: integer\n          format: int64\n",
 				"        min_order_qty: 12\n",
 			},
 			out: []string{"        minimum_order_units:"},
@@ -98,7 +99,7 @@ func TestSuggestProposals(t *testing.T) {
 			name: "rename in required, flow examples and nested examples",
 			causes: []Cause{{ID: "rename:DayHours", Kind: FindingRename, Count: 1, Operations: []string{"getStore"},
 				Evidence: &Evidence{Component: "DayHours", Property: "closed", Found: "is_closed", JSONType: "boolean"}}},
-			change: "rename DayHours.closed to is_closed",
+			change: "rename DayHours.closed to is_closed (Go field Closed)",
 			in: []string{
 				"      required: [is_closed]\n",
 				"        monday: { is_closed: false, opens: \"07:00\", closes: \"22:00\" }\n",
@@ -111,15 +112,9 @@ func TestSuggestProposals(t *testing.T) {
 			name: "rename in an array's example",
 			causes: []Cause{{ID: "rename:StoreSummary", Kind: FindingRename, Count: 1, Operations: []string{"listStores"},
 				Evidence: &Evidence{Component: "StoreSummary", Property: "timezone", Found: "tz", JSONType: "string"}}},
-			change: "rename StoreSummary.timezone to tz",
-			in:     []string{"      required: [store_id, name, tz]\n", "          - store_id: \"47\"\n            name: \"Praha Smíchov\"\n            # suggested from findings: seen 1 time in listStores: renamed? tz present, timezone missing\n            tz: Europe/Prague\n"},
-		},
-		{
-			name: "rename with another type keeps the type when the examples would break",
-			causes: []Cause{{ID: "rename:lead", Kind: FindingRename, Count: 2, Operations: []string{"getSupplier"},
-				Evidence: &Evidence{Component: "Supplier", Property: "lead_time_days", Found: "lead_days", JSONType: "string"}}},
-			change: "rename Supplier.lead_time_days to lead_days",
-			in:     []string{"StoreLink sends string where integer is declared: change the type and the examples by hand\n        lead_days:\n          type: integer\n"},
+			change: "rename StoreSummary.timezone to tz (Go field Timezone)",
+			in: []string{"      required: [store_id, name, tz]\n", "          - store_id: \"47\"\n            name: \"Praha Smíchov\"\n            # suggested from findings: seen 1 time in listStores: renamed? tz present, timezone missing; the Go field keeps its name Timezone\n            tz: Europe/Prague\n",
+				"        tz:\n          x-go-name: Timezone\n          allOf:\n            - $ref: \"#/components/schemas/Timezone\"\n"},
 		},
 		{
 			name: "added property",
@@ -428,7 +423,7 @@ components:
           type: string`
 	got, err := Suggest([]byte(spec), withSentinel([]Cause{
 		{ID: "ren", Kind: FindingRename, Count: 2, Operations: []string{"getThing"},
-			Evidence: &Evidence{Component: "Thing", Property: "count", Found: "total", JSONType: "number"}},
+			Evidence: &Evidence{Component: "Thing", Property: "count", Found: "item_count", JSONType: "integer"}},
 		{ID: "opt", Kind: FindingSchema, Schema: "#/components/schemas/Thing/required", Path: "/label", Count: 1},
 		{ID: "only", Kind: FindingSchema, Schema: "#/components/schemas/Other/required", Path: "/only", Count: 1},
 	}))
@@ -438,22 +433,22 @@ components:
 	if len(got.Proposals) != 3 {
 		t.Fatalf("proposals %+v, notes %+v", got.Proposals, got.Notes)
 	}
-	if got.Proposals[0].Change != "rename Thing.count to total (type number)" {
+	if got.Proposals[0].Change != "rename Thing.count to item_count (Go field Count)" {
 		t.Fatalf("change %q", got.Proposals[0].Change)
 	}
 	patched := string(got.Patched)
 	for _, s := range []string{
-		"      required:\n        - id\n        # suggested from findings: seen 2 times in getThing: renamed? total present, count missing; type changed from integer to number\n        - total\n",
+		"      required:\n        - id\n        # suggested from findings: seen 2 times in getThing: renamed? item_count present, count missing; the Go field keeps its name Count\n        - item_count\n",
 		"      # suggested from findings: seen 1 time: label missing; a reviewer must decide whether it is truly optional\n      required:\n",
-		"        # suggested from findings: seen 2 times in getThing: renamed? total present, count missing; type changed from integer to number\n        total:\n          type: number\n          minimum: 0\n        label:",
+		"        # suggested from findings: seen 2 times in getThing: renamed? item_count present, count missing; the Go field keeps its name Count\n        item_count:\n          x-go-name: Count\n          type: integer\n          format: int64\n          minimum: 0\n          example: 3\n        label:",
 		"    Other:\n      type: object\n      # suggested from findings: seen 1 time: only missing; a reviewer must decide whether it is truly optional\n      properties:\n",
 	} {
 		if !strings.Contains(patched, s) {
 			t.Errorf("patched spec lacks %q:\n%s", s, patched)
 		}
 	}
-	if strings.Contains(patched, "- label") || strings.Contains(patched, "example: 3") {
-		t.Errorf("label still required or the old example kept:\n%s", patched)
+	if strings.Contains(patched, "- label") {
+		t.Errorf("label still required:\n%s", patched)
 	}
 	if !strings.HasSuffix(got.Diff, "\\ No newline at end of file\n") {
 		t.Errorf("the diff does not mark the missing newline:\n%s", got.Diff)

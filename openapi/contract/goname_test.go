@@ -1,0 +1,93 @@
+package contract
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestGoFieldNameMatchesGenerated: goFieldName names every field of the
+// generated client and of the mock's generated server as oapi-codegen did,
+// and keepGoName gives a name oapi-codegen maps to the same field name.
+// The generators' additional initialisms are goInitialisms'.
+func TestGoFieldNameMatchesGenerated(t *testing.T) {
+	for _, file := range []string{"../../storelinkclient/storelink.gen.go", "../../mockstorelink/internal/api/storelink.gen.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		ast.Inspect(f, func(node ast.Node) bool {
+			st, ok := node.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, fld := range st.Fields.List {
+				if fld.Tag == nil || len(fld.Names) != 1 {
+					continue
+				}
+				tag, _ := strconv.Unquote(fld.Tag.Value)
+				name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+				if name == "" || name == "-" {
+					continue
+				}
+				n++
+				goName := fld.Names[0].Name
+				if got := goFieldName(name); got != goName {
+					t.Errorf("%s: goFieldName(%q) = %s, generated %s", file, name, got, goName)
+				}
+				if got := goFieldName(keepGoName(name)); got != goName {
+					t.Errorf("%s: x-go-name %s would give %s, not %s", file, keepGoName(name), got, goName)
+				}
+			}
+			return true
+		})
+		if n < 30 {
+			t.Fatalf("%s: only %d JSON fields read", file, n)
+		}
+	}
+	for _, cfg := range []string{"../../storelinkclient/oapi-codegen.yaml", "../../mockstorelink/internal/api/oapi-codegen.yaml"} {
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if !strings.Contains(text, "name-normalizer: ToCamelCaseWithInitialisms") {
+			t.Errorf("%s: the name normalizer is not the one goFieldName follows", cfg)
+		}
+		_, list, _ := strings.Cut(text, "additional-initialisms:\n")
+		for _, line := range strings.Split(list, "\n") {
+			w, ok := strings.CutPrefix(strings.TrimSpace(line), "- ")
+			if !ok {
+				break
+			}
+			if goInitialisms[strings.ToLower(w)] != w {
+				t.Errorf("%s: initialism %s is not in goInitialisms", cfg, w)
+			}
+		}
+	}
+}
+
+func TestKeepGoName(t *testing.T) {
+	for in, want := range map[string]string{
+		"on_hand_units":  "OnHandUnits",
+		"sku":            "SKU",
+		"order_id":       "OrderID",
+		"pos_total":      "POSTotal",
+		"utf8_name":      "UTF8Name",
+		"_private":       "UnderscorePrivate",
+		"lead_time_days": "LeadTimeDays",
+	} {
+		if got := keepGoName(in); got != want {
+			t.Errorf("keepGoName(%q) = %q, want %q", in, got, want)
+		}
+		if goFieldName(keepGoName(in)) != goFieldName(in) {
+			t.Errorf("x-go-name %s does not give %s's field name", keepGoName(in), in)
+		}
+	}
+}
