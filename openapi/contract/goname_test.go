@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/korral/storelink/openapi"
 )
 
 // TestGoFieldNameMatchesGenerated: goFieldName names every field of the
@@ -89,5 +91,30 @@ func TestKeepGoName(t *testing.T) {
 		if goFieldName(keepGoName(in)) != goFieldName(in) {
 			t.Errorf("x-go-name %s does not give %s's field name", keepGoName(in), in)
 		}
+	}
+}
+
+// TestPropertyOfFollowsARename: after a suggested rename, the property
+// the rules name by its old name is found by its x-go-name, with its
+// bounds, and a bare $ref renamed sits under allOf.
+func TestPropertyOfFollowsARename(t *testing.T) {
+	got, err := Suggest(openapi.YAML, []Cause{
+		{ID: "a", Kind: FindingRename, Count: 1, Evidence: &Evidence{Component: "Inventory", Property: "on_hand_units", Found: "on_hand", JSONType: "integer"}},
+		{ID: "b", Kind: FindingRename, Count: 1, Evidence: &Evidence{Component: "StoreSummary", Property: "timezone", Found: "tz", JSONType: "string"}},
+	})
+	if err != nil || len(got.Proposals) != 2 {
+		t.Fatalf("%v %+v", err, got)
+	}
+	doc, err := openapi.Parse(got.Patched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := propertyOf(doc.Components.Schemas["Inventory"].Value, "on_hand_units")
+	if inv == nil || inv.Value.Max == nil || *inv.Value.Max != 1000000 || doc.Components.Schemas["Inventory"].Value.Properties["on_hand"] != inv {
+		t.Errorf("Inventory.on_hand_units after the rename: %+v", inv)
+	}
+	tz := propertyOf(doc.Components.Schemas["StoreSummary"].Value, "timezone")
+	if tz == nil || len(tz.Value.AllOf) != 1 || tz.Value.AllOf[0].Ref != "#/components/schemas/Timezone" {
+		t.Errorf("StoreSummary.timezone after the rename: %+v", tz)
 	}
 }
