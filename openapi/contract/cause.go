@@ -258,37 +258,14 @@ func mergeEvidence(into, ev *Evidence) *Evidence {
 	return into
 }
 
-// unionClasses joins two character-class bodies built by shapeOf.
+// unionClasses joins two character-class bodies built by shapeOf; a body
+// it cannot read is left out.
 func unionClasses(a, b string) string {
-	var out strings.Builder
-	for _, r := range []string{"a-z", "A-Z", "0-9"} {
-		if strings.Contains(a, r) || strings.Contains(b, r) {
-			out.WriteString(r)
+	out := newClassSet()
+	for _, body := range []string{a, b} {
+		if c, ok := parseClasses(body); ok {
+			out.union(c)
 		}
-	}
-	strip := func(s string) string {
-		for _, r := range []string{"a-z", "A-Z", "0-9"} {
-			s = strings.ReplaceAll(s, r, "")
-		}
-		return s
-	}
-	var punct []rune
-	for _, r := range strip(a) + strip(b) {
-		if r != '\\' && !slices.Contains(punct, r) {
-			punct = append(punct, r)
-		}
-	}
-	slices.Sort(punct)
-	dash := false
-	for _, r := range punct {
-		if r == '-' {
-			dash = true
-			continue
-		}
-		out.WriteString(regexp.QuoteMeta(string(r)))
-	}
-	if dash {
-		out.WriteString("-")
 	}
 	return out.String()
 }

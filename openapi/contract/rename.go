@@ -105,45 +105,18 @@ func jsonType(v any) (typ, format string) {
 	return "", ""
 }
 
-// shapeOf describes a string by its character classes and length.
+// shapeOf describes a string by its character classes and length (in
+// characters, as a pattern counts them). Every character is in a class:
+// a backslash, a line feed or a letter outside ASCII too, so that a
+// pattern widened to the shape matches the value.
 func shapeOf(v string) *Shape {
-	var lower, upper, digit bool
-	var punct []rune
+	c := newClassSet()
 	n := 0
 	for _, r := range v {
 		n++
-		switch {
-		case r >= 'a' && r <= 'z':
-			lower = true
-		case r >= 'A' && r <= 'Z':
-			upper = true
-		case r >= '0' && r <= '9':
-			digit = true
-		case r < 0x80 && unicode.IsPrint(r) && !slices.Contains(punct, r):
-			punct = append(punct, r)
-		}
+		c.add(r)
 	}
-	var b strings.Builder
-	if lower {
-		b.WriteString("a-z")
-	}
-	if upper {
-		b.WriteString("A-Z")
-	}
-	if digit {
-		b.WriteString("0-9")
-	}
-	slices.Sort(punct)
-	for _, r := range punct {
-		// '-' last so it stays a literal in a character class.
-		if r != '-' {
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	if slices.Contains(punct, '-') {
-		b.WriteString("-")
-	}
-	return &Shape{Classes: b.String(), MinLen: n, MaxLen: n}
+	return &Shape{Classes: c.String(), MinLen: n, MaxLen: n}
 }
 
 // pairRenames turns an unexpected property and a declared property absent

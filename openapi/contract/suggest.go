@@ -880,6 +880,9 @@ func (s *suggester) relaxPattern(c Cause) (change, evidence, why string) {
 		where = strings.ReplaceAll(where, ".properties.", ".")
 	}
 	evidence = fmt.Sprintf("%s: values of shape [%s]{%d,%d} break %s", seen(c), class, ev.Shape.MinLen, ev.Shape.MaxLen, old)
+	if set, ok := parseClasses(class); ok && len(set.unusual()) > 0 {
+		evidence += "; the values hold " + strings.Join(set.unusual(), ", ") + ": check that StoreLink means it"
+	}
 	if err := s.commit(e, evidence); err != nil {
 		return "", "", "the relaxed pattern would not validate: " + firstLine(err.Error())
 	}
@@ -931,50 +934,16 @@ func maxLength(re *syntax.Regexp) int {
 }
 
 // safeClass rebuilds a character class body from the ranges a-z, A-Z and
-// 0-9 and single ASCII punctuation characters, escaping what a class needs;
-// anything else (a letter or digit of its own, which could spell a value)
-// is refused.
+// 0-9, the classes of shapeOf (letters and digits outside ASCII, control
+// characters) and single ASCII punctuation characters, escaping what a
+// class needs; anything else (a letter or digit of its own, which could
+// spell a value) is refused.
 func safeClass(body string) (string, bool) {
-	var ranges, punct []string
-	hyphen := false
-	for i := 0; i < len(body); {
-		if i+2 < len(body) && body[i+1] == '-' {
-			r := body[i : i+3]
-			if r != "a-z" && r != "A-Z" && r != "0-9" {
-				return "", false
-			}
-			if !slices.Contains(ranges, r) {
-				ranges = append(ranges, r)
-			}
-			i += 3
-			continue
-		}
-		ch := body[i]
-		if ch == '\\' && i+1 < len(body) {
-			i++
-			ch = body[i]
-		}
-		i++
-		switch {
-		case ch == '-':
-			hyphen = true
-		case ch >= ' ' && ch < 0x7f && !isAlnum(ch):
-			e := string(ch)
-			if strings.ContainsRune(`\]^[`, rune(ch)) {
-				e = `\` + e
-			}
-			if !slices.Contains(punct, e) {
-				punct = append(punct, e)
-			}
-		default:
-			return "", false
-		}
+	c, ok := parseClasses(body)
+	if !ok {
+		return "", false
 	}
-	out := strings.Join(ranges, "") + strings.Join(punct, "")
-	if hyphen {
-		out += "-"
-	}
-	return out, out != ""
+	return c.String(), true
 }
 
 // component is the schema component name, or nil.

@@ -185,8 +185,8 @@ func TestSuggestProposals(t *testing.T) {
 			causes: []Cause{{ID: "pattern:code", Kind: FindingSchema,
 				Schema: "#/components/schemas/ErrorDetail/properties/code/pattern", Count: 1, Operations: []string{"getSKU"},
 				Evidence: &Evidence{Component: "ErrorDetail", Property: "code", Pattern: "^[a-z][a-z0-9_]{0,63}$", Shape: &Shape{Classes: "A-Z_.", MinLen: 2, MaxLen: 80}}}},
-			change: "relax ErrorDetail.code's pattern to also accept [A-Z_.]{2,80}",
-			in:     []string{"          pattern: \"^(?:[a-z][a-z0-9_]{0,63}|[A-Z_.]{2,80})$\"\n"},
+			change: "relax ErrorDetail.code's pattern to also accept [A-Z._]{2,80}",
+			in:     []string{"          pattern: \"^(?:[a-z][a-z0-9_]{0,63}|[A-Z._]{2,80})$\"\n"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -458,12 +458,16 @@ components:
 
 func TestSuggestSafeClass(t *testing.T) {
 	for in, want := range map[string]string{
-		"a-z0-9_":                   "a-z0-9_",
-		shapeOf("Ab-1.x +").Classes: "a-zA-Z0-9 +.-",
-		"a-z\\]\"'":                 "a-z\\]\"'",
-		"SENTINEL":                  "",
-		"a-f":                       "",
-		"é":                         "",
+		"a-z0-9_":                      "a-z0-9_",
+		shapeOf("Ab-1.x +").Classes:    "a-zA-Z0-9 +.-",
+		"a-z\\]\"'":                    "a-z\"'\\]",
+		shapeOf("a\\b\nc\té€").Classes: `a-z\p{L}\x{80}-\x{10FFFF}\t\n\\`,
+		`\n\p{L}\x{00}-\x{1F}`:         `\p{L}\n\x{00}-\x{1F}`,
+		`\p{Lu}`:                       "",
+		`\x{41}`:                       "",
+		"SENTINEL":                     "",
+		"a-f":                          "",
+		"é":                            "",
 	} {
 		got, ok := safeClass(in)
 		if got != want || ok != (want != "") {
@@ -494,5 +498,60 @@ func TestSuggestDiff(t *testing.T) {
 	}
 	if unifiedDiff(a, a, "x") != "" {
 		t.Fatal("a diff of equal texts")
+	}
+}
+
+// TestSuggestWidenedPatternTakesTheValues: a pattern widened to the shape
+// of values holding a backslash, a line feed, a tab, a letter or a symbol
+// outside ASCII matches each of them in kin-openapi, which the check
+// validates with, so the re-check no longer reports the cause. The shape
+// is merged from two occurrences, as causes merge them.
+func TestSuggestWidenedPatternTakesTheValues(t *testing.T) {
+	for _, values := range [][]string{
+		{`sup\7`, `SUP-1`},
+		{"line one\nline two", "x"},
+		{"tab\there", "cr\r\n"},
+		{"Královo Pole", "€uro ٣"},
+		{`a"b'c]d[e^f-g\h`, "."},
+	} {
+		doc, err := openapi.Parse(openapi.YAML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := doc.Components.Schemas["SupplierID"].Value
+		ev := &Evidence{Pattern: before.Pattern, Shape: shapeOf(values[0])}
+		ev = mergeEvidence(ev, &Evidence{Shape: shapeOf(values[1])})
+		rejected := 0
+		for _, v := range values {
+			if before.VisitJSON(v) != nil {
+				rejected++
+			}
+		}
+		if rejected == 0 {
+			t.Fatalf("%q: the contract takes them already", values)
+		}
+		got, err := Suggest(openapi.YAML, withSentinel([]Cause{{ID: "p", Kind: FindingSchema,
+			Schema: "#/components/schemas/SupplierID/pattern", Count: 2, Operations: []string{"getSupplier"}, Evidence: ev}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Proposals) != 1 {
+			t.Fatalf("%q: proposals %+v, notes %+v", values, got.Proposals, got.Notes)
+		}
+		patched, err := openapi.Parse(got.Patched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := patched.Components.Schemas["SupplierID"].Value
+		for _, v := range values {
+			if err := after.VisitJSON(v); err != nil {
+				t.Errorf("the widened pattern %q refuses %q: %v", after.Pattern, v, err)
+			}
+		}
+		// The old values still pass.
+		if err := after.VisitJSON("SUP-MADETA"); err != nil {
+			t.Errorf("the widened pattern refuses the contract's own example: %v", err)
+		}
+		checkSuggestion(t, openapi.YAML, got)
 	}
 }
