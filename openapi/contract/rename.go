@@ -426,10 +426,13 @@ func renameDoubts(ref *openapi3.SchemaRef, declared, found, jsonType, format str
 	}
 	numeric := sc != nil && sc.Type != nil && (sc.Type.Is("integer") || sc.Type.Is("number"))
 	if numeric {
+		// The declared name's unit, or else the description's ("Days
+		// from an order to its delivery"): a description may name other
+		// units in passing ("units, not cases").
 		declName := unitsOf(nameWords(declared))
 		decl := declName
-		if sc.Description != "" {
-			decl = unitsOf(append(nameWords(declared), textWords(sc.Description)...))
+		if len(decl) == 0 {
+			decl = unitsOf(textWords(sc.Description))
 		}
 		foundUnits := unitsOf(nameWords(found))
 		switch {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/korral/storelink/openapi"
 )
 
@@ -133,7 +134,7 @@ func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
 	}{
 		{"another unit", rename("u", "Supplier", "lead_time_days", "lead_time_hours", "integer"),
 			[]string{"lead_time_hours is in hours, lead_time_days in days"}},
-		{"another unit in the description", rename("d", "Order", "quantity_units", "quantity_cases", "integer"),
+		{"cases for units", rename("d", "OrderRequest", "quantity_units", "quantity_cases", "integer"),
 			[]string{"quantity_cases is in cases, quantity_units in units"}},
 		{"a scaled unit on one side", rename("s", "SKU", "shelf_life_days", "shelf_life", "integer"),
 			[]string{"shelf_life_days is in days, shelf_life names no unit"}},
@@ -208,5 +209,28 @@ func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
 			continue
 		}
 		checkSuggestion(t, openapi.YAML, got)
+	}
+}
+
+// TestRenameDoubtsFromTheDescription: where the declared name names no
+// unit, its description's unit counts; where it names one, the name wins
+// over a unit the description names in passing.
+func TestRenameDoubtsFromTheDescription(t *testing.T) {
+	integer := func(desc string) *openapi3.SchemaRef {
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Description: desc})
+	}
+	for _, tc := range []struct {
+		desc, declared, found, want string
+	}{
+		{"Days from an order to its delivery.", "lead", "lead_hours", "lead_hours is in hours, lead in days"},
+		{"Days from an order to its delivery.", "lead", "lead_days", ""},
+		{"Units to order (not cases).", "quantity_units", "quantity", ""},
+		{"Units to order (not cases).", "quantity_units", "quantity_cases", "quantity_cases is in cases, quantity_units in units"},
+		{"How long a delivery takes.", "lead", "lead_hours", "lead_hours is in hours, lead names no unit"},
+	} {
+		got := renameDoubts(integer(tc.desc), tc.declared, tc.found, "integer", "")
+		if tc.want == "" && len(got) > 0 || tc.want != "" && !slices.Contains(got, tc.want) {
+			t.Errorf("%s for %s (%q): %q, want %q", tc.found, tc.declared, tc.desc, got, tc.want)
+		}
 	}
 }
