@@ -138,6 +138,12 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 			fs = append(fs, semantic(op, in, req, reqBody, now, body, missing(fs))...)
 		}
 	}
+	if dep := s.requestDepartures(p.op, reqBody, status, body); len(dep) > 0 {
+		// StoreLink refused the request for its field names: the status
+		// the probe expected says nothing more (one departure, one
+		// finding, whichever probe met it).
+		fs = append(dep, slices.DeleteFunc(fs, func(f Finding) bool { return f.Kind == FindingStatus })...)
+	}
 	if p.assume != "" {
 		for i := range fs {
 			fs[i].Assumption = fs[i].Kind == FindingStatus || (fs[i].Kind == FindingRule && slices.Contains(p.assumes, fs[i].Rule))

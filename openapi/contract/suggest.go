@@ -275,6 +275,10 @@ func (s *suggester) propose(i int, c Cause) (change, evidence, why string) {
 		return "", "", "a header StoreLink sends or omits: not turned into a spec change; check it by hand"
 	case c.Kind == FindingBody:
 		return "", "", "the body is not valid JSON: nothing in the spec to change"
+	case c.Kind == FindingRequestField && c.Evidence != nil && c.Evidence.Property != "":
+		return "", "", fmt.Sprintf("StoreLink refuses the request property %s.%s and names none in its place: read StoreLink's documentation for the request body and change %s by hand", safeName(c.Evidence.Component), safeName(c.Evidence.Property), safeName(c.Evidence.Component))
+	case c.Kind == FindingRequestField:
+		return "", "", "StoreLink requires a request property the contract does not declare, and no property the request sent pairs with it: the contract cannot send a value it does not know; add it by hand from StoreLink's documentation"
 	case c.Kind == FindingRequest:
 		return "", "", "a request broke the contract: a bug of the caller or the check, not drift of StoreLink"
 	}
