@@ -60,12 +60,13 @@ func quantityStoreLink(t *testing.T, upstream string) (*httptest.Server, *atomic
 // TestRequestRenameIsOneCause: against a StoreLink that wants "quantity"
 // in the order request, the check names that departure once, as a rename
 // of the request schema, and blames no status and not the supplier's
-// minimum for it; suggest patches the request schema with the Go name
-// kept.
+// minimum for it; the write is sent once more with StoreLink's name, so
+// the created order and its read-back are checked, and exactly one order
+// is raised; suggest patches the request schema with the Go name kept.
 func TestRequestRenameIsOneCause(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)
-	front, _ := quantityStoreLink(t, mock.URL)
+	front, passed := quantityStoreLink(t, mock.URL)
 	code, stdout, stderr := cli(t, checkArgs(front.URL, keyring, "--allow-writes", "--write-store", "47", "--format", "json")...)
 	if code != 1 {
 		t.Fatalf("exit %d, want drift: %s", code, stderr)
@@ -91,6 +92,20 @@ func TestRequestRenameIsOneCause(t *testing.T) {
 		if strings.Contains(p.Detail, "minimum order could not be read") {
 			t.Errorf("%s %s blames the supplier's minimum: %s", p.Operation, p.Probe, p.Detail)
 		}
+	}
+	// The write is sent once more with StoreLink's name: it raises
+	// exactly one order, which conforms and is read back.
+	verdicts := map[string]contract.Verdict{}
+	for _, p := range rep.Probes {
+		verdicts[p.Operation+" / "+p.Probe] = p.Verdict
+	}
+	for _, probe := range []string{"createReplenishmentOrder / raise one order, again with StoreLink's request names", "getReplenishmentOrder / read back the raised order"} {
+		if verdicts[probe] != contract.Pass {
+			t.Errorf("%s: %q, want PASS; probes %v", probe, verdicts[probe], verdicts)
+		}
+	}
+	if n := passed.Load(); n != 1 {
+		t.Errorf("%d orders reached StoreLink, want 1", n)
 	}
 	dir := t.TempDir()
 	findings := filepath.Join(dir, "findings.json")

@@ -198,6 +198,9 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 	if p.learn != nil && slices.Contains(p.expect, status) && status < 300 {
 		next = p.learn(r.st, respBody)
 	}
+	if retry := retryWithStoreLinksNames(p, req, body, findings); retry != nil && status >= 400 {
+		next = append(next, retry)
+	}
 	return res, next, false
 }
 

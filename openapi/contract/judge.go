@@ -211,7 +211,7 @@ func semantic(op operation, in *openapi3filter.RequestValidationInput, req reque
 	if limit, err := strconv.Atoi(req.query.Get("limit")); err == nil && limit > 0 {
 		q.Limit = limit
 	}
-	if req.method == http.MethodPost && reqBody != nil {
+	if req.method == http.MethodPost && reqBody != nil && req.raised == nil {
 		var raised sl.OrderRequest
 		if json.Unmarshal(reqBody, &raised) == nil {
 			q.Raised = &raised

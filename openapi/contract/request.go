@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	sl "github.com/korral/storelink/storelinkclient"
 )
 
 // FindingRequestField is the kind of a finding where StoreLink's refusal
@@ -279,4 +281,58 @@ func requestDeparted(fs []Finding) bool {
 	return slices.ContainsFunc(fs, func(f Finding) bool {
 		return f.Kind == FindingRequestField || f.Kind == FindingRename && strings.HasPrefix(f.Message, "request body: ")
 	})
+}
+
+// retrySuffix ends the name of a write probe sent again with StoreLink's
+// names.
+const retrySuffix = ", again with StoreLink's request names"
+
+// retryWithStoreLinksNames is the probe that sends a refused write whose
+// answer the chain needs (a POST with the store's own key and a learn
+// step: the write probe that raises one order) once more with the request properties renamed as StoreLink's
+// refusal asked, so that the rest of the chain (the created order and its
+// read-back) is still checked. It is nil unless the refusal named request
+// renames that nothing speaks against (a doubtful one, such as cases for
+// units, could order another quantity), and for a probe that is itself a
+// retry. The renamed request is sent as given: it departs from the
+// contract on purpose.
+func retryWithStoreLinksNames(p *probe, req request, reqBody []byte, findings []Finding) *probe {
+	if p.learn == nil || req.method != http.MethodPost || req.key != keyOwn || strings.HasSuffix(p.name, retrySuffix) || len(reqBody) == 0 {
+		return nil
+	}
+	renames := map[string]string{}
+	for _, f := range findings {
+		if f.Kind == FindingRename && strings.HasPrefix(f.Message, "request body: ") && f.Evidence != nil && len(f.Evidence.Against) == 0 {
+			renames[f.Evidence.Property] = f.Evidence.Found
+		}
+	}
+	if len(renames) == 0 {
+		return nil
+	}
+	var body map[string]any
+	if json.Unmarshal(reqBody, &body) != nil {
+		return nil
+	}
+	for old, name := range renames {
+		v, ok := body[old]
+		if !ok {
+			return nil
+		}
+		delete(body, old)
+		body[name] = v
+	}
+	retry := req
+	retry.body, retry.asGiven = body, true
+	if retry.raised == nil {
+		// The order the answer must echo is the one the contract's
+		// request described.
+		var raised sl.OrderRequest
+		if json.Unmarshal(reqBody, &raised) == nil {
+			retry.raised = &raised
+		}
+	}
+	q := *p
+	q.name = p.name + retrySuffix
+	q.build = func(*state) (request, string) { return retry, "" }
+	return &q
 }
