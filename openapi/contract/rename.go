@@ -257,7 +257,8 @@ func findingRank(f Finding) int {
 
 // fold merges the findings of one answer that are the same finding on
 // different items of an array (same kind, rule, place in the contract and
-// folded path) into one, counting them, and orders them by findingRank.
+// folded path) into one, counting them and merging their evidence, and
+// orders them by findingRank.
 func fold(fs []Finding) []Finding {
 	var out []Finding
 	seen := map[string]int{}
@@ -266,6 +267,12 @@ func fold(fs []Finding) []Finding {
 		if i, ok := seen[key]; ok && f.Path != "" {
 			out[i].Count = max(out[i].Count, 1) + 1
 			out[i].Path = foldPath(f.Path)
+			// Every item's evidence counts: a pattern widened to the
+			// first item's shape alone would still refuse the others.
+			if out[i].Evidence != nil && f.Evidence != nil {
+				ev := *out[i].Evidence
+				out[i].Evidence = mergeEvidence(&ev, f.Evidence)
+			}
 			continue
 		}
 		seen[key] = len(out)

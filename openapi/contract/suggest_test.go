@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -553,5 +554,39 @@ func TestSuggestWidenedPatternTakesTheValues(t *testing.T) {
 			t.Errorf("the widened pattern refuses the contract's own example: %v", err)
 		}
 		checkSuggestion(t, openapi.YAML, got)
+	}
+}
+
+// TestSuggestWidensToEveryItem: a pattern broken by several items of one
+// array is one finding whose shape covers every item, so the widened
+// pattern takes each of them, not only the first.
+func TestSuggestWidensToEveryItem(t *testing.T) {
+	sp := mustSpec(t)
+	body := `{"stores":[{"store_id":"st_1","name":"A","timezone":"Europe/Prague"},{"store_id":"ST-22\\x","name":"B","timezone":"Europe/Prague"}]}`
+	p := &probe{op: opListStores, name: "valid key", expect: []int{200}}
+	v, _, fs := sp.judge(t.Context(), p, get("/v1/stores", nil, keyOwn, "47"), nil, judgeNow, 200,
+		http.Header{"Content-Type": {"application/json"}}, []byte(body))
+	causes := causesOf([]Result{{Operation: opListStores, Probe: "valid key", Verdict: v, Findings: fs}})
+	var pattern []Cause
+	for _, c := range causes {
+		if strings.HasSuffix(c.Schema, "/pattern") {
+			pattern = append(pattern, c)
+		}
+	}
+	if len(pattern) != 1 || pattern[0].Count != 2 {
+		t.Fatalf("pattern causes %+v", pattern)
+	}
+	got, err := Suggest(openapi.YAML, pattern)
+	if err != nil || len(got.Proposals) != 1 {
+		t.Fatalf("%v %+v", err, got)
+	}
+	doc, err := openapi.Parse(got.Patched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"st_1", `ST-22\x`, "47"} {
+		if err := doc.Components.Schemas["StoreID"].Value.VisitJSON(id); err != nil {
+			t.Errorf("the widened pattern refuses %q: %v", id, err)
+		}
 	}
 }
