@@ -118,3 +118,26 @@ func TestPropertyOfFollowsARename(t *testing.T) {
 		t.Errorf("StoreSummary.timezone after the rename: %+v", tz)
 	}
 }
+
+// TestRenameKeepsAnExistingGoName: a property renamed a second time keeps
+// the x-go-name the first rename gave it, so the Go field is still the
+// contract's first name, and gets no second x-go-name.
+func TestRenameKeepsAnExistingGoName(t *testing.T) {
+	first, err := Suggest(openapi.YAML, []Cause{{ID: "a", Kind: FindingRename, Count: 1,
+		Evidence: &Evidence{Component: "Inventory", Property: "on_hand_units", Found: "on_hand", JSONType: "integer"}}})
+	if err != nil || len(first.Proposals) != 1 {
+		t.Fatalf("%v %+v", err, first)
+	}
+	second, err := Suggest(first.Patched, []Cause{{ID: "b", Kind: FindingRename, Count: 1,
+		Evidence: &Evidence{Component: "Inventory", Property: "on_hand", Found: "on_hand_qty", JSONType: "integer"}}})
+	if err != nil || len(second.Proposals) != 1 {
+		t.Fatalf("%v %+v", err, second)
+	}
+	if p := second.Proposals[0].Change; p != "rename Inventory.on_hand to on_hand_qty (Go field OnHandUnits)" {
+		t.Errorf("change %q", p)
+	}
+	patched := string(second.Patched)
+	if !strings.Contains(patched, "        on_hand_qty:\n          x-go-name: OnHandUnits\n          type: integer\n") || strings.Count(patched, "x-go-name") != 1 {
+		t.Errorf("the second rename:\n%s", second.Diff)
+	}
+}
