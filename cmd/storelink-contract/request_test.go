@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,8 +22,8 @@ import (
 // quantityStoreLink serves the mock behind a front that wants the order's
 // quantity as "quantity": a request with "quantity_units" instead gets a
 // FastAPI validation error naming "quantity", and one with "quantity" goes
-// on to the mock as the contract's request. It counts the orders it let
-// through.
+// on to the mock as the contract's request. It counts the orders the mock
+// raised.
 func quantityStoreLink(t *testing.T, upstream string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	target, err := url.Parse(upstream)
@@ -46,10 +47,15 @@ func quantityStoreLink(t *testing.T, upstream string) (*httptest.Server, *atomic
 				delete(body, "quantity")
 				body["quantity_units"] = q
 				raw, _ = json.Marshal(body)
-				passed.Add(1)
 			}
 			r.Body = io.NopCloser(bytes.NewReader(raw))
 			r.ContentLength = int64(len(raw))
+			rec := &statusWriter{ResponseWriter: w}
+			rp.ServeHTTP(rec, r)
+			if rec.status == http.StatusCreated {
+				passed.Add(1)
+			}
+			return
 		}
 		rp.ServeHTTP(w, r)
 	}))
@@ -62,7 +68,8 @@ func quantityStoreLink(t *testing.T, upstream string) (*httptest.Server, *atomic
 // of the request schema, and blames no status and not the supplier's
 // minimum for it; the write is sent once more with StoreLink's name, so
 // the created order and its read-back are checked, and exactly one order
-// is raised; suggest patches the request schema with the Go name kept.
+// is raised; suggest patches the request schema with the Go name kept, and
+// a check against the patched contract sends StoreLink's name.
 func TestRequestRenameIsOneCause(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)
@@ -127,4 +134,30 @@ func TestRequestRenameIsOneCause(t *testing.T) {
 	if _, err := openapi.Parse(b); err != nil {
 		t.Fatal(err)
 	}
+	// Checked again against the patched contract, the check sends
+	// StoreLink's name: the request rename is gone, no cause is new, and
+	// the one write raises one order at once.
+	code, again, stderr := cli(t, checkArgs(front.URL, keyring, "--allow-writes", "--write-store", "47", "--format", "json", "--spec", patched)...)
+	if code == 2 {
+		t.Fatalf("the re-check failed: %s", stderr)
+	}
+	for _, c := range decodeReport(t, again).Causes {
+		if c.ID == want || !slices.Contains(ids, c.ID) {
+			t.Errorf("after the patch: %s %s", c.ID, c.Text)
+		}
+	}
+	if n := passed.Load(); n != 2 {
+		t.Errorf("%d orders reached StoreLink over both checks, want 2", n)
+	}
+}
+
+// statusWriter records the status an answer is written with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
 }

@@ -336,3 +336,38 @@ func retryWithStoreLinksNames(p *probe, req request, reqBody []byte, findings []
 	q.build = func(*state) (request, string) { return retry, "" }
 	return &q
 }
+
+// wireBody writes a request body the check builds with the contract's
+// first names (quantity_units) with the names the contract in use gives
+// them: a property a suggested rename gave StoreLink's name keeps the old
+// name's Go field through x-go-name, and is sent under the new name. So a
+// check against a patched contract (check --spec) sends what StoreLink
+// asked for.
+func (s *spec) wireBody(opID string, body map[string]any) map[string]any {
+	schema, _ := s.requestSchema(opID)
+	if schema == nil {
+		return body
+	}
+	out := make(map[string]any, len(body))
+	for k, v := range body {
+		out[s.wireName(schema, k)] = v
+	}
+	return out
+}
+
+// wireName is the property of schema that holds what the contract first
+// called name: name itself, or the property whose x-go-name keeps name's
+// Go field.
+func (s *spec) wireName(schema *openapi3.Schema, name string) string {
+	if _, ok := schema.Properties[name]; ok {
+		return name
+	}
+	goName := keepGoName(name)
+	for _, p := range slices.Sorted(maps.Keys(schema.Properties)) {
+		ref := schema.Properties[p]
+		if ref.Extensions[extGoName] == goName || ref.Value != nil && ref.Value.Extensions[extGoName] == goName {
+			return p
+		}
+	}
+	return name
+}
