@@ -83,6 +83,13 @@ func TestRenameDoubtsAtCheck(t *testing.T) {
 		body:     `{"id":"RO-47-000123","quantity_units":24,` + orderRest + `}`,
 		declared: "order_id",
 	}, {
+		// reason_id fits reason's schema and shares a word with it, more
+		// than with order_id, whose pattern its value breaks; but what
+		// speaks against reason makes order_id the pair.
+		name: "the pair nothing speaks against wins", op: opGetOrder, path: orderPath,
+		body:     `{"reason_id":"ord_9f7dcc5d27","quantity_units":24,` + orderRest + `}`,
+		declared: "order_id",
+	}, {
 		name: "a time that is no date-time", op: opGetOrder, path: orderPath,
 		body:     `{"order_id":"RO-47-000123","quantity_units":24,"reason":"r","store_id":"47","sku":"8847291","status":"submitted","submitted":"28.11.2026 10:20","expected_arrival":"2026-11-30T06:00:00+01:00"}`,
 		declared: "submitted_at", against: []string{"submitted_at is a date-time, values of submitted are not"},
