@@ -16,7 +16,8 @@ const suggestSynopsis = `Usage: storelink-contract suggest FINDINGS [--spec FILE
 
 Propose a change of the contract from the causes in FINDINGS (a check report written by
 check --format json, or the JSON lines of proxy --findings; "-" reads stdin): renamed
-properties (each keeps its Go field name through x-go-name), added properties, missing
+properties of answers and of the order request (each keeps its Go field name through
+x-go-name), added properties, missing
 properties made optional, undeclared statuses, patterns that reject a new shape. A rename
 that another unit, type, bounds or kind of value speaks against is a review comment and a
 note, not a change. The patch to openapi/storelink.yaml goes to stdout (apply it with

@@ -142,3 +142,43 @@ func TestRequestDepartureNotFound(t *testing.T) {
 		t.Errorf("suggest on a refused field: %v %+v", err, got)
 	}
 }
+
+// TestRetryWithStoreLinksNames: the write that raises the check's order is
+// sent once more with the renames StoreLink's refusal named, as given and
+// with the contract's order to compare the answer with; never for a
+// rename something speaks against, a probe without a learn step, another
+// key, or a retry.
+func TestRetryWithStoreLinksNames(t *testing.T) {
+	raise := &probe{op: opCreateOrder, name: "raise one order", expect: []int{201}, learn: func(*state, []byte) []*probe { return nil }}
+	req := request{method: http.MethodPost, path: "/v1/stores/47/replenishment", key: keyOwn, store: "47"}
+	rename := Finding{Kind: FindingRename, Message: "request body: renamed? ...",
+		Evidence: &Evidence{Component: "OrderRequest", Property: "quantity_units", Found: "quantity"}}
+	retry := retryWithStoreLinksNames(raise, req, orderBody, []Finding{rename})
+	if retry == nil {
+		t.Fatal("no retry")
+	}
+	got, _ := retry.build(&state{})
+	body, _ := json.Marshal(got.body)
+	if string(body) != `{"quantity":12,"reason":"contract check","sku":"8847291"}` || !got.asGiven || got.raised == nil || got.raised.QuantityUnits != 12 {
+		t.Errorf("retry sends %s (as given %v, raised %+v)", body, got.asGiven, got.raised)
+	}
+	if retryWithStoreLinksNames(retry, got, body, []Finding{rename}) != nil {
+		t.Error("a retry is retried")
+	}
+	doubtful := rename
+	doubtful.Evidence = &Evidence{Component: "OrderRequest", Property: "quantity_units", Found: "quantity_cases", Against: []string{"cases"}}
+	noLearn := *raise
+	noLearn.learn = nil
+	other := req
+	other.key = keyOther
+	for name, r := range map[string]*probe{
+		"doubtful":  retryWithStoreLinksNames(raise, req, orderBody, []Finding{doubtful}),
+		"no learn":  retryWithStoreLinksNames(&noLearn, req, orderBody, []Finding{rename}),
+		"other key": retryWithStoreLinksNames(raise, other, orderBody, []Finding{rename}),
+		"no rename": retryWithStoreLinksNames(raise, req, orderBody, []Finding{{Kind: FindingStatus, Message: "expected 201, got 422"}}),
+	} {
+		if r != nil {
+			t.Errorf("%s: retried", name)
+		}
+	}
+}
