@@ -453,9 +453,12 @@ func renameDoubts(ref *openapi3.SchemaRef, declared, found, jsonType, format str
 	}
 	if sc != nil && sc.Type != nil && len(sc.Type.Slice()) == 1 && jsonType != "" {
 		have := sc.Type.Slice()[0]
-		if jsonType != have && !(have == "number" && jsonType == "integer") && !(jsonType == "null" && sc.Nullable) {
+		switch {
+		case jsonType == "mixed":
+			out = append(out, fmt.Sprintf("StoreLink sends %s with values of different types, %s is %s", found, declared, have))
+		case jsonType != have && !(have == "number" && jsonType == "integer") && !(jsonType == "null" && sc.Nullable):
 			out = append(out, fmt.Sprintf("StoreLink sends %s as %s, %s is %s", found, jsonType, declared, have))
-		} else if have == "string" && format == "date-time" && sc.Format == "" && !isIDSchema(ref, declared) {
+		case have == "string" && format == "date-time" && sc.Format == "" && !isIDSchema(ref, declared):
 			out = append(out, fmt.Sprintf("%s holds date-times, %s is not a date-time", found, declared))
 		}
 	}

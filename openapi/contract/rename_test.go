@@ -241,3 +241,11 @@ func TestRenameDoubtsFromTheDescription(t *testing.T) {
 		}
 	}
 }
+
+func TestRenameDoubtsOfMixedTypes(t *testing.T) {
+	ref := openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}})
+	got := renameDoubts(ref, "case_pack", "case_size", "mixed", "")
+	if !slices.Contains(got, "StoreLink sends case_size with values of different types, case_pack is integer") {
+		t.Errorf("doubts %q", got)
+	}
+}
