@@ -15,9 +15,12 @@ import (
 const suggestSynopsis = `Usage: storelink-contract suggest FINDINGS [--spec FILE] [--out FILE]
 
 Propose a change of the contract from the causes in FINDINGS (a check report written by
-check --format json, or the JSON lines of proxy --findings; "-" reads stdin): renamed and
-added properties, missing properties made optional, undeclared statuses, patterns that
-reject a new shape. The patch to openapi/storelink.yaml goes to stdout (apply it with
+check --format json, or the JSON lines of proxy --findings; "-" reads stdin): renamed
+properties of answers and of the order request (each keeps its Go field name through
+x-go-name), added properties, missing
+properties made optional, undeclared statuses, patterns that reject a new shape. A rename
+that another unit, type, bounds or kind of value speaks against is a review comment and a
+note, not a change. The patch to openapi/storelink.yaml goes to stdout (apply it with
 patch -p1 or git apply, review it, then run make generate and make spec-diff), a summary
 of the proposals and of the causes left as notes to stderr. No value StoreLink sent is
 ever written into the patch.

@@ -80,8 +80,8 @@ func TestSuggestCLI(t *testing.T) {
 				t.Fatalf("stdout is not the diff: %.200q", stdout)
 			}
 			for _, want := range []string{
-				"+        # suggested from findings: seen 3 times in getSupplier: renamed? min_order_qty present, minimum_order_units missing\n",
-				"+        min_order_qty:\n",
+				"+        # suggested from findings: seen 3 times in getSupplier: renamed? min_order_qty present, minimum_order_units missing; the Go field keeps its name MinimumOrderUnits\n",
+				"+        min_order_qty:\n+          x-go-name: MinimumOrderUnits\n",
 				"-        minimum_order_units:\n",
 				"+          $ref: \"#/components/responses/Unprocessable\"\n",
 			} {
@@ -93,7 +93,7 @@ func TestSuggestCLI(t *testing.T) {
 				t.Fatal("a value from the report is in the patch")
 			}
 			wantErr := "2 changes proposed, 1 cause left as notes:\n" +
-				"  change rename:#/components/schemas/Supplier:minimum_order_units: rename Supplier.minimum_order_units to min_order_qty\n" +
+				"  change rename:#/components/schemas/Supplier:minimum_order_units: rename Supplier.minimum_order_units to min_order_qty (Go field MinimumOrderUnits)\n" +
 				"  change undeclared-status:422: declare 422 on getSKU (Unprocessable)\n" +
 				"  note   schema:#/components/schemas/OrderStatus/enum:/status: values are not copied from StoreLink's answers"
 			if !strings.HasPrefix(stderr, wantErr) {

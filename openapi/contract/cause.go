@@ -44,6 +44,12 @@ type Evidence struct {
 	Pattern string `json:"pattern,omitempty"`
 	// Shape describes the values that broke Pattern.
 	Shape *Shape `json:"shape,omitempty"`
+	// Against lists, for a rename, what speaks against reading Found as a
+	// new name of Property (another unit, type, format or bounds, a value
+	// of another kind, names that share no word), one line each, naming
+	// the two properties and never a value. suggest turns a rename with
+	// any of these into a review note, not a change.
+	Against []string `json:"against,omitempty"`
 }
 
 // Shape describes strings by their character classes and lengths only, so
@@ -242,6 +248,7 @@ func mergeEvidence(into, ev *Evidence) *Evidence {
 	if ev.Format != into.Format {
 		into.Format = ""
 	}
+	into.Against = addDoubts(slices.Clone(into.Against), ev.Against...)
 	if ev.Shape != nil && into.Shape != nil {
 		s := *into.Shape
 		s.MinLen, s.MaxLen = min(s.MinLen, ev.Shape.MinLen), max(s.MaxLen, ev.Shape.MaxLen)
@@ -251,37 +258,14 @@ func mergeEvidence(into, ev *Evidence) *Evidence {
 	return into
 }
 
-// unionClasses joins two character-class bodies built by shapeOf.
+// unionClasses joins two character-class bodies built by shapeOf; a body
+// it cannot read is left out.
 func unionClasses(a, b string) string {
-	var out strings.Builder
-	for _, r := range []string{"a-z", "A-Z", "0-9"} {
-		if strings.Contains(a, r) || strings.Contains(b, r) {
-			out.WriteString(r)
+	out := newClassSet()
+	for _, body := range []string{a, b} {
+		if c, ok := parseClasses(body); ok {
+			out.union(c)
 		}
-	}
-	strip := func(s string) string {
-		for _, r := range []string{"a-z", "A-Z", "0-9"} {
-			s = strings.ReplaceAll(s, r, "")
-		}
-		return s
-	}
-	var punct []rune
-	for _, r := range strip(a) + strip(b) {
-		if r != '\\' && !slices.Contains(punct, r) {
-			punct = append(punct, r)
-		}
-	}
-	slices.Sort(punct)
-	dash := false
-	for _, r := range punct {
-		if r == '-' {
-			dash = true
-			continue
-		}
-		out.WriteString(regexp.QuoteMeta(string(r)))
-	}
-	if dash {
-		out.WriteString("-")
 	}
 	return out.String()
 }

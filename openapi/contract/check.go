@@ -190,13 +190,16 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		detail += fmt.Sprintf(" (after %d retries honouring Retry-After)", res.Retries)
 	}
 	res.Verdict, res.Detail, res.Findings = verdict, detail, findings
-	if req.unknowable != "" && status >= 400 && slices.Contains(p.expect, status) {
+	if req.unknowable != "" && status >= 400 && slices.Contains(p.expect, status) && !requestDeparted(findings) {
 		// Refused for a reason the probe could not know: the refusal's
 		// shape was checked, not whether StoreLink was right.
 		res.Detail = strings.TrimSpace(fmt.Sprintf("StoreLink refused the order (%d) for a reason the probe could not know: %s. %s", status, req.unknowable, res.Detail))
 	}
 	if p.learn != nil && slices.Contains(p.expect, status) && status < 300 {
 		next = p.learn(r.st, respBody)
+	}
+	if retry := retryWithStoreLinksNames(p, req, body, findings); retry != nil && status >= 400 {
+		next = append(next, retry)
 	}
 	return res, next, false
 }

@@ -138,6 +138,12 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 			fs = append(fs, semantic(op, in, req, reqBody, now, body)...)
 		}
 	}
+	if dep := s.requestDepartures(p.op, reqBody, status, body); len(dep) > 0 {
+		// StoreLink refused the request for its field names: the status
+		// the probe expected says nothing more (one departure, one
+		// finding, whichever probe met it).
+		fs = append(dep, slices.DeleteFunc(fs, func(f Finding) bool { return f.Kind == FindingStatus })...)
+	}
 	if p.assume != "" {
 		for i := range fs {
 			fs[i].Assumption = fs[i].Kind == FindingStatus || (fs[i].Kind == FindingRule && slices.Contains(p.assumes, fs[i].Rule))
@@ -191,7 +197,7 @@ func semantic(op operation, in *openapi3filter.RequestValidationInput, req reque
 	if limit, err := strconv.Atoi(req.query.Get("limit")); err == nil && limit > 0 {
 		q.Limit = limit
 	}
-	if req.method == http.MethodPost && reqBody != nil {
+	if req.method == http.MethodPost && reqBody != nil && req.raised == nil {
 		var raised sl.OrderRequest
 		if json.Unmarshal(reqBody, &raised) == nil {
 			q.Raised = &raised

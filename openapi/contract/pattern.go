@@ -1,10 +1,13 @@
 package contract
 
 import (
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
+	"unicode"
 )
 
 // Modes of patternString.
@@ -160,4 +163,143 @@ func violating(pattern string, rng *rand.Rand) []labelled {
 type labelled struct {
 	value any
 	label string
+}
+
+// --- the character classes of a value's shape ---
+
+// Class tokens a Shape's Classes is made of, beside single ASCII
+// punctuation characters and the space. Each stands for a class of
+// characters and never spells a value.
+var classRanges = []struct{ token, desc string }{
+	{"a-z", ""}, {"A-Z", ""}, {"0-9", ""},
+	{`\p{L}`, "a letter outside ASCII"},
+	{`\p{N}`, "a digit outside ASCII"},
+	{`\x{80}-\x{10FFFF}`, "another character outside ASCII"},
+	{`\t`, "a tab"}, {`\n`, "a line feed"}, {`\r`, "a carriage return"},
+	{`\x{00}-\x{1F}`, "another control character"},
+	{`\x{7F}`, "DEL"},
+}
+
+// runeClass is the class token of a rune, or "" for ASCII punctuation and
+// the space, which stand for themselves.
+func runeClass(r rune) string {
+	switch {
+	case r >= 'a' && r <= 'z':
+		return "a-z"
+	case r >= 'A' && r <= 'Z':
+		return "A-Z"
+	case r >= '0' && r <= '9':
+		return "0-9"
+	case r == '\t':
+		return `\t`
+	case r == '\n':
+		return `\n`
+	case r == '\r':
+		return `\r`
+	case r < 0x20:
+		return `\x{00}-\x{1F}`
+	case r == 0x7f:
+		return `\x{7F}`
+	case r < 0x80:
+		return ""
+	case unicode.IsLetter(r):
+		return `\p{L}`
+	case unicode.IsDigit(r):
+		return `\p{N}`
+	}
+	return `\x{80}-\x{10FFFF}`
+}
+
+// classSet is a set of class tokens and punctuation characters.
+type classSet struct {
+	tokens map[string]bool
+	punct  map[byte]bool
+}
+
+func newClassSet() classSet { return classSet{tokens: map[string]bool{}, punct: map[byte]bool{}} }
+
+func (c classSet) add(r rune) {
+	if t := runeClass(r); t != "" {
+		c.tokens[t] = true
+	} else {
+		c.punct[byte(r)] = true
+	}
+}
+
+// parseClasses reads a class body built by String (or by an older
+// version of it, which escaped punctuation with regexp.QuoteMeta). It
+// refuses anything else, such as a letter or a digit of its own, which
+// could spell a value.
+func parseClasses(body string) (classSet, bool) {
+	c := newClassSet()
+	for i := 0; i < len(body); {
+		matched := false
+		for _, r := range classRanges {
+			if strings.HasPrefix(body[i:], r.token) {
+				c.tokens[r.token] = true
+				i += len(r.token)
+				matched = true
+				break
+			}
+		}
+		if matched {
+			continue
+		}
+		ch := body[i]
+		if ch == '\\' && i+1 < len(body) {
+			i++
+			ch = body[i]
+		}
+		i++
+		if ch < ' ' || ch >= 0x7f || isAlnum(ch) {
+			return classSet{}, false
+		}
+		c.punct[ch] = true
+	}
+	return c, len(c.tokens)+len(c.punct) > 0
+}
+
+// union adds the other set's members.
+func (c classSet) union(o classSet) {
+	maps.Copy(c.tokens, o.tokens)
+	maps.Copy(c.punct, o.punct)
+}
+
+// String writes the set as a class body, in a fixed order: the ranges,
+// then the punctuation, escaped where a class needs it, "-" last.
+func (c classSet) String() string {
+	var b strings.Builder
+	for _, r := range classRanges {
+		if c.tokens[r.token] {
+			b.WriteString(r.token)
+		}
+	}
+	for _, ch := range slices.Sorted(maps.Keys(c.punct)) {
+		switch {
+		case ch == '-':
+			continue
+		case strings.IndexByte(`\]^[`, ch) >= 0:
+			b.WriteByte('\\')
+		}
+		b.WriteByte(ch)
+	}
+	if c.punct['-'] {
+		b.WriteByte('-')
+	}
+	return b.String()
+}
+
+// unusual lists, for a person, the classes of a set beyond letters,
+// digits and punctuation: "a line feed", "a letter outside ASCII".
+func (c classSet) unusual() []string {
+	var out []string
+	for _, r := range classRanges {
+		if c.tokens[r.token] && r.desc != "" {
+			out = append(out, r.desc)
+		}
+	}
+	if c.punct['\\'] {
+		out = append(out, "a backslash")
+	}
+	return out
 }

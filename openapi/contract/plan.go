@@ -390,8 +390,11 @@ func plan(cfg Config, sp *spec) []*probe {
 	wsPath := "/v1/stores/" + ws + "/replenishment"
 	otherWS := otherStore(cfg.Keyring, ws)
 	post := func(key keyChoice, qty int64) request {
+		// The body in the names of the contract in use (sp.wireBody); the
+		// order it raises in the client's terms, for the rules.
 		return request{method: http.MethodPost, path: wsPath, key: key, store: ws,
-			body: map[string]any{"sku": sku, "quantity_units": qty, "reason": orderReason}}
+			body:   sp.wireBody(opCreateOrder, map[string]any{"sku": sku, "quantity_units": qty, "reason": orderReason}),
+			raised: &sl.OrderRequest{SKU: sku, QuantityUnits: qty, Reason: orderReason}}
 	}
 	add(&probe{op: opCreateOrder, name: "no key", expect: []int{401},
 		build: fixed(post(keyNone, 1))})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -54,7 +55,7 @@ func (s *spec) evidence(se *openapi3.SchemaError, field string, tokens []string)
 			ev.Property = tokens[len(tokens)-1]
 		}
 	}
-	if *ev == (Evidence{}) {
+	if reflect.ValueOf(*ev).IsZero() {
 		return nil
 	}
 	return ev
@@ -104,45 +105,18 @@ func jsonType(v any) (typ, format string) {
 	return "", ""
 }
 
-// shapeOf describes a string by its character classes and length.
+// shapeOf describes a string by its character classes and length (in
+// characters, as a pattern counts them). Every character is in a class:
+// a backslash, a line feed or a letter outside ASCII too, so that a
+// pattern widened to the shape matches the value.
 func shapeOf(v string) *Shape {
-	var lower, upper, digit bool
-	var punct []rune
+	c := newClassSet()
 	n := 0
 	for _, r := range v {
 		n++
-		switch {
-		case r >= 'a' && r <= 'z':
-			lower = true
-		case r >= 'A' && r <= 'Z':
-			upper = true
-		case r >= '0' && r <= '9':
-			digit = true
-		case r < 0x80 && unicode.IsPrint(r) && !slices.Contains(punct, r):
-			punct = append(punct, r)
-		}
+		c.add(r)
 	}
-	var b strings.Builder
-	if lower {
-		b.WriteString("a-z")
-	}
-	if upper {
-		b.WriteString("A-Z")
-	}
-	if digit {
-		b.WriteString("0-9")
-	}
-	slices.Sort(punct)
-	for _, r := range punct {
-		// '-' last so it stays a literal in a character class.
-		if r != '-' {
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	if slices.Contains(punct, '-') {
-		b.WriteString("-")
-	}
-	return &Shape{Classes: b.String(), MinLen: n, MaxLen: n}
+	return &Shape{Classes: c.String(), MinLen: n, MaxLen: n}
 }
 
 // pairRenames turns an unexpected property and a declared property absent
@@ -156,6 +130,7 @@ func (s *spec) pairRenames(fs []Finding, objects []objectProblem) []Finding {
 		obj      objectProblem
 		declared string
 		score    int
+		doubts   []string
 	}
 	var pairs []pair
 	for _, o := range objects {
@@ -167,13 +142,19 @@ func (s *spec) pairRenames(fs []Finding, objects []objectProblem) []Finding {
 			if _, present := obj[name]; present {
 				continue
 			}
-			if score := renameScore(o.schema.Properties[name], name, o.found, obj[o.found]); score > 0 {
-				pairs = append(pairs, pair{o, name, score})
+			ref := o.schema.Properties[name]
+			if score := renameScore(ref, name, o.found, obj[o.found]); score > 0 {
+				typ, format := jsonType(obj[o.found])
+				doubts := addDoubts(renameDoubts(ref, name, o.found, typ, format), valueDoubts(ref, name, o.found, obj[o.found])...)
+				pairs = append(pairs, pair{o, name, score, doubts})
 			}
 		}
 	}
-	// Best pairs first; each property takes part in one pair at most.
-	slices.SortStableFunc(pairs, func(a, b pair) int { return b.score - a.score })
+	// Pairs nothing speaks against first, then the best; each property
+	// takes part in one pair at most.
+	slices.SortStableFunc(pairs, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(min(len(a.doubts), 1), min(len(b.doubts), 1)), b.score-a.score)
+	})
 	usedFound, usedDeclared := map[string]bool{}, map[string]bool{}
 	for _, p := range pairs {
 		fk, dk := p.obj.parent+"/"+p.obj.found, p.obj.parent+"/"+p.declared
@@ -185,9 +166,13 @@ func (s *spec) pairRenames(fs []Finding, objects []objectProblem) []Finding {
 		declaredPath := p.obj.parent + "/" + escapePointer(p.declared)
 		loc := s.schemaAt[p.obj.schema]
 		typ, format := jsonType(p.obj.value.(map[string]any)[p.obj.found])
+		msg := fmt.Sprintf("renamed? %s present, %s missing", strconv.Quote(p.obj.found), strconv.Quote(p.declared))
+		if len(p.doubts) > 0 {
+			msg += "; against a rename: " + strings.Join(p.doubts, "; ")
+		}
 		rename := Finding{Kind: FindingRename, Path: foundPath, Schema: loc + "/properties/" + escapePointer(p.declared),
-			Message:  fmt.Sprintf("renamed? %s present, %s missing", strconv.Quote(p.obj.found), strconv.Quote(p.declared)),
-			Evidence: &Evidence{Component: componentName(loc), Property: p.declared, Found: p.obj.found, JSONType: typ, Format: format}}
+			Message:  msg,
+			Evidence: &Evidence{Component: componentName(loc), Property: p.declared, Found: p.obj.found, JSONType: typ, Format: format, Against: p.doubts}}
 		at := slices.IndexFunc(fs, func(f Finding) bool {
 			return f.Kind == FindingSchema && f.Path == foundPath && strings.HasSuffix(f.Schema, "/additionalProperties")
 		})
@@ -223,12 +208,17 @@ func renameScore(ref *openapi3.SchemaRef, declared, found string, v any) int {
 	return score + 2*shared
 }
 
-// sharedWords counts the words two snake_case names share.
+// sharedWords counts the words two names share, a synonym or a plural
+// counting as the same word (min_order_qty and minimum_order_units share
+// two).
 func sharedWords(a, b string) int {
+	var wb []string
+	for _, w := range nameWords(b) {
+		wb = append(wb, canonicalWord(w))
+	}
 	n := 0
-	wb := strings.Split(b, "_")
-	for _, w := range strings.Split(a, "_") {
-		if w != "" && slices.Contains(wb, w) {
+	for _, w := range nameWords(a) {
+		if slices.Contains(wb, canonicalWord(w)) {
 			n++
 		}
 	}
@@ -267,7 +257,8 @@ func findingRank(f Finding) int {
 
 // fold merges the findings of one answer that are the same finding on
 // different items of an array (same kind, rule, place in the contract and
-// folded path) into one, counting them, and orders them by findingRank.
+// folded path) into one, counting them and merging their evidence, and
+// orders them by findingRank.
 func fold(fs []Finding) []Finding {
 	var out []Finding
 	seen := map[string]int{}
@@ -276,6 +267,12 @@ func fold(fs []Finding) []Finding {
 		if i, ok := seen[key]; ok && f.Path != "" {
 			out[i].Count = max(out[i].Count, 1) + 1
 			out[i].Path = foldPath(f.Path)
+			// Every item's evidence counts: a pattern widened to the
+			// first item's shape alone would still refuse the others.
+			if out[i].Evidence != nil && f.Evidence != nil {
+				ev := *out[i].Evidence
+				out[i].Evidence = mergeEvidence(&ev, f.Evidence)
+			}
 			continue
 		}
 		seen[key] = len(out)
@@ -283,4 +280,252 @@ func fold(fs []Finding) []Finding {
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int { return cmp.Compare(findingRank(a), findingRank(b)) })
 	return out
+}
+
+// --- evidence against a rename ---
+
+// unitWords map the words of a name or a description that name a unit of
+// measure to the unit. "units" (and its kin: qty, pcs, each) is the count
+// of items every quantity of the contract is in, so a name without a unit
+// (quantity, on_hand) reads as units; every other unit is a scale a name
+// must agree on.
+var unitWords = map[string]string{
+	"ms": "milliseconds", "millis": "milliseconds", "millisecond": "milliseconds", "milliseconds": "milliseconds",
+	"sec": "seconds", "secs": "seconds", "second": "seconds", "seconds": "seconds",
+	"mins": "minutes", "minute": "minutes", "minutes": "minutes",
+	"hr": "hours", "hrs": "hours", "hour": "hours", "hours": "hours",
+	"day": "days", "days": "days", "week": "weeks", "weeks": "weeks",
+	"month": "months", "months": "months", "year": "years", "years": "years",
+	"cent": "cents", "cents": "cents", "pence": "pence",
+	"eur": "EUR", "czk": "CZK", "usd": "USD", "gbp": "GBP",
+	"unit": "units", "units": "units", "qty": "units", "pcs": "units", "pieces": "units", "each": "units",
+	"case": "cases", "cases": "cases", "pack": "packs", "packs": "packs", "pallet": "pallets", "pallets": "pallets",
+	"gram": "grams", "grams": "grams", "kg": "kilograms", "kilogram": "kilograms", "kilograms": "kilograms",
+	"lb": "pounds", "lbs": "pounds", "ml": "millilitres", "litre": "litres", "litres": "litres", "liter": "litres", "liters": "litres",
+	"pct": "percent", "percent": "percent", "percentage": "percent",
+}
+
+// neutralUnit is the unit a quantity without one is read in.
+const neutralUnit = "units"
+
+// wordSynonyms map a short form to the word a name shares it with.
+var wordSynonyms = map[string]string{
+	"qty": "quantity", "min": "minimum", "max": "maximum", "ts": "timestamp", "tz": "timezone",
+	"num": "number", "desc": "description", "addr": "address", "identifier": "id",
+}
+
+// nameWords splits a property name into its lower-case words, at "_", "-",
+// "." and a lower-case letter followed by a capital (onHand).
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ':
+			flush()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			flush()
+		}
+		cur = append(cur, r)
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+	}
+	flush()
+	return words
+}
+
+// textWords are the lower-case words of a description.
+func textWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) })
+}
+
+// canonicalWord folds a synonym and a plural, so that min_order_qty and
+// minimum_order_units share "minimum" and "order".
+func canonicalWord(w string) string {
+	if s, ok := wordSynonyms[w]; ok {
+		w = s
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// unitsOf are the units the words name, sorted.
+func unitsOf(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if u, ok := unitWords[w]; ok && !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// scaled drops the neutral unit.
+func scaled(units []string) []string {
+	return slices.DeleteFunc(slices.Clone(units), func(u string) bool { return u == neutralUnit })
+}
+
+// isIDName reports whether a name names an identifier: id, order_id,
+// orderId, uuid.
+func isIDName(name string) bool {
+	w := nameWords(name)
+	if len(w) == 0 {
+		return false
+	}
+	switch w[len(w)-1] {
+	case "id", "uuid", "guid", "identifier":
+		return true
+	}
+	return false
+}
+
+// isIDSchema reports whether a declared property is an identifier: its
+// name says so, or it refers to a component whose name ends in ID.
+func isIDSchema(ref *openapi3.SchemaRef, name string) bool {
+	if isIDName(name) {
+		return true
+	}
+	return ref != nil && strings.HasSuffix(componentName(ref.Ref), "ID")
+}
+
+// isFreeText reports whether a declared property holds text written by
+// people: a string without a pattern, a format or an enum, that is no
+// identifier.
+func isFreeText(ref *openapi3.SchemaRef, name string) bool {
+	if ref == nil || ref.Value == nil || isIDSchema(ref, name) {
+		return false
+	}
+	sc := ref.Value
+	return sc.Type != nil && sc.Type.Is("string") && sc.Pattern == "" && sc.Format == "" && len(sc.Enum) == 0
+}
+
+// idShaped matches a value that looks like an identifier: one token of
+// letters, digits and separators that holds a digit.
+var idShaped = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+
+func looksLikeID(s string) bool {
+	return idShaped.MatchString(s) && strings.ContainsAny(s, "0123456789")
+}
+
+// renameDoubts lists what speaks against reading found as a new name of
+// the declared property (schema ref): another unit in their names or in
+// the declared description, a unit on one side only, another JSON type or
+// format, an identifier's name for a property that holds none, and names
+// that share no word, so that only the value's type pairs them. Each says
+// it with both names, never a value. The check and suggest both call it;
+// valueDoubts adds what only the values show.
+func renameDoubts(ref *openapi3.SchemaRef, declared, found, jsonType, format string) []string {
+	var out []string
+	var sc *openapi3.Schema
+	if ref != nil {
+		sc = ref.Value
+	}
+	numeric := sc != nil && sc.Type != nil && (sc.Type.Is("integer") || sc.Type.Is("number"))
+	if numeric {
+		// The declared name's unit, or else the description's ("Days
+		// from an order to its delivery"): a description may name other
+		// units in passing ("units, not cases").
+		declName := unitsOf(nameWords(declared))
+		decl := declName
+		if len(decl) == 0 {
+			decl = unitsOf(textWords(sc.Description))
+		}
+		foundUnits := unitsOf(nameWords(found))
+		switch {
+		case len(foundUnits) > 0 && len(decl) > 0 && !slices.ContainsFunc(foundUnits, func(u string) bool { return slices.Contains(decl, u) }):
+			out = append(out, fmt.Sprintf("%s is in %s, %s in %s", found, strings.Join(foundUnits, " or "), declared, strings.Join(decl, " or ")))
+		case len(scaled(foundUnits)) > 0 && len(decl) == 0:
+			out = append(out, fmt.Sprintf("%s is in %s, %s names no unit", found, strings.Join(scaled(foundUnits), " or "), declared))
+		case len(scaled(declName)) > 0 && len(foundUnits) == 0:
+			out = append(out, fmt.Sprintf("%s is in %s, %s names no unit", declared, strings.Join(scaled(declName), " or "), found))
+		}
+	}
+	if sc != nil && sc.Type != nil && len(sc.Type.Slice()) == 1 && jsonType != "" {
+		have := sc.Type.Slice()[0]
+		switch {
+		case jsonType == "mixed":
+			out = append(out, fmt.Sprintf("StoreLink sends %s with values of different types, %s is %s", found, declared, have))
+		case jsonType != have && !(have == "number" && jsonType == "integer") && !(jsonType == "null" && sc.Nullable):
+			out = append(out, fmt.Sprintf("StoreLink sends %s as %s, %s is %s", found, jsonType, declared, have))
+		case have == "string" && format == "date-time" && sc.Format == "" && !isIDSchema(ref, declared):
+			out = append(out, fmt.Sprintf("%s holds date-times, %s is not a date-time", found, declared))
+		}
+	}
+	if isIDName(found) && !isIDSchema(ref, declared) {
+		out = append(out, fmt.Sprintf("%s names an identifier, %s is none", found, declared))
+	}
+	if sharedWords(declared, found) == 0 {
+		out = append(out, fmt.Sprintf("%s and %s share no word: only the value's type pairs them", found, declared))
+	}
+	return out
+}
+
+// valueDoubts lists what one value of found shows against the rename: a
+// number outside the declared bounds, a string that is no date-time where
+// one is declared, an identifier where free text is declared, text where
+// an identifier is declared. It names the bounds of the contract, never
+// the value.
+func valueDoubts(ref *openapi3.SchemaRef, declared, found string, v any) []string {
+	if ref == nil || ref.Value == nil {
+		return nil
+	}
+	sc := ref.Value
+	var out []string
+	switch x := v.(type) {
+	case float64:
+		if sc.Min != nil && x < *sc.Min || sc.Max != nil && x > *sc.Max {
+			out = append(out, fmt.Sprintf("values of %s fall outside %s's bounds (%s)", found, declared, bounds(sc)))
+		}
+	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			return valueDoubts(ref, declared, found, f)
+		}
+	case string:
+		switch {
+		case sc.Format == "date-time":
+			if _, err := time.Parse(time.RFC3339, x); err != nil {
+				out = append(out, fmt.Sprintf("%s is a date-time, values of %s are not", declared, found))
+			}
+		case isFreeText(ref, declared) && looksLikeID(x):
+			out = append(out, fmt.Sprintf("values of %s look like identifiers (one token with digits), %s is free text", found, declared))
+		case isIDSchema(ref, declared) && strings.ContainsAny(x, " \t\n"):
+			out = append(out, fmt.Sprintf("values of %s are text with spaces, %s is an identifier", found, declared))
+		}
+	}
+	return out
+}
+
+// bounds writes a schema's minimum and maximum: "0 to 60", "at least 1".
+func bounds(sc *openapi3.Schema) string {
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	switch {
+	case sc.Min != nil && sc.Max != nil:
+		return num(*sc.Min) + " to " + num(*sc.Max)
+	case sc.Min != nil:
+		return "at least " + num(*sc.Min)
+	case sc.Max != nil:
+		return "at most " + num(*sc.Max)
+	}
+	return "none"
+}
+
+// addDoubts adds the doubts not yet in list.
+func addDoubts(list []string, more ...string) []string {
+	for _, d := range more {
+		if !slices.Contains(list, d) {
+			list = append(list, d)
+		}
+	}
+	return list
 }

@@ -275,6 +275,10 @@ func (s *suggester) propose(i int, c Cause) (change, evidence, why string) {
 		return "", "", "a header StoreLink sends or omits: not turned into a spec change; check it by hand"
 	case c.Kind == FindingBody:
 		return "", "", "the body is not valid JSON: nothing in the spec to change"
+	case c.Kind == FindingRequestField && c.Evidence != nil && c.Evidence.Property != "":
+		return "", "", fmt.Sprintf("StoreLink refuses the request property %s.%s and names none in its place: read StoreLink's documentation for the request body and change %s by hand", safeName(c.Evidence.Component), safeName(c.Evidence.Property), safeName(c.Evidence.Component))
+	case c.Kind == FindingRequestField:
+		return "", "", "StoreLink requires a request property the contract does not declare, and no property the request sent pairs with it: the contract cannot send a value it does not know; add it by hand from StoreLink's documentation"
 	case c.Kind == FindingRequest:
 		return "", "", "a request broke the contract: a bug of the caller or the check, not drift of StoreLink"
 	}
@@ -350,76 +354,105 @@ func (s *suggester) rename(c Cause) (change, evidence, why string) {
 	if comp.Properties[ev.Found] != nil {
 		return "", "", fmt.Sprintf("%s already has a property %s", ev.Component, ev.Found)
 	}
+	doubts := addDoubts(renameDoubts(comp.Properties[ev.Property], ev.Property, ev.Found, ev.JSONType, ev.Format), ev.Against...)
+	if len(doubts) > 0 {
+		return "", "", s.review(c, doubts)
+	}
 	evidence = fmt.Sprintf("%s: renamed? %s present, %s missing", seen(c), ev.Found, ev.Property)
 	change = fmt.Sprintf("rename %s.%s to %s", ev.Component, ev.Property, ev.Found)
-	declared := comp.Properties[ev.Property].Value
-	retype := ""
-	if declared != nil && declared.Type != nil && len(declared.Type.Slice()) == 1 && isJSONType(ev.JSONType) {
-		have := declared.Type.Slice()[0]
-		if have != ev.JSONType && !(have == "number" && ev.JSONType == "integer") && ev.JSONType != "null" {
-			retype = have
-		}
-	}
-	try := func(withType bool) error {
-		e := s.begin()
-		if err := s.renameProperty(e, ev.Component, ev.Property, ev.Found, withType, ev.JSONType, ev.Format); err != nil {
-			return err
-		}
-		s.renameRequired(e, ev.Component, ev.Property, ev.Found)
-		s.renameInExamples(e, comp, ev.Property, ev.Found)
-		text := evidence
-		if withType {
-			text += fmt.Sprintf("; type changed from %s to %s", retype, ev.JSONType)
-		} else if retype != "" {
-			text += fmt.Sprintf("; StoreLink sends %s where %s is declared: change the type and the examples by hand", ev.JSONType, retype)
-		}
-		return s.commit(e, text)
-	}
-	if retype != "" {
-		if err := try(true); err == nil {
-			return change + fmt.Sprintf(" (type %s)", ev.JSONType), evidence + fmt.Sprintf("; type changed from %s to %s", retype, ev.JSONType), ""
-		}
-		evidence += fmt.Sprintf("; StoreLink sends %s where %s is declared: change the type and the examples by hand", ev.JSONType, retype)
-	}
-	if err := try(false); err != nil {
+	e := s.begin()
+	goName, err := s.renameProperty(e, ev.Component, ev.Property, ev.Found)
+	if err != nil {
 		return "", "", "the rename would not validate: " + firstLine(err.Error())
 	}
-	return change, evidence, ""
+	s.renameRequired(e, ev.Component, ev.Property, ev.Found)
+	s.renameInExamples(e, comp, ev.Property, ev.Found)
+	evidence += "; the Go field keeps its name " + goName
+	if err := s.commit(e, evidence); err != nil {
+		return "", "", "the rename would not validate: " + firstLine(err.Error())
+	}
+	return change + " (Go field " + goName + ")", evidence, ""
 }
 
-// renameProperty renames the key of a property and, with withType, sets
-// its type.
-func (s *suggester) renameProperty(e *edit, comp, old, name string, withType bool, jsonType, format string) error {
+// review leaves a rename that something speaks against to a person: it
+// puts comment lines above the declared property that name both fields
+// side by side, what speaks against the rename and what to decide, and
+// changes nothing else. It returns the note's text.
+func (s *suggester) review(c Cause, doubts []string) string {
+	ev := c.Evidence
+	var clean []string
+	for _, d := range doubts {
+		if d = oneLine(d); d != "" && len(d) <= 300 {
+			clean = append(clean, d)
+		}
+	}
+	side := fmt.Sprintf("StoreLink sends %s where the contract declares %s.%s", ev.Found, ev.Component, ev.Property)
+	against := "against a rename: " + strings.Join(clean, "; ")
+	decide := fmt.Sprintf("decide whether %s is %s in other terms (then change the property's name, type, unit, bounds and description by hand, "+
+		"with x-go-name: %s) or another field (then add it, and make %s optional if StoreLink never sends it)",
+		ev.Found, ev.Property, keepGoName(ev.Property), ev.Property)
+	why := "review, not renamed: " + side + "; " + against + "; " + decide
+	e := s.begin()
+	if props, ok := find(e.lines, "components", "schemas", ev.Component, "properties"); ok {
+		if i, ok := child(e.lines, props, ev.Property); ok {
+			pad := strings.Repeat(" ", indentOf(e.lines[i]))
+			e.insert(i,
+				pad+"# review, not renamed ("+seen(c)+"): "+side+".\n",
+				pad+"# "+strings.ToUpper(against[:1])+against[1:]+".\n",
+				pad+"# "+strings.ToUpper(decide[:1])+decide[1:]+".\n")
+			if _, err := openapi.Parse([]byte(strings.Join(e.lines, ""))); err == nil {
+				s.lines = e.lines
+			}
+		}
+	}
+	return why
+}
+
+// renameProperty renames the key of a property and keeps its Go field
+// name: it gives the property an x-go-name with the name oapi-codegen gave
+// the old property (keepGoName), unless it has one already, so that the
+// code that reads the field compiles unchanged after make generate. A
+// property that is a bare $ref gets its reference under allOf, since a
+// $ref's siblings are ignored in OpenAPI 3.0 (and Spectral refuses them);
+// oapi-codegen generates the referenced type for a one-item allOf. It
+// returns the Go field name kept.
+func (s *suggester) renameProperty(e *edit, comp, old, name string) (string, error) {
 	props, ok := find(e.lines, "components", "schemas", comp, "properties")
 	if !ok {
-		return fmt.Errorf("%s's properties are not written as a block mapping", comp)
+		return "", fmt.Errorf("%s's properties are not written as a block mapping", comp)
 	}
 	i, ok := child(e.lines, props, old)
 	if !ok {
-		return fmt.Errorf("%s.%s is not written as a block mapping key", comp, old)
+		return "", fmt.Errorf("%s.%s is not written as a block mapping key", comp, old)
+	}
+	if _, rest := keyOf(e.lines[i]); strings.TrimSpace(rest) != "" {
+		return "", fmt.Errorf("%s.%s is written on one line: rename it by hand, with an x-go-name that keeps its Go field name", comp, old)
+	}
+	kids := children(e.lines, i)
+	if len(kids) == 0 {
+		return "", fmt.Errorf("%s.%s has no schema entries", comp, old)
 	}
 	e.set(i, renameKey(e.lines[i], name))
-	if !withType {
-		return nil
-	}
-	for _, j := range children(e.lines, i) {
-		k, _ := keyOf(e.lines[j])
-		if k == "type" {
-			e.set(j, strings.Repeat(" ", indentOf(e.lines[j]))+"type: "+jsonType+"\n")
+	for _, j := range kids {
+		if k, v := keyOf(e.lines[j]); k == extGoName {
+			return unquote(strings.TrimSpace(v)), nil
 		}
 	}
-	for _, j := range slices.Backward(children(e.lines, i)) {
-		k, _ := keyOf(e.lines[j])
-		if k == "format" || k == "example" {
-			if k == "format" && format != "" {
-				e.set(j, strings.Repeat(" ", indentOf(e.lines[j]))+"format: "+format+"\n")
-				continue
-			}
-			removeNode(e, j, false)
+	goName := keepGoName(old)
+	pad := strings.Repeat(" ", indentOf(e.lines[kids[0]]))
+	for _, j := range kids {
+		if k, v := keyOf(e.lines[j]); k == "$ref" {
+			e.set(j, pad+"allOf:"+eol(e.lines[j]))
+			e.insert(j+1, pad+"  - $ref: "+strings.TrimSpace(v)+eol(e.lines[j]))
+			break
 		}
 	}
-	return nil
+	e.insert(i+1, pad+extGoName+": "+goName+"\n")
+	return goName, nil
 }
+
+// extGoName is oapi-codegen's extension that names a property's Go field.
+const extGoName = "x-go-name"
 
 // removeNode deletes the key at line i with its block; with mark, the
 // place it was at counts as changed.
@@ -851,6 +884,9 @@ func (s *suggester) relaxPattern(c Cause) (change, evidence, why string) {
 		where = strings.ReplaceAll(where, ".properties.", ".")
 	}
 	evidence = fmt.Sprintf("%s: values of shape [%s]{%d,%d} break %s", seen(c), class, ev.Shape.MinLen, ev.Shape.MaxLen, old)
+	if set, ok := parseClasses(class); ok && len(set.unusual()) > 0 {
+		evidence += "; the values hold " + strings.Join(set.unusual(), ", ") + ": check that StoreLink means it"
+	}
 	if err := s.commit(e, evidence); err != nil {
 		return "", "", "the relaxed pattern would not validate: " + firstLine(err.Error())
 	}
@@ -902,50 +938,16 @@ func maxLength(re *syntax.Regexp) int {
 }
 
 // safeClass rebuilds a character class body from the ranges a-z, A-Z and
-// 0-9 and single ASCII punctuation characters, escaping what a class needs;
-// anything else (a letter or digit of its own, which could spell a value)
-// is refused.
+// 0-9, the classes of shapeOf (letters and digits outside ASCII, control
+// characters) and single ASCII punctuation characters, escaping what a
+// class needs; anything else (a letter or digit of its own, which could
+// spell a value) is refused.
 func safeClass(body string) (string, bool) {
-	var ranges, punct []string
-	hyphen := false
-	for i := 0; i < len(body); {
-		if i+2 < len(body) && body[i+1] == '-' {
-			r := body[i : i+3]
-			if r != "a-z" && r != "A-Z" && r != "0-9" {
-				return "", false
-			}
-			if !slices.Contains(ranges, r) {
-				ranges = append(ranges, r)
-			}
-			i += 3
-			continue
-		}
-		ch := body[i]
-		if ch == '\\' && i+1 < len(body) {
-			i++
-			ch = body[i]
-		}
-		i++
-		switch {
-		case ch == '-':
-			hyphen = true
-		case ch >= ' ' && ch < 0x7f && !isAlnum(ch):
-			e := string(ch)
-			if strings.ContainsRune(`\]^[`, rune(ch)) {
-				e = `\` + e
-			}
-			if !slices.Contains(punct, e) {
-				punct = append(punct, e)
-			}
-		default:
-			return "", false
-		}
+	c, ok := parseClasses(body)
+	if !ok {
+		return "", false
 	}
-	out := strings.Join(ranges, "") + strings.Join(punct, "")
-	if hyphen {
-		out += "-"
-	}
-	return out, out != ""
+	return c.String(), true
 }
 
 // component is the schema component name, or nil.
