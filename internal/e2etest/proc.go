@@ -38,7 +38,14 @@ func StartServer(t *testing.T, env []string) *Proc {
 // StartServerArgs is StartServer with command-line arguments.
 func StartServerArgs(t *testing.T, env []string, args ...string) *Proc {
 	t.Helper()
-	cmd := exec.Command(Binary(t), args...)
+	return StartBinary(t, Binary(t), env, args...)
+}
+
+// StartBinary is StartServerArgs with another build of storelink-mcp, bin
+// (one built from a patched copy of the repository, say).
+func StartBinary(t *testing.T, bin string, env []string, args ...string) *Proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
