@@ -454,6 +454,49 @@ func (s *suggester) renameProperty(e *edit, comp, old, name string) (string, err
 // extGoName is oapi-codegen's extension that names a property's Go field.
 const extGoName = "x-go-name"
 
+// extSkipPointer is oapi-codegen's extension that keeps an optional
+// property's Go field a value instead of a pointer.
+const extSkipPointer = "x-go-type-skip-optional-pointer"
+
+// keepValueType keeps the Go field of a property made optional a value:
+// oapi-codegen makes an optional property a pointer, which would break
+// every reader of the field at make generate. Whether StoreLink sent the
+// field is read from the answer itself (ADR 0028), not from a nil
+// pointer. A property that is a bare $ref gets its reference under allOf,
+// as in renameProperty.
+func keepValueType(e *edit, comp, prop string) error {
+	props, ok := find(e.lines, "components", "schemas", comp, "properties")
+	if !ok {
+		return fmt.Errorf("%s's properties are not written as a block mapping", comp)
+	}
+	i, ok := child(e.lines, props, prop)
+	if !ok {
+		return fmt.Errorf("%s.%s is not written as a block mapping key", comp, prop)
+	}
+	if _, rest := keyOf(e.lines[i]); strings.TrimSpace(rest) != "" {
+		return fmt.Errorf("%s.%s is written on one line: make it optional by hand, with %s: true", comp, prop, extSkipPointer)
+	}
+	kids := children(e.lines, i)
+	if len(kids) == 0 {
+		return fmt.Errorf("%s.%s has no schema entries", comp, prop)
+	}
+	for _, j := range kids {
+		if k, _ := keyOf(e.lines[j]); k == extSkipPointer {
+			return nil
+		}
+	}
+	pad := strings.Repeat(" ", indentOf(e.lines[kids[0]]))
+	for _, j := range kids {
+		if k, v := keyOf(e.lines[j]); k == "$ref" {
+			e.set(j, pad+"allOf:"+eol(e.lines[j]))
+			e.insert(j+1, pad+"  - $ref: "+strings.TrimSpace(v)+eol(e.lines[j]))
+			break
+		}
+	}
+	e.insert(i+1, pad+extSkipPointer+": true\n")
+	return nil
+}
+
 // removeNode deletes the key at line i with its block; with mark, the
 // place it was at counts as changed.
 func removeNode(e *edit, i int, mark bool) {
@@ -703,6 +746,9 @@ func (s *suggester) makeOptional(c Cause) (change, evidence, why string) {
 	e := s.begin()
 	if !s.editRequired(e, comp, prop, func(string) (string, bool) { return "", false }) {
 		return "", "", fmt.Sprintf("%s does not require %s (already changed?)", comp, prop)
+	}
+	if err := keepValueType(e, comp, prop); err != nil {
+		return "", "", err.Error()
 	}
 	evidence = fmt.Sprintf("%s: %s missing; a reviewer must decide whether it is truly optional", seen(c), prop)
 	if err := s.commit(e, evidence); err != nil {

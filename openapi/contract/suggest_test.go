@@ -147,7 +147,10 @@ func TestSuggestProposals(t *testing.T) {
 				Schema: "#/components/schemas/Inventory/required", Path: "/counted_at", Count: 2, Operations: []string{"getInventory"},
 				Evidence: &Evidence{Component: "Inventory", Property: "counted_at"}}},
 			change: "make Inventory.counted_at optional",
-			in:     []string{"a reviewer must decide whether it is truly optional\n      required: [store_id, sku, on_hand_units]\n"},
+			// The Go field stays a value (no pointer), so its readers
+			// compile unchanged after make generate.
+			in: []string{"a reviewer must decide whether it is truly optional\n      required: [store_id, sku, on_hand_units]\n",
+				"          x-go-type-skip-optional-pointer: true\n          type: string\n          format: date-time\n"},
 		},
 		{
 			name: "undeclared status with a response component",
