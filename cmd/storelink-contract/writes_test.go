@@ -1,7 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/korral/storelink/mockstorelink"
@@ -88,4 +94,60 @@ func initialOrders(t *testing.T) int {
 	t.Helper()
 	mock, _ := startMock(t)
 	return len(mock.Server.Orders())
+}
+
+// laxWrites forwards to the mock, but answers every POST to store 47's
+// replenishment itself with 201 and a new order (rpl_1, rpl_2, ...), key or
+// not, whatever the body: a StoreLink whose write validates nothing. It
+// counts those POSTs.
+func laxWrites(t *testing.T, mockURL string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	target, err := url.Parse(mockURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/stores/47/replenishment" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		n := posts.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"order_id":"rpl_%d","store_id":"47","sku":"8847291","quantity_units":1,"reason":"x","status":"submitted","submitted_at":"2026-11-27T14:30:00+01:00","expected_arrival":"2026-11-29T06:00:00+01:00"}`, n)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &posts
+}
+
+// TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink: at a StoreLink that
+// validates nothing, check --allow-writes sends one write, which the first
+// negative probe spends; the JSON report and stderr name the order, and
+// the run is drift. --max-orders is refused without --allow-writes and
+// below 1.
+func TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t)
+	lax, posts := laxWrites(t, mock.URL)
+	code, stdout, stderr := cli(t, checkArgs(lax.URL, keyring, "--allow-writes", "--write-store", "47", "--format", "json")...)
+	if code != exitDrift {
+		t.Fatalf("exit %d, want 1 (drift)\n%s", code, stderr)
+	}
+	rep := decodeReport(t, stdout)
+	if posts.Load() != 1 || len(rep.OrdersCreated) != 1 || rep.OrdersCreated[0].OrderID != "rpl_1" {
+		t.Errorf("%d writes reached StoreLink; orders named %+v; want one, rpl_1", posts.Load(), rep.OrdersCreated)
+	}
+	if !strings.Contains(stderr, "left at StoreLink: order rpl_1 at store 47") {
+		t.Errorf("stderr does not name the order left:\n%s", stderr)
+	}
+	for _, bad := range [][]string{{"--max-orders", "2"}, {"--allow-writes", "--write-store", "47", "--max-orders", "0"}} {
+		if code, _, stderr := cli(t, checkArgs(lax.URL, keyring, bad...)...); code != exitUsage || !strings.Contains(stderr, "--max-orders") {
+			t.Errorf("%v: exit %d, %q; want a usage error naming --max-orders", bad, code, stderr)
+		}
+	}
+	if posts.Load() != 1 {
+		t.Errorf("a refused command line wrote: %d writes", posts.Load())
+	}
 }
