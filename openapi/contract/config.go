@@ -108,7 +108,7 @@ type Config struct {
 	Seed uint64
 
 	// skuDefaulted is set by withDefaults when no SKU was given: the SKU
-	// probes and the write may then use the SKU StoreLink's answers name.
+	// probes may then read the SKU as StoreLink's answers name it.
 	skuDefaulted bool
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	sl "github.com/korral/storelink/storelinkclient"
@@ -57,7 +58,8 @@ const maxLearnedSKUs = 100
 // learnSKU keeps the SKU an inventory or POS answer names, as StoreLink
 // spells it: the requested SKU when the answer names it, or else the
 // first SKU the answer names (a "sku" property at any depth). The SKU
-// probes and the write use it unless --sku was given.
+// probes read it unless --sku was given; the write orders the SKU the
+// check asked about.
 func learnSKU(st *state, requested string, body []byte) {
 	if st.sku != "" {
 		return
@@ -100,9 +102,9 @@ func learnSKU(st *state, requested string, body []byte) {
 	}
 }
 
-// skuFor is the SKU the SKU probes and the write send: --sku when given,
-// else the one StoreLink's answers named, else the SKU the inventory and
-// POS probes asked about.
+// skuFor is the SKU the SKU probes read: --sku when given, else the one
+// StoreLink's answers named, else the SKU the inventory and POS probes
+// asked about.
 func (st *state) skuFor(cfg Config) string {
 	if !cfg.skuDefaulted {
 		return cfg.SKU
@@ -233,6 +235,8 @@ func orderProbes(cfg Config, otherKey func(string, func(*state) (request, string
 				return read(keyOwn)(st)
 			case st.createdID != "":
 				return request{}, "the order this check raised is read instead (read back the raised order)"
+			case len(cfg.Operations) > 0 && !slices.Contains(cfg.Operations, opCreateOrder):
+				return request{}, "no order id: the order read reads the order the write raises; select createReplenishmentOrder too, or pass --order with one of the store's orders"
 			}
 			return request{}, "no order id: the write raised no order whose id could be read (pass --order to read one of the store's orders)"
 		}}

@@ -192,8 +192,16 @@ func TestProbesUseLearnedIDs(t *testing.T) {
 			t.Errorf("%s %s: %s", c.Operation, c.Status, c.Why)
 		}
 	}
+	// With only the order read selected, the write that would give it an
+	// id is not sent, and the skip says so.
+	cfg.Operations = []string{opGetOrder}
+	rep = check(t, cfg)
+	if p := findProbe(t, rep, opGetOrder, "valid key"); p.Verdict != Skipped || !strings.Contains(p.Detail, "select createReplenishmentOrder too") {
+		t.Errorf("order valid key, only getReplenishmentOrder selected: %s %q", p.Verdict, p.Detail)
+	}
+	cfg.Operations = nil
 	// Without writes and --order the order read says what would give it
-	// an id, and the keyless probes use a placeholder.
+	// an id.
 	cfg.AllowWrites, cfg.WriteStore = false, ""
 	rep = check(t, cfg)
 	if p := findProbe(t, rep, opGetOrder, "valid key"); p.Verdict != Skipped || !strings.Contains(p.Detail, "--order") || !strings.Contains(p.Detail, "--allow-writes") {
