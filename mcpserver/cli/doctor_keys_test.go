@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,40 @@ func TestDoctorBlamesTheAddressOnlyWithoutJSON(t *testing.T) {
 	}
 	if l := doctorLine(out, "key of store 47"); !strings.Contains(l, "check that UPSTREAM_BASE_URL") || strings.Contains(l, "current key") {
 		t.Errorf("store 47: %q\n%s", l, out)
+	}
+}
+
+// TestDoctorOneStoreWithoutJSON: where other answers at the address are
+// JSON, one store answered with an HTML page (something in front of
+// StoreLink) is not blamed on UPSTREAM_BASE_URL.
+func TestDoctorOneStoreWithoutJSON(t *testing.T) {
+	good, err := url.Parse(envelopeStoreLink(t, map[string]string{"47": "key-47-0123456789", "102": "key-102-0123456789"}, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(good)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/stores/102" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("<html><body>Not Found</body></html>"))
+	}))
+	t.Cleanup(front.Close)
+	env, _ := testEnv(t, front.URL, map[string]string{
+		"STORELINK_KEYRING": `{"47": "key-47-0123456789", "102": "key-102-0123456789"}`,
+	})
+	out, _ := doctor(t, env)
+	l := doctorLine(out, "key of store 102")
+	if !strings.HasPrefix(l, "FAIL  ") || strings.Contains(l, "UPSTREAM_BASE_URL") || !strings.Contains(l, "is not JSON") || !strings.Contains(l, "the address is StoreLink's") {
+		t.Errorf("store 102: %q\n%s", l, out)
+	}
+	if l := doctorLine(out, "key of store 47"); !strings.HasPrefix(l, "ok    ") {
+		t.Errorf("store 47: %q", l)
+	}
+	if up := doctorLine(out, "upstream"); strings.Contains(up, "set UPSTREAM_BASE_URL") {
+		t.Errorf("upstream: %q", up)
 	}
 }

@@ -85,7 +85,7 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 		// before their lines, in the order an operator fixes things.
 		var keyLines strings.Builder
 		kc := &checkup{w: &keyLines}
-		reads := kc.keys(ctx, cfg, readFile, quiet)
+		reads := kc.keys(ctx, cfg, readFile, quiet, first.isJSON)
 		c.upstream(cfg, first, reads)
 		c.clock(first.date, first.at)
 		c.failed += kc.failed
@@ -293,7 +293,10 @@ func (r storeRead) keyRefused() bool {
 // the server uses, so a rotated key fails here as it would in a tool call.
 // A transport records each answer's status and whether its body is JSON,
 // so that a 401 or 403 names the key whatever the body's shape.
-func (c *checkup) keys(ctx context.Context, cfg *config.Config, readFile func(string) ([]byte, error), log *slog.Logger) []storeRead {
+// firstJSON says whether the keyless store list was answered in JSON:
+// with any JSON answer the address is StoreLink's, and a store's answer
+// that is not JSON does not point at UPSTREAM_BASE_URL.
+func (c *checkup) keys(ctx context.Context, cfg *config.Config, readFile func(string) ([]byte, error), log *slog.Logger, firstJSON bool) []storeRead {
 	ids := cfg.Keyring.StoreIDs()
 	seen := &answerLog{next: http.DefaultTransport.(*http.Transport).Clone(), byPath: map[string]seenAnswer{}}
 	up, err := upstream.New(upstream.Options{
@@ -309,11 +312,15 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, readFile func(st
 		return nil
 	}
 	var reads []storeRead
+	anyJSON := firstJSON
 	for _, id := range ids {
-		check := "key of store " + id
 		_, err := up.Store(ctx, id)
 		r := storeRead{id: id, err: err, seen: seen.get("/v1/stores/" + id)}
 		reads = append(reads, r)
+		anyJSON = anyJSON || r.seen.isJSON
+	}
+	for _, r := range reads {
+		id, err, check := r.id, r.err, "key of store "+r.id
 		if err == nil {
 			c.ok(check, "read store %s", id)
 			continue
@@ -332,11 +339,18 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, readFile func(st
 			// The answer is what is wrong, not (as far as it tells) the
 			// key: the message names its field and rule, or says the
 			// address answers like no StoreLink.
+			what := fmt.Sprintf("store %s: %s: %s", id, e.Code, e.Message)
 			fix := "the key is not the problem: report the field and rule above to Korral IT (storelink-contract check gives the full report)"
-			if !r.seen.isJSON && e.Remediation == upstream.RemediationBaseURL {
+			switch {
+			case !anyJSON:
 				fix = "check that UPSTREAM_BASE_URL is StoreLink's base URL (scheme and host, without /v1); if it is, report its answer to Korral IT (storelink-contract check gives the full report)"
+			case !r.seen.isJSON:
+				// Other answers at the address are JSON: StoreLink is there,
+				// and something in front of it answered for this store.
+				what = fmt.Sprintf("store %s: %s: the answer to GET /v1/stores/%s (%d) is not JSON, although StoreLink's other answers at this address are", id, e.Code, id, r.seen.status)
+				fix = "the address is StoreLink's, but something answered for this store instead of it (a gateway or error page): report it to Korral IT with the time (storelink-contract check gives the full report)"
 			}
-			c.fail(check, fmt.Sprintf("store %s: %s: %s", id, e.Code, e.Message), fix)
+			c.fail(check, what, fix)
 		default:
 			c.fail(check, fmt.Sprintf("StoreLink refused to read store %s: %s: %s", id, e.Code, e.Message), "check StoreLink's state for this store and run doctor again")
 		}
