@@ -82,8 +82,8 @@ func TestWritesConformForEverySKUAndSelection(t *testing.T) {
 					raised++
 				}
 			}
-			if got := len(mock.Server.Orders()) - initialOrders(t); got != raised {
-				t.Errorf("the mock holds %d new orders, the report shows %d raised", got, raised)
+			if got := len(mock.Server.Orders()) - initialOrders(t); got != raised || len(rep.OrdersCreated) != raised {
+				t.Errorf("the mock holds %d new orders, the report shows %d raised and names %d", got, raised, len(rep.OrdersCreated))
 			}
 		})
 	}
