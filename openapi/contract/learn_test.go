@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // validatesNothing is a StoreLink write endpoint that checks nothing: every
@@ -239,5 +242,47 @@ func TestLearnSKU(t *testing.T) {
 	given := Config{Keyring: map[string]string{"47": "k"}, SKU: "8847291"}.withDefaults(sp.exampleSKU)
 	if r := skuRequest(st, given, keyOwn, "47"); r.path != "/v1/skus/8847291" {
 		t.Errorf("with --sku: %s, want --sku", r.path)
+	}
+}
+
+// TestUnansweredWriteCountsAsAnOrder: a write that gets no answer may have
+// raised an order; it is named as one whose outcome is unknown and spends
+// the bound, so nothing further is written.
+func TestUnansweredWriteCountsAsAnOrder(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var posts atomic.Int64
+	hang := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				posts.Add(1)
+				// The body read, the server sees the client hang up.
+				_, _ = io.Copy(io.Discard, r.Body)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	cfg := config(f, f.serve(t, hang).URL)
+	cfg.AllowWrites, cfg.WriteStore = true, "47"
+	cfg.RequestTimeout = 200 * time.Millisecond
+	rep := check(t, cfg)
+	if len(rep.OrdersCreated) != 1 || rep.OrdersCreated[0].Status != 0 || rep.OrdersCreated[0].Probe != "no key" {
+		t.Fatalf("orders %+v, want the no-key write with an unknown outcome", rep.OrdersCreated)
+	}
+	if p := findProbe(t, rep, opCreateOrder, "no key"); p.Verdict != Error || !strings.Contains(p.Detail, "outcome is unknown") {
+		t.Errorf("no-key write: %s %q", p.Verdict, p.Detail)
+	}
+	if p := findProbe(t, rep, opCreateOrder, "raise one order"); p.Verdict != Skipped || !strings.Contains(p.Detail, "--max-orders") {
+		t.Errorf("raise one order: %s %q, want held", p.Verdict, p.Detail)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Errorf("%d writes sent, want 1", n)
 	}
 }
