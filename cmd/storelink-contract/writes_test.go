@@ -151,3 +151,42 @@ func TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink(t *testing.T) {
 		t.Errorf("a refused command line wrote: %d writes", posts.Load())
 	}
 }
+
+// TestNoIDFlagsAgainstTheMock: without --sku, --supplier and --order the
+// check learns its ids from the mock's answers and raises no false alarm:
+// by default, with writes allowed (every operation then checked, the
+// order read reading the order the check raised), and with generated
+// cases under several seeds.
+func TestNoIDFlagsAgainstTheMock(t *testing.T) {
+	t.Parallel()
+	runs := map[string][]string{
+		"default": nil,
+		"writes":  {"--allow-writes", "--write-store", mockstorelink.StoreSmichov},
+	}
+	for _, seed := range []string{"1", "2", "3"} {
+		runs["generate seed "+seed] = []string{"--allow-writes", "--write-store", mockstorelink.StoreSmichov,
+			"--generate", "--seed", seed, "--max-orders", "3", "--deadline", "30s"}
+	}
+	for name, extra := range runs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mock, keyring := startMock(t)
+			args := append([]string{"check", "--base-url", mock.URL, "--keyring-file", keyring, "--rate", "1000/s", "--format", "json"}, extra...)
+			code, stdout, stderr := cli(t, args...)
+			rep := decodeReport(t, stdout)
+			mustConform(t, code, rep, stderr)
+			for _, c := range rep.Coverage {
+				if c.Status == contract.Checked || (extra == nil && c.Operation == "createReplenishmentOrder") {
+					continue
+				}
+				if extra == nil && c.Operation == "getReplenishmentOrder" && c.Status == contract.PartlyChecked {
+					continue // no order id to read without writes
+				}
+				t.Errorf("%s %s: %s", c.Operation, c.Status, c.Why)
+			}
+			if got := len(mock.Server.Orders()) - initialOrders(t); got != len(rep.OrdersCreated) {
+				t.Errorf("the mock holds %d new orders, the report names %d", got, len(rep.OrdersCreated))
+			}
+		})
+	}
+}
