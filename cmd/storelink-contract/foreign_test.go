@@ -116,8 +116,13 @@ func TestForeignStoreLinkEveryDepartureOnce(t *testing.T) {
 					raised++
 				}
 			}
-			if got := len(double.Orders()); got != raised || raised == 0 {
-				t.Errorf("the double holds %d orders, the report shows %d raised", got, raised)
+			if got := len(double.Orders()); got != raised || raised == 0 || len(rep.OrdersCreated) != raised {
+				t.Errorf("the double holds %d orders, the report shows %d raised and names %d", got, raised, len(rep.OrdersCreated))
+			}
+			for _, o := range rep.OrdersCreated {
+				if !strings.HasPrefix(o.OrderID, "rpl_") {
+					t.Errorf("an order left is not named by the double's id: %+v", o)
+				}
 			}
 			for _, key := range foreignstorelink.DefaultKeys {
 				if strings.Contains(stdout, key) || strings.Contains(stderr, key) {

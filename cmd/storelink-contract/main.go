@@ -213,6 +213,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		specFile    = fs.String("spec", "", "check against this contract `file` instead of the embedded one, e.g. a copy patched by suggest")
 		allowWrites = fs.Bool("allow-writes", false, "raise ONE replenishment order at --write-store and read it back")
 		writeStore  = fs.String("write-store", "", "the only store an order may be raised at (needs --allow-writes)")
+		maxOrders   = fs.Int("max-orders", contract.DefaultMaxOrders, "most orders the check may leave at StoreLink, a negative write probe it wrongly accepts included; later writes are not sent (needs --allow-writes)")
 		timeout     = fs.Duration("timeout", contract.DefaultRequestTimeout, "timeout of each request")
 		deadline    = fs.Duration("deadline", contract.DefaultDeadline, "deadline of the whole check")
 		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, fmt.Sprintf("most requests the check sends (with --generate the default is %d)", contract.DefaultGenerateMaxRequests))
@@ -247,8 +248,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "storelink-contract check: --base-url and --keyring-file are required")
 		return exitUsage
 	}
-	if *timeout <= 0 || *deadline <= 0 || *maxRequests <= 0 {
-		fmt.Fprintln(stderr, "storelink-contract check: --timeout, --deadline and --max-requests must be positive")
+	if *timeout <= 0 || *deadline <= 0 || *maxRequests <= 0 || *maxOrders <= 0 {
+		fmt.Fprintln(stderr, "storelink-contract check: --timeout, --deadline, --max-requests and --max-orders must be positive")
+		return exitUsage
+	}
+	if set["max-orders"] && !*allowWrites {
+		fmt.Fprintln(stderr, "storelink-contract check: --max-orders needs --allow-writes (without it nothing is written)")
 		return exitUsage
 	}
 	keyring, err := contract.ReadKeyringFile(*keyringFile)
@@ -280,6 +285,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "storelink-contract check: read --spec: %v\n", err)
 			return exitUsage
 		}
+	}
+	if *allowWrites {
+		cfg.MaxOrders = *maxOrders
 	}
 	if *generate && !set["max-requests"] {
 		cfg.MaxRequests = 0 // the library's default for generated cases
@@ -326,6 +334,7 @@ func checkTo(ctx context.Context, cfg contract.Config, format, replayOut string,
 	if rep.Aborted != "" {
 		fmt.Fprintf(stderr, "storelink-contract check: %s\n", rep.Aborted)
 	}
+	announceOrders(stderr, "storelink-contract check", rep)
 	switch code := rep.ExitCode(); code {
 	case exitDrift:
 		fmt.Fprintf(stderr, "storelink-contract check: drift: %d of %d probes do not conform to the contract\n",
@@ -338,6 +347,14 @@ func checkTo(ctx context.Context, cfg contract.Config, format, replayOut string,
 			fmt.Fprintf(stderr, "storelink-contract check: %d probes could not be checked\n", rep.Summary.Error)
 		}
 		return code
+	}
+}
+
+// announceOrders names on stderr every order the run left at StoreLink,
+// so that whoever ran it cancels them; the report names them too.
+func announceOrders(stderr io.Writer, cmd string, rep *contract.Report) {
+	for _, o := range rep.OrdersCreated {
+		fmt.Fprintf(stderr, "%s: left at StoreLink: %s\n", cmd, o)
 	}
 }
 

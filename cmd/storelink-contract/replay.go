@@ -45,6 +45,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		keyringFile = fs.String("keyring-file", "", `JSON file of store id to key, as for check (required)`)
 		allowWrites = fs.Bool("allow-writes", false, "send the file's write cases to --write-store")
 		writeStore  = fs.String("write-store", "", "the only store a write case may go to (needs --allow-writes)")
+		maxOrders   = fs.Int("max-orders", contract.DefaultMaxOrders, "most orders the replay may leave at StoreLink; later writes are not sent (needs --allow-writes)")
 		timeout     = fs.Duration("timeout", contract.DefaultRequestTimeout, "timeout of each request")
 		deadline    = fs.Duration("deadline", contract.DefaultDeadline, "deadline of the whole replay")
 		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, "most requests the replay sends")
@@ -73,8 +74,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail("%v", headers.err)
 	case *keyringFile == "":
 		return fail("--keyring-file is required")
-	case *timeout <= 0 || *deadline <= 0 || *maxRequests <= 0:
-		return fail("--timeout, --deadline and --max-requests must be positive")
+	case *timeout <= 0 || *deadline <= 0 || *maxRequests <= 0 || *maxOrders <= 0:
+		return fail("--timeout, --deadline, --max-requests and --max-orders must be positive")
 	}
 	file, err := contract.ReadReplayFile(rest[0])
 	if err != nil {
@@ -88,6 +89,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		RequestTimeout: *timeout, Deadline: *deadline, Rate: float64(rt), MaxRequests: *maxRequests, Headers: headers.h}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = file.BaseURL
+	}
+	if *allowWrites {
+		cfg.MaxOrders = *maxOrders
 	}
 	if *caCert != "" {
 		if cfg.HTTPClient, err = clientWithCA(*caCert); err != nil {
@@ -103,6 +107,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := rep.Write(stdout, string(fmtName)); err != nil {
 		return fail("write report: %v", err)
 	}
+	announceOrders(stderr, "storelink-contract replay", rep)
 	still := 0
 	for _, p := range rep.Probes {
 		if p.Case != nil {

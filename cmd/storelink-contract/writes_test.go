@@ -1,7 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/korral/storelink/mockstorelink"
@@ -76,8 +82,8 @@ func TestWritesConformForEverySKUAndSelection(t *testing.T) {
 					raised++
 				}
 			}
-			if got := len(mock.Server.Orders()) - initialOrders(t); got != raised {
-				t.Errorf("the mock holds %d new orders, the report shows %d raised", got, raised)
+			if got := len(mock.Server.Orders()) - initialOrders(t); got != raised || len(rep.OrdersCreated) != raised {
+				t.Errorf("the mock holds %d new orders, the report shows %d raised and names %d", got, raised, len(rep.OrdersCreated))
 			}
 		})
 	}
@@ -88,4 +94,99 @@ func initialOrders(t *testing.T) int {
 	t.Helper()
 	mock, _ := startMock(t)
 	return len(mock.Server.Orders())
+}
+
+// laxWrites forwards to the mock, but answers every POST to store 47's
+// replenishment itself with 201 and a new order (rpl_1, rpl_2, ...), key or
+// not, whatever the body: a StoreLink whose write validates nothing. It
+// counts those POSTs.
+func laxWrites(t *testing.T, mockURL string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	target, err := url.Parse(mockURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/stores/47/replenishment" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		n := posts.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"order_id":"rpl_%d","store_id":"47","sku":"8847291","quantity_units":1,"reason":"x","status":"submitted","submitted_at":"2026-11-27T14:30:00+01:00","expected_arrival":"2026-11-29T06:00:00+01:00"}`, n)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &posts
+}
+
+// TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink: at a StoreLink that
+// validates nothing, check --allow-writes sends one write, which the first
+// negative probe spends; the JSON report and stderr name the order, and
+// the run is drift. --max-orders is refused without --allow-writes and
+// below 1.
+func TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink(t *testing.T) {
+	t.Parallel()
+	mock, keyring := startMock(t)
+	lax, posts := laxWrites(t, mock.URL)
+	code, stdout, stderr := cli(t, checkArgs(lax.URL, keyring, "--allow-writes", "--write-store", "47", "--format", "json")...)
+	if code != exitDrift {
+		t.Fatalf("exit %d, want 1 (drift)\n%s", code, stderr)
+	}
+	rep := decodeReport(t, stdout)
+	if posts.Load() != 1 || len(rep.OrdersCreated) != 1 || rep.OrdersCreated[0].OrderID != "rpl_1" {
+		t.Errorf("%d writes reached StoreLink; orders named %+v; want one, rpl_1", posts.Load(), rep.OrdersCreated)
+	}
+	if !strings.Contains(stderr, "left at StoreLink: order rpl_1 at store 47") {
+		t.Errorf("stderr does not name the order left:\n%s", stderr)
+	}
+	for _, bad := range [][]string{{"--max-orders", "2"}, {"--allow-writes", "--write-store", "47", "--max-orders", "0"}} {
+		if code, _, stderr := cli(t, checkArgs(lax.URL, keyring, bad...)...); code != exitUsage || !strings.Contains(stderr, "--max-orders") {
+			t.Errorf("%v: exit %d, %q; want a usage error naming --max-orders", bad, code, stderr)
+		}
+	}
+	if posts.Load() != 1 {
+		t.Errorf("a refused command line wrote: %d writes", posts.Load())
+	}
+}
+
+// TestNoIDFlagsAgainstTheMock: without --sku, --supplier and --order the
+// check learns its ids from the mock's answers and raises no false alarm:
+// by default, with writes allowed (every operation then checked, the
+// order read reading the order the check raised), and with generated
+// cases under several seeds.
+func TestNoIDFlagsAgainstTheMock(t *testing.T) {
+	t.Parallel()
+	runs := map[string][]string{
+		"default": nil,
+		"writes":  {"--allow-writes", "--write-store", mockstorelink.StoreSmichov},
+	}
+	for _, seed := range []string{"1", "2", "3"} {
+		runs["generate seed "+seed] = []string{"--allow-writes", "--write-store", mockstorelink.StoreSmichov,
+			"--generate", "--seed", seed, "--max-orders", "3", "--deadline", "30s"}
+	}
+	for name, extra := range runs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mock, keyring := startMock(t)
+			args := append([]string{"check", "--base-url", mock.URL, "--keyring-file", keyring, "--rate", "1000/s", "--format", "json"}, extra...)
+			code, stdout, stderr := cli(t, args...)
+			rep := decodeReport(t, stdout)
+			mustConform(t, code, rep, stderr)
+			for _, c := range rep.Coverage {
+				if c.Status == contract.Checked || (extra == nil && c.Operation == "createReplenishmentOrder") {
+					continue
+				}
+				if extra == nil && c.Operation == "getReplenishmentOrder" && c.Status == contract.PartlyChecked {
+					continue // no order id to read without writes
+				}
+				t.Errorf("%s %s: %s", c.Operation, c.Status, c.Why)
+			}
+			if got := len(mock.Server.Orders()) - initialOrders(t); got != len(rep.OrdersCreated) {
+				t.Errorf("the mock holds %d new orders, the report names %d", got, len(rep.OrdersCreated))
+			}
+		})
+	}
 }

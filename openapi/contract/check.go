@@ -72,6 +72,7 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep.Requests = r.sent
+	rep.OrdersCreated = append([]CreatedOrder{}, r.orders...)
 	rep.DurationMS = millis(time.Since(start))
 	rep.Coverage = coverage(sp, cfg, rep.Probes)
 	rep.finish()
@@ -112,6 +113,8 @@ type runner struct {
 	st     *state
 	pace   pacer
 	sent   int
+	// orders are the orders the run left at StoreLink (noteWrite).
+	orders []CreatedOrder
 }
 
 // run sends one probe and judges the answer. transport reports a failure on
@@ -134,6 +137,12 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		p = &q
 		res.Expected = req.expect
 	}
+	if req.assume != "" {
+		q := *p
+		q.assume = req.assume
+		p = &q
+		res.Assumption = req.assume
+	}
 	res.Request = req.method + " " + req.target()
 	res.Key = r.describeKey(req)
 	if req.key == keyOther && otherStore(r.cfg.Keyring, req.store) == "" {
@@ -142,6 +151,10 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 	}
 	if r.sent >= r.cfg.MaxRequests {
 		res.Verdict, res.Detail = Error, fmt.Sprintf("not sent: the request budget (%d) is spent", r.cfg.MaxRequests)
+		return res, nil, false
+	}
+	if why := r.writeHeld(req.method, req.path); why != "" {
+		res.Verdict, res.Detail = Skipped, why
 		return res, nil, false
 	}
 	var body []byte
@@ -178,6 +191,9 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		if ctx.Err() != nil {
 			res.Detail = "no answer before the check's deadline"
 		}
+		if o := r.noteWrite(req.method, req.target(), req.store, p.name, 0, nil, wantsSuccess(p.expect)); o != nil {
+			res.Detail += "; the write's outcome is unknown: " + o.String()
+		}
 		return res, nil, true
 	}
 	res.Got = status
@@ -190,6 +206,10 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		detail += fmt.Sprintf(" (after %d retries honouring Retry-After)", res.Retries)
 	}
 	res.Verdict, res.Detail, res.Findings = verdict, detail, findings
+	if o := r.noteWrite(req.method, req.target(), req.store, p.name, status, respBody, wantsSuccess(p.expect)); o != nil && !o.Intended {
+		res.Verdict = Drift
+		res.Findings = append(res.Findings, orderRaised(o, statusList(p.expect)))
+	}
 	if req.unknowable != "" && status >= 400 && slices.Contains(p.expect, status) && !requestDeparted(findings) {
 		// Refused for a reason the probe could not know: the refusal's
 		// shape was checked, not whether StoreLink was right.

@@ -189,7 +189,9 @@ func TestDriftIsReportedOnItsEndpoint(t *testing.T) {
 	}, {
 		name: "wrong type",
 		wrap: rewrite(onPath("GET", "/v1/suppliers/"+fakeSupplier), func(s int, b map[string]any) (int, any) {
-			b["lead_time_days"] = "2"
+			if ok(s) {
+				b["lead_time_days"] = "2"
+			}
 			return s, b
 		}),
 		op: opGetSupplier, probe: "valid key",

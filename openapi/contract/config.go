@@ -58,6 +58,14 @@ type Config struct {
 	// WriteStore is the only store the check may write to; it needs a key
 	// in the keyring.
 	WriteStore string
+	// MaxOrders is the most orders the check may leave at StoreLink
+	// (default DefaultMaxOrders when writes are allowed). Every write
+	// StoreLink accepts counts, the negative write probes' included, and
+	// so does a write that got no answer; once they reach MaxOrders no
+	// further write is sent. With the default, a StoreLink that wrongly
+	// accepts a negative write probe is left with that one order, named
+	// in the report, and the positive write is not sent.
+	MaxOrders int
 	// RequestTimeout bounds each request (default DefaultRequestTimeout).
 	RequestTimeout time.Duration
 	// Deadline bounds the whole check (default DefaultDeadline).
@@ -98,7 +106,16 @@ type Config struct {
 	// the same seed sends the same requests. Every value is a seed,
 	// 0 included.
 	Seed uint64
+
+	// skuDefaulted is set by withDefaults when no SKU was given: the SKU
+	// probes may then read the SKU as StoreLink's answers name it.
+	skuDefaulted bool
 }
+
+// DefaultMaxOrders is the most orders a check with writes allowed leaves
+// at StoreLink unless Config.MaxOrders says otherwise: the one it
+// announces (see ADR 0031).
+const DefaultMaxOrders = 1
 
 var (
 	storeIDPattern = regexp.MustCompile(`^[0-9]{1,6}$`)
@@ -123,7 +140,10 @@ func (c Config) withDefaults(exampleSKU string) Config {
 		c.Store = sortedStores(c.Keyring)[0]
 	}
 	if c.SKU == "" {
-		c.SKU = exampleSKU
+		c.SKU, c.skuDefaulted = exampleSKU, true
+	}
+	if c.MaxOrders == 0 && c.AllowWrites {
+		c.MaxOrders = DefaultMaxOrders
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
@@ -184,6 +204,9 @@ func (c Config) validate() error {
 		if _, ok := c.Keyring[c.WriteStore]; !ok {
 			return fmt.Errorf("write store %q has no key in the keyring", c.WriteStore)
 		}
+	}
+	if c.MaxOrders < 0 {
+		return errors.New("the bound on orders must be at least 1")
 	}
 	if c.RequestTimeout < 0 || c.Deadline < 0 {
 		return errors.New("timeouts must be positive")

@@ -13,10 +13,12 @@ import (
 )
 
 // genConfig is a check with generated cases, writes included, against
-// the fake.
+// the fake. The fake is a test StoreLink, so the check may leave as many
+// orders there as its write cases raise (--max-orders; the default of one
+// holds every generated write).
 func genConfig(f *fake, baseURL string, seed uint64) Config {
 	cfg := config(f, baseURL)
-	cfg.AllowWrites, cfg.WriteStore = true, "47"
+	cfg.AllowWrites, cfg.WriteStore, cfg.MaxOrders = true, "47", 1000
 	cfg.Generate, cfg.Seed = true, seed
 	return cfg
 }

@@ -32,6 +32,9 @@ type Generated struct {
 	// smaller before they were reported.
 	Failed int `json:"failed"`
 	Shrunk int `json:"shrunk"`
+	// Held counts the write cases not sent because the orders the check
+	// left reached Config.MaxOrders (--max-orders).
+	Held int `json:"held,omitempty"`
 }
 
 // seedStream is the second word of the PCG state; fixed so that a seed
@@ -51,6 +54,10 @@ func (r *runner) generate(ctx context.Context, rep *Report) {
 		if r.sent >= r.cfg.MaxRequests || ctx.Err() != nil {
 			sum.NotSent = len(cases) - i
 			break
+		}
+		if r.writeHeld(c.Method, c.Path) != "" {
+			sum.Held++
+			continue
 		}
 		c.ID = fmt.Sprintf("case-%03d", i+1)
 		results := r.runCase(ctx, c)
@@ -222,6 +229,10 @@ func (r *runner) sendCase(ctx context.Context, c *Case, opID, method, target str
 		res.Verdict, res.Detail = Error, fmt.Sprintf("not sent: the request budget (%d) is spent", r.cfg.MaxRequests)
 		return res, 0, nil
 	}
+	if why := r.writeHeld(method, target); why != "" {
+		res.Verdict, res.Detail = Skipped, why
+		return res, 0, nil
+	}
 	if err := r.pace.wait(ctx); err != nil {
 		res.Verdict, res.Detail = Error, "not sent: "+describeTransport(err, r.cfg.RequestTimeout)
 		return res, 0, nil
@@ -239,6 +250,9 @@ func (r *runner) sendCase(ctx context.Context, c *Case, opID, method, target str
 	}
 	if err != nil {
 		res.Verdict, res.Detail = Error, describeTransport(err, r.cfg.RequestTimeout)
+		if o := r.noteWrite(method, target, c.Store, caseLabel(c), 0, nil, c.Expect == expectValid); o != nil {
+			res.Detail += "; the write's outcome is unknown: " + o.String()
+		}
 		return res, 0, nil
 	}
 	res.Got = status
@@ -251,6 +265,9 @@ func (r *runner) sendCase(ctx context.Context, c *Case, opID, method, target str
 		return res, status, body
 	}
 	res.Findings = r.spec.judgeCase(ctx, c, r.cfg.Now(), raised, status, header, body)
+	if o := r.noteWrite(method, target, c.Store, caseLabel(c), status, body, c.Expect == expectValid); o != nil && c.Expect != expectValid {
+		res.Findings = append(res.Findings, orderRaised(o, dueOf(c)))
+	}
 	res.Verdict = Pass
 	if len(res.Findings) > 0 {
 		res.Verdict, res.Detail = Drift, res.Findings[0].Message
@@ -307,6 +324,14 @@ func (r *runner) shrink(ctx context.Context, g *generator, c *Case, results []Re
 		}
 	}
 	return smallest, best
+}
+
+// caseLabel names a generated case in the list of orders left.
+func caseLabel(c *Case) string {
+	if c.ID == "" {
+		return c.Name
+	}
+	return c.ID + " " + c.Name
 }
 
 func ioNop(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

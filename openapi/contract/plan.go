@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -104,6 +103,9 @@ type request struct {
 	// know.
 	expect     []int
 	unknowable string
+	// assume, when set, replaces the probe's assumption: what a request
+	// built from learned ids stands on.
+	assume string
 }
 
 func (r request) target() string {
@@ -157,6 +159,9 @@ type state struct {
 	listed map[string]bool
 	// walk is the POS walk of the valid-key pages.
 	walk *rules.Walk
+	// sku is the SKU StoreLink's inventory or POS answer named
+	// (learnSKU).
+	sku string
 	// createdID and raised are the order the write probe raised.
 	createdID string
 	raised    *sl.OrderRequest
@@ -227,13 +232,7 @@ func plan(cfg Config, sp *spec) []*probe {
 	add(&probe{op: opListStores, name: "valid key", expect: []int{200}, positive: true,
 		build: fixed(get("/v1/stores", nil, keyOwn, store)),
 		learn: func(st *state, body []byte) []*probe {
-			var v sl.StoreList
-			if json.Unmarshal(body, &v) == nil {
-				st.listed = map[string]bool{}
-				for _, s := range v.Stores {
-					st.listed[s.StoreID] = true
-				}
-			}
+			learnStores(st, body)
 			return nil
 		}})
 	add(&probe{op: opListStores, name: "no key", expect: []int{401},
@@ -251,22 +250,33 @@ func plan(cfg Config, sp *spec) []*probe {
 	// A store the chain's own list does not hold does not exist. A key
 	// opens only its own store, so StoreLink may refuse the key (403)
 	// before it looks the store up (404); the contract allows either.
+	// Without a store list the keyring says which stores are known, and
+	// the probe stands on an assumption.
 	add(&probe{op: opGetStore, name: "store absent from the store list", expect: []int{403, 404},
 		build: func(st *state) (request, string) {
-			if st.listed == nil {
-				return request{}, "the store list (listStores) was not read, so no store id is known to be absent"
-			}
-			absent := absentStore(st.listed, cfg.Keyring)
+			known, fromKeyring := knownStores(st, cfg.Keyring)
+			absent := absentStore(known, cfg.Keyring)
 			if absent == "" {
 				return request{}, "every store id is in the store list"
 			}
-			return get("/v1/stores/"+absent, nil, keyOwn, store), ""
+			r := get("/v1/stores/"+absent, nil, keyOwn, store)
+			if fromKeyring {
+				if cfg.NoAssumptions {
+					return request{}, "assumes " + assumeAbsentStore(absent) + " (left out by --no-assumptions)"
+				}
+				r.assume = assumeAbsentStore(absent)
+			}
+			return r, ""
 		}})
 
 	// getInventory.
 	invPath := storePath + "/inventory"
 	add(&probe{op: opGetInventory, name: "valid key", expect: []int{200}, positive: true,
-		build: fixed(get(invPath, inventory, keyOwn, store))})
+		build: fixed(get(invPath, inventory, keyOwn, store)),
+		learn: func(st *state, body []byte) []*probe {
+			learnSKU(st, sku, body)
+			return nil
+		}})
 	add(&probe{op: opGetInventory, name: "no key", expect: []int{401},
 		build: fixed(get(invPath, inventory, keyNone, store))})
 	add(otherKey(opGetInventory, fixed(get(invPath, inventory, keyOther, store))))
@@ -297,26 +307,19 @@ func plan(cfg Config, sp *spec) []*probe {
 		build: fixed(get(posPath, q("sku", sku, "since", "yesterday"), keyOwn, store))})
 
 	// getSKU, which also names the supplier the supplier probe reads.
+	// The SKU is the one StoreLink's inventory or POS answer named, unless
+	// --sku was given (learnSKU).
+	skuRead := func(key keyChoice) func(*state) (request, string) {
+		return func(st *state) (request, string) { return skuRequest(st, cfg, key, store), "" }
+	}
 	add(&probe{op: opGetSKU, name: "valid key", expect: []int{200}, positive: true, serves: []string{opGetSupplier, opCreateOrder},
-		build: fixed(get("/v1/skus/"+sku, nil, keyOwn, store)),
+		build: skuRead(keyOwn),
 		learn: func(st *state, body []byte) []*probe {
-			var v struct {
-				SupplierID string `json:"supplier_id"`
-				CasePack   int64  `json:"case_pack"`
-			}
-			if json.Unmarshal(body, &v) == nil {
-				if cfg.SupplierID == "" {
-					st.supplierID = v.SupplierID
-				}
-				if v.CasePack >= 1 && v.CasePack <= 1000 {
-					st.casePack = v.CasePack
-				}
-			}
+			learnFromSKU(st, cfg, body)
 			return nil
 		}})
-	add(&probe{op: opGetSKU, name: "no key", expect: []int{401},
-		build: fixed(get("/v1/skus/"+sku, nil, keyNone, store))})
-	add(otherKey(opGetSKU, fixed(get("/v1/skus/"+sku, nil, keyOther, store))))
+	add(&probe{op: opGetSKU, name: "no key", expect: []int{401}, build: skuRead(keyNone)})
+	add(otherKey(opGetSKU, skuRead(keyOther)))
 	add(&probe{op: opGetSKU, name: "unknown SKU " + unknownSKU, expect: []int{404}, assume: assumeUnknown("SKU", unknownSKU),
 		build: fixed(get("/v1/skus/"+unknownSKU, nil, keyOwn, store))})
 	add(&probe{op: opGetSKU, name: "malformed SKU", expect: []int{400},
@@ -328,12 +331,12 @@ func plan(cfg Config, sp *spec) []*probe {
 	// reported on the SKU's answer, and the supplier is still read.
 	supplier := func(key keyChoice) func(*state) (request, string) {
 		return func(st *state) (request, string) {
-			id := cmp.Or(cfg.SupplierID, st.supplierID)
-			if !usableID(id) {
+			if st.supplierFor(cfg) == "" {
 				return request{}, "no supplier id: the SKU probe (getSKU) did not return a supplier_id that can be sent; name one with --supplier"
 			}
-			r := get("/v1/suppliers/"+url.PathEscape(id), nil, key, store)
-			r.asGiven = !supplierIDPattern.MatchString(id)
+			path, asGiven := supplierPath(st, cfg)
+			r := get(path, nil, key, store)
+			r.asGiven = asGiven
 			return r, ""
 		}
 	}
@@ -358,26 +361,27 @@ func plan(cfg Config, sp *spec) []*probe {
 			}
 			return nil
 		}})
+	// Without a key, the supplier the SKU named: a made-up id would let a
+	// StoreLink that reads suppliers without a key answer 404, hiding it.
 	add(&probe{op: opGetSupplier, name: "no key", expect: []int{401},
-		build: fixed(get("/v1/suppliers/"+placeholderSupplier, nil, keyNone, store))})
+		build: func(st *state) (request, string) {
+			path, asGiven := supplierPath(st, cfg)
+			r := get(path, nil, keyNone, store)
+			r.asGiven = asGiven
+			return r, ""
+		}})
 	add(otherKey(opGetSupplier, supplier(keyOther)))
 	add(&probe{op: opGetSupplier, name: "unknown supplier", expect: []int{404}, assume: assumeUnknown("supplier", unknownSupplier),
 		build: fixed(get("/v1/suppliers/"+unknownSupplier, nil, keyOwn, store))})
 
-	// getReplenishmentOrder.
-	orderPath := storePath + "/replenishment/"
-	orderRead := get(orderPath+url.PathEscape(cfg.OrderID), nil, keyOwn, store)
-	orderRead.asGiven = !orderIDPattern.MatchString(cfg.OrderID)
-	p := &probe{op: opGetOrder, name: "valid key", expect: []int{200}, positive: true, build: fixed(orderRead)}
-	if cfg.OrderID == "" {
-		p.skip = "no order id given (pass one of the store's orders to read it)"
+	// getReplenishmentOrder: the order --order names, or, with writes
+	// allowed, the one the write raises, so its probes follow the write.
+	orders := orderProbes(cfg, otherKey)
+	if !ordersAfterWrite(cfg) {
+		for _, p := range orders {
+			add(p)
+		}
 	}
-	add(p)
-	add(&probe{op: opGetOrder, name: "no key", expect: []int{401},
-		build: fixed(get(orderPath+placeholderOrder, nil, keyNone, store))})
-	add(otherKey(opGetOrder, fixed(get(orderPath+placeholderOrder, nil, keyOther, store))))
-	add(&probe{op: opGetOrder, name: "unknown order", expect: []int{404}, assume: assumeUnknown("order", unknownOrder),
-		build: fixed(get(orderPath+unknownOrder, nil, keyOwn, store))})
 
 	// createReplenishmentOrder: only with writes allowed, and only at the
 	// named write store.
@@ -398,7 +402,7 @@ func plan(cfg Config, sp *spec) []*probe {
 	}
 	add(&probe{op: opCreateOrder, name: "no key", expect: []int{401},
 		build: fixed(post(keyNone, 1))})
-	p = otherKey(opCreateOrder, fixed(post(keyOther, 1)))
+	p := otherKey(opCreateOrder, fixed(post(keyOther, 1)))
 	p.skip = ""
 	if otherWS == "" {
 		p.skip = noOther
@@ -445,6 +449,11 @@ func plan(cfg Config, sp *spec) []*probe {
 			}
 			return []*probe{rb}
 		}})
+	if ordersAfterWrite(cfg) {
+		for _, p := range orders {
+			add(p)
+		}
+	}
 	return ps
 }
 
@@ -482,7 +491,8 @@ func posPage(path string, query url.Values, store string, page int, cursor strin
 			r.walk = st.walk
 			return r, ""
 		},
-		learn: func(_ *state, body []byte) []*probe {
+		learn: func(st *state, body []byte) []*probe {
+			learnSKU(st, query.Get("sku"), body)
 			var v struct {
 				NextCursor string `json:"next_cursor"`
 			}

@@ -186,19 +186,26 @@ func TestNoAssumptionsLeavesOutAssumedProbes(t *testing.T) {
 }
 
 // TestAbsentStoreIsOutsideTheList: the unknown-store probe picks an id the
-// chain's own list (and the keyring) do not hold.
+// chain's own list (and the keyring) do not hold. Without a store list it
+// picks one outside the keyring, as an assumption the probe names, and
+// --no-assumptions leaves it out.
 func TestAbsentStoreIsOutsideTheList(t *testing.T) {
 	listed := map[string]bool{"999999": true, "47": true}
 	if got := absentStore(listed, map[string]string{"999998": "k"}); got != "999997" {
 		t.Errorf("absentStore = %q, want 999997", got)
 	}
 	sp := mustSpec(t)
-	cfg := Config{Keyring: map[string]string{"47": "k47"}, Now: fixedNow}.withDefaults(sp.exampleSKU)
+	cfg := Config{Keyring: map[string]string{"47": "k47", "999999": "k9"}, Now: fixedNow}.withDefaults(sp.exampleSKU)
 	p := findPlanned(t, plan(cfg, sp), opGetStore, "store absent from the store list")
-	if _, why := p.build(&state{}); why == "" {
-		t.Error("without the store list the probe was built")
+	if req, why := p.build(&state{}); why != "" || req.path != "/v1/stores/999998" || !strings.Contains(req.assume, "only the keyring's stores are known") {
+		t.Errorf("without the store list: built %q (%s), assuming %q; want /v1/stores/999998 as an assumption", req.path, why, req.assume)
 	}
-	if req, why := p.build(&state{listed: listed}); why != "" || req.path != "/v1/stores/999998" {
-		t.Errorf("built %q (%s), want /v1/stores/999998", req.path, why)
+	if req, why := p.build(&state{listed: listed}); why != "" || req.path != "/v1/stores/999998" || req.assume != "" {
+		t.Errorf("built %q (%s), assuming %q; want /v1/stores/999998 on the contract alone", req.path, why, req.assume)
+	}
+	cfg.NoAssumptions = true
+	p = findPlanned(t, plan(cfg, sp), opGetStore, "store absent from the store list")
+	if _, why := p.build(&state{}); !strings.Contains(why, "--no-assumptions") {
+		t.Errorf("with --no-assumptions and no store list: %q, want the probe left out", why)
 	}
 }

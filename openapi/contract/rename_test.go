@@ -29,7 +29,7 @@ func renameOf(t *testing.T, op, path string, query url.Values, body string) []Fi
 }
 
 const (
-	supplierPath = "/v1/suppliers/SUP-MADETA"
+	madetaPath = "/v1/suppliers/SUP-MADETA"
 	orderPath    = "/v1/stores/47/replenishment/RO-47-000123"
 	// orderRest is an order without its id, quantity and reason.
 	orderRest = `"store_id":"47","sku":"8847291","status":"submitted","submitted_at":"2026-11-28T10:20:00+01:00","expected_arrival":"2026-11-30T06:00:00+01:00"`
@@ -53,20 +53,20 @@ func TestRenameDoubtsAtCheck(t *testing.T) {
 		body:     `{"store_id":"47","sku":"8847291","on_hand":9,"counted_at":"2026-11-28T06:30:00+01:00"}`,
 		declared: "on_hand_units",
 	}, {
-		name: "plain rename with a synonym", op: opGetSupplier, path: supplierPath,
+		name: "plain rename with a synonym", op: opGetSupplier, path: madetaPath,
 		body:     `{"supplier_id":"SUP-MADETA","name":"Madeta a.s.","lead_time_days":2,"min_order_qty":12}`,
 		declared: "minimum_order_units",
 	}, {
-		name: "another unit", op: opGetSupplier, path: supplierPath,
+		name: "another unit", op: opGetSupplier, path: madetaPath,
 		body:     `{"supplier_id":"SUP-MADETA","name":"Madeta a.s.","lead_time_hours":48}`,
 		declared: "lead_time_days", against: []string{"lead_time_hours is in hours, lead_time_days in days"},
 	}, {
-		name: "another unit and other bounds", op: opGetSupplier, path: supplierPath,
+		name: "another unit and other bounds", op: opGetSupplier, path: madetaPath,
 		body:     `{"supplier_id":"SUP-MADETA","name":"Madeta a.s.","lead_time_hours":72}`,
 		declared: "lead_time_days", against: []string{"lead_time_hours is in hours, lead_time_days in days",
 			"values of lead_time_hours fall outside lead_time_days's bounds (0 to 60)"},
 	}, {
-		name: "a unit on one side only", op: opGetSupplier, path: supplierPath,
+		name: "a unit on one side only", op: opGetSupplier, path: madetaPath,
 		body:     `{"supplier_id":"SUP-MADETA","name":"Madeta a.s.","lead_time":2}`,
 		declared: "lead_time_days", against: []string{"lead_time_days is in days, lead_time names no unit"},
 	}, {

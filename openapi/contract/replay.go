@@ -121,6 +121,7 @@ func Replay(ctx context.Context, cfg Config, file *ReplayFile) (*Report, error) 
 		rep.Probes = append(rep.Probes, rs...)
 	}
 	rep.Requests = r.sent
+	rep.OrdersCreated = append([]CreatedOrder{}, r.orders...)
 	rep.DurationMS = millis(time.Since(start))
 	rep.finish()
 	rep.Redact(Secrets(cfg)...)

@@ -182,6 +182,11 @@ type Report struct {
 	Probes   []Result   `json:"probes"`
 	// Generated sums up the generated cases of check --generate.
 	Generated *Generated `json:"generated,omitempty"`
+	// OrdersCreated are the orders the check left at StoreLink, each
+	// with its id: the one it means to raise, any a negative write probe
+	// raised at a StoreLink that should have refused it, and any write
+	// whose outcome is unknown. Empty when none.
+	OrdersCreated []CreatedOrder `json:"orders_created"`
 }
 
 // How far the check reached an operation.
@@ -283,6 +288,10 @@ func (r *Report) Redact(secrets ...string) {
 	for i := range r.Coverage {
 		r.Coverage[i].Why = f(r.Coverage[i].Why)
 	}
+	for i := range r.OrdersCreated {
+		o := &r.OrdersCreated[i]
+		o.OrderID, o.Request, o.Probe = f(o.OrderID), f(o.Request), f(o.Probe)
+	}
 	for i := range r.Probes {
 		p := &r.Probes[i]
 		p.Request, p.Detail, p.Assumption = f(p.Request), f(p.Detail), f(p.Assumption)
@@ -345,6 +354,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&buf, "StoreLink contract check of %s against contract %s (store %s, SKU %s)\n\n",
 		r.BaseURL, r.ContractVersion, r.Store, r.SKU)
 	r.writeCauses(&buf)
+	r.writeOrders(&buf)
 	r.writeCoverage(&buf)
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ENDPOINT\tPROBE\tEXPECTED\tGOT\tVERDICT\tDETAIL")
@@ -426,6 +436,22 @@ func (r *Report) writeCauses(buf *bytes.Buffer) {
 		if c.Assumption {
 			buf.WriteString("     (assumption: stands on what the check assumes, not on the contract)\n")
 		}
+	}
+	buf.WriteString("\n")
+}
+
+// writeOrders names every order the check left at StoreLink, so that
+// someone cancels them; with writes allowed it says so when none was left.
+func (r *Report) writeOrders(buf *bytes.Buffer) {
+	if len(r.OrdersCreated) == 0 {
+		if r.WriteStore != "" {
+			buf.WriteString("Orders left at StoreLink: none.\n\n")
+		}
+		return
+	}
+	fmt.Fprintf(buf, "Orders left at StoreLink (%d), safe to cancel:\n", len(r.OrdersCreated))
+	for _, o := range r.OrdersCreated {
+		fmt.Fprintf(buf, "  - %s\n", o)
 	}
 	buf.WriteString("\n")
 }
@@ -567,6 +593,12 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}}
 	if r.Aborted != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "aborted", Value: r.Aborted})
+	}
+	if r.WriteStore != "" || len(r.OrdersCreated) > 0 {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "orders_created", Value: strconv.Itoa(len(r.OrdersCreated))})
+	}
+	for i, o := range r.OrdersCreated {
+		suite.Properties = append(suite.Properties, junitProperty{Name: fmt.Sprintf("order_created.%d", i+1), Value: o.String()})
 	}
 	for _, c := range r.Coverage {
 		v := c.Status
