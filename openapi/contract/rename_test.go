@@ -30,7 +30,7 @@ func renameOf(t *testing.T, op, path string, query url.Values, body string) []Fi
 
 const (
 	madetaPath = "/v1/suppliers/SUP-MADETA"
-	orderPath    = "/v1/stores/47/replenishment/RO-47-000123"
+	orderPath  = "/v1/stores/47/replenishment/RO-47-000123"
 	// orderRest is an order without its id, quantity and reason.
 	orderRest = `"store_id":"47","sku":"8847291","status":"submitted","submitted_at":"2026-11-28T10:20:00+01:00","expected_arrival":"2026-11-30T06:00:00+01:00"`
 )
