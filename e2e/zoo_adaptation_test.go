@@ -229,6 +229,31 @@ func (r *adaptRun) direct(t *testing.T, path string) map[string]any {
 	return v
 }
 
+// unitsSince sums the units of the member's butter sales at store 47
+// since start, page by page, as the member sends them.
+func (r *adaptRun) unitsSince(t *testing.T, start string) float64 {
+	t.Helper()
+	total, cursor := 0.0, ""
+	for range 100 {
+		q := url.Values{"sku": {mockstorelink.SKUButter}, "since": {start}, "limit": {"1000"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		page := r.direct(t, "/v1/stores/47/pos?"+q.Encode())
+		txs, _ := page["transactions"].([]any)
+		for _, x := range txs {
+			tx, _ := x.(map[string]any)
+			u, _ := tx["units"].(float64)
+			total += u
+		}
+		if cursor, _ = page["next_cursor"].(string); cursor == "" {
+			return total
+		}
+	}
+	t.Fatal("more than 100 pages of sales")
+	return 0
+}
+
 // quantityOf is an order's quantity in the member's shape.
 func quantityOf(o map[string]any) float64 {
 	for _, k := range []string{"quantity_units", "quantity"} {
@@ -239,12 +264,21 @@ func quantityOf(o map[string]any) float64 {
 	return -1
 }
 
+// notYet names the members whose adaptation the toolkit cannot do yet,
+// with why; each is an open item of issue 40.
+var notYet = map[string]string{
+	"local-times": "a StoreLink whose timestamps carry no offset: sales times decide the answer, and the contract cannot yet declare them store-local",
+}
+
 func TestZooAdaptation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the toolkit once per member that needs a patch")
 	}
 	for _, spec := range zoo.Members() {
 		t.Run(spec.Name, func(t *testing.T) {
+			if why, ok := notYet[spec.Name]; ok {
+				t.Skip(why)
+			}
 			r := startMember(t, spec)
 			r.adapt(t)
 			before := r.member.Orders()
@@ -277,10 +311,20 @@ func TestZooAdaptation(t *testing.T) {
 				t.Errorf("on hand: the tool says %s, the member %s", got, want)
 			}
 
-			// What sold.
-			sales := p.Call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+			// What sold: the tool's units in its window are the member's own,
+			// read before and after it (a sale may land in between).
+			salesArgs := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
+			sales := p.Call("korral_list_recent_sales", salesArgs)
 			if ok, _ := sales["ok"].(bool); !ok {
-				t.Errorf("recent sales: %v", sales)
+				t.Fatalf("recent sales: %v", sales)
+			}
+			sd := data(t, sales)
+			start, _ := sd["window_start"].(string)
+			lo := r.unitsSince(t, start)
+			sd = data(t, p.Call("korral_list_recent_sales", salesArgs))
+			hi := r.unitsSince(t, start)
+			if got := num(sd["units_sold_in_window"]); sd["window_start"] == start && (got < lo || got > hi) {
+				t.Errorf("units sold since %s: the tool says %v, the member %v to %v", start, got, lo, hi)
 			}
 
 			// One order, with the quantity asked for, and its status.
@@ -288,17 +332,27 @@ func TestZooAdaptation(t *testing.T) {
 				"reason", "Zoo adaptation: "+url.PathEscape(spec.Name)))
 			d := data(t, order)
 			orderID, _ := d["order_id"].(string)
-			after := r.member.Orders()
-			if len(after) != len(before)+1 {
-				t.Fatalf("the member holds %d orders after one confirmed order, had %d: %v", len(after), len(before), order)
+			// Exactly one new order at the member: the one the tool names,
+			// with the quantity asked for.
+			known := map[any]bool{}
+			for _, o := range before {
+				known[o["order_id"]] = true
 			}
-			held := after[len(after)-1]
-			if held["order_id"] != orderID || quantityOf(held) != 24 {
+			var added []map[string]any
+			for _, o := range r.member.Orders() {
+				if !known[o["order_id"]] {
+					added = append(added, o)
+				}
+			}
+			if len(added) != 1 {
+				t.Fatalf("the member holds %d new orders after one confirmed order, want 1: %v (tool: %v)", len(added), added, order)
+			}
+			if held := added[0]; held["order_id"] != orderID || quantityOf(held) != 24 {
 				t.Errorf("the tool raised %q; the member holds %v", orderID, held)
 			}
 			status := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": orderID, "store_id": "47"}))
-			if status["order_id"] != orderID {
-				t.Errorf("status: %v", status)
+			if status["order_id"] != orderID || status["status"] != added[0]["status"] {
+				t.Errorf("status: %v; the member holds %v", status, added[0])
 			}
 		})
 	}
