@@ -27,6 +27,11 @@ import (
 // HTML. The views must show it as the text it is.
 const hostileName = `Praha <img src=x onerror="document.title='owned'"><b>Smíchov</b>`
 
+// bidiName is the butter's name with an unterminated right-to-left
+// override (U+202E), which would make the text after it read backwards
+// ("74 erots · 1927488 UKS") if a view wrote it as it came.
+const bidiName = "Madeta butter 250g\u202e"
+
 // TestViewsInARealHost: the two MCP Apps views, rendered in Debian's
 // chromium by a host built on @modelcontextprotocol/ext-apps's AppBridge
 // (e2e/appshost/host.js, bundled here with the pinned esbuild), from real
@@ -62,6 +67,18 @@ func TestViewsInARealHost(t *testing.T) {
 	// the mock.
 	w := e2etest.NewWorld(t)
 	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/skus/"+mockstorelink.SKUButter {
+			rec := httptest.NewRecorder()
+			w.Mock.Server.ServeHTTP(rec, r)
+			var sku map[string]any
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &sku) != nil {
+				t.Errorf("the butter through the proxy: %d %s", rec.Code, rec.Body.String())
+			}
+			sku["name"] = bidiName
+			rw.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(rw).Encode(sku)
+			return
+		}
 		if r.Method != http.MethodGet || r.URL.Path != "/v1/stores/47" {
 			w.Mock.Server.ServeHTTP(rw, r)
 			return
@@ -277,6 +294,22 @@ func TestViewsInARealHost(t *testing.T) {
 	}
 	if n := num(order["buttons"]); n != 0 {
 		t.Errorf("order view: %v buttons, forms or inputs; a view offers no action", n)
+	}
+	// The bidi override in the butter's name is written as a visible
+	// escape, inside an isolated element: nothing after it reads
+	// backwards. Every view shows the product's name.
+	for _, name := range []string{"risk", "order"} {
+		got := show(name, `(() => {
+			const text = document.body.textContent;
+			const u = document.querySelector(".untrusted");
+			return { ready: !!document.querySelector("h1, section.panel"),
+				controls: /[\u202a-\u202e\u2066-\u2069\u200e\u200f]/.test(text),
+				escaped: text.includes("Madeta butter 250g\\u202E"),
+				isolate: u ? getComputedStyle(u).unicodeBidi : "" };
+		})()`)
+		if got["controls"] != false || got["escaped"] != true || got["isolate"] != "isolate" {
+			t.Errorf("%s view with a bidi override in the product name: %v", name, got)
+		}
 	}
 	staged := show("approval", orderProbe)
 	approvalID, _ := cases["approval"].data(t)["approval_id"].(string)

@@ -53,13 +53,20 @@ var korral = (function () {
   // always as text: every string goes through textContent, never through
 // the HTML parser.
   var fence = /^\u27E6untrusted:([0-9a-f]+)\u27E7([\s\S]*)\u27E6\/\1\u27E7$/;
+  // Control, format and bidirectional characters are written as visible
+  // escapes (\u202E), as the console writes them (package textsafe), so
+  // that a name cannot reverse the reading order of the text around it.
+  var hidden = /[\u0000-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g;
+  function visible(s) {
+    return s.replace(hidden, function (c) { return "\\u" + ("000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4); });
+  }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
     if (text !== undefined && text !== null) {
       var s = String(text), m = fence.exec(s);
       if (m) { s = m[2]; e.classList.add("untrusted"); e.title = "text from StoreLink"; }
-      e.textContent = s;
+      e.textContent = visible(s);
     }
     return e;
   }
