@@ -117,5 +117,5 @@ var korral = (function () {
       protocolVersion: "2026-01-26"
     }).then(function () { notify("ui/notifications/initialized", {}); resize(); });
   }
-  return { el: el, add: add, facts: facts, when: when, wall: wall, start: start, request: request };
+  return { el: el, add: add, facts: facts, when: when, wall: wall, start: start, request: request, visible: visible };
 })();

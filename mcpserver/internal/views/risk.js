@@ -6,7 +6,7 @@
 // and the earliest delivery (at most 14); the y axis is units, so a day's
 // sales and the stock on hand compare directly.
 (function () {
-  var el = korral.el, add = korral.add, facts = korral.facts, when = korral.when, wall = korral.wall;
+  var el = korral.el, add = korral.add, facts = korral.facts, when = korral.when, wall = korral.wall, visible = korral.visible;
   var W = 720, H = 300, LEFT = 56, RIGHT = W - 16, TOP = 28, BOTTOM = H - 56, MAX_AHEAD = 14, DAY = 86400000;
   // Days whose sales do not show demand as it was, as the console marks them.
   var FLAGGED = ["closed", "zero_sales", "possible_stockout", "bulk_dominated", "no_history"];
@@ -15,7 +15,7 @@
   function svg(tag, attrs, text) {
     var e = document.createElementNS(SVG, tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
+    if (text !== undefined) e.textContent = visible(String(text));
     return e;
   }
   // niceScale: the axis top and step for values up to v, about four steps
