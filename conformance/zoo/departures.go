@@ -190,8 +190,12 @@ func validationError(x *Exchange, style Style, field string) *Exchange {
 // RequestRename makes op's request body carry name where the contract has
 // field: a body without name is refused with a validation error in style
 // that names it; a body with it is passed on under the contract's name.
+//
+// As in a service whose key check runs before its body validation, a
+// request whose key does not open its store is passed on untouched, and
+// the mock answers 401 or 403.
 func RequestRename(op, field, name string, style Style) Departure {
-	return Departure{ID: fmt.Sprintf("%s body %s as %s", op, field, name), Request: func(_ *Member, x *Exchange) *Exchange {
+	return Departure{ID: fmt.Sprintf("%s body %s as %s", op, field, name), Request: func(m *Member, x *Exchange) *Exchange {
 		if x.Op != op {
 			return nil
 		}
@@ -201,6 +205,9 @@ func RequestRename(op, field, name string, style Style) Departure {
 		}
 		v, ok := body[name]
 		if !ok {
+			if !m.keyOpens(x.Request) {
+				return nil
+			}
 			return validationError(x, style, name)
 		}
 		delete(body, name)
@@ -209,6 +216,17 @@ func RequestRename(op, field, name string, style Style) Departure {
 		x.Body, _ = json.Marshal(body)
 		return nil
 	}}
+}
+
+// keyOpens reports whether the request's store key is the mock's key of
+// the store its path names.
+func (m *Member) keyOpens(r *http.Request) bool {
+	seg := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(seg) < 3 || seg[1] != "stores" {
+		return false
+	}
+	key := r.Header.Get("X-Korral-Store-Key")
+	return key != "" && m.Mock.DefaultKeyring()[seg[2]] == key
 }
 
 // OrderIDs gives orders ids of another shape: prefix and ten hex digits.

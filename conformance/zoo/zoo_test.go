@@ -107,6 +107,16 @@ func TestMembersDepartWhereTheySay(t *testing.T) {
 		if code != 422 || len(detail) != 1 || !strings.Contains(mustJSON(detail), `"loc":["body","quantity"]`) {
 			t.Errorf("the contract's body: %d %v", code, v)
 		}
+		// The key is checked before the body: no key is 401, as at the mock.
+		req, _ := http.NewRequest("POST", base+"/v1/stores/47/replenishment", strings.NewReader(mustJSON(order(24))))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("the contract's body without a key: %d, want 401", resp.StatusCode)
+		}
 		if n := len(m.Orders()); n != len(mock.Orders()) {
 			t.Fatalf("orders: %d vs %d", n, len(mock.Orders()))
 		}

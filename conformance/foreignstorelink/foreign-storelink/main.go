@@ -10,19 +10,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
+	"github.com/korral/storelink/conformance/doublecmd"
 	"github.com/korral/storelink/conformance/foreignstorelink"
 )
 
@@ -65,79 +61,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "foreign-storelink: unexpected argument %q (see -h)\n", fs.Arg(0))
 		return 2
 	}
-	if err := checkLoopback(*addr); err != nil {
+	if err := doublecmd.CheckLoopback(*addr); err != nil {
 		fmt.Fprintf(stderr, "foreign-storelink: -addr: %v\n", err)
 		return 2
 	}
 	if *keyringOut != "" {
-		if err := writeKeyring(*keyringOut); err != nil {
+		if err := doublecmd.WriteKeyring(*keyringOut, foreignstorelink.DefaultKeys); err != nil {
 			fmt.Fprintf(stderr, "foreign-storelink: -keyring-out: %v\n", err)
 			return 1
 		}
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "foreign-storelink: %v\n", err)
-		return 1
-	}
-	srv := &http.Server{
-		Handler:           foreignstorelink.New(foreignstorelink.Options{}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		fmt.Fprintf(stderr, "foreign-storelink: %v\n", err)
-		return 1
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		fmt.Fprintf(stderr, "foreign-storelink: shutdown: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-// checkLoopback refuses any address that is not on the loopback interface.
-func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("%q is not a loopback address (use 127.0.0.1, ::1 or localhost)", host)
-}
-
-// writeKeyring writes the default keys as a JSON object, store id -> key,
-// readable by the owner only.
-func writeKeyring(path string) error {
-	data, err := json.MarshalIndent(foreignstorelink.DefaultKeys, "", "  ")
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(append(data, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return doublecmd.Serve(ctx, "foreign-storelink", *addr, foreignstorelink.New(foreignstorelink.Options{}), stdout, stderr)
 }

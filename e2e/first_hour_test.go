@@ -1,0 +1,147 @@
+package e2e_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/internal/e2etest"
+)
+
+// firstHour is the section of docs/contract-checker.md whose commands this
+// test runs: they patch, regenerate and build the repository, so they run
+// in a copy of it.
+const firstHour = "## Meeting your StoreLink: the first hour"
+
+// firstHourCommands returns the command lines of the section's sh blocks,
+// in order.
+func firstHourCommands(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(e2etest.Root(t), "docs", "contract-checker.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "\n"+firstHour+"\n")
+	if start < 0 {
+		t.Fatalf("docs/contract-checker.md has no section %q", firstHour)
+	}
+	text = text[start+1:]
+	if end := strings.Index(text, "\n## "); end >= 0 {
+		text = text[:end]
+	}
+	var out []string
+	for _, m := range regexp.MustCompile("(?ms)^ *```sh\n(.*?)^ *```\n").FindAllStringSubmatch(text, -1) {
+		for _, l := range strings.Split(strings.TrimRight(m[1], "\n"), "\n") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+// TestFirstHourDocRuns runs "Meeting your StoreLink: the first hour" as
+// written, but for the member's address: the member starts, the first
+// check finds the drift (exit 1), suggest's patch applies, make generate
+// and the build need no edit, the second check conforms, and doctor reads
+// every store of the keyring.
+func TestFirstHourDocRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("regenerates and builds a copy of the repository")
+	}
+	lines := firstHourCommands(t)
+	if len(lines) != 8 {
+		t.Fatalf("the section shows %d commands, the test knows 8: %q", len(lines), lines)
+	}
+	repo := copyRepo(t)
+	sh(t, repo, nil, "git", "init", "-q")
+	sh(t, repo, nil, "git", "add", "-A")
+	const docAddr = "http://127.0.0.1:8090"
+	base, checks := "", 0
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "go run ./conformance/zoo/zoo-storelink "); ok {
+			base = startZooCmd(t, repo, strings.ReplaceAll(rest, "127.0.0.1:8090", "127.0.0.1:0"))
+			continue
+		}
+		if base == "" {
+			t.Fatalf("%q comes before the member is started", line)
+		}
+		want := 0
+		if strings.Contains(line, "storelink-contract check") {
+			if checks++; checks == 1 {
+				want = 1 // the member differs from the contract
+			}
+		}
+		out, code := bash(t, repo, strings.ReplaceAll(line, docAddr, base))
+		if code != want {
+			t.Fatalf("%q: exit %d, want %d\n%s", line, code, want, out)
+		}
+		switch {
+		case strings.Contains(line, "suggest"):
+			patch, err := os.ReadFile(filepath.Join(repo, "contract.patch"))
+			if err != nil || !strings.Contains(string(patch), "x-go-name: QuantityUnits") || !strings.Contains(out, "2 changes proposed, 1 cause left as notes") {
+				t.Errorf("suggest: %v\n%s\n%s", err, out, patch)
+			}
+		case checks == 2 && strings.Contains(line, "storelink-contract check"):
+			if !strings.Contains(out, "Result: StoreLink conforms to the contract.") || !strings.Contains(out, "Orders left at StoreLink (1)") {
+				t.Errorf("the check after the patch:\n%s", out)
+			}
+		case strings.Contains(line, "doctor"):
+			if !strings.Contains(out, "ok    key of store 47: read store 47") || !strings.Contains(out, "ok    key of store 102: read store 102") {
+				t.Errorf("doctor:\n%s", out)
+			}
+		}
+	}
+}
+
+// startZooCmd builds the zoo's command in dir, starts it with args, and
+// returns the base URL it prints; the process is killed by its PID when
+// the test ends.
+func startZooCmd(t *testing.T, dir, args string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "zoo-storelink")
+	sh(t, dir, nil, "go", "build", "-o", bin, "./conformance/zoo/zoo-storelink")
+	cmd := exec.Command(bin, strings.Fields(args)...)
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("the member did not say where it listens: %q %v", line, err)
+	}
+	return url
+}
+
+// bash runs one command line of the document in dir, bounded in time, and
+// returns its output and exit code.
+func bash(t *testing.T, dir, line string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%q: no end within 10 minutes", line)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
