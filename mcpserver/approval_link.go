@@ -21,10 +21,13 @@ import (
 //     the call, to open the page (elicitation/create, mode url, with the
 //     approval id as the elicitation id). The call waits for the host's
 //     answer to that question, not for the decision: the approver may be
-//     someone else, hours later. The session then reads the ledger every
-//     ApprovalPoll until the approval is decided or lapses, and sends
+//     someone else, hours later. The server's one approval watcher
+//     (approval_watch.go) then reads the ledger every ApprovalPoll until
+//     the approval is decided or lapses, and sends
 //     notifications/elicitation/complete. The console may run in another
-//     process or replica: the ledger is what they share.
+//     process or replica: the ledger is what they share. A session waits
+//     on at most MaxApprovalWatchesPerSession approvals; beyond that the
+//     host is not asked, and reads the link in next_step.
 //   - On 2026-07-28 the server may not send requests of its own: the call
 //     is answered input_required with the same URL request, and the
 //     client's retry (same idempotency key) answers the approval as the
@@ -34,9 +37,10 @@ import (
 // The link is the console's base URL and the approval id, nothing more:
 // opening it needs a log-in, and any approver in the store's scope may.
 
-// DefaultApprovalPoll is how often a session asked to open an order's page
-// reads the ledger for the decision: one indexed read a second per open
-// elicitation, and the host hears of the decision within about a second.
+// DefaultApprovalPoll is how often the server reads the ledger for the
+// decisions its sessions wait on: one read of the pending approvals a
+// second, however many there are, and the host hears of a decision within
+// about a second.
 const DefaultApprovalPoll = time.Second
 
 // approvalInputID names the URL request of an input_required answer.
@@ -60,7 +64,12 @@ func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outco
 		return nil
 	}
 	out.ApprovalURL = link
-	if req := c.req; fresh && req != nil && req.Session != nil && canElicitURL(req.ClientCapabilities()) {
+	req := c.req
+	watchable := req != nil && req.Session != nil && s.approvals.room(req.Session)
+	if fresh && req != nil && req.Session != nil && !watchable && canElicitURL(req.ClientCapabilities()) {
+		s.log.WarnContext(ctx, "approval.watch_refused", "call_id", c.id, "approval_id", e.ApprovalID, "max", MaxApprovalWatchesPerSession)
+	}
+	if fresh && watchable && canElicitURL(req.ClientCapabilities()) {
 		ask := &mcp.ElicitParams{Mode: "url", Message: approvalMessage(r), URL: link}
 		if req.ProtocolVersion() >= multiRoundTripVersion {
 			if req.Params.RequestState == "" {
@@ -76,7 +85,14 @@ func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outco
 				s.log.WarnContext(ctx, "approval.elicit_failed", "call_id", c.id, "approval_id", e.ApprovalID, "err", err)
 			case res.Action == "accept":
 				s.log.InfoContext(ctx, "approval.elicited", "call_id", c.id, "approval_id", e.ApprovalID, "action", res.Action)
-				s.watchApproval(req.Session, e)
+				ss := req.Session
+				if !s.approvals.watch(ss, func() { _ = ss.Wait() }, e, func(ctx context.Context) error {
+					return ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: e.ApprovalID})
+				}) {
+					// Another call of the session took the last place
+					// since room said yes.
+					s.log.WarnContext(ctx, "approval.watch_refused", "call_id", c.id, "approval_id", e.ApprovalID, "max", MaxApprovalWatchesPerSession)
+				}
 				out.NextStep = "Nothing was sent. The host opened the order's page in the approvals console for the buyer; a named approver logs in there and approves or rejects it. " +
 					"When the host reports that step complete, check korral_get_order_status with the approval id. You cannot approve it yourself."
 				return nil
@@ -105,56 +121,6 @@ func approvalMessage(r *replenish.Outcome) string {
 	e := r.Entry
 	return fmt.Sprintf("An order of %d unit(s) of %s (SKU %s) for store %s awaits a named approver. Open the approvals console to approve or reject it (log-in required). Nothing is sent until then.",
 		e.QuantityUnits, textsafe.Bound(r.ProductName, maxShown), e.SKU, e.StoreID)
-}
-
-// watchApproval reads the ledger every ApprovalPoll until the approval
-// staged as e is decided or lapses, then tells the session's host that the
-// URL elicitation is complete. It ends early when the session closes, and
-// at the latest a minute after the approval lapses.
-func (s *server) watchApproval(ss *mcp.ServerSession, e state.Entry) {
-	w := s.opts.Writes
-	poll := w.ApprovalPoll
-	if poll <= 0 {
-		poll = DefaultApprovalPoll
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), e.ApprovalExpiresAt.Sub(s.opts.Now())+time.Minute)
-	go func() {
-		// The session's end ends the watch (stdio: the process; HTTP: the
-		// session's close or timeout).
-		_ = ss.Wait()
-		cancel()
-	}()
-	go func() {
-		defer cancel()
-		t := time.NewTicker(poll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				s.log.Info("approval.watch_ended", "approval_id", e.ApprovalID, "why", context.Cause(ctx).Error())
-				return
-			case <-t.C:
-			}
-			cur, ok, err := w.Ledger.ByApprovalID(ctx, e.ApprovalID)
-			if err != nil {
-				s.log.Warn("approval.watch_read_failed", "approval_id", e.ApprovalID, "err", err)
-				continue
-			}
-			if ok && !approvalSettled(cur, s.opts.Now()) {
-				continue
-			}
-			st := string(cur.State)
-			if ok && cur.State == state.StatePendingApproval {
-				st = "lapsed"
-			}
-			if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: e.ApprovalID}); err != nil {
-				s.log.Warn("approval.complete_failed", "approval_id", e.ApprovalID, "state", st, "err", err)
-				return
-			}
-			s.log.Info("approval.complete_sent", "approval_id", e.ApprovalID, "state", st)
-			return
-		}
-	}()
 }
 
 // approvalSettled reports whether a staged order needs no more waiting:

@@ -124,6 +124,8 @@ type server struct {
 	metrics instruments
 	// tools are the names registered, the only tool names used as labels.
 	tools map[string]bool
+	// approvals waits on the approvals the sessions were led to.
+	approvals *approvalWatcher
 }
 
 // workflow is the order workflow behind the tools, built from the options
@@ -172,8 +174,10 @@ func newServer(opts Options) *server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &server{opts: opts, log: opts.Logger, tracer: telemetry.Tracer(opts.TracerProvider),
+	s := &server{opts: opts, log: opts.Logger, tracer: telemetry.Tracer(opts.TracerProvider),
 		metrics: newInstruments(opts.MeterProvider), tools: map[string]bool{}}
+	s.approvals = newApprovalWatcher(s)
+	return s
 }
 
 // New returns the MCP server with its tools registered.
