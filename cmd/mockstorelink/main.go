@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/korral/storelink/conformance/doublecmd"
 	"github.com/korral/storelink/mcpserver/buildinfo"
 	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mockstorelink"
@@ -140,12 +140,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer m.Close()
 	m.Server.SetFaults(faults...)
 	if *keyringOut != "" {
-		if err := writeSecretJSON(*keyringOut, m.Server.DefaultKeyring()); err != nil {
+		if err := doublecmd.WriteSecretJSON(*keyringOut, m.Server.DefaultKeyring()); err != nil {
 			return err
 		}
 	}
 	if *allKeysOut != "" {
-		if err := writeSecretJSON(*allKeysOut, m.Server.Keys()); err != nil {
+		if err := doublecmd.WriteSecretJSON(*allKeysOut, m.Server.Keys()); err != nil {
 			return err
 		}
 	}
@@ -160,26 +160,4 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return m.Close()
-}
-
-// writeSecretJSON writes v to path readable by the owner only, also when the
-// file already existed with wider permissions.
-func writeSecretJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(append(data, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -1,5 +1,5 @@
 // Package doublecmd is what the commands that serve a StoreLink double
-// (foreign-storelink, zoo-storelink) share: a loopback-only listener, the
+// (foreign-storelink, zoo-storelink, and mockstorelink for its secrets) share: a loopback-only listener, the
 // keyring written for the tools that meet the double, the "listening on"
 // line a test or a person reads the address from, and a clean stop.
 package doublecmd
@@ -31,10 +31,11 @@ func CheckLoopback(addr string) error {
 	return fmt.Errorf("%q is not a loopback address (use 127.0.0.1, ::1 or localhost)", host)
 }
 
-// WriteKeyring writes keys as a JSON object, store id -> key, readable by
-// the owner only.
-func WriteKeyring(path string, keys map[string]string) error {
-	data, err := json.MarshalIndent(keys, "", "  ")
+// WriteSecretJSON writes v as indented JSON to path, readable by the
+// owner only, also when the file already existed with wider permissions:
+// a keyring (store id -> key) or an admin token.
+func WriteSecretJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

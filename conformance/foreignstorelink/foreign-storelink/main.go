@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *keyringOut != "" {
-		if err := doublecmd.WriteKeyring(*keyringOut, foreignstorelink.DefaultKeys); err != nil {
+		if err := doublecmd.WriteSecretJSON(*keyringOut, foreignstorelink.DefaultKeys); err != nil {
 			fmt.Fprintf(stderr, "foreign-storelink: -keyring-out: %v\n", err)
 			return 1
 		}

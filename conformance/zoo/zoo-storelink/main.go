@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *keyringOut != "" {
-		if err := doublecmd.WriteKeyring(*keyringOut, mock.DefaultKeyring()); err != nil {
+		if err := doublecmd.WriteSecretJSON(*keyringOut, mock.DefaultKeyring()); err != nil {
 			fmt.Fprintf(stderr, "zoo-storelink: -keyring-out: %v\n", err)
 			return 1
 		}
