@@ -157,6 +157,10 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		res.Verdict, res.Detail = Skipped, why
 		return res, nil, false
 	}
+	if r.spec.storeLocal {
+		req = r.localQuery(ctx, req)
+		res.Request = req.method + " " + req.target()
+	}
 	var body []byte
 	if req.body != nil {
 		var err error

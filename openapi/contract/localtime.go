@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -143,4 +144,32 @@ func (s *suggester) declareLocalTimes(c Cause) (change, evidence, why string) {
 		return "", "", "declaring store-local times would not validate: " + firstLine(err.Error())
 	}
 	return "declare info." + sl.TimestampsExtension + ": " + sl.TimestampsStoreLocal + " (a date-time without an offset is the store's local time)", evidence, ""
+}
+
+// localQuery writes the since of a store-scoped request in the store's
+// zone when the contract declares store-local times: a StoreLink that
+// speaks local times is asked in them, so that the since it echoes (often
+// the query's wall clock with the offset dropped) reads back as the same
+// instant. A since that is not a time (a probe's malformed one) is sent
+// as it is.
+func (r *runner) localQuery(ctx context.Context, req request) request {
+	if !r.spec.storeLocal || req.query.Get("since") == "" {
+		return req
+	}
+	store, ok := storeScoped(req.path)
+	if !ok {
+		return req
+	}
+	since, err := time.Parse(time.RFC3339Nano, req.query.Get("since"))
+	if err != nil {
+		return req
+	}
+	loc := r.storeZone(ctx, store)
+	if loc == nil {
+		return req
+	}
+	q := maps.Clone(req.query)
+	q.Set("since", since.In(loc).Format(time.RFC3339Nano))
+	req.query = q
+	return req
 }

@@ -15,8 +15,10 @@ import (
 // localTimes turns every time of a successful store-scoped answer of the
 // fake into the store's local clock without an offset (all the fake's
 // stores are in Europe/Prague), as a StoreLink that stores naive
-// timestamps does.
-func localTimes(t *testing.T) func(http.Handler) http.Handler {
+// timestamps does. strip drops the offset of each time as it is instead,
+// as the zoo's member does: the since the fake echoes keeps the wall
+// clock the query was written in.
+func localTimes(t *testing.T, strip ...bool) func(http.Handler) http.Handler {
 	prague, err := time.LoadLocation("Europe/Prague")
 	if err != nil {
 		t.Skip("no tzdata:", err)
@@ -34,6 +36,9 @@ func localTimes(t *testing.T) func(http.Handler) http.Handler {
 			}
 		case string:
 			if ts, err := time.Parse(time.RFC3339Nano, x); err == nil {
+				if len(strip) > 0 && strip[0] {
+					return ts.Format("2006-01-02T15:04:05")
+				}
 				return ts.In(prague).Format("2006-01-02T15:04:05")
 			}
 		}
@@ -134,20 +139,42 @@ func TestSuggestDeclaresLocalTimes(t *testing.T) {
 
 // With the declaration the check reads the times in the store's zone:
 // no cause at all, the semantic rules included, with one store read per
-// store for the zone.
+// store for the zone. The query's since is written in the store's zone,
+// so that a since echoed without its offset reads back as the same
+// instant.
 func TestDeclaredLocalTimesPass(t *testing.T) {
 	t.Parallel()
-	f := newFake()
-	srv := f.serve(t, localTimes(t))
-	cfg := config(f, srv.URL)
-	cfg.AllowWrites, cfg.WriteStore = true, "47"
-	cfg.Spec = declared(t)
-	rep := check(t, cfg)
-	if len(rep.Causes) != 0 {
-		t.Fatalf("causes: %+v", rep.Causes)
+	exact := func(f *fake, req string) int {
+		n := 0
+		for _, r := range f.sent() {
+			if r == req {
+				n++
+			}
+		}
+		return n
 	}
-	if got := failing(rep); len(got) != 0 {
-		t.Fatalf("failing: %v", got)
+	plain := newFake()
+	cfg := config(plain, plain.serve(t).URL)
+	cfg.AllowWrites, cfg.WriteStore = true, "47"
+	if rep := check(t, cfg); len(rep.Causes) != 0 {
+		t.Fatalf("the fake as it is: %+v", rep.Causes)
+	}
+	for _, strip := range []bool{false, true} {
+		f := newFake()
+		srv := f.serve(t, localTimes(t, strip))
+		cfg := config(f, srv.URL)
+		cfg.AllowWrites, cfg.WriteStore = true, "47"
+		cfg.Spec = declared(t)
+		rep := check(t, cfg)
+		if len(rep.Causes) != 0 {
+			t.Fatalf("strip %v: causes: %+v", strip, rep.Causes)
+		}
+		if got := failing(rep); len(got) != 0 {
+			t.Fatalf("strip %v: failing: %v", strip, got)
+		}
+		if n, n0 := exact(f, "GET /v1/stores/47"), exact(plain, "GET /v1/stores/47"); n != n0+1 {
+			t.Errorf("strip %v: %d reads of store 47, %d without local times; want one more, for its zone", strip, n, n0)
+		}
 	}
 }
 

@@ -30,8 +30,11 @@ func localStoreLink(t *testing.T, timezone string, storeReads *atomic.Int32) *ht
 		case "/v1/stores/47/inventory":
 			_, _ = io.WriteString(w, `{"store_id":"47","sku":"1234","on_hand_units":5,"counted_at":"2026-11-27T06:00:00"}`)
 		case "/v1/stores/47/pos":
-			// The last line falls in the hour repeated on 25 October.
-			_, _ = io.WriteString(w, `{"store_id":"47","sku":"1234","since":"2026-10-24T10:00:00","transactions":[`+
+			// The since echoed is the query's wall clock without its
+			// offset; the last line falls in the hour repeated on 25
+			// October.
+			since, _ := time.Parse(time.RFC3339, r.URL.Query().Get("since"))
+			_, _ = io.WriteString(w, `{"store_id":"47","sku":"1234","since":"`+since.Format("2006-01-02T15:04:05")+`","transactions":[`+
 				`{"transaction_id":"T2","timestamp":"2026-11-27T10:00:00","units":2},`+
 				`{"transaction_id":"T1","timestamp":"2026-10-25T02:30:00","units":1}],"total_count":2}`)
 		default:
@@ -86,13 +89,17 @@ func TestLocalTimesReadInTheStoresZone(t *testing.T) {
 	if want := time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC); !inv.CountedAt.Equal(want) {
 		t.Errorf("counted at %v, want %v", inv.CountedAt, want)
 	}
-	since := time.Date(2026, 10, 24, 10, 0, 0, 0, time.FixedZone("CEST", 7200))
+	// Asked in UTC; sent in the store's zone.
+	since := time.Date(2026, 10, 24, 8, 0, 0, 0, time.UTC)
 	got, err := c.Sales(context.Background(), "47", "1234", since, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Items) != 2 {
 		t.Fatalf("%d sales", len(got.Items))
+	}
+	if len(got.Unknown) != 0 {
+		t.Errorf("unknown: %v; the since echoed reads back as the query's", got.Unknown)
 	}
 	for i, want := range []time.Time{time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC)} {
 		if !got.Items[i].At.Equal(want) {
