@@ -173,3 +173,35 @@ func (r *runner) localQuery(ctx context.Context, req request) request {
 	req.query = q
 	return req
 }
+
+// localize, for the proxy, learns a store's timezone from its answer to
+// GET /v1/stores/{store_id} and reads the local times of the store's
+// other answers in it. The proxy sends no request of its own: until the
+// traffic has read the store, its local times stay findings.
+func (p *Proxy) localize(x *exchange, body []byte) []byte {
+	if rest, ok := strings.CutPrefix(x.req.path, "/v1/stores/"); ok && rest != "" && !strings.Contains(rest, "/") {
+		var st struct {
+			Timezone string `json:"timezone"`
+		}
+		if json.Unmarshal(body, &st) == nil && st.Timezone != "" {
+			if loc, err := time.LoadLocation(st.Timezone); err == nil {
+				p.mu.Lock()
+				p.zones.put(rest, loc)
+				p.mu.Unlock()
+			}
+		}
+		return body
+	}
+	store, ok := storeScoped(x.req.path)
+	if !ok {
+		return body
+	}
+	p.mu.Lock()
+	loc, ok := p.zones.get(store)
+	p.mu.Unlock()
+	if !ok {
+		return body
+	}
+	out, _ := sl.LocalizeTimestamps(body, loc)
+	return out
+}

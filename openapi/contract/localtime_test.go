@@ -200,3 +200,45 @@ func TestDeclaredLocalTimesWithoutAZone(t *testing.T) {
 		t.Errorf("causes without the store's zone: %+v", rep.Causes)
 	}
 }
+
+// The proxy, with the declaration, reads the local times of a store's
+// answers in the zone the traffic's store read named, and passes the
+// answers on unchanged; without it, they are local-time findings.
+func TestProxyReadsDeclaredLocalTimes(t *testing.T) {
+	t.Parallel()
+	doc, err := openapi.Parse(declared(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDecl, err := newSpec(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, decl := range []bool{false, true} {
+		f := newFake()
+		up := f.serve(t, localTimes(t))
+		out := &lines{}
+		p, err := NewProxy(ProxyConfig{Upstream: up.URL, Findings: out, Now: fixedNow, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if decl {
+			p.spec = withDecl
+		}
+		srv := httptest.NewServer(p)
+		drive(t, srv.URL, f.keys["47"])
+		proxied := send(t, "GET", srv.URL+"/v1/stores/47/inventory?sku="+fakeSKU, f.keys["47"], nil)
+		srv.Close()
+		fs := out.findings(t)
+		if decl && len(fs) != 0 {
+			t.Errorf("declared: findings:\n%s", out)
+		}
+		if !decl && (len(fs) == 0 || !strings.Contains(out.String(), `"kind":"local-time"`)) {
+			t.Errorf("not declared: want local-time findings:\n%s", out)
+		}
+		direct := send(t, "GET", up.URL+"/v1/stores/47/inventory?sku="+fakeSKU, f.keys["47"], nil)
+		if !strings.Contains(string(direct.body), `"counted_at":"2026-11-27T06:30:00"`) || !bytes.Equal(direct.body, proxied.body) {
+			t.Errorf("the proxy changed the answer: %s, directly %s", proxied.body, direct.body)
+		}
+	}
+}
