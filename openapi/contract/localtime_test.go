@@ -153,18 +153,21 @@ func TestDeclaredLocalTimesPass(t *testing.T) {
 		}
 		return n
 	}
-	plain := newFake()
-	cfg := config(plain, plain.serve(t).URL)
-	cfg.AllowWrites, cfg.WriteStore = true, "47"
-	if rep := check(t, cfg); len(rep.Causes) != 0 {
-		t.Fatalf("the fake as it is: %+v", rep.Causes)
-	}
 	for _, strip := range []bool{false, true} {
+		plain := newFake()
+		base := config(plain, plain.serve(t).URL)
+		base.AllowWrites, base.WriteStore, base.Generate, base.Seed = true, "47", !strip, 3
+		if rep := check(t, base); len(rep.Causes) != 0 {
+			t.Fatalf("the fake as it is: %+v", rep.Causes)
+		}
 		f := newFake()
 		srv := f.serve(t, localTimes(t, strip))
 		cfg := config(f, srv.URL)
 		cfg.AllowWrites, cfg.WriteStore = true, "47"
 		cfg.Spec = declared(t)
+		// The generated cases too (their since is sent as generated, in
+		// UTC, so only where the echo keeps the instant).
+		cfg.Generate, cfg.Seed = !strip, 3
 		rep := check(t, cfg)
 		if len(rep.Causes) != 0 {
 			t.Fatalf("strip %v: causes: %+v", strip, rep.Causes)
