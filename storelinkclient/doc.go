@@ -72,7 +72,17 @@
 // The types and methods in storelink.gen.go are generated from the StoreLink
 // contract (openapi/storelink.yaml) by oapi-codegen, through this package's
 // copies of two of its templates (client.tmpl, imports.tmpl), and are never
-// edited by hand; the other files are written by hand.
+// edited by hand; so is timestamps.gen.go, whose StoreLocalTimestamps
+// internal/gentimestamps writes from the contract's
+// info.x-korral-timestamps. The other files are written by hand.
+//
+// # Store-local timestamps
+//
+// A contract that declares x-korral-timestamps: store-local describes a
+// StoreLink that sends times without an offset, in the store's local
+// clock. [LocalizeTimestamps] rewrites such an answer into RFC 3339 in
+// the store's zone before it is decoded; [InZone] says how a wall time in
+// a daylight-saving change is read (ADR 0032).
 package storelinkclient
 
 //go:generate env GOWORK=off go tool -modfile=../tools/go.mod oapi-codegen -config oapi-codegen.yaml ../openapi/storelink.yaml

@@ -170,6 +170,8 @@ func causeID(f Finding) string {
 		return "undeclared-status"
 	case FindingErrorIn200:
 		return FindingErrorIn200
+	case FindingLocalTime:
+		return localTimeCause
 	case FindingSchema, FindingRename:
 		return f.Kind + ":" + f.Schema + ":" + foldPath(f.Path)
 	}

@@ -157,6 +157,10 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		res.Verdict, res.Detail = Skipped, why
 		return res, nil, false
 	}
+	if r.spec.storeLocal {
+		req = r.localQuery(ctx, req)
+		res.Request = req.method + " " + req.target()
+	}
 	var body []byte
 	if req.body != nil {
 		var err error
@@ -201,6 +205,7 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		res.Verdict, res.Detail = Error, fmt.Sprintf("response body larger than %d MiB; not validated", maxBody>>20)
 		return res, nil, false
 	}
+	respBody = r.localize(ctx, req, status, respBody)
 	verdict, detail, findings := r.spec.judge(ctx, p, req, body, r.cfg.Now(), status, header, respBody)
 	if verdict == Error && res.Retries > 0 {
 		detail += fmt.Sprintf(" (after %d retries honouring Retry-After)", res.Retries)

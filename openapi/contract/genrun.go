@@ -264,7 +264,7 @@ func (r *runner) sendCase(ctx context.Context, c *Case, opID, method, target str
 		res.Verdict, res.Detail = Error, "StoreLink answered 429, so this case could not be checked"
 		return res, status, body
 	}
-	res.Findings = r.spec.judgeCase(ctx, c, r.cfg.Now(), raised, status, header, body)
+	res.Findings = r.spec.judgeCase(ctx, c, r.cfg.Now(), raised, status, header, r.localize(ctx, caseRequest(c), status, body))
 	if o := r.noteWrite(method, target, c.Store, caseLabel(c), status, body, c.Expect == expectValid); o != nil && c.Expect != expectValid {
 		res.Findings = append(res.Findings, orderRaised(o, dueOf(c)))
 	}

@@ -256,6 +256,12 @@ func (s *spec) findings(err error, op operation, status int, body []byte) []Find
 			fs = append(fs, Finding{Kind: kind, Path: path, Schema: op.responseLocation(status), Message: firstLine(e.Error())})
 			continue
 		}
+		if kind == FindingSchema && !s.storeLocal {
+			if lf, ok := localTimeFinding(se, pointer(se.JSONPointer())); ok {
+				fs = append(fs, lf)
+				continue
+			}
+		}
 		f := Finding{Kind: kind, Path: path, Message: se.Reason}
 		field := se.SchemaField
 		if kind == FindingSchema {

@@ -162,6 +162,10 @@ type state struct {
 	// sku is the SKU StoreLink's inventory or POS answer named
 	// (learnSKU).
 	sku string
+	// zones are the stores' timezones, read when the contract declares
+	// store-local times (localtime.go); nil for a store whose zone could
+	// not be read.
+	zones map[string]*time.Location
 	// createdID and raised are the order the write probe raised.
 	createdID string
 	raised    *sl.OrderRequest

@@ -70,12 +70,15 @@ type Proxy struct {
 	spec     *spec
 	client   *http.Client
 
-	mu      sync.Mutex
-	out     *json.Encoder
-	sum     ProxySummary
-	causes  *causeSet
-	raised  memory[*sl.OrderRequest]
-	walks   memory[*rules.Walk]
+	mu     sync.Mutex
+	out    *json.Encoder
+	sum    ProxySummary
+	causes *causeSet
+	raised memory[*sl.OrderRequest]
+	walks  memory[*rules.Walk]
+	// zones are the stores' timezones seen in store answers, for a
+	// contract that declares store-local times (localtime.go).
+	zones   memory[*time.Location]
 	outErr  error
 	closing bool
 }
@@ -428,6 +431,9 @@ func (p *Proxy) judgeResponse(ctx context.Context, x *exchange, status int, head
 			return
 		}
 		body = plain
+	}
+	if p.spec.storeLocal && status >= 200 && status < 300 {
+		body = p.localize(x, body)
 	}
 	pr := &probe{op: x.op, expect: x.expect}
 	_, _, fs := p.spec.judge(ctx, pr, x.req, x.body, p.cfg.Now(), status, header, body)

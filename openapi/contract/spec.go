@@ -28,6 +28,9 @@ type spec struct {
 	keyHeader string
 	// exampleSKU is the SKU code the contract uses as its example.
 	exampleSKU string
+	// storeLocal is set when the contract declares that a date-time
+	// without an offset is the store's local time (localtime.go).
+	storeLocal bool
 }
 
 // operation is one endpoint of the contract.
@@ -132,6 +135,9 @@ func newSpec(doc *openapi3.T) (*spec, error) {
 	}
 	if ref := doc.Components.Schemas["SKUCode"]; ref != nil && ref.Value != nil {
 		s.exampleSKU, _ = ref.Value.Example.(string)
+	}
+	if s.storeLocal, err = storeLocalTimes(doc); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

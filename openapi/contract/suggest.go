@@ -247,6 +247,8 @@ func (s *suggester) propose(i int, c Cause) (change, evidence, why string) {
 		return s.rename(c)
 	case c.Kind == FindingUndeclaredStatus:
 		return s.declareStatus(c)
+	case c.Kind == FindingLocalTime:
+		return s.declareLocalTimes(c)
 	case c.Kind == FindingSchema && strings.HasSuffix(c.Schema, "/additionalProperties"):
 		if j := s.pairedRename(i, c, true); j >= 0 {
 			return "", "", fmt.Sprintf("part of the rename %s", s.causes[j].ID)

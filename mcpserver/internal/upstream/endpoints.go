@@ -86,6 +86,10 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 		v, err := call(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, func(ctx context.Context, key keyring.Key) (*sl.POSPage, error) {
 			unknown, absent = nil, sl.Absent{}
 			params := &sl.ListPOSTransactionsParams{SKU: sku, Since: since, Limit: &limit, Cursor: cursor}
+			if loc, ok := ctx.Value(zoneKey{}).(*time.Location); ok {
+				// A StoreLink of local times is asked in them (ADR 0032).
+				params.Since = since.In(loc)
+			}
 			resp, err := c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, sl.WithStoreKey(key.Reveal()))
 			return checked(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, resp, err, &absent, &unknown)
 		})

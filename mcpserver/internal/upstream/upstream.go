@@ -265,6 +265,9 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 	if sink, ok := req.Context().Value(freshnessSinkKey{}).(*freshnessHeaders); ok && resp != nil {
 		sink.record(resp.Header)
 	}
+	if localTimes && err == nil {
+		localize(req, resp)
+	}
 	if sink, ok := req.Context().Value(bodySinkKey{}).(*bytes.Buffer); ok && resp != nil && req.Method == http.MethodGet &&
 		resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		// A copy of what the client reads, no more (its response limit
@@ -340,6 +343,13 @@ func call[T any](ctx context.Context, c *Client, method, route, storeID string, 
 			"Call korral_list_authorized_stores and use one of the stores it lists.")
 		e.Reach = apperr.ReachNotSent
 		return nil, e
+	}
+	if storeLocal(route) {
+		zctx, err := c.withStoreZone(ctx, method, route, storeID)
+		if err != nil {
+			return nil, err
+		}
+		ctx = zctx
 	}
 	for attempt := 1; ; attempt++ {
 		v, err := attemptOnce(ctx, c, method, route, storeID, attempt, key, do)

@@ -1,0 +1,207 @@
+package contract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	sl "github.com/korral/storelink/storelinkclient"
+)
+
+// A StoreLink that sends its times in the store's local clock without an
+// offset ("2026-12-02T14:30:00") breaks format: date-time at every time
+// field of every answer. That is one departure, so it is one cause,
+// FindingLocalTime, whatever field or probe met it, and suggest proposes
+// the one declaration that reads such times: info.x-korral-timestamps:
+// store-local (ADR 0032). With the declaration in the contract in use the
+// check reads a store-scoped answer's local times in the store's zone
+// (read once per store from GET /v1/stores/{store_id}) before judging
+// it, as the MCP server's adapter does.
+
+// FindingLocalTime is the kind of a finding about a date-time without an
+// offset, where the contract does not declare store-local times.
+const FindingLocalTime = "local-time"
+
+// localTimeCause is the id of the one cause every FindingLocalTime shares.
+const localTimeCause = "timestamps:store-local"
+
+// storeLocalTimes reads the contract's declaration. Any value other than
+// sl.TimestampsStoreLocal is an error.
+func storeLocalTimes(doc *openapi3.T) (bool, error) {
+	if doc.Info == nil {
+		return false, nil
+	}
+	v, ok := doc.Info.Extensions[sl.TimestampsExtension]
+	if !ok {
+		return false, nil
+	}
+	if s, _ := v.(string); s == sl.TimestampsStoreLocal {
+		return true, nil
+	}
+	return false, fmt.Errorf("the StoreLink contract's info.%s is %v; the one value it takes is %s", sl.TimestampsExtension, v, sl.TimestampsStoreLocal)
+}
+
+// localTimeFinding is the finding for a schema error that is only a
+// date-time without an offset, if se is one.
+func localTimeFinding(se *openapi3.SchemaError, path string) (Finding, bool) {
+	if se.SchemaField != "format" || se.Schema == nil || se.Schema.Format != "date-time" {
+		return Finding{}, false
+	}
+	s, ok := se.Value.(string)
+	if !ok || !sl.IsLocalDateTime(s) {
+		return Finding{}, false
+	}
+	return Finding{Kind: FindingLocalTime, Path: path, Schema: "#/info",
+		Message: "a date-time without an offset: StoreLink sends local times, which the contract does not declare"}, true
+}
+
+// storeScoped is the store of a request under /v1/stores/{store_id}/, if
+// it is one.
+func storeScoped(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/v1/stores/")
+	if !ok {
+		return "", false
+	}
+	id, sub, ok := strings.Cut(rest, "/")
+	return id, ok && id != "" && sub != ""
+}
+
+// localize reads the local times of a successful store-scoped answer in
+// the store's zone, when the contract declares them. A store whose zone
+// the check cannot read leaves the answer as it is: its local times are
+// then findings, which say so.
+func (r *runner) localize(ctx context.Context, req request, status int, body []byte) []byte {
+	if !r.spec.storeLocal || status < 200 || status >= 300 {
+		return body
+	}
+	store, ok := storeScoped(req.path)
+	if !ok {
+		return body
+	}
+	loc := r.storeZone(ctx, store)
+	if loc == nil {
+		return body
+	}
+	out, _ := sl.LocalizeTimestamps(body, loc)
+	return out
+}
+
+// storeZone is the store's timezone, read once per run with the store's
+// own key; nil when it cannot be read (no key, the budget spent, no
+// answer, no zone).
+func (r *runner) storeZone(ctx context.Context, store string) *time.Location {
+	if loc, ok := r.st.zones[store]; ok {
+		return loc
+	}
+	if r.st.zones == nil {
+		r.st.zones = map[string]*time.Location{}
+	}
+	r.st.zones[store] = nil
+	if r.cfg.Keyring[store] == "" || r.sent >= r.cfg.MaxRequests || r.pace.wait(ctx) != nil {
+		return nil
+	}
+	status, _, body, err := r.send(ctx, get("/v1/stores/"+store, nil, keyOwn, store), nil)
+	if err != nil || status != http.StatusOK {
+		return nil
+	}
+	var st struct {
+		Timezone string `json:"timezone"`
+	}
+	if json.Unmarshal(body, &st) != nil || st.Timezone == "" {
+		return nil
+	}
+	loc, err := time.LoadLocation(st.Timezone)
+	if err != nil {
+		return nil
+	}
+	r.st.zones[store] = loc
+	return loc
+}
+
+// declareLocalTimes proposes the declaration of store-local times under
+// the contract's info.
+func (s *suggester) declareLocalTimes(c Cause) (change, evidence, why string) {
+	e := s.begin()
+	info, ok := find(e.lines, "info")
+	if !ok {
+		return "", "", "the contract has no info block to declare store-local times in: add info." + sl.TimestampsExtension + ": " + sl.TimestampsStoreLocal + " by hand"
+	}
+	if _, ok := child(e.lines, info, sl.TimestampsExtension); ok {
+		return "", "", "info." + sl.TimestampsExtension + " is already set to another value: read StoreLink's documentation and set it by hand"
+	}
+	ind := indentOf(e.lines[info]) + 2
+	if kids := children(e.lines, info); len(kids) > 0 {
+		ind = indentOf(e.lines[kids[0]])
+	}
+	e.insert(info+1, strings.Repeat(" ", ind)+sl.TimestampsExtension+": "+sl.TimestampsStoreLocal+"\n")
+	evidence = seen(c) + ": date-times without an offset, read as the store's local time (ADR 0032)"
+	if err := s.commit(e, evidence); err != nil {
+		return "", "", "declaring store-local times would not validate: " + firstLine(err.Error())
+	}
+	return "declare info." + sl.TimestampsExtension + ": " + sl.TimestampsStoreLocal + " (a date-time without an offset is the store's local time)", evidence, ""
+}
+
+// localQuery writes the since of a store-scoped request in the store's
+// zone when the contract declares store-local times: a StoreLink that
+// speaks local times is asked in them, so that the since it echoes (often
+// the query's wall clock with the offset dropped) reads back as the same
+// instant. A since that is not a time (a probe's malformed one) is sent
+// as it is.
+func (r *runner) localQuery(ctx context.Context, req request) request {
+	if !r.spec.storeLocal || req.query.Get("since") == "" {
+		return req
+	}
+	store, ok := storeScoped(req.path)
+	if !ok {
+		return req
+	}
+	since, err := time.Parse(time.RFC3339Nano, req.query.Get("since"))
+	if err != nil {
+		return req
+	}
+	loc := r.storeZone(ctx, store)
+	if loc == nil {
+		return req
+	}
+	q := maps.Clone(req.query)
+	q.Set("since", since.In(loc).Format(time.RFC3339Nano))
+	req.query = q
+	return req
+}
+
+// localize, for the proxy, learns a store's timezone from its answer to
+// GET /v1/stores/{store_id} and reads the local times of the store's
+// other answers in it. The proxy sends no request of its own: until the
+// traffic has read the store, its local times stay findings.
+func (p *Proxy) localize(x *exchange, body []byte) []byte {
+	if rest, ok := strings.CutPrefix(x.req.path, "/v1/stores/"); ok && rest != "" && !strings.Contains(rest, "/") {
+		var st struct {
+			Timezone string `json:"timezone"`
+		}
+		if json.Unmarshal(body, &st) == nil && st.Timezone != "" {
+			if loc, err := time.LoadLocation(st.Timezone); err == nil {
+				p.mu.Lock()
+				p.zones.put(rest, loc)
+				p.mu.Unlock()
+			}
+		}
+		return body
+	}
+	store, ok := storeScoped(x.req.path)
+	if !ok {
+		return body
+	}
+	p.mu.Lock()
+	loc, ok := p.zones.get(store)
+	p.mu.Unlock()
+	if !ok {
+		return body
+	}
+	out, _ := sl.LocalizeTimestamps(body, loc)
+	return out
+}
