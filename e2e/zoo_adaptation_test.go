@@ -264,21 +264,12 @@ func quantityOf(o map[string]any) float64 {
 	return -1
 }
 
-// notYet names the members whose adaptation the toolkit cannot do yet,
-// with why; each is an open item of issue 40.
-var notYet = map[string]string{
-	"local-times": "a StoreLink whose timestamps carry no offset: sales times decide the answer, and the contract cannot yet declare them store-local",
-}
-
 func TestZooAdaptation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the toolkit once per member that needs a patch")
 	}
 	for _, spec := range zoo.Members() {
 		t.Run(spec.Name, func(t *testing.T) {
-			if why, ok := notYet[spec.Name]; ok {
-				t.Skip(why)
-			}
 			r := startMember(t, spec)
 			r.adapt(t)
 			before := r.member.Orders()
