@@ -8,7 +8,7 @@ ROOT      := $(CURDIR)
 TOOLS_BIN := $(ROOT)/.tools/bin
 NODE_DIR  := $(ROOT)/.tools/node
 # Workspace modules, read from go.work so a new module is picked up everywhere.
-MODULES   := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p')
+MODULES   := $(shell GOWORK= go work edit -json | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p')
 SPECTRAL_VERSION := 6.16.3
 
 .PHONY: help
