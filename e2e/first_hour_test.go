@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/korral/storelink/internal/e2etest"
 )
@@ -128,20 +127,7 @@ func startZooCmd(t *testing.T, dir, args string) string {
 // returns its output and exit code.
 func bash(t *testing.T, dir, line string) (string, int) {
 	t.Helper()
-	cmd := exec.Command("bash", "-c", line)
-	cmd.Dir = dir
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatalf("%q: no end within 10 minutes", line)
-	}
-	return out.String(), cmd.ProcessState.ExitCode()
+	code := runIn(t, dir, nil, &out, &out, "bash", "-c", line)
+	return out.String(), code
 }

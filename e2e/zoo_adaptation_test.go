@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -87,30 +88,38 @@ func copyRepo(t *testing.T) string {
 	return dst
 }
 
-// sh runs a command in dir, bounded in time, and fails the test on a
-// non-zero exit.
-func sh(t *testing.T, dir string, stdin []byte, name string, args ...string) string {
+// runIn runs a command in dir with its output to stdout and stderr,
+// bounded in time (the process is killed by its PID after ten minutes),
+// and returns its exit code.
+func runIn(t *testing.T, dir string, stdin []byte, stdout, stderr io.Writer, name string, args ...string) int {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s %v in %s: %v\n%s", name, args, dir, err, out.String())
-		}
+	case <-done:
 	case <-time.After(10 * time.Minute):
 		_ = cmd.Process.Kill()
+		<-done
 		t.Fatalf("%s %v: no end within 10 minutes", name, args)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// sh runs a command in dir and fails the test on a non-zero exit.
+func sh(t *testing.T, dir string, stdin []byte, name string, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if code := runIn(t, dir, stdin, &out, &out, name, args...); code != 0 {
+		t.Fatalf("%s %v in %s: exit %d\n%s", name, args, dir, code, out.String())
 	}
 	return out.String()
 }
@@ -119,13 +128,10 @@ func sh(t *testing.T, dir string, stdin []byte, name string, args ...string) str
 // at store 47, and returns the JSON report, decoded and as written.
 func (r *adaptRun) check(t *testing.T, bin string) (checkReport, []byte) {
 	t.Helper()
-	cmd := exec.Command(bin, "check", "--base-url", r.url, "--keyring-file", r.keyring,
-		"--allow-writes", "--write-store", "47", "--format", "json")
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 || err != nil && !ok {
-		t.Fatalf("check: %v\n%s", err, errb.String())
+	if code := runIn(t, "", nil, &out, &errb, bin, "check", "--base-url", r.url, "--keyring-file", r.keyring,
+		"--allow-writes", "--write-store", "47", "--format", "json"); code != 0 && code != 1 {
+		t.Fatalf("check: exit %d\n%s", code, errb.String())
 	}
 	var rep checkReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
@@ -184,11 +190,9 @@ func (r *adaptRun) adapt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2. suggest's patch, applied to a copy.
-	sug := exec.Command(unpatched.contract, "suggest", report)
 	var patch, sugErr bytes.Buffer
-	sug.Stdout, sug.Stderr = &patch, &sugErr
-	if err := sug.Run(); err != nil {
-		t.Fatalf("suggest: %v\n%s", err, sugErr.String())
+	if code := runIn(t, "", nil, &patch, &sugErr, unpatched.contract, "suggest", report); code != 0 {
+		t.Fatalf("suggest: exit %d\n%s", code, sugErr.String())
 	}
 	r.patch = patch.String()
 	t.Logf("%s: %d causes; suggest:\n%s", r.spec.Name, len(first.Causes), sugErr.String())
