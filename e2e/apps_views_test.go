@@ -289,7 +289,7 @@ func TestViewsInARealHost(t *testing.T) {
 			t.Errorf("order view: %s reads %q, want %q in it", field, order[field], want)
 		}
 	}
-	if !regexp.MustCompile(`"quantity_units": 24`).MatchString(order["request"].(string)) {
+	if !regexp.MustCompile(`"quantity_units": 24`).MatchString(order["request"].(string)) || strings.Contains(order["request"].(string), `\u000A`) {
 		t.Errorf("order view: the exact request reads %q", order["request"])
 	}
 	if n := num(order["buttons"]); n != 0 {

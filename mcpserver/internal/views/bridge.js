@@ -56,7 +56,8 @@ var korral = (function () {
   // Control, format and bidirectional characters are written as visible
   // escapes (\u202E), as the console writes them (package textsafe), so
   // that a name cannot reverse the reading order of the text around it.
-  var hidden = /[\u0000-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g;
+  // Tabs and line breaks stay: the exact request is shown as lines.
+  var hidden = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g;
   function visible(s) {
     return s.replace(hidden, function (c) { return "\\u" + ("000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4); });
   }
