@@ -139,7 +139,10 @@ func TestChainSweepReadsEachStoreOnce(t *testing.T) {
 			t.Fatalf("%s: no answer", round.name)
 		}
 		starts, _ := proxy.take()
-		n := countRoutes(starts)
+		// A store whose sales window opens without a sale has its POS read
+		// a second time, further back (as the one-store check below
+		// allows): which stores do depends on the time of day.
+		n := countRoutes(firstPOSOnly(starts))
 		for _, id := range stores {
 			if n["inventory "+id] != 1 || n["pos "+id] != 1 || n["store "+id] != round.master {
 				t.Fatalf("%s: store %s: %d inventory, %d POS, %d store requests; want 1, 1, %d",
@@ -246,7 +249,7 @@ func TestBudgetShrinksOnThrottlingAndTakesCallsInTurns(t *testing.T) {
 		t.Fatal("a call did not complete")
 	}
 	starts, _ = proxy.take()
-	sweepStarts := slices.DeleteFunc(slices.Clone(starts), func(s proxyStart) bool { return !strings.Contains(s.query, mockstorelink.SKUButter) })
+	sweepStarts := slices.DeleteFunc(firstPOSOnly(starts), func(s proxyStart) bool { return !strings.Contains(s.query, mockstorelink.SKUButter) })
 	if len(sweepStarts) != 360 {
 		t.Fatalf("the warm sweep sent %d requests, want 360 (inventory and POS of 180 stores)", len(sweepStarts))
 	}
@@ -297,4 +300,26 @@ func envelopeText(t *testing.T, env map[string]any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// firstPOSOnly is starts without the second POS read of a store and SKU
+// (the read further back when the window opens without a sale); a third
+// read stays, so that a test still sees it.
+func firstPOSOnly(starts []proxyStart) []proxyStart {
+	seen := map[string]int{}
+	out := make([]proxyStart, 0, len(starts))
+	for _, s := range starts {
+		if strings.HasPrefix(s.route, "pos ") && strings.Contains(s.query, "sku=") {
+			k := s.query[strings.Index(s.query, "sku="):]
+			if i := strings.IndexByte(k, '&'); i >= 0 {
+				k = k[:i]
+			}
+			k = s.route + " " + k
+			if seen[k]++; seen[k] == 2 {
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }
