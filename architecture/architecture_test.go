@@ -104,7 +104,7 @@ func TestStateIsTheDomain(t *testing.T) {
 // TestOneCompositionRoot: only internal/app opens a backend or builds the
 // upstream adapter; the other packages get them through interfaces.
 func TestOneCompositionRoot(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "mcpserver")
+	dir := filepath.Join(repoRoot(t), "mcpserver", "internal", "tools")
 	for _, line := range goList(t, dir, "-f", `{{.ImportPath}}:{{join .Imports ","}}`, "./...") {
 		pkg, imps, _ := strings.Cut(line, ":")
 		if pkg == mcp+"/internal/app" || strings.HasPrefix(pkg, mcp+"/internal/state/") {
@@ -121,7 +121,7 @@ func TestOneCompositionRoot(t *testing.T) {
 // TestEveryToolHasItsTestAndSnapshot: each tool file has its own test file
 // and its definition's snapshot in testdata/tools.
 func TestEveryToolHasItsTestAndSnapshot(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "mcpserver")
+	dir := filepath.Join(repoRoot(t), "mcpserver", "internal", "tools")
 	tools, _ := filepath.Glob(filepath.Join(dir, "tool_*.go"))
 	n := 0
 	for _, f := range tools {

@@ -114,7 +114,7 @@ if [ -z "${TEST_DATABASE_URL:-}" ] && { [ -z "$ONLY" ] || want writes || want sc
 fi
 if [ -z "$ONLY" ]; then
 	say "Go benchmarks (-count $count -benchtime $benchtime)"
-	(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state/sqlite ./internal/state/postgres .)
+	(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state/sqlite ./internal/state/postgres ./internal/tools)
 	(cd mockstorelink && gotest BenchmarkServe .)
 	gotest . ./bench
 else

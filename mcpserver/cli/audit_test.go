@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +20,7 @@ func TestToolNamesAreTheServersTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcpserver.New(mcpserver.Options{Keyring: func() *keyring.Keyring { return kr }, Writes: &mcpserver.WriteOptions{MaxOrderUnits: 1}})
+	srv := tools.New(tools.Options{Keyring: func() *keyring.Keyring { return kr }, Writes: &tools.WriteOptions{MaxOrderUnits: 1}})
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/buildinfo"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/consent"
@@ -88,7 +88,7 @@ type App struct {
 	up     *upstream.Client
 	// embedded is true when up is the embedded demo StoreLink.
 	embedded bool
-	keys     *mcpserver.KeySource
+	keys     *tools.KeySource
 	db       state.Store
 	// recorder records send outcomes in db through the outcome journal; nil
 	// when this configuration keeps no journal.
@@ -100,7 +100,7 @@ type App struct {
 	closes     []func() error
 
 	// rejections audits the calls the SDK refuses before our middleware.
-	rejections *mcpserver.Rejections
+	rejections *tools.Rejections
 	// tel is the OpenTelemetry SDK of a server (telemetry.go).
 	tel telemetrySetup
 }
@@ -138,9 +138,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, err
 	}
 	cfg := a.cfg
-	var writes *mcpserver.WriteOptions
+	var writes *tools.WriteOptions
 	if !cfg.ReadOnly {
-		writes = &mcpserver.WriteOptions{
+		writes = &tools.WriteOptions{
 			AllowWrites:     cfg.AllowWrites,
 			MaxOrderUnits:   int64(cfg.MaxOrderUnits),
 			RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
@@ -165,11 +165,11 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 			writes.HostConsent, writes.ConsentNonces = sealer, a.db
 		}
 	}
-	o := mcpserver.Options{
+	o := tools.Options{
 		Upstream:            a.up,
 		Keyring:             a.keys.Keyring,
 		Logger:              a.log,
-		Audit:               mcpserver.AuditStore{Log: a.db},
+		Audit:               tools.AuditStore{Log: a.db},
 		Now:                 a.now,
 		DefaultLookbackDays: cfg.DefaultLookbackDays,
 		Version:             Version,
@@ -184,8 +184,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		o.NetworkTransport = "pipe"
 	}
 	a.registerLedgerGauges()
-	a.server = mcpserver.New(o)
-	a.rejections = mcpserver.NewRejections(o)
+	a.server = tools.New(o)
+	a.rejections = tools.NewRejections(o)
 	return a, nil
 }
 
@@ -295,7 +295,7 @@ func openUpstream(ctx context.Context, opts Options) (*App, error) {
 // connect adds the StoreLink client for baseURL with the keyring kr.
 func (a *App) connect(baseURL string, kr *keyring.Keyring) error {
 	cfg, log := a.cfg, a.log
-	a.keys = mcpserver.NewKeySource(kr, cfg.KeyringFile, a.opts.readFile(), log)
+	a.keys = tools.NewKeySource(kr, cfg.KeyringFile, a.opts.readFile(), log)
 	up, err := upstream.New(upstream.Options{
 		BaseURL:         baseURL,
 		Timeout:         cfg.UpstreamTimeout,

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/config"
@@ -301,7 +301,7 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, readFile func(st
 	seen := &answerLog{next: http.DefaultTransport.(*http.Transport).Clone(), byPath: map[string]seenAnswer{}}
 	up, err := upstream.New(upstream.Options{
 		BaseURL: cfg.UpstreamBaseURL, Timeout: cfg.UpstreamTimeout, Logger: log, Transport: seen,
-		Keys: mcpserver.NewKeySource(cfg.Keyring, cfg.KeyringFile, readFile, log),
+		Keys: tools.NewKeySource(cfg.Keyring, cfg.KeyringFile, readFile, log),
 		// One failing store must not open the breaker for the next.
 		BreakerFailures: uint32(len(ids) + 1), BreakerCooldown: cfg.BreakerCooldown,
 		// doctor reports what StoreLink answers now, never a kept answer.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/korral/storelink/mcpserver"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
@@ -231,7 +231,7 @@ func (a *App) httpOptions(o ServeOptions, listenHost string) httpserver.Options 
 // the SDK refuses it before any middleware of ours runs, so the transport
 // shows it here first, then passes it on for the SDK to answer.
 func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label, sessionID string) {
-	tool, reason, refused := mcpserver.UndecodableCall(req)
+	tool, reason, refused := tools.UndecodableCall(req)
 	if !refused {
 		return
 	}

@@ -1,0 +1,137 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/orderlink"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Approval in the conversation (WRITE_APPROVAL=required with
+// CONSOLE_PUBLIC_URL, ADR 0021). A confirmed order is staged as before;
+// then the buyer is led to the order's page in the approvals console,
+// where a named approver logs in and decides it:
+//
+//   - On 2025-11-25, a host that declares URL elicitation is asked, inside
+//     the call, to open the page (elicitation/create, mode url, with the
+//     approval id as the elicitation id). The call waits for the host's
+//     answer to that question, not for the decision: the approver may be
+//     someone else, hours later. The server's one approval watcher
+//     (approval_watch.go) then reads the ledger every ApprovalPoll until
+//     the approval is decided or lapses, and sends
+//     notifications/elicitation/complete. The console may run in another
+//     process or replica: the ledger is what they share. A session waits
+//     on at most MaxApprovalWatchesPerSession approvals; beyond that the
+//     host is not asked, and reads the link in next_step.
+//   - On 2026-07-28 the server may not send requests of its own: the call
+//     is answered input_required with the same URL request, and the
+//     client's retry (same idempotency key) answers the approval as the
+//     ledger holds it then. That revision has no completion notification.
+//   - Any other host reads the link in next_step.
+//
+// The link is the console's base URL and the approval id, nothing more:
+// opening it needs a log-in, and any approver in the store's scope may.
+
+// DefaultApprovalPoll is how often the server reads the ledger for the
+// decisions its sessions wait on: one read of the pending approvals a
+// second, however many there are, and the host hears of a decision within
+// about a second.
+const DefaultApprovalPoll = time.Second
+
+// approvalInputID names the URL request of an input_required answer.
+const approvalInputID = "approve_order"
+
+// leadToApprover leads the buyer of a confirmed, staged order to its page
+// in the console: by URL elicitation where the host can open one, else by
+// the link in the answer. It changes out's next_step, or returns
+// *inputRequired on 2026-07-28; the answer carries the link as approval_url
+// too. Without a console URL, or for anything but
+// an order awaiting approval, it does nothing.
+func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outcome, out *raiseOut) error {
+	w := s.opts.Writes
+	e := r.Entry
+	fresh := r.Mode == replenish.ModePendingApproval
+	if !fresh && (r.Mode != replenish.ModeReplay || e.State != state.StatePendingApproval) {
+		return nil
+	}
+	link := orderlink.URL(w.ConsoleURL, e.ApprovalID)
+	if link == "" {
+		return nil
+	}
+	out.ApprovalURL = link
+	req := c.req
+	watchable := req != nil && req.Session != nil && s.approvals.room(req.Session)
+	if fresh && req != nil && req.Session != nil && !watchable && canElicitURL(req.ClientCapabilities()) {
+		s.log.WarnContext(ctx, "approval.watch_refused", "call_id", c.id, "approval_id", e.ApprovalID, "max", MaxApprovalWatchesPerSession)
+	}
+	if fresh && watchable && canElicitURL(req.ClientCapabilities()) {
+		ask := &mcp.ElicitParams{Mode: "url", Message: approvalMessage(r), URL: link}
+		if req.ProtocolVersion() >= multiRoundTripVersion {
+			if req.Params.RequestState == "" {
+				// The state carries no authority: the retry replays the
+				// staged order by its idempotency key and reads its state.
+				return &inputRequired{requests: mcp.InputRequestMap{approvalInputID: ask}, state: e.ApprovalID}
+			}
+		} else {
+			ask.ElicitationID = e.ApprovalID
+			res, err := req.Session.Elicit(ctx, ask)
+			switch {
+			case err != nil:
+				s.log.WarnContext(ctx, "approval.elicit_failed", "call_id", c.id, "approval_id", e.ApprovalID, "err", err)
+			case res.Action == "accept":
+				s.log.InfoContext(ctx, "approval.elicited", "call_id", c.id, "approval_id", e.ApprovalID, "action", res.Action)
+				ss := req.Session
+				if !s.approvals.watch(ss, func() { _ = ss.Wait() }, e, func(ctx context.Context) error {
+					return ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: e.ApprovalID})
+				}) {
+					// Another call of the session took the last place
+					// since room said yes.
+					s.log.WarnContext(ctx, "approval.watch_refused", "call_id", c.id, "approval_id", e.ApprovalID, "max", MaxApprovalWatchesPerSession)
+				}
+				out.NextStep = "Nothing was sent. The host opened the order's page in the approvals console for the buyer; a named approver logs in there and approves or rejects it. " +
+					"When the host reports that step complete, check korral_get_order_status with the approval id. You cannot approve it yourself."
+				return nil
+			default:
+				s.log.InfoContext(ctx, "approval.elicited", "call_id", c.id, "approval_id", e.ApprovalID, "action", res.Action)
+			}
+		}
+	}
+	if fresh {
+		out.NextStep = "Nothing was sent. Tell the buyer the order awaits a person's approval: a named approver logs in at " + link +
+			" and approves or rejects it. Follow it with korral_get_order_status using the approval id. You cannot approve it yourself."
+	} else {
+		out.NextStep += " A named approver decides it at " + link + " (log-in required)."
+	}
+	return nil
+}
+
+// canElicitURL reports whether the client declares URL elicitation.
+func canElicitURL(caps *mcp.ClientCapabilities) bool {
+	return caps != nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
+}
+
+// approvalMessage is what the host shows beside the link. Texts from
+// StoreLink are escaped and bounded.
+func approvalMessage(r *replenish.Outcome) string {
+	e := r.Entry
+	return fmt.Sprintf("An order of %d unit(s) of %s (SKU %s) for store %s awaits a named approver. Open the approvals console to approve or reject it (log-in required). Nothing is sent until then.",
+		e.QuantityUnits, textsafe.Bound(r.ProductName, maxShown), e.SKU, e.StoreID)
+}
+
+// approvalSettled reports whether a staged order needs no more waiting:
+// decided and, if approved, its send finished; or lapsed.
+func approvalSettled(e state.Entry, now time.Time) bool {
+	switch e.State {
+	case state.StatePendingApproval:
+		return !now.Before(e.ApprovalExpiresAt)
+	case state.StateSending:
+		return false
+	default:
+		return true
+	}
+}

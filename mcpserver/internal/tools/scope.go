@@ -1,0 +1,105 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/oauth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Shared argument shapes. Patterns mirror the StoreLink contract so a value
+// StoreLink would refuse is refused here, before any request exists.
+const (
+	skuPattern     = "^[0-9]{4,14}$"
+	storeIDPattern = "^[0-9]{1,6}$"
+	orderIDPattern = "^[A-Za-z0-9][A-Za-z0-9-]{0,63}$"
+)
+
+func shapeSKU(props map[string]*jsonschema.Schema) {
+	props["sku"].Pattern = skuPattern
+}
+
+func shapeStoreID(props map[string]*jsonschema.Schema) {
+	props["store_id"].Pattern = storeIDPattern
+}
+
+// resolveStore applies the keyring's scope rules, narrowed to the caller's
+// stores (callStores), and records the store on the call. It never reaches
+// the network: a store without a key, or outside the caller's stores, is
+// refused here.
+func (s *server) resolveStore(c *call, storeID string) (string, error) {
+	kr := s.callStores(c)
+	if kr == nil {
+		return "", apperr.New(apperr.InternalError, "no keyring loaded", "")
+	}
+	id, err := kr.Resolve(storeID)
+	if err != nil {
+		return "", err
+	}
+	c.storeID = id
+	return id, nil
+}
+
+// storeScope is the keyring one request may use: the deployment's, or for
+// an access token with the storelink_stores claim (ADR 0008), the stores of
+// the keyring the token names. Every tool and prompt reads stores through
+// it, so a limited token lists, reads and orders only its own stores.
+type storeScope struct {
+	*keyring.Keyring
+	// limited is true when an access token narrowed the keyring.
+	limited bool
+}
+
+// storesFor returns the store scope of a request with extra (nil without a
+// keyring). Over HTTP the verified token's stores are in extra's
+// TokenInfo; over stdio, and for a file token, the whole keyring applies.
+func (s *server) storesFor(extra *mcp.RequestExtra) *storeScope {
+	kr := s.opts.Keyring()
+	if kr == nil {
+		return nil
+	}
+	if extra != nil {
+		if ids, limited := oauth.TokenStores(extra.TokenInfo); limited {
+			return &storeScope{Keyring: kr.Narrow(ids), limited: true}
+		}
+	}
+	return &storeScope{Keyring: kr}
+}
+
+// callStores is the store scope of a tool call.
+func (s *server) callStores(c *call) *storeScope {
+	if c == nil || c.req == nil {
+		return s.storesFor(nil)
+	}
+	return s.storesFor(c.req.Extra)
+}
+
+// Resolve applies the keyring's rules within the scope. For a limited
+// token, a store outside its stores is STORE_NOT_AUTHORIZED in the same
+// words whether or not the keyring holds it, so the answer does not tell
+// the caller which other stores this deployment serves.
+func (sc *storeScope) Resolve(storeID string) (string, error) {
+	if sc.limited && sc.Len() == 0 {
+		return "", apperr.New(apperr.StoreNotAuthorized,
+			"your access token may use no store of this deployment",
+			"Do not retry. Access to a store is granted by the identity provider: ask for an access token whose "+oauth.StoresClaim+" names it.")
+	}
+	id, err := sc.Keyring.Resolve(storeID)
+	var e *apperr.Error
+	if err != nil && sc.limited && errors.As(err, &e) && e.Code == apperr.StoreNotAuthorized {
+		ids := sc.StoreIDs()
+		list := strings.Join(ids[:min(len(ids), 20)], ", ")
+		if len(ids) > 20 {
+			list += fmt.Sprintf(" and %d more", len(ids)-20)
+		}
+		return "", apperr.New(apperr.StoreNotAuthorized,
+			fmt.Sprintf("store %s is not among the stores your access token may use (%s)", storeID, list),
+			fmt.Sprintf("Use one of %s (see korral_list_authorized_stores); access to store %s is granted by the identity provider: ask for an access token whose %s includes it.", list, storeID, oauth.StoresClaim))
+	}
+	return id, err
+}

@@ -1,0 +1,416 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/textsafe"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// ErrorBody is a failure the model can act on: a code from a closed set, a
+// message, and what to do next.
+type ErrorBody struct {
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Remediation       string `json:"remediation"`
+	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty"`
+	IncidentID        string `json:"incident_id,omitempty"`
+}
+
+// errorBody is the one place an error becomes what the model reads, for a
+// whole call's failure and for one store's inside a larger answer alike: a
+// code without a remediation of its own gets the code's default.
+func errorBody(e *apperr.Error) ErrorBody {
+	b := ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
+	if b.Remediation == "" {
+		b.Remediation = apperr.DefaultRemediation(e.Code)
+	}
+	return b
+}
+
+// storeError is the error of one store in an answer about several: the
+// call goes on, so an internal fault is logged here, under the call's id.
+func (s *server) storeError(ctx context.Context, c *call, storeID string, err error) *ErrorBody {
+	e := apperr.From(err)
+	if e.Code == apperr.InternalError {
+		s.log.ErrorContext(ctx, "tool.internal", "call_id", c.id, "tool", c.tool, "store_id", storeID, "incident_id", e.IncidentID, "cause", causeText(e))
+	}
+	b := errorBody(e)
+	return &b
+}
+
+// failure is the envelope of a tool error, sent as text only (ADR 0012).
+// A failure has no data to carry the demo notice, so the envelope does.
+type failure struct {
+	OK         bool      `json:"ok"`
+	Error      ErrorBody `json:"error"`
+	DemoNotice string    `json:"demo_notice,omitempty"`
+}
+
+// call is what a handler knows about the tool call it serves.
+type call struct {
+	id      string
+	tool    string
+	client  string
+	session string
+	// storeID and sku are filled by the handler for the audit trail.
+	storeID string
+	sku     string
+	// summary is the buyer-readable sentence for the audit trail, set by the
+	// handler on success.
+	summary string
+	// req is the call as it came, for a handler that must answer through
+	// the session (host consent).
+	req *mcp.CallToolRequest
+}
+
+// toolSpec is one tool: its definition, the schema adjustments that plain
+// struct inference cannot express (bounds, patterns, defaults), and its
+// handler.
+type toolSpec[In, Out any] struct {
+	tool  *mcp.Tool
+	shape func(props map[string]*jsonschema.Schema)
+	// advertise changes the input schema the tools/list shows, not the one
+	// arguments are validated with.
+	advertise func(props map[string]*jsonschema.Schema)
+	// outShape adds to the output schema what inference cannot know: the
+	// closed sets held in plain strings, and bounds.
+	outShape func(out *jsonschema.Schema)
+	handle   func(ctx context.Context, c *call, in In) (*Out, error)
+}
+
+// register adds a tool behind the one wrapper every tool goes through: it
+// validates arguments itself (so a bad argument is an INVALID_ARGUMENT
+// envelope the model can act on, not a bare protocol error), gives the call an
+// id that every log line of the call carries, maps any error to the closed
+// taxonomy, and writes the log and audit lines.
+func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", spec.tool.Name, err))
+	}
+	if in.Properties == nil {
+		in.Properties = map[string]*jsonschema.Schema{}
+	}
+	if spec.shape != nil {
+		spec.shape(in.Properties)
+	}
+	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: resolve input schema: %v", spec.tool.Name, err))
+	}
+	out, err := outputSchema[Out]()
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", spec.tool.Name, err))
+	}
+	if spec.outShape != nil {
+		spec.outShape(out)
+	}
+	t := *spec.tool
+	t.InputSchema = in
+	if spec.advertise != nil {
+		shown := in.CloneSchemas()
+		spec.advertise(shown.Properties)
+		t.InputSchema = shown
+	}
+	if s.opts.EmbeddedDemo {
+		property(out, "data").Properties["demo_notice"] = &jsonschema.Schema{Type: "string"}
+	}
+	t.OutputSchema = out
+	s.tools[t.Name] = true
+	allowed := make([]string, 0, len(in.Properties))
+	for name := range in.Properties {
+		allowed = append(allowed, name)
+	}
+	sort.Strings(allowed)
+
+	ms.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		growStack()
+		start := time.Now()
+		c := s.newCall(req, t.Name)
+		ctx = callid.With(ctx, c.id)
+		noteCall(ctx, c.id, "")
+		s.log.InfoContext(ctx, "tool.start", "call_id", c.id, "tool", t.Name, "client", c.client, "session", c.session)
+
+		var data *Out
+		input, aerr := decodeArgs[In](req.Params.Arguments, resolved, allowed)
+		if aerr == nil {
+			var herr error
+			data, herr = runHandler(ctx, spec.handle, c, input)
+			var ask *inputRequired
+			if errors.As(herr, &ask) {
+				return s.askHost(ctx, c, ask, time.Since(start)), nil
+			}
+			if herr != nil {
+				aerr = apperr.From(stateUnavailable(herr))
+			}
+		}
+		elapsed := time.Since(start)
+		if aerr != nil {
+			return s.fail(ctx, c, aerr, elapsed), nil
+		}
+		return s.succeed(ctx, c, data, elapsed), nil
+	})
+}
+
+// maxClientName bounds the name a client gives itself, in runes, as the
+// audit trail and the logs keep it.
+const maxClientName = 64
+
+// clientName is the client's self-declared name as it is recorded: nobody
+// verified it, so it is escaped (a line break or a terminal escape in it
+// can never forge a row of what people read) and bounded.
+func clientName(name string) string { return textsafe.Bound(name, maxClientName) }
+
+// newCall identifies a tool call: a fresh call id, the session, and who is
+// calling.
+func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
+	c := &call{id: callid.New(), tool: tool, req: req}
+	if req.Session != nil {
+		c.session = req.Session.ID()
+		if c.session == "" {
+			// stdio sessions have no protocol id; one process is one session.
+			c.session = s.opts.SessionName
+		}
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			c.client = clientName(p.ClientInfo.Name)
+		}
+	}
+	// Over HTTP the bearer token's label, or an access token's subject
+	// ("oauth:SUB", which no label can spell), says who is calling; the
+	// name a client gives itself is unverified, so it is kept only beside it.
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		who := req.Extra.TokenInfo.UserID
+		if !strings.HasPrefix(who, "oauth:") {
+			who = "token:" + who
+		}
+		if c.client != "" {
+			who += " (" + c.client + ")"
+		}
+		c.client = who
+	}
+	return c
+}
+
+// auditRejected records tool calls the SDK refuses before any handler of
+// ours runs (a tool name that does not exist, say): they are calls all the
+// same, and the buyer and the on-call engineer must see them. Every
+// registered tool answers with a result, never an error, so an error here
+// always comes from in front of the handlers.
+func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		ctr, ok := req.(*mcp.CallToolRequest)
+		if err == nil || !ok || ctr.Params == nil {
+			return res, err
+		}
+		// The name is the caller's, unchecked: keep it escaped and bounded.
+		c := s.newCall(ctr, clientName(ctr.Params.Name))
+		reason := textsafe.Bound(err.Error(), maxReason)
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			reason = fmt.Sprintf("%s (JSON-RPC %d)", reason, rpcErr.Code)
+		}
+		s.recordRejected(ctx, c, reason, rejectionReason(err), time.Since(start))
+		return res, err
+	}
+}
+
+// maxReason bounds, in runes, the reason a refused call is recorded with.
+const maxReason = 200
+
+// recordRejected logs and audits a tool call refused before any handler
+// ran, for whichever layer noticed the refusal.
+func (s *server) recordRejected(ctx context.Context, c *call, reason, code string, elapsed time.Duration) {
+	ctx = callid.With(ctx, c.id)
+	noteCall(ctx, c.id, "")
+	if s.metrics.rejected != nil {
+		s.metrics.rejected.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String(attrReason, code)))
+	}
+	s.log.WarnContext(ctx, "tool.rejected", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session, "reason", reason)
+	s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), elapsed)
+}
+
+// runHandler turns a panic in a handler into an internal error, so one bad
+// answer never takes the server (and every other session) down.
+func runHandler[In, Out any](ctx context.Context, h func(context.Context, *call, In) (*Out, error), c *call, in In) (out *Out, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in %s: %v", c.tool, r)
+		}
+	}()
+	out, err = h(ctx, c, in)
+	if err == nil && out == nil {
+		err = fmt.Errorf("%s returned no data", c.tool)
+	}
+	return out, err
+}
+
+// decodeArgs validates the raw arguments against the tool's schema, applies
+// defaults, and decodes them strictly. Nothing is repaired: an unknown
+// argument, a wrong type or an out-of-range value is an INVALID_ARGUMENT.
+func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved, allowed []string) (In, *apperr.Error) {
+	var zero In
+	args := map[string]any{}
+	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return zero, apperr.New(apperr.InvalidArgument, "arguments must be a JSON object", "Send the arguments as an object with the documented fields.")
+		}
+	}
+	var unknown []string
+	for name := range args {
+		if !slices.Contains(allowed, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		accepted := "none"
+		if len(allowed) > 0 {
+			accepted = strings.Join(allowed, ", ")
+		}
+		return zero, apperr.New(apperr.InvalidArgument,
+			fmt.Sprintf("unknown argument(s): %s", strings.Join(unknown, ", ")),
+			fmt.Sprintf("Remove them; this tool accepts only: %s.", accepted))
+	}
+	var v any = args
+	if err := resolved.ApplyDefaults(&v); err != nil {
+		return zero, apperr.New(apperr.InvalidArgument, "arguments could not be completed with defaults: "+err.Error(), "Send the arguments as documented.")
+	}
+	if err := resolved.Validate(&v); err != nil {
+		return zero, apperr.New(apperr.InvalidArgument, "invalid arguments: "+tidyValidation(err), "Correct the value as the tool's input schema describes and call again.")
+	}
+	b, _ := json.Marshal(v)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&zero); err != nil {
+		return zero, apperr.New(apperr.InvalidArgument, "invalid arguments: "+err.Error(), "Correct the value as the tool's input schema describes and call again.")
+	}
+	return zero, nil
+}
+
+// tidyValidation keeps the validator's explanation but drops schema internals
+// the model cannot use.
+func tidyValidation(err error) string {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "validating root: ", "")
+	msg = strings.ReplaceAll(msg, "validating /properties/", "")
+	if len(msg) > 400 {
+		msg = msg[:400] + "..."
+	}
+	return msg
+}
+
+func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Duration) *mcp.CallToolResult {
+	b, err := successEnvelope(data, s.opts.EmbeddedDemo)
+	if err != nil {
+		return s.fail(ctx, c, apperr.From(fmt.Errorf("encode %s result: %w", c.tool, err)), elapsed)
+	}
+	s.log.InfoContext(ctx, "tool.ok", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
+	s.audit(ctx, c, "ok", "", c.summary, elapsed)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}
+}
+
+// askHost answers input_required: the client asks its user and retries
+// with the answer. Nothing was sent, and the audit trail says so.
+func (s *server) askHost(ctx context.Context, c *call, ask *inputRequired, elapsed time.Duration) *mcp.CallToolResult {
+	s.log.InfoContext(ctx, "tool.input_required", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
+	s.audit(ctx, c, "ok", "", c.summary, elapsed)
+	return &mcp.CallToolResult{InputRequests: ask.requests, RequestState: ask.state}
+}
+
+// successPrefix opens every success envelope: success[T]{OK: true}
+// marshals to it, then the data, then "}" (TestSuccessEnvelopeIsWhatSuccessMarshalsTo).
+const successPrefix = `{"ok":true,"data":`
+
+// successEnvelope is the JSON of success{OK: true, Data: data}, with the
+// demo notice as the data's last field when demo is set. The data is
+// encoded once and copied behind the prefix: marshalling the envelope
+// around already-encoded data would scan and compact it all again, on every
+// call (docs/benchmarks.md, the trivial call's profile).
+func successEnvelope(data any, demo bool) ([]byte, error) {
+	d, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(successPrefix)+len(d)+len(DemoNotice)+len(`,"demo_notice":""}`)+1)
+	b = append(b, successPrefix...)
+	if demo {
+		if b, err = appendDemoNotice(b, d); err != nil {
+			return nil, err
+		}
+	} else {
+		b = append(b, d...)
+	}
+	return append(b, '}'), nil
+}
+
+func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed time.Duration) *mcp.CallToolResult {
+	if e.Code == apperr.InternalError {
+		// The cause may hold anything; it goes to the log only.
+		s.log.ErrorContext(ctx, "tool.internal", "call_id", c.id, "tool", c.tool, "incident_id", e.IncidentID, "cause", causeText(e))
+	}
+	if e.Code == apperr.StateUnavailable {
+		s.log.ErrorContext(ctx, "tool.state_unavailable", "call_id", c.id, "tool", c.tool, "cause", causeText(e))
+	}
+	body := errorBody(e)
+	noteCall(ctx, "", body.Code)
+	b, _ := json.Marshal(failure{Error: body, DemoNotice: s.demoNotice()})
+	s.log.WarnContext(ctx, "tool.err", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku,
+		"error_code", body.Code, "error_message", body.Message, "duration_ms", ms(elapsed))
+	summary := fmt.Sprintf("%s failed: %s.", c.tool, body.Message)
+	s.audit(ctx, c, "error", body.Code, summary, elapsed)
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(b)}},
+	}
+}
+
+func (s *server) audit(ctx context.Context, c *call, outcome, code, summary string, elapsed time.Duration) {
+	e := AuditEvent{
+		Time: s.opts.Now().UTC(), CallID: c.id, Client: c.client, Session: c.session, Tool: c.tool,
+		StoreID: c.storeID, SKU: c.sku, Outcome: outcome, ErrorCode: code, Summary: summary, DurationMS: ms(elapsed),
+		TraceID: telemetry.TraceID(ctx),
+	}
+	s.log.InfoContext(ctx, "audit", "call_id", e.CallID, "client", e.Client, "session", e.Session, "tool", e.Tool,
+		"store_id", e.StoreID, "sku", e.SKU, "outcome", e.Outcome, "error_code", e.ErrorCode, "summary", e.Summary)
+	if s.opts.Audit == nil {
+		return
+	}
+	started := time.Now()
+	err := s.opts.Audit.Record(ctx, e)
+	s.recordAuditWrite(ctx, time.Since(started), err)
+	if err != nil {
+		s.log.ErrorContext(ctx, "audit.write_failed", "call_id", c.id, "error", err.Error())
+	}
+}
+
+func causeText(e *apperr.Error) string {
+	if e.Cause == nil {
+		return e.Message
+	}
+	return e.Cause.Error()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,165 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
+	"github.com/korral/storelink/mcpserver/internal/views"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// appsHost is a client that declares the MCP Apps extension, as a host
+// built on @modelcontextprotocol/ext-apps does.
+func appsHost() *mcp.ClientOptions {
+	caps := &mcp.ClientCapabilities{}
+	caps.AddExtension(views.Extension, map[string]any{"mimeTypes": []string{views.MIMEType}})
+	return &mcp.ClientOptions{Capabilities: caps}
+}
+
+func viewSessions(t *testing.T) (plain, apps session) {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	writes := func(o *Options) { o.Writes = &WriteOptions{MaxOrderUnits: 500, AllowWrites: true, Ledger: db} }
+	kr := mustKeyring(t, `{"47":"k1","102":"k2","311":"k3"}`)
+	return connect(t, newFake(), kr, writes), connectAs(t, newFake(), kr, writes, appsHost())
+}
+
+// TestToolsNameTheirViewsOnlyForAppsHosts: a host declaring the extension
+// sees _meta.ui.resourceUri on the risk check and the order tool; the same
+// list without those two _meta is what every other client gets, which has
+// no _meta at all (the golden tools/list tests pin its bytes). Both lists
+// fit the budgets.
+func TestToolsNameTheirViewsOnlyForAppsHosts(t *testing.T) {
+	plain, apps := viewSessions(t)
+	ctx := context.Background()
+	pl, err := plain.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	al, err := apps.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"korral_check_stock_risk": views.StockRiskURI, "korral_raise_replenishment_order": views.OrderURI}
+	for _, tool := range pl.Tools {
+		if tool.Meta != nil {
+			t.Errorf("plain client: %s carries _meta %v", tool.Name, tool.Meta)
+		}
+	}
+	got := map[string]string{}
+	for _, tool := range al.Tools {
+		if tool.Meta == nil {
+			continue
+		}
+		ui, _ := tool.Meta["ui"].(map[string]any)
+		uri, _ := ui["resourceUri"].(string)
+		got[tool.Name] = uri
+		if flat, _ := tool.Meta["ui/resourceUri"].(string); flat != uri {
+			t.Errorf("%s: ui/resourceUri %q, ui.resourceUri %q", tool.Name, flat, uri)
+		}
+		tool.Meta = nil
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("views named (-want +got):\n%s", diff)
+	}
+	if al.CacheScope != "private" || pl.CacheScope != "public" {
+		t.Errorf("cacheScope: apps host %q, plain client %q", al.CacheScope, pl.CacheScope)
+	}
+	al.CacheScope = pl.CacheScope
+	pb, _ := json.Marshal(pl)
+	ab, _ := json.Marshal(al)
+	if string(pb) != string(ab) {
+		t.Errorf("apart from _meta the lists differ:\nplain %s\napps  %s", pb, ab)
+	}
+	// The budgets hold for the longer list too (its _meta put back).
+	al2, _ := apps.cs.ListTools(ctx, nil)
+	whole, _ := json.Marshal(al2)
+	if len(whole) > ToolsListBudgetBytes || ModelVisibleBytes(al2.Tools) != ModelVisibleBytes(pl.Tools) {
+		t.Errorf("apps host: tools/list %d bytes (budget %d), model-visible %d vs %d", len(whole), ToolsListBudgetBytes,
+			ModelVisibleBytes(al2.Tools), ModelVisibleBytes(pl.Tools))
+	}
+}
+
+// TestViewsAreServedAsResources: resources/list names both views and
+// resources/read returns each as an MCP Apps document with a CSP that names
+// no domain.
+func TestViewsAreServedAsResources(t *testing.T) {
+	_, apps := viewSessions(t)
+	ctx := context.Background()
+	list, err := apps.cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range list.Resources {
+		uris = append(uris, r.URI)
+		if r.MIMEType != views.MIMEType {
+			t.Errorf("%s: mimeType %q", r.URI, r.MIMEType)
+		}
+	}
+	if diff := cmp.Diff([]string{views.OrderURI, views.StockRiskURI}, sorted(uris)); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	for _, uri := range uris {
+		res, err := apps.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		if len(res.Contents) != 1 {
+			t.Fatalf("%s: %d contents", uri, len(res.Contents))
+		}
+		c := res.Contents[0]
+		if c.URI != uri || c.MIMEType != views.MIMEType || !strings.HasPrefix(c.Text, "<!DOCTYPE html>") {
+			t.Errorf("%s: uri %q mimeType %q text starts %.40q", uri, c.URI, c.MIMEType, c.Text)
+		}
+		b, _ := json.Marshal(c.Meta)
+		if diff := cmp.Diff(`{"ui":{"csp":{"baseUriDomains":[],"connectDomains":[],"frameDomains":[],"resourceDomains":[]},"prefersBorder":true}}`, string(b)); diff != "" {
+			t.Errorf("%s: _meta (-want +got):\n%s", uri, diff)
+		}
+		checkSelfContained(t, uri, c.Text)
+	}
+}
+
+// checkSelfContained fails for a document that could load or reach
+// anything, write markup from data, or call a tool.
+func checkSelfContained(t *testing.T, uri, html string) {
+	t.Helper()
+	for _, bad := range []*regexp.Regexp{
+		regexp.MustCompile(`<script[^>]+src`), regexp.MustCompile(`<link\b`), regexp.MustCompile(`<img\b`),
+		regexp.MustCompile(`@import|url\(`), regexp.MustCompile(`\bfetch\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon`),
+		regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write`),
+		// A view never raises an order: it calls no tool at all.
+		regexp.MustCompile(`tools/call|korral_raise_replenishment_order|callServerTool`),
+	} {
+		if m := bad.FindString(html); m != "" {
+			t.Errorf("%s contains %q", uri, m)
+		}
+	}
+}
+
+// TestViewsAreCachedPrivatelyForAppsHosts: the tool list that names the
+// views is not everyone's, so no shared cache may keep it.
+func TestViewsAreCachedPrivatelyForAppsHosts(t *testing.T) {
+	c := &mcp.Cacheable{}
+	req := &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{}}
+	req.Params.SetMeta(map[string]any{mcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{views.Extension: map[string]any{}}}})
+	cacheable(context.Background(), req, c)
+	if c.CacheScope != "private" {
+		t.Errorf("apps host: cacheScope %q", c.CacheScope)
+	}
+	c = &mcp.Cacheable{}
+	cacheable(context.Background(), &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{}}, c)
+	if c.CacheScope != "public" {
+		t.Errorf("other client: cacheScope %q", c.CacheScope)
+	}
+}
