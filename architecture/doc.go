@@ -1,8 +1,7 @@
-// Package architecture holds no code: its tests pin the repository's shape,
-// so that a newcomer's map of it stays true. The module graph the README
-// draws (dependencies_test.go), and the layout rules (architecture_test.go):
-// no tests at the repo root, a thin cli beside one composition root
-// (mcpserver/internal/app), a state domain without SQL beside its two
-// storage packages, a test file and a snapshot per tool, a README layout
-// naming every folder, and no code written twice.
+// Package architecture holds no code: its tests keep the repository's shape
+// true to the README. They check the module graph, the layout (no tests at the
+// root, a thin cli beside one composition root, a state domain without SQL,
+// a test file and a snapshot per tool), the public API (no exported name
+// uses an internal type), size limits of functions and files, the docs
+// index and ADR table, and that no code is written twice.
 package architecture
