@@ -120,6 +120,16 @@ func parsed(read func(l *loader, c *Config, name string)) kind {
 	return kind{read: read}
 }
 
+// The variables other packages name in their messages, as the table's rows
+// write them.
+const (
+	EnvKeyring        = "STORELINK_KEYRING"
+	EnvKeyringFile    = "STORELINK_KEYRING_FILE"
+	EnvAuthTokensFile = "MCP_AUTH_TOKENS_FILE"
+	EnvHTTPInsecure   = "MCP_HTTP_INSECURE"
+	EnvOAuthIssuer    = "OAUTH_ISSUER"
+)
+
 // settings is the table, in the order Load parses the settings (so its
 // messages keep their order) and the README lists them. Load runs the rules
 // spanning several settings after STORELINK_MOCK_NOW, APPROVAL_WEBHOOK_URL
@@ -131,11 +141,11 @@ var settings = []Setting{
 			Description: "Base URL of your StoreLink, e.g. https://storelink.korral.example."},
 		Description: "StoreLink base URL. Unset: start the embedded demo StoreLink, with made-up data that every answer, the instructions and `/readyz` flag as demo.",
 		kind:        parsed(func(l *loader, c *Config, name string) { c.UpstreamBaseURL = l.baseURL(name) })},
-	{Name: "STORELINK_KEYRING", Default: "(the demo's keyring)", Secret: true,
+	{Name: EnvKeyring, Default: "(the demo's keyring)", Secret: true,
 		Bundle: &BundleQuestion{Order: 3, Title: "Keyring (instead of a file)",
 			Description: `The same JSON {"store_id": "key"}, kept in the system keychain; leave empty when you give a keyring file.`},
 		Description: "JSON object `{\"store_id\": \"key\"}`; required with `UPSTREAM_BASE_URL`; the server refuses to start with it but without `UPSTREAM_BASE_URL` (exit 2): real keys against demo data mean a lost setting."},
-	{Name: "STORELINK_KEYRING_FILE", Usage: "`file` holding the keyring JSON",
+	{Name: EnvKeyringFile, Usage: "`file` holding the keyring JSON",
 		Bundle: &BundleQuestion{Order: 2, Title: "Keyring file",
 			Description: `JSON file {"store_id": "key"} with the keys of your stores, mode 0600; re-read when StoreLink refuses a key, so rotation needs no restart. Give this or the keyring below.`},
 		Description: "The keyring in a file (preferred); re-read when StoreLink refuses a key, so weekly rotation needs no restart."},
@@ -213,10 +223,10 @@ var settings = []Setting{
 	{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Usage: "close an HTTP session unused this long, a `duration` from 1s to 24h",
 		Description: "An HTTP session unused this long is closed and frees its place (1s to 24h).",
 		kind:        durationIn(30*time.Minute, time.Second, 24*time.Hour, func(c *Config) *time.Duration { return &c.HTTPSessionIdleTimeout })},
-	{Name: "MCP_AUTH_TOKENS_FILE", Usage: "bearer token `file` of serve --http",
+	{Name: EnvAuthTokensFile, Usage: "bearer token `file` of serve --http",
 		Description: "Bearer token file of `serve --http`: one `label token` line per client, re-read when it changes. Required unless the address is loopback or `--insecure-no-auth` is given.",
 		kind:        text(func(c *Config) *string { return &c.AuthTokensFile })},
-	{Name: "MCP_HTTP_INSECURE", Usage: "serve --http without tokens on a non-loopback address, as --insecure-no-auth",
+	{Name: EnvHTTPInsecure, Usage: "serve --http without tokens on a non-loopback address, as --insecure-no-auth",
 		Description: "`true` is `--insecure-no-auth`: `serve --http` without tokens on a non-loopback address, only when something in front of it authenticates. Not together with `MCP_AUTH_TOKENS_FILE`.",
 		kind:        boolean(func(c *Config) *bool { return &c.HTTPInsecure })},
 	{Name: "APPROVER_SECRET", Secret: true,
@@ -242,7 +252,7 @@ var settings = []Setting{
 				c.MCPPublicURL = strings.TrimSuffix(v, "/")
 			}
 		})},
-	{Name: "OAUTH_ISSUER", Default: "(unset: no OAuth)", Usage: "issuer `URL` of the identity provider whose access tokens serve --http accepts",
+	{Name: EnvOAuthIssuer, Default: "(unset: no OAuth)", Usage: "issuer `URL` of the identity provider whose access tokens serve --http accepts",
 		Description: "Issuer of the identity provider whose access tokens `serve --http` accepts beside the token file, e.g. `https://login.korral.example/realms/buyers`, taken exactly; keys come from its metadata. See [OAuth](#oauth-21-access-tokens).",
 		kind: parsed(func(l *loader, c *Config, name string) {
 			c.OAuthIssuer = l.oauthURL(name, "https://login.korral.example/realms/buyers")
