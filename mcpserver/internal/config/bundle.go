@@ -1,9 +1,7 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -82,12 +80,9 @@ func bundleEntries() []bundleEntry {
 // BundleUserConfig is the content of BundleFile: bundleEntries as indented
 // JSON, in the order the host shows them.
 func BundleUserConfig() []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(bundleEntries()); err != nil {
-		panic(fmt.Sprintf("bundle user_config: %v", err)) // plain strings and booleans always encode
+	b, err := json.MarshalIndent(bundleEntries(), "", "  ")
+	if err != nil {
+		panic(err) // strings and booleans always encode
 	}
-	return b.Bytes()
+	return append(b, '\n')
 }

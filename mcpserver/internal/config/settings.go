@@ -323,9 +323,6 @@ func (s Setting) Flag() string {
 	return strings.ReplaceAll(strings.ToLower(s.Name), "_", "-")
 }
 
-// BoolFlag reports whether the flag takes no value (--read-only).
-func (s Setting) BoolFlag() bool { return s.kind.boolean }
-
 // ShownDefault is the default as the README's table shows it (Markdown).
 func (s Setting) ShownDefault() string {
 	if s.Default == "" && s.kind.shown != "" {
