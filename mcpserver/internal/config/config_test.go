@@ -135,6 +135,7 @@ func TestEveryValueSet(t *testing.T) {
 		"STORELINK_KEYRING":      krJSON,
 		"DEFAULT_LOOKBACK_DAYS":  "28",
 		"LOG_LEVEL":              "debug",
+		"LOG_FILE":               "/var/log/storelink-mcp.log",
 		"UPSTREAM_TIMEOUT":       "750ms",
 		"UPSTREAM_MAX_IN_FLIGHT": "7",
 		"ALLOW_WRITES":           "1",
@@ -165,6 +166,7 @@ func TestEveryValueSet(t *testing.T) {
 		Keyring:             kr,
 		DefaultLookbackDays: 28,
 		LogLevel:            slog.LevelDebug,
+		LogFile:             "/var/log/storelink-mcp.log",
 		UpstreamTimeout:     750 * time.Millisecond,
 		UpstreamMaxInFlight: 7,
 		AllowWrites:         true,
@@ -218,6 +220,26 @@ func TestConfigPrintingRedacts(t *testing.T) {
 		if !strings.Contains(out, "write_approval=required") || !strings.Contains(out, "47:key:") {
 			t.Errorf("printed config lacks the redacted summary: %s", out)
 		}
+	}
+}
+
+func TestEmbeddedModeSummarySaysDemo(t *testing.T) {
+	c, err := Load(env(map[string]string{"HOME": "/h"}), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.String()
+	if !strings.Contains(s, "upstream=embedded-demo keyring=embedded-demo") || strings.Contains(s, "keyring{}") {
+		t.Errorf("summary %q", s)
+	}
+}
+
+func TestKeyringWithoutStoreLinkLoads(t *testing.T) {
+	// The audit and approval commands need no StoreLink; the server itself
+	// refuses this combination (package cli).
+	c, err := Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON}), noFiles)
+	if err != nil || c.Keyring.Len() != 2 || !strings.Contains(c.String(), "upstream=embedded-demo keyring=keyring{47:") {
+		t.Errorf("%v, %v", c, err)
 	}
 }
 
