@@ -23,14 +23,14 @@ $(NODE_DIR)/node_modules/.bin/spectral:
 	npm install --silent --no-audit --no-fund --prefix $(NODE_DIR) @stoplight/spectral-cli@$(SPECTRAL_VERSION)
 
 .PHONY: generate
-generate: ## Regenerate the code generated from openapi/storelink.yaml, and the settings' README table and help text.
+generate: ## Regenerate the code generated from openapi/storelink.yaml, and the settings' README table, help text and MCP bundle user_config.
 	for m in $(MODULES); do (cd $$m && go generate ./...); done
 
 .PHONY: check-generate
 check-generate: generate ## Fail when generated code differs from the spec or the settings table.
-	@if ! git diff --quiet -- '*.gen.go' README.md || [ -n "$$(git ls-files --others --exclude-standard -- '*.gen.go')" ]; then \
+	@if ! git diff --quiet -- '*.gen.go' '*.gen.json' README.md || [ -n "$$(git ls-files --others --exclude-standard -- '*.gen.go' '*.gen.json')" ]; then \
 		echo "generated code is out of date with openapi/storelink.yaml or the settings table (mcpserver/internal/config); run 'make generate' and commit:"; \
-		git diff --stat -- '*.gen.go' README.md; git ls-files --others --exclude-standard -- '*.gen.go'; exit 1; fi
+		git diff --stat -- '*.gen.go' '*.gen.json' README.md; git ls-files --others --exclude-standard -- '*.gen.go' '*.gen.json'; exit 1; fi
 
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt-clean.
@@ -224,7 +224,7 @@ RELEASE_ENV     := GOWORK=off CGO_ENABLED=0
 # needs UPSTREAM_BASE_URL, and starts without the mock's validation libraries.
 RELEASE_TAGS    := nodemo
 
-$(TOOLS_BIN)/distpack: tools/go.mod tools/go.sum $(wildcard tools/distpack/*.go)
+$(TOOLS_BIN)/distpack: tools/go.mod tools/go.sum $(wildcard tools/distpack/*.go) tools/distpack/user_config.gen.json
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ ./distpack
 
 # build-platform builds the release commands for one GOOS/GOARCH into

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -44,32 +45,25 @@ type userOption struct {
 // bundleSetting ties a user_config key to the environment variable the
 // server reads it from.
 type bundleSetting struct {
-	key, env string
-	opt      userOption
+	Key string `json:"key"`
+	Env string `json:"env"`
+	userOption
 }
 
-// bundleSettings are what the host asks for. An optional entry has an empty
-// default: the host leaves `${user_config.x}` unreplaced when a value has
-// neither default nor user value, and the server reads an empty variable as
-// unset. The keyring's path is no secret; the keys themselves are, so the
-// inline keyring (the alternative to the file) is sensitive.
-var bundleSettings = []bundleSetting{
-	{"storelink_url", "UPSTREAM_BASE_URL", userOption{Type: "string", Title: "StoreLink URL",
-		Description: "Base URL of your StoreLink, e.g. https://storelink.korral.example.", Required: true}},
-	{"storelink_keyring_file", "STORELINK_KEYRING_FILE", userOption{Type: "file", Title: "Keyring file",
-		Description: `JSON file {"store_id": "key"} with the keys of your stores, mode 0600; re-read when StoreLink refuses a key, so rotation needs no restart. Give this or the keyring below.`, Default: ""}},
-	{"storelink_keyring", "STORELINK_KEYRING", userOption{Type: "string", Title: "Keyring (instead of a file)",
-		Description: `The same JSON {"store_id": "key"}, kept in the system keychain; leave empty when you give a keyring file.`, Default: "", Sensitive: true}},
-	{"state_db_path", "STATE_DB_PATH", userOption{Type: "string", Title: "State database",
-		Description: "SQLite file for the order ledger, staged approvals and the audit trail; empty: ~/.local/state/storelink-mcp/state.db.", Default: ""}},
-	{"allow_writes", "ALLOW_WRITES", userOption{Type: "boolean", Title: "Allow orders",
-		Description: "Let a confirmed order reach StoreLink; off, the order tool only previews.", Default: false}},
-	{"read_only", "READ_ONLY", userOption{Type: "boolean", Title: "Read only",
-		Description: "Remove the order tool altogether.", Default: false}},
-	{"write_approval", "WRITE_APPROVAL", userOption{Type: "string", Title: "Approval mode",
-		Description: "none: a confirmed order is sent; host: you confirm each order by typing its quantity; required: a named approver approves it in the approvals console.", Default: "none"}},
-	{"host_consent_key_file", "HOST_CONSENT_KEY_FILE", userOption{Type: "file", Title: "Consent key file",
-		Description: "Only with approval mode host: a file of 64 hex digits (openssl rand -hex 32), mode 0600.", Default: ""}},
+// userConfigJSON is what the host asks for, in the order it shows it. It
+// is generated from the server's settings table (mcpserver/internal/config,
+// which this module cannot import) by `make generate`.
+//
+//go:embed user_config.gen.json
+var userConfigJSON []byte
+
+// bundleSettings reads userConfigJSON.
+func bundleSettings() ([]bundleSetting, error) {
+	var s []bundleSetting
+	if err := json.Unmarshal(userConfigJSON, &s); err != nil {
+		return nil, fmt.Errorf("bundle: user_config.gen.json: %w", err)
+	}
+	return s, nil
 }
 
 // manifest is manifest.json, its fields in the order the mcpb docs show.
@@ -102,7 +96,7 @@ type mcpConfig struct {
 	Env     orderedStrings `json:"env"`
 }
 
-// orderedOptions marshals user_config in bundleSettings' order, the order a
+// orderedOptions marshals user_config in the order given, the order a
 // host shows the settings in.
 type orderedOptions []bundleSetting
 
@@ -113,8 +107,8 @@ func (o orderedOptions) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(s.key)
-		v, err := json.Marshal(s.opt)
+		k, _ := json.Marshal(s.Key)
+		v, err := json.Marshal(s.userOption)
 		if err != nil {
 			return nil, err
 		}
@@ -155,9 +149,13 @@ func bundleManifest(version, goos, source string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("bundle: no mcpb platform for GOOS %q", goos)
 	}
+	settings, err := bundleSettings()
+	if err != nil {
+		return nil, err
+	}
 	env := orderedStrings{}
-	for _, s := range bundleSettings {
-		env = append(env, [2]string{s.env, "${user_config." + s.key + "}"})
+	for _, s := range settings {
+		env = append(env, [2]string{s.Env, "${user_config." + s.Key + "}"})
 	}
 	m := manifest{
 		ManifestVersion: bundleManifestVersion,
@@ -181,7 +179,7 @@ func bundleManifest(version, goos, source string) ([]byte, error) {
 			},
 		},
 		Compatibility: map[string]any{"platforms": []string{platform}},
-		UserConfig:    orderedOptions(bundleSettings),
+		UserConfig:    orderedOptions(settings),
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -1,9 +1,6 @@
 package config
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestProblemsInTheirOrder: a configuration broken in many places lists its
 // problems in one fixed order, single settings and the rules spanning
@@ -21,9 +18,6 @@ func TestProblemsInTheirOrder(t *testing.T) {
 		"OAUTH_AUDIENCE":              "https://mcp.korral.example/mcp",
 		"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
 	}), noFiles)
-	if err == nil {
-		t.Fatal("Load succeeded")
-	}
 	want := []string{
 		`STORELINK_MOCK_NOW="yesterday": must be an RFC 3339 time`,
 		"STORELINK_KEYRING: keyring holds no stores",
@@ -34,13 +28,5 @@ func TestProblemsInTheirOrder(t *testing.T) {
 		`OTEL_EXPORTER_OTLP_PROTOCOL="grpc": only http/protobuf is built in`,
 		"READ_ONLY=true and ALLOW_WRITES=true contradict each other",
 	}
-	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != len(want) {
-		t.Errorf("got %d errors, want %d:\n%s", len(lines), len(want), err)
-	}
-	for i, w := range want {
-		if i < len(lines) && !strings.HasPrefix(lines[i], w) {
-			t.Errorf("error %d = %q\nwant prefix %q", i, lines[i], w)
-		}
-	}
+	wantProblems(t, err, want)
 }

@@ -34,6 +34,9 @@ type Setting struct {
 	// Secret marks a setting whose value is never echoed and never taken
 	// from a flag: process listings show argv to every local user.
 	Secret bool
+	// Bundle, when set, makes the setting a question the MCP bundle's host
+	// asks at install time (the manifest's user_config); nil for the rest.
+	Bundle *BundleQuestion
 
 	// kind parses the setting on its own; nil when only a rule spanning
 	// several settings reads it (Load, after the walk).
@@ -117,6 +120,16 @@ func parsed(read func(l *loader, c *Config, name string)) kind {
 	return kind{read: read}
 }
 
+// The variables other packages name in their messages, as the table's rows
+// write them.
+const (
+	EnvKeyring        = "STORELINK_KEYRING"
+	EnvKeyringFile    = "STORELINK_KEYRING_FILE"
+	EnvAuthTokensFile = "MCP_AUTH_TOKENS_FILE"
+	EnvHTTPInsecure   = "MCP_HTTP_INSECURE"
+	EnvOAuthIssuer    = "OAUTH_ISSUER"
+)
+
 // settings is the table, in the order Load parses the settings (so its
 // messages keep their order) and the README lists them. Load runs the rules
 // spanning several settings after STORELINK_MOCK_NOW, APPROVAL_WEBHOOK_URL
@@ -124,11 +137,17 @@ func parsed(read func(l *loader, c *Config, name string)) kind {
 // the messages (TestProblemsInTheirOrder).
 var settings = []Setting{
 	{Name: "UPSTREAM_BASE_URL", Default: "(unset)", Usage: "StoreLink's base `URL`; unset runs the embedded demo StoreLink",
+		Bundle: &BundleQuestion{Order: 1, Key: "storelink_url", Title: "StoreLink URL", Required: true,
+			Description: "Base URL of your StoreLink, e.g. https://storelink.korral.example."},
 		Description: "StoreLink base URL. Unset: start the embedded demo StoreLink, with made-up data that every answer, the instructions and `/readyz` flag as demo.",
 		kind:        parsed(func(l *loader, c *Config, name string) { c.UpstreamBaseURL = l.baseURL(name) })},
-	{Name: "STORELINK_KEYRING", Default: "(the demo's keyring)", Secret: true,
+	{Name: EnvKeyring, Default: "(the demo's keyring)", Secret: true,
+		Bundle: &BundleQuestion{Order: 3, Title: "Keyring (instead of a file)",
+			Description: `The same JSON {"store_id": "key"}, kept in the system keychain; leave empty when you give a keyring file.`},
 		Description: "JSON object `{\"store_id\": \"key\"}`; required with `UPSTREAM_BASE_URL`; the server refuses to start with it but without `UPSTREAM_BASE_URL` (exit 2): real keys against demo data mean a lost setting."},
-	{Name: "STORELINK_KEYRING_FILE", Usage: "`file` holding the keyring JSON",
+	{Name: EnvKeyringFile, Usage: "`file` holding the keyring JSON",
+		Bundle: &BundleQuestion{Order: 2, Title: "Keyring file",
+			Description: `JSON file {"store_id": "key"} with the keys of your stores, mode 0600; re-read when StoreLink refuses a key, so rotation needs no restart. Give this or the keyring below.`},
 		Description: "The keyring in a file (preferred); re-read when StoreLink refuses a key, so weekly rotation needs no restart."},
 	{Name: "DEFAULT_LOOKBACK_DAYS", Usage: "`days` of sales history when a call gives none, 1 to 28",
 		Description: "Sales history behind the sell rate when the call gives none (1 to 28).",
@@ -146,23 +165,33 @@ var settings = []Setting{
 		Description: "StoreLink requests one replica keeps open at once, across every call (1 to 1024): one budget, taken in turns by the calls waiting for it. A `429`, or a `503` with `Retry-After`, halves it for a while (never below 1); served answers grow it back by one per window, never above this ([ADR 0024](docs/decisions/0024-one-budget-per-storelink.md)).",
 		kind:        intIn(64, 1, 1024, func(c *Config) *int { return &c.UpstreamMaxInFlight })},
 	{Name: "ALLOW_WRITES", Usage: "let a confirmed order reach StoreLink",
+		Bundle: &BundleQuestion{Order: 5, Title: "Allow orders",
+			Description: "Let a confirmed order reach StoreLink; off, the order tool only previews."},
 		Description: "`true` lets a confirmed order reach StoreLink; otherwise the write tool only previews.",
 		kind:        boolean(func(c *Config) *bool { return &c.AllowWrites })},
 	{Name: "MAX_ORDER_UNITS", Usage: "at most `N` units in one order, 1 to 100000",
 		Description: "Hard ceiling on one order's units, whatever the agent confirms (1 to 100000).",
 		kind:        intIn(500, 1, 100000, func(c *Config) *int { return &c.MaxOrderUnits })},
 	{Name: "READ_ONLY", Usage: "do not offer the write tool",
+		Bundle: &BundleQuestion{Order: 6, Title: "Read only",
+			Description: "Remove the order tool altogether."},
 		Description: "`true` removes the write tool from the tool list (and from the instructions).",
 		kind:        boolean(func(c *Config) *bool { return &c.ReadOnly })},
 	{Name: "WRITE_APPROVAL", Usage: "approval `mode` of a confirmed order: none, required or host",
+		Bundle: &BundleQuestion{Order: 7, Title: "Approval mode",
+			Description: "none: a confirmed order is sent; host: you confirm each order by typing its quantity; required: a named approver approves it in the approvals console."},
 		Description: "`required`: confirmed orders are staged until a named approver approves them (ADR 0007); the server itself holds no approval secret. `host`: before an order is sent, the host asks its user to confirm it by typing its quantity (MCP form elicitation, or `input_required` on 2026-07-28); this proves a person at the host saw the order, not who they are (ADR 0007). A host without elicitation gets `HOST_CONSENT_UNAVAILABLE`: use `required` there.",
 		kind:        oneOf(ApprovalNone, []string{ApprovalNone, ApprovalRequired, ApprovalHost}, func(c *Config) *string { return &c.WriteApproval })},
 	{Name: "HOST_CONSENT_KEY_FILE", Usage: "`file` holding the AES-256 key that seals host consent questions",
+		Bundle: &BundleQuestion{Order: 8, Title: "Consent key file",
+			Description: "Only with approval mode host: a file of 64 hex digits (openssl rand -hex 32), mode 0600."},
 		Description: "With `WRITE_APPROVAL=host` (and only then, which it requires): path to a file holding the AES-256 key, 64 hex digits (`openssl rand -hex 32 > FILE`, mode 0600), that seals the `requestState` of consent questions. There is no default key; every replica needs the same file."},
 	{Name: "APPROVAL_TTL", Usage: "how long a staged order waits for approval, a `duration` from 1m to 168h",
 		Description: "How long a staged order waits for approval (1m to 168h).",
 		kind:        durationIn(24*time.Hour, time.Minute, 7*24*time.Hour, func(c *Config) *time.Duration { return &c.ApprovalTTL })},
 	{Name: "STATE_DB_PATH", Default: "`$XDG_STATE_HOME/storelink-mcp/state.db` (else `~/.local/state/…`)", Usage: "`path` of the SQLite state database",
+		Bundle: &BundleQuestion{Order: 4, Title: "State database",
+			Description: "SQLite file for the order ledger, staged approvals and the audit trail; empty: ~/.local/state/storelink-mcp/state.db."},
 		Description: "SQLite file: order ledger, staged approvals, audit trail."},
 	{Name: "STATE_DATABASE_URL", Default: "(unset: SQLite)", Secret: true,
 		Description: "PostgreSQL URL `postgres://user:password@host:5432/db` for replicas on several machines; then no SQLite file is created. See [Several machines](#several-machines-postgresql)."},
@@ -194,10 +223,10 @@ var settings = []Setting{
 	{Name: "MCP_HTTP_SESSION_IDLE_TIMEOUT", Usage: "close an HTTP session unused this long, a `duration` from 1s to 24h",
 		Description: "An HTTP session unused this long is closed and frees its place (1s to 24h).",
 		kind:        durationIn(30*time.Minute, time.Second, 24*time.Hour, func(c *Config) *time.Duration { return &c.HTTPSessionIdleTimeout })},
-	{Name: "MCP_AUTH_TOKENS_FILE", Usage: "bearer token `file` of serve --http",
+	{Name: EnvAuthTokensFile, Usage: "bearer token `file` of serve --http",
 		Description: "Bearer token file of `serve --http`: one `label token` line per client, re-read when it changes. Required unless the address is loopback or `--insecure-no-auth` is given.",
 		kind:        text(func(c *Config) *string { return &c.AuthTokensFile })},
-	{Name: "MCP_HTTP_INSECURE", Usage: "serve --http without tokens on a non-loopback address, as --insecure-no-auth",
+	{Name: EnvHTTPInsecure, Usage: "serve --http without tokens on a non-loopback address, as --insecure-no-auth",
 		Description: "`true` is `--insecure-no-auth`: `serve --http` without tokens on a non-loopback address, only when something in front of it authenticates. Not together with `MCP_AUTH_TOKENS_FILE`.",
 		kind:        boolean(func(c *Config) *bool { return &c.HTTPInsecure })},
 	{Name: "APPROVER_SECRET", Secret: true,
@@ -223,7 +252,7 @@ var settings = []Setting{
 				c.MCPPublicURL = strings.TrimSuffix(v, "/")
 			}
 		})},
-	{Name: "OAUTH_ISSUER", Default: "(unset: no OAuth)", Usage: "issuer `URL` of the identity provider whose access tokens serve --http accepts",
+	{Name: EnvOAuthIssuer, Default: "(unset: no OAuth)", Usage: "issuer `URL` of the identity provider whose access tokens serve --http accepts",
 		Description: "Issuer of the identity provider whose access tokens `serve --http` accepts beside the token file, e.g. `https://login.korral.example/realms/buyers`, taken exactly; keys come from its metadata. See [OAuth](#oauth-21-access-tokens).",
 		kind: parsed(func(l *loader, c *Config, name string) {
 			c.OAuthIssuer = l.oauthURL(name, "https://login.korral.example/realms/buyers")
@@ -293,9 +322,6 @@ func (s Setting) Flag() string {
 	}
 	return strings.ReplaceAll(strings.ToLower(s.Name), "_", "-")
 }
-
-// BoolFlag reports whether the flag takes no value (--read-only).
-func (s Setting) BoolFlag() bool { return s.kind.boolean }
 
 // ShownDefault is the default as the README's table shows it (Markdown).
 func (s Setting) ShownDefault() string {

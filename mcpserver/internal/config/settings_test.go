@@ -74,3 +74,22 @@ func TestAddFlagsLeavesOwnFlags(t *testing.T) {
 		t.Errorf("own flag %q, settings %v", *own, set)
 	}
 }
+
+// TestBundleQuestionsNumbered: the bundle's questions are numbered 1 to n,
+// each once, so the install dialog's order is the one written.
+func TestBundleQuestionsNumbered(t *testing.T) {
+	seen := map[int]string{}
+	for _, s := range Settings() {
+		if q := s.Bundle; q != nil {
+			if other, dup := seen[q.Order]; dup {
+				t.Errorf("%s and %s are both question %d", other, s.Name, q.Order)
+			}
+			seen[q.Order] = s.Name
+		}
+	}
+	for i := 1; i <= len(seen); i++ {
+		if seen[i] == "" {
+			t.Errorf("no bundle question %d of %d", i, len(seen))
+		}
+	}
+}
