@@ -88,7 +88,7 @@ type App struct {
 	up     *upstream.Client
 	// embedded is true when up is the embedded demo StoreLink.
 	embedded bool
-	keys     *tools.KeySource
+	keys     *keyring.Source
 	db       state.Store
 	// recorder records send outcomes in db through the outcome journal; nil
 	// when this configuration keeps no journal.
@@ -295,7 +295,7 @@ func openUpstream(ctx context.Context, opts Options) (*App, error) {
 // connect adds the StoreLink client for baseURL with the keyring kr.
 func (a *App) connect(baseURL string, kr *keyring.Keyring) error {
 	cfg, log := a.cfg, a.log
-	a.keys = tools.NewKeySource(kr, cfg.KeyringFile, a.opts.readFile(), log)
+	a.keys = keyring.NewSource(kr, cfg.KeyringFile, a.opts.readFile(), log)
 	up, err := upstream.New(upstream.Options{
 		BaseURL:         baseURL,
 		Timeout:         cfg.UpstreamTimeout,
