@@ -20,14 +20,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,7 +170,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Upstream:            a.up,
 		Keyring:             a.keys.Keyring,
 		Logger:              a.log,
-		Audit:               tools.AuditStore{Log: a.db},
+		Audit:               audit.Store{Log: a.db},
 		Now:                 a.now,
 		DefaultLookbackDays: cfg.DefaultLookbackDays,
 		Version:             Version,
