@@ -14,15 +14,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sony/gobreaker/v2"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/sync/singleflight"
-
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/storelinkclient"
+	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/singleflight"
 )
 
 // Keys gives the adapter the key of a store. Refresh re-reads the keyring's
