@@ -47,7 +47,7 @@ func TestFanOutRunsEachIndexOnceWithinTheLimit(t *testing.T) {
 
 // gaugeUpstream is the fake StoreLink behind a gate that counts how many of
 // its calls are in flight at once. Each call waits until want are in flight
-// (or two seconds pass, the sign that the door holds some back), so a door
+// (or two seconds pass, the sign that the tool holds some back), so a tool
 // that starts every store at once shows want, and one that goes in waves
 // shows its wave.
 type gaugeUpstream struct {
@@ -92,8 +92,8 @@ func (g *gaugeUpstream) Inventory(ctx context.Context, id, sku string) (domain.I
 	return g.fakeUpstream.Inventory(ctx, id, sku)
 }
 
-// TestFanOutStartsEveryStoreAtOnce: no door paces its stores in waves of its
-// own any more; the one budget per StoreLink (internal/upstream) does. A
+// TestFanOutStartsEveryStoreAtOnce: no tool paces its stores in waves of its
+// own; the one budget per StoreLink (internal/upstream) does. A
 // page of stores is read at once, and a 20-store risk check starts every
 // store's reads at once.
 func TestFanOutStartsEveryStoreAtOnce(t *testing.T) {

@@ -24,9 +24,8 @@ import (
 // CreateOrder), declared once there.
 type Upstream = replenish.Upstream
 
-// AuditEvent is one tool call as a buyer reads it the next morning: the
-// audit trail's own record, which an [AuditSink] receives as the trail
-// stores it.
+// AuditEvent is one tool call as the audit trail stores it; an [AuditSink]
+// receives it.
 type AuditEvent = state.AuditRecord
 
 // AuditSink receives one event per tool call. Implementations must not block

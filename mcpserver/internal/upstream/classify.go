@@ -44,7 +44,7 @@ func writeReach(err error, code apperr.Code) apperr.Reach {
 	case !errors.As(err, &apiErr) || apiErr.ErrorInSuccess:
 		return apperr.ReachUnknown
 	case apiErr.StatusCode == http.StatusUnauthorized, apiErr.StatusCode == http.StatusTooManyRequests:
-		// Turned away at the door: StoreLink took nothing.
+		// Refused before StoreLink read the order: nothing was taken.
 		return apperr.ReachNotSent
 	case code == apperr.InvalidArgument, code == apperr.StoreNotAuthorized, code == apperr.NotFound, code == apperr.UpstreamRejected:
 		return apperr.ReachRejected
