@@ -65,13 +65,7 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 }
 
 func TestFourXXDoesNotTripBreaker(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(404)
-		_, _ = io.WriteString(w, errorBody("not_found"))
-	}))
-	defer srv.Close()
-	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
+	c, _ := newClient(t, answering(t, 404, nil, errorBody("not_found")), keys47(), nil)
 	for i := 0; i < 10; i++ {
 		_, _ = c.Inventory(context.Background(), "47", "8847291")
 	}

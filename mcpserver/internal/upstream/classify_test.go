@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,19 +39,7 @@ func TestClassifyTable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				ct := "application/json"
-				for k, v := range tc.header {
-					w.Header().Set(k, v)
-				}
-				if w.Header().Get("Content-Type") == "" {
-					w.Header().Set("Content-Type", ct)
-				}
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			}))
-			defer srv.Close()
-			c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
+			c, _ := newClient(t, answering(t, tc.status, tc.header, tc.body), keys47(), nil)
 			var err error
 			if tc.post {
 				_, err = c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
@@ -101,16 +88,7 @@ func TestWriteReach(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tc.header {
-					w.Header().Set(k, v)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			}))
-			defer srv.Close()
-			c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
+			c, _ := newClient(t, answering(t, tc.status, tc.header, tc.body), keys47(), nil)
 			_, err := c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
 			ae := apperr.From(err)
 			if ae.Reach != tc.want {
