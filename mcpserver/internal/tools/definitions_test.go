@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -135,11 +134,7 @@ func checkToolSnap(t *testing.T, name string) {
 }
 
 func TestToolDefinitionsFitTheBudget(t *testing.T) {
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sharedLedger(t)
 	for name, w := range map[string]*WriteOptions{
 		"read-only":  nil,
 		"writes off": {MaxOrderUnits: 500, Ledger: db},

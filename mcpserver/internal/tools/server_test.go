@@ -386,6 +386,8 @@ func TestInternalErrorsHideTheirCause(t *testing.T) {
 	}
 }
 
+// sharedLedger is a fresh SQLite state database, closed when the test ends,
+// for the server under test and the test to share.
 func sharedLedger(t *testing.T) *sqlite.DB {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
