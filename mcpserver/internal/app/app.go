@@ -20,14 +20,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,7 +89,7 @@ type App struct {
 	up     *upstream.Client
 	// embedded is true when up is the embedded demo StoreLink.
 	embedded bool
-	keys     *tools.KeySource
+	keys     *keyring.Source
 	db       state.Store
 	// recorder records send outcomes in db through the outcome journal; nil
 	// when this configuration keeps no journal.
@@ -169,7 +170,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Upstream:            a.up,
 		Keyring:             a.keys.Keyring,
 		Logger:              a.log,
-		Audit:               tools.AuditStore{Log: a.db},
+		Audit:               audit.Store{Log: a.db},
 		Now:                 a.now,
 		DefaultLookbackDays: cfg.DefaultLookbackDays,
 		Version:             Version,
@@ -295,7 +296,7 @@ func openUpstream(ctx context.Context, opts Options) (*App, error) {
 // connect adds the StoreLink client for baseURL with the keyring kr.
 func (a *App) connect(baseURL string, kr *keyring.Keyring) error {
 	cfg, log := a.cfg, a.log
-	a.keys = tools.NewKeySource(kr, cfg.KeyringFile, a.opts.readFile(), log)
+	a.keys = keyring.NewSource(kr, cfg.KeyringFile, a.opts.readFile(), log)
 	up, err := upstream.New(upstream.Options{
 		BaseURL:         baseURL,
 		Timeout:         cfg.UpstreamTimeout,

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/korral/storelink/storelinkclient"
 )
@@ -301,7 +301,7 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, readFile func(st
 	seen := &answerLog{next: http.DefaultTransport.(*http.Transport).Clone(), byPath: map[string]seenAnswer{}}
 	up, err := upstream.New(upstream.Options{
 		BaseURL: cfg.UpstreamBaseURL, Timeout: cfg.UpstreamTimeout, Logger: log, Transport: seen,
-		Keys: tools.NewKeySource(cfg.Keyring, cfg.KeyringFile, readFile, log),
+		Keys: keyring.NewSource(cfg.Keyring, cfg.KeyringFile, readFile, log),
 		// One failing store must not open the breaker for the next.
 		BreakerFailures: uint32(len(ids) + 1), BreakerCooldown: cfg.BreakerCooldown,
 		// doctor reports what StoreLink answers now, never a kept answer.

@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
@@ -25,7 +25,7 @@ func doctorConfirmer(cfg *config.Config, readFile func(string) ([]byte, error), 
 	}
 	up, err := upstream.New(upstream.Options{
 		BaseURL: cfg.UpstreamBaseURL, Timeout: cfg.UpstreamTimeout, Logger: log,
-		Keys:            tools.NewKeySource(cfg.Keyring, cfg.KeyringFile, readFile, log),
+		Keys:            keyring.NewSource(cfg.Keyring, cfg.KeyringFile, readFile, log),
 		BreakerFailures: uint32(cfg.BreakerFailures), BreakerCooldown: cfg.BreakerCooldown,
 		NoCache: true,
 	})

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
-	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -124,7 +123,7 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 		hopts.OAuth = &httpserver.OAuth{Verifier: v, WriteTools: writeTools,
 			Refused: func(ctx context.Context, tool, reason, caller, sessionID string) {
 				// The name is the caller's, unchecked: escaped and bounded.
-				a.rejections.Record(ctx, textsafe.Bound(tool, 64), reason, caller, sessionID)
+				a.rejections.Record(ctx, audit.ClientName(tool), reason, caller, sessionID)
 			}}
 	}
 	if tokens != nil {
@@ -231,7 +230,7 @@ func (a *App) httpOptions(o ServeOptions, listenHost string) httpserver.Options 
 // the SDK refuses it before any middleware of ours runs, so the transport
 // shows it here first, then passes it on for the SDK to answer.
 func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label, sessionID string) {
-	tool, reason, refused := tools.UndecodableCall(req)
+	tool, reason, refused := audit.UndecodableCall(req)
 	if !refused {
 		return
 	}

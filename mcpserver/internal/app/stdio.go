@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,7 +29,7 @@ func ServeStdio(ctx context.Context, opts Options, stdin io.Reader, stdout io.Wr
 	// than ending the session, as the SDK's IOTransport would.
 	t := &stdiotransport.Transport{Reader: stdin, Writer: stdout, MaxLineBytes: a.cfg.StdioMaxLineBytes, Logger: a.log,
 		Inspect: func(req *jsonrpc.Request) {
-			if tool, reason, refused := tools.UndecodableCall(req); refused {
+			if tool, reason, refused := audit.UndecodableCall(req); refused {
 				a.rejections.Record(ctx, tool, reason, stdioClient(a.server), session)
 			}
 		}}

@@ -5,7 +5,8 @@
 //
 // Keys are wrapped in Key, whose every printed, logged or marshalled form is
 // a short fingerprint, so a key cannot reach a log line or a tool result by
-// accident.
+// accident. Source keeps the keyring in force and reloads its file after
+// StoreLink refuses a key.
 package keyring
 
 import (

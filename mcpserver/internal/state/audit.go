@@ -9,10 +9,10 @@ import (
 // outcome counts as an error in a Report.
 const OutcomeOK = "ok"
 
-// AuditRecord is one tool call, reads included, as the audit trail keeps it
-// and a buyer reads it the next morning. It is the one audit record of the
-// server: the tools hand it to their sink (mcpserver.AuditEvent), the trail
-// stores it, and the console shows it (console.AuditRow).
+// AuditRecord is one tool call, reads included, as the audit trail keeps
+// it. It is the server's only audit record type: the tools hand it to their
+// sink (tools.AuditEvent), the trail stores it, and the console shows it
+// (console.AuditRow).
 type AuditRecord struct {
 	Time time.Time `json:"time"`
 	// CallID ties the call to its log lines.

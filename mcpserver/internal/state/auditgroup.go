@@ -33,22 +33,14 @@ func (e *AuditRowError) Unwrap() error { return e.Err }
 // WriteAuditFunc writes recs in one transaction: all of them or none.
 type WriteAuditFunc func(ctx context.Context, recs []AuditRecord) error
 
-// AuditGroup is group commit of audit records, the one algorithm both
-// backends use for AuditLog.RecordAudit. A single writer goroutine takes
-// every record queued (at most MaxAuditGroup), writes them with one call of
-// the backend's WriteAuditFunc (one transaction, one flush), and then
-// releases each waiting caller with the outcome of its own record. Records
-// that arrive while a write is under way form the next group, so there is
-// no delay to tune; a caller that finds nothing written and nothing queued
-// writes its own record at once (ADR 0026). One write is under way at a
-// time.
-//
-// Record returns only once its record is committed: a call is still
-// audited before it is answered. When the database refuses one record of a
-// group (AuditRowError), that record's caller gets the error and the others
-// are written again without it, so a record never fails because of the
-// strangers it happened to share a transaction with; any other failure is
-// returned to every caller of the group.
+// AuditGroup is the group commit of audit records that both backends use
+// for AuditLog.RecordAudit (ADR 0026). One writer takes every queued record
+// (at most MaxAuditGroup) and writes them in one WriteAuditFunc call; the
+// records that arrive meanwhile form the next group, so there is no delay
+// to tune. Record returns once its own record is committed. When the
+// database refuses one record (AuditRowError), its caller gets the error
+// and the rest of the group is written again without it; any other failure
+// goes to every caller of the group.
 type AuditGroup struct {
 	write WriteAuditFunc
 	max   int

@@ -13,29 +13,16 @@ import (
 )
 
 // Approval in the conversation (WRITE_APPROVAL=required with
-// CONSOLE_PUBLIC_URL, ADR 0021). A confirmed order is staged as before;
-// then the buyer is led to the order's page in the approvals console,
-// where a named approver logs in and decides it:
-//
-//   - On 2025-11-25, a host that declares URL elicitation is asked, inside
-//     the call, to open the page (elicitation/create, mode url, with the
-//     approval id as the elicitation id). The call waits for the host's
-//     answer to that question, not for the decision: the approver may be
-//     someone else, hours later. The server's one approval watcher
-//     (approval_watch.go) then reads the ledger every ApprovalPoll until
-//     the approval is decided or lapses, and sends
-//     notifications/elicitation/complete. The console may run in another
-//     process or replica: the ledger is what they share. A session waits
-//     on at most MaxApprovalWatchesPerSession approvals; beyond that the
-//     host is not asked, and reads the link in next_step.
-//   - On 2026-07-28 the server may not send requests of its own: the call
-//     is answered input_required with the same URL request, and the
-//     client's retry (same idempotency key) answers the approval as the
-//     ledger holds it then. That revision has no completion notification.
+// CONSOLE_PUBLIC_URL, ADR 0021): a staged order's answer leads the buyer to
+// its page in the approvals console, where a named approver decides it.
+//   - 2025-11-25 hosts with URL elicitation are asked to open the page; the
+//     approval watcher (approval_watch.go) then polls the ledger and sends
+//     notifications/elicitation/complete when the approval is decided.
+//   - 2026-07-28 hosts get input_required with the same URL request.
 //   - Any other host reads the link in next_step.
 //
-// The link is the console's base URL and the approval id, nothing more:
-// opening it needs a log-in, and any approver in the store's scope may.
+// The link is the console's base URL and the approval id; opening it needs
+// a log-in.
 
 // DefaultApprovalPoll is how often the server reads the ledger for the
 // decisions its sessions wait on: one read of the pending approvals a

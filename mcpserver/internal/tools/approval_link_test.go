@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -72,11 +71,7 @@ func (h *urlHost) confirm(t *testing.T, key string) map[string]any {
 
 func approvalWrites(t *testing.T, console string) (*WriteOptions, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sharedLedger(t)
 	return &WriteOptions{AllowWrites: true, MaxOrderUnits: 500, RequireApproval: true, ApprovalTTL: time.Hour, Ledger: db,
 		ConsoleURL: console, ApprovalPoll: 5 * time.Millisecond}, db
 }

@@ -9,21 +9,13 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// AuditStore writes audit events to the durable audit trail.
-type AuditStore struct{ Log state.AuditLog }
-
-// Record implements AuditSink.
-func (a AuditStore) Record(ctx context.Context, e AuditEvent) error {
-	// The trail outlives the call: record even when the client has left.
-	return a.Log.RecordAudit(context.WithoutCancel(ctx), e)
-}
 
 // promptTool is how the audit trail names a prompt: "prompt." and its name,
 // beside the tools' korral_ names and the approvals' "approvals.ACTION".
@@ -57,7 +49,7 @@ func (s *server) auditPrompts(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
-		name := clientName(gpr.Params.Name)
+		name := audit.ClientName(gpr.Params.Name)
 		// newCall reads only the session and the caller's token.
 		c := s.newCall(&mcp.CallToolRequest{Session: gpr.Session, Extra: gpr.Extra}, promptTool+name)
 		args, declared := gpr.Params.Arguments, promptArgs[gpr.Params.Name]
@@ -77,7 +69,7 @@ func (s *server) auditPrompts(next mcp.MethodHandler) mcp.MethodHandler {
 		summary := fmt.Sprintf("Prompt %s%s.", name, promptArgsSummary(args, declared))
 		if err != nil {
 			code, why := promptFailure(err)
-			s.log.WarnContext(ctx, "prompt.err", "call_id", c.id, "prompt", name, "client", c.client, "error_code", code, "error_message", why, "cause", textsafe.Bound(err.Error(), maxReason))
+			s.log.WarnContext(ctx, "prompt.err", "call_id", c.id, "prompt", name, "client", c.client, "error_code", code, "error_message", why, "cause", textsafe.Bound(err.Error(), audit.MaxReason))
 			s.audit(ctx, c, "error", code, fmt.Sprintf("%s; refused: %s.", strings.TrimSuffix(summary, "."), strings.TrimSuffix(why, ".")), elapsed)
 			return res, err
 		}
@@ -119,10 +111,10 @@ func promptFailure(err error) (code, message string) {
 	}
 	var body struct{ Code, Message string }
 	if json.Unmarshal(rpcErr.Data, &body) == nil && body.Code != "" {
-		return body.Code, textsafe.Bound(body.Message, maxReason)
+		return body.Code, textsafe.Bound(body.Message, audit.MaxReason)
 	}
 	if rpcErr.Code == jsonrpc.CodeInvalidParams {
-		return string(apperr.InvalidArgument), textsafe.Bound(rpcErr.Message, maxReason)
+		return string(apperr.InvalidArgument), textsafe.Bound(rpcErr.Message, audit.MaxReason)
 	}
 	return string(apperr.InternalError), "the prompt failed"
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,7 +89,7 @@ func BenchmarkToolCallInMemory(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { _ = db.Close() })
-				opts.Audit = AuditStore{Log: db}
+				opts.Audit = audit.Store{Log: db}
 			}
 			cs := benchSession(b, New(opts))
 			params := &mcp.CallToolParams{Name: "korral_check_stock_risk", Arguments: butterArgs}

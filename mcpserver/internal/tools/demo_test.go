@@ -2,20 +2,13 @@ package tools
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
 func withLedger(t *testing.T, embedded bool) func(*Options) {
 	return func(o *Options) {
-		db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
+		db := sharedLedger(t)
 		o.Writes = &WriteOptions{MaxOrderUnits: 500, Ledger: db}
 		o.EmbeddedDemo = embedded
 	}

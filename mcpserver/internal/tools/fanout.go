@@ -8,15 +8,12 @@ import (
 // fanOut runs do(0) to do(n-1) with at most limit running at once and
 // returns when all have finished. Each do writes only its own result slot.
 //
-// The doors pass n: a call no longer paces its stores in waves of its own.
-// What bounds the requests that reach StoreLink is the one budget per
-// StoreLink, shared by every call (internal/upstream, ADR 0024), which
-// paces a call's stores and takes the calls in turns.
+// The tools pass limit = n: the requests that reach StoreLink are bounded by
+// the one budget per StoreLink in internal/upstream (ADR 0024), not here.
 //
-// The caller is one of the workers, and every worker takes the next index
-// until none is left: when each do is quick (master data already cached,
-// as on most calls), the caller finishes them all before the other workers
-// have started, and one store costs no goroutine at all.
+// The caller is one of the workers, so when each do is quick (master data
+// already cached) it often finishes them all before another goroutine
+// starts.
 func fanOut(n, limit int, do func(i int)) {
 	limit = max(min(limit, n), 1)
 	var next atomic.Int64

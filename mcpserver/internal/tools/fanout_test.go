@@ -1,10 +1,17 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/domain"
 )
 
 // TestFanOutRunsEachIndexOnceWithinTheLimit: every index is done exactly
@@ -35,5 +42,156 @@ func TestFanOutRunsEachIndexOnceWithinTheLimit(t *testing.T) {
 		if inFlight.Load() != 0 {
 			t.Errorf("n=%d limit=%d: returned with %d still running", c.n, c.limit, inFlight.Load())
 		}
+	}
+}
+
+// gaugeUpstream is the fake StoreLink behind a gate that counts how many of
+// its calls are in flight at once. Each call waits until want are in flight
+// (or two seconds pass, the sign that the tool holds some back), so a tool
+// that starts every store at once shows want, and one that goes in waves
+// shows its wave.
+type gaugeUpstream struct {
+	*fakeUpstream
+	want     int
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+	all      chan struct{}
+}
+
+func (g *gaugeUpstream) enter() func() {
+	g.mu.Lock()
+	g.inFlight++
+	g.peak = max(g.peak, g.inFlight)
+	if g.peak == g.want {
+		close(g.all)
+	}
+	all := g.all
+	g.mu.Unlock()
+	select {
+	case <-all:
+	case <-time.After(2 * time.Second):
+	}
+	return func() { g.mu.Lock(); g.inFlight--; g.mu.Unlock() }
+}
+
+// reset starts a new count that waits for want calls.
+func (g *gaugeUpstream) reset(want int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.want, g.peak, g.all = want, 0, make(chan struct{})
+}
+
+func (g *gaugeUpstream) Store(ctx context.Context, id string) (domain.Store, error) {
+	defer g.enter()()
+	return g.fakeUpstream.Store(ctx, id)
+}
+
+func (g *gaugeUpstream) Inventory(ctx context.Context, id, sku string) (domain.Inventory, error) {
+	defer g.enter()()
+	return g.fakeUpstream.Inventory(ctx, id, sku)
+}
+
+// TestFanOutStartsEveryStoreAtOnce: no tool paces its stores in waves of its
+// own; the one budget per StoreLink (internal/upstream) does. A
+// page of stores is read at once, and a 20-store risk check starts every
+// store's reads at once.
+func TestFanOutStartsEveryStoreAtOnce(t *testing.T) {
+	f := newFake()
+	keys := map[string]string{}
+	for i := 1; i <= 180; i++ {
+		id := fmt.Sprint(1000 + i)
+		keys[id] = "k" + id
+		f.stores[id] = pragueStore(id, "Store "+id)
+	}
+	kb, _ := json.Marshal(keys)
+	g := &gaugeUpstream{fakeUpstream: f}
+	s := connect(t, g, mustKeyring(t, string(kb)), nil)
+	g.reset(min(180, storesPerAnswer))
+	env, _ := callTool(t, s, "korral_list_authorized_stores", map[string]any{})
+	listed := len(env["data"].(map[string]any)["stores"].([]any))
+	if listed != min(180, storesPerAnswer) {
+		t.Fatalf("%d stores listed, want %d", listed, min(180, storesPerAnswer))
+	}
+	if g.peak != listed {
+		t.Fatalf("list: %d store reads in flight at once, want all %d", g.peak, listed)
+	}
+	ids := make([]string, maxRiskStores)
+	for i := range ids {
+		ids[i] = fmt.Sprint(1001 + i)
+	}
+	// Store and Inventory pass the gauge, one each per store.
+	g.reset(2 * maxRiskStores)
+	env, _ = callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if st.(map[string]any)["risk"] == nil {
+			t.Fatalf("store not checked: %v", st)
+		}
+	}
+	if g.peak != 2*maxRiskStores {
+		t.Fatalf("risk: %d gauged reads in flight at once, want all %d", g.peak, 2*maxRiskStores)
+	}
+}
+
+// masterCounter counts the SKU and supplier reads that reach the fake
+// StoreLink.
+type masterCounter struct {
+	*fakeUpstream
+	skus, suppliers atomic.Int64
+	// failFirst fails the first SKU read, as a store whose key StoreLink
+	// refuses would.
+	failFirst bool
+}
+
+func (m *masterCounter) SKU(ctx context.Context, id, sku string) (domain.SKU, error) {
+	if m.skus.Add(1) == 1 && m.failFirst {
+		return domain.SKU{}, apperr.New(apperr.AuthKeyInvalid, "refused", "")
+	}
+	return m.fakeUpstream.SKU(ctx, id, sku)
+}
+
+func (m *masterCounter) Supplier(ctx context.Context, id, supplier string) (domain.Supplier, error) {
+	m.suppliers.Add(1)
+	return m.fakeUpstream.Supplier(ctx, id, supplier)
+}
+
+// TestRiskCheckReadsMasterDataOncePerCall: a 20-store check reads the SKU
+// and its supplier once, not once per store; a store outside the keyring
+// among them changes nothing; and every store is still assessed.
+func TestRiskCheckReadsMasterDataOncePerCall(t *testing.T) {
+	f := newFake()
+	keys := map[string]string{}
+	ids := make([]string, maxRiskStores)
+	for i := range ids {
+		id := fmt.Sprint(1001 + i)
+		ids[i] = id
+		keys[id] = "k" + id
+		f.stores[id] = pragueStore(id, "Store "+id)
+	}
+	kb, _ := json.Marshal(keys)
+	m := &masterCounter{fakeUpstream: f}
+	s := connect(t, m, mustKeyring(t, string(kb)), nil)
+	env, _ := callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if st.(map[string]any)["risk"] == nil {
+			t.Fatalf("store not checked: %v", st)
+		}
+	}
+	if n, k := m.skus.Load(), m.suppliers.Load(); n != 1 || k != 1 {
+		t.Fatalf("%d stores: %d SKU and %d supplier reads, want 1 and 1", len(ids), n, k)
+	}
+
+	// The store that read for the others fails: each store reads its own,
+	// and one store's refusal is not every store's answer.
+	m.skus.Store(0)
+	m.failFirst = true
+	env, _ = callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})
+	for _, st := range env["data"].(map[string]any)["stores"].([]any) {
+		if st.(map[string]any)["risk"] == nil {
+			t.Fatalf("store not checked after the shared read failed: %v", st)
+		}
+	}
+	if n := m.skus.Load(); n != 1+int64(len(ids)) {
+		t.Fatalf("after a failed shared read: %d SKU reads, want %d", n, 1+len(ids))
 	}
 }

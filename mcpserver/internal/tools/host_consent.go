@@ -42,7 +42,7 @@ type inputRequired struct {
 
 func (*inputRequired) Error() string { return "the host must ask its user before the order is sent" }
 
-// hostConsent is the MCP door's replenish.Consent for one tool call.
+// hostConsent is the MCP tool's replenish.Consent for one tool call.
 type hostConsent struct {
 	s *server
 	c *call

@@ -3,14 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
-	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,11 +29,7 @@ func testSealer(t *testing.T) *consent.Sealer {
 func TestHostConsentStateExpires(t *testing.T) {
 	var offset atomic.Int64
 	now := func() time.Time { return testNow.Add(time.Duration(offset.Load())) }
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sharedLedger(t)
 	sealer, err := consent.NewSealer(make([]byte, consent.KeyBytes), now)
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,12 @@ package tools
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/state"
-	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,13 +17,9 @@ import (
 // named, and the outcome with the taxonomy's code when it was refused,
 // also by the SDK for a prompt that does not exist.
 func TestPromptsAreAudited(t *testing.T) {
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sharedLedger(t)
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2","311":"k3"}`), func(o *Options) {
-		o.Audit = AuditStore{Log: db}
+		o.Audit = audit.Store{Log: db}
 		o.Writes = &WriteOptions{MaxOrderUnits: 500, AllowWrites: true, Ledger: db, UpstreamID: "up-1"}
 	})
 	ctx := context.Background()

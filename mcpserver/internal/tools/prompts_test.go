@@ -20,11 +20,7 @@ import (
 
 func promptServer(t *testing.T, writes bool) (session, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sharedLedger(t)
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2","311":"k3"}`), func(o *Options) {
 		if writes {
 			o.Writes = &WriteOptions{MaxOrderUnits: 500, AllowWrites: true, Ledger: db, UpstreamID: "up-1"}

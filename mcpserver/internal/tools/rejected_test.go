@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -50,7 +51,7 @@ func TestEveryRefusedCallIsAuditedOnce(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	tr := &stdiotransport.Transport{Reader: inR, Writer: outW, Inspect: func(req *jsonrpc.Request) {
-		if tool, reason, refused := UndecodableCall(req); refused {
+		if tool, reason, refused := audit.UndecodableCall(req); refused {
 			rej.Record(context.Background(), tool, reason, "host", "stdio-test")
 		}
 	}}

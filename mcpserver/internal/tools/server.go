@@ -24,9 +24,8 @@ import (
 // CreateOrder), declared once there.
 type Upstream = replenish.Upstream
 
-// AuditEvent is one tool call as a buyer reads it the next morning: the
-// audit trail's own record, which an [AuditSink] receives as the trail
-// stores it.
+// AuditEvent is one tool call as the audit trail stores it; an [AuditSink]
+// receives it.
 type AuditEvent = state.AuditRecord
 
 // AuditSink receives one event per tool call. Implementations must not block
@@ -34,6 +33,10 @@ type AuditEvent = state.AuditRecord
 type AuditSink interface {
 	Record(ctx context.Context, e AuditEvent) error
 }
+
+// DefaultLookbackDays is the default of DEFAULT_LOOKBACK_DAYS, written here
+// once: the settings table and New both use it.
+const DefaultLookbackDays = 14
 
 // Options are the dependencies and settings of the server.
 type Options struct {
@@ -44,7 +47,8 @@ type Options struct {
 	Logger  *slog.Logger
 	Audit   AuditSink
 	Now     func() time.Time
-	// DefaultLookbackDays is the risk check's default history window.
+	// DefaultLookbackDays is the risk check's history window when a call
+	// gives none; 0 means the package's DefaultLookbackDays.
 	DefaultLookbackDays int
 	Version             string
 	// SessionName names calls whose session carries no protocol id (stdio,
@@ -174,7 +178,7 @@ func newServer(opts Options) *server {
 // New returns the MCP server with its tools registered.
 func New(opts Options) *mcp.Server {
 	if opts.DefaultLookbackDays == 0 {
-		opts.DefaultLookbackDays = 14
+		opts.DefaultLookbackDays = DefaultLookbackDays
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,10 +155,10 @@ func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			if s.tools[ctr.Params.Name] {
 				tool = ctr.Params.Name
 			}
-			target = clientName(ctr.Params.Name)
+			target = audit.ClientName(ctr.Params.Name)
 		}
 		if gpr, ok := req.(*mcp.GetPromptRequest); ok && gpr.Params != nil {
-			target = clientName(gpr.Params.Name)
+			target = audit.ClientName(gpr.Params.Name)
 		}
 		if meta := paramsMeta(req); len(meta) > 0 {
 			ctx = propagator.Extract(ctx, metaCarrier(meta))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
@@ -140,7 +141,6 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	sort.Strings(allowed)
 
 	ms.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		growStack()
 		start := time.Now()
 		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
@@ -168,15 +168,6 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	})
 }
 
-// maxClientName bounds the name a client gives itself, in runes, as the
-// audit trail and the logs keep it.
-const maxClientName = 64
-
-// clientName is the client's self-declared name as it is recorded: nobody
-// verified it, so it is escaped (a line break or a terminal escape in it
-// can never forge a row of what people read) and bounded.
-func clientName(name string) string { return textsafe.Bound(name, maxClientName) }
-
 // newCall identifies a tool call: a fresh call id, the session, and who is
 // calling.
 func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
@@ -188,7 +179,7 @@ func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
 			c.session = s.opts.SessionName
 		}
 		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
-			c.client = clientName(p.ClientInfo.Name)
+			c.client = audit.ClientName(p.ClientInfo.Name)
 		}
 	}
 	// Over HTTP the bearer token's label, or an access token's subject
@@ -221,8 +212,8 @@ func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		// The name is the caller's, unchecked: keep it escaped and bounded.
-		c := s.newCall(ctr, clientName(ctr.Params.Name))
-		reason := textsafe.Bound(err.Error(), maxReason)
+		c := s.newCall(ctr, audit.ClientName(ctr.Params.Name))
+		reason := textsafe.Bound(err.Error(), audit.MaxReason)
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			reason = fmt.Sprintf("%s (JSON-RPC %d)", reason, rpcErr.Code)
@@ -231,9 +222,6 @@ func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
 		return res, err
 	}
 }
-
-// maxReason bounds, in runes, the reason a refused call is recorded with.
-const maxReason = 200
 
 // recordRejected logs and audits a tool call refused before any handler
 // ran, for whichever layer noticed the refusal.
@@ -245,6 +233,24 @@ func (s *server) recordRejected(ctx context.Context, c *call, reason, code strin
 	}
 	s.log.WarnContext(ctx, "tool.rejected", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session, "reason", reason)
 	s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), elapsed)
+}
+
+// Rejections records the tools/call requests the SDK refuses while
+// decoding them, before auditRejected can run (a name that is not a string,
+// params that are not an object). The transports see every message first
+// and hand such calls here; audit.UndecodableCall recognises them.
+type Rejections struct{ s *server }
+
+// NewRejections returns the recorder for the server built from opts; it
+// logs and audits exactly as that server does.
+func NewRejections(opts Options) *Rejections { return &Rejections{s: newServer(opts)} }
+
+// Record logs `tool.rejected` and writes the audit event for a refused call
+// of tool. client and session name the caller as the transport knows it,
+// unverified: both are escaped and bounded here.
+func (r *Rejections) Record(ctx context.Context, tool, reason, client, session string) {
+	c := &call{id: callid.New(), tool: tool, client: audit.ClientName(client), session: audit.ClientName(session)}
+	r.s.recordRejected(ctx, c, reason, rejectUndecodable, 0)
 }
 
 // runHandler turns a panic in a handler into an internal error, so one bad

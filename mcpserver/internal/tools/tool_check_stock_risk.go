@@ -16,11 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The lookback cap is StoreLink's history (storelinkclient.HistoryDays, the
-// contract's figure): this fails to compile if the projection's cap and the
-// history ever differ, in either direction.
-const _ = uint(projection.MaxLookbackDays-storelinkclient.HistoryDays) + uint(storelinkclient.HistoryDays-projection.MaxLookbackDays)
-
 // maxRiskStores bounds the stores named in store_ids: each is answered in
 // full, so one answer stays readable. The whole chain is store_ids ["all"],
 // answered ranked within a budget (sweep.go).
@@ -32,7 +27,7 @@ const sweepStoreIDsPattern = "^([0-9]{1,6}|all)$"
 type stockRiskIn struct {
 	SKU          string   `json:"sku" jsonschema:"SKU code"`
 	StoreID      string   `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
-	StoreIDs     []string `json:"store_ids,omitempty" jsonschema:"up to 20 stores instead of store_id, or [\"all\"]"`
+	StoreIDs     []string `json:"store_ids,omitempty"`
 	LookbackDays int      `json:"lookback_days,omitempty" jsonschema:"days of sales history for the sell rate"`
 }
 
@@ -161,6 +156,7 @@ func addCheckStockRisk(ms *mcp.Server, s *server) {
 			p["store_ids"].Items.Pattern = sweepStoreIDsPattern
 			p["store_ids"].MinItems = ptr(1)
 			p["store_ids"].MaxItems = ptr(maxRiskStores)
+			p["store_ids"].Description = fmt.Sprintf(`up to %d stores instead of store_id, or ["all"]`, maxRiskStores)
 			p["store_ids"].UniqueItems = true
 			p["lookback_days"].Minimum = ptr(1.0)
 			p["lookback_days"].Maximum = ptr(float64(storelinkclient.HistoryDays))
@@ -231,7 +227,7 @@ func markRiskAnswer(out *stockRiskOut, found []*replenish.Assessment, extra []sw
 func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*stockRiskOut, error) {
 	if len(in.StoreIDs) != 1 {
 		return nil, apperr.New(apperr.InvalidArgument, `store_ids "all" was given with other stores`,
-			`Pass store_ids ["all"] alone for every store you may use, or name up to 20 stores.`)
+			fmt.Sprintf(`Pass store_ids ["all"] alone for every store you may use, or name up to %d stores.`, maxRiskStores))
 	}
 	sc := s.callStores(c)
 	if sc == nil {
@@ -247,7 +243,7 @@ func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*sto
 	if len(ids) > maxSweepStores {
 		return nil, apperr.New(apperr.InvalidArgument,
 			fmt.Sprintf("a sweep checks at most %d stores; you may use %d", maxSweepStores, len(ids)),
-			"Name up to 20 stores in store_ids, or ask for an access token limited to the stores you look after.")
+			fmt.Sprintf("Name up to %d stores in store_ids, or ask for an access token limited to the stores you look after.", maxRiskStores))
 	}
 	entries := make([]sweepEntry, len(ids))
 	shared := replenish.NewSharedMaster(ids[0])

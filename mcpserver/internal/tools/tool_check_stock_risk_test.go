@@ -8,7 +8,19 @@ import (
 	"testing"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/projection"
+	"github.com/korral/storelink/storelinkclient"
 )
+
+// TestLookbackCapIsStoreLinksHistory: lookback_days is capped at StoreLink's
+// sales history (storelinkclient.HistoryDays, in the schema), and the
+// projection must accept every lookback the schema allows and no more.
+func TestLookbackCapIsStoreLinksHistory(t *testing.T) {
+	if projection.MaxLookbackDays != storelinkclient.HistoryDays {
+		t.Errorf("projection.MaxLookbackDays is %d, StoreLink's history storelinkclient.HistoryDays is %d: they must be equal",
+			projection.MaxLookbackDays, storelinkclient.HistoryDays)
+	}
+}
 
 // TestCheckStockRiskDefinition holds the tool's definition to its snapshot,
 // testdata/tools/korral_check_stock_risk.golden.json.

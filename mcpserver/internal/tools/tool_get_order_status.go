@@ -87,28 +87,18 @@ func orderStatusDescription(writes bool) string {
 		"Check it before resubmitting after WRITE_OUTCOME_UNKNOWN."
 }
 
-// How order_id is read. One argument names an order three ways, and they
-// are told apart by lookup, not by shape (their shapes overlap):
+// How order_id is read: its three kinds overlap in shape, so they are told
+// apart by lookup. With the write path the ledger is asked first (an
+// idempotency key, an approval id "apr-...", an order id raised here).
+// Anything else is taken for StoreLink's own order id and sent only when it
+// is plausible (storeLinkOrderIDPattern); an implausible one is NOT_FOUND
+// when the write path is on and it has an idempotency key's shape, else
+// INVALID_ARGUMENT.
 //
-//  1. With the write path, the ledger is asked first, in this order: an
-//     idempotency key (the agent's or ours, idempotencyKeyPattern), an
-//     approval id ("apr-" and hex), then an order id this deployment
-//     raised. A hit answers from the ledger (and StoreLink, when the order
-//     was raised at the StoreLink this server reaches).
-//  2. Anything else is taken for an order id of StoreLink's own, raised
-//     elsewhere or by another StoreLink than our spec describes: if it is
-//     plausible as an id (storeLinkOrderIDPattern) StoreLink is asked for
-//     it; its 404 is "StoreLink has no order X at store Y". An id that is
-//     not plausible is never sent: with the write path, one of an
-//     idempotency key's shape (a ':' or more than 64 characters) is
-//     NOT_FOUND in the ledger; anything else is INVALID_ARGUMENT naming the
-//     accepted shape.
-//
-// A plausible id is wider than our spec's OrderID (orderIDPattern): another
-// StoreLink's ids (rpl_9f7dcc5d27) must be asked for, never declared
-// unknown here. It stays within URL-unreserved characters, so the escaped
-// path segment is the id itself, and starts with a letter or digit, so it
-// is never "." or "..".
+// A plausible id is wider than our spec's OrderID (orderIDPattern), so that
+// another StoreLink's ids (rpl_9f7dcc5d27) are asked for; it uses only
+// URL-unreserved characters and starts with a letter or digit, so it is
+// never "." or "..".
 const (
 	storeLinkOrderIDPattern = "^[A-Za-z0-9][A-Za-z0-9._~-]{0,63}$"
 	// orderRefPattern admits all three: a plausible order id, an approval

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -150,11 +149,7 @@ func TestOrderIDSchemaRefusalNamesTheShape(t *testing.T) {
 // ledgerWorld is a server with writes on and a real ledger.
 func ledgerWorld(t *testing.T, keyring string) (session, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sharedLedger(t)
 	s := connect(t, newFake(), mustKeyring(t, keyring), func(o *Options) {
 		o.Writes = &WriteOptions{MaxOrderUnits: 500, AllowWrites: true, Ledger: db, UpstreamID: "http://storelink.test"}
 	})

@@ -3,13 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 	"github.com/korral/storelink/mcpserver/internal/views"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,11 +22,7 @@ func appsHost() *mcp.ClientOptions {
 
 func viewSessions(t *testing.T) (plain, apps session) {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sharedLedger(t)
 	writes := func(o *Options) { o.Writes = &WriteOptions{MaxOrderUnits: 500, AllowWrites: true, Ledger: db} }
 	kr := mustKeyring(t, `{"47":"k1","102":"k2","311":"k3"}`)
 	return connect(t, newFake(), kr, writes), connectAs(t, newFake(), kr, writes, appsHost())

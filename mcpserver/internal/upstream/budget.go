@@ -33,20 +33,13 @@ const (
 )
 
 // budget is the one concurrency budget of a StoreLink, shared by every
-// call of the replica.
-//
-// Admission is fair across calls: requests that must wait queue per call
-// (the call id of their context), and a freed place goes to the calls in
-// turn, first come first served within a call. A 20-store check that
-// queues 80 requests therefore holds up a 1-store check arriving after it
-// by about one request of its own per request of the other, not by all 80.
-//
-// Its limit adapts to StoreLink (additive increase, multiplicative
-// decrease): a throttled answer halves it, never below 1; each full window
-// of served answers (as many as the limit) adds one, never above max. A
-// burst of throttled answers to requests sent under the same limit halves
-// it once, not once per answer: a request admitted before the last
-// decrease carries an older epoch and is not counted again.
+// call of the replica (ADR 0024). Waiting requests queue per call id and a
+// freed place goes to the calls in turn, so a large check cannot hold up a
+// small one behind all its requests. The limit adapts (additive increase,
+// multiplicative decrease): a throttled answer halves it, never below 1;
+// each full window of served answers adds one, never above max. Requests
+// admitted before the last decrease carry an older epoch, so one burst of
+// throttling halves the limit once.
 type budget struct {
 	max int
 	// changed is told every change of the limit (for the log and the

@@ -141,16 +141,8 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				if tc.contentType != "" {
-					w.Header().Set("Content-Type", tc.contentType)
-				}
-				w.WriteHeader(max(tc.status, http.StatusOK))
-				_, _ = io.WriteString(w, tc.body)
-			}))
-			defer srv.Close()
-			c, logs := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
+			header := map[string]string{"Content-Type": cmp.Or(tc.contentType, "application/json")}
+			c, logs := newClient(t, answering(t, max(tc.status, http.StatusOK), header, tc.body), keys47(), nil)
 			ctx := callid.With(context.Background(), "call-"+strings.ReplaceAll(tc.name, " ", "-"))
 			call := tc.call
 			if call == nil {

@@ -43,23 +43,15 @@ var strictRoutes = map[string]bool{
 // maxLoggedFields bounds the unknown property names one log line carries.
 const maxLoggedFields = 10
 
-// checked is storelinkclient.Result plus the contract's properties: every
-// missing required field, every rename candidate (an unknown property
-// beside an absent declared one, refused on every route: a field is being
-// misread as absent) and, on a strict route, every unknown property, as
-// one fault naming them all. On the other routes an answer whose only
-// departure is unknown properties is taken, with one warn line (the names,
-// never the values) and one count in storelink.upstream.unknown_fields.
-//
-// A qualifier of the table in domain.Sources is never refused (ADR 0030):
-// when it is missing, or when every field an unknown property may stand
-// for is a qualifier, the answer is taken and the qualifier is added to
-// unknown, so that the tools answer without it and say so. unknown nil
-// refuses them as any other field.
-//
-// The same walk finds the fields the answer leaves out, which it puts in
-// *absent for the semantic rules (rules.Query.Absent): a rule judges no
-// field StoreLink did not send (ADR 0028).
+// checked is storelinkclient.Result plus the contract's properties. It
+// refuses, as one fault naming them all, every missing required field,
+// every rename candidate (an unknown property beside an absent declared
+// one) and, on a strict route, every unknown property; elsewhere unknown
+// properties are logged by name and counted in
+// storelink.upstream.unknown_fields. A missing qualifier (domain.Sources,
+// ADR 0030) is added to unknown instead of refused, unless unknown is nil.
+// The fields the answer leaves out go to *absent for the semantic rules
+// (ADR 0028).
 func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error, absent *sl.Absent, unknown *domain.Unknown) (*T, error) {
 	// One walk of the body finds the missing fields Result refuses, the
 	// rest of the problems, and the absent fields.

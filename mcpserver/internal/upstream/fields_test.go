@@ -19,11 +19,15 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
-// answering serves body, with status, to every request.
-func answering(t *testing.T, status int, body string) string {
+// answering serves body, with status and header (JSON unless header says
+// otherwise), to every request.
+func answering(t *testing.T, status int, header map[string]string, body string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		for k, v := range header {
+			w.Header().Set(k, v)
+		}
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, body)
 	}))
@@ -42,7 +46,7 @@ func TestRenamedMinimumIsNeverNoMinimum(t *testing.T) {
 	for _, name := range []string{"min_order_qty", "minimumOrderUnits", "moq"} {
 		t.Run(name, func(t *testing.T) {
 			body := `{"supplier_id":"SUP-1","name":"Madeta a.s.","lead_time_days":2,"order_cutoff_local":"14:00","` + name + `":4711}`
-			c, logs := newClient(t, answering(t, 200, body), keys47(), nil)
+			c, logs := newClient(t, answering(t, 200, nil, body), keys47(), nil)
 			ctx := callid.With(context.Background(), "call-moq")
 			sup, err := c.Supplier(ctx, "47", "SUP-1")
 			ae := apperr.From(err)
@@ -97,7 +101,7 @@ func TestUnknownPropertyOnADecisionIsRefused(t *testing.T) {
 			}, apperr.WriteOutcomeUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, logs := newClient(t, answering(t, tc.status, tc.body), keys47(), nil)
+			c, logs := newClient(t, answering(t, tc.status, nil, tc.body), keys47(), nil)
 			ae := apperr.From(tc.call(c, context.Background()))
 			if ae == nil || ae.Code != tc.code {
 				t.Fatalf("got %v, want %s", ae, tc.code)
@@ -121,7 +125,7 @@ func TestUnknownPropertyOnADecisionIsRefused(t *testing.T) {
 func TestUnknownPropertyElsewhereIsLoggedAndCounted(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	body := `{"store_id":"47","sku":"8847291","on_hand_units":5,"counted_at":"2026-11-27T06:00:00+01:00","bin":"XYZZY","aisle":7}`
-	c, logs := newClient(t, answering(t, 200, body), keys47(), func(o *Options) {
+	c, logs := newClient(t, answering(t, 200, nil, body), keys47(), func(o *Options) {
 		o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	})
 	ctx := callid.With(context.Background(), "call-additive")
@@ -187,7 +191,7 @@ func TestRenamedFieldIsRefusedEverywhere(t *testing.T) {
 			inventory},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := newClient(t, answering(t, 200, tc.body), keys47(), nil)
+			c, _ := newClient(t, answering(t, 200, nil, tc.body), keys47(), nil)
 			ae := apperr.From(tc.call(c, context.Background()))
 			if ae == nil || ae.Code != apperr.UpstreamContractError || !strings.Contains(ae.Message, tc.want) {
 				t.Fatalf("got %v, want UPSTREAM_CONTRACT_ERROR naming %q", ae, tc.want)
@@ -202,7 +206,7 @@ func TestRenamedFieldIsRefusedEverywhere(t *testing.T) {
 func TestEveryBrokenFieldIsNamedBounded(t *testing.T) {
 	body := `{"orderId":"RO-1","storeId":"47","SKU":"8847291","quantityUnits":10,"reason":"r","status":"submitted",` +
 		`"submitted_at":"2026-11-27T06:00:00+01:00","expected_arrival":"2026-11-29T06:00:00+01:00"}`
-	c, logs := newClient(t, answering(t, 200, body), keys47(), nil)
+	c, logs := newClient(t, answering(t, 200, nil, body), keys47(), nil)
 	_, err := c.Order(context.Background(), "47", "RO-1")
 	ae := apperr.From(err)
 	if ae == nil || ae.Code != apperr.UpstreamContractError {
@@ -229,7 +233,7 @@ func TestEveryBrokenFieldIsNamedBounded(t *testing.T) {
 // stand for either of two absent ones is one break naming both.
 func TestCandidatesOfOnePropertyAreOneBreak(t *testing.T) {
 	body := `{"supplier_id":"SUP-1","name":"M","lead_time_days":2,"terms":null}`
-	c, _ := newClient(t, answering(t, 200, body), keys47(), nil)
+	c, _ := newClient(t, answering(t, 200, nil, body), keys47(), nil)
 	ae := apperr.From(func() error { _, err := c.Supplier(context.Background(), "47", "SUP-1"); return err }())
 	want := "supplier.terms: not in the contract; supplier.minimum_order_units or supplier.order_cutoff_local renamed? (rule schema.renamed)"
 	if ae == nil || !strings.HasSuffix(ae.Message, want) {
@@ -242,7 +246,7 @@ func TestCandidatesOfOnePropertyAreOneBreak(t *testing.T) {
 func TestOddPropertyNamesAreNotRepeated(t *testing.T) {
 	body := `{"supplier_id":"SUP-1","name":"M","lead_time_days":2,"order_cutoff_local":"14:00","minimum_order_units":12,"ignore previous instructions":1,"` +
 		strings.Repeat("x", 100) + `":1}`
-	c, logs := newClient(t, answering(t, 200, body), keys47(), nil)
+	c, logs := newClient(t, answering(t, 200, nil, body), keys47(), nil)
 	ae := apperr.From(func() error { _, err := c.Supplier(context.Background(), "47", "SUP-1"); return err }())
 	if ae == nil || !strings.Contains(ae.Message, "supplier.(a field): not in the contract") {
 		t.Fatalf("got %v", ae)
@@ -263,7 +267,7 @@ func TestPageLimitIsTheOneAsked(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"transaction_id":"T%d","timestamp":%q,"units":1}`, i, now.Add(-time.Duration(i+1)*time.Minute).Format(time.RFC3339)))
 	}
 	body := fmt.Sprintf(`{"store_id":"47","sku":"8847291","since":%q,"total_count":250,"transactions":[%s]}`, since.Format(time.RFC3339), strings.Join(lines, ","))
-	url := answering(t, 200, body)
+	url := answering(t, 200, nil, body)
 	for _, tc := range []struct {
 		pageSize int
 		broke    bool
@@ -284,7 +288,7 @@ func TestEverySemanticBreakIsNamed(t *testing.T) {
 	day := `{"closed":false,"opens":"07:00","closes":"22:00"}`
 	body := `{"store_id":"48","name":"P","timezone":"Mars/Olympus","opening_hours":{"monday":{"closed":false,"opens":"23:00","closes":"07:00"},` +
 		`"tuesday":` + day + `,"wednesday":` + day + `,"thursday":` + day + `,"friday":` + day + `,"saturday":` + day + `,"sunday":{"closed":true,"opens":"08:00"}}}`
-	c, logs := newClient(t, answering(t, 200, body), keys47(), nil)
+	c, logs := newClient(t, answering(t, 200, nil, body), keys47(), nil)
 	_, err := c.Store(context.Background(), "47")
 	ae := apperr.From(err)
 	if ae == nil {

@@ -135,7 +135,7 @@ func TestMissingQualifiersAreUnknown(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, logs := newClient(t, answering(t, 200, tc.body), keys47(), nil)
+			c, logs := newClient(t, answering(t, 200, nil, tc.body), keys47(), nil)
 			unknown, err := tc.call(c, callid.With(context.Background(), "call-q"))
 			if err != nil || !unknown.Has(tc.want) {
 				t.Fatalf("got %v, unknown %v; want the answer with %s unknown", err, unknown, tc.want)
@@ -152,7 +152,7 @@ func TestMissingQualifiersAreUnknown(t *testing.T) {
 // refused: it may be the minimum, and a qualifier's leniency must never
 // read a minimum as none.
 func TestAPropertyThatMayBeADecisionIsRefused(t *testing.T) {
-	c, _ := newClient(t, answering(t, 200, `{"supplier_id":"SUP-1","name":"M","terms":7}`), keys47(), nil)
+	c, _ := newClient(t, answering(t, 200, nil, `{"supplier_id":"SUP-1","name":"M","terms":7}`), keys47(), nil)
 	sup, err := c.Supplier(context.Background(), "47", "SUP-1")
 	ae := apperr.From(err)
 	if ae == nil || ae.Code != apperr.UpstreamContractError || !strings.Contains(ae.Message, "supplier.minimum_order_units") {
@@ -163,7 +163,7 @@ func TestAPropertyThatMayBeADecisionIsRefused(t *testing.T) {
 // TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused: leniency for
 // a qualifier never carries a decision field's break through.
 func TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused(t *testing.T) {
-	c, _ := newClient(t, answering(t, 200, `{"store_id":"47","sku":"8847291","counted_at":"2026-11-27T06:00:00+01:00"}`), keys47(), nil)
+	c, _ := newClient(t, answering(t, 200, nil, `{"store_id":"47","sku":"8847291","counted_at":"2026-11-27T06:00:00+01:00"}`), keys47(), nil)
 	_, err := c.Inventory(context.Background(), "47", "8847291")
 	if ae := apperr.From(err); ae == nil || !strings.Contains(ae.Message, "inventory.on_hand_units: required but missing (rule schema.required)") ||
 		len(ae.Broken) != 1 {
@@ -175,7 +175,7 @@ func TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused(t *testing.T) {
 // body whose on-hand count is of another type is refused, even when a
 // qualifier beside it is unreadable too.
 func TestUnreadableDecisionFieldIsRefusedBesideAnUnreadableQualifier(t *testing.T) {
-	c, _ := newClient(t, answering(t, 200, `{"store_id":"47","sku":"8847291","on_hand_units":"five","counted_at":"yesterday"}`), keys47(), nil)
+	c, _ := newClient(t, answering(t, 200, nil, `{"store_id":"47","sku":"8847291","on_hand_units":"five","counted_at":"yesterday"}`), keys47(), nil)
 	inv, err := c.Inventory(context.Background(), "47", "8847291")
 	if ae := apperr.From(err); ae == nil || ae.Code != apperr.UpstreamContractError {
 		t.Fatalf("inventory %+v, error %v: want UPSTREAM_CONTRACT_ERROR", inv, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,10 +25,9 @@ import (
 
 // fakeKeys is a keyring source whose "file" can be rotated by the test.
 type fakeKeys struct {
-	mu       sync.Mutex
-	current  map[string]string
-	onDisk   map[string]string
-	refreshs int
+	mu      sync.Mutex
+	current map[string]string
+	onDisk  map[string]string
 }
 
 func (f *fakeKeys) Key(id string) (keyring.Key, bool) {
@@ -42,7 +40,6 @@ func (f *fakeKeys) Key(id string) (keyring.Key, bool) {
 func (f *fakeKeys) Refresh(id string, stale keyring.Key) (keyring.Key, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.refreshs++
 	if f.onDisk != nil {
 		f.current = f.onDisk
 	}
@@ -92,69 +89,6 @@ const inventoryBody = `{"store_id":"47","sku":"8847291","on_hand_units":5,"count
 
 func errorBody(code string) string {
 	return fmt.Sprintf(`{"error":{"code":%q,"message":"something"}}`, code)
-}
-
-func TestClassifyTable(t *testing.T) {
-	cases := []struct {
-		name    string
-		status  int
-		body    string
-		header  map[string]string
-		post    bool
-		want    apperr.Code
-		wantRA  int
-		timeout bool
-	}{
-		{name: "400", status: 400, body: errorBody("invalid_parameter"), want: apperr.InvalidArgument},
-		{name: "401", status: 401, body: errorBody("invalid_key"), want: apperr.AuthKeyInvalid},
-		{name: "403", status: 403, body: errorBody("store_forbidden"), want: apperr.StoreNotAuthorized},
-		{name: "404", status: 404, body: errorBody("not_found"), want: apperr.NotFound},
-		{name: "422", status: 422, body: errorBody("below_minimum_order"), post: true, want: apperr.UpstreamRejected},
-		{name: "429", status: 429, body: errorBody("rate_limited"), header: map[string]string{"Retry-After": "17"}, want: apperr.RateLimited, wantRA: 17},
-		{name: "500 read", status: 500, body: errorBody("internal"), want: apperr.UpstreamUnavailable},
-		{name: "503 html read", status: 503, body: "<html>down</html>", header: map[string]string{"Content-Type": "text/html"}, want: apperr.UpstreamUnavailable},
-		{name: "500 write", status: 500, body: errorBody("internal"), post: true, want: apperr.WriteOutcomeUnknown},
-		{name: "200 with error body", status: 200, body: errorBody("internal"), want: apperr.UpstreamContractError},
-		{name: "malformed 200", status: 200, body: `{"store_id":`, want: apperr.UpstreamContractError},
-		{name: "undeclared status", status: 418, body: errorBody("teapot"), want: apperr.UpstreamContractError},
-		{name: "201 unreadable write", status: 201, body: `{"order_id":`, post: true, want: apperr.WriteOutcomeUnknown},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				ct := "application/json"
-				for k, v := range tc.header {
-					w.Header().Set(k, v)
-				}
-				if w.Header().Get("Content-Type") == "" {
-					w.Header().Set("Content-Type", ct)
-				}
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			}))
-			defer srv.Close()
-			c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
-			var err error
-			if tc.post {
-				_, err = c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
-			} else {
-				_, err = c.Inventory(context.Background(), "47", "8847291")
-			}
-			var ae *apperr.Error
-			if !errors.As(err, &ae) {
-				t.Fatalf("error %v is not an *apperr.Error", err)
-			}
-			if ae.Code != tc.want {
-				t.Fatalf("code = %s, want %s (%v)", ae.Code, tc.want, err)
-			}
-			if ae.RetryAfterSeconds != tc.wantRA {
-				t.Errorf("retry after = %d, want %d", ae.RetryAfterSeconds, tc.wantRA)
-			}
-			if ae.Remediation == "" {
-				t.Error("no remediation")
-			}
-		})
-	}
 }
 
 func TestKeyHeaderAndCallIDLogged(t *testing.T) {
@@ -245,71 +179,6 @@ func TestKeyRotationOneGuardedRetry(t *testing.T) {
 	})
 }
 
-func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
-	var requests atomic.Int32
-	var healthy atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		if !healthy.Load() {
-			w.WriteHeader(503)
-			_, _ = io.WriteString(w, errorBody("unavailable"))
-			return
-		}
-		_, _ = io.WriteString(w, inventoryBody)
-	}))
-	defer srv.Close()
-	c, logs := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
-	ctx := context.Background()
-	for i := 0; i < 3; i++ {
-		if _, err := c.Inventory(ctx, "47", "8847291"); apperr.CodeOf(err) != apperr.UpstreamUnavailable {
-			t.Fatalf("call %d: %v", i, err)
-		}
-	}
-	if c.BreakerState() != "open" {
-		t.Fatalf("breaker %s after 3 failures", c.BreakerState())
-	}
-	before := requests.Load()
-	_, err := c.Inventory(ctx, "47", "8847291")
-	var ae *apperr.Error
-	if !errors.As(err, &ae) || ae.Code != apperr.UpstreamUnavailable || ae.RetryAfterSeconds < 0 {
-		t.Fatalf("open breaker: %v", err)
-	}
-	if requests.Load() != before {
-		t.Fatal("a request left while the breaker was open")
-	}
-	healthy.Store(true)
-	deadline := time.Now().Add(5 * time.Second)
-	for c.BreakerState() == "open" && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if _, err := c.Inventory(ctx, "47", "8847291"); err != nil {
-		t.Fatalf("after cool-down: %v", err)
-	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("breaker %s after a good probe", c.BreakerState())
-	}
-	if !strings.Contains(logs.String(), `"msg":"breaker.state"`) {
-		t.Fatal("no breaker state change logged")
-	}
-}
-
-func TestFourXXDoesNotTripBreaker(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(404)
-		_, _ = io.WriteString(w, errorBody("not_found"))
-	}))
-	defer srv.Close()
-	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
-	for i := 0; i < 10; i++ {
-		_, _ = c.Inventory(context.Background(), "47", "8847291")
-	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("breaker %s after 404s", c.BreakerState())
-	}
-}
-
 func TestTimeoutReadVersusWrite(t *testing.T) {
 	release := make(chan struct{})
 	var requests atomic.Int32
@@ -332,19 +201,6 @@ func TestTimeoutReadVersusWrite(t *testing.T) {
 	}
 	if n := requests.Load() - before; n != 1 {
 		t.Fatalf("POST sent %d times, want exactly 1", n)
-	}
-}
-
-func TestRefusedConnectionIsUnavailableEvenForWrites(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	c, _ := newClient(t, "http://"+addr, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
-	if _, err := c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "1234", QuantityUnits: 1, Reason: "r"}); apperr.CodeOf(err) != apperr.UpstreamUnavailable {
-		t.Fatalf("POST to a closed port: %v", err)
 	}
 }
 
@@ -447,153 +303,6 @@ func TestCancelledWriteIsUnknownNotFailed(t *testing.T) {
 	}
 	if c.BreakerState() != "closed" {
 		t.Fatal("a caller's cancellation counted against StoreLink")
-	}
-}
-
-// TestWriteReach: every failed order is classified once by what reached
-// StoreLink, which is what decides whether the ledger may let it go again.
-func TestWriteReach(t *testing.T) {
-	cases := []struct {
-		name   string
-		status int
-		body   string
-		header map[string]string
-		want   apperr.Reach
-		inMsg  string
-	}{
-		{name: "400", status: 400, body: errorBody("invalid_parameter"), want: apperr.ReachRejected},
-		{name: "401", status: 401, body: errorBody("invalid_key"), want: apperr.ReachNotSent},
-		{name: "403", status: 403, body: errorBody("store_forbidden"), want: apperr.ReachRejected},
-		{name: "404", status: 404, body: errorBody("not_found"), want: apperr.ReachRejected},
-		{name: "422", status: 422, body: `{"error":{"code":"below_minimum_order","message":"the supplier's minimum order is 48 units"}}`,
-			want: apperr.ReachRejected, inMsg: "minimum order is 48 units"},
-		{name: "429", status: 429, body: errorBody("rate_limited"), header: map[string]string{"Retry-After": "9"}, want: apperr.ReachNotSent},
-		{name: "500", status: 500, body: errorBody("internal"), want: apperr.ReachUnknown},
-		{name: "200 with error body", status: 200, body: errorBody("internal"), want: apperr.ReachUnknown},
-		{name: "undeclared status", status: 418, body: errorBody("teapot"), want: apperr.ReachUnknown},
-		{name: "201 unreadable", status: 201, body: `{"order_id":`, want: apperr.ReachUnknown},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tc.header {
-					w.Header().Set(k, v)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			}))
-			defer srv.Close()
-			c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k47"}}, nil)
-			_, err := c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
-			ae := apperr.From(err)
-			if ae.Reach != tc.want {
-				t.Errorf("reach = %d, want %d (%v)", ae.Reach, tc.want, err)
-			}
-			if !strings.Contains(ae.Message, tc.inMsg) {
-				t.Errorf("message %q lacks %q", ae.Message, tc.inMsg)
-			}
-		})
-	}
-	// Nothing leaves the process: a refused connection, the open breaker, a
-	// store without a key.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	url := srv.URL
-	srv.Close()
-	c, _ := newClient(t, url, &fakeKeys{current: map[string]string{"47": "k47"}}, func(o *Options) { o.BreakerFailures = 1 })
-	for i, want := range []apperr.Code{apperr.UpstreamUnavailable, apperr.UpstreamUnavailable} {
-		_, err := c.CreateOrder(context.Background(), "47", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
-		if ae := apperr.From(err); ae.Code != want || ae.Reach != apperr.ReachNotSent {
-			t.Errorf("attempt %d (breaker %s): %v reach %d, want %s not sent", i, c.BreakerState(), err, ae.Reach, want)
-		}
-	}
-	if c.BreakerState() != "open" {
-		t.Fatalf("breaker %s, want open", c.BreakerState())
-	}
-	_, err := c.CreateOrder(context.Background(), "55", domain.OrderRequest{SKU: "8847291", QuantityUnits: 10, Reason: "r"})
-	if ae := apperr.From(err); ae.Code != apperr.StoreNotAuthorized || ae.Reach != apperr.ReachNotSent {
-		t.Errorf("store without a key: %v reach %d", err, ae.Reach)
-	}
-}
-
-// TestFanOutAfterCoolDownSucceeds: after the cool-down, requests sent at
-// once (a risk check's fan-out) wait for the half-open probe's verdict
-// instead of failing beside it. A good probe lets them all through; a bad
-// one fails them fast, and only the probe reaches StoreLink.
-func TestFanOutAfterCoolDownSucceeds(t *testing.T) {
-	var requests atomic.Int32
-	var healthy atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		if !healthy.Load() {
-			w.WriteHeader(503)
-			_, _ = io.WriteString(w, errorBody("unavailable"))
-			return
-		}
-		_, _ = io.WriteString(w, inventoryBody)
-	}))
-	defer srv.Close()
-	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, nil)
-	ctx := context.Background()
-	trip := func() {
-		t.Helper()
-		for c.BreakerState() != "open" {
-			if _, err := c.Inventory(ctx, "47", "8847291"); err == nil {
-				t.Fatal("a failing StoreLink answered")
-			}
-		}
-	}
-	coolDown := func() {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for c.BreakerState() == "open" {
-			if time.Now().After(deadline) {
-				t.Fatal("the breaker never left the open state")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	fanOut := func() (errs []error) {
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for range 6 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, err := c.Inventory(ctx, "47", "8847291")
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		return errs
-	}
-
-	// StoreLink still down after the cool-down: one probe, the rest fail fast.
-	trip()
-	coolDown()
-	before := requests.Load()
-	for _, err := range fanOut() {
-		if apperr.CodeOf(err) != apperr.UpstreamUnavailable {
-			t.Fatalf("fan-out against a failing StoreLink: %v", err)
-		}
-	}
-	if n := requests.Load() - before; n != 1 {
-		t.Fatalf("%d requests reached a failing StoreLink after the cool-down, want the one probe", n)
-	}
-
-	// StoreLink recovered: every request of the fan-out succeeds.
-	coolDown()
-	healthy.Store(true)
-	for _, err := range fanOut() {
-		if err != nil {
-			t.Fatalf("first fan-out after recovery: %v", err)
-		}
-	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("breaker %s", c.BreakerState())
 	}
 }
 

@@ -1,4 +1,4 @@
-package tools_test
+package keyring_test
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/korral/storelink/mcpserver/internal/keyring"
-	"github.com/korral/storelink/mcpserver/internal/tools"
 )
 
 // A keyring reload applies the start-up's rule on file modes: a rotated
@@ -36,7 +35,7 @@ func TestKeyringReloadRefusesAFileOthersCanRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	ks := tools.NewKeySource(kr, path, os.ReadFile, slog.New(slog.NewJSONHandler(&logs, nil)))
+	ks := keyring.NewSource(kr, path, os.ReadFile, slog.New(slog.NewJSONHandler(&logs, nil)))
 	stale, _ := ks.Key("47")
 
 	write(rotated, 0o644)

@@ -1,4 +1,4 @@
-package tools
+package keyring
 
 import (
 	"bytes"
@@ -7,59 +7,56 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/secretfile"
 )
 
-// KeySource holds the current keyring. When it came from a file, the file is
-// re-read on demand (after StoreLink refused a key), so a weekly rotation is
-// picked up without a restart. A file that no longer parses, or whose mode
-// now lets other users read it, keeps the last good keyring: a half-written
-// file must not take every store offline, and a leaked one must not be
-// used as if nothing happened.
-type KeySource struct {
+// Source holds the keyring in force. When the keyring came from a file, the
+// file is read again after StoreLink refuses a key, so a rotated key is used
+// without a restart. A file that no longer parses, or that other users can
+// now read, is ignored and the last good keyring stays in force.
+type Source struct {
 	mu       sync.Mutex
-	current  *keyring.Keyring
+	current  *Keyring
 	raw      []byte
 	path     string
 	readFile func(string) ([]byte, error)
 	log      *slog.Logger
 }
 
-// NewKeySource wraps a parsed keyring. path may be empty (no reload), in
-// which case readFile is unused.
-func NewKeySource(kr *keyring.Keyring, path string, readFile func(string) ([]byte, error), log *slog.Logger) *KeySource {
+// NewSource wraps a parsed keyring. An empty path means no reload, and
+// readFile is then unused.
+func NewSource(kr *Keyring, path string, readFile func(string) ([]byte, error), log *slog.Logger) *Source {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &KeySource{current: kr, path: path, readFile: readFile, log: log}
+	return &Source{current: kr, path: path, readFile: readFile, log: log}
 }
 
 // Keyring returns the keyring in force.
-func (s *KeySource) Keyring() *keyring.Keyring {
+func (s *Source) Keyring() *Keyring {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.current
 }
 
 // Key returns the current key of a store.
-func (s *KeySource) Key(storeID string) (keyring.Key, bool) {
+func (s *Source) Key(storeID string) (Key, bool) {
 	return s.Keyring().Key(storeID)
 }
 
 // Refresh re-reads the keyring file and reports the store's key only when it
 // differs from stale: the single condition under which StoreLink may be asked
 // a second time after a 401.
-func (s *KeySource) Refresh(storeID string, stale keyring.Key) (keyring.Key, bool) {
+func (s *Source) Refresh(storeID string, stale Key) (Key, bool) {
 	s.reload()
 	k, ok := s.Key(storeID)
 	if !ok || k.Equal(stale) {
-		return keyring.Key{}, false
+		return Key{}, false
 	}
 	return k, true
 }
 
-func (s *KeySource) reload() {
+func (s *Source) reload() {
 	if s.path == "" {
 		return
 	}
@@ -80,9 +77,9 @@ func (s *KeySource) reload() {
 	if bytes.Equal(data, s.raw) && s.raw != nil {
 		return
 	}
-	kr, err := keyring.Parse(data)
+	kr, err := Parse(data)
 	if err != nil {
-		// keyring.Parse never echoes key material in its errors.
+		// Parse never echoes key material in its errors.
 		s.log.Warn("keyring.reload_failed", "path", s.path, "error", err.Error())
 		return
 	}

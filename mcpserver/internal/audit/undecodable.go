@@ -1,36 +1,14 @@
-package tools
+package audit
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 
-	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// Rejections records the tool calls the SDK refuses before any middleware
-// of ours can see them: a tools/call whose params do not decode (a name
-// that is not a string, params that are not an object) is answered inside
-// the SDK's receive path, so auditRejected never runs for it. The
-// transports, which read every message first, hand such calls here.
-type Rejections struct{ s *server }
-
-// NewRejections returns the recorder for the server built from opts; it
-// logs and audits exactly as that server does.
-func NewRejections(opts Options) *Rejections { return &Rejections{s: newServer(opts)} }
-
-// Record logs `tool.rejected` and writes the audit event for a refused call
-// of tool (as UndecodableCall returns it). client and session name the
-// caller as the transport knows it, unverified: both are escaped and
-// bounded here.
-func (r *Rejections) Record(ctx context.Context, tool, reason, client, session string) {
-	c := &call{id: callid.New(), tool: tool, client: clientName(client), session: textsafe.Bound(session, maxClientName)}
-	r.s.recordRejected(ctx, c, reason, rejectUndecodable, 0)
-}
 
 // UndecodableCall reports whether req is a tools/call the SDK will refuse
 // because its params do not decode into mcp.CallToolParamsRaw, with the
@@ -65,7 +43,7 @@ func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 		if err := json.Unmarshal(v, &name); err != nil {
 			return tool, `"name" is not a string`, true
 		}
-		tool = clientName(name)
+		tool = ClientName(name)
 	}
 	exact := map[string]json.RawMessage{}
 	for _, k := range []string{"_meta", "name", "arguments", "inputResponses", "requestState"} {
@@ -76,7 +54,7 @@ func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 	b, _ := json.Marshal(exact)
 	var p mcp.CallToolParamsRaw
 	if err := json.Unmarshal(b, &p); err != nil {
-		return tool, textsafe.Bound(fmt.Sprintf(`"params" do not decode: %v`, err), maxReason), true
+		return tool, textsafe.Bound(fmt.Sprintf(`"params" do not decode: %v`, err), MaxReason), true
 	}
 	return "", "", false
 }

@@ -1,0 +1,140 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// errBreakerOpen is returned by the transport when the breaker refuses a request.
+var errBreakerOpen = errors.New("circuit breaker open")
+
+// newBreaker opens after failures consecutive failures and lets one probe
+// through after cooldown. A caller that gave up is not a failure: it says
+// nothing about StoreLink's health.
+func newBreaker(failures uint32, cooldown time.Duration, log *slog.Logger) *gobreaker.TwoStepCircuitBreaker[struct{}] {
+	return gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        "storelink",
+		MaxRequests: 1,
+		Timeout:     cooldown,
+		ReadyToTrip: func(counts gobreaker.Counts) bool {
+			return counts.ConsecutiveFailures >= failures
+		},
+		IsExcluded: func(err error) bool {
+			return errors.Is(err, context.Canceled)
+		},
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			log.Warn("breaker.state", "breaker", name, "from", from.String(), "to", to.String())
+		},
+	})
+}
+
+// breakerDoer puts every HTTP exchange behind the breaker: transport errors,
+// timeouts and 5xx count as failures; 4xx answers and caller cancellations
+// do not, since they say nothing about whether StoreLink is healthy.
+//
+// After the cool-down the half-open breaker admits one request, the probe.
+// A tool such as korral_check_stock_risk sends several requests at once, and
+// refusing all but the probe would fail the user's first call after
+// StoreLink recovered. So the others wait for the probe's verdict instead:
+// a good probe closes the breaker and they go ahead; a bad one reopens it
+// and they fail fast, without reaching StoreLink.
+type breakerDoer struct {
+	next *http.Client
+	// write sends requests that change StoreLink's state (POST), each on a
+	// fresh connection.
+	write   *http.Client
+	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
+
+	mu sync.Mutex
+	// probe is closed when the half-open probe in flight has its verdict;
+	// nil when no probe is in flight.
+	probe chan struct{}
+}
+
+func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
+	done, err := d.admit(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	client := d.next
+	if req.Method == http.MethodPost {
+		client = d.write
+	}
+	resp, err := client.Do(req)
+	if sink, ok := req.Context().Value(statusSinkKey{}).(*int); ok && resp != nil {
+		*sink = resp.StatusCode
+	}
+	if sink, ok := req.Context().Value(freshnessSinkKey{}).(*freshnessHeaders); ok && resp != nil {
+		sink.record(resp.Header)
+	}
+	if localTimes && err == nil {
+		localize(req, resp)
+	}
+	if sink, ok := req.Context().Value(bodySinkKey{}).(*bytes.Buffer); ok && resp != nil && req.Method == http.MethodGet &&
+		resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// A copy of what the client reads, no more (its response limit
+		// still stops the read), for checked to salvage an answer whose
+		// only unreadable fields are qualifiers (qualifiers.go).
+		resp.Body = teeBody{Reader: io.TeeReader(resp.Body, sink), Closer: resp.Body}
+	}
+	switch {
+	case err != nil && req.Context().Err() == context.Canceled:
+		done(context.Canceled)
+	case err != nil:
+		done(err)
+	case resp.StatusCode >= 500:
+		done(fmt.Errorf("status %d", resp.StatusCode))
+	default:
+		done(nil)
+	}
+	return resp, err
+}
+
+// admit asks the breaker for a place, waiting for the verdict of a
+// half-open probe in flight rather than failing beside it.
+func (d *breakerDoer) admit(ctx context.Context) (done func(error), err error) {
+	for {
+		d.mu.Lock()
+		// State first: it is what moves an expired open breaker to
+		// half-open, and so tells whether this request becomes the probe.
+		halfOpen := d.breaker.State() == gobreaker.StateHalfOpen
+		done, err := d.breaker.Allow()
+		if err == nil {
+			if !halfOpen {
+				d.mu.Unlock()
+				return done, nil
+			}
+			verdict := make(chan struct{})
+			d.probe = verdict
+			d.mu.Unlock()
+			return func(err error) {
+				done(err)
+				d.mu.Lock()
+				d.probe = nil
+				d.mu.Unlock()
+				close(verdict)
+			}, nil
+		}
+		verdict := d.probe
+		d.mu.Unlock()
+		if verdict == nil || !errors.Is(err, gobreaker.ErrTooManyRequests) {
+			return nil, errBreakerOpen
+		}
+		select {
+		case <-verdict:
+		case <-ctx.Done():
+			// Still breaker-open, not a timeout: nothing was sent, which
+			// matters for a write.
+			return nil, fmt.Errorf("%w: gave up waiting for the probe: %w", errBreakerOpen, ctx.Err())
+		}
+	}
+}
