@@ -222,3 +222,41 @@ func parseWrk(out string) (wrkResult, error) {
 	}
 	return r, nil
 }
+
+// mocksMarkdown renders the mocks' throughput under wrk and their ratios
+// within each run.
+func (r *report) mocksMarkdown(p func(string, ...any)) {
+	if len(r.Runs) == 0 || len(r.Runs[0].Mocks) == 0 {
+		return
+	}
+	p("## Mock StoreLink throughput (wrk %v, `GET %s` with the store key)", r.Config["wrk"], inventoryPath)
+	p("")
+	p("| Server | Requests/s | p50 ms | p99 ms | Non-2xx | Peak RSS MiB |")
+	p("|---|---|---|---|---|---|")
+	for _, name := range []string{mockFull, mockNoResp, mockPrism} {
+		get := func(f func(wrkResult) float64) spread {
+			return r.over(func(x runResult) (float64, bool) {
+				w, ok := x.Mocks[name]
+				return f(w), ok
+			})
+		}
+		rps := get(func(w wrkResult) float64 { return w.RequestsPerSec })
+		if rps.N == 0 {
+			continue
+		}
+		p("| %s | %s | %s | %s | %s | %s |", name, rps.format(0),
+			get(func(w wrkResult) float64 { return w.P50MS }).format(2),
+			get(func(w wrkResult) float64 { return w.P99MS }).format(2),
+			get(func(w wrkResult) float64 { return float64(w.Non2xx) }).format(0),
+			get(func(w wrkResult) float64 { return mb(w.Peak.HWMKB) }).format(1))
+	}
+	p("")
+	p("| Ratio (within each run) | |")
+	p("|---|---|")
+	if fullVsPrism := r.mockRatio(mockFull, mockPrism); fullVsPrism.N > 0 {
+		p("| mockstorelink full validation / Prism | %sx |", fullVsPrism.format(1))
+		p("| mockstorelink request validation only / Prism | %sx |", r.mockRatio(mockNoResp, mockPrism).format(1))
+	}
+	p("| mockstorelink request only / full validation | %sx |", r.mockRatio(mockNoResp, mockFull).format(2))
+	p("")
+}
