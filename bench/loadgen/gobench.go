@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -123,4 +124,14 @@ func (r *report) goBenchMarkdown(p func(string, ...any)) {
 			humanBytes(median(gb.Values["B/op"])), fmt.Sprintf("%.0f", median(gb.Values["allocs/op"])), strings.Join(other, ", "))
 	}
 	p("")
+}
+
+// readGoBench parses the go test -bench output in file.
+func readGoBench(file string) ([]*goBench, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseGoBench(f)
 }
