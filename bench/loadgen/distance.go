@@ -381,16 +381,13 @@ func distanceRun(ctx context.Context, c config, dir string, log func(string, ...
 	if err := os.MkdirAll(ddir, 0o700); err != nil {
 		return nil, err
 	}
-	url, _, mp, err := goMockAdmin(c.mock, false, mockAdminToken,
-		"--stores", strconv.Itoa(distanceWorldStores), "--skus", strconv.Itoa(distanceWorldSKUs))(ctx, ddir)
+	mk, err := startMock(ctx, c.mock, ddir, false, mockAdminToken,
+		"--stores", strconv.Itoa(distanceWorldStores), "--skus", strconv.Itoa(distanceWorldSKUs))
 	if err != nil {
 		return nil, fmt.Errorf("mockstorelink: %w", err)
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(ddir)
-	if err != nil {
-		return nil, err
-	}
+	defer mk.p.stop(5*time.Second, true)
+	url, keyring := mk.url, mk.keyring
 	stores, err := keyringStores(keyring)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -320,16 +319,12 @@ func startIdle(ctx context.Context, bin, dir string, env []string) (*mcpServer, 
 // coldStartsExternal times cold starts of bin against a mockstorelink
 // process, so the server builds no embedded StoreLink.
 func coldStartsExternal(ctx context.Context, c config, bin, dir string) ([]float64, error) {
-	url, _, mp, err := goMock(c.mock, true)(ctx, dir)
+	mk, err := startMock(ctx, c.mock, dir, true, "")
 	if err != nil {
 		return nil, err
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(dir)
-	if err != nil {
-		return nil, err
-	}
-	durs, _, err := coldStarts(ctx, bin, dir, c.cold, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
+	defer mk.p.stop(5*time.Second, true)
+	durs, _, err := coldStarts(ctx, bin, dir, c.cold, serverEnv(dir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring))
 	var out []float64
 	for _, d := range durs {
 		out = append(out, msf(d))
@@ -340,19 +335,15 @@ func coldStartsExternal(ctx context.Context, c config, bin, dir string) ([]float
 // externalRun measures the server alone: StoreLink is a separate
 // mockstorelink process, so the server's memory holds only the server.
 func externalRun(ctx context.Context, c config, dir string) (loadResult, error) {
-	url, _, mp, err := goMock(c.mock, true)(ctx, dir)
+	mk, err := startMock(ctx, c.mock, dir, true, "")
 	if err != nil {
 		return loadResult{}, err
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(dir)
-	if err != nil {
-		return loadResult{}, err
-	}
+	defer mk.p.stop(5*time.Second, true)
 	// The mock's clock is pinned (--now default), so the server's must
 	// agree; STORELINK_MOCK_NOW applies only to the embedded mock, and the
 	// butter figures hold at any time of day anyway.
-	s, idle, err := startIdle(ctx, c.server, dir, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
+	s, idle, err := startIdle(ctx, c.server, dir, serverEnv(dir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring))
 	if err != nil {
 		return loadResult{}, err
 	}
@@ -363,20 +354,6 @@ func externalRun(ctx context.Context, c config, dir string) (loadResult, error) 
 	res, err := drive(ctx, s, c.callers, c.conCalls)
 	res.Idle = idle
 	return res, err
-}
-
-func newestKeyring(dir string) (string, error) {
-	m, _ := filepath.Glob(filepath.Join(dir, "keyring-*.json"))
-	if len(m) == 0 {
-		return "", errors.New("no keyring written by mockstorelink")
-	}
-	newest, newestT := "", time.Time{}
-	for _, p := range m {
-		if st, err := os.Stat(p); err == nil && st.ModTime().After(newestT) {
-			newest, newestT = p, st.ModTime()
-		}
-	}
-	return newest, nil
 }
 
 // detectHTTP reads the server's help to see whether it serves HTTP, and

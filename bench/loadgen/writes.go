@@ -157,16 +157,17 @@ func raised(res *mcp.CallToolResult) error {
 // confirms that succeeded.
 func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, callers, total int, limit time.Duration) (writeResult, error) {
 	res := writeResult{Backend: t.backend, Replicas: t.replicas}
-	url, _, mp, err := goMockAdmin(c.mock, true, mockAdminToken)(ctx, dir)
+	mk, err := startMock(ctx, c.mock, dir, true, mockAdminToken)
 	if err != nil {
 		return res, err
 	}
-	defer mp.stop(5*time.Second, true)
+	defer mk.p.stop(5*time.Second, true)
+	url := mk.url
 	seeded, err := mockOrderCount(ctx, url)
 	if err != nil {
 		return res, err
 	}
-	servers, err := startReplicas(ctx, c, hopts, dir, t, url, callers)
+	servers, err := startReplicas(ctx, c, hopts, dir, t, mk, callers)
 	defer func() {
 		for _, s := range servers {
 			s.close()
@@ -219,12 +220,8 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 }
 
 // startReplicas starts the write target's replicas over HTTP against the
-// mock at url, enough sessions each for the callers between them.
-func startReplicas(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, url string, callers int) ([]*mcpServer, error) {
-	keyring, err := newestKeyring(dir)
-	if err != nil {
-		return nil, err
-	}
+// mock mk, enough sessions each for the callers between them.
+func startReplicas(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, mk *mockProcess, callers int) ([]*mcpServer, error) {
 	hopts.Args = append(append([]string{}, hopts.Args...), "--stateless")
 	perReplica := (callers + t.replicas - 1) / t.replicas
 	var servers []*mcpServer
@@ -233,7 +230,7 @@ func startReplicas(ctx context.Context, c config, hopts httpOptions, dir string,
 		if err := os.MkdirAll(rdir, 0o700); err != nil {
 			return servers, err
 		}
-		env := serverEnv(rdir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring, "ALLOW_WRITES=true")
+		env := serverEnv(rdir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring, "ALLOW_WRITES=true")
 		if t.dsn != "" {
 			env = append(withoutVar(env, "STATE_DB_PATH"), "STATE_DATABASE_URL="+t.dsn)
 		}
