@@ -25,10 +25,7 @@ func TestEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	m := start(t, mockstorelink.Options{})
 	w := endpointWorld{m: m, c: newClient(t, m.URL), k47: m.Server.DefaultKeyring()[mockstorelink.StoreSmichov]}
-	for _, step := range []struct {
-		name string
-		run  func(*testing.T, endpointWorld)
-	}{
+	runSteps(t, w, []step[endpointWorld]{
 		{"listStores", endpointListStores},
 		{"getStore", endpointGetStore},
 		{"getStore closed on Sundays", endpointGetStoreClosedOnSundays},
@@ -37,9 +34,7 @@ func TestEveryEndpoint(t *testing.T) {
 		{"create and get order", endpointCreateAndGetOrder},
 		{"getSKU", endpointGetSKU},
 		{"getSupplier", endpointGetSupplier},
-	} {
-		t.Run(step.name, func(t *testing.T) { step.run(t, w) })
-	}
+	})
 }
 
 func endpointListStores(t *testing.T, w endpointWorld) {

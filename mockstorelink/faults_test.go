@@ -192,10 +192,7 @@ func TestFaultsBody(t *testing.T) {
 	t.Parallel()
 	m := start(t, mockstorelink.Options{})
 	w := faultWorld{m: m, k47: m.Server.Keys()["47"]}
-	for _, step := range []struct {
-		name string
-		run  func(*testing.T, faultWorld)
-	}{
+	runSteps(t, w, []step[faultWorld]{
 		{"malformed JSON", faultBodyMalformedJSON},
 		{"oversized", faultBodyOversized},
 		{"rename field", faultBodyRenameField},
@@ -204,9 +201,7 @@ func TestFaultsBody(t *testing.T) {
 		{"field value", faultBodyFieldValue},
 		{"undeclared status", faultBodyUndeclaredStatus},
 		{"wrong auth status", faultBodyWrongAuthStatus},
-	} {
-		t.Run(step.name, func(t *testing.T) { step.run(t, w) })
-	}
+	})
 
 	// Every drift reached the client although the mock validates its own
 	// responses: drift is applied outside that check.

@@ -164,10 +164,7 @@ func TestDataQualityFixtures(t *testing.T) {
 			t.Parallel()
 			m := start(t, mockstorelink.Options{Now: func() time.Time { return now }})
 			w := fixtureWorld{c: newClient(t, m.URL), k47: m.Server.Keys()["47"], now: now, prague: prague}
-			for _, step := range []struct {
-				name string
-				run  func(*testing.T, fixtureWorld)
-			}{
+			runSteps(t, w, []step[fixtureWorld]{
 				{"steady", fixtureSteady},
 				{"thin history", fixtureThinHistory},
 				{"no sales", fixtureNoSales},
@@ -177,9 +174,7 @@ func TestDataQualityFixtures(t *testing.T) {
 				{"stale count", fixtureStaleCount},
 				{"negative on hand", fixtureNegativeOnHand},
 				{"injection-like product name", fixtureInjectionLikeProductName},
-			} {
-				t.Run(step.name, func(t *testing.T) { step.run(t, w) })
-			}
+			})
 		})
 	}
 }
