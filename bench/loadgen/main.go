@@ -1,14 +1,9 @@
-// Command loadgen drives the real storelink-mcp and mock StoreLink binaries
-// and writes the benchmark tables of docs/benchmarks.md: cold start, tool
-// call latency and throughput over stdio (and over HTTP when the server
-// offers it), resident memory, the model-visible size of the tool
-// definitions, mock throughput under wrk beside Prism on the same spec, and
-// the risk check with StoreLink 50 ms away in a world of 180 stores
-// (distance.go). It also folds `go test -bench` output into the same report.
-//
-// Every process it starts listens on 127.0.0.1 only, runs for a bounded
-// time and is ended by its PID. Nothing here passes or fails on speed: the
-// targets are reported, not asserted.
+// Command loadgen runs the real storelink-mcp and mockstorelink binaries
+// and writes the benchmark tables of docs/benchmarks.md (cold start,
+// latency, throughput, memory, tool definition size, mock throughput, the
+// distance phase), adding `go test -bench` output. Every process it starts
+// listens on 127.0.0.1 only and is ended by its PID. Targets are reported,
+// never asserted.
 package main
 
 import (

@@ -45,19 +45,15 @@ const SubjectPrefix = "oauth:"
 // Limits of the checks and of the traffic to the provider.
 const (
 	// ClockSkew is how far this server's clock and the provider's may
-	// disagree: a token is still accepted this long after its exp, and this
-	// long before its nbf or iat. A minute covers NTP-synchronised machines
-	// with room to spare, and keeps a stolen, just-expired token short-lived.
+	// disagree: a token is accepted this long past its exp, and this long
+	// before its nbf or iat.
 	ClockSkew = 60 * time.Second
-	// RefreshInterval is the shortest time between two reads of the key set
-	// after the first (whether an unknown key id or the set's age prompted
-	// them): a flood of tokens naming made-up keys costs the provider at
-	// most one request per interval, and so does a provider that is down.
+	// RefreshInterval is the shortest time between two reads of the key
+	// set, so tokens naming made-up keys cost the provider at most one
+	// request per interval.
 	RefreshInterval = 30 * time.Second
-	// KeysMaxAge is how long a key set is used at most, so a key the
-	// provider withdrew stops being accepted within this time even when no
-	// new key appears. A token arriving with an older set waits for it to
-	// be read again.
+	// KeysMaxAge is how long a key set is used at most, so a withdrawn key
+	// stops being accepted within this time.
 	KeysMaxAge = time.Hour
 	// KeysRefreshAge is the age from which a token checked with the set
 	// starts a read of it in the background: under steady traffic the set

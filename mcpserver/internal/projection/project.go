@@ -54,11 +54,8 @@ type Input struct {
 	// Hours are the store's weekly opening hours in Location.
 	Hours WeeklyHours
 	// HoursUnknown: StoreLink gave no readable opening hours (ADR 0030).
-	// Hours is then ignored and every day counts as trading around the
-	// clock, so the sell rate is per clock hour of whole days; nothing is
-	// said about today's close (will_stockout_before_close_today is
-	// unknown, no shortfall by close, no opening or closing time) and no
-	// flag says the store is closed or outside its hours.
+	// Every day then trades around the clock, and nothing is said about
+	// today's opening, close or shortfall.
 	HoursUnknown bool
 	// OnHand is StoreLink's on-hand figure, taken at CountedAt (zero: unknown).
 	OnHand    int64
