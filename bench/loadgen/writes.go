@@ -162,8 +162,8 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 		return res, err
 	}
 	defer mk.p.stop(5*time.Second, true)
-	url := mk.url
-	seeded, err := mockOrderCount(ctx, url)
+	admin := mockAdmin{url: mk.url, token: mockAdminToken}
+	seeded, err := admin.orderCount(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -204,7 +204,7 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 	if res.Split, err = replicaSplit(servers); err != nil {
 		return res, fmt.Errorf("read the replicas' logs: %w", err)
 	}
-	after, err := mockOrderCount(ctx, url)
+	after, err := admin.orderCount(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -319,24 +319,11 @@ func replicaSplit(servers []*mcpServer) (orderSplit, error) {
 	return splitOrders(logs...)
 }
 
-// mockOrderCount asks the mock's admin endpoint how many orders it holds.
-func mockOrderCount(ctx context.Context, baseURL string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/_admin/orders", nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+mockAdminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("mock order list: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("mock order list: HTTP %d", resp.StatusCode)
-	}
+// orderCount asks the mock's admin endpoint how many orders it holds.
+func (m mockAdmin) orderCount(ctx context.Context) (int, error) {
 	var orders []json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&orders); err != nil {
-		return 0, fmt.Errorf("mock order list: %w", err)
+	if err := m.do(ctx, http.MethodGet, "/_admin/orders", nil, &orders); err != nil {
+		return 0, err
 	}
 	return len(orders), nil
 }
