@@ -54,7 +54,7 @@ func BenchmarkRiskCheckAtDistance(b *testing.B) {
 						b.Fatalf("call: %v %+v", err, res)
 					}
 				}
-				// The floor: the same calls with StoreLink next door, in
+				// The floor: the same calls with no latency injected, in
 				// the same run, so that what the machine's load adds to
 				// every call is not counted as round trips.
 				setDelay(0)
