@@ -24,25 +24,13 @@ func (r *report) loadMarkdown(p func(string, ...any)) {
 	}
 	row := func(name string, get func(runResult) *loadResult) {
 		s := func(f func(latencies) float64, d int) string {
-			return r.over(func(x runResult) (float64, bool) {
-				l := get(x)
-				if l == nil {
-					return 0, false
-				}
-				return f(l.Latency), true
-			}).format(d)
+			return r.overLoad(get, func(_ runResult, l *loadResult) (float64, bool) { return f(l.Latency), true }).format(d)
 		}
-		calls := r.over(func(x runResult) (float64, bool) {
-			l := get(x)
-			return float64(lOrZero(l).Latency.Calls), l != nil
-		})
+		calls := r.overLoad(get, func(_ runResult, l *loadResult) (float64, bool) { return float64(l.Latency.Calls), true })
 		if calls.N == 0 {
 			return
 		}
-		cpu := r.over(func(x runResult) (float64, bool) {
-			l := get(x)
-			return lOrZero(l).CPUPerCallMS, l != nil
-		})
+		cpu := r.overLoad(get, func(_ runResult, l *loadResult) (float64, bool) { return l.CPUPerCallMS, true })
 		p("| %s | %.0f | %s | %s | %s | %s | %s | %s |", name, calls.Median,
 			s(func(l latencies) float64 { return l.P50MS }, 2),
 			s(func(l latencies) float64 { return l.P95MS }, 2),
@@ -164,14 +152,7 @@ func (r *report) memoryMarkdown(p func(string, ...any)) {
 	}
 	memRow := func(name string, get func(runResult) *loadResult, idleOf func(runResult) memory) {
 		f := func(g func(runResult, *loadResult) (int64, bool)) string {
-			return r.over(func(x runResult) (float64, bool) {
-				l := get(x)
-				if l == nil {
-					return 0, false
-				}
-				v, ok := g(x, l)
-				return mb(v), ok
-			}).format(1)
+			return r.overLoad(get, func(x runResult, l *loadResult) (float64, bool) { v, ok := g(x, l); return mb(v), ok }).format(1)
 		}
 		if r.over(func(x runResult) (float64, bool) { return 0, get(x) != nil }).N == 0 {
 			return

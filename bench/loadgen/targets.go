@@ -91,12 +91,15 @@ func (r *report) targetsMarkdown(p func(string, ...any)) {
 
 // growth is the resident-set growth over the second half of one load.
 func (r *report) growth(get func(runResult) *loadResult) spread {
+	return r.overLoad(get, func(_ runResult, l *loadResult) (float64, bool) { g, ok := l.growth(); return mb(g), ok })
+}
+
+// overLoad collects one figure of one load from every run that had it.
+func (r *report) overLoad(get func(runResult) *loadResult, f func(runResult, *loadResult) (float64, bool)) spread {
 	return r.over(func(x runResult) (float64, bool) {
-		l := get(x)
-		if l == nil {
-			return 0, false
+		if l := get(x); l != nil {
+			return f(x, l)
 		}
-		g, ok := l.growth()
-		return mb(g), ok
+		return 0, false
 	})
 }
