@@ -165,12 +165,10 @@ func (v *Verifier) fetch(ctx context.Context) (*keySet, error) {
 	return &keySet{JSONWebKeySet: jose.JSONWebKeySet{Keys: usable}, loaded: v.now()}, nil
 }
 
-// refetch returns the outcome of a read of the key set: the running one,
-// or a new one when none runs and none started in the last
-// RefreshInterval (nil then: the provider is not asked). The read does not
-// belong to any caller: it runs to its end (FetchTimeout at most) even when
-// everyone waiting for it has gone, and a good read replaces the set in
-// use for everyone.
+// refetch returns the outcome of a read of the key set: the running one, or
+// a new one unless one started in the last RefreshInterval (nil then). The
+// read runs to its end even if every waiting caller has gone, and a good
+// read replaces the set for everyone.
 func (v *Verifier) refetch(ctx context.Context) <-chan singleflight.Result {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -211,12 +209,10 @@ func await(ctx context.Context, ch <-chan singleflight.Result) (*keySet, error) 
 	}
 }
 
-// key returns the key kid names. A token whose key is in a set younger
-// than KeysMaxAge never waits: from KeysRefreshAge on, it only starts a
-// read in the background. A token naming a key the set lacks waits for a
-// read (the running one, or a new one unless one started in the last
-// RefreshInterval), and so does every token once the set is older than
-// KeysMaxAge; each waits only as long as its own ctx allows.
+// key returns the key kid names. A known key in a set younger than
+// KeysMaxAge is returned at once (from KeysRefreshAge on, a read starts in
+// the background); an unknown key, or an expired set, waits for a read
+// (at most one per RefreshInterval) as long as ctx allows.
 func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
 	ks := v.keys.Load()
 	age := v.now().Sub(ks.loaded)

@@ -131,14 +131,11 @@ type Token struct {
 	// ClientID names the client the token was issued to (client_id or
 	// azp), when the token says.
 	ClientID string
-	// Stores are the store ids of the storelink_stores claim, in the
-	// token's order without repeats, when StoresLimited. The claim narrows
-	// the keyring, never widens it: a store outside the keyring stays
-	// unreachable whatever the token says.
+	// Stores are the store ids of the storelink_stores claim, without
+	// repeats, when StoresLimited. The claim only narrows the keyring.
 	Stores []string
 	// StoresLimited is true when the token carries storelink_stores (an
-	// empty list then limits it to no store); without the claim the token
-	// may use every store of the keyring.
+	// empty list allows no store); without it, every keyring store.
 	StoresLimited bool
 }
 

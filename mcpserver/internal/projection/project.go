@@ -64,9 +64,8 @@ type Input struct {
 	// to Now. Lines with non-positive units or after Now are ignored.
 	Sales []Sale
 	// SalesFrom is the instant from which Sales holds every sale; zero means
-	// Sales is the SKU's whole recorded history. When Sales reaches back to
-	// HistoryStart, its earliest sale is the SKU's first recorded one, and
-	// the days before it say nothing about demand.
+	// the SKU's whole history. When it reaches back to HistoryStart, the
+	// days before the earliest sale say nothing about demand.
 	SalesFrom time.Time
 	// HistoryStart is the oldest instant the point-of-sale history covers
 	// (StoreLink keeps 28 × 24 hours); zero means no limit. A trading day
