@@ -2,10 +2,8 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"io"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,22 +16,16 @@ import (
 const distance = 50 * time.Millisecond
 
 // BenchmarkRiskCheckAtDistance is korral_check_stock_risk through the
-// assembled program with 50 ms on every route of the mock StoreLink (the
-// world at the brief's scale: 180 stores, 18,000 SKUs), for 1, 6 and 20
-// named stores and the chain sweep (store_ids ["all"]), with master data cold
-// (MASTER_DATA_TTL=0: every check reads the store, SKU and supplier again)
-// and warm (reused). It reports round_trips, the wall of one call divided
-// by the injected latency: the critical path in StoreLink round trips
-// (issue 35: at most 2.3 cold, 1.3 warm; the sweep under 2 s cold and 1 s
-// warm, so at most 40 and 20; busy_sku is one store's 7,000-sale history,
-// whose pages are sequential), and round_trips_over_floor, the
-// same less the wall of the same call with no latency injected, measured
-// in the same run (floor_ms): on a loaded machine the local work of six
-// projections is not StoreLink's round trips.
+// assembled program with 50 ms on every route of a mock of 180 stores and
+// 18,000 SKUs, for 1, 6 and 20 stores and the chain sweep, with master data
+// cold (MASTER_DATA_TTL=0) and warm. It reports round_trips (wall over the
+// latency: the critical path; issue 35 sets the limits) and
+// round_trips_over_floor (less the same call's wall without latency,
+// floor_ms, measured in the same run).
 func BenchmarkRiskCheckAtDistance(b *testing.B) {
 	for _, master := range []string{"cold", "warm"} {
 		for _, n := range []int{1, 6, 20, 0, -1} {
-			name := "stores=" + itoa(max(n, 0))
+			name := "stores=" + strconv.Itoa(max(n, 0))
 			switch n {
 			case 0:
 				name = "sweep"
@@ -62,7 +54,7 @@ func BenchmarkRiskCheckAtDistance(b *testing.B) {
 						b.Fatalf("call: %v %+v", err, res)
 					}
 				}
-				// The floor: the same calls with StoreLink next door, in
+				// The floor: the same calls with no latency injected, in
 				// the same run, so that what the machine's load adds to
 				// every call is not counted as round trips.
 				setDelay(0)
@@ -88,24 +80,12 @@ func BenchmarkRiskCheckAtDistance(b *testing.B) {
 	}
 }
 
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + itoa(n%10)
-}
-
 // atDistance runs the program against a mock StoreLink 50 ms away that
 // holds a key for every store of its world, and returns the session and
 // the stores.
 func atDistance(b *testing.B, cold bool) (*mcp.ClientSession, []string, func(time.Duration)) {
 	b.Helper()
-	dir := b.TempDir()
-	env := map[string]string{
-		"STATE_DB_PATH":      filepath.Join(dir, "state.db"),
-		"STORELINK_MOCK_NOW": mockstorelink.DefaultNow().Format(time.RFC3339),
-		"HOME":               dir,
-	}
+	env := map[string]string{}
 	if cold {
 		env["MASTER_DATA_TTL"] = "0"
 	}
@@ -126,28 +106,8 @@ func atDistance(b *testing.B, cold bool) (*mcp.ClientSession, []string, func(tim
 		slices.Sort(stores)
 		return &cli.EmbeddedUpstream{BaseURL: r.URL, Keyring: keys, Close: r.Close}, nil
 	}
-	toServer, serverIn := io.Pipe()
-	serverOut, fromServer := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- cli.Run(ctx, nil, cli.Env{Getenv: func(k string) string { return env[k] },
-			Stdin: toServer, Stdout: fromServer, Stderr: io.Discard, Embedded: embedded})
-	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench-agent", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: serverOut, Writer: serverIn}, nil)
-	if err != nil {
-		cancel()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cs.Close()
-		_ = serverIn.Close()
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			b.Errorf("server: %v", err)
-		}
-	})
+	p := startProgram(b, b.TempDir(), env, embedded)
+	b.Cleanup(func() { p.stop(b) })
 	setDelay := func(d time.Duration) {
 		if d == 0 {
 			mock.SetFaults()
@@ -155,5 +115,5 @@ func atDistance(b *testing.B, cold bool) (*mcp.ClientSession, []string, func(tim
 		}
 		mock.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, Delay: d})
 	}
-	return cs, stores, setDelay
+	return p.session, stores, setDelay
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
@@ -36,25 +37,32 @@ type program struct {
 }
 
 func startInProcess(b *testing.B, dir string, validateResponses bool) *program {
+	// storelink-mcp's embedded StoreLink, with or without the mock's
+	// response validation.
+	return startProgram(b, dir, nil, demostorelink.Func(demostorelink.Options{ValidateResponses: validateResponses}))
+}
+
+// startProgram runs cli.Run in dir with embedded as its StoreLink and env
+// added to its environment, and connects a client over pipes.
+func startProgram(b *testing.B, dir string, env map[string]string, embedded cli.EmbeddedFunc) *program {
 	b.Helper()
-	env := map[string]string{
+	all := map[string]string{
 		"STATE_DB_PATH":      filepath.Join(dir, "state.db"),
 		"STORELINK_MOCK_NOW": mockstorelink.DefaultNow().Format(time.RFC3339),
 		"HOME":               dir,
 	}
+	maps.Copy(all, env)
 	toServer, serverIn := io.Pipe()
 	serverOut, fromServer := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- cli.Run(ctx, nil, cli.Env{
-			Getenv: func(k string) string { return env[k] },
-			Stdin:  toServer,
-			Stdout: fromServer,
-			Stderr: io.Discard, // the JSON log lines are still formatted
-			// storelink-mcp's embedded StoreLink, with or without the
-			// mock's response validation.
-			Embedded: demostorelink.Func(demostorelink.Options{ValidateResponses: validateResponses}),
+			Getenv:   func(k string) string { return all[k] },
+			Stdin:    toServer,
+			Stdout:   fromServer,
+			Stderr:   io.Discard, // the JSON log lines are still formatted
+			Embedded: embedded,
 		})
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench-agent", Version: "1"}, nil)

@@ -14,158 +14,173 @@ import (
 	"github.com/korral/storelink/storelinkclient"
 )
 
+// endpointWorld is the mock and client every endpoint step uses.
+type endpointWorld struct {
+	m   *mockstorelink.Running
+	c   *storelinkclient.ClientWithResponses
+	k47 string
+}
+
 func TestEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	m := start(t, mockstorelink.Options{})
-	c := newClient(t, m.URL)
-	k47 := m.Server.DefaultKeyring()[mockstorelink.StoreSmichov]
-	ctx := t.Context()
-
-	t.Run("listStores", func(t *testing.T) {
-		resp, err := c.ListStoresWithResponse(ctx, key(k47))
-		if err != nil || resp.JSON200 == nil {
-			t.Fatalf("ListStores: %v %d %s", err, resp.StatusCode(), resp.Body)
-		}
-		var ids []string
-		for _, s := range resp.JSON200.Stores {
-			ids = append(ids, s.StoreID+" "+s.Name+" "+s.Timezone)
-		}
-		want := []string{
-			"12 Olomouc Centrum Europe/Prague",
-			"47 Praha Smíchov Europe/Prague",
-			"55 Ostrava Poruba Europe/Prague",
-			"102 Brno Královo Pole Europe/Prague",
-			"131 Plzeň Slovany Europe/Prague",
-			"210 Wien Hauptbahnhof Europe/Vienna",
-		}
-		if diff := cmp.Diff(want, ids); diff != "" {
-			t.Errorf("stores (-want +got):\n%s", diff)
-		}
+	w := endpointWorld{m: m, c: newClient(t, m.URL), k47: m.Server.DefaultKeyring()[mockstorelink.StoreSmichov]}
+	runSteps(t, w, []step[endpointWorld]{
+		{"listStores", endpointListStores},
+		{"getStore", endpointGetStore},
+		{"getStore closed on Sundays", endpointGetStoreClosedOnSundays},
+		{"getInventory", endpointGetInventory},
+		{"listPOSTransactions", endpointListPOSTransactions},
+		{"create and get order", endpointCreateAndGetOrder},
+		{"getSKU", endpointGetSKU},
+		{"getSupplier", endpointGetSupplier},
 	})
+}
 
-	t.Run("getStore", func(t *testing.T) {
-		resp, err := c.GetStoreWithResponse(ctx, mockstorelink.StoreSmichov, key(k47))
-		if err != nil || resp.JSON200 == nil {
-			t.Fatalf("GetStore: %v %d %s", err, resp.StatusCode(), resp.Body)
-		}
-		s := resp.JSON200
-		if s.Name != "Praha Smíchov" || s.Timezone != "Europe/Prague" {
-			t.Errorf("store = %q %q", s.Name, s.Timezone)
-		}
-		fri := s.OpeningHours.Friday
-		if fri.Closed || fri.Opens == nil || *fri.Opens != "07:00" || *fri.Closes != "22:00" {
-			t.Errorf("Friday hours = %+v", fri)
-		}
-		if s.OpeningHours.Sunday.Closed {
-			t.Error("Praha Smíchov must open on Sundays (the butter scenario needs sales every day)")
-		}
-	})
+func endpointListStores(t *testing.T, w endpointWorld) {
+	resp, err := w.c.ListStoresWithResponse(t.Context(), key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("ListStores: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	var ids []string
+	for _, s := range resp.JSON200.Stores {
+		ids = append(ids, s.StoreID+" "+s.Name+" "+s.Timezone)
+	}
+	want := []string{
+		"12 Olomouc Centrum Europe/Prague",
+		"47 Praha Smíchov Europe/Prague",
+		"55 Ostrava Poruba Europe/Prague",
+		"102 Brno Královo Pole Europe/Prague",
+		"131 Plzeň Slovany Europe/Prague",
+		"210 Wien Hauptbahnhof Europe/Vienna",
+	}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("stores (-want +got):\n%s", diff)
+	}
+}
 
-	t.Run("getStore closed on Sundays", func(t *testing.T) {
-		kp := m.Server.Keys()[mockstorelink.StoreClosedSundays]
-		resp, err := c.GetStoreWithResponse(ctx, mockstorelink.StoreClosedSundays, key(kp))
-		if err != nil || resp.JSON200 == nil {
-			t.Fatalf("GetStore: %v %d %s", err, resp.StatusCode(), resp.Body)
-		}
-		sun := resp.JSON200.OpeningHours.Sunday
-		if diff := cmp.Diff(storelinkclient.DayHours{Closed: true}, sun); diff != "" {
-			t.Errorf("Sunday (-want +got):\n%s", diff)
-		}
-	})
+func endpointGetStore(t *testing.T, w endpointWorld) {
+	resp, err := w.c.GetStoreWithResponse(t.Context(), mockstorelink.StoreSmichov, key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("GetStore: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	s := resp.JSON200
+	if s.Name != "Praha Smíchov" || s.Timezone != "Europe/Prague" {
+		t.Errorf("store = %q %q", s.Name, s.Timezone)
+	}
+	fri := s.OpeningHours.Friday
+	if fri.Closed || fri.Opens == nil || *fri.Opens != "07:00" || *fri.Closes != "22:00" {
+		t.Errorf("Friday hours = %+v", fri)
+	}
+	if s.OpeningHours.Sunday.Closed {
+		t.Error("Praha Smíchov must open on Sundays (the butter scenario needs sales every day)")
+	}
+}
 
-	t.Run("getInventory", func(t *testing.T) {
-		resp, err := c.GetInventoryWithResponse(ctx, mockstorelink.StoreSmichov,
-			&storelinkclient.GetInventoryParams{SKU: mockstorelink.SKUButter}, key(k47))
-		if err != nil || resp.JSON200 == nil {
-			t.Fatalf("GetInventory: %v %d %s", err, resp.StatusCode(), resp.Body)
-		}
-		inv := resp.JSON200
-		if inv.OnHandUnits != mockstorelink.ButterOnHandSmichov || inv.SKU != mockstorelink.SKUButter || inv.StoreID != "47" {
-			t.Errorf("inventory = %+v", inv)
-		}
-		if inv.CountedAt.After(mockstorelink.DefaultNow()) {
-			t.Errorf("counted_at %v is in the future", inv.CountedAt)
-		}
-		if _, off := inv.CountedAt.Zone(); off != 3600 {
-			t.Errorf("counted_at %v is not in the store's offset (+01:00 in November)", inv.CountedAt)
-		}
-	})
+func endpointGetStoreClosedOnSundays(t *testing.T, w endpointWorld) {
+	kp := w.m.Server.Keys()[mockstorelink.StoreClosedSundays]
+	resp, err := w.c.GetStoreWithResponse(t.Context(), mockstorelink.StoreClosedSundays, key(kp))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("GetStore: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	sun := resp.JSON200.OpeningHours.Sunday
+	if diff := cmp.Diff(storelinkclient.DayHours{Closed: true}, sun); diff != "" {
+		t.Errorf("Sunday (-want +got):\n%s", diff)
+	}
+}
 
-	t.Run("listPOSTransactions", func(t *testing.T) {
-		since := mockstorelink.DefaultNow().Add(-24 * time.Hour)
-		resp, err := c.ListPOSTransactionsWithResponse(ctx, mockstorelink.StoreSmichov,
-			&storelinkclient.ListPOSTransactionsParams{SKU: mockstorelink.SKUButter, Since: since}, key(k47))
-		if err != nil || resp.JSON200 == nil {
-			t.Fatalf("ListPOSTransactions: %v %d %s", err, resp.StatusCode(), resp.Body)
-		}
-		p := resp.JSON200
-		if !p.Since.Equal(since) || p.NextCursor != nil || int(p.TotalCount) != len(p.Transactions) {
-			t.Errorf("page header = since %v cursor %v total %d (%d rows)", p.Since, p.NextCursor, p.TotalCount, len(p.Transactions))
-		}
-		if got := sumUnits(p.Transactions); got != mockstorelink.ButterSoldLast24hSmichov {
-			t.Errorf("units sold in 24 h = %d, want %d", got, mockstorelink.ButterSoldLast24hSmichov)
-		}
-		for i := 1; i < len(p.Transactions); i++ {
-			if p.Transactions[i].Timestamp.After(p.Transactions[i-1].Timestamp) {
-				t.Fatalf("transactions not newest first at %d", i)
-			}
-		}
-	})
+func endpointGetInventory(t *testing.T, w endpointWorld) {
+	resp, err := w.c.GetInventoryWithResponse(t.Context(), mockstorelink.StoreSmichov,
+		&storelinkclient.GetInventoryParams{SKU: mockstorelink.SKUButter}, key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("GetInventory: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	inv := resp.JSON200
+	if inv.OnHandUnits != mockstorelink.ButterOnHandSmichov || inv.SKU != mockstorelink.SKUButter || inv.StoreID != "47" {
+		t.Errorf("inventory = %+v", inv)
+	}
+	if inv.CountedAt.After(mockstorelink.DefaultNow()) {
+		t.Errorf("counted_at %v is in the future", inv.CountedAt)
+	}
+	if _, off := inv.CountedAt.Zone(); off != 3600 {
+		t.Errorf("counted_at %v is not in the store's offset (+01:00 in November)", inv.CountedAt)
+	}
+}
 
-	t.Run("create and get order", func(t *testing.T) {
-		resp, err := c.CreateReplenishmentOrderWithResponse(ctx, mockstorelink.StoreSmichov, storelinkclient.OrderRequest{
-			SKU: mockstorelink.SKUButter, QuantityUnits: 24, Reason: "gap of 17 units",
-		}, key(k47))
-		if err != nil || resp.JSON201 == nil {
-			t.Fatalf("CreateReplenishmentOrder: %v %d %s", err, resp.StatusCode(), resp.Body)
+func endpointListPOSTransactions(t *testing.T, w endpointWorld) {
+	since := mockstorelink.DefaultNow().Add(-24 * time.Hour)
+	resp, err := w.c.ListPOSTransactionsWithResponse(t.Context(), mockstorelink.StoreSmichov,
+		&storelinkclient.ListPOSTransactionsParams{SKU: mockstorelink.SKUButter, Since: since}, key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("ListPOSTransactions: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	p := resp.JSON200
+	if !p.Since.Equal(since) || p.NextCursor != nil || int(p.TotalCount) != len(p.Transactions) {
+		t.Errorf("page header = since %v cursor %v total %d (%d rows)", p.Since, p.NextCursor, p.TotalCount, len(p.Transactions))
+	}
+	if got := sumUnits(p.Transactions); got != mockstorelink.ButterSoldLast24hSmichov {
+		t.Errorf("units sold in 24 h = %d, want %d", got, mockstorelink.ButterSoldLast24hSmichov)
+	}
+	for i := 1; i < len(p.Transactions); i++ {
+		if p.Transactions[i].Timestamp.After(p.Transactions[i-1].Timestamp) {
+			t.Fatalf("transactions not newest first at %d", i)
 		}
-		o := resp.JSON201
-		if !regexp.MustCompile(`^RO-47-\d{6}$`).MatchString(o.OrderID) {
-			t.Errorf("order id %q does not look like RO-47-nnnnnn", o.OrderID)
-		}
-		if o.Status != storelinkclient.OrderStatusSubmitted || !o.SubmittedAt.Equal(mockstorelink.DefaultNow()) {
-			t.Errorf("new order = %+v", o)
-		}
-		// Friday 14:30 is past Madeta's 14:00 cut-off, so the order counts from
-		// Saturday; two days' lead time lands it on Monday, at opening.
-		if want := time.Date(2026, 11, 30, 7, 0, 0, 0, o.SubmittedAt.Location()); !o.ExpectedArrival.Equal(want) {
-			t.Errorf("expected_arrival = %v, want %v (cut-off passed, 2 days' lead time, at opening)", o.ExpectedArrival, want)
-		}
-		got, err := c.GetReplenishmentOrderWithResponse(ctx, mockstorelink.StoreSmichov, o.OrderID, key(k47))
-		if err != nil || got.JSON200 == nil {
-			t.Fatalf("GetReplenishmentOrder: %v %d %s", err, got.StatusCode(), got.Body)
-		}
-		if diff := cmp.Diff(*o, *got.JSON200); diff != "" {
-			t.Errorf("order read back (-created +read):\n%s", diff)
-		}
-	})
+	}
+}
 
-	t.Run("getSKU", func(t *testing.T) {
-		resp, err := c.GetSKUWithResponse(ctx, mockstorelink.SKUButter, key(k47))
-		if err != nil || resp.JSON200 == nil {
-			t.Fatalf("GetSKU: %v %d %s", err, resp.StatusCode(), resp.Body)
-		}
-		shelf := int64(30)
-		want := storelinkclient.SKU{
-			SKU: mockstorelink.SKUButter, Name: "Madeta butter 250g", Category: "dairy",
-			SupplierID: mockstorelink.SupplierMadeta, Unit: storelinkclient.SKUUnitPiece,
-			CasePack: 12, Chilled: true, ShelfLifeDays: &shelf,
-		}
-		if diff := cmp.Diff(want, *resp.JSON200); diff != "" {
-			t.Errorf("SKU (-want +got):\n%s", diff)
-		}
-	})
+func endpointCreateAndGetOrder(t *testing.T, w endpointWorld) {
+	resp, err := w.c.CreateReplenishmentOrderWithResponse(t.Context(), mockstorelink.StoreSmichov, storelinkclient.OrderRequest{
+		SKU: mockstorelink.SKUButter, QuantityUnits: 24, Reason: "gap of 17 units",
+	}, key(w.k47))
+	if err != nil || resp.JSON201 == nil {
+		t.Fatalf("CreateReplenishmentOrder: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	o := resp.JSON201
+	if !regexp.MustCompile(`^RO-47-\d{6}$`).MatchString(o.OrderID) {
+		t.Errorf("order id %q does not look like RO-47-nnnnnn", o.OrderID)
+	}
+	if o.Status != storelinkclient.OrderStatusSubmitted || !o.SubmittedAt.Equal(mockstorelink.DefaultNow()) {
+		t.Errorf("new order = %+v", o)
+	}
+	// Friday 14:30 is past Madeta's 14:00 cut-off, so the order counts from
+	// Saturday; two days' lead time lands it on Monday, at opening.
+	if want := time.Date(2026, 11, 30, 7, 0, 0, 0, o.SubmittedAt.Location()); !o.ExpectedArrival.Equal(want) {
+		t.Errorf("expected_arrival = %v, want %v (cut-off passed, 2 days' lead time, at opening)", o.ExpectedArrival, want)
+	}
+	got, err := w.c.GetReplenishmentOrderWithResponse(t.Context(), mockstorelink.StoreSmichov, o.OrderID, key(w.k47))
+	if err != nil || got.JSON200 == nil {
+		t.Fatalf("GetReplenishmentOrder: %v %d %s", err, got.StatusCode(), got.Body)
+	}
+	if diff := cmp.Diff(*o, *got.JSON200); diff != "" {
+		t.Errorf("order read back (-created +read):\n%s", diff)
+	}
+}
 
-	t.Run("getSupplier", func(t *testing.T) {
-		resp, err := c.GetSupplierWithResponse(ctx, mockstorelink.SupplierMadeta, key(k47))
-		if err != nil || resp.JSON200 == nil {
-			t.Fatalf("GetSupplier: %v %d %s", err, resp.StatusCode(), resp.Body)
-		}
-		s := resp.JSON200
-		if s.Name != "Madeta a.s." || s.LeadTimeDays != 2 || s.MinimumOrderUnits != nil {
-			t.Errorf("supplier = %+v", s)
-		}
-	})
+func endpointGetSKU(t *testing.T, w endpointWorld) {
+	resp, err := w.c.GetSKUWithResponse(t.Context(), mockstorelink.SKUButter, key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("GetSKU: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	shelf := int64(30)
+	want := storelinkclient.SKU{
+		SKU: mockstorelink.SKUButter, Name: "Madeta butter 250g", Category: "dairy",
+		SupplierID: mockstorelink.SupplierMadeta, Unit: storelinkclient.SKUUnitPiece,
+		CasePack: 12, Chilled: true, ShelfLifeDays: &shelf,
+	}
+	if diff := cmp.Diff(want, *resp.JSON200); diff != "" {
+		t.Errorf("SKU (-want +got):\n%s", diff)
+	}
+}
+
+func endpointGetSupplier(t *testing.T, w endpointWorld) {
+	resp, err := w.c.GetSupplierWithResponse(t.Context(), mockstorelink.SupplierMadeta, key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("GetSupplier: %v %d %s", err, resp.StatusCode(), resp.Body)
+	}
+	s := resp.JSON200
+	if s.Name != "Madeta a.s." || s.LeadTimeDays != 2 || s.MinimumOrderUnits != nil {
+		t.Errorf("supplier = %+v", s)
+	}
 }
 
 func TestAuthAndErrors(t *testing.T) {

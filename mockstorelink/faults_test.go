@@ -174,106 +174,122 @@ func TestCloseReleasesHang(t *testing.T) {
 	}
 }
 
+// faultWorld is the mock every body-fault step uses, with store 47's key.
+type faultWorld struct {
+	m   *mockstorelink.Running
+	k47 string
+}
+
+// get reads the butter's inventory at store 47 with fault f armed.
+func (w faultWorld) get(t *testing.T, f mockstorelink.Fault) (int, []byte) {
+	w.m.Server.SetFaults(f)
+	defer w.m.Server.ClearFaults()
+	status, _, body := rawGet(t, w.m.URL+inventoryPath, w.k47)
+	return status, body
+}
+
 func TestFaultsBody(t *testing.T) {
 	t.Parallel()
 	m := start(t, mockstorelink.Options{})
-	k47 := m.Server.Keys()["47"]
-	get := func(f mockstorelink.Fault) (int, []byte) {
-		m.Server.SetFaults(f)
-		defer m.Server.ClearFaults()
-		status, _, body := rawGet(t, m.URL+inventoryPath, k47)
-		return status, body
-	}
-
-	t.Run("malformed JSON", func(t *testing.T) {
-		status, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON})
-		if status != 200 || json.Valid(body) || len(body) == 0 {
-			t.Errorf("status %d, valid %v: %s", status, json.Valid(body), body)
-		}
-		m.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON})
-		defer m.Server.ClearFaults()
-		_, err := newClient(t, m.URL).GetInventoryWithResponse(t.Context(), "47",
-			&storelinkclient.GetInventoryParams{SKU: mockstorelink.SKUButter}, key(k47))
-		if err == nil {
-			t.Error("the generated client parsed a malformed body without error")
-		}
-	})
-	t.Run("oversized", func(t *testing.T) {
-		status, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultOversized, Bytes: 3 << 20})
-		if status != 200 || len(body) < 3<<20 || !json.Valid(body) {
-			t.Fatalf("status %d, %d bytes, valid %v", status, len(body), json.Valid(body))
-		}
-		var inv storelinkclient.Inventory
-		if err := json.Unmarshal(body, &inv); err != nil || inv.OnHandUnits != mockstorelink.ButterOnHandSmichov {
-			t.Errorf("oversized body lost the data: %v %+v", err, inv)
-		}
-	})
-	t.Run("rename field", func(t *testing.T) {
-		status, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultDriftRenameField})
-		obj := decodeObject(t, body)
-		if _, has := obj["on_hand_units"]; has || obj["on_hand"] == nil || status != 200 {
-			t.Errorf("status %d body %s", status, body)
-		}
-	})
-	t.Run("wrong type", func(t *testing.T) {
-		_, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongType})
-		if v, ok := decodeObject(t, body)["on_hand_units"].(string); !ok || v != "5" {
-			t.Errorf("on_hand_units should be the string \"5\": %s", body)
-		}
-	})
-	t.Run("missing field", func(t *testing.T) {
-		_, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultDriftMissingField})
-		obj := decodeObject(t, body)
-		if _, has := obj["counted_at"]; has || obj["on_hand_units"] == nil {
-			t.Errorf("counted_at should be gone: %s", body)
-		}
-	})
-	t.Run("field value", func(t *testing.T) {
-		status, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, Field: "on_hand_units", Value: json.RawMessage(`-3`)})
-		if v := fmt.Sprint(decodeObject(t, body)["on_hand_units"]); status != 200 || v != "-3" {
-			t.Errorf("on_hand_units should be -3: %d %s", status, body)
-		}
-		faults, err := mockstorelink.ParseFaults([]byte(`[{"kind":"drift_field_value","operation_id":"getStore","field":"timezone","value":"Mars/Olympus"}]`))
-		if err != nil || faults[0].Field != "timezone" || string(faults[0].Value) != `"Mars/Olympus"` {
-			t.Errorf("parse: %v %+v", err, faults)
-		}
-		for _, bad := range []string{`[{"kind":"drift_field_value","value":1}]`, `[{"kind":"drift_field_value","field":"timezone"}]`} {
-			if _, err := mockstorelink.ParseFaults([]byte(bad)); err == nil {
-				t.Errorf("%s was accepted", bad)
-			}
-		}
-	})
-	t.Run("undeclared status", func(t *testing.T) {
-		status, body := get(mockstorelink.Fault{Kind: mockstorelink.FaultDriftUndeclaredStatus})
-		if status != http.StatusTeapot || decodeObject(t, body)["on_hand_units"] == nil {
-			t.Errorf("status %d body %s", status, body)
-		}
-		status, _ = get(mockstorelink.Fault{Kind: mockstorelink.FaultDriftUndeclaredStatus, Status: 202})
-		if status != 202 {
-			t.Errorf("chosen undeclared status: %d", status)
-		}
-	})
-	t.Run("wrong auth status", func(t *testing.T) {
-		m.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongAuthStatus})
-		defer m.Server.ClearFaults()
-		status, _, body := rawGet(t, m.URL+"/v1/stores/55", k47)
-		if status != 404 || errorCode(t, body) != "not_found" {
-			t.Errorf("another store's key: %d %s, want 404 instead of 403", status, body)
-		}
-		status, _, _ = rawGet(t, m.URL+"/v1/stores/47", "")
-		if status != 200 {
-			t.Errorf("no key: %d, want 200 instead of 401", status)
-		}
-		status, _, _ = rawGet(t, m.URL+"/v1/stores/47", k47)
-		if status != 200 {
-			t.Errorf("a good request is untouched: %d", status)
-		}
+	w := faultWorld{m: m, k47: m.Server.Keys()["47"]}
+	runSteps(t, w, []step[faultWorld]{
+		{"malformed JSON", faultBodyMalformedJSON},
+		{"oversized", faultBodyOversized},
+		{"rename field", faultBodyRenameField},
+		{"wrong type", faultBodyWrongType},
+		{"missing field", faultBodyMissingField},
+		{"field value", faultBodyFieldValue},
+		{"undeclared status", faultBodyUndeclaredStatus},
+		{"wrong auth status", faultBodyWrongAuthStatus},
 	})
 
 	// Every drift reached the client although the mock validates its own
 	// responses: drift is applied outside that check.
 	if v := m.Server.Violations(); len(v) != 0 {
 		t.Errorf("drift faults were caught by the mock's own validation: %v", v)
+	}
+}
+
+func faultBodyMalformedJSON(t *testing.T, w faultWorld) {
+	status, body := w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON})
+	if status != 200 || json.Valid(body) || len(body) == 0 {
+		t.Errorf("status %d, valid %v: %s", status, json.Valid(body), body)
+	}
+	w.m.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON})
+	defer w.m.Server.ClearFaults()
+	_, err := newClient(t, w.m.URL).GetInventoryWithResponse(t.Context(), "47",
+		&storelinkclient.GetInventoryParams{SKU: mockstorelink.SKUButter}, key(w.k47))
+	if err == nil {
+		t.Error("the generated client parsed a malformed body without error")
+	}
+}
+
+func faultBodyOversized(t *testing.T, w faultWorld) {
+	status, body := w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultOversized, Bytes: 3 << 20})
+	if status != 200 || len(body) < 3<<20 || !json.Valid(body) {
+		t.Fatalf("status %d, %d bytes, valid %v", status, len(body), json.Valid(body))
+	}
+	var inv storelinkclient.Inventory
+	if err := json.Unmarshal(body, &inv); err != nil || inv.OnHandUnits != mockstorelink.ButterOnHandSmichov {
+		t.Errorf("oversized body lost the data: %v %+v", err, inv)
+	}
+}
+
+func faultBodyRenameField(t *testing.T, w faultWorld) {
+	status, body := w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftRenameField})
+	obj := decodeObject(t, body)
+	if _, has := obj["on_hand_units"]; has || obj["on_hand"] == nil || status != 200 {
+		t.Errorf("status %d body %s", status, body)
+	}
+}
+
+func faultBodyWrongType(t *testing.T, w faultWorld) {
+	_, body := w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongType})
+	if v, ok := decodeObject(t, body)["on_hand_units"].(string); !ok || v != "5" {
+		t.Errorf("on_hand_units should be the string \"5\": %s", body)
+	}
+}
+
+func faultBodyMissingField(t *testing.T, w faultWorld) {
+	_, body := w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftMissingField})
+	obj := decodeObject(t, body)
+	if _, has := obj["counted_at"]; has || obj["on_hand_units"] == nil {
+		t.Errorf("counted_at should be gone: %s", body)
+	}
+}
+
+func faultBodyFieldValue(t *testing.T, w faultWorld) {
+	status, body := w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, Field: "on_hand_units", Value: json.RawMessage(`-3`)})
+	if v := fmt.Sprint(decodeObject(t, body)["on_hand_units"]); status != 200 || v != "-3" {
+		t.Errorf("on_hand_units should be -3: %d %s", status, body)
+	}
+}
+
+func faultBodyUndeclaredStatus(t *testing.T, w faultWorld) {
+	status, body := w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftUndeclaredStatus})
+	if status != http.StatusTeapot || decodeObject(t, body)["on_hand_units"] == nil {
+		t.Errorf("status %d body %s", status, body)
+	}
+	status, _ = w.get(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftUndeclaredStatus, Status: 202})
+	if status != 202 {
+		t.Errorf("chosen undeclared status: %d", status)
+	}
+}
+
+func faultBodyWrongAuthStatus(t *testing.T, w faultWorld) {
+	w.m.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongAuthStatus})
+	defer w.m.Server.ClearFaults()
+	status, _, body := rawGet(t, w.m.URL+"/v1/stores/55", w.k47)
+	if status != 404 || errorCode(t, body) != "not_found" {
+		t.Errorf("another store's key: %d %s, want 404 instead of 403", status, body)
+	}
+	status, _, _ = rawGet(t, w.m.URL+"/v1/stores/47", "")
+	if status != 200 {
+		t.Errorf("no key: %d, want 200 instead of 401", status)
+	}
+	status, _, _ = rawGet(t, w.m.URL+"/v1/stores/47", w.k47)
+	if status != 200 {
+		t.Errorf("a good request is untouched: %d", status)
 	}
 }
 
@@ -319,7 +335,8 @@ func TestParseFaults(t *testing.T) {
 	got, err := mockstorelink.ParseFaults([]byte(`[
 		{"kind":"latency","operation_id":"getInventory","delay":"250ms"},
 		{"kind":"status","status":502,"count":3,"store_id":"47"},
-		{"kind":"hang","delay":1000000}
+		{"kind":"hang","delay":1000000},
+		{"kind":"drift_field_value","operation_id":"getStore","field":"timezone","value":"Mars/Olympus"}
 	]`))
 	if err != nil {
 		t.Fatal(err)
@@ -328,6 +345,7 @@ func TestParseFaults(t *testing.T) {
 		{Kind: mockstorelink.FaultLatency, OperationID: "getInventory", Delay: 250 * time.Millisecond},
 		{Kind: mockstorelink.FaultStatus, Status: 502, Count: 3, StoreID: "47"},
 		{Kind: mockstorelink.FaultHang, Delay: time.Millisecond},
+		{Kind: mockstorelink.FaultDriftFieldValue, OperationID: "getStore", Field: "timezone", Value: json.RawMessage(`"Mars/Olympus"`)},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseFaults (-want +got):\n%s", diff)
@@ -348,6 +366,8 @@ func TestParseFaults(t *testing.T) {
 		`[{"kind":"status","status":9000}]`,
 		`[{"kind":"status","count":-1}]`,
 		`{"kind":"status"}`,
+		`[{"kind":"drift_field_value","value":1}]`,
+		`[{"kind":"drift_field_value","field":"timezone"}]`,
 	} {
 		if _, err := mockstorelink.ParseFaults([]byte(bad)); err == nil {
 			t.Errorf("ParseFaults(%s) accepted it", bad)

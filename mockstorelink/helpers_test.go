@@ -169,3 +169,16 @@ func sumUnits(txns []storelinkclient.POSTransaction) int64 {
 	}
 	return n
 }
+
+// step is one named check over a world shared by a test's steps.
+type step[W any] struct {
+	name string
+	run  func(*testing.T, W)
+}
+
+// runSteps runs the steps over w as subtests, in order.
+func runSteps[W any](t *testing.T, w W, steps []step[W]) {
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) { s.run(t, w) })
+	}
+}

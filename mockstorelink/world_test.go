@@ -134,124 +134,154 @@ func meanCV(xs []int64) (mean, cv float64) {
 
 // TestDataQualityFixtures checks that each fixture SKU has the shape that
 // makes it its pattern, read through the API like a consumer would.
+// fixtureWorld is a mock at one instant, with store 47's key.
+type fixtureWorld struct {
+	c      *storelinkclient.ClientWithResponses
+	k47    string
+	now    time.Time
+	prague *time.Location
+}
+
+// history is the SKU's sales at store 47 over the last 28 days.
+func (w fixtureWorld) history(t *testing.T, sku string) []storelinkclient.POSTransaction {
+	return allTransactions(t, w.c, w.k47, "47", sku, w.now.AddDate(0, 0, -28), 1000)
+}
+
+// inventory is the SKU's inventory at store 47.
+func (w fixtureWorld) inventory(t *testing.T, sku string) storelinkclient.Inventory {
+	resp, err := w.c.GetInventoryWithResponse(t.Context(), "47", &storelinkclient.GetInventoryParams{SKU: sku}, key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatalf("inventory %s: %v %s", sku, err, resp.Body)
+	}
+	return *resp.JSON200
+}
+
 func TestDataQualityFixtures(t *testing.T) {
 	t.Parallel()
+	prague, _ := time.LoadLocation("Europe/Prague")
 	for _, now := range []time.Time{mockstorelink.DefaultNow(), mockstorelink.DefaultNow().Add(3*24*time.Hour + 17*time.Hour + 11*time.Minute)} {
 		t.Run(now.Format(time.RFC3339), func(t *testing.T) {
 			t.Parallel()
 			m := start(t, mockstorelink.Options{Now: func() time.Time { return now }})
-			c := newClient(t, m.URL)
-			k47 := m.Server.Keys()["47"]
-			prague, _ := time.LoadLocation("Europe/Prague")
-			history := func(sku string) []storelinkclient.POSTransaction {
-				return allTransactions(t, c, k47, "47", sku, now.AddDate(0, 0, -28), 1000)
-			}
-			inventory := func(sku string) storelinkclient.Inventory {
-				resp, err := c.GetInventoryWithResponse(t.Context(), "47", &storelinkclient.GetInventoryParams{SKU: sku}, key(k47))
-				if err != nil || resp.JSON200 == nil {
-					t.Fatalf("inventory %s: %v %s", sku, err, resp.Body)
-				}
-				return *resp.JSON200
-			}
-
-			t.Run("steady", func(t *testing.T) {
-				days := dailyUnits(t, history(mockstorelink.SKUSteady), now, 14, prague, false)
-				mean, cv := meanCV(days)
-				if slices.Contains(days, 0) || cv > 0.2 {
-					t.Errorf("steady seller: days %v (cv %.2f)", days, cv)
-				}
-				if inv := inventory(mockstorelink.SKUSteady); float64(inv.OnHandUnits) < 10*mean {
-					t.Errorf("steady seller should have plenty of stock: %d on hand, %.1f a day", inv.OnHandUnits, mean)
-				}
-			})
-			t.Run("thin history", func(t *testing.T) {
-				txns := history(mockstorelink.SKUThinHistory)
-				if len(txns) == 0 {
-					t.Fatal("no sales at all")
-				}
-				oldest := txns[len(txns)-1].Timestamp
-				if now.Sub(oldest) > 4*24*time.Hour {
-					t.Errorf("oldest sale %v is more than 4 days old", oldest)
-				}
-			})
-			t.Run("no sales", func(t *testing.T) {
-				if txns := history(mockstorelink.SKUNoSales); len(txns) != 0 {
-					t.Errorf("%d sales, want none", len(txns))
-				}
-				if inv := inventory(mockstorelink.SKUNoSales); inv.OnHandUnits <= 0 {
-					t.Errorf("on hand %d, want stock that does not sell", inv.OnHandUnits)
-				}
-			})
-			t.Run("bulk transaction", func(t *testing.T) {
-				txns := history(mockstorelink.SKUBulkOrder)
-				var bulk storelinkclient.POSTransaction
-				for _, x := range txns {
-					if x.Units > bulk.Units {
-						bulk = x
-					}
-				}
-				day := bulk.Timestamp.In(prague).Format("2006-01-02")
-				var rest int64
-				for _, x := range txns {
-					if x.Timestamp.In(prague).Format("2006-01-02") == day && x.TransactionID != bulk.TransactionID {
-						rest += x.Units
-					}
-				}
-				if bulk.Units < 40 || bulk.Units < 4*rest {
-					t.Errorf("largest transaction %d units vs %d for the rest of its day: does not dominate", bulk.Units, rest)
-				}
-				if age := now.Sub(bulk.Timestamp); age > 14*24*time.Hour {
-					t.Errorf("bulk transaction is %v old, outside a 14-day lookback", age)
-				}
-			})
-			t.Run("zero days that look like stockouts", func(t *testing.T) {
-				days := dailyUnits(t, history(mockstorelink.SKUPhantomStockout), now, 14, prague, false)
-				zeros := 0
-				var sold []int64
-				for _, d := range days {
-					if d == 0 {
-						zeros++
-					} else {
-						sold = append(sold, d)
-					}
-				}
-				mean, cv := meanCV(sold)
-				if zeros < 2 || mean < 15 || cv > 0.3 {
-					t.Errorf("days %v: %d zero days, selling days mean %.1f cv %.2f", days, zeros, mean, cv)
-				}
-			})
-			t.Run("high variability", func(t *testing.T) {
-				days := dailyUnits(t, history(mockstorelink.SKUVolatile), now, 14, prague, false)
-				if _, cv := meanCV(days); cv < 0.6 {
-					t.Errorf("days %v: cv %.2f, want high variability", days, cv)
-				}
-			})
-			t.Run("stale count", func(t *testing.T) {
-				if inv := inventory(mockstorelink.SKUStaleCount); now.Sub(inv.CountedAt) < 72*time.Hour {
-					t.Errorf("counted at %v, want days ago", inv.CountedAt)
-				}
-				if inv := inventory(mockstorelink.SKUSteady); now.Sub(inv.CountedAt) > 2*time.Hour || inv.CountedAt.After(now) {
-					t.Errorf("an ordinary count should be recent: %v", inv.CountedAt)
-				}
-			})
-			t.Run("negative on hand", func(t *testing.T) {
-				if inv := inventory(mockstorelink.SKUNegativeOnHand); inv.OnHandUnits >= 0 {
-					t.Errorf("on hand %d, want negative", inv.OnHandUnits)
-				}
-				if len(history(mockstorelink.SKUNegativeOnHand)) == 0 {
-					t.Error("the negative stock SKU should still sell")
-				}
-			})
-			t.Run("injection-like product name", func(t *testing.T) {
-				resp, err := c.GetSKUWithResponse(t.Context(), mockstorelink.SKUInjection, key(k47))
-				if err != nil || resp.JSON200 == nil {
-					t.Fatal(err)
-				}
-				if !strings.Contains(resp.JSON200.Name, "IGNORE PREVIOUS INSTRUCTIONS") {
-					t.Errorf("name %q", resp.JSON200.Name)
-				}
+			w := fixtureWorld{c: newClient(t, m.URL), k47: m.Server.Keys()["47"], now: now, prague: prague}
+			runSteps(t, w, []step[fixtureWorld]{
+				{"steady", fixtureSteady},
+				{"thin history", fixtureThinHistory},
+				{"no sales", fixtureNoSales},
+				{"bulk transaction", fixtureBulkTransaction},
+				{"zero days that look like stockouts", fixtureZeroDaysThatLookLikeStockouts},
+				{"high variability", fixtureHighVariability},
+				{"stale count", fixtureStaleCount},
+				{"negative on hand", fixtureNegativeOnHand},
+				{"injection-like product name", fixtureInjectionLikeProductName},
 			})
 		})
+	}
+}
+
+func fixtureSteady(t *testing.T, w fixtureWorld) {
+	days := dailyUnits(t, w.history(t, mockstorelink.SKUSteady), w.now, 14, w.prague, false)
+	mean, cv := meanCV(days)
+	if slices.Contains(days, 0) || cv > 0.2 {
+		t.Errorf("steady seller: days %v (cv %.2f)", days, cv)
+	}
+	if inv := w.inventory(t, mockstorelink.SKUSteady); float64(inv.OnHandUnits) < 10*mean {
+		t.Errorf("steady seller should have plenty of stock: %d on hand, %.1f a day", inv.OnHandUnits, mean)
+	}
+}
+
+func fixtureThinHistory(t *testing.T, w fixtureWorld) {
+	txns := w.history(t, mockstorelink.SKUThinHistory)
+	if len(txns) == 0 {
+		t.Fatal("no sales at all")
+	}
+	oldest := txns[len(txns)-1].Timestamp
+	if w.now.Sub(oldest) > 4*24*time.Hour {
+		t.Errorf("oldest sale %v is more than 4 days old", oldest)
+	}
+}
+
+func fixtureNoSales(t *testing.T, w fixtureWorld) {
+	if txns := w.history(t, mockstorelink.SKUNoSales); len(txns) != 0 {
+		t.Errorf("%d sales, want none", len(txns))
+	}
+	if inv := w.inventory(t, mockstorelink.SKUNoSales); inv.OnHandUnits <= 0 {
+		t.Errorf("on hand %d, want stock that does not sell", inv.OnHandUnits)
+	}
+}
+
+func fixtureBulkTransaction(t *testing.T, w fixtureWorld) {
+	txns := w.history(t, mockstorelink.SKUBulkOrder)
+	var bulk storelinkclient.POSTransaction
+	for _, x := range txns {
+		if x.Units > bulk.Units {
+			bulk = x
+		}
+	}
+	day := bulk.Timestamp.In(w.prague).Format("2006-01-02")
+	var rest int64
+	for _, x := range txns {
+		if x.Timestamp.In(w.prague).Format("2006-01-02") == day && x.TransactionID != bulk.TransactionID {
+			rest += x.Units
+		}
+	}
+	if bulk.Units < 40 || bulk.Units < 4*rest {
+		t.Errorf("largest transaction %d units vs %d for the rest of its day: does not dominate", bulk.Units, rest)
+	}
+	if age := w.now.Sub(bulk.Timestamp); age > 14*24*time.Hour {
+		t.Errorf("bulk transaction is %v old, outside a 14-day lookback", age)
+	}
+}
+
+func fixtureZeroDaysThatLookLikeStockouts(t *testing.T, w fixtureWorld) {
+	days := dailyUnits(t, w.history(t, mockstorelink.SKUPhantomStockout), w.now, 14, w.prague, false)
+	zeros := 0
+	var sold []int64
+	for _, d := range days {
+		if d == 0 {
+			zeros++
+		} else {
+			sold = append(sold, d)
+		}
+	}
+	mean, cv := meanCV(sold)
+	if zeros < 2 || mean < 15 || cv > 0.3 {
+		t.Errorf("days %v: %d zero days, selling days mean %.1f cv %.2f", days, zeros, mean, cv)
+	}
+}
+
+func fixtureHighVariability(t *testing.T, w fixtureWorld) {
+	days := dailyUnits(t, w.history(t, mockstorelink.SKUVolatile), w.now, 14, w.prague, false)
+	if _, cv := meanCV(days); cv < 0.6 {
+		t.Errorf("days %v: cv %.2f, want high variability", days, cv)
+	}
+}
+
+func fixtureStaleCount(t *testing.T, w fixtureWorld) {
+	if inv := w.inventory(t, mockstorelink.SKUStaleCount); w.now.Sub(inv.CountedAt) < 72*time.Hour {
+		t.Errorf("counted at %v, want days ago", inv.CountedAt)
+	}
+	if inv := w.inventory(t, mockstorelink.SKUSteady); w.now.Sub(inv.CountedAt) > 2*time.Hour || inv.CountedAt.After(w.now) {
+		t.Errorf("an ordinary count should be recent: %v", inv.CountedAt)
+	}
+}
+
+func fixtureNegativeOnHand(t *testing.T, w fixtureWorld) {
+	if inv := w.inventory(t, mockstorelink.SKUNegativeOnHand); inv.OnHandUnits >= 0 {
+		t.Errorf("on hand %d, want negative", inv.OnHandUnits)
+	}
+	if len(w.history(t, mockstorelink.SKUNegativeOnHand)) == 0 {
+		t.Error("the negative stock SKU should still sell")
+	}
+}
+
+func fixtureInjectionLikeProductName(t *testing.T, w fixtureWorld) {
+	resp, err := w.c.GetSKUWithResponse(t.Context(), mockstorelink.SKUInjection, key(w.k47))
+	if err != nil || resp.JSON200 == nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resp.JSON200.Name, "IGNORE PREVIOUS INSTRUCTIONS") {
+		t.Errorf("name %q", resp.JSON200.Name)
 	}
 }
 

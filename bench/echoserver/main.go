@@ -1,19 +1,16 @@
-// Command echoserver is the floor the benchmarks measure storelink-mcp
-// against: a bare go-sdk server, at the version storelink-mcp is built on,
-// with one `echo` tool and nothing of ours (no audit row, no log lines, no
-// envelope). Whatever a trivial call of storelink-mcp costs above this
-// server's echo is our per-call overhead. It is a benchmark tool, not a
-// product binary.
+// Command echoserver is the baseline ("floor") the benchmarks measure
+// storelink-mcp against: a bare go-sdk server, at the version storelink-mcp
+// uses, with one `echo` tool and nothing of ours. What a trivial call of
+// storelink-mcp costs above it is our per-call overhead. Benchmark tool
+// only.
 //
 //	echoserver                              # MCP over stdio
 //	echoserver --http 127.0.0.1:8080        # Streamable HTTP at /mcp
 //	echoserver --http 127.0.0.1:8080 --stateless
 //
-// With --token-file, HTTP requests need `Authorization: Bearer TOKEN` for a
-// token on one of the file's lines ("label token", as MCP_AUTH_TOKENS_FILE
-// is written), so the floor pays for a header check as the real server
-// does; the file is read once, at start. With --cpuprofile it writes a CPU
-// profile when it exits, to set beside storelink-mcp's (bench/profiledmcp).
+// --token-file requires a bearer token from the file ("label token" lines,
+// as MCP_AUTH_TOKENS_FILE), so the baseline also pays for a header check;
+// --cpuprofile writes a CPU profile on exit.
 package main
 
 import (

@@ -19,19 +19,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The distance phase (issue 35): StoreLink 50 ms away and at the brief's
-// scale. A mockstorelink process serves a world of 180 stores and 18,000
-// SKUs with its latency fault on every route, and keys for every store
-// (--keyring-out); storelink-mcp runs over stdio against it, once with
-// master data cold (MASTER_DATA_TTL=0: every call reads the stores, the SKU
-// and its supplier again) and once warm (the default TTL). Each row is
-// korral_check_stock_risk for the butter at 1, 6 or 20 stores, or the
-// chain sweep (store_ids ["all"]): a wall divided by the injected latency
-// is the critical path in StoreLink round trips. The same calls with no
-// latency, in the same run, are the floor: the machine's local work, which
-// a loaded machine inflates and StoreLink does not cause. One call of each
-// row at distance is counted on the mock's side (/_admin/requests): what
-// the call really sent.
+// The distance phase (issue 35): korral_check_stock_risk over stdio against
+// a mockstorelink of 180 stores and 18,000 SKUs with 50 ms latency on every
+// route, at 1, 6 or 20 stores or all of them, with master data cold
+// (MASTER_DATA_TTL=0) and warm. Wall time over the latency is the number of
+// sequential StoreLink round trips; the same calls without latency are the
+// floor (local work). The mock's /_admin/requests counts what one call sent.
 
 const (
 	// distanceDelay is the latency injected on every route of the mock.
@@ -381,16 +374,13 @@ func distanceRun(ctx context.Context, c config, dir string, log func(string, ...
 	if err := os.MkdirAll(ddir, 0o700); err != nil {
 		return nil, err
 	}
-	url, _, mp, err := goMockAdmin(c.mock, false, mockAdminToken,
-		"--stores", strconv.Itoa(distanceWorldStores), "--skus", strconv.Itoa(distanceWorldSKUs))(ctx, ddir)
+	mk, err := startMock(ctx, c.mock, ddir, false, mockAdminToken,
+		"--stores", strconv.Itoa(distanceWorldStores), "--skus", strconv.Itoa(distanceWorldSKUs))
 	if err != nil {
 		return nil, fmt.Errorf("mockstorelink: %w", err)
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(ddir)
-	if err != nil {
-		return nil, err
-	}
+	defer mk.p.stop(5*time.Second, true)
+	url, keyring := mk.url, mk.keyring
 	stores, err := keyringStores(keyring)
 	if err != nil {
 		return nil, err

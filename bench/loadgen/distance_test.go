@@ -328,15 +328,6 @@ func TestDistanceMarkdown(t *testing.T) {
 	}
 }
 
-func TestDistanceMarkdownIsEmptyWithoutThePhase(t *testing.T) {
-	r := &report{Runs: []runResult{{}}}
-	var b strings.Builder
-	r.distanceMarkdown(func(f string, a ...any) { b.WriteString(fmtS(f, a...)) })
-	if b.Len() != 0 {
-		t.Errorf("markdown without a distance phase: %q", b.String())
-	}
-}
-
 // TestSummaryHoldsTheIssuesTargets: the Targets table carries the distance
 // rows with their limits, the 50-client ratio to the floor and the
 // single-caller p50 against the figure before group commit.

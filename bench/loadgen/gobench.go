@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -98,4 +99,39 @@ func humanBytes(b float64) string {
 	default:
 		return fmt.Sprintf("%.0f B", b)
 	}
+}
+
+// goBenchMarkdown renders the Go benchmarks, one row per benchmark.
+func (r *report) goBenchMarkdown(p func(string, ...any)) {
+	if len(r.goBench) == 0 {
+		return
+	}
+	p("## Go benchmarks (`go test -bench -benchmem`)")
+	p("")
+	p("| Package | Benchmark | Time/op median (min–max) | Bytes/op | Allocs/op | Other |")
+	p("|---|---|---|---|---|---|")
+	for _, gb := range r.goBench {
+		ns := spreadOf(gb.Values["ns/op"])
+		timeCol := humanNS(ns.Median)
+		if ns.N > 1 {
+			timeCol = fmt.Sprintf("%s (%s–%s)", humanNS(ns.Median), humanNS(ns.Min), humanNS(ns.Max))
+		}
+		var other []string
+		for _, u := range gb.extraUnits() {
+			other = append(other, fmt.Sprintf("%.0f %s", median(gb.Values[u]), u))
+		}
+		p("| %s | %s | %s | %s | %s | %s |", shortPkg(gb.Pkg), strings.TrimPrefix(gb.Name, "Benchmark"), timeCol,
+			humanBytes(median(gb.Values["B/op"])), fmt.Sprintf("%.0f", median(gb.Values["allocs/op"])), strings.Join(other, ", "))
+	}
+	p("")
+}
+
+// readGoBench parses the go test -bench output in file.
+func readGoBench(file string) ([]*goBench, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseGoBench(f)
 }

@@ -200,3 +200,21 @@ func TestInitRowsPutTheTotalOursAndTheSlowestFirst(t *testing.T) {
 		t.Fatalf("figures %+v", rows)
 	}
 }
+
+// TestSectionsAreEmptyWithoutTheirPhase: a run that measured nothing gives
+// no section but the targets table's heading.
+func TestSectionsAreEmptyWithoutTheirPhase(t *testing.T) {
+	r := &report{Runs: []runResult{{}}}
+	for name, section := range map[string]func(func(string, ...any)){
+		"load": r.loadMarkdown, "writes": r.writesMarkdown,
+		"telemetry": r.telemetryMarkdown, "scale": r.scaleMarkdown, "distance": r.distanceMarkdown,
+		"cold start": r.coldStartMarkdown, "init": r.initMarkdown, "memory": r.memoryMarkdown,
+		"mocks": r.mocksMarkdown, "tools": r.toolsMarkdown, "go benchmarks": r.goBenchMarkdown,
+	} {
+		var b strings.Builder
+		section(func(f string, a ...any) { b.WriteString(fmtS(f, a...)) })
+		if b.Len() != 0 {
+			t.Errorf("%s without its phase: %q", name, b.String())
+		}
+	}
+}

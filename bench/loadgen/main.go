@@ -1,92 +1,24 @@
-// Command loadgen drives the real storelink-mcp and mock StoreLink binaries
-// and writes the benchmark tables of docs/benchmarks.md: cold start, tool
-// call latency and throughput over stdio (and over HTTP when the server
-// offers it), resident memory, the model-visible size of the tool
-// definitions, mock throughput under wrk beside Prism on the same spec, and
-// the risk check with StoreLink 50 ms away in a world of 180 stores
-// (distance.go). It also folds `go test -bench` output into the same report.
-//
-// Every process it starts listens on 127.0.0.1 only, runs for a bounded
-// time and is ended by its PID. Nothing here passes or fails on speed: the
-// targets are reported, not asserted.
+// Command loadgen runs the real storelink-mcp and mockstorelink binaries
+// and writes the benchmark tables of docs/benchmarks.md (cold start,
+// latency, throughput, memory, tool definition size, mock throughput, the
+// distance phase), adding `go test -bench` output. Every process it starts
+// listens on 127.0.0.1 only and is ended by its PID. Targets are reported,
+// never asserted.
 package main
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 )
-
-// phaseNames are the phases --only may name, in the order a run takes them.
-var phaseNames = []string{"cold", "stdio", "external", "http", "writes", "scale", "distance", "telemetry", "mocks"}
-
-// config is the command line.
-type config struct {
-	server    string
-	release   string
-	mock      string
-	prism     string
-	wrk       string
-	spec      string
-	out       string
-	goBench   string
-	runs      int
-	cold      int
-	seqCalls  int
-	callers   int
-	conCalls  int
-	httpCalls int
-	wrkDur    time.Duration
-	httpArgs  string
-	tokenEnv  string
-	quick     bool
-	serverEnv []string
-	only      string
-	phase     func(string) bool
-	loadStart string
-
-	// The write path: confirmed orders over HTTP, bounded by count and time;
-	// databaseURL is the PostgreSQL the two-replica phase shares.
-	writeOrders int
-	writeDur    time.Duration
-	databaseURL string
-
-	// The remote deployment at scale (scale.go): scaleClients sessions
-	// against scaleHTTPArgs, with echoServer over HTTP as the floor.
-	echoServer    string
-	scaleClients  int
-	scaleCalls    int
-	scaleHTTPArgs string
-
-	// StoreLink at a distance (distance.go): distanceCalls measured calls
-	// a row (the sweep half), the whole phase bounded by distanceDur.
-	distanceCalls int
-	distanceDur   time.Duration
-}
-
-// envList is a repeatable KEY=VALUE flag.
-type envList []string
-
-func (e *envList) String() string { return strings.Join(*e, " ") }
-
-func (e *envList) Set(v string) error {
-	if !strings.Contains(v, "=") {
-		return fmt.Errorf("%q: want KEY=VALUE", v)
-	}
-	*e = append(*e, v)
-	return nil
-}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -100,77 +32,11 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var c config
-	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&c.server, "server", "", "storelink-mcp `binary` (required)")
-	fs.StringVar(&c.release, "release-server", "", "storelink-mcp `binary` built as the release is (-tags nodemo, no embedded mock); empty skips its cold start")
-	fs.StringVar(&c.mock, "mock", "", "mockstorelink `binary` (required)")
-	fs.StringVar(&c.prism, "prism", "", "prism `binary`; empty skips the Prism comparison")
-	fs.StringVar(&c.wrk, "wrk", "wrk", "wrk `binary`; empty skips the mock throughput comparison")
-	fs.StringVar(&c.spec, "spec", "openapi/storelink.yaml", "the contract Prism serves")
-	fs.StringVar(&c.out, "out", "bench/out", "`directory` for results.md and results.json")
-	fs.StringVar(&c.goBench, "gobench", "", "`file` with go test -bench output to include")
-	fs.IntVar(&c.runs, "runs", 3, "repetitions of every measurement")
-	fs.IntVar(&c.cold, "cold", 30, "cold starts per run")
-	fs.IntVar(&c.seqCalls, "seq-calls", 2000, "sequential stdio calls per run")
-	fs.IntVar(&c.callers, "callers", 8, "concurrent callers")
-	fs.IntVar(&c.conCalls, "concurrent-calls", 10000, "calls per run with concurrent callers (also the memory-growth window)")
-	fs.IntVar(&c.httpCalls, "http-calls", 5000, "calls per run over HTTP")
-	fs.IntVar(&c.writeOrders, "write-orders", 2000, "confirmed orders per write phase over HTTP")
-	fs.DurationVar(&c.writeDur, "write-duration", 60*time.Second, "upper bound on each write phase's time")
-	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL `URL` the two replicas of the write phase share; empty skips that phase")
-	fs.DurationVar(&c.wrkDur, "wrk-duration", 5*time.Second, "how long wrk drives each mock")
-	fs.StringVar(&c.httpArgs, "http-args", "serve --http {addr}", "server arguments for the HTTP transport ({addr} = listen address)")
-	fs.StringVar(&c.tokenEnv, "http-token-env", "", "variable naming the bearer token file for HTTP; default: detected from the server's help")
-	fs.StringVar(&c.echoServer, "echo-server", "", "the bare go-sdk echo server `binary` (bench/echoserver), the floor of the scale phase; empty skips that phase")
-	fs.IntVar(&c.scaleClients, "scale-clients", 50, "concurrent MCP clients of the scale phase")
-	fs.IntVar(&c.scaleCalls, "scale-calls", 10000, "calls per figure of the scale phase")
-	fs.StringVar(&c.scaleHTTPArgs, "scale-http-args", "serve --http {addr} --stateless", "server arguments of the scale phase ({addr} = listen address)")
-	fs.IntVar(&c.distanceCalls, "distance-calls", 20, "measured calls of each row of the distance phase (the sweep makes half)")
-	fs.DurationVar(&c.distanceDur, "distance-duration", 4*time.Minute, "upper bound on the distance phase's time in each run (every row still makes 3 calls)")
-	fs.BoolVar(&c.quick, "quick", false, "one short run, for trying the driver out")
-	fs.Var((*envList)(&c.serverEnv), "server-env", "extra `KEY=VALUE` for every server process (repeatable), e.g. PROFILE_DIR for bench/profiledmcp")
-	fs.StringVar(&c.loadStart, "load-before", "", "load average when the whole benchmark began (default: when this driver starts)")
-	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, scale, distance, mocks, telemetry (default all)")
-	if err := fs.Parse(args); err != nil {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
 		return err
 	}
-	if c.server == "" || c.mock == "" {
-		return errors.New("--server and --mock are required")
-	}
 	extraServerEnv = c.serverEnv
-	phases := map[string]bool{}
-	for _, ph := range strings.Split(c.only, ",") {
-		if ph = strings.TrimSpace(ph); ph != "" {
-			if !slices.Contains(phaseNames, ph) {
-				return fmt.Errorf("--only: unknown phase %q", ph)
-			}
-			phases[ph] = true
-		}
-	}
-	c.phase = func(name string) bool { return len(phases) == 0 || phases[name] }
-	if c.quick {
-		// An explicit size of the write phase wins over --quick.
-		orders, dur := c.writeOrders, c.writeDur
-		dcalls, ddur := c.distanceCalls, c.distanceDur
-		c.runs, c.cold, c.seqCalls, c.conCalls, c.httpCalls, c.wrkDur = 1, 5, 200, 1000, 500, 2*time.Second
-		c.writeOrders, c.writeDur = 300, 30*time.Second
-		c.scaleCalls = 1000
-		c.distanceCalls, c.distanceDur = 6, 2*time.Minute
-		fs.Visit(func(f *flag.Flag) {
-			switch f.Name {
-			case "write-orders":
-				c.writeOrders = orders
-			case "write-duration":
-				c.writeDur = dur
-			case "distance-calls":
-				c.distanceCalls = dcalls
-			case "distance-duration":
-				c.distanceDur = ddur
-			}
-		})
-	}
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
@@ -207,29 +73,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		rep.Runs = append(rep.Runs, r)
 	}
 	if c.goBench != "" {
-		f, err := os.Open(c.goBench)
-		if err != nil {
-			return err
-		}
-		rep.goBench, err = parseGoBench(f)
-		f.Close()
-		if err != nil {
+		if rep.goBench, err = readGoBench(c.goBench); err != nil {
 			return err
 		}
 	}
 	rep.Machine.LoadAfter = loadavg()
 	rep.Finished = time.Now().UTC()
 	log("1-minute load average at the end: %s", load1(rep.Machine.LoadAfter))
+	return writeReport(rep, c.out, stdout)
+}
 
+// writeReport writes results.md and results.json to out, and the markdown
+// to stdout.
+func writeReport(rep *report, out string, stdout io.Writer) error {
 	md := rep.markdown()
-	if err := os.WriteFile(filepath.Join(c.out, "results.md"), []byte(md), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "results.md"), []byte(md), 0o644); err != nil {
 		return err
 	}
 	raw, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.WriteFile(filepath.Join(c.out, "results.json"), append(raw, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "results.json"), append(raw, '\n'), 0o644); err != nil {
 		return err
 	}
-	_, err = io.WriteString(stdout, md)
+	_, err := io.WriteString(stdout, md)
 	return err
 }
 
@@ -276,36 +141,12 @@ const (
 	mockPrism  = "Prism 5.16.0 (-v error)"
 )
 
+// oneRun takes one repetition of every phase the command line selects.
 func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log func(string, ...any)) (runResult, error) {
 	var r runResult
 	if c.phase("cold") {
-		log("  cold start x%d, embedded mock", c.cold)
-		durs, info, err := coldStarts(ctx, c.server, dir, c.cold, serverEnv(dir))
-		if err != nil {
-			return r, fmt.Errorf("cold start: %w", err)
-		}
-		r.Tools = &info
-		for _, d := range durs {
-			r.ColdStartMS = append(r.ColdStartMS, msf(d))
-		}
-		log("  cold start x%d, external mock", c.cold)
-		if r.ColdStartExternalMS, err = coldStartsExternal(ctx, c, c.server, dir); err != nil {
-			return r, fmt.Errorf("cold start with external mock: %w", err)
-		}
-		if c.release != "" {
-			log("  cold start x%d, release build, external mock", c.cold)
-			if r.ColdStartReleaseMS, err = coldStartsExternal(ctx, c, c.release, dir); err != nil {
-				return r, fmt.Errorf("cold start of the release build: %w", err)
-			}
-		}
-		log("  package initialisation x%d (GODEBUG=inittrace=1)", initTraceRuns)
-		if r.InitMS, err = initTrace(ctx, c.server, initTraceRuns, serverEnv(dir)); err != nil {
-			return r, fmt.Errorf("init trace: %w", err)
-		}
-		if c.release != "" {
-			if r.InitReleaseMS, err = initTrace(ctx, c.release, initTraceRuns, serverEnv(dir)); err != nil {
-				return r, fmt.Errorf("init trace of the release build: %w", err)
-			}
+		if err := coldRun(ctx, c, dir, &r, log); err != nil {
+			return r, err
 		}
 	}
 	if c.phase("stdio") {
@@ -323,85 +164,117 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 	}
 	if hopts != nil && c.phase("http") {
 		log("  HTTP: %d calls over %d sessions", c.httpCalls, c.callers)
-		h, err := startHTTP(ctx, c.server, dir, serverEnv(dir), *hopts, c.callers)
+		h, err := httpRun(ctx, c, *hopts, dir)
 		if err != nil {
 			return r, fmt.Errorf("http: %w", err)
 		}
-		if err := warmUp(ctx, h, 25); err != nil {
-			h.close()
-			return r, fmt.Errorf("http: %w", err)
-		}
-		res, err := drive(ctx, h, c.callers, c.httpCalls)
-		h.close()
-		if err != nil {
-			return r, fmt.Errorf("http: %w", err)
-		}
-		r.HTTP = &res
+		r.HTTP = &h
 	}
 	if c.phase("writes") {
 		if err := writesRun(ctx, c, hopts, dir, &r, log); err != nil {
 			return r, err
 		}
 	}
+	var err error
 	if c.echoServer != "" && hopts != nil && c.phase("scale") {
-		s, err := scaleRun(ctx, c, hopts, dir, log)
-		if err != nil {
+		if r.Scale, err = scaleRun(ctx, c, hopts, dir, log); err != nil {
 			return r, fmt.Errorf("scale: %w", err)
 		}
-		r.Scale = s
 	}
 	if c.phase("distance") {
-		d, err := distanceRun(ctx, c, dir, log)
-		if err != nil {
+		if r.Distance, err = distanceRun(ctx, c, dir, log); err != nil {
 			return r, fmt.Errorf("distance: %w", err)
 		}
-		r.Distance = d
 	}
 	if hopts != nil && c.phase("telemetry") {
-		t, err := telemetryRun(ctx, c, *hopts, dir, log)
-		if err != nil {
+		if r.Telemetry, err = telemetryRun(ctx, c, *hopts, dir, log); err != nil {
 			return r, err
 		}
-		r.Telemetry = t
 	}
 	if c.wrk != "" && c.phase("mocks") {
-		targets := []mockTarget{
-			{mockFull, goMock(c.mock, true)},
-			{mockNoResp, goMock(c.mock, false)},
-		}
-		if c.prism != "" {
-			targets = append(targets, mockTarget{mockPrism, prismMock(c.prism, c.spec)})
-		}
-		r.Mocks = map[string]wrkResult{}
-		for _, t := range targets {
-			log("  wrk %s for %s", c.wrkDur, t.name)
-			res, err := runWrk(ctx, c.wrk, t, dir, 2, 10, c.wrkDur)
-			if err != nil {
-				return r, err
-			}
-			r.Mocks[t.name] = res
+		if r.Mocks, err = mocksRun(ctx, c, dir, log); err != nil {
+			return r, err
 		}
 	}
 	return r, nil
+}
+
+// coldRun times cold starts of each build, and the package initialisation.
+func coldRun(ctx context.Context, c config, dir string, r *runResult, log func(string, ...any)) error {
+	log("  cold start x%d, embedded mock", c.cold)
+	durs, info, err := coldStarts(ctx, c.server, dir, c.cold, serverEnv(dir))
+	if err != nil {
+		return fmt.Errorf("cold start: %w", err)
+	}
+	r.Tools = &info
+	for _, d := range durs {
+		r.ColdStartMS = append(r.ColdStartMS, msf(d))
+	}
+	log("  cold start x%d, external mock", c.cold)
+	if r.ColdStartExternalMS, err = coldStartsExternal(ctx, c, c.server, dir); err != nil {
+		return fmt.Errorf("cold start with external mock: %w", err)
+	}
+	if c.release != "" {
+		log("  cold start x%d, release build, external mock", c.cold)
+		if r.ColdStartReleaseMS, err = coldStartsExternal(ctx, c, c.release, dir); err != nil {
+			return fmt.Errorf("cold start of the release build: %w", err)
+		}
+	}
+	log("  package initialisation x%d (GODEBUG=inittrace=1)", initTraceRuns)
+	if r.InitMS, err = initTrace(ctx, c.server, initTraceRuns, serverEnv(dir)); err != nil {
+		return fmt.Errorf("init trace: %w", err)
+	}
+	if c.release != "" {
+		if r.InitReleaseMS, err = initTrace(ctx, c.release, initTraceRuns, serverEnv(dir)); err != nil {
+			return fmt.Errorf("init trace of the release build: %w", err)
+		}
+	}
+	return nil
+}
+
+// httpRun drives the server over Streamable HTTP.
+func httpRun(ctx context.Context, c config, hopts httpOptions, dir string) (loadResult, error) {
+	h, err := startHTTP(ctx, c.server, dir, serverEnv(dir), hopts, c.callers)
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer h.close()
+	if err := warmUp(ctx, h, 25); err != nil {
+		return loadResult{}, err
+	}
+	return drive(ctx, h, c.callers, c.httpCalls)
+}
+
+// mocksRun drives each mock (and Prism, when given) with wrk.
+func mocksRun(ctx context.Context, c config, dir string, log func(string, ...any)) (map[string]wrkResult, error) {
+	targets := []mockTarget{
+		{mockFull, goMock(c.mock, true)},
+		{mockNoResp, goMock(c.mock, false)},
+	}
+	if c.prism != "" {
+		targets = append(targets, mockTarget{mockPrism, prismMock(c.prism, c.spec)})
+	}
+	out := map[string]wrkResult{}
+	for _, t := range targets {
+		log("  wrk %s for %s", c.wrkDur, t.name)
+		res, err := runWrk(ctx, c.wrk, t, dir, 2, 10, c.wrkDur)
+		if err != nil {
+			return out, err
+		}
+		out[t.name] = res
+	}
+	return out, nil
 }
 
 // embeddedRun measures the zero-configuration binary: sequential calls,
 // then concurrent ones on the same session.
 func embeddedRun(ctx context.Context, c config, dir string, r *runResult, log func(string, ...any)) error {
 	log("  stdio, embedded mock: %d sequential calls, then %d with %d callers", c.seqCalls, c.conCalls, c.callers)
-	s, err := startStdio(ctx, c.server, dir, serverEnv(dir))
+	s, idle, err := startIdle(ctx, c.server, dir, serverEnv(dir))
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if _, err := s.sessions[0].ListTools(ctx, nil); err != nil {
-		return err
-	}
-	time.Sleep(200 * time.Millisecond) // let start-up garbage settle before reading idle memory
-	idle, err := readMemory(s.proc.pid())
-	if err != nil {
-		return err
-	}
 	r.EmbeddedIdle = &idle
 	if err := warmUp(ctx, s, 200); err != nil {
 		return err
@@ -418,19 +291,35 @@ func embeddedRun(ctx context.Context, c config, dir string, r *runResult, log fu
 	return nil
 }
 
+// startIdle starts the server over stdio, lists its tools and reads its
+// idle memory.
+func startIdle(ctx context.Context, bin, dir string, env []string) (*mcpServer, memory, error) {
+	s, err := startStdio(ctx, bin, dir, env)
+	if err != nil {
+		return nil, memory{}, err
+	}
+	if _, err := s.sessions[0].ListTools(ctx, nil); err != nil {
+		s.close()
+		return nil, memory{}, err
+	}
+	time.Sleep(200 * time.Millisecond) // let start-up garbage settle before reading idle memory
+	idle, err := readMemory(s.proc.pid())
+	if err != nil {
+		s.close()
+		return nil, memory{}, err
+	}
+	return s, idle, nil
+}
+
 // coldStartsExternal times cold starts of bin against a mockstorelink
 // process, so the server builds no embedded StoreLink.
 func coldStartsExternal(ctx context.Context, c config, bin, dir string) ([]float64, error) {
-	url, _, mp, err := goMock(c.mock, true)(ctx, dir)
+	mk, err := startMock(ctx, c.mock, dir, true, "")
 	if err != nil {
 		return nil, err
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(dir)
-	if err != nil {
-		return nil, err
-	}
-	durs, _, err := coldStarts(ctx, bin, dir, c.cold, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
+	defer mk.p.stop(5*time.Second, true)
+	durs, _, err := coldStarts(ctx, bin, dir, c.cold, serverEnv(dir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring))
 	var out []float64
 	for _, d := range durs {
 		out = append(out, msf(d))
@@ -441,51 +330,25 @@ func coldStartsExternal(ctx context.Context, c config, bin, dir string) ([]float
 // externalRun measures the server alone: StoreLink is a separate
 // mockstorelink process, so the server's memory holds only the server.
 func externalRun(ctx context.Context, c config, dir string) (loadResult, error) {
-	url, _, mp, err := goMock(c.mock, true)(ctx, dir)
+	mk, err := startMock(ctx, c.mock, dir, true, "")
 	if err != nil {
 		return loadResult{}, err
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(dir)
-	if err != nil {
-		return loadResult{}, err
-	}
+	defer mk.p.stop(5*time.Second, true)
 	// The mock's clock is pinned (--now default), so the server's must
 	// agree; STORELINK_MOCK_NOW applies only to the embedded mock, and the
 	// butter figures hold at any time of day anyway.
-	s, err := startStdio(ctx, c.server, dir, serverEnv(dir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring))
+	s, idle, err := startIdle(ctx, c.server, dir, serverEnv(dir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring))
 	if err != nil {
 		return loadResult{}, err
 	}
 	defer s.close()
-	if _, err := s.sessions[0].ListTools(ctx, nil); err != nil {
-		return loadResult{}, err
-	}
-	time.Sleep(200 * time.Millisecond)
-	idle, err := readMemory(s.proc.pid())
-	if err != nil {
-		return loadResult{}, err
-	}
 	if err := warmUp(ctx, s, 200); err != nil {
 		return loadResult{}, err
 	}
 	res, err := drive(ctx, s, c.callers, c.conCalls)
 	res.Idle = idle
 	return res, err
-}
-
-func newestKeyring(dir string) (string, error) {
-	m, _ := filepath.Glob(filepath.Join(dir, "keyring-*.json"))
-	if len(m) == 0 {
-		return "", errors.New("no keyring written by mockstorelink")
-	}
-	newest, newestT := "", time.Time{}
-	for _, p := range m {
-		if st, err := os.Stat(p); err == nil && st.ModTime().After(newestT) {
-			newest, newestT = p, st.ModTime()
-		}
-	}
-	return newest, nil
 }
 
 // detectHTTP reads the server's help to see whether it serves HTTP, and
@@ -514,16 +377,4 @@ func detectHTTP(c config) (*httpOptions, string) {
 		note += " with a bearer token file in " + h.TokenEnv
 	}
 	return h, note
-}
-
-// public is the configuration as the report shows it.
-func (c config) public() map[string]any {
-	return map[string]any{
-		"runs": c.runs, "cold_starts_per_run": c.cold, "sequential_calls": c.seqCalls,
-		"callers": c.callers, "concurrent_calls": c.conCalls, "http_calls": c.httpCalls,
-		"write_orders": c.writeOrders, "write_duration": c.writeDur.String(),
-		"wrk":         fmt.Sprintf("-t2 -c10 -d%s --latency", c.wrkDur),
-		"scale_calls": c.scaleCalls, "scale_http_args": c.scaleHTTPArgs,
-		"distance_calls": c.distanceCalls, "distance_duration": c.distanceDur.String(),
-	}
 }

@@ -85,16 +85,12 @@ func scaleRun(ctx context.Context, c config, hopts *httpOptions, dir string, log
 		return nil, fmt.Errorf("echo server: %w", err)
 	}
 
-	url, _, mp, err := goMock(c.mock, false)(ctx, sdir)
+	mk, err := startMock(ctx, c.mock, sdir, false, "")
 	if err != nil {
 		return nil, err
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(sdir)
-	if err != nil {
-		return nil, err
-	}
-	env := serverEnv(sdir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring)
+	defer mk.p.stop(5*time.Second, true)
+	env := serverEnv(sdir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring)
 	if c.databaseURL != "" {
 		env = append(withoutVar(env, "STATE_DB_PATH"), "STATE_DATABASE_URL="+c.databaseURL)
 	}

@@ -41,15 +41,6 @@ func TestScaleMarkdownComparesEachRunWithItsOwnFloor(t *testing.T) {
 	}
 }
 
-func TestScaleMarkdownIsEmptyWithoutThePhase(t *testing.T) {
-	r := &report{Runs: []runResult{{}}}
-	var b strings.Builder
-	r.scaleMarkdown(func(f string, a ...any) { b.WriteString(fmtS(f, a...)) })
-	if b.Len() != 0 {
-		t.Errorf("markdown without a scale phase: %q", b.String())
-	}
-}
-
 func TestMCPServerCallsButterUnlessToldOtherwise(t *testing.T) {
 	s := &mcpServer{}
 	if got := s.call().Name; got != "korral_check_stock_risk" {

@@ -13,14 +13,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The telemetry phase: what metrics and tracing cost a call. The same HTTP
-// server is started three ways in one run (nothing, /metrics scraped every
-// second with no collector, and /metrics plus tracing exported to a
-// collector that is not there, so every span is made, queued and dropped)
-// and each is measured on a trivial call, sequentially for its latency and
-// with the configured callers for its throughput. The three are measured
-// twice, in opposite orders, so that a machine slowly getting busier does
-// not favour one.
+// The telemetry phase: what metrics and tracing cost a trivial call over
+// HTTP. The server runs with neither, with /metrics scraped every second,
+// and with tracing to an absent collector (every span made and dropped);
+// each is measured twice, in opposite orders, so a machine getting busier
+// favours none.
 
 // telemetrySetting is one way of starting the server.
 type telemetrySetting struct {

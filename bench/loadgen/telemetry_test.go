@@ -23,9 +23,4 @@ func TestTelemetryMarkdownComparesWithOff(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, md)
 		}
 	}
-	var none strings.Builder
-	(&report{}).telemetryMarkdown(func(f string, a ...any) { fmt.Fprintf(&none, f, a...) })
-	if none.Len() != 0 {
-		t.Errorf("a report without the phase has its table: %s", none.String())
-	}
 }

@@ -157,41 +157,24 @@ func raised(res *mcp.CallToolResult) error {
 // confirms that succeeded.
 func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, callers, total int, limit time.Duration) (writeResult, error) {
 	res := writeResult{Backend: t.backend, Replicas: t.replicas}
-	url, _, mp, err := goMockAdmin(c.mock, true, mockAdminToken)(ctx, dir)
+	mk, err := startMock(ctx, c.mock, dir, true, mockAdminToken)
 	if err != nil {
 		return res, err
 	}
-	defer mp.stop(5*time.Second, true)
-	keyring, err := newestKeyring(dir)
+	defer mk.p.stop(5*time.Second, true)
+	admin := mockAdmin{url: mk.url, token: mockAdminToken}
+	seeded, err := admin.orderCount(ctx)
 	if err != nil {
 		return res, err
 	}
-	seeded, err := mockOrderCount(ctx, url)
-	if err != nil {
-		return res, err
-	}
-	hopts.Args = append(append([]string{}, hopts.Args...), "--stateless")
-	var servers []*mcpServer
+	servers, err := startReplicas(ctx, c, hopts, dir, t, mk, callers)
 	defer func() {
 		for _, s := range servers {
 			s.close()
 		}
 	}()
-	perReplica := (callers + t.replicas - 1) / t.replicas
-	for i := range t.replicas {
-		rdir := filepath.Join(dir, fmt.Sprintf("%s-replica%d", t.backend, i+1))
-		if err := os.MkdirAll(rdir, 0o700); err != nil {
-			return res, err
-		}
-		env := serverEnv(rdir, "UPSTREAM_BASE_URL="+url, "STORELINK_KEYRING_FILE="+keyring, "ALLOW_WRITES=true")
-		if t.dsn != "" {
-			env = append(withoutVar(env, "STATE_DB_PATH"), "STATE_DATABASE_URL="+t.dsn)
-		}
-		s, err := startHTTP(ctx, c.server, rdir, env, hopts, perReplica)
-		if err != nil {
-			return res, fmt.Errorf("replica %d: %w", i+1, err)
-		}
-		servers = append(servers, s)
+	if err != nil {
+		return res, err
 	}
 	// Caller i talks to replica i mod R, as a round-robin balancer would.
 	sessions := make([]*mcp.ClientSession, callers)
@@ -199,26 +182,87 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 		sessions[i] = servers[i%t.replicas].sessions[i/t.replicas]
 	}
 	phase := fmt.Sprintf("%s%d-%d", t.backend, t.replicas, time.Now().UnixNano())
-	var raisedN atomic.Int64
 	for i, cs := range sessions {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "korral_raise_replenishment_order", Arguments: orderArgs(phase+"-warm", i)})
-		if err == nil {
-			err = raised(r)
-		}
-		if err != nil {
+		if err := raiseOrder(ctx, cs, phase+"-warm", i); err != nil {
 			return res, fmt.Errorf("warm-up order: %w%s", err, servers[i%t.replicas].logTail())
 		}
-		raisedN.Add(1)
 	}
+	cpu0, err := cpuOf(servers)
+	if err != nil {
+		return res, err
+	}
+	o := raiseOrders(ctx, sessions, phase, total, limit)
+	cpu1, err := cpuOf(servers)
+	if err != nil {
+		return res, err
+	}
+	res.Latency = summarise(o.durs, o.errs, o.wall)
+	if len(o.durs) > 0 {
+		res.CPUPerOrderMS = msf(cpu1-cpu0) / float64(len(o.durs))
+	}
+	res.Raised = len(sessions) + len(o.durs) - o.errs
+	if res.Split, err = replicaSplit(servers); err != nil {
+		return res, fmt.Errorf("read the replicas' logs: %w", err)
+	}
+	after, err := admin.orderCount(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.MockOrders = after - seeded
+	if res.MockOrders != res.Raised {
+		return res, fmt.Errorf("ERROR: the mock StoreLink received %d orders but %d confirms were answered as raised (%s, %d replicas): the ledger and StoreLink disagree",
+			res.MockOrders, res.Raised, t.backend, t.replicas)
+	}
+	if o.firstErr != nil {
+		return res, fmt.Errorf("%d of %d orders failed, first: %w", o.errs, len(o.durs), o.firstErr)
+	}
+	return res, nil
+}
 
-	var cpu0 time.Duration
-	for _, s := range servers {
-		d, err := cpuTime(s.proc.pid())
-		if err != nil {
-			return res, err
+// startReplicas starts the write target's replicas over HTTP against the
+// mock mk, enough sessions each for the callers between them.
+func startReplicas(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, mk *mockProcess, callers int) ([]*mcpServer, error) {
+	hopts.Args = append(append([]string{}, hopts.Args...), "--stateless")
+	perReplica := (callers + t.replicas - 1) / t.replicas
+	var servers []*mcpServer
+	for i := range t.replicas {
+		rdir := filepath.Join(dir, fmt.Sprintf("%s-replica%d", t.backend, i+1))
+		if err := os.MkdirAll(rdir, 0o700); err != nil {
+			return servers, err
 		}
-		cpu0 += d
+		env := serverEnv(rdir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring, "ALLOW_WRITES=true")
+		if t.dsn != "" {
+			env = append(withoutVar(env, "STATE_DB_PATH"), "STATE_DATABASE_URL="+t.dsn)
+		}
+		s, err := startHTTP(ctx, c.server, rdir, env, hopts, perReplica)
+		if err != nil {
+			return servers, fmt.Errorf("replica %d: %w", i+1, err)
+		}
+		servers = append(servers, s)
 	}
+	return servers, nil
+}
+
+// raiseOrder confirms order i of phase and checks that it was raised.
+func raiseOrder(ctx context.Context, cs *mcp.ClientSession, phase string, i int) error {
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "korral_raise_replenishment_order", Arguments: orderArgs(phase, i)})
+	if err != nil {
+		return err
+	}
+	return raised(r)
+}
+
+// orderRun is what the measured orders of one write phase gave.
+type orderRun struct {
+	durs     []time.Duration // one per order sent
+	errs     int
+	firstErr error
+	wall     time.Duration
+}
+
+// raiseOrders sends up to total orders from every session at once, until
+// they are all sent or limit has passed.
+func raiseOrders(ctx context.Context, sessions []*mcp.ClientSession, phase string, total int, limit time.Duration) orderRun {
 	durs := make([]time.Duration, total)
 	var next, errs atomic.Int64
 	var firstErr atomic.Value
@@ -233,81 +277,53 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 					return
 				}
 				t0 := time.Now()
-				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "korral_raise_replenishment_order", Arguments: orderArgs(phase, i)})
+				err := raiseOrder(ctx, cs, phase, i)
 				durs[i] = time.Since(t0)
-				if err == nil {
-					err = raised(r)
-				}
 				if err != nil {
 					errs.Add(1)
 					firstErr.CompareAndSwap(nil, err)
-					continue
 				}
-				raisedN.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	wall := time.Since(start)
-	sent := min(int(next.Load()), total)
-	var cpu1 time.Duration
+	o := orderRun{durs: durs[:min(int(next.Load()), total)], errs: int(errs.Load()), wall: time.Since(start)}
+	o.firstErr, _ = firstErr.Load().(error)
+	return o
+}
+
+// cpuOf is the CPU time the servers have used so far, summed.
+func cpuOf(servers []*mcpServer) (time.Duration, error) {
+	var sum time.Duration
 	for _, s := range servers {
 		d, err := cpuTime(s.proc.pid())
 		if err != nil {
-			return res, err
+			return 0, err
 		}
-		cpu1 += d
+		sum += d
 	}
-	res.Latency = summarise(durs[:sent], int(errs.Load()), wall)
-	if sent > 0 {
-		res.CPUPerOrderMS = msf(cpu1-cpu0) / float64(sent)
-	}
-	res.Raised = int(raisedN.Load())
+	return sum, nil
+}
+
+// replicaSplit reads where the orders' time went from the replicas' logs.
+func replicaSplit(servers []*mcpServer) (orderSplit, error) {
 	var logs []io.Reader
 	for _, s := range servers {
 		f, err := os.Open(s.logPath)
 		if err != nil {
-			return res, err
+			return orderSplit{}, err
 		}
 		defer f.Close()
 		logs = append(logs, f)
 	}
-	if res.Split, err = splitOrders(logs...); err != nil {
-		return res, fmt.Errorf("read the replicas' logs: %w", err)
-	}
-	after, err := mockOrderCount(ctx, url)
-	if err != nil {
-		return res, err
-	}
-	res.MockOrders = after - seeded
-	if res.MockOrders != res.Raised {
-		return res, fmt.Errorf("ERROR: the mock StoreLink received %d orders but %d confirms were answered as raised (%s, %d replicas): the ledger and StoreLink disagree",
-			res.MockOrders, res.Raised, t.backend, t.replicas)
-	}
-	if e, ok := firstErr.Load().(error); ok {
-		return res, fmt.Errorf("%d of %d orders failed, first: %w", errs.Load(), sent, e)
-	}
-	return res, nil
+	return splitOrders(logs...)
 }
 
-// mockOrderCount asks the mock's admin endpoint how many orders it holds.
-func mockOrderCount(ctx context.Context, baseURL string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/_admin/orders", nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+mockAdminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("mock order list: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("mock order list: HTTP %d", resp.StatusCode)
-	}
+// orderCount asks the mock's admin endpoint how many orders it holds.
+func (m mockAdmin) orderCount(ctx context.Context) (int, error) {
 	var orders []json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&orders); err != nil {
-		return 0, fmt.Errorf("mock order list: %w", err)
+	if err := m.do(ctx, http.MethodGet, "/_admin/orders", nil, &orders); err != nil {
+		return 0, err
 	}
 	return len(orders), nil
 }

@@ -32,69 +32,83 @@ type mockTarget struct {
 	start func(ctx context.Context, dir string) (baseURL, key string, p *child, err error)
 }
 
-// goMock runs the mockstorelink binary, with or without checking its own
-// responses against the contract (requests are always checked).
+// goMock is the mock target of the mockstorelink binary, with or without
+// checking its own responses against the contract (requests are always
+// checked).
 func goMock(bin string, validateResponses bool) func(context.Context, string) (string, string, *child, error) {
-	return goMockAdmin(bin, validateResponses, "")
+	return func(ctx context.Context, dir string) (string, string, *child, error) {
+		m, err := startMock(ctx, bin, dir, validateResponses, "")
+		if err != nil {
+			return "", "", nil, err
+		}
+		return m.url, m.key47, m.p, nil
+	}
 }
 
-// goMockAdmin is goMock with the /_admin/ endpoint enabled when adminToken
-// is not empty (passed in the environment, not on the command line), and
-// extra arguments for the mock (such as the size of its world).
-func goMockAdmin(bin string, validateResponses bool, adminToken string, extra ...string) func(context.Context, string) (string, string, *child, error) {
-	return func(ctx context.Context, dir string) (string, string, *child, error) {
-		keyring := filepath.Join(dir, fmt.Sprintf("keyring-%d.json", time.Now().UnixNano()))
-		args := []string{"--addr", "127.0.0.1:0", "--now", "default", "--keyring-out", keyring, "--log-level", "error"}
-		if !validateResponses {
-			args = append(args, "--no-response-validation")
-		}
-		args = append(args, extra...)
-		cmd := exec.Command(bin, args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-		if adminToken != "" {
-			cmd.Env = append(cmd.Env, "MOCKSTORELINK_ADMIN_TOKEN="+adminToken)
-		}
-		cmd.Stderr = io.Discard
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return "", "", nil, err
-		}
-		p, err := startChild(cmd)
-		if err != nil {
-			return "", "", nil, err
-		}
-		// The URL is printed once the listener and the keyring file exist.
-		line := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			if sc.Scan() {
-				line <- strings.TrimSpace(sc.Text())
-			}
-			close(line)
-			_, _ = io.Copy(io.Discard, stdout)
-		}()
-		var url string
-		select {
-		case url = <-line:
-		case <-time.After(10 * time.Second):
-		case <-ctx.Done():
-		}
-		if url == "" {
-			p.stop(5*time.Second, true)
-			return "", "", nil, errors.New("mockstorelink printed no URL")
-		}
-		b, err := os.ReadFile(keyring)
-		if err != nil {
-			p.stop(5*time.Second, true)
-			return "", "", nil, err
-		}
-		var keys map[string]string
-		if err := json.Unmarshal(b, &keys); err != nil || keys["47"] == "" {
-			p.stop(5*time.Second, true)
-			return "", "", nil, fmt.Errorf("keyring %s has no key for store 47", keyring)
-		}
-		return url, keys["47"], p, nil
+// mockProcess is a running mockstorelink.
+type mockProcess struct {
+	url     string // base URL
+	key47   string // store 47's key
+	keyring string // the keyring file it wrote
+	p       *child
+}
+
+// startMock runs the mockstorelink binary in dir. The /_admin/ endpoint is
+// enabled when adminToken is not empty (passed in the environment, not on
+// the command line); extra are further arguments (such as the size of its
+// world).
+func startMock(ctx context.Context, bin, dir string, validateResponses bool, adminToken string, extra ...string) (*mockProcess, error) {
+	keyring := filepath.Join(dir, fmt.Sprintf("keyring-%d.json", time.Now().UnixNano()))
+	args := []string{"--addr", "127.0.0.1:0", "--now", "default", "--keyring-out", keyring, "--log-level", "error"}
+	if !validateResponses {
+		args = append(args, "--no-response-validation")
 	}
+	args = append(args, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	if adminToken != "" {
+		cmd.Env = append(cmd.Env, "MOCKSTORELINK_ADMIN_TOKEN="+adminToken)
+	}
+	cmd.Stderr = io.Discard
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p, err := startChild(cmd)
+	if err != nil {
+		return nil, err
+	}
+	// The URL is printed once the listener and the keyring file exist.
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			line <- strings.TrimSpace(sc.Text())
+		}
+		close(line)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	var url string
+	select {
+	case url = <-line:
+	case <-time.After(10 * time.Second):
+	case <-ctx.Done():
+	}
+	if url == "" {
+		p.stop(5*time.Second, true)
+		return nil, errors.New("mockstorelink printed no URL")
+	}
+	b, err := os.ReadFile(keyring)
+	if err != nil {
+		p.stop(5*time.Second, true)
+		return nil, err
+	}
+	var keys map[string]string
+	if err := json.Unmarshal(b, &keys); err != nil || keys["47"] == "" {
+		p.stop(5*time.Second, true)
+		return nil, fmt.Errorf("keyring %s has no key for store 47", keyring)
+	}
+	return &mockProcess{url: url, key47: keys["47"], keyring: keyring, p: p}, nil
 }
 
 // prismMock runs Prism's mock server on the same spec. Prism checks that a
@@ -221,4 +235,42 @@ func parseWrk(out string) (wrkResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// mocksMarkdown renders the mocks' throughput under wrk and their ratios
+// within each run.
+func (r *report) mocksMarkdown(p func(string, ...any)) {
+	if len(r.Runs) == 0 || len(r.Runs[0].Mocks) == 0 {
+		return
+	}
+	p("## Mock StoreLink throughput (wrk %v, `GET %s` with the store key)", r.Config["wrk"], inventoryPath)
+	p("")
+	p("| Server | Requests/s | p50 ms | p99 ms | Non-2xx | Peak RSS MiB |")
+	p("|---|---|---|---|---|---|")
+	for _, name := range []string{mockFull, mockNoResp, mockPrism} {
+		get := func(f func(wrkResult) float64) spread {
+			return r.over(func(x runResult) (float64, bool) {
+				w, ok := x.Mocks[name]
+				return f(w), ok
+			})
+		}
+		rps := get(func(w wrkResult) float64 { return w.RequestsPerSec })
+		if rps.N == 0 {
+			continue
+		}
+		p("| %s | %s | %s | %s | %s | %s |", name, rps.format(0),
+			get(func(w wrkResult) float64 { return w.P50MS }).format(2),
+			get(func(w wrkResult) float64 { return w.P99MS }).format(2),
+			get(func(w wrkResult) float64 { return float64(w.Non2xx) }).format(0),
+			get(func(w wrkResult) float64 { return mb(w.Peak.HWMKB) }).format(1))
+	}
+	p("")
+	p("| Ratio (within each run) | |")
+	p("|---|---|")
+	if fullVsPrism := r.mockRatio(mockFull, mockPrism); fullVsPrism.N > 0 {
+		p("| mockstorelink full validation / Prism | %sx |", fullVsPrism.format(1))
+		p("| mockstorelink request validation only / Prism | %sx |", r.mockRatio(mockNoResp, mockPrism).format(1))
+	}
+	p("| mockstorelink request only / full validation | %sx |", r.mockRatio(mockNoResp, mockFull).format(2))
+	p("")
 }

@@ -87,13 +87,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("%w: unexpected arguments %q (see --help)", errUsage, rest)
 	}
 
-	if *stores != 0 && (*stores < mockstorelink.FixtureStores || *stores > mockstorelink.MaxStores) {
-		return fmt.Errorf("%w: --stores: want %d to %d (0 = the fixture world), got %d", errUsage, mockstorelink.FixtureStores, mockstorelink.MaxStores, *stores)
+	if err := checkSize("--stores", *stores, mockstorelink.FixtureStores, mockstorelink.MaxStores); err != nil {
+		return err
 	}
-	if *skus != 0 && (*skus < mockstorelink.FixtureSKUs || *skus > mockstorelink.MaxSKUs) {
-		return fmt.Errorf("%w: --skus: want %d to %d (0 = the fixture world), got %d", errUsage, mockstorelink.FixtureSKUs, mockstorelink.MaxSKUs, *skus)
+	if err := checkSize("--skus", *skus, mockstorelink.FixtureSKUs, mockstorelink.MaxSKUs); err != nil {
+		return err
 	}
-
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
@@ -111,26 +110,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if opts.AdminToken == "" {
 		opts.AdminToken = getenv(adminTokenEnv)
 	}
-	switch *nowFlag {
-	case "":
-	case "default":
-		opts.Now = mockstorelink.DefaultNow
-	default:
-		fixed, err := time.Parse(time.RFC3339, *nowFlag)
-		if err != nil {
-			return fmt.Errorf("%w: --now: %v", errUsage, err)
-		}
-		opts.Now = func() time.Time { return fixed }
+	if opts.Now, err = clock(*nowFlag); err != nil {
+		return err
 	}
-	var faults []mockstorelink.Fault
-	if *faultsFile != "" {
-		data, err := os.ReadFile(*faultsFile)
-		if err != nil {
-			return fmt.Errorf("--faults: %w", err)
-		}
-		if faults, err = mockstorelink.ParseFaults(data); err != nil {
-			return fmt.Errorf("--faults %s: %w", *faultsFile, err)
-		}
+	faults, err := readFaults(*faultsFile)
+	if err != nil {
+		return err
 	}
 
 	m, err := mockstorelink.StartOn(*addr, opts)
@@ -139,15 +124,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer m.Close()
 	m.Server.SetFaults(faults...)
-	if *keyringOut != "" {
-		if err := doublecmd.WriteSecretJSON(*keyringOut, m.Server.DefaultKeyring()); err != nil {
-			return err
-		}
-	}
-	if *allKeysOut != "" {
-		if err := doublecmd.WriteSecretJSON(*allKeysOut, m.Server.Keys()); err != nil {
-			return err
-		}
+	if err := writeKeys(m.Server, *keyringOut, *allKeysOut); err != nil {
+		return err
 	}
 	logger.Info("mock StoreLink listening", "url", m.URL, "stores", len(m.Server.Keys()), "fixed_clock", opts.Now != nil,
 		"admin", opts.AdminToken != "", "response_validation", !opts.NoResponseValidation, "faults", len(faults))
@@ -160,4 +138,58 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return m.Close()
+}
+
+// checkSize checks a world size flag: 0, or lo to hi.
+func checkSize(name string, n, lo, hi int) error {
+	if n != 0 && (n < lo || n > hi) {
+		return fmt.Errorf("%w: %s: want %d to %d (0 = the fixture world), got %d", errUsage, name, lo, hi, n)
+	}
+	return nil
+}
+
+// clock reads --now: empty is the real clock, "default" the tests' instant,
+// anything else an RFC 3339 time.
+func clock(now string) (func() time.Time, error) {
+	switch now {
+	case "":
+		return nil, nil
+	case "default":
+		return mockstorelink.DefaultNow, nil
+	}
+	fixed, err := time.Parse(time.RFC3339, now)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --now: %v", errUsage, err)
+	}
+	return func() time.Time { return fixed }, nil
+}
+
+// readFaults reads the --faults file, if one is given.
+func readFaults(file string) ([]mockstorelink.Fault, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--faults: %w", err)
+	}
+	faults, err := mockstorelink.ParseFaults(data)
+	if err != nil {
+		return nil, fmt.Errorf("--faults %s: %w", file, err)
+	}
+	return faults, nil
+}
+
+// writeKeys writes the default keyring and every store's key to the files
+// given (mode 0600).
+func writeKeys(s *mockstorelink.Server, keyringOut, allKeysOut string) error {
+	if keyringOut != "" {
+		if err := doublecmd.WriteSecretJSON(keyringOut, s.DefaultKeyring()); err != nil {
+			return err
+		}
+	}
+	if allKeysOut != "" {
+		return doublecmd.WriteSecretJSON(allKeysOut, s.Keys())
+	}
+	return nil
 }

@@ -1,7 +1,7 @@
-// Package doublecmd is what the commands that serve a StoreLink double
-// (foreign-storelink, zoo-storelink, and mockstorelink for its secrets) share: a loopback-only listener, the
-// keyring written for the tools that meet the double, the "listening on"
-// line a test or a person reads the address from, and a clean stop.
+// Package doublecmd holds what the commands serving a StoreLink test double
+// share (foreign-storelink, zoo-storelink, and mockstorelink for its key
+// files): a loopback-only listener, the keyring file for the tools that
+// call the double, the "listening on" line and a clean stop.
 package doublecmd
 
 import (

@@ -22,7 +22,7 @@ type Spec struct {
 // Build returns the member in front of mock.
 func (s Spec) Build(mock *mockstorelink.Server) *Member { return New(s.Name, mock, s.Departures...) }
 
-// Members is the zoo: one member per kind of departure real StoreLinks
+// Members lists the variants: one per kind of departure real StoreLinks
 // make.
 func Members() []Spec {
 	return []Spec{

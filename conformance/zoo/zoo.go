@@ -1,20 +1,13 @@
-// Package zoo builds StoreLinks that differ from the contract
-// (openapi/storelink.yaml) in the ways other teams' StoreLinks do: a field
-// left out, an endpoint missing, another unit, other request names, another
-// error body, ids of another shape, another pagination, timestamps without
-// an offset, no validation at all.
+// Package zoo builds StoreLink variants that differ from the contract
+// (openapi/storelink.yaml) the way other teams' StoreLinks do: a missing
+// field or endpoint, other units, names, error bodies, id shapes,
+// pagination or timestamps, or no validation at all.
 //
-// A member of the zoo is the project's mock StoreLink (its world, keys and
-// order book) behind a list of departures. Each [Departure] rewrites what
-// crosses the wire in one way and nothing else, so the mock's own state
-// stays the truth a test compares answers with: [Member.Orders] is what the
-// member holds, in the member's own shapes. Adding a member is a new entry
-// in [Members], built from the departures here or from a new one (a request
-// rewrite, a response rewrite, or both).
-//
-// The departures are written from the brief of what real StoreLinks do, not
-// from what the contract checker or the MCP server expect, and the package
-// imports neither.
+// A variant ([Member]) is the mock StoreLink behind a list of
+// [Departure]s, each rewriting one thing on the wire, so the mock's state
+// stays the truth tests compare with. To add a variant, add an entry to
+// [Members]. The package imports neither the contract checker nor the MCP
+// server: the variants follow real StoreLinks, not what those expect.
 package zoo
 
 import (
@@ -66,7 +59,7 @@ type Departure struct {
 	Response func(m *Member, x *Exchange)
 }
 
-// Member is a StoreLink of the zoo: the mock behind departures. It is an
+// Member is one StoreLink variant: the mock behind departures. It is an
 // http.Handler and safe for concurrent use.
 type Member struct {
 	Name       string

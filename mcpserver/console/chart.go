@@ -8,13 +8,12 @@ import (
 	"time"
 )
 
-// The chart's geometry is worked out here and drawn by order.html as inline
-// SVG: a buyer judges a trend faster by eye than from a table. The x axis
-// is store-local days: one slot per evidence row, then, when the projection
-// reaches past the last row, a few slots of the days ahead, where the
-// stockout window is shaded and the earliest delivery marked. The y axis is
-// units, so a day's sales and the stock on hand compare directly: a bar
-// taller than the on-hand line is a day the stock would not last.
+// chart is the geometry of the order page's sales chart, which order.html
+// draws as inline SVG. The x axis is store-local days: one slot per
+// evidence row, then, when the projection reaches past the last row, a few
+// days ahead, where the stockout window is shaded and the earliest delivery
+// marked. The y axis is units, so a bar taller than the on-hand line is a
+// day the stock would not last.
 type chart struct {
 	Width, Height            float64
 	Left, Right, Top, Bottom float64
@@ -124,32 +123,7 @@ func buildChart(d OrderDetail) *chart {
 		c.YTicks = append(c.YTicks, chartTick{Pos: yAt(v), Label: fmt.Sprintf("%g", v)})
 	}
 
-	every := (n + 6) / 7
-	busiest := d.Evidence[0]
-	for i, e := range d.Evidence {
-		y := yAt(float64(e.UnitsSold))
-		title := fmt.Sprintf("%s: %s sold", e.Date, plural(e.UnitsSold, "unit", "units"))
-		if len(e.Flags) > 0 {
-			title += " (" + strings.Join(e.Flags, ", ") + ")"
-		}
-		c.Bars = append(c.Bars, chartBar{
-			X: c.Left + float64(i)*slot + slot*0.15, W: slot * 0.7,
-			Y: y, H: c.Bottom - y,
-			Flagged: slices.ContainsFunc(e.Flags, func(f string) bool { return slices.Contains(flaggedDay, f) }),
-			Title:   title,
-		})
-		// Counted from the last day, so today always has its label.
-		if (n-1-i)%every == 0 {
-			label := e.Date
-			if len(label) == len("2006-01-02") {
-				label = label[5:]
-			}
-			c.XTicks = append(c.XTicks, chartTick{Pos: c.Left + (float64(i)+0.5)*slot, Label: label})
-		}
-		if e.UnitsSold > busiest.UnitsSold {
-			busiest = e
-		}
-	}
+	busiest := c.addDays(d.Evidence, slot, yAt)
 	if slots > float64(n) {
 		c.Today = xAt(float64(n))
 	}
@@ -179,6 +153,39 @@ func buildChart(d OrderDetail) *chart {
 		"The dashed line is today's on-hand; the shaded band is the projected stockout window.",
 		n, busiest.Date, plural(busiest.UnitsSold, "unit", "units"))
 	return c
+}
+
+// addDays adds a bar per evidence row, and a date label every few days
+// (counted from the last day, so today always has one). It returns the
+// busiest day.
+func (c *chart) addDays(days []EvidenceDay, slot float64, yAt func(float64) float64) EvidenceDay {
+	n := len(days)
+	every := (n + 6) / 7
+	busiest := days[0]
+	for i, e := range days {
+		y := yAt(float64(e.UnitsSold))
+		title := fmt.Sprintf("%s: %s sold", e.Date, plural(e.UnitsSold, "unit", "units"))
+		if len(e.Flags) > 0 {
+			title += " (" + strings.Join(e.Flags, ", ") + ")"
+		}
+		c.Bars = append(c.Bars, chartBar{
+			X: c.Left + float64(i)*slot + slot*0.15, W: slot * 0.7,
+			Y: y, H: c.Bottom - y,
+			Flagged: slices.ContainsFunc(e.Flags, func(f string) bool { return slices.Contains(flaggedDay, f) }),
+			Title:   title,
+		})
+		if (n-1-i)%every == 0 {
+			label := e.Date
+			if len(label) == len("2006-01-02") {
+				label = label[5:]
+			}
+			c.XTicks = append(c.XTicks, chartTick{Pos: c.Left + (float64(i)+0.5)*slot, Label: label})
+		}
+		if e.UnitsSold > busiest.UnitsSold {
+			busiest = e
+		}
+	}
+	return busiest
 }
 
 // niceScale returns the axis top and tick step for values up to v: about

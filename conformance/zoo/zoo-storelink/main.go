@@ -1,6 +1,6 @@
-// Command zoo-storelink serves one member of the zoo (package zoo): the
-// project's mock StoreLink behind the departures of a StoreLink that
-// differs from openapi/storelink.yaml, on a loopback address.
+// Command zoo-storelink serves one StoreLink variant of package zoo (the
+// mock StoreLink behind the departures of one member) on a loopback
+// address.
 //
 //	zoo-storelink -member NAME [-addr 127.0.0.1:0] [-keyring-out FILE]
 //	zoo-storelink -list

@@ -1,24 +1,11 @@
-// Package oauth makes `serve --http` an OAuth 2.1 resource server: it checks
-// the access tokens an identity provider issues (a JWT signed with one of
-// the provider's published keys, for this server as audience, unexpired,
-// with the scopes a call needs), and describes the server to clients in its
-// protected resource metadata (RFC 9728).
+// Package oauth makes `serve --http` an OAuth 2.1 resource server. It
+// checks the JWT access tokens an identity provider issues (signature by a
+// published key, issuer, audience, expiry, scopes) and publishes the
+// server's protected resource metadata (RFC 9728).
 //
-// The provider is found from its issuer identifier alone: its metadata
-// (RFC 8414, else OpenID Connect discovery) names its key set (JWKS), which
-// is cached and read again when a token names a key the cache does not
-// hold, so the provider can rotate its keys without a restart. No redirect
-// is followed: the key set decides who may place orders, so it is taken
-// only from the address the issuer's own metadata names.
-//
-// The key set in use is one immutable value behind an atomic pointer, and
-// it is read again outside any lock, one read at a time (a single flight):
-// a token whose key is in the set is checked without waiting for the
-// provider, whatever another request is waiting for.
-//
-// The signature and the key handling are go-jose's (ADR 0008); this package
-// writes no cryptography of its own. It reads no environment variable:
-// package config reads OAUTH_ISSUER and OAUTH_AUDIENCE.
+// Signatures and keys are handled by go-jose (ADR 0008); this package has
+// no cryptography of its own and reads no environment variable (package
+// config reads OAUTH_ISSUER and OAUTH_AUDIENCE).
 package oauth
 
 import (
@@ -26,11 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -61,19 +45,15 @@ const SubjectPrefix = "oauth:"
 // Limits of the checks and of the traffic to the provider.
 const (
 	// ClockSkew is how far this server's clock and the provider's may
-	// disagree: a token is still accepted this long after its exp, and this
-	// long before its nbf or iat. A minute covers NTP-synchronised machines
-	// with room to spare, and keeps a stolen, just-expired token short-lived.
+	// disagree: a token is accepted this long past its exp, and this long
+	// before its nbf or iat.
 	ClockSkew = 60 * time.Second
-	// RefreshInterval is the shortest time between two reads of the key set
-	// after the first (whether an unknown key id or the set's age prompted
-	// them): a flood of tokens naming made-up keys costs the provider at
-	// most one request per interval, and so does a provider that is down.
+	// RefreshInterval is the shortest time between two reads of the key
+	// set, so tokens naming made-up keys cost the provider at most one
+	// request per interval.
 	RefreshInterval = 30 * time.Second
-	// KeysMaxAge is how long a key set is used at most, so a key the
-	// provider withdrew stops being accepted within this time even when no
-	// new key appears. A token arriving with an older set waits for it to
-	// be read again.
+	// KeysMaxAge is how long a key set is used at most, so a withdrawn key
+	// stops being accepted within this time.
 	KeysMaxAge = time.Hour
 	// KeysRefreshAge is the age from which a token checked with the set
 	// starts a read of it in the background: under steady traffic the set
@@ -151,14 +131,11 @@ type Token struct {
 	// ClientID names the client the token was issued to (client_id or
 	// azp), when the token says.
 	ClientID string
-	// Stores are the store ids of the storelink_stores claim, in the
-	// token's order without repeats, when StoresLimited. The claim narrows
-	// the keyring, never widens it: a store outside the keyring stays
-	// unreachable whatever the token says.
+	// Stores are the store ids of the storelink_stores claim, without
+	// repeats, when StoresLimited. The claim only narrows the keyring.
 	Stores []string
 	// StoresLimited is true when the token carries storelink_stores (an
-	// empty list then limits it to no store); without the claim the token
-	// may use every store of the keyring.
+	// empty list allows no store); without it, every keyring store.
 	StoresLimited bool
 }
 
@@ -182,14 +159,7 @@ func TokenStores(ti *auth.TokenInfo) (ids []string, limited bool) {
 func (t *Token) Caller() string { return SubjectPrefix + t.Subject }
 
 // Has reports whether the token grants scope.
-func (t *Token) Has(scope string) bool {
-	for _, s := range t.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
+func (t *Token) Has(scope string) bool { return slices.Contains(t.Scopes, scope) }
 
 // Options configure a Verifier. Issuer and Audience are required.
 type Options struct {
@@ -230,16 +200,6 @@ type Verifier struct {
 	fetching bool
 	tried    time.Time
 }
-
-// keySet is one read of the provider's key set.
-type keySet struct {
-	jose.JSONWebKeySet
-	// loaded is when it was read.
-	loaded time.Time
-}
-
-// flightKey names the one read of the key set in the single flight.
-const flightKey = "jwks"
 
 // New discovers the provider's metadata and reads its key set, so that a
 // wrong issuer or an unreachable provider stops the server at start-up with
@@ -286,227 +246,6 @@ func (v *Verifier) Audience() string { return v.audience }
 
 // JWKSURI is where the provider's key set is read.
 func (v *Verifier) JWKSURI() string { return v.jwksURI }
-
-// CheckURL accepts an https URL, or an http one to a loopback host (a
-// provider on the same machine, as in tests), without query or fragment.
-func CheckURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return errors.New("want an absolute https URL, like https://login.korral.example/realms/buyers")
-	case u.Scheme == "http" && !isLoopback(u.Hostname()):
-		return fmt.Errorf("must use https; plain http is allowed only to a loopback host, not to %s", u.Hostname())
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return errors.New("must have no query, fragment or user info")
-	}
-	return nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-// metadataURLs are where the provider's metadata may be: RFC 8414's
-// well-known URI (inserted before the issuer's path), then OpenID Connect
-// discovery's (appended to it).
-func metadataURLs(issuer string) []string {
-	u, _ := url.Parse(issuer)
-	path := strings.TrimSuffix(u.Path, "/")
-	rfc := *u
-	rfc.Path = "/.well-known/oauth-authorization-server" + path
-	oidc := *u
-	oidc.Path = path + "/.well-known/openid-configuration"
-	return []string{rfc.String(), oidc.String()}
-}
-
-// discover reads the provider's metadata, from the first well-known URI
-// that has it, and checks that it is the configured issuer's.
-func (v *Verifier) discover(ctx context.Context) (*oauthex.AuthServerMeta, error) {
-	var tried []string
-	for _, u := range metadataURLs(v.issuer) {
-		var meta oauthex.AuthServerMeta
-		status, err := v.getJSON(ctx, u, &meta)
-		if status == http.StatusNotFound || status == http.StatusGone {
-			tried = append(tried, fmt.Sprintf("%s: HTTP %d", u, status))
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("issuer metadata %s: %w", u, err)
-		}
-		switch {
-		case meta.Issuer != v.issuer:
-			// RFC 8414 §3.3: metadata naming another issuer is not this
-			// issuer's, whoever serves it.
-			return nil, fmt.Errorf("issuer metadata %s names the issuer %q, not %q: set OAUTH_ISSUER to exactly the issuer the provider names", u, meta.Issuer, v.issuer)
-		case meta.JWKSURI == "":
-			return nil, fmt.Errorf("issuer metadata %s has no jwks_uri: the provider publishes no keys to check tokens with", u)
-		}
-		if err := CheckURL(meta.JWKSURI); err != nil {
-			return nil, fmt.Errorf("issuer metadata %s: jwks_uri %s: %w", u, meta.JWKSURI, err)
-		}
-		return &meta, nil
-	}
-	return nil, fmt.Errorf("no issuer metadata found (%s): check OAUTH_ISSUER", strings.Join(tried, "; "))
-}
-
-// getJSON reads one JSON document from the provider into dst. It returns
-// the HTTP status it got (0 without one).
-func (v *Verifier) getJSON(ctx context.Context, u string, dst any) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Accept", "application/json")
-	res, err := v.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode >= 300 && res.StatusCode < 400 {
-		return res.StatusCode, fmt.Errorf("HTTP %d redirect to %q not followed: configure the address that answers itself", res.StatusCode, res.Header.Get("Location"))
-	}
-	if res.StatusCode != http.StatusOK {
-		return res.StatusCode, fmt.Errorf("HTTP %d", res.StatusCode)
-	}
-	if mt, _, err := mime.ParseMediaType(res.Header.Get("Content-Type")); err != nil || (mt != "application/json" && mt != "application/jwk-set+json") {
-		return res.StatusCode, fmt.Errorf("content type %q, want application/json", res.Header.Get("Content-Type"))
-	}
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxDocumentBytes+1))
-	if err != nil {
-		return res.StatusCode, err
-	}
-	if len(body) > maxDocumentBytes {
-		return res.StatusCode, fmt.Errorf("document larger than %d bytes", maxDocumentBytes)
-	}
-	if err := json.Unmarshal(body, dst); err != nil {
-		return res.StatusCode, fmt.Errorf("not JSON: %w", err)
-	}
-	return res.StatusCode, nil
-}
-
-// fetch reads the key set and keeps its usable keys.
-func (v *Verifier) fetch(ctx context.Context) (*keySet, error) {
-	var set jose.JSONWebKeySet
-	if _, err := v.getJSON(ctx, v.jwksURI, &set); err != nil {
-		return nil, fmt.Errorf("key set %s: %w", v.jwksURI, err)
-	}
-	usable := set.Keys[:0]
-	for _, k := range set.Keys {
-		// Only public signing keys of an asymmetric kind: a symmetric key
-		// in a published set would be a secret everyone can read.
-		if k.Valid() && k.IsPublic() && k.KeyID != "" && (k.Use == "" || k.Use == "sig") {
-			usable = append(usable, k)
-		}
-	}
-	if len(usable) == 0 {
-		return nil, fmt.Errorf("key set %s holds no public signing key with a kid", v.jwksURI)
-	}
-	ids := make([]string, len(usable))
-	for i, k := range usable {
-		ids[i] = k.KeyID
-	}
-	v.log.Info("auth.oauth_keys_loaded", "jwks_uri", v.jwksURI, "kids", ids)
-	return &keySet{JSONWebKeySet: jose.JSONWebKeySet{Keys: usable}, loaded: v.now()}, nil
-}
-
-// refetch returns the outcome of a read of the key set: the running one,
-// or a new one when none runs and none started in the last
-// RefreshInterval (nil then: the provider is not asked). The read does not
-// belong to any caller: it runs to its end (FetchTimeout at most) even when
-// everyone waiting for it has gone, and a good read replaces the set in
-// use for everyone.
-func (v *Verifier) refetch(ctx context.Context) <-chan singleflight.Result {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if !v.fetching {
-		now := v.now()
-		if now.Sub(v.tried) < RefreshInterval {
-			return nil
-		}
-		v.fetching, v.tried = true, now
-	}
-	// Started under mu, so that a read that is starting is joined, never
-	// started twice; the function ends the flight under mu too.
-	return v.flight.DoChan(flightKey, func() (any, error) {
-		ks, err := v.fetch(context.WithoutCancel(ctx))
-		if err != nil {
-			v.log.Warn("auth.oauth_keys_failed", "jwks_uri", v.jwksURI, "error", err.Error())
-		} else {
-			v.keys.Store(ks)
-		}
-		v.mu.Lock()
-		v.fetching = false
-		v.flight.Forget(flightKey)
-		v.mu.Unlock()
-		return ks, err
-	})
-}
-
-// await waits for a read of the key set, for as long as ctx allows.
-func await(ctx context.Context, ch <-chan singleflight.Result) (*keySet, error) {
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, &unavailable{fmt.Errorf("the provider's key set could not be read: %w", r.Err)}
-		}
-		return r.Val.(*keySet), nil
-	case <-ctx.Done():
-		return nil, &unavailable{fmt.Errorf("the provider's key set was still being read when the request ended: %w", ctx.Err())}
-	}
-}
-
-// key returns the key kid names. A token whose key is in a set younger
-// than KeysMaxAge never waits: from KeysRefreshAge on, it only starts a
-// read in the background. A token naming a key the set lacks waits for a
-// read (the running one, or a new one unless one started in the last
-// RefreshInterval), and so does every token once the set is older than
-// KeysMaxAge; each waits only as long as its own ctx allows.
-func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
-	ks := v.keys.Load()
-	age := v.now().Sub(ks.loaded)
-	if age >= KeysMaxAge {
-		// The old keys are not used past their age: one of them may be the
-		// one the provider withdrew. A provider that is down is asked once
-		// per RefreshInterval, not once per request.
-		ch := v.refetch(ctx)
-		if ch == nil {
-			return nil, &unavailable{errors.New("the provider's key set is out of date and could not be read again yet")}
-		}
-		var err error
-		if ks, err = await(ctx, ch); err != nil {
-			return nil, err
-		}
-	} else if age >= KeysRefreshAge {
-		_ = v.refetch(ctx) // in the background; nobody waits for it
-	}
-	if k := ks.Key(kid); len(k) > 0 {
-		return &k[0], nil
-	}
-	// The set may have been replaced since it was loaded above.
-	if cur := v.keys.Load(); cur != ks {
-		if k := cur.Key(kid); len(k) > 0 {
-			return &k[0], nil
-		}
-	}
-	ch := v.refetch(ctx)
-	if ch == nil {
-		return nil, refuse("the token is signed with key %q, which the provider's key set does not hold", kid)
-	}
-	ks, err := await(ctx, ch)
-	if err != nil {
-		return nil, err
-	}
-	if k := ks.Key(kid); len(k) > 0 {
-		return &k[0], nil
-	}
-	return nil, refuse("the token is signed with key %q, which the provider's key set does not hold", kid)
-}
 
 // claims are the token's claims besides the registered ones.
 type claims struct {

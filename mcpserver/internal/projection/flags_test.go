@@ -18,194 +18,142 @@ func withUnits(units []int) func(*Input) {
 	}
 }
 
-func TestProjectFlagsAndConfidence(t *testing.T) {
-	type want struct {
-		confidence Confidence
-		flags      []Flag
-		band       *Band
-		used       int
-		caveat     string // a phrase the caveat must contain
-	}
-	closedWednesdays := open8to20
-	closedWednesdays[time.Wednesday] = DayHours{Closed: true}
-	closedSundays := open8to20
-	closedSundays[time.Sunday] = DayHours{Closed: true}
+// flagWant is what a flag case checks of the result.
+type flagWant struct {
+	confidence Confidence
+	flags      []Flag
+	band       *Band
+	used       int
+	caveat     string // a phrase the caveat must contain
+}
 
-	tests := []struct {
-		name   string
-		modify func(*Input)
-		want   want
-	}{
-		{"clean history is high", func(*Input) {},
-			want{ConfidenceHigh, []Flag{}, &Band{1, 2}, 14, "assumes recent trading-hour sales continue"}},
-		{
-			// 4 trading days < 5 -> refuse.
-			name:   "insufficient history refuses",
-			modify: func(in *Input) { in.LookbackDays = 4 },
-			want:   want{ConfidenceNone, []Flag{FlagInsufficientHistory}, nil, 4, "too few trading days"},
+// closedOn is open8to20 with one weekday closed.
+func closedOn(d time.Weekday) WeeklyHours {
+	h := open8to20
+	h[d] = DayHours{Closed: true}
+	return h
+}
+
+var flagCases = []struct {
+	name   string
+	modify func(*Input)
+	want   flagWant
+}{
+	{"clean history is high", func(*Input) {},
+		flagWant{ConfidenceHigh, []Flag{}, &Band{1, 2}, 14, "assumes recent trading-hour sales continue"}},
+	// 4 trading days < 5 -> refuse.
+	{"insufficient history refuses", func(in *Input) { in.LookbackDays = 4 },
+		flagWant{ConfidenceNone, []Flag{FlagInsufficientHistory}, nil, 4, "too few trading days"}},
+	// Fri 6 to Tue 10 Mar is 5 days, but Sunday is closed: 4 trading days.
+	{"closed days do not count as history", func(in *Input) { in.LookbackDays = 5; in.Hours = closedOn(time.Sunday) },
+		flagWant{ConfidenceNone, []Flag{FlagInsufficientHistory}, nil, 4, "too few trading days"}},
+	{"no sales refuses", func(in *Input) { in.Sales = nil },
+		flagWant{ConfidenceNone, []Flag{FlagNoSalesInWindow}, nil, 14, "No sales were recorded"}},
+	{"thin and empty refuses with both flags", func(in *Input) { in.Sales = nil; in.LookbackDays = 3 },
+		flagWant{ConfidenceNone, []Flag{FlagInsufficientHistory, FlagNoSalesInWindow}, nil, 3, "No sales were recorded"}},
+	{
+		// Day 6 (Tue 3 Mar, 12 baskets of 1) also has one 30-unit sale.
+		// Median transaction 1 -> bulk from max(10, 5*1) = 10 units; 30 >= 10.
+		// 30 of 42 units >= 50% -> dominated. Rate without it 12/12 = 1, so
+		// the band stays [1, 2]; bulk alone -> medium.
+		name: "bulk transaction dominating a day",
+		modify: func(in *Input) {
+			in.Sales = append(in.Sales, Sale{At: time.Date(2026, 3, 3, 15, 0, 0, 0, prague), Units: 30})
 		},
-		{
-			// Fri 6 to Tue 10 Mar is 5 days, but Sunday is closed: 4 trading days.
-			name:   "closed days do not count as history",
-			modify: func(in *Input) { in.LookbackDays = 5; in.Hours = closedSundays },
-			want:   want{ConfidenceNone, []Flag{FlagInsufficientHistory}, nil, 4, "too few trading days"},
+		want: flagWant{ConfidenceMedium, []Flag{FlagBulkDominatesDay}, &Band{1, 2}, 14, "Bulk transactions were left out"},
+	},
+	{
+		// Day 1 (Thu 26 Feb, 24 baskets) gains a 12-unit sale: bulk (>= 10)
+		// but 12 of 36 < 50% -> not dominated: excluded from the rate, no
+		// flag, still high.
+		name: "bulk transaction not dominating",
+		modify: func(in *Input) {
+			in.Sales = append(in.Sales, Sale{At: time.Date(2026, 2, 26, 15, 0, 0, 0, prague), Units: 12})
 		},
-		{
-			name:   "no sales refuses",
-			modify: func(in *Input) { in.Sales = nil },
-			want:   want{ConfidenceNone, []Flag{FlagNoSalesInWindow}, nil, 14, "No sales were recorded"},
+		want: flagWant{ConfidenceHigh, []Flag{}, &Band{1, 2}, 14, "assumes recent"},
+	},
+	{
+		// Day 3 (Sat 28 Feb) sells nothing. Rates over 14 trading days:
+		// [0, 1 x7, 2 x6]; median at 6.5 -> 1; expected 1 * 12 = 12 >= 5 ->
+		// possible stockout, left out. Band over 13 days [1 x7, 2 x6]:
+		// P25 at 3 -> 1, P75 at 9 -> 2. CV: mean 19/13, variance
+		// 31/13 - (19/13)^2 = 42/169, sd 0.4985 -> 0.34. Medium.
+		name: "zero-sale day amid steady sales",
+		modify: func(in *Input) {
+			u := alternating(14)
+			u[3] = 0
+			withUnits(u)(in)
 		},
-		{
-			name:   "thin and empty refuses with both flags",
-			modify: func(in *Input) { in.Sales = nil; in.LookbackDays = 3 },
-			want:   want{ConfidenceNone, []Flag{FlagInsufficientHistory, FlagNoSalesInWindow}, nil, 3, "No sales were recorded"},
+		want: flagWant{ConfidenceMedium, []Flag{FlagPossibleStockoutDays}, &Band{1, 2}, 13, "look like the shelf was empty"},
+	},
+	// Intermittent seller: 8 zero days, 6 days of 12. Median of 14 rates
+	// [0 x8, 1 x6] at 6.5 -> 0, so no zero day is a stockout. Band:
+	// P25 at 3.25 -> 0, P75 at 9.75 -> 1. CV: mean 6/14 = 0.4286,
+	// variance 0.4286 - 0.1837 = 0.2449, sd 0.4949 -> 1.15 > 0.5. The
+	// first day sells, so no day precedes the first recorded sale.
+	{"intermittent seller is variable, not out of stock", withUnits([]int{12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 0, 0}),
+		flagWant{ConfidenceLow, []Flag{FlagHighVariability}, &Band{0, 1}, 14, "vary widely"}},
+	// Rates 0.5 and 2.5 alternating: CV = |a-b|/(a+b) = 2/3 > 0.5.
+	// P25 at 3.25 -> 0.5, P75 at 9.75 -> 2.5.
+	{"high variability", withUnits([]int{6, 30, 6, 30, 6, 30, 6, 30, 6, 30, 6, 30, 6, 30}),
+		flagWant{ConfidenceLow, []Flag{FlagHighVariability}, &Band{0.5, 2.5}, 14, "vary widely"}},
+	// Rates 1 and 1.5 alternating: CV = 0.5/2.5 = 0.2, under 0.5.
+	{"moderate variability is not flagged", withUnits([]int{12, 18, 12, 18, 12, 18, 12, 18, 12, 18, 12, 18, 12, 18}),
+		flagWant{ConfidenceHigh, []Flag{}, &Band{1, 1.5}, 14, "assumes recent"}},
+	// Counted 24 h 1 min ago. Tue 10 Mar sold 24 units, one every 30 min
+	// from 08:00; 12 of them (14:00..19:30) came after the count, so a
+	// count of 22 leaves the baseline's 10.
+	{"stale count", func(in *Input) { in.CountedAt = time.Date(2026, 3, 10, 13, 59, 0, 0, prague); in.OnHand = 22 },
+		flagWant{ConfidenceLow, []Flag{FlagStaleOnHandCount}, &Band{1, 2}, 14, "more than 24 hours old"}},
+	// Exactly 24 h is not "older than 24 h".
+	// The 14:00 sale is not after the count: 11 sold since, 21 - 11 = 10.
+	{"count exactly a day old is fresh", func(in *Input) { in.CountedAt = time.Date(2026, 3, 10, 14, 0, 0, 0, prague); in.OnHand = 21 },
+		flagWant{ConfidenceHigh, []Flag{}, &Band{1, 2}, 14, "assumes recent"}},
+	{"unknown count time is stale", func(in *Input) { in.CountedAt = time.Time{} },
+		flagWant{ConfidenceLow, []Flag{FlagStaleOnHandCount}, &Band{1, 2}, 14, "more than 24 hours old"}},
+	{"negative on-hand", func(in *Input) { in.OnHand = -3 },
+		flagWant{ConfidenceLow, []Flag{FlagNegativeOnHand}, &Band{1, 2}, 14, "on-hand figure is negative"}},
+	// Wednesdays closed: Feb 25 (12 units) and Mar 4 (24 units) drop out,
+	// leaving 6 days at 1 and 6 at 2: P25 at 2.75 -> 1, P75 at 8.25 -> 2.
+	{"store closed today", func(in *Input) { in.Hours = closedOn(time.Wednesday) },
+		flagWant{ConfidenceHigh, []Flag{FlagStoreClosedToday}, &Band{1, 2}, 12, "does not open today"}},
+	{"after closing", func(in *Input) { in.Now = time.Date(2026, 3, 11, 21, 0, 0, 0, prague) },
+		flagWant{ConfidenceHigh, []Flag{FlagOutsideTradingHours}, &Band{1, 2}, 14, "not trading right now"}},
+	// 8 trading days: enough to project, too few for high.
+	{"8 days is medium", withUnits(alternating(8)),
+		flagWant{ConfidenceMedium, []Flag{}, &Band{1, 2}, 8, "assumes recent"}},
+	{"10 days is high", withUnits(alternating(10)),
+		flagWant{ConfidenceHigh, []Flag{}, &Band{1, 2}, 10, "assumes recent"}},
+	// 6 trading days: P25 at 1.25 -> 1, P75 at 3.75 -> 2; low.
+	{"6 days is low", withUnits(alternating(6)),
+		flagWant{ConfidenceLow, []Flag{}, &Band{1, 2}, 6, "assumes recent"}},
+	// Rates 2.5, 1, 3.5, 2, 3, 1.5 -> sorted [1, 1.5, 2, 2.5, 3, 3.5].
+	// P25 at 0.25*5 = 1.25 -> 1.5 + 0.25*0.5 = 1.625;
+	// P75 at 3.75 -> 2.5 + 0.75*0.5 = 2.875. CV: mean 2.25, squared
+	// deviations 2*(0.0625+0.5625+1.5625) = 4.375, sd sqrt(4.375/6) =
+	// 0.854 -> 0.38. Six days -> low.
+	{"interpolated quartiles", withUnits([]int{30, 12, 42, 24, 36, 18}),
+		flagWant{ConfidenceLow, []Flag{}, &Band{1.625, 2.875}, 6, "assumes recent"}},
+	// 5 trading days [1,2,1,2,1]: P25 at 1 -> 1, P75 at 3 -> 2; low.
+	{"5 days is the minimum", withUnits(alternating(5)),
+		flagWant{ConfidenceLow, []Flag{}, &Band{1, 2}, 5, "assumes recent"}},
+	{
+		// Both medium-level flags together make low.
+		name: "bulk and possible stockout together are low",
+		modify: func(in *Input) {
+			u := alternating(14)
+			u[3] = 0
+			withUnits(u)(in)
+			in.Sales = append(in.Sales, Sale{At: time.Date(2026, 3, 3, 15, 0, 0, 0, prague), Units: 30})
 		},
-		{
-			// Day 6 (Tue 3 Mar, 12 baskets of 1) also has one 30-unit sale.
-			// Median transaction 1 -> bulk from max(10, 5*1) = 10 units; 30 >= 10.
-			// 30 of 42 units >= 50% -> dominated. Rate without it 12/12 = 1, so
-			// the band stays [1, 2]; bulk alone -> medium.
-			name: "bulk transaction dominating a day",
-			modify: func(in *Input) {
-				in.Sales = append(in.Sales, Sale{At: time.Date(2026, 3, 3, 15, 0, 0, 0, prague), Units: 30})
-			},
-			want: want{ConfidenceMedium, []Flag{FlagBulkDominatesDay}, &Band{1, 2}, 14, "Bulk transactions were left out"},
-		},
-		{
-			// Day 1 (Thu 26 Feb, 24 baskets) gains a 12-unit sale: bulk (>= 10)
-			// but 12 of 36 < 50% -> not dominated: excluded from the rate, no
-			// flag, still high.
-			name: "bulk transaction not dominating",
-			modify: func(in *Input) {
-				in.Sales = append(in.Sales, Sale{At: time.Date(2026, 2, 26, 15, 0, 0, 0, prague), Units: 12})
-			},
-			want: want{ConfidenceHigh, []Flag{}, &Band{1, 2}, 14, "assumes recent"},
-		},
-		{
-			// Day 3 (Sat 28 Feb) sells nothing. Rates over 14 trading days:
-			// [0, 1 x7, 2 x6]; median at 6.5 -> 1; expected 1 * 12 = 12 >= 5 ->
-			// possible stockout, left out. Band over 13 days [1 x7, 2 x6]:
-			// P25 at 3 -> 1, P75 at 9 -> 2. CV: mean 19/13, variance
-			// 31/13 - (19/13)^2 = 42/169, sd 0.4985 -> 0.34. Medium.
-			name: "zero-sale day amid steady sales",
-			modify: func(in *Input) {
-				u := alternating(14)
-				u[3] = 0
-				withUnits(u)(in)
-			},
-			want: want{ConfidenceMedium, []Flag{FlagPossibleStockoutDays}, &Band{1, 2}, 13, "look like the shelf was empty"},
-		},
-		{
-			// Intermittent seller: 8 zero days, 6 days of 12. Median of 14 rates
-			// [0 x8, 1 x6] at 6.5 -> 0, so no zero day is a stockout. Band:
-			// P25 at 3.25 -> 0, P75 at 9.75 -> 1. CV: mean 6/14 = 0.4286,
-			// variance 0.4286 - 0.1837 = 0.2449, sd 0.4949 -> 1.15 > 0.5. The
-			// first day sells, so no day precedes the first recorded sale.
-			name:   "intermittent seller is variable, not out of stock",
-			modify: withUnits([]int{12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 12, 0, 0, 0}),
-			want:   want{ConfidenceLow, []Flag{FlagHighVariability}, &Band{0, 1}, 14, "vary widely"},
-		},
-		{
-			// Rates 0.5 and 2.5 alternating: CV = |a-b|/(a+b) = 2/3 > 0.5.
-			// P25 at 3.25 -> 0.5, P75 at 9.75 -> 2.5.
-			name:   "high variability",
-			modify: withUnits([]int{6, 30, 6, 30, 6, 30, 6, 30, 6, 30, 6, 30, 6, 30}),
-			want:   want{ConfidenceLow, []Flag{FlagHighVariability}, &Band{0.5, 2.5}, 14, "vary widely"},
-		},
-		{
-			// Rates 1 and 1.5 alternating: CV = 0.5/2.5 = 0.2, under 0.5.
-			name:   "moderate variability is not flagged",
-			modify: withUnits([]int{12, 18, 12, 18, 12, 18, 12, 18, 12, 18, 12, 18, 12, 18}),
-			want:   want{ConfidenceHigh, []Flag{}, &Band{1, 1.5}, 14, "assumes recent"},
-		},
-		{
-			// Counted 24 h 1 min ago. Tue 10 Mar sold 24 units, one every 30 min
-			// from 08:00; 12 of them (14:00..19:30) came after the count, so a
-			// count of 22 leaves the baseline's 10.
-			name:   "stale count",
-			modify: func(in *Input) { in.CountedAt = time.Date(2026, 3, 10, 13, 59, 0, 0, prague); in.OnHand = 22 },
-			want:   want{ConfidenceLow, []Flag{FlagStaleOnHandCount}, &Band{1, 2}, 14, "more than 24 hours old"},
-		},
-		{
-			// Exactly 24 h is not "older than 24 h".
-			// The 14:00 sale is not after the count: 11 sold since, 21 - 11 = 10.
-			name:   "count exactly a day old is fresh",
-			modify: func(in *Input) { in.CountedAt = time.Date(2026, 3, 10, 14, 0, 0, 0, prague); in.OnHand = 21 },
-			want:   want{ConfidenceHigh, []Flag{}, &Band{1, 2}, 14, "assumes recent"},
-		},
-		{
-			name:   "unknown count time is stale",
-			modify: func(in *Input) { in.CountedAt = time.Time{} },
-			want:   want{ConfidenceLow, []Flag{FlagStaleOnHandCount}, &Band{1, 2}, 14, "more than 24 hours old"},
-		},
-		{
-			name:   "negative on-hand",
-			modify: func(in *Input) { in.OnHand = -3 },
-			want:   want{ConfidenceLow, []Flag{FlagNegativeOnHand}, &Band{1, 2}, 14, "on-hand figure is negative"},
-		},
-		{
-			// Wednesdays closed: Feb 25 (12 units) and Mar 4 (24 units) drop out,
-			// leaving 6 days at 1 and 6 at 2: P25 at 2.75 -> 1, P75 at 8.25 -> 2.
-			name:   "store closed today",
-			modify: func(in *Input) { in.Hours = closedWednesdays },
-			want:   want{ConfidenceHigh, []Flag{FlagStoreClosedToday}, &Band{1, 2}, 12, "does not open today"},
-		},
-		{
-			name:   "after closing",
-			modify: func(in *Input) { in.Now = time.Date(2026, 3, 11, 21, 0, 0, 0, prague) },
-			want:   want{ConfidenceHigh, []Flag{FlagOutsideTradingHours}, &Band{1, 2}, 14, "not trading right now"},
-		},
-		{
-			// 8 trading days: enough to project, too few for high.
-			name:   "8 days is medium",
-			modify: withUnits(alternating(8)),
-			want:   want{ConfidenceMedium, []Flag{}, &Band{1, 2}, 8, "assumes recent"},
-		},
-		{
-			name:   "10 days is high",
-			modify: withUnits(alternating(10)),
-			want:   want{ConfidenceHigh, []Flag{}, &Band{1, 2}, 10, "assumes recent"},
-		},
-		{
-			// 6 trading days: P25 at 1.25 -> 1, P75 at 3.75 -> 2; low.
-			name:   "6 days is low",
-			modify: withUnits(alternating(6)),
-			want:   want{ConfidenceLow, []Flag{}, &Band{1, 2}, 6, "assumes recent"},
-		},
-		{
-			// Rates 2.5, 1, 3.5, 2, 3, 1.5 -> sorted [1, 1.5, 2, 2.5, 3, 3.5].
-			// P25 at 0.25*5 = 1.25 -> 1.5 + 0.25*0.5 = 1.625;
-			// P75 at 3.75 -> 2.5 + 0.75*0.5 = 2.875. CV: mean 2.25, squared
-			// deviations 2*(0.0625+0.5625+1.5625) = 4.375, sd sqrt(4.375/6) =
-			// 0.854 -> 0.38. Six days -> low.
-			name:   "interpolated quartiles",
-			modify: withUnits([]int{30, 12, 42, 24, 36, 18}),
-			want:   want{ConfidenceLow, []Flag{}, &Band{1.625, 2.875}, 6, "assumes recent"},
-		},
-		{
-			// 5 trading days [1,2,1,2,1]: P25 at 1 -> 1, P75 at 3 -> 2; low.
-			name:   "5 days is the minimum",
-			modify: withUnits(alternating(5)),
-			want:   want{ConfidenceLow, []Flag{}, &Band{1, 2}, 5, "assumes recent"},
-		},
-		{
-			// Both medium-level flags together make low.
-			name: "bulk and possible stockout together are low",
-			modify: func(in *Input) {
-				u := alternating(14)
-				u[3] = 0
-				withUnits(u)(in)
-				in.Sales = append(in.Sales, Sale{At: time.Date(2026, 3, 3, 15, 0, 0, 0, prague), Units: 30})
-			},
-			want: want{ConfidenceLow, []Flag{FlagBulkDominatesDay, FlagPossibleStockoutDays}, &Band{1, 2}, 13, "Bulk transactions"},
-		},
-		{
-			name:   "lookback above the cap is clamped to 28",
-			modify: func(in *Input) { withUnits(alternating(28))(in); in.LookbackDays = 40 },
-			want:   want{ConfidenceHigh, []Flag{}, &Band{1, 2}, 28, "assumes recent"},
-		},
-	}
-	for _, tt := range tests {
+		want: flagWant{ConfidenceLow, []Flag{FlagBulkDominatesDay, FlagPossibleStockoutDays}, &Band{1, 2}, 13, "Bulk transactions"},
+	},
+	{"lookback above the cap is clamped to 28", func(in *Input) { withUnits(alternating(28))(in); in.LookbackDays = 40 },
+		flagWant{ConfidenceHigh, []Flag{}, &Band{1, 2}, 28, "assumes recent"}},
+}
+
+func TestProjectFlagsAndConfidence(t *testing.T) {
+	for _, tt := range flagCases {
 		t.Run(tt.name, func(t *testing.T) {
 			in := base()
 			tt.modify(&in)

@@ -114,3 +114,52 @@ func (h WeeklyHours) nominalHoursPerDay() float64 {
 	}
 	return float64(total) / 60 / 7
 }
+
+// consume walks forward through trading time from now, spending units at
+// rate units per trading hour, and returns the instant they run out, if that
+// is within HorizonDays.
+func consume(now time.Time, units, rate float64, h WeeklyHours, loc *time.Location) (time.Time, bool) {
+	if rate <= 0 {
+		return time.Time{}, false
+	}
+	need := units / rate // trading hours
+	end := now.AddDate(0, 0, HorizonDays)
+	today := civilOf(now)
+	for i := 0; i <= HorizonDays; i++ {
+		sp, ok := h.tradingSpan(today.addDays(i), loc)
+		if !ok {
+			continue
+		}
+		if sp.start.Before(now) {
+			sp.start = now
+		}
+		if sp.end.After(end) {
+			sp.end = end
+		}
+		if !sp.end.After(sp.start) {
+			continue
+		}
+		avail := sp.hours()
+		if need <= avail {
+			return sp.start.Add(time.Duration(need * float64(time.Hour))), true
+		}
+		need -= avail
+	}
+	return time.Time{}, false
+}
+
+// firstTrading returns the first trading instant on or after the start of
+// date c and not before now, looking a week past c for an open day.
+func firstTrading(c civil, now time.Time, h WeeklyHours, loc *time.Location) (time.Time, bool) {
+	for i := 0; i <= 7; i++ {
+		sp, ok := h.tradingSpan(c.addDays(i), loc)
+		if !ok || !sp.end.After(now) {
+			continue
+		}
+		if sp.start.Before(now) {
+			return now, true
+		}
+		return sp.start, true
+	}
+	return time.Time{}, false
+}

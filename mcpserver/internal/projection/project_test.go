@@ -176,124 +176,96 @@ func outcomeOf(r Result) outcome {
 	}
 }
 
+// baseWindow is the baseline's window (19:00 today to 12:00 tomorrow,
+// 2 units short by close) with the given arrival.
+func baseWindow(arrival *string, beats Answer) outcome {
+	return outcome{sp("2026-03-11T19:00:00+01:00"), sp("2026-03-12T12:00:00+01:00"), Unknown, i64(2), arrival, beats, ConfidenceHigh, []Flag{}}
+}
+
+// stockoutCases all use the baseline band [1, 2] per hour, now 14:00, close
+// 20:00.
+var stockoutCases = []struct {
+	name   string
+	modify func(*Input)
+	want   outcome
+}{
+	// 5 units: earliest 5/2 = 2.5 h -> 16:30; latest 5/1 = 5 h -> 19:00;
+	// both before 20:00 -> true. Short: 2*6 - 5 = 7.
+	// Arrival Fri 08:00 is after both -> false.
+	{"runs out before close", func(in *Input) { in.OnHand = 5 },
+		outcome{sp("2026-03-11T16:30:00+01:00"), sp("2026-03-11T19:00:00+01:00"), Yes, i64(7),
+			sp("2026-03-13T08:00:00+01:00"), No, ConfidenceHigh, []Flag{}}},
+	// 13 units: at 2/h the 6 h today use 12, the last unit lasts 0.5 h
+	// from 08:00 tomorrow -> 08:30 Thu; at 1/h 6 today, 7 h tomorrow ->
+	// 15:00 Thu. Earliest is after close -> false; short 12 - 13 < 0 -> 0.
+	{"lasts until close", func(in *Input) { in.OnHand = 13 },
+		outcome{sp("2026-03-12T08:30:00+01:00"), sp("2026-03-12T15:00:00+01:00"), No, i64(0),
+			sp("2026-03-13T08:00:00+01:00"), No, ConfidenceHigh, []Flag{}}},
+	{
+		// Count 14 at 07:00, 4 units sold since (2 at 10:00, 2 at 11:00) and
+		// 1 at 06:30 before the count: estimate 14 - 4 = 10 -> the baseline
+		// window.
+		name: "sales since the count are subtracted",
+		modify: func(in *Input) {
+			in.OnHand = 14
+			in.Sales = append(in.Sales,
+				Sale{At: time.Date(2026, 3, 11, 6, 30, 0, 0, prague), Units: 1},
+				Sale{At: time.Date(2026, 3, 11, 10, 0, 0, 0, prague), Units: 2},
+				Sale{At: time.Date(2026, 3, 11, 11, 0, 0, 0, prague), Units: 2},
+				// In the future: ignored.
+				Sale{At: time.Date(2026, 3, 11, 15, 0, 0, 0, prague), Units: 50},
+			)
+		},
+		want: baseWindow(sp("2026-03-13T08:00:00+01:00"), No),
+	},
+	// Lead 0, no cut-off: a delivery could land now (store open), which
+	// is before the earliest stockout -> true.
+	{"same-day delivery beats it", func(in *Input) { in.LeadTimeDays = 0 },
+		baseWindow(sp("2026-03-11T14:00:00+01:00"), Yes)},
+	// Lead 1: Thu 08:00 is after the earliest (19:00 Wed) and before the
+	// latest (12:00 Thu) -> unknown.
+	{"arrival inside the window", func(in *Input) { in.LeadTimeDays = 1 },
+		baseWindow(sp("2026-03-12T08:00:00+01:00"), Unknown)},
+	// Cut-off 12:00 has passed at 14:00: the order counts from Thu, so
+	// lead 0 lands Thu 08:00 -> inside the window.
+	{"cut-off passed", func(in *Input) { in.LeadTimeDays = 0; in.OrderCutoff = ip(12 * 60) },
+		baseWindow(sp("2026-03-12T08:00:00+01:00"), Unknown)},
+	// Cut-off 15:00 not yet passed: same as lead 0 without cut-off.
+	{"cut-off not yet passed", func(in *Input) { in.LeadTimeDays = 0; in.OrderCutoff = ip(15 * 60) },
+		baseWindow(sp("2026-03-11T14:00:00+01:00"), Yes)},
+	{"lead time unknown", func(in *Input) { in.LeadTimeDays = -1 },
+		baseWindow(nil, Unknown)},
+	{
+		// Count 3, 3 sold since: estimate 0 -> already out: window is now,
+		// true, short = 2*6 - 0 = 12, nothing can beat it.
+		name: "sold out since the count",
+		modify: func(in *Input) {
+			in.OnHand = 3
+			in.Sales = append(in.Sales, Sale{At: time.Date(2026, 3, 11, 9, 0, 0, 0, prague), Units: 3})
+		},
+		want: outcome{sp("2026-03-11T14:00:00+01:00"), sp("2026-03-11T14:00:00+01:00"), Yes, i64(12),
+			sp("2026-03-13T08:00:00+01:00"), No, ConfidenceHigh, []Flag{}},
+	},
+	// Negative on-hand: already out by the book; low confidence.
+	{"negative on-hand", func(in *Input) { in.OnHand = -3 },
+		outcome{sp("2026-03-11T14:00:00+01:00"), sp("2026-03-11T14:00:00+01:00"), Yes, i64(12),
+			sp("2026-03-13T08:00:00+01:00"), No, ConfidenceLow, []Flag{FlagNegativeOnHand}}},
+	// 1000 units: at 2/h the 14-day horizon (about 12 h * 14 = 168 h,
+	// 336 units) is not enough -> both ends null, false; a delivery
+	// within the horizon beats it.
+	{"beyond the horizon", func(in *Input) { in.OnHand = 1000 },
+		outcome{nil, nil, No, i64(0),
+			sp("2026-03-13T08:00:00+01:00"), Yes, ConfidenceHigh, []Flag{}}},
+	// 300 units: at 2/h, 6 h today (12) + 12 days * 24 = 300 -> runs
+	// out at close on day 12 after today, Mon 23 Mar 20:00 (CET still);
+	// at 1/h it needs 300 h > the horizon -> latest null.
+	{"latest beyond the horizon", func(in *Input) { in.OnHand = 300 },
+		outcome{sp("2026-03-23T20:00:00+01:00"), nil, No, i64(0),
+			sp("2026-03-13T08:00:00+01:00"), Yes, ConfidenceHigh, []Flag{}}},
+}
+
 func TestProjectStockoutAndArrival(t *testing.T) {
-	// All cases use the baseline band [1, 2] per hour, now 14:00, close 20:00.
-	tests := []struct {
-		name   string
-		modify func(*Input)
-		want   outcome
-	}{
-		{
-			// 5 units: earliest 5/2 = 2.5 h -> 16:30; latest 5/1 = 5 h -> 19:00;
-			// both before 20:00 -> true. Short: 2*6 - 5 = 7.
-			// Arrival Fri 08:00 is after both -> false.
-			name:   "runs out before close",
-			modify: func(in *Input) { in.OnHand = 5 },
-			want: outcome{sp("2026-03-11T16:30:00+01:00"), sp("2026-03-11T19:00:00+01:00"), Yes, i64(7),
-				sp("2026-03-13T08:00:00+01:00"), No, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// 13 units: at 2/h the 6 h today use 12, the last unit lasts 0.5 h
-			// from 08:00 tomorrow -> 08:30 Thu; at 1/h 6 today, 7 h tomorrow ->
-			// 15:00 Thu. Earliest is after close -> false; short 12 - 13 < 0 -> 0.
-			name:   "lasts until close",
-			modify: func(in *Input) { in.OnHand = 13 },
-			want: outcome{sp("2026-03-12T08:30:00+01:00"), sp("2026-03-12T15:00:00+01:00"), No, i64(0),
-				sp("2026-03-13T08:00:00+01:00"), No, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// Count 14 at 07:00, 4 units sold since (2 at 10:00, 2 at 11:00) and
-			// 1 at 06:30 before the count: estimate 14 - 4 = 10 -> the baseline
-			// window.
-			name: "sales since the count are subtracted",
-			modify: func(in *Input) {
-				in.OnHand = 14
-				in.Sales = append(in.Sales,
-					Sale{At: time.Date(2026, 3, 11, 6, 30, 0, 0, prague), Units: 1},
-					Sale{At: time.Date(2026, 3, 11, 10, 0, 0, 0, prague), Units: 2},
-					Sale{At: time.Date(2026, 3, 11, 11, 0, 0, 0, prague), Units: 2},
-					// In the future: ignored.
-					Sale{At: time.Date(2026, 3, 11, 15, 0, 0, 0, prague), Units: 50},
-				)
-			},
-			want: outcome{sp("2026-03-11T19:00:00+01:00"), sp("2026-03-12T12:00:00+01:00"), Unknown, i64(2),
-				sp("2026-03-13T08:00:00+01:00"), No, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// Lead 0, no cut-off: a delivery could land now (store open), which
-			// is before the earliest stockout -> true.
-			name:   "same-day delivery beats it",
-			modify: func(in *Input) { in.LeadTimeDays = 0 },
-			want: outcome{sp("2026-03-11T19:00:00+01:00"), sp("2026-03-12T12:00:00+01:00"), Unknown, i64(2),
-				sp("2026-03-11T14:00:00+01:00"), Yes, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// Lead 1: Thu 08:00 is after the earliest (19:00 Wed) and before the
-			// latest (12:00 Thu) -> unknown.
-			name:   "arrival inside the window",
-			modify: func(in *Input) { in.LeadTimeDays = 1 },
-			want: outcome{sp("2026-03-11T19:00:00+01:00"), sp("2026-03-12T12:00:00+01:00"), Unknown, i64(2),
-				sp("2026-03-12T08:00:00+01:00"), Unknown, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// Cut-off 12:00 has passed at 14:00: the order counts from Thu, so
-			// lead 0 lands Thu 08:00 -> inside the window.
-			name:   "cut-off passed",
-			modify: func(in *Input) { in.LeadTimeDays = 0; in.OrderCutoff = ip(12 * 60) },
-			want: outcome{sp("2026-03-11T19:00:00+01:00"), sp("2026-03-12T12:00:00+01:00"), Unknown, i64(2),
-				sp("2026-03-12T08:00:00+01:00"), Unknown, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// Cut-off 15:00 not yet passed: same as lead 0 without cut-off.
-			name:   "cut-off not yet passed",
-			modify: func(in *Input) { in.LeadTimeDays = 0; in.OrderCutoff = ip(15 * 60) },
-			want: outcome{sp("2026-03-11T19:00:00+01:00"), sp("2026-03-12T12:00:00+01:00"), Unknown, i64(2),
-				sp("2026-03-11T14:00:00+01:00"), Yes, ConfidenceHigh, []Flag{}},
-		},
-		{
-			name:   "lead time unknown",
-			modify: func(in *Input) { in.LeadTimeDays = -1 },
-			want: outcome{sp("2026-03-11T19:00:00+01:00"), sp("2026-03-12T12:00:00+01:00"), Unknown, i64(2),
-				nil, Unknown, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// Count 3, 3 sold since: estimate 0 -> already out: window is now,
-			// true, short = 2*6 - 0 = 12, nothing can beat it.
-			name: "sold out since the count",
-			modify: func(in *Input) {
-				in.OnHand = 3
-				in.Sales = append(in.Sales, Sale{At: time.Date(2026, 3, 11, 9, 0, 0, 0, prague), Units: 3})
-			},
-			want: outcome{sp("2026-03-11T14:00:00+01:00"), sp("2026-03-11T14:00:00+01:00"), Yes, i64(12),
-				sp("2026-03-13T08:00:00+01:00"), No, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// Negative on-hand: already out by the book; low confidence.
-			name:   "negative on-hand",
-			modify: func(in *Input) { in.OnHand = -3 },
-			want: outcome{sp("2026-03-11T14:00:00+01:00"), sp("2026-03-11T14:00:00+01:00"), Yes, i64(12),
-				sp("2026-03-13T08:00:00+01:00"), No, ConfidenceLow, []Flag{FlagNegativeOnHand}},
-		},
-		{
-			// 1000 units: at 2/h the 14-day horizon (about 12 h * 14 = 168 h,
-			// 336 units) is not enough -> both ends null, false; a delivery
-			// within the horizon beats it.
-			name:   "beyond the horizon",
-			modify: func(in *Input) { in.OnHand = 1000 },
-			want: outcome{nil, nil, No, i64(0),
-				sp("2026-03-13T08:00:00+01:00"), Yes, ConfidenceHigh, []Flag{}},
-		},
-		{
-			// 300 units: at 2/h, 6 h today (12) + 12 days * 24 = 300 -> runs
-			// out at close on day 12 after today, Mon 23 Mar 20:00 (CET still);
-			// at 1/h it needs 300 h > the horizon -> latest null.
-			name:   "latest beyond the horizon",
-			modify: func(in *Input) { in.OnHand = 300 },
-			want: outcome{sp("2026-03-23T20:00:00+01:00"), nil, No, i64(0),
-				sp("2026-03-13T08:00:00+01:00"), Yes, ConfidenceHigh, []Flag{}},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range stockoutCases {
 		t.Run(tt.name, func(t *testing.T) {
 			in := base()
 			tt.modify(&in)
