@@ -43,6 +43,10 @@ var notSettings = map[string]string{
 type setting struct {
 	name, flag string
 	def        *int64
+	// defConst is the exported constant the row takes its default from
+	// ("mcpserver/internal/upstream DefaultTimeout"): the one place that
+	// default is written.
+	defConst string
 }
 
 // TestSettingsWrittenOnce: outside the settings table, no production Go
@@ -72,7 +76,7 @@ func TestSettingsScanFindsPlantedLiterals(t *testing.T) {
 
 import "time"
 
-const DefaultMaxInFlight = 64
+const MaxInFlight = 64
 
 func New(o Options, getenv func(string) string) {
 	if o.Timeout <= 0 {
@@ -103,7 +107,7 @@ func New(o Options, getenv func(string) string) {
 	}
 	got := literalsOutsideTable(t, root, table)
 	want := []string{
-		"mcpserver/internal/upstream/upstream.go:5: DefaultMaxInFlight = 64 is UPSTREAM_MAX_IN_FLIGHT's default",
+		"mcpserver/internal/upstream/upstream.go:5: MaxInFlight = 64 is UPSTREAM_MAX_IN_FLIGHT's default",
 		"mcpserver/internal/upstream/upstream.go:9: o.Timeout = 5 * time.Second is UPSTREAM_TIMEOUT's default",
 		`mcpserver/internal/upstream/upstream.go:14: "MAX_ORDER_UNITS" names the setting MAX_ORDER_UNITS`,
 		`mcpserver/internal/upstream/upstream.go:15: "--read-only" names the setting READ_ONLY`,
@@ -148,7 +152,11 @@ func literalsOutsideTable(t *testing.T, root string, table []setting) []string {
 				return err
 			}
 			pkgWords := words(filepath.Base(filepath.Dir(p)))
+			dir := filepath.ToSlash(filepath.Dir(rel))
 			ast.Inspect(f, func(n ast.Node) bool {
+				if spec, ok := n.(*ast.ValueSpec); ok && len(spec.Names) == 1 && declaresDefault(table, dir+" "+spec.Names[0].Name) {
+					return false
+				}
 				for _, msg := range settingLiterals(n, table, pkgWords) {
 					if notSettings[rel+" "+msg.literal] == "" {
 						found = append(found, fmt.Sprintf("%s:%d: %s", rel, fset.Position(msg.at).Line, msg.text))
@@ -163,6 +171,12 @@ func literalsOutsideTable(t *testing.T, root string, table []setting) []string {
 		}
 	}
 	return found
+}
+
+// declaresDefault reports whether the constant (its package directory and
+// name) is one the settings table takes a default from.
+func declaresDefault(table []setting, constant string) bool {
+	return slices.ContainsFunc(table, func(s setting) bool { return s.defConst == constant })
 }
 
 // finding is one literal the scan reports: the literal (for notSettings)
@@ -295,6 +309,8 @@ func settingsTable(t *testing.T, root string) []setting {
 				if call, ok := v.(*ast.CallExpr); ok && len(call.Args) > 0 && slices.Contains([]string{"intIn", "durationIn"}, exprString(call.Fun)) {
 					if d, ok := constValue(call.Args[0]); ok {
 						s.def = &d
+					} else if sel, ok := call.Args[0].(*ast.SelectorExpr); ok {
+						s.defConst, s.def = packageConst(t, root, exprString(sel.X), sel.Sel.Name)
 					}
 				}
 			}
@@ -303,6 +319,36 @@ func settingsTable(t *testing.T, root string) []setting {
 		table = append(table, s)
 	}
 	return table
+}
+
+// packageConst finds the constant name of the mcpserver package pkg, which
+// a row of the table takes its default from, and its value.
+func packageConst(t *testing.T, root, pkg, name string) (string, *int64) {
+	t.Helper()
+	dir := "mcpserver/internal/" + pkg
+	pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join(root, dir), func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				gd, ok := d.(*ast.GenDecl)
+				for i := 0; ok && i < len(gd.Specs); i++ {
+					spec, ok := gd.Specs[i].(*ast.ValueSpec)
+					if ok && len(spec.Names) == 1 && spec.Names[0].Name == name && len(spec.Values) == 1 {
+						if v, ok := constValue(spec.Values[0]); ok {
+							return dir + " " + name, &v
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("the settings table takes a default from %s.%s, which %s does not declare with a literal value", pkg, name, dir)
+	return "", nil
 }
 
 // units are the durations of package time a default may be written in.

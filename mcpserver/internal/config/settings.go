@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/projection"
+	"github.com/korral/storelink/mcpserver/internal/upstream"
+	"github.com/korral/storelink/storelinkclient"
 )
 
 // Setting is one row of the settings table: everything there is to know
@@ -151,7 +155,7 @@ var settings = []Setting{
 		Description: "The keyring in a file (preferred); re-read when StoreLink refuses a key, so weekly rotation needs no restart."},
 	{Name: "DEFAULT_LOOKBACK_DAYS", Usage: "`days` of sales history when a call gives none, 1 to 28",
 		Description: "Sales history behind the sell rate when the call gives none (1 to 28).",
-		kind:        intIn(14, 1, 28, func(c *Config) *int { return &c.DefaultLookbackDays })},
+		kind:        intIn(projection.DefaultLookbackDays, 1, storelinkclient.HistoryDays, func(c *Config) *int { return &c.DefaultLookbackDays })},
 	{Name: "LOG_LEVEL", Usage: "minimum `level` logged: debug, info, warn or error",
 		Description: "`debug`, `info`, `warn` or `error`; logs go to stderr.",
 		kind:        logLevel(func(c *Config) *slog.Level { return &c.LogLevel })},
@@ -160,10 +164,10 @@ var settings = []Setting{
 		kind:        text(func(c *Config) *string { return &c.LogFile })},
 	{Name: "UPSTREAM_TIMEOUT", Usage: "timeout of one StoreLink request, a `duration` from 100ms to 60s",
 		Description: "Timeout of one StoreLink request (100ms to 60s).",
-		kind:        durationIn(5*time.Second, 100*time.Millisecond, 60*time.Second, func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
+		kind:        durationIn(upstream.DefaultTimeout, 100*time.Millisecond, 60*time.Second, func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
 	{Name: "UPSTREAM_MAX_IN_FLIGHT", Usage: "at most `N` StoreLink requests open at once from this replica, 1 to 1024",
 		Description: "StoreLink requests one replica keeps open at once, across every call (1 to 1024): one budget, taken in turns by the calls waiting for it. A `429`, or a `503` with `Retry-After`, halves it for a while (never below 1); served answers grow it back by one per window, never above this ([ADR 0024](docs/decisions/0024-one-budget-per-storelink.md)).",
-		kind:        intIn(64, 1, 1024, func(c *Config) *int { return &c.UpstreamMaxInFlight })},
+		kind:        intIn(upstream.DefaultMaxInFlight, 1, 1024, func(c *Config) *int { return &c.UpstreamMaxInFlight })},
 	{Name: "ALLOW_WRITES", Usage: "let a confirmed order reach StoreLink",
 		Bundle: &BundleQuestion{Order: 5, Title: "Allow orders",
 			Description: "Let a confirmed order reach StoreLink; off, the order tool only previews."},
@@ -204,13 +208,13 @@ var settings = []Setting{
 		Description: "Outcome journal: a local file (JSON lines, `0600`) that keeps what StoreLink answered to an order until the ledger has recorded it; replayed at start-up, in the background and by `doctor`, each order read back from StoreLink before it is recorded (ADR 0006). It must be a regular file of the server's user with mode `0600`, not a symlink; otherwise, or where writes are allowed and it cannot be written, the server refuses to start (exit 2). Put it on each machine's persistent storage."},
 	{Name: "BREAKER_FAILURES", Usage: "`N` consecutive StoreLink failures open the circuit breaker, 1 to 100",
 		Description: "Consecutive StoreLink failures that open the circuit breaker (1 to 100).",
-		kind:        intIn(5, 1, 100, func(c *Config) *int { return &c.BreakerFailures })},
+		kind:        intIn(upstream.DefaultBreakerFailures, 1, 100, func(c *Config) *int { return &c.BreakerFailures })},
 	{Name: "BREAKER_COOLDOWN", Usage: "how long the open breaker fails calls fast, a `duration` from 1s to 10m",
 		Description: "How long the open breaker fails calls fast before one probe (1s to 10m).",
-		kind:        durationIn(30*time.Second, time.Second, 10*time.Minute, func(c *Config) *time.Duration { return &c.BreakerCooldown })},
+		kind:        durationIn(upstream.DefaultBreakerCooldown, time.Second, 10*time.Minute, func(c *Config) *time.Duration { return &c.BreakerCooldown })},
 	{Name: "MASTER_DATA_TTL", Usage: "how long master data is reused, a `duration` from 0 (off) to 1h",
 		Description: "How long store, SKU and supplier master data are reused (0 to 1h; `0` turns the reuse off); StoreLink's `Cache-Control` can shorten it (`max-age`) or forbid it (`no-store`, `no-cache`). Stock, sales and orders are always read fresh ([ADR 0013](docs/decisions/0013-master-data-cache.md)).",
-		kind:        durationIn(5*time.Minute, 0, time.Hour, func(c *Config) *time.Duration { return &c.MasterDataTTL })},
+		kind:        durationIn(upstream.DefaultMasterDataTTL, 0, time.Hour, func(c *Config) *time.Duration { return &c.MasterDataTTL })},
 	{Name: "STDIO_MAX_LINE_BYTES", Usage: "longest line read over stdio, in `bytes` from 1024 to 67108864",
 		Description: "Longest line read over stdio (1024 to 67108864 bytes); a longer one, like any malformed line, gets a JSON-RPC error and the server reads on.",
 		kind:        intIn(1<<20, 1<<10, 64<<20, func(c *Config) *int { return &c.StdioMaxLineBytes })},

@@ -8,6 +8,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/notify"
+	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
@@ -34,9 +35,6 @@ type AuditSink interface {
 	Record(ctx context.Context, e AuditEvent) error
 }
 
-// DefaultLookbackDays is the default of DEFAULT_LOOKBACK_DAYS, written here
-// once: the settings table and New both use it.
-const DefaultLookbackDays = 14
 
 // Options are the dependencies and settings of the server.
 type Options struct {
@@ -48,7 +46,7 @@ type Options struct {
 	Audit   AuditSink
 	Now     func() time.Time
 	// DefaultLookbackDays is the risk check's history window when a call
-	// gives none; 0 means the package's DefaultLookbackDays.
+	// gives none; 0 means projection.DefaultLookbackDays.
 	DefaultLookbackDays int
 	Version             string
 	// SessionName names calls whose session carries no protocol id (stdio,
@@ -178,7 +176,7 @@ func newServer(opts Options) *server {
 // New returns the MCP server with its tools registered.
 func New(opts Options) *mcp.Server {
 	if opts.DefaultLookbackDays == 0 {
-		opts.DefaultLookbackDays = DefaultLookbackDays
+		opts.DefaultLookbackDays = projection.DefaultLookbackDays
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
