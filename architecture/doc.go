@@ -1,8 +1,8 @@
-// Package architecture holds no code: its tests pin the repository's shape,
-// so that a newcomer's map of it stays true. The module graph the README
-// draws (dependencies_test.go), and the layout rules (architecture_test.go):
-// no tests at the repo root, a thin cli beside one composition root
-// (mcpserver/internal/app), a state domain without SQL beside its two
-// storage packages, a test file and a snapshot per tool, a README layout
-// naming every folder, and no code written twice.
+// Package architecture holds no code: its tests check the repository's
+// shape against what the README describes. dependencies_test.go checks the
+// module graph; architecture_test.go the layout (no tests at the root, a
+// thin cli, one composition root in mcpserver/internal/app, a state domain
+// without SQL, a test file and a snapshot per tool, a README naming every
+// folder); copies_test.go that no code is written twice, near-copies
+// included.
 package architecture
