@@ -551,23 +551,10 @@ func TestHTTPUndecodableParamsAreAudited(t *testing.T) {
 	cs := p.Connect(e2etest.TokenDairy, "agent")
 	for i, c := range undecodableCalls {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 100+i, c.params)
-		req, err := http.NewRequest(http.MethodPost, p.Base+"/mcp", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+e2etest.TokenDairy)
-		req.Header.Set("Mcp-Session-Id", cs.ID())
-		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ans, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(ans), `"error"`) {
-			t.Fatalf("params %s: status %d, answer %s", c.params, resp.StatusCode, ans)
+		a := postRPC(t, p.Base+"/mcp", body, withToken(e2etest.TokenDairy),
+			withHeaders(map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}))
+		if !strings.Contains(a.Body, `"error"`) {
+			t.Fatalf("params %s: status %d, answer %s", c.params, a.StatusCode, a.Body)
 		}
 	}
 	if env, err := e2etest.CallHTTP(t, cs, "korral_list_authorized_stores", map[string]any{}); err != nil || env["ok"] != true {
