@@ -109,11 +109,11 @@ func TestClockSkewIsBounded(t *testing.T) {
 	if _, err := v.Verify(context.Background(), p.Token(c)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not valid before") {
 		t.Fatalf("nbf beyond the skew: %v", err)
 	}
-	clk.Add(5*time.Minute + ClockSkew)
+	clk.Advance(5*time.Minute + ClockSkew)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("ClockSkew after exp: %v", err)
 	}
-	clk.Add(time.Second)
+	clk.Advance(time.Second)
 	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("beyond the skew after exp: %v", err)
 	}
@@ -130,7 +130,7 @@ func TestAWithdrawnKeyStopsWorkingWithinKeysMaxAge(t *testing.T) {
 	if _, err := v.Verify(context.Background(), old); err != nil {
 		t.Fatalf("within KeysMaxAge the cached key still verifies: %v", err)
 	}
-	clk.Add(KeysMaxAge)
+	clk.Advance(KeysMaxAge)
 	if _, err := v.Verify(context.Background(), old); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `"k1"`) {
 		t.Fatalf("after KeysMaxAge: %v", err)
 	}
@@ -192,7 +192,7 @@ func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 	v := verifier(t, p, clk)
 	tok := p.Token(map[string]any{"iss": p.URL(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
 	p.Set(func(s *mcptest.IssuerSettings) { s.Down = true })
-	clk.Add(KeysMaxAge)
+	clk.Advance(KeysMaxAge)
 	before := p.Reads()
 	for range 5 {
 		if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
@@ -203,7 +203,7 @@ func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 		t.Fatalf("%d reads of a down provider's key set, want 1", n)
 	}
 	p.Set(func(s *mcptest.IssuerSettings) { s.Down = false })
-	clk.Add(RefreshInterval)
+	clk.Advance(RefreshInterval)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("the provider is back: %v", err)
 	}
@@ -311,7 +311,7 @@ func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	clk.Add(KeysRefreshAge)
+	clk.Advance(KeysRefreshAge)
 	old := p.Token(claimsAt(p, clk.Now()))
 	entered, release := p.Block()
 	before := p.Reads()
