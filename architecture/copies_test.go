@@ -24,8 +24,8 @@ var acrossModules = map[string]string{
 	"WriteTokenFile,write": "the e2e harness (root module) cannot import mcpserver's internal test helpers",
 	"SyncBuffer,SyncBuffer": "one buffer per module: e2etest (root module) cannot import mcpserver/internal/mcptest, " +
 		"and mcpserver does not depend on the root module",
-	"Clock,clock,fakeClock": "one settable clock per module: mcptest (mcpserver), foreignstorelink's tests (root module), " +
-		"mockstorelink's tests; none may import another's",
+	"Clock,clock,fakeClock": "one settable clock per module: consoletest (mcpserver), foreignstorelink's tests (root module), " +
+		"mockstorelink's tests; none imports another's test code",
 	"componentName,storeFromPath": "the mock (mockstorelink) and the contract checker (openapi) each take a path's first " +
 		"segment after a prefix; the modules share no package",
 }
@@ -36,7 +36,7 @@ var temporary = map[string]string{
 	"SyncBuffer,SyncBuffer,logBuf,syncBuffer": "cmd/mockstorelink/main_test.go syncBuffer: use e2etest.SyncBuffer; " +
 		"mcpserver/internal/upstream/upstream_test.go logBuf: use mcptest.SyncBuffer",
 	"Clock,clock,clock,fakeClock,fakeClock": "mcpserver/internal/replenish/workflow_test.go clock and " +
-		"mcpserver/internal/upstream/cache_test.go fakeClock: use mcptest.Clock",
+		"mcpserver/internal/upstream/cache_test.go fakeClock: use consoletest.Clock",
 }
 
 // TestNoCodeWrittenTwice: no function of seven lines or more, and no type
