@@ -96,23 +96,18 @@ func (s *buf) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
-func (s *buf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-func post(t *testing.T, url, body string) string {
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+func (s *buf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func post(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer resp.Body.Close()
 	return resp.Status
 }`
+	// b copies both under other names, literals and comments, and has a
+	// function of another shape.
 	const b = `package b
 type lockedBuffer struct{ lock sync.Mutex; data bytes.Buffer }
 // Write appends q.
@@ -121,31 +116,22 @@ func (l *lockedBuffer) Write(q []byte) (int, error) {
 	defer l.lock.Unlock()
 	return l.data.Write(q)
 }
-func (l *lockedBuffer) String() string {
-	l.lock.Lock()
-	defer l.lock.Unlock()
-	return l.data.String()
-}
-func send(tb *testing.T, target, payload string) string {
-	r, e := http.NewRequest("PUT", target, strings.NewReader(payload))
+func (l *lockedBuffer) String() string { l.lock.Lock(); defer l.lock.Unlock(); return l.data.String() }
+func send(tb *testing.T, target string) string {
+	tb.Helper()
+	answer, e := http.Post(target, "text/plain", nil)
 	if e != nil {
 		tb.Fatal(e)
 	}
-	r.Header.Set("Content-Type", "text/plain")
-	answer, e := http.DefaultClient.Do(r)
-	if e != nil {
-		tb.Fatal(e)
-	}
+	defer answer.Body.Close()
 	return answer.Status
 }
 func other(t *testing.T, url string) string {
 	resp, err := http.Get(url)
-	if err != nil {
+	if err != nil || resp.StatusCode != 200 {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 {
-		t.Fatal(resp.Status)
-	}
+	defer resp.Body.Close()
 	return resp.Status
 }`
 	fset := token.NewFileSet()
@@ -233,35 +219,34 @@ func copies(fset *token.FileSet, files []parsedFile) [][]site {
 // that call different things are not copies.
 func shape(nodes ...ast.Node) string {
 	own := map[string]bool{}
+	declare := func(ids ...*ast.Ident) {
+		for _, id := range ids {
+			own[id.Name] = true
+		}
+	}
 	for _, n := range nodes {
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.Field:
-				for _, id := range n.Names {
-					own[id.Name] = true
-				}
+				declare(n.Names...)
+			case *ast.ValueSpec:
+				declare(n.Names...)
+			case *ast.TypeSpec:
+				declare(n.Name)
+			case *ast.FuncDecl:
+				declare(n.Name)
 			case *ast.AssignStmt:
-				if n.Tok == token.DEFINE {
-					for _, e := range n.Lhs {
-						if id, ok := e.(*ast.Ident); ok {
-							own[id.Name] = true
-						}
+				for _, e := range n.Lhs {
+					if id, ok := e.(*ast.Ident); ok && n.Tok == token.DEFINE {
+						declare(id)
 					}
 				}
 			case *ast.RangeStmt:
 				for _, e := range []ast.Expr{n.Key, n.Value} {
 					if id, ok := e.(*ast.Ident); ok && n.Tok == token.DEFINE {
-						own[id.Name] = true
+						declare(id)
 					}
 				}
-			case *ast.ValueSpec:
-				for _, id := range n.Names {
-					own[id.Name] = true
-				}
-			case *ast.TypeSpec:
-				own[n.Name.Name] = true
-			case *ast.FuncDecl:
-				own[n.Name.Name] = true
 			}
 			return true
 		})
@@ -291,8 +276,8 @@ func shape(nodes ...ast.Node) string {
 				fmt.Fprintf(&b, "(%s", n.Op)
 			case *ast.UnaryExpr:
 				fmt.Fprintf(&b, "(u%s", n.Op)
-			case *ast.AssignStmt, *ast.IncDecStmt, *ast.BranchStmt, *ast.RangeStmt:
-				fmt.Fprintf(&b, "(%T%s", n, tokenOf(n))
+			case *ast.AssignStmt:
+				fmt.Fprintf(&b, "(a%s", n.Tok)
 			default:
 				fmt.Fprintf(&b, "(%T", n)
 			}
@@ -302,37 +287,15 @@ func shape(nodes ...ast.Node) string {
 	return b.String()
 }
 
-// tokenOf is the operator of a statement that has one.
-func tokenOf(n ast.Node) token.Token {
-	switch n := n.(type) {
-	case *ast.AssignStmt:
-		return n.Tok
-	case *ast.IncDecStmt:
-		return n.Tok
-	case *ast.BranchStmt:
-		return n.Tok
-	case *ast.RangeStmt:
-		return n.Tok
-	}
-	return token.ILLEGAL
-}
-
 // receiverName is the type name of a method's receiver.
 func receiverName(e ast.Expr) string {
-	for {
-		switch x := e.(type) {
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return ""
-		}
+	if star, ok := e.(*ast.StarExpr); ok {
+		e = star.X
 	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return "" // a generic type: its methods count one by one
 }
 
 // copyKey names a group of copies by its units' names, sorted.
