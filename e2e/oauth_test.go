@@ -358,6 +358,59 @@ func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
 	}
 }
 
+// While a key set read started by an unknown key hangs at the provider,
+// valid tokens are still checked and answered, and the unknown key gets 401
+// once the read ends (ADR 0008). The issuer holds the read until the valid
+// calls are answered; no wall time is asserted.
+func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	iss := e2etest.NewIssuer(t)
+	const public = "https://mcp.korral.example"
+	resource := public + "/mcp"
+	p := e2etest.StartHTTP(t, w.Env("OAUTH_ISSUER="+iss.URL(), "MCP_PUBLIC_URL="+public))
+	valid := iss.Token(resource, nil)
+	cs := p.Connect(valid, "oauth-agent")
+	before := iss.Reads()
+
+	entered, release := iss.Block()
+	type answer struct {
+		status          int
+		challenge, body string
+	}
+	unknown := make(chan answer, 1)
+	go func() {
+		status, challenge, body := postRPC(t, p.Base+"/mcp", toolCallBody, withToken(iss.TokenWithKid(resource, "made-up", nil)), withRevision("2025-11-25")).statusChallengeBody()
+		unknown <- answer{status, challenge, body}
+	}()
+	<-entered // the server is reading the key set for the unknown key
+
+	for i := range 5 {
+		env, err := e2etest.CallHTTP(t, cs, "korral_list_authorized_stores", nil)
+		if err != nil || env["ok"] != true {
+			t.Fatalf("valid call %d while the key set read hangs: %v %v", i, env, err)
+		}
+	}
+	if status, _, body := postRPC(t, p.Base+"/mcp", initializeBody, withToken(valid), withRevision("2025-11-25")).statusChallengeBody(); status != http.StatusOK {
+		t.Fatalf("a new session with a valid token while the key set read hangs: %d %s", status, body)
+	}
+	select {
+	case a := <-unknown:
+		t.Fatalf("the unknown key was answered before its key set read ended: %+v", a)
+	default:
+	}
+	if n := iss.Abandoned(); n != 0 {
+		t.Fatalf("the server gave up %d key set read(s) before the valid calls were answered", n)
+	}
+	release()
+	a := <-unknown
+	if a.status != http.StatusUnauthorized || !strings.Contains(a.challenge, `error="invalid_token"`) {
+		t.Fatalf("the unknown key after the read: %d %q %s", a.status, a.challenge, a.body)
+	}
+	if n := iss.Reads() - before; n != 1 {
+		t.Fatalf("%d key set reads, want 1", n)
+	}
+}
+
 // A key set that cannot be read when a token names an unknown key is the
 // provider's outage: 503 with Retry-After (try again), never 500, and
 // tokens with a known key go on working.

@@ -26,15 +26,19 @@ import (
 // under test is told only its URL. mcpserver/internal/mcptest has the
 // same for the server's own packages, which this module may not import.
 type Issuer struct {
-	t     testing.TB
-	srv   *httptest.Server
-	reads atomic.Int32 // key set requests
-	down  atomic.Bool  // answer the key set with 503
+	t         testing.TB
+	srv       *httptest.Server
+	reads     atomic.Int32 // key set requests
+	abandoned atomic.Int32 // key set requests the server gave up while held
+	down      atomic.Bool  // answer the key set with 503
 
 	mu  sync.Mutex
 	kid string
 	alg jose.SignatureAlgorithm
 	key crypto.Signer // the signing key, and the only one published
+	// hold, when set, keeps every key set request waiting until it is
+	// closed; entered receives one value per request held.
+	hold, entered chan struct{}
 }
 
 // NewIssuer starts an issuer publishing one ES256 key, "k1".
@@ -61,6 +65,9 @@ func (i *Issuer) URL() string { return i.srv.URL }
 // Reads is how many times the key set was requested.
 func (i *Issuer) Reads() int32 { return i.reads.Load() }
 
+// Abandoned is how many held key set requests the server gave up on.
+func (i *Issuer) Abandoned() int32 { return i.abandoned.Load() }
+
 // SetDown makes the key set answer 503 (down) or answer again.
 func (i *Issuer) SetDown(down bool) { i.down.Store(down) }
 
@@ -79,8 +86,20 @@ func (i *Issuer) metadata(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
-func (i *Issuer) keySet(w http.ResponseWriter, _ *http.Request) {
+func (i *Issuer) keySet(w http.ResponseWriter, r *http.Request) {
 	i.reads.Add(1)
+	i.mu.Lock()
+	hold, entered := i.hold, i.entered
+	i.mu.Unlock()
+	if hold != nil {
+		entered <- struct{}{}
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			i.abandoned.Add(1)
+			return
+		}
+	}
 	if i.down.Load() {
 		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 		return
@@ -90,6 +109,26 @@ func (i *Issuer) keySet(w http.ResponseWriter, _ *http.Request) {
 	i.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{k}})
+}
+
+// Block makes the key set hang: every request for it waits (and is
+// reported on entered) until release is called.
+func (i *Issuer) Block() (entered <-chan struct{}, release func()) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	hold, in := make(chan struct{}), make(chan struct{}, 100)
+	i.hold, i.entered = hold, in
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			i.mu.Lock()
+			i.hold, i.entered = nil, nil
+			i.mu.Unlock()
+			close(hold)
+		})
+	}
+	i.t.Cleanup(release) // runs before the issuer's Close, which waits for handlers
+	return in, release
 }
 
 // Rotate replaces the signing key by a new RSA key under kid and withdraws
