@@ -26,6 +26,8 @@ var acrossModules = map[string]string{
 		"and mcpserver does not depend on the root module",
 	"Clock,clock,fakeClock": "one settable clock per module: consoletest (mcpserver), foreignstorelink's tests (root module), " +
 		"mockstorelink's tests; none imports another's test code",
+	"Block,Block": "one fake authorization server per module (e2etest.Issuer, mcptest.Issuer): the root module may not " +
+		"import mcpserver/internal, and a public one would widen mcpserver's surface (ADR 0033)",
 	"componentName,storeFromPath": "the mock (mockstorelink) and the contract checker (openapi) each take a path's first " +
 		"segment after a prefix; the modules share no package",
 }
