@@ -1,27 +1,19 @@
 package e2e_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/korral/storelink/internal/e2etest"
 )
 
 // tsHTTPHost is the TypeScript SDK client (conformance/tsclient/http.mjs)
 // connected to a running server over Streamable HTTP with a token.
 type tsHTTPHost struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string
-	stderr *e2etest.SyncBuffer
+	*lineProc
 	nextID int
 }
 
@@ -43,57 +35,15 @@ func startTSHTTP(t *testing.T, inst tsInstall, url, token string, provider bool)
 	cfg, _ := json.Marshal(map[string]any{"url": url, "token": token, "provider": provider})
 	cmd := exec.Command(inst.node, filepath.Join(work, "http.mjs"), string(cfg))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
-	h := &tsHTTPHost{t: t, cmd: cmd, stderr: &e2etest.SyncBuffer{}, lines: make(chan string, 16)}
-	cmd.Stderr = h.stderr
-	var err error
-	if h.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(h.lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			h.lines <- sc.Text()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = h.stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	h := &tsHTTPHost{lineProc: startLineProc(t, cmd)}
 	return h, h.next()
 }
 
 func (h *tsHTTPHost) next() tsHTTPReply {
 	h.t.Helper()
-	select {
-	case line, ok := <-h.lines:
-		if !ok {
-			h.t.Fatalf("the TypeScript client exited\nstderr:\n%s", h.stderr.String())
-		}
-		var r tsHTTPReply
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			h.t.Fatalf("driver line %q: %v", line, err)
-		}
-		return r
-	case <-time.After(60 * time.Second):
-		h.t.Fatalf("the TypeScript client did not answer in 60 s\nstderr:\n%s", h.stderr.String())
-	}
-	return tsHTTPReply{}
+	var r tsHTTPReply
+	h.read(&r, 60*time.Second)
+	return r
 }
 
 // call runs one tools/call and returns the driver's reply.
