@@ -2,11 +2,6 @@ package architecture_test
 
 import (
 	"bytes"
-	"go/ast"
-	"go/parser"
-	"go/printer"
-	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,87 +164,4 @@ func TestLayoutNamesEveryFolder(t *testing.T) {
 			t.Errorf("the README's layout leaves out %s/", f)
 		}
 	}
-}
-
-// TestNoCodeWrittenTwice: no function body of seven lines or more appears
-// twice in a module, tests included (a shared test helper lives in the
-// module's one …test package); generated code aside.
-func TestNoCodeWrittenTwice(t *testing.T) {
-	root := repoRoot(t)
-	// Copies across modules are allowed only where neither module may
-	// import the other, by the names of the copies, sorted.
-	acrossModules := map[string]string{
-		"sleep,sleep":          "notify (mcpserver) and the contract checker (openapi) each wait between retries",
-		"WriteTokenFile,write": "the e2e harness (root module) cannot import mcpserver's internal test helpers",
-	}
-	type site struct{ file, name, module string }
-	bodies := map[string][]site{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".gen.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		module := moduleOf(rel)
-		for _, decl := range f.Decls {
-			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || fd.Body == nil {
-				continue
-			}
-			if fset.Position(fd.Body.Rbrace).Line-fset.Position(fd.Body.Lbrace).Line < 7 {
-				continue
-			}
-			var b bytes.Buffer
-			_ = printer.Fprint(&b, token.NewFileSet(), fd.Type)
-			_ = printer.Fprint(&b, token.NewFileSet(), fd.Body)
-			bodies[b.String()] = append(bodies[b.String()], site{rel, fd.Name.Name, module})
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sites := range bodies {
-		if len(sites) < 2 {
-			continue
-		}
-		modules := map[string]bool{}
-		for _, s := range sites {
-			modules[s.module] = true
-		}
-		var where, names []string
-		for _, s := range sites {
-			where = append(where, s.file+" "+s.name)
-			names = append(names, s.name)
-		}
-		slices.Sort(names)
-		if len(modules) == len(sites) && acrossModules[strings.Join(names, ",")] != "" {
-			continue
-		}
-		slices.Sort(where)
-		t.Errorf("the same code is written %d times: %s", len(sites), strings.Join(where, ", "))
-	}
-}
-
-// moduleOf names the workspace module a repo-relative path belongs to.
-func moduleOf(rel string) string {
-	for _, m := range []string{"openapi", "storelinkclient", "mockstorelink", "mcpserver", "tools"} {
-		if rel == m || strings.HasPrefix(rel, m+"/") {
-			return m
-		}
-	}
-	return "."
 }

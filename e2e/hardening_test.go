@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,53 +19,14 @@ import (
 )
 
 // rawStdio is the real binary over stdio with the test writing bytes to its
-// stdin itself, as a broken or hostile host would, and reading its stdout
-// line by line.
-type rawStdio struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string
-	stderr *e2etest.SyncBuffer
-	done   chan struct{}
-}
+// stdin itself, as a broken or hostile host would.
+type rawStdio struct{ *lineProc }
 
 func startRawStdio(t *testing.T, env []string) *rawStdio {
 	t.Helper()
 	cmd := exec.Command(e2etest.Binary(t), "stdio")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &rawStdio{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64), stderr: &e2etest.SyncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-	}()
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
+	return &rawStdio{startLineProc(t, cmd)}
 }
 
 func (p *rawStdio) send(frame string) {
@@ -79,20 +39,9 @@ func (p *rawStdio) send(frame string) {
 // next returns the next line the server wrote, failing if none comes.
 func (p *rawStdio) next() map[string]any {
 	p.t.Helper()
-	select {
-	case l, ok := <-p.lines:
-		if !ok {
-			p.t.Fatalf("stdout closed: the server stopped\nstderr:\n%s", p.stderr.String())
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			p.t.Fatalf("stdout line is not JSON: %q", l)
-		}
-		return m
-	case <-time.After(20 * time.Second):
-		p.t.Fatalf("no answer\nstderr:\n%s", p.stderr.String())
-	}
-	return nil
+	var m map[string]any
+	p.read(&m, 20*time.Second)
+	return m
 }
 
 func (p *rawStdio) initialize() { p.initializeAs("raw-host") }
@@ -551,23 +500,10 @@ func TestHTTPUndecodableParamsAreAudited(t *testing.T) {
 	cs := p.Connect(e2etest.TokenDairy, "agent")
 	for i, c := range undecodableCalls {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 100+i, c.params)
-		req, err := http.NewRequest(http.MethodPost, p.Base+"/mcp", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+e2etest.TokenDairy)
-		req.Header.Set("Mcp-Session-Id", cs.ID())
-		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ans, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(ans), `"error"`) {
-			t.Fatalf("params %s: status %d, answer %s", c.params, resp.StatusCode, ans)
+		a := postRPC(t, p.Base+"/mcp", body, withToken(e2etest.TokenDairy),
+			withHeaders(map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": cs.InitializeResult().ProtocolVersion}))
+		if !strings.Contains(a.Body, `"error"`) {
+			t.Fatalf("params %s: status %d, answer %s", c.params, a.StatusCode, a.Body)
 		}
 	}
 	if env, err := e2etest.CallHTTP(t, cs, "korral_list_authorized_stores", map[string]any{}); err != nil || env["ok"] != true {

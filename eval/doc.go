@@ -1,18 +1,10 @@
-// Package eval drives the real storelink-mcp server the way an agent does,
-// and checks what happened.
-//
-// It has four parts. A provider-neutral agent loop (Agent) hands the server's
-// tool definitions to a Model, runs the tool calls the model asks for over an
-// MCP client session, and records a trace until the model answers. A scripted
-// model (ScriptedModel) replays a written trajectory, deriving later
-// arguments from earlier results, so the loop runs offline and
-// reproducibly. A harness (World, Server) spawns the real binary over stdio
-// against a mock StoreLink on loopback. Scenarios (scenarios.json) pair a
-// user request and a trajectory with model-agnostic checks: which tools were
-// called, which outcomes came back, what reached StoreLink and the ledger,
-// and what the final answer says.
-//
-// The checks judge behaviour, not the script: a live model could be run
-// through the same scenarios and graded the same way. Two negative controls
-// misbehave on purpose and must fail, which shows the checks can fail.
+// Package eval runs the real storelink-mcp the way an agent does and checks
+// what happened. An agent loop (Agent) gives the server's tools to a Model;
+// a scripted model (ScriptedModel) replays a written trajectory, so a run is
+// offline and reproducible; the harness (World, Server) starts the binary
+// over stdio against a mock StoreLink; scenarios.json pairs each request
+// with checks on the tools called, what reached StoreLink and the ledger,
+// and the final answer. Two negative controls must fail, to show the checks
+// can fail. The checks judge behaviour, not the script, so a live model can
+// be graded the same way.
 package eval

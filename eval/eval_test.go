@@ -3,36 +3,17 @@ package eval_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/korral/storelink/eval"
+	"github.com/korral/storelink/internal/e2etest"
 )
 
-// serverBin is the real storelink-mcp, built once for the package's tests.
-var serverBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "storelink-eval-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	serverBin, err = eval.BuildServer(ctx, dir)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain removes the server binary the tests built (e2etest.Binary).
+func TestMain(m *testing.M) { os.Exit(e2etest.Run(m)) }
 
 // TestScenarios runs every shipped scenario against the real server: the
 // normal ones must pass and the negative controls must fail their checks.
@@ -50,12 +31,13 @@ func TestScenarios(t *testing.T) {
 	if controls < 2 {
 		t.Fatalf("%d negative controls; the checks are only shown to fail with at least 2", controls)
 	}
+	bin := e2etest.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var results []*eval.Result
 	for _, sc := range scenarios {
 		t.Run(sc.Name, func(t *testing.T) {
-			r := eval.RunScenario(ctx, sc, serverBin)
+			r := eval.RunScenario(ctx, sc, bin)
 			results = append(results, r)
 			if r.Err != nil {
 				t.Fatalf("harness error: %v\nserver log:\n%s", r.Err, r.ServerLog)

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/korral/storelink/mockstorelink"
@@ -37,29 +36,11 @@ func BuildServer(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// lockedBuffer collects a child's stderr while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // Server is one running storelink-mcp process with a connected MCP client.
 type Server struct {
 	Session *mcp.ClientSession
 	cmd     *exec.Cmd
-	stderr  *lockedBuffer
+	stderr  bytes.Buffer // written by the process; read only once it has exited
 	done    chan struct{}
 }
 
@@ -76,8 +57,8 @@ func StartServer(ctx context.Context, bin string, env []string, clientName strin
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = s.stderr
+	s := &Server{cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = &s.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
@@ -108,7 +89,8 @@ func (s *Server) Stop() {
 	}
 }
 
-// Stderr is everything the server logged so far.
+// Stderr is everything the server logged. Call it after Stop: the buffer
+// is safe to read only once the process has exited.
 func (s *Server) Stderr() string { return s.stderr.String() }
 
 // World is a mock StoreLink on loopback and the files a server needs to use

@@ -11,39 +11,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/korral/storelink/eval"
+	"github.com/korral/storelink/internal/e2etest"
 )
 
-// serverBin is the real storelink-mcp, built once for these tests.
-var serverBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "storelink-demo-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	serverBin, err = eval.BuildServer(ctx, dir)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain removes the server binary the tests built (e2etest.Binary).
+func TestMain(m *testing.M) { os.Exit(e2etest.Run(m)) }
 
 func runDemo(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
+	bin := e2etest.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	full := append([]string{"--server-bin", serverBin}, args...)
+	full := append([]string{"--server-bin", bin}, args...)
 	if len(args) > 0 && args[0] == "eval" {
-		full = append([]string{"eval", "--server-bin", serverBin}, args[1:]...)
+		full = append([]string{"eval", "--server-bin", bin}, args[1:]...)
 	}
 	err := run(ctx, full, &out, &errOut)
 	return out.String(), errOut.String(), err

@@ -18,15 +18,12 @@ const (
 	initBody  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
 )
 
-// syncBuffer is the log buffer of a server run in the test.
-type syncBuffer = mcptest.SyncBuffer
-
 // testEnv is a configuration pointing at upstream (a stand-in StoreLink) with
 // one store key and a private state database.
-func testEnv(t *testing.T, upstream string, vars map[string]string) (Env, *syncBuffer) {
+func testEnv(t *testing.T, upstream string, vars map[string]string) (Env, *mcptest.SyncBuffer) {
 	t.Helper()
 	all := apptest.Vars(t, upstream, vars)
-	stderr := &syncBuffer{}
+	stderr := &mcptest.SyncBuffer{}
 	return Env{
 		Getenv:   func(k string) string { return all[k] },
 		ReadFile: os.ReadFile,
@@ -45,14 +42,14 @@ func writeTokens(t *testing.T, content string) string { return apptest.WriteFile
 // running is a `serve` run in this process.
 type running struct {
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
+	stderr *mcptest.SyncBuffer
 	env    Env
 	cancel context.CancelFunc
 	done   chan error
 }
 
 // startServe runs `serve` until the test ends and waits for its address.
-func startServe(t *testing.T, env Env, stderr *syncBuffer, args ...string) *running {
+func startServe(t *testing.T, env Env, stderr *mcptest.SyncBuffer, args ...string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{stderr: stderr, env: env, cancel: cancel, done: make(chan error, 1)}

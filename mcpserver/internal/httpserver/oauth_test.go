@@ -2,19 +2,13 @@ package httpserver
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -23,46 +17,11 @@ import (
 
 const resource = "https://mcp.korral.example/mcp"
 
-// idp is an identity provider on loopback with one ES256 key.
-type idp struct {
-	srv *httptest.Server
-	key *ecdsa.PrivateKey
-}
-
-func newIDP(t *testing.T) *idp {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &idp{key: k}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": p.srv.URL, "jwks_uri": p.srv.URL + "/jwks"})
-	})
-	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: k.Public(), KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
-	})
-	p.srv = httptest.NewServer(mux)
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *idp) token(t *testing.T, sub, scope string) string {
-	t.Helper()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: p.key}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// token is an access token from iss for sub with scope.
+func token(iss *mcptest.Issuer, sub, scope string) string {
 	now := time.Now()
-	tok, err := jwt.Signed(s).Claims(map[string]any{"iss": p.srv.URL, "aud": resource, "sub": sub, "scope": scope,
-		"iat": now.Unix(), "exp": now.Add(time.Minute).Unix()}).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return iss.Token(map[string]any{"iss": iss.URL(), "aud": resource, "sub": sub, "scope": scope,
+		"iat": now.Unix(), "exp": now.Add(time.Minute).Unix()})
 }
 
 // refusals records what OAuth.Refused was told.
@@ -86,8 +45,8 @@ func (r *refusals) list() []string {
 // The gate tool stands for the write tool: a token without the write scope
 // never enters it, a token with it does.
 func TestOAuthScopesAreCheckedBeforeTheSDK(t *testing.T) {
-	p := newIDP(t)
-	v, err := oauth.New(context.Background(), oauth.Options{Issuer: p.srv.URL, Audience: resource})
+	p := mcptest.NewIssuer(t, "")
+	v, err := oauth.New(context.Background(), oauth.Options{Issuer: p.URL(), Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,12 +66,12 @@ func TestOAuthScopesAreCheckedBeforeTheSDK(t *testing.T) {
 		got != `Bearer realm="storelink-mcp", resource_metadata="https://mcp.korral.example/.well-known/oauth-protected-resource/mcp"` {
 		t.Fatalf("no token: %d %q", resp.StatusCode, got)
 	}
-	resp, _ = mcptest.Post(t, s.base+"/mcp", initBody, as(p.token(t, "a", "profile")))
+	resp, _ = mcptest.Post(t, s.base+"/mcp", initBody, as(token(p, "a", "profile")))
 	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(got, `error="insufficient_scope", scope="storelink.read"`) {
 		t.Fatalf("no read scope: %d %q", resp.StatusCode, got)
 	}
 	for _, body := range []string{call, "[" + call + "]"} {
-		resp, text := mcptest.Post(t, s.base+"/mcp", body, as(p.token(t, "reader", "storelink.read")))
+		resp, text := mcptest.Post(t, s.base+"/mcp", body, as(token(p, "reader", "storelink.read")))
 		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden ||
 			!strings.Contains(got, `error="insufficient_scope", scope="storelink.read storelink.write"`) || !strings.Contains(text, "storelink.write") {
 			t.Fatalf("write with the read scope (%s): %d %q %s", body, resp.StatusCode, got, text)
@@ -130,7 +89,7 @@ func TestOAuthScopesAreCheckedBeforeTheSDK(t *testing.T) {
 		t.Fatalf("logs:\n%s", logs.String())
 	}
 	close(g.open)
-	resp, text := mcptest.Post(t, s.base+"/mcp", call, as(p.token(t, "writer", "storelink.read storelink.write")))
+	resp, text := mcptest.Post(t, s.base+"/mcp", call, as(token(p, "writer", "storelink.read storelink.write")))
 	if resp.StatusCode != http.StatusOK || !strings.Contains(text, "released") {
 		t.Fatalf("write with the write scope: %d %s", resp.StatusCode, text)
 	}

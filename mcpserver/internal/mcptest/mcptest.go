@@ -1,8 +1,7 @@
-// Package mcptest holds helpers shared by the tests of the MCP server's
-// packages: a log buffer that a server's goroutines may write while a test
-// reads it, the JSON lines such a buffer holds, and a POST of one JSON-RPC
-// message to an MCP endpoint. It is
-// for tests only; no production code imports it.
+// Package mcptest holds the helpers shared by the tests of the MCP server's
+// packages: a log buffer safe for concurrent writes, the JSON lines it
+// holds, a POST of one JSON-RPC message and a fake OAuth authorization
+// server. Only tests import it.
 package mcptest
 
 import (
@@ -17,8 +16,7 @@ import (
 )
 
 // SyncBuffer is a bytes.Buffer safe for concurrent use: a logger writes to
-// it from the server's goroutines while the test reads it. Its zero value
-// is an empty buffer ready to use.
+// it from the server's goroutines while the test reads it.
 type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -38,11 +36,9 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
-// Post sends body, one JSON-RPC message, to url as an MCP client does
-// (Content-Type application/json, Accept JSON and event stream), with the
-// headers hdr ("Host" sets the request's host), and returns the response
-// with the first 64 KiB of its body read. A request that cannot be sent
-// fails the test.
+// Post sends body, one JSON-RPC message, to url with the headers an MCP
+// client sends and the headers in hdr ("Host" sets the request's host). It
+// returns the response and the first 64 KiB of its body.
 func Post(t testing.TB, url, body string, hdr map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

@@ -2,187 +2,68 @@ package oauth
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/korral/storelink/mcpserver/console/consoletest"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
 const audience = "https://mcp.korral.example/mcp"
 
-// provider is an identity provider on loopback whose documents a test
-// shapes: where its metadata lives, what its key set holds.
-type provider struct {
-	t     *testing.T
-	srv   *httptest.Server
-	path  string // the issuer's path, e.g. /realms/buyers
-	reads atomic.Int32
-
-	mu sync.Mutex
-	// oidcOnly serves the metadata at the OpenID Connect location only.
-	oidcOnly bool
-	// redirect answers the metadata with a redirect.
-	redirect bool
-	// metaIssuer overrides the issuer the metadata names.
-	metaIssuer string
-	// down answers the key set with 503.
-	down bool
-	// hold, when set, keeps every key set request waiting until it is
-	// closed; entered receives one value per request that waits.
-	hold, entered chan struct{}
-	keys          []jose.JSONWebKey
-	key           *ecdsa.PrivateKey
-	kid           string
-}
-
-func newProvider(t *testing.T, path string) *provider {
+func verifier(t *testing.T, p *mcptest.Issuer, clk *consoletest.Clock) *Verifier {
 	t.Helper()
-	p := &provider{t: t, path: path}
-	p.rotate("k1")
-	mux := http.NewServeMux()
-	meta := func(w http.ResponseWriter, r *http.Request, oidc bool) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.oidcOnly != oidc {
-			http.NotFound(w, r)
-			return
-		}
-		if p.redirect {
-			http.Redirect(w, r, "https://login.elsewhere.example/metadata", http.StatusFound)
-			return
-		}
-		iss := p.issuer()
-		if p.metaIssuer != "" {
-			iss = p.metaIssuer
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss, "jwks_uri": p.issuer() + "/keys"})
-	}
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, func(w http.ResponseWriter, r *http.Request) { meta(w, r, false) })
-	mux.HandleFunc("GET "+path+"/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) { meta(w, r, true) })
-	mux.HandleFunc("GET "+path+"/keys", func(w http.ResponseWriter, r *http.Request) {
-		p.reads.Add(1)
-		p.mu.Lock()
-		hold, entered := p.hold, p.entered
-		p.mu.Unlock()
-		if hold != nil {
-			entered <- struct{}{}
-			<-hold
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.down {
-			http.Error(w, "down", http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: p.keys})
-	})
-	p.srv = httptest.NewServer(mux)
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *provider) issuer() string { return p.srv.URL + p.path }
-
-// block makes the key set hang: every request to it waits (and is
-// reported on entered) until release is called.
-func (p *provider) block() (entered <-chan struct{}, release func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	hold, in := make(chan struct{}), make(chan struct{}, 100)
-	p.hold, p.entered = hold, in
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			p.mu.Lock()
-			p.hold, p.entered = nil, nil
-			p.mu.Unlock()
-			close(hold)
-		})
-	}
-	p.t.Cleanup(release) // before the server's Close, which waits for handlers
-	return in, release
-}
-
-// rotate makes a new ES256 key the only published one.
-func (p *provider) rotate(kid string) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.key, p.kid = k, kid
-	p.keys = []jose.JSONWebKey{{Key: k.Public(), KeyID: kid, Algorithm: "ES256", Use: "sig"}}
-}
-
-func (p *provider) token(c map[string]any) string {
-	p.t.Helper()
-	p.mu.Lock()
-	key, kid := p.key, p.kid
-	p.mu.Unlock()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", kid))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(c).Serialize()
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return tok
-}
-
-// clock is a settable time.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func verifier(t *testing.T, p *provider, clk *clock) *Verifier {
-	t.Helper()
-	v, err := New(context.Background(), Options{Issuer: p.issuer(), Audience: audience, Now: clk.Now})
+	v, err := New(context.Background(), Options{Issuer: p.URL(), Audience: audience, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-func claimsAt(p *provider, now time.Time) map[string]any {
-	return map[string]any{"iss": p.issuer(), "aud": audience, "sub": "jana.novak", "iat": now.Unix(),
+// verifyAtOnce verifies tok from n goroutines at once and returns the
+// first error.
+func verifyAtOnce(v *Verifier, tok string, n int) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			_, err := v.Verify(context.Background(), tok)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func claimsAt(p *mcptest.Issuer, now time.Time) map[string]any {
+	return map[string]any{"iss": p.URL(), "aud": audience, "sub": "jana.novak", "iat": now.Unix(),
 		"exp": now.Add(5 * time.Minute).Unix(), "scope": "storelink.read"}
 }
 
 func TestDiscoveryFindsTheKeysOfAnIssuerWithAPath(t *testing.T) {
 	for _, oidc := range []bool{false, true} {
-		p := newProvider(t, "/realms/buyers")
-		p.oidcOnly = oidc
-		clk := &clock{now: time.Now()}
+		p := mcptest.NewIssuer(t, "/realms/buyers")
+		p.Set(func(s *mcptest.IssuerSettings) { s.OIDCOnly = oidc })
+		clk := consoletest.NewClock(time.Now())
 		v := verifier(t, p, clk)
-		if v.JWKSURI() != p.issuer()+"/keys" {
+		if v.JWKSURI() != p.URL()+"/keys" {
 			t.Fatalf("oidc=%v: jwks_uri %s", oidc, v.JWKSURI())
 		}
-		tok, err := v.Verify(context.Background(), p.token(claimsAt(p, clk.Now())))
+		tok, err := v.Verify(context.Background(), p.Token(claimsAt(p, clk.Now())))
 		if err != nil || tok.Caller() != "oauth:jana.novak" || !tok.Has(ScopeRead) || tok.Has(ScopeWrite) {
 			t.Fatalf("oidc=%v: %+v %v", oidc, tok, err)
 		}
@@ -190,18 +71,20 @@ func TestDiscoveryFindsTheKeysOfAnIssuerWithAPath(t *testing.T) {
 }
 
 func TestDiscoveryRefusesWhatIsNotTheIssuers(t *testing.T) {
-	p := newProvider(t, "")
-	p.redirect = true
-	if _, err := New(context.Background(), Options{Issuer: p.issuer(), Audience: audience}); err == nil || !strings.Contains(err.Error(), "not followed") {
+	p := mcptest.NewIssuer(t, "")
+	p.Set(func(s *mcptest.IssuerSettings) { s.Redirect = true })
+	if _, err := New(context.Background(), Options{Issuer: p.URL(), Audience: audience}); err == nil || !strings.Contains(err.Error(), "not followed") {
 		t.Fatalf("redirected metadata: %v", err)
 	}
-	p.redirect, p.metaIssuer = false, "https://login.elsewhere.example"
-	if _, err := New(context.Background(), Options{Issuer: p.issuer(), Audience: audience}); err == nil || !strings.Contains(err.Error(), "names the issuer") {
+	p.Set(func(s *mcptest.IssuerSettings) { s.Redirect, s.MetaIssuer = false, "https://login.elsewhere.example" })
+	if _, err := New(context.Background(), Options{Issuer: p.URL(), Audience: audience}); err == nil || !strings.Contains(err.Error(), "names the issuer") {
 		t.Fatalf("metadata of another issuer: %v", err)
 	}
-	p.metaIssuer = ""
-	p.keys = []jose.JSONWebKey{{Key: []byte("a-shared-secret-of-32-characters"), KeyID: "hs", Algorithm: "HS256"}}
-	if _, err := New(context.Background(), Options{Issuer: p.issuer(), Audience: audience}); err == nil || !strings.Contains(err.Error(), "no public signing key") {
+	p.Set(func(s *mcptest.IssuerSettings) {
+		s.MetaIssuer = ""
+		s.Keys = []jose.JSONWebKey{{Key: []byte("a-shared-secret-of-32-characters"), KeyID: "hs", Algorithm: "HS256"}}
+	})
+	if _, err := New(context.Background(), Options{Issuer: p.URL(), Audience: audience}); err == nil || !strings.Contains(err.Error(), "no public signing key") {
 		t.Fatalf("a key set of one symmetric key: %v", err)
 	}
 	if _, err := New(context.Background(), Options{Issuer: "http://login.korral.example", Audience: audience}); err == nil || !strings.Contains(err.Error(), "https") {
@@ -212,26 +95,26 @@ func TestDiscoveryRefusesWhatIsNotTheIssuers(t *testing.T) {
 // The skew is bounded on both sides: ClockSkew past exp (or before nbf)
 // is accepted, a second more is not.
 func TestClockSkewIsBounded(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now().Truncate(time.Second)}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now().Truncate(time.Second))
 	v := verifier(t, p, clk)
 	issued := clk.Now()
 	c := claimsAt(p, issued)
 	c["nbf"] = issued.Add(ClockSkew).Unix()
 	c["iat"] = issued.Unix()
-	tok := p.token(c)
+	tok := p.Token(c)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("nbf ClockSkew ahead: %v", err)
 	}
 	c["nbf"] = issued.Add(ClockSkew + time.Second).Unix()
-	if _, err := v.Verify(context.Background(), p.token(c)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not valid before") {
+	if _, err := v.Verify(context.Background(), p.Token(c)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not valid before") {
 		t.Fatalf("nbf beyond the skew: %v", err)
 	}
-	clk.add(5*time.Minute + ClockSkew)
+	clk.Advance(5*time.Minute + ClockSkew)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("ClockSkew after exp: %v", err)
 	}
-	clk.add(time.Second)
+	clk.Advance(time.Second)
 	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("beyond the skew after exp: %v", err)
 	}
@@ -240,15 +123,15 @@ func TestClockSkewIsBounded(t *testing.T) {
 // A withdrawn key stops working once the key set is KeysMaxAge old, even
 // without a token naming a new key.
 func TestAWithdrawnKeyStopsWorkingWithinKeysMaxAge(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	old := p.token(map[string]any{"iss": p.issuer(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
-	p.rotate("k2")
+	old := p.Token(map[string]any{"iss": p.URL(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
+	p.Rotate("k2")
 	if _, err := v.Verify(context.Background(), old); err != nil {
 		t.Fatalf("within KeysMaxAge the cached key still verifies: %v", err)
 	}
-	clk.add(KeysMaxAge)
+	clk.Advance(KeysMaxAge)
 	if _, err := v.Verify(context.Background(), old); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `"k1"`) {
 		t.Fatalf("after KeysMaxAge: %v", err)
 	}
@@ -256,50 +139,36 @@ func TestAWithdrawnKeyStopsWorkingWithinKeysMaxAge(t *testing.T) {
 
 // Concurrent tokens naming a new key cause one read of the key set.
 func TestANewKeyIsFetchedOnceForConcurrentTokens(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	p.rotate("k2")
-	tok := p.token(claimsAt(p, clk.Now()))
-	before := p.reads.Load()
-	var wg sync.WaitGroup
-	errs := make(chan error, 20)
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := v.Verify(context.Background(), tok)
-			errs <- err
-		}()
+	p.Rotate("k2")
+	tok := p.Token(claimsAt(p, clk.Now()))
+	before := p.Reads()
+	if err := verifyAtOnce(v, tok, 20); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := p.reads.Load() - before; n != 1 {
+	if n := p.Reads() - before; n != 1 {
 		t.Fatalf("%d reads of the key set, want 1", n)
 	}
 }
 
 func TestScopesFromScopeOrScp(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	for _, scp := range []any{[]string{"storelink.read", "storelink.write"}, "storelink.read storelink.write"} {
 		c := claimsAt(p, clk.Now())
 		delete(c, "scope")
 		c["scp"] = scp
-		tok, err := v.Verify(context.Background(), p.token(c))
+		tok, err := v.Verify(context.Background(), p.Token(c))
 		if err != nil || !tok.Has(ScopeRead) || !tok.Has(ScopeWrite) {
 			t.Fatalf("scp %v: %+v %v", scp, tok, err)
 		}
 	}
 	c := claimsAt(p, clk.Now())
 	c["sub"] = "jana/../admin"
-	if _, err := v.Verify(context.Background(), p.token(c)); !errors.Is(err, ErrInvalid) {
+	if _, err := v.Verify(context.Background(), p.Token(c)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a subject with a slash: %v", err)
 	}
 }
@@ -319,27 +188,23 @@ func TestMetadataURL(t *testing.T) {
 // A provider that is down when the key set is due is asked once per
 // RefreshInterval, however many tokens arrive, and not trusted meanwhile.
 func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	tok := p.token(map[string]any{"iss": p.issuer(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
-	p.mu.Lock()
-	p.down = true
-	p.mu.Unlock()
-	clk.add(KeysMaxAge)
-	before := p.reads.Load()
+	tok := p.Token(map[string]any{"iss": p.URL(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
+	p.Set(func(s *mcptest.IssuerSettings) { s.Down = true })
+	clk.Advance(KeysMaxAge)
+	before := p.Reads()
 	for range 5 {
 		if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
 			t.Fatalf("with the provider down: %v", err)
 		}
 	}
-	if n := p.reads.Load() - before; n != 1 {
+	if n := p.Reads() - before; n != 1 {
 		t.Fatalf("%d reads of a down provider's key set, want 1", n)
 	}
-	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
-	clk.add(RefreshInterval)
+	p.Set(func(s *mcptest.IssuerSettings) { s.Down = false })
+	clk.Advance(RefreshInterval)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("the provider is back: %v", err)
 	}
@@ -350,14 +215,14 @@ func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 // for it; the waiting token is then refused (401), not failed. No timing:
 // the valid checks must all end while the provider still holds the read.
 func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	valid := p.token(claimsAt(p, clk.Now()))
+	valid := p.Token(claimsAt(p, clk.Now()))
 	// Valid claims signed by k1, but naming a key the set does not hold.
-	made := withKid(t, p, "made-up")
-	entered, release := p.block()
-	before := p.reads.Load()
+	made := p.TokenWithKid(claimsAt(p, time.Now()), "made-up")
+	entered, release := p.Block()
+	before := p.Reads()
 
 	unknown := make(chan error, 1)
 	go func() {
@@ -366,22 +231,8 @@ func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
 	}()
 	<-entered // the read for the unknown key is hanging at the provider
 
-	var wg sync.WaitGroup
-	errs := make(chan error, 20)
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := v.Verify(context.Background(), valid)
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("a token with a known key, while the key set read hangs: %v", err)
-		}
+	if err := verifyAtOnce(v, valid, 20); err != nil {
+		t.Fatalf("a token with a known key, while the key set read hangs: %v", err)
 	}
 	select {
 	case err := <-unknown:
@@ -392,7 +243,7 @@ func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
 	if err := <-unknown; !errors.Is(err, ErrInvalid) {
 		t.Fatalf("the unknown key after the read: %v, want a refusal", err)
 	}
-	if n := p.reads.Load() - before; n != 1 {
+	if n := p.Reads() - before; n != 1 {
 		t.Fatalf("%d key set reads, want 1", n)
 	}
 }
@@ -401,12 +252,12 @@ func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
 // its context ends, it gives up (unavailable, not refused), while the read
 // goes on for whoever comes next.
 func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	entered, release := p.block()
-	p.rotate("k2")
-	tok := p.token(claimsAt(p, clk.Now()))
+	entered, release := p.Block()
+	p.Rotate("k2")
+	tok := p.Token(claimsAt(p, clk.Now()))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -420,7 +271,7 @@ func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 	}
 	// Another token for k2 joins the same read; once it ends, k2 verifies
 	// without a second read.
-	before := p.reads.Load()
+	before := p.Reads()
 	again := make(chan error, 1)
 	go func() {
 		_, err := v.Verify(context.Background(), tok)
@@ -430,7 +281,7 @@ func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 	if err := <-again; err != nil {
 		t.Fatalf("after the read: %v", err)
 	}
-	if n := p.reads.Load() - before; n != 0 {
+	if n := p.Reads() - before; n != 0 {
 		t.Fatalf("%d more key set reads, want 0 (the running read is joined)", n)
 	}
 }
@@ -438,14 +289,12 @@ func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 // A provider that cannot be read when a token names an unknown key makes
 // that token unavailable (try again), not invalid.
 func TestAnUnknownKeyWithTheProviderDownIsUnavailable(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	p.rotate("k2")
-	p.mu.Lock()
-	p.down = true
-	p.mu.Unlock()
-	tok := p.token(claimsAt(p, clk.Now()))
+	p.Rotate("k2")
+	p.Set(func(s *mcptest.IssuerSettings) { s.Down = true })
+	tok := p.Token(claimsAt(p, clk.Now()))
 	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
 		t.Fatalf("provider down: %v", err)
 	}
@@ -460,13 +309,13 @@ func TestAnUnknownKeyWithTheProviderDownIsUnavailable(t *testing.T) {
 // that notices does not wait for it, and a key published meanwhile is
 // known afterwards without a read of its own.
 func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
-	clk.add(KeysRefreshAge)
-	old := p.token(claimsAt(p, clk.Now()))
-	entered, release := p.block()
-	before := p.reads.Load()
+	clk.Advance(KeysRefreshAge)
+	old := p.Token(claimsAt(p, clk.Now()))
+	entered, release := p.Block()
+	before := p.Reads()
 	for range 5 {
 		if _, err := v.Verify(context.Background(), old); err != nil {
 			t.Fatalf("a known key while the set is renewed: %v", err)
@@ -474,49 +323,29 @@ func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
 	}
 	<-entered // the renewal is hanging; every check above ended without it
 	// Publish k2 beside k1, then let the renewal finish.
-	p.mu.Lock()
-	k1 := p.keys[0]
-	p.mu.Unlock()
-	p.rotate("k2")
-	p.mu.Lock()
-	p.keys = append(p.keys, k1)
-	p.mu.Unlock()
+	var k1 jose.JSONWebKey
+	p.Set(func(s *mcptest.IssuerSettings) { k1 = s.Keys[0] })
+	p.Rotate("k2")
+	p.Set(func(s *mcptest.IssuerSettings) { s.Keys = append(s.Keys, k1) })
 	release()
 	// Wait for the renewal to land: its outcome is shared through the flight.
 	if ch := v.refetch(context.Background()); ch != nil {
 		<-ch
 	}
-	if n := p.reads.Load() - before; n != 1 {
+	if n := p.Reads() - before; n != 1 {
 		t.Fatalf("%d key set reads, want 1", n)
 	}
-	if _, err := v.Verify(context.Background(), p.token(claimsAt(p, clk.Now()))); err != nil {
+	if _, err := v.Verify(context.Background(), p.Token(claimsAt(p, clk.Now()))); err != nil {
 		t.Fatalf("k2 after the renewal: %v", err)
 	}
-	if n := p.reads.Load() - before; n != 1 {
+	if n := p.Reads() - before; n != 1 {
 		t.Fatalf("%d key set reads after k2, want 1", n)
 	}
 }
 
-// withKid signs valid claims with the provider's key under another kid.
-func withKid(t *testing.T, p *provider, kid string) string {
-	t.Helper()
-	p.mu.Lock()
-	key := p.key
-	p.mu.Unlock()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", kid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(claimsAt(p, time.Now())).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
 func TestStoresClaim(t *testing.T) {
-	p := newProvider(t, "")
-	clk := &clock{now: time.Now()}
+	p := mcptest.NewIssuer(t, "")
+	clk := consoletest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	for name, c := range map[string]struct {
 		claim   any
@@ -532,7 +361,7 @@ func TestStoresClaim(t *testing.T) {
 		if c.claim != nil {
 			cl[StoresClaim] = c.claim
 		}
-		tok, err := v.Verify(context.Background(), p.token(cl))
+		tok, err := v.Verify(context.Background(), p.Token(cl))
 		if err != nil || tok.StoresLimited != c.limited || fmt.Sprint(tok.Stores) != fmt.Sprint(c.stores) {
 			t.Errorf("%s: %+v %v", name, tok, err)
 		}
@@ -546,7 +375,7 @@ func TestStoresClaim(t *testing.T) {
 	} {
 		cl := claimsAt(p, clk.Now())
 		cl[StoresClaim] = claim
-		if _, err := v.Verify(context.Background(), p.token(cl)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), StoresClaim) {
+		if _, err := v.Verify(context.Background(), p.Token(cl)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), StoresClaim) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -1,6 +1,7 @@
 // Package apptest holds the helpers that the tests of package app and of
-// package cli share: a stand-in StoreLink that fails, a log buffer safe for
-// a server's goroutines, and the settings of a private deployment.
+// package cli share: the settings of a private deployment, a stand-in
+// StoreLink that fails, and a file written for a test. Their log buffer is
+// mcptest.SyncBuffer.
 package apptest
 
 import (
