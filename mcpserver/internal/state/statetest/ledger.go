@@ -100,7 +100,7 @@ func reserveStoresAndReplays(t *testing.T, o Opener) {
 	}
 }
 
-// reserveRaceOneKey is the ledger's reason to exist: of many concurrent
+// reserveRaceOneKey is what the ledger is for: of many concurrent
 // reservations of one key, through two handles as two replicas would hold
 // them, exactly one takes it, and every other caller is handed its entry.
 func reserveRaceOneKey(t *testing.T, o Opener) {
