@@ -1,7 +1,10 @@
 package sqlite
 
 import (
+	"context"
+
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/statetest"
 
 	"fmt"
 	"os"
@@ -27,29 +30,14 @@ func TestRecordAuditFillsZeroTime(t *testing.T) {
 }
 
 func TestAuditRowsAreAppendOnly(t *testing.T) {
-	ctx := testCtx(t)
 	db := openTemp(t)
-	if err := db.RecordAudit(ctx, state.AuditRecord{Time: base, CallID: "c1", Tool: "korral_check_stock_risk", Outcome: state.OutcomeOK, Summary: "real"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{
+	exec := func(ctx context.Context, stmt string) error { _, err := db.sql.ExecContext(ctx, stmt); return err }
+	statetest.AuditTrailIsAppendOnly(t, db, exec, []string{
 		`UPDATE audit SET summary = 'forged' WHERE call_id = 'c1'`,
 		`UPDATE audit SET outcome = 'error'`,
 		`DELETE FROM audit WHERE call_id = 'c1'`,
 		`DELETE FROM audit`,
-	} {
-		if _, err := db.sql.ExecContext(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
-			t.Errorf("%s: err = %v, want the append-only refusal", stmt, err)
-		}
-	}
-	got, err := db.QueryAudit(ctx, state.AuditFilter{})
-	if err != nil || len(got) != 1 || got[0].Summary != "real" || got[0].Outcome != state.OutcomeOK {
-		t.Fatalf("trail after the attempts: %+v, %v", got, err)
-	}
-	// Appending still works.
-	if err := db.RecordAudit(ctx, state.AuditRecord{Time: base, CallID: "c2", Tool: "t", Outcome: state.OutcomeOK}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestRetentionProcedureFromTheDocs runs the SQL block of

@@ -1,7 +1,9 @@
 package statetest
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,5 +119,28 @@ func auditReport(t *testing.T, o Opener) {
 		if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); err != nil || diff != "" {
 			t.Errorf("Report(%+v): %v (-want +got):\n%s", tc.f, err, diff)
 		}
+	}
+}
+
+// AuditTrailIsAppendOnly records one row, then tampers with the trail
+// through plain SQL (exec, on the backend's own connection): each of stmts
+// must fail with the append-only refusal, the row must be unchanged, and
+// appending must still work.
+func AuditTrailIsAppendOnly(t *testing.T, s state.Store, exec func(ctx context.Context, stmt string) error, stmts []string) {
+	t.Helper()
+	ctx := ctxOf(t)
+	if err := s.RecordAudit(ctx, state.AuditRecord{Time: base, CallID: "c1", Tool: "read", Outcome: state.OutcomeOK, Summary: "real"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range stmts {
+		if err := exec(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: err = %v, want the append-only refusal", stmt, err)
+		}
+	}
+	if got, err := s.QueryAudit(ctx, state.AuditFilter{}); err != nil || len(got) != 1 || got[0].Summary != "real" || got[0].Outcome != state.OutcomeOK {
+		t.Fatalf("trail after the attempts: %+v, %v", got, err)
+	}
+	if err := s.RecordAudit(ctx, state.AuditRecord{Time: base, CallID: "c2", Tool: "t", Outcome: state.OutcomeOK}); err != nil {
+		t.Fatalf("appending after the attempts: %v", err)
 	}
 }
