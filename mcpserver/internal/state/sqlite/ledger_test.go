@@ -3,7 +3,6 @@ package sqlite
 import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -31,8 +30,6 @@ func pendingEntry(key, approvalID string, created, expires time.Time) state.Entr
 	e.ApprovalExpiresAt = expires
 	return e
 }
-
-func cmpEntry(want, got state.Entry) string { return cmp.Diff(want, got) }
 
 func TestReserveKeepsGivenRequestHash(t *testing.T) {
 	db := openTemp(t)
@@ -81,92 +78,6 @@ func TestReserveRejectsInvalidEntries(t *testing.T) {
 	}
 	if _, ok, err := db.Get(testCtx(t), "k-raised"); err != nil || ok {
 		t.Errorf("a rejected entry was stored: %v, %v", ok, err)
-	}
-}
-
-func TestFinish(t *testing.T) {
-	later := base.Add(3 * time.Second)
-	tests := []struct {
-		name                string
-		state               state.EntryState
-		orderID, code, msg  string
-		wantOrder, wantCode string
-	}{
-		{name: "raised", state: state.StateRaised, orderID: "ORD-9", wantOrder: "ORD-9"},
-		{name: "failed", state: state.StateFailed, code: "UPSTREAM_REJECTED", msg: "supplier blocked", wantCode: "UPSTREAM_REJECTED"},
-		{name: "unknown", state: state.StateUnknown, code: "WRITE_OUTCOME_UNKNOWN", msg: "timed out", wantCode: "WRITE_OUTCOME_UNKNOWN"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			db := openTemp(t)
-			start, _, err := db.Reserve(ctx, sendingEntry("k1", base))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := db.Finish(ctx, "k1", tt.state, tt.orderID, tt.code, tt.msg, later)
-			if err != nil {
-				t.Fatalf("Finish: %v", err)
-			}
-			want := start
-			want.State, want.OrderID, want.ErrorCode, want.ErrorMessage, want.UpdatedAt = tt.state, tt.wantOrder, tt.wantCode, tt.msg, later
-			if diff := cmpEntry(want, got); diff != "" {
-				t.Errorf("Finish (-want +got):\n%s", diff)
-			}
-			// A second verdict on the same order is refused: the first one
-			// stands.
-			if _, err := db.Finish(ctx, "k1", state.StateFailed, "", "X", "again", later); !errors.Is(err, state.ErrInvalidTransition) {
-				t.Errorf("second Finish: err = %v, want ErrInvalidTransition", err)
-			}
-			read, _, err := db.Get(ctx, "k1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmpEntry(want, read); diff != "" {
-				t.Errorf("entry changed by a refused Finish (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestFinishRefusals(t *testing.T) {
-	ctx := testCtx(t)
-	db := openTemp(t)
-	if _, _, err := db.Reserve(ctx, sendingEntry("send", base)); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := db.Reserve(ctx, pendingEntry("pend", "ap-1", base, base.Add(time.Hour))); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name, key string
-		state     state.EntryState
-		orderID   string
-		want      error
-	}{
-		{"to sending", "send", state.StateSending, "", state.ErrInvalidTransition},
-		{"to pending", "send", state.StatePendingApproval, "", state.ErrInvalidTransition},
-		{"to rejected", "send", state.StateRejected, "", state.ErrInvalidTransition},
-		{"to bogus", "send", "bogus", "", state.ErrInvalidTransition},
-		{"raised without order id", "send", state.StateRaised, "", state.ErrInvalidTransition},
-		{"pending entry", "pend", state.StateRaised, "ORD-1", state.ErrInvalidTransition},
-		{"unknown key", "nope", state.StateRaised, "ORD-1", state.ErrNotFound},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := db.Finish(ctx, tt.key, tt.state, tt.orderID, "", "", base); !errors.Is(err, tt.want) {
-				t.Errorf("Finish: err = %v, want %v", err, tt.want)
-			}
-		})
-	}
-	for key, want := range map[string]state.EntryState{"send": state.StateSending, "pend": state.StatePendingApproval} {
-		e, _, err := db.Get(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.State != want {
-			t.Errorf("%s: state = %s after refusals, want %s", key, e.State, want)
-		}
 	}
 }
 

@@ -85,18 +85,65 @@ func reserveStoresAndReplays(t *testing.T, o Opener) {
 	if _, _, err := s.Reserve(ctx, state.Entry{IdempotencyKey: "bad", StoreID: "47", SKU: "1", QuantityUnits: 0, State: state.StateSending}); err == nil {
 		t.Error("Reserve accepted a zero quantity")
 	}
-	if _, err := s.Finish(ctx, "k1", state.StateRaised, "", "", "", base); !errors.Is(err, state.ErrInvalidTransition) {
-		t.Errorf("raised without an order id: err = %v", err)
+}
+
+// finish: a send's verdict is recorded once, and only on a sending entry;
+// a raised verdict needs an order id; a refused verdict changes nothing.
+func finish(t *testing.T, o Opener) {
+	ctx := ctxOf(t)
+	s, _ := o(t)
+	later := base.Add(3 * time.Second)
+	for i, tc := range []struct {
+		st                 state.EntryState
+		orderID, code, msg string
+	}{
+		{st: state.StateRaised, orderID: "ORD-9"},
+		{st: state.StateFailed, code: "UPSTREAM_REJECTED", msg: "supplier blocked"},
+		{st: state.StateUnknown, code: "WRITE_OUTCOME_UNKNOWN", msg: "timed out"},
+	} {
+		key := fmt.Sprint("k", i)
+		want, _, err := s.Reserve(ctx, sending(key, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.State, want.OrderID, want.ErrorCode, want.ErrorMessage, want.UpdatedAt = tc.st, tc.orderID, tc.code, tc.msg, later
+		if got, err := s.Finish(ctx, key, tc.st, tc.orderID, tc.code, tc.msg, later); err != nil || !cmp.Equal(want, got) {
+			t.Errorf("Finish %s: %v (-want +got):\n%s", tc.st, err, cmp.Diff(want, got))
+		}
+		if _, err := s.Finish(ctx, key, state.StateFailed, "", "X", "again", later); !errors.Is(err, state.ErrInvalidTransition) {
+			t.Errorf("second verdict on a %s entry: err = %v, want ErrInvalidTransition", tc.st, err)
+		}
+		if read, _, _ := s.Get(ctx, key); !cmp.Equal(want, read) {
+			t.Errorf("a refused Finish changed the entry (-want +got):\n%s", cmp.Diff(want, read))
+		}
 	}
-	fin, err := s.Finish(ctx, "k1", state.StateRaised, "ORD-1", "", "", base.Add(time.Second))
-	if err != nil || fin.State != state.StateRaised || fin.OrderID != "ORD-1" {
-		t.Fatalf("Finish = %+v, %v", fin, err)
+	for _, e := range []state.Entry{sending("send", "send"), staged("pend", "pend")} {
+		if _, _, err := s.Reserve(ctx, e); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := s.Finish(ctx, "k1", state.StateFailed, "", "X", "y", base); !errors.Is(err, state.ErrInvalidTransition) {
-		t.Errorf("finishing a raised entry: err = %v", err)
+	for _, tc := range []struct {
+		key     string
+		st      state.EntryState
+		orderID string
+		want    error
+	}{
+		{"send", state.StateSending, "", state.ErrInvalidTransition},
+		{"send", state.StatePendingApproval, "", state.ErrInvalidTransition},
+		{"send", state.StateRejected, "", state.ErrInvalidTransition},
+		{"send", "bogus", "", state.ErrInvalidTransition},
+		{"send", state.StateRaised, "", state.ErrInvalidTransition}, // no order id
+		{"pend", state.StateRaised, "ORD-1", state.ErrInvalidTransition},
+		{"nope", state.StateRaised, "ORD-1", state.ErrNotFound},
+	} {
+		if _, err := s.Finish(ctx, tc.key, tc.st, tc.orderID, "", "", base); !errors.Is(err, tc.want) {
+			t.Errorf("Finish(%s, %s): err = %v, want %v", tc.key, tc.st, err, tc.want)
+		}
 	}
-	if _, err := s.Finish(ctx, "nope", state.StateRaised, "ORD-2", "", "", base); !errors.Is(err, state.ErrNotFound) {
-		t.Errorf("finishing an unknown key: err = %v", err)
+	for key, want := range map[string]state.EntryState{"send": state.StateSending, "pend": state.StatePendingApproval} {
+		if e, _, err := s.Get(ctx, key); err != nil || e.State != want {
+			t.Errorf("%s: state %s after refusals (%v), want %s", key, e.State, err, want)
+		}
 	}
 }
 

@@ -29,6 +29,7 @@ func Run(t *testing.T, o Opener) {
 	}{
 		{"TransitionTableWalksEveryPair", transitionTable},
 		{"ReserveStoresAndReplays", reserveStoresAndReplays},
+		{"FinishRecordsOneVerdict", finish},
 		{"ReserveRaceOneKey", reserveRaceOneKey},
 		{"SameRequestNeverInFlightTwice", sameRequestNeverInFlightTwice},
 		{"RetryableTakenOverBySameRequestOnly", retryableTakeover},
