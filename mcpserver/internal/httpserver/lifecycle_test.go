@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -113,20 +112,11 @@ func TestHealthAndReadiness(t *testing.T) {
 func TestShutdownLetsACallFinishAndEndsStreams(t *testing.T) {
 	g := newGate()
 	opts, logs := testOptions(g)
-	s, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ln) }()
+	s := start(t, opts) // its cleanup checks that Serve returns nil
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// The client opens its standalone GET stream once connected.
-	cs := connect(t, ctx, "http://"+ln.Addr().String(), "")
+	cs := connect(t, ctx, s.base, "")
 	called := make(chan error, 1)
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}})
@@ -164,9 +154,6 @@ func TestShutdownLetsACallFinishAndEndsStreams(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("Shutdown waited on the open stream")
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("Serve after Shutdown: %v", err)
 	}
 	if countLines(logs.String(), "http.shutdown_forced") != 0 {
 		t.Fatalf("shutdown was forced:\n%s", logs.String())
