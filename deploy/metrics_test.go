@@ -166,13 +166,26 @@ func TestDeployAlertRulesPassPromtool(t *testing.T) {
 	}
 }
 
+// TestDeployMetricsAssets: every alert links to its runbook, every metric
+// the alerts and the dashboard query is exported and documented, and the
+// scrape configuration finds the manifest's pods.
 func TestDeployMetricsAssets(t *testing.T) {
-	rules := readRules(t)
-	anchors := headingAnchors(t, "docs/operations.md")
 	observability, err := os.ReadFile(e2etest.Path(t, "docs/observability.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	exprs := checkAlertRunbooks(t, string(observability))
+	checkQueriedMetrics(t, append(exprs, dashboardExprs(t)...), string(observability))
+	checkScrapeFindsThePods(t)
+}
+
+// checkAlertRunbooks checks the expected alerts exist and each links to a
+// section of docs/operations.md that docs/observability.md lists; it
+// returns the alerts' expressions.
+func checkAlertRunbooks(t *testing.T, observability string) []string {
+	t.Helper()
+	rules := readRules(t)
+	anchors := headingAnchors(t, "docs/operations.md")
 	var exprs []string
 	wantAlerts := []string{"StoreLinkBreakerOpen", "StoreLinkOrderOutcomeUnknown", "StoreLinkApprovalsAboutToLapse", "StoreLinkErrorRate", "StoreLinkAuditWriteFailures"}
 	var alerts []string
@@ -185,7 +198,7 @@ func TestDeployMetricsAssets(t *testing.T) {
 			if !ok || !anchors[anchor] {
 				t.Errorf("alert %s: runbook_url %q is not a section of docs/operations.md", r.Alert, link)
 			}
-			if !strings.Contains(string(observability), "`"+r.Alert+"`") || !strings.Contains(string(observability), "operations.md#"+anchor) {
+			if !strings.Contains(observability, "`"+r.Alert+"`") || !strings.Contains(observability, "operations.md#"+anchor) {
 				t.Errorf("alert %s is not listed with its runbook in docs/observability.md", r.Alert)
 			}
 		}
@@ -195,7 +208,13 @@ func TestDeployMetricsAssets(t *testing.T) {
 			t.Errorf("no alert %s", a)
 		}
 	}
-	exprs = append(exprs, dashboardExprs(t)...)
+	return exprs
+}
+
+// checkQueriedMetrics checks every metric the expressions query is one
+// /metrics exports and docs/observability.md's table lists.
+func checkQueriedMetrics(t *testing.T, exprs []string, observability string) {
+	t.Helper()
 	exported, labels := exportedFamilies(t)
 	for _, e := range exprs {
 		names := metricName.FindAllString(e, -1)
@@ -209,14 +228,19 @@ func TestDeployMetricsAssets(t *testing.T) {
 			if !exported[n] {
 				t.Errorf("%q uses %s, which /metrics does not export", e, n)
 			}
-			if !strings.Contains(string(observability), "`"+strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_count"), "_sum")+"`") {
+			if !strings.Contains(observability, "`"+strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_count"), "_sum")+"`") {
 				t.Errorf("%s is not in docs/observability.md's metrics table", n)
 			}
 		}
 	}
 
-	// The manifest's pods carry the annotations the scrape configuration
-	// keeps, on the port --metrics listens on, behind the token file.
+}
+
+// checkScrapeFindsThePods: the manifest's pods carry the annotations the
+// scrape configuration keeps, on the port --metrics listens on, behind the
+// token file.
+func checkScrapeFindsThePods(t *testing.T) {
+	t.Helper()
 	objs, raw := readManifest(t)
 	c := objs["Deployment"].Spec.Template.Spec.Containers[0]
 	meta, _ := raw["Deployment"]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)

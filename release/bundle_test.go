@@ -211,6 +211,37 @@ process.stdout.write(JSON.stringify(await lib.getMcpConfigForManifest(o)));`
 	return c, true
 }
 
+// installBundle unpacks the bundle as a host would (under a path with
+// spaces) and fills in its mcp_config with the user's values, checking the
+// result against the mcpb library's when make release-check installed it.
+func installBundle(t *testing.T, name, home string, user map[string]any) mcpConfig {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "Claude Extensions", "korral-storelink") // a host's path has spaces
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	members := unzip(t, name, dir)
+	var man bundleManifest
+	unmarshal(t, members["manifest.json"], &man)
+	cfg := resolve(man, dir, home, user)
+	if lib, ok := resolveWithMCPB(t, members["manifest.json"], dir, home, user); ok {
+		if d := cmp.Diff(lib, cfg); d != "" {
+			t.Errorf("mcpb resolves the manifest otherwise (-mcpb +ours):\n%s", d)
+		}
+	} else if os.Getenv("CI") != "" {
+		t.Error("STORELINK_MCPB is unset: make release-check sets it")
+	}
+	for k, v := range cfg.Env {
+		if strings.Contains(v, "${") {
+			t.Errorf("%s=%s: a placeholder the host would leave in place", k, v)
+		}
+	}
+	if cfg.Command != filepath.Join(dir, "storelink-mcp") {
+		t.Errorf("command %q, want the unpacked binary", cfg.Command)
+	}
+	return cfg
+}
+
 // TestDistBundleStartsAsHostWould unpacks the linux/amd64 bundle, fills in
 // its user_config as a person would at install time, starts the binary with
 // the manifest's command, arguments and environment against a mock
@@ -237,29 +268,7 @@ func TestDistBundleStartsAsHostWould(t *testing.T) {
 		{"sensitive keyring", map[string]any{"storelink_url": w.Mock.URL, "storelink_keyring": string(keyring), "state_db_path": filepath.Join(w.Dir, "other.db"), "read_only": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "Claude Extensions", "korral-storelink") // a host's path has spaces
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			members := unzip(t, name, dir)
-			var man bundleManifest
-			unmarshal(t, members["manifest.json"], &man)
-			cfg := resolve(man, dir, w.Dir, tc.user)
-			if lib, ok := resolveWithMCPB(t, members["manifest.json"], dir, w.Dir, tc.user); ok {
-				if d := cmp.Diff(lib, cfg); d != "" {
-					t.Errorf("mcpb resolves the manifest otherwise (-mcpb +ours):\n%s", d)
-				}
-			} else if os.Getenv("CI") != "" {
-				t.Error("STORELINK_MCPB is unset: make release-check sets it")
-			}
-			for k, v := range cfg.Env {
-				if strings.Contains(v, "${") {
-					t.Errorf("%s=%s: a placeholder the host would leave in place", k, v)
-				}
-			}
-			if cfg.Command != filepath.Join(dir, "storelink-mcp") {
-				t.Errorf("command %q, want the unpacked binary", cfg.Command)
-			}
+			cfg := installBundle(t, name, w.Dir, tc.user)
 
 			cmd := exec.Command(cfg.Command, cfg.Args...)
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.Dir}

@@ -1,7 +1,7 @@
 // Package apperr is the MCP server's closed error taxonomy: every failure a
 // tool reports to the model carries one of the codes below, a message the
 // model can read, and a remediation telling it what to do next. Internal
-// detail travels in Cause, which reaches the log and never the model.
+// detail goes in Cause, which reaches the log and never the model.
 package apperr
 
 import (

@@ -12,23 +12,17 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/secretfile"
 )
 
-// File is a token file that follows its changes. Every Lookup first
-// compares the file's status (modification and change times, size, inode)
-// with that of the version in memory; when they differ, or when the file
-// changed so recently that a second write could hide in the same timestamp
-// tick, it reads the file and compares the SHA-256 of its content with the
-// loaded one, and reloads only when the content differs. A stat per request
-// is cheap (docs/benchmarks.md measures both paths) and needs no signal
-// handling, so it works the same for an operator editing the file, a
-// rename-into-place rotation script, a mounted secret that the orchestrator
-// swaps behind a symlink, and a same-size rewrite that keeps the
-// modification time (cp -p, touch -r), which only the change time (or the
-// content) reveals.
+// File is a token file that follows its changes. Every Lookup compares the
+// file's status (modification and change times, size, inode) with the loaded
+// version's; when they differ, or the file changed within the last timestamp
+// tick, it hashes the content and reloads only if the content differs. This
+// covers in-place edits, rename-into-place rotation, Kubernetes secrets
+// swapped behind a symlink, and same-size rewrites that keep the mtime
+// (docs/benchmarks.md measures the cost of a stat per request).
 //
-// A reload that fails (the file is missing, unreadable or malformed) denies
-// every token until the file is fixed, rather than keeping the previous
-// tokens: an operator who revokes a token and makes a typo must not leave
-// the revoked token working. The failure is logged once per change.
+// A reload that fails (missing, unreadable or malformed file) denies every
+// token until the file is fixed, so a typo made while revoking a token does
+// not leave the revoked token working. The failure is logged once per change.
 type File struct {
 	path string
 	log  *slog.Logger

@@ -14,8 +14,8 @@ import (
 //
 //   - Every value counts, not just the first: a request that carries more
 //     than one Authorization value (two header lines, whatever their
-//     schemes) has no token, because which one a proxy, a log or a server
-//     would pick is anybody's guess.
+//     schemes) has no token, because proxies, logs and servers may each
+//     pick a different one.
 //   - The scheme is the value's first word, ended by any whitespace (a
 //     space or a tab), and compared without regard to case.
 //   - The token is the rest of the value, without the surrounding

@@ -1,14 +1,13 @@
 // Package consent seals the state of a host consent question
-// (WRITE_APPROVAL=host) on the 2026-07-28 revision of MCP, where the server
-// asks the person at the host by answering a tool call with input_required
-// and an opaque requestState that the client echoes on its retry.
+// (WRITE_APPROVAL=host, MCP revision 2026-07-28): the server answers a tool
+// call with input_required and an opaque requestState that the client
+// echoes on its retry.
 //
-// The state travels through the client, so it is sealed with AES-256-GCM
-// under a key only the servers hold: a client can neither read it nor
-// change a byte of it unnoticed. Its plaintext binds the question to one
-// exact order (Fingerprint), lapses after StateTTL, and carries a random
-// nonce that the state database records on first use, so an answer is
-// honoured once across every replica.
+// The state is sealed with AES-256-GCM under a key only the servers hold, so
+// a client can neither read nor change it. It binds the question to one order
+// (Fingerprint), lapses after StateTTL, and carries a nonce that the state
+// database records on first use, so an answer is honoured once across all
+// replicas.
 package consent
 
 import (
@@ -67,8 +66,8 @@ type Order struct {
 	// folded reason (state.RequestHash).
 	RequestHash    string
 	IdempotencyKey string
-	// RequestedBy is who asked: the caller's identity as the door knows
-	// it (over HTTP the bearer token's label).
+	// RequestedBy is who asked: the caller's identity (over HTTP the
+	// bearer token's label).
 	RequestedBy string
 }
 

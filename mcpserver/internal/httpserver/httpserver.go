@@ -1,12 +1,9 @@
-// Package httpserver serves one MCP server over Streamable HTTP: the /mcp
-// endpoint behind the DNS-rebinding guard, the bearer token, the body limit
-// and the session caps, and the /healthz and /readyz probes that load
-// balancers call without a token.
+// Package httpserver serves one MCP server over Streamable HTTP: /mcp behind
+// the DNS-rebinding check, the bearer token, the body limit and the session
+// caps, and the /healthz and /readyz probes, which need no token.
 //
-// It reads no environment variable and parses no flag: `storelink-mcp
-// serve --http` (packages cli and app) decides from its flags and the configuration
-// what is allowed, for instance whether serving without tokens is safe on
-// the address it listens on, and passes every setting in Options.
+// It reads no environment variable and parses no flag: its caller (package
+// app) decides what is allowed and passes every setting in Options.
 package httpserver
 
 import (

@@ -77,16 +77,13 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// countRequests caps the requests of the stateless revision (2026-07-28)
-// by the same numbers, because each holds what a session holds while its
-// handler runs (a goroutine, StoreLink calls): a request counts as a
-// session for as long as its method handler runs. It is a receiving
-// middleware, not an HTTP wrapper, so the place is free before the answer
-// is written: a client that reads its answer and sends the next request at
-// once never finds its own last request still counted. Requests of a
-// session (2025-11-25) pass, as they are counted by their session. A
-// request beyond a cap is answered with a JSON-RPC error naming the cap and
-// the setting, and its handler never runs.
+// countRequests applies the session caps to the stateless revision
+// (2026-07-28): a request counts as a session while its method handler runs.
+// As a receiving middleware (not an HTTP wrapper) it frees the place before
+// the answer is written, so a client's next request never finds its last one
+// still counted. Requests of a session (2025-11-25) pass: their session is
+// counted. A request over a cap gets a JSON-RPC error naming the cap and the
+// setting, and its handler never runs.
 func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") || req.GetSession() == nil || req.GetSession().ID() != "" {

@@ -1,25 +1,13 @@
-// Package notify tells a person that an order waits for approval: when the
-// server stages an order, it POSTs a small signed JSON notice to the
-// operator's webhook (a chat incoming-webhook or any HTTP receiver).
+// Package notify POSTs a signed JSON notice to the operator's webhook (a chat
+// incoming-webhook or any HTTP receiver) when an order is staged for approval.
 //
-// Delivery happens in the background. Staged only puts the notice in a
-// bounded queue and returns, so a slow, failing or hanging receiver never
-// delays or fails the tool's answer; when the queue is full the notice is
-// dropped and a warning names its approval id. Each notice is retried a few
-// times (network errors, 429 and 5xx answers) and ends in exactly one log
-// line: approval.webhook_sent, approval.webhook_failed or
-// approval.webhook_dropped.
-//
-// The body is JSON (see Payload) and carries no store key, token or other
-// secret: ids, names, the quantity, the expiry, an optional link to the
-// approvals console, and a one-sentence text field that chat services show
-// as the message. Text that StoreLink users typed (store and product names)
-// is freed of the server's ⟦untrusted:TAG⟧ markers, escaped to one printable
-// line and bounded in length.
-//
-// Every request is signed with HMAC-SHA256 in the X-Korral-Signature header
-// (see Sign and Verify), so a receiver can tell a real notice from a forged
-// or replayed one.
+// Staged only queues the notice: delivery, with a few retries, runs in the
+// background, and each notice ends in one log line (approval.webhook_sent,
+// approval.webhook_failed or approval.webhook_dropped). It must never delay or
+// fail the tool call, and a notice must never carry a store key, token or
+// other secret. Names typed in StoreLink lose the ⟦untrusted:TAG⟧ markers and
+// are escaped to one bounded line. Requests are signed with HMAC-SHA256 in
+// the X-Korral-Signature header (see Sign and Verify).
 package notify
 
 import (

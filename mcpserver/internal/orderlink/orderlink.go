@@ -1,13 +1,10 @@
-// Package orderlink names the one route at which the approvals console
-// shows a staged order, so that every door that links to it (the console's
-// own router, the webhook notice, the URL elicitation and the tool's
-// answer) agrees on it.
+// Package orderlink builds the one URL at which the approvals console shows
+// a staged order, so that the console's router, the webhook notice, the URL
+// elicitation and the tool's answer all use the same route.
 //
-// The route takes the approval id (apr-…), the id the console decides by.
-// A link carries nothing but the console's public base URL and that id:
-// no token, no session, nothing that lets anyone in. Opening it still
-// needs a log-in as a named approver, and it opens for every approver in
-// the order's store scope, not only for whoever asked for the order.
+// The route takes the approval id (apr-…). A link must carry nothing but the
+// console's public base URL and that id: no token and no session. Opening it
+// still needs a log-in as an approver in the order's store scope.
 package orderlink
 
 import (

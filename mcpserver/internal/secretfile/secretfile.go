@@ -1,15 +1,11 @@
 // Package secretfile refuses secret files that other users of the machine
 // can read: the keyring, the token files, the host consent key, the webhook
-// secret and the database URL each open something (StoreLink, the MCP
-// endpoint, /metrics, forged consents, the ledger), so a copy readable by
-// any local account is a leak waiting for a reader.
+// secret and the database URL.
 //
-// The rule is PostgreSQL's for its TLS key: no permission for others, ever;
-// none for the group either, except that a file owned by root may be read
-// by its group. That exception is how a Kubernetes Secret volume reaches a
-// process that does not run as root (files owned by root, group fsGroup,
-// mode 0440), and how an operator hands a root-owned file to a service
-// group; a group can be given a file deliberately, "others" never.
+// The rule is PostgreSQL's for its TLS key: no permission for others; none for
+// the group either, unless the file is owned by root. That exception lets a
+// process that does not run as root read a Kubernetes Secret volume (owned by
+// root, group fsGroup, mode 0440) or a root-owned file given to its group.
 package secretfile
 
 import (

@@ -25,7 +25,7 @@ const (
 	// a business rule); nothing was created upstream and the key is spent.
 	StateFailed EntryState = "failed"
 	// StateRetryable: StoreLink certainly did not take the order (nothing
-	// left, or it was turned away before acceptance for a passing reason);
+	// left, or it was refused before acceptance for a passing reason);
 	// the same request may be sent again under the same key.
 	StateRetryable EntryState = "retryable"
 	// StateUnknown: the send ended without a verdict (a timeout, a lost

@@ -1,22 +1,13 @@
-// Package stdiotransport is the MCP server's stdio transport: newline-
-// delimited JSON-RPC over a reader and a writer, behind go-sdk's
-// mcp.Transport interface.
+// Package stdiotransport is the MCP server's stdio transport:
+// newline-delimited JSON-RPC over a reader and a writer, as a go-sdk
+// mcp.Transport.
 //
-// It exists because the SDK's own IOTransport stops reading at the first
-// frame it cannot decode, which ends the process: one malformed line from a
-// host (or anything else writing to the server's stdin) would take every
-// later request down with it. Here every line stands alone. A line that is
-// not JSON is answered with a JSON-RPC parse error (-32700), a line that is
-// JSON but not a valid JSON-RPC 2.0 message with an invalid-request error
-// (-32600, carrying the id when one can be read), a line longer than the
-// limit with an invalid-request error naming the limit; then the next line
-// is read as if nothing had happened. Blank lines are skipped. Only the end
-// of the input (or Close) stops the reader.
-//
-// Framing is cheap: lines are read through one bufio.Reader into a buffer
-// that is reused from line to line, a valid message is decoded once, and
-// every outgoing message is encoded into a reused buffer under the one
-// writer mutex, so concurrent writers never interleave their lines.
+// Unlike the SDK's IOTransport, it does not stop at a line it cannot decode,
+// which would end the process. A line that is not JSON gets a parse error
+// (-32700); one that is not valid JSON-RPC 2.0, or is over the size limit,
+// gets an invalid-request error (-32600); then the next line is read. Only
+// the end of the input or Close stops the reader. Writes are serialised, so
+// concurrent writers never interleave lines.
 package stdiotransport
 
 import (

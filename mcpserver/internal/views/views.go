@@ -5,7 +5,7 @@
 // (ADR 0020).
 //
 // The documents are hand-written: page.html is the frame, style.css and
-// bridge.js (the postMessage JSON-RPC a view speaks with its host) are
+// bridge.js (the postMessage JSON-RPC between a view and its host) are
 // shared, and each view adds one script. They are put together once, here,
 // so the shared parts exist once in the source and inline in every document.
 package views

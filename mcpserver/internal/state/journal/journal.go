@@ -1,17 +1,11 @@
-// Package journal is the outcome journal: a small append-only file that
-// keeps what StoreLink answered to an order until the ledger has recorded
-// it.
+// Package journal keeps what StoreLink answered to an order in a small
+// append-only file until the ledger has recorded it (ADR 0006).
 //
-// The ledger records an order before it is sent and its outcome after. If
-// the state database cannot be reached for that second step, the order id
-// StoreLink gave would live only in the memory of one call. The journal
-// holds it on local disk instead, one JSON line per outcome, written and
-// synced before the ledger is tried, and replays it into the ledger: within
-// the call (with backoff, see Recorder), in the background while lines are
-// pending, after any later successful recording, at start-up and from
-// doctor. Replaying a line is idempotent, and a line that contradicts the
-// ledger is reported and kept, never written over what the ledger holds.
-// ADR 0006 describes the design.
+// If the state database cannot be reached after a send, the order id would
+// otherwise exist only in one call's memory. Each outcome is one JSON line,
+// synced to disk before the ledger is tried, and replayed into the ledger
+// later (see Recorder and Replay). Replaying is idempotent; a line that
+// contradicts the ledger is reported and kept, never written over it.
 package journal
 
 import (

@@ -1,20 +1,13 @@
-// Package postgres is the PostgreSQL state.Store, for replicas on several
-// machines that must share one ledger, one set of staged approvals and one
-// audit trail (ADR 0008).
+// Package postgres is the state.Store in PostgreSQL, for replicas on several
+// machines that share one ledger, one set of staged approvals and one audit
+// trail (ADR 0008).
 //
-// It keeps the guarantees of the SQLite store: an idempotency key is
-// reserved by one INSERT … ON CONFLICT DO NOTHING before anything is sent,
-// every change of state is one conditional UPDATE chosen by the transition
-// table of package state, the database refuses states outside the closed
-// set and any change to the audit trail. Where SQLite serialises writers
-// with its file lock, this store takes a transaction-scoped advisory lock
-// per request fingerprint, so that two replicas cannot both send the same
-// request under different keys.
-//
-// It is the peer of package sqlite: the ledger's and the login limit's
-// algorithms are package state's (state.ReserveTx, state.AdmitLoginTx, …),
-// run over this package's statements and locks, and the schema is the
-// numbered files of migrations/, applied by package migrate.
+// It runs the algorithms of package state (state.ReserveTx,
+// state.AdmitLoginTx, …) over its own statements. The database refuses states
+// outside the closed set and any change to the audit trail; a
+// transaction-scoped advisory lock per request fingerprint keeps two replicas
+// from sending one request under two keys. The schema is the numbered files
+// in migrations/, applied by package migrate.
 package postgres
 
 import (

@@ -52,17 +52,20 @@ func blockWriter(t *testing.T, db *DB) (release func()) {
 	}
 }
 
+// auditGroupCase is one run of concurrent RecordAudit callers.
+type auditGroupCase struct {
+	name      string
+	callers   int
+	perCaller int
+	// hold queues every caller behind a held write lock and a record
+	// in flight, so that all of them land in one group.
+	hold bool
+	// poison makes the insert of this call id fail.
+	poison string
+}
+
 func TestRecordAuditGroupCommit(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		callers   int
-		perCaller int
-		// hold queues every caller behind a held write lock and a record
-		// in flight, so that all of them land in one group.
-		hold bool
-		// poison makes the insert of this call id fail.
-		poison string
-	}{
+	for _, tc := range []auditGroupCase{
 		{name: "one caller", callers: 1, perCaller: 5},
 		{name: "one batch behind a held lock", callers: 8, perCaller: 1, hold: true},
 		{name: "free-running callers", callers: 16, perCaller: 25},
@@ -81,80 +84,90 @@ func TestRecordAuditGroupCommit(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var release func()
-			if tc.hold {
-				release = blockWriter(t, db)
-			}
-			errs := make([]error, tc.callers)
-			var poisoned atomic.Bool
-			var returned sync.WaitGroup
-			for c := range tc.callers {
-				returned.Add(1)
-				go func() {
-					defer returned.Done()
-					for i := range tc.perCaller {
-						id := fmt.Sprintf("c-%d-%d", c, i)
-						if err := db.RecordAudit(ctx, state.AuditRecord{CallID: id, Tool: "t", Outcome: state.OutcomeOK}); err != nil {
-							if id != tc.poison || !strings.Contains(err.Error(), "poisoned") {
-								errs[c] = err
-								return
-							}
-							poisoned.Store(true)
-							continue
-						}
-						got, err := other.QueryAudit(ctx, state.AuditFilter{CallID: id})
-						if err != nil || len(got) != 1 {
-							errs[c] = fmt.Errorf("after RecordAudit(%s) returned, the committed trail holds %d such rows (%v)", id, len(got), err)
-							return
-						}
-					}
-				}()
-			}
-			if tc.hold {
-				waitBacklog(db, tc.callers, 1)
-				if rows, err := other.QueryAudit(ctx, state.AuditFilter{}); err != nil || len(rows) != 0 {
-					t.Fatalf("rows before the lock was released: %d (%v)", len(rows), err)
-				}
-				release()
-			}
-			returned.Wait()
-
+			tc.record(t, db, other)
 			rows, err := other.QueryAudit(ctx, state.AuditFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.poison != "" && !poisoned.Load() {
-				t.Errorf("RecordAudit(%s) did not fail", tc.poison)
-			}
-			for c, err := range errs {
-				if err != nil {
-					t.Errorf("caller %d: %v", c, err)
-				}
-			}
-			seen := map[string]int{}
-			for _, r := range rows {
-				seen[r.CallID]++
-			}
-			want := 0
-			for c := range tc.callers {
-				for i := range tc.perCaller {
-					id, n := fmt.Sprintf("c-%d-%d", c, i), 1
-					if id == tc.poison {
-						n = 0
+			tc.checkTrail(t, rows)
+		})
+	}
+}
+
+// record runs the callers, each recording its calls and finding each row
+// committed once RecordAudit has returned; only the poisoned call fails.
+func (tc auditGroupCase) record(t *testing.T, db, other *DB) {
+	ctx := testCtx(t)
+	var release func()
+	if tc.hold {
+		release = blockWriter(t, db)
+	}
+	errs := make([]error, tc.callers)
+	var poisoned atomic.Bool
+	var returned sync.WaitGroup
+	for c := range tc.callers {
+		returned.Go(func() {
+			for i := range tc.perCaller {
+				id := fmt.Sprintf("c-%d-%d", c, i)
+				if err := db.RecordAudit(ctx, state.AuditRecord{CallID: id, Tool: "t", Outcome: state.OutcomeOK}); err != nil {
+					if id != tc.poison || !strings.Contains(err.Error(), "poisoned") {
+						errs[c] = err
+						return
 					}
-					want += n
-					if seen[id] != n {
-						t.Errorf("call %s stored %d times, want %d", id, seen[id], n)
-					}
+					poisoned.Store(true)
+					continue
 				}
-			}
-			if tc.hold {
-				want++ // the blocker
-			}
-			if len(rows) != want {
-				t.Errorf("trail holds %d rows, want %d", len(rows), want)
+				got, err := other.QueryAudit(ctx, state.AuditFilter{CallID: id})
+				if err != nil || len(got) != 1 {
+					errs[c] = fmt.Errorf("after RecordAudit(%s) returned, the committed trail holds %d such rows (%v)", id, len(got), err)
+					return
+				}
 			}
 		})
+	}
+	if tc.hold {
+		waitBacklog(db, tc.callers, 1)
+		if rows, err := other.QueryAudit(ctx, state.AuditFilter{}); err != nil || len(rows) != 0 {
+			t.Fatalf("rows before the lock was released: %d (%v)", len(rows), err)
+		}
+		release()
+	}
+	returned.Wait()
+	if tc.poison != "" && !poisoned.Load() {
+		t.Errorf("RecordAudit(%s) did not fail", tc.poison)
+	}
+	for c, err := range errs {
+		if err != nil {
+			t.Errorf("caller %d: %v", c, err)
+		}
+	}
+}
+
+// checkTrail checks every call but the poisoned one is stored once.
+func (tc auditGroupCase) checkTrail(t *testing.T, rows []state.AuditRecord) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, r := range rows {
+		seen[r.CallID]++
+	}
+	want := 0
+	for c := range tc.callers {
+		for i := range tc.perCaller {
+			id, n := fmt.Sprintf("c-%d-%d", c, i), 1
+			if id == tc.poison {
+				n = 0
+			}
+			want += n
+			if seen[id] != n {
+				t.Errorf("call %s stored %d times, want %d", id, seen[id], n)
+			}
+		}
+	}
+	if tc.hold {
+		want++ // the blocker
+	}
+	if len(rows) != want {
+		t.Errorf("trail holds %d rows, want %d", len(rows), want)
 	}
 }
 

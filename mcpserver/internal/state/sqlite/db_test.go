@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"github.com/google/go-cmp/cmp"
 	"github.com/korral/storelink/mcpserver/internal/state"
 
 	"context"
@@ -216,7 +217,7 @@ func TestDataSurvivesReopen(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Get after reopen = %v, %v", ok, err)
 	}
-	if diff := cmpEntry(want, got); diff != "" {
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("entry after reopen (-want +got):\n%s", diff)
 	}
 	recs, err := db.QueryAudit(ctx, state.AuditFilter{CallID: "c1"})

@@ -1,14 +1,11 @@
-// Package sqlite is the embedded state.Store: one database file
-// (modernc.org/sqlite, no cgo) that several server processes on one machine
-// may share. It is the peer of package postgres, for replicas on several
-// machines (ADR 0008); both apply the rules of package state and add only
-// the storage.
+// Package sqlite is the state.Store in one SQLite database file
+// (modernc.org/sqlite, no cgo), which several server processes on one
+// machine may share; package postgres serves replicas on several machines
+// (ADR 0008). Both add only storage to the rules of package state.
 //
-// Writers are serialised by the file's write lock: every write transaction
-// takes it at BEGIN (BEGIN IMMEDIATE), so a read-then-write cannot lose a
-// race it has already half run. The schema is the numbered files of
-// migrations/, applied by package migrate as package postgres applies its
-// own.
+// Every write transaction takes the file's write lock at BEGIN (BEGIN
+// IMMEDIATE), so a read-then-write cannot interleave with another writer.
+// The schema is the numbered files in migrations/, applied by package migrate.
 package sqlite
 
 import (

@@ -1,6 +1,7 @@
 package statetest
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -199,5 +200,43 @@ func approverAddRace(t *testing.T, o Opener) {
 	wg.Wait()
 	if added != 1 || exists != n-1 {
 		t.Fatalf("%d of %d concurrent adds of one name succeeded, %d were told it exists; want 1 and %d", added, n, exists, n-1)
+	}
+}
+
+// ApproversChangeOnlyByRevoking tampers with the register of approvers
+// through plain SQL (exec, on the backend's own connection): each of edits
+// must fail with an error containing refusal, each of inserts must fail,
+// the register must be as before, and revoking through s must still work.
+func ApproversChangeOnlyByRevoking(t *testing.T, s state.Store, exec func(ctx context.Context, stmt string) error, refusal string, edits, inserts []string) {
+	t.Helper()
+	ctx := ctxOf(t)
+	for _, a := range []state.Approver{{Name: "Jana", Stores: []string{"47"}}, {Name: "Eva"}} {
+		a.Verifier, a.CreatedAt = "$argon2id$v=19$a$b", base
+		if _, err := s.AddApprover(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.RevokeApprover(ctx, "Eva", base.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.ListApprovers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range edits {
+		if err := exec(ctx, stmt); err == nil || !strings.Contains(err.Error(), refusal) {
+			t.Errorf("%s: err = %v, want the refusal", stmt, err)
+		}
+	}
+	for _, stmt := range inserts {
+		if err := exec(ctx, stmt); err == nil {
+			t.Errorf("the database accepted %s", stmt)
+		}
+	}
+	if after, err := s.ListApprovers(ctx); err != nil || !cmp.Equal(before, after) {
+		t.Errorf("the register changed (%v):\n%s", err, cmp.Diff(before, after))
+	}
+	if _, err := s.RevokeApprover(ctx, "Jana", base.Add(2*time.Hour)); err != nil {
+		t.Fatalf("revoke: %v", err)
 	}
 }
