@@ -1,12 +1,10 @@
 package e2e_test
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,121 +16,6 @@ import (
 // The write path under faults. In every test the judge is StoreLink itself:
 // the orders the mock holds must be exactly the orders the ledger says were
 // raised (judge), whatever the tools and commands said along the way.
-
-// judge fails the test unless the orders the mock StoreLink holds, beyond its
-// fixtures, are exactly the ledger's raised orders (id, store, SKU, units).
-func judge(t *testing.T, w *e2etest.World) {
-	t.Helper()
-	var held []string
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
-			continue
-		}
-		held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
-	}
-	var raised []string
-	for _, e := range ledgerEntries(t, w.StatePath) {
-		if e.State == "raised" {
-			raised = append(raised, fmt.Sprintf("%s store=%s sku=%s units=%d", e.OrderID, e.StoreID, e.SKU, e.Units))
-		}
-	}
-	slices.Sort(held)
-	slices.Sort(raised)
-	if !slices.Equal(held, raised) {
-		t.Fatalf("StoreLink holds %v, the ledger says raised %v", held, raised)
-	}
-}
-
-type ledgerEntry struct {
-	Key, State, OrderID, StoreID, SKU, ApprovalID, Upstream, ErrorMessage string
-	Units                                                                 int64
-}
-
-// ledgerEntries reads every entry straight from the state file.
-func ledgerEntries(t *testing.T, path string) map[string]ledgerEntry {
-	t.Helper()
-	out := map[string]ledgerEntry{}
-	if _, err := os.Stat(path); err != nil {
-		return out
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT idempotency_key, state, COALESCE(order_id, ''), store_id, sku, quantity_units,
-		COALESCE(approval_id, ''), upstream_id, error_message FROM entries`)
-	if err != nil {
-		if strings.Contains(err.Error(), "no such table") {
-			return out
-		}
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var e ledgerEntry
-		if err := rows.Scan(&e.Key, &e.State, &e.OrderID, &e.StoreID, &e.SKU, &e.Units, &e.ApprovalID, &e.Upstream, &e.ErrorMessage); err != nil {
-			t.Fatal(err)
-		}
-		out[e.Key] = e
-	}
-	return out
-}
-
-func onlyEntry(t *testing.T, w *e2etest.World) ledgerEntry {
-	t.Helper()
-	es := ledgerEntries(t, w.StatePath)
-	if len(es) != 1 {
-		t.Fatalf("ledger holds %d entries, want 1: %v", len(es), es)
-	}
-	for _, e := range es {
-		return e
-	}
-	panic("unreachable")
-}
-
-// execState changes the state file as time or an older version would have.
-func execState(t *testing.T, path, query string, args ...any) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(query, args...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func errMessage(env map[string]any) string {
-	e, _ := env["error"].(map[string]any)
-	m, _ := e["message"].(string)
-	r, _ := e["remediation"].(string)
-	return m + " | " + r
-}
-
-// approvalWorld is a world in approval mode whose register holds the
-// approvers Jana and Jana Nováková, both with the secret cred.
-func approvalWorld(t *testing.T) (w *e2etest.World, env []string, cred string) {
-	w = e2etest.NewWorld(t)
-	cred = "approver-credential-0123456789"
-	env = w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
-	registerApprover(t, env, "Jana", cred)
-	registerApprover(t, env, "Jana Nováková", cred)
-	return w, env, cred
-}
-
-// without drops the variables named from an environment.
-func without(env []string, names ...string) []string {
-	var out []string
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(names, name) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
 
 // Story: an approval from a shell without UPSTREAM_BASE_URL started the
 // embedded mock, "raised" the order there and marked the entry raised.
@@ -269,96 +152,105 @@ func TestStatusNeverShowsAnotherOrderForALedgerEntry(t *testing.T) {
 // Story: a confirm refused by something that never reached StoreLink was
 // stored as a permanent failure and replayed for the rest of the day.
 func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
-	faults := []struct {
-		name   string
-		inject func(t *testing.T, w *e2etest.World, p *e2etest.Proc)
-		code   string
-		retry  bool // the error carries retry_after_seconds
-		heal   func(t *testing.T, w *e2etest.World, p *e2etest.Proc)
-	}{
-		{
-			name: "rate limited",
-			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
-				w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 7, Count: 1})
-			},
-			code: "RATE_LIMITED", retry: true,
-		},
-		{
-			name: "key rotated",
-			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
-				w.Mock.Server.RotateKey("47")
-			},
-			code: "AUTH_KEY_INVALID",
-			heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) { w.WriteKeyring(t, w.Mock.Server.Keys()) },
-		},
-		{
-			name: "connection refused",
-			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
-				// Close may report the server's unused pre-dialled connection,
-				// which it then closes by force: either way the port is shut.
-				_ = w.Mock.Close()
-			},
-			code: "UPSTREAM_UNAVAILABLE",
-			heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
-				// StoreLink comes back at the same address, with its keys.
-				addr := strings.TrimPrefix(w.Mock.URL, "http://")
-				r, err := mockstorelink.StartOn(addr, mockstorelink.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = r.Close() })
-				w.Mock = r
-				w.WriteKeyring(t, r.Server.DefaultKeyring())
-				waitForBreaker(t, p) // the refused connection opened it
-			},
-		},
-		{
-			name: "breaker open",
-			inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
-				w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetInventory, Status: 503, Count: 1})
-				if c := e2etest.Code(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})); c != "UPSTREAM_UNAVAILABLE" {
-					t.Fatalf("risk check during the outage: %s", c)
-				}
-			},
-			code: "UPSTREAM_UNAVAILABLE", retry: true,
-			heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) { waitForBreaker(t, p) },
-		},
+	for _, f := range nothingSentFaults {
+		t.Run(f.name, func(t *testing.T) { f.check(t) })
 	}
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			w := e2etest.NewWorld(t)
-			p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true", "BREAKER_FAILURES=1", "BREAKER_COOLDOWN=1s"))
-			preview := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
-			key := preview["idempotency_key"].(string)
-			f.inject(t, w, p)
-			failed := p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
-			if e2etest.Code(failed) != f.code {
-				t.Fatalf("confirm: %v", failed)
+}
+
+// nothingSentFault is a fault that stops a confirm before StoreLink takes
+// it, and heal, when set, undoes it.
+type nothingSentFault struct {
+	name   string
+	inject func(t *testing.T, w *e2etest.World, p *e2etest.Proc)
+	code   string
+	retry  bool // the error carries retry_after_seconds
+	heal   func(t *testing.T, w *e2etest.World, p *e2etest.Proc)
+}
+
+var nothingSentFaults = []nothingSentFault{
+	{
+		name: "rate limited",
+		inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+			w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 7, Count: 1})
+		},
+		code: "RATE_LIMITED", retry: true,
+	},
+	{
+		name: "key rotated",
+		inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+			w.Mock.Server.RotateKey("47")
+		},
+		code: "AUTH_KEY_INVALID",
+		heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) { w.WriteKeyring(t, w.Mock.Server.Keys()) },
+	},
+	{
+		name: "connection refused",
+		inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+			// Close may report the server's unused pre-dialled connection,
+			// which it then closes by force: either way the port is shut.
+			_ = w.Mock.Close()
+		},
+		code: "UPSTREAM_UNAVAILABLE",
+		heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+			// StoreLink comes back at the same address, with its keys.
+			addr := strings.TrimPrefix(w.Mock.URL, "http://")
+			r, err := mockstorelink.StartOn(addr, mockstorelink.Options{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if ra, _ := failed["error"].(map[string]any)["retry_after_seconds"].(float64); f.retry != (ra > 0) {
-				t.Fatalf("retry_after_seconds = %v: %v", ra, failed)
+			t.Cleanup(func() { _ = r.Close() })
+			w.Mock = r
+			w.WriteKeyring(t, r.Server.DefaultKeyring())
+			waitForBreaker(t, p) // the refused connection opened it
+		},
+	},
+	{
+		name: "breaker open",
+		inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+			w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpGetInventory, Status: 503, Count: 1})
+			if c := e2etest.Code(p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})); c != "UPSTREAM_UNAVAILABLE" {
+				t.Fatalf("risk check during the outage: %s", c)
 			}
-			if e := onlyEntry(t, w); e.State != "retryable" {
-				t.Fatalf("ledger after %s: %+v", f.name, e)
-			}
-			judge(t, w)
-			if f.heal != nil {
-				f.heal(t, w, p)
-			}
-			again := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
-			if again["mode"] != "preview" || again["idempotency_key"] != key || again["duplicate_warning"] != nil {
-				t.Fatalf("preview after %s: %v", f.name, again)
-			}
-			raised := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key)))
-			if raised["mode"] != "raised" || raised["order_id"] == nil {
-				t.Fatalf("confirm after %s: %v", f.name, raised)
-			}
-			if e := onlyEntry(t, w); e.State != "raised" {
-				t.Fatalf("ledger: %+v", e)
-			}
-			judge(t, w)
-		})
+		},
+		code: "UPSTREAM_UNAVAILABLE", retry: true,
+		heal: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) { waitForBreaker(t, p) },
+	},
+}
+
+// check confirms an order through the fault, then again after it healed:
+// the first leaves the request retryable, the second raises it.
+func (f nothingSentFault) check(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true", "BREAKER_FAILURES=1", "BREAKER_COOLDOWN=1s"))
+	preview := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
+	key := preview["idempotency_key"].(string)
+	f.inject(t, w, p)
+	failed := p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
+	if e2etest.Code(failed) != f.code {
+		t.Fatalf("confirm: %v", failed)
 	}
+	if ra, _ := failed["error"].(map[string]any)["retry_after_seconds"].(float64); f.retry != (ra > 0) {
+		t.Fatalf("retry_after_seconds = %v: %v", ra, failed)
+	}
+	if e := onlyEntry(t, w); e.State != "retryable" {
+		t.Fatalf("ledger after %s: %+v", f.name, e)
+	}
+	judge(t, w)
+	if f.heal != nil {
+		f.heal(t, w, p)
+	}
+	again := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
+	if again["mode"] != "preview" || again["idempotency_key"] != key || again["duplicate_warning"] != nil {
+		t.Fatalf("preview after %s: %v", f.name, again)
+	}
+	raised := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key)))
+	if raised["mode"] != "raised" || raised["order_id"] == nil {
+		t.Fatalf("confirm after %s: %v", f.name, raised)
+	}
+	if e := onlyEntry(t, w); e.State != "raised" {
+		t.Fatalf("ledger: %+v", e)
+	}
+	judge(t, w)
 }
 
 // waitForBreaker waits (bounded) until reads pass again: the breaker probes
@@ -377,91 +269,99 @@ func waitForBreaker(t *testing.T, p *e2etest.Proc) {
 // Story: after WRITE_OUTCOME_UNKNOWN, the same order under a new or omitted
 // key was POSTed again. Then a person resolves the unknown outcome.
 func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
-	t.Run("no order at StoreLink", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
-		p := e2etest.StartServer(t, env)
-		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
-		if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "first-key-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
-			t.Fatalf("timeout: %s", c)
+	t.Run("no order at StoreLink", unknownOutcomeWithoutOrder)
+	t.Run("order at StoreLink", unknownOutcomeWithOrder)
+}
+
+// unknownOutcomeWithoutOrder: the confirm timed out and StoreLink holds no
+// order; a person says so, and the request is raised later.
+func unknownOutcomeWithoutOrder(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
+	p := e2etest.StartServer(t, env)
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
+	if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "first-key-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+		t.Fatalf("timeout: %s", c)
+	}
+	w.Mock.Server.ClearFaults()
+	for _, args := range []map[string]any{
+		e2etest.Order(24, "confirm", true, "idempotency_key", "second-key-0002"),
+		e2etest.Order(24, "confirm", true),
+		e2etest.Order(24, "confirm", true, "reason", "  PROJECTED to sell out before close; 22 sold in 24 h against 5 on hand.\u00a0"),
+	} {
+		env := p.Call("korral_raise_replenishment_order", args)
+		if e2etest.Code(env) != "ORDER_IN_FLIGHT" || !strings.Contains(errMessage(env), "korral_get_order_status") || !strings.Contains(errMessage(env), "first-key-0001") {
+			t.Fatalf("same order under another key: %v", env)
 		}
-		w.Mock.Server.ClearFaults()
-		for _, args := range []map[string]any{
-			e2etest.Order(24, "confirm", true, "idempotency_key", "second-key-0002"),
-			e2etest.Order(24, "confirm", true),
-			e2etest.Order(24, "confirm", true, "reason", "  PROJECTED to sell out before close; 22 sold in 24 h against 5 on hand.\u00a0"),
-		} {
-			env := p.Call("korral_raise_replenishment_order", args)
-			if e2etest.Code(env) != "ORDER_IN_FLIGHT" || !strings.Contains(errMessage(env), "korral_get_order_status") || !strings.Contains(errMessage(env), "first-key-0001") {
-				t.Fatalf("same order under another key: %v", env)
-			}
-		}
-		if n := w.Requests(isCreate); n != 1 {
-			t.Fatalf("%d POSTs, want 1", n)
-		}
-		judge(t, w)
-		// A person checks StoreLink, finds nothing, and says so.
-		if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "first-key-0001", "--approver", "Korral IT"); exit != 2 || !strings.Contains(stderr, "--not-raised") {
-			t.Fatalf("resolve without a finding: exit %d: %s", exit, stderr)
-		}
-		out, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "first-key-0001", "--not-raised", "--approver", "Korral IT")
-		if exit != 0 || !strings.Contains(out, "retryable") {
-			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
-		}
-		st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": "first-key-0001", "store_id": "47"}))
-		if st["status"] != "retryable" || st["is_open"] != false {
-			t.Fatalf("status after resolution: %v", st)
-		}
-		raised := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "second-key-0002")))
-		if raised["mode"] != "raised" {
-			t.Fatalf("confirm after resolution: %v", raised)
-		}
-		judge(t, w)
-		trail, _, _ := e2etest.RunCLI(t, env, "audit")
-		if !strings.Contains(trail, "Korral IT resolved first-key-0001") {
-			t.Fatalf("audit trail lacks the resolution:\n%s", trail)
-		}
-	})
-	t.Run("order at StoreLink", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		env := w.Env("ALLOW_WRITES=true")
-		p := e2etest.StartServer(t, env)
-		// StoreLink takes the order, then the answer is lost on the way back.
-		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
-		if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "lost-answer-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
-			t.Fatalf("lost answer: %s", c)
-		}
-		if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true))); c != "ORDER_IN_FLIGHT" {
-			t.Fatalf("same order again: %s", c)
-		}
-		orders := w.Mock.Server.Orders()
-		held := orders[len(orders)-1]
-		if held.SKU != mockstorelink.SKUButter || held.QuantityUnits != 24 {
-			t.Fatalf("StoreLink's newest order: %+v", held)
-		}
-		// The person's finding is checked against StoreLink.
-		if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "lost-answer-0001", "--raised", mockstorelink.OrderOpen, "--approver", "Korral IT"); exit == 0 || !strings.Contains(stderr, "not this entry") {
-			t.Fatalf("resolve with another order: exit %d: %s", exit, stderr)
-		}
-		out, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "--approver", "Korral IT", "lost-answer-0001", "--raised", held.OrderID)
-		if exit != 0 || !strings.Contains(out, "raised") {
-			t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
-		}
-		judge(t, w)
-		st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": "lost-answer-0001", "store_id": "47"}))
-		if st["order_id"] != held.OrderID || st["status"] != "submitted" {
-			t.Fatalf("status after resolution: %v", st)
-		}
-		// Resolved, it is an open order like any other: the preview warns.
-		preview := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
-		if preview["duplicate_warning"] == nil || !strings.Contains(fmt.Sprint(preview["open_orders_same_sku"]), held.OrderID) {
-			t.Fatalf("preview after the resolution: %v", preview)
-		}
-		if n := w.Requests(isCreate); n != 1 {
-			t.Fatalf("%d POSTs, want 1", n)
-		}
-		judge(t, w)
-	})
+	}
+	if n := w.Requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+	judge(t, w)
+	// A person checks StoreLink, finds nothing, and says so.
+	if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "first-key-0001", "--approver", "Korral IT"); exit != 2 || !strings.Contains(stderr, "--not-raised") {
+		t.Fatalf("resolve without a finding: exit %d: %s", exit, stderr)
+	}
+	out, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "first-key-0001", "--not-raised", "--approver", "Korral IT")
+	if exit != 0 || !strings.Contains(out, "retryable") {
+		t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
+	}
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": "first-key-0001", "store_id": "47"}))
+	if st["status"] != "retryable" || st["is_open"] != false {
+		t.Fatalf("status after resolution: %v", st)
+	}
+	raised := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "second-key-0002")))
+	if raised["mode"] != "raised" {
+		t.Fatalf("confirm after resolution: %v", raised)
+	}
+	judge(t, w)
+	trail, _, _ := e2etest.RunCLI(t, env, "audit")
+	if !strings.Contains(trail, "Korral IT resolved first-key-0001") {
+		t.Fatalf("audit trail lacks the resolution:\n%s", trail)
+	}
+}
+
+// unknownOutcomeWithOrder: StoreLink took the order and its answer was
+// lost; a person names the order, which is checked against StoreLink.
+func unknownOutcomeWithOrder(t *testing.T) {
+	w := e2etest.NewWorld(t)
+	env := w.Env("ALLOW_WRITES=true")
+	p := e2etest.StartServer(t, env)
+	// StoreLink takes the order, then the answer is lost on the way back.
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
+	if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "lost-answer-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+		t.Fatalf("lost answer: %s", c)
+	}
+	if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true))); c != "ORDER_IN_FLIGHT" {
+		t.Fatalf("same order again: %s", c)
+	}
+	orders := w.Mock.Server.Orders()
+	held := orders[len(orders)-1]
+	if held.SKU != mockstorelink.SKUButter || held.QuantityUnits != 24 {
+		t.Fatalf("StoreLink's newest order: %+v", held)
+	}
+	// The person's finding is checked against StoreLink.
+	if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "lost-answer-0001", "--raised", mockstorelink.OrderOpen, "--approver", "Korral IT"); exit == 0 || !strings.Contains(stderr, "not this entry") {
+		t.Fatalf("resolve with another order: exit %d: %s", exit, stderr)
+	}
+	out, stderr, exit := e2etest.RunCLI(t, env, "approvals", "resolve", "--approver", "Korral IT", "lost-answer-0001", "--raised", held.OrderID)
+	if exit != 0 || !strings.Contains(out, "raised") {
+		t.Fatalf("resolve: exit %d\n%s\n%s", exit, out, stderr)
+	}
+	judge(t, w)
+	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": "lost-answer-0001", "store_id": "47"}))
+	if st["order_id"] != held.OrderID || st["status"] != "submitted" {
+		t.Fatalf("status after resolution: %v", st)
+	}
+	// Resolved, it is an open order like any other: the preview warns.
+	preview := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
+	if preview["duplicate_warning"] == nil || !strings.Contains(fmt.Sprint(preview["open_orders_same_sku"]), held.OrderID) {
+		t.Fatalf("preview after the resolution: %v", preview)
+	}
+	if n := w.Requests(isCreate); n != 1 {
+		t.Fatalf("%d POSTs, want 1", n)
+	}
+	judge(t, w)
 }
 
 // Story: after APPROVAL_TTL a staged order still read as pending and open
