@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,14 +96,25 @@ func requireClient2(t *testing.T, inst tsInstall) {
 	}
 }
 
+// startConsentHost starts consent.mjs spawning the real binary with env,
+// as a client of generation ("1" or "2"), declaring form elicitation or not.
 func startConsentHost(t *testing.T, inst tsInstall, name, generation string, elicitation bool, env []string) *consentHost {
+	t.Helper()
+	return launchConsentHost(t, inst, name, stdioServer(t, env, map[string]any{"generation": generation, "elicitation": elicitation}))
+}
+
+// stdioServer is a driver's configuration for spawning the real binary
+// over stdio with exactly env (and PATH), plus the fields of extra.
+func stdioServer(t *testing.T, env []string, extra map[string]any) map[string]any {
 	t.Helper()
 	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		serverEnv[k] = v
 	}
-	return launchConsentHost(t, inst, name, map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": generation, "elicitation": elicitation})
+	cfg := map[string]any{"command": e2etest.Binary(t), "env": serverEnv}
+	maps.Copy(cfg, extra)
+	return cfg
 }
 
 // launchConsentHost starts consent.mjs with cfg (the JSON it reads: a

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -141,12 +140,7 @@ func stageTSScript(t *testing.T, inst tsInstall, name string) string {
 func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []string) *tsHost {
 	t.Helper()
 	work := stageTSScript(t, inst, "client.mjs")
-	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		serverEnv[k] = v
-	}
-	cfg, _ := json.Marshal(map[string]any{"command": e2etest.Binary(t), "env": serverEnv})
+	cfg, _ := json.Marshal(stdioServer(t, env, nil))
 	cmd := exec.Command(inst.node, filepath.Join(work, "client.mjs"), string(cfg))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
 	stdin, err := cmd.StdinPipe()
