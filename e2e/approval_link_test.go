@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
@@ -75,7 +74,7 @@ func TestApprovalThroughURLElicitation(t *testing.T) {
 	if h.protocol != "2025-11-25" {
 		t.Fatalf("the client connected with %s", h.protocol)
 	}
-	u := &urlApproval{t: t, w: w, h: h, hook: hook, c: c, ctx: browser(t, chromium, 1280, 1000)}
+	u := &urlApproval{t: t, w: w, h: h, hook: hook, c: c, pg: page{t: t, ctx: browser(t, chromium, 1280, 1000), logs: c.stderr.String}}
 	u.approve(secret)
 	creates := w.Requests(isCreate)
 	u.reject()
@@ -103,7 +102,7 @@ type urlApproval struct {
 	h    *consentHost
 	hook *hookReceiver
 	c    *consoleProc
-	ctx  context.Context
+	pg   page
 }
 
 // stage confirms an order; the host is asked to open its page.
@@ -143,30 +142,6 @@ func (u *urlApproval) awaitComplete(label, id string, want bool) {
 	}
 }
 
-// do runs browser steps, failing the test on the first error.
-func (u *urlApproval) do(what string, steps ...chromedp.Action[chromedp.Void]) {
-	u.t.Helper()
-	if err := chromedp.Do(u.ctx, steps...); err != nil {
-		u.t.Fatalf("%s: %v\nconsole stderr:\n%s", what, err, tail(u.c.stderr.String(), 4000))
-	}
-}
-
-func (u *urlApproval) submit(what, sel string) {
-	u.t.Helper()
-	if _, err := chromedp.RunResponse(u.ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-		u.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (u *urlApproval) text(sel string) string {
-	u.t.Helper()
-	s, err := chromedp.Run(u.ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		u.t.Fatalf("read %s: %v", sel, err)
-	}
-	return s
-}
-
 // approve: jana (store 47) opens the URL the host was given, logs in
 // there, lands on the order and approves; exactly that order lands.
 func (u *urlApproval) approve(secret string) {
@@ -175,19 +150,19 @@ func (u *urlApproval) approve(secret string) {
 	if heldOrders(u.w) != 0 {
 		t.Fatal("staging raised an order")
 	}
-	u.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("name")))
-	u.do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
-	u.submit("log in", "#login")
-	u.do("wait for the order", chromedp.WaitVisible(chromedp.ID("approve")))
-	if loc, err := chromedp.Run(u.ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/orders/"+id) {
+	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("name")))
+	u.pg.do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
+	u.pg.submit("log in", "#login")
+	u.pg.do("wait for the order", chromedp.WaitVisible(chromedp.ID("approve")))
+	if loc, err := chromedp.Run(u.pg.ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/orders/"+id) {
 		t.Errorf("after the log-in the browser is at %s (%v), want the order", loc, err)
 	}
-	if h1 := u.text("h1"); !strings.Contains(h1, "Madeta butter 250g") {
+	if h1 := u.pg.text("h1"); !strings.Contains(h1, "Madeta butter 250g") {
 		t.Errorf("the order page's heading: %q", h1)
 	}
-	u.submit("approve", "#approve")
-	u.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
-	if got := u.text("#outcome"); !strings.Contains(got, "Order raised") {
+	u.pg.submit("approve", "#approve")
+	u.pg.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	if got := u.pg.text("#outcome"); !strings.Contains(got, "Order raised") {
 		t.Errorf("the outcome reads %q", got)
 	}
 	u.awaitComplete("approved", id, true)
@@ -203,10 +178,10 @@ func (u *urlApproval) approve(secret string) {
 // rejects with a reason.
 func (u *urlApproval) reject() {
 	id, link := u.stage("confirm to reject", 36, "url-elicit-reject-0001")
-	u.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("reason")))
-	u.do("type the reason", chromedp.SendKeys(chromedp.ID("reason"), "Store 47 had a delivery this morning."))
-	u.submit("reject", "#reject")
-	u.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("reason")))
+	u.pg.do("type the reason", chromedp.SendKeys(chromedp.ID("reason"), "Store 47 had a delivery this morning."))
+	u.pg.submit("reject", "#reject")
+	u.pg.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
 	u.awaitComplete("rejected", id, true)
 	if led := u.h.statusLedger("status after rejection", id); led["state"] != "rejected" {
 		u.t.Errorf("status after rejection: %v", led)
@@ -219,9 +194,9 @@ func (u *urlApproval) lapse() {
 	id, link := u.stage("confirm to lapse", 48, "url-elicit-lapse-00001")
 	execState(u.t, u.w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
 	u.awaitComplete("lapsed", id, true)
-	u.do("open the link", chromedp.Navigate(link), chromedp.WaitReady("body"))
-	if ok, _ := chromedp.Run(u.ctx, chromedp.Evaluate[bool](`!!document.querySelector("#approve")`)); ok {
-		u.submit("approve the lapsed order", "#approve")
+	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitReady("body"))
+	if ok, _ := chromedp.Run(u.pg.ctx, chromedp.Evaluate[bool](`!!document.querySelector("#approve")`)); ok {
+		u.pg.submit("approve the lapsed order", "#approve")
 	}
 	if led := u.h.statusLedger("status after the lapse", id); led["state"] == "raised" {
 		u.t.Errorf("a lapsed approval was raised: %v", led)

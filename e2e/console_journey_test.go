@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -216,64 +215,28 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	}
 
 	c := startConsoleProc(t, env)
-	bctx := browser(t, chromium, 1280, 1000)
-	dir := t.ArtifactDir()
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", filepath.Join(dir, name))
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("%s: %v\nconsole stderr:\n%s", what, err, c.stderr.String())
-		}
-	}
-	submit := func(what, sel string) {
-		t.Helper()
-		if _, err := chromedp.RunResponse(bctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	wantText := func(sel string, parts ...string) {
-		t.Helper()
-		got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		for _, part := range parts {
-			if !strings.Contains(got, part) {
-				t.Errorf("%s reads %q, which lacks %q", sel, got, part)
-			}
-		}
-	}
+	pg := page{t: t, ctx: browser(t, chromium, 1280, 1000), logs: c.stderr.String}
 
 	// 3. jana logs in, sees the order with its product name and chart, and
 	// approves.
-	do("open the console", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible(chromedp.ID("name")))
-	do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
-	submit("log in", "#login")
-	do("wait for the inbox", chromedp.WaitVisible(chromedp.ID("inbox")))
-	wantText("#inbox", "Madeta butter 250g", "24 units = 2 cases of 12", "e2e-agent")
-	shot("console-inbox.png")
-	submit("open the order", `a[href="/orders/`+id+`"]`)
-	do("wait for the chart", chromedp.WaitVisible(chromedp.ID("chart")))
-	wantText("h1", "Madeta butter 250g")
-	wantText("#justification", "Sold in the last 24 h", "confidence")
-	bars, err := chromedp.Run(bctx, chromedp.Nodes(chromedp.CSSAll("#chart rect.bar")))
+	pg.do("open the console", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible(chromedp.ID("name")))
+	pg.do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
+	pg.submit("log in", "#login")
+	pg.do("wait for the inbox", chromedp.WaitVisible(chromedp.ID("inbox")))
+	pg.wantText("#inbox", "Madeta butter 250g", "24 units = 2 cases of 12", "e2e-agent")
+	pg.shot("console-inbox.png")
+	pg.submit("open the order", `a[href="/orders/`+id+`"]`)
+	pg.do("wait for the chart", chromedp.WaitVisible(chromedp.ID("chart")))
+	pg.wantText("h1", "Madeta butter 250g")
+	pg.wantText("#justification", "Sold in the last 24 h", "confidence")
+	bars, err := chromedp.Run(pg.ctx, chromedp.Nodes(chromedp.CSSAll("#chart rect.bar")))
 	if err != nil || len(bars) == 0 {
 		t.Errorf("the chart has %d bars (%v), want one per evidence day", len(bars), err)
 	}
-	shot("console-order.png")
-	submit("approve", "#approve")
-	do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
-	wantText("#outcome", "Order raised")
+	pg.shot("console-order.png")
+	pg.submit("approve", "#approve")
+	pg.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	pg.wantText("#outcome", "Order raised")
 
 	// 4. The mock holds exactly one order, and the agent reads it raised.
 	if got := heldOrders(w); got != 1 {
