@@ -330,38 +330,68 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 		t.Fatalf("jana's login: %d\n%s", code, body)
 	}
 
-	// A POST without the CSRF token is refused and changes nothing.
+	r := consoleRefusals{t: t, w: w, env: env, url: c.url}
+	r.csrfThenReject(jana, rejected)
+	r.lapsed(jana, lapsed)
+	r.outOfScope(petr, other)
+	r.revoked(eva, other)
+	r.bearerToken(jana)
+	r.loginLimit(secret)
+	if got := heldOrders(w); got != 0 {
+		t.Errorf("StoreLink holds %d orders after refusals only", got)
+	}
+	judge(t, w)
+}
+
+// consoleRefusals is what the steps of TestConsoleJourneyRefusals share:
+// the world, the server's environment and the console's URL.
+type consoleRefusals struct {
+	t   *testing.T
+	w   *e2etest.World
+	env []string
+	url string
+}
+
+// csrfThenReject: a POST without the CSRF token is refused and changes
+// nothing; a reject with a reason rejects, sends nothing, keeps the reason.
+func (r consoleRefusals) csrfThenReject(jana *consoleClient, rejected string) {
+	t := r.t
 	jana.get("/orders/" + rejected)
 	if code, _ := jana.post("/orders/"+rejected+"/reject", url.Values{"reason": {"Too much butter."}}, true); code != http.StatusForbidden {
 		t.Errorf("a reject without the CSRF token: %d, want 403", code)
 	}
-	if s := ledgerState(t, w, rejected); s != "pending_approval" {
+	if s := ledgerState(t, r.w, rejected); s != "pending_approval" {
 		t.Errorf("a POST without the CSRF token left the order %s", s)
 	}
-
-	// Reject with a reason: rejected, nothing sent, the reason kept.
 	jana.get("/orders/" + rejected)
 	if code, body := jana.post("/orders/"+rejected+"/reject", url.Values{"reason": {"Store 47 had a delivery this morning."}}, false); code != http.StatusOK || !strings.Contains(body, "Rejected") {
 		t.Errorf("reject: %d\n%s", code, body)
 	}
-	if s := ledgerState(t, w, rejected); s != "rejected" {
+	if s := ledgerState(t, r.w, rejected); s != "rejected" {
 		t.Errorf("after the rejection the order is %s", s)
 	}
 	if _, body, _ := jana.get("/orders/" + rejected); !strings.Contains(body, "Store 47 had a delivery this morning.") {
 		t.Errorf("the order page does not show the rejection's reason")
 	}
+}
 
-	// A lapsed approval: the page was open when the approval ran out; the
-	// approval sends nothing and says so.
+// lapsed: the page was open when the approval ran out; the approval sends
+// nothing and says so.
+func (r consoleRefusals) lapsed(jana *consoleClient, lapsed string) {
+	t := r.t
 	jana.get("/orders/" + lapsed)
-	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), lapsed)
+	execState(t, r.w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), lapsed)
 	if _, body := jana.post("/orders/"+lapsed+"/approve", nil, false); !strings.Contains(strings.ToLower(body), "lapsed") {
 		t.Errorf("approving a lapsed approval reads:\n%s", body)
 	}
+}
 
-	// An approver outside the store's scope sees nor decides the order.
-	pc := newConsoleClient(t, c.url)
-	if code, _ := pc.login("petr", petr); code != http.StatusOK {
+// outOfScope: an approver outside the store's scope neither sees nor
+// decides the order.
+func (r consoleRefusals) outOfScope(petrSecret, other string) {
+	t := r.t
+	pc := newConsoleClient(t, r.url)
+	if code, _ := pc.login("petr", petrSecret); code != http.StatusOK {
 		t.Fatalf("petr's login: %d", code)
 	}
 	if _, body, _ := pc.get("/"); strings.Contains(body, other) {
@@ -372,14 +402,19 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	}
 	pc.get("/")
 	pc.post("/orders/"+other+"/approve", nil, false)
+}
 
-	// A revoked approver is refused: the session ends at the next click.
-	ec := newConsoleClient(t, c.url)
-	if code, _ := ec.login("eva", eva); code != http.StatusOK {
+// revoked: a revoked approver is refused: the session ends at the next
+// click, and a session revoked while its order page is open cannot
+// approve. Neither petr nor eva decided the order.
+func (r consoleRefusals) revoked(evaSecret, other string) {
+	t := r.t
+	ec := newConsoleClient(t, r.url)
+	if code, _ := ec.login("eva", evaSecret); code != http.StatusOK {
 		t.Fatalf("eva's login: %d", code)
 	}
 	ec.get("/orders/" + other)
-	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+	if _, _, exit := e2etest.RunCLI(t, r.env, "approvers", "revoke", "eva"); exit != 0 {
 		t.Fatal("approvers revoke eva failed")
 	}
 	if _, _, u := ec.get("/"); u.Path != "/login" {
@@ -387,36 +422,43 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	}
 	// A second session, revoked while its order page is open: the approve
 	// is refused too.
-	ec2 := newConsoleClient(t, c.url)
-	eva2 := addApprover(t, env, "eva", "--stores", "47")
+	ec2 := newConsoleClient(t, r.url)
+	eva2 := addApprover(t, r.env, "eva", "--stores", "47")
 	if code, _ := ec2.login("eva", eva2); code != http.StatusOK {
 		t.Fatalf("eva's second login: %d", code)
 	}
 	ec2.get("/orders/" + other)
-	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+	if _, _, exit := e2etest.RunCLI(t, r.env, "approvers", "revoke", "eva"); exit != 0 {
 		t.Fatal("approvers revoke eva failed")
 	}
 	ec2.post("/orders/"+other+"/approve", nil, false)
 	if code, _ := ec.login("eva", eva2); code != http.StatusUnauthorized {
 		t.Errorf("a revoked approver's login: %d, want 401", code)
 	}
-	if s := ledgerState(t, w, other); s != "pending_approval" {
+	if s := ledgerState(t, r.w, other); s != "pending_approval" {
 		t.Errorf("after petr's and eva's attempts the order is %s", s)
 	}
+}
 
-	// The agent's bearer token gets no page, with or without a session.
-	for _, cl := range []*consoleClient{newConsoleClient(t, c.url), jana} {
-		req, _ := http.NewRequest(http.MethodGet, c.url+"/", nil)
+// bearerToken: the agent's bearer token gets no page, with or without a
+// session.
+func (r consoleRefusals) bearerToken(jana *consoleClient) {
+	t := r.t
+	for _, cl := range []*consoleClient{newConsoleClient(t, r.url), jana} {
+		req, _ := http.NewRequest(http.MethodGet, r.url+"/", nil)
 		req.Header.Set("Authorization", "Bearer agent-token-0123456789")
 		if code, body, _ := cl.do(req); code != http.StatusUnauthorized || strings.Contains(body, "inbox") {
 			t.Errorf("a bearer token got %d:\n%s", code, body)
 		}
 	}
+}
 
-	// A wrong secret is refused, and after repeats the limit holds, even
-	// against the right secret. The address has one failure already (eva's
-	// revoked login): four more reach the limit of five.
-	mc := newConsoleClient(t, c.url)
+// loginLimit: a wrong secret is refused, and after repeats the limit holds,
+// even against the right secret. The address has one failure already (eva's
+// revoked login): four more reach the limit of five.
+func (r consoleRefusals) loginLimit(secret string) {
+	t := r.t
+	mc := newConsoleClient(t, r.url)
 	for i := range 4 {
 		if code, _ := mc.login("jana", "not-janas-secret-at-all"); code != http.StatusUnauthorized {
 			t.Fatalf("wrong secret #%d: %d, want 401", i+1, code)
@@ -425,11 +467,6 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	if code, body := mc.login("jana", secret); code != http.StatusTooManyRequests || strings.Contains(body, `id="inbox"`) {
 		t.Errorf("after five failed logins the right secret got %d, want 429", code)
 	}
-
-	if got := heldOrders(w); got != 0 {
-		t.Errorf("StoreLink holds %d orders after refusals only", got)
-	}
-	judge(t, w)
 }
 
 // ledgerState is the ledger's state of an approval.
