@@ -154,55 +154,9 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
 	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
 	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")}
-	// A slow POST keeps the first order "sending" while the others arrive.
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
-
 	const perReplica = 4
 	const key = "pg-replica-race-key-01"
-	envs := make(chan map[string]any, 2*perReplica)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for r, p := range replicas {
-		for i := range perReplica {
-			cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("replica-%d-agent-%d", r, i))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				env, err := e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
-				if err != nil {
-					t.Errorf("call: %v", err)
-					return
-				}
-				envs <- env
-			}()
-		}
-	}
-	close(start)
-	wg.Wait()
-	close(envs)
-	raised, orderIDs := 0, map[string]bool{}
-	for env := range envs {
-		if env["ok"] != true {
-			// Arriving while the first attempt is being sent: an outcome to
-			// check, never a second order.
-			if c := e2etest.Code(env); c != "WRITE_OUTCOME_UNKNOWN" {
-				t.Fatalf("unexpected failure: %v", env)
-			}
-			continue
-		}
-		d := data(t, env)
-		if d["mode"] == "raised" {
-			raised++
-		}
-		orderIDs[d["order_id"].(string)] = true
-	}
-	if raised != 1 || len(orderIDs) != 1 {
-		t.Fatalf("%d raised, order ids %v; want one order", raised, orderIDs)
-	}
-	if n := w.Requests(isCreate); n != 1 {
-		t.Fatalf("StoreLink saw %d createReplenishmentOrder requests, want exactly 1", n)
-	}
+	sameKeyRace(t, w, replicas, key, perReplica)
 	if l := pgLedger(t, dsn); len(l) != 1 || l[key].State != "raised" {
 		t.Fatalf("ledger: %v", l)
 	}
