@@ -26,6 +26,7 @@ func TestPostgresRestartMidBurstDropsNoOrderID(t *testing.T) {
 	if b.run(); b.late == 0 {
 		t.Fatal("no send was caught between StoreLink's answer and the ledger; the restart missed the window this test is about")
 	}
+	b.servesAgain()
 }
 
 // TestPostgresOutageMidBurstDropsNoOrderID: PostgreSQL stays away longer
@@ -129,6 +130,19 @@ func (b *pgBurst) confirmUntilStopped(cs *mcp.ClientSession) {
 		b.mu.Unlock()
 		if env["ok"] != true {
 			time.Sleep(50 * time.Millisecond) // pace the retries while the database is away
+		}
+	}
+}
+
+// servesAgain: each replica raises an order after the database came back,
+// without a restart of its own.
+func (b *pgBurst) servesAgain() {
+	for i, p := range b.replicas {
+		b.units++
+		args := e2etest.Order(b.units, "confirm", true, "idempotency_key", fmt.Sprintf("pg-burst-key-%05d", b.units))
+		env, err := e2etest.CallHTTP(b.t, p.Connect(e2etest.TokenDairy, fmt.Sprintf("after-%d", i)), raiseTool, args)
+		if err != nil || env["ok"] != true {
+			b.t.Fatalf("replica %d after the restart: %v %v", i, env, err)
 		}
 	}
 }
