@@ -396,4 +396,3 @@ func TestPostgresOutageAndRecovery(t *testing.T) {
 	}
 	pgJudge(t, w, dsn)
 }
-
