@@ -14,8 +14,8 @@ import (
 
 // Approvals under faults: an approval acts only on the StoreLink its order
 // was staged for, rechecks the write gate, reads as expired once lapsed,
-// and stays pending when StoreLink did not take the order. The judge is the
-// same as on the whole write path (judge).
+// and stays pending when StoreLink did not take the order. Each ends with
+// judge, as on the whole write path.
 
 // Story: an approval from a shell without UPSTREAM_BASE_URL started the
 // embedded mock, "raised" the order there and marked the entry raised.

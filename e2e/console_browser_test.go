@@ -20,12 +20,9 @@ import (
 // backend, on loopback; the journey with the real binary, the real mock
 // and the real ledger builds on the same steps.
 //
-// The browser is Debian's chromium. Without it the test skips, except under
-// CI=true, where a missing browser is a failure: CI installs it.
-//
-// Screenshots of the inbox and the order page go to the test's artefact
-// directory: `go test -run TestConsoleInABrowser -artifacts -outputdir DIR ./e2e`
-// keeps them (under DIR); docs/images/console-order.png is one of them.
+// Screenshots go to the test's artefact directory (`go test -run
+// TestConsoleInABrowser -artifacts -outputdir DIR ./e2e`);
+// docs/images/console-order.png is one of them.
 func TestConsoleInABrowser(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	// A fixed clock keeps the screenshots the same from run to run.

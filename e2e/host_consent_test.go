@@ -22,10 +22,9 @@ import (
 // Host consent (WRITE_APPROVAL=host) as a person at a host meets it: the
 // official TypeScript clients of both generations drive the real binary
 // over stdio (and over the default `serve --http`) and answer its question
-// as the test tells them. The mock
-// StoreLink's order list and request log are the judge: an order lands
-// only when the person typed its quantity, and every refusal sends
-// nothing.
+// as the test tells them. The checks read the mock StoreLink's order list
+// and request log: an order lands only when the person typed its quantity,
+// and every refusal sends nothing.
 
 // consentScript is the driver of conformance/tsclient that answers the
 // server's questions.
@@ -443,8 +442,8 @@ func checkConsentAudit(t *testing.T, w *e2etest.World) {
 // session and is asked with elicitation/create inside its call; a
 // 2026-07-28 client is routed to the stateless handler and is answered
 // input_required with a sealed requestState it retries with. For each,
-// the mock's order list is the judge: the right quantity lands exactly
-// that order, a decline or a wrong quantity sends nothing.
+// the mock's order list shows the right quantity lands exactly that order,
+// and a decline or a wrong quantity sends nothing.
 func TestHostConsentOverHTTP(t *testing.T) {
 	inst := findTSClient(t)
 	requireClient2(t, inst)

@@ -46,7 +46,7 @@ func TestPostgresOutageMidBurstDropsNoOrderID(t *testing.T) {
 }
 
 // pgBurst is a burst of confirms through two replicas sharing one
-// PostgreSQL, which the test stops and starts under it. The judge: each
+// PostgreSQL, which the test stops and starts under it. The checks: each
 // order StoreLink holds was answered as raised with its id (recorded or
 // pending), no answer denies one, and once the database is back the
 // ledger's raised entries are exactly StoreLink's orders, none left sending.

@@ -22,8 +22,8 @@ import (
 // StoreLink answered, the agent is still told the order was raised, with its
 // id; the outcome waits in the outcome journal and reaches the ledger once
 // it can: after the call's retries, in the background, at the next start or
-// from doctor. The judge is the same as on the whole write path: StoreLink
-// holds exactly the orders the ledger says were raised.
+// from doctor. As on the whole write path, judge checks StoreLink holds
+// exactly the orders the ledger says were raised.
 
 const raiseTool = "korral_raise_replenishment_order"
 

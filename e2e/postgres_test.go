@@ -24,9 +24,9 @@ import (
 
 // Replicas on several machines: two or more `serve --http --stateless`
 // processes, each with its own working directory, sharing one PostgreSQL
-// database through STATE_DATABASE_URL. The judge is the same as everywhere
-// on the write path: what the mock StoreLink holds must be what the ledger
-// (read straight from PostgreSQL) says was raised.
+// database through STATE_DATABASE_URL. As everywhere on the write path,
+// what the mock StoreLink holds must be what the ledger (read straight from
+// PostgreSQL) says was raised (pgJudge).
 
 // pgDatabase returns TEST_DATABASE_URL narrowed to a new schema of this
 // test's own (dropped at the end). Without TEST_DATABASE_URL the test is

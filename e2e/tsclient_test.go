@@ -16,14 +16,11 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// The answers as a host sees them: the official TypeScript SDK client, which
-// most hosts embed, checks every result's structured content against the
-// tool's output schema from tools/list and throws MCP error -32602 when it
-// does not match, so the host never shows the answer. Go's handler tests
-// validate with another validator and only the answers they think of; this
-// test drives the real binary through that client, every tool, in every
-// ledger state and on every error path it can reach, and fails on any call
-// the client refuses.
+// The answers as a host sees them: the official TypeScript SDK client
+// checks each result's structured content against the tool's output schema
+// and throws MCP error -32602 when it does not match. This test drives the
+// real binary through that client, every tool, in every ledger state and on
+// every error path it can reach, and fails on any call the client refuses.
 
 // movableClock is the mock StoreLink's clock, which the test moves forward
 // so orders travel through StoreLink's statuses. The servers keep the real

@@ -11,9 +11,9 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The write path under faults. In every test the judge is StoreLink itself:
-// the orders the mock holds must be exactly the orders the ledger says were
-// raised (judge), whatever the tools and commands said along the way.
+// The write path under faults. Every test ends with judge: the orders the
+// mock StoreLink holds must be exactly the orders the ledger says were
+// raised, whatever the tools and commands answered along the way.
 
 // Story: the status of a ledger entry showed another order (another SKU)
 // that carried the same id upstream. Such an entry exists in ledgers written
