@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/korral/storelink/internal/e2etest"
-	"github.com/korral/storelink/mockstorelink"
 )
 
 // Approval in the conversation (ADR 0021): WRITE_APPROVAL=required with
@@ -83,11 +82,11 @@ func TestApprovalThroughURLElicitation(t *testing.T) {
 	sentNothing(t, w, "lapsed", creates)
 	u.outOfScope(petr)
 	sentNothing(t, w, "out of scope", creates)
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(w)); got != 1 {
 		t.Errorf("StoreLink holds %d orders, want still 1", got)
 	}
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected && o.QuantityUnits != 24 {
+	for _, o := range placed(w) {
+		if o.QuantityUnits != 24 {
 			t.Errorf("StoreLink holds an order of %d units", o.QuantityUnits)
 		}
 	}
@@ -147,7 +146,7 @@ func (u *urlApproval) awaitComplete(label, id string, want bool) {
 func (u *urlApproval) approve(secret string) {
 	t := u.t
 	id, link := u.stage("confirm", 24, "url-elicit-approve-0001")
-	if heldOrders(u.w) != 0 {
+	if len(placed(u.w)) != 0 {
 		t.Fatal("staging raised an order")
 	}
 	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("name")))
@@ -169,7 +168,7 @@ func (u *urlApproval) approve(secret string) {
 	if led := u.h.statusLedger("status after approval", id); led["state"] != "raised" || led["decided_by"] != "jana" {
 		t.Errorf("status after approval: %v", led)
 	}
-	if got := heldOrders(u.w); got != 1 {
+	if got := len(placed(u.w)); got != 1 {
 		t.Fatalf("StoreLink holds %d orders, want exactly 1", got)
 	}
 }
@@ -297,7 +296,7 @@ func TestApprovalThroughInputRequired(t *testing.T) {
 	if n := hook.notice(t); n["approval_id"] != id {
 		t.Errorf("notice: %v", n)
 	}
-	if heldOrders(w) != 0 {
+	if len(placed(w)) != 0 {
 		t.Fatal("staging raised an order")
 	}
 
@@ -305,7 +304,7 @@ func TestApprovalThroughInputRequired(t *testing.T) {
 	if led := h.statusLedger("status", id); led["state"] != "raised" {
 		t.Errorf("status after approval: %v", led)
 	}
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(w)); got != 1 {
 		t.Errorf("StoreLink holds %d orders, want 1", got)
 	}
 	judge(t, w)
@@ -337,7 +336,7 @@ func TestApprovalThroughURLElicitationOverHTTP(t *testing.T) {
 	if led := h.statusLedger("status", id); led["state"] != "raised" {
 		t.Errorf("status after approval: %v", led)
 	}
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(w)); got != 1 {
 		t.Errorf("StoreLink holds %d orders, want 1", got)
 	}
 }

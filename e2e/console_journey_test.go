@@ -182,17 +182,6 @@ func journeyWorld(t *testing.T) (*e2etest.World, *hookReceiver, []string, string
 	return w, hook, env, secret
 }
 
-// heldOrders is the orders StoreLink holds besides its fixtures.
-func heldOrders(w *e2etest.World) int {
-	n := 0
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
-			n++
-		}
-	}
-	return n
-}
-
 func TestConsoleJourneyInABrowser(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	w, hook, env, secret := journeyWorld(t)
@@ -210,7 +199,7 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 		num(n["quantity_units"]) != 24 || n["expires_at"] == "" || !strings.Contains(plainText(n["text"]), id) {
 		t.Errorf("notice: %v", n)
 	}
-	if heldOrders(w) != 0 {
+	if len(placed(w)) != 0 {
 		t.Fatal("staging raised an order")
 	}
 
@@ -239,7 +228,7 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	pg.wantText("#outcome", "Order raised")
 
 	// 4. The mock holds exactly one order, and the agent reads it raised.
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(w)); got != 1 {
 		t.Fatalf("StoreLink holds %d orders, want 1", got)
 	}
 	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
@@ -337,7 +326,7 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	r.revoked(eva, other)
 	r.bearerToken(jana)
 	r.loginLimit(secret)
-	if got := heldOrders(w); got != 0 {
+	if got := len(placed(w)); got != 0 {
 		t.Errorf("StoreLink holds %d orders after refusals only", got)
 	}
 	judge(t, w)

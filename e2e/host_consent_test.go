@@ -248,10 +248,7 @@ func consentWorld(t *testing.T) (*e2etest.World, []string) {
 // orderList is the mock's orders beyond its fixtures, as "store sku units".
 func orderList(w *e2etest.World) []string {
 	var out []string
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
-			continue
-		}
+	for _, o := range placed(w) {
 		out = append(out, fmt.Sprintf("%s %s %d", o.StoreID, o.SKU, o.QuantityUnits))
 	}
 	slices.Sort(out)

@@ -61,10 +61,8 @@ func lockLedger(t *testing.T, path string) func() {
 // fixtures) to its id.
 func heldUnits(w *e2etest.World) map[int64]string {
 	out := map[int64]string{}
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
-			out[o.QuantityUnits] = string(o.OrderID)
-		}
+	for _, o := range placed(w) {
+		out[o.QuantityUnits] = string(o.OrderID)
 	}
 	return out
 }

@@ -20,15 +20,17 @@ import (
 // fixtures, are exactly the ledger's raised orders (id, store, SKU, units).
 func judge(t *testing.T, w *e2etest.World) {
 	t.Helper()
-	var held []string
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
-			continue
-		}
+	judgeEntries(t, w, ledgerEntries(t, w.StatePath))
+}
+
+// judgeEntries is judge over the given ledger entries.
+func judgeEntries(t *testing.T, w *e2etest.World, entries map[string]ledgerEntry) {
+	t.Helper()
+	var held, raised []string
+	for _, o := range placed(w) {
 		held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
 	}
-	var raised []string
-	for _, e := range ledgerEntries(t, w.StatePath) {
+	for _, e := range entries {
 		if e.State == "raised" {
 			raised = append(raised, fmt.Sprintf("%s store=%s sku=%s units=%d", e.OrderID, e.StoreID, e.SKU, e.Units))
 		}
@@ -38,6 +40,17 @@ func judge(t *testing.T, w *e2etest.World) {
 	if !slices.Equal(held, raised) {
 		t.Fatalf("StoreLink holds %v, the ledger says raised %v", held, raised)
 	}
+}
+
+// placed is the orders StoreLink holds besides its fixtures.
+func placed(w *e2etest.World) []mockstorelink.Order {
+	var out []mockstorelink.Order
+	for _, o := range w.Mock.Server.Orders() {
+		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 type ledgerEntry struct {
@@ -72,6 +85,17 @@ func ledgerEntries(t *testing.T, path string) map[string]ledgerEntry {
 			t.Fatal(err)
 		}
 		out[e.Key] = e
+	}
+	return out
+}
+
+// ledgerRows is each entry's state by idempotency key, read straight from
+// the state file.
+func ledgerRows(t *testing.T, path string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for k, e := range ledgerEntries(t, path) {
+		out[k] = e.State
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,22 +99,7 @@ func pgLedger(t *testing.T, dsn string) map[string]ledgerEntry {
 // pgJudge is judge with the ledger in PostgreSQL.
 func pgJudge(t *testing.T, w *e2etest.World, dsn string) {
 	t.Helper()
-	var held, raised []string
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
-			held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
-		}
-	}
-	for _, e := range pgLedger(t, dsn) {
-		if e.State == "raised" {
-			raised = append(raised, fmt.Sprintf("%s store=%s sku=%s units=%d", e.OrderID, e.StoreID, e.SKU, e.Units))
-		}
-	}
-	slices.Sort(held)
-	slices.Sort(raised)
-	if !slices.Equal(held, raised) {
-		t.Fatalf("StoreLink holds %v, the ledger says raised %v", held, raised)
-	}
+	judgeEntries(t, w, pgLedger(t, dsn))
 }
 
 // replicaEnv is the environment of one replica "machine": its own home and

@@ -171,16 +171,28 @@ func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
 }
 
 // unknownOutcomeWithoutOrder: the confirm timed out and StoreLink holds no
-// order; a person says so, and the request is raised later.
+// order; no retry sends it again; a person says so, and the request is
+// raised later.
 func unknownOutcomeWithoutOrder(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
 	p := e2etest.StartServer(t, env)
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
-	if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "first-key-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
-		t.Fatalf("timeout: %s", c)
+	first := p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "first-key-0001"))
+	if e2etest.Code(first) != "WRITE_OUTCOME_UNKNOWN" || !strings.Contains(errMessage(first), "korral_get_order_status") {
+		t.Fatalf("timeout: %v", first)
 	}
 	w.Mock.Server.ClearFaults()
+	// Neither the same key nor another raises it again.
+	if c := e2etest.Code(p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "first-key-0001"))); c != "WRITE_OUTCOME_UNKNOWN" {
+		t.Fatalf("retry: %s", c)
+	}
+	if e := onlyEntry(t, w); e.State != "unknown" {
+		t.Fatalf("ledger: %+v", e)
+	}
+	if st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": "first-key-0001", "store_id": "47"})); st["status"] != "unknown" {
+		t.Fatalf("status of an unknown outcome: %v", st)
+	}
 	for _, args := range []map[string]any{
 		e2etest.Order(24, "confirm", true, "idempotency_key", "second-key-0002"),
 		e2etest.Order(24, "confirm", true),
