@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/korral/storelink/internal/e2etest"
-	"github.com/korral/storelink/mockstorelink"
 )
 
 // Approval in the conversation (ADR 0021): WRITE_APPROVAL=required with
@@ -71,165 +69,182 @@ func TestApprovalThroughURLElicitation(t *testing.T) {
 	w, hook, env, secret := journeyWorld(t)
 	petr := addApprover(t, env, "petr", "--stores", "102")
 	c := startConsoleProc(t, env)
-
-	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
-	for _, kv := range append(env, "CONSOLE_PUBLIC_URL="+c.url) {
-		k, v, _ := strings.Cut(kv, "=")
-		serverEnv[k] = v
-	}
-	h := launchConsentHost(t, inst, "url host", map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": "1", "url_elicitation": true})
+	h := launchConsentHost(t, inst, "url host", stdioServer(t, append(env, "CONSOLE_PUBLIC_URL="+c.url), map[string]any{"generation": "1", "url_elicitation": true}))
 	if h.protocol != "2025-11-25" {
 		t.Fatalf("the client connected with %s", h.protocol)
 	}
+	u := &urlApproval{t: t, w: w, h: h, hook: hook, c: c, pg: page{t: t, ctx: browser(t, chromium, 1280, 1000), logs: c.stderr.String}}
+	u.approve(secret)
+	creates := w.Requests(isCreate)
+	u.reject()
+	sentNothing(t, w, "rejected", creates)
+	u.lapse()
+	sentNothing(t, w, "lapsed", creates)
+	u.outOfScope(petr)
+	sentNothing(t, w, "out of scope", creates)
+	if got := len(placed(w)); got != 1 {
+		t.Errorf("StoreLink holds %d orders, want still 1", got)
+	}
+	for _, o := range placed(w) {
+		if o.QuantityUnits != 24 {
+			t.Errorf("StoreLink holds an order of %d units", o.QuantityUnits)
+		}
+	}
+	judge(t, w)
+}
 
-	// stage confirms an order; the host is asked to open its page.
-	stage := func(label string, qty int, key string) (id, link string) {
-		t.Helper()
-		r := h.do(label, map[string]any{"arguments": e2etest.Order(qty, "confirm", true, "idempotency_key", key), "answer": map[string]any{"action": "accept"}})
-		d := data(t, h.expect(label, r, "ok"))
-		id, _ = d["approval_id"].(string)
-		if d["mode"] != "pending_approval" || id == "" {
-			t.Fatalf("%s: staged %v", label, d)
-		}
-		if len(r.Asked) != 1 {
-			t.Fatalf("%s: the host was asked %d question(s), want one", label, len(r.Asked))
-		}
-		q := r.Asked[0]
-		link = c.url + "/orders/" + id
-		if q.Mode != "url" || q.URL != link || q.ElicitationID != id || !strings.Contains(q.Message, "log-in required") {
-			t.Fatalf("%s: the host was asked %+v, want mode url, %s, elicitation id %s", label, q, link, id)
-		}
-		if strings.Contains(q.URL, "token") || strings.Contains(q.URL, "secret") || strings.Contains(q.URL, "?") {
-			t.Errorf("%s: the link carries more than the approval id: %s", label, q.URL)
-		}
-		if next, _ := d["next_step"].(string); !strings.Contains(next, "host opened the order's page") {
-			t.Errorf("%s: next_step %q", label, next)
-		}
-		if n := hook.notice(t); n["console_url"] != link {
-			t.Errorf("%s: the notice links to %v, want %s", label, n["console_url"], link)
-		}
-		return id, link
-	}
-	awaitComplete := func(label, id string, want bool) {
-		t.Helper()
-		if got := h.completed(label, id); got != want {
-			t.Errorf("%s: notifications/elicitation/complete for %s received: %v, want %v\nserver stderr:\n%s", label, id, got, want, tail(h.stderr.String(), 4000))
-		}
-	}
-	ledgerOf := func(label, id string) map[string]any {
-		t.Helper()
-		r := h.do(label, map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
-		led, _ := data(t, h.expect(label, r, "ok"))["ledger"].(map[string]any)
-		return led
-	}
+// urlApproval is what the steps of TestApprovalThroughURLElicitation
+// share: the host, the console, its notices and the approver's browser.
+type urlApproval struct {
+	t    *testing.T
+	w    *e2etest.World
+	h    *consentHost
+	hook *hookReceiver
+	c    *consoleProc
+	pg   page
+}
 
-	ctx := browser(t, chromium, 1280, 1000)
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v\nconsole stderr:\n%s", what, err, tail(c.stderr.String(), 4000))
-		}
+// stage confirms an order; the host is asked to open its page.
+func (u *urlApproval) stage(label string, qty int, key string) (id, link string) {
+	t, h := u.t, u.h
+	t.Helper()
+	r := h.do(label, map[string]any{"arguments": e2etest.Order(qty, "confirm", true, "idempotency_key", key), "answer": map[string]any{"action": "accept"}})
+	d := data(t, h.expect(label, r, "ok"))
+	id, _ = d["approval_id"].(string)
+	if d["mode"] != "pending_approval" || id == "" {
+		t.Fatalf("%s: staged %v", label, d)
 	}
-	submit := func(what, sel string) {
-		t.Helper()
-		if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+	if len(r.Asked) != 1 {
+		t.Fatalf("%s: the host was asked %d question(s), want one", label, len(r.Asked))
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
+	q := r.Asked[0]
+	link = u.c.url + "/orders/" + id
+	if q.Mode != "url" || q.URL != link || q.ElicitationID != id || !strings.Contains(q.Message, "log-in required") {
+		t.Fatalf("%s: the host was asked %+v, want mode url, %s, elicitation id %s", label, q, link, id)
 	}
+	if strings.Contains(q.URL, "token") || strings.Contains(q.URL, "secret") || strings.Contains(q.URL, "?") {
+		t.Errorf("%s: the link carries more than the approval id: %s", label, q.URL)
+	}
+	if next, _ := d["next_step"].(string); !strings.Contains(next, "host opened the order's page") {
+		t.Errorf("%s: next_step %q", label, next)
+	}
+	if n := u.hook.notice(t); n["console_url"] != link {
+		t.Errorf("%s: the notice links to %v, want %s", label, n["console_url"], link)
+	}
+	return id, link
+}
 
-	// 1. Approve: jana (store 47) opens the URL the host was given, logs
-	// in there, lands on the order and approves.
-	id, link := stage("confirm", 24, "url-elicit-approve-0001")
-	if heldOrders(w) != 0 {
+func (u *urlApproval) awaitComplete(label, id string, want bool) {
+	u.t.Helper()
+	if got := u.h.completed(label, id); got != want {
+		u.t.Errorf("%s: notifications/elicitation/complete for %s received: %v, want %v\nserver stderr:\n%s", label, id, got, want, tail(u.h.stderr.String(), 4000))
+	}
+}
+
+// approve: jana (store 47) opens the URL the host was given, logs in
+// there, lands on the order and approves; exactly that order lands.
+func (u *urlApproval) approve(secret string) {
+	t := u.t
+	id, link := u.stage("confirm", 24, "url-elicit-approve-0001")
+	if len(placed(u.w)) != 0 {
 		t.Fatal("staging raised an order")
 	}
-	do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("name")))
-	do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
-	submit("log in", "#login")
-	do("wait for the order", chromedp.WaitVisible(chromedp.ID("approve")))
-	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/orders/"+id) {
+	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("name")))
+	u.pg.do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
+	u.pg.submit("log in", "#login")
+	u.pg.do("wait for the order", chromedp.WaitVisible(chromedp.ID("approve")))
+	if loc, err := chromedp.Run(u.pg.ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/orders/"+id) {
 		t.Errorf("after the log-in the browser is at %s (%v), want the order", loc, err)
 	}
-	if h1 := text("h1"); !strings.Contains(h1, "Madeta butter 250g") {
+	if h1 := u.pg.text("h1"); !strings.Contains(h1, "Madeta butter 250g") {
 		t.Errorf("the order page's heading: %q", h1)
 	}
-	submit("approve", "#approve")
-	do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
-	if got := text("#outcome"); !strings.Contains(got, "Order raised") {
+	u.pg.submit("approve", "#approve")
+	u.pg.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	if got := u.pg.text("#outcome"); !strings.Contains(got, "Order raised") {
 		t.Errorf("the outcome reads %q", got)
 	}
-	awaitComplete("approved", id, true)
-	if led := ledgerOf("status after approval", id); led["state"] != "raised" || led["decided_by"] != "jana" {
+	u.awaitComplete("approved", id, true)
+	if led := u.h.statusLedger("status after approval", id); led["state"] != "raised" || led["decided_by"] != "jana" {
 		t.Errorf("status after approval: %v", led)
 	}
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(u.w)); got != 1 {
 		t.Fatalf("StoreLink holds %d orders, want exactly 1", got)
 	}
-	creates := w.Requests(isCreate)
+}
 
-	// 2. Reject: the same approver, already logged in, opens the next
-	// link and rejects with a reason.
-	id, link = stage("confirm to reject", 36, "url-elicit-reject-0001")
-	do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("reason")))
-	do("type the reason", chromedp.SendKeys(chromedp.ID("reason"), "Store 47 had a delivery this morning."))
-	submit("reject", "#reject")
-	do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
-	awaitComplete("rejected", id, true)
-	if led := ledgerOf("status after rejection", id); led["state"] != "rejected" {
-		t.Errorf("status after rejection: %v", led)
+// reject: the same approver, already logged in, opens the next link and
+// rejects with a reason.
+func (u *urlApproval) reject() {
+	id, link := u.stage("confirm to reject", 36, "url-elicit-reject-0001")
+	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("reason")))
+	u.pg.do("type the reason", chromedp.SendKeys(chromedp.ID("reason"), "Store 47 had a delivery this morning."))
+	u.pg.submit("reject", "#reject")
+	u.pg.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	u.awaitComplete("rejected", id, true)
+	if led := u.h.statusLedger("status after rejection", id); led["state"] != "rejected" {
+		u.t.Errorf("status after rejection: %v", led)
 	}
-	sentNothing(t, w, "rejected", creates)
+}
 
-	// 3. Lapsed: the approval runs out before anyone decides; the host is
-	// told, and a late approve sends nothing.
-	id, link = stage("confirm to lapse", 48, "url-elicit-lapse-00001")
-	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
-	awaitComplete("lapsed", id, true)
-	do("open the link", chromedp.Navigate(link), chromedp.WaitReady("body"))
-	if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector("#approve")`)); ok {
-		submit("approve the lapsed order", "#approve")
+// lapse: the approval runs out before anyone decides; the host is told,
+// and a late approve is not raised.
+func (u *urlApproval) lapse() {
+	id, link := u.stage("confirm to lapse", 48, "url-elicit-lapse-00001")
+	execState(u.t, u.w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
+	u.awaitComplete("lapsed", id, true)
+	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitReady("body"))
+	if ok, _ := chromedp.Run(u.pg.ctx, chromedp.Evaluate[bool](`!!document.querySelector("#approve")`)); ok {
+		u.pg.submit("approve the lapsed order", "#approve")
 	}
-	if led := ledgerOf("status after the lapse", id); led["state"] == "raised" {
-		t.Errorf("a lapsed approval was raised: %v", led)
+	if led := u.h.statusLedger("status after the lapse", id); led["state"] == "raised" {
+		u.t.Errorf("a lapsed approval was raised: %v", led)
 	}
-	sentNothing(t, w, "lapsed", creates)
+}
 
-	// 4. Out of scope: petr (store 102) follows the link, logs in, and
-	// neither sees nor decides the store 47 order; it stays pending, and
-	// the host is not told it is complete.
-	id, link = stage("confirm for petr", 12, "url-elicit-scope-00001")
-	pc := newConsoleClient(t, c.url)
-	if _, _, at := pc.get(strings.TrimPrefix(link, c.url)); at.Path != "/login" {
+// outOfScope: petr (store 102) follows the link, logs in, and neither sees
+// nor decides the store 47 order; it stays pending, and the host is not
+// told it is complete.
+func (u *urlApproval) outOfScope(petrSecret string) {
+	t := u.t
+	id, link := u.stage("confirm for petr", 12, "url-elicit-scope-00001")
+	pc := newConsoleClient(t, u.c.url)
+	if _, _, at := pc.get(strings.TrimPrefix(link, u.c.url)); at.Path != "/login" {
 		t.Fatalf("the link without a session went to %s", at)
 	}
-	code, body := pc.post("/login", map[string][]string{"name": {"petr"}, "secret": {petr}, "next": {"/orders/" + id}}, false)
+	code, body := pc.post("/login", map[string][]string{"name": {"petr"}, "secret": {petrSecret}, "next": {"/orders/" + id}}, false)
 	if code == http.StatusOK && strings.Contains(body, `id="approve"`) {
 		t.Errorf("petr, out of scope, got the order's approve form")
 	}
 	pc.get("/")
 	pc.post("/orders/"+id+"/approve", nil, false)
-	if led := ledgerOf("status after petr", id); led["state"] != "pending_approval" {
+	if led := u.h.statusLedger("status after petr", id); led["state"] != "pending_approval" {
 		t.Errorf("after petr's attempt the order is %v", led)
 	}
-	awaitComplete("out of scope", id, false)
-	sentNothing(t, w, "out of scope", creates)
-	if got := heldOrders(w); got != 1 {
-		t.Errorf("StoreLink holds %d orders, want still 1", got)
+	u.awaitComplete("out of scope", id, false)
+}
+
+// statusLedger asks for the status of id at store 47 and returns its
+// ledger part.
+func (h *consentHost) statusLedger(label, id string) map[string]any {
+	h.t.Helper()
+	r := h.do(label, map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
+	led, _ := data(h.t, h.expect(label, r, "ok"))["ledger"].(map[string]any)
+	return led
+}
+
+// janaApproves logs jana in from the link of approval id, as a browser
+// without a session would, and approves it.
+func janaApproves(t *testing.T, consoleURL, secret, id string) {
+	t.Helper()
+	jana := newConsoleClient(t, consoleURL)
+	jana.get("/orders/" + id)
+	if code, body := jana.post("/login", map[string][]string{"name": {"jana"}, "secret": {secret}, "next": {"/orders/" + id}}, false); code != http.StatusOK || !strings.Contains(body, `id="approve"`) {
+		t.Fatalf("jana's log-in from the link: %d", code)
 	}
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected && o.QuantityUnits != 24 {
-			t.Errorf("StoreLink holds an order of %d units", o.QuantityUnits)
-		}
+	if code, body := jana.post("/orders/"+id+"/approve", nil, false); code != http.StatusOK || !strings.Contains(body, "Order raised") {
+		t.Fatalf("approve: %d\n%s", code, body)
 	}
-	judge(t, w)
 }
 
 // completed reports whether the client has received (or receives within
@@ -263,12 +278,7 @@ func TestApprovalThroughInputRequired(t *testing.T) {
 	requireClient2(t, inst)
 	w, hook, env, secret := journeyWorld(t)
 	c := startConsoleProc(t, env)
-	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
-	for _, kv := range append(env, "CONSOLE_PUBLIC_URL="+c.url) {
-		k, v, _ := strings.Cut(kv, "=")
-		serverEnv[k] = v
-	}
-	h := launchConsentHost(t, inst, "url host 2026", map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": "2", "url_elicitation": true})
+	h := launchConsentHost(t, inst, "url host 2026", stdioServer(t, append(env, "CONSOLE_PUBLIC_URL="+c.url), map[string]any{"generation": "2", "url_elicitation": true}))
 
 	r := h.do("confirm", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "url-input-required-01"), "answer": map[string]any{"action": "accept"}})
 	d := data(t, h.expect("confirm", r, "ok"))
@@ -286,23 +296,15 @@ func TestApprovalThroughInputRequired(t *testing.T) {
 	if n := hook.notice(t); n["approval_id"] != id {
 		t.Errorf("notice: %v", n)
 	}
-	if heldOrders(w) != 0 {
+	if len(placed(w)) != 0 {
 		t.Fatal("staging raised an order")
 	}
 
-	jana := newConsoleClient(t, c.url)
-	jana.get(strings.TrimPrefix(link, c.url))
-	if code, body := jana.post("/login", map[string][]string{"name": {"jana"}, "secret": {secret}, "next": {"/orders/" + id}}, false); code != http.StatusOK || !strings.Contains(body, `id="approve"`) {
-		t.Fatalf("jana's log-in from the link: %d", code)
-	}
-	if code, body := jana.post("/orders/"+id+"/approve", nil, false); code != http.StatusOK || !strings.Contains(body, "Order raised") {
-		t.Fatalf("approve: %d\n%s", code, body)
-	}
-	s := h.do("status", map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
-	if led, _ := data(t, h.expect("status", s, "ok"))["ledger"].(map[string]any); led["state"] != "raised" {
+	janaApproves(t, c.url, secret, id)
+	if led := h.statusLedger("status", id); led["state"] != "raised" {
 		t.Errorf("status after approval: %v", led)
 	}
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(w)); got != 1 {
 		t.Errorf("StoreLink holds %d orders, want 1", got)
 	}
 	judge(t, w)
@@ -327,22 +329,14 @@ func TestApprovalThroughURLElicitationOverHTTP(t *testing.T) {
 	if len(r.Asked) != 1 || r.Asked[0].Mode != "url" || r.Asked[0].URL != c.url+"/orders/"+id || r.Asked[0].ElicitationID != id {
 		t.Fatalf("asked %+v for %v", r.Asked, d)
 	}
-	jana := newConsoleClient(t, c.url)
-	jana.get("/orders/" + id)
-	if code, body := jana.post("/login", map[string][]string{"name": {"jana"}, "secret": {secret}, "next": {"/orders/" + id}}, false); code != http.StatusOK || !strings.Contains(body, `id="approve"`) {
-		t.Fatalf("jana's log-in from the link: %d", code)
-	}
-	if code, body := jana.post("/orders/"+id+"/approve", nil, false); code != http.StatusOK || !strings.Contains(body, "Order raised") {
-		t.Fatalf("approve: %d\n%s", code, body)
-	}
+	janaApproves(t, c.url, secret, id)
 	if !h.completed("approved", id) {
 		t.Errorf("no notifications/elicitation/complete over HTTP\nserver stderr:\n%s", tail(p.Stderr.String(), 4000))
 	}
-	s := h.do("status", map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
-	if led, _ := data(t, h.expect("status", s, "ok"))["ledger"].(map[string]any); led["state"] != "raised" {
+	if led := h.statusLedger("status", id); led["state"] != "raised" {
 		t.Errorf("status after approval: %v", led)
 	}
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(w)); got != 1 {
 		t.Errorf("StoreLink holds %d orders, want 1", got)
 	}
 }

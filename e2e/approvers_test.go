@@ -130,33 +130,7 @@ func TestApproversRegister(t *testing.T) {
 
 	// Refusals: each says why on one line and changes nothing.
 	before, _ := run("", "approvers", "list")
-	for _, tc := range []struct {
-		stdin string
-		args  []string
-		exit  int
-		says  string
-	}{
-		{"", []string{"approvers"}, 2, "want add NAME, list or revoke NAME"},
-		{"", []string{"approvers", "frob"}, 2, `unknown action "frob"`},
-		{"", []string{"approvers", "add"}, 2, "missing the approver's NAME"},
-		{"", []string{"approvers", "add", "Jana", "Nováková"}, 2, `unexpected argument "Nováková"`},
-		{"", []string{"approvers", "list", "--stores", "47"}, 2, "belong to add"},
-		{"", []string{"approvers", "add", "Petr\x1b[2J"}, 2, "may hold letters, digits"},
-		{"", []string{"approvers", "add", "Petr", "--stores", "999"}, 2, "store 999 is not in the keyring (its stores: 47, 102)"},
-		{"", []string{"approvers", "add", "Petr", "--stores", "47,,102"}, 2, "an empty store id"},
-		{"", []string{"approvers", "add", "Petr", "--stores", "x1"}, 2, `store id "x1" is not 1 to 6 digits`},
-		{"letmein\n", []string{"approvers", "add", "Petr", "--secret-stdin"}, 2, "7 characters, at least 16"},
-		{"sixteen-chars-ok\nsecond line\n", []string{"approvers", "add", "Petr", "--secret-stdin"}, 2, "control character"},
-		{"", []string{"approvers", "add", "JANA NOVÁKOVÁ"}, 1, "an active approver is already named JANA NOVÁKOVÁ"},
-		{"", []string{"approvers", "revoke", "Nobody"}, 1, "no approver is named Nobody"},
-		{"", []string{"approvers", "--bogus"}, 2, "flag provided but not defined: -bogus"},
-	} {
-		out, stderr, exit := e2etest.RunCLIStdin(t, env, tc.stdin, tc.args...)
-		stderrs = append(stderrs, stderr)
-		if exit != tc.exit || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.says) {
-			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q (want %q)", tc.args, exit, tc.exit, out, stderr, tc.says)
-		}
-	}
+	stderrs = append(stderrs, checkApproverRefusals(t, env)...)
 	if after, _ := run("", "approvers", "list"); after != before {
 		t.Errorf("a refusal changed the register:\nbefore\n%s\nafter\n%s", before, after)
 	}
@@ -194,17 +168,58 @@ func TestApproversRegister(t *testing.T) {
 		t.Error("the active verifier is not the rotated secret's")
 	}
 
-	// The secrets are nowhere but where they were handed out.
+	checkSecretsNowhere(t, w.StatePath, logFile, stderrs, jana, rotated, chosen)
+}
+
+// checkApproverRefusals runs approvers commands that must be refused: each
+// says why on one line and writes nothing to stdout. It returns their
+// stderr.
+func checkApproverRefusals(t *testing.T, env []string) (stderrs []string) {
+	t.Helper()
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+		exit  int
+		says  string
+	}{
+		{"", []string{"approvers"}, 2, "want add NAME, list or revoke NAME"},
+		{"", []string{"approvers", "frob"}, 2, `unknown action "frob"`},
+		{"", []string{"approvers", "add"}, 2, "missing the approver's NAME"},
+		{"", []string{"approvers", "add", "Jana", "Nováková"}, 2, `unexpected argument "Nováková"`},
+		{"", []string{"approvers", "list", "--stores", "47"}, 2, "belong to add"},
+		{"", []string{"approvers", "add", "Petr\x1b[2J"}, 2, "may hold letters, digits"},
+		{"", []string{"approvers", "add", "Petr", "--stores", "999"}, 2, "store 999 is not in the keyring (its stores: 47, 102)"},
+		{"", []string{"approvers", "add", "Petr", "--stores", "47,,102"}, 2, "an empty store id"},
+		{"", []string{"approvers", "add", "Petr", "--stores", "x1"}, 2, `store id "x1" is not 1 to 6 digits`},
+		{"letmein\n", []string{"approvers", "add", "Petr", "--secret-stdin"}, 2, "7 characters, at least 16"},
+		{"sixteen-chars-ok\nsecond line\n", []string{"approvers", "add", "Petr", "--secret-stdin"}, 2, "control character"},
+		{"", []string{"approvers", "add", "JANA NOVÁKOVÁ"}, 1, "an active approver is already named JANA NOVÁKOVÁ"},
+		{"", []string{"approvers", "revoke", "Nobody"}, 1, "no approver is named Nobody"},
+		{"", []string{"approvers", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+	} {
+		out, stderr, exit := e2etest.RunCLIStdin(t, env, tc.stdin, tc.args...)
+		stderrs = append(stderrs, stderr)
+		if exit != tc.exit || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q (want %q)", tc.args, exit, tc.exit, out, stderr, tc.says)
+		}
+	}
+	return stderrs
+}
+
+// checkSecretsNowhere: the secrets are nowhere but where they were handed
+// out: not in the state database's files, the log file or any stderr.
+func checkSecretsNowhere(t *testing.T, statePath, logFile string, stderrs []string, secrets ...string) {
+	t.Helper()
 	logs, _ := os.ReadFile(logFile)
 	var files []byte
 	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-		b, _ := os.ReadFile(w.StatePath + suffix)
+		b, _ := os.ReadFile(statePath + suffix)
 		files = append(files, b...)
 	}
 	if len(files) == 0 {
 		t.Fatal("no state database file was read")
 	}
-	for _, secret := range []string{jana, rotated, chosen} {
+	for _, secret := range secrets {
 		if bytes.Contains(files, []byte(secret)) {
 			t.Errorf("secret %.6s… is in the state database file", secret)
 		}

@@ -47,11 +47,46 @@ const bidiName = "Madeta butter 250g\u202e"
 func TestViewsInARealHost(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	esbuild := appsHostTool(t)
-	root := e2etest.Root(t)
+	w := e2etest.NewWorld(t)
+	proxy := hostileProxy(t, w)
+	env := func(extra ...string) []string {
+		e := w.Env(extra...)
+		e[0] = "UPSTREAM_BASE_URL=" + proxy.URL
+		return e
+	}
+	v := &viewsWorld{t: t, w: w, cases: map[string]*viewCase{}}
+	v.seeded = len(w.Mock.Server.Orders()) // the world's own orders
+	v.callTools(env)
+	v.serveHost(bundleAppsHost(t, esbuild))
+	v.bctx = browser(t, chromium, 840, 1700)
 
-	// The host page's bridge, bundled from the pinned ext-apps.
+	v.checkRiskView()
+	v.checkSweepView()
+	v.checkOrderView()
+	v.checkBidiOverride()
+	v.checkApprovalView()
+	if n := len(w.Mock.Server.Orders()) - v.seeded; n != 0 {
+		t.Errorf("StoreLink received %d orders after the views were shown", n)
+	}
+}
+
+// viewsWorld is what TestViewsInARealHost's steps share: the world, the
+// answers the host page shows, the page and the browser showing it.
+type viewsWorld struct {
+	t      *testing.T
+	w      *e2etest.World
+	seeded int // the orders StoreLink held before the test
+	cases  map[string]*viewCase
+	host   *httptest.Server
+	bctx   context.Context
+}
+
+// bundleAppsHost bundles the host page's bridge (e2e/appshost/host.js) from
+// the pinned ext-apps, and returns the bundle's path.
+func bundleAppsHost(t *testing.T, esbuild string) string {
+	t.Helper()
 	bundle := filepath.Join(t.TempDir(), "host.js")
-	src, err := os.ReadFile(filepath.Join(root, "e2e", "appshost", "host.js"))
+	src, err := os.ReadFile(filepath.Join(e2etest.Root(t), "e2e", "appshost", "host.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,73 +97,70 @@ func TestViewsInARealHost(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("esbuild: %v\n%s", err, out)
 	}
+	return bundle
+}
 
-	// The world, with store 47's name made hostile by a proxy in front of
-	// the mock.
-	w := e2etest.NewWorld(t)
-	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == "/v1/skus/"+mockstorelink.SKUButter {
-			rec := httptest.NewRecorder()
-			w.Mock.Server.ServeHTTP(rec, r)
-			var sku map[string]any
-			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &sku) != nil {
-				t.Errorf("the butter through the proxy: %d %s", rec.Code, rec.Body.String())
-			}
-			sku["name"] = bidiName
-			rw.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(rw).Encode(sku)
-			return
-		}
-		if r.Method != http.MethodGet || r.URL.Path != "/v1/stores/47" {
-			w.Mock.Server.ServeHTTP(rw, r)
-			return
-		}
+// hostileProxy stands in front of the mock and answers store 47's name as
+// hostileName and the butter's as bidiName.
+func hostileProxy(t *testing.T, w *e2etest.World) *httptest.Server {
+	rename := func(rw http.ResponseWriter, r *http.Request, what, name string) {
 		rec := httptest.NewRecorder()
 		w.Mock.Server.ServeHTTP(rec, r)
-		var store map[string]any
-		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &store) != nil || store["name"] == nil {
-			t.Errorf("store 47 through the proxy: %d %s", rec.Code, rec.Body.String())
+		var obj map[string]any
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &obj) != nil || obj["name"] == nil {
+			t.Errorf("%s through the proxy: %d %s", what, rec.Code, rec.Body.String())
 		}
-		store["name"] = hostileName
+		obj["name"] = name
 		rw.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(rw).Encode(store)
-	}))
-	defer proxy.Close()
-	env := func(extra ...string) []string {
-		e := w.Env(extra...)
-		e[0] = "UPSTREAM_BASE_URL=" + proxy.URL
-		return e
+		_ = json.NewEncoder(rw).Encode(obj)
 	}
-
-	seeded := len(w.Mock.Server.Orders()) // the world's own orders
-	cases := map[string]*viewCase{}
-	butterAt := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}
-	{
-		h := startAppsHost(t, env("ALLOW_WRITES=true"))
-		cases["risk"] = h.viewCase("korral_check_stock_risk", butterAt)
-		cases["sweep"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"all"}})
-		cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
-	}
-	{
-		h := startAppsHost(t, env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "STATE_DB_PATH="+filepath.Join(t.TempDir(), "approval.db")))
-		preview := h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
-		key := preview.data(t)["idempotency_key"]
-		cases["approval"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
-		if mode := cases["approval"].data(t)["mode"]; mode != "pending_approval" {
-			t.Fatalf("confirmed with approval required: mode %v", mode)
+	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/skus/"+mockstorelink.SKUButter:
+			rename(rw, r, "the butter", bidiName)
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/stores/47":
+			rename(rw, r, "store 47", hostileName)
+		default:
+			w.Mock.Server.ServeHTTP(rw, r)
 		}
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy
+}
+
+// callTools makes the calls whose answers the views show: the risk check of
+// butter at 47 and 102, a chain sweep, a preview, and a confirmed order
+// staged for approval. None reaches StoreLink as an order.
+func (v *viewsWorld) callTools(env func(...string) []string) {
+	t := v.t
+	butterAt := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}
+	h := startAppsHost(t, env("ALLOW_WRITES=true"))
+	v.cases["risk"] = h.viewCase("korral_check_stock_risk", butterAt)
+	v.cases["sweep"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"all"}})
+	v.cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
+
+	h = startAppsHost(t, env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "STATE_DB_PATH="+filepath.Join(t.TempDir(), "approval.db")))
+	preview := h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
+	key := preview.data(t)["idempotency_key"]
+	v.cases["approval"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
+	if mode := v.cases["approval"].data(t)["mode"]; mode != "pending_approval" {
+		t.Fatalf("confirmed with approval required: mode %v", mode)
 	}
-	if n := len(w.Mock.Server.Orders()) - seeded; n != 0 {
+	if n := len(v.w.Mock.Server.Orders()) - v.seeded; n != 0 {
 		t.Fatalf("StoreLink received %d orders before any approval", n)
 	}
+}
 
+// serveHost serves the host page, its bundle, and each case by name.
+func (v *viewsWorld) serveHost(bundle string) {
+	root := e2etest.Root(v.t)
 	page := http.NewServeMux()
 	page.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
 		http.ServeFile(rw, r, filepath.Join(root, "e2e", "appshost", "host.html"))
 	})
 	page.HandleFunc("GET /host.js", func(rw http.ResponseWriter, r *http.Request) { http.ServeFile(rw, r, bundle) })
 	page.HandleFunc("GET /case/{name}", func(rw http.ResponseWriter, r *http.Request) {
-		c, ok := cases[r.PathValue("name")]
+		c, ok := v.cases[r.PathValue("name")]
 		if !ok {
 			http.NotFound(rw, r)
 			return
@@ -136,66 +168,69 @@ func TestViewsInARealHost(t *testing.T) {
 		rw.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(rw).Encode(c)
 	})
-	host := httptest.NewServer(page) // 127.0.0.1
-	defer host.Close()
+	v.host = httptest.NewServer(page) // 127.0.0.1
+	v.t.Cleanup(v.host.Close)
+}
 
-	bctx := browser(t, chromium, 840, 1700)
-	dir := t.ArtifactDir()
-
-	// show loads a case into the host and returns what the view's document
-	// holds, read inside the frame by probe.
-	show := func(name, probe string) map[string]any {
-		t.Helper()
-		if err := chromedp.Do(bctx, chromedp.Navigate(host.URL+"/?case="+name)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			phase, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.hostState ? window.hostState.phase : "none"`))
-			if err == nil && phase == "result-sent" {
-				break
-			}
-			if phase == "failed" || time.Now().After(deadline) {
-				state, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string]any](`window.hostState`))
-				t.Fatalf("%s: host phase %q (%v): %v", name, phase, err, state)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		frame := viewFrame(t, bctx)
-		var got map[string]any
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			got, err = chromedp.Run(frame, chromedp.Evaluate[map[string]any](probe))
-			if err == nil && got["ready"] == true || time.Now().After(deadline) {
-				break
-			}
-		}
-		if err != nil {
-			t.Fatalf("%s: reading the view: %v", name, err)
-		}
-		// Let the host apply the view's size before the picture.
-		time.Sleep(300 * time.Millisecond)
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		p := filepath.Join(dir, "view-"+name+".png")
-		if err := os.WriteFile(p, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", p)
-		state, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string]any](`window.hostState`))
-		if log, _ := state["log"].([]any); strings.Contains(fmt.Sprint(log), "tools/call") {
-			t.Errorf("%s: the view asked the host to call a tool: %v", name, log)
-		}
-		if title, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.title`)); title == "owned" {
-			t.Errorf("%s: a store name ran script", name)
-		}
-		return got
+// show loads a case into the host, saves a screenshot to the test's
+// artefact directory, and returns what the view's document holds, read
+// inside the frame by probe.
+func (v *viewsWorld) show(name, probe string) map[string]any {
+	t, bctx := v.t, v.bctx
+	t.Helper()
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.host.URL+"/?case="+name)); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		phase, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.hostState ? window.hostState.phase : "none"`))
+		if err == nil && phase == "result-sent" {
+			break
+		}
+		if phase == "failed" || time.Now().After(deadline) {
+			state, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string]any](`window.hostState`))
+			t.Fatalf("%s: host phase %q (%v): %v", name, phase, err, state)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	frame := viewFrame(t, bctx)
+	var got map[string]any
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got, err = chromedp.Run(frame, chromedp.Evaluate[map[string]any](probe))
+		if err == nil && got["ready"] == true || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s: reading the view: %v", name, err)
+	}
+	// Let the host apply the view's size before the picture.
+	time.Sleep(300 * time.Millisecond)
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	p := filepath.Join(t.ArtifactDir(), "view-"+name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", p)
+	state, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string]any](`window.hostState`))
+	if log, _ := state["log"].([]any); strings.Contains(fmt.Sprint(log), "tools/call") {
+		t.Errorf("%s: the view asked the host to call a tool: %v", name, log)
+	}
+	if title, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.title`)); title == "owned" {
+		t.Errorf("%s: a store name ran script", name)
+	}
+	return got
+}
 
-	// The risk view: a panel per store, as many bars as evidence days, the
-	// stockout window and the delivery line, the hostile name as text.
-	risk := show("risk", `(() => {
+// checkRiskView: a panel per store, as many bars as evidence days, the
+// stockout window and the delivery line, the hostile name as text.
+func (v *viewsWorld) checkRiskView() {
+	t := v.t
+	risk := v.show("risk", `(() => {
 		const panels = [...document.querySelectorAll("section.panel")];
 		return {
 			ready: panels.length > 0,
@@ -211,7 +246,7 @@ func TestViewsInARealHost(t *testing.T) {
 			title: document.title,
 		};
 	})()`)
-	stores, _ := cases["risk"].data(t)["stores"].([]any)
+	stores, _ := v.cases["risk"].data(t)["stores"].([]any)
 	panels, _ := risk["panels"].([]any)
 	if len(panels) != 2 || len(stores) != 2 {
 		t.Fatalf("risk view: %d panels for %d stores: %v", len(panels), len(stores), risk)
@@ -241,15 +276,18 @@ func TestViewsInARealHost(t *testing.T) {
 	if n := num(risk["elements"]); n != 0 {
 		t.Errorf("the risk view holds %v img/b/iframe/object/embed elements: a name was parsed as markup", n)
 	}
+}
 
-	// A chain sweep: the chain's counts above one panel per detailed store.
-	swept := show("sweep", `(() => {
+// checkSweepView: the chain's counts above one panel per detailed store.
+func (v *viewsWorld) checkSweepView() {
+	t := v.t
+	swept := v.show("sweep", `(() => {
 		const s = document.querySelector("section.sweep");
 		const panels = document.querySelectorAll("section.panel:not(.sweep)");
 		return { ready: !!s, text: s ? s.textContent : "", panels: panels.length,
 			bars: document.querySelectorAll("section.panel:not(.sweep) svg.chart rect.bar").length };
 	})()`)
-	sweepData := cases["sweep"].data(t)
+	sweepData := v.cases["sweep"].data(t)
 	detailed, _ := sweepData["stores"].([]any)
 	outcomes := sweepData["sweep"].(map[string]any)["outcomes"].(map[string]any)
 	if text, _ := swept["text"].(string); !strings.Contains(text, "Chain sweep: 2 stores checked") ||
@@ -259,9 +297,11 @@ func TestViewsInARealHost(t *testing.T) {
 	if len(detailed) == 0 || int(num(swept["panels"])) != len(detailed) || num(swept["bars"]) == 0 {
 		t.Errorf("sweep view: %v store panels (%v bars) for %d detailed stores", swept["panels"], swept["bars"], len(detailed))
 	}
+}
 
-	// The order view: the preview, then the approval's state.
-	orderProbe := `(() => {
+// orderProbe reads the order view: heading, exact request, quantity
+// verdict, justification, open orders, approval panel, and controls.
+const orderProbe = `(() => {
 		const q = s => document.querySelector(s);
 		return {
 			ready: !!q("h1"),
@@ -274,8 +314,12 @@ func TestViewsInARealHost(t *testing.T) {
 			buttons: document.querySelectorAll("button, form, input").length,
 		};
 	})()`
-	order := show("order", orderProbe)
-	preview := cases["order"].data(t)
+
+// checkOrderView: the preview, as the view shows it, offering no action.
+func (v *viewsWorld) checkOrderView() {
+	t := v.t
+	order := v.show("order", orderProbe)
+	preview := v.cases["order"].data(t)
 	qc := preview["quantity_check"].(map[string]any)
 	cover := preview["justification"].(map[string]any)["days_of_cover_after_delivery"].(map[string]any)
 	for field, want := range map[string]string{
@@ -295,11 +339,15 @@ func TestViewsInARealHost(t *testing.T) {
 	if n := num(order["buttons"]); n != 0 {
 		t.Errorf("order view: %v buttons, forms or inputs; a view offers no action", n)
 	}
-	// The bidi override in the butter's name is written as a visible
-	// escape, inside an isolated element: nothing after it reads
-	// backwards. Every view shows the product's name.
+}
+
+// checkBidiOverride: the bidi override in the butter's name is written as
+// a visible escape, inside an isolated element: nothing after it reads
+// backwards. Every view shows the product's name.
+func (v *viewsWorld) checkBidiOverride() {
+	t := v.t
 	for _, name := range []string{"risk", "order"} {
-		got := show(name, `(() => {
+		got := v.show(name, `(() => {
 			const text = document.body.textContent;
 			const u = document.querySelector(".untrusted");
 			return { ready: !!document.querySelector("h1, section.panel"),
@@ -311,13 +359,15 @@ func TestViewsInARealHost(t *testing.T) {
 			t.Errorf("%s view with a bidi override in the product name: %v", name, got)
 		}
 	}
-	staged := show("approval", orderProbe)
-	approvalID, _ := cases["approval"].data(t)["approval_id"].(string)
+}
+
+// checkApprovalView: the staged order's view names its approval.
+func (v *viewsWorld) checkApprovalView() {
+	t := v.t
+	staged := v.show("approval", orderProbe)
+	approvalID, _ := v.cases["approval"].data(t)["approval_id"].(string)
 	if !strings.Contains(staged["mode"].(string), "waiting for an approver") || approvalID == "" || !strings.Contains(staged["approval"].(string), approvalID) {
 		t.Errorf("approval view: heading %q, approval panel %q, want approval %q", staged["mode"], staged["approval"], approvalID)
-	}
-	if n := len(w.Mock.Server.Orders()) - seeded; n != 0 {
-		t.Errorf("StoreLink received %d orders after the views were shown", n)
 	}
 }
 

@@ -2,6 +2,9 @@ package e2e_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,4 +26,69 @@ func browser(t *testing.T, chromium string, width, height int) context.Context {
 	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
 	t.Cleanup(func() { cancelBrowser(); cancelAlloc(); cancel() })
 	return bctx
+}
+
+// page drives one browser tab for a test; each step fails the test on an
+// error. logs, when set, is added to a failed step's message (a server's
+// stderr).
+type page struct {
+	t    *testing.T
+	ctx  context.Context
+	logs func() string
+}
+
+// do runs browser steps.
+func (p page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		logs := ""
+		if p.logs != nil {
+			logs = "\nserver stderr:\n" + tail(p.logs(), 4000)
+		}
+		p.t.Fatalf("%s: %v%s", what, err, logs)
+	}
+}
+
+// submit clicks a button that posts a form and waits for the answer.
+func (p page) submit(what, sel string) {
+	p.t.Helper()
+	if _, err := chromedp.RunResponse(p.ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// text is the text of the element sel.
+func (p page) text(sel string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		p.t.Fatalf("read %s: %v", sel, err)
+	}
+	return s
+}
+
+// wantText checks the text of sel holds every part.
+func (p page) wantText(sel string, parts ...string) {
+	p.t.Helper()
+	got := p.text(sel)
+	for _, part := range parts {
+		if !strings.Contains(got, part) {
+			p.t.Errorf("%s reads %q, which lacks %q", sel, got, part)
+		}
+	}
+}
+
+// shot saves a screenshot of the whole page as name in the test's artefact
+// directory.
+func (p page) shot(name string) {
+	p.t.Helper()
+	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(p.t.ArtifactDir(), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Logf("screenshot: %s", path)
 }

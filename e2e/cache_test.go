@@ -161,146 +161,165 @@ func riskOK(t *testing.T, p *e2etest.Proc, store string) {
 // server: cold, warm, under concurrency, with Cache-Control, after expiry,
 // across a key rotation, and per store.
 func TestMasterDataCacheEndToEnd(t *testing.T) {
-	t.Run("8 concurrent cold checks of one store and SKU, then a warm one", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		proxy := newCountingProxy(t, w)
-		p := cacheServer(t, w, proxy)
-		const checks = 8
-		answers := make(chan string, checks)
-		var wg sync.WaitGroup
-		for range checks {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				answers <- onHand(p, "47")
-			}()
+	t.Run("8 concurrent cold checks of one store and SKU, then a warm one", cacheColdChecksShareReads)
+
+	t.Run("each store's master data is read with its own key", cacheKeyedByStore)
+
+	t.Run("no-store and MASTER_DATA_TTL=0 keep nothing", cacheKeepsNothing)
+
+	t.Run("max-age=1 expires after a second", cacheMaxAgeExpires)
+
+	t.Run("a key rotated mid-run still reads its own store", cacheKeyRotated)
+
+	t.Run("an answer for another store is never kept or served", cacheWrongStore)
+}
+
+// cacheWorld is a world whose StoreLink answers master data with
+// Cache-Control cacheControl ("" for none) through a counting proxy, and a
+// server reading through it.
+func cacheWorld(t *testing.T, cacheControl string) (*e2etest.World, *countingProxy, *e2etest.Proc) {
+	t.Helper()
+	w := e2etest.NewWorld(t)
+	proxy := newCountingProxy(t, w)
+	if cacheControl != "" {
+		proxy.setCacheControl(cacheControl)
+	}
+	return w, proxy, cacheServer(t, w, proxy)
+}
+
+// cacheColdChecksShareReads: 8 concurrent cold checks of one store and SKU read
+// the master data once, and a warm check reads only stock and sales.
+func cacheColdChecksShareReads(t *testing.T) {
+	_, proxy, p := cacheWorld(t, "")
+	const checks = 8
+	answers := make(chan string, checks)
+	var wg sync.WaitGroup
+	for range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers <- onHand(p, "47")
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	for a := range answers {
+		if !strings.HasPrefix(a, "on_hand=") {
+			t.Fatalf("a concurrent check: %s", a)
 		}
-		wg.Wait()
-		close(answers)
-		for a := range answers {
-			if !strings.HasPrefix(a, "on_hand=") {
-				t.Fatalf("a concurrent check: %s", a)
+	}
+	cold := masterEach(1)
+	cold[mockstorelink.OpGetInventory], cold[mockstorelink.OpListPOSTransactions] = checks, checks
+	proxy.want(t, "8 concurrent cold checks", cold)
+
+	proxy.reset()
+	riskOK(t, p, "47")
+	counts, _ := proxy.snapshot()
+	if n := counts[mockstorelink.OpGetInventory] + counts[mockstorelink.OpListPOSTransactions]; n != 2 || len(counts) != 2 {
+		t.Fatalf("a warm risk check sent %v, want one inventory and one POS request", counts)
+	}
+}
+
+// cacheKeyedByStore: each store's master data is read with its own key.
+func cacheKeyedByStore(t *testing.T) {
+	_, proxy, p := cacheWorld(t, "")
+	// One after the other first, so that 102's reads could only be
+	// spared by what 47's key read.
+	riskOK(t, p, "47")
+	riskOK(t, p, "102")
+	for range 2 {
+		env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}})
+		for i, store := range []string{"47", "102"} {
+			if st := data(t, env)["stores"].([]any)[i].(map[string]any); st["store_id"] != store || st["risk"] == nil {
+				t.Fatalf("entry %d: %v", i, st)
 			}
 		}
-		cold := masterEach(1)
-		cold[mockstorelink.OpGetInventory], cold[mockstorelink.OpListPOSTransactions] = checks, checks
-		proxy.want(t, "8 concurrent cold checks", cold)
-
-		proxy.reset()
-		riskOK(t, p, "47")
-		counts, _ := proxy.snapshot()
-		if n := counts[mockstorelink.OpGetInventory] + counts[mockstorelink.OpListPOSTransactions]; n != 2 || len(counts) != 2 {
-			t.Fatalf("a warm risk check sent %v, want one inventory and one POS request", counts)
-		}
-	})
-
-	t.Run("each store's master data is read with its own key", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		proxy := newCountingProxy(t, w)
-		p := cacheServer(t, w, proxy)
-		// One after the other first, so that 102's reads could only be
-		// spared by what 47's key read.
-		riskOK(t, p, "47")
-		riskOK(t, p, "102")
-		for range 2 {
-			env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}})
-			for i, store := range []string{"47", "102"} {
-				if st := data(t, env)["stores"].([]any)[i].(map[string]any); st["store_id"] != store || st["risk"] == nil {
-					t.Fatalf("entry %d: %v", i, st)
-				}
-			}
-		}
-		_, byKey := proxy.snapshot()
-		for _, store := range []string{"47", "102"} {
-			for _, op := range masterOps {
-				if n := byKey[op+" "+store]; n != 1 {
-					t.Errorf("%s with store %s's key: %d requests, want 1 (all: %v)", op, store, n, byKey)
-				}
-			}
-		}
-	})
-
-	t.Run("no-store and MASTER_DATA_TTL=0 keep nothing", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		proxy := newCountingProxy(t, w)
-		proxy.setCacheControl("no-store")
-		p := cacheServer(t, w, proxy)
-		riskOK(t, p, "47")
-		riskOK(t, p, "47")
-		proxy.want(t, "no-store", masterEach(2))
-
-		proxy.setCacheControl("")
-		proxy.reset()
-		off := cacheServer(t, w, proxy, "MASTER_DATA_TTL=0")
-		riskOK(t, off, "47")
-		riskOK(t, off, "47")
-		proxy.want(t, "MASTER_DATA_TTL=0", masterEach(2))
-	})
-
-	t.Run("max-age=1 expires after a second", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		proxy := newCountingProxy(t, w)
-		proxy.setCacheControl("max-age=1")
-		p := cacheServer(t, w, proxy)
-		riskOK(t, p, "47")
-		proxy.want(t, "cold", masterEach(1))
-		// Not a timed assertion: after this wait the entries are past
-		// max-age whatever the machine's speed, so they must be read again.
-		time.Sleep(1100 * time.Millisecond)
-		riskOK(t, p, "47")
-		proxy.want(t, "after max-age", masterEach(2))
-	})
-
-	t.Run("a key rotated mid-run still reads its own store", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		proxy := newCountingProxy(t, w)
-		p := cacheServer(t, w, proxy)
-		riskOK(t, p, "47")
-		riskOK(t, p, "102")
-
-		newKey := w.Mock.Server.RotateKey("47")
-		kr := w.Mock.Server.Keys()
-		w.WriteKeyring(t, map[string]string{"47": newKey, "102": kr["102"]})
-		proxy.reset()
-		// The first check meets the 401 and retries with the new key; the
-		// master data kept under the old key is then read again with the
-		// new one, once.
-		for range 3 {
-			riskOK(t, p, "47")
-		}
-		riskOK(t, p, "102")
-		_, byKey := proxy.snapshot()
+	}
+	_, byKey := proxy.snapshot()
+	for _, store := range []string{"47", "102"} {
 		for _, op := range masterOps {
-			if n := byKey[op+" 47"]; n != 1 {
-				t.Errorf("%s with 47's new key: %d requests, want 1 (all: %v)", op, n, byKey)
-			}
-			if n := byKey[op+" "]; n != 0 {
-				t.Errorf("%s with a key StoreLink no longer knows: %d requests (all: %v)", op, n, byKey)
-			}
-			if n := byKey[op+" 102"]; n != 0 {
-				t.Errorf("%s for 102, whose entries are live: %d requests", op, n)
+			if n := byKey[op+" "+store]; n != 1 {
+				t.Errorf("%s with store %s's key: %d requests, want 1 (all: %v)", op, store, n, byKey)
 			}
 		}
-		if strings.Contains(p.Stderr.String(), newKey) {
-			t.Fatal("the new key appears in the logs")
-		}
-	})
+	}
+}
 
-	t.Run("an answer for another store is never kept or served", func(t *testing.T) {
-		w := e2etest.NewWorld(t)
-		proxy := newCountingProxy(t, w)
-		p := cacheServer(t, w, proxy)
-		w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, OperationID: mockstorelink.OpGetStore,
-			StoreID: "47", Field: "store_id", Value: json.RawMessage(`"102"`)})
-		env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
-		if c := e2etest.Code(env); c != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(fmt.Sprint(env), "store.store_id") {
-			t.Fatalf("47 answered as 102: %v", env)
-		}
-		w.Mock.Server.ClearFaults()
+// cacheKeepsNothing: no-store and MASTER_DATA_TTL=0 keep nothing.
+func cacheKeepsNothing(t *testing.T) {
+	w, proxy, p := cacheWorld(t, "no-store")
+	riskOK(t, p, "47")
+	riskOK(t, p, "47")
+	proxy.want(t, "no-store", masterEach(2))
+
+	proxy.setCacheControl("")
+	proxy.reset()
+	off := cacheServer(t, w, proxy, "MASTER_DATA_TTL=0")
+	riskOK(t, off, "47")
+	riskOK(t, off, "47")
+	proxy.want(t, "MASTER_DATA_TTL=0", masterEach(2))
+}
+
+// cacheMaxAgeExpires: max-age=1 expires after a second.
+func cacheMaxAgeExpires(t *testing.T) {
+	_, proxy, p := cacheWorld(t, "max-age=1")
+	riskOK(t, p, "47")
+	proxy.want(t, "cold", masterEach(1))
+	// Not a timed assertion: after this wait the entries are past
+	// max-age whatever the machine's speed, so they must be read again.
+	time.Sleep(1100 * time.Millisecond)
+	riskOK(t, p, "47")
+	proxy.want(t, "after max-age", masterEach(2))
+}
+
+// cacheKeyRotated: a key rotated mid-run still reads its own store, once
+// with the new key, and never with the old one.
+func cacheKeyRotated(t *testing.T) {
+	w, proxy, p := cacheWorld(t, "")
+	riskOK(t, p, "47")
+	riskOK(t, p, "102")
+
+	newKey := w.Mock.Server.RotateKey("47")
+	kr := w.Mock.Server.Keys()
+	w.WriteKeyring(t, map[string]string{"47": newKey, "102": kr["102"]})
+	proxy.reset()
+	// The first check meets the 401 and retries with the new key; the
+	// master data kept under the old key is then read again with the
+	// new one, once.
+	for range 3 {
 		riskOK(t, p, "47")
-		riskOK(t, p, "102")
-		proxy.want(t, "after the wrong answer", map[string]int{mockstorelink.OpGetStore: 3})
-	})
+	}
+	riskOK(t, p, "102")
+	_, byKey := proxy.snapshot()
+	for _, op := range masterOps {
+		if n := byKey[op+" 47"]; n != 1 {
+			t.Errorf("%s with 47's new key: %d requests, want 1 (all: %v)", op, n, byKey)
+		}
+		if n := byKey[op+" "]; n != 0 {
+			t.Errorf("%s with a key StoreLink no longer knows: %d requests (all: %v)", op, n, byKey)
+		}
+		if n := byKey[op+" 102"]; n != 0 {
+			t.Errorf("%s for 102, whose entries are live: %d requests", op, n)
+		}
+	}
+	if strings.Contains(p.Stderr.String(), newKey) {
+		t.Fatal("the new key appears in the logs")
+	}
+}
+
+// cacheWrongStore: an answer for another store is never kept or served.
+func cacheWrongStore(t *testing.T) {
+	w, proxy, p := cacheWorld(t, "")
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftFieldValue, OperationID: mockstorelink.OpGetStore,
+		StoreID: "47", Field: "store_id", Value: json.RawMessage(`"102"`)})
+	env := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+	if c := e2etest.Code(env); c != "UPSTREAM_CONTRACT_ERROR" || !strings.Contains(fmt.Sprint(env), "store.store_id") {
+		t.Fatalf("47 answered as 102: %v", env)
+	}
+	w.Mock.Server.ClearFaults()
+	riskOK(t, p, "47")
+	riskOK(t, p, "102")
+	proxy.want(t, "after the wrong answer", map[string]int{mockstorelink.OpGetStore: 3})
 }
 
 // onHand runs one risk check of butter at store from any goroutine and

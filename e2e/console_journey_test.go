@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -183,17 +182,6 @@ func journeyWorld(t *testing.T) (*e2etest.World, *hookReceiver, []string, string
 	return w, hook, env, secret
 }
 
-// heldOrders is the orders StoreLink holds besides its fixtures.
-func heldOrders(w *e2etest.World) int {
-	n := 0
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
-			n++
-		}
-	}
-	return n
-}
-
 func TestConsoleJourneyInABrowser(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	w, hook, env, secret := journeyWorld(t)
@@ -211,72 +199,36 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 		num(n["quantity_units"]) != 24 || n["expires_at"] == "" || !strings.Contains(plainText(n["text"]), id) {
 		t.Errorf("notice: %v", n)
 	}
-	if heldOrders(w) != 0 {
+	if len(placed(w)) != 0 {
 		t.Fatal("staging raised an order")
 	}
 
 	c := startConsoleProc(t, env)
-	bctx := browser(t, chromium, 1280, 1000)
-	dir := t.ArtifactDir()
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", filepath.Join(dir, name))
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("%s: %v\nconsole stderr:\n%s", what, err, c.stderr.String())
-		}
-	}
-	submit := func(what, sel string) {
-		t.Helper()
-		if _, err := chromedp.RunResponse(bctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	wantText := func(sel string, parts ...string) {
-		t.Helper()
-		got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		for _, part := range parts {
-			if !strings.Contains(got, part) {
-				t.Errorf("%s reads %q, which lacks %q", sel, got, part)
-			}
-		}
-	}
+	pg := page{t: t, ctx: browser(t, chromium, 1280, 1000), logs: c.stderr.String}
 
 	// 3. jana logs in, sees the order with its product name and chart, and
 	// approves.
-	do("open the console", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible(chromedp.ID("name")))
-	do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
-	submit("log in", "#login")
-	do("wait for the inbox", chromedp.WaitVisible(chromedp.ID("inbox")))
-	wantText("#inbox", "Madeta butter 250g", "24 units = 2 cases of 12", "e2e-agent")
-	shot("console-inbox.png")
-	submit("open the order", `a[href="/orders/`+id+`"]`)
-	do("wait for the chart", chromedp.WaitVisible(chromedp.ID("chart")))
-	wantText("h1", "Madeta butter 250g")
-	wantText("#justification", "Sold in the last 24 h", "confidence")
-	bars, err := chromedp.Run(bctx, chromedp.Nodes(chromedp.CSSAll("#chart rect.bar")))
+	pg.do("open the console", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible(chromedp.ID("name")))
+	pg.do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
+	pg.submit("log in", "#login")
+	pg.do("wait for the inbox", chromedp.WaitVisible(chromedp.ID("inbox")))
+	pg.wantText("#inbox", "Madeta butter 250g", "24 units = 2 cases of 12", "e2e-agent")
+	pg.shot("console-inbox.png")
+	pg.submit("open the order", `a[href="/orders/`+id+`"]`)
+	pg.do("wait for the chart", chromedp.WaitVisible(chromedp.ID("chart")))
+	pg.wantText("h1", "Madeta butter 250g")
+	pg.wantText("#justification", "Sold in the last 24 h", "confidence")
+	bars, err := chromedp.Run(pg.ctx, chromedp.Nodes(chromedp.CSSAll("#chart rect.bar")))
 	if err != nil || len(bars) == 0 {
 		t.Errorf("the chart has %d bars (%v), want one per evidence day", len(bars), err)
 	}
-	shot("console-order.png")
-	submit("approve", "#approve")
-	do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
-	wantText("#outcome", "Order raised")
+	pg.shot("console-order.png")
+	pg.submit("approve", "#approve")
+	pg.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
+	pg.wantText("#outcome", "Order raised")
 
 	// 4. The mock holds exactly one order, and the agent reads it raised.
-	if got := heldOrders(w); got != 1 {
+	if got := len(placed(w)); got != 1 {
 		t.Fatalf("StoreLink holds %d orders, want 1", got)
 	}
 	st := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
@@ -367,38 +319,68 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 		t.Fatalf("jana's login: %d\n%s", code, body)
 	}
 
-	// A POST without the CSRF token is refused and changes nothing.
+	r := consoleRefusals{t: t, w: w, env: env, url: c.url}
+	r.csrfThenReject(jana, rejected)
+	r.lapsed(jana, lapsed)
+	r.outOfScope(petr, other)
+	r.revoked(eva, other)
+	r.bearerToken(jana)
+	r.loginLimit(secret)
+	if got := len(placed(w)); got != 0 {
+		t.Errorf("StoreLink holds %d orders after refusals only", got)
+	}
+	judge(t, w)
+}
+
+// consoleRefusals is what the steps of TestConsoleJourneyRefusals share:
+// the world, the server's environment and the console's URL.
+type consoleRefusals struct {
+	t   *testing.T
+	w   *e2etest.World
+	env []string
+	url string
+}
+
+// csrfThenReject: a POST without the CSRF token is refused and changes
+// nothing; a reject with a reason rejects, sends nothing, keeps the reason.
+func (r consoleRefusals) csrfThenReject(jana *consoleClient, rejected string) {
+	t := r.t
 	jana.get("/orders/" + rejected)
 	if code, _ := jana.post("/orders/"+rejected+"/reject", url.Values{"reason": {"Too much butter."}}, true); code != http.StatusForbidden {
 		t.Errorf("a reject without the CSRF token: %d, want 403", code)
 	}
-	if s := ledgerState(t, w, rejected); s != "pending_approval" {
+	if s := ledgerState(t, r.w, rejected); s != "pending_approval" {
 		t.Errorf("a POST without the CSRF token left the order %s", s)
 	}
-
-	// Reject with a reason: rejected, nothing sent, the reason kept.
 	jana.get("/orders/" + rejected)
 	if code, body := jana.post("/orders/"+rejected+"/reject", url.Values{"reason": {"Store 47 had a delivery this morning."}}, false); code != http.StatusOK || !strings.Contains(body, "Rejected") {
 		t.Errorf("reject: %d\n%s", code, body)
 	}
-	if s := ledgerState(t, w, rejected); s != "rejected" {
+	if s := ledgerState(t, r.w, rejected); s != "rejected" {
 		t.Errorf("after the rejection the order is %s", s)
 	}
 	if _, body, _ := jana.get("/orders/" + rejected); !strings.Contains(body, "Store 47 had a delivery this morning.") {
 		t.Errorf("the order page does not show the rejection's reason")
 	}
+}
 
-	// A lapsed approval: the page was open when the approval ran out; the
-	// approval sends nothing and says so.
+// lapsed: the page was open when the approval ran out; the approval sends
+// nothing and says so.
+func (r consoleRefusals) lapsed(jana *consoleClient, lapsed string) {
+	t := r.t
 	jana.get("/orders/" + lapsed)
-	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), lapsed)
+	execState(t, r.w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), lapsed)
 	if _, body := jana.post("/orders/"+lapsed+"/approve", nil, false); !strings.Contains(strings.ToLower(body), "lapsed") {
 		t.Errorf("approving a lapsed approval reads:\n%s", body)
 	}
+}
 
-	// An approver outside the store's scope sees nor decides the order.
-	pc := newConsoleClient(t, c.url)
-	if code, _ := pc.login("petr", petr); code != http.StatusOK {
+// outOfScope: an approver outside the store's scope neither sees nor
+// decides the order.
+func (r consoleRefusals) outOfScope(petrSecret, other string) {
+	t := r.t
+	pc := newConsoleClient(t, r.url)
+	if code, _ := pc.login("petr", petrSecret); code != http.StatusOK {
 		t.Fatalf("petr's login: %d", code)
 	}
 	if _, body, _ := pc.get("/"); strings.Contains(body, other) {
@@ -409,14 +391,19 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	}
 	pc.get("/")
 	pc.post("/orders/"+other+"/approve", nil, false)
+}
 
-	// A revoked approver is refused: the session ends at the next click.
-	ec := newConsoleClient(t, c.url)
-	if code, _ := ec.login("eva", eva); code != http.StatusOK {
+// revoked: a revoked approver is refused: the session ends at the next
+// click, and a session revoked while its order page is open cannot
+// approve. Neither petr nor eva decided the order.
+func (r consoleRefusals) revoked(evaSecret, other string) {
+	t := r.t
+	ec := newConsoleClient(t, r.url)
+	if code, _ := ec.login("eva", evaSecret); code != http.StatusOK {
 		t.Fatalf("eva's login: %d", code)
 	}
 	ec.get("/orders/" + other)
-	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+	if _, _, exit := e2etest.RunCLI(t, r.env, "approvers", "revoke", "eva"); exit != 0 {
 		t.Fatal("approvers revoke eva failed")
 	}
 	if _, _, u := ec.get("/"); u.Path != "/login" {
@@ -424,36 +411,43 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	}
 	// A second session, revoked while its order page is open: the approve
 	// is refused too.
-	ec2 := newConsoleClient(t, c.url)
-	eva2 := addApprover(t, env, "eva", "--stores", "47")
+	ec2 := newConsoleClient(t, r.url)
+	eva2 := addApprover(t, r.env, "eva", "--stores", "47")
 	if code, _ := ec2.login("eva", eva2); code != http.StatusOK {
 		t.Fatalf("eva's second login: %d", code)
 	}
 	ec2.get("/orders/" + other)
-	if _, _, exit := e2etest.RunCLI(t, env, "approvers", "revoke", "eva"); exit != 0 {
+	if _, _, exit := e2etest.RunCLI(t, r.env, "approvers", "revoke", "eva"); exit != 0 {
 		t.Fatal("approvers revoke eva failed")
 	}
 	ec2.post("/orders/"+other+"/approve", nil, false)
 	if code, _ := ec.login("eva", eva2); code != http.StatusUnauthorized {
 		t.Errorf("a revoked approver's login: %d, want 401", code)
 	}
-	if s := ledgerState(t, w, other); s != "pending_approval" {
+	if s := ledgerState(t, r.w, other); s != "pending_approval" {
 		t.Errorf("after petr's and eva's attempts the order is %s", s)
 	}
+}
 
-	// The agent's bearer token gets no page, with or without a session.
-	for _, cl := range []*consoleClient{newConsoleClient(t, c.url), jana} {
-		req, _ := http.NewRequest(http.MethodGet, c.url+"/", nil)
+// bearerToken: the agent's bearer token gets no page, with or without a
+// session.
+func (r consoleRefusals) bearerToken(jana *consoleClient) {
+	t := r.t
+	for _, cl := range []*consoleClient{newConsoleClient(t, r.url), jana} {
+		req, _ := http.NewRequest(http.MethodGet, r.url+"/", nil)
 		req.Header.Set("Authorization", "Bearer agent-token-0123456789")
 		if code, body, _ := cl.do(req); code != http.StatusUnauthorized || strings.Contains(body, "inbox") {
 			t.Errorf("a bearer token got %d:\n%s", code, body)
 		}
 	}
+}
 
-	// A wrong secret is refused, and after repeats the limit holds, even
-	// against the right secret. The address has one failure already (eva's
-	// revoked login): four more reach the limit of five.
-	mc := newConsoleClient(t, c.url)
+// loginLimit: a wrong secret is refused, and after repeats the limit holds,
+// even against the right secret. The address has one failure already (eva's
+// revoked login): four more reach the limit of five.
+func (r consoleRefusals) loginLimit(secret string) {
+	t := r.t
+	mc := newConsoleClient(t, r.url)
 	for i := range 4 {
 		if code, _ := mc.login("jana", "not-janas-secret-at-all"); code != http.StatusUnauthorized {
 			t.Fatalf("wrong secret #%d: %d, want 401", i+1, code)
@@ -462,11 +456,6 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	if code, body := mc.login("jana", secret); code != http.StatusTooManyRequests || strings.Contains(body, `id="inbox"`) {
 		t.Errorf("after five failed logins the right secret got %d, want 429", code)
 	}
-
-	if got := heldOrders(w); got != 0 {
-		t.Errorf("StoreLink holds %d orders after refusals only", got)
-	}
-	judge(t, w)
 }
 
 // ledgerState is the ledger's state of an approval.

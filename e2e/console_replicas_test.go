@@ -140,6 +140,32 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 	// 3. Fifty concurrent wrong logins for jana, from one address, spread
 	// over both replicas: at most five secret checks, and then even the
 	// right secret, from another address, is locked out.
+	wrongLoginBurst(t, a, b)
+	loginRefused(t, clientFrom(t, b.url, "127.0.0.3"), "jana", jana, "jana's right secret after the burst")
+	loginRefused(t, clientFrom(t, a.url, "127.0.0.3"), "JANA", jana, "jana's right secret, in capitals, at the other replica")
+
+	// 4. The NFD spelling of Zoë shares the NFC spelling's attempts.
+	for i := range 5 {
+		c := clientFrom(t, []string{a.url, b.url}[i%2], "127.0.0.4")
+		if code, _ := c.login("Zoë", "not-zoes-secret-at-all"); code != http.StatusUnauthorized {
+			t.Fatalf("Zoë's wrong secret #%d: %d, want 401", i+1, code)
+		}
+	}
+	loginRefused(t, clientFrom(t, b.url, "127.0.0.5"), "Zoe\u0308", zoe, "Zoë's right secret in NFD after five NFC failures")
+	// The limit is the name's: another approver from that address logs in.
+	if code, body := clientFrom(t, b.url, "127.0.0.5").login("petr", petr); code != http.StatusOK || !loggedIn(body, "petr") {
+		t.Errorf("petr from the same address: %d", code)
+	}
+
+	// 5. A Host that is not the console's is refused (DNS rebinding).
+	refuseForeignHost(t, a, b)
+}
+
+// wrongLoginBurst sends fifty concurrent wrong logins for jana from one
+// address, spread over replicas a and b: at most five secret checks are
+// made, and every other answer is 429 with a Retry-After.
+func wrongLoginBurst(t *testing.T, a, b *consoleProc) {
+	t.Helper()
 	before := secretChecks(a, b)
 	const burst = 50
 	clients := make([]*consoleClient, burst)
@@ -178,24 +204,13 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 	if checks > 5 || byCode[http.StatusUnauthorized] > 5 || byCode[http.StatusUnauthorized]+byCode[http.StatusTooManyRequests] != burst {
 		t.Errorf("a burst of %d wrong logins over two replicas: %d secret checks, answers %v; want at most 5 checks, the rest 429", burst, checks, byCode)
 	}
-	loginRefused(t, clientFrom(t, b.url, "127.0.0.3"), "jana", jana, "jana's right secret after the burst")
-	loginRefused(t, clientFrom(t, a.url, "127.0.0.3"), "JANA", jana, "jana's right secret, in capitals, at the other replica")
+}
 
-	// 4. The NFD spelling of Zoë shares the NFC spelling's attempts.
-	for i := range 5 {
-		c := clientFrom(t, []string{a.url, b.url}[i%2], "127.0.0.4")
-		if code, _ := c.login("Zoë", "not-zoes-secret-at-all"); code != http.StatusUnauthorized {
-			t.Fatalf("Zoë's wrong secret #%d: %d, want 401", i+1, code)
-		}
-	}
-	loginRefused(t, clientFrom(t, b.url, "127.0.0.5"), "Zoe\u0308", zoe, "Zoë's right secret in NFD after five NFC failures")
-	// The limit is the name's: another approver from that address logs in.
-	if code, body := clientFrom(t, b.url, "127.0.0.5").login("petr", petr); code != http.StatusOK || !loggedIn(body, "petr") {
-		t.Errorf("petr from the same address: %d", code)
-	}
-
-	// 5. A Host that is not the console's is refused (DNS rebinding).
-	for _, c := range []*consoleProc{a, b} {
+// refuseForeignHost: a Host that is not the console's is refused at each
+// replica, without a cookie.
+func refuseForeignHost(t *testing.T, replicas ...*consoleProc) {
+	t.Helper()
+	for _, c := range replicas {
 		req, _ := http.NewRequest(http.MethodGet, c.url+"/login", nil)
 		req.Host = "evil.example"
 		resp, err := http.DefaultClient.Do(req)

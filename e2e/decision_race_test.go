@@ -198,94 +198,103 @@ func TestApproveRejectRaceAcrossProcesses(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			rw := newRaceWorld(t, backend == "postgres")
 			a, b := startConsoleProc(t, rw.envA), startConsoleProc(t, rw.envB)
-			janaC, petrC := newConsoleClient(t, a.url), newConsoleClient(t, b.url)
-			if code, _ := janaC.login("jana", rw.jana); code != http.StatusOK {
+			r := &raceRun{rw: rw, janaC: newConsoleClient(t, a.url), petrC: newConsoleClient(t, b.url), won: map[string]int{}, byPair: map[string]int{}}
+			if code, _ := r.janaC.login("jana", rw.jana); code != http.StatusOK {
 				t.Fatalf("jana's login at A: %d", code)
 			}
-			if code, _ := petrC.login("petr", rw.petr); code != http.StatusOK {
+			if code, _ := r.petrC.login("petr", rw.petr); code != http.StatusOK {
 				t.Fatalf("petr's login at B: %d", code)
 			}
-			won := map[string]int{}    // the ledger's outcomes
-			byPair := map[string]int{} // the same, by pairing
-			rounds := 0
+			t.Run("console_console", r.consoleAgainstConsole)
+			t.Run("console_cli", r.consoleAgainstCLI)
 
-			t.Run("console_console", func(t *testing.T) {
-				for i := range raceRounds {
-					id := rw.stage(t)
-					janaC.get("/orders/" + id)
-					petrC.get("/orders/" + id)
-					var approved, rejected told
-					var wg sync.WaitGroup
-					start := make(chan struct{})
-					wg.Add(2)
-					go func() {
-						defer wg.Done()
-						<-start
-						approved = decidePage(janaC, "/orders/"+id+"/approve", url.Values{})
-					}()
-					go func() {
-						defer wg.Done()
-						<-start
-						rejected = decidePage(petrC, "/orders/"+id+"/reject", url.Values{"reason": {"Enough butter on the shelf."}})
-					}()
-					close(start)
-					wg.Wait()
-					state, orderID := rw.state(t, id)
-					won[state]++
-					byPair["console_console/"+state]++
-					rounds++
-					checkRound(t, i, id, state, orderID, approved, rejected)
-				}
-			})
-
-			// The console against the approvals command: in turn, one
-			// approves and the other rejects. The command starts a process
-			// and checks a secret before it decides (some 300 ms), so the
-			// console's post is delayed by 0 to 720 ms to meet it at
-			// different points: each side wins some rounds.
-			t.Run("console_cli", func(t *testing.T) {
-				for i := range raceRounds {
-					id := rw.stage(t)
-					janaC.get("/orders/" + id)
-					petrC.get("/orders/" + id)
-					delay := time.Duration(i%10) * 80 * time.Millisecond
-					var approved, rejected told
-					var wg sync.WaitGroup
-					wg.Add(2)
-					if i%2 == 0 {
-						go func() { defer wg.Done(); approved = decideCLI(t, rw.envA, rw.jana, "approve", id, "jana") }()
-						go func() {
-							defer wg.Done()
-							time.Sleep(delay)
-							rejected = decidePage(petrC, "/orders/"+id+"/reject", url.Values{"reason": {"Enough butter on the shelf."}})
-						}()
-					} else {
-						go func() { defer wg.Done(); rejected = decideCLI(t, rw.envB, rw.petr, "reject", id, "petr") }()
-						go func() {
-							defer wg.Done()
-							time.Sleep(delay)
-							approved = decidePage(janaC, "/orders/"+id+"/approve", url.Values{})
-						}()
-					}
-					wg.Wait()
-					state, orderID := rw.state(t, id)
-					won[state]++
-					byPair[fmt.Sprintf("console_cli/cli_%s/%s", map[bool]string{true: "approves", false: "rejects"}[i%2 == 0], state)]++
-					rounds++
-					checkRound(t, i, id, state, orderID, approved, rejected)
-				}
-			})
-
-			t.Logf("%s: %d rounds, the ledger's outcomes %v", backend, rounds, byPair)
-			if won["raised"]+won["rejected"] != rounds {
-				t.Errorf("outcomes %v over %d rounds: every round must end raised or rejected", won, rounds)
+			t.Logf("%s: %d rounds, the ledger's outcomes %v", backend, r.rounds, r.byPair)
+			if r.won["raised"]+r.won["rejected"] != r.rounds {
+				t.Errorf("outcomes %v over %d rounds: every round must end raised or rejected", r.won, r.rounds)
 			}
 			// Every round has one loser, and each loser's attempt is an
 			// audit row saying what the winner did.
-			if n := rw.lateRows(t); n != rounds {
-				t.Errorf("%d audit rows of late decisions over %d rounds, want one per round", n, rounds)
+			if n := rw.lateRows(t); n != r.rounds {
+				t.Errorf("%d audit rows of late decisions over %d rounds, want one per round", n, r.rounds)
 			}
 			rw.judge(t)
 		})
+	}
+}
+
+// raceRun is one backend's rounds: jana approves at replica A, petr
+// rejects at replica B, and the ledger's outcomes are counted.
+type raceRun struct {
+	rw           *raceWorld
+	janaC, petrC *consoleClient
+	won          map[string]int // the ledger's outcomes
+	byPair       map[string]int // the same, by pairing
+	rounds       int
+}
+
+// open stages an order and opens its page in both consoles.
+func (r *raceRun) open(t *testing.T) string {
+	id := r.rw.stage(t)
+	r.janaC.get("/orders/" + id)
+	r.petrC.get("/orders/" + id)
+	return id
+}
+
+// record counts round i's outcome under pair and checks it.
+func (r *raceRun) record(t *testing.T, i int, id, pair string, approved, rejected told) {
+	t.Helper()
+	state, orderID := r.rw.state(t, id)
+	r.won[state]++
+	r.byPair[pair+state]++
+	r.rounds++
+	checkRound(t, i, id, state, orderID, approved, rejected)
+}
+
+func (r *raceRun) reject(id string) told {
+	return decidePage(r.petrC, "/orders/"+id+"/reject", url.Values{"reason": {"Enough butter on the shelf."}})
+}
+
+func (r *raceRun) approve(id string) told {
+	return decidePage(r.janaC, "/orders/"+id+"/approve", url.Values{})
+}
+
+// consoleAgainstConsole: both consoles decide at the same moment.
+func (r *raceRun) consoleAgainstConsole(t *testing.T) {
+	for i := range raceRounds {
+		id := r.open(t)
+		var approved, rejected told
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Add(2)
+		go func() { defer wg.Done(); <-start; approved = r.approve(id) }()
+		go func() { defer wg.Done(); <-start; rejected = r.reject(id) }()
+		close(start)
+		wg.Wait()
+		r.record(t, i, id, "console_console/", approved, rejected)
+	}
+}
+
+// consoleAgainstCLI: the console against the approvals command: in turn,
+// one approves and the other rejects. The command starts a process and
+// checks a secret before it decides (some 300 ms), so the console's post
+// is delayed by 0 to 720 ms to meet it at different points: each side wins
+// some rounds.
+func (r *raceRun) consoleAgainstCLI(t *testing.T) {
+	rw := r.rw
+	for i := range raceRounds {
+		id := r.open(t)
+		delay := time.Duration(i%10) * 80 * time.Millisecond
+		var approved, rejected told
+		var wg sync.WaitGroup
+		wg.Add(2)
+		if i%2 == 0 {
+			go func() { defer wg.Done(); approved = decideCLI(t, rw.envA, rw.jana, "approve", id, "jana") }()
+			go func() { defer wg.Done(); time.Sleep(delay); rejected = r.reject(id) }()
+		} else {
+			go func() { defer wg.Done(); rejected = decideCLI(t, rw.envB, rw.petr, "reject", id, "petr") }()
+			go func() { defer wg.Done(); time.Sleep(delay); approved = r.approve(id) }()
+		}
+		wg.Wait()
+		r.record(t, i, id, fmt.Sprintf("console_cli/cli_%s/", map[bool]string{true: "approves", false: "rejects"}[i%2 == 0]), approved, rejected)
 	}
 }

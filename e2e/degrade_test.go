@@ -163,8 +163,18 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	}, mockstorelink.OpListStores)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true", "UPSTREAM_BASE_URL="+d.srv.URL))
 
-	// The store list: exactly the keyring's stores, each with its id and
-	// time zone, no hours and no name, and the caveats.
+	checkStoresWithoutQualifiers(t, w, p, d)
+	inv := checkRiskWithoutQualifiers(t, w, p)
+	checkWriteWithoutQualifiers(t, w, p, checkPreviewWithoutQualifiers(t, p, inv))
+	checkSalesWithoutQualifiers(t, w, p)
+}
+
+// checkStoresWithoutQualifiers: the store list is exactly the keyring's
+// stores, each with its id and time zone, no hours and no name, and the
+// caveats. Whatever a StoreLink without the list answers (404, 405, 501),
+// the tool never asks it.
+func checkStoresWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc, d *departing) {
+	t.Helper()
 	list := data(t, p.Call("korral_list_authorized_stores", map[string]any{}))
 	var want, got []string
 	for id := range w.Mock.Server.DefaultKeyring() {
@@ -185,14 +195,16 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	if !slices.Equal(want, got) {
 		t.Errorf("listed %v, the keyring holds %v", got, want)
 	}
-	// Whatever a StoreLink without the list answers (404, 405, 501), the
-	// tool never asks it.
 	if n := d.asked.Load(); n != 0 {
 		t.Errorf("the store list was asked for %d times", n)
 	}
+}
 
-	// The risk check: the mock's on-hand figure, no claim about the close
-	// or a delivery.
+// checkRiskWithoutQualifiers: the risk check gives the mock's on-hand
+// figure and no claim about the close or a delivery. It returns the mock's
+// inventory of butter at 47.
+func checkRiskWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc) map[string]any {
+	t.Helper()
 	inv := mockState(t, w, "47", "/v1/stores/47/inventory?sku="+mockstorelink.SKUButter)
 	risk := data(t, p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}))
 	r := risk["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
@@ -211,8 +223,13 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	if r["stockout_window"] == nil || r["confidence"] == "none" {
 		t.Errorf("the projection itself did not answer: %v", r)
 	}
+	return inv
+}
 
-	// The preview: the same figures, no days of cover, the caveats.
+// checkPreviewWithoutQualifiers: the preview gives the same figures, no
+// days of cover, and the caveats. It returns the preview's key.
+func checkPreviewWithoutQualifiers(t *testing.T, p *e2etest.Proc, inv map[string]any) string {
+	t.Helper()
 	preview := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
 	j := preview["justification"].(map[string]any)
 	if fmt.Sprint(j["on_hand_units"]) != fmt.Sprint(inv["on_hand_units"]) || j["days_of_cover_after_delivery"] != nil ||
@@ -222,9 +239,14 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	if reasons := fmt.Sprint(preview["quantity_check"]); !strings.Contains(reasons, "lead time is unknown") {
 		t.Errorf("quantity check %v does not say why cover is not judged", reasons)
 	}
-
-	// The write: one order, the quantity asked, found again.
 	key, _ := preview["idempotency_key"].(string)
+	return key
+}
+
+// checkWriteWithoutQualifiers: the write sends one order, the quantity
+// asked, found again.
+func checkWriteWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc, key string) {
+	t.Helper()
 	raised := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key)))
 	orderID, _ := raised["order_id"].(string)
 	if raised["mode"] != "raised" || orderID == "" {
@@ -246,14 +268,19 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	if status["quantity_units"] != 24.0 || status["order_id"] != orderID {
 		t.Fatalf("status: %v", status)
 	}
+}
+
+// checkSalesWithoutQualifiers: the sales answer matches the mock's POS.
+func checkSalesWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
+	t.Helper()
 	sales := data(t, p.Call("korral_list_recent_sales", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}))
-	page := mockState(t, w, "47", "/v1/stores/47/pos?limit=1000&sku="+mockstorelink.SKUButter+"&since="+url.QueryEscape(sales["window_start"].(string)))
+	pos := mockState(t, w, "47", "/v1/stores/47/pos?limit=1000&sku="+mockstorelink.SKUButter+"&since="+url.QueryEscape(sales["window_start"].(string)))
 	var units float64
-	for _, tx := range page["transactions"].([]any) {
+	for _, tx := range pos["transactions"].([]any) {
 		units += num(tx.(map[string]any)["units"])
 	}
-	if num(sales["count_total_available"]) != num(page["total_count"]) || num(sales["units_sold_in_window"]) != units {
-		t.Errorf("sales %v of %v units, the mock holds %v of %v", sales["count_total_available"], sales["units_sold_in_window"], page["total_count"], units)
+	if num(sales["count_total_available"]) != num(pos["total_count"]) || num(sales["units_sold_in_window"]) != units {
+		t.Errorf("sales %v of %v units, the mock holds %v of %v", sales["count_total_available"], sales["units_sold_in_window"], pos["total_count"], units)
 	}
 }
 

@@ -214,9 +214,24 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	w := newForeignWorld(t, nil)
 	p := e2etest.StartServer(t, w.env())
 
-	// --- korral_list_authorized_stores: the keyring's stores, read from
-	// GET /v1/stores/{id} (which keeps the contract); open_now is what the
-	// double's hours say at the tool's local time, or absent.
+	foreignStores(t, p, w)
+	foreignRisk(t, p, w)
+	// --- korral_list_recent_sales: POS keeps the contract's fields (D6 only
+	// changes pages below 7); the answer is exactly what the double holds.
+	checkSales(t, p, w, map[string]any{"sku": foreignSKU, "store_id": "47"}, 0)
+	since := time.Now().Add(-6 * 24 * time.Hour).Format(time.RFC3339)
+	checkSales(t, p, w, map[string]any{"sku": foreignSKU, "store_id": "47", "since": since, "limit": 1}, 1)
+
+	foreignHeldOrderStatus(t, p, w)
+	foreignUnheldOrderStatus(t, p, w)
+	foreignOrder(t, p, w)
+}
+
+// foreignStores: korral_list_authorized_stores: the keyring's stores, read from
+// GET /v1/stores/{id} (which keeps the contract); open_now is what the
+// double's hours say at the tool's local time, or absent.
+func foreignStores(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
+	t.Helper()
 	env := foreignCall(t, p, w, "korral_list_authorized_stores", map[string]any{})
 	stores, _ := data(t, env)["stores"].([]any)
 	names := map[string]string{"47": "Praha Smíchov", "102": "Brno Královo Pole"}
@@ -233,13 +248,16 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	if slices.Sort(ids); !slices.Equal(ids, []string{"102", "47"}) {
 		t.Fatalf("stores %v, want exactly 47 and 102", ids)
 	}
+}
 
-	// --- korral_check_stock_risk: the inventory's on_hand_units is renamed
-	// (D3); it is refused by name and rule, and no count is stated. The
-	// SKU's extra property (D8) is named in the same answer: every read's
-	// breaks, not only the first's (ADR 0030).
+// foreignRisk: korral_check_stock_risk: the inventory's on_hand_units is renamed
+// (D3); it is refused by name and rule, and no count is stated. The
+// SKU's extra property (D8) is named in the same answer: every read's
+// breaks, not only the first's (ADR 0030).
+func foreignRisk(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
+	t.Helper()
 	before := len(w.requests())
-	env = foreignCall(t, p, w, "korral_check_stock_risk", map[string]any{"sku": foreignSKU, "store_id": "47"})
+	env := foreignCall(t, p, w, "korral_check_stock_risk", map[string]any{"sku": foreignSKU, "store_id": "47"})
 	msg := wantContractError(t, "check_stock_risk", env, []string{
 		"StoreLink's answers to 2 reads broke the contract in 2 field(s)",
 		// One break per rename: the field it stands for is not listed
@@ -251,17 +269,14 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	if !slices.Contains(w.requests()[before:], "GET /v1/stores/47/inventory") {
 		t.Fatalf("the risk check did not read the inventory: %v", w.requests()[before:])
 	}
+}
 
-	// --- korral_list_recent_sales: POS keeps the contract's fields (D6 only
-	// changes pages below 7); the answer is exactly what the double holds.
-	checkSales(t, p, w, map[string]any{"sku": foreignSKU, "store_id": "47"}, 0)
-	since := time.Now().Add(-6 * 24 * time.Hour).Format(time.RFC3339)
-	checkSales(t, p, w, map[string]any{"sku": foreignSKU, "store_id": "47", "since": since, "limit": 1}, 1)
-
-	// --- korral_get_order_status, an order the double holds: raised
-	// directly, then asked of StoreLink (never declared unknown), refused
-	// for the renamed quantity (D5). Its renamed times only qualify the
-	// answer (ADR 0030): they are not why it is refused.
+// foreignHeldOrderStatus: korral_get_order_status, an order the double holds: raised
+// directly, then asked of StoreLink (never declared unknown), refused
+// for the renamed quantity (D5). Its renamed times only qualify the
+// answer (ADR 0030): they are not why it is refused.
+func foreignHeldOrderStatus(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
+	t.Helper()
 	status, created := w.http(t, http.MethodPost, "/v1/stores/47/replenishment", `{"sku":"8847291","quantity_units":12,"reason":"e2e"}`)
 	orderID, _ := created["order_id"].(string)
 	if status != http.StatusCreated || !regexp.MustCompile(`^rpl_[0-9a-f]{10}$`).MatchString(orderID) {
@@ -269,9 +284,9 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	}
 	w.direct = append(w.direct, orderID)
 	w.judge(t, "the direct POST")
-	before = len(w.requests())
-	env = foreignCall(t, p, w, "korral_get_order_status", map[string]any{"order_id": orderID, "store_id": "47"})
-	msg = wantContractError(t, "order status of "+orderID, env, []string{
+	before := len(w.requests())
+	env := foreignCall(t, p, w, "korral_get_order_status", map[string]any{"order_id": orderID, "store_id": "47"})
+	msg := wantContractError(t, "order status of "+orderID, env, []string{
 		"StoreLink's answer to GET /v1/stores/{store_id}/replenishment/{order_id} broke the contract",
 		"order.quantity: not in the contract; order.quantity_units renamed? (rule schema.renamed)",
 	}, "12", "pending", "e2e", created["created_at"].(string), created["expected_delivery"].(string))
@@ -305,13 +320,16 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	if !strings.Contains(all, `upstream.contract_error ["order.quantity"`) || !strings.Contains(all, `"created_at"`) || !strings.Contains(all, `"expected_delivery"`) {
 		t.Errorf("the log does not name the double's order fields: %s", all)
 	}
+}
 
-	// --- korral_get_order_status, an id of the double's shape it does not
-	// hold: asked of StoreLink; its 404 comes with a FastAPI body (D1), which
-	// the server does not read as "no such order".
-	before = len(w.requests())
-	env = foreignCall(t, p, w, "korral_get_order_status", map[string]any{"order_id": "rpl_0000000000", "store_id": "47"})
-	msg = wantContractError(t, "order status of rpl_0000000000", env, []string{
+// foreignUnheldOrderStatus: korral_get_order_status, an id of the double's shape it does not
+// hold: asked of StoreLink; its 404 comes with a FastAPI body (D1), which
+// the server does not read as "no such order".
+func foreignUnheldOrderStatus(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
+	t.Helper()
+	before := len(w.requests())
+	env := foreignCall(t, p, w, "korral_get_order_status", map[string]any{"order_id": "rpl_0000000000", "store_id": "47"})
+	msg := wantContractError(t, "order status of rpl_0000000000", env, []string{
 		"StoreLink answered GET /v1/stores/{store_id}/replenishment/{order_id} with status 404",
 		`without the contract's error object {"error": {"code", "message"}} (it has detail)`,
 		"what the refusal means is unknown",
@@ -323,12 +341,15 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	if got := w.requests()[before:]; !slices.Equal(got, []string{"GET /v1/stores/47/replenishment/rpl_0000000000"}) {
 		t.Fatalf("the order status asked StoreLink %v", got)
 	}
+}
 
-	// --- korral_raise_replenishment_order, preview: its justification needs
-	// the on-hand, which StoreLink renamed; refused, nothing sent.
+// foreignOrder: korral_raise_replenishment_order, preview: its justification needs
+// the on-hand, which StoreLink renamed; refused, nothing sent.
+func foreignOrder(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
+	t.Helper()
 	order := map[string]any{"sku": foreignSKU, "store_id": "47", "quantity_units": 24, "reason": "e2e foreign preview"}
-	env = foreignCall(t, p, w, "korral_raise_replenishment_order", order)
-	msg = wantContractError(t, "preview", env, []string{
+	env := foreignCall(t, p, w, "korral_raise_replenishment_order", order)
+	msg := wantContractError(t, "preview", env, []string{
 		"StoreLink's answers to 2 reads broke the contract",
 		"inventory.on_hand_units renamed? (rule schema.renamed)",
 		"sku.brand: not in the contract (rule schema.additional_properties)",
@@ -338,7 +359,7 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	// --- confirm true: refused before any POST (the SKU's extra property
 	// brand, D8, is refused where the order is decided).
 	order["confirm"] = true
-	before = len(w.requests())
+	before := len(w.requests())
 	env = foreignCall(t, p, w, "korral_raise_replenishment_order", order)
 	msg = wantContractError(t, "confirm", env, []string{
 		"StoreLink's answer to GET /v1/skus/{sku} broke the contract",

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,10 +22,9 @@ import (
 // Host consent (WRITE_APPROVAL=host) as a person at a host meets it: the
 // official TypeScript clients of both generations drive the real binary
 // over stdio (and over the default `serve --http`) and answer its question
-// as the test tells them. The mock
-// StoreLink's order list and request log are the judge: an order lands
-// only when the person typed its quantity, and every refusal sends
-// nothing.
+// as the test tells them. The checks read the mock StoreLink's order list
+// and request log: an order lands only when the person typed its quantity,
+// and every refusal sends nothing.
 
 // consentScript is the driver of conformance/tsclient that answers the
 // server's questions.
@@ -95,14 +95,25 @@ func requireClient2(t *testing.T, inst tsInstall) {
 	}
 }
 
+// startConsentHost starts consent.mjs spawning the real binary with env,
+// as a client of generation ("1" or "2"), declaring form elicitation or not.
 func startConsentHost(t *testing.T, inst tsInstall, name, generation string, elicitation bool, env []string) *consentHost {
+	t.Helper()
+	return launchConsentHost(t, inst, name, stdioServer(t, env, map[string]any{"generation": generation, "elicitation": elicitation}))
+}
+
+// stdioServer is a driver's configuration for spawning the real binary
+// over stdio with exactly env (and PATH), plus the fields of extra.
+func stdioServer(t *testing.T, env []string, extra map[string]any) map[string]any {
 	t.Helper()
 	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		serverEnv[k] = v
 	}
-	return launchConsentHost(t, inst, name, map[string]any{"command": e2etest.Binary(t), "env": serverEnv, "generation": generation, "elicitation": elicitation})
+	cfg := map[string]any{"command": e2etest.Binary(t), "env": serverEnv}
+	maps.Copy(cfg, extra)
+	return cfg
 }
 
 // launchConsentHost starts consent.mjs with cfg (the JSON it reads: a
@@ -237,10 +248,7 @@ func consentWorld(t *testing.T) (*e2etest.World, []string) {
 // orderList is the mock's orders beyond its fixtures, as "store sku units".
 func orderList(w *e2etest.World) []string {
 	var out []string
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
-			continue
-		}
+	for _, o := range placed(w) {
 		out = append(out, fmt.Sprintf("%s %s %d", o.StoreID, o.SKU, o.QuantityUnits))
 	}
 	slices.Sort(out)
@@ -280,6 +288,64 @@ func consentAuditRows(t *testing.T, path string) []string {
 	return out
 }
 
+// onlyOrder fails unless StoreLink holds exactly one order beyond its
+// fixtures: units of butter at store 47.
+func onlyOrder(t *testing.T, w *e2etest.World, units int) {
+	t.Helper()
+	if got, want := orderList(w), []string{fmt.Sprintf("47 %s %d", mockstorelink.SKUButter, units)}; !slices.Equal(got, want) {
+		t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
+	}
+}
+
+// consentRefusal is an answer a person gives that must send nothing.
+type consentRefusal struct {
+	label  string
+	answer map[string]any
+	want   string
+}
+
+var (
+	declined = consentRefusal{"decline", map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED"}
+	mistyped = consentRefusal{"wrong quantity", accept(240), "HOST_CONSENT_QUANTITY_MISMATCH"}
+)
+
+// refuseEach confirms an order of 24 under a key of its own per refusal,
+// answered with it: each answer is the refusal's code and says nothing was
+// sent, the person was asked once, StoreLink got nothing and the ledger
+// recorded nothing.
+func refuseEach(t *testing.T, h *consentHost, w *e2etest.World, keyPrefix string, creates int, refusals ...consentRefusal) {
+	t.Helper()
+	for i, c := range refusals {
+		key := fmt.Sprintf("%s-refused-%d", keyPrefix, i)
+		r := h.do(c.label, map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": c.answer})
+		ans := h.expect(c.label, r, c.want)
+		sentNothing(t, w, c.label, creates)
+		if len(r.Asked) != 1 {
+			t.Fatalf("%s: the user was asked %d time(s), want once", c.label, len(r.Asked))
+		}
+		if msg := errMessage(ans); !strings.Contains(msg, "nothing was sent") {
+			t.Errorf("%s: the answer does not say nothing was sent: %s", c.label, msg)
+		}
+		if _, found := ledgerEntries(t, w.StatePath)[key]; found {
+			t.Errorf("%s: the ledger recorded the refused order", c.label)
+		}
+	}
+}
+
+// acceptOrder confirms 24 units under key, answered with the quantity typed
+// right: the order lands, exactly it. It returns the reply.
+func acceptOrder(t *testing.T, h *consentHost, w *e2etest.World, key string, creates int) consentReply {
+	t.Helper()
+	r := h.do("accept", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": accept(24)})
+	ans := h.expect("accept", r, "ok")
+	if d, _ := ans["data"].(map[string]any); d["mode"] != "raised" || d["order_id"] == "" {
+		t.Errorf("accept: %v", ans)
+	}
+	onlyOrder(t, w, 24)
+	sentNothing(t, w, "after the accept", creates+1)
+	return r
+}
+
 // TestHostConsentWithBothClientGenerations walks every answer a person can
 // give, on a 2025-11-25 session (form elicitation inside the call) and on a
 // 2026-07-28 one (input_required and a retry the client makes itself).
@@ -298,59 +364,11 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 			if len(r.Asked) != 0 {
 				t.Errorf("a preview asked the user: %v", r.Asked)
 			}
-
-			refusals := []struct {
-				label  string
-				answer map[string]any
-				want   string
-			}{
-				{"decline", map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED"},
-				{"cancel", map[string]any{"action": "cancel"}, "HOST_CONSENT_CANCELLED"},
-				{"wrong quantity", accept(240), "HOST_CONSENT_QUANTITY_MISMATCH"},
-				{"quantity off by one", accept(23), "HOST_CONSENT_QUANTITY_MISMATCH"},
-			}
-			for i, c := range refusals {
-				key := fmt.Sprintf("consent-%s-refused-%d", gen, i)
-				r := h.do(c.label, map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": c.answer})
-				ans := h.expect(c.label, r, c.want)
-				sentNothing(t, w, c.label, creates)
-				if len(r.Asked) != 1 {
-					t.Fatalf("%s: the user was asked %d time(s), want once", c.label, len(r.Asked))
-				}
-				if msg := errMessage(ans); !strings.Contains(msg, "nothing was sent") {
-					t.Errorf("%s: the answer does not say nothing was sent: %s", c.label, msg)
-				}
-				if _, found := ledgerEntries(t, w.StatePath)[key]; found {
-					t.Errorf("%s: the ledger recorded the refused order", c.label)
-				}
-			}
-			// The question shows the order: store, product, units and cases,
-			// days of cover after delivery, reason; and asks for the
-			// quantity typed, with nothing filled in for the person.
-			r = h.do("question", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "consent-"+gen+"-shown"), "answer": map[string]any{"action": "decline"}})
-			if q := r.Asked; len(q) == 1 {
-				for _, want := range []string{"Store: 47", "Madeta butter 250g (SKU " + mockstorelink.SKUButter + ")", "Quantity: 24 units (", "case(s) of",
-					"Days of cover after delivery: ", "Reason: Projected to sell out before close", "type the quantity in units (24)"} {
-					if !strings.Contains(q[0].Message, want) {
-						t.Errorf("the question lacks %q:\n%s", want, q[0].Message)
-					}
-				}
-				field, _ := q[0].RequestedSchema["properties"].(map[string]any)["quantity_units"].(map[string]any)
-				if field["type"] != "integer" || field["default"] != nil {
-					t.Errorf("the form's quantity field: %v", field)
-				}
-			}
-
-			// Typed correctly: the order lands, exactly it.
-			r = h.do("accept", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "consent-"+gen+"-accepted"), "answer": accept(24)})
-			ans := h.expect("accept", r, "ok")
-			if d, _ := ans["data"].(map[string]any); d["mode"] != "raised" || d["order_id"] == "" {
-				t.Errorf("accept: %v", ans)
-			}
-			if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 24"}; !slices.Equal(got, want) {
-				t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
-			}
-			sentNothing(t, w, "after the accept", creates+1)
+			refuseEach(t, h, w, "consent-"+gen, creates, declined,
+				consentRefusal{"cancel", map[string]any{"action": "cancel"}, "HOST_CONSENT_CANCELLED"},
+				mistyped, consentRefusal{"quantity off by one", accept(23), "HOST_CONSENT_QUANTITY_MISMATCH"})
+			checkConsentQuestion(t, h, "consent-"+gen+"-shown")
+			acceptOrder(t, h, w, "consent-"+gen+"-accepted", creates)
 			// Its replay asks nobody and sends nothing.
 			r = h.do("replay of the accepted order", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "consent-"+gen+"-accepted"), "answer": accept(24)})
 			h.expect("replay of the accepted order", r, "ok")
@@ -369,23 +387,50 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 			// A host without elicitation: refused, with the way to approval mode.
 			bare := startConsentHost(t, inst, "no elicitation gen "+gen, gen, false, env)
 			r = bare.do("no elicitation", map[string]any{"arguments": e2etest.Order(36, "confirm", true, "idempotency_key", "consent-"+gen+"-bare"), "answer": accept(36)})
-			ans = bare.expect("no elicitation", r, "HOST_CONSENT_UNAVAILABLE")
+			ans := bare.expect("no elicitation", r, "HOST_CONSENT_UNAVAILABLE")
 			if !strings.Contains(errMessage(ans), "WRITE_APPROVAL=required") || len(r.Asked) != 0 {
 				t.Errorf("no elicitation: %s (asked %d)", errMessage(ans), len(r.Asked))
 			}
 			sentNothing(t, w, "no elicitation", creates+1)
 			bare.stop()
-
-			// The audit trail says what happened, refusals included.
-			rows := strings.Join(consentAuditRows(t, w.StatePath), "\n")
-			for _, want := range []string{"HOST_CONSENT_DECLINED", "HOST_CONSENT_CANCELLED", "HOST_CONSENT_QUANTITY_MISMATCH", "HOST_CONSENT_UNAVAILABLE",
-				"The person at the host confirmed it by typing the quantity."} {
-				if !strings.Contains(rows, want) {
-					t.Errorf("the audit trail lacks %q:\n%s", want, rows)
-				}
-			}
+			checkConsentAudit(t, w)
 			judge(t, w)
 		})
+	}
+}
+
+// checkConsentQuestion declines an order of 24 under key and checks the
+// question showed the order: store, product, units and cases, days of cover
+// after delivery, reason; and asked for the quantity typed, with nothing
+// filled in for the person.
+func checkConsentQuestion(t *testing.T, h *consentHost, key string) {
+	t.Helper()
+	r := h.do("question", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": map[string]any{"action": "decline"}})
+	q := r.Asked
+	if len(q) != 1 {
+		return
+	}
+	for _, want := range []string{"Store: 47", "Madeta butter 250g (SKU " + mockstorelink.SKUButter + ")", "Quantity: 24 units (", "case(s) of",
+		"Days of cover after delivery: ", "Reason: Projected to sell out before close", "type the quantity in units (24)"} {
+		if !strings.Contains(q[0].Message, want) {
+			t.Errorf("the question lacks %q:\n%s", want, q[0].Message)
+		}
+	}
+	field, _ := q[0].RequestedSchema["properties"].(map[string]any)["quantity_units"].(map[string]any)
+	if field["type"] != "integer" || field["default"] != nil {
+		t.Errorf("the form's quantity field: %v", field)
+	}
+}
+
+// checkConsentAudit: the audit trail says what happened, refusals included.
+func checkConsentAudit(t *testing.T, w *e2etest.World) {
+	t.Helper()
+	rows := strings.Join(consentAuditRows(t, w.StatePath), "\n")
+	for _, want := range []string{"HOST_CONSENT_DECLINED", "HOST_CONSENT_CANCELLED", "HOST_CONSENT_QUANTITY_MISMATCH", "HOST_CONSENT_UNAVAILABLE",
+		"The person at the host confirmed it by typing the quantity."} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("the audit trail lacks %q:\n%s", want, rows)
+		}
 	}
 }
 
@@ -394,8 +439,8 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 // session and is asked with elicitation/create inside its call; a
 // 2026-07-28 client is routed to the stateless handler and is answered
 // input_required with a sealed requestState it retries with. For each,
-// the mock's order list is the judge: the right quantity lands exactly
-// that order, a decline or a wrong quantity sends nothing.
+// the mock's order list shows the right quantity lands exactly that order,
+// and a decline or a wrong quantity sends nothing.
 func TestHostConsentOverHTTP(t *testing.T) {
 	inst := findTSClient(t)
 	requireClient2(t, inst)
@@ -411,209 +456,46 @@ func TestHostConsentOverHTTP(t *testing.T) {
 				t.Errorf("the client connected with %q, want %q", h.protocol, wantProtocol)
 			}
 			creates := w.Requests(isCreate)
-
-			refusals := []struct {
-				label  string
-				answer map[string]any
-				want   string
-			}{
-				{"decline", map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED"},
-				{"wrong quantity", accept(240), "HOST_CONSENT_QUANTITY_MISMATCH"},
-			}
-			for i, c := range refusals {
-				key := fmt.Sprintf("http-consent-%s-refused-%d", gen, i)
-				r := h.do(c.label, map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": c.answer})
-				h.expect(c.label, r, c.want)
-				if len(r.Asked) != 1 {
-					t.Errorf("%s: the user was asked %d time(s), want once", c.label, len(r.Asked))
-				}
-				sentNothing(t, w, c.label, creates)
-			}
+			refuseEach(t, h, w, "http-consent-"+gen, creates, declined, mistyped)
 			if got := orderList(w); len(got) != 0 {
 				t.Errorf("StoreLink's orders after the refusals: %v, want none", got)
 			}
-
-			r := h.do("accept", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", "http-consent-"+gen+"-accepted"), "answer": accept(24)})
-			ans := h.expect("accept", r, "ok")
-			if d, _ := ans["data"].(map[string]any); d["mode"] != "raised" || d["order_id"] == "" {
-				t.Errorf("accept: %v", ans)
-			}
-			if len(r.Asked) != 1 {
+			if r := acceptOrder(t, h, w, "http-consent-"+gen+"-accepted", creates); len(r.Asked) != 1 {
 				t.Errorf("accept: the user was asked %d time(s), want once", len(r.Asked))
 			}
-			if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 24"}; !slices.Equal(got, want) {
-				t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
-			}
-			sentNothing(t, w, "after the accept", creates+1)
 			h.stop()
-
-			// Each generation was asked its own way over HTTP: the server's
-			// request inside the 2025-11-25 session's call, or input_required
-			// answers the 2026-07-28 client retried with their requestState.
 			p.Stop()
-			var mrtr int
-			sessions := map[string]int{}
-			for _, l := range p.LogLines() {
-				switch {
-				case l["msg"] == "tool.input_required":
-					mrtr++
-				case l["msg"] == "audit" && l["tool"] == "korral_raise_replenishment_order":
-					sessions[fmt.Sprint(l["session"])]++
-				}
-			}
-			if gen == "1" {
-				// One session held every call, and nothing was answered input_required.
-				if _, stateless := sessions[""]; mrtr != 0 || len(sessions) != 1 || stateless {
-					t.Errorf("generation 1: %d input_required answers, audited sessions %v; want none and one session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
-				}
-			} else if mrtr != 3 || len(sessions) != 1 || sessions[""] == 0 {
-				// Every call met input_required first (the question and its
-				// retry are audited each), outside any session.
-				t.Errorf("generation 2: %d input_required answers, audited sessions %v; want 3 and no session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
-			}
+			checkAskedOverHTTP(t, p, gen)
 			judge(t, w)
 		})
 	}
 }
 
-// TestHostConsentSealedState is the 2026-07-28 client in manual mode: the
-// test holds the requestState and retries as an attacker would. A declined
-// question replayed with a forged accept, here or at another replica, an
-// altered state, a state of another order, one sealed with another key:
-// each is refused and sends nothing; a state answered once is spent.
-func TestHostConsentSealedState(t *testing.T) {
-	inst := findTSClient(t)
-	requireClient2(t, inst)
-	w, env := consentWorld(t)
-	h := startConsentHost(t, inst, "manual", "2", true, env)
-	creates := w.Requests(isCreate)
-
-	ask := func(label string, args map[string]any) string {
-		t.Helper()
-		r := h.do(label, map[string]any{"arguments": args, "manual": true})
-		if r.Result == nil || r.Result.ResultType != "input_required" || r.Result.RequestState == "" || r.Result.InputRequests["confirm_order"] == nil {
-			t.Fatalf("%s: want input_required with a requestState and the question, got %+v", label, r.Result)
+// checkAskedOverHTTP: each generation was asked its own way over HTTP: the
+// server's request inside the 2025-11-25 session's call, or input_required
+// answers the 2026-07-28 client retried with their requestState.
+func checkAskedOverHTTP(t *testing.T, p *e2etest.HTTPProc, gen string) {
+	t.Helper()
+	var mrtr int
+	sessions := map[string]int{}
+	for _, l := range p.LogLines() {
+		switch {
+		case l["msg"] == "tool.input_required":
+			mrtr++
+		case l["msg"] == "audit" && l["tool"] == "korral_raise_replenishment_order":
+			sessions[fmt.Sprint(l["session"])]++
 		}
-		if strings.Contains(r.Result.RequestState, mockstorelink.SKUButter) || strings.Contains(r.Result.RequestState, "consent-") {
-			t.Errorf("%s: the requestState is readable: %s", label, r.Result.RequestState)
+	}
+	if gen == "1" {
+		// One session held every call, and nothing was answered input_required.
+		if _, stateless := sessions[""]; mrtr != 0 || len(sessions) != 1 || stateless {
+			t.Errorf("generation 1: %d input_required answers, audited sessions %v; want none and one session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
 		}
-		sentNothing(t, w, label, creates)
-		return r.Result.RequestState
+	} else if mrtr != 3 || len(sessions) != 1 || sessions[""] == 0 {
+		// Every call met input_required first (the question and its
+		// retry are audited each), outside any session.
+		t.Errorf("generation 2: %d input_required answers, audited sessions %v; want 3 and no session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
 	}
-	answer := func(a map[string]any) map[string]any { return map[string]any{"confirm_order": a} }
-	retry := func(label string, args map[string]any, state string, a map[string]any, want string) map[string]any {
-		t.Helper()
-		r := h.do(label, map[string]any{"arguments": args, "requestState": state, "inputResponses": answer(a)})
-		return h.expect(label, r, want)
-	}
-
-	// A declined question, replayed with a forged accept: here, and at
-	// another replica sharing the state database and the key (a second
-	// server process, as a restarted or load-balanced one would be).
-	declined := e2etest.Order(24, "confirm", true, "idempotency_key", "sealed-declined-0001")
-	st := ask("question to decline", declined)
-	retry("decline", declined, st, map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED")
-	retry("the declined state replayed with an accept", declined, st, accept(24), "HOST_CONSENT_STATE_REPLAYED")
-	replica := startConsentHost(t, inst, "replica", "2", true, env)
-	if r := replica.do("replayed at another replica", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(accept(24))}); true {
-		replica.expect("replayed at another replica", r, "HOST_CONSENT_STATE_REPLAYED")
-	}
-	sentNothing(t, w, "replays", creates)
-
-	// An altered state: every position of it, one character changed.
-	tampered := e2etest.Order(30, "confirm", true, "idempotency_key", "sealed-tampered-0001")
-	st = ask("question to tamper with", tampered)
-	for _, i := range []int{0, 3, len(st) / 2, len(st) - 1} {
-		b := []byte(st)
-		if b[i] == 'A' {
-			b[i] = 'B'
-		} else {
-			b[i] = 'A'
-		}
-		retry(fmt.Sprintf("state altered at %d", i), tampered, string(b), accept(30), "HOST_CONSENT_STATE_INVALID")
-	}
-	retry("state truncated", tampered, st[:len(st)-4], accept(30), "HOST_CONSENT_STATE_INVALID")
-	sentNothing(t, w, "tampered", creates)
-
-	// A state presented for another order (more units, another key, another store).
-	for label, other := range map[string]map[string]any{
-		"more units":  e2etest.Order(300, "confirm", true, "idempotency_key", "sealed-tampered-0001"),
-		"another key": e2etest.Order(30, "confirm", true, "idempotency_key", "sealed-tampered-0002"),
-		"another store": func() map[string]any {
-			a := e2etest.Order(30, "confirm", true, "idempotency_key", "sealed-tampered-0001")
-			a["store_id"] = "102"
-			return a
-		}(),
-	} {
-		retry("state for "+label, other, st, accept(other["quantity_units"]), "HOST_CONSENT_STATE_MISMATCH")
-	}
-	sentNothing(t, w, "mismatch", creates)
-
-	// A state sealed with another key: another deployment's, or an old key.
-	otherKey := filepath.Join(w.Dir, "other.key")
-	if err := os.WriteFile(otherKey, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	foreign := startConsentHost(t, inst, "other key", "2", true, append(slices.Clone(env), "HOST_CONSENT_KEY_FILE="+otherKey))
-	if r := foreign.do("state of another key", map[string]any{"arguments": tampered, "requestState": st, "inputResponses": answer(accept(30))}); true {
-		foreign.expect("state of another key", r, "HOST_CONSENT_STATE_INVALID")
-	}
-	sentNothing(t, w, "other key", creates)
-
-	// The untouched state, answered right, is honoured once: the order lands.
-	env2 := retry("the untouched state, accepted", tampered, st, accept(30), "ok")
-	if d, _ := env2["data"].(map[string]any); d["mode"] != "raised" {
-		t.Errorf("accepted: %v", env2)
-	}
-	if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 30"}; !slices.Equal(got, want) {
-		t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
-	}
-	sentNothing(t, w, "after the accept", creates+1)
-	judge(t, w)
-}
-
-// TestHostConsentAcrossPostgresReplicas: two replicas on their own machines
-// share one PostgreSQL and one sealing key. A state one sealed is answered
-// at the other; a state answered at one is refused at the other, so a
-// declined question replayed with a forged accept sends nothing anywhere.
-func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
-	inst := findTSClient(t)
-	requireClient2(t, inst)
-	dsn := pgDatabase(t)
-	w, _ := consentWorld(t)
-	keyFile := filepath.Join(w.Dir, "consent.key")
-	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
-	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "WRITE_APPROVAL=host", "HOST_CONSENT_KEY_FILE="+keyFile)
-	a := startConsentHost(t, inst, "replica A", "2", true, envA)
-	b := startConsentHost(t, inst, "replica B", "2", true, envB)
-	creates := w.Requests(isCreate)
-	answer := func(x map[string]any) map[string]any { return map[string]any{"confirm_order": x} }
-	ask := func(h *consentHost, args map[string]any) string {
-		t.Helper()
-		r := h.do("question", map[string]any{"arguments": args, "manual": true})
-		if r.Result == nil || r.Result.RequestState == "" {
-			t.Fatalf("%s: no input_required: %+v", h.name, r.Result)
-		}
-		return r.Result.RequestState
-	}
-
-	declined := e2etest.Order(24, "confirm", true, "idempotency_key", "pg-consent-declined-0001")
-	st := ask(a, declined)
-	a.expect("declined at A", a.do("decline", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(map[string]any{"action": "decline"})}), "HOST_CONSENT_DECLINED")
-	b.expect("replayed at B with an accept", b.do("replay", map[string]any{"arguments": declined, "requestState": st, "inputResponses": answer(accept(24))}), "HOST_CONSENT_STATE_REPLAYED")
-	sentNothing(t, w, "replay at the other replica", creates)
-
-	accepted := e2etest.Order(36, "confirm", true, "idempotency_key", "pg-consent-accepted-0001")
-	st = ask(a, accepted)
-	b.expect("sealed at A, accepted at B", b.do("accept", map[string]any{"arguments": accepted, "requestState": st, "inputResponses": answer(accept(36))}), "ok")
-	if got, want := orderList(w), []string{"47 " + mockstorelink.SKUButter + " 36"}; !slices.Equal(got, want) {
-		t.Errorf("StoreLink's orders %v, want exactly %v", got, want)
-	}
-	sentNothing(t, w, "after the accept", creates+1)
-	a.stop()
-	b.stop()
-	pgJudge(t, w, dsn)
-	noSQLite(t, dirA, dirB)
 }
 
 // TestHostConsentNeedsItsKey: the server in host mode refuses to start

@@ -178,21 +178,42 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
 	env := w.Env("ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
 	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
-	// A slow POST keeps the first order "sending" while the others arrive.
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
-
-	const perReplica = 4
 	const key = "replica-race-key-0001"
+	sameKeyRace(t, w, replicas, key, 4)
+	if rows := ledgerRows(t, w.StatePath); len(rows) != 1 || rows[key] != "raised" {
+		t.Fatalf("ledger: %v", rows)
+	}
+	// Both replicas did take calls, and the audit names the token.
+	for i, r := range replicas {
+		if !r.Logged("tool.start") {
+			t.Errorf("replica %d served no call", i)
+		}
+	}
+	for _, row := range auditRows(t, w) {
+		if !strings.HasPrefix(fmt.Sprint(row["client"]), "token:dairy-agent") {
+			t.Fatalf("audit row without the token label: %v", row)
+		}
+	}
+}
+
+// sameKeyRace confirms one order under key perReplica times at each
+// replica, all at once, while a slow POST keeps the first attempt
+// "sending". The order is raised once: every other call is a replay, or an
+// unknown outcome to check, never a second order, and StoreLink sees one
+// POST. Client i at replica r is named replica-r-agent-i.
+func sameKeyRace(t *testing.T, w *e2etest.World, replicas []*e2etest.HTTPProc, key string, perReplica int) {
+	t.Helper()
+	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
 	type result struct {
 		env map[string]any
 		err error
 	}
-	results := make(chan result, 2*perReplica)
+	results := make(chan result, len(replicas)*perReplica)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, r := range replicas {
-		for i := 0; i < perReplica; i++ {
-			cs := r.Connect(e2etest.TokenDairy, fmt.Sprintf("agent-%d", i))
+	for r, p := range replicas {
+		for i := range perReplica {
+			cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("replica-%d-agent-%d", r, i))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -212,8 +233,6 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 			t.Fatalf("call: %v", r.err)
 		}
 		if r.env["ok"] != true {
-			// Arriving while the first attempt is still being sent is an
-			// unknown outcome to check, never a second order.
 			if c := e2etest.Code(r.env); c != "WRITE_OUTCOME_UNKNOWN" {
 				t.Fatalf("unexpected failure: %v", r.env)
 			}
@@ -237,20 +256,6 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 	}
 	if n := w.Requests(isCreate); n != 1 {
 		t.Fatalf("StoreLink saw %d createReplenishmentOrder requests, want exactly 1", n)
-	}
-	if rows := ledgerRows(t, w.StatePath); len(rows) != 1 || rows[key] != "raised" {
-		t.Fatalf("ledger: %v", rows)
-	}
-	// Both replicas did take calls, and the audit names the token.
-	for i, r := range replicas {
-		if !r.Logged("tool.start") {
-			t.Errorf("replica %d served no call", i)
-		}
-	}
-	for _, row := range auditRows(t, w) {
-		if !strings.HasPrefix(fmt.Sprint(row["client"]), "token:dairy-agent") {
-			t.Fatalf("audit row without the token label: %v", row)
-		}
 	}
 }
 

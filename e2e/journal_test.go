@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,8 +22,8 @@ import (
 // StoreLink answered, the agent is still told the order was raised, with its
 // id; the outcome waits in the outcome journal and reaches the ledger once
 // it can: after the call's retries, in the background, at the next start or
-// from doctor. The judge is the same as on the whole write path: StoreLink
-// holds exactly the orders the ledger says were raised.
+// from doctor. As on the whole write path, judge checks StoreLink holds
+// exactly the orders the ledger says were raised.
 
 const raiseTool = "korral_raise_replenishment_order"
 
@@ -62,10 +61,8 @@ func lockLedger(t *testing.T, path string) func() {
 // fixtures) to its id.
 func heldUnits(w *e2etest.World) map[int64]string {
 	out := map[int64]string{}
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
-			out[o.QuantityUnits] = string(o.OrderID)
-		}
+	for _, o := range placed(w) {
+		out[o.QuantityUnits] = string(o.OrderID)
 	}
 	return out
 }
@@ -92,10 +89,37 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true")
 	p := e2etest.StartServer(t, env)
+	keys := map[int64]string{24: "locked-ledger-key-24", 36: "locked-ledger-key-36"}
+	unlock := confirmWhileLocked(t, w, p, keys)
+	journalPath := w.StatePath + ".outcomes.jsonl"
+	checkOutcomesPending(t, w, p, env, keys, journalPath)
+
+	// A crash while the ledger is still locked, then a restart once it is
+	// free: the outcomes are recorded before the server serves.
+	p.Kill()
+	unlock()
+	for _, key := range keys {
+		if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" {
+			t.Fatalf("ledger before the restart: %+v", e)
+		}
+	}
+	w.Mock.Server.ClearFaults()
+	checkOutcomesRecordedAtStart(t, w, e2etest.StartServer(t, env), env, keys, journalPath)
+	if n := w.Requests(isCreate); n != len(keys) {
+		t.Fatalf("%d POSTs, want %d", n, len(keys))
+	}
+	judge(t, w)
+}
+
+// confirmWhileLocked confirms one order per entry of keys (units to key),
+// locks the ledger while StoreLink holds the POSTs, and checks each answer
+// names StoreLink's order and says recording is pending. It returns the
+// lock's release.
+func confirmWhileLocked(t *testing.T, w *e2etest.World, p *e2etest.Proc, keys map[int64]string) (unlock func()) {
+	t.Helper()
 	// Each POST is held a moment, so the lock falls between the request and
 	// its answer, where the order id becomes known.
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Second})
-	keys := map[int64]string{24: "locked-ledger-key-24", 36: "locked-ledger-key-36"}
 	type answer struct {
 		units int64
 		env   map[string]any
@@ -108,15 +132,10 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 			answers <- answer{units, env, err}
 		}()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for w.Requests(isCreate) < len(keys) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	if !postsReached(w, len(keys), 20*time.Second) {
+		t.Fatalf("%d POSTs reached StoreLink, want %d", w.Requests(isCreate), len(keys))
 	}
-	if n := w.Requests(isCreate); n != len(keys) {
-		t.Fatalf("%d POSTs reached StoreLink, want %d", n, len(keys))
-	}
-	unlock := lockLedger(t, w.StatePath)
-
+	unlock = lockLedger(t, w.StatePath)
 	for range keys {
 		a := <-answers
 		if a.err != nil {
@@ -134,12 +153,19 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 			t.Fatalf("next_step does not say recording is pending: %q", next)
 		}
 	}
+	return unlock
+}
+
+// checkOutcomesPending checks, while the ledger is locked, that the
+// entries are still sending, the journal (mode 0600) holds both outcomes,
+// the log says so once per order and doctor fails on them.
+func checkOutcomesPending(t *testing.T, w *e2etest.World, p *e2etest.Proc, env []string, keys map[int64]string, journalPath string) {
+	t.Helper()
 	for units, key := range keys {
 		if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" {
 			t.Fatalf("%d units: ledger %+v while locked; want it still sending", units, e)
 		}
 	}
-	journalPath := w.StatePath + ".outcomes.jsonl"
 	b, err := os.ReadFile(journalPath)
 	if err != nil {
 		t.Fatal(err)
@@ -155,33 +181,22 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	if len(p.LinesWhere("ledger.record_pending")) != len(keys) {
 		t.Fatalf("want one ledger.record_pending line per order:\n%s", p.Stderr.String())
 	}
-
 	out, _, exit := e2etest.RunCLI(t, env, "doctor")
 	if exit != 1 || !strings.Contains(out, "FAIL  outcome journal: "+journalPath+" holds 2 order outcome(s) the ledger has not recorded") {
 		t.Fatalf("doctor while the ledger is locked: exit %d\n%s", exit, out)
 	}
+}
 
-	// A crash while the ledger is still locked, then a restart once it is
-	// free: the outcomes are recorded before the server serves.
-	p.Kill()
-	unlock()
-	for _, key := range keys {
-		if e := ledgerEntries(t, w.StatePath)[key]; e.State != "sending" {
-			t.Fatalf("ledger before the restart: %+v", e)
-		}
-	}
-	w.Mock.Server.ClearFaults()
-	p2 := e2etest.StartServer(t, env)
-	// Before it served, the restart read each order back from StoreLink:
-	// the journal's word alone records nothing.
-	for _, id := range heldUnits(w) {
+// checkOutcomesRecordedAtStart checks the restarted server p read each
+// order back from StoreLink once (the journal's word alone records
+// nothing), recorded it raised, emptied the journal, and doctor passes.
+func checkOutcomesRecordedAtStart(t *testing.T, w *e2etest.World, p *e2etest.Proc, env []string, keys map[int64]string, journalPath string) {
+	t.Helper()
+	for units, id := range heldUnits(w) {
 		if n := w.Requests(isGetOrder(id)); n != 1 {
 			t.Fatalf("order %s was read back %d time(s) at the restart, want 1", id, n)
 		}
-	}
-	for units, id := range heldUnits(w) {
-		st := p2.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"})
-		d := data(t, st)
+		d := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": id, "store_id": "47"}))
 		ledger, _ := d["ledger"].(map[string]any)
 		if d["order_id"] != id || ledger["state"] != "raised" || ledger["idempotency_key"] != keys[units] {
 			t.Fatalf("status of %s after the restart: %v", id, d)
@@ -190,14 +205,10 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	if b, _ := os.ReadFile(journalPath); len(b) != 0 {
 		t.Fatalf("journal after the replay: %q", b)
 	}
-	out, _, exit = e2etest.RunCLI(t, env, "doctor")
+	out, _, exit := e2etest.RunCLI(t, env, "doctor")
 	if exit != 0 || !strings.Contains(out, "ok    outcome journal: "+journalPath+" is writable; 0 outcome(s) recorded in the ledger now, nothing pending") {
 		t.Fatalf("doctor after the replay: exit %d\n%s", exit, out)
 	}
-	if n := w.Requests(isCreate); n != len(keys) {
-		t.Fatalf("%d POSTs, want %d", n, len(keys))
-	}
-	judge(t, w)
 }
 
 // TestJournalPathIsCheckedAtStart: a server that may send orders refuses to
@@ -220,194 +231,6 @@ func TestJournalPathIsCheckedAtStart(t *testing.T) {
 	if exit != 2 || !strings.Contains(stderr, "is the state database's own file") {
 		t.Fatalf("journal on the database: exit %d: %s", exit, stderr)
 	}
-}
-
-// TestPostgresRestartMidBurstDropsNoOrderID is the story: PostgreSQL
-// restarts under a burst of confirms through two replicas. The sends caught
-// between StoreLink's answer and the ledger are recorded by the retries, so
-// every order StoreLink holds is answered as raised and recorded.
-func TestPostgresRestartMidBurstDropsNoOrderID(t *testing.T) {
-	r := pgMidBurst(t, func(pgctl func(string)) { pgctl("restart") })
-	if r.late == 0 {
-		t.Fatal("no send was caught between StoreLink's answer and the ledger; the restart missed the window this test is about")
-	}
-}
-
-// TestPostgresOutageMidBurstDropsNoOrderID: PostgreSQL stays away longer
-// than the retries. The sends caught in flight are answered as raised with
-// recording pending, and the replicas record them by themselves once the
-// database is back.
-func TestPostgresOutageMidBurstDropsNoOrderID(t *testing.T) {
-	r := pgMidBurst(t, func(pgctl func(string)) {
-		pgctl("down")
-		// Longer than the retries of the sends caught in flight, so their
-		// outcomes must wait in the journal.
-		time.Sleep(12 * time.Second)
-		pgctl("up")
-	})
-	if r.pending == 0 {
-		t.Fatal("no send was caught between StoreLink's answer and the ledger; the outage missed the window this test is about")
-	}
-}
-
-// pgMidBurst runs a burst of confirms through two replicas, applies outage
-// to PostgreSQL under it, and judges every answer against what StoreLink
-// holds: each order StoreLink holds was answered as raised with its id
-// (recorded or pending), no answer denies one, and once the database is
-// back the ledger's raised entries are exactly StoreLink's orders, none
-// left sending. It says how many answers said recording was pending, and
-// how many outcomes the replicas recorded only after retrying.
-func pgMidBurst(t *testing.T, outage func(pgctl func(string))) (r struct{ pending, late int }) {
-	t.Helper()
-	dsn := pgDatabase(t)
-	script := os.Getenv("TEST_POSTGRES_SCRIPT")
-	if script == "" {
-		t.Skip("TEST_POSTGRES_SCRIPT is not set: this test stops and starts the server through scripts/postgres-test.sh")
-	}
-	// pgctl runs the script; a failure is kept, not reported at once: the
-	// burst's goroutines must end before the test does, or their reports
-	// would come after it.
-	var pgErr error
-	pgctl := func(verb string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, script, verb).CombinedOutput(); err != nil && pgErr == nil {
-			pgErr = fmt.Errorf("%s %s: %v\n%s", script, verb, err, out)
-		}
-	}
-	w := e2etest.NewWorld(t)
-	tokens := w.Dir + "/tokens"
-	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
-	// Two replicas on one machine: one outcome journal, shared.
-	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MAX_ORDER_UNITS=100000", "MCP_AUTH_TOKENS_FILE="+tokens)
-	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
-	// Held POSTs keep several orders between request and answer at any time.
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 500 * time.Millisecond})
-
-	var mu sync.Mutex
-	units := 200
-	answers := map[int64]map[string]any{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for r, p := range replicas {
-		for i := range 4 {
-			cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("burst-%d-%d", r, i))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					mu.Lock()
-					units++
-					u := units
-					mu.Unlock()
-					env, err := callEnvelope(cs, raiseTool, e2etest.Order(u, "confirm", true, "idempotency_key", fmt.Sprintf("pg-burst-key-%05d", u)), 60*time.Second)
-					if err != nil {
-						t.Errorf("call: %v", err)
-						return
-					}
-					mu.Lock()
-					answers[int64(u)] = env
-					mu.Unlock()
-					if env["ok"] != true {
-						time.Sleep(50 * time.Millisecond) // pace the retries while the database is away
-					}
-				}
-			}()
-		}
-	}
-	waitPOSTs := func(n int) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for w.Requests(isCreate) < n && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if w.Requests(isCreate) < n {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d", w.Requests(isCreate), n)
-		}
-	}
-	waitPOSTs(8)
-	t.Cleanup(func() { // also when the test fails half-way
-		before := pgErr
-		pgctl("up")
-		if before == nil && pgErr != nil {
-			t.Error(pgErr)
-		}
-	})
-	outage(pgctl)
-	if pgErr != nil {
-		close(stop)
-		wg.Wait()
-		t.Fatal(pgErr)
-	}
-	waitPOSTs(w.Requests(isCreate) + 8)
-	close(stop)
-	wg.Wait()
-
-	// The replicas drain the journal by themselves.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		left := 0
-		for _, e := range pgLedger(t, dsn) {
-			if e.State == "sending" || e.State == "unknown" {
-				left++
-			}
-		}
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d ledger entries still without their outcome after the database came back", left)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	pgJudge(t, w, dsn)
-
-	held := heldUnits(w)
-	pending, codes := 0, map[string]int{}
-	for u, env := range answers {
-		id, atStoreLink := held[u]
-		if env["ok"] != true {
-			codes[e2etest.Code(env)]++
-			if atStoreLink {
-				t.Errorf("StoreLink holds order %s of %d units, but the agent was told %s: %s", id, u, e2etest.Code(env), errMessage(env))
-			}
-			continue
-		}
-		d := data(t, env)
-		if d["mode"] != "raised" || d["order_id"] != id || !atStoreLink {
-			t.Errorf("answer for %d units names order %v (%v); StoreLink holds %q", u, d["order_id"], d["mode"], id)
-		}
-		if strings.Contains(fmt.Sprint(d["next_step"]), "could not record it yet") {
-			pending++
-		}
-	}
-	for u, id := range held {
-		if _, ok := answers[u]; !ok {
-			t.Errorf("StoreLink holds order %s of %d units that no agent was told of", id, u)
-		}
-	}
-	for c := range codes {
-		if c != "STATE_UNAVAILABLE" {
-			t.Errorf("unexpected answer %s during the outage", c)
-		}
-	}
-	for _, p := range replicas {
-		for _, l := range p.LogLines() {
-			if l["msg"] == "ledger.recorded_late" {
-				r.late++
-			}
-		}
-	}
-	r.pending = pending
-	t.Logf("%d answers: %d orders (%d recorded after retries, %d with recording pending), failures %v", len(answers), len(held), r.late, pending, codes)
-	return r
 }
 
 // isGetOrder matches StoreLink's reads of order id.
@@ -460,11 +283,7 @@ func sendingAfterKill(t *testing.T, w *e2etest.World, env []string, units int, k
 	go func() {
 		_, _ = callEnvelope(p.CS, raiseTool, e2etest.Order(units, "confirm", true, "idempotency_key", key), 90*time.Second)
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for w.Requests(isCreate) == before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if w.Requests(isCreate) == before {
+	if !postsReached(w, before+1, 20*time.Second) {
 		t.Fatal("the POST never reached StoreLink")
 	}
 	p.Kill()
@@ -548,10 +367,7 @@ func TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt(t *testing.T) {
 		env, _ := callEnvelope(p.CS, raiseTool, e2etest.Order(30, "confirm", true, "idempotency_key", key), 90*time.Second)
 		answer <- env
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for w.Requests(isCreate) < 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	postsReached(w, 1, 20*time.Second)
 	unlock := lockLedger(t, w.StatePath)
 	if a := <-answer; a["ok"] != true {
 		t.Fatalf("answer: %v", a)
@@ -575,7 +391,7 @@ func TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt(t *testing.T) {
 	}
 
 	w.Mock.Server.ClearFaults()
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for ledgerEntries(t, w.StatePath)[key].State != "raised" && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -180,6 +180,35 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 		}
 	}
 
+	waitCallCounts(t, ps)
+	// The breaker is open (2) for this StoreLink.
+	ps.waitQuery(t, `storelink_breaker_state`, func(got []promSample) bool {
+		return len(got) == 1 && got[0].Value == 2 && got[0].Metric["storelink_upstream"] != ""
+	})
+	// StoreLink answered the fault with 503s, and the open breaker let
+	// nothing through ("none": no answer).
+	ps.waitQuery(t, `sum by (http_response_status_class) (storelink_client_request_duration_seconds_count)`,
+		func(got []promSample) bool {
+			seen := map[string]float64{}
+			for _, s := range got {
+				seen[s.Metric["http_response_status_class"]] = s.Value
+			}
+			return seen["2xx"] >= 1 && seen["5xx"] >= 2 && seen["none"] >= 1
+		})
+	// The confirmed order is a raised ledger entry.
+	ps.waitQuery(t, `storelink_ledger_entries{state="raised"}`, func(got []promSample) bool {
+		return len(got) == 1 && got[0].Value == 1
+	})
+	ps.waitQuery(t, `sum(storelink_audit_write_duration_seconds_count{outcome="ok"})`, func(got []promSample) bool {
+		return len(got) == 1 && got[0].Value == 8
+	})
+}
+
+// waitCallCounts waits until Prometheus counts the test's tool calls by
+// tool, error type and error code: two store lists, a risk check, a store
+// outside the keyring, three calls failing upstream and one order.
+func waitCallCounts(t *testing.T, ps *promServer) {
+	t.Helper()
 	want := map[string]float64{
 		"korral_list_authorized_stores|":                          2,
 		"korral_check_stock_risk|":                                1,
@@ -206,27 +235,6 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 			}
 		}
 		return len(seen) == len(want)
-	})
-	// The breaker is open (2) for this StoreLink.
-	ps.waitQuery(t, `storelink_breaker_state`, func(got []promSample) bool {
-		return len(got) == 1 && got[0].Value == 2 && got[0].Metric["storelink_upstream"] != ""
-	})
-	// StoreLink answered the fault with 503s, and the open breaker let
-	// nothing through ("none": no answer).
-	ps.waitQuery(t, `sum by (http_response_status_class) (storelink_client_request_duration_seconds_count)`,
-		func(got []promSample) bool {
-			seen := map[string]float64{}
-			for _, s := range got {
-				seen[s.Metric["http_response_status_class"]] = s.Value
-			}
-			return seen["2xx"] >= 1 && seen["5xx"] >= 2 && seen["none"] >= 1
-		})
-	// The confirmed order is a raised ledger entry.
-	ps.waitQuery(t, `storelink_ledger_entries{state="raised"}`, func(got []promSample) bool {
-		return len(got) == 1 && got[0].Value == 1
-	})
-	ps.waitQuery(t, `sum(storelink_audit_write_duration_seconds_count{outcome="ok"})`, func(got []promSample) bool {
-		return len(got) == 1 && got[0].Value == 8
 	})
 }
 

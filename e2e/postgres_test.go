@@ -11,14 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/korral/storelink/internal/e2etest"
 	"github.com/korral/storelink/mockstorelink"
@@ -26,9 +23,9 @@ import (
 
 // Replicas on several machines: two or more `serve --http --stateless`
 // processes, each with its own working directory, sharing one PostgreSQL
-// database through STATE_DATABASE_URL. The judge is the same as everywhere
-// on the write path: what the mock StoreLink holds must be what the ledger
-// (read straight from PostgreSQL) says was raised.
+// database through STATE_DATABASE_URL. As everywhere on the write path,
+// what the mock StoreLink holds must be what the ledger (read straight from
+// PostgreSQL) says was raised (pgJudge).
 
 // pgDatabase returns TEST_DATABASE_URL narrowed to a new schema of this
 // test's own (dropped at the end). Without TEST_DATABASE_URL the test is
@@ -102,22 +99,7 @@ func pgLedger(t *testing.T, dsn string) map[string]ledgerEntry {
 // pgJudge is judge with the ledger in PostgreSQL.
 func pgJudge(t *testing.T, w *e2etest.World, dsn string) {
 	t.Helper()
-	var held, raised []string
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID != mockstorelink.OrderOpen && o.OrderID != mockstorelink.OrderRejected {
-			held = append(held, fmt.Sprintf("%s store=%s sku=%s units=%d", o.OrderID, o.StoreID, o.SKU, o.QuantityUnits))
-		}
-	}
-	for _, e := range pgLedger(t, dsn) {
-		if e.State == "raised" {
-			raised = append(raised, fmt.Sprintf("%s store=%s sku=%s units=%d", e.OrderID, e.StoreID, e.SKU, e.Units))
-		}
-	}
-	slices.Sort(held)
-	slices.Sort(raised)
-	if !slices.Equal(held, raised) {
-		t.Fatalf("StoreLink holds %v, the ledger says raised %v", held, raised)
-	}
+	judgeEntries(t, w, pgLedger(t, dsn))
 }
 
 // replicaEnv is the environment of one replica "machine": its own home and
@@ -154,55 +136,9 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	envA, dirA := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
 	envB, dirB := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens)
 	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, envA, "--stateless"), e2etest.StartHTTP(t, envB, "--stateless")}
-	// A slow POST keeps the first order "sending" while the others arrive.
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})
-
 	const perReplica = 4
 	const key = "pg-replica-race-key-01"
-	envs := make(chan map[string]any, 2*perReplica)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for r, p := range replicas {
-		for i := range perReplica {
-			cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("replica-%d-agent-%d", r, i))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				env, err := e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
-				if err != nil {
-					t.Errorf("call: %v", err)
-					return
-				}
-				envs <- env
-			}()
-		}
-	}
-	close(start)
-	wg.Wait()
-	close(envs)
-	raised, orderIDs := 0, map[string]bool{}
-	for env := range envs {
-		if env["ok"] != true {
-			// Arriving while the first attempt is being sent: an outcome to
-			// check, never a second order.
-			if c := e2etest.Code(env); c != "WRITE_OUTCOME_UNKNOWN" {
-				t.Fatalf("unexpected failure: %v", env)
-			}
-			continue
-		}
-		d := data(t, env)
-		if d["mode"] == "raised" {
-			raised++
-		}
-		orderIDs[d["order_id"].(string)] = true
-	}
-	if raised != 1 || len(orderIDs) != 1 {
-		t.Fatalf("%d raised, order ids %v; want one order", raised, orderIDs)
-	}
-	if n := w.Requests(isCreate); n != 1 {
-		t.Fatalf("StoreLink saw %d createReplenishmentOrder requests, want exactly 1", n)
-	}
+	sameKeyRace(t, w, replicas, key, perReplica)
 	if l := pgLedger(t, dsn); len(l) != 1 || l[key].State != "raised" {
 		t.Fatalf("ledger: %v", l)
 	}
@@ -443,151 +379,4 @@ func TestPostgresOutageAndRecovery(t *testing.T) {
 		t.Fatalf("%d POSTs, want 2", n)
 	}
 	pgJudge(t, w, dsn)
-}
-
-// TestPostgresRestartUnderLoad restarts PostgreSQL while both replicas take
-// confirmed orders. Every answer is an order, STATE_UNAVAILABLE, or (for a
-// send whose verdict could not be recorded) an unknown outcome; StoreLink
-// never gets a request twice; and both replicas serve again afterwards
-// without a restart.
-func TestPostgresRestartUnderLoad(t *testing.T) {
-	dsn := pgDatabase(t)
-	script := os.Getenv("TEST_POSTGRES_SCRIPT")
-	if script == "" {
-		t.Skip("TEST_POSTGRES_SCRIPT is not set: this test restarts the server through scripts/postgres-test.sh")
-	}
-	w := e2etest.NewWorld(t)
-	tokens := filepath.Join(w.Dir, "tokens")
-	e2etest.WriteTokenFile(t, tokens, "dairy-agent "+e2etest.TokenDairy+"\n", time.Now())
-	env, _ := replicaEnv(t, w, dsn, "ALLOW_WRITES=true", "MAX_ORDER_UNITS=100000", "MCP_AUTH_TOKENS_FILE="+tokens)
-	replicas := []*e2etest.HTTPProc{e2etest.StartHTTP(t, env, "--stateless"), e2etest.StartHTTP(t, env, "--stateless")}
-
-	// Each order is its own request (its own quantity), so a resend would
-	// show as a second order of the same quantity.
-	var next sync.Mutex
-	units := 100
-	confirm := func(cs *mcp.ClientSession) (map[string]any, error) {
-		next.Lock()
-		units++
-		u := units
-		next.Unlock()
-		return e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(u, "confirm", true, "idempotency_key", fmt.Sprintf("pg-load-key-%05d", u)))
-	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	answers := map[string]int{}
-	for r, p := range replicas {
-		for i := range 3 {
-			cs := p.Connect(e2etest.TokenDairy, fmt.Sprintf("load-%d-%d", r, i))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					env, err := confirm(cs)
-					mu.Lock()
-					switch {
-					case err != nil:
-						t.Errorf("call: %v", err)
-					case env["ok"] == true:
-						answers["raised"]++
-					default:
-						answers[e2etest.Code(env)]++
-					}
-					mu.Unlock()
-					if err != nil {
-						return
-					}
-					if env["ok"] != true {
-						time.Sleep(20 * time.Millisecond) // pace the retries while the database is away
-					}
-				}
-			}()
-		}
-	}
-	// Let orders flow, restart the database under them, let them flow again.
-	waitForPOSTs := func(n int) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for w.Requests(isCreate) < n && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if w.Requests(isCreate) < n {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("only %d POSTs reached StoreLink, waiting for %d; answers so far %v", w.Requests(isCreate), n, answers)
-		}
-	}
-	waitForPOSTs(10)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, script, "restart").CombinedOutput(); err != nil {
-		close(stop)
-		wg.Wait()
-		t.Fatalf("restart: %v\n%s", err, out)
-	}
-	waitForPOSTs(w.Requests(isCreate) + 10)
-	close(stop)
-	wg.Wait()
-	t.Logf("answers: %v", answers)
-	for c := range answers {
-		if c != "raised" && c != "STATE_UNAVAILABLE" && c != "WRITE_OUTCOME_UNKNOWN" {
-			t.Errorf("unexpected answer %s during the restart", c)
-		}
-	}
-	// Both replicas serve again, without a restart of their own.
-	for i, p := range replicas {
-		env, err := confirm(p.Connect(e2etest.TokenDairy, fmt.Sprintf("after-%d", i)))
-		if err != nil || env["ok"] != true {
-			t.Fatalf("replica %d after the restart: %v %v", i, env, err)
-		}
-	}
-
-	// StoreLink got each request at most once, and holds exactly what the
-	// ledger raised, plus orders whose verdict the restart kept from the
-	// ledger (left sending, for a person to resolve).
-	byUnits := map[int64]string{}
-	held := 0
-	for _, o := range w.Mock.Server.Orders() {
-		if o.OrderID == mockstorelink.OrderOpen || o.OrderID == mockstorelink.OrderRejected {
-			continue
-		}
-		held++
-		if prev, dup := byUnits[o.QuantityUnits]; dup {
-			t.Fatalf("StoreLink holds two orders of %d units: %s and %s", o.QuantityUnits, prev, o.OrderID)
-		}
-		byUnits[o.QuantityUnits] = string(o.OrderID)
-	}
-	if n := w.Requests(isCreate); n != held {
-		t.Fatalf("%d POSTs for %d orders", n, held)
-	}
-	ledger := pgLedger(t, dsn)
-	for _, e := range ledger {
-		id, atStoreLink := byUnits[e.Units]
-		switch e.State {
-		case "raised":
-			if id != e.OrderID {
-				t.Errorf("ledger raised %s (%d units) but StoreLink holds %q", e.OrderID, e.Units, id)
-			}
-		case "sending", "unknown":
-		default:
-			if atStoreLink {
-				t.Errorf("ledger says %s for %d units, but StoreLink holds order %s", e.State, e.Units, id)
-			}
-		}
-	}
-	for u, id := range byUnits {
-		found := false
-		for _, e := range ledger {
-			found = found || e.Units == u
-		}
-		if !found {
-			t.Errorf("StoreLink holds order %s of %d units that the ledger does not know", id, u)
-		}
-	}
 }

@@ -53,89 +53,99 @@ type riskFixture struct {
 // evening clock, and checks the flags and confidence each fixture exists to
 // produce.
 func TestEveryFixtureThroughTheTool(t *testing.T) {
-	none := []string{}
-	fixtures := []riskFixture{
-		{name: "butter at 47 runs out today", store: "47", sku: mockstorelink.SKUButter, morning: none, evening: none, confidence: "high",
-			check: func(t *testing.T, r map[string]any) {
-				if num(r["on_hand_units"]) != mockstorelink.ButterOnHandSmichov {
-					t.Errorf("on hand %v", r["on_hand_units"])
-				}
-			}},
-		{name: "butter at 102, closed in the evening", store: "102", sku: mockstorelink.SKUButter, morning: none,
-			evening: []string{"outside_trading_hours"}, confidence: "high",
-			check: func(t *testing.T, r map[string]any) {
-				if num(r["on_hand_units"]) != mockstorelink.ButterOnHandBrno {
-					t.Errorf("on hand %v", r["on_hand_units"])
-				}
-			}},
-		{name: "steady seller is the clean case", store: "47", sku: mockstorelink.SKUSteady, morning: none, evening: none, confidence: "high",
-			check: usesDays(14)},
-		{name: "steady seller over StoreLink's whole history", store: "47", sku: mockstorelink.SKUSteady, lookback: 28,
-			morning: none, evening: none, confidence: "high", check: oldestDayHasNoHistory},
-		{name: "thin history refuses", store: "47", sku: mockstorelink.SKUThinHistory,
-			morning: []string{"insufficient_history"}, evening: []string{"insufficient_history"}, confidence: "none", check: thinHistoryRefuses},
-		{name: "thin history refuses over 28 days too", store: "47", sku: mockstorelink.SKUThinHistory, lookback: 28,
-			morning: []string{"insufficient_history"}, evening: []string{"insufficient_history"}, confidence: "none", check: thinHistoryRefuses},
-		{name: "no sales", store: "47", sku: mockstorelink.SKUNoSales,
-			morning: []string{"no_sales_in_window"}, evening: []string{"no_sales_in_window"}, confidence: "none", check: usesDays(14)},
-		{name: "bulk order", store: "47", sku: mockstorelink.SKUBulkOrder,
-			morning: []string{"bulk_transaction_dominates_day"}, evening: []string{"bulk_transaction_dominates_day"}, confidence: "medium",
-			check: dayFlagged("bulk_dominated", 1)},
-		{name: "phantom stockouts", store: "47", sku: mockstorelink.SKUPhantomStockout,
-			morning: []string{"possible_stockout_days"}, evening: []string{"possible_stockout_days"}, confidence: "medium",
-			check: dayFlagged("possible_stockout", 3)},
-		{name: "phantom stockouts over 28 days", store: "47", sku: mockstorelink.SKUPhantomStockout, lookback: 28,
-			morning: []string{"possible_stockout_days"}, evening: []string{"possible_stockout_days"}, confidence: "medium",
-			check: func(t *testing.T, r map[string]any) {
-				dayFlagged("possible_stockout", 3)(t, r)
-				oldestDayHasNoHistory(t, r)
-			}},
-		{name: "volatile", store: "47", sku: mockstorelink.SKUVolatile,
-			morning: []string{"high_variability"}, evening: []string{"high_variability"}, confidence: "low"},
-		{name: "stale count", store: "47", sku: mockstorelink.SKUStaleCount,
-			morning: []string{"stale_on_hand_count"}, evening: []string{"stale_on_hand_count"}, confidence: "low"},
-		{name: "negative on hand", store: "47", sku: mockstorelink.SKUNegativeOnHand,
-			morning: []string{"negative_on_hand"}, evening: []string{"negative_on_hand"}, confidence: "low"},
-		{name: "quirk is an error, never data", store: "47", sku: mockstorelink.SKUQuirk, errCode: "UPSTREAM_CONTRACT_ERROR"},
-		{name: "injection is an ordinary projection", store: "47", sku: mockstorelink.SKUInjection, morning: none, evening: none, confidence: "high"},
-		{name: "minimum-order SKU is an ordinary projection", store: "47", sku: mockstorelink.SKUMinimumOrder, morning: none, evening: none, confidence: "high"},
-		{name: "unknown SKU", store: "47", sku: mockstorelink.SKUUnknown, errCode: "NOT_FOUND"},
-	}
 	for _, clock := range []struct{ name, now string }{{"morning", morningClock}, {"evening", eveningClock}} {
 		t.Run(clock.name, func(t *testing.T) {
 			p := startAtClock(t, clock.now)
-			for _, f := range fixtures {
-				t.Run(f.name, func(t *testing.T) {
-					args := map[string]any{"sku": f.sku, "store_id": f.store}
-					if f.lookback > 0 {
-						args["lookback_days"] = f.lookback
-					}
-					env := p.Call("korral_check_stock_risk", args)
-					if f.errCode != "" {
-						if e2etest.Code(env) != f.errCode {
-							t.Fatalf("got %v, want error %s", env, f.errCode)
-						}
-						return
-					}
-					risk := storeRisk(t, env, 0)
-					want := f.morning
-					if clock.name == "evening" {
-						want = f.evening
-					}
-					var flags []string
-					for _, fl := range risk["data_quality_flags"].([]any) {
-						flags = append(flags, fl.(string))
-					}
-					if !slices.Equal(flags, want) || risk["confidence"] != f.confidence {
-						t.Fatalf("flags %v confidence %v, want %v %s; caveat: %v", flags, risk["confidence"], want, f.confidence, risk["caveat"])
-					}
-					noInventedZeroDays(t, risk)
-					if f.check != nil {
-						f.check(t, risk)
-					}
-				})
+			for _, f := range riskFixtures {
+				t.Run(f.name, func(t *testing.T) { f.run(t, p, clock.name == "evening") })
 			}
 		})
+	}
+}
+
+// noFlags is a projection without data quality flags.
+var noFlags = []string{}
+
+// riskFixtures is every SKU of the mock's world the risk check is asked
+// about, with the flags and confidence it must answer in the morning and
+// the evening, or the error it must answer.
+var riskFixtures = []riskFixture{
+	{name: "butter at 47 runs out today", store: "47", sku: mockstorelink.SKUButter, morning: noFlags, evening: noFlags, confidence: "high",
+		check: func(t *testing.T, r map[string]any) {
+			if num(r["on_hand_units"]) != mockstorelink.ButterOnHandSmichov {
+				t.Errorf("on hand %v", r["on_hand_units"])
+			}
+		}},
+	{name: "butter at 102, closed in the evening", store: "102", sku: mockstorelink.SKUButter, morning: noFlags,
+		evening: []string{"outside_trading_hours"}, confidence: "high",
+		check: func(t *testing.T, r map[string]any) {
+			if num(r["on_hand_units"]) != mockstorelink.ButterOnHandBrno {
+				t.Errorf("on hand %v", r["on_hand_units"])
+			}
+		}},
+	{name: "steady seller is the clean case", store: "47", sku: mockstorelink.SKUSteady, morning: noFlags, evening: noFlags, confidence: "high",
+		check: usesDays(14)},
+	{name: "steady seller over StoreLink's whole history", store: "47", sku: mockstorelink.SKUSteady, lookback: 28,
+		morning: noFlags, evening: noFlags, confidence: "high", check: oldestDayHasNoHistory},
+	{name: "thin history refuses", store: "47", sku: mockstorelink.SKUThinHistory,
+		morning: []string{"insufficient_history"}, evening: []string{"insufficient_history"}, confidence: "none", check: thinHistoryRefuses},
+	{name: "thin history refuses over 28 days too", store: "47", sku: mockstorelink.SKUThinHistory, lookback: 28,
+		morning: []string{"insufficient_history"}, evening: []string{"insufficient_history"}, confidence: "none", check: thinHistoryRefuses},
+	{name: "no sales", store: "47", sku: mockstorelink.SKUNoSales,
+		morning: []string{"no_sales_in_window"}, evening: []string{"no_sales_in_window"}, confidence: "none", check: usesDays(14)},
+	{name: "bulk order", store: "47", sku: mockstorelink.SKUBulkOrder,
+		morning: []string{"bulk_transaction_dominates_day"}, evening: []string{"bulk_transaction_dominates_day"}, confidence: "medium",
+		check: dayFlagged("bulk_dominated", 1)},
+	{name: "phantom stockouts", store: "47", sku: mockstorelink.SKUPhantomStockout,
+		morning: []string{"possible_stockout_days"}, evening: []string{"possible_stockout_days"}, confidence: "medium",
+		check: dayFlagged("possible_stockout", 3)},
+	{name: "phantom stockouts over 28 days", store: "47", sku: mockstorelink.SKUPhantomStockout, lookback: 28,
+		morning: []string{"possible_stockout_days"}, evening: []string{"possible_stockout_days"}, confidence: "medium",
+		check: func(t *testing.T, r map[string]any) {
+			dayFlagged("possible_stockout", 3)(t, r)
+			oldestDayHasNoHistory(t, r)
+		}},
+	{name: "volatile", store: "47", sku: mockstorelink.SKUVolatile,
+		morning: []string{"high_variability"}, evening: []string{"high_variability"}, confidence: "low"},
+	{name: "stale count", store: "47", sku: mockstorelink.SKUStaleCount,
+		morning: []string{"stale_on_hand_count"}, evening: []string{"stale_on_hand_count"}, confidence: "low"},
+	{name: "negative on hand", store: "47", sku: mockstorelink.SKUNegativeOnHand,
+		morning: []string{"negative_on_hand"}, evening: []string{"negative_on_hand"}, confidence: "low"},
+	{name: "quirk is an error, never data", store: "47", sku: mockstorelink.SKUQuirk, errCode: "UPSTREAM_CONTRACT_ERROR"},
+	{name: "injection is an ordinary projection", store: "47", sku: mockstorelink.SKUInjection, morning: noFlags, evening: noFlags, confidence: "high"},
+	{name: "minimum-order SKU is an ordinary projection", store: "47", sku: mockstorelink.SKUMinimumOrder, morning: noFlags, evening: noFlags, confidence: "high"},
+	{name: "unknown SKU", store: "47", sku: mockstorelink.SKUUnknown, errCode: "NOT_FOUND"},
+}
+
+// run checks one risk check of the fixture at p, whose clock is set in the
+// evening or the morning.
+func (f riskFixture) run(t *testing.T, p *e2etest.Proc, evening bool) {
+	args := map[string]any{"sku": f.sku, "store_id": f.store}
+	if f.lookback > 0 {
+		args["lookback_days"] = f.lookback
+	}
+	env := p.Call("korral_check_stock_risk", args)
+	if f.errCode != "" {
+		if e2etest.Code(env) != f.errCode {
+			t.Fatalf("got %v, want error %s", env, f.errCode)
+		}
+		return
+	}
+	risk := storeRisk(t, env, 0)
+	want := f.morning
+	if evening {
+		want = f.evening
+	}
+	var flags []string
+	for _, fl := range risk["data_quality_flags"].([]any) {
+		flags = append(flags, fl.(string))
+	}
+	if !slices.Equal(flags, want) || risk["confidence"] != f.confidence {
+		t.Fatalf("flags %v confidence %v, want %v %s; caveat: %v", flags, risk["confidence"], want, f.confidence, risk["caveat"])
+	}
+	noInventedZeroDays(t, risk)
+	if f.check != nil {
+		f.check(t, risk)
 	}
 }
 

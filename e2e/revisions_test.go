@@ -222,7 +222,32 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 		t.Errorf("declared capabilities %s", discovered)
 	}
 
-	// Declared, and each answers.
+	checkDeclaredAnswers(t, url, caps)
+	checkOnlyViewsAreResources(t, url, caps)
+	checkAppsHostToolList(t, url)
+	// The lists may be cached for a while, by anyone.
+	for _, m := range []string{"tools/list", "prompts/list"} {
+		_, r := post2026(t, url, m, "", nil)
+		got := resultOf(r)
+		if ttl, _ := got["ttlMs"].(float64); ttl <= 0 || got["cacheScope"] != "public" {
+			t.Errorf("%s: ttlMs %v cacheScope %v", m, got["ttlMs"], got["cacheScope"])
+		}
+	}
+
+	// What 2026-07-28 removed is not found, not a version error.
+	for _, m := range []string{"initialize", "ping", "logging/setLevel"} {
+		code, r := post2026(t, url, m, "", map[string]any{"level": "info"})
+		e, _ := r["error"].(map[string]any)
+		if code != http.StatusNotFound || e == nil || e["code"] != float64(-32601) {
+			t.Errorf("%s on 2026-07-28: %d %v, want 404 and -32601", m, code, r)
+		}
+	}
+}
+
+// checkDeclaredAnswers: each capability declared answers, and each one
+// not declared does not.
+func checkDeclaredAnswers(t *testing.T, url string, caps map[string]any) {
+	t.Helper()
 	answers := func(method string, params map[string]any, field string) bool {
 		code, r := post2026(t, url, method, "", params)
 		got, _ := r["result"].(map[string]any)
@@ -243,7 +268,12 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 			t.Errorf("%s: declared %v, %s answers %v", name, declared, c.method, works)
 		}
 	}
-	// Declared: the two MCP Apps views, readable; nothing else is.
+}
+
+// checkOnlyViewsAreResources: resources are declared; the two MCP Apps
+// views are listed and readable, and nothing else is.
+func checkOnlyViewsAreResources(t *testing.T, url string, caps map[string]any) {
+	t.Helper()
 	if _, declared := caps["resources"]; !declared {
 		t.Errorf("resources not declared")
 	}
@@ -256,9 +286,13 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 	if _, r := post2026(t, url, "resources/read", "test://static-text", map[string]any{"uri": "test://static-text"}); r["error"] == nil {
 		t.Errorf("resources/read answered: %v", r)
 	}
-	// A 2026-07-28 request whose client capabilities declare MCP Apps gets
-	// the tools naming their views, cached privately: that list is not
-	// everyone's.
+}
+
+// checkAppsHostToolList: a 2026-07-28 request whose client capabilities
+// declare MCP Apps gets the tools naming their views, cached privately:
+// that list is not everyone's.
+func checkAppsHostToolList(t *testing.T, url string) {
+	t.Helper()
 	apps := map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
 		"extensions": map[string]any{"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}}}}}}
 	_, r := post2026(t, url, "tools/list", "", apps)
@@ -270,24 +304,6 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 	}
 	if named != 2 || resultOf(r)["cacheScope"] != "private" {
 		t.Errorf("tools/list for an MCP Apps host: %d tools name a view (want the risk check and the order tool), cacheScope %v", named, resultOf(r)["cacheScope"])
-	}
-
-	// The lists may be cached for a while, by anyone.
-	for _, m := range []string{"tools/list", "prompts/list"} {
-		_, r := post2026(t, url, m, "", nil)
-		got := resultOf(r)
-		if ttl, _ := got["ttlMs"].(float64); ttl <= 0 || got["cacheScope"] != "public" {
-			t.Errorf("%s: ttlMs %v cacheScope %v", m, got["ttlMs"], got["cacheScope"])
-		}
-	}
-
-	// What 2026-07-28 removed is not found, not a version error.
-	for _, m := range []string{"initialize", "ping", "logging/setLevel"} {
-		code, r := post2026(t, url, m, "", map[string]any{"level": "info"})
-		e, _ := r["error"].(map[string]any)
-		if code != http.StatusNotFound || e == nil || e["code"] != float64(-32601) {
-			t.Errorf("%s on 2026-07-28: %d %v, want 404 and -32601", m, code, r)
-		}
 	}
 }
 

@@ -150,9 +150,6 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 		t.Fatalf("order: %v %v", err, env)
 	}
 
-	isServer := func(s *tracepb.Span, name string) bool {
-		return s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == name
-	}
 	spans := rcv.waitSpans(t, "both tool calls with their StoreLink requests", func(ss []*tracepb.Span) bool {
 		n := 0
 		for _, s := range ss {
@@ -167,9 +164,22 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 		id := hex.EncodeToString(s.TraceId)
 		byTrace[id] = append(byTrace[id], s)
 	}
+	callID := checkCallerTrace(t, w, byTrace, parentTrace, parentSpan)
+	checkOrderTrace(t, byTrace, parentTrace)
+	checkTraceIDLogged(t, p, w, callID, parentTrace)
+	checkNothingSecretExported(t, rcv, p, w, token)
+}
 
-	// The risk check continues the caller's trace: its span's parent is the
-	// caller's span, and its StoreLink requests are its children.
+// isServer says whether s is the server span called name.
+func isServer(s *tracepb.Span, name string) bool {
+	return s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == name
+}
+
+// checkCallerTrace: the risk check continues the caller's trace: its span's
+// parent is the caller's span, and its StoreLink requests are its children.
+// It returns the call's id.
+func checkCallerTrace(t *testing.T, w *e2etest.World, byTrace map[string][]*tracepb.Span, parentTrace, parentSpan string) string {
+	t.Helper()
 	risk := byTrace[parentTrace]
 	var call *tracepb.Span
 	for _, s := range risk {
@@ -214,9 +224,13 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 			t.Errorf("inventory span %s = %q, want %q (all %v)", k, inv[k], want, inv)
 		}
 	}
+	return a["storelink.call_id"]
+}
 
-	// One trace per call: the order is a trace of its own, with its ledger
-	// transitions and the send under the tool span.
+// checkOrderTrace: one trace per call; the order is a trace of its own,
+// with its ledger transitions and the send under the tool span.
+func checkOrderTrace(t *testing.T, byTrace map[string][]*tracepb.Span, parentTrace string) {
+	t.Helper()
 	var orderTrace []*tracepb.Span
 	for id, ss := range byTrace {
 		for _, s := range ss {
@@ -237,9 +251,12 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 			t.Errorf("the order's trace has no %q span: %v", want, names)
 		}
 	}
+}
 
-	// The trace id is in the call's log lines and its audit row.
-	callID := a["storelink.call_id"]
+// checkTraceIDLogged: the trace id is in the call's log lines and its
+// audit row.
+func checkTraceIDLogged(t *testing.T, p *e2etest.HTTPProc, w *e2etest.World, callID, parentTrace string) {
+	t.Helper()
 	lines := 0
 	for _, l := range p.LogLines() {
 		if l["call_id"] == callID {
@@ -264,8 +281,12 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 	if !found {
 		t.Errorf("no audit row for call %s", callID)
 	}
+}
 
-	// Metrics were pushed too; no key, token or header value went anywhere.
+// checkNothingSecretExported: metrics were pushed too; no key, token or
+// header value went anywhere.
+func checkNothingSecretExported(t *testing.T, rcv *otlpReceiver, p *e2etest.HTTPProc, w *e2etest.World, token string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, _, n := rcv.snapshot(); n > 0 {

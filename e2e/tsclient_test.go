@@ -1,16 +1,12 @@
 package e2e_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,324 +16,11 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// The answers as a host sees them: the official TypeScript SDK client, which
-// most hosts embed, checks every result's structured content against the
-// tool's output schema from tools/list and throws MCP error -32602 when it
-// does not match, so the host never shows the answer. Go's handler tests
-// validate with another validator and only the answers they think of; this
-// test drives the real binary through that client, every tool, in every
-// ledger state and on every error path it can reach, and fails on any call
-// the client refuses.
-
-// tsClientPackage is the committed npm project of the client (package.json,
-// package-lock.json and the driver script client.mjs); `make tsclient`
-// installs it into .tools/tsclient-<version>.
-const tsClientPackage = "conformance/tsclient"
-
-// tsInstall is where the client is installed.
-type tsInstall struct{ node, modules string }
-
-// findTSClient finds node and the installed client, at the version the
-// committed package.json pins. Without them the test is skipped, or fails
-// under CI=true, where `make ci` installs them first.
-func findTSClient(t *testing.T) tsInstall {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s, and CI=true requires the TypeScript SDK client test to run: run `make tsclient`", why)
-		}
-		t.Skipf("%s: run `make tsclient` to run this test", why)
-	}
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	b, err := os.ReadFile(e2etest.Path(t, tsClientPackage+"/package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		t.Fatal(err)
-	}
-	version := pkg.Dependencies["@modelcontextprotocol/sdk"]
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
-	dir := e2etest.Path(t, ".tools/tsclient-"+version)
-	var installed struct {
-		Version string `json:"version"`
-	}
-	b, err = os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &installed)
-	}
-	if err != nil || installed.Version != version {
-		missing(fmt.Sprintf("@modelcontextprotocol/sdk@%s is not installed in %s", version, dir))
-	}
-	return tsInstall{node: node, modules: filepath.Join(dir, "node_modules")}
-}
-
-// tsReply is the driver's answer to one call: the CallToolResult, or what
-// the client threw instead of returning it.
-type tsReply struct {
-	ID     int `json:"id"`
-	Result *struct {
-		IsError           bool             `json:"isError"`
-		Content           []map[string]any `json:"content"`
-		StructuredContent map[string]any   `json:"structuredContent"`
-	} `json:"result"`
-	Error *struct {
-		Code    *int   `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// journal records every call of the test, as the answer a host got.
-type journal struct {
-	mu   sync.Mutex
-	rows []string
-	// statuses are the order statuses korral_get_order_status answered.
-	statuses map[string]bool
-}
-
-func (j *journal) add(format string, args ...any) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.rows = append(j.rows, fmt.Sprintf(format, args...))
-}
-
-// tsHost is one driver process: the TypeScript client connected to one
-// storelink-mcp it spawned over stdio.
-type tsHost struct {
-	t       *testing.T
-	name    string
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stderr  *e2etest.SyncBuffer
-	journal *journal
-	// tools is the tools/list result the client checks answers with.
-	tools []map[string]any
-
-	mu      sync.Mutex
-	nextID  int
-	waiting map[int]chan tsReply
-	done    chan struct{}
-}
-
-// stageTSScript copies the driver script name from conformance/tsclient
-// into a fresh directory beside a link to the installed clients (a script
-// resolves them beside itself), and returns that directory.
-func stageTSScript(t *testing.T, inst tsInstall, name string) string {
-	t.Helper()
-	work := t.TempDir()
-	script, err := os.ReadFile(e2etest.Path(t, tsClientPackage+"/"+name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, name), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(inst.modules, filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	return work
-}
-
-// startTSHost starts the driver, which spawns the real binary with exactly
-// env (and PATH), connects, and lists the tools, as a host does before its
-// first call.
-func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []string) *tsHost {
-	t.Helper()
-	work := stageTSScript(t, inst, "client.mjs")
-	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		serverEnv[k] = v
-	}
-	cfg, _ := json.Marshal(map[string]any{"command": e2etest.Binary(t), "env": serverEnv})
-	cmd := exec.Command(inst.node, filepath.Join(work, "client.mjs"), string(cfg))
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &tsHost{t: t, name: name, cmd: cmd, stdin: stdin, stderr: &e2etest.SyncBuffer{}, journal: j,
-		waiting: map[int]chan tsReply{}, done: make(chan struct{})}
-	cmd.Stderr = h.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan error, 1)
-	go h.read(stdout, ready)
-	t.Cleanup(h.stop)
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatalf("%s: %v\nstderr:\n%s", name, err, h.stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: the TypeScript client did not connect in 30 s\nstderr:\n%s", name, h.stderr.String())
-	}
-	return h
-}
-
-// read dispatches the driver's lines: first its readiness, then replies.
-func (h *tsHost) read(stdout io.Reader, ready chan<- error) {
-	defer close(h.done)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	first := true
-	for sc.Scan() {
-		if first {
-			first = false
-			var r struct {
-				Ready bool             `json:"ready"`
-				Tools []map[string]any `json:"tools"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil || !r.Ready {
-				ready <- fmt.Errorf("the client did not connect and list the tools: %s", sc.Text())
-				return
-			}
-			h.tools = r.Tools
-			ready <- nil
-			continue
-		}
-		var r tsReply
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			continue
-		}
-		h.mu.Lock()
-		ch := h.waiting[r.ID]
-		delete(h.waiting, r.ID)
-		h.mu.Unlock()
-		if ch != nil {
-			ch <- r
-		}
-	}
-	if first {
-		ready <- fmt.Errorf("the client ended before connecting")
-	}
-}
-
-// stop ends the driver by closing its stdin (it closes the session, and the
-// server with it), bounded in time, then kills it by PID.
-func (h *tsHost) stop() {
-	_ = h.stdin.Close()
-	select {
-	case <-h.done:
-	case <-time.After(15 * time.Second):
-		_ = h.cmd.Process.Kill()
-		<-h.done
-	}
-	_ = h.cmd.Wait()
-}
-
-// send starts one call; the returned function waits for its answer.
-func (h *tsHost) send(label, tool string, args map[string]any, want string) func() map[string]any {
-	h.t.Helper()
-	h.mu.Lock()
-	h.nextID++
-	id := h.nextID
-	ch := make(chan tsReply, 1)
-	h.waiting[id] = ch
-	h.mu.Unlock()
-	line, _ := json.Marshal(map[string]any{"id": id, "name": tool, "arguments": args})
-	if _, err := h.stdin.Write(append(line, '\n')); err != nil {
-		h.t.Fatalf("%s: write to the client: %v", h.name, err)
-	}
-	return func() map[string]any {
-		h.t.Helper()
-		select {
-		case r := <-ch:
-			return h.check(label, tool, want, r)
-		case <-time.After(90 * time.Second):
-			h.t.Fatalf("%s: %s (%s): no answer in 90 s\nstderr:\n%s", h.name, label, tool, tail(h.stderr.String(), 4000))
-			return nil
-		}
-	}
-}
-
-// call makes one call and waits for it. want is "ok" for a success, else the
-// error code the tool must answer with. It returns the envelope, or nil when
-// the client threw.
-func (h *tsHost) call(label, tool string, args map[string]any, want string) map[string]any {
-	h.t.Helper()
-	return h.send(label, tool, args, want)()
-}
-
-func (h *tsHost) check(label, tool, want string, r tsReply) map[string]any {
-	h.t.Helper()
-	if r.Error != nil {
-		code := "none"
-		if r.Error.Code != nil {
-			code = fmt.Sprint(*r.Error.Code)
-		}
-		h.journal.add("| %s | %s | %s | THROWN %s: %s |", h.name, label, tool, code, r.Error.Message)
-		h.t.Errorf("%s: %s (%s): the TypeScript client refused the answer: MCP error %s: %s", h.name, label, tool, code, r.Error.Message)
-		return nil
-	}
-	if r.Result == nil || len(r.Result.Content) == 0 {
-		h.t.Errorf("%s: %s (%s): no content: %+v", h.name, label, tool, r)
-		return nil
-	}
-	text, _ := r.Result.Content[0]["text"].(string)
-	var env map[string]any
-	if err := json.Unmarshal([]byte(text), &env); err != nil {
-		h.t.Errorf("%s: %s (%s): text is not the envelope: %s", h.name, label, tool, text)
-		return nil
-	}
-	ok, _ := env["ok"].(bool)
-	got := "ok"
-	if !ok {
-		got = e2etest.Code(env)
-	}
-	outcome := got
-	if d, _ := env["data"].(map[string]any); d != nil {
-		for _, f := range []string{"mode", "status"} {
-			if v, ok := d[f].(string); ok {
-				outcome += " " + f + "=" + v
-			}
-		}
-	}
-	h.journal.add("| %s | %s | %s | %s |", h.name, label, tool, outcome)
-	if st := field(env, "status"); tool == "korral_get_order_status" && st != "" {
-		h.journal.mu.Lock()
-		h.journal.statuses[st] = true
-		h.journal.mu.Unlock()
-	}
-	switch {
-	case ok == r.Result.IsError:
-		h.t.Errorf("%s: %s (%s): ok=%v with isError=%v", h.name, label, tool, ok, r.Result.IsError)
-	case ok && r.Result.StructuredContent == nil:
-		h.t.Errorf("%s: %s (%s): a success without structured content", h.name, label, tool)
-	case got != want:
-		h.t.Errorf("%s: %s (%s): got %s, want %s: %s", h.name, label, tool, got, want, text)
-	}
-	return env
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "..." + s[len(s)-n:]
-}
-
-// field reads a string field of an answer's data; "" when absent.
-func field(env map[string]any, path ...string) string {
-	var v any = env["data"]
-	for _, p := range path {
-		m, _ := v.(map[string]any)
-		v = m[p]
-	}
-	s, _ := v.(string)
-	return s
-}
+// The answers as a host sees them: the official TypeScript SDK client
+// checks each result's structured content against the tool's output schema
+// and throws MCP error -32602 when it does not match. This test drives the
+// real binary through that client, every tool, in every ledger state and on
+// every error path it can reach, and fails on any call the client refuses.
 
 // movableClock is the mock StoreLink's clock, which the test moves forward
 // so orders travel through StoreLink's statuses. The servers keep the real
@@ -408,27 +91,55 @@ func with(sku string, qty int, extra ...any) map[string]any {
 	return args
 }
 
+// tsMain is the main world's deployment: one mock StoreLink with a movable
+// clock, one state file, and the environments of its four modes.
+type tsMain struct {
+	t                                *testing.T
+	inst                             tsInstall
+	j                                *journal
+	w                                *e2etest.World
+	clock                            *movableClock
+	base, direct, approval, approver []string
+	// key is the idempotency key of the order the direct host raised first.
+	key string
+}
+
 func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	w, clock := tsWorld(t)
+	m := &tsMain{t: t, inst: inst, j: j, w: w, clock: clock}
 	const cred = "approver-credential-0123456789"
-	base := w.Env("UPSTREAM_TIMEOUT=1s", "MAX_ORDER_UNITS=200")
-	direct := append(slices.Clone(base), "ALLOW_WRITES=true")
-	approval := append(slices.Clone(direct), "WRITE_APPROVAL=required")
-	approver := append(slices.Clone(approval), "APPROVER_SECRET="+cred)
-	registerApprover(t, approval, "Jana Nováková", cred)
-	cli := func(env []string, args ...string) string {
-		t.Helper()
-		out, stderr, exit := e2etest.RunCLI(t, env, args...)
-		if exit != 0 {
-			t.Fatalf("storelink-mcp %s: exit %d\n%s\n%s", strings.Join(args, " "), exit, out, stderr)
-		}
-		j.add("| cli | %s | - | %s |", strings.Join(args, " "), strings.TrimSpace(out))
-		return out
-	}
-	butter, steady, water := mockstorelink.SKUButter, mockstorelink.SKUSteady, mockstorelink.SKUMinimumOrder
+	m.base = w.Env("UPSTREAM_TIMEOUT=1s", "MAX_ORDER_UNITS=200")
+	m.direct = append(slices.Clone(m.base), "ALLOW_WRITES=true")
+	m.approval = append(slices.Clone(m.direct), "WRITE_APPROVAL=required")
+	m.approver = append(slices.Clone(m.approval), "APPROVER_SECRET="+cred)
+	registerApprover(t, m.approval, "Jana Nováková", cred)
 
-	// Read-only: no write tool, StoreLink's statuses only.
-	ro := startTSHost(t, inst, j, "read-only", append(slices.Clone(base), "READ_ONLY=true"))
+	m.readOnly()
+	m.writesOff()
+	d := m.writesOn()
+	m.outcomes(d)
+	a := m.approvals()
+	m.statusesOverTime(d)
+	d.stop()
+	a.stop()
+	judge(t, w)
+}
+
+// cli runs a command of the binary, which must succeed, and journals it.
+func (m *tsMain) cli(env []string, args ...string) string {
+	m.t.Helper()
+	out, stderr, exit := e2etest.RunCLI(m.t, env, args...)
+	if exit != 0 {
+		m.t.Fatalf("storelink-mcp %s: exit %d\n%s\n%s", strings.Join(args, " "), exit, out, stderr)
+	}
+	m.j.add("| cli | %s | - | %s |", strings.Join(args, " "), strings.TrimSpace(out))
+	return out
+}
+
+// readOnly: no write tool, StoreLink's statuses only.
+func (m *tsMain) readOnly() {
+	t, butter := m.t, mockstorelink.SKUButter
+	ro := startTSHost(t, m.inst, m.j, "read-only", append(slices.Clone(m.base), "READ_ONLY=true"))
 	checkStatusesAreTheContracts(t, ro)
 	ro.call("stores", "korral_list_authorized_stores", map[string]any{}, "ok")
 	ro.call("risk butter 47", "korral_check_stock_risk", risk(butter, "47"), "ok")
@@ -439,9 +150,12 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	// be any StoreLink's (':') is refused naming the shape, never "unknown".
 	ro.call("status of a malformed id", "korral_get_order_status", status("no.such:order", "47"), "INVALID_ARGUMENT")
 	ro.stop()
+}
 
-	// Writes off: reads, argument errors, upstream faults, previews.
-	off := startTSHost(t, inst, j, "writes off", base)
+// writesOff: reads, argument errors, upstream faults, previews.
+func (m *tsMain) writesOff() {
+	t, butter, steady, water := m.t, mockstorelink.SKUButter, mockstorelink.SKUSteady, mockstorelink.SKUMinimumOrder
+	off := startTSHost(t, m.inst, m.j, "writes off", m.base)
 	off.call("stores", "korral_list_authorized_stores", map[string]any{}, "ok")
 	off.call("risk butter 47", "korral_check_stock_risk", risk(butter, "47"), "ok")
 	off.call("risk butter 47+102", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
@@ -482,115 +196,125 @@ func tsMainWorld(t *testing.T, inst tsInstall, j *journal) {
 	}
 	for _, f := range faults {
 		f.fault.OperationID, f.fault.Count = mockstorelink.OpGetInventory, 1
-		w.Mock.Server.SetFaults(f.fault)
+		m.w.Mock.Server.SetFaults(f.fault)
 		off.call("risk, "+f.label, "korral_check_stock_risk", risk(butter, "47"), f.want)
 		off.call("risk 47+102, "+f.label+" at 47", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
 	}
-	w.Mock.Server.ClearFaults()
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503, OperationID: mockstorelink.OpGetReplenishmentOrder, Count: 1})
+	m.w.Mock.Server.ClearFaults()
+	m.w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503, OperationID: mockstorelink.OpGetReplenishmentOrder, Count: 1})
 	off.call("status while StoreLink fails", "korral_get_order_status", status(mockstorelink.OrderOpen, "47"), "UPSTREAM_UNAVAILABLE")
-	w.Mock.Server.ClearFaults()
-	old := w.Mock.Server.Keys()["102"]
-	w.Mock.Server.RotateKey("102")
+	m.w.Mock.Server.ClearFaults()
+	old := m.w.Mock.Server.Keys()["102"]
+	m.w.Mock.Server.RotateKey("102")
 	off.call("risk at 102 after its key rotated", "korral_check_stock_risk", risk(butter, "102"), "AUTH_KEY_INVALID")
 	off.call("risk 47+102 after 102's key rotated", "korral_check_stock_risk", map[string]any{"sku": butter, "store_ids": []string{"47", "102"}}, "ok")
-	w.Mock.Server.SetKey("102", old)
+	m.w.Mock.Server.SetKey("102", old)
 	off.stop()
+}
 
-	// Writes on, sent at once.
-	d := startTSHost(t, inst, j, "direct", direct)
+// writesOn: writes on, sent at once; an order raised, replayed, looked up.
+func (m *tsMain) writesOn() *tsHost {
+	d := startTSHost(m.t, m.inst, m.j, "direct", m.direct)
 	d.call("confirm above the ceiling", "korral_raise_replenishment_order", e2etest.Order(300, "confirm", true), "ORDER_LIMIT_EXCEEDED")
 	preview := d.call("preview butter 24", "korral_raise_replenishment_order", e2etest.Order(24), "ok")
-	key := field(preview, "idempotency_key")
-	raised := d.call("confirm butter 24", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key), "ok")
+	m.key = field(preview, "idempotency_key")
+	raised := d.call("confirm butter 24", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", m.key), "ok")
 	orderID := field(raised, "order_id")
-	d.call("status by key (submitted)", "korral_get_order_status", status(key, "47"), "ok")
+	d.call("status by key (submitted)", "korral_get_order_status", status(m.key, "47"), "ok")
 	d.call("status by order id", "korral_get_order_status", status(orderID, "47"), "ok")
-	d.call("status by key at the other store", "korral_get_order_status", status(key, "102"), "NOT_FOUND")
-	d.call("status without store_id", "korral_get_order_status", map[string]any{"order_id": key}, "STORE_ID_REQUIRED")
-	d.call("replay of the confirm", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key), "ok")
-	d.call("replay as a preview", "korral_raise_replenishment_order", e2etest.Order(24, "idempotency_key", key), "ok")
-	d.call("key reused for another quantity", "korral_raise_replenishment_order", e2etest.Order(48, "confirm", true, "idempotency_key", key), "IDEMPOTENCY_KEY_REUSED")
+	d.call("status by key at the other store", "korral_get_order_status", status(m.key, "102"), "NOT_FOUND")
+	d.call("status without store_id", "korral_get_order_status", map[string]any{"order_id": m.key}, "STORE_ID_REQUIRED")
+	d.call("replay of the confirm", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", m.key), "ok")
+	d.call("replay as a preview", "korral_raise_replenishment_order", e2etest.Order(24, "idempotency_key", m.key), "ok")
+	d.call("key reused for another quantity", "korral_raise_replenishment_order", e2etest.Order(48, "confirm", true, "idempotency_key", m.key), "IDEMPOTENCY_KEY_REUSED")
 	d.call("preview with a raised order open", "korral_raise_replenishment_order", e2etest.Order(36), "ok")
+	return d
+}
 
+// outcomes walks the direct host's ledger states: failed, retryable,
+// unknown then resolved, and raised at another StoreLink.
+func (m *tsMain) outcomes(d *tsHost) {
+	t, steady, water := m.t, mockstorelink.SKUSteady, mockstorelink.SKUMinimumOrder
 	// A confirm below the supplier minimum is refused here, before StoreLink.
 	d.call("confirm below the supplier minimum", "korral_raise_replenishment_order", with(water, 24, "confirm", true, "idempotency_key", "refused-water-0001"), "ORDER_QUANTITY_REFUSED")
 	// failed: StoreLink refuses an order on a business rule of its own.
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpCreateReplenishmentOrder, Status: 422, Count: 1})
+	m.w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, OperationID: mockstorelink.OpCreateReplenishmentOrder, Status: 422, Count: 1})
 	d.call("confirm StoreLink refuses", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
-	w.Mock.Server.SetFaults()
+	m.w.Mock.Server.SetFaults()
 	d.call("status of the refused order (failed)", "korral_get_order_status", status("refused-water-0001", "47"), "ok")
 	d.call("preview of the refused request", "korral_raise_replenishment_order", with(water, 48, "idempotency_key", "refused-water-0001"), "ok")
 	d.call("confirm of the refused request again", "korral_raise_replenishment_order", with(water, 48, "confirm", true, "idempotency_key", "refused-water-0001"), "UPSTREAM_REJECTED")
 
 	// retryable: StoreLink did not take it.
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 2, Count: 1})
+	m.w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultRateLimit, OperationID: mockstorelink.OpCreateReplenishmentOrder, RetryAfter: 2, Count: 1})
 	d.call("confirm while rate-limited", "korral_raise_replenishment_order", with(steady, 12, "confirm", true, "idempotency_key", "retry-steady-0001"), "RATE_LIMITED")
 	d.call("status of the request not taken (retryable)", "korral_get_order_status", status("retry-steady-0001", "47"), "ok")
 	d.call("preview of the retryable request", "korral_raise_replenishment_order", with(steady, 12, "idempotency_key", "retry-steady-0001"), "ok")
 
 	// unknown: StoreLink took the order, and its answer was lost.
-	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
+	m.w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
 	d.call("confirm whose answer is lost", "korral_raise_replenishment_order", with(steady, 24, "confirm", true, "idempotency_key", "lost-steady-0001"), "WRITE_OUTCOME_UNKNOWN")
 	d.call("status of the lost answer (unknown)", "korral_get_order_status", status("lost-steady-0001", "47"), "ok")
 	d.call("confirm of the lost answer again", "korral_raise_replenishment_order", with(steady, 24, "confirm", true, "idempotency_key", "lost-steady-0001"), "WRITE_OUTCOME_UNKNOWN")
 	d.call("same order under another key", "korral_raise_replenishment_order", with(steady, 24, "confirm", true), "ORDER_IN_FLIGHT")
 	d.call("preview with an unknown outcome open", "korral_raise_replenishment_order", with(steady, 36), "ok")
-	orders := w.Mock.Server.Orders()
+	orders := m.w.Mock.Server.Orders()
 	lost := orders[len(orders)-1]
-	cli(direct, "approvals", "resolve", "lost-steady-0001", "--raised", lost.OrderID, "--approver", "Korral IT")
+	m.cli(m.direct, "approvals", "resolve", "lost-steady-0001", "--raised", lost.OrderID, "--approver", "Korral IT")
 	d.call("status of the resolved order", "korral_get_order_status", status("lost-steady-0001", "47"), "ok")
 
 	// raised at another StoreLink: the ledger alone answers.
 	elsewhere := d.call("confirm butter 12", "korral_raise_replenishment_order", e2etest.Order(12, "confirm", true, "idempotency_key", "elsewhere-0001"), "ok")
-	execState(t, w.StatePath, `UPDATE entries SET upstream_id = 'http://storelink.elsewhere.example' WHERE idempotency_key = 'elsewhere-0001'`)
+	execState(t, m.w.StatePath, `UPDATE entries SET upstream_id = 'http://storelink.elsewhere.example' WHERE idempotency_key = 'elsewhere-0001'`)
 	d.call("status of an order at another StoreLink (raised)", "korral_get_order_status", status("elsewhere-0001", "47"), "ok")
 	d.call("status of it by order id", "korral_get_order_status", status(field(elsewhere, "order_id"), "47"), "ok")
 	d.call("preview with it open", "korral_raise_replenishment_order", e2etest.Order(60), "ok")
+}
 
-	// Approval mode: staged, rejected, expired, approved.
-	a := startTSHost(t, inst, j, "approval", approval)
+// approvals: approval mode; staged, rejected, expired, approved.
+func (m *tsMain) approvals() *tsHost {
+	t, butter := m.t, mockstorelink.SKUButter
+	a := startTSHost(t, m.inst, m.j, "approval", m.approval)
 	staged := a.call("confirm butter 24 (staged)", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "ok")
 	approvalID := field(staged, "approval_id")
 	a.call("status by approval id (pending_approval)", "korral_get_order_status", status(approvalID, "47"), "ok")
 	a.call("status by key (pending_approval)", "korral_get_order_status", status("staged-butter-0001", "47"), "ok")
 	a.call("replay of the staged confirm", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "ok")
 	a.call("preview with a staged order open", "korral_raise_replenishment_order", e2etest.Order(48), "ok")
-	cli(approver, "approvals", "reject", approvalID, "--approver", "Jana Nováková", "--reason", "Store 47 has a delivery due")
+	m.cli(m.approver, "approvals", "reject", approvalID, "--approver", "Jana Nováková", "--reason", "Store 47 has a delivery due")
 	a.call("status of the rejected order (rejected)", "korral_get_order_status", status(approvalID, "47"), "ok")
 	a.call("confirm of the rejected order again", "korral_raise_replenishment_order", with(butter, 24, "confirm", true, "idempotency_key", "staged-butter-0001"), "WRITES_DISABLED")
 
 	lapsing := a.call("confirm butter 30 (staged)", "korral_raise_replenishment_order", with(butter, 30, "confirm", true, "idempotency_key", "lapsing-butter-0001"), "ok")
-	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE idempotency_key = 'lapsing-butter-0001'`,
+	execState(t, m.w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE idempotency_key = 'lapsing-butter-0001'`,
 		time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000000000Z07:00"))
 	a.call("status of the lapsed order (expired)", "korral_get_order_status", status(field(lapsing, "approval_id"), "47"), "ok")
 	a.call("confirm of the lapsed order again", "korral_raise_replenishment_order", with(butter, 30, "confirm", true, "idempotency_key", "lapsing-butter-0001"), "WRITES_DISABLED")
 
 	released := a.call("confirm butter 36 (staged)", "korral_raise_replenishment_order", with(butter, 36, "confirm", true, "idempotency_key", "released-butter-0001"), "ok")
-	cli(approver, "approvals", "approve", field(released, "approval_id"), "--approver", "Jana Nováková")
+	m.cli(m.approver, "approvals", "approve", field(released, "approval_id"), "--approver", "Jana Nováková")
 	a.call("status of the approved order", "korral_get_order_status", status(field(released, "approval_id"), "47"), "ok")
+	return a
+}
 
-	// StoreLink's statuses as time passes at StoreLink.
-	clock.advance(time.Hour)
-	d.call("status an hour later (acknowledged)", "korral_get_order_status", status(key, "47"), "ok")
-	clock.advance(36 * time.Hour)
-	d.call("status a day and a half later", "korral_get_order_status", status(key, "47"), "ok")
+// statusesOverTime: StoreLink's statuses as time passes at StoreLink.
+func (m *tsMain) statusesOverTime(d *tsHost) {
+	m.clock.advance(time.Hour)
+	d.call("status an hour later (acknowledged)", "korral_get_order_status", status(m.key, "47"), "ok")
+	m.clock.advance(36 * time.Hour)
+	d.call("status a day and a half later", "korral_get_order_status", status(m.key, "47"), "ok")
 	// A preview reads stock and sales, which StoreLink may not date after
 	// the server's clock (rule inventory.counted_at), so it runs with the
 	// mock back at the server's time.
-	clock.atServerTime(func() {
+	m.clock.atServerTime(func() {
 		d.call("preview with orders on their way", "korral_raise_replenishment_order", e2etest.Order(72), "ok")
 	})
-	clock.advance(30 * 24 * time.Hour)
-	d.call("status a month later (delivered)", "korral_get_order_status", status(key, "47"), "ok")
+	m.clock.advance(30 * 24 * time.Hour)
+	d.call("status a month later (delivered)", "korral_get_order_status", status(m.key, "47"), "ok")
 	d.call("status of the rejected fixture order", "korral_get_order_status", status(mockstorelink.OrderRejected, "102"), "ok")
-	clock.atServerTime(func() {
+	m.clock.atServerTime(func() {
 		d.call("preview with everything delivered", "korral_raise_replenishment_order", e2etest.Order(84), "ok")
 	})
-	d.stop()
-	a.stop()
-
-	judge(t, w)
 }
 
 // tsInFlight holds a confirmed order at StoreLink, so the ledger shows it
@@ -600,12 +324,8 @@ func tsInFlight(t *testing.T, inst tsInstall, j *journal) {
 	h := startTSHost(t, inst, j, "in flight", w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s"))
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Minute})
 	held := h.send("confirm held by StoreLink", "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", "held-butter-0001"), "WRITE_OUTCOME_UNKNOWN")
-	deadline := time.Now().Add(20 * time.Second)
-	for w.Requests(isCreate) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the POST never reached StoreLink")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !postsReached(w, 1, 20*time.Second) {
+		t.Fatal("the POST never reached StoreLink")
 	}
 	h.call("status while the POST is held (sending)", "korral_get_order_status", status("held-butter-0001", "47"), "ok")
 	h.call("preview while the POST is held", "korral_raise_replenishment_order", e2etest.Order(36), "ok")

@@ -273,83 +273,94 @@ func TestZooAdaptation(t *testing.T) {
 		t.Skip("builds the toolkit once per member that needs a patch")
 	}
 	for _, spec := range zoo.Members() {
-		t.Run(spec.Name, func(t *testing.T) {
-			r := startMember(t, spec)
-			r.adapt(t)
-			before := r.member.Orders()
-			p := e2etest.StartBinary(t, r.mcp, []string{
-				"UPSTREAM_BASE_URL=" + r.url, "STORELINK_KEYRING_FILE=" + r.keyring,
-				"STATE_DB_PATH=" + filepath.Join(r.dir, "state.db"), "ALLOW_WRITES=true", "HOME=" + r.dir,
-			})
+		t.Run(spec.Name, func(t *testing.T) { zooMember(t, spec) })
+	}
+}
 
-			// The stores the keyring names.
-			stores := data(t, p.Call("korral_list_authorized_stores", map[string]any{}))
-			var ids []string
-			list, _ := stores["stores"].([]any)
-			for _, s := range list {
-				m, _ := s.(map[string]any)
-				id, _ := m["store_id"].(string)
-				ids = append(ids, id)
-			}
-			slices.Sort(ids)
-			if !slices.Equal(ids, []string{"102", "47"}) {
-				t.Errorf("stores: %v", stores)
-			}
+// zooMember adapts the toolkit to one member of the zoo and checks the
+// tools against what the member itself holds.
+func zooMember(t *testing.T, spec zoo.Spec) {
+	r := startMember(t, spec)
+	r.adapt(t)
+	before := r.member.Orders()
+	p := e2etest.StartBinary(t, r.mcp, []string{
+		"UPSTREAM_BASE_URL=" + r.url, "STORELINK_KEYRING_FILE=" + r.keyring,
+		"STATE_DB_PATH=" + filepath.Join(r.dir, "state.db"), "ALLOW_WRITES=true", "HOME=" + r.dir,
+	})
 
-			// The stock answer: the member's own on-hand figure.
-			inv := r.direct(t, "/v1/stores/47/inventory?sku="+mockstorelink.SKUButter)
-			risk := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
-			if ok, _ := risk["ok"].(bool); !ok {
-				t.Fatalf("stock risk: %v", risk)
-			}
-			if got, want := fmt.Sprint(findNumber(data(t, risk), "on_hand_units")), fmt.Sprint(inv["on_hand_units"]); got != want {
-				t.Errorf("on hand: the tool says %s, the member %s", got, want)
-			}
+	// The stores the keyring names.
+	stores := data(t, p.Call("korral_list_authorized_stores", map[string]any{}))
+	var ids []string
+	list, _ := stores["stores"].([]any)
+	for _, s := range list {
+		m, _ := s.(map[string]any)
+		id, _ := m["store_id"].(string)
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"102", "47"}) {
+		t.Errorf("stores: %v", stores)
+	}
 
-			// What sold: the tool's units in its window are the member's own,
-			// read before and after it (a sale may land in between).
-			salesArgs := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
-			sales := p.Call("korral_list_recent_sales", salesArgs)
-			if ok, _ := sales["ok"].(bool); !ok {
-				t.Fatalf("recent sales: %v", sales)
-			}
-			sd := data(t, sales)
-			start, _ := sd["window_start"].(string)
-			lo := r.unitsSince(t, start)
-			sd = data(t, p.Call("korral_list_recent_sales", salesArgs))
-			hi := r.unitsSince(t, start)
-			if got := num(sd["units_sold_in_window"]); sd["window_start"] == start && (got < lo || got > hi) {
-				t.Errorf("units sold since %s: the tool says %v, the member %v to %v", start, got, lo, hi)
-			}
+	// The stock answer: the member's own on-hand figure.
+	inv := r.direct(t, "/v1/stores/47/inventory?sku="+mockstorelink.SKUButter)
+	risk := p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+	if ok, _ := risk["ok"].(bool); !ok {
+		t.Fatalf("stock risk: %v", risk)
+	}
+	if got, want := fmt.Sprint(findNumber(data(t, risk), "on_hand_units")), fmt.Sprint(inv["on_hand_units"]); got != want {
+		t.Errorf("on hand: the tool says %s, the member %s", got, want)
+	}
 
-			// One order, with the quantity asked for, and its status.
-			order := p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true,
-				"reason", "Zoo adaptation: "+url.PathEscape(spec.Name)))
-			d := data(t, order)
-			orderID, _ := d["order_id"].(string)
-			// Exactly one new order at the member: the one the tool names,
-			// with the quantity asked for.
-			known := map[any]bool{}
-			for _, o := range before {
-				known[o["order_id"]] = true
-			}
-			var added []map[string]any
-			for _, o := range r.member.Orders() {
-				if !known[o["order_id"]] {
-					added = append(added, o)
-				}
-			}
-			if len(added) != 1 {
-				t.Fatalf("the member holds %d new orders after one confirmed order, want 1: %v (tool: %v)", len(added), added, order)
-			}
-			if held := added[0]; held["order_id"] != orderID || quantityOf(held) != 24 {
-				t.Errorf("the tool raised %q; the member holds %v", orderID, held)
-			}
-			status := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": orderID, "store_id": "47"}))
-			if status["order_id"] != orderID || status["status"] != added[0]["status"] {
-				t.Errorf("status: %v; the member holds %v", status, added[0])
-			}
-		})
+	// What sold: the tool's units in its window are the member's own,
+	// read before and after it (a sale may land in between).
+	salesArgs := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
+	sales := p.Call("korral_list_recent_sales", salesArgs)
+	if ok, _ := sales["ok"].(bool); !ok {
+		t.Fatalf("recent sales: %v", sales)
+	}
+	sd := data(t, sales)
+	start, _ := sd["window_start"].(string)
+	lo := r.unitsSince(t, start)
+	sd = data(t, p.Call("korral_list_recent_sales", salesArgs))
+	hi := r.unitsSince(t, start)
+	if got := num(sd["units_sold_in_window"]); sd["window_start"] == start && (got < lo || got > hi) {
+		t.Errorf("units sold since %s: the tool says %v, the member %v to %v", start, got, lo, hi)
+	}
+
+	r.checkOneOrder(t, p, spec.Name, before)
+}
+
+// checkOneOrder confirms one order at p and checks the member holds
+// exactly one new order, the one the tool names, with the quantity asked
+// for and the status the tool reads.
+func (r *adaptRun) checkOneOrder(t *testing.T, p *e2etest.Proc, name string, before []map[string]any) {
+	t.Helper()
+	order := p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true,
+		"reason", "Zoo adaptation: "+url.PathEscape(name)))
+	d := data(t, order)
+	orderID, _ := d["order_id"].(string)
+	// Exactly one new order at the member: the one the tool names,
+	// with the quantity asked for.
+	known := map[any]bool{}
+	for _, o := range before {
+		known[o["order_id"]] = true
+	}
+	var added []map[string]any
+	for _, o := range r.member.Orders() {
+		if !known[o["order_id"]] {
+			added = append(added, o)
+		}
+	}
+	if len(added) != 1 {
+		t.Fatalf("the member holds %d new orders after one confirmed order, want 1: %v (tool: %v)", len(added), added, order)
+	}
+	if held := added[0]; held["order_id"] != orderID || quantityOf(held) != 24 {
+		t.Errorf("the tool raised %q; the member holds %v", orderID, held)
+	}
+	status := data(t, p.Call("korral_get_order_status", map[string]any{"order_id": orderID, "store_id": "47"}))
+	if status["order_id"] != orderID || status["status"] != added[0]["status"] {
+		t.Errorf("status: %v; the member holds %v", status, added[0])
 	}
 }
 
