@@ -84,14 +84,10 @@ func (s *suggester) review(c Cause, doubts []string) string {
 	return why
 }
 
-// renameProperty renames the key of a property and keeps its Go field
-// name: it gives the property an x-go-name with the name oapi-codegen gave
-// the old property (keepGoName), unless it has one already, so that the
-// code that reads the field compiles unchanged after make generate. A
-// property that is a bare $ref gets its reference under allOf, since a
-// $ref's siblings are ignored in OpenAPI 3.0 (and Spectral refuses them);
-// oapi-codegen generates the referenced type for a one-item allOf. It
-// returns the Go field name kept.
+// renameProperty renames a property's key and returns the Go field name it
+// keeps with an x-go-name (keepGoName), so the code that reads the field
+// still compiles after make generate. A bare $ref moves under a one-item
+// allOf, since OpenAPI 3.0 ignores a $ref's siblings.
 func (s *suggester) renameProperty(e *edit, comp, old, name string) (string, error) {
 	props, ok := find(e.lines, "components", "schemas", comp, "properties")
 	if !ok {
