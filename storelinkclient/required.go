@@ -318,115 +318,137 @@ func (w *walker) problemsIn(doc any, t reflect.Type) []FieldProblem {
 	if opaque(t) {
 		return nil
 	}
-	var out []FieldProblem
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		items, ok := doc.([]any)
-		if !ok {
-			return nil
-		}
-		seen := map[FieldProblem]bool{}
-		for i, item := range items {
-			w.at = append(w.at, step{index: i})
-			found := w.problemsIn(item, t.Elem())
-			w.at = w.at[:len(w.at)-1]
-			for _, p := range found {
-				if seen[p] {
-					continue
-				}
-				seen[p] = true
-				p.Field = join(strconv.Itoa(i), p.Field)
-				if p.Renamed != "" {
-					p.Renamed = join(strconv.Itoa(i), p.Renamed)
-				}
-				out = append(out, p)
-			}
+		if items, ok := doc.([]any); ok {
+			return w.itemProblems(items, t.Elem())
 		}
 	case reflect.Struct:
-		obj, ok := doc.(map[string]any)
-		if !ok {
-			return nil
+		if obj, ok := doc.(map[string]any); ok {
+			return w.objectProblems(obj, t)
 		}
-		type absent struct {
-			name string
-			t    reflect.Type
-		}
-		declared := map[string]bool{}
-		var missing []absent
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || name == "" || name == "-" {
+	}
+	return nil
+}
+
+// itemProblems returns the problems of an array's items, each problem once
+// (under the first item that has it).
+func (w *walker) itemProblems(items []any, t reflect.Type) []FieldProblem {
+	var out []FieldProblem
+	seen := map[FieldProblem]bool{}
+	for i, item := range items {
+		w.at = append(w.at, step{index: i})
+		found := w.problemsIn(item, t)
+		w.at = w.at[:len(w.at)-1]
+		for _, p := range found {
+			if seen[p] {
 				continue
 			}
-			declared[name] = true
-			value, present := obj[name]
-			if !present {
-				missing = append(missing, absent{name, f.Type})
-				w.leftOut(name)
-				if !strings.Contains(","+opts+",", ",omitempty,") {
-					out = append(out, FieldProblem{Field: name, Kind: FieldMissing})
-				}
-				continue
-			}
-			w.at = append(w.at, step{name: name})
-			found := w.problemsIn(value, f.Type)
-			w.at = w.at[:len(w.at)-1]
-			for _, p := range found {
-				p.Field = join(name, p.Field)
-				if p.Renamed != "" {
-					p.Renamed = join(name, p.Renamed)
-				}
-				out = append(out, p)
-			}
-		}
-		var unknown []string
-		for name := range obj {
-			if !declared[name] {
-				unknown = append(unknown, name)
-			}
-		}
-		slices.Sort(unknown)
-		for _, name := range unknown {
-			var candidates []string
-			for _, m := range missing {
-				if compatible(obj[name], m.t) {
-					candidates = append(candidates, m.name)
-				}
-			}
-			// The same name in another spelling (storeId, StoreID for
-			// store_id) is the one candidate.
-			for _, m := range candidates {
-				if spelling(m) == spelling(name) {
-					candidates = []string{m}
-					break
-				}
-			}
-			// Among several, the one that shares the most words with the
-			// name (expected_delivery for expected_arrival), when one does.
-			if len(candidates) > 1 {
-				best, top, tie := "", 0, false
-				for _, m := range candidates {
-					switch n := sharedWords(m, name); {
-					case n > top:
-						best, top, tie = m, n, false
-					case n == top:
-						tie = true
-					}
-				}
-				if top > 0 && !tie {
-					candidates = []string{best}
-				}
-			}
-			for _, m := range candidates {
-				out = append(out, FieldProblem{Field: name, Kind: FieldRenamed, Renamed: m})
-			}
-			if len(candidates) == 0 {
-				out = append(out, FieldProblem{Field: name, Kind: FieldUnknown})
-			}
+			seen[p] = true
+			out = append(out, p.under(strconv.Itoa(i)))
 		}
 	}
 	return out
+}
+
+// under is p with its paths below the property or index named.
+func (p FieldProblem) under(name string) FieldProblem {
+	p.Field = join(name, p.Field)
+	if p.Renamed != "" {
+		p.Renamed = join(name, p.Renamed)
+	}
+	return p
+}
+
+// missingField is a declared property the object left out.
+type missingField struct {
+	name string
+	t    reflect.Type
+}
+
+// objectProblems returns the problems of an object against the struct t:
+// required properties missing, then the object's undeclared properties,
+// each a rename of a missing one or unknown.
+func (w *walker) objectProblems(obj map[string]any, t reflect.Type) []FieldProblem {
+	var out []FieldProblem
+	declared := map[string]bool{}
+	var missing []missingField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		declared[name] = true
+		value, present := obj[name]
+		if !present {
+			missing = append(missing, missingField{name, f.Type})
+			w.leftOut(name)
+			if !strings.Contains(","+opts+",", ",omitempty,") {
+				out = append(out, FieldProblem{Field: name, Kind: FieldMissing})
+			}
+			continue
+		}
+		w.at = append(w.at, step{name: name})
+		found := w.problemsIn(value, f.Type)
+		w.at = w.at[:len(w.at)-1]
+		for _, p := range found {
+			out = append(out, p.under(name))
+		}
+	}
+	var unknown []string
+	for name := range obj {
+		if !declared[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown {
+		candidates := renameCandidates(name, obj[name], missing)
+		for _, m := range candidates {
+			out = append(out, FieldProblem{Field: name, Kind: FieldRenamed, Renamed: m})
+		}
+		if len(candidates) == 0 {
+			out = append(out, FieldProblem{Field: name, Kind: FieldUnknown})
+		}
+	}
+	return out
+}
+
+// renameCandidates are the missing properties an undeclared property
+// could be a rename of: those whose type its value fits, narrowed to one
+// when one has the same spelling or shares the most words with it.
+func renameCandidates(name string, value any, missing []missingField) []string {
+	var candidates []string
+	for _, m := range missing {
+		if compatible(value, m.t) {
+			candidates = append(candidates, m.name)
+		}
+	}
+	// The same name in another spelling (storeId, StoreID for store_id) is
+	// the one candidate.
+	for _, m := range candidates {
+		if spelling(m) == spelling(name) {
+			return []string{m}
+		}
+	}
+	// Among several, the one that shares the most words with the name
+	// (expected_delivery for expected_arrival), when one does.
+	if len(candidates) > 1 {
+		best, top, tie := "", 0, false
+		for _, m := range candidates {
+			switch n := sharedWords(m, name); {
+			case n > top:
+				best, top, tie = m, n, false
+			case n == top:
+				tie = true
+			}
+		}
+		if top > 0 && !tie {
+			return []string{best}
+		}
+	}
+	return candidates
 }
 
 // sharedWords counts the words of two snake_case names in common.

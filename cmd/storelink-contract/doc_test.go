@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	junit "github.com/joshdk/go-junit"
+	"github.com/korral/storelink/mockstorelink"
 )
 
 // docBlock is one sh block of docs/contract-checker.md and the section
@@ -108,146 +109,185 @@ func TestDocCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	file := func(name string) string {
-		name = strings.TrimPrefix(name, "~/")
-		if filepath.IsAbs(name) {
-			name = filepath.Base(name)
-		}
-		return filepath.Join(dir, name)
-	}
-	env := map[string]string{"STORELINK_URL": mock.URL, "STORELINK_KEYRING_FILE": "storelink-keyring.json"}
-	ran := map[string]bool{}
-	foreignURL := ""
-	var lines []docBlock
+	d := &docRun{t: t, mock: mock, keys: keys, dir: t.TempDir(), ran: map[string]bool{},
+		env: map[string]string{"STORELINK_URL": mock.URL, "STORELINK_KEYRING_FILE": "storelink-keyring.json"}}
 	for _, b := range blocks {
 		if b.section == firstHourSection {
 			continue // e2e/first_hour_test.go runs it, in a copy of the repository
 		}
 		for _, l := range strings.Split(strings.ReplaceAll(b.text, "\\\n", " "), "\n") {
-			lines = append(lines, docBlock{b.section, l})
-		}
-	}
-	for _, b := range lines {
-		line := os.Expand(b.text, func(v string) string {
-			if s, ok := env[v]; ok {
-				return s
-			}
-			t.Fatalf("%s: the command uses $%s, which the test does not set", b.section, v)
-			return ""
-		})
-		args := strings.Fields(strings.ReplaceAll(line, `"`, ""))
-		redirect := ""
-		if n := len(args); n >= 2 && args[n-2] == ">" {
-			redirect, args = file(args[n-1]), args[:n-2]
-		}
-		switch {
-		case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/storelink-contract":
-			args = args[3:]
-		case len(args) >= 1 && args[0] == "storelink-contract":
-			args = args[1:]
-		case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./conformance/foreignstorelink/foreign-storelink":
-			args = args[3:]
-			for i := range args {
-				switch {
-				case i > 0 && args[i-1] == "-addr":
-					args[i] = "127.0.0.1:0"
-				case i > 0 && fileFlags[args[i-1]]:
-					args[i] = file(args[i])
-				}
-			}
-			foreignURL = startForeignCmd(t, args)
-			ran["foreign"] = true
-			continue
-		case len(args) >= 2 && args[0] == "go" && args[1] == "build":
-			for i := range args {
-				if i > 0 && args[i-1] == "-o" {
-					args[i] = file(args[i])
-				}
-			}
-			cmd := exec.Command(args[0], args[1:]...)
-			cmd.Dir = filepath.Join("..", "..")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %q: %v\n%s", b.section, line, err, out)
-			}
-			ran["build"] = true
-			continue
-		default:
-			t.Fatalf("%s: the test does not know how to run %q", b.section, line)
-		}
-		for i := range args {
-			if i == 0 {
-				continue
-			}
-			switch prev := args[i-1]; {
-			case (prev == "--base-url" || prev == "--upstream") && foreignSections[b.section]:
-				if foreignURL == "" {
-					t.Fatalf("%s: %q needs the foreign double started first", b.section, line)
-				}
-				args[i] = foreignURL
-			case prev == "--base-url" || prev == "--upstream":
-				args[i] = mock.URL
-			case prev == "--keyring-file" && foreignSections[b.section]:
-				args[i] = file(args[i]) // written by the double's -keyring-out
-			case prev == "--listen":
-				args[i] = "127.0.0.1:0"
-			case fileFlags[prev]:
-				args[i] = file(args[i])
-				if prev == "--keyring-file" {
-					if err := os.WriteFile(args[i], keys, 0o600); err != nil {
-						t.Fatal(err)
-					}
-				}
-			case (args[0] == "replay" || args[0] == "suggest") && i == 1:
-				args[i] = file(args[i])
-			}
-		}
-		ran[args[0]] = true
-		if args[0] == "proxy" {
-			p := startProxyCmd(t, args[1:]...)
-			driveMock(t, "http://"+p.addr, mock.Server.DefaultKeyring()["47"])
-			if code := p.exit(); code != exitConforms {
-				t.Fatalf("%s: %q: exit %d\n%s", b.section, line, code, p.stderr)
-			}
-			for i := range args {
-				if args[i] == "--findings" {
-					if _, sum := readFindings(t, args[i+1]); sum == nil {
-						t.Fatalf("%s: %q wrote no summary to the documented file", b.section, line)
-					}
-				}
-			}
-			continue
-		}
-		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), args, &stdout, &stderr)
-		want := exitConforms
-		if foreignSections[b.section] && args[0] == "check" {
-			want = exitDrift // the double departs from the contract on purpose
-		}
-		if code != want {
-			t.Fatalf("%s: %q: exit %d\n%s\n%s", b.section, line, code, stdout.String(), stderr.String())
-		}
-		if redirect != "" {
-			if err := os.WriteFile(redirect, stdout.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if strings.HasSuffix(redirect, ".xml") {
-				if _, err := junit.IngestFile(redirect); err != nil {
-					t.Errorf("%s: %s is not JUnit XML: %v", b.section, redirect, err)
-				}
-			}
-		}
-		for i := range args {
-			if args[i] == "--replay-out" {
-				if _, err := os.Stat(args[i+1]); err != nil {
-					t.Errorf("%s: %q wrote no replay file: %v", b.section, line, err)
-				}
-			}
+			d.runLine(docBlock{b.section, l})
 		}
 	}
 	for _, want := range []string{"check", "replay", "proxy", "suggest", "foreign"} {
-		if !ran[want] {
+		if !d.ran[want] {
 			t.Errorf("the document shows no %s command the test ran", want)
+		}
+	}
+}
+
+// docRun runs the document's commands one line at a time against one mock.
+type docRun struct {
+	t          *testing.T
+	mock       *mockstorelink.Running
+	keys       []byte // the mock's keyring, as JSON
+	dir        string // where the commands' files go
+	env        map[string]string
+	foreignURL string // the foreign double, once a line started it
+	ran        map[string]bool
+}
+
+// file is where a file the document names is written.
+func (d *docRun) file(name string) string {
+	name = strings.TrimPrefix(name, "~/")
+	if filepath.IsAbs(name) {
+		name = filepath.Base(name)
+	}
+	return filepath.Join(d.dir, name)
+}
+
+// runLine runs one line of a block.
+func (d *docRun) runLine(b docBlock) {
+	t := d.t
+	line := os.Expand(b.text, func(v string) string {
+		if s, ok := d.env[v]; ok {
+			return s
+		}
+		t.Fatalf("%s: the command uses $%s, which the test does not set", b.section, v)
+		return ""
+	})
+	args := strings.Fields(strings.ReplaceAll(line, `"`, ""))
+	redirect := ""
+	if n := len(args); n >= 2 && args[n-2] == ">" {
+		redirect, args = d.file(args[n-1]), args[:n-2]
+	}
+	switch {
+	case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/storelink-contract":
+		args = args[3:]
+	case len(args) >= 1 && args[0] == "storelink-contract":
+		args = args[1:]
+	case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./conformance/foreignstorelink/foreign-storelink":
+		d.startForeign(args[3:])
+		return
+	case len(args) >= 2 && args[0] == "go" && args[1] == "build":
+		d.build(b, line, args)
+		return
+	default:
+		t.Fatalf("%s: the test does not know how to run %q", b.section, line)
+	}
+	d.substitute(b, line, args)
+	d.ran[args[0]] = true
+	if args[0] == "proxy" {
+		d.proxy(b, line, args)
+		return
+	}
+	d.command(b, line, args, redirect)
+}
+
+// startForeign starts the foreign double on a free port, its files in dir.
+func (d *docRun) startForeign(args []string) {
+	for i := range args {
+		switch {
+		case i > 0 && args[i-1] == "-addr":
+			args[i] = "127.0.0.1:0"
+		case i > 0 && fileFlags[args[i-1]]:
+			args[i] = d.file(args[i])
+		}
+	}
+	d.foreignURL = startForeignCmd(d.t, args)
+	d.ran["foreign"] = true
+}
+
+// build runs a go build line from the repository's root, its output in dir.
+func (d *docRun) build(b docBlock, line string, args []string) {
+	for i := range args {
+		if i > 0 && args[i-1] == "-o" {
+			args[i] = d.file(args[i])
+		}
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		d.t.Fatalf("%s: %q: %v\n%s", b.section, line, err, out)
+	}
+	d.ran["build"] = true
+}
+
+// substitute replaces the addresses and files of a command's flags with
+// the test's, writing the mock's keyring where a keyring file is named.
+func (d *docRun) substitute(b docBlock, line string, args []string) {
+	for i := 1; i < len(args); i++ {
+		switch prev := args[i-1]; {
+		case (prev == "--base-url" || prev == "--upstream") && foreignSections[b.section]:
+			if d.foreignURL == "" {
+				d.t.Fatalf("%s: %q needs the foreign double started first", b.section, line)
+			}
+			args[i] = d.foreignURL
+		case prev == "--base-url" || prev == "--upstream":
+			args[i] = d.mock.URL
+		case prev == "--keyring-file" && foreignSections[b.section]:
+			args[i] = d.file(args[i]) // written by the double's -keyring-out
+		case prev == "--listen":
+			args[i] = "127.0.0.1:0"
+		case fileFlags[prev]:
+			args[i] = d.file(args[i])
+			if prev == "--keyring-file" {
+				if err := os.WriteFile(args[i], d.keys, 0o600); err != nil {
+					d.t.Fatal(err)
+				}
+			}
+		case (args[0] == "replay" || args[0] == "suggest") && i == 1:
+			args[i] = d.file(args[i])
+		}
+	}
+}
+
+// proxy starts the proxy command, drives the mock through it, and checks
+// its exit and its findings file.
+func (d *docRun) proxy(b docBlock, line string, args []string) {
+	t := d.t
+	p := startProxyCmd(t, args[1:]...)
+	driveMock(t, "http://"+p.addr, d.mock.Server.DefaultKeyring()["47"])
+	if code := p.exit(); code != exitConforms {
+		t.Fatalf("%s: %q: exit %d\n%s", b.section, line, code, p.stderr)
+	}
+	for i := range args {
+		if args[i] == "--findings" {
+			if _, sum := readFindings(t, args[i+1]); sum == nil {
+				t.Fatalf("%s: %q wrote no summary to the documented file", b.section, line)
+			}
+		}
+	}
+}
+
+// command runs any other command and checks its exit and the files it
+// writes.
+func (d *docRun) command(b docBlock, line string, args []string, redirect string) {
+	t := d.t
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	want := exitConforms
+	if foreignSections[b.section] && args[0] == "check" {
+		want = exitDrift // the double departs from the contract on purpose
+	}
+	if code != want {
+		t.Fatalf("%s: %q: exit %d\n%s\n%s", b.section, line, code, stdout.String(), stderr.String())
+	}
+	if redirect != "" {
+		if err := os.WriteFile(redirect, stdout.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(redirect, ".xml") {
+			if _, err := junit.IngestFile(redirect); err != nil {
+				t.Errorf("%s: %s is not JUnit XML: %v", b.section, redirect, err)
+			}
+		}
+	}
+	for i := range args {
+		if args[i] == "--replay-out" {
+			if _, err := os.Stat(args[i+1]); err != nil {
+				t.Errorf("%s: %q wrote no replay file: %v", b.section, line, err)
+			}
 		}
 	}
 }

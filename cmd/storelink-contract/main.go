@@ -203,106 +203,114 @@ func (f *format) Set(s string) error {
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("storelink-contract check", flag.ContinueOnError)
-	var (
-		baseURL     = fs.String("base-url", "", "StoreLink base URL, e.g. https://storelink.korral.example (required)")
-		keyringFile = fs.String("keyring-file", "", `JSON file of store id to key, e.g. {"47":"...","102":"..."} (required)`)
-		store       = fs.String("store", "", "store to probe with its own key (default: the lowest store id of the keyring)")
-		sku         = fs.String("sku", "", "a SKU the store stocks (default: the contract's example SKU)")
-		order       = fs.String("order", "", "an existing order `id` of the store to read, in any shape (default: that probe is skipped)")
-		supplier    = fs.String("supplier", "", "a supplier `id` to read, in any shape (default: the supplier the SKU names)")
-		specFile    = fs.String("spec", "", "check against this contract `file` instead of the embedded one, e.g. a copy patched by suggest")
-		allowWrites = fs.Bool("allow-writes", false, "raise ONE replenishment order at --write-store and read it back")
-		writeStore  = fs.String("write-store", "", "the only store an order may be raised at (needs --allow-writes)")
-		maxOrders   = fs.Int("max-orders", contract.DefaultMaxOrders, "most orders the check may leave at StoreLink, a negative write probe it wrongly accepts included; later writes are not sent (needs --allow-writes)")
-		timeout     = fs.Duration("timeout", contract.DefaultRequestTimeout, "timeout of each request")
-		deadline    = fs.Duration("deadline", contract.DefaultDeadline, "deadline of the whole check")
-		maxRequests = fs.Int("max-requests", contract.DefaultMaxRequests, fmt.Sprintf("most requests the check sends (with --generate the default is %d)", contract.DefaultGenerateMaxRequests))
-		caCert      = fs.String("ca-cert", "", "PEM `file` of a CA to trust besides the system's, for a StoreLink behind a private CA")
-		noAssume    = fs.Bool("no-assumptions", false, "leave out the probes that stand on an assumption the contract does not make (made-up ids and key name nothing, a raised order reads back)")
-		generate    = fs.Bool("generate", false, "also send cases generated from the contract (data, auth, methods, content types, links)")
-		seedFlag    = fs.Uint64("seed", 0, "`seed` of the generated cases: the same seed sends the same requests (default: a random seed, printed)")
-		replayOut   = fs.String("replay-out", "", "write the failing generated cases, shrunk, to this JSON `file` for storelink-contract replay")
-		rt          = rate(contract.DefaultRate)
-		fmtName     = format(contract.FormatTable)
-		headers     = headerList{h: http.Header{}}
-		operations  operationList
-	)
-	fs.Var(&rt, "rate", "most requests per second, e.g. 10/s")
-	fs.Var(&fmtName, "format", "report format: table, json or junit")
-	fs.Var(&headers, "header", "`'Name: value'` added to every request, e.g. a gateway's API key (repeatable; the value is never printed)")
-	fs.Var(&operations, "operation", "probe only this operation `id`, e.g. getInventory (repeatable; default: all)")
+	f := checkFlagsOn(fs)
 	if code, done := parseNoArgs(fs, args, checkSynopsis, stdout, stderr); done {
 		return code
 	}
-	if headers.err != nil {
-		fmt.Fprintf(stderr, "storelink-contract check: %v\n", headers.err)
-		return exitUsage
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if (set["seed"] || set["replay-out"]) && !*generate {
-		fmt.Fprintln(stderr, "storelink-contract check: --seed and --replay-out need --generate")
-		return exitUsage
-	}
-	if *baseURL == "" || *keyringFile == "" {
-		fmt.Fprintln(stderr, "storelink-contract check: --base-url and --keyring-file are required")
-		return exitUsage
-	}
-	if *timeout <= 0 || *deadline <= 0 || *maxRequests <= 0 || *maxOrders <= 0 {
-		fmt.Fprintln(stderr, "storelink-contract check: --timeout, --deadline, --max-requests and --max-orders must be positive")
-		return exitUsage
-	}
-	if set["max-orders"] && !*allowWrites {
-		fmt.Fprintln(stderr, "storelink-contract check: --max-orders needs --allow-writes (without it nothing is written)")
-		return exitUsage
-	}
-	keyring, err := contract.ReadKeyringFile(*keyringFile)
+	cfg, err := f.config(fs)
 	if err != nil {
 		fmt.Fprintf(stderr, "storelink-contract check: %v\n", err)
 		return exitUsage
 	}
-	cfg := contract.Config{
-		BaseURL:        *baseURL,
-		Keyring:        keyring,
-		Store:          *store,
-		SKU:            *sku,
-		OrderID:        *order,
-		SupplierID:     *supplier,
-		AllowWrites:    *allowWrites,
-		WriteStore:     *writeStore,
-		RequestTimeout: *timeout,
-		Deadline:       *deadline,
-		Rate:           float64(rt),
-		MaxRequests:    *maxRequests,
-		Headers:        headers.h,
-		Operations:     operations,
-		NoAssumptions:  *noAssume,
-		Generate:       *generate,
-		Seed:           *seedFlag,
+	return checkTo(ctx, cfg, string(f.format), f.replayOut, stdout, stderr)
+}
+
+// checkFlags are the flags of the check command.
+type checkFlags struct {
+	baseURL, keyringFile, store, sku, order, supplier string
+	specFile, writeStore, caCert, replayOut           string
+	allowWrites, noAssume, generate                   bool
+	maxOrders, maxRequests                            int
+	timeout, deadline                                 time.Duration
+	seed                                              uint64
+	rate                                              rate
+	format                                            format
+	headers                                           headerList
+	operations                                        operationList
+}
+
+func checkFlagsOn(fs *flag.FlagSet) *checkFlags {
+	f := &checkFlags{rate: rate(contract.DefaultRate), format: format(contract.FormatTable), headers: headerList{h: http.Header{}}}
+	fs.StringVar(&f.baseURL, "base-url", "", "StoreLink base URL, e.g. https://storelink.korral.example (required)")
+	fs.StringVar(&f.keyringFile, "keyring-file", "", `JSON file of store id to key, e.g. {"47":"...","102":"..."} (required)`)
+	fs.StringVar(&f.store, "store", "", "store to probe with its own key (default: the lowest store id of the keyring)")
+	fs.StringVar(&f.sku, "sku", "", "a SKU the store stocks (default: the contract's example SKU)")
+	fs.StringVar(&f.order, "order", "", "an existing order `id` of the store to read, in any shape (default: that probe is skipped)")
+	fs.StringVar(&f.supplier, "supplier", "", "a supplier `id` to read, in any shape (default: the supplier the SKU names)")
+	fs.StringVar(&f.specFile, "spec", "", "check against this contract `file` instead of the embedded one, e.g. a copy patched by suggest")
+	fs.BoolVar(&f.allowWrites, "allow-writes", false, "raise ONE replenishment order at --write-store and read it back")
+	fs.StringVar(&f.writeStore, "write-store", "", "the only store an order may be raised at (needs --allow-writes)")
+	fs.IntVar(&f.maxOrders, "max-orders", contract.DefaultMaxOrders, "most orders the check may leave at StoreLink, a negative write probe it wrongly accepts included; later writes are not sent (needs --allow-writes)")
+	fs.DurationVar(&f.timeout, "timeout", contract.DefaultRequestTimeout, "timeout of each request")
+	fs.DurationVar(&f.deadline, "deadline", contract.DefaultDeadline, "deadline of the whole check")
+	fs.IntVar(&f.maxRequests, "max-requests", contract.DefaultMaxRequests, fmt.Sprintf("most requests the check sends (with --generate the default is %d)", contract.DefaultGenerateMaxRequests))
+	fs.StringVar(&f.caCert, "ca-cert", "", "PEM `file` of a CA to trust besides the system's, for a StoreLink behind a private CA")
+	fs.BoolVar(&f.noAssume, "no-assumptions", false, "leave out the probes that stand on an assumption the contract does not make (made-up ids and key name nothing, a raised order reads back)")
+	fs.BoolVar(&f.generate, "generate", false, "also send cases generated from the contract (data, auth, methods, content types, links)")
+	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the generated cases: the same seed sends the same requests (default: a random seed, printed)")
+	fs.StringVar(&f.replayOut, "replay-out", "", "write the failing generated cases, shrunk, to this JSON `file` for storelink-contract replay")
+	fs.Var(&f.rate, "rate", "most requests per second, e.g. 10/s")
+	fs.Var(&f.format, "format", "report format: table, json or junit")
+	fs.Var(&f.headers, "header", "`'Name: value'` added to every request, e.g. a gateway's API key (repeatable; the value is never printed)")
+	fs.Var(&f.operations, "operation", "probe only this operation `id`, e.g. getInventory (repeatable; default: all)")
+	return f
+}
+
+// validate refuses flags that contradict one another; set holds the
+// flags given on the command line.
+func (f *checkFlags) validate(set map[string]bool) error {
+	switch {
+	case f.headers.err != nil:
+		return f.headers.err
+	case (set["seed"] || set["replay-out"]) && !f.generate:
+		return errors.New("--seed and --replay-out need --generate")
+	case f.baseURL == "" || f.keyringFile == "":
+		return errors.New("--base-url and --keyring-file are required")
+	case f.timeout <= 0 || f.deadline <= 0 || f.maxRequests <= 0 || f.maxOrders <= 0:
+		return errors.New("--timeout, --deadline, --max-requests and --max-orders must be positive")
+	case set["max-orders"] && !f.allowWrites:
+		return errors.New("--max-orders needs --allow-writes (without it nothing is written)")
 	}
-	if *specFile != "" {
-		if cfg.Spec, err = os.ReadFile(*specFile); err != nil {
-			fmt.Fprintf(stderr, "storelink-contract check: read --spec: %v\n", err)
-			return exitUsage
+	return nil
+}
+
+// config validates the flags and builds the check's configuration,
+// reading the files they name.
+func (f *checkFlags) config(fs *flag.FlagSet) (contract.Config, error) {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.validate(set); err != nil {
+		return contract.Config{}, err
+	}
+	keyring, err := contract.ReadKeyringFile(f.keyringFile)
+	if err != nil {
+		return contract.Config{}, err
+	}
+	cfg := contract.Config{BaseURL: f.baseURL, Keyring: keyring, Store: f.store, SKU: f.sku, OrderID: f.order,
+		SupplierID: f.supplier, AllowWrites: f.allowWrites, WriteStore: f.writeStore, RequestTimeout: f.timeout,
+		Deadline: f.deadline, Rate: float64(f.rate), MaxRequests: f.maxRequests, Headers: f.headers.h,
+		Operations: f.operations, NoAssumptions: f.noAssume, Generate: f.generate, Seed: f.seed}
+	if f.specFile != "" {
+		if cfg.Spec, err = os.ReadFile(f.specFile); err != nil {
+			return cfg, fmt.Errorf("read --spec: %w", err)
 		}
 	}
-	if *allowWrites {
-		cfg.MaxOrders = *maxOrders
+	if f.allowWrites {
+		cfg.MaxOrders = f.maxOrders
 	}
-	if *generate && !set["max-requests"] {
+	if f.generate && !set["max-requests"] {
 		cfg.MaxRequests = 0 // the library's default for generated cases
 	}
-	if *generate && !set["seed"] {
+	if f.generate && !set["seed"] {
 		// The report names the seed, so that the run can be repeated.
 		cfg.Seed = rand.Uint64()
 	}
-	if *caCert != "" {
-		if cfg.HTTPClient, err = clientWithCA(*caCert); err != nil {
-			fmt.Fprintf(stderr, "storelink-contract check: %v\n", err)
-			return exitUsage
+	if f.caCert != "" {
+		if cfg.HTTPClient, err = clientWithCA(f.caCert); err != nil {
+			return cfg, err
 		}
 	}
-	return checkTo(ctx, cfg, string(fmtName), *replayOut, stdout, stderr)
+	return cfg, nil
 }
 
 // check runs the check, writes the report and returns the exit code.

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,6 +79,41 @@ func TestSuggestedRenamesKeepTheBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sug, renamed := suggestForeignRenames(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "storelink.yaml")
+	if err := os.WriteFile(spec, sug.Patched, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The generator pinned in tools/go.mod, as go generate runs it.
+	gen := filepath.Join(dir, "oapi-codegen")
+	runTool(t, filepath.Join(root, "tools"), []string{"GOWORK=off"}, "go", "build", "-o", gen, "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen")
+	overlay := map[string]string{filepath.Join(root, "openapi", "storelink.yaml"): spec}
+	for _, pkg := range []string{"storelinkclient", "mockstorelink/internal/api"} {
+		committed := filepath.Join(root, pkg, "storelink.gen.go")
+		regenerated := regenerate(t, root, dir, gen, spec, pkg)
+		overlay[committed] = regenerated
+		checkGoFields(t, pkg, structFields(t, committed), structFields(t, regenerated), renamed)
+	}
+	b, err := json.Marshal(map[string]any{"Replace": overlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ov, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Every package of the workspace builds, and vet type-checks its
+	// tests, against the regenerated code.
+	runTool(t, root, nil, "go", "build", "-overlay", ov, "github.com/korral/storelink/...")
+	runTool(t, root, nil, "go", "vet", "-overlay", ov, "github.com/korral/storelink/...")
+}
+
+// suggestForeignRenames checks the foreign double, adds a rename of a bare
+// $ref property, and returns the suggestion and its renames: Go field to
+// StoreLink's JSON name.
+func suggestForeignRenames(t *testing.T) (*contract.Suggestion, map[string]string) {
+	t.Helper()
 	_, srv, keyring := startForeign(t)
 	_, report, _ := cli(t, foreignCheckArgs(srv.URL, keyring)...)
 	causes, err := contract.ReadCauses(strings.NewReader(report))
@@ -90,7 +126,7 @@ func TestSuggestedRenamesKeepTheBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renamed := map[string]string{} // Go field to StoreLink's JSON name
+	renamed := map[string]string{}
 	for _, p := range sug.Proposals {
 		if !strings.HasPrefix(p.Change, "rename ") {
 			continue
@@ -104,107 +140,82 @@ func TestSuggestedRenamesKeepTheBuild(t *testing.T) {
 			t.Fatalf("no rename kept the Go field %s: %+v", goName, sug.Proposals)
 		}
 	}
+	return sug, renamed
+}
 
-	dir := t.TempDir()
-	spec := filepath.Join(dir, "storelink.yaml")
-	if err := os.WriteFile(spec, sug.Patched, 0o644); err != nil {
+// runTool runs a command in dir and fails the test on error.
+func runTool(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+	t.Logf("%s %s: %s", filepath.Base(name), args[0], time.Since(start).Round(time.Second))
+}
+
+// regenerate runs the generator on the patched spec with the package's
+// configuration and templates, copied to a directory of their own (the
+// configuration names its output file), and returns the generated file.
+func regenerate(t *testing.T, root, dir, gen, spec, pkg string) string {
+	t.Helper()
+	out := filepath.Join(dir, strings.ReplaceAll(pkg, "/", "_"))
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := func(dir string, env []string, name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
-		}
-		t.Logf("%s %s: %s", filepath.Base(name), args[0], time.Since(start).Round(time.Second))
-	}
-	// The generator pinned in tools/go.mod, as go generate runs it.
-	gen := filepath.Join(dir, "oapi-codegen")
-	run(filepath.Join(root, "tools"), []string{"GOWORK=off"}, "go", "build", "-o", gen, "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen")
-	overlay := map[string]string{filepath.Join(root, "openapi", "storelink.yaml"): spec}
-	for _, pkg := range []string{"storelinkclient", "mockstorelink/internal/api"} {
-		// The package's configuration and templates, in a directory of
-		// their own: the configuration names its output file.
-		out := filepath.Join(dir, strings.ReplaceAll(pkg, "/", "_"))
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		entries, err := os.ReadDir(filepath.Join(root, pkg))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if n := e.Name(); strings.HasSuffix(n, ".tmpl") || n == "oapi-codegen.yaml" || n == "go.mod" {
-				b, err := os.ReadFile(filepath.Join(root, pkg, n))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(out, n), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		run(out, nil, gen, "-config", "oapi-codegen.yaml", spec)
-		committed := filepath.Join(root, pkg, "storelink.gen.go")
-		regenerated := filepath.Join(out, "storelink.gen.go")
-		overlay[committed] = regenerated
-
-		// Every type and Go field is still there (the patch may add
-		// properties and responses, so more may be).
-		before, after := structFields(t, committed), structFields(t, regenerated)
-		if len(before) < 10 {
-			t.Fatalf("%s: %d generated structs read", pkg, len(before))
-		}
-		for typ, fields := range before {
-			if after[typ] == nil {
-				t.Errorf("%s: type %s is gone", pkg, typ)
-			}
-			for goName := range fields {
-				if _, ok := after[typ][goName]; !ok {
-					t.Errorf("%s: %s.%s is gone: %v", pkg, typ, goName, slices.Sorted(mapKeys(after[typ])))
-				}
-			}
-		}
-		seen := map[string]bool{}
-		for typ, fields := range before {
-			for goName, jsonName := range after[typ] {
-				if want, ok := renamed[goName]; ok && fields[goName] != jsonName {
-					if jsonName != want {
-						t.Errorf("%s: %s.%s reads %q, want %q", pkg, typ, goName, jsonName, want)
-					}
-					seen[goName] = true
-				}
-			}
-		}
-		for goName := range renamed {
-			if !seen[goName] {
-				t.Errorf("%s: no field %s reads StoreLink's name %s", pkg, goName, renamed[goName])
-			}
-		}
-	}
-	b, err := json.Marshal(map[string]any{"Replace": overlay})
+	entries, err := os.ReadDir(filepath.Join(root, pkg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ov := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ov, b, 0o644); err != nil {
-		t.Fatal(err)
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".tmpl") || n == "oapi-codegen.yaml" || n == "go.mod" {
+			b, err := os.ReadFile(filepath.Join(root, pkg, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(out, n), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	// Every package of the workspace builds, and vet type-checks its
-	// tests, against the regenerated code.
-	run(root, nil, "go", "build", "-overlay", ov, "github.com/korral/storelink/...")
-	run(root, nil, "go", "vet", "-overlay", ov, "github.com/korral/storelink/...")
+	runTool(t, out, nil, gen, "-config", "oapi-codegen.yaml", spec)
+	return filepath.Join(out, "storelink.gen.go")
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
+// checkGoFields checks that every type and Go field is still there (the
+// patch may add properties and responses, so more may be), each renamed
+// field reading StoreLink's JSON name.
+func checkGoFields(t *testing.T, pkg string, before, after map[string]map[string]string, renamed map[string]string) {
+	t.Helper()
+	if len(before) < 10 {
+		t.Fatalf("%s: %d generated structs read", pkg, len(before))
+	}
+	for typ, fields := range before {
+		if after[typ] == nil {
+			t.Errorf("%s: type %s is gone", pkg, typ)
+		}
+		for goName := range fields {
+			if _, ok := after[typ][goName]; !ok {
+				t.Errorf("%s: %s.%s is gone: %v", pkg, typ, goName, slices.Sorted(maps.Keys(after[typ])))
 			}
+		}
+	}
+	seen := map[string]bool{}
+	for typ, fields := range before {
+		for goName, jsonName := range after[typ] {
+			if want, ok := renamed[goName]; ok && fields[goName] != jsonName {
+				if jsonName != want {
+					t.Errorf("%s: %s.%s reads %q, want %q", pkg, typ, goName, jsonName, want)
+				}
+				seen[goName] = true
+			}
+		}
+	}
+	for goName := range renamed {
+		if !seen[goName] {
+			t.Errorf("%s: no field %s reads StoreLink's name %s", pkg, goName, renamed[goName])
 		}
 	}
 }

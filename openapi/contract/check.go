@@ -122,14 +122,59 @@ type runner struct {
 func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, transport bool) {
 	op := r.spec.ops[p.op]
 	res = Result{Operation: p.op, Endpoint: op.endpoint(), Probe: p.name, Expected: p.expect, Assumption: p.assume}
+	p, req, ok := r.prepare(ctx, p, &res)
+	if !ok {
+		return res, nil, false
+	}
+	body, ok := r.encode(ctx, p, req, &res)
+	if !ok {
+		return res, nil, false
+	}
+	if err := r.pace.wait(ctx); err != nil {
+		res.Verdict, res.Detail = Error, "not sent: "+describeTransport(err, r.cfg.RequestTimeout)
+		return res, nil, false
+	}
+	start := time.Now()
+	defer func() { res.DurationMS = millis(time.Since(start)) }()
+	status, header, respBody, err := r.sendRetrying(ctx, p, req, body, &res)
+	if err != nil {
+		res.Verdict, res.Detail = Error, describeTransport(err, r.cfg.RequestTimeout)
+		if ctx.Err() != nil {
+			res.Detail = "no answer before the check's deadline"
+		}
+		if o := r.noteWrite(req.method, req.target(), req.store, p.name, 0, nil, wantsSuccess(p.expect)); o != nil {
+			res.Detail += "; the write's outcome is unknown: " + o.String()
+		}
+		return res, nil, true
+	}
+	res.Got = status
+	if len(respBody) > maxBody {
+		res.Verdict, res.Detail = Error, fmt.Sprintf("response body larger than %d MiB; not validated", maxBody>>20)
+		return res, nil, false
+	}
+	respBody = r.localize(ctx, req, status, respBody)
+	findings := r.judgeAnswer(ctx, p, req, body, status, header, respBody, &res)
+	if p.learn != nil && slices.Contains(p.expect, status) && status < 300 {
+		next = p.learn(r.st, respBody)
+	}
+	if retry := retryWithStoreLinksNames(p, req, body, findings); retry != nil && status >= 400 {
+		next = append(next, retry)
+	}
+	return res, next, false
+}
+
+// prepare builds the probe's request and decides whether it may be sent;
+// when not, res says why. The probe returned carries the request's own
+// expected statuses and assumption.
+func (r *runner) prepare(ctx context.Context, p *probe, res *Result) (*probe, request, bool) {
 	if p.skip != "" {
 		res.Verdict, res.Detail = Skipped, p.skip
-		return res, nil, false
+		return p, request{}, false
 	}
 	req, why := p.build(r.st)
 	if why != "" {
 		res.Verdict, res.Detail = Skipped, why
-		return res, nil, false
+		return p, req, false
 	}
 	if req.expect != nil {
 		q := *p
@@ -147,40 +192,46 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 	res.Key = r.describeKey(req)
 	if req.key == keyOther && otherStore(r.cfg.Keyring, req.store) == "" {
 		res.Verdict, res.Detail = Skipped, "no other store in the keyring"
-		return res, nil, false
+		return p, req, false
 	}
 	if r.sent >= r.cfg.MaxRequests {
 		res.Verdict, res.Detail = Error, fmt.Sprintf("not sent: the request budget (%d) is spent", r.cfg.MaxRequests)
-		return res, nil, false
+		return p, req, false
 	}
 	if why := r.writeHeld(req.method, req.path); why != "" {
 		res.Verdict, res.Detail = Skipped, why
-		return res, nil, false
+		return p, req, false
 	}
 	if r.spec.storeLocal {
 		req = r.localQuery(ctx, req)
 		res.Request = req.method + " " + req.target()
 	}
+	return p, req, true
+}
+
+// encode marshals the request body and, for a positive probe, checks the
+// request against the contract: a probe that breaks it is the checker's bug.
+func (r *runner) encode(ctx context.Context, p *probe, req request, res *Result) ([]byte, bool) {
 	var body []byte
 	if req.body != nil {
 		var err error
 		if body, err = json.Marshal(req.body); err != nil {
 			res.Verdict, res.Detail = Error, "encode request body: "+err.Error()
-			return res, nil, false
+			return nil, false
 		}
 	}
 	if p.positive && !req.asGiven {
 		if fs := r.spec.validateRequest(ctx, p.op, req, body); len(fs) > 0 {
 			res.Verdict, res.Detail, res.Findings = Error, "the probe's own request breaks the contract (a bug in the checker)", fs
-			return res, nil, false
+			return nil, false
 		}
 	}
-	if err := r.pace.wait(ctx); err != nil {
-		res.Verdict, res.Detail = Error, "not sent: "+describeTransport(err, r.cfg.RequestTimeout)
-		return res, nil, false
-	}
-	start := time.Now()
-	defer func() { res.DurationMS = millis(time.Since(start)) }()
+	return body, true
+}
+
+// sendRetrying sends the request, and sends it again after a 429 the probe
+// does not expect, honouring Retry-After, up to maxRetries.
+func (r *runner) sendRetrying(ctx context.Context, p *probe, req request, body []byte, res *Result) (int, http.Header, []byte, error) {
 	status, header, respBody, err := r.send(ctx, req, body)
 	for err == nil && status == http.StatusTooManyRequests && !slices.Contains(p.expect, status) && res.Retries < maxRetries {
 		wait, ok := retryWait(ctx, header, time.Now())
@@ -190,22 +241,12 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		res.Retries++
 		status, header, respBody, err = r.send(ctx, req, body)
 	}
-	if err != nil {
-		res.Verdict, res.Detail = Error, describeTransport(err, r.cfg.RequestTimeout)
-		if ctx.Err() != nil {
-			res.Detail = "no answer before the check's deadline"
-		}
-		if o := r.noteWrite(req.method, req.target(), req.store, p.name, 0, nil, wantsSuccess(p.expect)); o != nil {
-			res.Detail += "; the write's outcome is unknown: " + o.String()
-		}
-		return res, nil, true
-	}
-	res.Got = status
-	if len(respBody) > maxBody {
-		res.Verdict, res.Detail = Error, fmt.Sprintf("response body larger than %d MiB; not validated", maxBody>>20)
-		return res, nil, false
-	}
-	respBody = r.localize(ctx, req, status, respBody)
+	return status, header, respBody, err
+}
+
+// judgeAnswer judges StoreLink's answer into res, including an order the
+// probe raised without meaning to, and returns the findings.
+func (r *runner) judgeAnswer(ctx context.Context, p *probe, req request, body []byte, status int, header http.Header, respBody []byte, res *Result) []Finding {
 	verdict, detail, findings := r.spec.judge(ctx, p, req, body, r.cfg.Now(), status, header, respBody)
 	if verdict == Error && res.Retries > 0 {
 		detail += fmt.Sprintf(" (after %d retries honouring Retry-After)", res.Retries)
@@ -220,13 +261,7 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 		// shape was checked, not whether StoreLink was right.
 		res.Detail = strings.TrimSpace(fmt.Sprintf("StoreLink refused the order (%d) for a reason the probe could not know: %s. %s", status, req.unknowable, res.Detail))
 	}
-	if p.learn != nil && slices.Contains(p.expect, status) && status < 300 {
-		next = p.learn(r.st, respBody)
-	}
-	if retry := retryWithStoreLinksNames(p, req, body, findings); retry != nil && status >= 400 {
-		next = append(next, retry)
-	}
-	return res, next, false
+	return findings
 }
 
 // newRun loads the contract, completes and checks cfg, and returns the

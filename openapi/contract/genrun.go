@@ -285,47 +285,6 @@ func (r *runner) sendRaw(ctx context.Context, method, target string, c *Case, re
 	return r.exchange(ctx, method, target, rd, c.ContentType, req)
 }
 
-// shrink looks for a smaller case that fails the same way, trying the
-// generator's candidates one request each, at most maxShrinkSteps, and
-// returns the smallest and its results (nil when none is smaller). A
-// candidate must keep the case's class (still breaking, or still keeping,
-// the schema) and its first failed rule.
-func (r *runner) shrink(ctx context.Context, g *generator, c *Case, results []Result) (*Case, []Result) {
-	if c.Then != nil || c.Varies == "" && len(c.Query) == 0 {
-		return nil, nil
-	}
-	want := signature(results[0].Findings)
-	if want == "" {
-		return nil, nil
-	}
-	var best []Result
-	var smallest *Case
-	cur := c
-	for steps := 0; steps < maxShrinkSteps; {
-		improved := false
-		for _, cand := range g.candidates(cur) {
-			if steps >= maxShrinkSteps || r.sent >= r.cfg.MaxRequests || ctx.Err() != nil {
-				break
-			}
-			if valid, ok := r.spec.validCase(ctx, cand); !ok || valid != (c.Expect == expectValid) {
-				continue
-			}
-			cand.ID = c.ID
-			cand.Name = strings.ReplaceAll(cand.Name, " (shrunk)", "") + " (shrunk)"
-			steps++
-			rs := r.runCase(ctx, cand)
-			if anyDrift(rs) && signature(rs[0].Findings) == want {
-				cur, best, smallest, improved = cand, rs, cand, true
-				break
-			}
-		}
-		if !improved {
-			break
-		}
-	}
-	return smallest, best
-}
-
 // caseLabel names a generated case in the list of orders left.
 func caseLabel(c *Case) string {
 	if c.ID == "" {

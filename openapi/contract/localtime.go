@@ -13,15 +13,10 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// A StoreLink that sends its times in the store's local clock without an
-// offset ("2026-12-02T14:30:00") breaks format: date-time at every time
-// field of every answer. That is one departure, so it is one cause,
-// FindingLocalTime, whatever field or probe met it, and suggest proposes
-// the one declaration that reads such times: info.x-korral-timestamps:
-// store-local (ADR 0032). With the declaration in the contract in use the
-// check reads a store-scoped answer's local times in the store's zone
-// (read once per store from GET /v1/stores/{store_id}) before judging
-// it, as the MCP server's adapter does.
+// Times without an offset ("2026-12-02T14:30:00") are one cause,
+// FindingLocalTime, for which suggest proposes info.x-korral-timestamps:
+// store-local (ADR 0032). With that declaration the check reads such times
+// in the store's zone (from GET /v1/stores/{store_id}) before judging.
 
 // FindingLocalTime is the kind of a finding about a date-time without an
 // offset, where the contract does not declare store-local times.

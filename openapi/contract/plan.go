@@ -68,195 +68,109 @@ const (
 // whoever sees it knows where it came from.
 const orderReason = "StoreLink contract check (storelink-contract --allow-writes); not a real need, safe to cancel."
 
-// keyChoice says which key a probe sends. Probes name keys by role, and the
-// runner looks the key up only when it builds the request, so nothing but
-// the request header ever holds one.
-type keyChoice int
-
-const (
-	keyNone    keyChoice = iota // no key header at all
-	keyOwn                      // the key of the store in the path (or of Config.Store)
-	keyOther                    // the key of another store in the keyring
-	keyUnknown                  // a key StoreLink cannot know
-)
-
-// request is what a probe sends. store names the store whose key keyOwn
-// means, and the store keyOther must differ from.
-type request struct {
-	method string
-	path   string
-	query  url.Values
-	body   any
-	key    keyChoice
-	store  string
-	// raised is the order a read-back expects (order.readback); walk the
-	// POS walk a page belongs to. Neither is sent.
-	raised *sl.OrderRequest
-	walk   *rules.Walk
-	// asGiven marks a request whose id came from StoreLink or the user
-	// and may break the contract's pattern: the request is sent as it
-	// is, without validating it first (the id's shape is judged where
-	// StoreLink answers with it).
-	asGiven bool
-	// expect, when set, replaces the probe's expected statuses; unknowable
-	// says why a refusal among them is for a reason the probe could not
-	// know.
-	expect     []int
-	unknowable string
-	// assume, when set, replaces the probe's assumption: what a request
-	// built from learned ids stands on.
-	assume string
-}
-
-func (r request) target() string {
-	if len(r.query) == 0 {
-		return r.path
-	}
-	return r.path + "?" + r.query.Encode()
-}
-
-// probe is one request the check sends and what the contract says must come
-// back.
-type probe struct {
-	op     string
-	name   string
-	expect []int
-	// positive probes send a request the contract accepts; the check
-	// validates the request too, so a malformed probe is the checker's bug
-	// and not StoreLink's drift.
-	positive bool
-	// skip, when set, is why the probe is not sent.
-	skip string
-	// build returns the request, or why it cannot be sent given what the
-	// earlier probes found.
-	build func(*state) (request, string)
-	// learn takes what later probes need from a response with an expected
-	// status, and returns probes to run next.
-	learn func(*state, []byte) []*probe
-	// assume, when set, is what the probe assumes beyond the contract; its
-	// wrong-status findings, and its findings of the rules in assumes, are
-	// labelled assumption, and Config.NoAssumptions skips it.
-	assume  string
-	assumes []string
-	// serves lists the operations that need what this probe learns: with
-	// --operation selecting one of them, the probe is sent even when its
-	// own operation is not selected, and its result left out of the
-	// report.
-	serves []string
-}
-
-// state is what probes learn from earlier responses.
-type state struct {
-	supplierID string
-	// minOrder and casePack are the supplier's minimum order and the
-	// SKU's case pack, 0 until read; minRead is set once the supplier's
-	// answer was read (a supplier without a minimum leaves minOrder 0).
-	minOrder int64
-	minRead  bool
-	casePack int64
-	// listed holds the store ids of the chain's store list; nil until the
-	// list is read.
-	listed map[string]bool
-	// walk is the POS walk of the valid-key pages.
-	walk *rules.Walk
-	// sku is the SKU StoreLink's inventory or POS answer named
-	// (learnSKU).
-	sku string
-	// zones are the stores' timezones, read when the contract declares
-	// store-local times (localtime.go); nil for a store whose zone could
-	// not be read.
-	zones map[string]*time.Location
-	// createdID and raised are the order the write probe raised.
-	createdID string
-	raised    *sl.OrderRequest
-}
-
-// orderQty is the quantity the write probe orders: the smallest whole
-// number of cases at or above the supplier's minimum, which the contract
-// says StoreLink raises (201).
-func (st *state) orderQty() int64 {
-	qty := max(st.minOrder, 1)
-	if st.casePack > 1 {
-		qty = (qty + st.casePack - 1) / st.casePack * st.casePack
-	}
-	return min(qty, 100000)
-}
-
-func fixed(r request) func(*state) (request, string) {
-	return func(*state) (request, string) { return r, "" }
-}
-
-func get(path string, query url.Values, key keyChoice, store string) request {
-	return request{method: http.MethodGet, path: path, query: query, key: key, store: store}
-}
-
 // plan lists the probes of a check, in the order they are sent. It sends
 // nothing; the write probes are in it only when writes are allowed. The
 // contract's x-korral-key-scope of each operation decides what another
 // store's key must get: 403 where a key opens only its own store, the answer
 // itself where any valid key reads.
 func plan(cfg Config, sp *spec) []*probe {
-	store, sku := cfg.Store, cfg.SKU
-	other := otherStore(cfg.Keyring, store)
-	noOther := ""
-	if other == "" {
-		noOther = "the keyring holds one store; add a second to check that a key does not open another store"
+	p := newPlanner(cfg, sp)
+	p.storeProbes()
+	p.inventoryProbes()
+	p.posProbes()
+	p.skuProbes()
+	p.supplierProbes()
+	// getReplenishmentOrder: the order --order names, or, with writes
+	// allowed, the one the write raises, so its probes follow the write.
+	orders := orderProbes(cfg, p.otherKey)
+	if !ordersAfterWrite(cfg) {
+		p.add(orders...)
 	}
-	since := cfg.Now().UTC().Add(-posWindow).Format(time.RFC3339)
-	q := func(kv ...string) url.Values {
-		v := url.Values{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			v.Set(kv[i], kv[i+1])
-		}
-		return v
+	p.writeProbes()
+	if ordersAfterWrite(cfg) {
+		p.add(orders...)
 	}
-	storePath := "/v1/stores/" + store
-	inventory := q("sku", sku)
-	pos := q("sku", sku, "since", since)
+	return p.ps
+}
 
-	var ps []*probe
-	add := func(p *probe) {
-		if p.assume != "" && cfg.NoAssumptions && p.skip == "" {
-			p.skip = "assumes " + p.assume + " (left out by --no-assumptions)"
-		}
-		ps = append(ps, p)
-	}
-	// otherKey is the probe of another store's key on an operation, as its
-	// key scope says.
-	otherKey := func(op string, build func(*state) (request, string)) *probe {
-		p := &probe{op: op, name: "another store's key", expect: []int{403}, skip: noOther, build: build}
-		if sp.ops[op].keyScope == scopeChain {
-			p.expect, p.positive = []int{200}, true
-		}
-		return p
-	}
+// planner collects the probes of a check, one operation at a time.
+type planner struct {
+	cfg        Config
+	sp         *spec
+	store, sku string
+	since      string // the start of the POS window
+	storePath  string // /v1/stores/{store}
+	noOther    string // why another store's key cannot be probed; empty when it can
+	ps         []*probe
+}
 
-	// listStores. The first probe doubles as the check that StoreLink is
-	// reachable at all; it also learns which store ids the chain has.
-	add(&probe{op: opListStores, name: "valid key", expect: []int{200}, positive: true,
+func newPlanner(cfg Config, sp *spec) *planner {
+	p := &planner{cfg: cfg, sp: sp, store: cfg.Store, sku: cfg.SKU,
+		since: cfg.Now().UTC().Add(-posWindow).Format(time.RFC3339), storePath: "/v1/stores/" + cfg.Store}
+	if otherStore(cfg.Keyring, cfg.Store) == "" {
+		p.noOther = "the keyring holds one store; add a second to check that a key does not open another store"
+	}
+	return p
+}
+
+// add appends probes, skipping those that stand on an assumption when
+// assumptions are left out.
+func (p *planner) add(ps ...*probe) {
+	for _, pr := range ps {
+		if pr.assume != "" && p.cfg.NoAssumptions && pr.skip == "" {
+			pr.skip = "assumes " + pr.assume + " (left out by --no-assumptions)"
+		}
+		p.ps = append(p.ps, pr)
+	}
+}
+
+// otherKey is the probe of another store's key on an operation, as its
+// key scope says.
+func (p *planner) otherKey(op string, build func(*state) (request, string)) *probe {
+	pr := &probe{op: op, name: "another store's key", expect: []int{403}, skip: p.noOther, build: build}
+	if p.sp.ops[op].keyScope == scopeChain {
+		pr.expect, pr.positive = []int{200}, true
+	}
+	return pr
+}
+
+// queryOf builds a query from key, value pairs.
+func queryOf(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return v
+}
+
+// storeProbes probe listStores and getStore. The first probe doubles as
+// the check that StoreLink is reachable at all; it also learns which store
+// ids the chain has.
+func (p *planner) storeProbes() {
+	cfg, store, storePath := p.cfg, p.store, p.storePath
+	p.add(&probe{op: opListStores, name: "valid key", expect: []int{200}, positive: true,
 		build: fixed(get("/v1/stores", nil, keyOwn, store)),
 		learn: func(st *state, body []byte) []*probe {
 			learnStores(st, body)
 			return nil
 		}})
-	add(&probe{op: opListStores, name: "no key", expect: []int{401},
+	p.add(&probe{op: opListStores, name: "no key", expect: []int{401},
 		build: fixed(get("/v1/stores", nil, keyNone, store))})
-	add(&probe{op: opListStores, name: "unknown key", expect: []int{401}, assume: "that Korral IT never issued the key " + unknownKey,
+	p.add(&probe{op: opListStores, name: "unknown key", expect: []int{401}, assume: "that Korral IT never issued the key " + unknownKey,
 		build: fixed(get("/v1/stores", nil, keyUnknown, store))})
-	add(otherKey(opListStores, fixed(get("/v1/stores", nil, keyOther, store))))
+	p.add(p.otherKey(opListStores, fixed(get("/v1/stores", nil, keyOther, store))))
 
-	// getStore.
-	add(&probe{op: opGetStore, name: "valid key", expect: []int{200}, positive: true,
+	p.add(&probe{op: opGetStore, name: "valid key", expect: []int{200}, positive: true,
 		build: fixed(get(storePath, nil, keyOwn, store))})
-	add(&probe{op: opGetStore, name: "no key", expect: []int{401},
+	p.add(&probe{op: opGetStore, name: "no key", expect: []int{401},
 		build: fixed(get(storePath, nil, keyNone, store))})
-	add(otherKey(opGetStore, fixed(get(storePath, nil, keyOther, store))))
+	p.add(p.otherKey(opGetStore, fixed(get(storePath, nil, keyOther, store))))
 	// A store the chain's own list does not hold does not exist. A key
 	// opens only its own store, so StoreLink may refuse the key (403)
 	// before it looks the store up (404); the contract allows either.
 	// Without a store list the keyring says which stores are known, and
 	// the probe stands on an assumption.
-	add(&probe{op: opGetStore, name: "store absent from the store list", expect: []int{403, 404},
+	p.add(&probe{op: opGetStore, name: "store absent from the store list", expect: []int{403, 404},
 		build: func(st *state) (request, string) {
 			known, fromKeyring := knownStores(st, cfg.Keyring)
 			absent := absentStore(known, cfg.Keyring)
@@ -272,67 +186,81 @@ func plan(cfg Config, sp *spec) []*probe {
 			}
 			return r, ""
 		}})
+}
 
-	// getInventory.
-	invPath := storePath + "/inventory"
-	add(&probe{op: opGetInventory, name: "valid key", expect: []int{200}, positive: true,
+// inventoryProbes probe getInventory.
+func (p *planner) inventoryProbes() {
+	store, sku := p.store, p.sku
+	invPath := p.storePath + "/inventory"
+	inventory := queryOf("sku", sku)
+	p.add(&probe{op: opGetInventory, name: "valid key", expect: []int{200}, positive: true,
 		build: fixed(get(invPath, inventory, keyOwn, store)),
 		learn: func(st *state, body []byte) []*probe {
 			learnSKU(st, sku, body)
 			return nil
 		}})
-	add(&probe{op: opGetInventory, name: "no key", expect: []int{401},
+	p.add(&probe{op: opGetInventory, name: "no key", expect: []int{401},
 		build: fixed(get(invPath, inventory, keyNone, store))})
-	add(otherKey(opGetInventory, fixed(get(invPath, inventory, keyOther, store))))
-	add(&probe{op: opGetInventory, name: "unknown SKU " + unknownSKU, expect: []int{404}, assume: assumeUnknown("SKU", unknownSKU),
-		build: fixed(get(invPath, q("sku", unknownSKU), keyOwn, store))})
-	add(&probe{op: opGetInventory, name: "malformed SKU", expect: []int{400},
-		build: fixed(get(invPath, q("sku", malformedSKU), keyOwn, store))})
+	p.add(p.otherKey(opGetInventory, fixed(get(invPath, inventory, keyOther, store))))
+	p.add(&probe{op: opGetInventory, name: "unknown SKU " + unknownSKU, expect: []int{404}, assume: assumeUnknown("SKU", unknownSKU),
+		build: fixed(get(invPath, queryOf("sku", unknownSKU), keyOwn, store))})
+	p.add(&probe{op: opGetInventory, name: "malformed SKU", expect: []int{400},
+		build: fixed(get(invPath, queryOf("sku", malformedSKU), keyOwn, store))})
+}
 
-	// listPOSTransactions, following the cursor for a few pages.
-	posPath := storePath + "/pos"
-	add(posPage(posPath, pos, store, 1, ""))
-	add(&probe{op: opListPOS, name: "no key", expect: []int{401},
+// posProbes probe listPOSTransactions, following the cursor for a few pages.
+func (p *planner) posProbes() {
+	store, sku, since := p.store, p.sku, p.since
+	posPath := p.storePath + "/pos"
+	pos := queryOf("sku", sku, "since", since)
+	p.add(posPage(posPath, pos, store, 1, ""))
+	p.add(&probe{op: opListPOS, name: "no key", expect: []int{401},
 		build: fixed(get(posPath, pos, keyNone, store))})
-	add(otherKey(opListPOS, fixed(get(posPath, pos, keyOther, store))))
+	p.add(p.otherKey(opListPOS, fixed(get(posPath, pos, keyOther, store))))
 	// The smallest page the contract allows: a page may hold at most
 	// limit transactions (pos.limit), which the walk's pages of 10 do not
 	// show against a StoreLink that fills small pages anyway.
-	smallest := q("sku", sku, "since", since, "limit", "1")
-	add(&probe{op: opListPOS, name: "valid key, limit=1", expect: []int{200}, positive: true,
+	smallest := queryOf("sku", sku, "since", since, "limit", "1")
+	p.add(&probe{op: opListPOS, name: "valid key, limit=1", expect: []int{200}, positive: true,
 		build: func(*state) (request, string) {
 			r := get(posPath, smallest, keyOwn, store)
 			r.walk = &rules.Walk{}
 			return r, ""
 		}})
-	add(&probe{op: opListPOS, name: "limit=0", expect: []int{400},
-		build: fixed(get(posPath, q("sku", sku, "since", since, "limit", "0"), keyOwn, store))})
-	add(&probe{op: opListPOS, name: "malformed since", expect: []int{400},
-		build: fixed(get(posPath, q("sku", sku, "since", "yesterday"), keyOwn, store))})
+	p.add(&probe{op: opListPOS, name: "limit=0", expect: []int{400},
+		build: fixed(get(posPath, queryOf("sku", sku, "since", since, "limit", "0"), keyOwn, store))})
+	p.add(&probe{op: opListPOS, name: "malformed since", expect: []int{400},
+		build: fixed(get(posPath, queryOf("sku", sku, "since", "yesterday"), keyOwn, store))})
+}
 
-	// getSKU, which also names the supplier the supplier probe reads.
-	// The SKU is the one StoreLink's inventory or POS answer named, unless
-	// --sku was given (learnSKU).
+// skuProbes probe getSKU, which also names the supplier the supplier probe
+// reads. The SKU is the one StoreLink's inventory or POS answer named,
+// unless --sku was given (learnSKU).
+func (p *planner) skuProbes() {
+	cfg, store := p.cfg, p.store
 	skuRead := func(key keyChoice) func(*state) (request, string) {
 		return func(st *state) (request, string) { return skuRequest(st, cfg, key, store), "" }
 	}
-	add(&probe{op: opGetSKU, name: "valid key", expect: []int{200}, positive: true, serves: []string{opGetSupplier, opCreateOrder},
+	p.add(&probe{op: opGetSKU, name: "valid key", expect: []int{200}, positive: true, serves: []string{opGetSupplier, opCreateOrder},
 		build: skuRead(keyOwn),
 		learn: func(st *state, body []byte) []*probe {
 			learnFromSKU(st, cfg, body)
 			return nil
 		}})
-	add(&probe{op: opGetSKU, name: "no key", expect: []int{401}, build: skuRead(keyNone)})
-	add(otherKey(opGetSKU, skuRead(keyOther)))
-	add(&probe{op: opGetSKU, name: "unknown SKU " + unknownSKU, expect: []int{404}, assume: assumeUnknown("SKU", unknownSKU),
+	p.add(&probe{op: opGetSKU, name: "no key", expect: []int{401}, build: skuRead(keyNone)})
+	p.add(p.otherKey(opGetSKU, skuRead(keyOther)))
+	p.add(&probe{op: opGetSKU, name: "unknown SKU " + unknownSKU, expect: []int{404}, assume: assumeUnknown("SKU", unknownSKU),
 		build: fixed(get("/v1/skus/"+unknownSKU, nil, keyOwn, store))})
-	add(&probe{op: opGetSKU, name: "malformed SKU", expect: []int{400},
+	p.add(&probe{op: opGetSKU, name: "malformed SKU", expect: []int{400},
 		build: fixed(get("/v1/skus/"+malformedSKU, nil, keyOwn, store))})
+}
 
-	// getSupplier.
-	// The supplier is the one --supplier names, or the one the SKU
-	// names, as given: an id that breaks the contract's pattern is
-	// reported on the SKU's answer, and the supplier is still read.
+// supplierProbes probe getSupplier. The supplier is the one --supplier
+// names, or the one the SKU names, as given: an id that breaks the
+// contract's pattern is reported on the SKU's answer, and the supplier is
+// still read.
+func (p *planner) supplierProbes() {
+	cfg, store := p.cfg, p.store
 	supplier := func(key keyChoice) func(*state) (request, string) {
 		return func(st *state) (request, string) {
 			if st.supplierFor(cfg) == "" {
@@ -344,59 +272,56 @@ func plan(cfg Config, sp *spec) []*probe {
 			return r, ""
 		}
 	}
-	add(&probe{op: opGetSupplier, name: "valid key", expect: []int{200}, positive: true, serves: []string{opCreateOrder},
+	p.add(&probe{op: opGetSupplier, name: "valid key", expect: []int{200}, positive: true, serves: []string{opCreateOrder},
 		build: supplier(keyOwn),
 		learn: func(st *state, body []byte) []*probe {
-			var v struct {
-				MinimumOrderUnits *int64 `json:"minimum_order_units"`
-			}
-			if json.Unmarshal(body, &v) != nil {
-				return nil
-			}
-			// A supplier read without the contract's minimum may have
-			// one under another name (a rename): only a supplier whose
-			// answer keeps the contract counts as read.
-			var all map[string]json.RawMessage
-			_ = json.Unmarshal(body, &all)
-			if v.MinimumOrderUnits != nil && *v.MinimumOrderUnits > 0 && *v.MinimumOrderUnits <= 100000 {
-				st.minOrder, st.minRead = *v.MinimumOrderUnits, true
-			} else if v.MinimumOrderUnits == nil && onlyDeclared(all, sp.declared("Supplier")) {
-				st.minRead = true
-			}
+			learnMinimum(st, body, p.sp.declared("Supplier"))
 			return nil
 		}})
 	// Without a key, the supplier the SKU named: a made-up id would let a
 	// StoreLink that reads suppliers without a key answer 404, hiding it.
-	add(&probe{op: opGetSupplier, name: "no key", expect: []int{401},
+	p.add(&probe{op: opGetSupplier, name: "no key", expect: []int{401},
 		build: func(st *state) (request, string) {
 			path, asGiven := supplierPath(st, cfg)
 			r := get(path, nil, keyNone, store)
 			r.asGiven = asGiven
 			return r, ""
 		}})
-	add(otherKey(opGetSupplier, supplier(keyOther)))
-	add(&probe{op: opGetSupplier, name: "unknown supplier", expect: []int{404}, assume: assumeUnknown("supplier", unknownSupplier),
+	p.add(p.otherKey(opGetSupplier, supplier(keyOther)))
+	p.add(&probe{op: opGetSupplier, name: "unknown supplier", expect: []int{404}, assume: assumeUnknown("supplier", unknownSupplier),
 		build: fixed(get("/v1/suppliers/"+unknownSupplier, nil, keyOwn, store))})
+}
 
-	// getReplenishmentOrder: the order --order names, or, with writes
-	// allowed, the one the write raises, so its probes follow the write.
-	orders := orderProbes(cfg, otherKey)
-	if !ordersAfterWrite(cfg) {
-		for _, p := range orders {
-			add(p)
-		}
+// learnMinimum reads the supplier's minimum order. A supplier read without
+// the contract's minimum may have one under another name (a rename): only
+// a supplier whose answer keeps the contract counts as read.
+func learnMinimum(st *state, body []byte, declared []string) {
+	var v struct {
+		MinimumOrderUnits *int64 `json:"minimum_order_units"`
 	}
+	if json.Unmarshal(body, &v) != nil {
+		return
+	}
+	var all map[string]json.RawMessage
+	_ = json.Unmarshal(body, &all)
+	if v.MinimumOrderUnits != nil && *v.MinimumOrderUnits > 0 && *v.MinimumOrderUnits <= 100000 {
+		st.minOrder, st.minRead = *v.MinimumOrderUnits, true
+	} else if v.MinimumOrderUnits == nil && onlyDeclared(all, declared) {
+		st.minRead = true
+	}
+}
 
-	// createReplenishmentOrder: only with writes allowed, and only at the
-	// named write store.
+// writeProbes probe createReplenishmentOrder: only with writes allowed,
+// and only at the named write store.
+func (p *planner) writeProbes() {
+	cfg, sp, sku := p.cfg, p.sp, p.sku
 	if !cfg.AllowWrites {
-		add(&probe{op: opCreateOrder, name: "raise an order", expect: []int{201},
+		p.add(&probe{op: opCreateOrder, name: "raise an order", expect: []int{201},
 			skip: "writes not allowed (pass --allow-writes and --write-store to raise one order and read it back)"})
-		return ps
+		return
 	}
 	ws := cfg.WriteStore
 	wsPath := "/v1/stores/" + ws + "/replenishment"
-	otherWS := otherStore(cfg.Keyring, ws)
 	post := func(key keyChoice, qty int64) request {
 		// The body in the names of the contract in use (sp.wireBody); the
 		// order it raises in the client's terms, for the rules.
@@ -404,27 +329,27 @@ func plan(cfg Config, sp *spec) []*probe {
 			body:   sp.wireBody(opCreateOrder, map[string]any{"sku": sku, "quantity_units": qty, "reason": orderReason}),
 			raised: &sl.OrderRequest{SKU: sku, QuantityUnits: qty, Reason: orderReason}}
 	}
-	add(&probe{op: opCreateOrder, name: "no key", expect: []int{401},
+	p.add(&probe{op: opCreateOrder, name: "no key", expect: []int{401},
 		build: fixed(post(keyNone, 1))})
-	p := otherKey(opCreateOrder, fixed(post(keyOther, 1)))
-	p.skip = ""
-	if otherWS == "" {
-		p.skip = noOther
+	other := p.otherKey(opCreateOrder, fixed(post(keyOther, 1)))
+	other.skip = ""
+	if otherStore(cfg.Keyring, ws) == "" {
+		other.skip = p.noOther
 	}
-	add(p)
+	p.add(other)
 	// The 400/422 split: a quantity the schema refuses is 400 whatever the
 	// supplier, and one the schema takes but the supplier's minimum does
 	// not is 422.
-	add(&probe{op: opCreateOrder, name: "quantity_units=0", expect: []int{400},
+	p.add(&probe{op: opCreateOrder, name: "quantity_units=0", expect: []int{400},
 		build: fixed(post(keyOwn, 0))})
-	add(&probe{op: opCreateOrder, name: "quantity below the supplier's minimum", expect: []int{422},
+	p.add(&probe{op: opCreateOrder, name: "quantity below the supplier's minimum", expect: []int{422},
 		build: func(st *state) (request, string) {
 			if st.minOrder < 2 {
 				return request{}, "the SKU's supplier has no minimum order above 1 unit (or was not read)"
 			}
 			return post(keyOwn, st.minOrder-1), ""
 		}})
-	add(&probe{op: opCreateOrder, name: "raise one order", expect: []int{201},
+	p.add(&probe{op: opCreateOrder, name: "raise one order", expect: []int{201},
 		build: func(st *state) (request, string) {
 			// The smallest whole number of cases the supplier accepts,
 			// so the check orders as little as it can, and nothing the
@@ -453,12 +378,6 @@ func plan(cfg Config, sp *spec) []*probe {
 			}
 			return []*probe{rb}
 		}})
-	if ordersAfterWrite(cfg) {
-		for _, p := range orders {
-			add(p)
-		}
-	}
-	return ps
 }
 
 // absentStore returns a store id that neither the chain's store list nor

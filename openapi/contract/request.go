@@ -184,15 +184,10 @@ func (s *spec) requestSchema(opID string) (*openapi3.Schema, string) {
 	return mt.Schema.Value, s.schemaAt[mt.Schema.Value]
 }
 
-// requestDepartures turns a 4xx answer whose body names request fields
-// into findings about the request body, when the names depart from the
-// contract's request schema: a field StoreLink requires that the schema
-// does not declare, paired with the declared field the request sent in
-// its place (a rename of the request schema, a candidate like every
-// rename), or left alone when no sent field pairs with it; a declared field
-// StoreLink refuses, when no required one pairs with it. It returns
-// nothing when the body names no field, or only fields the contract
-// declares and StoreLink took (a refused value is the probe's business).
+// requestDepartures turns a 4xx answer that names request fields into
+// findings when the names depart from the contract's request schema: a
+// required field the schema lacks (paired with a sent field as a rename
+// candidate when one fits), or a declared field StoreLink refuses.
 func (s *spec) requestDepartures(opID string, reqBody []byte, status int, body []byte) []Finding {
 	if status < 400 || status > 499 || len(reqBody) == 0 {
 		return nil
@@ -287,15 +282,10 @@ func requestDeparted(fs []Finding) bool {
 // names.
 const retrySuffix = ", again with StoreLink's request names"
 
-// retryWithStoreLinksNames is the probe that sends a refused write whose
-// answer the chain needs (a POST with the store's own key and a learn
-// step: the write probe that raises one order) once more with the request properties renamed as StoreLink's
-// refusal asked, so that the rest of the chain (the created order and its
-// read-back) is still checked. It is nil unless the refusal named request
-// renames that nothing speaks against (a doubtful one, such as cases for
-// units, could order another quantity), and for a probe that is itself a
-// retry. The renamed request is sent as given: it departs from the
-// contract on purpose.
+// retryWithStoreLinksNames resends the refused order-raising write with
+// the request properties renamed as StoreLink's refusal asked, so the
+// created order and its read-back are still checked. It is nil for a retry
+// and unless every rename is free of doubt; the request is sent as given.
 func retryWithStoreLinksNames(p *probe, req request, reqBody []byte, findings []Finding) *probe {
 	if p.learn == nil || req.method != http.MethodPost || req.key != keyOwn || strings.HasSuffix(p.name, retrySuffix) || len(reqBody) == 0 {
 		return nil

@@ -76,123 +76,129 @@ func TestSuggestReadCauses(t *testing.T) {
 	}
 }
 
+// proposalCase is one cause Suggest turns into one proposal, and the
+// proposals of TestSuggestProposals.
+type proposalCase struct {
+	name   string
+	causes []Cause
+	change string   // the proposal's change
+	in     []string // in the patched spec
+	out    []string // no longer in the patched spec
+}
+
+var proposalCases = []proposalCase{
+	{
+		name: "rename",
+		causes: []Cause{{ID: "rename:Supplier", Kind: FindingRename, Count: 3, Operations: []string{"getSupplier"},
+			Evidence: &Evidence{Component: "Supplier", Property: "minimum_order_units", Found: "min_order_qty", JSONType: "integer"}}},
+		change: "rename Supplier.minimum_order_units to min_order_qty (Go field MinimumOrderUnits)",
+		in: []string{
+			"        # suggested from findings: seen 3 times in getSupplier: renamed? min_order_qty present, minimum_order_units missing; the Go field keeps its name MinimumOrderUnits\n" +
+				"        min_order_qty:\n          x-go-name: MinimumOrderUnits\n          type: integer\n          format: int64\n",
+			"        min_order_qty: 12\n",
+		},
+		out: []string{"        minimum_order_units:"},
+	},
+	{
+		name: "rename in required, flow examples and nested examples",
+		causes: []Cause{{ID: "rename:DayHours", Kind: FindingRename, Count: 1, Operations: []string{"getStore"},
+			Evidence: &Evidence{Component: "DayHours", Property: "closed", Found: "is_closed", JSONType: "boolean"}}},
+		change: "rename DayHours.closed to is_closed (Go field Closed)",
+		in: []string{
+			"      required: [is_closed]\n",
+			"        monday: { is_closed: false, opens: \"07:00\", closes: \"22:00\" }\n",
+			"          sunday: { is_closed: true }\n",
+			"        is_closed: false\n",
+		},
+		out: []string{"{ closed:", "\n        closed: false\n"},
+	},
+	{
+		name: "rename in an array's example",
+		causes: []Cause{{ID: "rename:StoreSummary", Kind: FindingRename, Count: 1, Operations: []string{"listStores"},
+			Evidence: &Evidence{Component: "StoreSummary", Property: "timezone", Found: "tz", JSONType: "string"}}},
+		change: "rename StoreSummary.timezone to tz (Go field Timezone)",
+		in: []string{"      required: [store_id, name, tz]\n", "          - store_id: \"47\"\n            name: \"Praha Smíchov\"\n            # suggested from findings: seen 1 time in listStores: renamed? tz present, timezone missing; the Go field keeps its name Timezone\n            tz: Europe/Prague\n",
+			"        tz:\n          x-go-name: Timezone\n          allOf:\n            - $ref: \"#/components/schemas/Timezone\"\n"},
+	},
+	{
+		name: "added property",
+		causes: []Cause{{ID: "schema:#/components/schemas/Inventory/additionalProperties:/updated_at", Kind: FindingSchema,
+			Schema: "#/components/schemas/Inventory/additionalProperties", Count: 4, Operations: []string{"getInventory"},
+			Evidence: &Evidence{Component: "Inventory", Found: "updated_at", JSONType: "string", Format: "date-time"}}},
+		change: "add optional property Inventory.updated_at (string, date-time)",
+		in: []string{"          example: \"2026-11-28T06:30:00+01:00\"\n" +
+			"        # suggested from findings: seen 4 times in getInventory: updated_at present, not declared (string, date-time)\n" +
+			"        updated_at:\n          type: string\n          format: date-time\n          description: \"Added from StoreLink's answers; describe it.\"\n      example:\n"},
+	},
+	{
+		name: "added property of mixed type",
+		causes: []Cause{{ID: "add:mixed", Kind: FindingSchema, Schema: "#/components/schemas/SKU/additionalProperties",
+			Count: 2, Operations: []string{"getSKU"}, Evidence: &Evidence{Component: "SKU", Found: "brand", JSONType: "mixed"}}},
+		change: "add optional property SKU.brand (no type)",
+		in:     []string{"the type is left out, a reviewer must set it\n        brand:\n          description:"},
+	},
+	{
+		name: "added array property",
+		causes: []Cause{{ID: "add:array", Kind: FindingSchema, Schema: "#/components/schemas/SKU/additionalProperties",
+			Count: 1, Operations: []string{"getSKU"}, Evidence: &Evidence{Component: "SKU", Found: "barcodes", JSONType: "array"}}},
+		change: "add optional property SKU.barcodes (array)",
+		in:     []string{"        barcodes:\n          type: array\n          items: {}\n"},
+	},
+	{
+		name: "missing property made optional",
+		causes: []Cause{{ID: "schema:#/components/schemas/Inventory/required:/counted_at", Kind: FindingSchema,
+			Schema: "#/components/schemas/Inventory/required", Path: "/counted_at", Count: 2, Operations: []string{"getInventory"},
+			Evidence: &Evidence{Component: "Inventory", Property: "counted_at"}}},
+		change: "make Inventory.counted_at optional",
+		// The Go field stays a value (no pointer), so its readers
+		// compile unchanged after make generate.
+		in: []string{"a reviewer must decide whether it is truly optional\n      required: [store_id, sku, on_hand_units]\n",
+			"          x-go-type-skip-optional-pointer: true\n          type: string\n          format: date-time\n"},
+	},
+	{
+		name: "undeclared status with a response component",
+		causes: []Cause{{ID: "status:422", Kind: FindingUndeclaredStatus, Count: 2, Operations: []string{"getSKU", "getSupplier"},
+			Evidence: &Evidence{Status: 422}}},
+		change: "declare 422 on getSKU, getSupplier (Unprocessable)",
+		in: []string{"        \"404\":\n          $ref: \"#/components/responses/NotFound\"\n" +
+			"        # suggested from findings: seen 2 times in getSKU and getSupplier: StoreLink answered 422, not declared\n" +
+			"        \"422\":\n          $ref: \"#/components/responses/Unprocessable\"\n        \"429\":\n"},
+	},
+	{
+		name: "undeclared status without one",
+		causes: []Cause{{ID: "status:409", Kind: FindingUndeclaredStatus, Count: 1, Operations: []string{"createReplenishmentOrder"},
+			Evidence: &Evidence{Status: 409}}},
+		change: "declare 409 on createReplenishmentOrder (inline, with the Error schema)",
+		in:     []string{"        \"409\":\n          description: \"Added from StoreLink's answers; describe it.\"\n          content:\n            application/json:\n              schema:\n                $ref: \"#/components/schemas/Error\"\n        \"422\":\n"},
+	},
+	{
+		name: "undeclared success status",
+		causes: []Cause{{ID: "status:202", Kind: FindingUndeclaredStatus, Count: 1, Operations: []string{"createReplenishmentOrder"},
+			Evidence: &Evidence{Status: 202}}},
+		change: "declare 202 on createReplenishmentOrder (inline, no body)",
+		in:     []string{"        \"202\":\n          description: \"Added from StoreLink's answers; describe it.\"\n        \"400\":\n"},
+	},
+	{
+		name: "pattern",
+		causes: []Cause{{ID: "schema:#/components/schemas/SupplierID/pattern", Kind: FindingSchema,
+			Schema: "#/components/schemas/SupplierID/pattern", Count: 5, Operations: []string{"getSKU", "getSupplier"},
+			Evidence: &Evidence{Pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,31}$", Shape: &Shape{Classes: "a-z0-9_", MinLen: 3, MaxLen: 12}}}},
+		change: "relax SupplierID's pattern to also accept [a-z0-9_]{3,32}",
+		in:     []string{"      pattern: \"^(?:[A-Za-z0-9][A-Za-z0-9-]{0,31}|[a-z0-9_]{3,32})$\"\n"},
+		out:    []string{"      pattern: \"^[A-Za-z0-9][A-Za-z0-9-]{0,31}$\"\n"},
+	},
+	{
+		name: "pattern of an inline property",
+		causes: []Cause{{ID: "pattern:code", Kind: FindingSchema,
+			Schema: "#/components/schemas/ErrorDetail/properties/code/pattern", Count: 1, Operations: []string{"getSKU"},
+			Evidence: &Evidence{Component: "ErrorDetail", Property: "code", Pattern: "^[a-z][a-z0-9_]{0,63}$", Shape: &Shape{Classes: "A-Z_.", MinLen: 2, MaxLen: 80}}}},
+		change: "relax ErrorDetail.code's pattern to also accept [A-Z._]{2,80}",
+		in:     []string{"          pattern: \"^(?:[a-z][a-z0-9_]{0,63}|[A-Z._]{2,80})$\"\n"},
+	},
+}
+
 func TestSuggestProposals(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		causes []Cause
-		change string   // the proposal's change
-		in     []string // in the patched spec
-		out    []string // no longer in the patched spec
-	}{
-		{
-			name: "rename",
-			causes: []Cause{{ID: "rename:Supplier", Kind: FindingRename, Count: 3, Operations: []string{"getSupplier"},
-				Evidence: &Evidence{Component: "Supplier", Property: "minimum_order_units", Found: "min_order_qty", JSONType: "integer"}}},
-			change: "rename Supplier.minimum_order_units to min_order_qty (Go field MinimumOrderUnits)",
-			in: []string{
-				"        # suggested from findings: seen 3 times in getSupplier: renamed? min_order_qty present, minimum_order_units missing; the Go field keeps its name MinimumOrderUnits\n" +
-					"        min_order_qty:\n          x-go-name: MinimumOrderUnits\n          type: integer\n          format: int64\n",
-				"        min_order_qty: 12\n",
-			},
-			out: []string{"        minimum_order_units:"},
-		},
-		{
-			name: "rename in required, flow examples and nested examples",
-			causes: []Cause{{ID: "rename:DayHours", Kind: FindingRename, Count: 1, Operations: []string{"getStore"},
-				Evidence: &Evidence{Component: "DayHours", Property: "closed", Found: "is_closed", JSONType: "boolean"}}},
-			change: "rename DayHours.closed to is_closed (Go field Closed)",
-			in: []string{
-				"      required: [is_closed]\n",
-				"        monday: { is_closed: false, opens: \"07:00\", closes: \"22:00\" }\n",
-				"          sunday: { is_closed: true }\n",
-				"        is_closed: false\n",
-			},
-			out: []string{"{ closed:", "\n        closed: false\n"},
-		},
-		{
-			name: "rename in an array's example",
-			causes: []Cause{{ID: "rename:StoreSummary", Kind: FindingRename, Count: 1, Operations: []string{"listStores"},
-				Evidence: &Evidence{Component: "StoreSummary", Property: "timezone", Found: "tz", JSONType: "string"}}},
-			change: "rename StoreSummary.timezone to tz (Go field Timezone)",
-			in: []string{"      required: [store_id, name, tz]\n", "          - store_id: \"47\"\n            name: \"Praha Smíchov\"\n            # suggested from findings: seen 1 time in listStores: renamed? tz present, timezone missing; the Go field keeps its name Timezone\n            tz: Europe/Prague\n",
-				"        tz:\n          x-go-name: Timezone\n          allOf:\n            - $ref: \"#/components/schemas/Timezone\"\n"},
-		},
-		{
-			name: "added property",
-			causes: []Cause{{ID: "schema:#/components/schemas/Inventory/additionalProperties:/updated_at", Kind: FindingSchema,
-				Schema: "#/components/schemas/Inventory/additionalProperties", Count: 4, Operations: []string{"getInventory"},
-				Evidence: &Evidence{Component: "Inventory", Found: "updated_at", JSONType: "string", Format: "date-time"}}},
-			change: "add optional property Inventory.updated_at (string, date-time)",
-			in: []string{"          example: \"2026-11-28T06:30:00+01:00\"\n" +
-				"        # suggested from findings: seen 4 times in getInventory: updated_at present, not declared (string, date-time)\n" +
-				"        updated_at:\n          type: string\n          format: date-time\n          description: \"Added from StoreLink's answers; describe it.\"\n      example:\n"},
-		},
-		{
-			name: "added property of mixed type",
-			causes: []Cause{{ID: "add:mixed", Kind: FindingSchema, Schema: "#/components/schemas/SKU/additionalProperties",
-				Count: 2, Operations: []string{"getSKU"}, Evidence: &Evidence{Component: "SKU", Found: "brand", JSONType: "mixed"}}},
-			change: "add optional property SKU.brand (no type)",
-			in:     []string{"the type is left out, a reviewer must set it\n        brand:\n          description:"},
-		},
-		{
-			name: "added array property",
-			causes: []Cause{{ID: "add:array", Kind: FindingSchema, Schema: "#/components/schemas/SKU/additionalProperties",
-				Count: 1, Operations: []string{"getSKU"}, Evidence: &Evidence{Component: "SKU", Found: "barcodes", JSONType: "array"}}},
-			change: "add optional property SKU.barcodes (array)",
-			in:     []string{"        barcodes:\n          type: array\n          items: {}\n"},
-		},
-		{
-			name: "missing property made optional",
-			causes: []Cause{{ID: "schema:#/components/schemas/Inventory/required:/counted_at", Kind: FindingSchema,
-				Schema: "#/components/schemas/Inventory/required", Path: "/counted_at", Count: 2, Operations: []string{"getInventory"},
-				Evidence: &Evidence{Component: "Inventory", Property: "counted_at"}}},
-			change: "make Inventory.counted_at optional",
-			// The Go field stays a value (no pointer), so its readers
-			// compile unchanged after make generate.
-			in: []string{"a reviewer must decide whether it is truly optional\n      required: [store_id, sku, on_hand_units]\n",
-				"          x-go-type-skip-optional-pointer: true\n          type: string\n          format: date-time\n"},
-		},
-		{
-			name: "undeclared status with a response component",
-			causes: []Cause{{ID: "status:422", Kind: FindingUndeclaredStatus, Count: 2, Operations: []string{"getSKU", "getSupplier"},
-				Evidence: &Evidence{Status: 422}}},
-			change: "declare 422 on getSKU, getSupplier (Unprocessable)",
-			in: []string{"        \"404\":\n          $ref: \"#/components/responses/NotFound\"\n" +
-				"        # suggested from findings: seen 2 times in getSKU and getSupplier: StoreLink answered 422, not declared\n" +
-				"        \"422\":\n          $ref: \"#/components/responses/Unprocessable\"\n        \"429\":\n"},
-		},
-		{
-			name: "undeclared status without one",
-			causes: []Cause{{ID: "status:409", Kind: FindingUndeclaredStatus, Count: 1, Operations: []string{"createReplenishmentOrder"},
-				Evidence: &Evidence{Status: 409}}},
-			change: "declare 409 on createReplenishmentOrder (inline, with the Error schema)",
-			in:     []string{"        \"409\":\n          description: \"Added from StoreLink's answers; describe it.\"\n          content:\n            application/json:\n              schema:\n                $ref: \"#/components/schemas/Error\"\n        \"422\":\n"},
-		},
-		{
-			name: "undeclared success status",
-			causes: []Cause{{ID: "status:202", Kind: FindingUndeclaredStatus, Count: 1, Operations: []string{"createReplenishmentOrder"},
-				Evidence: &Evidence{Status: 202}}},
-			change: "declare 202 on createReplenishmentOrder (inline, no body)",
-			in:     []string{"        \"202\":\n          description: \"Added from StoreLink's answers; describe it.\"\n        \"400\":\n"},
-		},
-		{
-			name: "pattern",
-			causes: []Cause{{ID: "schema:#/components/schemas/SupplierID/pattern", Kind: FindingSchema,
-				Schema: "#/components/schemas/SupplierID/pattern", Count: 5, Operations: []string{"getSKU", "getSupplier"},
-				Evidence: &Evidence{Pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,31}$", Shape: &Shape{Classes: "a-z0-9_", MinLen: 3, MaxLen: 12}}}},
-			change: "relax SupplierID's pattern to also accept [a-z0-9_]{3,32}",
-			in:     []string{"      pattern: \"^(?:[A-Za-z0-9][A-Za-z0-9-]{0,31}|[a-z0-9_]{3,32})$\"\n"},
-			out:    []string{"      pattern: \"^[A-Za-z0-9][A-Za-z0-9-]{0,31}$\"\n"},
-		},
-		{
-			name: "pattern of an inline property",
-			causes: []Cause{{ID: "pattern:code", Kind: FindingSchema,
-				Schema: "#/components/schemas/ErrorDetail/properties/code/pattern", Count: 1, Operations: []string{"getSKU"},
-				Evidence: &Evidence{Component: "ErrorDetail", Property: "code", Pattern: "^[a-z][a-z0-9_]{0,63}$", Shape: &Shape{Classes: "A-Z_.", MinLen: 2, MaxLen: 80}}}},
-			change: "relax ErrorDetail.code's pattern to also accept [A-Z._]{2,80}",
-			in:     []string{"          pattern: \"^(?:[a-z][a-z0-9_]{0,63}|[A-Z._]{2,80})$\"\n"},
-		},
-	} {
+	for _, tc := range proposalCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Suggest(openapi.YAML, withSentinel(tc.causes))
 			if err != nil {
@@ -482,26 +488,6 @@ func TestSuggestSafeClass(t *testing.T) {
 				t.Errorf("class %q does not compile: %v", got, err)
 			}
 		}
-	}
-}
-
-func TestSuggestDiff(t *testing.T) {
-	a := splitLines([]byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n"))
-	b := splitLines([]byte("0\n1\n2\n3\n4\n5\n6\nseven\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n"))
-	got := unifiedDiff(a, b, "x")
-	// Changes 6 lines apart or closer share a hunk.
-	want := "--- a/x\n+++ b/x\n@@ -1,10 +1,11 @@\n+0\n 1\n 2\n 3\n 4\n 5\n 6\n-7\n+seven\n 8\n 9\n 10\n"
-	if got != want {
-		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
-	}
-	// Further apart, they do not.
-	c := splitLines([]byte("0\n1\n2\n3\n4\n5\n6\n7\neight\n9\n10\n11\n"))
-	want = "--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+0\n@@ -5,7 +6,7 @@\n 5\n 6\n 7\n-8\n+eight\n 9\n 10\n 11\n"
-	if got := unifiedDiff(a[:11], c[:9+3], "x"); got != strings.Replace(want, "@@ -0,0 +1 @@\n+0\n", "@@ -1,3 +1,4 @@\n+0\n 1\n 2\n 3\n", 1) {
-		t.Fatalf("diff:\n%s", got)
-	}
-	if unifiedDiff(a, a, "x") != "" {
-		t.Fatal("a diff of equal texts")
 	}
 }
 

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	sl "github.com/korral/storelink/storelinkclient"
@@ -201,9 +202,16 @@ func setDay(name string, hours map[string]any) func(map[string]any, Query) {
 // Examples lists at least one example of every rule, in the registry's
 // order. Each call returns fresh queries.
 func Examples() []Example {
-	ex := func(rule, op, field string, mutate func(map[string]any, Query)) Example {
-		return Example{Rule: rule, Operation: op, Field: field, Query: ExampleQuery(op), Mutate: mutate}
-	}
+	return slices.Concat(echoExamples(), storeExamples(), inventoryExamples(), posExamples(), catalogueExamples(), orderExamples())
+}
+
+func newExample(rule, op, field string, mutate func(map[string]any, Query)) Example {
+	return Example{Rule: rule, Operation: op, Field: field, Query: ExampleQuery(op), Mutate: mutate}
+}
+
+// echoExamples answer with another id than the request named.
+func echoExamples() []Example {
+	ex := newExample
 	return []Example{
 		ex(PathStoreID, OpGetStore, "/store_id", func(b map[string]any, q Query) { b["store_id"] = other(q.StoreID, "8") }),
 		ex(PathStoreID, OpGetInventory, "/store_id", func(b map[string]any, q Query) { b["store_id"] = other(q.StoreID, "8") }),
@@ -213,6 +221,13 @@ func Examples() []Example {
 			b["supplier_id"] = other(q.SupplierID, "SUP-ELSEWHERE")
 		}),
 		ex(PathOrderID, OpGetOrder, "/order_id", func(b map[string]any, q Query) { b["order_id"] = other(q.OrderID, "RO-ELSEWHERE-1") }),
+	}
+}
+
+// storeExamples break the store list's order, a timezone or opening hours.
+func storeExamples() []Example {
+	ex := newExample
+	return []Example{
 		ex(StoresOrder, OpListStores, "/stores/1/store_id", func(b map[string]any, _ Query) {
 			// The list's first two stores swapped: 210 before 47 (a list
 			// of one gets a second store to swap).
@@ -235,30 +250,28 @@ func Examples() []Example {
 		ex(StoreHoursOpen, OpGetStore, "/opening_hours/monday", setDay("monday", map[string]any{"closed": false, "opens": "07:00"})),
 		ex(StoreHoursClosed, OpGetStore, "/opening_hours/sunday", setDay("sunday", map[string]any{"closed": true, "opens": "08:00", "closes": "20:00"})),
 		ex(StoreHoursOrder, OpGetStore, "/opening_hours/monday", setDay("monday", day("20:59", "09:11"))),
+	}
+}
+
+// inventoryExamples break the stock count or its time.
+func inventoryExamples() []Example {
+	ex := newExample
+	return []Example{
 		ex(InventoryRange, OpGetInventory, "/on_hand_units", func(b map[string]any, _ Query) { b["on_hand_units"] = 2000000 }),
 		ex(InventoryCountedAt, OpGetInventory, "/counted_at", func(b map[string]any, q Query) {
 			b["counted_at"] = rfc3339(q.Now.Add(time.Hour))
 		}),
-		ex(POSWindow, OpListPOS, "/transactions/0/timestamp", func(b map[string]any, q Query) {
-			// Every line from 1905: still newest first, all before since.
-			for i, t := range transactions(b, q) {
-				if tx, ok := t.(map[string]any); ok {
-					tx["timestamp"] = rfc3339(time.Date(1905, 3, 1, 10, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Minute))
-				}
-			}
-		}),
-		ex(POSOrder, OpListPOS, "/transactions/1/timestamp", func(b map[string]any, q Query) {
-			// Two lines inside the window, oldest first.
-			base := q.Since.Truncate(time.Second)
-			if !q.Now.IsZero() && q.Now.Sub(base) > 2*time.Hour {
-				base = q.Now.Add(-2 * time.Hour).Truncate(time.Second)
-			}
-			b["transactions"] = []any{
-				map[string]any{"transaction_id": "T-EXAMPLE-1", "timestamp": rfc3339(base.Add(10 * time.Minute)), "units": 1},
-				map[string]any{"transaction_id": "T-EXAMPLE-2", "timestamp": rfc3339(base.Add(20 * time.Minute)), "units": 1},
-			}
-			b["total_count"] = max(number(b["total_count"]), 2)
-		}),
+	}
+}
+
+// posExamples break a POS page.
+func posExamples() []Example {
+	ex := newExample
+	cursor := ex(POSCursor, OpListPOS, "/next_cursor", posCursorLoop)
+	cursor.Query.Cursor = "c2luY2U9MTcwMDAwMDAwMA"
+	return []Example{
+		ex(POSWindow, OpListPOS, "/transactions/0/timestamp", posBeforeWindow),
+		ex(POSOrder, OpListPOS, "/transactions/1/timestamp", posOldestFirst),
 		ex(POSSince, OpListPOS, "/since", func(b map[string]any, q Query) {
 			b["since"] = rfc3339(q.Since.Add(-time.Hour))
 		}),
@@ -270,47 +283,83 @@ func Examples() []Example {
 		ex(POSTotalCount, OpListPOS, "/total_count", func(b map[string]any, q Query) {
 			b["total_count"] = len(transactions(b, q)) - 1
 		}),
-		func() Example {
-			// A cursor that loops: the page names as its next the cursor
-			// that fetched it. A first page (no cursor) is left alone:
-			// in a walk, the second page loops.
-			// The page keeps only its oldest line, so that the page read
-			// again is not out of order with itself (pos.order).
-			e := ex(POSCursor, OpListPOS, "/next_cursor", func(b map[string]any, q Query) {
-				if q.Cursor == "" {
-					return
-				}
-				b["next_cursor"] = q.Cursor
-				txs := transactions(b, q)
-				b["transactions"] = txs[len(txs)-1:]
-			})
-			e.Query.Cursor = "c2luY2U9MTcwMDAwMDAwMA"
-			return e
-		}(),
-		ex(POSLimit, OpListPOS, "/transactions", func(b map[string]any, q Query) {
-			// One line more than the query's limit (the contract's default
-			// when it asked none): copies of the page's oldest line, so the
-			// page stays newest first and inside the window.
-			limit := q.Limit
-			if limit <= 0 {
-				limit = DefaultPOSLimit
-			}
-			txs := transactions(b, q)
-			last, _ := txs[len(txs)-1].(map[string]any)
-			for i := len(txs); i <= limit; i++ {
-				line := map[string]any{}
-				for k, v := range last {
-					line[k] = v
-				}
-				line["transaction_id"] = fmt.Sprintf("T-EXAMPLE-LIMIT-%d", i)
-				txs = append(txs, line)
-			}
-			b["transactions"] = txs
-			b["total_count"] = max(number(b["total_count"]), int64(len(txs)))
-		}),
+		cursor,
+		ex(POSLimit, OpListPOS, "/transactions", posOverLimit),
+	}
+}
+
+// posBeforeWindow dates every line from 1905: still newest first, all
+// before since.
+func posBeforeWindow(b map[string]any, q Query) {
+	for i, t := range transactions(b, q) {
+		if tx, ok := t.(map[string]any); ok {
+			tx["timestamp"] = rfc3339(time.Date(1905, 3, 1, 10, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Minute))
+		}
+	}
+}
+
+// posOldestFirst leaves two lines inside the window, oldest first.
+func posOldestFirst(b map[string]any, q Query) {
+	base := q.Since.Truncate(time.Second)
+	if !q.Now.IsZero() && q.Now.Sub(base) > 2*time.Hour {
+		base = q.Now.Add(-2 * time.Hour).Truncate(time.Second)
+	}
+	b["transactions"] = []any{
+		map[string]any{"transaction_id": "T-EXAMPLE-1", "timestamp": rfc3339(base.Add(10 * time.Minute)), "units": 1},
+		map[string]any{"transaction_id": "T-EXAMPLE-2", "timestamp": rfc3339(base.Add(20 * time.Minute)), "units": 1},
+	}
+	b["total_count"] = max(number(b["total_count"]), 2)
+}
+
+// posCursorLoop makes a cursor that loops: the page names as its next the
+// cursor that fetched it. A first page (no cursor) is left alone: in a
+// walk, the second page loops. The page keeps only its oldest line, so
+// that the page read again is not out of order with itself (pos.order).
+func posCursorLoop(b map[string]any, q Query) {
+	if q.Cursor == "" {
+		return
+	}
+	b["next_cursor"] = q.Cursor
+	txs := transactions(b, q)
+	b["transactions"] = txs[len(txs)-1:]
+}
+
+// posOverLimit adds one line more than the query's limit (the contract's
+// default when it asked none): copies of the page's oldest line, so the
+// page stays newest first and inside the window.
+func posOverLimit(b map[string]any, q Query) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultPOSLimit
+	}
+	txs := transactions(b, q)
+	last, _ := txs[len(txs)-1].(map[string]any)
+	for i := len(txs); i <= limit; i++ {
+		line := map[string]any{}
+		for k, v := range last {
+			line[k] = v
+		}
+		line["transaction_id"] = fmt.Sprintf("T-EXAMPLE-LIMIT-%d", i)
+		txs = append(txs, line)
+	}
+	b["transactions"] = txs
+	b["total_count"] = max(number(b["total_count"]), int64(len(txs)))
+}
+
+// catalogueExamples break a SKU or a supplier.
+func catalogueExamples() []Example {
+	ex := newExample
+	return []Example{
 		ex(SKURange, OpGetSKU, "/case_pack", func(b map[string]any, _ Query) { b["case_pack"] = 0 }),
 		ex(SupplierRange, OpGetSupplier, "/lead_time_days", func(b map[string]any, _ Query) { b["lead_time_days"] = -1 }),
 		ex(SupplierCutoff, OpGetSupplier, "/order_cutoff_local", func(b map[string]any, _ Query) { b["order_cutoff_local"] = "14h00" }),
+	}
+}
+
+// orderExamples break an order.
+func orderExamples() []Example {
+	ex := newExample
+	return []Example{
 		ex(OrderStatus, OpGetOrder, "/status", func(b map[string]any, _ Query) { b["status"] = "lost" }),
 		ex(OrderRange, OpGetOrder, "/quantity_units", func(b map[string]any, _ Query) { b["quantity_units"] = 0 }),
 		ex(OrderReadBack, OpCreateOrder, "/quantity_units", func(b map[string]any, _ Query) {
