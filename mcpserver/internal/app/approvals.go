@@ -126,13 +126,7 @@ func (a *App) workflow(verifier replenish.Verifier) *replenish.Workflow {
 			AllowWrites:   cfg.AllowWrites && !cfg.ReadOnly,
 			MaxOrderUnits: int64(cfg.MaxOrderUnits),
 			// The keyring reach connected with, read when the gate runs.
-			Holds: func(storeID string) bool {
-				if a.keys == nil {
-					return false
-				}
-				_, ok := a.keys.Key(storeID)
-				return ok
-			},
+			Holds: a.holds,
 		},
 		Reach: func(ctx context.Context, e state.Entry) (replenish.Upstream, string, error) {
 			if err := reach(ctx, a, e); err != nil {
@@ -229,4 +223,13 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// holds reports whether the keyring a connected with holds storeID.
+func (a *App) holds(storeID string) bool {
+	if a.keys == nil {
+		return false
+	}
+	_, ok := a.keys.Key(storeID)
+	return ok
 }

@@ -98,8 +98,8 @@ func startConsole(a *App, o ConsoleOptions) (*consoleServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	h, err := console.New(newConsoleBackend(a), console.Options{Logger: a.log, BehindTLSProxy: o.BehindTLSProxy,
-		Sessions: stateSessions{db: a.db}, Logins: a.db, Hosts: hosts, FormKey: formKey})
+	h, err := console.New(a.consoleBackend(), console.Options{Logger: a.log, BehindTLSProxy: o.BehindTLSProxy,
+		Sessions: console.StateSessions{DB: a.db}, Logins: a.db, Hosts: hosts, FormKey: formKey})
 	if err != nil {
 		return nil, err
 	}
@@ -199,4 +199,13 @@ func ServeConsole(ctx context.Context, opts Options, o ConsoleOptions) error {
 	}
 	c.stop(a)
 	return nil
+}
+
+// consoleBackend is the console's Backend over a's ledger, approver
+// register, audit trail and StoreLink (a.up, which must reach a.upstreamID).
+func (a *App) consoleBackend() console.Backend {
+	flow := a.workflow(nil)
+	flow.Upstream, flow.UpstreamID, flow.LookbackDays = a.up, a.upstreamID, a.cfg.DefaultLookbackDays
+	flow.Reach = nil
+	return console.NewWorkflowBackend(console.WorkflowOptions{Flow: flow, Approvers: a.db, Audit: a.db, Holds: a.holds, Now: a.now, Log: a.log})
 }
