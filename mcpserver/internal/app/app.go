@@ -20,16 +20,18 @@ import (
 	"os"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/korral/storelink/mcpserver/buildinfo"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Version is the program's version, reported in the MCP handshake, in the
@@ -258,7 +260,7 @@ func openUpstream(ctx context.Context, opts Options) (*App, error) {
 	cfg, log := a.cfg, a.log
 	baseURL := cfg.UpstreamBaseURL
 	kr := cfg.Keyring
-	a.upstreamID = upstreamIdentity(baseURL)
+	a.upstreamID = replenish.UpstreamIdentity(baseURL)
 	if baseURL == "" {
 		if kr != nil {
 			// A production keyring without its StoreLink is a deployment

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/approver"
-	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
@@ -173,14 +170,14 @@ func reach(ctx context.Context, a *App, e state.Entry) error {
 	}
 	target := e.UpstreamID
 	switch configured := a.cfg.UpstreamBaseURL; {
-	case strings.HasPrefix(target, embeddedPrefix):
+	case replenish.IsEmbedded(target):
 		return refuse("%s was staged for the embedded mock StoreLink inside one server process, which no other process can reach; reject it, and stage orders against a real StoreLink (UPSTREAM_BASE_URL)", orDash(e.ApprovalID))
 	case target == "" && configured == "":
 		return refuse("the ledger does not say which StoreLink %s was recorded for: set UPSTREAM_BASE_URL to the StoreLink the server uses", e.IdempotencyKey)
 	case target == "":
-		target = upstreamIdentity(configured)
-	case configured != "" && upstreamIdentity(configured) != target:
-		return refuse("%s was recorded for the StoreLink at %s, but UPSTREAM_BASE_URL names %s: unset it or point it at %s", e.IdempotencyKey, target, upstreamIdentity(configured), target)
+		target = replenish.UpstreamIdentity(configured)
+	case configured != "" && replenish.UpstreamIdentity(configured) != target:
+		return refuse("%s was recorded for the StoreLink at %s, but UPSTREAM_BASE_URL names %s: unset it or point it at %s", e.IdempotencyKey, target, replenish.UpstreamIdentity(configured), target)
 	}
 	if a.cfg.Keyring == nil {
 		return refuse("no key for store %s: set STORELINK_KEYRING_FILE (or STORELINK_KEYRING) to a keyring holding store %s's key for %s", e.StoreID, e.StoreID, target)
@@ -197,25 +194,6 @@ func reach(ctx context.Context, a *App, e state.Entry) error {
 		return refuse("StoreLink at %s could not be used with store %s's key (%s: %s)", target, e.StoreID, ae.Code, ae.Message)
 	}
 	return nil
-}
-
-// embeddedPrefix begins the identity of an embedded StoreLink.
-const embeddedPrefix = "embedded:"
-
-// upstreamIdentity names a StoreLink for the ledger: its base URL without
-// user info, query or trailing slash (nothing secret is kept), or, for the
-// embedded mock, a name of its own, since every process starts its own.
-func upstreamIdentity(baseURL string) string {
-	if baseURL == "" {
-		return embeddedPrefix + callid.New()
-	}
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return baseURL
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	return strings.TrimRight(u.String(), "/")
 }
 
 func orDash(s string) string {

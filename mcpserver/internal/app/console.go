@@ -14,6 +14,7 @@ import (
 
 	"github.com/korral/storelink/mcpserver/console"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 )
 
 // ConsoleOptions are the approvals console's listener settings, of
@@ -187,7 +188,7 @@ func ServeConsole(ctx context.Context, opts Options, o ConsoleOptions) error {
 	if err := a.connect(cfg.UpstreamBaseURL, cfg.Keyring); err != nil {
 		return err
 	}
-	a.upstreamID = upstreamIdentity(cfg.UpstreamBaseURL)
+	a.upstreamID = replenish.UpstreamIdentity(cfg.UpstreamBaseURL)
 	c, err := startConsole(a, o)
 	if err != nil {
 		return err

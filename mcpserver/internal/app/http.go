@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 )
 
 // Environment variables of the HTTP transport, named in messages; package

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"io"
 
-	"github.com/korral/storelink/mcpserver/internal/tools"
-	"github.com/korral/storelink/mcpserver/internal/callid"
-	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
+	"github.com/korral/storelink/mcpserver/internal/tools"
 )
 
 // ServeStdio assembles the server and serves one MCP client over stdin and
