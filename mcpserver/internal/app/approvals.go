@@ -3,9 +3,7 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
@@ -125,12 +123,14 @@ func (a *App) workflow(verifier replenish.Verifier) *replenish.Workflow {
 			// The keyring reach connected with, read when the gate runs.
 			Holds: a.holds,
 		},
-		Reach: func(ctx context.Context, e state.Entry) (replenish.Upstream, string, error) {
-			if err := reach(ctx, a, e); err != nil {
-				return nil, "", err
-			}
-			return a.up, a.upstreamID, nil
-		},
+		Reach: replenish.Reacher{Configured: cfg.UpstreamBaseURL, HasKeyring: cfg.Keyring != nil,
+			Connect: func(target string) (replenish.Upstream, func(string) bool, error) {
+				if err := a.connect(target, cfg.Keyring); err != nil {
+					return nil, nil, err
+				}
+				a.upstreamID = target
+				return a.up, a.holds, nil
+			}}.Reach,
 	}
 	if a.recorder != nil {
 		f.Recorder = a.recorder
@@ -156,51 +156,6 @@ func personError(err error) error {
 		return &Error{Code: 1, Err: err}
 	}
 	return err
-}
-
-// reach connects a to the StoreLink the entry was recorded for and proves
-// that the store's key opens it, before anything in the ledger changes. The
-// StoreLink is the one the entry names, so an approver needs no
-// UPSTREAM_BASE_URL, only the keyring with that store's key; a configured
-// UPSTREAM_BASE_URL must name the same StoreLink. An embedded StoreLink
-// lives inside one server process and cannot be reached from here.
-func reach(ctx context.Context, a *App, e state.Entry) error {
-	refuse := func(format string, args ...any) error {
-		return &Error{Code: 1, Err: fmt.Errorf(format+"; nothing changed", args...)}
-	}
-	target := e.UpstreamID
-	switch configured := a.cfg.UpstreamBaseURL; {
-	case replenish.IsEmbedded(target):
-		return refuse("%s was staged for the embedded mock StoreLink inside one server process, which no other process can reach; reject it, and stage orders against a real StoreLink (UPSTREAM_BASE_URL)", orDash(e.ApprovalID))
-	case target == "" && configured == "":
-		return refuse("the ledger does not say which StoreLink %s was recorded for: set UPSTREAM_BASE_URL to the StoreLink the server uses", e.IdempotencyKey)
-	case target == "":
-		target = replenish.UpstreamIdentity(configured)
-	case configured != "" && replenish.UpstreamIdentity(configured) != target:
-		return refuse("%s was recorded for the StoreLink at %s, but UPSTREAM_BASE_URL names %s: unset it or point it at %s", e.IdempotencyKey, target, replenish.UpstreamIdentity(configured), target)
-	}
-	if a.cfg.Keyring == nil {
-		return refuse("no key for store %s: set STORELINK_KEYRING_FILE (or STORELINK_KEYRING) to a keyring holding store %s's key for %s", e.StoreID, e.StoreID, target)
-	}
-	if err := a.connect(target, a.cfg.Keyring); err != nil {
-		return err
-	}
-	a.upstreamID = target
-	if _, ok := a.keys.Key(e.StoreID); !ok {
-		return refuse("the keyring holds no key for store %s: add store %s's key for %s to it", e.StoreID, e.StoreID, target)
-	}
-	if _, err := a.up.Store(ctx, e.StoreID); err != nil {
-		ae := apperr.From(err)
-		return refuse("StoreLink at %s could not be used with store %s's key (%s: %s)", target, e.StoreID, ae.Code, ae.Message)
-	}
-	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // holds reports whether the keyring a connected with holds storeID.
