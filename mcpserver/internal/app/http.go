@@ -170,8 +170,8 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 			_ = ln.Close()
 			return err
 		}
-		defer c.stop(a)
-		consoleDone = c.done
+		defer c.Stop()
+		consoleDone = c.Done
 	}
 	var metricsDone <-chan error
 	if o.MetricsAddr != "" {
