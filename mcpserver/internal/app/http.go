@@ -83,30 +83,11 @@ func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 // timeout. With o.Console.Addr it serves the approvals console too, and
 // with o.MetricsAddr Prometheus /metrics, each on a listener of its own.
 func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
-	// The policy is judged before anything starts (no database is opened,
-	// no embedded StoreLink started), so it needs the configuration alone;
-	// Open loads it again with everything else.
-	cfg, err := LoadConfig(opts)
+	// The policies are judged before anything starts (no database is
+	// opened, no embedded StoreLink started), from the configuration alone.
+	p, err := httpPolicies(opts, &o)
 	if err != nil {
 		return err
-	}
-	o.InsecureNoAuth = o.InsecureNoAuth || cfg.HTTPInsecure
-	listenHost, err := authPolicy(o, cfg.AuthTokensFile, cfg.OAuthIssuer)
-	if err != nil {
-		return exit2(err)
-	}
-	var tokens *bearer.File
-	if cfg.AuthTokensFile != "" {
-		if tokens, err = bearer.Open(cfg.AuthTokensFile, nil); err != nil {
-			return exit2(fmt.Errorf("configuration: %s: %w", envTokensFile, err))
-		}
-	}
-	if err := metricsPolicy(o, cfg.MetricsTokenFile); err != nil {
-		return exit2(err)
-	}
-	metricsToken, err := readMetricsToken(opts.readFile(), cfg.MetricsTokenFile, tokens)
-	if err != nil {
-		return exit2(err)
 	}
 	opts.Metrics, opts.SessionName = o.MetricsAddr != "", ""
 	a, err := Open(ctx, opts)
@@ -114,42 +95,97 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 		return err
 	}
 	defer a.Close()
-	hopts := a.httpOptions(o, listenHost)
-	if cfg.OAuthIssuer != "" {
-		// The provider is asked for its keys now, so a wrong issuer stops
-		// the server here with the reason instead of refusing every caller.
-		v, err := oauth.New(ctx, oauth.Options{Issuer: cfg.OAuthIssuer, Audience: cfg.OAuthAudience, Logger: a.log})
-		if err != nil {
-			return exit2(fmt.Errorf("configuration: %s: %w", envOAuthIssuer, err))
+	srv, err := a.httpServer(ctx, o, &p)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	a.logHTTPStart(o, p)
+	side, err := a.startSideListeners(o, p.metricsToken)
+	defer side.stop()
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	return a.serveUntilDone(ctx, srv, ln, side, o.ShutdownTimeout)
+}
+
+// httpPolicy is what the policies of serve found: the listen host, the
+// bearer token file (nil without one) and the /metrics token.
+type httpPolicy struct {
+	listenHost   string
+	tokens       *bearer.File
+	metricsToken string
+	// jwksURI is where the identity provider's keys are read; set by
+	// httpServer.
+	jwksURI string
+}
+
+// httpPolicies loads the configuration and applies the authentication and
+// /metrics policies; every refusal is a configuration problem (exit 2).
+func httpPolicies(opts Options, o *ServeOptions) (httpPolicy, error) {
+	var p httpPolicy
+	cfg, err := LoadConfig(opts)
+	if err != nil {
+		return p, err
+	}
+	o.InsecureNoAuth = o.InsecureNoAuth || cfg.HTTPInsecure
+	if p.listenHost, err = authPolicy(*o, cfg.AuthTokensFile, cfg.OAuthIssuer); err != nil {
+		return p, exit2(err)
+	}
+	if cfg.AuthTokensFile != "" {
+		if p.tokens, err = bearer.Open(cfg.AuthTokensFile, nil); err != nil {
+			return p, exit2(fmt.Errorf("configuration: %s: %w", envTokensFile, err))
 		}
+	}
+	if err := metricsPolicy(*o, cfg.MetricsTokenFile); err != nil {
+		return p, exit2(err)
+	}
+	if p.metricsToken, err = readMetricsToken(opts.readFile(), cfg.MetricsTokenFile, p.tokens); err != nil {
+		return p, exit2(err)
+	}
+	return p, nil
+}
+
+// httpServer builds the MCP transport with its authentication: the token
+// file, and the identity provider, which is asked for its keys now, so a
+// wrong issuer stops the server here with the reason.
+func (a *App) httpServer(ctx context.Context, o ServeOptions, p *httpPolicy) (*httpserver.Server, error) {
+	hopts := a.httpOptions(o, p.listenHost)
+	if a.cfg.OAuthIssuer != "" {
+		v, err := oauth.New(ctx, oauth.Options{Issuer: a.cfg.OAuthIssuer, Audience: a.cfg.OAuthAudience, Logger: a.log})
+		if err != nil {
+			return nil, exit2(fmt.Errorf("configuration: %s: %w", envOAuthIssuer, err))
+		}
+		p.jwksURI = v.JWKSURI()
 		hopts.OAuth = &httpserver.OAuth{Verifier: v, WriteTools: writeTools,
 			Refused: func(ctx context.Context, tool, reason, caller, sessionID string) {
 				// The name is the caller's, unchecked: escaped and bounded.
 				a.rejections.Record(ctx, textsafe.Bound(tool, 64), reason, caller, sessionID)
 			}}
 	}
-	if tokens != nil {
-		tokens.SetLogger(a.log)
+	if p.tokens != nil {
+		p.tokens.SetLogger(a.log)
 		// Only a token file that exists goes into the interface: a nil
 		// *bearer.File in it would be a non-nil Tokens that admits nobody.
-		hopts.Tokens = tokens
+		hopts.Tokens = p.tokens
 	}
-	srv, err := httpserver.New(hopts)
-	if err != nil {
-		return err
-	}
+	return httpserver.New(hopts)
+}
 
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+// logHTTPStart logs how callers are authenticated and that the server
+// starts.
+func (a *App) logHTTPStart(o ServeOptions, p httpPolicy) {
+	if p.tokens != nil {
+		a.log.Info("auth.tokens_loaded", "path", p.tokens.Path(), "labels", p.tokens.Labels())
 	}
-	if tokens != nil {
-		a.log.Info("auth.tokens_loaded", "path", tokens.Path(), "labels", tokens.Labels())
+	if a.cfg.OAuthIssuer != "" {
+		a.log.Info("auth.oauth", "issuer", a.cfg.OAuthIssuer, "audience", a.cfg.OAuthAudience, "jwks_uri", p.jwksURI)
 	}
-	if hopts.OAuth != nil {
-		a.log.Info("auth.oauth", "issuer", cfg.OAuthIssuer, "audience", cfg.OAuthAudience, "jwks_uri", hopts.OAuth.Verifier.JWKSURI())
-	}
-	if tokens == nil && hopts.OAuth == nil {
+	if p.tokens == nil && a.cfg.OAuthIssuer == "" {
 		reason := "loopback address"
 		if o.InsecureNoAuth {
 			reason = "--insecure-no-auth"
@@ -158,54 +194,69 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 	}
 	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
 	if o.Stateless {
-		// A 2025-11-25 client's capabilities come with its initialize
-		// request, which a stateless server does not keep: its tools/list
-		// cannot know that the client renders MCP Apps (ADR 0020).
+		// A stateless server does not keep a 2025-11-25 client's
+		// capabilities between requests (ADR 0020).
 		a.log.Info("http.stateless", "views", "2025-11-25 clients get no MCP Apps views under --stateless (their capabilities are not kept between requests); 2026-07-28 clients declare theirs with each request and get them")
 	}
-	var consoleDone <-chan error
+}
+
+// sideListeners are the console and /metrics listeners beside the MCP
+// endpoint; each channel is nil when that listener is not served.
+type sideListeners struct {
+	console, metrics <-chan error
+	stops            []func()
+}
+
+func (s *sideListeners) stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+}
+
+// startSideListeners starts the console and /metrics listeners the flags
+// ask for.
+func (a *App) startSideListeners(o ServeOptions, metricsToken string) (*sideListeners, error) {
+	s := &sideListeners{}
 	if o.Console.Addr != "" {
 		c, err := startConsole(a, o.Console)
 		if err != nil {
-			_ = ln.Close()
-			return err
+			return s, err
 		}
-		defer c.Stop()
-		consoleDone = c.Done
+		s.stops, s.console = append(s.stops, c.Stop), c.Done
 	}
-	var metricsDone <-chan error
 	if o.MetricsAddr != "" {
 		m, err := startMetrics(a, o.MetricsAddr, metricsToken)
 		if err != nil {
-			_ = ln.Close()
-			return err
+			return s, err
 		}
-		defer m.stop()
-		metricsDone = m.done
+		s.stops, s.metrics = append(s.stops, m.stop), m.done
 	}
+	return s, nil
+}
+
+// serveUntilDone serves on ln until ctx is cancelled or a listener fails,
+// then drains srv for at most grace.
+func (a *App) serveUntilDone(ctx context.Context, srv *httpserver.Server, ln net.Listener, side *sideListeners, grace time.Duration) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-
+	var failed error
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
-	case err := <-metricsDone:
-		sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return fmt.Errorf("metrics: %w", err)
-	case err := <-consoleDone:
-		sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return fmt.Errorf("console: %w", err)
+	case err := <-side.metrics:
+		failed = fmt.Errorf("metrics: %w", err)
+	case err := <-side.console:
+		failed = fmt.Errorf("console: %w", err)
 	case <-ctx.Done():
+		a.log.Info("http.shutdown", "grace", grace.String())
 	}
-	a.log.Info("http.shutdown", "grace", o.ShutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	// A forced end is logged by Shutdown; the process still stops cleanly.
 	_ = srv.Shutdown(sctx)
+	if failed != nil {
+		return failed
+	}
 	a.log.Info("server.stop", "transport", "http")
 	return nil
 }
