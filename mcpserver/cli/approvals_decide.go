@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/app"
-	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/secretfile"
 	"github.com/korral/storelink/mcpserver/internal/state"
@@ -58,7 +57,7 @@ func (p person) secret(env Env, verb, fromEnv string) (string, error) {
 		if env.Stdin == nil {
 			return "", usageError("approvals %s: --secret-stdin: no standard input", verb)
 		}
-		b, err := io.ReadAll(io.LimitReader(env.Stdin, approver.MaxSecretLen+3))
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, app.MaxSecretLen+3))
 		if err != nil {
 			return "", usageError("approvals %s: --secret-stdin: reading stdin: %v", verb, err)
 		}
