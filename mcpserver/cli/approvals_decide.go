@@ -74,7 +74,7 @@ func (p person) secret(env Env, verb, fromEnv string) (string, error) {
 
 // decide approves or rejects a staged order as the person p.
 func decide(ctx context.Context, env Env, verb, id string, p person) error {
-	a, err := app.Load(env.options())
+	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func decide(ctx context.Context, env Env, verb, id string, p person) error {
 // outcome is unknown (or that a crash left sending): the order id it became,
 // or that StoreLink holds no such order (app.App.Resolve).
 func resolve(ctx context.Context, env Env, key string, p person, orderID string) error {
-	a, err := app.Load(env.options())
+	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func runApprovers(ctx context.Context, args []string, env Env) error {
 		}
 	}
 
-	a, err := app.Load(env.options())
+	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}

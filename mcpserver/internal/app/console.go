@@ -34,7 +34,7 @@ func startConsole(a *App, o ConsoleOptions) (*console.Server, error) {
 // state database and reaches the same StoreLink (UPSTREAM_BASE_URL and the
 // keyring) as the server.
 func ServeConsole(ctx context.Context, opts Options, o ConsoleOptions) error {
-	a, err := Load(opts)
+	a, err := New(ctx, opts, StateOnly)
 	if err != nil {
 		return err
 	}

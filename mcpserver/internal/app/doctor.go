@@ -2,11 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 
-	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/doctor"
 	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
@@ -15,11 +15,17 @@ import (
 // Doctor runs the deployment's checks (package doctor), one line each to
 // w; the result is an *Error with code 1 when any failed.
 func Doctor(ctx context.Context, opts Options, w io.Writer) error {
-	readFile := opts.readFile()
-	cfg, err := config.Load(opts.Getenv, readFile)
+	a, err := New(ctx, opts, ConfigOnly)
 	if err != nil {
-		return doctorResult(doctor.ConfigFailed(w, err))
+		// The configuration's own error, without the "configuration: "
+		// prefix: one failed check per line.
+		var e *Error
+		if errors.As(err, &e) && errors.Unwrap(e.Err) != nil {
+			return doctorResult(doctor.ConfigFailed(w, errors.Unwrap(e.Err)))
+		}
+		return err
 	}
+	cfg, readFile := a.cfg, opts.readFile()
 	// Doctor checks the deployment as it runs, on the real clock.
 	if err := RefuseMockNow(cfg); err != nil {
 		return err

@@ -85,12 +85,12 @@ func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 	// The policies are judged before anything starts (no database is
 	// opened, no embedded StoreLink started), from the configuration alone.
-	p, err := httpPolicies(opts, &o)
+	p, err := httpPolicies(ctx, opts, &o)
 	if err != nil {
 		return err
 	}
 	opts.Metrics, opts.SessionName = o.MetricsAddr != "", ""
-	a, err := Open(ctx, opts)
+	a, err := New(ctx, opts, Server)
 	if err != nil {
 		return err
 	}
@@ -126,12 +126,13 @@ type httpPolicy struct {
 
 // httpPolicies loads the configuration and applies the authentication and
 // /metrics policies; every refusal is a configuration problem (exit 2).
-func httpPolicies(opts Options, o *ServeOptions) (httpPolicy, error) {
+func httpPolicies(ctx context.Context, opts Options, o *ServeOptions) (httpPolicy, error) {
 	var p httpPolicy
-	cfg, err := LoadConfig(opts)
+	c, err := New(ctx, opts, ConfigOnly)
 	if err != nil {
 		return p, err
 	}
+	cfg := c.cfg
 	o.InsecureNoAuth = o.InsecureNoAuth || cfg.HTTPInsecure
 	if p.listenHost, err = authPolicy(*o, cfg.AuthTokensFile, cfg.OAuthIssuer); err != nil {
 		return p, exit2(err)

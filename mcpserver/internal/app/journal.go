@@ -35,7 +35,17 @@ func journalError(err error) error {
 // is served); where they cannot, a journal left from before is still
 // replayed, and none is created. A file that breaks the journal's rules
 // (journal.Rule) is refused either way.
-func (a *App) openJournal(replay bool) error {
+func (a *App) openJournal(replay bool) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := a.openJournalFile(); err != nil || !replay {
+			return err
+		}
+		return a.replayJournal(ctx)
+	}
+}
+
+// openJournalFile opens the outcome journal and its recorder.
+func (a *App) openJournalFile() error {
 	cfg := a.cfg
 	if cfg.JournalPath == "" {
 		return nil
@@ -52,14 +62,11 @@ func (a *App) openJournal(replay bool) error {
 			a.log.Warn("journal.replay_failed", "journal", cfg.JournalPath, "error", err.Error())
 			return nil
 		}
-		return journalError(err)
+		return exit2(journalError(err))
 	}
 	a.recorder = &journal.Recorder{Ledger: a.db, Journal: j, Log: a.log, Now: a.now}
 	// Closed in reverse: the drain stops before its file closes.
 	a.closes = append(a.closes, j.Close, a.recorder.Close)
-	if replay {
-		a.replayJournal()
-	}
 	return nil
 }
 
@@ -69,9 +76,9 @@ func (a *App) openJournal(replay bool) error {
 // (a command that does not talk to StoreLink) such lines wait for a server
 // or doctor. Lines StoreLink could not be asked about stay in the journal
 // and the entry as it was; the server drains them in the background.
-func (a *App) replayJournal() {
+func (a *App) replayJournal(context.Context) error {
 	if a.recorder == nil {
-		return
+		return nil
 	}
 	if a.up != nil {
 		a.recorder.Confirm = replenish.ConfirmOrders(a.up, a.upstreamID)
@@ -79,4 +86,5 @@ func (a *App) replayJournal() {
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	_, _ = a.recorder.Replay(ctx) // it logs what it found; pending lines drain on
+	return nil
 }

@@ -47,7 +47,8 @@ func DatabaseKind(cfg *config.Config) string {
 
 // Migrate brings the state database the configuration names to the
 // current schema and writes what it applied to w (storelink-mcp migrate).
-func Migrate(ctx context.Context, cfg *config.Config, w io.Writer) error {
+func (a *App) Migrate(ctx context.Context, w io.Writer) error {
+	cfg := a.cfg
 	if err := RefuseMockNow(cfg); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func ServeStdio(ctx context.Context, opts Options, stdin io.Reader, stdout io.Wr
 	// One stdio process serves one client: name its session once.
 	session := "stdio-" + callid.New()
 	opts.SessionName = session
-	a, err := Open(ctx, opts)
+	a, err := New(ctx, opts, Server)
 	if err != nil {
 		return err
 	}

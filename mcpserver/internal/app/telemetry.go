@@ -72,9 +72,10 @@ func textBound(s string) string {
 	return s
 }
 
-// startTelemetry builds the providers for a server. prometheusEndpoint is
+// startTelemetry builds the providers for a server; opts.Metrics says
 // whether `serve --metrics` asked for /metrics.
-func (a *App) startTelemetry(prometheusEndpoint bool) error {
+func (a *App) startTelemetry(context.Context) error {
+	prometheusEndpoint := a.opts.Metrics
 	t := a.cfg.Telemetry
 	res := resource.NewWithAttributes("", attribute.String("service.name", t.ServiceName), attribute.String("service.version", Version))
 	if t.Tracing() || t.MetricsPush() {
