@@ -1,14 +1,11 @@
-// Package app is the composition root of storelink-mcp: the one package
-// that knows every part. It turns the configuration into the parts (the
-// keyring, the StoreLink client with its breaker and cache, the ledger and
-// audit trail, the notifier, the OpenTelemetry SDK and the MCP server),
-// opens the state (SQLite or PostgreSQL, and the outcome journal), and
-// serves them: over stdio (ServeStdio), over HTTP (ServeHTTP) and as the
-// approvals console (ServeConsole, ConsoleBackend).
+// Package app is the composition root of storelink-mcp. New reads the
+// configuration and builds the parts (log, state database, outcome journal,
+// telemetry, StoreLink client, MCP server) and hands them to one another;
+// ServeStdio, ServeHTTP and ServeConsole serve them. Every configuration
+// problem is an *Error with Code 2, found before anything starts.
 //
-// Package cli parses argv and calls into app; nothing here reads flags.
-// Every configuration problem comes back as an *Error with Code 2, found
-// before anything starts.
+// It only wires: decisions belong to the packages it builds (console,
+// replenish, doctor, approver). It reads no flags (package cli does).
 package app
 
 import (

@@ -1,13 +1,10 @@
 // Package approver decides who may approve a staged order: it makes the
 // one-time secrets of named approvers, keeps only a slow salted verifier of
-// each in the state database's register (state.Approvers), and checks a
-// presented name and secret against that register, and the approver's store
-// scope against an order's store.
+// each in the register (state.Approvers), and checks a name and secret,
+// and an approver's store scope, against it.
 //
-// It is pure: no HTTP, no MCP, no logging. The approvals CLI and the
-// approvals console call Verify (or Authenticate and then Authorize) and
-// show the typed errors; what they show never tells an unknown name from a
-// wrong secret, and both cost the same hashing time.
+// It does no HTTP, MCP or logging. Its errors never tell an unknown name
+// from a wrong secret, and both cost the same hashing time.
 package approver
 
 import (

@@ -25,10 +25,10 @@ const (
 	maxDuplicateRefresh = 5
 )
 
-// Order is an order request as a door received it.
+// Order is an order request as a caller received it.
 type Order struct {
 	// StoreID is the store, already resolved against the keyring by the
-	// door.
+	// caller.
 	StoreID       string
 	SKU           string
 	QuantityUnits int64
@@ -134,7 +134,7 @@ type Sent struct {
 	Conflict  string
 }
 
-// Outcome is what a Preview or a Confirm did, for the door to answer with.
+// Outcome is what a Preview or a Confirm did, for the caller to answer with.
 type Outcome struct {
 	Mode           Mode
 	IdempotencyKey string

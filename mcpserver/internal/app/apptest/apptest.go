@@ -1,6 +1,6 @@
 // Package apptest holds the helpers that the tests of package app and of
-// package cli share: a stand-in StoreLink that fails, a log buffer safe for
-// a server's goroutines, and the settings of a private deployment.
+// package cli share: a stand-in StoreLink that fails, the settings of a
+// private deployment, and a private file.
 package apptest
 
 import (
