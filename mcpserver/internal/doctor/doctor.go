@@ -54,7 +54,7 @@ func (c *checkup) fail(check, what, fix string) {
 
 // Options are the deployment to check and the parts the checks build.
 type Options struct {
-	Config   *config.Config
+	Config *config.Config
 	// Keys is the keyring the StoreLink clients read store keys from.
 	Keys func(log *slog.Logger) upstream.Keys
 	// OpenState opens the state database the configuration names.
