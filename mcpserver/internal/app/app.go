@@ -117,9 +117,6 @@ func (a *App) Config() *config.Config { return a.cfg }
 // State is the state database: ledger, audit trail, approver register.
 func (a *App) State() state.Store { return a.db }
 
-// Server is the MCP server; nil unless the app came from Open.
-func (a *App) Server() *mcp.Server { return a.server }
-
 // Parts says how much of the program New assembles.
 type Parts int
 
@@ -177,7 +174,7 @@ func (a *App) checkClock(server bool) func(context.Context) error {
 	return func(context.Context) error {
 		cfg := a.cfg
 		if !server || cfg.UpstreamBaseURL != "" {
-			return RefuseMockNow(cfg)
+			return refuseMockNow(cfg)
 		}
 		if a.opts.Embedded == nil {
 			return exit2(errors.New("configuration: UPSTREAM_BASE_URL is not set, and this production build has no embedded demo StoreLink: set UPSTREAM_BASE_URL to StoreLink's base URL (with STORELINK_KEYRING_FILE), or run the demo from source with `go run ./cmd/storelink-mcp`"))
@@ -207,7 +204,7 @@ func (a *App) openLog(context.Context) error {
 
 // openState opens the state database.
 func (a *App) openState(context.Context) error {
-	db, err := OpenState(a.cfg)
+	db, err := openStore(a.cfg)
 	if err != nil {
 		return exit2(err)
 	}
@@ -341,11 +338,11 @@ func (a *App) upstreamKind() string {
 	return "storelink"
 }
 
-// RefuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
+// refuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
 // embedded demo StoreLink: its clock must be the real one. A pinned clock
 // would judge approvals' expiry and write the audit trail at a time of the
 // caller's choosing, against whatever StoreLink the ledger names.
-func RefuseMockNow(cfg *config.Config) error {
+func refuseMockNow(cfg *config.Config) error {
 	if cfg.MockNow.IsZero() {
 		return nil
 	}

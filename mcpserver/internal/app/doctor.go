@@ -27,11 +27,11 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	}
 	cfg, readFile := a.cfg, opts.readFile()
 	// Doctor checks the deployment as it runs, on the real clock.
-	if err := RefuseMockNow(cfg); err != nil {
+	if err := refuseMockNow(cfg); err != nil {
 		return err
 	}
 	return doctorResult(doctor.Run(ctx, w, doctor.Options{
-		Config: cfg, OpenState: OpenState, DatabaseKind: DatabaseKind(cfg),
+		Config: cfg, OpenState: openStore, DatabaseKind: databaseKind(cfg),
 		Keys: func(log *slog.Logger) upstream.Keys {
 			return tools.NewKeySource(cfg.Keyring, cfg.KeyringFile, readFile, log)
 		},

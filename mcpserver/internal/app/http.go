@@ -301,7 +301,7 @@ func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label,
 // readiness reports the configuration (loaded, or the server would not be
 // running), the ledger, the breaker and the upstream for /readyz.
 func (a *App) readiness(ctx context.Context) (httpserver.Readiness, error) {
-	out := httpserver.Readiness{Config: "loaded", Ledger: "ok", Database: DatabaseKind(a.cfg), Breaker: a.up.BreakerState(), Version: Version, Upstream: a.upstreamKind()}
+	out := httpserver.Readiness{Config: "loaded", Ledger: "ok", Database: databaseKind(a.cfg), Breaker: a.up.BreakerState(), Version: Version, Upstream: a.upstreamKind()}
 	if err := a.db.Ping(ctx); err != nil {
 		out.Ledger = "unreachable"
 		return out, err
