@@ -222,15 +222,8 @@ func (b *consoleBackend) History(ctx context.Context, a Approver) ([]DecidedOrde
 // preview, so the buyer judges today's stock rather than the agent's
 // moment.
 func (b *consoleBackend) Order(ctx context.Context, a Approver, approvalID string) (OrderDetail, error) {
-	e, err := b.flow.Show(ctx, approvalID)
-	var nf *replenish.NotFoundError
-	if errors.As(err, &nf) {
-		return OrderDetail{}, ErrNotFound
-	}
+	e, _, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
-		return OrderDetail{}, err
-	}
-	if _, err := b.authorize(ctx, a, e.StoreID); err != nil {
 		return OrderDetail{}, err
 	}
 	d := OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}

@@ -11,16 +11,7 @@ import (
 )
 
 // Decision is a person's approval or rejection of a staged order.
-type Decision struct {
-	// ApprovalID names the staged order.
-	ApprovalID string
-	// Name and Secret are the approver's, as `approvers add` registered
-	// them.
-	Name   string
-	Secret string
-	// Reason is a rejection's reason.
-	Reason string
-}
+type Decision = replenish.Decision
 
 // Staged lists the staged orders; all adds the decided and lapsed ones.
 // Listing only reads: a lapsed approval reads as expired here and is
@@ -40,7 +31,7 @@ func (a *App) Show(ctx context.Context, approvalID string) (state.Entry, error) 
 
 // Reject refuses a staged order as the named approver.
 func (a *App) Reject(ctx context.Context, d Decision) error {
-	_, err := a.workflow(a.approvers()).Reject(ctx, replenish.Decision{ApprovalID: d.ApprovalID, Name: d.Name, Secret: d.Secret, Reason: d.Reason})
+	_, err := a.workflow(a.approvers()).Reject(ctx, d)
 	if err != nil {
 		return personError(err)
 	}
@@ -65,7 +56,7 @@ type Approved struct {
 // Approve releases a staged order as the named approver: the order is sent
 // to the StoreLink its entry names.
 func (a *App) Approve(ctx context.Context, d Decision) (Approved, error) {
-	approved, err := a.workflow(a.approvers()).Approve(ctx, replenish.Decision{ApprovalID: d.ApprovalID, Name: d.Name, Secret: d.Secret, Reason: d.Reason})
+	approved, err := a.workflow(a.approvers()).Approve(ctx, d)
 	if err != nil {
 		return Approved{}, personError(err)
 	}

@@ -146,9 +146,6 @@ func idKey(secret, salt []byte, p Params, keyLen uint32) []byte {
 	return argon2.IDKey(secret, salt, p.Time, p.Memory, p.Threads, keyLen)
 }
 
-// Params returns the parameters new verifiers are made with.
-func (v *Verifier) Params() Params { return v.params }
-
 // Add records a new approver named name, limited to stores (nil for every
 // store), whose secret is secret, checked by CheckSecret. Only the
 // verifier is stored. The caller checks that stores belong to the
