@@ -371,18 +371,11 @@ func (w *Workflow) sendNew(ctx context.Context, out *Outcome, requestedBy string
 }
 
 // send sends an order the ledger holds in StateSending and records its
-// outcome by what reached StoreLink: accepted (raised), refused (failed),
-// not taken (retryable, or back to pending_approval for an approved order,
-// so the approval is not consumed) or unknown. The agent's confirm and a
-// person's approval both go through it, so both go through the same
-// breaker, ledger and outcome journal, and the entry carries everything
-// that is sent.
-//
-// The outcome is known once StoreLink has answered, so it is never lost
-// to a ledger that cannot be reached at that moment: the recorder keeps it
-// in the outcome journal, retries the ledger with backoff, and replays the
-// journal later. An accepted order is therefore always returned as Sent,
-// recorded or not, never as an error.
+// outcome: raised, failed, retryable (or back to pending_approval for an
+// approved order), or unknown. The agent's confirm and a person's approval
+// both go through it. Once StoreLink has answered, the outcome is never
+// lost: the recorder keeps it in the outcome journal until the ledger takes
+// it, so an accepted order is always returned as Sent, never as an error.
 func (w *Workflow) send(ctx context.Context, up Upstream, e state.Entry) (Sent, error) {
 	ctx, span := w.span(ctx, "replenish send", e.StoreID)
 	defer span.End()
