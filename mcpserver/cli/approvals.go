@@ -65,7 +65,7 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 	}
 	switch verb {
 	case "list", "show":
-		a, err := app.Load(env.options())
+		a, err := app.New(ctx, env.options(), app.StateOnly)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/app"
-	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/secretfile"
 	"github.com/korral/storelink/mcpserver/internal/state"
@@ -58,7 +57,7 @@ func (p person) secret(env Env, verb, fromEnv string) (string, error) {
 		if env.Stdin == nil {
 			return "", usageError("approvals %s: --secret-stdin: no standard input", verb)
 		}
-		b, err := io.ReadAll(io.LimitReader(env.Stdin, approver.MaxSecretLen+3))
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, app.MaxSecretLen+3))
 		if err != nil {
 			return "", usageError("approvals %s: --secret-stdin: reading stdin: %v", verb, err)
 		}
@@ -75,7 +74,7 @@ func (p person) secret(env Env, verb, fromEnv string) (string, error) {
 
 // decide approves or rejects a staged order as the person p.
 func decide(ctx context.Context, env Env, verb, id string, p person) error {
-	a, err := app.Load(env.options())
+	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}
@@ -116,7 +115,7 @@ func decide(ctx context.Context, env Env, verb, id string, p person) error {
 // outcome is unknown (or that a crash left sending): the order id it became,
 // or that StoreLink holds no such order (app.App.Resolve).
 func resolve(ctx context.Context, env Env, key string, p person, orderID string) error {
-	a, err := app.Load(env.options())
+	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/korral/storelink/mcpserver/cliflag"
 	"github.com/korral/storelink/mcpserver/internal/app"
-	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
@@ -90,7 +89,7 @@ func runApprovers(ctx context.Context, args []string, env Env) error {
 		}
 	}
 
-	a, err := app.Load(env.options())
+	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}
@@ -130,13 +129,13 @@ func readSecret(r io.Reader) (string, error) {
 	if r == nil {
 		return "", errors.New("no standard input")
 	}
-	b, err := io.ReadAll(io.LimitReader(r, approver.MaxSecretLen+3))
+	b, err := io.ReadAll(io.LimitReader(r, app.MaxSecretLen+3))
 	if err != nil {
 		return "", fmt.Errorf("reading stdin: %v", err)
 	}
 	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
-	if err := approver.CheckSecret(s); err != nil {
-		return "", errors.New(strings.TrimPrefix(err.Error(), approver.ErrSecretInvalid.Error()+": "))
+	if err := app.CheckSecret(s); err != nil {
+		return "", errors.New(strings.TrimPrefix(err.Error(), app.ErrSecretInvalid.Error()+": "))
 	}
 	return s, nil
 }

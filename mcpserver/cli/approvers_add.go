@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/app"
-	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
@@ -28,14 +27,11 @@ func addApprover(ctx context.Context, env Env, a *app.App, name string, scope []
 		}
 	}
 	generated := secret == ""
-	if generated {
-		secret = approver.NewSecret()
-	}
-	rec, err := approver.New(a.State()).Add(ctx, name, scope, secret, time.Now())
+	rec, secret, err := a.AddApprover(ctx, name, scope, secret)
 	switch {
 	case errors.Is(err, state.ErrApproverExists):
 		return &ExitError{Code: 1, Err: fmt.Errorf("approvers add: an active approver is already named %s (names are compared ignoring case); nothing was added. To give them a new secret, revoke and add again", name)}
-	case errors.Is(err, state.ErrApproverInvalid) || errors.Is(err, approver.ErrSecretInvalid):
+	case errors.Is(err, state.ErrApproverInvalid) || errors.Is(err, app.ErrSecretInvalid):
 		return usageError("approvers add: %v", err)
 	case err != nil:
 		return &ExitError{Code: 1, Err: fmt.Errorf("approvers add: %w; nothing was added", err)}

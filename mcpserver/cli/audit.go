@@ -78,7 +78,7 @@ func runAudit(ctx context.Context, args []string, env Env) error {
 	if *format != "text" && *format != "json" {
 		return usageError("audit: --format %q: want text or json", *format)
 	}
-	a, err := app.Load(env.options())
+	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}

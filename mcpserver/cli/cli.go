@@ -1,8 +1,9 @@
 // Package cli is the storelink-mcp program: it turns the command line into
 // one command and its exit code. Each command parses its flags and calls
-// package app, which loads the configuration, builds the server from its
-// parts and serves it. The binary in cmd/storelink-mcp only supplies the
-// process's environment and the embedded StoreLink.
+// package app, which builds the parts and serves them. It imports no part
+// itself (no upstream, state backend, approver or transport). The binary in
+// cmd/storelink-mcp only supplies the process's environment and the
+// embedded StoreLink.
 package cli
 
 import (

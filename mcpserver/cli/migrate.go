@@ -33,9 +33,9 @@ func runMigrate(ctx context.Context, args []string, env Env) error {
 	if len(rest) > 0 {
 		return usageError("migrate: unexpected argument %q (see storelink-mcp migrate --help)", rest[0])
 	}
-	cfg, err := app.LoadConfig(env.options())
+	a, err := app.New(ctx, env.options(), app.ConfigOnly)
 	if err != nil {
 		return err
 	}
-	return app.Migrate(ctx, cfg, env.Stdout)
+	return a.Migrate(ctx, env.Stdout)
 }

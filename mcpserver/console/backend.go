@@ -9,24 +9,13 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Backend is everything the console needs from the rest of the server: the
-// approver record, the staged orders and the audit trail. The console holds
-// no business rule of its own beyond what a page needs to show; the backend
-// decides. In particular the backend, not the console, enforces an
-// approver's store scope, the single use of an approval, its expiry by the
-// real clock at the moment of sending, and approver ≠ requester: the console
-// passes the Approver it got from Active and trusts nothing else about it.
-//
-// Every method takes the approver as Active returned it on this request, so
-// a scope changed or an approver revoked since the login takes effect at
-// the next click. A method that finds the approver revoked returns
-// ErrRevoked, and the console ends the session.
-//
-// Strings in the returned values are shown as text: HTML-escaped, with the
-// server's ⟦untrusted:TAG⟧…⟦/TAG⟧ data markers removed and control and
-// bidirectional characters made visible. Times are shown as given, in
-// their own location, so a backend returns store times in the store's
-// offset.
+// Backend is what the console needs from the rest of the server: the
+// approver record, the staged orders and the audit trail. The backend
+// decides (store scope, single use of an approval, expiry, approver is not
+// the requester); the console only shows. Every method takes the approver
+// as Active returned it on this request, so a revoked approver or a changed
+// scope takes effect at the next click; ErrRevoked ends the session.
+// Strings are shown as escaped text, and times in their own location.
 type Backend interface {
 	// Login verifies an approver's name and secret. It returns
 	// ErrBadCredentials for an unknown name, a wrong secret or a revoked

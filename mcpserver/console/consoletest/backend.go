@@ -16,30 +16,14 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/console"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
-// Clock is a settable clock for tests.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// Clock is a settable clock for tests (mcptest.Clock).
+type Clock = mcptest.Clock
 
 // NewClock returns a clock standing at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func NewClock(t time.Time) *Clock { return mcptest.NewClock(t) }
 
 type approver struct {
 	secret  string

@@ -1,36 +1,35 @@
-// Package app is the composition root of storelink-mcp: the one package
-// that knows every part. It turns the configuration into the parts (the
-// keyring, the StoreLink client with its breaker and cache, the ledger and
-// audit trail, the notifier, the OpenTelemetry SDK and the MCP server),
-// opens the state (SQLite or PostgreSQL, and the outcome journal), and
-// serves them: over stdio (ServeStdio), over HTTP (ServeHTTP) and as the
-// approvals console (ServeConsole, ConsoleBackend).
+// Package app is the composition root of storelink-mcp. New reads the
+// configuration and builds the parts (log, state database, outcome journal,
+// telemetry, StoreLink client, MCP server) and hands them to one another;
+// ServeStdio, ServeHTTP and ServeConsole serve them. Every configuration
+// problem is an *Error with Code 2, found before anything starts.
 //
-// Package cli parses argv and calls into app; nothing here reads flags.
-// Every configuration problem comes back as an *Error with Code 2, found
-// before anything starts.
+// It only wires: decisions belong to the packages it builds (console,
+// replenish, doctor, approver). It reads no flags (package cli does).
 package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"io"
 	"log/slog"
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/korral/storelink/mcpserver/buildinfo"
-	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Version is the program's version, reported in the MCP handshake, in the
@@ -119,52 +118,137 @@ func (a *App) Config() *config.Config { return a.cfg }
 // State is the state database: ledger, audit trail, approver register.
 func (a *App) State() state.Store { return a.db }
 
-// Server is the MCP server; nil unless the app came from Open.
-func (a *App) Server() *mcp.Server { return a.server }
+// Parts says how much of the program New assembles.
+type Parts int
 
-// LoadConfig reads the configuration alone, as every command does first.
-func LoadConfig(opts Options) (*config.Config, error) {
-	cfg, err := config.Load(opts.Getenv, opts.readFile())
-	if err != nil {
-		return nil, exit2(fmt.Errorf("configuration: %w", err))
-	}
-	return cfg, nil
-}
+const (
+	// ConfigOnly reads and checks the configuration; nothing is opened.
+	ConfigOnly Parts = iota
+	// StateOnly adds the log, the state database and the outcome journal
+	// (replayed into the ledger), for a command that runs no embedded demo
+	// StoreLink: it refuses STORELINK_MOCK_NOW, so its clock is the real
+	// one.
+	StateOnly
+	// Server adds the telemetry SDK, the StoreLink client (starting the
+	// embedded demo StoreLink when UPSTREAM_BASE_URL is unset) and the MCP
+	// server.
+	Server
+)
 
-// Open loads the configuration and assembles the server. Any configuration
-// problem is an *Error with code 2, reported before anything starts.
-func Open(ctx context.Context, opts Options) (*App, error) {
-	a, err := openUpstream(ctx, opts)
-	if err != nil {
-		return nil, err
+// New is the one entry point: it reads the configuration and assembles
+// the parts up to parts, in order. Any configuration problem is an *Error
+// with code 2, reported before anything starts; on an error every part
+// opened so far is closed.
+func New(ctx context.Context, opts Options, parts Parts) (*App, error) {
+	a := &App{opts: opts, now: time.Now}
+	steps := []func(context.Context) error{a.loadConfig}
+	if parts >= StateOnly {
+		steps = append(steps, a.checkClock(parts == Server), a.openLog, a.openState, a.openJournal(parts == StateOnly))
 	}
-	cfg := a.cfg
-	var writes *tools.WriteOptions
-	if !cfg.ReadOnly {
-		writes = &tools.WriteOptions{
-			AllowWrites:     cfg.AllowWrites,
-			MaxOrderUnits:   int64(cfg.MaxOrderUnits),
-			RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
-			ApprovalTTL:     cfg.ApprovalTTL,
-			Ledger:          a.db,
-			Recorder:        a.recorder,
-			UpstreamID:      a.upstreamID,
-			ConsoleURL:      cfg.ConsolePublicURL,
-		}
-		n, err := a.notifier()
-		if err != nil {
+	if parts == Server {
+		steps = append(steps, a.startTelemetry, a.openUpstream, a.replayJournal, a.buildServer)
+	}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
 			a.Close()
 			return nil, err
 		}
-		writes.Notifier = n
-		if cfg.WriteApproval == config.ApprovalHost {
-			sealer, err := consent.NewSealer(cfg.HostConsentKey, a.now)
-			if err != nil {
-				a.Close()
-				return nil, exit2(fmt.Errorf("configuration: HOST_CONSENT_KEY_FILE: %w", err))
-			}
-			writes.HostConsent, writes.ConsentNonces = sealer, a.db
+	}
+	return a, nil
+}
+
+// loadConfig reads the configuration.
+func (a *App) loadConfig(context.Context) error {
+	cfg, err := config.Load(a.opts.Getenv, a.opts.readFile())
+	if err != nil {
+		return exit2(fmt.Errorf("configuration: %w", err))
+	}
+	a.cfg = cfg
+	return nil
+}
+
+// checkClock refuses STORELINK_MOCK_NOW unless a server will run the
+// embedded demo StoreLink, whose clock it pins; a server without
+// UPSTREAM_BASE_URL in a build without the embedded StoreLink is refused
+// too, before the state database or the log file is opened.
+func (a *App) checkClock(server bool) func(context.Context) error {
+	return func(context.Context) error {
+		cfg := a.cfg
+		if !server || cfg.UpstreamBaseURL != "" {
+			return refuseMockNow(cfg)
 		}
+		if a.opts.Embedded == nil {
+			return exit2(errors.New("configuration: UPSTREAM_BASE_URL is not set, and this production build has no embedded demo StoreLink: set UPSTREAM_BASE_URL to StoreLink's base URL (with STORELINK_KEYRING_FILE), or run the demo from source with `go run ./cmd/storelink-mcp`"))
+		}
+		if fixedNow := cfg.MockNow; !fixedNow.IsZero() {
+			a.fixedNow = fixedNow
+			a.now = func() time.Time { return fixedNow }
+		}
+		return nil
+	}
+}
+
+// openLog opens LOG_FILE, or logs to opts.Log. Every line logged with a
+// call's context carries its trace_id.
+func (a *App) openLog(context.Context) error {
+	logTo := a.opts.Log
+	if a.cfg.LogFile != "" {
+		f, err := os.OpenFile(a.cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return exit2(fmt.Errorf("configuration: LOG_FILE: %w", err))
+		}
+		logTo, a.closes = f, append(a.closes, f.Close)
+	}
+	a.log = slog.New(telemetry.LogHandler{Next: slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: a.cfg.LogLevel})})
+	return nil
+}
+
+// openState opens the state database.
+func (a *App) openState(context.Context) error {
+	db, err := openStore(a.cfg)
+	if err != nil {
+		return exit2(err)
+	}
+	a.db = db
+	a.closes = append(a.closes, db.Close)
+	return nil
+}
+
+// openUpstream adds the StoreLink client, starting the embedded one when
+// no base URL is configured.
+func (a *App) openUpstream(ctx context.Context) error {
+	cfg := a.cfg
+	baseURL, kr := cfg.UpstreamBaseURL, cfg.Keyring
+	a.upstreamID = replenish.UpstreamIdentity(baseURL)
+	if baseURL == "" {
+		if kr != nil {
+			// A production keyring without its StoreLink is a deployment
+			// that lost a setting; demo data served to it would pass as real.
+			name := config.EnvKeyring
+			if cfg.KeyringFile != "" {
+				name = config.EnvKeyringFile
+			}
+			return exit2(fmt.Errorf("configuration: %s is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL to StoreLink's base URL, or unset %s to run the embedded demo StoreLink with its made-up data", name, name))
+		}
+		emb, err := a.opts.Embedded(ctx, a.fixedNow)
+		if err != nil {
+			return fmt.Errorf("start embedded StoreLink: %w", err)
+		}
+		a.closes = append(a.closes, emb.Close)
+		baseURL, a.embedded = emb.BaseURL, true
+		if kr, err = keyringFromMap(emb.Keyring); err != nil {
+			return err
+		}
+		a.log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero())
+	}
+	return a.connect(baseURL, kr)
+}
+
+// buildServer builds the MCP server over the parts.
+func (a *App) buildServer(context.Context) error {
+	writes, err := a.writeOptions()
+	if err != nil {
+		return err
 	}
 	o := tools.Options{
 		Upstream:            a.up,
@@ -172,125 +256,53 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Logger:              a.log,
 		Audit:               audit.Store{Log: a.db},
 		Now:                 a.now,
-		DefaultLookbackDays: cfg.DefaultLookbackDays,
+		DefaultLookbackDays: a.cfg.DefaultLookbackDays,
 		Version:             Version,
-		SessionName:         opts.SessionName,
+		SessionName:         a.opts.SessionName,
 		Writes:              writes,
 		EmbeddedDemo:        a.embedded,
 		TracerProvider:      a.tel.tracer,
 		MeterProvider:       a.tel.meter,
 		NetworkTransport:    "tcp",
 	}
-	if opts.SessionName != "" {
+	if a.opts.SessionName != "" {
 		o.NetworkTransport = "pipe"
 	}
 	a.registerLedgerGauges()
 	a.server = tools.New(o)
 	a.rejections = tools.NewRejections(o)
-	return a, nil
+	return nil
 }
 
-// Load reads the configuration and opens the state database, for a
-// command that runs no embedded demo StoreLink: it refuses
-// STORELINK_MOCK_NOW, so that its clock is the real one. An outcome
-// journal left from before is replayed into the ledger.
-func Load(opts Options) (*App, error) { return load(opts, false) }
-
-// load is Load; withDemo is set by a server, which starts the embedded
-// demo StoreLink when UPSTREAM_BASE_URL is unset and is the one command
-// whose clock STORELINK_MOCK_NOW may pin.
-func load(opts Options, withDemo bool) (*App, error) {
-	cfg, err := LoadConfig(opts)
+// writeOptions are the order tool's settings; nil in read-only mode.
+func (a *App) writeOptions() (*tools.WriteOptions, error) {
+	cfg := a.cfg
+	if cfg.ReadOnly {
+		return nil, nil
+	}
+	writes := &tools.WriteOptions{
+		AllowWrites:     cfg.AllowWrites,
+		MaxOrderUnits:   int64(cfg.MaxOrderUnits),
+		RequireApproval: cfg.WriteApproval == config.ApprovalRequired,
+		ApprovalTTL:     cfg.ApprovalTTL,
+		Ledger:          a.db,
+		Recorder:        a.recorder,
+		UpstreamID:      a.upstreamID,
+		ConsoleURL:      cfg.ConsolePublicURL,
+	}
+	n, err := a.notifier()
 	if err != nil {
 		return nil, err
 	}
-	if !withDemo || cfg.UpstreamBaseURL != "" {
-		if err := RefuseMockNow(cfg); err != nil {
-			return nil, err
-		}
-	} else if opts.Embedded == nil {
-		// Refused before the state database or the log file is opened,
-		// so the refusal leaves nothing behind.
-		return nil, exit2(errors.New("configuration: UPSTREAM_BASE_URL is not set, and this production build has no embedded demo StoreLink: set UPSTREAM_BASE_URL to StoreLink's base URL (with STORELINK_KEYRING_FILE), or run the demo from source with `go run ./cmd/storelink-mcp`"))
-	}
-	logTo := opts.Log
-	var closes []func() error
-	if cfg.LogFile != "" {
-		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	writes.Notifier = n
+	if cfg.WriteApproval == config.ApprovalHost {
+		sealer, err := consent.NewSealer(cfg.HostConsentKey, a.now)
 		if err != nil {
-			return nil, exit2(fmt.Errorf("configuration: LOG_FILE: %w", err))
+			return nil, exit2(fmt.Errorf("configuration: HOST_CONSENT_KEY_FILE: %w", err))
 		}
-		logTo, closes = f, append(closes, f.Close)
+		writes.HostConsent, writes.ConsentNonces = sealer, a.db
 	}
-	// Every line logged with a call's context carries its trace_id.
-	log := slog.New(telemetry.LogHandler{Next: slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: cfg.LogLevel})})
-	a := &App{opts: opts, cfg: cfg, log: log, now: time.Now, closes: closes}
-	if fixedNow := cfg.MockNow; !fixedNow.IsZero() {
-		a.fixedNow = fixedNow
-		a.now = func() time.Time { return fixedNow }
-	}
-	db, err := OpenState(cfg)
-	if err != nil {
-		a.Close()
-		return nil, exit2(err)
-	}
-	a.db = db
-	a.closes = append(a.closes, db.Close)
-	// A server replays the journal once its StoreLink client exists
-	// (openUpstream), so accepted orders are read back before recorded.
-	if err := a.openJournal(!withDemo); err != nil {
-		a.Close()
-		return nil, exit2(err)
-	}
-	return a, nil
-}
-
-// openUpstream adds the StoreLink client (starting the embedded one when no
-// base URL is configured) to a loaded configuration.
-func openUpstream(ctx context.Context, opts Options) (*App, error) {
-	a, err := load(opts, true)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.startTelemetry(opts.Metrics); err != nil {
-		a.Close()
-		return nil, err
-	}
-	cfg, log := a.cfg, a.log
-	baseURL := cfg.UpstreamBaseURL
-	kr := cfg.Keyring
-	a.upstreamID = upstreamIdentity(baseURL)
-	if baseURL == "" {
-		if kr != nil {
-			// A production keyring without its StoreLink is a deployment
-			// that lost a setting; demo data served to it would pass as real.
-			a.Close()
-			name := "STORELINK_KEYRING"
-			if cfg.KeyringFile != "" {
-				name += "_FILE"
-			}
-			return nil, exit2(fmt.Errorf("configuration: %s is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL to StoreLink's base URL, or unset %s to run the embedded demo StoreLink with its made-up data", name, name))
-		}
-		emb, err := opts.Embedded(ctx, a.fixedNow)
-		if err != nil {
-			a.Close()
-			return nil, fmt.Errorf("start embedded StoreLink: %w", err)
-		}
-		a.closes = append(a.closes, emb.Close)
-		baseURL = emb.BaseURL
-		a.embedded = true
-		if kr, err = keyringFromMap(emb.Keyring); err != nil {
-			a.Close()
-			return nil, err
-		}
-		log.Info("upstream.embedded", "base_url", baseURL, "stores", kr.StoreIDs(), "fixed_now", !a.fixedNow.IsZero())
-	}
-	if err := a.connect(baseURL, kr); err != nil {
-		a.Close()
-		return nil, err
-	}
-	a.replayJournal()
-	return a, nil
+	return writes, nil
 }
 
 // connect adds the StoreLink client for baseURL with the keyring kr.
@@ -327,11 +339,11 @@ func (a *App) upstreamKind() string {
 	return "storelink"
 }
 
-// RefuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
+// refuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
 // embedded demo StoreLink: its clock must be the real one. A pinned clock
 // would judge approvals' expiry and write the audit trail at a time of the
 // caller's choosing, against whatever StoreLink the ledger names.
-func RefuseMockNow(cfg *config.Config) error {
+func refuseMockNow(cfg *config.Config) error {
 	if cfg.MockNow.IsZero() {
 		return nil
 	}

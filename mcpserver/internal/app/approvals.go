@@ -3,29 +3,15 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/url"
-	"strings"
 
-	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/approver"
-	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
 // Decision is a person's approval or rejection of a staged order.
-type Decision struct {
-	// ApprovalID names the staged order.
-	ApprovalID string
-	// Name and Secret are the approver's, as `approvers add` registered
-	// them.
-	Name   string
-	Secret string
-	// Reason is a rejection's reason.
-	Reason string
-}
+type Decision = replenish.Decision
 
 // Staged lists the staged orders; all adds the decided and lapsed ones.
 // Listing only reads: a lapsed approval reads as expired here and is
@@ -45,7 +31,7 @@ func (a *App) Show(ctx context.Context, approvalID string) (state.Entry, error) 
 
 // Reject refuses a staged order as the named approver.
 func (a *App) Reject(ctx context.Context, d Decision) error {
-	_, err := a.workflow(a.approvers()).Reject(ctx, replenish.Decision{ApprovalID: d.ApprovalID, Name: d.Name, Secret: d.Secret, Reason: d.Reason})
+	_, err := a.workflow(a.approvers()).Reject(ctx, d)
 	if err != nil {
 		return personError(err)
 	}
@@ -70,7 +56,7 @@ type Approved struct {
 // Approve releases a staged order as the named approver: the order is sent
 // to the StoreLink its entry names.
 func (a *App) Approve(ctx context.Context, d Decision) (Approved, error) {
-	approved, err := a.workflow(a.approvers()).Approve(ctx, replenish.Decision{ApprovalID: d.ApprovalID, Name: d.Name, Secret: d.Secret, Reason: d.Reason})
+	approved, err := a.workflow(a.approvers()).Approve(ctx, d)
 	if err != nil {
 		return Approved{}, personError(err)
 	}
@@ -126,20 +112,16 @@ func (a *App) workflow(verifier replenish.Verifier) *replenish.Workflow {
 			AllowWrites:   cfg.AllowWrites && !cfg.ReadOnly,
 			MaxOrderUnits: int64(cfg.MaxOrderUnits),
 			// The keyring reach connected with, read when the gate runs.
-			Holds: func(storeID string) bool {
-				if a.keys == nil {
-					return false
+			Holds: a.holds,
+		},
+		Reach: replenish.Reacher{Configured: cfg.UpstreamBaseURL, HasKeyring: cfg.Keyring != nil,
+			Connect: func(target string) (replenish.Upstream, func(string) bool, error) {
+				if err := a.connect(target, cfg.Keyring); err != nil {
+					return nil, nil, err
 				}
-				_, ok := a.keys.Key(storeID)
-				return ok
-			},
-		},
-		Reach: func(ctx context.Context, e state.Entry) (replenish.Upstream, string, error) {
-			if err := reach(ctx, a, e); err != nil {
-				return nil, "", err
-			}
-			return a.up, a.upstreamID, nil
-		},
+				a.upstreamID = target
+				return a.up, a.holds, nil
+			}}.Reach,
 	}
 	if a.recorder != nil {
 		f.Recorder = a.recorder
@@ -167,66 +149,11 @@ func personError(err error) error {
 	return err
 }
 
-// reach connects a to the StoreLink the entry was recorded for and proves
-// that the store's key opens it, before anything in the ledger changes. The
-// StoreLink is the one the entry names, so an approver needs no
-// UPSTREAM_BASE_URL, only the keyring with that store's key; a configured
-// UPSTREAM_BASE_URL must name the same StoreLink. An embedded StoreLink
-// lives inside one server process and cannot be reached from here.
-func reach(ctx context.Context, a *App, e state.Entry) error {
-	refuse := func(format string, args ...any) error {
-		return &Error{Code: 1, Err: fmt.Errorf(format+"; nothing changed", args...)}
+// holds reports whether the keyring a connected with holds storeID.
+func (a *App) holds(storeID string) bool {
+	if a.keys == nil {
+		return false
 	}
-	target := e.UpstreamID
-	switch configured := a.cfg.UpstreamBaseURL; {
-	case strings.HasPrefix(target, embeddedPrefix):
-		return refuse("%s was staged for the embedded mock StoreLink inside one server process, which no other process can reach; reject it, and stage orders against a real StoreLink (UPSTREAM_BASE_URL)", orDash(e.ApprovalID))
-	case target == "" && configured == "":
-		return refuse("the ledger does not say which StoreLink %s was recorded for: set UPSTREAM_BASE_URL to the StoreLink the server uses", e.IdempotencyKey)
-	case target == "":
-		target = upstreamIdentity(configured)
-	case configured != "" && upstreamIdentity(configured) != target:
-		return refuse("%s was recorded for the StoreLink at %s, but UPSTREAM_BASE_URL names %s: unset it or point it at %s", e.IdempotencyKey, target, upstreamIdentity(configured), target)
-	}
-	if a.cfg.Keyring == nil {
-		return refuse("no key for store %s: set STORELINK_KEYRING_FILE (or STORELINK_KEYRING) to a keyring holding store %s's key for %s", e.StoreID, e.StoreID, target)
-	}
-	if err := a.connect(target, a.cfg.Keyring); err != nil {
-		return err
-	}
-	a.upstreamID = target
-	if _, ok := a.keys.Key(e.StoreID); !ok {
-		return refuse("the keyring holds no key for store %s: add store %s's key for %s to it", e.StoreID, e.StoreID, target)
-	}
-	if _, err := a.up.Store(ctx, e.StoreID); err != nil {
-		ae := apperr.From(err)
-		return refuse("StoreLink at %s could not be used with store %s's key (%s: %s)", target, e.StoreID, ae.Code, ae.Message)
-	}
-	return nil
-}
-
-// embeddedPrefix begins the identity of an embedded StoreLink.
-const embeddedPrefix = "embedded:"
-
-// upstreamIdentity names a StoreLink for the ledger: its base URL without
-// user info, query or trailing slash (nothing secret is kept), or, for the
-// embedded mock, a name of its own, since every process starts its own.
-func upstreamIdentity(baseURL string) string {
-	if baseURL == "" {
-		return embeddedPrefix + callid.New()
-	}
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return baseURL
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	return strings.TrimRight(u.String(), "/")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+	_, ok := a.keys.Key(storeID)
+	return ok
 }

@@ -3,27 +3,17 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/korral/storelink/mcpserver/internal/audit"
+	"github.com/korral/storelink/mcpserver/internal/config"
 	"net"
 	"strings"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/audit"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/korral/storelink/mcpserver/internal/bearer"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-)
-
-// Environment variables of the HTTP transport, named in messages; package
-// config reads them.
-const (
-	// envTokensFile names the bearer token file (see package bearer).
-	envTokensFile = "MCP_AUTH_TOKENS_FILE"
-	// envInsecure is --insecure-no-auth for deployments configured only
-	// through the environment.
-	envInsecure = "MCP_HTTP_INSECURE"
-	// envOAuthIssuer names the identity provider (see package oauth).
-	envOAuthIssuer = "OAUTH_ISSUER"
 )
 
 // writeTools are the tools whose call needs the storelink.write scope.
@@ -63,12 +53,12 @@ func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 	host = strings.ToLower(host)
 	switch {
 	case tokensFile != "" && o.InsecureNoAuth:
-		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envTokensFile, envInsecure)
+		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", config.EnvAuthTokensFile, config.EnvHTTPInsecure)
 	case issuer != "" && o.InsecureNoAuth:
-		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", envOAuthIssuer, envInsecure)
+		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", config.EnvOAuthIssuer, config.EnvHTTPInsecure)
 	case tokensFile == "" && issuer == "" && !httpserver.IsLoopbackHost(host) && !o.InsecureNoAuth:
 		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set (nor %s): "+
-			"give a token file (lines of \"label token\"), name an identity provider whose access tokens to accept, listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.Addr, envTokensFile, envOAuthIssuer)
+			"give a token file (lines of \"label token\"), name an identity provider whose access tokens to accept, listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.Addr, config.EnvAuthTokensFile, config.EnvOAuthIssuer)
 	case httpserver.IsWildcardHost(host) && len(o.AllowedHosts) == 0:
 		return "", fmt.Errorf("configuration: --http %s listens on every interface, so the server cannot tell which host names are its own: "+
 			"name them with --allowed-host (for example --allowed-host mcp.korral.internal)", o.Addr)
@@ -81,73 +71,110 @@ func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 // timeout. With o.Console.Addr it serves the approvals console too, and
 // with o.MetricsAddr Prometheus /metrics, each on a listener of its own.
 func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
-	// The policy is judged before anything starts (no database is opened,
-	// no embedded StoreLink started), so it needs the configuration alone;
-	// Open loads it again with everything else.
-	cfg, err := LoadConfig(opts)
+	// The policies are judged before anything starts (no database is
+	// opened, no embedded StoreLink started), from the configuration alone.
+	p, err := httpPolicies(ctx, opts, &o)
 	if err != nil {
 		return err
 	}
-	o.InsecureNoAuth = o.InsecureNoAuth || cfg.HTTPInsecure
-	listenHost, err := authPolicy(o, cfg.AuthTokensFile, cfg.OAuthIssuer)
-	if err != nil {
-		return exit2(err)
-	}
-	var tokens *bearer.File
-	if cfg.AuthTokensFile != "" {
-		if tokens, err = bearer.Open(cfg.AuthTokensFile, nil); err != nil {
-			return exit2(fmt.Errorf("configuration: %s: %w", envTokensFile, err))
-		}
-	}
-	if err := metricsPolicy(o, cfg.MetricsTokenFile); err != nil {
-		return exit2(err)
-	}
-	metricsToken, err := readMetricsToken(opts.readFile(), cfg.MetricsTokenFile, tokens)
-	if err != nil {
-		return exit2(err)
-	}
 	opts.Metrics, opts.SessionName = o.MetricsAddr != "", ""
-	a, err := Open(ctx, opts)
+	a, err := New(ctx, opts, Server)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	hopts := a.httpOptions(o, listenHost)
-	if cfg.OAuthIssuer != "" {
-		// The provider is asked for its keys now, so a wrong issuer stops
-		// the server here with the reason instead of refusing every caller.
-		v, err := oauth.New(ctx, oauth.Options{Issuer: cfg.OAuthIssuer, Audience: cfg.OAuthAudience, Logger: a.log})
-		if err != nil {
-			return exit2(fmt.Errorf("configuration: %s: %w", envOAuthIssuer, err))
+	srv, err := a.httpServer(ctx, o, &p)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	a.logHTTPStart(o, p)
+	side, err := a.startSideListeners(o, p.metricsToken)
+	defer side.stop()
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	return a.serveUntilDone(ctx, srv, ln, side, o.ShutdownTimeout)
+}
+
+// httpPolicy is what the policies of serve found: the listen host, the
+// bearer token file (nil without one) and the /metrics token.
+type httpPolicy struct {
+	listenHost   string
+	tokens       *bearer.File
+	metricsToken string
+	// jwksURI is where the identity provider's keys are read; set by
+	// httpServer.
+	jwksURI string
+}
+
+// httpPolicies loads the configuration and applies the authentication and
+// /metrics policies; every refusal is a configuration problem (exit 2).
+func httpPolicies(ctx context.Context, opts Options, o *ServeOptions) (httpPolicy, error) {
+	var p httpPolicy
+	c, err := New(ctx, opts, ConfigOnly)
+	if err != nil {
+		return p, err
+	}
+	cfg := c.cfg
+	o.InsecureNoAuth = o.InsecureNoAuth || cfg.HTTPInsecure
+	if p.listenHost, err = authPolicy(*o, cfg.AuthTokensFile, cfg.OAuthIssuer); err != nil {
+		return p, exit2(err)
+	}
+	if cfg.AuthTokensFile != "" {
+		if p.tokens, err = bearer.Open(cfg.AuthTokensFile, nil); err != nil {
+			return p, exit2(fmt.Errorf("configuration: %s: %w", config.EnvAuthTokensFile, err))
 		}
+	}
+	if err := metricsPolicy(*o, cfg.MetricsTokenFile); err != nil {
+		return p, exit2(err)
+	}
+	if p.metricsToken, err = readMetricsToken(opts.readFile(), cfg.MetricsTokenFile, p.tokens); err != nil {
+		return p, exit2(err)
+	}
+	return p, nil
+}
+
+// httpServer builds the MCP transport with its authentication: the token
+// file, and the identity provider, which is asked for its keys now, so a
+// wrong issuer stops the server here with the reason.
+func (a *App) httpServer(ctx context.Context, o ServeOptions, p *httpPolicy) (*httpserver.Server, error) {
+	hopts := a.httpOptions(o, p.listenHost)
+	if a.cfg.OAuthIssuer != "" {
+		v, err := oauth.New(ctx, oauth.Options{Issuer: a.cfg.OAuthIssuer, Audience: a.cfg.OAuthAudience, Logger: a.log})
+		if err != nil {
+			return nil, exit2(fmt.Errorf("configuration: %s: %w", config.EnvOAuthIssuer, err))
+		}
+		p.jwksURI = v.JWKSURI()
 		hopts.OAuth = &httpserver.OAuth{Verifier: v, WriteTools: writeTools,
 			Refused: func(ctx context.Context, tool, reason, caller, sessionID string) {
 				// The name is the caller's, unchecked: escaped and bounded.
 				a.rejections.Record(ctx, audit.ClientName(tool), reason, caller, sessionID)
 			}}
 	}
-	if tokens != nil {
-		tokens.SetLogger(a.log)
+	if p.tokens != nil {
+		p.tokens.SetLogger(a.log)
 		// Only a token file that exists goes into the interface: a nil
 		// *bearer.File in it would be a non-nil Tokens that admits nobody.
-		hopts.Tokens = tokens
+		hopts.Tokens = p.tokens
 	}
-	srv, err := httpserver.New(hopts)
-	if err != nil {
-		return err
-	}
+	return httpserver.New(hopts)
+}
 
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+// logHTTPStart logs how callers are authenticated and that the server
+// starts.
+func (a *App) logHTTPStart(o ServeOptions, p httpPolicy) {
+	if p.tokens != nil {
+		a.log.Info("auth.tokens_loaded", "path", p.tokens.Path(), "labels", p.tokens.Labels())
 	}
-	if tokens != nil {
-		a.log.Info("auth.tokens_loaded", "path", tokens.Path(), "labels", tokens.Labels())
+	if a.cfg.OAuthIssuer != "" {
+		a.log.Info("auth.oauth", "issuer", a.cfg.OAuthIssuer, "audience", a.cfg.OAuthAudience, "jwks_uri", p.jwksURI)
 	}
-	if hopts.OAuth != nil {
-		a.log.Info("auth.oauth", "issuer", cfg.OAuthIssuer, "audience", cfg.OAuthAudience, "jwks_uri", hopts.OAuth.Verifier.JWKSURI())
-	}
-	if tokens == nil && hopts.OAuth == nil {
+	if p.tokens == nil && a.cfg.OAuthIssuer == "" {
 		reason := "loopback address"
 		if o.InsecureNoAuth {
 			reason = "--insecure-no-auth"
@@ -156,54 +183,69 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 	}
 	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
 	if o.Stateless {
-		// A 2025-11-25 client's capabilities come with its initialize
-		// request, which a stateless server does not keep: its tools/list
-		// cannot know that the client renders MCP Apps (ADR 0020).
+		// A stateless server does not keep a 2025-11-25 client's
+		// capabilities between requests (ADR 0020).
 		a.log.Info("http.stateless", "views", "2025-11-25 clients get no MCP Apps views under --stateless (their capabilities are not kept between requests); 2026-07-28 clients declare theirs with each request and get them")
 	}
-	var consoleDone <-chan error
+}
+
+// sideListeners are the console and /metrics listeners beside the MCP
+// endpoint; each channel is nil when that listener is not served.
+type sideListeners struct {
+	console, metrics <-chan error
+	stops            []func()
+}
+
+func (s *sideListeners) stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+}
+
+// startSideListeners starts the console and /metrics listeners the flags
+// ask for.
+func (a *App) startSideListeners(o ServeOptions, metricsToken string) (*sideListeners, error) {
+	s := &sideListeners{}
 	if o.Console.Addr != "" {
 		c, err := startConsole(a, o.Console)
 		if err != nil {
-			_ = ln.Close()
-			return err
+			return s, err
 		}
-		defer c.stop(a)
-		consoleDone = c.done
+		s.stops, s.console = append(s.stops, c.Stop), c.Done
 	}
-	var metricsDone <-chan error
 	if o.MetricsAddr != "" {
 		m, err := startMetrics(a, o.MetricsAddr, metricsToken)
 		if err != nil {
-			_ = ln.Close()
-			return err
+			return s, err
 		}
-		defer m.stop()
-		metricsDone = m.done
+		s.stops, s.metrics = append(s.stops, m.stop), m.done
 	}
+	return s, nil
+}
+
+// serveUntilDone serves on ln until ctx is cancelled or a listener fails,
+// then drains srv for at most grace.
+func (a *App) serveUntilDone(ctx context.Context, srv *httpserver.Server, ln net.Listener, side *sideListeners, grace time.Duration) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-
+	var failed error
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
-	case err := <-metricsDone:
-		sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return fmt.Errorf("metrics: %w", err)
-	case err := <-consoleDone:
-		sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return fmt.Errorf("console: %w", err)
+	case err := <-side.metrics:
+		failed = fmt.Errorf("metrics: %w", err)
+	case err := <-side.console:
+		failed = fmt.Errorf("console: %w", err)
 	case <-ctx.Done():
+		a.log.Info("http.shutdown", "grace", grace.String())
 	}
-	a.log.Info("http.shutdown", "grace", o.ShutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	// A forced end is logged by Shutdown; the process still stops cleanly.
 	_ = srv.Shutdown(sctx)
+	if failed != nil {
+		return failed
+	}
 	a.log.Info("server.stop", "transport", "http")
 	return nil
 }
@@ -247,7 +289,7 @@ func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label,
 // readiness reports the configuration (loaded, or the server would not be
 // running), the ledger, the breaker and the upstream for /readyz.
 func (a *App) readiness(ctx context.Context) (httpserver.Readiness, error) {
-	out := httpserver.Readiness{Config: "loaded", Ledger: "ok", Database: DatabaseKind(a.cfg), Breaker: a.up.BreakerState(), Version: Version, Upstream: a.upstreamKind()}
+	out := httpserver.Readiness{Config: "loaded", Ledger: "ok", Database: databaseKind(a.cfg), Breaker: a.up.BreakerState(), Version: Version, Upstream: a.upstreamKind()}
 	if err := a.db.Ping(ctx); err != nil {
 		out.Ledger = "unreachable"
 		return out, err

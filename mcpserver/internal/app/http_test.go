@@ -12,7 +12,7 @@ import (
 func TestReadinessReportsLedgerAndBreaker(t *testing.T) {
 	up, _ := apptest.FailingUpstream(t)
 	opts, _ := testOptions(t, up.URL, map[string]string{"BREAKER_FAILURES": "1"})
-	a, err := Open(context.Background(), opts)
+	a, err := New(context.Background(), opts, Server)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,10 @@ import (
 // start; a replica that cannot reach its database should say so, not hang.
 const openTimeout = 30 * time.Second
 
-// OpenState opens the state store the configuration names: PostgreSQL when
+// openStore opens the state store the configuration names: PostgreSQL when
 // STATE_DATABASE_URL is set (and then no SQLite file anywhere), else the
 // SQLite file at STATE_DB_PATH. Either is migrated to the current schema.
-func OpenState(cfg *config.Config) (state.Store, error) {
+func openStore(cfg *config.Config) (state.Store, error) {
 	if cfg.StateDatabaseURL == "" {
 		db, err := sqlite.Open(cfg.StatePath)
 		if err != nil {
@@ -37,8 +37,8 @@ func OpenState(cfg *config.Config) (state.Store, error) {
 	return db, nil
 }
 
-// DatabaseKind names the backend for /readyz and doctor.
-func DatabaseKind(cfg *config.Config) string {
+// databaseKind names the backend for /readyz and doctor.
+func databaseKind(cfg *config.Config) string {
 	if cfg.StateDatabaseURL != "" {
 		return "postgresql"
 	}
@@ -47,12 +47,13 @@ func DatabaseKind(cfg *config.Config) string {
 
 // Migrate brings the state database the configuration names to the
 // current schema and writes what it applied to w (storelink-mcp migrate).
-func Migrate(ctx context.Context, cfg *config.Config, w io.Writer) error {
-	if err := RefuseMockNow(cfg); err != nil {
+func (a *App) Migrate(ctx context.Context, w io.Writer) error {
+	cfg := a.cfg
+	if err := refuseMockNow(cfg); err != nil {
 		return err
 	}
 	if cfg.StateDatabaseURL == "" {
-		db, err := OpenState(cfg)
+		db, err := openStore(cfg)
 		if err != nil {
 			return exit2(err)
 		}

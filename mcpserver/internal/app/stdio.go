@@ -3,13 +3,14 @@ package app
 import (
 	"context"
 	"errors"
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"io"
 
-	"github.com/korral/storelink/mcpserver/internal/audit"
-	"github.com/korral/storelink/mcpserver/internal/callid"
-	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/korral/storelink/mcpserver/internal/callid"
+	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 )
 
 // ServeStdio assembles the server and serves one MCP client over stdin and
@@ -19,7 +20,7 @@ func ServeStdio(ctx context.Context, opts Options, stdin io.Reader, stdout io.Wr
 	// One stdio process serves one client: name its session once.
 	session := "stdio-" + callid.New()
 	opts.SessionName = session
-	a, err := Open(ctx, opts)
+	a, err := New(ctx, opts, Server)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/config"
-	"github.com/korral/storelink/mcpserver/internal/state"
-	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -25,6 +22,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/korral/storelink/mcpserver/internal/config"
+	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 )
 
 // The bounds of the export, so an unreachable collector costs a bounded
@@ -71,9 +72,10 @@ func textBound(s string) string {
 	return s
 }
 
-// startTelemetry builds the providers for a server. prometheusEndpoint is
+// startTelemetry builds the providers for a server; opts.Metrics says
 // whether `serve --metrics` asked for /metrics.
-func (a *App) startTelemetry(prometheusEndpoint bool) error {
+func (a *App) startTelemetry(context.Context) error {
+	prometheusEndpoint := a.opts.Metrics
 	t := a.cfg.Telemetry
 	res := resource.NewWithAttributes("", attribute.String("service.name", t.ServiceName), attribute.String("service.version", Version))
 	if t.Tracing() || t.MetricsPush() {

@@ -1,13 +1,10 @@
 // Package approver decides who may approve a staged order: it makes the
 // one-time secrets of named approvers, keeps only a slow salted verifier of
-// each in the state database's register (state.Approvers), and checks a
-// presented name and secret against that register, and the approver's store
-// scope against an order's store.
+// each in the register (state.Approvers), and checks a name and secret,
+// and an approver's store scope, against it.
 //
-// It is pure: no HTTP, no MCP, no logging. The approvals CLI and the
-// approvals console call Verify (or Authenticate and then Authorize) and
-// show the typed errors; what they show never tells an unknown name from a
-// wrong secret, and both cost the same hashing time.
+// It does no HTTP, MCP or logging. Its errors never tell an unknown name
+// from a wrong secret, and both cost the same hashing time.
 package approver
 
 import (
@@ -148,9 +145,6 @@ func New(reg Register, opts ...Option) *Verifier {
 func idKey(secret, salt []byte, p Params, keyLen uint32) []byte {
 	return argon2.IDKey(secret, salt, p.Time, p.Memory, p.Threads, keyLen)
 }
-
-// Params returns the parameters new verifiers are made with.
-func (v *Verifier) Params() Params { return v.params }
 
 // Add records a new approver named name, limited to stores (nil for every
 // store), whose secret is secret, checked by CheckSecret. Only the

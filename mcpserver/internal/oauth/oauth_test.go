@@ -13,13 +13,12 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/korral/storelink/mcpserver/console/consoletest"
 	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
 const audience = "https://mcp.korral.example/mcp"
 
-func verifier(t *testing.T, p *mcptest.Issuer, clk *consoletest.Clock) *Verifier {
+func verifier(t *testing.T, p *mcptest.Issuer, clk *mcptest.Clock) *Verifier {
 	t.Helper()
 	v, err := New(context.Background(), Options{Issuer: p.URL(), Audience: audience, Now: clk.Now})
 	if err != nil {
@@ -58,7 +57,7 @@ func TestDiscoveryFindsTheKeysOfAnIssuerWithAPath(t *testing.T) {
 	for _, oidc := range []bool{false, true} {
 		p := mcptest.NewIssuer(t, "/realms/buyers")
 		p.Set(func(s *mcptest.IssuerSettings) { s.OIDCOnly = oidc })
-		clk := consoletest.NewClock(time.Now())
+		clk := mcptest.NewClock(time.Now())
 		v := verifier(t, p, clk)
 		if v.JWKSURI() != p.URL()+"/keys" {
 			t.Fatalf("oidc=%v: jwks_uri %s", oidc, v.JWKSURI())
@@ -96,7 +95,7 @@ func TestDiscoveryRefusesWhatIsNotTheIssuers(t *testing.T) {
 // is accepted, a second more is not.
 func TestClockSkewIsBounded(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now().Truncate(time.Second))
+	clk := mcptest.NewClock(time.Now().Truncate(time.Second))
 	v := verifier(t, p, clk)
 	issued := clk.Now()
 	c := claimsAt(p, issued)
@@ -124,7 +123,7 @@ func TestClockSkewIsBounded(t *testing.T) {
 // without a token naming a new key.
 func TestAWithdrawnKeyStopsWorkingWithinKeysMaxAge(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	old := p.Token(map[string]any{"iss": p.URL(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
 	p.Rotate("k2")
@@ -140,7 +139,7 @@ func TestAWithdrawnKeyStopsWorkingWithinKeysMaxAge(t *testing.T) {
 // Concurrent tokens naming a new key cause one read of the key set.
 func TestANewKeyIsFetchedOnceForConcurrentTokens(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	p.Rotate("k2")
 	tok := p.Token(claimsAt(p, clk.Now()))
@@ -155,7 +154,7 @@ func TestANewKeyIsFetchedOnceForConcurrentTokens(t *testing.T) {
 
 func TestScopesFromScopeOrScp(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	for _, scp := range []any{[]string{"storelink.read", "storelink.write"}, "storelink.read storelink.write"} {
 		c := claimsAt(p, clk.Now())
@@ -189,7 +188,7 @@ func TestMetadataURL(t *testing.T) {
 // RefreshInterval, however many tokens arrive, and not trusted meanwhile.
 func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	tok := p.Token(map[string]any{"iss": p.URL(), "aud": audience, "sub": "a", "exp": clk.Now().Add(3 * time.Hour).Unix()})
 	p.Set(func(s *mcptest.IssuerSettings) { s.Down = true })
@@ -216,7 +215,7 @@ func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 // the valid checks must all end while the provider still holds the read.
 func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	valid := p.Token(claimsAt(p, clk.Now()))
 	// Valid claims signed by k1, but naming a key the set does not hold.
@@ -253,7 +252,7 @@ func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
 // goes on for whoever comes next.
 func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	entered, release := p.Block()
 	p.Rotate("k2")
@@ -290,7 +289,7 @@ func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 // that token unavailable (try again), not invalid.
 func TestAnUnknownKeyWithTheProviderDownIsUnavailable(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	p.Rotate("k2")
 	p.Set(func(s *mcptest.IssuerSettings) { s.Down = true })
@@ -310,7 +309,7 @@ func TestAnUnknownKeyWithTheProviderDownIsUnavailable(t *testing.T) {
 // known afterwards without a read of its own.
 func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	clk.Advance(KeysRefreshAge)
 	old := p.Token(claimsAt(p, clk.Now()))
@@ -345,7 +344,7 @@ func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
 
 func TestStoresClaim(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
-	clk := consoletest.NewClock(time.Now())
+	clk := mcptest.NewClock(time.Now())
 	v := verifier(t, p, clk)
 	for name, c := range map[string]struct {
 		claim   any

@@ -17,7 +17,7 @@ import (
 // reject one, and resolve an order whose outcome is unknown. Errors are the
 // person's answer: their text says what happened and that nothing changed
 // where nothing did, and typed errors (ErrDenied, *NotFoundError,
-// *NotPendingError, *Refusal) let a door tell the cases apart.
+// *NotPendingError, *Refusal) let a caller tell the cases apart.
 
 // Decision is a person's decision about a staged order.
 type Decision struct {
@@ -432,7 +432,7 @@ func bindingMessage(id string) string {
 // expectedBinding is the binding an approval of e must send: the one the
 // person was shown, else the one the ledger recorded at staging. An entry
 // recorded before StoreLink identities were kept is bound to the StoreLink
-// its approval reached (the door's reach accepted it for that one).
+// its approval reached (the caller's Reach accepted it for that one).
 func expectedBinding(e state.Entry, shown, target string) string {
 	legacy := e
 	if legacy.UpstreamID == "" {

@@ -15,7 +15,7 @@ import (
 const riskSalesCap = 50000
 
 // RequestsPerAssessment is how many upstream requests one Assess keeps open
-// at once, for a door that assesses several stores in parallel.
+// at once, for a caller that assesses several stores in parallel.
 const RequestsPerAssessment = 4
 
 // historyStart is the oldest instant StoreLink's point-of-sale history
@@ -27,7 +27,7 @@ func historyStart(now time.Time) time.Time {
 }
 
 // Identity names what was checked, so nobody has to vet a bare SKU code.
-// Its texts are StoreLink's, as typed there: a door that shows them marks
+// Its texts are StoreLink's, as typed there: a caller that shows them marks
 // them as untrusted.
 type Identity struct {
 	SKU           string

@@ -8,7 +8,7 @@ import (
 )
 
 // Consent asks the person at the host to confirm an order before it is
-// sent (WRITE_APPROVAL=host). The door implements it: only the door knows
+// sent (WRITE_APPROVAL=host). The caller implements it: only the caller knows
 // how to reach its host (an MCP form elicitation, or an input_required
 // answer the client retries).
 type Consent interface {
@@ -38,7 +38,7 @@ type Summary struct {
 }
 
 // askConsent builds the summary of the order about to be sent and asks
-// the door's Consent. Without one, no person can be asked, and nothing is
+// the caller's Consent. Without one, no person can be asked, and nothing is
 // sent.
 func (w *Workflow) askConsent(ctx context.Context, o Order, out *Outcome) error {
 	if o.Consent == nil {

@@ -51,7 +51,7 @@ func TestHostConsentComesLastAndRefusalsSpendNothing(t *testing.T) {
 			t.Errorf("%d units: err=%v, asked %d time(s); want the gate's refusal without asking", qty, err, len(ask.shown))
 		}
 	}
-	// No door to ask through: refused.
+	// No caller to ask through: refused.
 	if _, err := w.Confirm(ctx, o(36, "no-consent-0001", nil)); apperr.CodeOf(err) != apperr.HostConsentUnavailable {
 		t.Errorf("no Consent: %v", err)
 	}

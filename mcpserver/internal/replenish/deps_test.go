@@ -7,7 +7,7 @@ import (
 )
 
 // TestWorkflowSpeaksNeitherHTTPNorMCP keeps the workflow on the pure-core
-// side: no door's protocol reaches it, not even through a dependency.
+// side: no caller's protocol reaches it, not even through a dependency.
 func TestWorkflowSpeaksNeitherHTTPNorMCP(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -26,10 +25,10 @@ const (
 	maxDuplicateRefresh = 5
 )
 
-// Order is an order request as a door received it.
+// Order is an order request as a caller received it.
 type Order struct {
 	// StoreID is the store, already resolved against the keyring by the
-	// door.
+	// caller.
 	StoreID       string
 	SKU           string
 	QuantityUnits int64
@@ -135,7 +134,7 @@ type Sent struct {
 	Conflict  string
 }
 
-// Outcome is what a Preview or a Confirm did, for the door to answer with.
+// Outcome is what a Preview or a Confirm did, for the caller to answer with.
 type Outcome struct {
 	Mode           Mode
 	IdempotencyKey string
@@ -291,148 +290,6 @@ func (w *Workflow) preview(ctx context.Context, out *Outcome) (*Outcome, error) 
 	return out, nil
 }
 
-func justify(risk *Assessment, qty int64) *Justification {
-	r := risk.Risk
-	j := &Justification{
-		OnHandUnits: r.OnHandUnits, EstimatedOnHandNow: r.EstimatedOnHandNow,
-		StockoutEarliest: r.ProjectedStockoutWindow.Earliest, StockoutLatest: r.ProjectedStockoutWindow.Latest,
-		Confidence: r.Confidence, SupplierLeadTimeDays: r.SupplierLeadTimeDays, ExpectedArrival: r.EarliestReplenishmentArrival,
-		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, DataQualityFlags: append([]projection.Flag{}, r.DataQualityFlags...),
-		Unknown: risk.Unknown.Caveats(),
-	}
-	if r.UnitsPerTradingHour == nil || r.SupplierLeadTimeDays == nil {
-		// No sell rate, or no delivery date to count the cover from.
-		return j
-	}
-	low, high := r.UnitsPerTradingHour.Low, r.UnitsPerTradingHour.High
-	j.UnitsPerTradingHourLow, j.UnitsPerTradingHourHigh = &low, &high
-	// What is left when the delivery lands, at the slow rate (the case that
-	// overstocks), plus the order itself.
-	left := float64(max(r.EstimatedOnHandNow, 0))
-	if r.EarliestReplenishmentArrival != nil {
-		if arrival, err := time.Parse(time.RFC3339, *r.EarliestReplenishmentArrival); err == nil {
-			if asOf, err := time.Parse(time.RFC3339, r.AsOf); err == nil && arrival.After(asOf) {
-				days := arrival.Sub(asOf).Hours() / 24
-				left = math.Max(0, left-r.UnitsPerTradingHour.Low*r.TradingHoursPerDay*days)
-			}
-		}
-	}
-	if low, high, ok := r.DaysOfCover(qty + int64(left)); ok {
-		j.DaysOfCoverAfterDelivery = &CoverBand{Low: round1(low), High: round1(high)}
-	}
-	return j
-}
-
-func round1(x float64) float64 {
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return -1
-	}
-	return math.Round(x*10) / 10
-}
-
-// supplierMinimum is the supplier's minimum order in units (0 for none).
-// The risk check has just read the same master data, so the adapter answers
-// from its cache.
-func (w *Workflow) supplierMinimum(ctx context.Context, storeID, skuCode string) (int64, error) {
-	sku, err := w.Upstream.SKU(ctx, storeID, skuCode)
-	if err != nil {
-		return 0, err
-	}
-	sup, err := w.Upstream.Supplier(ctx, storeID, sku.SupplierID)
-	if err != nil {
-		return 0, err
-	}
-	return sup.MinimumOrderUnit, nil
-}
-
-// checkQuantity is the sanity verdict a buyer reads before confirming. It
-// refuses what a confirm is refused on: the deployment's ceiling and the
-// supplier's minimum order, which StoreLink enforces. Its other findings
-// (review) are for the buyer to weigh; they never stop a confirm.
-func checkQuantity(risk *Assessment, qty, ceiling, minimum int64, cover *CoverBand) *QuantityCheck {
-	q := &QuantityCheck{Verdict: VerdictOK, Reasons: []string{}}
-	review := func(format string, args ...any) {
-		q.Reasons = append(q.Reasons, fmt.Sprintf(format, args...))
-		if q.Verdict == VerdictOK {
-			q.Verdict = VerdictReview
-		}
-	}
-	id := risk.Identity
-	// The refusing verdict is the confirm's own gate (Gate.Check), so a
-	// preview that says refuse is a confirm that is refused.
-	for _, r := range (quantityLimits{ceiling: ceiling, minimum: minimum, casePack: id.CasePack}).refusals(qty) {
-		q.Verdict = VerdictRefuse
-		q.Reasons = append(q.Reasons, r.reason)
-	}
-	if qty <= ceiling && qty*10 >= ceiling*8 {
-		review("%d units is close to this deployment's ceiling of %d", qty, ceiling)
-	}
-	if id.CasePack > 1 && qty%id.CasePack != 0 {
-		review("%d is not a whole number of cases of %d", qty, id.CasePack)
-	}
-	switch {
-	case cover == nil && risk.Risk.UnitsPerTradingHour != nil && risk.Risk.SupplierLeadTimeDays == nil:
-		review("the supplier's lead time is unknown, so days of cover after delivery cannot be judged")
-	case cover == nil:
-		review("the sell rate is unknown, so days of cover cannot be judged")
-	default:
-		if id.ShelfLifeDays > 0 && cover.Low > float64(id.ShelfLifeDays) {
-			review("even at the high sell rate the order lasts %.1f days, beyond the %d-day shelf life", cover.Low, id.ShelfLifeDays)
-		} else if id.Chilled && cover.Low > 21 {
-			review("%.1f days of cover is a lot for a chilled product; check for a misplaced digit", cover.Low)
-		} else if cover.Low > 90 {
-			review("%.1f days of cover is more than a quarter's demand", cover.Low)
-		}
-		if lead := risk.Risk.SupplierLeadTimeDays; lead != nil && cover.High < float64(*lead) {
-			review("at the low sell rate the stock lasts only %.1f days after delivery, less than the %d-day lead time of the next order", cover.High, *lead)
-		}
-	}
-	return q
-}
-
-// openOrders lists the open or pending orders of the SKU at the store from
-// this deployment's ledger, refreshing the status of raised orders so
-// delivered ones drop out.
-func (w *Workflow) openOrders(ctx context.Context, storeID, sku string) ([]OpenOrder, error) {
-	entries, err := w.Ledger.Recent(ctx, storeID, sku, w.now().Add(-duplicateLookback))
-	if err != nil {
-		return nil, err
-	}
-	refreshed := 0
-	now := w.now()
-	listed := map[string]bool{}
-	out := []OpenOrder{}
-	for _, e := range entries {
-		// Only the caller's own store, and each StoreLink order once: a
-		// ledger written before one order id belonged to one entry may hold
-		// it twice.
-		if e.StoreID != storeID || !w.Gate.holds(e.StoreID) || e.OrderID != "" && listed[e.OrderID] {
-			continue
-		}
-		listed[e.OrderID] = e.OrderID != ""
-		e = e.AsOf(now)
-		o := OpenOrder{Reference: e.IdempotencyKey, State: e.State, QuantityUnits: e.QuantityUnits, CreatedAt: e.CreatedAt}
-		switch e.State {
-		case state.StateRaised:
-			o.Reference = e.OrderID
-			if refreshed < maxDuplicateRefresh && w.SameUpstream(e) {
-				refreshed++
-				if got, err := w.Upstream.Order(ctx, storeID, e.OrderID); err == nil && SameOrder(e, got) {
-					o.Status = got.Status
-				}
-			}
-			if o.Status != "" && !o.Status.Open() {
-				continue
-			}
-		case state.StateFailed, state.StateRetryable, state.StateRejected, state.StateExpired:
-			// Nothing is on its way for these.
-			continue
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
 // SameUpstream reports whether the entry was recorded for the StoreLink
 // this workflow reaches. Entries recorded before identities were kept are
 // assumed to be, and are then checked order by order (SameOrder).
@@ -514,18 +371,11 @@ func (w *Workflow) sendNew(ctx context.Context, out *Outcome, requestedBy string
 }
 
 // send sends an order the ledger holds in StateSending and records its
-// outcome by what reached StoreLink: accepted (raised), refused (failed),
-// not taken (retryable, or back to pending_approval for an approved order,
-// so the approval is not consumed) or unknown. The agent's confirm and a
-// person's approval both go through it, so both go through the same
-// breaker, ledger and outcome journal, and the entry carries everything
-// that is sent.
-//
-// The outcome is known once StoreLink has answered, so it is never lost
-// to a ledger that cannot be reached at that moment: the recorder keeps it
-// in the outcome journal, retries the ledger with backoff, and replays the
-// journal later. An accepted order is therefore always returned as Sent,
-// recorded or not, never as an error.
+// outcome: raised, failed, retryable (or back to pending_approval for an
+// approved order), or unknown. The agent's confirm and a person's approval
+// both go through it. Once StoreLink has answered, the outcome is never
+// lost: the recorder keeps it in the outcome journal until the ledger takes
+// it, so an accepted order is always returned as Sent, never as an error.
 func (w *Workflow) send(ctx context.Context, up Upstream, e state.Entry) (Sent, error) {
 	ctx, span := w.span(ctx, "replenish send", e.StoreID)
 	defer span.End()

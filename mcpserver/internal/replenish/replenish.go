@@ -1,18 +1,13 @@
-// Package replenish is the order workflow: the steps a replenishment order
-// goes through, whichever door it comes in by. Assess reads a SKU's stock
-// risk; Preview shows an order without sending it; Confirm sends it, or
-// stages it for a person in approval mode; Approve, Reject and Resolve are a
-// person's decisions; a repeated idempotency key replays its first outcome.
+// Package replenish is the order workflow: Assess reads a SKU's stock risk;
+// Preview shows an order without sending it; Confirm sends it, or stages it
+// for a person in approval mode; Approve, Reject and Resolve are a person's
+// decisions; a repeated idempotency key replays its first outcome. The MCP
+// tools, the approvals command and the console call it and turn the
+// results into their own answers. The write gate is coded once, in [Gate].
 //
-// The MCP tools, the approvals command and any console are doors: they turn
-// their input into a call here and the domain values returned into their own
-// answer (an MCP envelope, a line of text, a page). The deployment's write
-// gate is coded once, in [Gate], and every door goes through it.
-//
-// The ledger's state machine lives in package state. The workflow drives it
-// by its operations (Reserve, Claim, Reject, Apply with an event) and never
-// writes a state itself. The package speaks neither HTTP nor MCP: its
-// dependencies are the small interfaces below.
+// It drives the ledger's state machine (package state) through its
+// operations and never writes a state itself. It speaks neither HTTP nor
+// MCP: its dependencies are the small interfaces below.
 package replenish
 
 import (

@@ -87,7 +87,7 @@ func (Unverified) Verify(_ context.Context, name, _, _ string) (Approver, error)
 }
 
 // requesterToken is the authenticated name of an order's requester, as the
-// HTTP door records it: the bearer token label of "token:LABEL", or the
+// HTTP transport records it: the bearer token label of "token:LABEL", or the
 // access token subject of "oauth:SUB", then " (client)" and "/session". It
 // is "" for a requester no token names (stdio, where the client's name is
 // its own claim). Neither labels nor subjects hold a space or a slash.

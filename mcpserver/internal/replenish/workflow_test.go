@@ -409,7 +409,7 @@ func (h rejectHook) Reject(ctx context.Context, id, by string, now time.Time) (s
 // A decision that loses to another one, taken by another process between
 // its read and its write, reports what the ledger holds (the order raised,
 // or rejected) and leaves an audit row of the attempt. The rejection used
-// to come back as a refusal that a door could take for success, and a
+// to come back as a refusal that a caller could take for success, and a
 // page said "rejected, nothing was sent" of an order StoreLink held.
 func TestLateDecisionReportsTheLedger(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {

@@ -35,7 +35,6 @@ type AuditSink interface {
 	Record(ctx context.Context, e AuditEvent) error
 }
 
-
 // Options are the dependencies and settings of the server.
 type Options struct {
 	Upstream Upstream

@@ -1,7 +1,6 @@
 // Package apptest holds the helpers that the tests of package app and of
-// package cli share: the settings of a private deployment, a stand-in
-// StoreLink that fails, and a file written for a test. Their log buffer is
-// mcptest.SyncBuffer.
+// package cli share: a stand-in StoreLink that fails, the settings of a
+// private deployment, and a private file.
 package apptest
 
 import (

@@ -1,4 +1,4 @@
-package app
+package replenish
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func TestConfirmOrdersReadsTheOrderBack(t *testing.T) {
 		"RO-47-2": {ID: "RO-47-2", StoreID: "47", SKU: "8847291", QuantityUnits: 48, SubmittedAt: created.Add(time.Second)},
 		"RO-47-3": {ID: "RO-47-3", StoreID: "47", SKU: "8847291", QuantityUnits: 24, SubmittedAt: created.Add(-time.Hour)},
 	}}
-	c := confirmOrders(sl, "https://storelink.test")
+	c := ConfirmOrders(sl, "https://storelink.test")
 	ctx := context.Background()
 	if err := c.ConfirmOrder(ctx, e, "RO-47-1"); err != nil {
 		t.Fatalf("the entry's own order: %v", err)
@@ -57,10 +57,10 @@ func TestConfirmOrdersReadsTheOrderBack(t *testing.T) {
 		}
 	}
 	var not *journal.NotConfirmedError
-	if err := confirmOrders(sl, "https://other.test").ConfirmOrder(ctx, e, "RO-47-1"); !errors.As(err, &not) || !strings.Contains(not.Reason, "sent to the StoreLink at https://storelink.test") {
+	if err := ConfirmOrders(sl, "https://other.test").ConfirmOrder(ctx, e, "RO-47-1"); !errors.As(err, &not) || !strings.Contains(not.Reason, "sent to the StoreLink at https://storelink.test") {
 		t.Errorf("another StoreLink: %v", err)
 	}
-	down := confirmOrders(orders{err: apperr.New(apperr.UpstreamUnavailable, "connection refused", "")}, "https://storelink.test")
+	down := ConfirmOrders(orders{err: apperr.New(apperr.UpstreamUnavailable, "connection refused", "")}, "https://storelink.test")
 	if err := down.ConfirmOrder(ctx, e, "RO-47-1"); err == nil || errors.As(err, &not) || !strings.Contains(err.Error(), "UPSTREAM_UNAVAILABLE") {
 		t.Errorf("StoreLink down: %v, want an error that is no refusal", err)
 	}

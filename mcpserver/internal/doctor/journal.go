@@ -1,4 +1,4 @@
-package app
+package doctor
 
 import (
 	"context"
@@ -9,30 +9,40 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/config"
-	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 )
 
-// doctorConfirmer is doctor's own reader of orders: a StoreLink client at
-// UPSTREAM_BASE_URL with the keyring's keys and no cache.
-func doctorConfirmer(cfg *config.Config, readFile func(string) ([]byte, error), log *slog.Logger) journal.Confirmer {
+// JournalFix is what an operator does about a journal that cannot be
+// opened.
+const JournalFix = "point STATE_JOURNAL_PATH at a file of its own on this machine's persistent storage, in a directory this user can write"
+
+// confirmFix is what an operator does about an accepted order StoreLink
+// could not be asked about.
+const confirmFix = "check that StoreLink answers with this store's key (the upstream and key checks above); the server records the order by itself once StoreLink confirms it, or run doctor again"
+
+// journalTimeout bounds the journal's replay into the ledger.
+const journalTimeout = 30 * time.Second
+
+// confirmer reads orders back from StoreLink at UPSTREAM_BASE_URL, with
+// the keyring's keys and no cache.
+func confirmer(cfg *config.Config, keys upstream.Keys) journal.Confirmer {
 	if cfg.UpstreamBaseURL == "" {
 		return journal.ConfirmFunc(func(context.Context, state.Entry, string) error {
 			return errors.New("UPSTREAM_BASE_URL is not set, so doctor cannot read the order back from StoreLink")
 		})
 	}
 	up, err := upstream.New(upstream.Options{
-		BaseURL: cfg.UpstreamBaseURL, Timeout: cfg.UpstreamTimeout, Logger: log,
-		Keys:            keyring.NewSource(cfg.Keyring, cfg.KeyringFile, readFile, log),
+		BaseURL: cfg.UpstreamBaseURL, Timeout: cfg.UpstreamTimeout, Logger: slog.New(slog.DiscardHandler), Keys: keys,
 		BreakerFailures: uint32(cfg.BreakerFailures), BreakerCooldown: cfg.BreakerCooldown,
 		NoCache: true,
 	})
 	if err != nil {
 		return journal.ConfirmFunc(func(context.Context, state.Entry, string) error { return err })
 	}
-	return confirmOrders(up, upstreamIdentity(cfg.UpstreamBaseURL))
+	return replenish.ConfirmOrders(up, replenish.UpstreamIdentity(cfg.UpstreamBaseURL))
 }
 
 // outcomeJournal is doctor's check of the outcome journal: it keeps the
@@ -40,20 +50,20 @@ func doctorConfirmer(cfg *config.Config, readFile func(string) ([]byte, error), 
 // ledger. It replays the journal when the ledger is reachable (db not nil),
 // as a start would, reading each accepted order back from StoreLink first,
 // and names every line it could not record and why.
-func (c *checkup) outcomeJournal(ctx context.Context, cfg *config.Config, readFile func(string) ([]byte, error), db state.Store) {
+func (c *checkup) outcomeJournal(ctx context.Context, cfg *config.Config, keys upstream.Keys, db state.Store) {
 	const check = "outcome journal"
 	path := cfg.JournalPath
 	if path == "" {
 		c.ok(check, "none: writes are off and there is no default place for one")
 		return
 	}
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) && !writesPossible(cfg) {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) && !(cfg.AllowWrites && !cfg.ReadOnly) {
 		c.ok(check, "%s does not exist; writes are off, so none is needed", path)
 		return
 	}
 	j, err := journal.Open(path)
 	if err != nil {
-		fix := journalFix
+		fix := JournalFix
 		var unsafe *journal.UnsafeError
 		if errors.As(err, &unsafe) {
 			fix = unsafe.Fix
@@ -66,7 +76,7 @@ func (c *checkup) outcomeJournal(ctx context.Context, cfg *config.Config, readFi
 		n, err := j.Len()
 		switch {
 		case err != nil:
-			c.fail(check, err.Error(), journalFix)
+			c.fail(check, err.Error(), JournalFix)
 		case n > 0:
 			c.fail(check, fmt.Sprintf("%s holds %d order outcome(s) the ledger has not recorded, and the state database is unreachable", path, n),
 				"bring the state database back; the server records them by itself, or run doctor again")
@@ -75,11 +85,11 @@ func (c *checkup) outcomeJournal(ctx context.Context, cfg *config.Config, readFi
 		}
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	ctx, cancel := context.WithTimeout(ctx, journalTimeout)
 	defer cancel()
-	rep, err := j.Replay(ctx, db, doctorConfirmer(cfg, readFile, slog.New(slog.DiscardHandler)), time.Now())
+	rep, err := j.Replay(ctx, db, confirmer(cfg, keys), time.Now())
 	if err != nil {
-		c.fail(check, err.Error(), journalFix)
+		c.fail(check, err.Error(), JournalFix)
 		return
 	}
 	if len(rep.Pending) > 0 {

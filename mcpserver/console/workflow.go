@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -10,29 +10,45 @@ import (
 	"strings"
 	"time"
 
-	"github.com/korral/storelink/mcpserver/console"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// consoleBackend is the approvals console's door onto the order workflow:
-// logins are checked against the approver register, every page re-reads
-// the approver's record, orders come from the ledger, their evidence from
-// StoreLink now, and decisions go through replenish.Workflow with a
-// verifier that accepts only the session's approver.
+// WorkflowOptions are the parts NewWorkflowBackend reads and decides
+// through.
+type WorkflowOptions struct {
+	// Flow is the order workflow without a verifier; each decision copies
+	// it and adds a verifier that accepts only the session's approver.
+	Flow *replenish.Workflow
+	// Approvers is the approver register; logins and every page re-read it.
+	Approvers approver.Register
+	// Audit is the audit trail the console reads and writes.
+	Audit state.AuditLog
+	// Holds reports whether the deployment's keyring holds a store: an
+	// approver without a store list sees the keyring's stores.
+	Holds func(storeID string) bool
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// NewWorkflowBackend is the Backend over the order workflow: logins are
+// checked against the approver register, orders come from the ledger and
+// their evidence from StoreLink at the time of reading, and decisions go
+// through the workflow.
+func NewWorkflowBackend(o WorkflowOptions) Backend {
+	return &consoleBackend{flow: o.Flow, approvers: approver.New(o.Approvers), reg: o.Approvers, audit: o.Audit, holds: o.Holds, now: o.Now, log: o.Log}
+}
+
+// consoleBackend implements Backend over the order workflow.
 type consoleBackend struct {
-	// flow is the workflow without a verifier; each decision copies it
-	// and adds the session's.
 	flow      *replenish.Workflow
 	approvers *approver.Verifier
 	reg       approver.Register
 	audit     state.AuditLog
-	// holds reports whether the deployment's keyring holds a store: an
-	// approver without a store list sees the keyring's stores.
-	holds func(storeID string) bool
-	now   func() time.Time
-	log   *slog.Logger
+	holds     func(storeID string) bool
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // Bounds of what the console reads in one page.
@@ -45,38 +61,7 @@ const (
 	consoleSalesMax = 1000
 )
 
-var _ console.Backend = (*consoleBackend)(nil)
-
-// newConsoleBackend builds the console's backend over a's ledger, register,
-// audit trail and StoreLink (a.up, which must reach a.upstreamID).
-func newConsoleBackend(a *App) *consoleBackend {
-	cfg := a.cfg
-	holds := func(storeID string) bool {
-		if a.keys == nil {
-			return false
-		}
-		_, ok := a.keys.Key(storeID)
-		return ok
-	}
-	flow := &replenish.Workflow{
-		Upstream:     a.up,
-		UpstreamID:   a.upstreamID,
-		Ledger:       a.db,
-		Audit:        a.db,
-		Now:          a.now,
-		Log:          a.log,
-		LookbackDays: cfg.DefaultLookbackDays,
-		Gate: replenish.Gate{
-			AllowWrites:   cfg.AllowWrites && !cfg.ReadOnly,
-			MaxOrderUnits: int64(cfg.MaxOrderUnits),
-			Holds:         holds,
-		},
-	}
-	if a.recorder != nil {
-		flow.Recorder = a.recorder
-	}
-	return &consoleBackend{flow: flow, approvers: approver.New(a.db), reg: a.db, audit: a.db, holds: holds, now: a.now, log: a.log}
-}
+var _ Backend = (*consoleBackend)(nil)
 
 // loginRef is the session's handle of a login: the record's id and the
 // name, so that a record revoked and added again ends the old sessions.
@@ -91,12 +76,12 @@ func parseLoginRef(ref string) (state.Approver, bool) {
 	return state.Approver{ID: n, Name: name}, true
 }
 
-func toConsole(a state.Approver) console.Approver {
-	return console.Approver{Name: a.Name, Stores: slices.Clone(a.Stores), Ref: loginRef(a)}
+func toConsole(a state.Approver) Approver {
+	return Approver{Name: a.Name, Stores: slices.Clone(a.Stores), Ref: loginRef(a)}
 }
 
 // record is the register's identity of a console approver, for Authorize.
-func record(a console.Approver) state.Approver {
+func record(a Approver) state.Approver {
 	r, ok := parseLoginRef(a.Ref)
 	if !ok {
 		// Only Active makes console approvers; an unparsable one matches
@@ -106,41 +91,41 @@ func record(a console.Approver) state.Approver {
 	return r
 }
 
-// Login implements console.Backend.
-func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr string) (console.Approver, error) {
+// Login implements Backend.
+func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr string) (Approver, error) {
 	a, err := b.approvers.Authenticate(ctx, name, secret)
 	switch {
 	case errors.Is(err, approver.ErrDenied), errors.Is(err, approver.ErrRevoked):
 		// A revoked approver is told nothing a wrong secret is not told.
-		return console.Approver{}, console.ErrBadCredentials
+		return Approver{}, ErrBadCredentials
 	case err != nil:
-		return console.Approver{}, err
+		return Approver{}, err
 	}
 	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "console-login-" + randomHex(6),
 		Client: "approver:" + a.Name, Tool: "console.login", Outcome: "ok", Summary: fmt.Sprintf("%s logged in to the approvals console from %s.", a.Name, remoteAddr)})
 	return toConsole(a), nil
 }
 
-// Active implements console.Backend: the record the login was made with,
+// Active implements Backend: the record the login was made with,
 // still active.
-func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approver, error) {
+func (b *consoleBackend) Active(ctx context.Context, ref string) (Approver, error) {
 	want, ok := parseLoginRef(ref)
 	if !ok {
-		return console.Approver{}, console.ErrRevoked
+		return Approver{}, ErrRevoked
 	}
 	cur, found, err := b.reg.GetApprover(ctx, want.Name)
 	if err != nil {
-		return console.Approver{}, err
+		return Approver{}, err
 	}
 	if !found || cur.ID != want.ID || cur.Revoked() {
-		return console.Approver{}, console.ErrRevoked
+		return Approver{}, ErrRevoked
 	}
 	return toConsole(cur), nil
 }
 
 // covers reports whether a may see and decide orders of storeID: its store
 // list, and always the deployment's keyring.
-func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
+func (b *consoleBackend) covers(a Approver, storeID string) bool {
 	if !b.holds(storeID) {
 		return false
 	}
@@ -149,18 +134,18 @@ func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
 
 // authorize re-reads the approver's record for one order's store and maps
 // the register's verdict onto the console's errors.
-func (b *consoleBackend) authorize(ctx context.Context, a console.Approver, storeID string) (state.Approver, error) {
+func (b *consoleBackend) authorize(ctx context.Context, a Approver, storeID string) (state.Approver, error) {
 	cur, err := b.approvers.Authorize(ctx, record(a), storeID)
 	switch {
 	case errors.Is(err, approver.ErrRevoked):
-		return state.Approver{}, console.ErrRevoked
+		return state.Approver{}, ErrRevoked
 	case errors.Is(err, approver.ErrOutOfScope):
-		return state.Approver{}, console.ErrOutOfScope
+		return state.Approver{}, ErrOutOfScope
 	case err != nil:
 		return state.Approver{}, err
 	}
 	if !b.holds(storeID) {
-		return state.Approver{}, console.ErrOutOfScope
+		return state.Approver{}, ErrOutOfScope
 	}
 	return cur, nil
 }
@@ -193,38 +178,38 @@ func (b *consoleBackend) decider(who state.Approver) *replenish.Workflow {
 	return &f
 }
 
-// Inbox implements console.Backend.
-func (b *consoleBackend) Inbox(ctx context.Context, a console.Approver) ([]console.OrderSummary, error) {
+// Inbox implements Backend.
+func (b *consoleBackend) Inbox(ctx context.Context, a Approver) ([]OrderSummary, error) {
 	es, err := b.flow.Staged(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	names := b.namer()
-	out := []console.OrderSummary{}
+	out := []OrderSummary{}
 	for _, e := range es {
 		if e.State != state.StatePendingApproval || !b.covers(a, e.StoreID) {
 			continue
 		}
 		out = append(out, names.summary(ctx, e))
 	}
-	slices.SortStableFunc(out, func(x, y console.OrderSummary) int { return x.ExpiresAt.Compare(y.ExpiresAt) })
+	slices.SortStableFunc(out, func(x, y OrderSummary) int { return x.ExpiresAt.Compare(y.ExpiresAt) })
 	return out, nil
 }
 
-// History implements console.Backend.
-func (b *consoleBackend) History(ctx context.Context, a console.Approver) ([]console.DecidedOrder, error) {
+// History implements Backend.
+func (b *consoleBackend) History(ctx context.Context, a Approver) ([]DecidedOrder, error) {
 	es, err := b.flow.Staged(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(es, func(x, y state.Entry) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
 	names := b.namer()
-	out := []console.DecidedOrder{}
+	out := []DecidedOrder{}
 	for _, e := range es {
 		if e.State == state.StatePendingApproval || !b.covers(a, e.StoreID) {
 			continue
 		}
-		out = append(out, console.DecidedOrder{OrderSummary: names.summary(ctx, e), Status: consoleStatus(e.State), Decision: decision(e, "")})
+		out = append(out, DecidedOrder{OrderSummary: names.summary(ctx, e), Status: consoleStatus(e.State), Decision: decision(e, "")})
 		if len(out) == consoleHistoryLen {
 			break
 		}
@@ -232,23 +217,16 @@ func (b *consoleBackend) History(ctx context.Context, a console.Approver) ([]con
 	return out, nil
 }
 
-// Order implements console.Backend: the entry as it stands now, and its
+// Order implements Backend: the entry as it stands now, and its
 // justification computed from StoreLink now, through the workflow's own
 // preview, so the buyer judges today's stock rather than the agent's
 // moment.
-func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approvalID string) (console.OrderDetail, error) {
-	e, err := b.flow.Show(ctx, approvalID)
-	var nf *replenish.NotFoundError
-	if errors.As(err, &nf) {
-		return console.OrderDetail{}, console.ErrNotFound
-	}
+func (b *consoleBackend) Order(ctx context.Context, a Approver, approvalID string) (OrderDetail, error) {
+	e, _, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
-		return console.OrderDetail{}, err
+		return OrderDetail{}, err
 	}
-	if _, err := b.authorize(ctx, a, e.StoreID); err != nil {
-		return console.OrderDetail{}, err
-	}
-	d := console.OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}
+	d := OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}
 	if e.State != state.StatePendingApproval {
 		dec := decision(e, b.rejectReason(ctx, e))
 		d.Decision = &dec
@@ -267,26 +245,21 @@ func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approval
 	return d, nil
 }
 
-// AuditDay implements console.Backend: the day's records of the stores
+// AuditDay implements Backend: the day's records of the stores
 // the approver may see; calls that name no store only for an approver of
 // every store.
-func (b *consoleBackend) AuditDay(ctx context.Context, a console.Approver, day time.Time) ([]console.AuditRow, error) {
+func (b *consoleBackend) AuditDay(ctx context.Context, a Approver, day time.Time) ([]AuditRow, error) {
 	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{Day: day, Limit: consoleAuditLen})
 	if err != nil {
 		return nil, err
 	}
-	out := []console.AuditRow{}
+	out := []AuditRow{}
 	for _, r := range recs {
 		if r.StoreID == "" && len(a.Stores) > 0 || r.StoreID != "" && !b.covers(a, r.StoreID) {
 			continue
 		}
-		out = append(out, console.AuditRow{Time: r.Time, CallID: r.CallID, Client: r.Client, Tool: r.Tool, StoreID: r.StoreID, SKU: r.SKU,
+		out = append(out, AuditRow{Time: r.Time, CallID: r.CallID, Client: r.Client, Tool: r.Tool, StoreID: r.StoreID, SKU: r.SKU,
 			Outcome: r.Outcome, ErrorCode: r.ErrorCode, Summary: r.Summary, DurationMS: r.DurationMS})
 	}
 	return out, nil
 }
-
-// ConsoleBackend is the approvals console's backend over the app's
-// ledger, approver register, audit trail and StoreLink. The app must have
-// its StoreLink client (from Open, or ServeConsole's).
-func (a *App) ConsoleBackend() console.Backend { return newConsoleBackend(a) }
