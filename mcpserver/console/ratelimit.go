@@ -19,6 +19,20 @@ import (
 // sharing it (state.LoginAttempts); MemoryLogins serves one process.
 type LoginLimiter = state.LoginAttempts
 
+// The values a LoginLimiter takes and returns, named here so that code
+// outside the module can implement one.
+type (
+	// LoginRequest is one attempt to admit: name, address, time and limit.
+	LoginRequest = state.LoginRequest
+	// LoginAdmission says whether an attempt was admitted, and if not when
+	// to try again.
+	LoginAdmission = state.LoginAdmission
+	// LoginSlot is the reservation an admitted attempt holds.
+	LoginSlot = state.LoginSlot
+	// LoginOutcome is how an admitted attempt ended.
+	LoginOutcome = state.LoginOutcome
+)
+
 // loginHold is how long an admitted attempt holds its slot should it never
 // be settled (its process died mid-check). It outlasts any request the
 // console's server lets run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/korral/storelink/mcpserver/internal/approvals"
 
 	"github.com/korral/storelink/mcpserver/console"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
@@ -21,7 +22,7 @@ func ConsolePolicy(flagName string, o ConsoleOptions) error { return console.Pol
 // database, shared by every replica.
 func startConsole(a *App, o ConsoleOptions) (*console.Server, error) {
 	s, err := console.Listen(o, a.cfg.ConsolePublicURL, a.db.ConsoleFormKey, a.consoleBackend(), console.Options{Logger: a.log,
-		Sessions: console.StateSessions{DB: a.db}, Logins: a.db})
+		Sessions: approvals.Sessions{DB: a.db}, Logins: a.db})
 	var bad *console.ConfigError
 	if errors.As(err, &bad) {
 		return nil, exit2(bad.Err)
@@ -69,5 +70,5 @@ func (a *App) consoleBackend() console.Backend {
 	flow := a.workflow(nil)
 	flow.Upstream, flow.UpstreamID, flow.LookbackDays = a.up, a.upstreamID, a.cfg.DefaultLookbackDays
 	flow.Reach = nil
-	return console.NewWorkflowBackend(console.WorkflowOptions{Flow: flow, Approvers: a.db, Audit: a.db, Holds: a.holds, Now: a.now, Log: a.log})
+	return approvals.NewBackend(approvals.Options{Flow: flow, Approvers: a.db, Audit: a.db, Holds: a.holds, Now: a.now, Log: a.log})
 }

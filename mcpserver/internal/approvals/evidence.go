@@ -1,4 +1,4 @@
-package console
+package approvals
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/console"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
@@ -16,8 +17,8 @@ import (
 // justify is the evidence of e as the workflow's preview computes it now:
 // the preview runs under a key of its own, so the staged entry is neither
 // replayed nor touched, and the entry itself is not its own duplicate.
-func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (Justification, []EvidenceDay, error) {
-	var j Justification
+func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (console.Justification, []console.EvidenceDay, error) {
+	var j console.Justification
 	out, err := b.flow.Preview(ctx, replenish.Order{StoreID: e.StoreID, SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason,
 		IdempotencyKey: "console-preview-" + randomHex(12), RequestedBy: e.RequestedBy})
 	if err != nil {
@@ -35,7 +36,7 @@ func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (Justificat
 	j.LeadTimeDays = r.SupplierLeadTimeDays
 	j.EarliestDelivery = parseTime(r.EarliestReplenishmentArrival)
 	if c := out.Justification.DaysOfCoverAfterDelivery; c != nil && c.Low >= 0 && c.High >= 0 {
-		j.CoverAfterDelivery = &CoverBand{Low: c.Low, High: c.High}
+		j.CoverAfterDelivery = &console.CoverBand{Low: c.Low, High: c.High}
 	}
 	j.CasePack = out.Assessment.Identity.CasePack
 	for _, f := range r.DataQualityFlags {
@@ -63,9 +64,9 @@ func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (Justificat
 			j.UnitsSoldLast24h += s.Units
 		}
 	}
-	ev := make([]EvidenceDay, 0, len(r.Evidence))
+	ev := make([]console.EvidenceDay, 0, len(r.Evidence))
 	for _, d := range r.Evidence {
-		day := EvidenceDay{Date: d.Date, UnitsSold: d.UnitsSold}
+		day := console.EvidenceDay{Date: d.Date, UnitsSold: d.UnitsSold}
 		for _, f := range d.Flags {
 			day.Flags = append(day.Flags, string(f))
 		}
@@ -96,7 +97,7 @@ func (b *consoleBackend) namer() *namer {
 	return &namer{b: b, stores: map[string]storeName{}, skus: map[string]skuName{}}
 }
 
-func (n *namer) summary(ctx context.Context, e state.Entry) OrderSummary {
+func (n *namer) summary(ctx context.Context, e state.Entry) console.OrderSummary {
 	st, ok := n.stores[e.StoreID]
 	if !ok {
 		st.loc = time.UTC
@@ -116,32 +117,32 @@ func (n *namer) summary(ctx context.Context, e state.Entry) OrderSummary {
 		}
 		n.skus[key] = sk
 	}
-	return OrderSummary{ApprovalID: e.ApprovalID, StoreID: e.StoreID, StoreName: st.name, SKU: e.SKU, ProductName: sk.name,
+	return console.OrderSummary{ApprovalID: e.ApprovalID, StoreID: e.StoreID, StoreName: st.name, SKU: e.SKU, ProductName: sk.name,
 		QuantityUnits: e.QuantityUnits, CasePack: sk.casePack, Reason: e.Reason, RequestedBy: e.RequestedBy,
 		RequestedAt: e.CreatedAt.In(st.loc), ExpiresAt: e.ApprovalExpiresAt.In(st.loc)}
 }
 
 // consoleStatus maps a ledger state onto a page's status.
-func consoleStatus(s state.EntryState) Status {
+func consoleStatus(s state.EntryState) console.Status {
 	switch s {
 	case state.StatePendingApproval:
-		return StatusPending
+		return console.StatusPending
 	case state.StateSending:
-		return StatusSending
+		return console.StatusSending
 	case state.StateRaised:
-		return StatusRaised
+		return console.StatusRaised
 	case state.StateUnknown:
-		return StatusUnknown
+		return console.StatusUnknown
 	case state.StateRejected:
-		return StatusRejected
+		return console.StatusRejected
 	case state.StateExpired:
-		return StatusLapsed
+		return console.StatusLapsed
 	}
-	return StatusFailed
+	return console.StatusFailed
 }
 
-func decision(e state.Entry, reason string) Decision {
-	d := Decision{By: e.DecidedBy, At: e.UpdatedAt, OrderID: e.OrderID, Note: reason}
+func decision(e state.Entry, reason string) console.Decision {
+	d := console.Decision{By: e.DecidedBy, At: e.UpdatedAt, OrderID: e.OrderID, Note: reason}
 	switch e.State {
 	case state.StateExpired:
 		d.By, d.At = "", e.ApprovalExpiresAt

@@ -1,4 +1,4 @@
-package console
+package approvals
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/console"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// WorkflowOptions are the parts NewWorkflowBackend reads and decides
-// through.
-type WorkflowOptions struct {
+// Options are the parts NewBackend reads and decides through.
+type Options struct {
 	// Flow is the order workflow without a verifier; each decision copies
 	// it and adds a verifier that accepts only the session's approver.
 	Flow *replenish.Workflow
@@ -32,15 +32,15 @@ type WorkflowOptions struct {
 	Log   *slog.Logger
 }
 
-// NewWorkflowBackend is the Backend over the order workflow: logins are
+// NewBackend is the console.Backend over the order workflow: logins are
 // checked against the approver register, orders come from the ledger and
 // their evidence from StoreLink at the time of reading, and decisions go
 // through the workflow.
-func NewWorkflowBackend(o WorkflowOptions) Backend {
+func NewBackend(o Options) console.Backend {
 	return &consoleBackend{flow: o.Flow, approvers: approver.New(o.Approvers), reg: o.Approvers, audit: o.Audit, holds: o.Holds, now: o.Now, log: o.Log}
 }
 
-// consoleBackend implements Backend over the order workflow.
+// consoleBackend implements console.Backend over the order workflow.
 type consoleBackend struct {
 	flow      *replenish.Workflow
 	approvers *approver.Verifier
@@ -61,7 +61,7 @@ const (
 	consoleSalesMax = 1000
 )
 
-var _ Backend = (*consoleBackend)(nil)
+var _ console.Backend = (*consoleBackend)(nil)
 
 // loginRef is the session's handle of a login: the record's id and the
 // name, so that a record revoked and added again ends the old sessions.
@@ -76,12 +76,12 @@ func parseLoginRef(ref string) (state.Approver, bool) {
 	return state.Approver{ID: n, Name: name}, true
 }
 
-func toConsole(a state.Approver) Approver {
-	return Approver{Name: a.Name, Stores: slices.Clone(a.Stores), Ref: loginRef(a)}
+func toConsole(a state.Approver) console.Approver {
+	return console.Approver{Name: a.Name, Stores: slices.Clone(a.Stores), Ref: loginRef(a)}
 }
 
 // record is the register's identity of a console approver, for Authorize.
-func record(a Approver) state.Approver {
+func record(a console.Approver) state.Approver {
 	r, ok := parseLoginRef(a.Ref)
 	if !ok {
 		// Only Active makes console approvers; an unparsable one matches
@@ -91,15 +91,15 @@ func record(a Approver) state.Approver {
 	return r
 }
 
-// Login implements Backend.
-func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr string) (Approver, error) {
+// Login implements console.Backend.
+func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr string) (console.Approver, error) {
 	a, err := b.approvers.Authenticate(ctx, name, secret)
 	switch {
 	case errors.Is(err, approver.ErrDenied), errors.Is(err, approver.ErrRevoked):
 		// A revoked approver is told nothing a wrong secret is not told.
-		return Approver{}, ErrBadCredentials
+		return console.Approver{}, console.ErrBadCredentials
 	case err != nil:
-		return Approver{}, err
+		return console.Approver{}, err
 	}
 	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "console-login-" + randomHex(6),
 		Client: "approver:" + a.Name, Tool: "console.login", Outcome: "ok", Summary: fmt.Sprintf("%s logged in to the approvals console from %s.", a.Name, remoteAddr)})
@@ -108,24 +108,24 @@ func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr str
 
 // Active implements Backend: the record the login was made with,
 // still active.
-func (b *consoleBackend) Active(ctx context.Context, ref string) (Approver, error) {
+func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approver, error) {
 	want, ok := parseLoginRef(ref)
 	if !ok {
-		return Approver{}, ErrRevoked
+		return console.Approver{}, console.ErrRevoked
 	}
 	cur, found, err := b.reg.GetApprover(ctx, want.Name)
 	if err != nil {
-		return Approver{}, err
+		return console.Approver{}, err
 	}
 	if !found || cur.ID != want.ID || cur.Revoked() {
-		return Approver{}, ErrRevoked
+		return console.Approver{}, console.ErrRevoked
 	}
 	return toConsole(cur), nil
 }
 
 // covers reports whether a may see and decide orders of storeID: its store
 // list, and always the deployment's keyring.
-func (b *consoleBackend) covers(a Approver, storeID string) bool {
+func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
 	if !b.holds(storeID) {
 		return false
 	}
@@ -134,18 +134,18 @@ func (b *consoleBackend) covers(a Approver, storeID string) bool {
 
 // authorize re-reads the approver's record for one order's store and maps
 // the register's verdict onto the console's errors.
-func (b *consoleBackend) authorize(ctx context.Context, a Approver, storeID string) (state.Approver, error) {
+func (b *consoleBackend) authorize(ctx context.Context, a console.Approver, storeID string) (state.Approver, error) {
 	cur, err := b.approvers.Authorize(ctx, record(a), storeID)
 	switch {
 	case errors.Is(err, approver.ErrRevoked):
-		return state.Approver{}, ErrRevoked
+		return state.Approver{}, console.ErrRevoked
 	case errors.Is(err, approver.ErrOutOfScope):
-		return state.Approver{}, ErrOutOfScope
+		return state.Approver{}, console.ErrOutOfScope
 	case err != nil:
 		return state.Approver{}, err
 	}
 	if !b.holds(storeID) {
-		return state.Approver{}, ErrOutOfScope
+		return state.Approver{}, console.ErrOutOfScope
 	}
 	return cur, nil
 }
@@ -178,38 +178,38 @@ func (b *consoleBackend) decider(who state.Approver) *replenish.Workflow {
 	return &f
 }
 
-// Inbox implements Backend.
-func (b *consoleBackend) Inbox(ctx context.Context, a Approver) ([]OrderSummary, error) {
+// Inbox implements console.Backend.
+func (b *consoleBackend) Inbox(ctx context.Context, a console.Approver) ([]console.OrderSummary, error) {
 	es, err := b.flow.Staged(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	names := b.namer()
-	out := []OrderSummary{}
+	out := []console.OrderSummary{}
 	for _, e := range es {
 		if e.State != state.StatePendingApproval || !b.covers(a, e.StoreID) {
 			continue
 		}
 		out = append(out, names.summary(ctx, e))
 	}
-	slices.SortStableFunc(out, func(x, y OrderSummary) int { return x.ExpiresAt.Compare(y.ExpiresAt) })
+	slices.SortStableFunc(out, func(x, y console.OrderSummary) int { return x.ExpiresAt.Compare(y.ExpiresAt) })
 	return out, nil
 }
 
-// History implements Backend.
-func (b *consoleBackend) History(ctx context.Context, a Approver) ([]DecidedOrder, error) {
+// History implements console.Backend.
+func (b *consoleBackend) History(ctx context.Context, a console.Approver) ([]console.DecidedOrder, error) {
 	es, err := b.flow.Staged(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(es, func(x, y state.Entry) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
 	names := b.namer()
-	out := []DecidedOrder{}
+	out := []console.DecidedOrder{}
 	for _, e := range es {
 		if e.State == state.StatePendingApproval || !b.covers(a, e.StoreID) {
 			continue
 		}
-		out = append(out, DecidedOrder{OrderSummary: names.summary(ctx, e), Status: consoleStatus(e.State), Decision: decision(e, "")})
+		out = append(out, console.DecidedOrder{OrderSummary: names.summary(ctx, e), Status: consoleStatus(e.State), Decision: decision(e, "")})
 		if len(out) == consoleHistoryLen {
 			break
 		}
@@ -221,12 +221,12 @@ func (b *consoleBackend) History(ctx context.Context, a Approver) ([]DecidedOrde
 // justification computed from StoreLink now, through the workflow's own
 // preview, so the buyer judges today's stock rather than the agent's
 // moment.
-func (b *consoleBackend) Order(ctx context.Context, a Approver, approvalID string) (OrderDetail, error) {
+func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approvalID string) (console.OrderDetail, error) {
 	e, _, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
-		return OrderDetail{}, err
+		return console.OrderDetail{}, err
 	}
-	d := OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}
+	d := console.OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}
 	if e.State != state.StatePendingApproval {
 		dec := decision(e, b.rejectReason(ctx, e))
 		d.Decision = &dec
@@ -248,17 +248,17 @@ func (b *consoleBackend) Order(ctx context.Context, a Approver, approvalID strin
 // AuditDay implements Backend: the day's records of the stores
 // the approver may see; calls that name no store only for an approver of
 // every store.
-func (b *consoleBackend) AuditDay(ctx context.Context, a Approver, day time.Time) ([]AuditRow, error) {
+func (b *consoleBackend) AuditDay(ctx context.Context, a console.Approver, day time.Time) ([]console.AuditRow, error) {
 	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{Day: day, Limit: consoleAuditLen})
 	if err != nil {
 		return nil, err
 	}
-	out := []AuditRow{}
+	out := []console.AuditRow{}
 	for _, r := range recs {
 		if r.StoreID == "" && len(a.Stores) > 0 || r.StoreID != "" && !b.covers(a, r.StoreID) {
 			continue
 		}
-		out = append(out, AuditRow{Time: r.Time, CallID: r.CallID, Client: r.Client, Tool: r.Tool, StoreID: r.StoreID, SKU: r.SKU,
+		out = append(out, console.AuditRow{Time: r.Time, CallID: r.CallID, Client: r.Client, Tool: r.Tool, StoreID: r.StoreID, SKU: r.SKU,
 			Outcome: r.Outcome, ErrorCode: r.ErrorCode, Summary: r.Summary, DurationMS: r.DurationMS})
 	}
 	return out, nil

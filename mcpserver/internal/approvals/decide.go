@@ -1,34 +1,35 @@
-package console
+package approvals
 
 import (
 	"context"
 	"errors"
 
+	"github.com/korral/storelink/mcpserver/console"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Approve implements Backend.
-func (b *consoleBackend) Approve(ctx context.Context, a Approver, approvalID string) (Outcome, error) {
+// Approve implements console.Backend.
+func (b *consoleBackend) Approve(ctx context.Context, a console.Approver, approvalID string) (console.Outcome, error) {
 	e, who, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
-		return Outcome{}, err
+		return console.Outcome{}, err
 	}
 	if approver.SameName(who.Name, e.RequestedBy) {
-		return Outcome{Kind: OutcomeRefused, Reason: "you requested this order yourself, and an order needs a second person's approval; nothing was sent"}, nil
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: "you requested this order yourself, and an order needs a second person's approval; nothing was sent"}, nil
 	}
 	done, err := b.decider(who).Approve(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name})
 	if err != nil {
 		return decisionOutcome(err)
 	}
 	o := done.Sent.Order
-	return Outcome{Kind: OutcomeRaised, OrderID: o.ID, OrderStatus: string(o.Status), ExpectedArrival: o.ExpectedArrival}, nil
+	return console.Outcome{Kind: console.OutcomeRaised, OrderID: o.ID, OrderStatus: string(o.Status), ExpectedArrival: o.ExpectedArrival}, nil
 }
 
-// Reject implements Backend. The ledger keeps who rejected; the
+// Reject implements console.Backend. The ledger keeps who rejected; the
 // workflow keeps the reason in the audit trail beside its own record.
-func (b *consoleBackend) Reject(ctx context.Context, a Approver, approvalID, reason string) error {
+func (b *consoleBackend) Reject(ctx context.Context, a console.Approver, approvalID, reason string) error {
 	_, who, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
 		return err
@@ -51,8 +52,8 @@ func (b *consoleBackend) Reject(ctx context.Context, a Approver, approvalID, rea
 
 // decidedError is the console's error for an approval the ledger holds as
 // decided.
-func decidedError(e state.Entry) *DecidedError {
-	return &DecidedError{Status: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy, DecidedAt: e.UpdatedAt.UTC()}
+func decidedError(e state.Entry) *console.DecidedError {
+	return &console.DecidedError{Status: consoleStatus(e.State), OrderID: e.OrderID, DecidedBy: e.DecidedBy, DecidedAt: e.UpdatedAt.UTC()}
 }
 
 // record writes r to the audit trail; a failure is logged, and the
@@ -77,11 +78,11 @@ func (b *consoleBackend) rejectReason(ctx context.Context, e state.Entry) string
 // decidable finds the entry and checks the approver against its store
 // before the workflow runs, so that a page tells revoked and out of scope
 // apart from a refusal.
-func (b *consoleBackend) decidable(ctx context.Context, a Approver, approvalID string) (state.Entry, state.Approver, error) {
+func (b *consoleBackend) decidable(ctx context.Context, a console.Approver, approvalID string) (state.Entry, state.Approver, error) {
 	e, err := b.flow.Show(ctx, approvalID)
 	var nf *replenish.NotFoundError
 	if errors.As(err, &nf) {
-		return state.Entry{}, state.Approver{}, ErrNotFound
+		return state.Entry{}, state.Approver{}, console.ErrNotFound
 	}
 	if err != nil {
 		return state.Entry{}, state.Approver{}, err
@@ -95,26 +96,26 @@ func (b *consoleBackend) decidable(ctx context.Context, a Approver, approvalID s
 
 // decisionOutcome maps the workflow's typed errors onto the console's
 // verdicts and errors.
-func decisionOutcome(err error) (Outcome, error) {
+func decisionOutcome(err error) (console.Outcome, error) {
 	var nf *replenish.NotFoundError
 	var np *replenish.NotPendingError
 	var ref *replenish.Refusal
 	switch {
 	case errors.As(err, &nf):
-		return Outcome{}, ErrNotFound
+		return console.Outcome{}, console.ErrNotFound
 	case errors.Is(err, approver.ErrRevoked), errors.Is(err, replenish.ErrDenied):
-		return Outcome{}, ErrRevoked
+		return console.Outcome{}, console.ErrRevoked
 	case errors.Is(err, approver.ErrOutOfScope):
-		return Outcome{}, ErrOutOfScope
+		return console.Outcome{}, console.ErrOutOfScope
 	case errors.As(err, &np) && np.Lapsed:
-		return Outcome{Kind: OutcomeLapsed}, ErrLapsed
+		return console.Outcome{Kind: console.OutcomeLapsed}, console.ErrLapsed
 	case errors.As(err, &np):
 		d := decidedError(np.Entry)
-		return Outcome{Kind: OutcomeAlreadyDecided, Prior: d.Status, OrderID: d.OrderID, DecidedBy: d.DecidedBy, DecidedAt: d.DecidedAt}, d
+		return console.Outcome{Kind: console.OutcomeAlreadyDecided, Prior: d.Status, OrderID: d.OrderID, DecidedBy: d.DecidedBy, DecidedAt: d.DecidedAt}, d
 	case errors.As(err, &ref) && ref.Entry.State == state.StateUnknown:
-		return Outcome{Kind: OutcomeUnknown}, nil
+		return console.Outcome{Kind: console.OutcomeUnknown}, nil
 	case errors.As(err, &ref):
-		return Outcome{Kind: OutcomeRefused, Reason: ref.Error()}, nil
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: ref.Error()}, nil
 	}
-	return Outcome{}, err
+	return console.Outcome{}, err
 }
