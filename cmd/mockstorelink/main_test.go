@@ -6,13 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/korral/storelink/internal/e2etest"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,30 +20,12 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// syncBuffer collects the logs the server writes from its goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // launch runs the command until the test ends and returns its URL.
-func launch(t *testing.T, args []string, env map[string]string) (string, *syncBuffer) {
+func launch(t *testing.T, args []string, env map[string]string) (string, *e2etest.SyncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &e2etest.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		err := run(ctx, args, func(k string) string { return env[k] }, pw, stderr)

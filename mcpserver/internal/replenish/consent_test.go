@@ -2,6 +2,7 @@ package replenish
 
 import (
 	"context"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"path/filepath"
 	"testing"
 
@@ -28,7 +29,7 @@ func hostFlow(t *testing.T, up *fakeStoreLink) *Workflow {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	clk := &clock{now: t0}
+	clk := mcptest.NewClock(t0)
 	return &Workflow{Upstream: up, UpstreamID: upstreamID, Ledger: db, Audit: db, Now: clk.Now,
 		Gate: Gate{AllowWrites: true, MaxOrderUnits: 500, HostConsent: true, Holds: func(id string) bool { return id == "47" }}}
 }

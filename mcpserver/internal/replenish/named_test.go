@@ -3,6 +3,7 @@ package replenish
 import (
 	"context"
 	"errors"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ func stageFor(t *testing.T, w *Workflow, requestedBy string, qty int64) state.En
 
 func TestNamedApproverRecordsTheRegisteredName(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		e := stage(t, w, 24)
@@ -58,7 +59,7 @@ func TestNamedApproverRecordsTheRegisteredName(t *testing.T) {
 // change nothing and are audited; the out-of-scope answer names no store.
 func TestNamedApproverRefusals(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		const otherSecret = "another-secret-of-32-characters!"
@@ -106,7 +107,7 @@ func TestNamedApproverRefusals(t *testing.T) {
 // and the requester may still reject it.
 func TestApproverIsNotTheRequester(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		const petrSecret = "another-secret-of-32-characters!"

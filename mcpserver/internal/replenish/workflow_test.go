@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,24 +27,6 @@ import (
 // fake StoreLink and a clock the test moves.
 
 var t0 = time.Date(2026, 11, 27, 13, 30, 0, 0, time.UTC)
-
-// clock is a settable clock, safe for concurrent use.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // fakeStoreLink is one store (47) selling one SKU. onRead runs on every
 // read of the store, the SKU or its supplier: the reads an approval makes
@@ -171,7 +154,7 @@ var cheapArgon = approver.Params{Memory: 64, Time: 1, Threads: 1}
 
 // approvalFlow is a workflow in approval mode at clk, whose approvers are
 // db's register, holding Jana (every store) with the secret credential.
-func approvalFlow(up *fakeStoreLink, db state.Store, clk *clock) *Workflow {
+func approvalFlow(up *fakeStoreLink, db state.Store, clk *mcptest.Clock) *Workflow {
 	v := approver.New(db, approver.WithParams(cheapArgon))
 	if _, err := v.Add(context.Background(), "Jana", nil, credential, clk.Now()); err != nil && !errors.Is(err, state.ErrApproverExists) {
 		panic(err)
@@ -228,7 +211,7 @@ func auditCodes(t *testing.T, db state.Store, tool string) []string {
 // before them, and such an approval was sent.)
 func TestApprovalThatLapsesDuringTheRoundTripsIsNotSent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		staged := stage(t, w, 24)
@@ -257,7 +240,7 @@ func TestApprovalThatLapsesDuringTheRoundTripsIsNotSent(t *testing.T) {
 // is approved.
 func TestApprovalIsSingleUse(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 
@@ -320,7 +303,7 @@ func TestApprovalIsSingleUse(t *testing.T) {
 // would go to another StoreLink is refused, and nothing changes.
 func TestApprovalBindsWhatWasStagedAndShown(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		refused := func(t *testing.T, err error, id string) {
@@ -413,7 +396,7 @@ func (h rejectHook) Reject(ctx context.Context, id, by string, now time.Time) (s
 // page said "rejected, nothing was sent" of an order StoreLink held.
 func TestLateDecisionReportsTheLedger(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		other := approvalFlow(up, b.store, clk)
@@ -466,7 +449,7 @@ func TestLateDecisionReportsTheLedger(t *testing.T) {
 // stays pending in the ledger until a decision about it writes it down.
 func TestListingChangesNothing(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		e := stage(t, w, 24)
@@ -501,7 +484,7 @@ func TestListingChangesNothing(t *testing.T) {
 // the audit trail.
 func TestDeniedApproverChangesNothing(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		e := stage(t, w, 24)
@@ -523,7 +506,7 @@ func TestDeniedApproverChangesNothing(t *testing.T) {
 // The gate is the same for the agent's confirm and a person's approval.
 func TestApprovalGoesThroughTheGate(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		clk := &clock{now: t0}
+		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		over := stage(t, w, 400)

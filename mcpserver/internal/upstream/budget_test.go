@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -94,9 +95,9 @@ func (t tagCall) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // budgetClient is a client of srv with a budget of most, logging at debug.
-func budgetClient(t *testing.T, srv *httptest.Server, most int) (*Client, *logBuf) {
+func budgetClient(t *testing.T, srv *httptest.Server, most int) (*Client, *mcptest.SyncBuffer) {
 	t.Helper()
-	logs := &logBuf{}
+	logs := &mcptest.SyncBuffer{}
 	c, _ := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "k"}}, func(o *Options) {
 		o.MaxInFlight = most
 		o.Transport = tagCall{next: &http.Transport{MaxIdleConnsPerHost: 64}}

@@ -20,12 +20,12 @@ func TestCacheControlMaxAgeCapsTheTTL(t *testing.T) {
 
 	s.set(func(s *standIn) { s.headers[opStore] = "private, max-age=1" })
 	read()
-	clock.advance(999 * time.Millisecond)
+	clock.Advance(999 * time.Millisecond)
 	read()
 	if n := s.count(opStore); n != 1 {
 		t.Fatalf("within max-age=1: %d requests, want 1", n)
 	}
-	clock.advance(time.Millisecond)
+	clock.Advance(time.Millisecond)
 	read()
 	if n := s.count(opStore); n != 2 {
 		t.Fatalf("a second after max-age=1: %d requests, want 2", n)
@@ -33,9 +33,9 @@ func TestCacheControlMaxAgeCapsTheTTL(t *testing.T) {
 
 	// A max-age beyond the TTL does not lengthen it.
 	s.set(func(s *standIn) { s.headers[opStore] = "max-age=86400" })
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	read()
-	clock.advance(DefaultMasterDataTTL)
+	clock.Advance(DefaultMasterDataTTL)
 	read()
 	if n := s.count(opStore); n != 4 {
 		t.Fatalf("max-age beyond the TTL: %d requests, want 4", n)
@@ -43,14 +43,14 @@ func TestCacheControlMaxAgeCapsTheTTL(t *testing.T) {
 
 	// An intermediary's Age counts against the lifetime.
 	s.set(func(s *standIn) { s.headers[opStore] = "max-age=60"; s.age = "50" })
-	clock.advance(DefaultMasterDataTTL)
+	clock.Advance(DefaultMasterDataTTL)
 	read()
-	clock.advance(9 * time.Second)
+	clock.Advance(9 * time.Second)
 	read()
 	if n := s.count(opStore); n != 5 {
 		t.Fatalf("max-age=60 with Age 50, read 9 s later: %d requests, want 5", n)
 	}
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	read()
 	if n := s.count(opStore); n != 6 {
 		t.Fatalf("max-age=60 with Age 50, read 10 s later: %d requests, want 6", n)

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -151,26 +152,8 @@ func (s *standIn) set(f func(s *standIn)) {
 	f(s)
 }
 
-// fakeClock is the cache's clock, moved by the test.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // cachedClient is a client of the stand-in whose cache runs on clock.
-func cachedClient(t *testing.T, s *standIn, keys Keys, clock *fakeClock, mutate func(*Options)) *Client {
+func cachedClient(t *testing.T, s *standIn, keys Keys, clock *mcptest.Clock, mutate func(*Options)) *Client {
 	t.Helper()
 	c, _ := newClient(t, s.srv.URL, keys, func(o *Options) {
 		o.Now = clock.Now
@@ -181,7 +164,9 @@ func cachedClient(t *testing.T, s *standIn, keys Keys, clock *fakeClock, mutate 
 	return c
 }
 
-func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)} }
+func newClock() *mcptest.Clock {
+	return mcptest.NewClock(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+}
 
 // riskReads are the reads of one risk check, as fetchRiskFacts makes them.
 func riskReads(t *testing.T, c *Client, store, sku string) (domain.Store, domain.SKU, domain.Supplier) {
@@ -228,7 +213,7 @@ func TestMasterDataColdWarmAndAfterTheTTL(t *testing.T) {
 
 	// Warm: only stock and sales, the two requests a risk check cannot spare.
 	riskReads(t, c, "47", "1")
-	clock.advance(DefaultMasterDataTTL - time.Second)
+	clock.Advance(DefaultMasterDataTTL - time.Second)
 	st, k, sup := riskReads(t, c, "47", "1")
 	wantCounts(t, s, "warm", map[string]int{opStore: 1, opSKU: 1, opSupplier: 1, opInventory: 3, opPOS: 3})
 	if st.ID != "47" || st.Name != "Store 47" || k.Name != "Product 1" || sup.Name != "Supplier SUP-1" {
@@ -236,7 +221,7 @@ func TestMasterDataColdWarmAndAfterTheTTL(t *testing.T) {
 	}
 
 	// At the TTL the entry is stale: asked again.
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	riskReads(t, c, "47", "1")
 	wantCounts(t, s, "after the TTL", map[string]int{opStore: 2, opSKU: 2, opSupplier: 2, opInventory: 4, opPOS: 4})
 }
@@ -261,7 +246,7 @@ func TestMasterDataTTLIsConfigurableAndErrorsAreNotKept(t *testing.T) {
 	if n := s.count(opSKU); n != 2 {
 		t.Fatalf("%d requests: an error must not be kept, a success must", n)
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	if _, err := c.SKU(ctx, "47", "1"); err != nil || s.count(opSKU) != 3 {
 		t.Fatalf("after a one-minute TTL: %v, %d requests", err, s.count(opSKU))
 	}
@@ -385,7 +370,7 @@ func TestNotFoundAndContractErrorDropTheEntry(t *testing.T) {
 			if _, err := c.SKU(ctx, "47", "1"); err != nil {
 				t.Fatal(err)
 			}
-			clock.advance(DefaultMasterDataTTL)
+			clock.Advance(DefaultMasterDataTTL)
 			s.set(tc.spoil)
 			for range 2 {
 				if k, err := c.SKU(ctx, "47", "1"); apperr.CodeOf(err) != tc.want {

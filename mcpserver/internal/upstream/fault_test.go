@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -193,7 +194,7 @@ func TestCauseIsBounded(t *testing.T) {
 	}
 }
 
-func logLines(t *testing.T, logs *logBuf) []map[string]any {
+func logLines(t *testing.T, logs *mcptest.SyncBuffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(logs.String()))

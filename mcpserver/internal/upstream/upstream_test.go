@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"io"
 	"log/slog"
 	"net"
@@ -50,26 +51,9 @@ func (f *fakeKeys) Refresh(id string, stale keyring.Key) (keyring.Key, bool) {
 	return keyring.NewKey(k), true
 }
 
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newClient(t *testing.T, url string, keys Keys, mutate func(*Options)) (*Client, *logBuf) {
+func newClient(t *testing.T, url string, keys Keys, mutate func(*Options)) (*Client, *mcptest.SyncBuffer) {
 	t.Helper()
-	logs := &logBuf{}
+	logs := &mcptest.SyncBuffer{}
 	opts := Options{
 		BaseURL: url, Keys: keys, Timeout: 2 * time.Second,
 		Logger:          slog.New(slog.NewJSONHandler(logs, nil)),
