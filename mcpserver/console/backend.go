@@ -9,76 +9,59 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Backend is what the console needs from the rest of the server: the
-// approver record, the staged orders and the audit trail. The backend
-// decides (store scope, single use of an approval, expiry, approver is not
-// the requester); the console only shows. Every method takes the approver
-// as Active returned it on this request, so a revoked approver or a changed
-// scope takes effect at the next click; ErrRevoked ends the session.
-// Strings are shown as escaped text, and times in their own location.
+// Backend is what the console needs from the server: approvers, staged
+// orders and the audit trail. The backend decides (scope, single use,
+// expiry, four eyes); the console only shows. Every method takes the
+// approver Active returned on this request; ErrRevoked ends the session.
 type Backend interface {
-	// Login verifies an approver's name and secret. It returns
-	// ErrBadCredentials for an unknown name, a wrong secret or a revoked
-	// approver alike, so a page never tells which. remoteAddr is the
-	// client's address, for the backend's audit trail; the console has
-	// already applied its own login rate limit.
+	// Login verifies an approver's name and secret, returning
+	// ErrBadCredentials alike for an unknown name, wrong secret or revoked
+	// approver. remoteAddr is for the audit trail.
 	Login(ctx context.Context, name, secret, remoteAddr string) (Approver, error)
-	// Active returns the approver of a login as the record holds it now, or
-	// ErrRevoked when it was revoked, removed or replaced since. ref is the
-	// Approver.Ref that Login returned (its Name when Ref was empty). The
-	// console calls it on every request of a session, before any other
-	// method.
+	// Active returns the approver of a login as the record holds it now,
+	// or ErrRevoked. ref is Login's Approver.Ref (Name when empty). The
+	// console calls it first on every request.
 	Active(ctx context.Context, ref string) (Approver, error)
-	// Inbox lists the orders waiting for a decision in the approver's
-	// stores, soonest expiry first. Listing changes nothing: an approval
-	// whose expiry has passed but that nobody has marked is listed with its
-	// ExpiresAt, and the console shows it as lapsed.
+	// Inbox lists the orders awaiting a decision in the approver's stores,
+	// soonest expiry first. It changes nothing; the console shows a passed
+	// ExpiresAt as lapsed.
 	Inbox(ctx context.Context, a Approver) ([]OrderSummary, error)
-	// Order returns one staged order with its justification snapshot, in
-	// any status. ErrNotFound when no approval has that id,
-	// ErrOutOfScope when its store is outside the approver's scope.
+	// Order returns one staged order in any status, or ErrNotFound or
+	// ErrOutOfScope.
 	Order(ctx context.Context, a Approver, approvalID string) (OrderDetail, error)
-	// Approve releases a staged order and sends it to StoreLink. Its
-	// verdict is the Outcome (raised, unknown, lapsed, already decided,
-	// refused); an error means the approval could not be acted on at all:
-	// ErrNotFound, ErrOutOfScope, ErrRevoked, or an internal failure. The
-	// console also accepts ErrLapsed and a *DecidedError as errors here and
-	// shows them as the matching outcome, so an adapter may pass the
-	// workflow's errors through. An approval is single use: a second call
-	// for an approval that was sent reports OutcomeAlreadyDecided with the
-	// order id, and sends nothing.
+	// Approve releases a staged order and sends it. Its verdict is the
+	// Outcome; an error (ErrNotFound, ErrOutOfScope, ErrRevoked, internal)
+	// means it could not be acted on. ErrLapsed and *DecidedError are also
+	// accepted and shown as outcomes. A second call for a sent approval
+	// reports OutcomeAlreadyDecided and sends nothing.
 	Approve(ctx context.Context, a Approver, approvalID string) (Outcome, error)
-	// Reject turns a staged order down with the approver's reason, which
-	// the console has checked is not blank. It returns ErrNotFound,
-	// ErrOutOfScope, ErrLapsed, a *DecidedError, ErrRevoked, or an internal
-	// failure.
+	// Reject turns a staged order down with a non-blank reason. It returns
+	// ErrNotFound, ErrOutOfScope, ErrLapsed, *DecidedError, ErrRevoked, or
+	// an internal failure.
 	Reject(ctx context.Context, a Approver, approvalID, reason string) error
-	// History lists the decided and lapsed orders of the approver's stores,
-	// newest decision first. The backend bounds its length.
+	// History lists decided and lapsed orders of the approver's stores,
+	// newest first, bounded by the backend.
 	History(ctx context.Context, a Approver) ([]DecidedOrder, error)
-	// AuditDay returns the audit trail of one UTC calendar day (day is its
-	// midnight in UTC), oldest first, limited to the approver's stores:
-	// what the agent asked, per call, with outcomes.
+	// AuditDay returns one UTC day's audit trail (day is its midnight),
+	// oldest first, limited to the approver's stores.
 	AuditDay(ctx context.Context, a Approver, day time.Time) ([]AuditRow, error)
 }
 
 // Approver is a verified approver as the backend's record holds it.
 type Approver struct {
 	Name string
-	// Stores limits the approver to these store ids; empty means every
-	// store the deployment serves.
+	// Stores limits the approver to these store ids; empty means all.
 	Stores []string
-	// Ref is the backend's handle of this login, which the session keeps
-	// and hands back to Active; empty means Name. A backend whose approvers
-	// can be revoked and added again under the same name puts the record's
-	// identity in it, so an old login does not outlive the rotation.
+	// Ref is the backend's handle of this login, passed back to Active;
+	// empty means Name. It should identify the record, so a login does not
+	// survive revoke-and-re-add.
 	Ref string
 }
 
 // Status is where a staged order stands, as a page shows it.
 type Status string
 
-// The statuses a page knows. A backend maps its ledger states onto them.
+// The statuses a page knows.
 const (
 	// StatusPending: waiting for a decision.
 	StatusPending Status = "pending"
@@ -86,20 +69,18 @@ const (
 	StatusSending Status = "sending"
 	// StatusRaised: approved and accepted by StoreLink.
 	StatusRaised Status = "raised"
-	// StatusUnknown: approved and sent, but StoreLink's answer was lost; the
-	// order may exist and its status must be checked before anything else.
+	// StatusUnknown: sent, but StoreLink's answer was lost; check before
+	// anything else.
 	StatusUnknown Status = "unknown"
 	// StatusFailed: approved, and StoreLink refused the order.
 	StatusFailed Status = "failed"
 	// StatusRejected: an approver turned it down.
 	StatusRejected Status = "rejected"
-	// StatusLapsed: nobody decided before the approval ran out; nothing was
-	// sent.
+	// StatusLapsed: nobody decided in time; nothing was sent.
 	StatusLapsed Status = "lapsed"
 )
 
-// OrderSummary is one staged order as the inbox, the order page and the
-// history show it.
+// OrderSummary is one staged order as the pages list it.
 type OrderSummary struct {
 	ApprovalID string
 	StoreID    string
@@ -108,8 +89,7 @@ type OrderSummary struct {
 	// ProductName is StoreLink's name for the SKU.
 	ProductName   string
 	QuantityUnits int64
-	// CasePack is the units per case; 0 when unknown. The console derives
-	// the quantity in cases from it.
+	// CasePack is the units per case; 0 when unknown.
 	CasePack int64
 	// Reason is the requester's justification as it was staged.
 	Reason      string
@@ -126,8 +106,8 @@ type OrderDetail struct {
 	Decision *Decision
 	// Justification is the snapshot taken when the order was staged.
 	Justification Justification
-	// Evidence is one row per day of the lookback, oldest first, from the
-	// same projection the risk tool returns; the chart draws one bar per row.
+	// Evidence is one row per lookback day, oldest first; one chart bar
+	// each.
 	Evidence []EvidenceDay
 }
 
@@ -148,22 +128,20 @@ type Justification struct {
 	OnHandUnits      int64
 	OnHandAsOf       time.Time
 	UnitsSoldLast24h int64
-	// StockoutEarliest and StockoutLatest bound the projected stockout; both
-	// zero when the projection gave no window.
+	// StockoutEarliest and StockoutLatest bound the projected stockout;
+	// zero when none.
 	StockoutEarliest time.Time
 	StockoutLatest   time.Time
 	// Confidence is the projection's: high, medium, low or none.
 	Confidence       string
 	LeadTimeDays     *int
 	EarliestDelivery time.Time
-	// CoverAfterDelivery is the days of cover the order gives once it
-	// arrives, as a band from the sell-rate band.
+	// CoverAfterDelivery is the days of cover once the order arrives.
 	CoverAfterDelivery *CoverBand
 	// SupplierMinimumUnits is the supplier's minimum order; 0 when none.
 	SupplierMinimumUnits int64
 	CasePack             int64
-	// DuplicateWarning names an open order of the same SKU at the same
-	// store; empty when there is none.
+	// DuplicateWarning names an open order of the same SKU and store.
 	DuplicateWarning string
 	// Flags are the projection's data-quality flags.
 	Flags []string
@@ -193,18 +171,14 @@ type OutcomeKind string
 const (
 	// OutcomeRaised: StoreLink accepted the order; OrderID is set.
 	OutcomeRaised OutcomeKind = "raised"
-	// OutcomeUnknown: the order was sent and the answer was lost. It may
-	// exist upstream; approving again must not send it twice.
+	// OutcomeUnknown: sent and the answer lost; it must not be sent again.
 	OutcomeUnknown OutcomeKind = "unknown"
-	// OutcomeLapsed: the approval ran out before it could be sent; nothing
-	// was sent.
+	// OutcomeLapsed: the approval ran out; nothing was sent.
 	OutcomeLapsed OutcomeKind = "lapsed"
-	// OutcomeAlreadyDecided: somebody (perhaps this approver a moment ago)
-	// decided it before; Prior, OrderID and DecidedBy say how.
+	// OutcomeAlreadyDecided: decided before; Prior, OrderID and DecidedBy
+	// say how.
 	OutcomeAlreadyDecided OutcomeKind = "already_decided"
-	// OutcomeRefused: the server would not send it (the write gate, the
-	// quantity ceiling, approver = requester, StoreLink's refusal);
-	// Reason says why, and nothing was raised.
+	// OutcomeRefused: the server would not send it; Reason says why.
 	OutcomeRefused OutcomeKind = "refused"
 )
 
@@ -218,12 +192,10 @@ type Outcome struct {
 	ExpectedArrival time.Time
 	// Prior is the status an already-decided order has.
 	Prior Status
-	// DecidedBy names who decided an already-decided order, and DecidedAt
-	// when (zero when unknown).
+	// DecidedBy and DecidedAt (zero when unknown) say who decided and when.
 	DecidedBy string
 	DecidedAt time.Time
-	// Reason is a refusal's reason, written for the approver; it must hold
-	// no secret.
+	// Reason is a refusal's reason for the approver; never a secret.
 	Reason string
 }
 
@@ -234,16 +206,14 @@ type DecidedOrder struct {
 	Decision Decision
 }
 
-// AuditRow is one tool call of the agent, as the audit trail keeps it: the
-// trail's own record (state.AuditRecord). The console shows its time, call,
-// caller, tool, store, SKU, outcome, summary and duration.
+// AuditRow is one tool call in the audit trail.
 type AuditRow = state.AuditRecord
 
-// The errors a Backend returns that a page explains. Any other error is
-// shown as an internal failure with an incident id, and logged.
+// The errors a page explains; any other is shown as an internal failure
+// with an incident id.
 var (
-	// ErrBadCredentials: Login found no approver with that name and secret
-	// (or a revoked one). It counts towards the login rate limit.
+	// ErrBadCredentials: wrong name or secret, or revoked; it counts
+	// towards the rate limit.
 	ErrBadCredentials = errors.New("console: approver name or secret is wrong")
 	// ErrRevoked: the approver was revoked or removed; the session ends.
 	ErrRevoked = errors.New("console: approver revoked")
@@ -257,8 +227,7 @@ var (
 
 // DecidedError reports that an approval was decided before this request.
 type DecidedError struct {
-	// Status is what became of it: raised, rejected, lapsed, failed,
-	// unknown or sending.
+	// Status is what became of it.
 	Status    Status
 	OrderID   string
 	DecidedBy string

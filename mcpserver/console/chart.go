@@ -8,12 +8,9 @@ import (
 	"time"
 )
 
-// chart is the geometry of the order page's sales chart, which order.html
-// draws as inline SVG. The x axis is store-local days: one slot per
-// evidence row, then, when the projection reaches past the last row, a few
-// days ahead, where the stockout window is shaded and the earliest delivery
-// marked. The y axis is units, so a bar taller than the on-hand line is a
-// day the stock would not last.
+// chart is the geometry of the order page's SVG sales chart: one bar per
+// evidence row, then the days ahead with the stockout window shaded and
+// the delivery marked. The y axis is units.
 type chart struct {
 	Width, Height            float64
 	Left, Right, Top, Bottom float64
@@ -22,8 +19,7 @@ type chart struct {
 	YTicks                   []chartTick
 	XTicks                   []chartTick
 	OnHand                   chartLine
-	// Today is the x where the projection's days begin; zero when the chart
-	// shows no day ahead.
+	// Today is the x where the days ahead begin; zero when none.
 	Today    float64
 	Window   *chartSpan
 	Delivery *chartMark
@@ -48,8 +44,7 @@ type chartLine struct {
 type chartSpan struct {
 	X, W  float64
 	Label string
-	// LabelX and LabelY place the word "stockout" above the band, a line
-	// higher when the delivery's label would overlap it.
+	// LabelX and LabelY place the "stockout" label, clear of the delivery's.
 	LabelX, LabelY float64
 }
 
@@ -66,13 +61,11 @@ const (
 	marginRight = 16
 	marginTop   = 28
 	marginBot   = 56
-	// maxAheadDays caps the days ahead the chart draws, so a window a month
-	// out does not squash the evidence into slivers.
+	// maxAheadDays caps the days ahead drawn.
 	maxAheadDays = 14
 )
 
-// flaggedDay lists the day flags a bar is highlighted for: days whose sales
-// do not show demand as it was.
+// flaggedDay lists the day flags a bar is highlighted for.
 var flaggedDay = []string{"closed", "zero_sales", "possible_stockout", "bulk_dominated", "no_history"}
 
 // buildChart lays out the chart of d, or returns nil when there is no
@@ -89,8 +82,7 @@ func buildChart(d OrderDetail) *chart {
 		Top: marginTop, Bottom: chartHeight - marginBot,
 	}
 
-	// Where the days ahead end: the later of the window's end and the
-	// delivery, when the rows' dates can be read.
+	// The days ahead end at the later of the window's end and the delivery.
 	base, baseOK := parseDay(d.Evidence[0].Date)
 	slots := float64(n)
 	offset := func(t time.Time) (float64, bool) {
@@ -155,9 +147,8 @@ func buildChart(d OrderDetail) *chart {
 	return c
 }
 
-// addDays adds a bar per evidence row, and a date label every few days
-// (counted from the last day, so today always has one). It returns the
-// busiest day.
+// addDays adds a bar per row and a date label every few days (counted back
+// from today). It returns the busiest day.
 func (c *chart) addDays(days []EvidenceDay, slot float64, yAt func(float64) float64) EvidenceDay {
 	n := len(days)
 	every := (n + 6) / 7
@@ -188,8 +179,7 @@ func (c *chart) addDays(days []EvidenceDay, slot float64, yAt func(float64) floa
 	return busiest
 }
 
-// niceScale returns the axis top and tick step for values up to v: about
-// four steps of 1, 2 or 5 times a power of ten.
+// niceScale returns the axis top and tick step (1, 2 or 5 × 10^n) for v.
 func niceScale(v float64) (top, step float64) {
 	raw := v / 4
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))

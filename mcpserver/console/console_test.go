@@ -326,11 +326,8 @@ func TestApproveVerdictsAsErrors(t *testing.T) {
 	}
 }
 
-// An order left sending by a process that stopped mid-send reads as being
-// sent for a while (a send takes one StoreLink round trip), then as
-// interrupted, with the runbook's step: find out at StoreLink, record it
-// with approvals resolve, do not approve again. It used to say "reload in a
-// moment" for ever.
+// An order left sending by a stopped process reads as being sent for a
+// while, then as interrupted, with the runbook's step.
 func TestInterruptedSendShowsTheRunbookStep(t *testing.T) {
 	f := newFixture(t, nil)
 	f.b.Claim("ap-47", "bob", t0)

@@ -25,14 +25,12 @@ var assets embed.FS
 
 // Defaults of Options.
 const (
-	// DefaultSessionTTL is a working day: an approver logs in once in the
-	// morning, and a stolen cookie is worth nothing by the evening.
+	// DefaultSessionTTL is a working day.
 	DefaultSessionTTL = 8 * time.Hour
-	// DefaultIdleTimeout ends a session nobody has used for half an hour,
-	// such as one left open on a shared store PC.
+	// DefaultIdleTimeout ends a session unused for half an hour.
 	DefaultIdleTimeout = 30 * time.Minute
 	// DefaultLoginFailures failed logins per name, and per address, within
-	// DefaultLoginWindow lock further logins out until the window moves on.
+	// DefaultLoginWindow lock further logins out.
 	DefaultLoginFailures = 5
 	// DefaultLoginWindow is the window of DefaultLoginFailures.
 	DefaultLoginWindow = 15 * time.Minute
@@ -47,62 +45,47 @@ const (
 	touchInterval = time.Minute
 )
 
-// The Content-Security-Policy of every response: nothing but the console's
-// own stylesheet loads, no script runs, forms post only back here, and no
-// other site may frame the console (clickjacking an Approve button).
+// The Content-Security-Policy of every response: only the console's own
+// stylesheet, no script, forms post back here, no framing.
 const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// Options configure the console. The zero value is usable: memory sessions,
-// the real clock, the defaults above, nothing logged.
+// Options configure the console. The zero value is usable.
 type Options struct {
 	// Sessions keeps the sessions; nil means a new Memory store.
 	Sessions SessionStore
 	// Now is the clock for sessions, the rate limit and "time left"; nil
-	// means time.Now. The backend judges an approval's expiry by its own
-	// clock.
+	// means time.Now. The backend checks expiry with its own clock.
 	Now func() time.Time
-	// Logger receives internal failures (with an incident id the page
-	// shows) and security refusals; never a secret or a session id. Nil
-	// discards.
+	// Logger receives internal failures (with an incident id) and security
+	// refusals, never a secret or session id. Nil discards.
 	Logger *slog.Logger
-	// BehindTLSProxy says that a proxy terminates TLS in front of the
-	// console, so cookies are marked Secure even though the request reached
-	// the console in plain HTTP. Requests that arrive over TLS always get
-	// Secure cookies.
+	// BehindTLSProxy marks cookies Secure although requests arrive in plain
+	// HTTP. Requests over TLS always get Secure cookies.
 	BehindTLSProxy bool
-	// ClientAddr returns the client's address for the login rate limit and
-	// the backend's audit; nil means the host of RemoteAddr. Behind a proxy,
-	// supply one that reads the proxy's forwarding header, or every client
-	// shares the proxy's address and one attacker locks everyone out.
+	// ClientAddr returns the client's address for the rate limit and the
+	// audit; nil means RemoteAddr's host. Behind a proxy, read its
+	// forwarding header, or all clients share one limit.
 	ClientAddr func(*http.Request) string
 	// SessionTTL is a session's absolute lifetime; IdleTimeout ends a
 	// session unused for that long. Zero means the defaults.
 	SessionTTL, IdleTimeout time.Duration
-	// LoginFailures and LoginWindow set the login rate limit; zero means
-	// the defaults.
+	// LoginFailures and LoginWindow set the rate limit; zero means defaults.
 	LoginFailures int
 	LoginWindow   time.Duration
 	// Logins keeps the login rate limit; nil means a new MemoryLogins.
-	// Replicas share one limit only through a shared store (the state
-	// database), or each grants its own attempts.
+	// Replicas share a limit only through a shared store.
 	Logins LoginLimiter
-	// Hosts are the host names (a Host header's name, without its port,
-	// compared case-insensitively) the console answers to: its listen
-	// address and the address people open it at. A request naming any
-	// other host is refused with 421 before anything else, so a page on
-	// another site whose name resolves to the console (DNS rebinding)
-	// reads nothing. Empty means the loopback names only: localhost,
-	// 127.0.0.1 and ::1.
+	// Hosts are the host names (without port, case-insensitive) the
+	// console answers to; others get 421, against DNS rebinding. Empty
+	// means localhost, 127.0.0.1 and ::1.
 	Hosts []string
 	// FormKey signs the login form's token. Nil means a random key per
-	// process; replicas behind one load balancer without sticky sessions
-	// need the same key (at least 32 bytes), or a login form served by one
-	// is refused by another.
+	// process; replicas without sticky sessions need a shared key of at
+	// least 32 bytes.
 	FormKey []byte
 }
 
-// handler is the console. Its methods are the pages; the Backend does the
-// work.
+// handler is the console; its methods are the pages.
 type handler struct {
 	b          Backend
 	sessions   SessionStore
@@ -123,10 +106,8 @@ type handler struct {
 	css        []byte
 }
 
-// New returns the approvals console as an http.Handler over b. Serve it on
-// a listener of its own, never beside the MCP endpoint: the agent's bearer
-// token opens nothing here, and the console's cookies should not reach the
-// agent's endpoint either.
+// New returns the approvals console over b. Serve it on its own listener,
+// never beside the MCP endpoint.
 func New(b Backend, o Options) (http.Handler, error) {
 	if b == nil {
 		return nil, errors.New("console: no backend")
@@ -192,9 +173,8 @@ func New(b Backend, o Options) (http.Handler, error) {
 	if h.css, err = assets.ReadFile("static/console.css"); err != nil {
 		return nil, err
 	}
-	// A cross-origin POST is refused before it reaches a page, by the
-	// browser's own Sec-Fetch-Site and Origin headers; the CSRF token is
-	// the check that does not depend on the browser.
+	// Cross-origin POSTs are refused by Sec-Fetch-Site and Origin; the CSRF
+	// token does not depend on the browser.
 	h.crossSite.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("console.cross_origin_refused", "path", r.URL.Path, "origin", r.Header.Get("Origin"))
 		http.Error(w, "Cross-origin requests are refused.", http.StatusForbidden)
@@ -205,9 +185,8 @@ func New(b Backend, o Options) (http.Handler, error) {
 	m.HandleFunc("POST /login", h.login)
 	m.HandleFunc("POST /logout", h.authed(h.logout))
 	m.HandleFunc("GET /{$}", h.authed(h.inbox))
-	// The order page's route is the one every link to an order names
-	// (package orderlink): the webhook notice, the URL elicitation, the
-	// tool's answer. Its id is the approval id.
+	// The order page's route is the one package orderlink links to; its id
+	// is the approval id.
 	m.HandleFunc("GET "+orderlink.Prefix+"{id}", h.authed(h.order))
 	m.HandleFunc("POST "+orderlink.Prefix+"{id}/approve", h.authed(h.approve))
 	m.HandleFunc("POST "+orderlink.Prefix+"{id}/reject", h.authed(h.reject))
@@ -235,9 +214,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Set("Strict-Transport-Security", "max-age=31536000")
 	}
 
-	// The agent's MCP bearer token must never open a console page, even if
-	// it happens to equal something the console knows: a request that
-	// carries one is refused before routing.
+	// A request with a bearer token (the agent's credential) is refused.
 	if bearer.Presented(r.Header.Values("Authorization")) {
 		h.log.Warn("console.bearer_refused", "path", r.URL.Path, "client", h.clientAddr(r))
 		http.Error(w, "The approvals console does not accept bearer tokens: log in with your approver name and secret.", http.StatusUnauthorized)
@@ -260,8 +237,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.crossSite.Handler(h.mux).ServeHTTP(w, r)
 }
 
-// hostName is the name of a Host header or a configured host: without
-// its port and brackets, in lower case, without a trailing dot.
+// hostName normalises a host: no port or brackets, lower case, no
+// trailing dot.
 func hostName(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -286,8 +263,8 @@ func (h *handler) stylesheet(w http.ResponseWriter, r *http.Request) {
 	w.Write(h.css)
 }
 
-// A request that ends on a backend error the page cannot explain gets an
-// incident id, which the log line carries with the error.
+// A backend error the page cannot explain gets an incident id, logged with
+// the error.
 func (h *handler) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
 	b := make([]byte, 6)
 	rand.Read(b)
@@ -300,16 +277,13 @@ func (h *handler) internal(w http.ResponseWriter, r *http.Request, what string, 
 	})
 }
 
-// page is what every template gets: the layout's fields and the page's own
-// Data.
+// page is what every template gets.
 type page struct {
 	Title string
-	// Approver is the logged-in approver's shown name; empty on the login
-	// page, which then shows no navigation.
+	// Approver is the logged-in approver's name; empty on the login page.
 	Approver string
 	CSRF     string
-	// Flash is a one-line notice above the content; FlashKind styles it:
-	// ok, warn or error.
+	// Flash is a one-line notice; FlashKind is ok, warn or error.
 	Flash, FlashKind string
 	Data             any
 }
@@ -324,8 +298,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if !ok {
 		panic("console: no template " + name)
 	}
-	// Rendered to a buffer first, so a template failure never sends half a
-	// page with a success status.
+	// Render to a buffer, so a failure never sends half a page.
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
 		h.log.Error("console.template_failed", "template", name, "err", err)
@@ -368,8 +341,7 @@ func (q *request) base(title string) page {
 	return page{Title: title, Approver: q.shownName, CSRF: q.session.CSRF}
 }
 
-// backendError renders the page for an error a backend method returned; it
-// reports false when the error was nil.
+// backendError renders the page for a backend error; false when err is nil.
 func (h *handler) backendError(w http.ResponseWriter, r *http.Request, q *request, what string, err error) bool {
 	if err == nil {
 		return false

@@ -16,8 +16,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
 )
 
-// ListenOptions are the console's listener settings, of the `console`
-// command and of `serve --console`.
+// ListenOptions are the console's listener settings.
 type ListenOptions struct {
 	// Addr is the listen address (host:port).
 	Addr string
@@ -28,9 +27,8 @@ type ListenOptions struct {
 	BehindTLSProxy bool
 }
 
-// Timeouts of the console's http.Server. Pages are small and rendered from
-// the ledger and a few StoreLink reads; a client that trickles its headers
-// or never reads the answer is cut off instead of holding a connection.
+// Timeouts of the console's http.Server, so slow clients cannot hold
+// connections.
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
@@ -42,9 +40,7 @@ const (
 	formKeyTimeout = 10 * time.Second
 )
 
-// Policy refuses, before anything starts, a console that would
-// carry secrets and session cookies in plain text over the network: a
-// non-loopback address needs TLS here, or --behind-tls-proxy.
+// Policy refuses a non-loopback console without TLS or --behind-tls-proxy.
 func Policy(flagName string, o ListenOptions) error {
 	host, _, err := net.SplitHostPort(o.Addr)
 	if err != nil {
@@ -72,17 +68,15 @@ type Server struct {
 	Done chan error
 }
 
-// ConfigError is a listener setting that cannot be used (a TLS key pair or
-// a listen address); the caller reports it as a configuration problem.
+// ConfigError is a listener setting that cannot be used.
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// Listen serves the console over b on a listener of its own, and logs the
-// address it is bound to. It answers only to the host names of its listen
-// address and of publicURL; o.Hosts is set from them. formKey reads (or,
-// on first use, makes) the login form's key, shared by every replica.
+// Listen serves the console over b on its own listener and logs the address.
+// It answers only to the host names of its address and publicURL. formKey
+// reads (or makes) the login form's shared key.
 func Listen(l ListenOptions, publicURL string, formKey func(context.Context) ([]byte, error), b Backend, o Options) (*Server, error) {
 	var tlsConfig *tls.Config
 	if l.TLSCert != "" {
@@ -132,10 +126,9 @@ func Listen(l ListenOptions, publicURL string, formKey func(context.Context) ([]
 	return s, nil
 }
 
-// listenHosts are the host names the console answers to: the host of its
-// listen address (with the loopback names when it is a loopback one) and
-// the host of CONSOLE_PUBLIC_URL. A listen address of every interface
-// (0.0.0.0, ::) names no host, so it needs CONSOLE_PUBLIC_URL.
+// listenHosts are the host names the console answers to: its listen host
+// (plus loopback names) and CONSOLE_PUBLIC_URL's. A wildcard address names
+// no host.
 func listenHosts(listen, publicURL string) ([]string, error) {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {

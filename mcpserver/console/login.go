@@ -23,11 +23,8 @@ type loginView struct {
 	Next string
 }
 
-// returnTo is the order page a log-in goes on to: the "next" parameter of
-// the request when it names an order page (orderlink.Prefix and an id,
-// nothing more), else "". A link to an order (from the webhook notice or
-// the host's URL elicitation) thus lands on that order after the log-in,
-// and no parameter can send the browser anywhere else.
+// returnTo is the order page a log-in goes on to: the "next" parameter when
+// it is exactly an order page, else "", so it cannot redirect elsewhere.
 func returnTo(r *http.Request) string {
 	v := r.FormValue("next")
 	id, ok := strings.CutPrefix(v, orderlink.Prefix)
@@ -38,8 +35,7 @@ func returnTo(r *http.Request) string {
 }
 
 // formToken is the login form's CSRF token: an HMAC of the pre-session
-// cookie under the form key. A site that plants a cookie of its own cannot
-// make the matching token without the key.
+// cookie under the form key.
 func (h *handler) formToken(cookie string) string {
 	m := hmac.New(sha256.New, h.formKey)
 	m.Write([]byte("console login form\x00" + cookie))
@@ -126,13 +122,9 @@ type loginLimit struct {
 	window   time.Duration
 }
 
-// checkLogin checks a name and secret within the login rate limit, and
-// reports the approver, or false when it has answered the request. In
-// order: this address may not have more than a few checks running or
-// waiting here; the limiter admits the attempt, reserving its slot under
-// the name and the address in one step; the backend checks the secret
-// (bounded by the verifier's own concurrency); the attempt is settled as
-// a failure, a success, or aborted when nothing could be checked.
+// checkLogin checks a name and secret under the rate limit and returns the
+// approver, or false when it has answered the request. Order: per-address
+// gate, limiter admission, backend check, settlement.
 func (h *handler) checkLogin(w http.ResponseWriter, r *http.Request, name, secret, addr string) (Approver, bool) {
 	if !h.gate.enter(addr) {
 		w.Header().Set("Retry-After", "1")
@@ -171,8 +163,7 @@ func (h *handler) checkLogin(w http.ResponseWriter, r *http.Request, name, secre
 	}
 	switch outcome {
 	case state.LoginFailed:
-		// The typed name is not logged: people type their secret into
-		// the name field often enough.
+		// The typed name is not logged: it may be a secret.
 		h.log.Warn("console.login_failed", "client", addr)
 		h.loginPage(w, r, http.StatusUnauthorized, name, "That approver name or secret is wrong.", "error")
 		return Approver{}, false

@@ -30,23 +30,20 @@ type orderView struct {
 	// Open is true while the order can still be decided here.
 	Open  bool
 	Chart *chart
-	// RejectError explains a refused rejection next to its form;
-	// RejectReason refills the box. (Reason is the order's own.)
+	// RejectError explains a refused rejection; RejectReason refills the
+	// box.
 	RejectError, RejectReason string
-	// Stuck is set when the order has been sending for longer than a send
-	// takes: the process sending it has most likely stopped, and a person
-	// must find out at StoreLink and record it (the runbook's step).
+	// Stuck: sending for longer than a send takes; a person must check
+	// StoreLink (the runbook's step).
 	Stuck bool
 }
 
-// stuckAfter is how long an order may be sending before its page stops
-// saying "being sent" and shows the runbook step instead. A send is one
-// StoreLink request, bounded by the upstream timeout (at most a minute),
-// and a ledger write with its retries.
+// stuckAfter is how long an order may be sending before its page shows the
+// runbook step: one StoreLink request (at most a minute) plus ledger
+// retries.
 const stuckAfter = 2 * time.Minute
 
-// stuck reports whether an order in status s, sending since at, has been
-// sending for longer than a send takes.
+// stuck reports whether an order in status s since at is stuck.
 func stuck(s Status, at, now time.Time) bool {
 	return s == StatusSending && !at.IsZero() && now.Sub(at) > stuckAfter
 }
@@ -88,10 +85,9 @@ type outcomeView struct {
 
 func (h *handler) approve(w http.ResponseWriter, r *http.Request, q *request) {
 	id := r.PathValue("id")
-	// One approval at a time per approval id in this process: a
-	// double-click's second POST waits for the first, then finds its
-	// outcome below instead of asking the backend to send again. The
-	// backend's single use covers other processes.
+	// One approval at a time per id in this process, so a double-click's
+	// second POST finds the first outcome. The backend's single use
+	// covers other processes.
 	unlock := h.approvals.lock(id)
 	defer unlock()
 	o, ok := h.approvals.recall(id, q.approver.Name)
@@ -149,12 +145,11 @@ func approveOutcome(o Outcome, now time.Time) (int, outcomeView) {
 		Message: fmt.Sprintf("The server answered with an outcome this page does not know (%q). Check the order's status before doing anything else.", o.Kind)}
 }
 
-// resolveStep is the runbook's step for an order whose send was
-// interrupted (docs/operations.md, "An order with an unknown outcome").
+// resolveStep is the runbook step for an interrupted send
+// (docs/operations.md).
 const resolveStep = "Ask Korral IT whether StoreLink holds it, then record what they find with storelink-mcp approvals resolve (--raised ORDER_ID, or --not-raised); do not approve it again."
 
-// decidedView words an order that somebody decided before this request;
-// now tells an interrupted send from one in progress.
+// decidedView words an order somebody decided before this request.
 func decidedView(prior Status, orderID, by string, at, now time.Time) outcomeView {
 	byText := ""
 	if by != "" {
@@ -190,8 +185,7 @@ func decidedView(prior Status, orderID, by string, at, now time.Time) outcomeVie
 	return outcomeView{Heading: "Already decided", Kind: "warn", Message: "Somebody decided this order already. Nothing more was sent."}
 }
 
-// lateRejectView words a rejection that came after another decision: what
-// the ledger holds, and that the rejection changed nothing.
+// lateRejectView words a rejection that lost to another decision.
 func lateRejectView(d *DecidedError, now time.Time) outcomeView {
 	c := Outcome{OrderID: d.OrderID, DecidedBy: d.DecidedBy}.clean()
 	v := decidedView(d.Status, c.OrderID, c.DecidedBy, d.DecidedAt, now)
@@ -283,10 +277,9 @@ func (h *handler) audit(w http.ResponseWriter, r *http.Request, q *request) {
 	h.render(w, r, http.StatusOK, "audit.html", p)
 }
 
-// approvalGuard serialises decisions per approval id within this process
-// and remembers the orders it saw sent, so that the second POST of a
-// double-click, or a reload of the outcome page, shows "already approved"
-// without a second call that could send.
+// approvalGuard serialises decisions per approval id in this process and
+// remembers sent orders, so a double-click or reload shows "already
+// approved" without a second send.
 type approvalGuard struct {
 	mu    sync.Mutex
 	locks map[string]*approvalLock
@@ -304,8 +297,7 @@ type sentApproval struct {
 	outcome  Outcome
 }
 
-// maxRemembered bounds the memory of sent approvals; the backend's single
-// use is the guarantee, this is the fast path for the click that follows.
+// maxRemembered bounds the memory of sent approvals.
 const maxRemembered = 4096
 
 func newApprovalGuard() *approvalGuard {
@@ -332,9 +324,8 @@ func (g *approvalGuard) lock(id string) (unlock func()) {
 	}
 }
 
-// recall returns the outcome of an approval this process sent for the same
-// approver, worded as already decided. Another approver asks the backend,
-// which checks their scope first.
+// recall returns an approval this process sent for the same approver, as
+// already decided. Other approvers ask the backend, which checks scope.
 func (g *approvalGuard) recall(id, approver string) (Outcome, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -10,22 +10,20 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// LoginLimiter is the login rate limit: admitting an attempt reserves a
-// slot under its name key and its address key in one step, and the
-// attempt ends by recording a failure or releasing the slot. A key is
-// refused while its recent failures plus its attempts in flight reach the
-// limit, so a burst of concurrent logins gets no more secret checks than
-// the limit allows. The state database implements it for every replica
-// sharing it (state.LoginAttempts); MemoryLogins serves one process.
+// LoginLimiter is the login rate limit. Admitting an attempt reserves a
+// slot under its name and address keys; the attempt ends by recording a
+// failure or releasing the slot. A key is refused while failures plus
+// attempts in flight reach the limit. state.LoginAttempts is shared by
+// replicas; MemoryLogins serves one process.
 type LoginLimiter = state.LoginAttempts
 
-// The values a LoginLimiter takes and returns, named here so that code
-// outside the module can implement one.
+// The values a LoginLimiter uses, named so code outside the module can
+// implement one.
 type (
 	// LoginRequest is one attempt to admit: name, address, time and limit.
 	LoginRequest = state.LoginRequest
-	// LoginAdmission says whether an attempt was admitted, and if not when
-	// to try again.
+	// LoginAdmission says whether an attempt was admitted, else when to
+	// retry.
 	LoginAdmission = state.LoginAdmission
 	// LoginSlot is the reservation an admitted attempt holds.
 	LoginSlot = state.LoginSlot
@@ -33,26 +31,21 @@ type (
 	LoginOutcome = state.LoginOutcome
 )
 
-// loginHold is how long an admitted attempt holds its slot should it never
-// be settled (its process died mid-check). It outlasts any request the
-// console's server lets run.
+// loginHold is how long an unsettled attempt holds its slot; it outlasts
+// any request.
 const loginHold = 2 * time.Minute
 
-// maxChecksPerAddress is how many logins from one address this process
-// checks or queues for the secret check at once; more are refused at once
-// with 429, before the limiter is asked, so that one address cannot fill
-// the queue of the slow verifier in front of everybody else.
+// maxChecksPerAddress is how many secret checks one address may have
+// running or queued here; more get 429, so one address cannot fill the
+// verifier's queue.
 const maxChecksPerAddress = 3
 
-// maxMemoryAttempts bounds MemoryLogins. Each admitted attempt adds one
-// row for at most a window; past the bound, attempts are refused until rows
-// lapse, rather than forgetting failures.
+// maxMemoryAttempts bounds MemoryLogins; past it attempts are refused
+// rather than failures forgotten.
 const maxMemoryAttempts = 100000
 
-// MemoryLogins is a LoginLimiter in the process's memory: the limit of one
-// process, forgotten at a restart. Keys are the state database's
-// (state.LoginNameKey, state.LoginAddrKey), so one name has one set of
-// attempts however it is spelt.
+// MemoryLogins is a LoginLimiter in process memory, keyed like the state
+// database (state.LoginNameKey, state.LoginAddrKey).
 type MemoryLogins struct {
 	mu   sync.Mutex
 	next int64
@@ -134,8 +127,7 @@ func (m *MemoryLogins) SettleLogin(_ context.Context, slot state.LoginSlot, outc
 	return nil
 }
 
-// checkGate bounds the secret checks one address has running or waiting in
-// this process.
+// checkGate bounds the secret checks per address in this process.
 type checkGate struct {
 	mu   sync.Mutex
 	busy map[string]int
@@ -143,8 +135,7 @@ type checkGate struct {
 
 func newCheckGate() *checkGate { return &checkGate{busy: make(map[string]int)} }
 
-// enter takes a place for addr, or reports false when it holds
-// maxChecksPerAddress already.
+// enter takes a place for addr, or false at maxChecksPerAddress.
 func (g *checkGate) enter(addr string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()

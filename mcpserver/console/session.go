@@ -12,26 +12,22 @@ import (
 )
 
 // Session is one approver's login as a SessionStore keeps it. The store
-// never sees the session id the browser holds, only its SHA-256 (Key), so
-// whoever can read the store (a database backup, say) cannot present a
-// stored row as a cookie.
+// holds only the SHA-256 of the session id (Key), so its rows cannot be
+// presented as cookies.
 type Session struct {
 	// Key is the hex SHA-256 of the session id.
 	Key string
 	// Approver is the approver's name; scope and revocation are read from
-	// the backend on every request, never from the session.
+	// the backend on every request.
 	Approver string
-	// Ref is the backend's handle of the login (Approver.Ref), which Active
-	// is given; empty means Approver.
+	// Ref is passed to Active (Approver.Ref); empty means Approver.
 	Ref string
-	// CSRF is the session's synchronizer token, which every POST form
-	// carries back. The console derives it from the session id (csrfFor),
-	// so a store need not keep it; Get may return it empty.
+	// CSRF is the session's form token, derived from the session id
+	// (csrfFor); Get may return it empty.
 	CSRF     string
 	Created  time.Time
 	LastSeen time.Time
-	// IdleUntil ends the session if it is not used before then; a store
-	// may sweep a session past it.
+	// IdleUntil ends the session unless it is used before then.
 	IdleUntil time.Time
 	// ExpiresAt is the absolute end of the session, however active it is.
 	ExpiresAt time.Time
@@ -49,27 +45,21 @@ func (s Session) ref() string {
 var ErrNoSession = errors.New("console: no such session")
 
 // SessionStore keeps console sessions on the server side. Memory serves one
-// process; a store shared by every replica (the state database) lets any of
-// them accept a session, also after a restart. The console judges expiry
-// itself; a store may also drop sessions whose ExpiresAt or IdleUntil has
-// passed.
+// process; a shared store lets replicas accept each other's sessions. The
+// console checks expiry itself; a store may drop expired sessions.
 type SessionStore interface {
 	// Create stores s under s.Key.
 	Create(ctx context.Context, s Session) error
-	// Get returns the session stored under key, or ErrNoSession. A store
-	// that sees the approver's record revoked (or replaced) returns
-	// ErrRevoked, and the console ends the session.
+	// Get returns the session under key, ErrNoSession, or ErrRevoked when
+	// the approver's record was revoked or replaced.
 	Get(ctx context.Context, key string) (Session, error)
-	// Touch records activity at at, which pushes back the idle expiry to
-	// idleUntil.
+	// Touch records activity at at and extends the idle expiry to idleUntil.
 	Touch(ctx context.Context, key string, at, idleUntil time.Time) error
-	// Delete removes the session under key; deleting a missing one is not
-	// an error.
+	// Delete removes the session under key; a missing one is not an error.
 	Delete(ctx context.Context, key string) error
 }
 
-// sessionIDBytes is the entropy of a session id and of a CSRF token: 256
-// bits, beyond any guessing.
+// sessionIDBytes is the entropy of a session id and CSRF token: 256 bits.
 const sessionIDBytes = 32
 
 // newToken returns sessionIDBytes random bytes from crypto/rand, base64url.
@@ -81,9 +71,8 @@ func newToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// csrfFor is the synchronizer token of the session with id: derived from
-// the id, which only the browser holds, so no store keeps it and whoever
-// reads a store (which holds only sessionKey) cannot make it.
+// csrfFor derives the session's CSRF token from its id, which only the
+// browser holds, so a store's reader cannot make it.
 func csrfFor(id string) string {
 	sum := sha256.Sum256([]byte("korral console csrf\x00" + id))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
@@ -95,13 +84,11 @@ func sessionKey(id string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// maxMemorySessions bounds the memory store. Sessions need a verified
-// secret, so reaching it takes many real logins; past it the oldest
-// session makes room.
+// maxMemorySessions bounds the memory store; past it the oldest session is
+// dropped.
 const maxMemorySessions = 10000
 
-// Memory is a SessionStore in the process's memory: sessions die with the
-// process, and another replica does not know them.
+// Memory is a SessionStore in process memory; sessions die with it.
 type Memory struct {
 	mu       sync.Mutex
 	sessions map[string]Session
@@ -112,8 +99,7 @@ func NewMemory() *Memory {
 	return &Memory{sessions: make(map[string]Session)}
 }
 
-// Create stores s, first dropping the sessions whose absolute or idle
-// expiry has passed (judged by s.Created, the caller's clock).
+// Create stores s, first dropping sessions expired at s.Created.
 func (m *Memory) Create(_ context.Context, s Session) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

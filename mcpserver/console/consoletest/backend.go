@@ -1,9 +1,6 @@
-// Package consoletest provides an in-memory console.Backend and fixtures,
-// for tests of the console and of what embeds it: handler tests, browser
-// tests, and a demo of the pages without a state database. It keeps the
-// rules a real backend must keep (scope, single use, expiry, approver ≠
-// requester), so tests can see the console rely on them, and it counts the
-// calls it gets, so tests can see the console not call it.
+// Package consoletest provides an in-memory console.Backend and fixtures
+// for tests. It keeps a real backend's rules (scope, single use, expiry,
+// four eyes) and counts its calls.
 package consoletest
 
 import (
@@ -35,8 +32,7 @@ type staged struct {
 	detail console.OrderDetail
 }
 
-// Backend is an in-memory console.Backend. Its zero value is not usable;
-// call New.
+// Backend is an in-memory console.Backend; make one with New.
 type Backend struct {
 	mu        sync.Mutex
 	now       func() time.Time
@@ -45,9 +41,8 @@ type Backend struct {
 	audit     []auditEntry
 	raised    []string
 	calls     map[string]int
-	// NotSingleUse makes Approve raise an order again for an approval that
-	// was already raised, as a broken backend would: tests use it to show
-	// that the console by itself still sends one order per double-click.
+	// NotSingleUse makes Approve raise an already-raised approval again,
+	// to test the console's own double-click guard.
 	NotSingleUse bool
 }
 
@@ -61,7 +56,7 @@ func New(now func() time.Time) *Backend {
 }
 
 // AddApprover records an approver with a secret, limited to stores (none:
-// every store).
+// all).
 func (b *Backend) AddApprover(name, secret string, stores ...string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -95,8 +90,8 @@ func (b *Backend) Stage(d console.OrderDetail) {
 	b.orders[d.ApprovalID] = &staged{detail: d}
 }
 
-// Claim marks a staged order as being sent by name since at, as another
-// process's approval that has not finished (or stopped mid-send) leaves it.
+// Claim marks a staged order as being sent by name since at, as an
+// unfinished approval elsewhere leaves it.
 func (b *Backend) Claim(id, name string, at time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -131,15 +126,14 @@ func (b *Backend) TotalCalls() int {
 	return n
 }
 
-// Raised returns the StoreLink order ids raised so far, as the upstream
-// would hold them.
+// Raised returns the StoreLink order ids raised so far.
 func (b *Backend) Raised() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.raised)
 }
 
-// Status returns an approval's status, judging a passed expiry as lapsed.
+// Status returns an approval's status, a passed expiry read as lapsed.
 func (b *Backend) Status(id string) console.Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -157,8 +151,7 @@ func (b *Backend) status(o *staged) console.Status {
 	return o.detail.Status
 }
 
-// active returns the approver record of name, or ErrRevoked. The caller
-// holds mu.
+// active returns name's record, or ErrRevoked. The caller holds mu.
 func (b *Backend) active(name string) (*approver, error) {
 	a := b.approvers[name]
 	if a == nil || a.revoked {
@@ -171,8 +164,8 @@ func inScope(a *approver, store string) bool {
 	return len(a.stores) == 0 || slices.Contains(a.stores, store)
 }
 
-// find returns the staged order id for approver name, checking the
-// approver's scope from the record, not from the value the console passed.
+// find returns the staged order for approver name, checking scope from the
+// record.
 func (b *Backend) find(name, id string) (*staged, error) {
 	a, err := b.active(name)
 	if err != nil {
@@ -251,7 +244,7 @@ func (b *Backend) Order(_ context.Context, ap console.Approver, id string) (cons
 }
 
 // Approve implements console.Backend: single use (unless NotSingleUse),
-// expiry by the clock at the moment of sending, approver ≠ requester.
+// expiry at send time, approver ≠ requester.
 func (b *Backend) Approve(_ context.Context, ap console.Approver, id string) (console.Outcome, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

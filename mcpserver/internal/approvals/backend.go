@@ -18,24 +18,21 @@ import (
 
 // Options are the parts NewBackend reads and decides through.
 type Options struct {
-	// Flow is the order workflow without a verifier; each decision copies
-	// it and adds a verifier that accepts only the session's approver.
+	// Flow is the order workflow; each decision adds a verifier for the
+	// session's approver.
 	Flow *replenish.Workflow
 	// Approvers is the approver register; logins and every page re-read it.
 	Approvers approver.Register
 	// Audit is the audit trail the console reads and writes.
 	Audit state.AuditLog
-	// Holds reports whether the deployment's keyring holds a store: an
-	// approver without a store list sees the keyring's stores.
+	// Holds reports whether the keyring holds a store.
 	Holds func(storeID string) bool
 	Now   func() time.Time
 	Log   *slog.Logger
 }
 
-// NewBackend is the console.Backend over the order workflow: logins are
-// checked against the approver register, orders come from the ledger and
-// their evidence from StoreLink at the time of reading, and decisions go
-// through the workflow.
+// NewBackend is the console.Backend over the order workflow, the approver
+// register and the ledger.
 func NewBackend(o Options) console.Backend {
 	return &consoleBackend{flow: o.Flow, approvers: approver.New(o.Approvers), reg: o.Approvers, audit: o.Audit, holds: o.Holds, now: o.Now, log: o.Log}
 }
@@ -63,8 +60,8 @@ const (
 
 var _ console.Backend = (*consoleBackend)(nil)
 
-// loginRef is the session's handle of a login: the record's id and the
-// name, so that a record revoked and added again ends the old sessions.
+// loginRef is the session's login handle: record id and name, so a
+// re-added approver ends old sessions.
 func loginRef(a state.Approver) string { return strconv.FormatInt(a.ID, 10) + ":" + a.Name }
 
 func parseLoginRef(ref string) (state.Approver, bool) {
@@ -84,8 +81,7 @@ func toConsole(a state.Approver) console.Approver {
 func record(a console.Approver) state.Approver {
 	r, ok := parseLoginRef(a.Ref)
 	if !ok {
-		// Only Active makes console approvers; an unparsable one matches
-		// no record, so Authorize refuses it.
+		// An unparsable ref matches no record, so Authorize refuses it.
 		return state.Approver{ID: -1, Name: a.Name}
 	}
 	return r
@@ -96,7 +92,7 @@ func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr str
 	a, err := b.approvers.Authenticate(ctx, name, secret)
 	switch {
 	case errors.Is(err, approver.ErrDenied), errors.Is(err, approver.ErrRevoked):
-		// A revoked approver is told nothing a wrong secret is not told.
+		// A revoked approver is told what a wrong secret is told.
 		return console.Approver{}, console.ErrBadCredentials
 	case err != nil:
 		return console.Approver{}, err
@@ -106,8 +102,7 @@ func (b *consoleBackend) Login(ctx context.Context, name, secret, remoteAddr str
 	return toConsole(a), nil
 }
 
-// Active implements Backend: the record the login was made with,
-// still active.
+// Active implements Backend: the login's record, if still active.
 func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approver, error) {
 	want, ok := parseLoginRef(ref)
 	if !ok {
@@ -123,8 +118,8 @@ func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approv
 	return toConsole(cur), nil
 }
 
-// covers reports whether a may see and decide orders of storeID: its store
-// list, and always the deployment's keyring.
+// covers reports whether a may see orders of storeID: its list and the
+// keyring.
 func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
 	if !b.holds(storeID) {
 		return false
@@ -132,8 +127,8 @@ func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
 	return len(a.Stores) == 0 || slices.Contains(a.Stores, storeID)
 }
 
-// authorize re-reads the approver's record for one order's store and maps
-// the register's verdict onto the console's errors.
+// authorize re-reads the approver's record for a store and maps the result
+// onto console errors.
 func (b *consoleBackend) authorize(ctx context.Context, a console.Approver, storeID string) (state.Approver, error) {
 	cur, err := b.approvers.Authorize(ctx, record(a), storeID)
 	switch {
@@ -150,10 +145,8 @@ func (b *consoleBackend) authorize(ctx context.Context, a console.Approver, stor
 	return cur, nil
 }
 
-// sessionVerifier accepts exactly the session's approver, re-read from the
-// register at the moment the workflow asks, for the stores of its scope.
-// The console has verified the secret at login; the workflow is given
-// none.
+// sessionVerifier accepts only the session's approver, re-read from the
+// register when the workflow asks. The secret was checked at login.
 type sessionVerifier struct {
 	approvers *approver.Verifier
 	who       state.Approver
@@ -217,10 +210,8 @@ func (b *consoleBackend) History(ctx context.Context, a console.Approver) ([]con
 	return out, nil
 }
 
-// Order implements Backend: the entry as it stands now, and its
-// justification computed from StoreLink now, through the workflow's own
-// preview, so the buyer judges today's stock rather than the agent's
-// moment.
+// Order implements Backend: the entry now, with its justification from a
+// fresh preview.
 func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approvalID string) (console.OrderDetail, error) {
 	e, _, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
@@ -233,8 +224,7 @@ func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approval
 	}
 	j, ev, err := b.justify(ctx, e)
 	if err != nil {
-		// The order is still shown: the buyer may reject it without the
-		// evidence, and is told why it is missing.
+		// Still shown without the evidence, with the reason.
 		b.log.Warn("console.evidence_unavailable", "approval_id", e.ApprovalID, "store_id", e.StoreID, "error", err.Error())
 		j.Caveat = "StoreLink could not be read just now, so the stock evidence is missing; reload the page to try again."
 	}
@@ -245,9 +235,8 @@ func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approval
 	return d, nil
 }
 
-// AuditDay implements Backend: the day's records of the stores
-// the approver may see; calls that name no store only for an approver of
-// every store.
+// AuditDay implements Backend: the day's records of the approver's stores;
+// calls without a store only for an all-stores approver.
 func (b *consoleBackend) AuditDay(ctx context.Context, a console.Approver, day time.Time) ([]console.AuditRow, error) {
 	recs, err := b.audit.QueryAudit(ctx, state.AuditFilter{Day: day, Limit: consoleAuditLen})
 	if err != nil {

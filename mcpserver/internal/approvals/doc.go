@@ -1,7 +1,5 @@
-// Package approvals is the approvals console's backend on the real order
-// workflow: it checks approvers against the state database, limits each
-// approver to the stores they cover, reads the inbox, the history and the
-// evidence of an order, and passes approve and reject to package replenish.
-// It keeps no state of its own and speaks to StoreLink only through the
-// workflow.
+// Package approvals is the console's backend on the order workflow: it
+// checks approvers, limits them to their stores, and passes decisions to
+// package replenish. It keeps no state and reaches StoreLink only through
+// the workflow.
 package approvals

@@ -9,12 +9,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Sessions is the console's session store in the state database, so
-// that a session made at one replica is accepted at every other and
-// survives a restart. The database keeps the session id's SHA-256 (the
-// console's console.Session.Key) and the approver record of the login; reading a
-// session joins that record, so a revoked or rotated approver's session
-// reads as revoked.
+// Sessions is the console's session store in the state database, shared by
+// replicas. It keeps the session id's SHA-256 and the login's approver
+// record, so a revoked or rotated approver's session reads as revoked.
 type Sessions struct{ DB state.ConsoleSessions }
 
 var _ console.SessionStore = Sessions{}

@@ -1,10 +1,7 @@
-// Package approver decides who may approve a staged order: it makes the
-// one-time secrets of named approvers, keeps only a slow salted verifier of
-// each in the register (state.Approvers), and checks a name and secret,
-// and an approver's store scope, against it.
-//
-// It does no HTTP, MCP or logging. Its errors never tell an unknown name
-// from a wrong secret, and both cost the same hashing time.
+// Package approver makes approvers' one-time secrets, stores only a slow
+// salted verifier in the register (state.Approvers), and checks name,
+// secret and store scope. It does no HTTP, MCP or logging, and never tells
+// an unknown name from a wrong secret, in text or timing.
 package approver
 
 import (
@@ -25,26 +22,21 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// ErrDenied is the one answer to an unknown name, a wrong secret, an empty
-// one or an unreadable stored verifier, so that nobody can learn from it
-// which names exist.
+// ErrDenied is the one answer to an unknown name, a wrong or empty secret,
+// or an unreadable stored verifier.
 var ErrDenied = errors.New("approver name or secret not recognised")
 
-// ErrRevoked reports an approver whose secret matched but who has been
-// revoked (or revoked and added again with a new secret, for a login made
-// with the old one). It is given only to someone who knows the secret.
+// ErrRevoked reports a matching secret of a revoked (or replaced) approver.
 var ErrRevoked = errors.New("approver revoked")
 
-// ErrOutOfScope reports an approver whose secret matched but whose store
-// list does not hold the order's store.
+// ErrOutOfScope reports a matching secret whose store list lacks the store.
 var ErrOutOfScope = errors.New("approver not allowed for this store")
 
 // ErrSecretInvalid reports a secret an operator chose that cannot be used.
 var ErrSecretInvalid = errors.New("invalid approver secret")
 
-// The bounds of a secret an operator chooses (a generated one is 43
-// characters). The minimum keeps guessable words out; the maximum bounds
-// what one verification hashes.
+// The bounds of an operator-chosen secret (a generated one is 43
+// characters).
 const (
 	MinSecretLen = 16
 	MaxSecretLen = 1024
@@ -54,19 +46,16 @@ const (
 const secretBytes = 32
 
 // NewSecret returns a fresh secret: 32 random bytes in unpadded base64url,
-// 43 characters that survive a copy from a terminal and contain no "$".
-// It is shown once and never stored.
+// with no "$". It is shown once and never stored.
 func NewSecret() string {
 	b := make([]byte, secretBytes)
-	// crypto/rand.Read never returns an error; it aborts the program
-	// instead should the system's generator fail.
+	// crypto/rand.Read never returns an error.
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// CheckSecret reports why secret cannot be an approver's secret, or nil: it
-// has MinSecretLen to MaxSecretLen characters, is valid UTF-8 and holds no
-// control character (so a line break pasted with it is not part of it).
+// CheckSecret reports why secret cannot be used, or nil: MinSecretLen to
+// MaxSecretLen characters of valid UTF-8 without control characters.
 func CheckSecret(secret string) error {
 	if !utf8.ValidString(secret) {
 		return fmt.Errorf("%w: it is not valid UTF-8", ErrSecretInvalid)
@@ -83,9 +72,8 @@ func CheckSecret(secret string) error {
 	return nil
 }
 
-// SameName reports whether two names denote one person by the register's
-// rule (state.ApproverNameKey): case and Unicode form aside. It is how an
-// approver is told apart from the requester of an order.
+// SameName reports whether two names denote one person
+// (state.ApproverNameKey); used to tell an approver from a requester.
 func SameName(a, b string) bool {
 	return state.ApproverNameKey(a) == state.ApproverNameKey(b)
 }
@@ -96,13 +84,11 @@ type Register interface {
 	GetApprover(ctx context.Context, name string) (state.Approver, bool, error)
 }
 
-// DefaultConcurrency is how many verifications hash at once by default:
-// each holds Params.Memory, so a burst of logins queues instead of
-// exhausting the machine's memory.
+// DefaultConcurrency is how many verifications hash at once; each holds
+// Params.Memory.
 const DefaultConcurrency = 2
 
-// Verifier adds approvers and checks their secrets. It is safe for
-// concurrent use.
+// Verifier adds approvers and checks their secrets; safe for concurrent use.
 type Verifier struct {
 	reg    Register
 	params Params
@@ -112,17 +98,14 @@ type Verifier struct {
 	derive func(secret, salt []byte, p Params, keyLen uint32) []byte
 
 	dummyOnce sync.Once
-	// dummy is the verifier an unknown name is checked against, made with
-	// params on first use, so that it costs what a real one costs.
+	// dummy is checked for unknown names, so they cost what a real one does.
 	dummy verifier
 }
 
 // Option configures a Verifier.
 type Option func(*Verifier)
 
-// WithParams sets the cost of the verifiers Add makes and of the dummy an
-// unknown name is checked against. Tests use a cheap set; production keeps
-// DefaultParams.
+// WithParams sets the hashing cost of new verifiers and the dummy.
 func WithParams(p Params) Option { return func(v *Verifier) { v.params = p } }
 
 // WithConcurrency sets how many verifications hash at once (at least one).
@@ -146,17 +129,14 @@ func idKey(secret, salt []byte, p Params, keyLen uint32) []byte {
 	return argon2.IDKey(secret, salt, p.Time, p.Memory, p.Threads, keyLen)
 }
 
-// Add records a new approver named name, limited to stores (nil for every
-// store), whose secret is secret, checked by CheckSecret. Only the
-// verifier is stored. The caller checks that stores belong to the
-// deployment's keyring; the register checks their form and the name
-// (state.ErrApproverInvalid, state.ErrApproverExists).
+// Add records approver name with secret (checked by CheckSecret), limited
+// to stores (nil: all). Only the verifier is stored; the caller checks the
+// stores against the keyring.
 func (v *Verifier) Add(ctx context.Context, name string, stores []string, secret string, now time.Time) (state.Approver, error) {
 	if err := CheckSecret(secret); err != nil {
 		return state.Approver{}, err
 	}
-	// The name and stores are checked before the slow hash, so a typo is
-	// refused at once.
+	// Check name and stores before the slow hash.
 	if _, err := state.CheckNewApprover(state.Approver{Name: name, Stores: stores, Verifier: "$", CreatedAt: now}); err != nil {
 		return state.Approver{}, err
 	}
@@ -167,12 +147,10 @@ func (v *Verifier) Add(ctx context.Context, name string, stores []string, secret
 	return v.reg.AddApprover(ctx, state.Approver{Name: name, Stores: stores, Verifier: enc, CreatedAt: now})
 }
 
-// Verify checks that name and secret belong to an active approver who may
-// decide orders of store storeID, and returns the register's record, whose
-// Name (the registered spelling) is what a decision records. The errors:
-// ErrDenied for an unknown name or a wrong secret, alike in text and in
-// hashing time; ErrRevoked and ErrOutOfScope only once the secret matched;
-// anything else is the register failing. storeID must not be empty.
+// Verify checks that name and secret belong to an active approver covering
+// storeID (not empty) and returns the record. ErrDenied for an unknown name
+// or wrong secret; ErrRevoked and ErrOutOfScope only after a match; other
+// errors are the register's.
 func (v *Verifier) Verify(ctx context.Context, name, secret, storeID string) (state.Approver, error) {
 	if storeID == "" {
 		return state.Approver{}, errors.New("approver: Verify needs the order's store; Authenticate checks a login without one")
@@ -184,14 +162,12 @@ func (v *Verifier) Verify(ctx context.Context, name, secret, storeID string) (st
 	return a, scope(a, storeID)
 }
 
-// Authenticate checks name and secret as Verify does, without a store: a
-// login. Each decision after it goes through Authorize.
+// Authenticate is Verify without a store: a login.
 func (v *Verifier) Authenticate(ctx context.Context, name, secret string) (state.Approver, error) {
 	v.dummyOnce.Do(func() { v.dummy = newVerifier(v.params, randomSalt(), v.derive, NewSecret()) })
 	var a state.Approver
 	found := false
-	// A name no register could hold is looked up nowhere, but hashes all
-	// the same.
+	// An impossible name is looked up nowhere but still hashed.
 	if len(name) <= 4*state.MaxApproverNameLen {
 		var err error
 		if a, found, err = v.reg.GetApprover(ctx, name); err != nil {
@@ -200,8 +176,7 @@ func (v *Verifier) Authenticate(ctx context.Context, name, secret string) (state
 	}
 	stored, perr := parseVerifier(a.Verifier)
 	if !found || perr != nil {
-		// The same work as a real check, against a verifier nobody holds
-		// the secret of, and the same answer.
+		// Same work and answer as a real check.
 		if _, err := v.check(ctx, v.dummy, secret); err != nil {
 			return state.Approver{}, err
 		}
@@ -220,10 +195,8 @@ func (v *Verifier) Authenticate(ctx context.Context, name, secret string) (state
 	return a, nil
 }
 
-// Authorize re-reads the register for an approver who authenticated
-// earlier (a console session) and checks that the same record is still
-// active and covers storeID. A record revoked since, or replaced by a new
-// one of the same name, gives ErrRevoked.
+// Authorize re-reads the register for an authenticated approver and checks
+// the same record is active and covers storeID; else ErrRevoked.
 func (v *Verifier) Authorize(ctx context.Context, a state.Approver, storeID string) (state.Approver, error) {
 	cur, found, err := v.reg.GetApprover(ctx, a.Name)
 	if err != nil {
@@ -255,8 +228,7 @@ func (v *Verifier) hash(ctx context.Context, secret string) (string, error) {
 	return newVerifier(v.params, randomSalt(), v.derive, secret).String(), nil
 }
 
-// check derives secret's hash under stored's salt and parameters and
-// compares it with stored's in constant time.
+// check compares secret's hash with stored's in constant time.
 func (v *Verifier) check(ctx context.Context, stored verifier, secret string) (bool, error) {
 	release, err := v.acquire(ctx)
 	if err != nil {

@@ -1,13 +1,8 @@
 // Package consent seals the state of a host consent question
-// (WRITE_APPROVAL=host, MCP revision 2026-07-28): the server answers a tool
-// call with input_required and an opaque requestState that the client
-// echoes on its retry.
-//
-// The state is sealed with AES-256-GCM under a key only the servers hold, so
-// a client can neither read nor change it. It binds the question to one order
-// (Fingerprint), lapses after StateTTL, and carries a nonce that the state
-// database records on first use, so an answer is honoured once across all
-// replicas.
+// (WRITE_APPROVAL=host) that the client echoes on its retry. AES-256-GCM
+// under a server key keeps it unreadable and unalterable; it binds one order
+// (Fingerprint), lapses after StateTTL, and carries a single-use nonce the
+// state database records.
 package consent
 
 import (
@@ -26,26 +21,21 @@ import (
 	"time"
 )
 
-// StateTTL is how long a sealed question may be answered: long enough
-// for a person to read the order and type its quantity, short enough that
-// an answer left lying in a host's history is soon worthless.
+// StateTTL is how long a sealed question may be answered.
 const StateTTL = 5 * time.Minute
 
 // KeyBytes is the length of the sealing key: AES-256.
 const KeyBytes = 32
 
-// version prefixes every sealed state, so that a later format can be told
-// apart (and this one refused) without trying to open it.
+// version prefixes every sealed state to identify its format.
 const version = "v1."
 
-// aad binds the ciphertext to its purpose: a key reused elsewhere by
-// mistake still cannot make this package accept another thing it sealed.
+// aad binds the ciphertext to its purpose.
 var aad = []byte("korral-storelink host-consent state v1")
 
 // The reasons Open refuses a state.
 var (
-	// ErrInvalid: not a state this key sealed (altered, truncated, another
-	// key, another format).
+	// ErrInvalid: not a state this key sealed.
 	ErrInvalid = errors.New("consent: the state was not sealed by this server or was altered")
 	// ErrExpired: the state is past its expiry.
 	ErrExpired = errors.New("consent: the state has expired")
@@ -53,8 +43,7 @@ var (
 	ErrMismatch = errors.New("consent: the state was sealed for another order")
 )
 
-// Fingerprint names one exact order request: a question sealed for one
-// fingerprint answers for no other.
+// Fingerprint names one exact order request.
 type Fingerprint [sha256.Size]byte
 
 // Order is what a fingerprint binds.
@@ -62,17 +51,14 @@ type Order struct {
 	StoreID       string
 	SKU           string
 	QuantityUnits int64
-	// RequestHash is the ledger's fingerprint of store, SKU, quantity and
-	// folded reason (state.RequestHash).
+	// RequestHash is state.RequestHash of the order.
 	RequestHash    string
 	IdempotencyKey string
-	// RequestedBy is who asked: the caller's identity (over HTTP the
-	// bearer token's label).
+	// RequestedBy is the caller's identity.
 	RequestedBy string
 }
 
-// FingerprintOf is the fingerprint of o. Fields are length-prefixed, so no
-// two different orders share one.
+// FingerprintOf is the fingerprint of o; fields are length-prefixed.
 func FingerprintOf(o Order) Fingerprint {
 	h := sha256.New()
 	for _, f := range []string{"v1", o.StoreID, o.SKU, strconv.FormatInt(o.QuantityUnits, 10), o.RequestHash, o.IdempotencyKey, o.RequestedBy} {
@@ -124,8 +110,7 @@ func NewSealer(key []byte, now func() time.Time) (*Sealer, error) {
 	return &Sealer{aead: aead, now: now, ttl: StateTTL}, nil
 }
 
-// ParseKey reads a key file's content: 64 hexadecimal digits (as
-// `openssl rand -hex 32` writes them), optionally followed by a newline.
+// ParseKey reads a key file: 64 hex digits, optionally with a newline.
 func ParseKey(content []byte) ([]byte, error) {
 	s := strings.TrimSuffix(strings.TrimSuffix(string(content), "\n"), "\r")
 	key, err := hex.DecodeString(s)
@@ -135,8 +120,8 @@ func ParseKey(content []byte) ([]byte, error) {
 	return key, nil
 }
 
-// Seal returns a sealed state for fp, expiring StateTTL from now, with a
-// fresh nonce, and the State it holds.
+// Seal returns a sealed state for fp, expiring StateTTL from now, and its
+// State.
 func (s *Sealer) Seal(fp Fingerprint) (string, State, error) {
 	var n [16]byte
 	if _, err := rand.Read(n[:]); err != nil {
@@ -155,17 +140,15 @@ func (s *Sealer) Seal(fp Fingerprint) (string, State, error) {
 	return version + base64.RawURLEncoding.EncodeToString(sealed), st, nil
 }
 
-// Open checks a sealed state against the order it is presented for:
-// sealed by this key and unaltered (else ErrInvalid), not expired by the
-// Sealer's clock (ErrExpired), and for fp (ErrMismatch). It does not
-// record the nonce: the caller does, in the state database.
+// Open checks a sealed state: sealed by this key (else ErrInvalid), not
+// expired (ErrExpired), and for fp (ErrMismatch). The caller records the
+// nonce.
 func (s *Sealer) Open(token string, fp Fingerprint) (State, error) {
 	body, ok := strings.CutPrefix(token, version)
 	if !ok {
 		return State{}, ErrInvalid
 	}
-	// Strict: a last character whose unused bits differ is another string
-	// for the same bytes; only the one Seal wrote is that state.
+	// Strict: only the exact string Seal wrote is accepted.
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(body)
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
 		return State{}, ErrInvalid

@@ -1,10 +1,6 @@
-// Package orderlink builds the one URL at which the approvals console shows
-// a staged order, so that the console's router, the webhook notice, the URL
-// elicitation and the tool's answer all use the same route.
-//
-// The route takes the approval id (apr-…). A link must carry nothing but the
-// console's public base URL and that id: no token and no session. Opening it
-// still needs a log-in as an approver in the order's store scope.
+// Package orderlink builds the one console URL of a staged order, so every
+// link uses the same route. A link carries only the public base URL and
+// the approval id, never a token; opening it needs a log-in.
 package orderlink
 
 import (
@@ -19,8 +15,8 @@ const Prefix = "/orders/"
 // Path is the console path of the order staged under approvalID.
 func Path(approvalID string) string { return Prefix + url.PathEscape(approvalID) }
 
-// URL is the order's page under the console's public base URL; "" when
-// either is empty, which callers take as "no link".
+// URL is the order's page under the public base URL; "" when either is
+// empty.
 func URL(consoleBase, approvalID string) string {
 	if consoleBase == "" || approvalID == "" {
 		return ""

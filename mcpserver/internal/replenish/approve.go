@@ -13,35 +13,30 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// A person's side of the workflow: list and show staged orders, approve or
-// reject one, and resolve an order whose outcome is unknown. Errors are the
-// person's answer: their text says what happened and that nothing changed
-// where nothing did, and typed errors (ErrDenied, *NotFoundError,
-// *NotPendingError, *Refusal) let a caller tell the cases apart.
+// A person's side of the workflow: list, show, approve, reject and resolve
+// staged orders. Typed errors (ErrDenied, *NotFoundError, *NotPendingError,
+// *Refusal) let a caller tell the cases apart.
 
 // Decision is a person's decision about a staged order.
 type Decision struct {
 	ApprovalID string
 	// Name and Secret identify the person to the Verifier.
 	Name, Secret string
-	// Binding is the approval binding (state.Entry.ApprovalBinding) of the
-	// entry the person was shown; "" binds what the ledger recorded when
-	// the order was staged.
+	// Binding is the approval binding the person was shown; "" binds what
+	// the ledger recorded at staging.
 	Binding string
-	// Reason is why a rejection was made, required by Reject and kept in
-	// the audit trail (RejectReasonTool) for the buyer and the console.
+	// Reason is a rejection's reason, required by Reject and audited.
 	Reason string
 }
 
 // RejectReasonTool names the audit record that keeps a rejection's reason,
-// under the decision's call id ("approval-" and the approval id).
+// under the call id "approval-" + approval id.
 const RejectReasonTool = "approvals.reject_reason"
 
 // MaxRejectReason bounds a rejection's reason, in runes.
 const MaxRejectReason = 1000
 
-// ErrReasonRequired refuses a rejection without a reason: the requester
-// and the buyer reading the audit trail must learn why.
+// ErrReasonRequired refuses a rejection without a reason.
 var ErrReasonRequired = errors.New("a rejection needs a reason (at most 1000 characters), so the requester learns why; nothing was changed")
 
 // Approved is an approval StoreLink accepted.
@@ -68,9 +63,8 @@ const (
 	StepDecide   Step = "decide"   // the ledger did not record a rejection
 )
 
-// Refusal is a decision that stopped at Step. Entry is the entry as it
-// stands after it; Err is the cause (an *apperr.Error for StoreLink's and
-// the gate's refusals, a state error for the ledger's).
+// Refusal is a decision that stopped at Step. Entry is the entry after it;
+// Err is the cause.
 type Refusal struct {
 	Step  Step
 	Entry state.Entry
@@ -84,8 +78,7 @@ func (r *Refusal) Unwrap() error { return r.Err }
 // NotFoundError reports that no entry answers to Ref.
 type NotFoundError struct {
 	Ref string
-	// Ledger: Ref was looked up as an idempotency key or an approval id
-	// (Resolve), not as an approval id alone.
+	// Ledger: Ref was looked up as a key or an approval id (Resolve).
 	Ledger bool
 }
 
@@ -97,15 +90,12 @@ func (e *NotFoundError) Error() string {
 }
 
 // NotPendingError reports a staged order that can no longer be decided.
-// Entry is the ledger's entry as it stands when the answer is given (an
-// entry that was being sent is waited for, within settleWait), so that
-// what a person is told is what the ledger holds, never what they asked
-// for.
+// Entry is the ledger's entry at answer time (a send in progress is waited
+// for, within settleWait).
 type NotPendingError struct {
 	Verb  string
 	Entry state.Entry
-	// Lapsed: it was pending but its approval ran out; the workflow has
-	// written the expiry down.
+	// Lapsed: its approval ran out; the workflow has recorded the expiry.
 	Lapsed bool
 }
 
@@ -122,9 +112,8 @@ func (e *NotPendingError) Error() string {
 		e.Verb, e.Entry.ApprovalID, e.Entry.State, DecidedText(e.Entry), noun)
 }
 
-// DecidedText says what became of a staged order that is no longer
-// pending, in words for the person who tried to decide it: who decided,
-// when (UTC), and the order StoreLink holds when there is one.
+// DecidedText says, for a person, who decided a staged order, when (UTC),
+// and which StoreLink order it became.
 func DecidedText(e state.Entry) string {
 	by, at := "", ""
 	if e.DecidedBy != "" {
@@ -150,10 +139,9 @@ func DecidedText(e state.Entry) string {
 	return fmt.Sprintf("it is %s", e.State)
 }
 
-// Staged lists the orders awaiting approval at the server's clock, oldest
-// first, or with all every order ever staged, each as it stands now: a
-// lapsed approval reads as expired. It only reads: writing an expiry down is
-// the decision path's, never a reader's.
+// Staged lists the orders awaiting approval, oldest first, or with all
+// every staged order, each as it stands now. It only reads; expiries are
+// written on the decision path.
 func (w *Workflow) Staged(ctx context.Context, all bool) ([]state.Entry, error) {
 	now := w.now()
 	var es []state.Entry
@@ -184,10 +172,9 @@ func (w *Workflow) Show(ctx context.Context, approvalID string) (state.Entry, er
 	return e.AsOf(w.now()), nil
 }
 
-// pending finds the staged order of a decision and verifies the person:
-// the entry is looked up first, so that the Verifier knows its store, but
-// a person the Verifier refuses learns nothing of it, not even whether it
-// exists.
+// pending finds the staged order of a decision and verifies the person. A
+// person the Verifier refuses learns nothing of the entry, not even whether
+// it exists.
 func (w *Workflow) pending(ctx context.Context, verb string, d Decision) (state.Entry, Approver, error) {
 	e, found, err := w.Ledger.ByApprovalID(ctx, d.ApprovalID)
 	if err != nil {
@@ -214,15 +201,12 @@ func (w *Workflow) pending(ctx context.Context, verb string, d Decision) (state.
 	return e, who, nil
 }
 
-// settleWait bounds how long a decision that lost to another one waits for
-// an order that is being sent, so that it can tell the person how the send
-// ended instead of "being sent". A send takes one StoreLink round trip
-// and a ledger write; a crash mid-send leaves the entry sending, which the
-// answer then says.
+// settleWait bounds how long a losing decision waits for a send in progress
+// to end, so it can report the result instead of "being sent".
 const settleWait = 15 * time.Second
 
-// settle returns e, or, when e is being sent, the entry as it stands once
-// the send has ended or settleWait has passed.
+// settle returns e, or once e's send has ended (or settleWait passed) the
+// entry as it stands then.
 func (w *Workflow) settle(ctx context.Context, e state.Entry) state.Entry {
 	deadline := time.Now().Add(settleWait)
 	for e.State == state.StateSending && time.Now().Before(deadline) {
@@ -240,11 +224,9 @@ func (w *Workflow) settle(ctx context.Context, e state.Entry) state.Entry {
 	return e
 }
 
-// late is the answer to a decision whose ledger write found the approval
-// taken by another decision: the entry as the ledger holds it now, waited
-// for while it is being sent, with an audit row of the attempt. Nil when
-// the entry cannot be read, or still reads as pending (then the caller
-// reports the ledger's refusal as it is).
+// late answers a decision whose ledger write lost to another: the entry as
+// it stands now, with an audit row. Nil when the entry cannot be read or is
+// still pending.
 func (w *Workflow) late(ctx context.Context, verb, id, who string, now time.Time) *NotPendingError {
 	cur, found, err := w.Ledger.ByApprovalID(ctx, id)
 	if err != nil || !found || cur.AsOf(now).State == state.StatePendingApproval {
@@ -255,8 +237,7 @@ func (w *Workflow) late(ctx context.Context, verb, id, who string, now time.Time
 	return np
 }
 
-// recordLate writes a decision that came after another one to the audit
-// trail, with what the ledger holds.
+// recordLate audits a decision that lost to another one.
 func (w *Workflow) recordLate(ctx context.Context, np *NotPendingError, who string) {
 	code := "APPROVAL_ALREADY_DECIDED"
 	if np.Lapsed || np.Entry.State == state.StateExpired {
@@ -273,17 +254,15 @@ func (w *Workflow) verify(ctx context.Context, name, secret, storeID string) (Ap
 	return w.Verifier.Verify(ctx, name, secret, storeID)
 }
 
-// notPending is the answer about an entry that is not pending at now. An
-// approval that lapsed is written down as expired here, on the decision
-// path, through the ledger's expire event.
+// notPending answers about an entry that is not pending at now, recording
+// a lapsed approval as expired.
 func (w *Workflow) notPending(ctx context.Context, verb string, e state.Entry, now time.Time) *NotPendingError {
 	lapsed := e.State == state.StatePendingApproval && e.AsOf(now).State == state.StateExpired
 	if lapsed {
 		if got, err := w.Ledger.Apply(context.WithoutCancel(ctx), e.IdempotencyKey, state.EventExpire, state.Change{}, now); err == nil {
 			e = got
 		} else {
-			// Readers see it as expired anyway (Entry.AsOf); the next
-			// decision writes it down.
+			// Readers see it as expired (Entry.AsOf); the next decision records it.
 			w.log().Warn("approval.expire_failed", "approval_id", e.ApprovalID, "error", err.Error())
 			e = e.AsOf(now)
 		}
@@ -305,8 +284,7 @@ func (w *Workflow) Reject(ctx context.Context, d Decision) (state.Entry, error) 
 	e, err := w.Ledger.Reject(ctx, d.ApprovalID, who.Name, now)
 	if err != nil {
 		if errors.Is(err, state.ErrNotPending) {
-			// Another decision (another process's approve or reject)
-			// took the approval between the read above and this write.
+			// Another decision took the approval after the read above.
 			if late := w.late(ctx, "reject", d.ApprovalID, who.Name, now); late != nil {
 				return state.Entry{}, late
 			}
@@ -320,12 +298,9 @@ func (w *Workflow) Reject(ctx context.Context, d Decision) (state.Entry, error) 
 	return e, nil
 }
 
-// Approve releases a staged order: the gate the agent's confirm goes
-// through, the StoreLink the order was staged for, the approval binding,
-// then the ledger's claim and the same send as the agent's. The approval
-// is single use (the ledger's claim hands it to one caller), and its expiry
-// is judged by the clock read at the claim, after every StoreLink round
-// trip, right before the order is sent.
+// Approve releases a staged order through the agent's gate, binding check,
+// the ledger's claim and the same send. The approval is single use, and
+// expiry is checked with the clock read at the claim, right before sending.
 func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 	const verb = "approve"
 	e, who, err := w.pending(ctx, verb, d)
@@ -337,9 +312,8 @@ func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 		w.recordDecision(ctx, e, id, who.Name, verb, "error", code, fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who.Name, id, msg))
 		return &Refusal{Step: step, Entry: e, Err: cause, msg: msg}
 	}
-	// Four eyes: whoever asked for the order through a bearer token, or
-	// an access token whose subject is a person's name, does not also
-	// release it under an approver of the same name.
+	// Four eyes: the requester cannot release it under an approver of the
+	// same name.
 	if tok := requesterToken(e.RequestedBy); tok != "" && approver.SameName(tok, who.Name) {
 		return nil, notSent(StepSelf, "APPROVAL_BY_REQUESTER", errSelfApproval,
 			fmt.Sprintf("approve %s: %s requested this order (%s %s) and cannot also approve it; another approver must; nothing was sent, and the approval still stands", id, who.Name, requesterKind(e.RequestedBy), tok))
@@ -357,22 +331,20 @@ func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 		w.recordDecision(ctx, e, id, who.Name, verb, "error", "APPROVAL_NOT_SENT", fmt.Sprintf("%s tried to approve %s, but it was not sent: %v.", who.Name, id, err))
 		return nil, &Refusal{Step: StepReach, Entry: e, Err: err, msg: err.Error()}
 	}
-	// The quantity gate, read again now: a supplier's minimum may have
-	// changed since the order was staged, and StoreLink would refuse it.
+	// Re-read the quantity gate: the supplier's minimum may have changed.
 	if err := w.Gate.Check(ctx, up, e.StoreID, e.SKU, e.QuantityUnits); err != nil {
 		ae := apperr.From(err)
 		w.recordDecision(ctx, e, id, who.Name, verb, "error", string(ae.Code), fmt.Sprintf("%s tried to approve %s, but it was not sent: %s.", who.Name, id, ae.Message))
 		return nil, &Refusal{Step: StepQuantity, Entry: e, Err: err,
 			msg: fmt.Sprintf("approve %s: %s: %s; the approval still stands, and rejecting it is the way to close it", id, ae.Code, ae.Message)}
 	}
-	// What would be sent must be what was staged and shown: the same
-	// request at the same StoreLink.
+	// What is sent must be what was staged and shown.
 	bound := expectedBinding(e, d.Binding, target)
 	if e.SendBinding(target) != bound {
 		return nil, notSent(StepBinding, "APPROVAL_BINDING_CHANGED", errBindingChanged, bindingMessage(id))
 	}
-	// The clock is read here, after the round trips above: an approval
-	// that lapsed while they ran is not sent.
+	// Read the clock after the round trips: an approval that lapsed
+	// meanwhile is not sent.
 	now := w.now()
 	claimed, err := w.Ledger.Claim(ctx, id, who.Name, now)
 	if err != nil {
@@ -393,9 +365,8 @@ func (w *Workflow) Approve(ctx context.Context, d Decision) (*Approved, error) {
 		}
 		return nil, &Refusal{Step: StepClaim, Entry: e, Err: err, msg: fmt.Sprintf("approve %s: %v", id, err)}
 	}
-	// The claimed entry is what is sent: it must still be what was
-	// approved. Only a change made between the read above and the claim
-	// gets here; the approval goes back to waiting, unconsumed.
+	// The claimed entry changed after the read above; the approval goes
+	// back to waiting, unconsumed.
 	if claimed.SendBinding(target) != bound {
 		back, uerr := w.Ledger.Apply(context.WithoutCancel(ctx), claimed.IdempotencyKey, state.EventUnclaim, state.Change{}, w.now())
 		if uerr == nil {
@@ -429,10 +400,9 @@ func bindingMessage(id string) string {
 	return fmt.Sprintf("approve %s: the staged order is no longer what was staged and shown for approval (its store, SKU, quantity or reason changed in the ledger, or it would go to another StoreLink); nothing was sent, and the approval was not used: reject it, and stage the order again", id)
 }
 
-// expectedBinding is the binding an approval of e must send: the one the
-// person was shown, else the one the ledger recorded at staging. An entry
-// recorded before StoreLink identities were kept is bound to the StoreLink
-// its approval reached (the caller's Reach accepted it for that one).
+// expectedBinding is the binding an approval of e must send: the one shown,
+// else the one recorded at staging, else (old entries) the StoreLink Reach
+// accepted.
 func expectedBinding(e state.Entry, shown, target string) string {
 	legacy := e
 	if legacy.UpstreamID == "" {
@@ -444,8 +414,8 @@ func expectedBinding(e state.Entry, shown, target string) string {
 	return shown
 }
 
-// reach is the StoreLink a decision about e acts on: Reach's, else this
-// workflow's own, which must be the one e was recorded for.
+// reach is the StoreLink a decision about e acts on: Reach's, else the
+// workflow's own.
 func (w *Workflow) reach(ctx context.Context, e state.Entry) (Upstream, string, error) {
 	if w.Reach != nil {
 		return w.Reach(ctx, e)
@@ -456,8 +426,8 @@ func (w *Workflow) reach(ctx context.Context, e state.Entry) (Upstream, string, 
 	return w.Upstream, w.UpstreamID, nil
 }
 
-// recordDecision writes a person's decision to the audit trail and the log.
-// e is the entry decided about (zero when none was found).
+// recordDecision audits a person's decision and logs it. e is zero when no
+// entry was found.
 func (w *Workflow) recordDecision(ctx context.Context, e state.Entry, id, who, verb, outcome, code, summary string) {
 	rec := state.AuditRecord{Time: w.now().UTC(), CallID: "approval-" + id, Client: "approver:" + who, Tool: "approvals." + verb,
 		StoreID: e.StoreID, SKU: e.SKU, Outcome: outcome, ErrorCode: code, Summary: summary}

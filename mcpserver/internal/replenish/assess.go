@@ -14,21 +14,17 @@ import (
 // riskSalesCap bounds the transactions read for one projection.
 const riskSalesCap = 50000
 
-// RequestsPerAssessment is how many upstream requests one Assess keeps open
-// at once, for a caller that assesses several stores in parallel.
+// RequestsPerAssessment is how many upstream requests one Assess keeps open.
 const RequestsPerAssessment = 4
 
-// historyStart is the oldest instant StoreLink's point-of-sale history
-// covers at now. Its length is projection.MaxLookbackDays, which the risk
-// tool holds equal to the contract's figure (storelinkclient.HistoryDays)
-// at compile time.
+// historyStart is the oldest instant StoreLink's sales history covers at
+// now (projection.MaxLookbackDays).
 func historyStart(now time.Time) time.Time {
 	return now.Add(-projection.MaxLookbackDays * 24 * time.Hour)
 }
 
-// Identity names what was checked, so nobody has to vet a bare SKU code.
-// Its texts are StoreLink's, as typed there: a caller that shows them marks
-// them as untrusted.
+// Identity names what was checked. Its texts come from StoreLink and are
+// untrusted.
 type Identity struct {
 	SKU           string
 	ProductName   string
@@ -41,17 +37,14 @@ type Identity struct {
 	StoreName     string
 }
 
-// Assessment is one store's stock-risk projection with what it was
-// computed for.
+// Assessment is one store's stock-risk projection and its inputs.
 type Assessment struct {
 	Identity Identity
 	Risk     projection.Result
-	// UnitsSoldLast24h is the units sold in the 24 hours before the
-	// projection's now, the buyer's usual yardstick.
+	// UnitsSoldLast24h is the units sold in the 24 hours before now.
 	UnitsSoldLast24h int64
-	// Unknown lists the qualifiers StoreLink left out or sent unreadable
-	// in the reads behind this assessment (ADR 0030); the projection made
-	// no claim that needs them.
+	// Unknown lists qualifiers StoreLink left out or sent unreadable
+	// (ADR 0030).
 	Unknown domain.Unknown
 }
 
@@ -64,10 +57,8 @@ type riskFacts struct {
 	supplier domain.Supplier
 }
 
-// fetchRiskFacts fans the upstream calls out: store, inventory, sales and the
-// SKU (then its supplier) run at once, so the answer costs the slowest call,
-// not the sum. The first error wins, naming every read's broken fields
-// (apperr.JoinBroken); all calls share the caller's context.
+// fetchRiskFacts runs the upstream reads concurrently. The first error
+// wins, naming every read's broken fields (apperr.JoinBroken).
 func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
 	var f riskFacts
 	var wg sync.WaitGroup
@@ -85,9 +76,8 @@ func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, sto
 			if f.sku, f.supplier, errs[3] = shared.read(ctx, w, storeID, sku); errs[3] == nil {
 				return
 			}
-			// The store that read it for the others failed: this store
-			// reads its own, so that one store's key or fault is not
-			// every store's answer.
+			// The shared read failed: read our own, so one store's fault
+			// is not every store's.
 		}
 		f.sku, errs[3] = w.Upstream.SKU(ctx, storeID, sku)
 		if errs[3] == nil {
@@ -95,27 +85,22 @@ func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, sto
 		}
 	}()
 	wg.Wait()
-	// The first error decides, as it always has; a contract error names
-	// the broken fields of every read, not only its own (ADR 0030).
+	// A contract error names the broken fields of every read (ADR 0030).
 	if err := apperr.JoinBroken(errs...); err != nil {
 		return riskFacts{}, err
 	}
 	return f, nil
 }
 
-// Assess fetches the facts and runs the stock-risk projection of sku at
-// storeID over lookbackDays of sales; the preview reuses it for its
-// justification snapshot.
+// Assess runs the stock-risk projection of sku at storeID over
+// lookbackDays of sales.
 func (w *Workflow) Assess(ctx context.Context, storeID, sku string, lookbackDays int) (*Assessment, error) {
 	return w.AssessShared(ctx, nil, storeID, sku, lookbackDays)
 }
 
-// SharedMaster is the SKU and supplier master data of one call that
-// assesses one SKU at several stores: they are read once, with the key of
-// the store the call names as reader, and the stores of the call take that answer
-// instead of sending the same two requests each. Stock, sales and the
-// store itself are still read per store, with each store's key, so a store
-// whose key StoreLink refuses still fails. Make one per call (NewSharedMaster).
+// SharedMaster shares one call's SKU and supplier reads among its stores.
+// Stock, sales and the store are still read per store with its own key.
+// Make one per call (NewSharedMaster).
 type SharedMaster struct {
 	reader   string
 	once     sync.Once
@@ -124,12 +109,9 @@ type SharedMaster struct {
 	err      error
 }
 
-// NewSharedMaster returns an empty SharedMaster for one call whose SKU and
-// supplier are read with reader's key: always the same store of the call
-// (its first), so that the same call repeated while master data is warm
-// finds them in that store's cache (entries are per store, ADR 0013)
-// instead of reading them again for whichever store came first. An empty
-// reader reads with the key of the first store that asks.
+// NewSharedMaster returns a SharedMaster whose reads use reader's key, so
+// a repeated call hits that store's cache (ADR 0013). An empty reader uses
+// the first store that asks.
 func NewSharedMaster(reader string) *SharedMaster { return &SharedMaster{reader: reader} }
 
 func (m *SharedMaster) read(ctx context.Context, w *Workflow, storeID, sku string) (domain.SKU, domain.Supplier, error) {
@@ -146,13 +128,12 @@ func (m *SharedMaster) read(ctx context.Context, w *Workflow, storeID, sku strin
 	return m.sku, m.supplier, m.err
 }
 
-// AssessShared is Assess for one of several stores of a call, sharing the
-// call's SKU and supplier reads through shared (nil: read its own).
+// AssessShared is Assess sharing master-data reads through shared (nil:
+// read its own).
 func (w *Workflow) AssessShared(ctx context.Context, shared *SharedMaster, storeID, sku string, lookbackDays int) (*Assessment, error) {
 	now := w.now()
 	historyStart := historyStart(now)
-	// One extra day covers the partial day before the first complete one;
-	// nothing older than StoreLink's history exists to ask for.
+	// One extra day covers the partial first day.
 	since := later(now.Add(-time.Duration(lookbackDays+1)*24*time.Hour), historyStart)
 	f, err := w.fetchRiskFacts(ctx, shared, storeID, sku, since)
 	if err != nil {
@@ -165,8 +146,7 @@ func (w *Workflow) AssessShared(ctx context.Context, shared *SharedMaster, store
 	}
 	if first := earliestSale(f.sales); !f.sales.Truncated && (first.IsZero() || first.After(since.Add(24*time.Hour))) {
 		// The window opens without a sale: only the whole history tells a
-		// SKU listed since then (those days are no evidence) from one that
-		// stopped selling (they are). A truncated page is refused below.
+		// newly listed SKU from one that stopped selling.
 		from = historyStart
 	}
 	if from = later(from, historyStart); from.Before(since) {
@@ -175,8 +155,7 @@ func (w *Workflow) AssessShared(ctx context.Context, shared *SharedMaster, store
 		}
 	}
 	if f.sales.Truncated {
-		// A partial history would read as zero-sale days and skew the band;
-		// refuse rather than guess.
+		// A partial history would skew the band; refuse.
 		return nil, apperr.New(apperr.InvalidArgument,
 			fmt.Sprintf("SKU %s sells too often to read %d days of its sales in one call (over %d transactions)", sku, lookbackDays, riskSalesCap),
 			"Call again with a shorter lookback_days.")
@@ -219,7 +198,6 @@ func (w *Workflow) AssessShared(ctx context.Context, shared *SharedMaster, store
 	}, nil
 }
 
-// later is the later of two instants.
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a

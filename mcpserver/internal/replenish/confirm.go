@@ -19,13 +19,9 @@ type OrderReader interface {
 	Order(ctx context.Context, storeID, orderID string) (domain.Order, error)
 }
 
-// ConfirmOrders confirms an accepted order of the journal by reading it
-// back through up, the upstream adapter of the StoreLink named upstreamID:
-// StoreLink must hold the order for the entry's store, SKU and quantity,
-// submitted no earlier than the entry (with approvals resolve's margin for
-// clocks). StoreLink's "no such order", another request, or an entry sent
-// to another StoreLink is a refusal (journal.NotConfirmedError); a StoreLink
-// that cannot answer leaves the line to wait.
+// ConfirmOrders confirms the journal's accepted orders by reading them back
+// from StoreLink upstreamID. A missing or different order is a refusal
+// (journal.NotConfirmedError); an unreachable StoreLink leaves the line.
 func ConfirmOrders(up OrderReader, upstreamID string) journal.Confirmer {
 	return journal.ConfirmFunc(func(ctx context.Context, e state.Entry, orderID string) error {
 		if e.UpstreamID != "" && e.UpstreamID != upstreamID {
@@ -66,9 +62,8 @@ func ConfirmOrders(up OrderReader, upstreamID string) journal.Confirmer {
 const embeddedPrefix = "embedded:"
 
 // UpstreamIdentity names a StoreLink for the ledger: its base URL without
-// user info, query or trailing slash (nothing secret is kept), or, for the
-// embedded mock (baseURL ""), a name of its own, since every process
-// starts its own.
+// user info, query or trailing slash, or for the embedded mock (baseURL "")
+// a name of its own.
 func UpstreamIdentity(baseURL string) string {
 	if baseURL == "" {
 		return embeddedPrefix + callid.New()
@@ -82,8 +77,7 @@ func UpstreamIdentity(baseURL string) string {
 	return strings.TrimRight(u.String(), "/")
 }
 
-// IsEmbedded reports whether an upstream identity names an embedded
-// StoreLink, which no other process can reach.
+// IsEmbedded reports whether an identity names an embedded StoreLink.
 func IsEmbedded(upstreamID string) bool { return strings.HasPrefix(upstreamID, embeddedPrefix) }
 
 func dash(s string) string {

@@ -8,34 +8,28 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 )
 
-// Gate is the deployment's write settings and the one check every send goes
-// through, the agent's confirm and a person's approval alike: writes must
-// be allowed (ALLOW_WRITES), the quantity within the ceiling
-// (MAX_ORDER_UNITS) and at or above the supplier's minimum order, and the
-// store's key in the keyring. A person's approval does not lift any of it.
+// Gate is the deployment's write settings and the check every send goes
+// through, confirm and approval alike: writes allowed, quantity within the
+// ceiling and the supplier's minimum, and the store's key in the keyring.
 type Gate struct {
 	// AllowWrites must be true for anything to be sent.
 	AllowWrites bool
 	// MaxOrderUnits is the hard ceiling of one order.
 	MaxOrderUnits int64
-	// RequireApproval stages confirmed orders for a person instead of
-	// sending them.
+	// RequireApproval stages confirmed orders for a person.
 	RequireApproval bool
 	// ApprovalTTL is how long a staged order waits before it lapses.
 	ApprovalTTL time.Duration
-	// HostConsent asks the person at the host (Order.Consent) to confirm
-	// each confirmed order before it is sent (WRITE_APPROVAL=host).
+	// HostConsent asks the person at the host before each send.
 	HostConsent bool
-	// Holds reports whether the keyring holds storeID's key right now; nil
-	// holds none.
+	// Holds reports whether the keyring holds storeID's key; nil holds none.
 	Holds func(storeID string) bool
 }
 
 func (g Gate) holds(storeID string) bool { return g.Holds != nil && g.Holds(storeID) }
 
-// Local is the part of the gate that needs no read: writes allowed, and the
-// quantity within the ceiling. It holds before anything else, whatever the
-// caller asserts.
+// Local is the part of the gate that needs no read: writes allowed and the
+// ceiling.
 func (g Gate) Local(qty int64) error {
 	if !g.AllowWrites {
 		return apperr.New(apperr.WritesDisabled,
@@ -48,13 +42,10 @@ func (g Gate) Local(qty int64) error {
 	return nil
 }
 
-// Check is the whole gate of an order of qty units of skuCode at storeID:
-// Local, the keyring, and the supplier's minimum order, which StoreLink
-// enforces. It reads the SKU and its supplier through up (from the
-// adapter's cache when a preview has just read them) and returns
-// WRITES_DISABLED, ORDER_LIMIT_EXCEEDED, STORE_NOT_AUTHORIZED or
-// ORDER_QUANTITY_REFUSED for an order that must not be sent, a read's own
-// error, or nil.
+// Check is the whole gate for qty units of skuCode at storeID: Local, the
+// keyring and the supplier's minimum. It returns WRITES_DISABLED,
+// ORDER_LIMIT_EXCEEDED, STORE_NOT_AUTHORIZED, ORDER_QUANTITY_REFUSED, a
+// read's error, or nil.
 func (g Gate) Check(ctx context.Context, up Upstream, storeID, skuCode string, qty int64) error {
 	if err := g.Local(qty); err != nil {
 		return err
@@ -78,15 +69,11 @@ func (g Gate) Check(ctx context.Context, up Upstream, storeID, skuCode string, q
 	return nil
 }
 
-// The quantity bounds: the bounds a quantity must keep to be sent at all.
-// The preview's quantity check reports them as a refusing verdict; a
-// confirm, and a person's approval, are refused on them locally, before
-// the ledger holds anything or a request leaves, so a quantity StoreLink is
-// known to refuse never spends an idempotency key (ADR 0006).
+// A quantity outside these bounds is refused before the ledger holds
+// anything, so it never spends an idempotency key (ADR 0006).
 
-// quantityLimits are the bounds of one order: this deployment's ceiling,
-// and the supplier's minimum order (0 for none), which StoreLink enforces,
-// with the SKU's case pack to name the smallest order that passes.
+// quantityLimits are one order's bounds: the ceiling, the supplier's
+// minimum (0 for none) and the case pack.
 type quantityLimits struct {
 	ceiling, minimum, casePack int64
 }
@@ -100,9 +87,7 @@ type quantityRefusal struct {
 	message, remediation string
 }
 
-// refusals lists the bounds qty breaks; none means it may be sent. It is
-// the one rule behind the preview's "refuse" verdict and the refusal of a
-// confirm or an approval.
+// refusals lists the bounds qty breaks; none means it may be sent.
 func (l quantityLimits) refusals(qty int64) []quantityRefusal {
 	var out []quantityRefusal
 	if qty > l.ceiling {
@@ -125,9 +110,8 @@ func (l quantityLimits) refusals(qty int64) []quantityRefusal {
 	return out
 }
 
-// minimumFix names the smallest order that passes: the next whole case at
-// or above the supplier's minimum, or the minimum itself when a whole case
-// would pass the ceiling, or no order at all when the minimum does.
+// minimumFix names the smallest order that passes, or none when the
+// minimum itself exceeds the ceiling.
 func (l quantityLimits) minimumFix(whole int64) string {
 	switch {
 	case l.minimum > l.ceiling:
@@ -140,7 +124,6 @@ func (l quantityLimits) minimumFix(whole int64) string {
 	}
 }
 
-// roundUpTo is n rounded up to a whole number of packs.
 func roundUpTo(n, pack int64) int64 {
 	if pack <= 1 {
 		return n
@@ -148,9 +131,7 @@ func roundUpTo(n, pack int64) int64 {
 	return (n + pack - 1) / pack * pack
 }
 
-// keyNotSpent tells the agent that a confirm the gate refused left the
-// ledger untouched: the same idempotency key still raises the corrected
-// order.
+// keyNotSpent tells the agent the idempotency key is still free.
 func keyNotSpent(err error) error {
 	ae := apperr.From(err)
 	if ae.Code != apperr.OrderQuantityRefused && ae.Code != apperr.OrderLimitExceeded {

@@ -18,8 +18,7 @@ import (
 )
 
 const (
-	// duplicateLookback is how far back the ledger is searched for orders
-	// of the same SKU at the same store.
+	// duplicateLookback is how far back the ledger is searched for duplicates.
 	duplicateLookback = 14 * 24 * time.Hour
 	// maxDuplicateRefresh bounds the status refreshes of one preview.
 	maxDuplicateRefresh = 5
@@ -27,22 +26,17 @@ const (
 
 // Order is an order request as a caller received it.
 type Order struct {
-	// StoreID is the store, already resolved against the keyring by the
-	// caller.
+	// StoreID is the store, already resolved against the keyring.
 	StoreID       string
 	SKU           string
 	QuantityUnits int64
-	// Reason is the buyer's justification as given; the workflow
-	// normalises it (state.NormalizeReason).
+	// Reason is the buyer's justification (normalised by state.NormalizeReason).
 	Reason string
-	// IdempotencyKey names the order; "" derives one from the request and
-	// the store-local day.
+	// IdempotencyKey names the order; "" derives one.
 	IdempotencyKey string
-	// RequestedBy names who asked, for the ledger and the audit trail.
-	RequestedBy string
-	// Consent asks the person at the host before a confirmed order is sent
-	// when the gate requires it (Gate.HostConsent); nil asks nobody, and
-	// such an order is then refused.
+	RequestedBy    string
+	// Consent asks the person at the host when Gate.HostConsent requires
+	// it; nil asks nobody and such an order is refused.
 	Consent Consent
 }
 
@@ -57,8 +51,7 @@ const (
 	ModeRaised Mode = "raised"
 	// ModePendingApproval: the order was staged for a person to release.
 	ModePendingApproval Mode = "pending_approval"
-	// ModeReplay: the idempotency key was seen before; its first outcome is
-	// repeated and nothing was sent.
+	// ModeReplay: the key was seen before; its first outcome is repeated.
 	ModeReplay Mode = "replay"
 )
 
@@ -71,8 +64,7 @@ const (
 	VerdictOK Verdict = "ok"
 	// VerdictReview: the reasons deserve a person's look before confirming.
 	VerdictReview Verdict = "review"
-	// VerdictRefuse: a confirm would be refused (the ceiling, the supplier's
-	// minimum).
+	// VerdictRefuse: a confirm would be refused.
 	VerdictRefuse Verdict = "refuse"
 )
 
@@ -110,13 +102,10 @@ type Justification struct {
 // OpenOrder is an order of the same SKU for the same store that is open or
 // pending in this deployment's ledger.
 type OpenOrder struct {
-	// Reference is the StoreLink order id of a raised order, else the
-	// idempotency key.
+	// Reference is StoreLink's order id if raised, else the idempotency key.
 	Reference string
-	// State is the ledger's state of the entry.
-	State state.EntryState
-	// Status is StoreLink's status of a raised order when it was read now;
-	// "" when it was not.
+	State     state.EntryState
+	// Status is StoreLink's current status of a raised order; "" if not read.
 	Status        domain.OrderStatus
 	QuantityUnits int64
 	CreatedAt     time.Time
@@ -125,10 +114,9 @@ type OpenOrder struct {
 // Sent is an order StoreLink accepted, and how far its recording got.
 type Sent struct {
 	Order domain.Order
-	// Recorded: the ledger holds the order as raised. Otherwise the ledger
-	// could not take it within the retries (Journaled: the outcome journal
-	// holds it and records it once the ledger is back), or it holds another
-	// outcome for the entry (Conflict says which; nothing was overwritten).
+	// Recorded: the ledger holds the order as raised. Otherwise Journaled
+	// says the outcome journal holds it, or Conflict names the other
+	// outcome the ledger holds (nothing was overwritten).
 	Recorded  bool
 	Journaled bool
 	Conflict  string
@@ -145,26 +133,19 @@ type Outcome struct {
 	// ProductName is StoreLink's name of the SKU, as typed there.
 	ProductName string
 
-	// The preview's findings.
 	Assessment    *Assessment
 	Justification *Justification
 	OpenOrders    []OpenOrder
 	QuantityCheck *QuantityCheck
-	// RefusedBefore: StoreLink refused this exact request earlier (Entry is
-	// that attempt), so a confirm of it would be refused again.
+	// RefusedBefore: StoreLink refused this exact request earlier (Entry).
 	RefusedBefore bool
 
-	// Entry is the ledger entry: the one staged (ModePendingApproval) or
-	// sent (ModeRaised), the earlier one a replay answers with, or the
-	// refused attempt of RefusedBefore.
+	// Entry is the ledger entry staged, sent, replayed or refused before.
 	Entry state.Entry
-	// Order is the order StoreLink raised (ModeRaised), or StoreLink's
-	// current view of the order a replay names, when it could be read.
+	// Order is the order StoreLink raised, or its current view on replay.
 	Order *domain.Order
-	// Sent says how far the recording of a raised order got.
-	Sent Sent
-	// HostConfirmed: the person at the host confirmed the order, typing its
-	// quantity, before it was sent (Gate.HostConsent).
+	Sent  Sent
+	// HostConfirmed: the person at the host confirmed it (Gate.HostConsent).
 	HostConfirmed bool
 }
 
@@ -174,9 +155,8 @@ func (w *Workflow) Preview(ctx context.Context, o Order) (*Outcome, error) {
 	return w.raise(ctx, o, false)
 }
 
-// Confirm sends the order, or in approval mode stages it for a person,
-// after the gate. A key the ledger already holds replays its outcome and
-// sends nothing.
+// Confirm sends the order, or in approval mode stages it, after the gate.
+// A key the ledger already holds replays its outcome and sends nothing.
 func (w *Workflow) Confirm(ctx context.Context, o Order) (*Outcome, error) {
 	return w.raise(ctx, o, true)
 }
@@ -190,8 +170,7 @@ func (w *Workflow) raise(ctx context.Context, o Order, confirm bool) (*Outcome, 
 	}
 	req := domain.OrderRequest{SKU: o.SKU, QuantityUnits: o.QuantityUnits, Reason: reason}
 	if confirm {
-		// The deployment's backstops come first: they hold whatever the
-		// agent asserts, and the ceiling needs no read.
+		// Local backstops first: they need no read.
 		if err := w.Gate.Local(o.QuantityUnits); err != nil {
 			return nil, keyNotSpent(err)
 		}
@@ -211,9 +190,8 @@ func (w *Workflow) raise(ctx context.Context, o Order, confirm bool) (*Outcome, 
 	if err != nil {
 		return nil, err
 	}
-	// A request StoreLink never took is not an outcome to replay: it
-	// previews and confirms as if new (the ledger takes the entry over). A
-	// request StoreLink refused still previews, so the buyer sees why.
+	// A request StoreLink never took is treated as new; one it refused
+	// still previews, so the buyer sees why.
 	again := found && prior.RequestHash == requestHash(storeID, req) &&
 		(prior.State == state.StateRetryable || (prior.State == state.StateFailed && !confirm))
 	if found && !again {
@@ -227,18 +205,16 @@ func (w *Workflow) raise(ctx context.Context, o Order, confirm bool) (*Outcome, 
 		}
 		return out, err
 	}
-	// What the preview would refuse is refused here, before the ledger
-	// reserves the key or anything is sent: the key stays free for the
-	// corrected order.
+	// Refuse before the ledger reserves the key, so the key stays free for
+	// the corrected order.
 	if err := w.Gate.Check(ctx, w.Upstream, storeID, req.SKU, req.QuantityUnits); err != nil {
 		return nil, keyNotSpent(err)
 	}
 	if w.Gate.RequireApproval {
 		return w.stage(ctx, out, o.RequestedBy)
 	}
-	// The person at the host is asked last, after every check that could
-	// refuse the order, so they are never asked about one that is not
-	// sent; their refusal, like the gate's, leaves the key unspent.
+	// Ask the person last, so they are never asked about an order that is
+	// then refused; a refusal leaves the key unspent.
 	if w.Gate.HostConsent {
 		if err := w.askConsent(ctx, o, out); err != nil {
 			return nil, err
@@ -249,9 +225,8 @@ func (w *Workflow) raise(ctx context.Context, o Order, confirm bool) (*Outcome, 
 	return sent, w.inScopeInFlight(err)
 }
 
-// deriveIdempotencyKey names an order request by what it asks for and the
-// store-local day, so an agent that repeats itself the same day hits the
-// ledger instead of StoreLink. See ADR 0006.
+// deriveIdempotencyKey names a request by what it asks and the store-local
+// day (ADR 0006).
 func deriveIdempotencyKey(storeID string, req domain.OrderRequest, day string) string {
 	h := sha256.Sum256([]byte(strings.Join([]string{"v1", storeID, req.SKU, fmt.Sprint(req.QuantityUnits), state.FoldReason(req.Reason), day}, "\x1f")))
 	return "auto-" + hex.EncodeToString(h[:16])
@@ -291,8 +266,7 @@ func (w *Workflow) preview(ctx context.Context, out *Outcome) (*Outcome, error) 
 }
 
 // SameUpstream reports whether the entry was recorded for the StoreLink
-// this workflow reaches. Entries recorded before identities were kept are
-// assumed to be, and are then checked order by order (SameOrder).
+// this workflow reaches; entries without an identity are assumed to be.
 func (w *Workflow) SameUpstream(e state.Entry) bool {
 	return e.UpstreamID == "" || e.UpstreamID == w.UpstreamID
 }
@@ -302,8 +276,7 @@ func SameOrder(e state.Entry, o domain.Order) bool {
 	return o.StoreID == e.StoreID && o.SKU == e.SKU && o.QuantityUnits == e.QuantityUnits
 }
 
-// stage records a confirmed order for a person to release; nothing is
-// sent.
+// stage records a confirmed order for a person to release.
 func (w *Workflow) stage(ctx context.Context, out *Outcome, requestedBy string) (*Outcome, error) {
 	ctx, span := w.span(ctx, "replenish stage", out.StoreID)
 	defer span.End()
@@ -337,9 +310,8 @@ func newApprovalID() string {
 	return "apr-" + hex.EncodeToString(b[:])
 }
 
-// sendNew records the order in the ledger before the POST leaves, then its
-// outcome. A crash between the two leaves the entry in "sending", which a
-// retry reports as unknown instead of sending again.
+// sendNew records the order before the POST, then its outcome. A crash in
+// between leaves it in "sending", which a retry reports as unknown.
 func (w *Workflow) sendNew(ctx context.Context, out *Outcome, requestedBy string) (*Outcome, error) {
 	req := out.Request
 	sku, err := w.Upstream.SKU(ctx, out.StoreID, req.SKU)
@@ -370,12 +342,9 @@ func (w *Workflow) sendNew(ctx context.Context, out *Outcome, requestedBy string
 	return out, nil
 }
 
-// send sends an order the ledger holds in StateSending and records its
-// outcome: raised, failed, retryable (or back to pending_approval for an
-// approved order), or unknown. The agent's confirm and a person's approval
-// both go through it. Once StoreLink has answered, the outcome is never
-// lost: the recorder keeps it in the outcome journal until the ledger takes
-// it, so an accepted order is always returned as Sent, never as an error.
+// send sends an entry in StateSending and records the outcome. Once
+// StoreLink has answered, the outcome is kept in the journal until the
+// ledger takes it, so an accepted order is returned as Sent, never an error.
 func (w *Workflow) send(ctx context.Context, up Upstream, e state.Entry) (Sent, error) {
 	ctx, span := w.span(ctx, "replenish send", e.StoreID)
 	defer span.End()
@@ -397,7 +366,7 @@ func (w *Workflow) send(ctx context.Context, up Upstream, e state.Entry) (Sent, 
 			ev = state.EventRefused
 		}
 		res := rec.Record(rctx, journal.Outcome(e, ev, state.Change{ErrorCode: string(ae.Code), ErrorMessage: ae.Message}, w.now()))
-		// A copy, so the annotation does not leak into a shared error value.
+		// Copy, so the annotation does not leak into a shared error.
 		out := *ae
 		switch {
 		case ev == state.EventLost:
@@ -415,8 +384,8 @@ func (w *Workflow) send(ctx context.Context, up Upstream, e state.Entry) (Sent, 
 	return Sent{Order: o, Recorded: res.Recorded, Journaled: res.Journaled, Conflict: res.Conflict}, nil
 }
 
-// replay answers a repeated idempotency key with the first outcome and
-// sends nothing. e is the entry as it stands now (Entry.AsOf).
+// replay answers a repeated key with the first outcome. e is the entry as
+// it stands now.
 func (w *Workflow) replay(ctx context.Context, out *Outcome, e state.Entry) (*Outcome, error) {
 	// Another deployment's store: its entry is not the caller's to see.
 	if !w.Gate.holds(e.StoreID) {
@@ -466,26 +435,20 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// Scope on the write path. A ledger may be shared with deployments that
-// hold other stores' keys (one PostgreSQL for several teams, or one state
-// file reused with a smaller keyring), so an entry the caller reaches by an
-// idempotency key or a request fingerprint can belong to a store outside
-// this keyring. Such an entry is never described: not its store, SKU,
-// quantity, reason or key. The answer says only what the caller must do.
+// The ledger may be shared with deployments holding other stores' keys, so
+// an entry reached by key or fingerprint may be out of scope. Such an entry
+// is never described; the answer says only what the caller must do.
 
-// foreignKeyUsed answers a key that names an entry of a store outside the
-// keyring. The key is the caller's own argument, so naming it reveals
-// nothing.
+// foreignKeyUsed answers a key naming an out-of-scope entry; the key is the
+// caller's own, so naming it reveals nothing.
 func foreignKeyUsed(key string) error {
 	return apperr.New(apperr.IdempotencyKeyReused,
 		fmt.Sprintf("idempotency key %s is already used; nothing was sent", key),
 		"Choose another idempotency_key, or omit it to have one derived.")
 }
 
-// inFlight turns the ledger's refusal of a second send of the same request
-// into the answer the agent acts on; other errors pass through. The
-// ledger's error stays the cause, so that inScopeInFlight can tell whose
-// entry it names.
+// inFlight turns the ledger's refusal of a second send into the agent's
+// answer; the ledger's error stays the cause for inScopeInFlight.
 func inFlight(err error) error {
 	var fl *state.InFlightError
 	if !errors.As(err, &fl) {

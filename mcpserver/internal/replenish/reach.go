@@ -9,20 +9,16 @@ import (
 )
 
 // Reacher connects a person's command to the StoreLink a ledger entry was
-// recorded for, and proves that the store's key opens it, before anything
-// in the ledger changes. Its Reach is a Workflow's Reach.
-//
-// The StoreLink is the one the entry names, so an approver needs no
-// UPSTREAM_BASE_URL, only the keyring with that store's key; a configured
-// base URL must name the same StoreLink. An embedded StoreLink lives
-// inside one server process and cannot be reached from another.
+// recorded for and checks the store's key opens it, before the ledger
+// changes. A configured base URL must name the same StoreLink; an embedded
+// one cannot be reached from another process.
 type Reacher struct {
 	// Configured is UPSTREAM_BASE_URL, or "".
 	Configured string
 	// HasKeyring says whether a keyring is configured.
 	HasKeyring bool
-	// Connect builds the client of the StoreLink at target; holds reports
-	// whether its keyring holds a store. Its error is returned as it is.
+	// Connect builds the client for target; holds reports whether its
+	// keyring holds a store.
 	Connect func(target string) (up Upstream, holds func(storeID string) bool, err error)
 }
 

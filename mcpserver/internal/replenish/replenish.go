@@ -1,13 +1,7 @@
-// Package replenish is the order workflow: Assess reads a SKU's stock risk;
-// Preview shows an order without sending it; Confirm sends it, or stages it
-// for a person in approval mode; Approve, Reject and Resolve are a person's
-// decisions; a repeated idempotency key replays its first outcome. The MCP
-// tools, the approvals command and the console call it and turn the
-// results into their own answers. The write gate is coded once, in [Gate].
-//
-// It drives the ledger's state machine (package state) through its
-// operations and never writes a state itself. It speaks neither HTTP nor
-// MCP: its dependencies are the small interfaces below.
+// Package replenish is the order workflow: assess, preview, confirm or
+// stage, and a person's approve, reject and resolve. The write gate lives
+// in [Gate]. It drives the ledger only through its operations and speaks
+// neither HTTP nor MCP.
 package replenish
 
 import (
@@ -21,9 +15,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Upstream is what the workflow, and the MCP tools around it
-// (mcpserver.Upstream is this type), need from StoreLink. Every method is
-// called only for a store the keyring holds.
+// Upstream is what the workflow and the MCP tools need from StoreLink.
+// Every method is called only for a store the keyring holds.
 type Upstream interface {
 	Store(ctx context.Context, storeID string) (domain.Store, error)
 	Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error)
@@ -34,8 +27,7 @@ type Upstream interface {
 	CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error)
 }
 
-// Recorder records what StoreLink answered to a send: in the ledger, and in
-// the outcome journal while the ledger cannot take it (journal.Recorder).
+// Recorder records what StoreLink answered to a send (journal.Recorder).
 type Recorder interface {
 	Record(ctx context.Context, l journal.Line) journal.Result
 }
@@ -45,22 +37,18 @@ type AuditLog interface {
 	RecordAudit(ctx context.Context, r state.AuditRecord) error
 }
 
-// Workflow is the order workflow of one deployment. Its zero value is not
-// usable; set the fields a step needs (Assess needs only Upstream and Now).
+// Workflow is one deployment's order workflow; set the fields a step needs.
 type Workflow struct {
 	// Upstream is the StoreLink this deployment reads and sends to.
 	Upstream Upstream
 	// UpstreamID names that StoreLink in the ledger (ADR 0007).
 	UpstreamID string
-	// Reach connects to the StoreLink a ledger entry was recorded for, for a
-	// person's decision taken outside the server (the approvals command),
-	// and returns it with its identity. Nil: Upstream, for entries recorded
-	// for UpstreamID (or recorded before identities were kept).
+	// Reach connects to the StoreLink an entry was recorded for (used by
+	// the approvals command). Nil: Upstream.
 	Reach func(ctx context.Context, e state.Entry) (Upstream, string, error)
 	// Ledger is the idempotency ledger and the staged approvals.
 	Ledger state.Ledger
-	// Recorder records send outcomes; nil records in Ledger alone, with
-	// retries.
+	// Recorder records send outcomes; nil: Ledger alone, with retries.
 	Recorder Recorder
 	// Audit records a person's decisions; nil records none.
 	Audit AuditLog
@@ -68,15 +56,13 @@ type Workflow struct {
 	Gate Gate
 	// Verifier checks the person behind a decision.
 	Verifier Verifier
-	// Now is the server's clock: the real one, or the embedded demo's pinned
-	// one, never a pinned clock against a real StoreLink.
+	// Now is the server's clock.
 	Now func() time.Time
 	// Log receives the workflow's log lines; nil discards them.
 	Log *slog.Logger
 	// LookbackDays is the preview's sales history for its justification.
 	LookbackDays int
-	// Tracer makes the send of an order and its staging spans of the call
-	// (telemetry.go); nil traces nothing.
+	// Tracer traces sends and staging; nil traces nothing.
 	Tracer trace.Tracer
 }
 
@@ -94,8 +80,7 @@ func (w *Workflow) log() *slog.Logger {
 	return w.Log
 }
 
-// recorder is where send outcomes go: the configured one (ledger and
-// outcome journal), else the ledger alone, still with retries.
+// recorder returns the configured recorder, else the ledger alone.
 func (w *Workflow) recorder() Recorder {
 	if w.Recorder != nil {
 		return w.Recorder

@@ -15,20 +15,15 @@ type Approver struct {
 	Name string
 }
 
-// Verifier checks that name, presenting secret, may decide about an order
-// of storeID ("" when no entry was found, so that a wrong secret is denied
-// before anything about the entry is told). It returns ErrDenied, alone or
-// wrapped, for a person it does not accept; any other error is a failure to
-// check.
+// Verifier checks that name with secret may decide about an order of
+// storeID ("" when no entry was found). It returns ErrDenied, possibly
+// wrapped, for a person it does not accept.
 type Verifier interface {
 	Verify(ctx context.Context, name, secret, storeID string) (Approver, error)
 }
 
-// ErrDenied is the answer to every person the Verifier does not accept.
-// Its own text is the one for an unknown name and for a wrong secret
-// alike, so that nothing tells which names exist; a revoked or out-of-scope
-// approver, who proved the secret, gets a text of their own that still
-// says nothing about the order (errors.Is(err, ErrDenied) holds for both).
+// ErrDenied is the answer to every person the Verifier refuses. Its text is
+// the same for an unknown name and a wrong secret.
 var ErrDenied = errors.New("approval denied: the approver name or secret is not recognised; nothing was changed")
 
 // denied is an ErrDenied with a text for someone who knows the secret.
@@ -37,17 +32,14 @@ type denied struct{ msg string }
 func (d *denied) Error() string        { return d.msg }
 func (d *denied) Is(target error) bool { return target == ErrDenied }
 
-// Named verifies named approvers against the state database's register
-// (package approver): the approver's secret, that the approver is active,
-// and that their store scope holds the order's store. The name a decision
-// records is the register's spelling, not what the person typed.
+// Named verifies approvers against the register (package approver):
+// secret, active, and store scope. It records the register's spelling.
 type Named struct {
 	Approvers *approver.Verifier
 }
 
-// Verify implements Verifier. With no store (the approval id named no
-// entry) only the name and secret are checked, so a stranger learns
-// nothing from a made-up id.
+// Verify implements Verifier. With no store, only name and secret are
+// checked.
 func (n Named) Verify(ctx context.Context, name, secret, storeID string) (Approver, error) {
 	if n.Approvers == nil {
 		return Approver{}, ErrDenied
@@ -76,9 +68,7 @@ func (n Named) authenticate(ctx context.Context, name, secret, storeID string) (
 	return a.Name, err
 }
 
-// Unverified accepts every name: for a ledger whose owner is the person in
-// charge (no approval mode), where resolving an unknown outcome asks for no
-// credential.
+// Unverified accepts every name, for a deployment without approval mode.
 type Unverified struct{}
 
 // Verify implements Verifier.
@@ -86,11 +76,8 @@ func (Unverified) Verify(_ context.Context, name, _, _ string) (Approver, error)
 	return Approver{Name: name}, nil
 }
 
-// requesterToken is the authenticated name of an order's requester, as the
-// HTTP transport records it: the bearer token label of "token:LABEL", or the
-// access token subject of "oauth:SUB", then " (client)" and "/session". It
-// is "" for a requester no token names (stdio, where the client's name is
-// its own claim). Neither labels nor subjects hold a space or a slash.
+// requesterToken is the authenticated name of a requester ("token:LABEL"
+// or "oauth:SUB", with suffixes stripped); "" when no token names it.
 func requesterToken(requestedBy string) string {
 	name, ok := strings.CutPrefix(requestedBy, "token:")
 	if !ok {
@@ -104,8 +91,7 @@ func requesterToken(requestedBy string) string {
 	return name
 }
 
-// requesterKind names what authenticated a requester requesterToken names:
-// a token of the token file, or an identity provider's access token.
+// requesterKind names what authenticated the requester.
 func requesterKind(requestedBy string) string {
 	if strings.HasPrefix(requestedBy, "oauth:") {
 		return "OAuth subject"

@@ -29,8 +29,7 @@ import (
 var t0 = time.Date(2026, 11, 27, 13, 30, 0, 0, time.UTC)
 
 // fakeStoreLink is one store (47) selling one SKU. onRead runs on every
-// read of the store, the SKU or its supplier: the reads an approval makes
-// before it sends.
+// read an approval makes before it sends.
 type fakeStoreLink struct {
 	mu      sync.Mutex
 	minimum int64
@@ -89,8 +88,7 @@ func (f *fakeStoreLink) orders() int {
 	return len(f.created)
 }
 
-// backend is a ledger under test and a way to change its rows behind the
-// workflow's back, as anyone holding the database can.
+// backend is a ledger under test and a way to change its rows directly.
 type backend struct {
 	store state.Store
 	exec  func(t *testing.T, query string)
@@ -152,8 +150,8 @@ const (
 // cheapArgon keeps the suite fast; package approver tests the real cost.
 var cheapArgon = approver.Params{Memory: 64, Time: 1, Threads: 1}
 
-// approvalFlow is a workflow in approval mode at clk, whose approvers are
-// db's register, holding Jana (every store) with the secret credential.
+// approvalFlow is a workflow in approval mode at clk, with approver Jana
+// (every store) in db's register.
 func approvalFlow(up *fakeStoreLink, db state.Store, clk *mcptest.Clock) *Workflow {
 	v := approver.New(db, approver.WithParams(cheapArgon))
 	if _, err := v.Add(context.Background(), "Jana", nil, credential, clk.Now()); err != nil && !errors.Is(err, state.ErrApproverExists) {
@@ -206,17 +204,15 @@ func auditCodes(t *testing.T, db state.Store, tool string) []string {
 	return out
 }
 
-// An approval whose expiry passes while its StoreLink reads run is not
-// sent: the clock is read at the claim, after the reads. (It was read
-// before them, and such an approval was sent.)
+// An approval whose expiry passes during its StoreLink reads is not sent:
+// the clock is read at the claim.
 func TestApprovalThatLapsesDuringTheRoundTripsIsNotSent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		clk := mcptest.NewClock(t0)
 		up := &fakeStoreLink{}
 		w := approvalFlow(up, b.store, clk)
 		staged := stage(t, w, 24)
-		// Just before the expiry the person approves; each read StoreLink
-		// answers takes a while, and the first one runs past the expiry.
+		// Approve just before expiry; the first read runs past it.
 		clk.Advance(ttl - time.Second)
 		up.onRead = func() { clk.Advance(2 * time.Second) }
 		_, err := approve(w, staged.ApprovalID)
@@ -257,8 +253,7 @@ func TestApprovalIsSingleUse(t *testing.T) {
 			t.Fatalf("two approvals raised %d orders", n)
 		}
 
-		// Eight approvers at once on another staged order (another
-		// quantity, so another request).
+		// Eight concurrent approvers on another staged order.
 		second := stage(t, w, 36)
 		const approvers = 8
 		var wg sync.WaitGroup
@@ -286,8 +281,7 @@ func TestApprovalIsSingleUse(t *testing.T) {
 			t.Fatalf("%d concurrent approvals won and StoreLink holds %d orders; want 1 and 2 (errors: %v)", wins, up.orders(), errs)
 		}
 		for _, err := range errs {
-			// A losing approval says what the winner did, never its own
-			// intent: the order raised, with its id.
+			// A losing approval reports the winner's order.
 			if !errors.As(err, &np) || np.Entry.State != state.StateRaised || np.Entry.OrderID == "" {
 				t.Errorf("a losing approval: %v", err)
 			}
@@ -298,9 +292,8 @@ func TestApprovalIsSingleUse(t *testing.T) {
 	})
 }
 
-// The send re-checks the approval binding: a staged order whose request
-// changed in the ledger, one the person was shown otherwise, or one that
-// would go to another StoreLink is refused, and nothing changes.
+// The send re-checks the approval binding: a changed request, another
+// shown binding or another StoreLink is refused, changing nothing.
 func TestApprovalBindsWhatWasStagedAndShown(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		clk := mcptest.NewClock(t0)
@@ -329,8 +322,7 @@ func TestApprovalBindsWhatWasStagedAndShown(t *testing.T) {
 		t.Run("changed after it was shown", func(t *testing.T) {
 			e := stage(t, w, 48)
 			shown := e.ApprovalBinding()
-			// Changed with its fingerprint, so that the ledger's own
-			// record agrees: only what the person saw tells.
+			// Change the fingerprint too, so only the shown binding tells.
 			b.exec(t, fmt.Sprintf(`UPDATE entries SET quantity_units = 60, request_hash = '%s' WHERE approval_id = '%s'`,
 				state.RequestHash(e.StoreID, e.SKU, 60, e.Reason), e.ApprovalID))
 			_, err := w.Approve(context.Background(), Decision{ApprovalID: e.ApprovalID, Name: "Jana", Secret: credential, Binding: shown})
@@ -365,8 +357,7 @@ func TestApprovalBindsWhatWasStagedAndShown(t *testing.T) {
 	})
 }
 
-// claimHook runs its hook just before each Claim, as a change that lands
-// between the workflow's read and its claim would.
+// claimHook runs its hook just before each Claim.
 type claimHook struct {
 	state.Ledger
 	before func()
@@ -377,8 +368,7 @@ func (h claimHook) Claim(ctx context.Context, id, by string, now time.Time) (sta
 	return h.Ledger.Claim(ctx, id, by, now)
 }
 
-// rejectHook runs its hook just before each Reject, as another process's
-// decision that lands between the workflow's read and its write would.
+// rejectHook runs its hook just before each Reject.
 type rejectHook struct {
 	state.Ledger
 	before func()
@@ -389,11 +379,8 @@ func (h rejectHook) Reject(ctx context.Context, id, by string, now time.Time) (s
 	return h.Ledger.Reject(ctx, id, by, now)
 }
 
-// A decision that loses to another one, taken by another process between
-// its read and its write, reports what the ledger holds (the order raised,
-// or rejected) and leaves an audit row of the attempt. The rejection used
-// to come back as a refusal that a caller could take for success, and a
-// page said "rejected, nothing was sent" of an order StoreLink held.
+// A decision that loses to another process's reports what the ledger holds
+// and leaves an audit row of the attempt.
 func TestLateDecisionReportsTheLedger(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		clk := mcptest.NewClock(t0)
@@ -445,8 +432,8 @@ func TestLateDecisionReportsTheLedger(t *testing.T) {
 	})
 }
 
-// Listing and showing only read: a lapsed approval reads as expired and
-// stays pending in the ledger until a decision about it writes it down.
+// Listing and showing only read: a lapsed approval reads as expired but
+// stays pending until a decision records it.
 func TestListingChangesNothing(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		clk := mcptest.NewClock(t0)
@@ -480,8 +467,7 @@ func TestListingChangesNothing(t *testing.T) {
 	})
 }
 
-// A person the verifier refuses learns nothing, changes nothing and is in
-// the audit trail.
+// A person the verifier refuses learns and changes nothing, and is audited.
 func TestDeniedApproverChangesNothing(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		clk := mcptest.NewClock(t0)

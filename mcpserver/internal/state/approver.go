@@ -14,24 +14,18 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Approver is a person who may decide staged orders, as the state database
-// records them. The database holds only a slow, salted verifier of the
-// approver's secret (package approver makes and checks it), never the
-// secret, so that every replica sharing the database agrees on who may
-// approve without any of them holding a credential.
+// Approver is a person who may decide staged orders. The database holds
+// only a slow salted verifier of the secret (package approver), never the
+// secret.
 type Approver struct {
-	// ID is the record's number in this database. A name revoked and added
-	// again is a new record with a new ID, so a login bound to the old one
-	// can tell that it no longer holds.
+	// ID is the record's number; a name re-added gets a new ID.
 	ID int64
-	// Name is how the approver logs in and how decisions name them: NFC,
-	// as NormalizeApproverName gives it.
+	// Name is the login name, in NFC (NormalizeApproverName).
 	Name string
-	// Stores limits the approver to these store ids, in ascending numeric
-	// order. Empty means every store of the deployment's keyring.
+	// Stores limits the approver to these store ids, ascending; empty
+	// means every store.
 	Stores []string
-	// Verifier is the encoded verifier of the approver's secret, a PHC
-	// string such as "$argon2id$v=19$m=65536,t=1,p=2$salt$hash".
+	// Verifier is the secret's PHC string, e.g. "$argon2id$v=19$...".
 	Verifier  string
 	CreatedAt time.Time
 	// RevokedAt is when the approver was revoked; zero while active.
@@ -41,9 +35,8 @@ type Approver struct {
 // Revoked reports whether the approver has been revoked.
 func (a Approver) Revoked() bool { return !a.RevokedAt.IsZero() }
 
-// Covers reports whether the approver may decide orders of store storeID:
-// always for an approver without a store list, else only for a listed
-// store. An empty storeID is covered by no list.
+// Covers reports whether the approver may decide orders of storeID. An
+// empty storeID is covered by no list.
 func (a Approver) Covers(storeID string) bool {
 	if len(a.Stores) == 0 {
 		return true
@@ -51,29 +44,21 @@ func (a Approver) Covers(storeID string) bool {
 	return storeID != "" && slices.Contains(a.Stores, storeID)
 }
 
-// Approvers is the register of named approvers. Names are unique among
-// active approvers, compared case-insensitively (ApproverNameKey); a revoked
-// record stays for the record, and its name may be given to a new one
-// (rotation is revoke, then add). Every method is atomic, also between
-// processes sharing the store.
+// Approvers is the register of named approvers. Active names are unique
+// (ApproverNameKey); revoked records stay, and their names may be reused.
+// Every method is atomic across processes.
 type Approvers interface {
-	// AddApprover records a as a new, active approver and returns it with
-	// its ID and CreatedAt set (a zero CreatedAt becomes the current time;
-	// ID and RevokedAt are ignored). It refuses with ErrApproverInvalid an
-	// invalid name, store list or verifier, and with ErrApproverExists a
-	// name an active approver holds, even when two processes race to add
-	// it. A refusal changes nothing.
+	// AddApprover records a new active approver and returns it with ID
+	// and CreatedAt set (zero CreatedAt means now). It refuses with
+	// ErrApproverInvalid or ErrApproverExists and then changes nothing.
 	AddApprover(ctx context.Context, a Approver) (Approver, error)
-	// GetApprover returns the active approver named name (compared
-	// case-insensitively), else the most recently revoked one of that name,
-	// and false when there has never been one.
+	// GetApprover returns the active approver named name, else the latest
+	// revoked one, and false if there was never one.
 	GetApprover(ctx context.Context, name string) (Approver, bool, error)
-	// ListApprovers returns every record, active and revoked, by name and
-	// then oldest first.
+	// ListApprovers returns every record by name, then oldest first.
 	ListApprovers(ctx context.Context) ([]Approver, error)
-	// RevokeApprover sets RevokedAt of the active approver named name to now
-	// and returns the record. ErrApproverNotFound when no active approver
-	// has that name.
+	// RevokeApprover revokes the active approver named name at now;
+	// ErrApproverNotFound if there is none.
 	RevokeApprover(ctx context.Context, name string, now time.Time) (Approver, error)
 }
 
@@ -86,22 +71,17 @@ var ErrApproverExists = errors.New("state: an active approver has that name")
 // ErrApproverNotFound reports that no active approver has the name.
 var ErrApproverNotFound = errors.New("state: no active approver has that name")
 
-// The bounds of an approver record. A name is typed at a login prompt and
-// written into every decision of the audit trail, so it is short; a store
-// list is bounded by the largest keyring a deployment holds, with room.
+// The bounds of an approver record.
 const (
 	MaxApproverNameLen = 64
 	MaxApproverStores  = 1000
 	maxVerifierLen     = 512
 )
 
-// NormalizeApproverName returns name in Unicode NFC, or an error wrapping
-// ErrApproverInvalid that says what is wrong. A name is 1 to
-// MaxApproverNameLen characters: letters and digits of any script (with
-// their combining marks), single spaces between words, and . - _ ' @; it
-// starts with a letter or digit. Nothing invisible, no control characters,
-// no other punctuation, so that two names that look the same are the same
-// name and a name printed in a table or log line cannot forge another.
+// NormalizeApproverName returns name in NFC, or an error wrapping
+// ErrApproverInvalid. A name is 1 to MaxApproverNameLen letters and digits
+// of any script, single spaces, and . - _ ' @, starting with a letter or
+// digit, so look-alike names are the same name and none can forge another.
 func NormalizeApproverName(name string) (string, error) {
 	if !utf8.ValidString(name) {
 		return "", fmt.Errorf("%w: the name is not valid UTF-8", ErrApproverInvalid)
@@ -132,17 +112,14 @@ func NormalizeApproverName(name string) (string, error) {
 	return s, nil
 }
 
-// ApproverNameKey is the form in which two approver names are compared: the
-// normalised name in lower case. Two names with one key are one name; so
-// are an approver's name and a requester's that share it.
+// ApproverNameKey is the form in which approver and requester names are
+// compared: normalised and lower case.
 func ApproverNameKey(name string) string {
 	return strings.ToLower(norm.NFC.String(name))
 }
 
-// NormalizeStoreScope checks a store list and returns it deduplicated in
-// ascending numeric order. Each id has StoreLink's form (1 to 6 digits);
-// nil or empty means every store. Whether the deployment's keyring holds
-// the stores is the caller's check: the register cannot know the keyring.
+// NormalizeStoreScope returns a store list deduplicated and ascending. Ids
+// are 1 to 6 digits; empty means every store. The keyring is not checked.
 func NormalizeStoreScope(stores []string) ([]string, error) {
 	if len(stores) == 0 {
 		return nil, nil
@@ -179,11 +156,8 @@ func validStoreID(id string) bool {
 	return true
 }
 
-// CheckNewApprover validates a for AddApprover and returns it normalised
-// (name in NFC, store list sorted), so both backends store alike. The
-// verifier must be a PHC string ("$" followed by printable ASCII), which a
-// secret pasted by mistake in its place is not: the secrets package
-// approver makes never hold a "$".
+// CheckNewApprover validates a for AddApprover and returns it normalised.
+// The verifier must be a PHC string, which a pasted secret is not.
 func CheckNewApprover(a Approver) (Approver, error) {
 	name, err := NormalizeApproverName(a.Name)
 	if err != nil {

@@ -5,14 +5,11 @@ import (
 	"time"
 )
 
-// OutcomeOK is the Outcome of a tool call that succeeded. Every other
-// outcome counts as an error in a Report.
+// OutcomeOK is the Outcome of a successful call; any other is an error.
 const OutcomeOK = "ok"
 
 // AuditRecord is one tool call, reads included, as the audit trail keeps
-// it. It is the server's only audit record type: the tools hand it to their
-// sink (tools.AuditEvent), the trail stores it, and the console shows it
-// (console.AuditRow).
+// it; the console shows it as console.AuditRow.
 type AuditRecord struct {
 	Time time.Time `json:"time"`
 	// CallID ties the call to its log lines.
@@ -40,8 +37,7 @@ type AuditFilter struct {
 	CallID  string
 	Tool    string
 	// Limit caps QueryAudit at the most recent Limit records; zero or less
-	// means no cap. Report ignores it, since statistics over an arbitrary
-	// slice of the calls would mislead.
+	// means no cap. Report ignores it.
 	Limit int
 }
 
@@ -53,11 +49,9 @@ type ToolStats struct {
 	Errors int
 	// ErrorRate is Errors / Calls.
 	ErrorRate float64
-	// P50, P95 and P99 are call durations in milliseconds, by the
-	// nearest-rank method, so each is a duration that was actually observed.
+	// P50, P95 and P99 are call durations in milliseconds, nearest-rank.
 	P50, P95, P99 float64
-	// ErrorCodes counts the failed calls per error code; failures without a
-	// code are not listed.
+	// ErrorCodes counts failed calls per error code (coded ones only).
 	ErrorCodes map[string]int
 }
 
@@ -72,10 +66,8 @@ type AuditLog interface {
 	Report(ctx context.Context, f AuditFilter) ([]ToolStats, error)
 }
 
-// NearestRank returns the p-th percentile of sorted, non-empty values: the
-// smallest value with at least p percent of the values at or below it. The
-// rank ceil(p*n/100) is computed in integers so that, for example, p=95 of
-// 20 values is exactly rank 19, with no floating-point rounding.
+// NearestRank returns the p-th percentile of sorted, non-empty values by
+// nearest rank, ceil(p*n/100), computed in integers.
 func NearestRank(sorted []float64, p int) float64 {
 	n := len(sorted)
 	rank := (p*n + 99) / 100

@@ -8,20 +8,16 @@ import (
 	"sync"
 )
 
-// MaxAuditGroup is the most audit records one group commit writes. Under
-// 50 callers the groups stay far below it; it bounds one transaction (and
-// one PostgreSQL pipeline) when a stalled database lets a backlog build,
-// so that the first rows of the backlog are not held back by the last.
+// MaxAuditGroup is the most audit records one group commit writes, so a
+// backlog after a stall is written in bounded transactions.
 const MaxAuditGroup = 128
 
 // ErrAuditClosed is returned by AuditGroup.Record after Close.
 var ErrAuditClosed = errors.New("state: audit log closed")
 
-// AuditRowError blames one record of a group for the failure of the
-// group's write: Index is the record's position in the slice the write was
-// given. A backend returns it when the database refused that record's own
-// statement (a constraint, bytes the column will not take); any other error
-// fails the whole group.
+// AuditRowError blames the record at Index for a group write's failure; a
+// backend returns it when the database refused that record's statement.
+// Any other error fails the whole group.
 type AuditRowError struct {
 	Index int
 	Err   error
@@ -33,14 +29,10 @@ func (e *AuditRowError) Unwrap() error { return e.Err }
 // WriteAuditFunc writes recs in one transaction: all of them or none.
 type WriteAuditFunc func(ctx context.Context, recs []AuditRecord) error
 
-// AuditGroup is the group commit of audit records that both backends use
-// for AuditLog.RecordAudit (ADR 0026). One writer takes every queued record
-// (at most MaxAuditGroup) and writes them in one WriteAuditFunc call; the
-// records that arrive meanwhile form the next group, so there is no delay
-// to tune. Record returns once its own record is committed. When the
-// database refuses one record (AuditRowError), its caller gets the error
-// and the rest of the group is written again without it; any other failure
-// goes to every caller of the group.
+// AuditGroup is the group commit of audit records both backends use
+// (ADR 0026). One writer writes every queued record (up to MaxAuditGroup)
+// in one call. A record the database refuses (AuditRowError) fails alone;
+// any other failure goes to every caller of the group.
 type AuditGroup struct {
 	write WriteAuditFunc
 	max   int
@@ -49,8 +41,7 @@ type AuditGroup struct {
 
 	mu    sync.Mutex
 	queue []*pendingAudit
-	// busy is set while a write is under way, by the writer goroutine or
-	// by a lone caller writing its own record: one write at a time.
+	// busy is set while a write is under way: one write at a time.
 	busy     bool
 	inFlight int
 	closed   bool
@@ -59,8 +50,7 @@ type AuditGroup struct {
 // pendingAudit is one Record call waiting for its group.
 type pendingAudit struct {
 	rec AuditRecord
-	// taken is set, under AuditGroup.mu, once the writer has taken the
-	// record into a group: the caller can no longer take it back.
+	// taken is set, under mu, once the writer took the record.
 	taken bool
 	err   error
 	done  chan struct{}
@@ -74,13 +64,10 @@ func NewAuditGroup(write WriteAuditFunc) *AuditGroup {
 	return g
 }
 
-// Record writes r and returns once it is committed, with r's error if it
-// failed. When no group is being written and none waits, the caller writes
-// r itself, at once, sparing a lone call the hand-over to the writer
-// goroutine and back; otherwise r is queued for the next group. A caller
-// whose ctx ends while r is still queued takes r back and is told so; once
-// r is being written, the caller waits for the outcome, which is then
-// known.
+// Record writes r and returns once it is committed, with r's error if any.
+// With nothing queued or being written the caller writes r itself. A
+// caller whose ctx ends while r is still queued takes it back; once r is
+// being written, the caller waits for the outcome.
 func (g *AuditGroup) Record(ctx context.Context, r AuditRecord) error {
 	g.mu.Lock()
 	if g.closed {
@@ -120,16 +107,15 @@ func (g *AuditGroup) Record(ctx context.Context, r AuditRecord) error {
 	return p.err
 }
 
-// Backlog returns how many records wait for a group and how many the group
-// being written holds, for metrics and tests.
+// Backlog returns how many records are queued and how many are being
+// written.
 func (g *AuditGroup) Backlog() (queued, inFlight int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.queue), g.inFlight
 }
 
-// Close refuses new records, writes every record already queued, and
-// returns once the writer has stopped.
+// Close refuses new records, writes the queued ones, and stops the writer.
 func (g *AuditGroup) Close() {
 	g.mu.Lock()
 	g.closed = true
@@ -138,8 +124,7 @@ func (g *AuditGroup) Close() {
 	<-g.done
 }
 
-// signal wakes the writer; a wake already pending is enough, since the
-// writer looks at the whole queue when it wakes.
+// signal wakes the writer; a pending wake is enough.
 func (g *AuditGroup) signal() {
 	select {
 	case g.wake <- struct{}{}:
@@ -147,9 +132,7 @@ func (g *AuditGroup) signal() {
 	}
 }
 
-// run is the writer: it takes the queued records, writes them, releases
-// their callers, and starts again, until Close with nothing queued or
-// being written.
+// run is the writer loop, until Close with nothing queued or being written.
 func (g *AuditGroup) run() {
 	defer close(g.done)
 	for {
@@ -184,12 +167,10 @@ func (g *AuditGroup) run() {
 	}
 }
 
-// commit writes group and releases its callers. A record the backend
-// blames is failed alone and the rest written again, so a group of n
-// records costs at most n+1 writes, and only when records are refused.
+// commit writes group and releases its callers. A blamed record fails
+// alone and the rest is written again: at most n+1 writes.
 func (g *AuditGroup) commit(group []*pendingAudit) {
-	// The group outlives any one caller's context: it is written to the
-	// end, each caller having decided to wait before it was taken.
+	// The group outlives any one caller's context.
 	ctx := context.Background()
 	recs := make([]AuditRecord, 0, len(group))
 	for len(group) > 0 {

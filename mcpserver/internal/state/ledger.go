@@ -13,23 +13,19 @@ import (
 // EntryState is where a replenishment order stands in the ledger.
 type EntryState string
 
-// The ledger's states. An entry starts in StateSending (sent straight away)
-// or StatePendingApproval (staged for a human); the transition table in
-// machine.go says where each state may go.
+// The ledger's states; machine.go holds the transitions.
 const (
 	// StateSending: reserved and about to be, or being, sent to StoreLink.
 	StateSending EntryState = "sending"
 	// StateRaised: StoreLink accepted the order; OrderID is set.
 	StateRaised EntryState = "raised"
-	// StateFailed: StoreLink definitely refused the order (a validation error,
-	// a business rule); nothing was created upstream and the key is spent.
+	// StateFailed: StoreLink refused the order; the key is spent.
 	StateFailed EntryState = "failed"
-	// StateRetryable: StoreLink certainly did not take the order (nothing
-	// left, or it was refused before acceptance for a passing reason);
-	// the same request may be sent again under the same key.
+	// StateRetryable: StoreLink did not take the order; the same request
+	// may be sent again under the same key.
 	StateRetryable EntryState = "retryable"
-	// StateUnknown: the send ended without a verdict (a timeout, a lost
-	// response); the order may exist upstream and must be checked, not resent.
+	// StateUnknown: the send ended without a verdict; the order must be
+	// checked, not resent.
 	StateUnknown EntryState = "unknown"
 	// StatePendingApproval: staged, waiting for a human decision.
 	StatePendingApproval EntryState = "pending_approval"
@@ -48,38 +44,31 @@ func (s EntryState) Valid() bool {
 	return false
 }
 
-// Entry is one replenishment order as the ledger knows it, keyed by its
-// idempotency key.
+// Entry is one replenishment order, keyed by its idempotency key.
 type Entry struct {
 	IdempotencyKey string
 	StoreID        string
 	SKU            string
 	QuantityUnits  int64
 	Reason         string
-	// RequestHash identifies the request (store, SKU, quantity, reason), so
-	// that a key reused for a different request is detected rather than
-	// replayed. See RequestHash.
+	// RequestHash identifies the request, so a reused key is detected
+	// (RequestHash).
 	RequestHash string
 	State       EntryState
 	// OrderID is StoreLink's order id once the order is raised.
 	OrderID      string
 	ErrorCode    string
 	ErrorMessage string
-	// ApprovalID names the staged approval; empty when the order was never
-	// staged.
+	// ApprovalID names the staged approval; empty if never staged.
 	ApprovalID string
-	// ApprovalExpiresAt is when the staged approval lapses; zero when the
-	// order was never staged.
+	// ApprovalExpiresAt is when the approval lapses; zero if never staged.
 	ApprovalExpiresAt time.Time
-	// RequestedBy is who asked for the order: the MCP client and session, or
-	// a token label.
+	// RequestedBy is who asked: MCP client and session, or a token label.
 	RequestedBy string
-	// DecidedBy is who approved or rejected a staged order, or resolved an
-	// unknown outcome.
+	// DecidedBy is who approved, rejected or resolved the order.
 	DecidedBy string
-	// UpstreamID names the StoreLink the order was sent or staged for (see
-	// ADR 0007); an approval acts only on that StoreLink. Empty for entries
-	// recorded before it was kept.
+	// UpstreamID names the StoreLink the order was sent or staged for
+	// (ADR 0007); empty for old entries.
 	UpstreamID string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
@@ -88,8 +77,7 @@ type Entry struct {
 // ErrNotFound reports that no ledger entry matches.
 var ErrNotFound = errors.New("state: no such ledger entry")
 
-// First is the first of the entries a backend's query found, or
-// ErrNotFound when it found none; err, when set, is returned as it is.
+// First returns the first entry found, ErrNotFound for none, or err if set.
 func First(es []Entry, err error) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
@@ -100,36 +88,29 @@ func First(es []Entry, err error) (Entry, error) {
 	return es[0], nil
 }
 
-// ErrNotPending reports that an approval can no longer be decided: it was
-// already claimed, rejected or expired, or its expiry has passed.
+// ErrNotPending reports an approval that was already claimed, rejected or
+// expired.
 var ErrNotPending = errors.New("state: approval is not pending")
 
-// ErrInvalidTransition reports a state change the ledger does not allow, for
-// example finishing an order that is not being sent.
+// ErrInvalidTransition reports a state change the ledger does not allow.
 var ErrInvalidTransition = errors.New("state: invalid ledger transition")
 
-// Ledger is the idempotency ledger of replenishment orders and their staged
-// approvals. Every method is atomic, also between processes sharing the
-// same store.
+// Ledger is the idempotency ledger and its staged approvals. Every method
+// is atomic, also across processes sharing the store.
 type Ledger interface {
-	// Reserve inserts e if no entry holds its IdempotencyKey, or takes over a
-	// StateRetryable entry of the same request (same RequestHash). It returns
-	// the stored entry and true when it did, or the existing entry and false
-	// when the key was already taken, even by another process. The caller
-	// compares RequestHash to tell a replay from a reused key. A StateSending
-	// entry is refused with an *InFlightError while the same request is
-	// sending or unknown under another key.
+	// Reserve inserts e if its key is free, or takes over a StateRetryable
+	// entry of the same request, returning the stored entry and true. Else
+	// it returns the existing entry and false; the caller compares
+	// RequestHash. The same request sending or unknown under another key
+	// gives an *InFlightError.
 	Reserve(ctx context.Context, e Entry) (Entry, bool, error)
-	// Finish records the verdict on an order being sent: state is
-	// StateRaised (with orderID), StateFailed, StateRetryable or
-	// StateUnknown (with the error). Any entry not in StateSending is
-	// refused with ErrInvalidTransition.
+	// Finish records the verdict on an entry in StateSending: StateRaised
+	// (with orderID), StateFailed, StateRetryable or StateUnknown (with
+	// the error); other entries give ErrInvalidTransition.
 	Finish(ctx context.Context, key string, state EntryState, orderID, errCode, errMsg string, now time.Time) (Entry, error)
-	// Apply moves the entry under key by one event of the transition table
-	// (machine.go), as one conditional update. Recording an order id that
-	// another entry of the same StoreLink holds is refused with an
-	// *OrderIDTakenError and changes nothing (Finish alike), also when two
-	// processes race to record it.
+	// Apply moves the entry under key by one event, as one conditional
+	// update. An order id another entry of the same StoreLink holds gives
+	// *OrderIDTakenError (Finish alike).
 	Apply(ctx context.Context, key string, ev Event, ch Change, now time.Time) (Entry, error)
 	// Get returns the entry reserved under key.
 	Get(ctx context.Context, key string) (Entry, bool, error)
@@ -137,33 +118,25 @@ type Ledger interface {
 	ByOrderID(ctx context.Context, orderID string) (Entry, bool, error)
 	// ByApprovalID returns the entry staged under approvalID.
 	ByApprovalID(ctx context.Context, approvalID string) (Entry, bool, error)
-	// Recent lists the entries for a store and SKU created at or after
-	// since, newest first, for the duplicate-open-order warning.
+	// Recent lists a store and SKU's entries created since, newest first.
 	Recent(ctx context.Context, storeID, sku string, since time.Time) ([]Entry, error)
-	// Pending lists the entries awaiting approval that have not expired at
-	// now, oldest first.
+	// Pending lists unexpired entries awaiting approval, oldest first.
 	Pending(ctx context.Context, now time.Time) ([]Entry, error)
-	// Staged lists every entry that was ever staged for approval, whatever
-	// its state now, oldest first.
+	// Staged lists every entry ever staged, oldest first.
 	Staged(ctx context.Context) ([]Entry, error)
-	// Claim moves a pending, unexpired entry to StateSending and records
-	// decidedBy. Of concurrent callers exactly one wins; the others get
-	// ErrNotPending. An unknown approvalID gives ErrNotFound, and the same
-	// request sending or unknown under another key an *InFlightError.
+	// Claim moves a pending, unexpired entry to StateSending with
+	// decidedBy; exactly one concurrent caller wins, others get
+	// ErrNotPending. Also ErrNotFound or *InFlightError.
 	Claim(ctx context.Context, approvalID, decidedBy string, now time.Time) (Entry, error)
-	// Reject moves a pending, unexpired entry to StateRejected and records
-	// decidedBy, with the same errors as Claim.
+	// Reject moves a pending entry to StateRejected; errors as Claim.
 	Reject(ctx context.Context, approvalID, decidedBy string, now time.Time) (Entry, error)
-	// Expire moves every pending entry whose approval has run out at now to
-	// StateExpired and returns how many it moved.
+	// Expire moves lapsed pending entries to StateExpired; returns how many.
 	Expire(ctx context.Context, now time.Time) (int, error)
 }
 
-// RequestHash returns the fingerprint of an order request that Entry
-// records. The reason is compared in its folded form (FoldReason), the same
-// form the derived idempotency key uses, so two spellings that name the same
-// request never count as two. Each field is length-prefixed so that no two
-// different requests can be spelt into the same byte stream.
+// RequestHash returns an order request's fingerprint. The reason is folded
+// (FoldReason) and every field length-prefixed, so distinct requests never
+// collide and equivalent spellings do.
 func RequestHash(storeID, sku string, quantityUnits int64, reason string) string {
 	h := sha256.New()
 	var n [8]byte
@@ -177,8 +150,7 @@ func RequestHash(storeID, sku string, quantityUnits int64, reason string) string
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// checkNew rejects entries Reserve must not store, so the ledger never holds
-// an order it could not later finish or decide.
+// checkNew rejects entries Reserve must not store.
 func checkNew(e Entry) error {
 	switch {
 	case e.IdempotencyKey == "":

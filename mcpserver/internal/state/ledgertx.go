@@ -6,36 +6,30 @@ import (
 	"time"
 )
 
-// LedgerTx is one write transaction of a backend as the ledger's shared
-// algorithms use it (ReserveTx, ApplyTx, DecideTx, ExpireTx). Each method
-// is a statement or two of the backend's own SQL; the algorithms decide
-// which to run and in what order, so that every backend follows the same
-// transition table and the same checks. The backend opens the transaction
-// and holds the locks that make it atomic: the one write lock of a SQLite
-// file, or PostgreSQL's row and advisory locks.
+// LedgerTx is one backend write transaction as the shared ledger algorithms
+// (ReserveTx, ApplyTx, DecideTx, ExpireTx) use it, so both backends follow
+// the same transition table and checks. The backend opens the transaction
+// and holds the locks that make it atomic.
 type LedgerTx interface {
-	// Insert stores e as a new entry unless an entry holds its key. It
-	// returns the stored entry and true, or the entry holding the key,
-	// locked against other writers, and false.
+	// Insert stores e unless its key is held. It returns the stored entry
+	// and true, or the entry holding the key (locked) and false.
 	Insert(ctx context.Context, e Entry) (Entry, bool, error)
-	// Retake writes e over cur, the StateRetryable entry of the same key
-	// and request, as one conditional update on cur's state. It returns the
-	// stored entry and true, or false when cur is no longer in its state.
+	// Retake writes e over cur, the StateRetryable entry of the same key,
+	// conditionally on cur's state; false when cur changed.
 	Retake(ctx context.Context, e, cur Entry) (Entry, bool, error)
-	// Update writes next, which event ev made of cur, as one conditional
-	// update on cur's state. It returns the stored entry and true, or false
-	// when cur is no longer in its state.
+	// Update writes next (event ev applied to cur), conditionally on cur's
+	// state; false when cur changed.
 	Update(ctx context.Context, cur, next Entry, ev Event) (Entry, bool, error)
-	// InFlight returns the first entry, other than the one under key, of
-	// the request fingerprint hash that is sending or unknown.
+	// InFlight returns another entry of fingerprint hash that is sending
+	// or unknown.
 	InFlight(ctx context.Context, hash, key string) (Entry, bool, error)
-	// OrderIDHolder returns the first entry, other than cur, that holds
-	// orderID at cur's StoreLink (see OrderIDTakenError).
+	// OrderIDHolder returns another entry holding orderID at cur's
+	// StoreLink.
 	OrderIDHolder(ctx context.Context, cur Entry, orderID string) (Entry, bool, error)
 }
 
-// NewEntry checks e for Ledger.Reserve and completes it: an empty
-// RequestHash is computed and a zero CreatedAt becomes the current time.
+// NewEntry checks e for Ledger.Reserve, computing an empty RequestHash and
+// setting a zero CreatedAt to now.
 func NewEntry(e Entry) (Entry, error) {
 	if err := checkNew(e); err != nil {
 		return Entry{}, err
@@ -49,11 +43,9 @@ func NewEntry(e Entry) (Entry, error) {
 	return e, nil
 }
 
-// ReserveTx is Ledger.Reserve inside tx, for an entry NewEntry completed.
-// The key is taken by inserting; a StateRetryable entry of the same request
-// is taken over by one conditional update (EventRetry or EventRestage of
-// the transition table); any other entry under the key is returned as it
-// is, with false.
+// ReserveTx is Ledger.Reserve inside tx. A StateRetryable entry of the same
+// request is taken over (EventRetry or EventRestage); any other entry under
+// the key is returned with false.
 func ReserveTx(ctx context.Context, tx LedgerTx, e Entry) (Entry, bool, error) {
 	cur, inserted, err := tx.Insert(ctx, e)
 	if err != nil {
@@ -61,8 +53,7 @@ func ReserveTx(ctx context.Context, tx LedgerTx, e Entry) (Entry, bool, error) {
 	}
 	if inserted {
 		if e.State == StateSending {
-			// Refusing rolls the insert back with the transaction: the key
-			// stays free.
+			// Rolling back frees the key.
 			if err := checkNotInFlight(ctx, tx, e.RequestHash, e.IdempotencyKey); err != nil {
 				return Entry{}, false, err
 			}
@@ -94,11 +85,8 @@ func ReserveTx(ctx context.Context, tx LedgerTx, e Entry) (Entry, bool, error) {
 	return got, true, nil
 }
 
-// ApplyTx is Ledger.Apply inside tx on cur, the entry as read under the
-// transaction's locks: the transition the table allows, refused while the
-// same request is in flight under another key or while another entry of
-// the same StoreLink holds the order id it would record, then written as
-// one conditional update.
+// ApplyTx is Ledger.Apply inside tx on cur (read under the locks),
+// refusing in-flight duplicates and order ids held by another entry.
 func ApplyTx(ctx context.Context, tx LedgerTx, cur Entry, ev Event, ch Change, now time.Time) (Entry, error) {
 	e, err := transition(cur, ev, ch, now)
 	if err != nil {
@@ -128,10 +116,8 @@ func ApplyTx(ctx context.Context, tx LedgerTx, cur Entry, ev Event, ch Change, n
 	return got, nil
 }
 
-// DecideTx is Ledger.Claim (ev EventClaim) or Ledger.Reject (EventReject)
-// inside tx on cur, the entry staged under approvalID as read under the
-// transaction's locks: refused with ErrNotPending unless it is still
-// pending and unexpired at now.
+// DecideTx is Ledger.Claim (EventClaim) or Ledger.Reject (EventReject)
+// inside tx on cur; ErrNotPending unless pending and unexpired at now.
 func DecideTx(ctx context.Context, tx LedgerTx, cur Entry, approvalID, decidedBy string, ev Event, now time.Time) (Entry, error) {
 	if err := checkDecidable(cur, approvalID, now); err != nil {
 		return Entry{}, err
@@ -139,9 +125,8 @@ func DecideTx(ctx context.Context, tx LedgerTx, cur Entry, approvalID, decidedBy
 	return ApplyTx(ctx, tx, cur, ev, Change{DecidedBy: decidedBy}, now)
 }
 
-// ExpireTx is the heart of Ledger.Expire inside tx: it applies EventExpire
-// to each of due, the pending entries whose approval has run out at now,
-// and stops at the first failure.
+// ExpireTx applies EventExpire inside tx to each of due, stopping at the
+// first failure.
 func ExpireTx(ctx context.Context, tx LedgerTx, due []Entry, now time.Time) error {
 	for _, e := range due {
 		if _, err := ApplyTx(ctx, tx, e, EventExpire, Change{}, now); err != nil {
@@ -151,9 +136,8 @@ func ExpireTx(ctx context.Context, tx LedgerTx, due []Entry, now time.Time) erro
 	return nil
 }
 
-// checkNotInFlight refuses a send while another entry with the same request
-// fingerprint is sending or unknown: one request is one order, whatever the
-// key.
+// checkNotInFlight refuses a send while another entry of the same request
+// is sending or unknown: one request is one order.
 func checkNotInFlight(ctx context.Context, tx LedgerTx, hash, key string) error {
 	e, ok, err := tx.InFlight(ctx, hash, key)
 	if err != nil {

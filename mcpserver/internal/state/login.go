@@ -9,40 +9,29 @@ import (
 	"time"
 )
 
-// LoginAttempts is the approvals console's login rate limit, kept in the
-// state database so that every replica sharing it grants one set of
-// attempts, not one each. Admitting an attempt and counting it are one
-// step: an admitted attempt holds a slot under its name key and its
-// address key until it is settled, and a key is refused while its recent
-// failures plus the attempts in flight reach the limit. So a burst of
-// concurrent logins for one name is admitted only up to the limit, however
-// many replicas it is spread over, and the slow secret check runs at most
-// that many times per window.
+// LoginAttempts is the console's login rate limit, kept in the state
+// database so all replicas share one budget. An admitted attempt holds a
+// slot under its name and address keys until settled; a key is refused
+// while failures plus attempts in flight reach the limit.
 type LoginAttempts interface {
-	// AdmitLogin reserves a slot for one login attempt, or refuses it and
-	// says when a slot opens again. The rows of the window that have run
-	// out are swept in the same transaction.
+	// AdmitLogin reserves a slot, or refuses and says when one opens.
 	AdmitLogin(ctx context.Context, r LoginRequest) (LoginAdmission, error)
-	// SettleLogin ends an admitted attempt: LoginFailed keeps it as a
-	// failure for the window; LoginSucceeded releases the slot and forgets
-	// the name's failures; LoginAborted (the check could not be made)
-	// releases the slot only.
+	// SettleLogin ends an attempt: LoginFailed counts a failure,
+	// LoginSucceeded releases the slot and clears the name's failures,
+	// LoginAborted releases the slot only.
 	SettleLogin(ctx context.Context, slot LoginSlot, outcome LoginOutcome, now time.Time) error
 }
 
 // LoginRequest is one login attempt presented for admission.
 type LoginRequest struct {
 	// Name is the approver name as typed; Addr the client's address. Only
-	// hashes of their keys are stored (LoginNameKey, LoginAddrKey): people
-	// type their secret into the name field often enough.
+	// hashes are stored (people type secrets into the name field).
 	Name, Addr string
 	Now        time.Time
-	// Limit is how many failures plus attempts in flight a key may hold
-	// within Window.
+	// Limit is how many failures plus attempts in flight a key may hold.
 	Limit  int
 	Window time.Duration
-	// Hold is how long an attempt in flight holds its slot if it is never
-	// settled (its process crashed); then the slot lapses by itself.
+	// Hold is how long an unsettled attempt holds its slot.
 	Hold time.Duration
 }
 
@@ -51,8 +40,7 @@ type LoginAdmission struct {
 	// Admitted reports a slot reserved; Slot is it.
 	Admitted bool
 	Slot     LoginSlot
-	// RetryAt is, for a refused attempt, when a slot opens again for every
-	// key that refused it.
+	// RetryAt is, when refused, when a slot opens for every refusing key.
 	RetryAt time.Time
 }
 
@@ -77,10 +65,8 @@ const (
 // ErrBadLoginRequest reports a LoginRequest without a limit, window or hold.
 var ErrBadLoginRequest = errors.New("state: a login attempt needs a positive limit, window and hold")
 
-// LoginNameKey is the key of a typed name in the login limit: a hash of
-// ApproverNameKey, the register's own key, so that every spelling the
-// register takes for one name (case, NFC or NFD) shares one set of
-// attempts.
+// LoginNameKey is the limit's key for a typed name: a hash of
+// ApproverNameKey, so all spellings of one name share a budget.
 func LoginNameKey(name string) string { return loginKey("name", ApproverNameKey(name)) }
 
 // LoginAddrKey is the key of a client address in the login limit.
@@ -99,9 +85,8 @@ func CheckLoginRequest(r LoginRequest) error {
 	return nil
 }
 
-// LoginRetryAt returns when a key holding a slot for each of expiries (the
-// moments its failures leave the window and its attempts in flight lapse,
-// ascending) drops below limit, or the zero time when it already is below.
+// LoginRetryAt returns when a key with the given ascending expiries drops
+// below limit; zero if it already is.
 func LoginRetryAt(expiries []time.Time, limit int) time.Time {
 	if len(expiries) < limit {
 		return time.Time{}
@@ -109,23 +94,17 @@ func LoginRetryAt(expiries []time.Time, limit int) time.Time {
 	return expiries[len(expiries)-limit]
 }
 
-// LoginTx is one write transaction of a backend as AdmitLoginTx and
-// SettleLoginTx use it; each method is a statement or two of the backend's
-// own SQL.
+// LoginTx is one backend write transaction for AdmitLoginTx and
+// SettleLoginTx.
 type LoginTx interface {
-	// Sweep readies the keys of slot for counting: it deletes what has run
-	// out at r.Now and takes whatever locks keep another process from
-	// counting the same keys before the transaction ends.
+	// Sweep deletes rows expired at r.Now and locks slot's keys.
 	Sweep(ctx context.Context, r LoginRequest, slot LoginSlot) error
-	// Expiries returns, ascending, when each live row of key, a name key
-	// (byName) or an address key, runs out.
+	// Expiries returns when each live row of key runs out, ascending.
 	Expiries(ctx context.Context, byName bool, key string, now time.Time) ([]time.Time, error)
-	// Admit inserts an attempt in flight for slot, holding it until
-	// expires, and returns its id.
+	// Admit inserts an attempt for slot held until expires; returns its id.
 	Admit(ctx context.Context, slot LoginSlot, expires time.Time) (int64, error)
-	// Fail turns the attempt in flight of slot into a failure counted
-	// until until, and reports false when the slot is gone (it lapsed and
-	// was swept).
+	// Fail turns slot's attempt into a failure counted until until; false
+	// when the slot was swept.
 	Fail(ctx context.Context, slot LoginSlot, until time.Time) (bool, error)
 	// AddFailure records a failure of slot's keys counted until until.
 	AddFailure(ctx context.Context, slot LoginSlot, until time.Time) error
@@ -135,8 +114,7 @@ type LoginTx interface {
 	Abort(ctx context.Context, slot LoginSlot) error
 }
 
-// NewLoginSlot checks r for LoginAttempts.AdmitLogin and returns the slot
-// it would take.
+// NewLoginSlot checks r and returns the slot it would take.
 func NewLoginSlot(r LoginRequest) (LoginSlot, error) {
 	if err := CheckLoginRequest(r); err != nil {
 		return LoginSlot{}, err
@@ -144,9 +122,8 @@ func NewLoginSlot(r LoginRequest) (LoginSlot, error) {
 	return LoginSlot{NameKey: LoginNameKey(r.Name), AddrKey: LoginAddrKey(r.Addr), Window: r.Window}, nil
 }
 
-// AdmitLoginTx is LoginAttempts.AdmitLogin inside tx, for the slot
-// NewLoginSlot returned: the keys are swept and counted, and the attempt
-// admitted unless either key has reached the limit.
+// AdmitLoginTx is AdmitLogin inside tx: sweep, count, admit unless a key
+// reached the limit.
 func AdmitLoginTx(ctx context.Context, tx LoginTx, r LoginRequest, slot LoginSlot) (LoginAdmission, error) {
 	if err := tx.Sweep(ctx, r, slot); err != nil {
 		return LoginAdmission{}, err
@@ -172,8 +149,8 @@ func AdmitLoginTx(ctx context.Context, tx LoginTx, r LoginRequest, slot LoginSlo
 	return LoginAdmission{Admitted: true, Slot: slot}, err
 }
 
-// SettleLoginTx is LoginAttempts.SettleLogin inside tx. A failure whose
-// slot has lapsed and been swept meanwhile is recorded all the same.
+// SettleLoginTx is SettleLogin inside tx; a failure whose slot was swept is
+// still recorded.
 func SettleLoginTx(ctx context.Context, tx LoginTx, slot LoginSlot, outcome LoginOutcome, now time.Time) error {
 	switch outcome {
 	case LoginFailed:

@@ -6,47 +6,38 @@ import (
 	"time"
 )
 
-// Event is something that happens to a ledger entry. Every change of an
-// entry's state is one event, allowed only from the states the transition
-// table lists.
+// Event is something that happens to a ledger entry; each state change is
+// one event.
 type Event string
 
 // The ledger's events.
 const (
 	// EventAccepted: StoreLink accepted the order (sending → raised).
 	EventAccepted Event = "accepted"
-	// EventRefused: StoreLink definitely refused the order, for example a
-	// validation error or a supplier minimum (sending → failed).
+	// EventRefused: StoreLink refused the order (sending → failed).
 	EventRefused Event = "refused"
-	// EventNotSent: StoreLink certainly did not take the order (the breaker
-	// was open, the connection was refused, a 429 or a 401 came back), so the
-	// same request may be sent again (sending → retryable).
+	// EventNotSent: StoreLink did not take the order (sending → retryable).
 	EventNotSent Event = "not_sent"
 	// EventLost: the send ended without a verdict (sending → unknown).
 	EventLost Event = "lost"
-	// EventRetry: the same request is sent again under the same key
-	// (retryable → sending).
+	// EventRetry: resend under the same key (retryable → sending).
 	EventRetry Event = "retry"
-	// EventRestage: the same request is staged again under the same key
-	// (retryable → pending_approval).
-	EventRestage Event = "restage"
-	// EventClaim: a person approved the staged order (pending_approval →
-	// sending).
-	EventClaim Event = "claim"
-	// EventUnclaim: an approved order that StoreLink did not take goes back
-	// to waiting, so the approval is not consumed (sending →
+	// EventRestage: restage under the same key (retryable →
 	// pending_approval).
+	EventRestage Event = "restage"
+	// EventClaim: a person approved (pending_approval → sending).
+	EventClaim Event = "claim"
+	// EventUnclaim: StoreLink did not take an approved order; the approval
+	// is not consumed (sending → pending_approval).
 	EventUnclaim Event = "unclaim"
-	// EventReject: a person turned the staged order down (pending_approval →
-	// rejected).
+	// EventReject: a person rejected it (pending_approval → rejected).
 	EventReject Event = "reject"
 	// EventExpire: nobody decided in time (pending_approval → expired).
 	EventExpire Event = "expire"
-	// EventResolveRaised: a person found the order at StoreLink (sending or
-	// unknown → raised).
+	// EventResolveRaised: found at StoreLink (sending/unknown → raised).
 	EventResolveRaised Event = "resolve_raised"
-	// EventResolveNotRaised: a person found that StoreLink holds no such
-	// order (sending or unknown → retryable).
+	// EventResolveNotRaised: not at StoreLink (sending/unknown →
+	// retryable).
 	EventResolveNotRaised Event = "resolve_not_raised"
 )
 
@@ -62,10 +53,8 @@ func States() []EntryState {
 		StatePendingApproval, StateRejected, StateExpired}
 }
 
-// transitions is the whole lifecycle of a ledger entry: from a state, an
-// event leads to the next state. A pair not listed is refused with
-// ErrInvalidTransition and changes nothing. New entries start in
-// StateSending or StatePendingApproval (Reserve).
+// transitions is the lifecycle of an entry. A pair not listed gives
+// ErrInvalidTransition.
 var transitions = map[EntryState]map[Event]EntryState{
 	StateSending: {
 		EventAccepted:         StateRaised,
@@ -92,16 +81,15 @@ var transitions = map[EntryState]map[Event]EntryState{
 	// raised, failed, rejected and expired are final.
 }
 
-// Next returns the state event leads to from s, and false when the ledger
-// does not allow that event in that state.
+// Next returns the state event leads to from s, or false if not allowed.
 func Next(s EntryState, ev Event) (EntryState, bool) {
 	next, ok := transitions[s][ev]
 	return next, ok
 }
 
-// Change is what an event records besides the new state. Empty fields leave
-// the entry's value as it is, except that leaving StateSending for
-// StateRetryable or StatePendingApproval clears the previous outcome.
+// Change is what an event records besides the new state. Empty fields are
+// kept, except that leaving StateSending for retry or approval clears the
+// previous outcome.
 type Change struct {
 	OrderID      string
 	ErrorCode    string
@@ -109,9 +97,8 @@ type Change struct {
 	DecidedBy    string
 }
 
-// ErrInFlight reports that the same request (store, SKU, quantity and
-// normalised reason) is already being sent, or was sent with an unknown
-// outcome, under another idempotency key. See InFlightError.
+// ErrInFlight reports that the same request is sending or unknown under
+// another key (InFlightError).
 var ErrInFlight = errors.New("state: the same order request is already in flight")
 
 // InFlightError names the entry that blocks a second send of the same
@@ -127,9 +114,8 @@ func (e *InFlightError) Error() string {
 // Is makes errors.Is(err, ErrInFlight) true.
 func (e *InFlightError) Is(target error) bool { return target == ErrInFlight }
 
-// AsOf returns the entry as it stands at now: a pending approval whose
-// expiry has passed reads as StateExpired even before Expire has written
-// it, so no reader ever treats a lapsed approval as open.
+// AsOf returns the entry at now: a lapsed pending approval reads as
+// StateExpired before Expire writes it.
 func (e Entry) AsOf(now time.Time) Entry {
 	if e.State == StatePendingApproval && !now.Before(e.ApprovalExpiresAt) {
 		e.State = StateExpired
@@ -137,12 +123,9 @@ func (e Entry) AsOf(now time.Time) Entry {
 	return e
 }
 
-// transition returns cur as event ev leaves it, with ch recorded and
-// UpdatedAt set to now, or ErrInvalidTransition when the transition table
-// does not allow ev in cur's state or the result would be an entry the
-// ledger must not hold. It only computes: the caller writes the result with
-// one conditional update on cur.State and, when the result is StateSending,
-// first checks that the same request is not in flight under another key.
+// transition returns cur after ev, or ErrInvalidTransition. It only
+// computes; the caller writes it with a conditional update on cur.State and
+// checks for in-flight duplicates when entering StateSending.
 func transition(cur Entry, ev Event, ch Change, now time.Time) (Entry, error) {
 	next, ok := Next(cur.State, ev)
 	if !ok {
@@ -187,8 +170,7 @@ func checkDecidable(cur Entry, approvalID string, now time.Time) error {
 	return nil
 }
 
-// timeLayout is how a time appears in the ledger's messages: RFC 3339 in
-// UTC with a fixed nine-digit fraction, as the SQLite backend stores it.
+// timeLayout is the ledger's time format: RFC 3339 UTC with nine digits.
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }

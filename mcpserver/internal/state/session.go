@@ -6,43 +6,34 @@ import (
 	"time"
 )
 
-// ConsoleSessions keeps the approvals console's sessions in the state
-// database, so that a session made at one replica is accepted at every
-// other and survives a restart. Only the SHA-256 of a session id is
-// stored: whoever reads the database (a backup, a replica's disk) cannot
-// present a row as a cookie. A session names the approver record it was
-// made for; reading it joins that record, so a revoked approver's session
-// reads as revoked, and so does one made before the name was revoked and
-// added again (rotation makes a new record).
+// ConsoleSessions keeps console sessions in the state database, shared by
+// replicas. Only the SHA-256 of a session id is stored. Reading a session
+// joins its approver record, so a revoked or rotated approver's session
+// reads as revoked.
 type ConsoleSessions interface {
-	// CreateConsoleSession stores s, in the transaction that sweeps the
-	// sessions whose absolute or idle expiry has passed at now.
+	// CreateConsoleSession stores s, sweeping sessions expired at now.
 	CreateConsoleSession(ctx context.Context, s ConsoleSession, now time.Time) error
 	// GetConsoleSession returns the session under keyHash with its
-	// approver's name and revocation as the register holds them now, and
-	// false when there is none. It judges no expiry: the caller does.
+	// approver's current name and revocation, or false. It checks no
+	// expiry.
 	GetConsoleSession(ctx context.Context, keyHash string) (ConsoleSession, bool, error)
-	// TouchConsoleSession records activity: lastSeen and the idle deadline
-	// it pushes back. A missing session is not an error.
+	// TouchConsoleSession records activity; a missing session is no error.
 	TouchConsoleSession(ctx context.Context, keyHash string, lastSeen, idleUntil time.Time) error
-	// DeleteConsoleSession removes the session; a missing one is not an
-	// error.
+	// DeleteConsoleSession removes the session; a missing one is no error.
 	DeleteConsoleSession(ctx context.Context, keyHash string) error
 }
 
 // ConsoleSession is one console login as the state database keeps it.
 type ConsoleSession struct {
-	// KeyHash is the hex SHA-256 of the session id (64 lower-case hex
-	// digits).
+	// KeyHash is the hex SHA-256 of the session id.
 	KeyHash string
 	// ApproverID is the register's record the login was made with.
 	ApproverID int64
 	// Approver and Revoked are read from the approver record (Get only).
 	Approver string
 	Revoked  bool
-	// CreatedAt and LastSeen are the login and the last activity;
-	// IdleUntil ends the session if nothing happens before it, ExpiresAt
-	// however active it is.
+	// CreatedAt and LastSeen are login and last activity; IdleUntil and
+	// ExpiresAt are the idle and absolute ends.
 	CreatedAt, LastSeen, IdleUntil, ExpiresAt time.Time
 }
 

@@ -17,8 +17,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
 )
 
-// storeLink is a StoreLink as a Confirmer: it holds orders by id, answers
-// "no such order" for any other, and is unreachable while down.
+// storeLink is a fake Confirmer holding orders by id, unreachable while
+// down.
 type storeLink struct {
 	mu     sync.Mutex
 	orders map[string]state.Entry
@@ -64,8 +64,7 @@ func (s *storeLink) ConfirmOrder(_ context.Context, e state.Entry, orderID strin
 	return nil
 }
 
-// forge appends raw to the journal file from outside the journal, as a
-// person or a program with write access to it would.
+// forge appends raw to the journal file directly.
 func forge(t *testing.T, path string, ls ...journal.Line) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -82,13 +81,10 @@ func forge(t *testing.T, path string, ls ...journal.Line) {
 	}
 }
 
-// TestAcceptedLineIsRecordedOnlyWhenStoreLinkConfirmsIt: lines this
-// process did not write (a forged one, one naming another order, one from a
-// process that crashed) are recorded only when StoreLink holds the order
-// with the entry's store, SKU and quantity. A forged one and a mismatched
-// one are conflicts, the entry stays sending; while StoreLink cannot be
-// asked the line waits (unconfirmed) and is asked about once per replay;
-// once StoreLink answers, the genuine one is recorded.
+// TestAcceptedLineIsRecordedOnlyWhenStoreLinkConfirmsIt: lines this process
+// did not write are recorded only when StoreLink holds the matching order;
+// forged or mismatched lines are conflicts, and while StoreLink is down the
+// line waits, asked once per replay.
 func TestAcceptedLineIsRecordedOnlyWhenStoreLinkConfirmsIt(t *testing.T) {
 	backends(t, func(t *testing.T, db state.Store) {
 		ctx := context.Background()
@@ -102,8 +98,7 @@ func TestAcceptedLineIsRecordedOnlyWhenStoreLinkConfirmsIt(t *testing.T) {
 		sl.hold("RO-47-000801", genuine)
 		forge(t, path, accepted(forged, "RO-47-FORGED1"), accepted(other, "RO-47-000777"), accepted(genuine, "RO-47-000801"))
 
-		// StoreLink down: nothing is recorded, every line waits, and
-		// StoreLink is asked once, not once per line.
+		// StoreLink down: every line waits; StoreLink is asked once.
 		sl.setDown(errors.New("UPSTREAM_UNAVAILABLE: connection refused"))
 		rep, err := j.Replay(ctx, db, sl, base.Add(time.Minute))
 		if err != nil || rep.Recorded != 0 || len(rep.Unconfirmed) != 3 || rep.ConfirmCause == nil || rep.Clean() {
@@ -140,9 +135,8 @@ func TestAcceptedLineIsRecordedOnlyWhenStoreLinkConfirmsIt(t *testing.T) {
 	})
 }
 
-// TestWithoutConfirmerForeignAcceptedLinesWait: a process that cannot ask
-// StoreLink (an admin command) records none of the accepted lines it did
-// not write, and its own lines as before.
+// TestWithoutConfirmerForeignAcceptedLinesWait: without a Confirmer only
+// this process's own accepted lines are recorded.
 func TestWithoutConfirmerForeignAcceptedLinesWait(t *testing.T) {
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -168,9 +162,8 @@ func TestWithoutConfirmerForeignAcceptedLinesWait(t *testing.T) {
 	}
 }
 
-// TestRecorderDrainsUnconfirmedLinesOnceStoreLinkAnswers: at start-up
-// StoreLink is down, so a crashed server's accepted line waits; the
-// background drain records it once StoreLink confirms it.
+// TestRecorderDrainsUnconfirmedLinesOnceStoreLinkAnswers: a line waiting
+// for StoreLink at start-up is recorded by the drain once confirmed.
 func TestRecorderDrainsUnconfirmedLinesOnceStoreLinkAnswers(t *testing.T) {
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -209,10 +202,8 @@ func mustCreate(t *testing.T, path string) string {
 	return path
 }
 
-// TestOpenHoldsTheFileToItsRules: a journal others may read or write, a
-// symbolic link (to a journal or to nothing yet) and a file that is not
-// regular are refused with the fix; the refusal changes nothing; a new
-// journal is created 0600.
+// TestOpenHoldsTheFileToItsRules: a journal others may access, a symlink,
+// or a non-regular file is refused without change; a new journal is 0600.
 func TestOpenHoldsTheFileToItsRules(t *testing.T) {
 	dir := t.TempDir()
 	unsafe := func(t *testing.T, path, problem, fix string) {
@@ -262,9 +253,8 @@ func TestOpenHoldsTheFileToItsRules(t *testing.T) {
 	}
 	unsafe(t, fifo, "is not a regular file", "regular file")
 
-	// A directory anyone may write to, without the sticky bit: refused,
-	// naming the directory; with the sticky bit (as /tmp) or writable by
-	// the group alone (a Kubernetes volume with fsGroup): accepted.
+	// A world-writable directory without the sticky bit is refused; with
+	// it, or group-writable only, it is accepted.
 	shared := filepath.Join(dir, "shared")
 	if err := os.Mkdir(shared, 0o700); err != nil {
 		t.Fatal(err)
@@ -291,9 +281,8 @@ func TestOpenHoldsTheFileToItsRules(t *testing.T) {
 	}
 }
 
-// TestALinkPutInTheJournalsPlaceIsNotFollowed: once open, a journal whose
-// path is replaced by a symbolic link (to a file of the attacker's choice)
-// is neither appended through the link nor replayed from it.
+// TestALinkPutInTheJournalsPlaceIsNotFollowed: a symlink replacing an open
+// journal's path is neither appended through nor replayed.
 func TestALinkPutInTheJournalsPlaceIsNotFollowed(t *testing.T) {
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {

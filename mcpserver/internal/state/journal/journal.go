@@ -1,11 +1,7 @@
-// Package journal keeps what StoreLink answered to an order in a small
-// append-only file until the ledger has recorded it (ADR 0006).
-//
-// If the state database cannot be reached after a send, the order id would
-// otherwise exist only in one call's memory. Each outcome is one JSON line,
-// synced to disk before the ledger is tried, and replayed into the ledger
-// later (see Recorder and Replay). Replaying is idempotent; a line that
-// contradicts the ledger is reported and kept, never written over it.
+// Package journal keeps StoreLink's answer to an order in an append-only
+// file until the ledger has recorded it (ADR 0006). Each outcome is one
+// JSON line, synced before the ledger is tried and replayed later. A line
+// that contradicts the ledger is reported and kept, never written over it.
 package journal
 
 import (
@@ -26,9 +22,8 @@ import (
 // Version is the format of the lines this package writes and reads.
 const Version = 1
 
-// maxFileBytes bounds what a replay reads into memory. A journal holds the
-// outcomes the ledger has not recorded yet, a few hundred bytes each, and
-// is emptied as they are; a file this large is not a journal.
+// maxFileBytes bounds what a replay reads into memory; a journal is
+// emptied as the ledger takes its lines, so a larger file is not one.
 const maxFileBytes = 64 << 20
 
 // Line is one send outcome as StoreLink gave it.
@@ -37,9 +32,8 @@ type Line struct {
 	// At is when the outcome was known.
 	At             time.Time `json:"at"`
 	IdempotencyKey string    `json:"idempotency_key"`
-	// Attempt is the entry's UpdatedAt when the send began. It tells this
-	// attempt from a later one under the same key (after a retryable
-	// outcome), so an old line never settles a newer send.
+	// Attempt is the entry's UpdatedAt when the send began, so an old line
+	// never settles a newer send under the same key.
 	Attempt       time.Time   `json:"attempt"`
 	Event         state.Event `json:"event"`
 	OrderID       string      `json:"order_id,omitempty"`
@@ -51,7 +45,7 @@ type Line struct {
 }
 
 // Outcome is the line that records event ev, with ch, for the send of e
-// (an entry in StateSending, as the ledger returned it) at time at.
+// (in StateSending) at time at.
 func Outcome(e state.Entry, ev state.Event, ch state.Change, at time.Time) Line {
 	return Line{V: Version, At: at.UTC(), IdempotencyKey: e.IdempotencyKey, Attempt: e.UpdatedAt.UTC(), Event: ev,
 		OrderID: ch.OrderID, ErrorCode: ch.ErrorCode, ErrorMessage: ch.ErrorMessage,
@@ -81,32 +75,25 @@ func (l Line) check() error {
 	return nil
 }
 
-// File is an open outcome journal. It is safe for concurrent use, and
-// several processes may append to and replay the same file: every change
-// happens under an exclusive lock on the file (flock), and a process whose
-// file was replaced by another's compaction opens the new one.
+// File is an open outcome journal, safe for concurrent use and shared by
+// processes: every change happens under an exclusive flock, and a file
+// replaced by another's compaction is reopened.
 type File struct {
 	path string
-	// mu guards f and serialises this process's holders of the file lock
-	// (flock is per open file, so goroutines sharing f would not exclude
-	// each other).
+	// mu guards f and serialises this process's flock holders (flock is
+	// per open file).
 	mu sync.Mutex
 	f  *os.File
 	// replaying admits one replay of this process at a time.
 	replaying sync.Mutex
-	// own holds the lines this process appended (as written, without the
-	// newline) and has not seen settled: StoreLink's answer reached this
-	// process itself, so a replay records them without reading the order
-	// back. Guarded by mu.
+	// own holds the lines this process appended and has not seen settled;
+	// a replay records them without reading the order back. Guarded by mu.
 	own map[string]bool
 }
 
-// Open opens the journal at path, creating it (mode 0600) and its
-// directory (0700) on first use. It refuses a file that is not a journal,
-// so that a path pointing at the state database by mistake never gets
-// lines appended to it, and a file anyone but this user could have written
-// (see checkFile): the journal's lines become ledger entries, so it is held
-// to the rules of a secret. Such a refusal is an *UnsafeError.
+// Open opens the journal at path, creating it (0600) and its directory
+// (0700). It refuses, with an *UnsafeError, a file that is not a journal or
+// that another user could have written: its lines become ledger entries.
 func Open(path string) (*File, error) {
 	if path == "" {
 		return nil, errors.New("journal: empty path")
@@ -142,10 +129,8 @@ func Open(path string) (*File, error) {
 	return &File{path: abs, f: f, own: map[string]bool{}}, nil
 }
 
-// openFile opens (or creates, mode 0600) the journal at abs without
-// following a symbolic link in its last component, and checks what it
-// opened: a regular file of this user's, readable and writable by nobody
-// else.
+// openFile opens (or creates) the journal at abs without following a
+// symlink, and checks it is a regular file private to this user.
 func openFile(abs string) (*os.File, error) {
 	if st, err := os.Lstat(abs); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		return nil, symlinkError(abs)
@@ -221,13 +206,11 @@ func (j *File) Append(l Line) error {
 	})
 }
 
-// maxReopen bounds how often one operation follows a file replaced under
-// it; each replacement is a compaction that has finished, so a few suffice.
+// maxReopen bounds how often one operation follows a replaced file.
 const maxReopen = 8
 
-// locked runs fn with the file locked exclusively, on the file now at the
-// journal's path: a compaction elsewhere may have renamed a new file over
-// the one this process holds, and a person may have removed it.
+// locked runs fn with the file now at the journal's path locked
+// exclusively; a compaction may have replaced it.
 func (j *File) locked(fn func(f *os.File) error) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -295,11 +278,9 @@ func readAll(f *os.File) ([]byte, error) {
 	return b, nil
 }
 
-// compact removes the lines a replay settled. read is the content that
-// replay read, kept the part of it to keep. Lines appended since stay; if
-// the file no longer begins with read, another replay has compacted it
-// meanwhile and this one leaves it alone (its lines are replayed again next
-// time, which is harmless).
+// compact removes the lines a replay settled; keep is the part of read to
+// keep. If the file no longer begins with read, another replay compacted
+// it and this one leaves it alone.
 func (j *File) compact(read, kept []byte) error {
 	if len(kept) == len(read) {
 		return nil
@@ -320,9 +301,8 @@ func (j *File) compact(read, kept []byte) error {
 			}
 			return f.Sync()
 		}
-		// Anything else is written beside and renamed over, so a crash
-		// leaves either the old file or the new one, never half of each.
-		// Appenders holding the old file notice (locked) and reopen.
+		// Write beside and rename, so a crash leaves the old or new file;
+		// appenders holding the old file reopen (locked).
 		tmp := j.path + ".tmp-" + strconv.Itoa(os.Getpid())
 		if err := writeSynced(tmp, next); err != nil {
 			_ = os.Remove(tmp)
@@ -336,9 +316,8 @@ func (j *File) compact(read, kept []byte) error {
 	})
 }
 
-// writeSynced writes b to a new file at path (mode 0600). Whatever was at
-// path (a file left by a crash, a symbolic link) is removed first, and the
-// file is created exclusively, so nothing is written through a link.
+// writeSynced writes b to a new file at path (mode 0600), removing whatever
+// was there first, so nothing is written through a link.
 func writeSynced(path string, b []byte) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

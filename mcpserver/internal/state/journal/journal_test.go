@@ -21,8 +21,7 @@ import (
 
 var base = time.Date(2026, 11, 27, 14, 30, 0, 0, time.UTC)
 
-// backends runs fn on SQLite and, with TEST_DATABASE_URL, on PostgreSQL:
-// the journal only speaks to state.Ledger, and both must take its lines.
+// backends runs fn on SQLite and, with TEST_DATABASE_URL, on PostgreSQL.
 func backends(t *testing.T, fn func(t *testing.T, db state.Store)) {
 	t.Run("sqlite", func(t *testing.T) {
 		db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
@@ -90,9 +89,8 @@ func lines(t *testing.T, path string) []string {
 	return strings.Fields(string(bytes.TrimSpace(b)))
 }
 
-// TestReplayRecordsOnceAndEmptiesTheJournal: a line appended while the
-// ledger could not take it is recorded by a replay, a second replay finds
-// nothing to do, and the file is left empty, with owner-only permissions.
+// TestReplayRecordsOnceAndEmptiesTheJournal: a replay records a pending line
+// once and leaves the file empty, with owner-only permissions.
 func TestReplayRecordsOnceAndEmptiesTheJournal(t *testing.T) {
 	backends(t, func(t *testing.T, db state.Store) {
 		ctx := context.Background()
@@ -129,9 +127,8 @@ func TestReplayRecordsOnceAndEmptiesTheJournal(t *testing.T) {
 	})
 }
 
-// TestConflictIsReportedNeverOverwritten: a line that contradicts the
-// ledger (another order id, a key the ledger does not hold, another
-// request) is reported and kept; the ledger stays as it was.
+// TestConflictIsReportedNeverOverwritten: a line contradicting the ledger
+// is reported and kept; the ledger is unchanged.
 func TestConflictIsReportedNeverOverwritten(t *testing.T) {
 	backends(t, func(t *testing.T, db state.Store) {
 		ctx := context.Background()
@@ -175,10 +172,9 @@ func TestConflictIsReportedNeverOverwritten(t *testing.T) {
 	})
 }
 
-// TestAnOrderAnotherEntryHoldsIsAConflictAndReplayGoesOn: the ledger keeps
-// one StoreLink order to one entry, so a line that would give another
-// entry's order to this one is a conflict for a person; the lines behind
-// it are still recorded.
+// TestAnOrderAnotherEntryHoldsIsAConflictAndReplayGoesOn: a line giving
+// another entry's order to this one is a conflict; later lines are still
+// recorded.
 func TestAnOrderAnotherEntryHoldsIsAConflictAndReplayGoesOn(t *testing.T) {
 	backends(t, func(t *testing.T, db state.Store) {
 		ctx := context.Background()
@@ -214,9 +210,8 @@ func TestAnOrderAnotherEntryHoldsIsAConflictAndReplayGoesOn(t *testing.T) {
 	})
 }
 
-// TestOldAttemptNeverSettlesANewerSend: the outcome of an attempt that
-// StoreLink did not take is stale once the same request is sent again under
-// the key; replaying it must not mark the new attempt retryable.
+// TestOldAttemptNeverSettlesANewerSend: a stale not-sent line must not mark
+// a newer send of the key retryable.
 func TestOldAttemptNeverSettlesANewerSend(t *testing.T) {
 	backends(t, func(t *testing.T, db state.Store) {
 		ctx := context.Background()
@@ -244,8 +239,8 @@ func TestOldAttemptNeverSettlesANewerSend(t *testing.T) {
 	})
 }
 
-// TestOpenRefusesAFileThatIsNotAJournal: pointed at the state database by
-// mistake, the journal refuses rather than appending to it.
+// TestOpenRefusesAFileThatIsNotAJournal: the journal does not append to a
+// file that is not one.
 func TestOpenRefusesAFileThatIsNotAJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db, err := sqlite.Open(path)
@@ -271,9 +266,8 @@ func TestOpenRefusesAFileThatIsNotAJournal(t *testing.T) {
 	}
 }
 
-// TestTornLineIsKeptAndDoesNotSwallowTheNext: a crash mid-write leaves half
-// a line; the next append starts on a line of its own, the replay records
-// it, and reports the torn one instead of dropping it silently.
+// TestTornLineIsKeptAndDoesNotSwallowTheNext: a half line from a crash is
+// reported, and the next append is still recorded.
 func TestTornLineIsKeptAndDoesNotSwallowTheNext(t *testing.T) {
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -298,9 +292,8 @@ func TestTornLineIsKeptAndDoesNotSwallowTheNext(t *testing.T) {
 	}
 }
 
-// TestTwoProcessesShareOneJournal: two open files of one path (as two
-// processes on one machine hold it) append while each replays and compacts;
-// no line is lost, whichever file a compaction replaced.
+// TestTwoProcessesShareOneJournal: two open files of one path append,
+// replay and compact concurrently without losing a line.
 func TestTwoProcessesShareOneJournal(t *testing.T) {
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -312,8 +305,8 @@ func TestTwoProcessesShareOneJournal(t *testing.T) {
 	a, b := open(t, path), open(t, path)
 	// Each file records the other's lines only as StoreLink confirms them.
 	sl := &storeLink{}
-	// A conflict stays in the file, so each compaction rewrites it by
-	// rename and the other file's holder must follow.
+	// A kept conflict makes each compaction rename, which the other must
+	// follow.
 	held := sending(t, db, "k-held", 1)
 	if _, err := db.Finish(ctx, held.IdempotencyKey, state.StateRaised, "RO-47-900001", "", "", base); err != nil {
 		t.Fatal(err)
@@ -416,9 +409,8 @@ func TestRecorderRetriesThenRecords(t *testing.T) {
 	})
 }
 
-// TestRecorderKeepsWhatItCannotRecordAndDrains: a ledger that stays down
-// past the budget leaves the line in the journal and the entry as it was;
-// once the ledger is back, the background drain records it by itself.
+// TestRecorderKeepsWhatItCannotRecordAndDrains: past the budget the line
+// stays in the journal, and the background drain records it later.
 func TestRecorderKeepsWhatItCannotRecordAndDrains(t *testing.T) {
 	backends(t, func(t *testing.T, db state.Store) {
 		f := &flaky{Store: db, down: true}
@@ -447,8 +439,8 @@ func TestRecorderKeepsWhatItCannotRecordAndDrains(t *testing.T) {
 	})
 }
 
-// TestRecorderWithoutJournalStillRetries: with no journal the outcome is
-// retried all the same, and the result says it is kept nowhere.
+// TestRecorderWithoutJournalStillRetries: without a journal the outcome is
+// still retried.
 func TestRecorderWithoutJournalStillRetries(t *testing.T) {
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -456,11 +448,8 @@ func TestRecorderWithoutJournalStillRetries(t *testing.T) {
 	}
 	defer db.Close()
 	f := &flaky{Store: db, down: true}
-	// The budget is real time, and a second write needs the first attempt
-	// (a read of the SQLite file, then the failed write) to end inside it
-	// with a pause to spare: quick's 50ms did not on a loaded machine. A
-	// second leaves a wide margin; the ledger stays down throughout, so a
-	// longer budget only means more failed writes, never a recorded one.
+	// A budget of a second leaves room for the first attempt on a loaded
+	// machine; the ledger stays down, so it never records.
 	r := &journal.Recorder{Ledger: f, Backoff: journal.Backoff{First: time.Millisecond, Max: 20 * time.Millisecond, Budget: time.Second}}
 	e := sending(t, db, "k-nojournal", 24)
 	res := r.Record(context.Background(), accepted(e, "RO-47-000601"))

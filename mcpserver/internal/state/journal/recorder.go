@@ -11,24 +11,19 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// How long the call that learnt an outcome keeps trying to record it. A
-// PostgreSQL restart or failover takes a few seconds and a busy SQLite file
-// frees within its five-second busy timeout, so about ten seconds rides out
-// the usual outage while the agent still gets an answer well inside its own
-// timeout. After that the journal holds the line and the drain goes on.
+// How long the call that learnt an outcome keeps trying to record it:
+// about ten seconds rides out a database restart while the agent still
+// gets an answer. After that the journal drain takes over.
 const (
 	// FirstPause is the pause after the first failed attempt.
 	FirstPause = 100 * time.Millisecond
 	// MaxPause caps the pause between attempts, which doubles each time.
 	MaxPause = 2 * time.Second
-	// RecordBudget is the most time the attempts take in all; no attempt
-	// starts after it, and each is cut off at it.
+	// RecordBudget is the total time for all attempts.
 	RecordBudget = 10 * time.Second
-	// DrainEvery is how often pending lines are replayed in the background
-	// until the ledger has taken all of them.
+	// DrainEvery is how often pending lines are replayed in the background.
 	DrainEvery = 5 * time.Second
-	// replayBound bounds a replay run after a successful recording, which
-	// happens inside a tool call.
+	// replayBound bounds the replay run after a successful recording.
 	replayBound = 5 * time.Second
 )
 
@@ -40,18 +35,15 @@ type Backoff struct {
 // DefaultBackoff is FirstPause doubling up to MaxPause, for RecordBudget.
 var DefaultBackoff = Backoff{First: FirstPause, Max: MaxPause, Budget: RecordBudget}
 
-// Recorder records send outcomes in the ledger through the journal: the
-// line is appended first, then the ledger is tried with backoff, and a line
-// the ledger did not take is drained in the background until it does.
+// Recorder records send outcomes: the line is appended to the journal,
+// then the ledger is tried with backoff, then drained in the background.
 type Recorder struct {
 	Ledger state.Ledger
 	// Journal may be nil: outcomes are then only retried, not kept.
 	Journal *File
-	// Confirm reads back from StoreLink an accepted order that a replay
-	// found in the journal before it is recorded (lines this process wrote
-	// itself excepted). Nil leaves such lines unconfirmed, for a process
-	// that can ask StoreLink; it must be set before the first Record or
-	// Replay.
+	// Confirm reads back accepted orders a replay found in the journal
+	// (lines this process wrote excepted). Nil leaves them unconfirmed.
+	// Set it before the first Record or Replay.
 	Confirm Confirmer
 	Log     *slog.Logger
 	// Backoff and DrainEvery default to DefaultBackoff and DrainEvery.
@@ -71,11 +63,10 @@ type Recorder struct {
 type Result struct {
 	// Recorded: the ledger holds the outcome.
 	Recorded bool
-	// Journaled: the journal holds the line, so it is recorded later if
-	// not now.
+	// Journaled: the journal holds the line, to be recorded later.
 	Journaled bool
-	// Conflict is set when the ledger holds another outcome for the entry;
-	// nothing was written over it.
+	// Conflict is set when the ledger holds another outcome; nothing was
+	// overwritten.
 	Conflict string
 	// Err is the ledger's last error when the outcome is not recorded.
 	Err error
@@ -95,9 +86,8 @@ func (r *Recorder) now() time.Time {
 	return r.Now()
 }
 
-// Record keeps l in the journal, then records it in the ledger, retrying
-// for the Backoff's budget. ctx should not end with the caller's request:
-// the outcome is recorded even if the caller has gone away.
+// Record keeps l in the journal, then records it in the ledger within the
+// Backoff's budget. ctx should outlive the caller's request.
 func (r *Recorder) Record(ctx context.Context, l Line) Result {
 	log, id := r.log(), callid.From(ctx)
 	var res Result
@@ -133,8 +123,7 @@ func (r *Recorder) Record(ctx context.Context, l Line) Result {
 				"order_id", l.OrderID, "event", string(l.Event), "reason", reason)
 			return res
 		}
-		// An attempt cut off by the budget says less than the failure
-		// before it.
+		// A budget cut-off says less than the failure before it.
 		if res.Err == nil || !errors.Is(err, context.DeadlineExceeded) {
 			res.Err = err
 		}
@@ -164,8 +153,7 @@ func errText(err error) string {
 }
 
 // replayAfter replays the journal after a successful recording: the ledger
-// is evidently back, so lines another call left pending are taken now, and
-// the settled ones are removed. A replay already running covers it.
+// is back, so pending lines are taken now.
 func (r *Recorder) replayAfter(ctx context.Context) {
 	if r.Journal == nil {
 		return
@@ -179,7 +167,7 @@ func (r *Recorder) replayAfter(ctx context.Context) {
 }
 
 // Replay replays the journal now (at start-up), logs what it found, and
-// keeps draining in the background if lines are left pending.
+// drains in the background if lines are left pending.
 func (r *Recorder) Replay(ctx context.Context) (Report, error) {
 	if r.Journal == nil {
 		return Report{}, nil
@@ -213,16 +201,14 @@ func (r *Recorder) logReplay(ctx context.Context, rep Report, err error) {
 	}
 }
 
-// waiting reports whether a replay left lines that a later one may record
-// by itself: outcomes the ledger could not take, and accepted orders
-// StoreLink could not be asked about, when this recorder can ask.
+// waiting reports whether a later replay may settle the leftover lines by
+// itself.
 func (r *Recorder) waiting(rep Report) bool {
 	return len(rep.Pending) > 0 || (len(rep.Unconfirmed) > 0 && r.Confirm != nil)
 }
 
-// startDrain replays the journal every DrainEvery in the background until
-// no line is pending or unconfirmed (conflicts wait for a person, not for
-// the ledger or StoreLink) or the recorder is closed.
+// startDrain replays the journal every DrainEvery until no line is pending
+// or unconfirmed, or the recorder is closed.
 func (r *Recorder) startDrain() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -262,8 +248,7 @@ func (r *Recorder) startDrain() {
 	}()
 }
 
-// Close stops the background drain and waits for it. Lines still pending
-// stay in the journal for the next start.
+// Close stops the background drain. Pending lines stay for the next start.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	stop := r.stop

@@ -20,28 +20,23 @@ const (
 	Pending Verdict = iota
 	// Recorded: the outcome was written to the ledger now.
 	Recorded
-	// Settled: the ledger already holds the outcome, or the entry has
-	// moved past this attempt in a way the outcome cannot contradict.
+	// Settled: the ledger already holds the outcome, or has moved past it
+	// without contradiction.
 	Settled
-	// Conflict: the ledger holds something the line contradicts, or
-	// StoreLink's answer shows that the order the line names is not the
-	// entry's. Nothing is written; a person must look.
+	// Conflict: the ledger or StoreLink contradicts the line. Nothing is
+	// written; a person must look.
 	Conflict
-	// Unconfirmed: the line says StoreLink accepted an order, and StoreLink
-	// could not be asked whether it holds it (unreachable, failing, no
-	// key). Nothing is written; try again later.
+	// Unconfirmed: StoreLink could not be asked whether it holds the
+	// accepted order. Nothing is written; try again later.
 	Unconfirmed
 )
 
 // Confirmer reads an accepted order back from StoreLink before a replay
-// records it: a line in a file is only a claim, and the ledger's raised
-// entries must be orders StoreLink holds.
+// records it: a line in a file is only a claim.
 type Confirmer interface {
-	// ConfirmOrder returns nil when StoreLink holds orderID as the order of
-	// entry e (its store, SKU and quantity), a *NotConfirmedError when
-	// StoreLink's answer shows it does not (no such order, another SKU or
-	// quantity, another StoreLink), and any other error when StoreLink
-	// could not be asked.
+	// ConfirmOrder returns nil when StoreLink holds orderID as e's order,
+	// a *NotConfirmedError when it does not, and any other error when
+	// StoreLink could not be asked.
 	ConfirmOrder(ctx context.Context, e state.Entry, orderID string) error
 }
 
@@ -54,13 +49,11 @@ func (f ConfirmFunc) ConfirmOrder(ctx context.Context, e state.Entry, orderID st
 }
 
 // NotConfirmedError is StoreLink's answer that an order is not the entry's.
-// Reason says what it answered.
 type NotConfirmedError struct{ Reason string }
 
 func (e *NotConfirmedError) Error() string { return e.Reason }
 
-// cannotConfirm is the Confirmer of a replay with none: nothing is asked,
-// and an accepted line from the file waits for a process that can ask.
+// cannotConfirm leaves accepted lines for a process that can ask StoreLink.
 type cannotConfirm struct{ cause error }
 
 func (c cannotConfirm) ConfirmOrder(context.Context, state.Entry, string) error { return c.cause }
@@ -70,20 +63,15 @@ var errNoConfirmer = errors.New("this process does not read orders back from Sto
 // apply is judge's answer when the line is still to be written.
 const apply Verdict = -1
 
-// Settle records l in the ledger unless the ledger already holds it, and
-// says which it was. It is idempotent: settling the same line twice, or
-// from two processes at once, writes once. Only Pending comes with an
-// error, the ledger's; Conflict comes with the reason.
-//
-// l is taken at its word: it must be StoreLink's answer as this process
-// received it (Recorder.Record). A line read from the journal file is a
-// claim, and File.Replay has StoreLink confirm it first.
+// Settle records l in the ledger unless it already holds it, and says which.
+// It is idempotent, also across processes. Only Pending comes with an error;
+// Conflict comes with the reason. l must be StoreLink's answer as this
+// process received it; File.Replay confirms lines read from the file.
 func Settle(ctx context.Context, ledger state.Ledger, l Line, now time.Time) (Verdict, string, error) {
 	return settle(ctx, ledger, l, nil, now)
 }
 
-// settle is Settle; a non-nil confirm must confirm an accepted order before
-// it is written (Unconfirmed comes with confirm's error).
+// settle is Settle; a non-nil confirm must confirm an accepted order first.
 func settle(ctx context.Context, ledger state.Ledger, l Line, confirm Confirmer, now time.Time) (Verdict, string, error) {
 	var taken *state.OrderIDTakenError
 	for try := 0; ; try++ {
@@ -112,14 +100,11 @@ func settle(ctx context.Context, ledger state.Ledger, l Line, confirm Confirmer,
 		case err == nil:
 			return Recorded, "", nil
 		case errors.Is(err, state.ErrInvalidTransition) && try == 0:
-			// The entry changed between the read and the write (another
-			// process recorded the same outcome, say): judge it again.
+			// The entry changed between read and write: check again.
 			continue
 		case errors.As(err, &taken):
-			// The ledger keeps one StoreLink order to one entry; a line
-			// that would give another entry's order to this one is a
-			// contradiction for a person to look at, and it must not hold
-			// up the lines behind it.
+			// One StoreLink order belongs to one entry; a contradiction
+			// for a person, which must not hold up the later lines.
 			return Conflict, fmt.Sprintf("StoreLink accepted order %s under idempotency key %s, but the ledger already records that order for idempotency key %s; check StoreLink and resolve the entry (storelink-mcp approvals resolve)",
 				l.OrderID, l.IdempotencyKey, taken.Entry.IdempotencyKey), nil
 		default:
@@ -141,10 +126,8 @@ func judge(cur state.Entry, found bool, l Line) (Verdict, string) {
 		return apply, ""
 	}
 	if l.Event != state.EventAccepted {
-		// A refusal, a request StoreLink did not take, or a lost answer:
-		// none of them left an order this ledger must learn of, so an
-		// entry that has moved on (recorded, resolved by a person, sent
-		// again) is right as it stands.
+		// No order was left that the ledger must learn of, so an entry
+		// that has moved on is right as it stands.
 		return Settled, ""
 	}
 	if cur.State == state.StateRaised && cur.OrderID == l.OrderID {
@@ -177,18 +160,15 @@ type Report struct {
 	Recorded int
 	// Settled counts the lines the ledger already held.
 	Settled int
-	// Pending are the outcomes the ledger could not take yet; Cause says
-	// why.
+	// Pending are outcomes the ledger could not take yet; Cause says why.
 	Pending []Line
 	Cause   error
-	// Unconfirmed are accepted orders StoreLink could not be asked about
-	// yet (the line is kept and the entry left as it was); ConfirmCause
-	// says why. After the first such failure the replay asks StoreLink no
-	// more.
+	// Unconfirmed are accepted orders StoreLink could not be asked about;
+	// ConfirmCause says why. After the first failure StoreLink is not
+	// asked again.
 	Unconfirmed  []Problem
 	ConfirmCause error
-	// Conflicts contradict the ledger; Unreadable are not journal lines
-	// (a crash cut one short, or a hand edit went wrong).
+	// Conflicts contradict the ledger; Unreadable are not journal lines.
 	Conflicts  []Problem
 	Unreadable []Problem
 }
@@ -198,8 +178,7 @@ func (r Report) Clean() bool {
 	return len(r.Pending) == 0 && len(r.Unconfirmed) == 0 && len(r.Conflicts) == 0 && len(r.Unreadable) == 0
 }
 
-// Len counts the journal's lines, whatever they hold: the outcomes not yet
-// known to be in the ledger, as far as can be told without it.
+// Len counts the journal's lines.
 func (j *File) Len() (int, error) {
 	b, err := j.snapshot()
 	if err != nil {
@@ -214,23 +193,18 @@ func (j *File) Len() (int, error) {
 	return n, nil
 }
 
-// Replay settles every line of the journal in the ledger and removes the
-// lines it settled; pending, unconfirmed, conflicting and unreadable lines
-// stay. An accepted order is recorded only once confirm has read it back
-// from StoreLink (lines this File appended itself excepted: StoreLink's
-// answer reached this process); with confirm nil such lines stay
-// unconfirmed. After the first ledger failure the remaining lines are left
-// pending without asking again, so a replay against a database that is down
-// ends in one failure's time; likewise for StoreLink. A replay already
-// running in this process is waited for.
+// Replay settles every line of the journal and removes the settled ones.
+// An accepted order is recorded only once confirm has read it back (lines
+// this File appended excepted); with confirm nil they stay unconfirmed.
+// After the first ledger or StoreLink failure the rest are left without
+// asking again. A replay already running in this process is waited for.
 func (j *File) Replay(ctx context.Context, ledger state.Ledger, confirm Confirmer, now time.Time) (Report, error) {
 	j.replaying.Lock()
 	defer j.replaying.Unlock()
 	return j.replay(ctx, ledger, confirm, now)
 }
 
-// TryReplay is Replay unless one is already running in this process, in
-// which case it returns false at once: that replay covers the same lines.
+// TryReplay is Replay unless one is already running, then it returns false.
 func (j *File) TryReplay(ctx context.Context, ledger state.Ledger, confirm Confirmer, now time.Time) (Report, bool, error) {
 	if !j.replaying.TryLock() {
 		return Report{Path: j.path}, false, nil

@@ -1,9 +1,6 @@
-// Package migrate brings a state backend's schema up to date from numbered
-// .sql files, the same way for every backend: the files a database lacks
-// are applied in order inside one transaction, and a database newer than
-// the program is refused untouched. A backend supplies the transaction and
-// its bookkeeping (which table records the version, how, and in which
-// placeholder style); the procedure is written once, here.
+// Package migrate applies a state backend's numbered .sql migrations in
+// order in one transaction, and refuses a database newer than the program.
+// Each backend supplies the transaction and its version bookkeeping.
 package migrate
 
 import (
@@ -18,8 +15,7 @@ import (
 
 // Migration is one numbered file of a backend's migrations directory.
 type Migration struct {
-	// Version is the file's number: applying it brings the schema from
-	// Version-1 to Version.
+	// Version is the file's number, the schema version it brings.
 	Version int
 	// Name is the file's base name, such as 0001_initial.sql.
 	Name string
@@ -27,9 +23,8 @@ type Migration struct {
 	SQL string
 }
 
-// Load returns the migrations dir/*.sql of fsys in order, refusing a gap or
-// a duplicate number, which would make two databases differ by the order
-// they were migrated in.
+// Load returns the migrations dir/*.sql of fsys in order, refusing a gap
+// or a duplicate number.
 func Load(fsys fs.FS, dir string) ([]Migration, error) {
 	names, err := fs.Glob(fsys, path.Join(dir, "*.sql"))
 	if err != nil {
@@ -58,11 +53,9 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 	return out, nil
 }
 
-// Tx is the part of one open transaction that Run needs; each backend
-// adapts its own driver's transaction.
+// Tx is the part of a transaction Run needs.
 type Tx interface {
-	// Exec runs query, which may hold several statements when it has no
-	// arguments.
+	// Exec runs query (several statements when it has no arguments).
 	Exec(ctx context.Context, query string, args ...any) error
 	// QueryInt runs query and returns the single integer it selects.
 	QueryInt(ctx context.Context, query string) (int, error)
@@ -70,8 +63,8 @@ type Tx interface {
 
 // Book is how a backend keeps the version of its schema.
 type Book struct {
-	// Lock, when not empty, is run first, to keep replicas that start
-	// together from migrating at the same time.
+	// Lock, when not empty, is run first, so replicas migrate one at a
+	// time.
 	Lock string
 	// Create makes the bookkeeping table if it is missing.
 	Create string
@@ -91,8 +84,8 @@ type Result struct {
 	Applied []string
 }
 
-// Run applies the migrations ms that the database lacks, inside tx, which
-// the caller commits when Run returns no error.
+// Run applies the migrations the database lacks inside tx; the caller
+// commits.
 func Run(ctx context.Context, tx Tx, ms []Migration, b Book) (Result, error) {
 	var res Result
 	if b.Lock != "" {

@@ -19,13 +19,9 @@ const auditInsertSQL = `INSERT INTO audit
 	(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
 
-// RecordAudit implements state.AuditLog. A zero Time is recorded as the
-// current time.
-//
-// Records are committed in groups by state.AuditGroup, as on SQLite: the
-// records of calls that finish together share one transaction and so one
-// WAL flush, and each caller returns only once the transaction holding its
-// row has committed.
+// RecordAudit implements state.AuditLog. A zero Time is recorded as now.
+// Records are group-committed (state.AuditGroup); the call returns once its
+// row is committed.
 func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
@@ -33,13 +29,8 @@ func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 	return db.audit.Record(ctx, r)
 }
 
-// writeAudit is the PostgreSQL half of the group commit. A lone record is
-// one INSERT, as before group commit. Several are one pipeline of INSERTs
-// ending in a single Sync: one round trip, run by the server as one
-// implicit transaction, all or nothing. When the server refuses one
-// record's INSERT (an error of its own, not a lost connection), that record
-// is blamed (state.AuditRowError), so that the others can be written
-// without it.
+// writeAudit writes recs as one pipeline of INSERTs ending in one Sync, all
+// or nothing. A record the server refuses is blamed (state.AuditRowError).
 func (db *DB) writeAudit(ctx context.Context, recs []state.AuditRecord) error {
 	args := func(r *state.AuditRecord) []any {
 		return []any{ts(r.Time), r.CallID, r.Client, r.Session, r.Tool, r.StoreID, r.SKU,
@@ -77,8 +68,8 @@ func (db *DB) writeAudit(ctx context.Context, recs []state.AuditRecord) error {
 	return nil
 }
 
-// QueryAudit implements state.AuditLog. With a Limit it returns the most
-// recent Limit records, still oldest first.
+// QueryAudit implements state.AuditLog. With a Limit it returns the latest
+// Limit records, oldest first.
 func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.AuditRecord, error) {
 	where, args := auditWhere(f)
 	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id
@@ -105,9 +96,8 @@ func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.Audi
 	return out, nil
 }
 
-// Report implements state.AuditLog. The database groups; the percentiles
-// are taken in Go by state.NearestRank, so both backends give the same
-// numbers for the same calls.
+// Report implements state.AuditLog; percentiles are computed in Go
+// (state.NearestRank) so both backends agree.
 func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStats, error) {
 	where, args := auditWhere(f)
 	rows, err := db.pool.Query(ctx, `SELECT tool, count(*) FILTER (WHERE outcome = '`+state.OutcomeOK+`'),
@@ -142,8 +132,7 @@ func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStat
 	return out, nil
 }
 
-// auditWhere turns f into a WHERE clause (with its leading space) and its
-// arguments.
+// auditWhere turns f into a WHERE clause and its arguments.
 func auditWhere(f state.AuditFilter) (string, []any) {
 	var conds []string
 	var args []any

@@ -11,24 +11,20 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Times are stored in microseconds, timestamptz's precision. Every time is
-// truncated here, parameters of comparisons included, so that a value reads
-// back exactly as it compares (PostgreSQL would otherwise round).
+// Times are truncated to microseconds (timestamptz's precision), also in
+// comparisons, so a value reads back exactly as it compares.
 func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 const entryColumns = `idempotency_key, store_id, sku, quantity_units, reason, request_hash, state,
 	order_id, error_code, error_message, approval_id, approval_expires_at,
 	requested_by, decided_by, created_at, updated_at, upstream_id`
 
-// The request lock serialises, across every process, the transactions that
-// may put one request (by its fingerprint) in flight. It is taken inside the
-// statement that first touches the entry and before that statement's row
-// lock, so two transactions never wait on each other in a cycle.
+// The request lock serialises, across processes, transactions that may put
+// one request in flight. It is taken before the row lock, so no cycle.
 const requestLock = `pg_advisory_xact_lock(hashtextextended('storelink-mcp request ' || %s, 0))`
 
-// Reserve implements state.Ledger. The key is taken by one INSERT … ON
-// CONFLICT DO NOTHING: of concurrent callers with one key, across any
-// number of processes, exactly one inserts and the others read its row.
+// Reserve implements state.Ledger with INSERT … ON CONFLICT DO NOTHING:
+// exactly one concurrent caller inserts.
 func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, error) {
 	e, err := state.NewEntry(e)
 	if err != nil {
@@ -47,13 +43,11 @@ func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, er
 	return got, taken, nil
 }
 
-// ledgerTx is a transaction as the ledger's shared algorithms use it
-// (state.LedgerTx). Where SQLite serialises every writer of its file, it
-// takes row locks and the advisory locks requestLock and orderLock.
+// ledgerTx is a transaction as state.LedgerTx, using row locks and the
+// advisory locks requestLock and orderLock.
 type ledgerTx struct{ tx pgx.Tx }
 
-// approval is the approval id and expiry a new entry stores: NULL unless it
-// is staged for approval.
+// approval is a new entry's approval id and expiry; NULL unless staged.
 func approval(e state.Entry) (*string, *time.Time) {
 	if e.State != state.StatePendingApproval {
 		return nil, nil
@@ -62,8 +56,8 @@ func approval(e state.Entry) (*string, *time.Time) {
 	return &e.ApprovalID, &x
 }
 
-// Insert implements state.LedgerTx: the request lock is taken inside the
-// INSERT, and an entry already under the key is read with its row lock.
+// Insert implements state.LedgerTx, taking the request lock in the INSERT
+// and reading an existing entry with its row lock.
 func (t ledgerTx) Insert(ctx context.Context, e state.Entry) (state.Entry, bool, error) {
 	approvalID, expires := approval(e)
 	rows, err := t.tx.Query(ctx, `INSERT INTO entries (`+entryColumns+`)
@@ -110,8 +104,7 @@ func one(es []state.Entry, err error) (state.Entry, bool, error) {
 	return es[0], true, nil
 }
 
-// wrap passes the ledger's own errors (not found, invalid transition, in
-// flight, order id taken) through unchanged and marks database failures.
+// wrap passes the ledger's own errors through and marks database failures.
 func (db *DB) wrap(op string, err error) error {
 	var fl *state.InFlightError
 	var taken *state.OrderIDTakenError
@@ -122,8 +115,7 @@ func (db *DB) wrap(op string, err error) error {
 	return db.fail(op, err)
 }
 
-// InFlight implements state.LedgerTx. The caller holds the request lock
-// (requestLock).
+// InFlight implements state.LedgerTx; the caller holds the request lock.
 func (t ledgerTx) InFlight(ctx context.Context, hash, key string) (state.Entry, bool, error) {
 	es, err := getMany(ctx, t.tx, `WHERE request_hash = $1 AND state IN ('sending', 'unknown') AND idempotency_key <> $2
 		ORDER BY id LIMIT 1`, hash, key)
@@ -133,17 +125,13 @@ func (t ledgerTx) InFlight(ctx context.Context, hash, key string) (state.Entry, 
 	return es[0], true, nil
 }
 
-// The order lock serialises, across every process, the transactions that
-// record one StoreLink order id. Under READ COMMITTED each statement reads
-// what was committed before it began, so the check that follows the lock
-// sees the row of whoever held it before. It is taken last, after the
-// request and row locks, and its holder waits for nothing else, so it adds
-// no cycle.
+// The order lock serialises, across processes, transactions that record a
+// StoreLink order id. It is taken last and its holder waits for nothing
+// else, so it adds no cycle.
 const orderLock = `SELECT pg_advisory_xact_lock(hashtextextended('storelink-mcp order ' || $1::text, 0))`
 
-// OrderIDHolder implements state.LedgerTx, under the order lock: the
-// condition of the SQLite store; an entry with no recorded StoreLink
-// matches any.
+// OrderIDHolder implements state.LedgerTx under the order lock, with the
+// SQLite store's condition.
 func (t ledgerTx) OrderIDHolder(ctx context.Context, cur state.Entry, orderID string) (state.Entry, bool, error) {
 	if _, err := t.tx.Exec(ctx, orderLock, orderID); err != nil {
 		return state.Entry{}, false, err
@@ -172,13 +160,13 @@ func (db *DB) Apply(ctx context.Context, key string, ev state.Event, ch state.Ch
 	})
 }
 
-// locked runs fn on the entry whose column col equals val, inside one
-// transaction holding the request's advisory lock and the row's lock.
+// locked runs fn on the entry where col = val, in one transaction holding
+// the request lock and the row lock.
 func (db *DB) locked(ctx context.Context, op, col, val string, fn func(tx pgx.Tx, cur state.Entry) (state.Entry, error)) (state.Entry, error) {
 	var got state.Entry
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		// One statement reads the entry, takes its request's lock, then the
-		// row's lock; FOR UPDATE returns the row as it stands once locked.
+		// One statement reads the entry and takes the request lock, then
+		// the row lock.
 		cur, err := getOne(ctx, tx, `e, `+fmt.Sprintf(requestLock, "e.request_hash")+` WHERE e.`+col+` = $1 FOR UPDATE OF e`, val)
 		if err != nil {
 			return err
@@ -214,8 +202,8 @@ func (db *DB) Get(ctx context.Context, key string) (state.Entry, bool, error) {
 	return db.lookup(ctx, "get "+key, `WHERE idempotency_key = $1`, key)
 }
 
-// ByOrderID implements state.Ledger. Should StoreLink ever reuse an order
-// id, the most recent entry wins.
+// ByOrderID implements state.Ledger; on a reused order id the latest entry
+// wins.
 func (db *DB) ByOrderID(ctx context.Context, orderID string) (state.Entry, bool, error) {
 	if orderID == "" {
 		return state.Entry{}, false, nil
@@ -270,8 +258,8 @@ func (db *DB) Reject(ctx context.Context, approvalID, decidedBy string, now time
 	return db.decide(ctx, approvalID, decidedBy, state.EventReject, now)
 }
 
-// decide applies ev to a pending, unexpired approval; the row lock makes
-// exactly one of several racing deciders win.
+// decide applies ev to a pending, unexpired approval; the row lock lets
+// one decider win.
 func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state.Event, now time.Time) (state.Entry, error) {
 	if approvalID == "" {
 		return state.Entry{}, fmt.Errorf("%w: empty approval id", state.ErrNotFound)
@@ -281,8 +269,7 @@ func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state
 	})
 }
 
-// Expire implements state.Ledger. Expiring takes no request lock: it never
-// puts an entry in flight.
+// Expire implements state.Ledger; it takes no request lock.
 func (db *DB) Expire(ctx context.Context, now time.Time) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
@@ -361,14 +348,13 @@ func collect(rows pgx.Rows) ([]state.Entry, error) {
 	})
 }
 
-// countSQL is CountEntries' one query, a scan of a small table grouped by
-// state; the parameter is now.
+// countSQL counts entries by state; the parameter is now.
 const countSQL = `SELECT state, COUNT(*),
 	SUM(CASE WHEN state = 'pending_approval' AND approval_expires_at <= $1 THEN 1 ELSE 0 END),
 	MIN(CASE WHEN state = 'pending_approval' AND approval_expires_at > $1 THEN approval_expires_at END)
 	FROM entries GROUP BY state`
 
-// CountEntries implements state.Counter, in one grouped scan.
+// CountEntries implements state.Counter.
 func (db *DB) CountEntries(ctx context.Context, now time.Time) (state.LedgerCounts, error) {
 	out := state.LedgerCounts{ByState: map[state.EntryState]int64{}}
 	rows, err := db.pool.Query(ctx, countSQL, ts(now))

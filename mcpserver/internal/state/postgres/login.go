@@ -12,13 +12,10 @@ import (
 
 var _ state.LoginAttempts = (*DB)(nil)
 
-// sweepBatch bounds the rows one call sweeps, so a call after a long quiet
-// spell stays short; the next calls take the rest.
+// sweepBatch bounds the rows one call sweeps.
 const sweepBatch = 500
 
-// lockLoginKey takes the row lock of key for the rest of tx: one INSERT …
-// ON CONFLICT DO UPDATE … RETURNING, which inserts the row or locks the one
-// there (also one another transaction is just deleting).
+// lockLoginKey locks key's row for the rest of tx, inserting it if needed.
 func lockLoginKey(ctx context.Context, tx pgx.Tx, key string, now time.Time) error {
 	var got string
 	return tx.QueryRow(ctx, `INSERT INTO login_keys (key, last_used) VALUES ($1, $2)
@@ -26,12 +23,9 @@ func lockLoginKey(ctx context.Context, tx pgx.Tx, key string, now time.Time) err
 		RETURNING key`, key, ts(now)).Scan(&got)
 }
 
-// AdmitLogin implements state.LoginAttempts. The rows of the attempt's two
-// keys are locked first, in a fixed order (so two attempts never wait for
-// each other in a circle); then the keys' live rows are counted and the
-// attempt inserted, all in one transaction, so no other replica counts the
-// same keys in between. Expired rows are swept on the way, skipping rows
-// another transaction holds.
+// AdmitLogin implements state.LoginAttempts: the two keys' rows are locked
+// in a fixed order, then live rows counted and the attempt inserted in one
+// transaction.
 func (db *DB) AdmitLogin(ctx context.Context, r state.LoginRequest) (state.LoginAdmission, error) {
 	slot, err := state.NewLoginSlot(r)
 	if err != nil {
@@ -60,12 +54,11 @@ func (db *DB) SettleLogin(ctx context.Context, slot state.LoginSlot, outcome sta
 	return nil
 }
 
-// loginTx is a transaction as the login limit's shared algorithms use it
-// (state.LoginTx), serialised per key by the rows of login_keys.
+// loginTx is a transaction as state.LoginTx, serialised per key by
+// login_keys rows.
 type loginTx struct{ tx pgx.Tx }
 
-// Sweep implements state.LoginTx: the two keys' rows are locked, then
-// expired attempts and long-unused keys are swept in batches.
+// Sweep implements state.LoginTx: lock both keys, then sweep in batches.
 func (t loginTx) Sweep(ctx context.Context, r state.LoginRequest, slot state.LoginSlot) error {
 	keys := []string{slot.NameKey, slot.AddrKey}
 	slices.Sort(keys)
@@ -84,8 +77,7 @@ func (t loginTx) Sweep(ctx context.Context, r state.LoginRequest, slot state.Log
 	return err
 }
 
-// Expiries implements state.LoginTx. The sweep is batched, so rows that ran
-// out may remain; they are not counted.
+// Expiries implements state.LoginTx, skipping expired rows not yet swept.
 func (t loginTx) Expiries(ctx context.Context, byName bool, key string, now time.Time) ([]time.Time, error) {
 	col := "addr_key"
 	if byName {
@@ -125,9 +117,7 @@ func (t loginTx) AddFailure(ctx context.Context, slot state.LoginSlot, until tim
 	return err
 }
 
-// Succeed implements state.LoginTx, under the name's lock, so two
-// successes of one name do not delete each other's rows in opposite
-// orders.
+// Succeed implements state.LoginTx, under the name's lock.
 func (t loginTx) Succeed(ctx context.Context, slot state.LoginSlot, now time.Time) error {
 	if err := lockLoginKey(ctx, t.tx, slot.NameKey, now); err != nil {
 		return err

@@ -1,13 +1,7 @@
-// Package postgres is the state.Store in PostgreSQL, for replicas on several
-// machines that share one ledger, one set of staged approvals and one audit
-// trail (ADR 0008).
-//
-// It runs the algorithms of package state (state.ReserveTx,
-// state.AdmitLoginTx, …) over its own statements. The database refuses states
-// outside the closed set and any change to the audit trail; a
-// transaction-scoped advisory lock per request fingerprint keeps two replicas
-// from sending one request under two keys. The schema is the numbered files
-// in migrations/, applied by package migrate.
+// Package postgres is the state.Store in PostgreSQL, for replicas on
+// several machines (ADR 0008). It runs package state's algorithms over its
+// own statements; an advisory lock per request fingerprint keeps replicas
+// from sending one request under two keys.
 package postgres
 
 import (
@@ -33,9 +27,8 @@ var _ state.Store = (*DB)(nil)
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// connectTimeout bounds one attempt to open a connection, so a call made
-// while the database is down fails with state.ErrUnavailable in seconds
-// instead of hanging until the client gives up.
+// connectTimeout bounds one connection attempt, so calls fail fast with
+// state.ErrUnavailable while the database is down.
 const connectTimeout = 5 * time.Second
 
 // DefaultMaxConns is the pool size when Options.MaxConns is zero.
@@ -43,27 +36,24 @@ const DefaultMaxConns = 10
 
 // Options tunes the connection pool.
 type Options struct {
-	// MaxConns caps this process's connections; every replica holds up to
-	// this many, so replicas × MaxConns must stay below the server's
-	// max_connections. Zero means DefaultMaxConns.
+	// MaxConns caps this process's connections; replicas × MaxConns must
+	// stay below max_connections. Zero means DefaultMaxConns.
 	MaxConns int
 }
 
-// DB is the PostgreSQL-backed state.Store. It is safe for concurrent use,
-// and any number of processes may share one database.
+// DB is the PostgreSQL-backed state.Store, safe for concurrent use by
+// goroutines and processes.
 type DB struct {
 	pool *pgxpool.Pool
 	// target names the database for messages without the password.
 	target string
 	// password is scrubbed from every error, should a driver quote it.
 	password string
-	// audit commits the audit records in groups (see RecordAudit).
-	audit *state.AuditGroup
+	audit    *state.AuditGroup
 }
 
-// Open connects to the database named by url (postgres:// or
-// postgresql://) and applies the migrations it is missing. The password
-// never appears in an error.
+// Open connects to url (postgres:// or postgresql://) and applies missing
+// migrations. The password never appears in an error.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	db, err := Connect(ctx, url, opts)
 	if err != nil {
@@ -76,8 +66,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// Connect is Open without the migrations, for an operator's explicit
-// migrate step, which reports what it applies.
+// Connect is Open without migrations.
 func Connect(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -99,9 +88,8 @@ func Connect(ctx context.Context, url string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// scrub removes the password from an error's text should a driver ever
-// include it, and puts the text on one line (pgx lists each connection
-// attempt on its own), keeping state.ErrUnavailable matchable.
+// scrub removes the password from an error's text and puts it on one
+// line, keeping state.ErrUnavailable matchable.
 func scrub(err error, password string) error {
 	msg := err.Error()
 	if (password == "" || !strings.Contains(msg, password)) && !strings.Contains(msg, "\n") {
@@ -117,12 +105,10 @@ func scrub(err error, password string) error {
 	return errors.New(msg)
 }
 
-// Target names the database (host, port, name and user; never the
-// password), for logs.
+// Target names the database without the password, for logs.
 func (db *DB) Target() string { return db.target }
 
-// Close writes the audit records already queued and releases the pool's
-// connections.
+// Close writes queued audit records and closes the pool.
 func (db *DB) Close() error {
 	db.audit.Close()
 	db.pool.Close()
@@ -149,8 +135,8 @@ func (db *DB) fail(op string, err error) error {
 	return scrub(err, db.password)
 }
 
-// unavailable reports whether err means the database could not be reached
-// or went away, rather than that it answered with an error of its own.
+// unavailable reports whether err means the database was unreachable,
+// rather than an error it answered with.
 func unavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -166,10 +152,8 @@ func unavailable(err error) bool {
 		strings.Contains(err.Error(), "conn closed")
 }
 
-// book is how this store keeps its schema version: one row per applied
-// migration in schema_migrations, written under an advisory lock scoped to
-// the current schema, so replicas starting together migrate once and the
-// others wait and find the work done.
+// book keeps the schema version in schema_migrations, under an advisory
+// lock so replicas migrate once.
 var book = migrate.Book{
 	Lock: `SELECT pg_advisory_xact_lock(hashtextextended('storelink-mcp migrate ' || current_schema(), 0))`,
 	Create: `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -186,10 +170,8 @@ var book = migrate.Book{
 // Migrated is what Migrate did.
 type Migrated = migrate.Result
 
-// Migrate applies the embedded migrations the database lacks, all in one
-// transaction under an advisory lock scoped to the current schema, so
-// replicas starting together migrate once and the others wait and find the
-// work done. A database newer than this program is refused untouched.
+// Migrate applies missing migrations in one transaction under an advisory
+// lock. A database newer than this program is refused untouched.
 func (db *DB) Migrate(ctx context.Context) (Migrated, error) {
 	ms, err := migrate.Load(migrationFiles, "migrations")
 	if err != nil {

@@ -16,14 +16,9 @@ const auditInsertSQL = `INSERT INTO audit
 	(time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// RecordAudit implements state.AuditLog. A zero Time is recorded as the current
-// time, so that no record falls outside every day filter.
-//
-// Records are committed in groups by state.AuditGroup: the records of calls
-// that finish together share one transaction, and each caller returns only
-// once the transaction holding its row has committed. A call is therefore
-// still audited before it is answered, at one commit per group instead of
-// one per call.
+// RecordAudit implements state.AuditLog. A zero Time is recorded as now.
+// Records are group-committed (state.AuditGroup); the call returns once its
+// row is committed.
 func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
@@ -31,8 +26,7 @@ func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 	return db.audit.Record(ctx, r)
 }
 
-// writeAudit is the SQLite half of the group commit: it takes this
-// process's write lock and inserts recs in one transaction.
+// writeAudit inserts recs in one transaction under the write lock.
 func (db *DB) writeAudit(ctx context.Context, recs []state.AuditRecord) error {
 	release, err := db.lockWrite(ctx)
 	if err != nil {
@@ -42,10 +36,8 @@ func (db *DB) writeAudit(ctx context.Context, recs []state.AuditRecord) error {
 	return db.insertAudit(ctx, recs)
 }
 
-// insertAudit inserts recs, the caller holding the write lock. A single
-// record is inserted on its own, which commits it; several share one
-// transaction. The failure of one record's INSERT, made while the write
-// lock is held, is that record's (state.AuditRowError).
+// insertAudit inserts recs under the write lock. One record's failure is
+// that record's (state.AuditRowError).
 func (db *DB) insertAudit(ctx context.Context, recs []state.AuditRecord) error {
 	insert := func(stmt *sql.Stmt, i int) error {
 		r := &recs[i]
@@ -76,8 +68,8 @@ func (db *DB) insertAudit(ctx context.Context, recs []state.AuditRecord) error {
 	return nil
 }
 
-// QueryAudit implements state.AuditLog. With a Limit it returns the most recent
-// Limit records, still oldest first.
+// QueryAudit implements state.AuditLog. With a Limit it returns the latest
+// Limit records, oldest first.
 func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.AuditRecord, error) {
 	where, args := auditWhere(f)
 	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id
@@ -107,14 +99,13 @@ func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.Audi
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("state: query audit: %w", err)
 	}
-	// Selected newest first so that LIMIT keeps the latest records; the
-	// trail reads in time order.
+	// Newest first so LIMIT keeps the latest.
 	slices.Reverse(out)
 	return out, nil
 }
 
-// Report implements state.AuditLog. Percentiles are computed here rather than in
-// SQL so that every backend yields the same numbers.
+// Report implements state.AuditLog; percentiles are computed in Go so both
+// backends agree.
 func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStats, error) {
 	where, args := auditWhere(f)
 	rows, err := db.sql.QueryContext(ctx, `SELECT tool, outcome, error_code, duration_ms FROM audit`+where, args...)
@@ -161,8 +152,7 @@ func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStat
 	return out, nil
 }
 
-// auditWhere turns f into a WHERE clause (with its leading space) and its
-// arguments.
+// auditWhere turns f into a WHERE clause and its arguments.
 func auditWhere(f state.AuditFilter) (string, []any) {
 	var conds []string
 	var args []any

@@ -15,11 +15,8 @@ const entryColumns = `idempotency_key, store_id, sku, quantity_units, reason, re
 	requested_by, decided_by, created_at, updated_at, upstream_id`
 
 // Reserve implements state.Ledger. e.State must be StateSending or
-// StatePendingApproval, and a pending entry needs an ApprovalID and an
-// ApprovalExpiresAt. Outcome fields (OrderID, errors, DecidedBy) are not
-// stored: a new entry has none. An empty RequestHash is computed, a zero
-// CreatedAt becomes the current time, and UpdatedAt starts equal to it.
-// Taking over a retryable entry keeps its CreatedAt.
+// StatePendingApproval (with ApprovalID and ApprovalExpiresAt). Taking over
+// a retryable entry keeps its CreatedAt.
 func (db *DB) Reserve(ctx context.Context, e state.Entry) (state.Entry, bool, error) {
 	e, err := state.NewEntry(e)
 	if err != nil {
@@ -52,8 +49,8 @@ func (db *DB) Get(ctx context.Context, key string) (state.Entry, bool, error) {
 	return found(getOne(ctx, db.sql, `WHERE idempotency_key = ?`, key))
 }
 
-// ByOrderID implements state.Ledger. Should StoreLink ever reuse an order id, the
-// most recent entry wins.
+// ByOrderID implements state.Ledger; on a reused order id the latest entry
+// wins.
 func (db *DB) ByOrderID(ctx context.Context, orderID string) (state.Entry, bool, error) {
 	if orderID == "" {
 		return state.Entry{}, false, nil
@@ -69,8 +66,7 @@ func (db *DB) ByApprovalID(ctx context.Context, approvalID string) (state.Entry,
 	return found(getOne(ctx, db.sql, `WHERE approval_id = ?`, approvalID))
 }
 
-// Recent implements state.Ledger. Entries created in the same instant keep their
-// reservation order, newest first.
+// Recent implements state.Ledger.
 func (db *DB) Recent(ctx context.Context, storeID, sku string, since time.Time) ([]state.Entry, error) {
 	return getMany(ctx, db.sql, `WHERE store_id = ? AND sku = ? AND created_at >= ?
 		ORDER BY created_at DESC, id DESC`, storeID, sku, formatTime(since))
@@ -97,9 +93,8 @@ func (db *DB) Reject(ctx context.Context, approvalID, decidedBy string, now time
 	return db.decide(ctx, approvalID, decidedBy, state.EventReject, now)
 }
 
-// decide applies ev to a pending, unexpired approval. The check and the
-// update share one write-locked transaction, which is what lets exactly one
-// of several racing deciders win.
+// decide applies ev to a pending, unexpired approval in one write-locked
+// transaction, so one decider wins.
 func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state.Event, now time.Time) (state.Entry, error) {
 	if approvalID == "" {
 		return state.Entry{}, fmt.Errorf("%w: empty approval id", state.ErrNotFound)
@@ -116,8 +111,7 @@ func (db *DB) decide(ctx context.Context, approvalID, decidedBy string, ev state
 	return got, err
 }
 
-// Expire implements state.Ledger. An approval expires at the instant its
-// ApprovalExpiresAt is reached, matching Pending, Claim and Entry.AsOf.
+// Expire implements state.Ledger; an approval expires at ApprovalExpiresAt.
 func (db *DB) Expire(ctx context.Context, now time.Time) (int, error) {
 	var n int
 	err := db.write(ctx, func(tx *sql.Tx) error {

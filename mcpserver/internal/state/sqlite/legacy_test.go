@@ -11,10 +11,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state/migrate"
 )
 
-// legacyMigrations are the schema's migrations as this package held them
-// before they became the files of migrations/, as Go strings: legacyMigrations[i]
-// brought the schema from version i to i+1. Database files built by them
-// are out there, so the files must run the very same statements.
+// legacyMigrations are the released migrations as Go strings;
+// legacyMigrations[i] brought the schema from version i to i+1. The files
+// in migrations/ must run the same statements.
 var legacyMigrations = []string{
 	`
 CREATE TABLE entries (
@@ -58,11 +57,9 @@ CREATE TABLE audit (
 CREATE INDEX audit_time ON audit (time);
 CREATE INDEX audit_call_id ON audit (call_id);
 `,
-	// 2: the ledger's states become a closed set the database enforces, the
-	// StoreLink each entry belongs to is recorded, and entries that earlier
-	// versions stored as failed although nothing reached StoreLink become
-	// retryable. SQLite cannot add a CHECK to a column, so the table is
-	// rebuilt.
+	// 2: closed set of states, each entry's StoreLink, and failed entries
+	// that never reached StoreLink become retryable. SQLite cannot add a
+	// CHECK, so the table is rebuilt.
 	`
 CREATE TABLE entries_v2 (
 	id                  INTEGER PRIMARY KEY,
@@ -100,21 +97,16 @@ CREATE UNIQUE INDEX entries_approval_id ON entries (approval_id) WHERE approval_
 CREATE INDEX entries_pending_expiry ON entries (approval_expires_at) WHERE state = 'pending_approval';
 CREATE INDEX entries_in_flight ON entries (request_hash) WHERE state IN ('sending', 'unknown');
 `,
-	// The audit trail is append-only by construction, not by convention:
-	// the database itself refuses to change or remove a recorded call.
-	// Retention (docs/observability.md) lifts the DELETE guard only inside
-	// the archiving transaction.
+	// 3: the database refuses to change or remove audit rows (retention:
+	// docs/observability.md).
 	`
 CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: UPDATE refused'); END;
 CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'audit rows are append-only: DELETE refused; archive old rows as docs/observability.md describes'); END;
 `,
-	// 4: the register of named approvers. Only a verifier of each secret is
-	// kept. A name is unique among the active records, compared by its key
-	// (ApproverNameKey), so that revoking and adding again rotates a
-	// secret. A record is never removed and changes only once, when it is
-	// revoked: the register is also the history of who could approve.
+	// 4: the approver register: verifiers only, active names unique by
+	// key, records never removed.
 	`
 CREATE TABLE approvers (
 	id         INTEGER PRIMARY KEY,
@@ -135,9 +127,7 @@ BEGIN SELECT RAISE(ABORT, 'approver records change only by being revoked, once: 
 CREATE TRIGGER approvers_no_delete BEFORE DELETE ON approvers
 BEGIN SELECT RAISE(ABORT, 'approver records are kept: DELETE refused; revoke the approver instead'); END;
 `,
-	// 5: the used nonces of host consent (WRITE_APPROVAL=host), so that a
-	// sealed confirmation is honoured once, by whichever process sees it
-	// first. A nonce is kept until its question has lapsed.
+	// 5: used host-consent nonces, kept until their question lapses.
 	`
 CREATE TABLE consent_nonces (
 	nonce      TEXT PRIMARY KEY CHECK (length(nonce) BETWEEN 16 AND 64),
@@ -146,17 +136,13 @@ CREATE TABLE consent_nonces (
 );
 CREATE INDEX consent_nonces_expiry ON consent_nonces (expires_at);
 `,
-	// 6: each audit row names the OpenTelemetry trace of its call, so the
-	// row leads to the trace and back; rows from before it have none.
+	// 6: each audit row names its OpenTelemetry trace.
 	`
 ALTER TABLE audit ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
 `,
-	// 7: the approvals console's login limit and sessions, shared by every
-	// replica (login.go, session.go). An attempt row is in flight until it
-	// is settled (failed = 0, expires_at its hold) or a failure (failed =
-	// 1, expires_at the end of its window). A session keeps only the
-	// SHA-256 of its id. AUTOINCREMENT: a slot's id is never given to a
-	// later attempt once the slot has been swept.
+	// 7: the console's login limit and sessions (login.go, session.go). A
+	// session keeps only the SHA-256 of its id; AUTOINCREMENT so a swept
+	// slot's id is never reused.
 	`
 CREATE TABLE login_attempts (
 	id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -180,9 +166,7 @@ CREATE TABLE console_sessions (
 CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
 CREATE INDEX console_sessions_idle ON console_sessions (idle_until);
 `,
-	// 8: the approvals console's keys, shared by every replica (keys.go):
-	// one row per key, made on first use and never changed, so a login
-	// form served by one replica is accepted by another.
+	// 8: the console's keys, one row per key, shared by replicas (keys.go).
 	`
 CREATE TABLE console_keys (
 	name       TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64),
@@ -213,10 +197,9 @@ func TestMigrationFilesKeepTheReleasedStatements(t *testing.T) {
 	}
 }
 
-// TestOpensDatabasesOfEveryEarlierVersion builds a database file at each
-// earlier schema version the way the released code did (its statements,
-// its one-row schema_version) and opens it with this code: the schema is
-// brought up to date once, and the ledger works on it.
+// TestOpensDatabasesOfEveryEarlierVersion builds a database at each earlier
+// schema version as released code did and opens it: the schema is brought
+// up to date and the ledger works.
 func TestOpensDatabasesOfEveryEarlierVersion(t *testing.T) {
 	for have := 0; have <= len(legacyMigrations); have++ {
 		path := filepath.Join(t.TempDir(), "state.db")
@@ -235,8 +218,7 @@ func TestOpensDatabasesOfEveryEarlierVersion(t *testing.T) {
 			}
 		}
 		if have >= 1 {
-			// A failed entry that StoreLink never took: version 2 made such
-			// entries retryable.
+			// Version 2 made a failed, never-sent entry retryable.
 			if _, err := raw.Exec(`INSERT INTO entries (idempotency_key, store_id, sku, quantity_units, reason, request_hash,
 				state, error_code, created_at, updated_at)
 				VALUES ('old', '47', '8847291', 3, 'r', 'h', 'failed', 'RATE_LIMITED', '2025-03-14T09:00:00.000000000Z', '2025-03-14T09:00:00.000000000Z')`); err != nil {

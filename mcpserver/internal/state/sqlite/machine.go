@@ -11,11 +11,8 @@ import (
 )
 
 // Apply moves the entry under key by ev, recording ch, as one conditional
-// update (… WHERE idempotency_key = ? AND state = ?). A pair the table does
-// not allow is refused with ErrInvalidTransition; an entry about to be sent
-// is refused with an *InFlightError while the same request is in flight
-// under another key, and an order id another entry of the same StoreLink
-// already holds with an *OrderIDTakenError.
+// update. It refuses with ErrInvalidTransition, *InFlightError or
+// *OrderIDTakenError.
 func (db *DB) Apply(ctx context.Context, key string, ev state.Event, ch state.Change, now time.Time) (state.Entry, error) {
 	var got state.Entry
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -29,10 +26,8 @@ func (db *DB) Apply(ctx context.Context, key string, ev state.Event, ch state.Ch
 	return got, err
 }
 
-// ledgerTx is a write transaction as the ledger's shared algorithms use it
-// (state.LedgerTx). The write lock the transaction holds from BEGIN
-// serialises every writer of the file, so a check and the update that
-// follows it cannot be split by another writer.
+// ledgerTx is a write transaction as state.LedgerTx; the write lock held
+// from BEGIN serialises every writer.
 type ledgerTx struct{ tx *sql.Tx }
 
 // Insert implements state.LedgerTx.
@@ -71,8 +66,7 @@ func (t ledgerTx) Retake(ctx context.Context, e, cur state.Entry) (state.Entry, 
 	return got, err == nil, err
 }
 
-// approval is the approval id and expiry a new entry stores: NULL unless it
-// is staged for approval.
+// approval is a new entry's approval id and expiry; NULL unless staged.
 func approval(e state.Entry) (approvalID, expires sql.NullString) {
 	if e.State == state.StatePendingApproval {
 		approvalID = sql.NullString{String: e.ApprovalID, Valid: true}

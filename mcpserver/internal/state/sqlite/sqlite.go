@@ -1,11 +1,7 @@
-// Package sqlite is the state.Store in one SQLite database file
-// (modernc.org/sqlite, no cgo), which several server processes on one
-// machine may share; package postgres serves replicas on several machines
-// (ADR 0008). Both add only storage to the rules of package state.
-//
-// Every write transaction takes the file's write lock at BEGIN (BEGIN
-// IMMEDIATE), so a read-then-write cannot interleave with another writer.
-// The schema is the numbered files in migrations/, applied by package migrate.
+// Package sqlite is the state.Store in one SQLite file (modernc.org/sqlite,
+// no cgo), shared by processes on one machine (ADR 0008). It adds only
+// storage to package state's rules. Every write transaction takes the write
+// lock at BEGIN (BEGIN IMMEDIATE).
 package sqlite
 
 import (
@@ -32,35 +28,28 @@ var (
 )
 
 // busyTimeoutMS is how long a connection waits for another process's write
-// lock before giving up. Writes here are single small transactions, so five
-// seconds of waiting means something is wrong rather than merely busy.
+// lock.
 const busyTimeoutMS = 5000
 
-// maxConns bounds the connection pool. Writes are serialised anyway (see
-// DB.wsem); a few extra connections let reads proceed beside a write.
+// maxConns bounds the pool; extra connections let reads run beside a write.
 const maxConns = 4
 
-// DB is the SQLite-backed Store. It is safe for concurrent use by many
-// goroutines, and several processes may open the same file at once.
+// DB is the SQLite-backed Store, safe for concurrent use by goroutines and
+// processes.
 type DB struct {
 	sql  *sql.DB
 	path string
-	// wsem admits one writer per process at a time. SQLite allows only one
-	// writer per file anyway; queueing here, where waiting honours the
-	// context and wakes promptly, spares in-process writers from SQLite's
-	// polling busy handler, which is then left to arbitrate between
-	// processes only.
+	// wsem admits one writer per process, so in-process writers queue
+	// with context support instead of SQLite's polling busy handler.
 	wsem chan struct{}
-	// auditInsert is RecordAudit's INSERT, prepared once: it runs on every
-	// tool call, and parsing it anew each time was a measurable share of a
-	// trivial call's CPU (docs/benchmarks.md).
+	// auditInsert is RecordAudit's INSERT, prepared once for speed
+	// (docs/benchmarks.md).
 	auditInsert *sql.Stmt
-	// audit commits the audit records in groups (see RecordAudit).
-	audit *state.AuditGroup
+	audit       *state.AuditGroup
 }
 
-// Open opens the database at path, creating the file and its parent
-// directory (mode 0700) on first use, and brings the schema up to date.
+// Open opens the database at path, creating it and its directory (0700) if
+// needed, and migrates the schema.
 func Open(path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("state: empty database path")
@@ -72,10 +61,8 @@ func Open(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("state: create directory for database %s: %w", abs, err)
 	}
-	// Creating the file ourselves gives it owner-only permissions (the audit
-	// trail names clients and stores) and turns an unwritable location into
-	// the operating system's own error, which is far clearer than SQLite's
-	// "unable to open database file".
+	// Create the file ourselves: owner-only permissions, and a clearer
+	// error than SQLite's for an unwritable location.
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("state: open database file %s: %w", abs, err)
@@ -106,12 +93,8 @@ func Open(path string) (*DB, error) {
 	return db, nil
 }
 
-// dsn builds the connection string. Every connection in the pool runs these
-// pragmas when it opens, so none of them can be forgotten on a fresh
-// connection: WAL lets readers proceed beside the writer, busy_timeout makes
-// a second process wait for the write lock instead of failing at once, and
-// _txlock=immediate makes every transaction take the write lock at BEGIN,
-// so a read-then-write can never lose a race it has already half run.
+// dsn builds the connection string; every pooled connection runs its
+// pragmas: WAL, busy_timeout, and _txlock=immediate.
 func dsn(abs string) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
@@ -119,23 +102,20 @@ func dsn(abs string) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
-	// The path is escaped because SQLite reads a file: URI, in which '?',
-	// '#' and '%' in a directory name would otherwise change its meaning.
+	// Escape the path: '?', '#' and '%' are special in a file: URI.
 	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
 }
 
 // Path returns the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close writes the audit records already queued and releases the
-// database. Data already committed is on disk.
+// Close writes queued audit records and releases the database.
 func (db *DB) Close() error {
 	db.audit.Close()
 	return errors.Join(db.auditInsert.Close(), db.sql.Close())
 }
 
-// Ping checks that the database can still be reached and read, for health
-// checks.
+// Ping checks that the database can be read.
 func (db *DB) Ping(ctx context.Context) error {
 	var v int
 	if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
@@ -144,9 +124,8 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// write runs fn in one transaction that holds the database write lock from
-// its first statement (BEGIN IMMEDIATE, from the DSN) and commits when fn
-// returns nil.
+// write runs fn in one transaction holding the write lock, committing when
+// fn returns nil.
 func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	release, err := db.lockWrite(ctx)
 	if err != nil {
@@ -177,15 +156,13 @@ func (db *DB) lockWrite(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// migrationFiles are the schema's migrations: migrations/NNNN_*.sql brings
-// the schema from version NNNN-1 to NNNN. Migrations are only ever
-// appended: a released file's statements never change, because some
-// database file out there was built by them.
+// migrationFiles are the schema's migrations; NNNN_*.sql brings the schema
+// to version NNNN. Released files never change.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// book is how SQLite keeps its schema version: one row of schema_version.
+// book keeps the schema version in one row of schema_version.
 var book = migrate.Book{
 	Create:  `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`,
 	Version: `SELECT COALESCE(MAX(version), 0) FROM schema_version`,
@@ -200,8 +177,8 @@ var book = migrate.Book{
 	},
 }
 
-// migrate creates or upgrades the schema inside one write transaction, so
-// two processes starting together on a new file cannot both apply it.
+// migrate creates or upgrades the schema in one write transaction, so two
+// processes cannot both apply it.
 func (db *DB) migrate(ctx context.Context) error {
 	ms, err := migrate.Load(migrationFiles, "migrations")
 	if err != nil {
@@ -227,10 +204,8 @@ func (t migrateTx) QueryInt(ctx context.Context, query string) (int, error) {
 	return n, err
 }
 
-// timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction. The fixed
-// width matters: time.RFC3339Nano drops trailing zeros, and then
-// "…:05Z" would sort after "…:05.1Z" and range queries on the text column
-// would be wrong.
+// timeLayout is RFC 3339 UTC with a fixed nine-digit fraction, so text
+// order is time order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }

@@ -14,10 +14,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// auditConcurrent records from many goroutines through two handles at
-// once, as two replicas' callers would: every record is stored exactly
-// once, and each is readable from a third, fresh handle (so committed) by
-// the time its RecordAudit returns.
+// auditConcurrent records from many goroutines through two handles: each
+// record is stored once and readable from a fresh handle when RecordAudit
+// returns.
 func auditConcurrent(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
 	s, reopen := o(t)
@@ -69,34 +68,24 @@ func auditConcurrent(t *testing.T, o Opener) {
 	}
 }
 
-// crashEnv names, in a re-executed test binary, the database its child
-// records into.
+// crashEnv names, in the re-executed child, the database it records into.
 const crashEnv = "STATETEST_AUDIT_CRASH_TARGET"
 
-// crashLine prefixes each call id the child prints once its RecordAudit
-// has returned.
+// crashLine prefixes each call id the child prints after RecordAudit.
 const crashLine = "recorded "
 
-// AuditSurvivesKill is the crash test of the audit trail's group commit:
-// no call answered without its audit row. The test binary runs itself
-// again as a child (the test named by t, through -test.run) that records a
-// burst from many goroutines into the database newTarget names, printing
-// each call id once RecordAudit has returned for it, as the server answers
-// a call once its row is recorded. The parent kills the child with SIGKILL
-// mid-burst, opens the database afresh and requires the row of every id
-// the child printed.
-//
-// A backend's test calls it with newTarget, which makes a fresh database
-// and returns its name (called in the parent only), and open, which opens
-// the database so named (in the parent and in the child).
+// AuditSurvivesKill checks that no call is answered without its audit row.
+// The test binary re-runs itself as a child that records a burst into the
+// database newTarget made, printing each call id after RecordAudit returns;
+// the parent SIGKILLs it mid-burst and requires a row for every printed id.
+// open opens the named database in parent and child.
 func AuditSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open func(t testing.TB, target string) state.Store) {
 	if target := os.Getenv(crashEnv); target != "" {
 		crashChild(t, open(t, target))
 		return
 	}
 	target := newTarget(t)
-	// The child migrates nothing the parent has not: opening here first
-	// makes the schema, as a running server's would be.
+	// Migrate in the parent first, as a running server would have.
 	_ = open(t, target)
 
 	cmd := exec.Command(os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count", "1")
@@ -124,8 +113,7 @@ func AuditSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open f
 			}
 		}
 	}
-	// What the child printed before it died is still read above, to the
-	// pipe's end.
+	// Output printed before death is still read to the pipe's end.
 	waitErr := cmd.Wait()
 	if len(answered) < killAfter {
 		t.Fatalf("the child printed %d ids and ended (%v) before it was killed", len(answered), waitErr)
@@ -164,9 +152,8 @@ func AuditSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open f
 // crashChildCalls bounds each of the child's goroutines.
 const crashChildCalls = 2000
 
-// crashChild records until it is killed: 32 goroutines, each call printed
-// once its RecordAudit has returned. It stops by itself after
-// crashChildCalls calls per goroutine, should no parent kill it.
+// crashChild records from 32 goroutines until killed, printing each call
+// id after RecordAudit; it stops after crashChildCalls per goroutine.
 func crashChild(t *testing.T, s state.Store) {
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -185,8 +172,7 @@ func crashChild(t *testing.T, s state.Store) {
 				}
 				mu.Lock()
 				fmt.Fprintln(w, crashLine+id)
-				// Flushed before the next call: a line is in the pipe
-				// before anything else this goroutine does.
+				// Flush before the next call.
 				err := w.Flush()
 				mu.Unlock()
 				if err != nil {
@@ -199,7 +185,7 @@ func crashChild(t *testing.T, s state.Store) {
 }
 
 // WaitAuditBacklog waits until g holds queued records waiting and inFlight
-// being written, for tests that line records up behind a held write.
+// being written.
 func WaitAuditBacklog(g *state.AuditGroup, queued, inFlight int) {
 	for {
 		q, f := g.Backlog()
