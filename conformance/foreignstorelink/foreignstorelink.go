@@ -74,11 +74,7 @@ const MaxBodyBytes = 64 << 10
 
 // Order statuses (D5: not the contract's vocabulary).
 const (
-	StatusPending    = "pending"
-	StatusConfirmed  = "confirmed"
-	StatusDispatched = "dispatched"
-	StatusDelivered  = "delivered"
-	StatusCancelled  = "cancelled"
+	StatusPending = "pending"
 )
 
 // DefaultKeys maps store id to key for the stores a fresh double opens: 47 and

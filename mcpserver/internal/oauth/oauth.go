@@ -238,9 +238,6 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	return v, nil
 }
 
-// Issuer is the provider's issuer identifier.
-func (v *Verifier) Issuer() string { return v.issuer }
-
 // Audience is this server's resource identifier.
 func (v *Verifier) Audience() string { return v.audience }
 

@@ -259,8 +259,6 @@ type FrameError struct {
 	ID      any
 }
 
-func (e *FrameError) Error() string { return e.Message }
-
 // wireMessage is every field of a JSON-RPC 2.0 request or response.
 // Method is raw so that a present but empty method is told from a missing one.
 type wireMessage struct {
