@@ -60,9 +60,8 @@ func (s *Source) reload() {
 	if s.path == "" {
 		return
 	}
-	// A file others can read is refused on a reload as at start-up; the
-	// keyring in force stays. A path that is not on the disk (the
-	// in-memory files of tests) is judged by the read alone.
+	// A file others can read is refused on reload; the keyring in force
+	// stays. A path not on disk (tests' in-memory files) skips the check.
 	if err := secretfile.Check(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.log.Warn("keyring.reload_failed", "path", s.path, "error", "STORELINK_KEYRING_FILE: "+err.Error())
 		return

@@ -79,8 +79,7 @@ func watcherWith(t *testing.T, n, sessions int) (*approvalWatcher, *countingLedg
 
 // The watcher's reads per poll do not grow with the approvals it waits
 // on: one read of the pending list, and one read by id only for an
-// approval that left it. (Each watch used to read its own entry every
-// second: 3,000 pending approvals were 3,000 reads a second.)
+// approval that left it.
 func TestApprovalWatchReadsAreFlat(t *testing.T) {
 	for _, n := range []int{1, 3000} {
 		w, l, completed, stop := watcherWith(t, n, 30)

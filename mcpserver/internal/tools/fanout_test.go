@@ -45,7 +45,7 @@ func TestFanOutRunsEachIndexOnceWithinTheLimit(t *testing.T) {
 	}
 }
 
-// gaugeUpstream is the fake StoreLink behind a gate counting calls in
+// gaugeUpstream is the fake StoreLink that counts calls in
 // flight. Each call waits until want are in flight (or two seconds), so
 // the count shows whether a tool starts all stores at once.
 type gaugeUpstream struct {

@@ -15,8 +15,8 @@ func TestRaiseReplenishmentOrderDefinition(t *testing.T) {
 	checkToolSnap(t, "korral_raise_replenishment_order")
 }
 
-// TestRaiseDescriptionSaysWhatConfirmDoesHere: confirm is the agent's own
-// judgement everywhere; what it does depends on the deployment.
+// TestRaiseDescriptionSaysWhatConfirmDoesHere: what confirm does depends
+// on the deployment.
 func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
 	for w, want := range map[WriteOptions]string{
 		{MaxOrderUnits: 500}:                                                "confirm is refused",

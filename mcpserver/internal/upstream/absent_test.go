@@ -43,7 +43,7 @@ func without(t *testing.T, body []byte, pointer string) []byte {
 }
 
 // TestAbsentFieldIsItsOwnCause takes each rule's violating example and
-// leaves out the field it breaks the rule at. The adapter never judges
+// leaves out the field it breaks the rule at. The adapter never checks
 // the rule on the field's zero value: a required decision field's absence
 // is one cause (schema.required, naming the field), and the semantic rule
 // is no cause at that field; an optional field's absence is no cause at
@@ -115,7 +115,7 @@ func TestCheckedFindsTheAbsentFields(t *testing.T) {
 }
 
 // TestStoreWithoutHoursHasUnknownHours: a store whose hours the rules do
-// not judge (a day, or its closed flag, left out) is never read as open
+// not check (a day, or its closed flag, left out) is never read as open
 // with no times: its hours are unknown, a qualifier (ADR 0030), and the
 // conversion says so.
 func TestStoreWithoutHoursHasUnknownHours(t *testing.T) {
