@@ -61,7 +61,7 @@ func (s *Source) reload() {
 		return
 	}
 	// A file others can read is refused on reload; the keyring in force
-	// stays. A path not on disk (tests' in-memory files) skips the check.
+	// stays. For a path not on disk (tests' in-memory files) only the read counts.
 	if err := secretfile.Check(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.log.Warn("keyring.reload_failed", "path", s.path, "error", "STORELINK_KEYRING_FILE: "+err.Error())
 		return
