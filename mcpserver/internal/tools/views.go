@@ -8,8 +8,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// addViews serves the MCP Apps views as resources to every client; only a
-// host that declared the extension sees a tool name one (ADR 0020).
+// addViews serves the MCP Apps views as resources to every client: they
+// cost no model context, and only a host declaring the extension sees tools
+// name them (ADR 0020).
 func addViews(ms *mcp.Server) {
 	for _, v := range views.All() {
 		html := v.HTML
