@@ -88,11 +88,9 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 	}
 }
 
-// checkToolSnap holds one tool's definition, as tools/list gives it to a
-// host (name, title, description, input and output schemas, annotations),
-// to its own snapshot, testdata/tools/NAME.golden.json, with the write path
-// offered but off, as in tools.golden.json, which pins the whole list. With
-// -update or UPDATE_TOOLSNAPS=true it rewrites the snapshot.
+// checkToolSnap holds one tool's definition, as tools/list gives it, to
+// testdata/tools/NAME.golden.json, with the write path offered but off.
+// -update or UPDATE_TOOLSNAPS=true rewrites the snapshot.
 func checkToolSnap(t *testing.T, name string) {
 	t.Helper()
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2"}`), func(o *Options) {

@@ -57,9 +57,7 @@ func (l blockedLedger) Reserve(context.Context, state.Entry) (state.Entry, bool,
 }
 
 // The in-flight refusal names the blocking entry only when its store is in
-// the caller's keyring. The request fingerprint includes the store, so a
-// foreign blocker takes a fingerprint collision or a keyring that changed
-// under a running send; whatever the cause, the answer stays quiet.
+// the caller's keyring.
 func TestInFlightNamesOnlyEntriesInScope(t *testing.T) {
 	for _, tc := range []struct {
 		store string
