@@ -201,10 +201,10 @@ func (k *Keyring) Key(storeID string) (Key, bool) {
 }
 
 // Resolve applies the scoping rules to a tool's store_id argument:
-// - "" with exactly one store resolves to it;
-// - "" with several is STORE_ID_REQUIRED (never guess);
-// - an id not 1 to 6 digits is INVALID_ARGUMENT;
-// - an id without a key is STORE_NOT_AUTHORIZED.
+//   - "" with exactly one store resolves to it;
+//   - "" with several is STORE_ID_REQUIRED (never guess);
+//   - an id not 1 to 6 digits is INVALID_ARGUMENT;
+//   - an id without a key is STORE_NOT_AUTHORIZED.
 func (k *Keyring) Resolve(storeID string) (string, error) {
 	if storeID == "" {
 		if len(k.ids) == 1 {
