@@ -166,9 +166,8 @@ func TestToolDefinitionsFitTheBudget(t *testing.T) {
 	}
 }
 
-// renderPrompts lists the prompts and renders each with every argument
-// given, three stores where a list is taken: the longest text a buyer's
-// ordinary use produces.
+// renderPrompts renders each prompt with every argument given (three stores
+// for lists): the longest text of ordinary use.
 func renderPrompts(t *testing.T, s session) ([]*mcp.Prompt, []*mcp.GetPromptResult) {
 	t.Helper()
 	ctx := context.Background()
@@ -191,9 +190,8 @@ func renderPrompts(t *testing.T, s session) ([]*mcp.Prompt, []*mcp.GetPromptResu
 	return list.Prompts, out
 }
 
-// TestReadOnlyDefinitionsSayNothingOfTheWritePath: under READ_ONLY the write
-// tool is hidden, and no definition a host or model sees mentions it, its
-// arguments or its outcomes.
+// TestReadOnlyDefinitionsSayNothingOfTheWritePath: under READ_ONLY no
+// definition mentions the write tool, its arguments or outcomes.
 func TestReadOnlyDefinitionsSayNothingOfTheWritePath(t *testing.T) {
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), nil)
 	res, err := s.cs.ListTools(context.Background(), nil)

@@ -45,8 +45,7 @@ func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
 }
 
 // blockedLedger is a shared ledger in which every new send is refused as in
-// flight behind blocker, as a replica holding other stores' keys would
-// leave it.
+// flight behind blocker.
 type blockedLedger struct {
 	state.Ledger
 	blocker state.Entry
