@@ -153,7 +153,7 @@ func (b *budget) setLimit(to int, why string) {
 	}
 }
 
-// grant admits waiters while there is room, one request per call in turn.
+// grant admits waiters while under the limit, one request per call in turn.
 func (b *budget) grant() {
 	for b.inFlight < b.limit && len(b.turns) > 0 {
 		call := b.turns[0]
