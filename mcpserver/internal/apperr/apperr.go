@@ -1,7 +1,6 @@
-// Package apperr is the MCP server's closed error taxonomy: every failure a
-// tool reports to the model carries one of the codes below, a message the
-// model can read, and a remediation telling it what to do next. Internal
-// detail goes in Cause, which reaches the log and never the model.
+// Package apperr is the MCP server's closed error taxonomy: a code, a
+// message and a remediation for the model. Internal detail goes in Cause,
+// which must reach only the log, never the model.
 package apperr
 
 import (
@@ -16,9 +15,8 @@ import (
 // Code is one member of the closed set of error codes a tool may return.
 type Code string
 
-// The closed set. Adding a code is a contract change for every agent that
-// branches on codes, so it goes through Codes, DefaultRemediation and the
-// docs together.
+// The closed set. Adding a code is a contract change: update Codes,
+// DefaultRemediation and the docs together.
 const (
 	// InvalidArgument: a tool argument is malformed or out of range.
 	InvalidArgument Code = "INVALID_ARGUMENT"
@@ -67,10 +65,8 @@ const (
 	// incident id.
 	InternalError Code = "INTERNAL_ERROR"
 
-	// The refusals of host consent (WRITE_APPROVAL=host): the person at the
-	// host did not confirm the order as shown, or the confirmation cannot be
-	// trusted. Nothing was sent or recorded in each case, and the
-	// idempotency key is not spent.
+	// Host consent refusals (WRITE_APPROVAL=host): nothing was sent or
+	// recorded, and the idempotency key is not spent.
 
 	// HostConsentDeclined: the person at the host declined the order.
 	HostConsentDeclined Code = "HOST_CONSENT_DECLINED"
@@ -123,9 +119,8 @@ const (
 	// ReachUnknown: the order may have been raised; it must never be resent
 	// without a check.
 	ReachUnknown Reach = iota
-	// ReachNotSent: StoreLink certainly did not take the order (nothing left
-	// the process, the connection was refused, or StoreLink turned it away
-	// for a passing reason such as a rate limit or a stale key); the same
+	// ReachNotSent: StoreLink certainly did not take the order (nothing
+	// sent, connection refused, or a rate limit or stale key); the same
 	// request may be sent again.
 	ReachNotSent
 	// ReachRejected: StoreLink definitely refused the order (a validation
@@ -145,17 +140,14 @@ type Error struct {
 	IncidentID string
 	// Reach is how far a failed write got; reads leave it ReachUnknown.
 	Reach Reach
-	// Broken names, for an UPSTREAM_CONTRACT_ERROR of a read, each field
-	// of StoreLink's answer that broke the contract, as "field: rule
-	// (rule id)", so that a call of several reads can name every one
-	// (JoinBroken). It is StoreLink-free text: field paths and rules.
+	// Broken names, for an UPSTREAM_CONTRACT_ERROR of a read, each broken
+	// field as "field: rule (rule id)" (JoinBroken); no StoreLink text.
 	Broken []string
 	// Cause is internal detail for the log only.
 	Cause error
 }
 
-// Error returns the code and message only, so that printing the error where
-// the model can see it never leaks the cause.
+// Error returns the code and message only, never the cause.
 func (e *Error) Error() string {
 	if e == nil {
 		return "<nil>"
@@ -166,8 +158,7 @@ func (e *Error) Error() string {
 // Unwrap returns the cause so errors.Is and errors.As see through the error.
 func (e *Error) Unwrap() error { return e.Cause }
 
-// LogValue gives log lines the full picture, cause included; logs are for
-// operators, not for the model.
+// LogValue includes the cause; logs are for operators, not the model.
 func (e *Error) LogValue() slog.Value {
 	if e == nil {
 		return slog.StringValue("<nil>")
@@ -185,8 +176,8 @@ func (e *Error) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// New returns an error with the given code. An empty remediation is replaced
-// by DefaultRemediation(code), so no error reaches the model without advice.
+// New returns an error with the given code. An empty remediation becomes
+// DefaultRemediation(code).
 func New(code Code, message, remediation string) *Error {
 	if remediation == "" {
 		remediation = DefaultRemediation(code)
@@ -201,9 +192,8 @@ func Wrap(code Code, cause error, message, remediation string) *Error {
 	return e
 }
 
-// Internal reports a fault in this server. The model sees only a generic
-// message and the incident id; cause goes to the log. An empty incidentID is
-// replaced by a fresh one.
+// Internal reports a fault in this server. The model sees a generic message
+// and the incident id; an empty incidentID is replaced by a fresh one.
 func Internal(cause error, incidentID string) *Error {
 	if incidentID == "" {
 		incidentID = NewIncidentID()
@@ -217,10 +207,9 @@ func Internal(cause error, incidentID string) *Error {
 	}
 }
 
-// From turns any error into one of the taxonomy: an *Error anywhere in the
-// chain is returned as is; anything else is an internal error with a fresh
-// incident id, because an unclassified error is by definition a bug here.
-// From(nil) is nil.
+// From turns any error into one of the taxonomy: an *Error in the chain is
+// returned as is; anything else is an internal error with a fresh incident
+// id. From(nil) is nil.
 func From(err error) *Error {
 	if err == nil {
 		return nil
@@ -253,8 +242,8 @@ func NewIncidentID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// DefaultRemediation returns advice for a code when the caller has nothing
-// more specific to say. Unknown codes get the internal-error advice.
+// DefaultRemediation returns generic advice for a code; unknown codes get
+// the internal-error advice.
 func DefaultRemediation(code Code) string {
 	switch code {
 	case InvalidArgument:
@@ -310,17 +299,14 @@ func DefaultRemediation(code Code) string {
 	}
 }
 
-// MaxBrokenNamed is how many broken fields one answer of a call names
-// across its reads; the rest are counted.
+// MaxBrokenNamed is how many broken fields one answer names; the rest are
+// counted.
 const MaxBrokenNamed = 5
 
-// JoinBroken is the error of a call whose reads ran side by side and
-// failed in errs (nil entries succeeded). The first error in errs decides
-// the code, as before; when it is a contract error and other reads broke
-// the contract too, its message names every broken field of every read,
-// the first MaxBrokenNamed of them and a count of the rest, so that one
-// answer tells the whole departure (ADR 0030). nil when every read
-// succeeded.
+// JoinBroken is the error of a call whose parallel reads failed in errs
+// (nil entries succeeded). The first error decides the code; if it is a
+// contract error, its message names the broken fields of every read, up to
+// MaxBrokenNamed, and counts the rest (ADR 0030). nil when all succeeded.
 func JoinBroken(errs ...error) error {
 	var first *Error
 	var firstErr error

@@ -33,7 +33,7 @@ func TestJoinBrokenNamesEveryReadsFields(t *testing.T) {
 		strings.Contains(got.Message, fields[4]) || !strings.HasSuffix(got.Message, "; and 3 more") || got.Remediation != "report it" {
 		t.Errorf("joined %q (%s)", got.Message, got.Code)
 	}
-	// Another code first: it decides, as before the join.
+	// Another code first: it decides.
 	timeout := New(UpstreamTimeout, "slow", "wait")
 	if got := JoinBroken(timeout, one, contractErr(fields...)); got != timeout {
 		t.Errorf("got %v, want the first error", got)

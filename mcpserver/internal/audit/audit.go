@@ -1,7 +1,6 @@
-// Package audit connects the MCP server to the audit trail kept in
-// internal/state: it stores the tools' audit records, bounds what the trail
-// keeps of caller-supplied text, and recognises the tools/call requests the
-// MCP SDK refuses before the server's middleware runs. It does not decide
+// Package audit connects the MCP server to the audit trail in
+// internal/state: it stores records, bounds caller-supplied text, and
+// recognises tools/call requests the SDK refuses early. It must not decide
 // what a record says; the tools do.
 package audit
 
@@ -21,14 +20,12 @@ func (a Store) Record(ctx context.Context, r state.AuditRecord) error {
 	return a.Log.RecordAudit(context.WithoutCancel(ctx), r)
 }
 
-// MaxClientName bounds, in runes, the name a client gives itself as the
-// trail and the logs keep it.
+// MaxClientName bounds, in runes, a client's self-given name as recorded.
 const MaxClientName = 64
 
 // MaxReason bounds, in runes, the reason a refused call is recorded with.
 const MaxReason = 200
 
-// ClientName is a caller-supplied name as it is recorded: nobody verified
-// it, so it is escaped (no line break or terminal escape reaches a log or
-// the console) and bounded.
+// ClientName is an unverified caller-supplied name as recorded: escaped
+// and bounded.
 func ClientName(name string) string { return textsafe.Bound(name, MaxClientName) }

@@ -11,10 +11,9 @@ import (
 )
 
 // UndecodableCall reports whether req is a tools/call the SDK will refuse
-// because its params do not decode into mcp.CallToolParamsRaw, with the
-// tool name as far as it can be read (escaped and bounded, "-" when there
-// is none) and the reason. Notifications are not calls: nothing answers
-// them, and nothing is recorded.
+// because its params do not decode, with the tool name as far as readable
+// (escaped and bounded, "-" for none) and the reason. Notifications are
+// not calls.
 func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 	if req == nil || req.Method != "tools/call" || !req.IsCall() {
 		return "", "", false
@@ -23,16 +22,13 @@ func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "-", `"params" is missing`, true
 	}
-	// Almost every call's params decode as they are, and then the SDK's
-	// exact-name decoding below succeeds too: encoding/json matches names
-	// regardless of case, so every field the SDK would read was decoded
-	// here with its type. This saves the reading below on every call.
+	// Fast path: params that decode here decode for the SDK too, since
+	// encoding/json matches names regardless of case.
 	var whole mcp.CallToolParamsRaw
 	if json.Unmarshal(raw, &whole) == nil {
 		return "", "", false
 	}
-	// The SDK matches field names exactly; keep only the exact names, so
-	// a "NAME" that it ignores is ignored here too.
+	// The SDK matches names exactly; so must this.
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return "-", `"params" is not a JSON object`, true

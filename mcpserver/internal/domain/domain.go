@@ -1,6 +1,5 @@
-// Package domain holds the StoreLink facts the MCP server reasons about, in the
-// server's own vocabulary, independent of HTTP and of the generated client, so
-// the tools and the projection can be tested without either.
+// Package domain holds the StoreLink facts the MCP server reasons about, in
+// its own vocabulary. It must not depend on HTTP or the generated client.
 package domain
 
 import (
@@ -45,8 +44,8 @@ type Sale struct {
 // SalesPage is a bounded, newest-first slice of a SKU's sales since a time.
 type SalesPage struct {
 	Items []Sale
-	// Total is the number of matching transactions StoreLink reports,
-	// which may exceed len(Items) when the walk stopped at its bound.
+	// Total is the matching transactions StoreLink reports; it may exceed
+	// len(Items) when the walk stopped at its bound.
 	Total     int64
 	Truncated bool
 	// Unknown lists the qualifiers of any page left out or unreadable.
@@ -97,9 +96,8 @@ type OrderRequest struct {
 	Reason        string `json:"reason"`
 }
 
-// OrderStatus is where StoreLink says an order is. The contract's set is
-// closed: the upstream adapter refuses any other value as a contract error,
-// so an OrderStatus from StoreLink is always one of OrderStatuses.
+// OrderStatus is where StoreLink says an order is. The upstream client
+// refuses any value outside OrderStatuses.
 type OrderStatus string
 
 // StoreLink's order statuses, in the order of an order's life.
@@ -112,8 +110,7 @@ const (
 	OrderCancelled    OrderStatus = "cancelled"
 )
 
-// OrderStatuses lists every order status of the contract; the answers'
-// schemas are built from it.
+// OrderStatuses lists every order status of the contract.
 func OrderStatuses() []OrderStatus {
 	return []OrderStatus{OrderSubmitted, OrderAcknowledged, OrderShipped, OrderDelivered, OrderRejected, OrderCancelled}
 }
@@ -125,9 +122,7 @@ func (s OrderStatus) Open() bool {
 
 var locations sync.Map // IANA name -> *time.Location
 
-// Location returns the named IANA time zone, loading it once per process:
-// every call that touches a store needs its zone, and loading one from the
-// zone database costs more than the rest of the arithmetic.
+// Location returns the named IANA time zone, loaded once per process.
 func Location(name string) (*time.Location, error) {
 	if l, ok := locations.Load(name); ok {
 		return l.(*time.Location), nil

@@ -11,36 +11,29 @@ type Role string
 
 // The two roles.
 const (
-	// Decision: the answer's figures or the order rest on it. When it is
-	// missing or unreadable the tool refuses, naming it with its rule id.
+	// Decision: the figures or the order rest on it; when missing or
+	// unreadable the tool refuses, naming it with its rule id.
 	Decision Role = "decision"
-	// Qualifier: it only qualifies an answer. When it is missing or
-	// unreadable the tool answers without it, and the answer carries a
-	// caveat saying what is unknown and what the answer does not claim.
+	// Qualifier: when missing or unreadable the tool answers without it,
+	// with a caveat saying what is unknown.
 	Qualifier Role = "qualifier"
 )
 
-// Source is one field of a StoreLink answer, or one endpoint, that the
-// tools read.
+// Source is one StoreLink field or endpoint that the tools read.
 type Source struct {
-	// Name is the field's path under its resource, as the adapter names it
-	// in a contract error (store.opening_hours, pos.transactions.units,
-	// with no array index), or an endpoint as METHOD and route.
+	// Name is the field's path under its resource, without array indexes
+	// (store.opening_hours), or an endpoint as METHOD and route.
 	Name string
 	Role Role
 	// Means is, for a decision, what the answer decides with it; for a
-	// qualifier, what the answer does not claim while it is unknown, in as
-	// few words as will do: it is the caveat's text, in answers with byte
-	// budgets (ADR 0012).
+	// qualifier, what the answer does not claim while it is unknown. It is
+	// the caveat's text, so keep it short (ADR 0012).
 	Means string
 }
 
-// Sources is the one table of decision and qualifier fields and endpoints.
-// The adapter refuses a broken decision field and turns a broken qualifier
-// into an unknown one; the tools' caveats are the qualifiers' Means; ADR
-// 0030 lists the same entries (a test holds it to this table). A field of
-// an answer that the table does not name is a decision: unknown means
-// refused, as before the table.
+// Sources is the table of decision and qualifier fields and endpoints
+// (ADR 0030; a test keeps the ADR in line). A field it does not name is a
+// decision.
 var Sources = []Source{
 	{"GET /v1/stores", Qualifier, "the stores listed are the keyring's; StoreLink's own store list is not read"},
 	{"store.store_id", Decision, "the answer is about the store asked for"},
@@ -83,10 +76,9 @@ var Sources = []Source{
 	{"order.expected_arrival", Qualifier, "no arrival date"},
 }
 
-// SourceOf finds the table's entry for a field path as the adapter names
-// it (store.opening_hours.monday.opens, pos.transactions.0.units): the
-// longest entry that is the path or a prefix of it, array indexes left
-// out. ok is false for a path the table does not name.
+// SourceOf finds the entry for a field path (pos.transactions.0.units): the
+// longest entry that is the path or its prefix, array indexes ignored. ok
+// is false for a path the table does not name.
 func SourceOf(path string) (Source, bool) {
 	parts := strings.Split(path, ".")
 	parts = slices.DeleteFunc(parts, func(p string) bool { return p != "" && strings.Trim(p, "0123456789") == "" })
@@ -136,9 +128,8 @@ func Merge(lists ...Unknown) Unknown {
 	return out
 }
 
-// Caveats is the answer's caveat for each unknown qualifier, in the
-// table's order: "store.opening_hours: no before-close answer, ...".
-// The answers list them under unknown, which says the rest.
+// Caveats is the caveat for each unknown qualifier, in table order:
+// "store.opening_hours: no before-close answer, ...".
 func (u Unknown) Caveats() []string {
 	var out []string
 	for _, s := range Sources {
@@ -149,8 +140,8 @@ func (u Unknown) Caveats() []string {
 	return out
 }
 
-// Of is the unknown qualifiers whose names start with one of the
-// resources (store, inventory, sku...), in the table's order.
+// Of is the unknown qualifiers under one of the resources (store,
+// inventory, sku...), in table order.
 func (u Unknown) Of(resources ...string) Unknown {
 	var out Unknown
 	for _, name := range Merge(u) {

@@ -1,12 +1,7 @@
 // Package keyring holds the deployment's StoreLink keys, one per store, and
-// applies the store-scoping rules: which store a call is for, and whether
-// this deployment may ask StoreLink about it at all. A store without a key is
-// refused here, so no request for it ever leaves the process.
-//
-// Keys are wrapped in Key, whose every printed, logged or marshalled form is
-// a short fingerprint, so a key cannot reach a log line or a tool result by
-// accident. Source keeps the keyring in force and reloads its file after
-// StoreLink refuses a key.
+// applies the store-scoping rules. A store without a key is refused here, so
+// no request for it may leave the process. Every printed, logged or
+// marshalled form of a Key is a fingerprint.
 package keyring
 
 import (
@@ -19,18 +14,14 @@ import (
 	"strconv"
 )
 
-// Key is one StoreLink key. The zero Key holds no secret.
-//
-// The secret sits behind a pointer so that even reflection-based printing of
-// a struct holding a Key in an unexported field (which bypasses String and
-// Format) shows an address, not the secret.
+// Key is one StoreLink key. The zero Key holds no secret. The secret sits
+// behind a pointer so reflection-based printing shows an address only.
 type Key struct {
 	s *secret
 }
 
-// secret is the key and its SHA-256, hashed once: Equal runs on every
-// reuse of cached master data (every trivial call), and hashing both keys
-// there each time was a measurable share of that call (docs/benchmarks.md).
+// secret is the key and its SHA-256, hashed once because Equal runs on
+// every cache hit (docs/benchmarks.md).
 type secret struct {
 	v   string
 	sum [sha256.Size]byte
@@ -51,9 +42,7 @@ func (k Key) Reveal() string {
 func (k Key) IsZero() bool { return k.s == nil }
 
 // Fingerprint identifies the key in logs without revealing it: "key:" and
-// the first 6 hex digits of the secret's SHA-256, or "key:none" for the zero
-// Key. Six digits tell a rotated key from the old one at a glance and reveal
-// nothing usable.
+// the first 6 hex digits of its SHA-256, or "key:none" for the zero Key.
 func (k Key) Fingerprint() string {
 	if k.s == nil {
 		return "key:none"
@@ -61,8 +50,7 @@ func (k Key) Fingerprint() string {
 	return "key:" + hex.EncodeToString(k.s.sum[:3])
 }
 
-// Equal compares two keys in constant time. Comparing the hashes keeps the
-// time independent of the secrets' lengths too.
+// Equal compares two keys in constant time, independent of their lengths.
 func (k Key) Equal(o Key) bool {
 	if k.s == nil || o.s == nil {
 		return k.s == nil && o.s == nil
@@ -76,8 +64,7 @@ func (k Key) String() string { return k.Fingerprint() }
 // GoString returns the fingerprint in Go syntax, for %#v.
 func (k Key) GoString() string { return "keyring.Key(" + strconv.Quote(k.Fingerprint()) + ")" }
 
-// Format prints the fingerprint for every verb, so %x or %s cannot dump the
-// secret either.
+// Format prints the fingerprint for every verb.
 func (k Key) Format(f fmt.State, verb rune) {
 	switch {
 	case verb == 'v' && f.Flag('#'):

@@ -17,32 +17,28 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 )
 
-// MaxKeyLen is the longest key accepted. StoreLink keys are far shorter; a
-// longer value is a pasted file or certificate, not a key.
+// MaxKeyLen is the longest key accepted; anything longer is a pasted file,
+// not a key.
 const MaxKeyLen = 512
 
-// listLimit bounds how many store ids an error message lists, so a chain-wide
-// keyring does not flood the model's context.
+// listLimit bounds how many store ids an error message lists.
 const listLimit = 20
 
 // Keyring maps store ids to their keys. It is immutable once parsed, so it
-// can be shared between goroutines and swapped whole on key rotation.
+// can be shared and swapped whole on rotation.
 type Keyring struct {
 	keys map[string]Key
 	ids  []string // sorted numerically
 }
 
-// Parse reads a keyring from a JSON object such as {"47": "key", "102": "key"}.
-// Errors name the problem and where it is, never a key: an invalid store id is
-// reported by its position, because a key pasted in the wrong place would
-// otherwise be echoed.
+// Parse reads a keyring from a JSON object such as {"47": "key"}. Errors
+// never echo a key: an invalid store id is reported by its position.
 func Parse(data []byte) (*Keyring, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("keyring is empty: want a JSON object like {\"47\": \"<key>\"}")
 	}
-	// The JSON decoder would turn invalid UTF-8 into U+FFFD and carry on, so
-	// a mangled key would be sent instead of refused. The byte offset says
-	// where without echoing what.
+	// The decoder would turn invalid UTF-8 into U+FFFD and send a mangled
+	// key; refuse it, by byte offset.
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("keyring is not valid UTF-8 (first bad byte at offset %d): save it as UTF-8 text", invalidUTF8At(data))
 	}
@@ -164,8 +160,7 @@ func validStoreID(id string) bool {
 	return true
 }
 
-// compareIDs orders store ids numerically ("47" before "102"), then textually
-// so "047" and "47" have a stable order.
+// compareIDs orders store ids numerically, then textually ("047" vs "47").
 func compareIDs(a, b string) int {
 	na, _ := strconv.Atoi(a)
 	nb, _ := strconv.Atoi(b)
@@ -178,14 +173,12 @@ func compareIDs(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// StoreIDs returns the authorized store ids, sorted numerically. The slice is
-// a copy.
+// StoreIDs returns the authorized store ids, sorted numerically, as a copy.
 func (k *Keyring) StoreIDs() []string { return slices.Clone(k.ids) }
 
-// Page returns at most limit store ids in numeric order, starting after the
-// store id after ("" starts at the first), and whether more follow. after
-// need not be in the keyring: ids compare as numbers, so a page boundary
-// holds while the keyring is rotated between two calls.
+// Page returns at most limit store ids in numeric order after the store id
+// after ("" starts at the first), and whether more follow. after need not be
+// in the keyring, so paging survives a rotation.
 func (k *Keyring) Page(after string, limit int) (ids []string, more bool) {
 	start := 0
 	if after != "" {
@@ -207,11 +200,9 @@ func (k *Keyring) Key(storeID string) (Key, bool) {
 	return key, ok
 }
 
-// Resolve applies the scoping rules to a tool's store_id argument and returns
-// the store to use:
+// Resolve applies the scoping rules to a tool's store_id argument:
 //   - "" with exactly one store resolves to it;
-//   - "" with several is STORE_ID_REQUIRED, because guessing among them is
-//     how a silent wrong-store answer happens;
+//   - "" with several is STORE_ID_REQUIRED (never guess);
 //   - an id not 1 to 6 digits is INVALID_ARGUMENT;
 //   - an id without a key is STORE_NOT_AUTHORIZED.
 func (k *Keyring) Resolve(storeID string) (string, error) {
@@ -245,7 +236,7 @@ func (k *Keyring) idList() string {
 }
 
 // String lists the stores with their key fingerprints, e.g.
-// "keyring{47:key:3fa9c1, 102:key:07be55}", for a start-up log line.
+// "keyring{47:key:3fa9c1, 102:key:07be55}".
 func (k *Keyring) String() string {
 	if k == nil {
 		return "keyring{}"
@@ -257,8 +248,7 @@ func (k *Keyring) String() string {
 	return "keyring{" + strings.Join(parts, ", ") + "}"
 }
 
-// Format prints String for every verb: without it, %v of a Keyring would
-// walk its map by reflection and print the keys' internals.
+// Format prints String for every verb, so %v cannot print key internals.
 func (k *Keyring) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, k.String()) }
 
 // LogValue logs the store ids and fingerprints.

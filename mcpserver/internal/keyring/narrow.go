@@ -2,11 +2,9 @@ package keyring
 
 import "slices"
 
-// Narrow returns the keyring limited to the stores of ids that it holds,
-// for a caller allowed fewer stores than the deployment (an access token's
-// store claim). It never adds a store: an id without a key here is left
-// out, so a caller cannot reach a store the keyring does not open. The
-// result shares the keys, and is empty when no id is held.
+// Narrow returns the keyring limited to those ids it holds, for a caller
+// allowed fewer stores (an access token's store claim). It never adds a
+// store; the result shares the keys and is empty when no id is held.
 func (k *Keyring) Narrow(ids []string) *Keyring {
 	out := &Keyring{keys: make(map[string]Key, min(len(ids), len(k.keys)))}
 	for _, id := range ids {

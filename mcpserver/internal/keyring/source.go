@@ -10,10 +10,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/secretfile"
 )
 
-// Source holds the keyring in force. When the keyring came from a file, the
-// file is read again after StoreLink refuses a key, so a rotated key is used
-// without a restart. A file that no longer parses, or that other users can
-// now read, is ignored and the last good keyring stays in force.
+// Source holds the keyring in force. A keyring from a file is re-read after
+// StoreLink refuses a key, so rotation needs no restart; a file that no
+// longer parses, or is readable by others, is ignored.
 type Source struct {
 	mu       sync.Mutex
 	current  *Keyring
@@ -24,7 +23,7 @@ type Source struct {
 }
 
 // NewSource wraps a parsed keyring. An empty path means no reload, and
-// readFile is then unused.
+// readFile is unused.
 func NewSource(kr *Keyring, path string, readFile func(string) ([]byte, error), log *slog.Logger) *Source {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -44,9 +43,8 @@ func (s *Source) Key(storeID string) (Key, bool) {
 	return s.Keyring().Key(storeID)
 }
 
-// Refresh re-reads the keyring file and reports the store's key only when it
-// differs from stale: the single condition under which StoreLink may be asked
-// a second time after a 401.
+// Refresh re-reads the keyring file and reports the store's key only when
+// it differs from stale, the one case that allows a retry after a 401.
 func (s *Source) Refresh(storeID string, stale Key) (Key, bool) {
 	s.reload()
 	k, ok := s.Key(storeID)
@@ -60,9 +58,8 @@ func (s *Source) reload() {
 	if s.path == "" {
 		return
 	}
-	// A file others can read is refused on a reload as at start-up; the
-	// keyring in force stays. A path that is not on the disk (the
-	// in-memory files of tests) is judged by the read alone.
+	// A file others can read is refused on reload; the keyring in force
+	// stays. For a path not on disk (tests' in-memory files) only the read counts.
 	if err := secretfile.Check(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.log.Warn("keyring.reload_failed", "path", s.path, "error", "STORELINK_KEYRING_FILE: "+err.Error())
 		return

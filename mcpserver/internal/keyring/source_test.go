@@ -11,9 +11,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 )
 
-// A keyring reload applies the start-up's rule on file modes: a rotated
-// file that other users can read is refused, the keyring in force stays,
-// and the log says why; fixed, the next reload takes it.
+// A reload refuses a rotated keyring file that others can read, keeps the
+// keyring in force and logs why; once fixed, the next reload takes it.
 func TestKeyringReloadRefusesAFileOthersCanRead(t *testing.T) {
 	if os.Getuid() == 0 {
 		t.Log("running as root: the rule for files owned by root applies (group read allowed, others never)")

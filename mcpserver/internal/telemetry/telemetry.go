@@ -1,8 +1,6 @@
-// Package telemetry holds what every package of the server shares about
-// OpenTelemetry, on the API alone: the SDK is set up once, in package app,
-// and handed down as a TracerProvider and a MeterProvider. A package given
-// none uses the no-op providers here, so an unset provider costs nothing and
-// never fails a call.
+// Package telemetry holds the OpenTelemetry helpers the server's packages
+// share, on the API alone: the SDK is set up in package app. Nil providers
+// mean no-op ones, and telemetry must never fail a call.
 package telemetry
 
 import (
@@ -43,8 +41,7 @@ func TraceID(ctx context.Context) string {
 }
 
 // LogHandler adds the trace_id of the call's span to every line logged with
-// its context, next to the call_id, so a log line leads to its trace and a
-// trace to its lines.
+// its context.
 type LogHandler struct{ Next slog.Handler }
 
 // Enabled implements slog.Handler.
@@ -64,9 +61,8 @@ func (h LogHandler) WithAttrs(as []slog.Attr) slog.Handler { return LogHandler{h
 // WithGroup implements slog.Handler.
 func (h LogHandler) WithGroup(name string) slog.Handler { return LogHandler{h.Next.WithGroup(name)} }
 
-// StatusClass is an HTTP status as a bounded metric label: "2xx" to "5xx",
-// or "none" when no answer came (a timeout, a refused connection, the open
-// breaker).
+// StatusClass is an HTTP status as a bounded label: "2xx" to "5xx", or
+// "none" when no answer came.
 func StatusClass(status int) string {
 	switch {
 	case status >= 100 && status < 600:

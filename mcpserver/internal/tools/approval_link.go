@@ -13,32 +13,23 @@ import (
 )
 
 // Approval in the conversation (WRITE_APPROVAL=required with
-// CONSOLE_PUBLIC_URL, ADR 0021): a staged order's answer leads the buyer to
-// its page in the approvals console, where a named approver decides it.
-//   - 2025-11-25 hosts with URL elicitation are asked to open the page; the
-//     approval watcher (approval_watch.go) then polls the ledger and sends
-//     notifications/elicitation/complete when the approval is decided.
-//   - 2026-07-28 hosts get input_required with the same URL request.
-//   - Any other host reads the link in next_step.
-//
-// The link is the console's base URL and the approval id; opening it needs
-// a log-in.
+// CONSOLE_PUBLIC_URL, ADR 0021): a staged order's answer leads the buyer
+// to its page in the approvals console. Hosts with URL elicitation are
+// asked to open it (input_required on 2026-07-28); others read the link in
+// next_step. Opening it needs a log-in.
 
 // DefaultApprovalPoll is how often the server reads the ledger for the
-// decisions its sessions wait on: one read of the pending approvals a
-// second, however many there are, and the host hears of a decision within
-// about a second.
+// decisions its sessions wait on (one read for all of them).
 const DefaultApprovalPoll = time.Second
 
 // approvalInputID names the URL request of an input_required answer.
 const approvalInputID = "approve_order"
 
-// leadToApprover leads the buyer of a confirmed, staged order to its page
-// in the console: by URL elicitation where the host can open one, else by
-// the link in the answer. It changes out's next_step, or returns
-// *inputRequired on 2026-07-28; the answer carries the link as approval_url
-// too. Without a console URL, or for anything but
-// an order awaiting approval, it does nothing.
+// leadToApprover leads the buyer of a staged order to its console page, by
+// URL elicitation where possible, else by the link in next_step; on
+// 2026-07-28 it returns *inputRequired. The answer also carries
+// approval_url. It does nothing without a console URL or for an order not
+// awaiting approval.
 func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outcome, out *raiseOut) error {
 	w := s.opts.Writes
 	e := r.Entry
@@ -60,8 +51,8 @@ func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outco
 		ask := &mcp.ElicitParams{Mode: "url", Message: approvalMessage(r), URL: link}
 		if req.ProtocolVersion() >= multiRoundTripVersion {
 			if req.Params.RequestState == "" {
-				// The state carries no authority: the retry replays the
-				// staged order by its idempotency key and reads its state.
+				// The state carries no authority: the retry replays the order by its
+				// idempotency key.
 				return &inputRequired{requests: mcp.InputRequestMap{approvalInputID: ask}, state: e.ApprovalID}
 			}
 		} else {
@@ -76,8 +67,7 @@ func (s *server) leadToApprover(ctx context.Context, c *call, r *replenish.Outco
 				if !s.approvals.watch(ss, func() { _ = ss.Wait() }, e, func(ctx context.Context) error {
 					return ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: e.ApprovalID})
 				}) {
-					// Another call of the session took the last place
-					// since room said yes.
+					// Another call took the last slot since room said yes.
 					s.log.WarnContext(ctx, "approval.watch_refused", "call_id", c.id, "approval_id", e.ApprovalID, "max", MaxApprovalWatchesPerSession)
 				}
 				out.NextStep = "Nothing was sent. The host opened the order's page in the approvals console for the buyer; a named approver logs in there and approves or rejects it. " +
@@ -111,7 +101,7 @@ func approvalMessage(r *replenish.Outcome) string {
 }
 
 // approvalSettled reports whether a staged order needs no more waiting:
-// decided and, if approved, its send finished; or lapsed.
+// decided and any send finished, or lapsed.
 func approvalSettled(e state.Entry, now time.Time) bool {
 	switch e.State {
 	case state.StatePendingApproval:

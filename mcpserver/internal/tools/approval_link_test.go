@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// urlHost is an in-memory client of revision version that declares URL
-// elicitation (or not), answers every question with action, and records
-// the questions and the completion notifications.
+// urlHost is an in-memory client of revision version that may declare URL
+// elicitation, answers every question with action, and records questions
+// and completion notifications.
 type urlHost struct {
 	cs  *mcp.ClientSession
 	mu  sync.Mutex
@@ -76,9 +76,8 @@ func approvalWrites(t *testing.T, console string) (*WriteOptions, *sqlite.DB) {
 		ConsoleURL: console, ApprovalPoll: 5 * time.Millisecond}, db
 }
 
-// A host with URL elicitation is asked to open the order's page, with the
-// approval id as the elicitation id, and is told when the approval is
-// over: here, when it lapses.
+// A host with URL elicitation is asked to open the order's page (the
+// approval id is the elicitation id) and told when the approval lapses.
 func TestURLElicitationLeadsToTheOrderAndCompletes(t *testing.T) {
 	var mu sync.Mutex
 	now := testNow
@@ -117,9 +116,8 @@ func TestURLElicitationLeadsToTheOrderAndCompletes(t *testing.T) {
 	}
 }
 
-// A host without URL elicitation, or one that declines to open the page,
-// reads the link in next_step; without a console there is no link and the
-// answer is today's.
+// A host without URL elicitation, or that declines, reads the link in
+// next_step; without a console there is no link.
 func TestApprovalLinkInTheAnswer(t *testing.T) {
 	now := func() time.Time { return testNow }
 	for _, c := range []struct {
@@ -164,9 +162,8 @@ func TestApprovalLinkInTheAnswer(t *testing.T) {
 	}
 }
 
-// On 2026-07-28 the confirm is answered input_required with a URL
-// request (no elicitation id); the go-sdk client fulfils it and retries,
-// and the retry reads the staged order with its link.
+// On 2026-07-28 the confirm is answered input_required with a URL request;
+// the client fulfils it and the retry reads the staged order with its link.
 func TestURLRequestOnMultiRoundTrip(t *testing.T) {
 	w, _ := approvalWrites(t, "https://approvals.korral.example")
 	h := startURLHost(t, w, func() time.Time { return testNow }, "2026-07-28", true, "accept")

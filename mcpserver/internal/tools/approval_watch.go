@@ -8,19 +8,15 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// MaxApprovalWatchesPerSession bounds the approvals one session waits on
-// to send notifications/elicitation/complete. Beyond it the host is not
-// asked to open the order's page: the answer carries the link in
-// next_step, as for a host without URL elicitation, and the buyer follows
-// the order with korral_get_order_status.
+// MaxApprovalWatchesPerSession bounds the approvals one session waits on.
+// Beyond it the answer carries the link in next_step instead, as for a
+// host without URL elicitation.
 const MaxApprovalWatchesPerSession = 100
 
-// approvalWatcher is the one reader of the ledger for every approval the
-// server's sessions wait on (ADR 0021): each poll it reads the pending
-// approvals once, whatever their number, and reads one entry by id only
-// for an approval that left the pending list (decided, being sent, or
-// lapsed). One goroutine polls while anything is watched, and one per
-// session waits for the session's end; an idle server runs neither.
+// approvalWatcher is the one ledger reader for every approval the sessions
+// wait on (ADR 0021): each poll reads the pending approvals once, and
+// reads by id only an approval that left the pending list. It runs a
+// goroutine only while anything is watched.
 type approvalWatcher struct {
 	s *server
 
@@ -35,8 +31,8 @@ type approvalWatch struct {
 	id      string
 	session any
 	notify  func(ctx context.Context) error
-	// until is when the watch ends in any case (real time): a minute
-	// after the approval lapses.
+	// until is when the watch ends regardless (real time): a minute after
+	// the approval lapses.
 	until time.Time
 }
 
@@ -51,10 +47,9 @@ func (w *approvalWatcher) room(session any) bool {
 	return w.sessions[session] < MaxApprovalWatchesPerSession
 }
 
-// watch starts waiting on the approval staged as e for session: notify
-// runs once when the approval is settled; wait returns when the session
-// ends, which drops its watches. It reports false, and watches nothing,
-// when the session is at MaxApprovalWatchesPerSession.
+// watch waits on the approval staged as e for session: notify runs once
+// when it is settled; wait returns when the session ends. It reports false
+// and watches nothing at MaxApprovalWatchesPerSession.
 func (w *approvalWatcher) watch(session any, wait func(), e state.Entry, notify func(context.Context) error) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -105,8 +100,7 @@ func (w *approvalWatcher) set(id string, list []*approvalWatch) {
 	w.byID[id] = list
 }
 
-// remove takes the watches of id out and returns them, fixing the
-// sessions' counts.
+// remove takes out and returns the watches of id, fixing session counts.
 func (w *approvalWatcher) remove(id string, match func(*approvalWatch) bool) []*approvalWatch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -140,8 +134,8 @@ func (w *approvalWatcher) loop() {
 	}
 }
 
-// tick is one poll: it reports false, and marks the loop stopped, when
-// nothing is watched any more.
+// tick is one poll; it reports false, and marks the loop stopped, when
+// nothing is watched.
 func (w *approvalWatcher) tick(ctx context.Context) bool {
 	w.mu.Lock()
 	if len(w.byID) == 0 {

@@ -77,10 +77,8 @@ func watcherWith(t *testing.T, n, sessions int) (*approvalWatcher, *countingLedg
 	return w, l, &completed, func() { close(done) }
 }
 
-// The watcher's reads per poll do not grow with the approvals it waits
-// on: one read of the pending list, and one read by id only for an
-// approval that left it. (Each watch used to read its own entry every
-// second: 3,000 pending approvals were 3,000 reads a second.)
+// The watcher's reads per poll stay flat: one read of the pending list,
+// and one by id per approval that left it.
 func TestApprovalWatchReadsAreFlat(t *testing.T) {
 	for _, n := range []int{1, 3000} {
 		w, l, completed, stop := watcherWith(t, n, 30)
@@ -105,9 +103,8 @@ func TestApprovalWatchReadsAreFlat(t *testing.T) {
 	}
 }
 
-// A session waits on at most MaxApprovalWatchesPerSession approvals; a
-// closed session's watches end, and a watcher with nothing to watch stops
-// polling.
+// A session watches at most MaxApprovalWatchesPerSession approvals; a
+// closed session's watches end, and an idle watcher stops polling.
 func TestApprovalWatchCapAndSessionEnd(t *testing.T) {
 	w, l, _, stop := watcherWith(t, MaxApprovalWatchesPerSession, 1)
 	if w.room(0) || !w.room(1) {

@@ -17,14 +17,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// promptTool is how the audit trail names a prompt: "prompt." and its name,
-// beside the tools' korral_ names and the approvals' "approvals.ACTION".
+// promptTool is how the audit trail names a prompt: "prompt." and its name.
 const promptTool = "prompt."
 
 // promptArgs are the arguments each prompt declares, the only ones whose
-// values the trail keeps (TestPromptArgsAreTheDeclaredOnes holds it to
-// the definitions). A prompt's arguments name stores, SKUs, a gap and a
-// date, never a secret; anything else a caller sends is only counted.
+// values the trail keeps (TestPromptArgsAreTheDeclaredOnes); others are
+// only counted.
 var promptArgs = map[string][]string{
 	promptRestockGaps: {"sku", "min_gap_units", "store_ids"},
 	promptOrdersSince: {"sku", "store_id", "since"},
@@ -37,11 +35,8 @@ const (
 )
 
 // auditPrompts writes one audit record for every prompts/get, as for a
-// tool call: a call id (which the request's log lines carry), the caller,
-// the prompt, a summary of its arguments, and the outcome, also when the
-// SDK refuses the request (an unknown prompt) or the prompt refuses its
-// arguments. A prompt only words a request, but which requests a caller
-// had worded, and which were refused, is part of what it did.
+// tool call: call id, caller, prompt, argument summary and outcome, also
+// when the SDK or the prompt refuses the request.
 func (s *server) auditPrompts(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		gpr, ok := req.(*mcp.GetPromptRequest)
@@ -79,8 +74,7 @@ func (s *server) auditPrompts(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // promptArgsSummary is " with name=value, ..." for the declared arguments
-// given (escaped and bounded, in declaration order), and a count of the
-// others, whose values are not kept.
+// given (escaped, bounded, in declaration order), and a count of others.
 func promptArgsSummary(args map[string]string, declared []string) string {
 	var parts []string
 	for _, a := range declared {
@@ -101,9 +95,8 @@ func promptArgsSummary(args map[string]string, declared []string) string {
 	return " with " + strings.Join(parts, ", ")
 }
 
-// promptFailure is the taxonomy code and the message of a refused
-// prompts/get: a prompt's own refusal carries both in its data; a refusal
-// by the SDK (an unknown prompt) is an invalid argument.
+// promptFailure is the code and message of a refused prompts/get; an SDK
+// refusal (unknown prompt) is an invalid argument.
 func promptFailure(err error) (code, message string) {
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) {

@@ -17,14 +17,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// butterArgs is the question every end-to-end figure is about: will the
-// butter at store 47 run out before closing?
+// butterArgs asks whether the butter at store 47 runs out before closing.
 var butterArgs = map[string]any{"store_id": "47", "sku": "8847291"}
 
 // BenchmarkEnvelope measures turning a handler's answer into the tool
-// result the client receives: the JSON envelope, which is both the text
-// and the structured content, plus the log line. It uses a real risk answer
-// (28 days of history) and a real error.
+// result: the JSON envelope and the log line, for a real risk answer
+// (28 days) and a real error.
 func BenchmarkEnvelope(b *testing.B) {
 	out, err := riskAnswer(28)
 	if err != nil {
@@ -54,11 +52,8 @@ func BenchmarkEnvelope(b *testing.B) {
 }
 
 // BenchmarkToolCallInMemory is one korral_check_stock_risk call through a
-// real MCP client and server session joined in memory, with an in-memory
-// StoreLink: the cost of the server itself, without processes, pipes or
-// HTTP. The variants add, one at a time, the JSON log lines a deployment
-// writes and the SQLite audit row every call leaves, so their share of a
-// call shows.
+// real MCP client and server joined in memory, with an in-memory StoreLink.
+// The variants add the JSON log lines and the SQLite audit row.
 func BenchmarkToolCallInMemory(b *testing.B) {
 	kr, err := keyring.Parse([]byte(`{"47":"k1","102":"k2"}`))
 	if err != nil {
@@ -125,7 +120,7 @@ func BenchmarkToolsList(b *testing.B) {
 }
 
 // riskAnswer is the risk tool's answer for the butter at store 47 with days
-// of history, as the handler builds it.
+// of history.
 func riskAnswer(days int) (*stockRiskOut, error) {
 	kr, err := keyring.Parse([]byte(`{"47":"k1"}`))
 	if err != nil {
@@ -151,8 +146,7 @@ func benchSession(b *testing.B, srv *mcp.Server) *mcp.ClientSession {
 	return cs
 }
 
-// The envelope is the same JSON whichever way it is read; a benchmark that
-// measured a broken one would mean nothing.
+// The envelope is the same JSON whichever way it is read.
 func TestBenchEnvelopeIsValid(t *testing.T) {
 	out, err := riskAnswer(28)
 	if err != nil {

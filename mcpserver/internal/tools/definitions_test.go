@@ -88,11 +88,9 @@ func TestToolsListGoldenAndMeta(t *testing.T) {
 	}
 }
 
-// checkToolSnap holds one tool's definition, as tools/list gives it to a
-// host (name, title, description, input and output schemas, annotations),
-// to its own snapshot, testdata/tools/NAME.golden.json, with the write path
-// offered but off, as in tools.golden.json, which pins the whole list. With
-// -update or UPDATE_TOOLSNAPS=true it rewrites the snapshot.
+// checkToolSnap holds one tool's definition, as tools/list gives it, to
+// testdata/tools/NAME.golden.json, with the write path offered but off.
+// -update or UPDATE_TOOLSNAPS=true rewrites the snapshot.
 func checkToolSnap(t *testing.T, name string) {
 	t.Helper()
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2"}`), func(o *Options) {
@@ -168,9 +166,8 @@ func TestToolDefinitionsFitTheBudget(t *testing.T) {
 	}
 }
 
-// renderPrompts lists the prompts and renders each with every argument
-// given, three stores where a list is taken: the longest text a buyer's
-// ordinary use produces.
+// renderPrompts renders each prompt with every argument given (three stores
+// for lists): the longest text of ordinary use.
 func renderPrompts(t *testing.T, s session) ([]*mcp.Prompt, []*mcp.GetPromptResult) {
 	t.Helper()
 	ctx := context.Background()
@@ -193,9 +190,8 @@ func renderPrompts(t *testing.T, s session) ([]*mcp.Prompt, []*mcp.GetPromptResu
 	return list.Prompts, out
 }
 
-// TestReadOnlyDefinitionsSayNothingOfTheWritePath: under READ_ONLY the write
-// tool is hidden, and no definition a host or model sees mentions it, its
-// arguments or its outcomes.
+// TestReadOnlyDefinitionsSayNothingOfTheWritePath: under READ_ONLY no
+// definition mentions the write tool, its arguments or outcomes.
 func TestReadOnlyDefinitionsSayNothingOfTheWritePath(t *testing.T) {
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), nil)
 	res, err := s.cs.ListTools(context.Background(), nil)

@@ -12,8 +12,7 @@ import (
 )
 
 // The tools answer without a qualifier StoreLink left out, and say so
-// (ADR 0030). The fake stands for the adapter here; e2e/degrade_test.go
-// drives the same through the real adapter and the mock.
+// (ADR 0030); e2e/degrade_test.go covers the real adapter.
 
 // vagueFake is the fake whose stores have no readable hours and whose
 // supplier has no lead time.

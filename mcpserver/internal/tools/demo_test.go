@@ -15,8 +15,7 @@ func withLedger(t *testing.T, embedded bool) func(*Options) {
 }
 
 // TestDemoNoticeOnlyWithTheEmbeddedStoreLink: the notice is in the
-// instructions, in the data of every success and in the envelope of every
-// tool error when the data is made up, and nowhere when it is not.
+// instructions, every success and every error only when the data is made up.
 func TestDemoNoticeOnlyWithTheEmbeddedStoreLink(t *testing.T) {
 	for _, embedded := range []bool{true, false} {
 		s := connect(t, newFake(), mustKeyring(t, `{"47":"k1"}`), withLedger(t, embedded))

@@ -41,10 +41,8 @@ func enumsIn(v any, at string, out map[string][]string) {
 	}
 }
 
-// TestEveryEnumIsItsSchema holds each closed set of the answers to the enum
-// a host checks it with, in every configuration: every constant the code
-// can emit is in the schema, the schema allows nothing else, and no enum of
-// tools/list goes unchecked here.
+// TestEveryEnumIsItsSchema holds each closed set to its schema enum in
+// every configuration, both ways, and checks every enum of tools/list.
 func TestEveryEnumIsItsSchema(t *testing.T) {
 	const (
 		data    = "/properties/data/properties/"
@@ -138,10 +136,9 @@ func TestEveryEnumIsItsSchema(t *testing.T) {
 	}
 }
 
-// TestOrderStatusSetsAgree checks the sets the status union is made of: it
-// holds every StoreLink status and every ledger state, what is open in it is
-// what each part calls open, and the shared name "rejected" is closed on
-// both sides.
+// TestOrderStatusSetsAgree: the status union holds every StoreLink status
+// and ledger state, agrees with each on what is open, and "rejected" is
+// closed on both sides.
 func TestOrderStatusSetsAgree(t *testing.T) {
 	all := orderStatuses()
 	for _, s := range domain.OrderStatuses() {

@@ -6,9 +6,8 @@ import (
 	"testing"
 )
 
-// TestSuccessEnvelopeIsWhatSuccessMarshalsTo pins successEnvelope, which
-// writes the envelope's bytes itself, to what marshalling success[T] gives,
-// with and without the demo notice.
+// TestSuccessEnvelopeIsWhatSuccessMarshalsTo pins successEnvelope to
+// marshalling success[T], with and without the demo notice.
 func TestSuccessEnvelopeIsWhatSuccessMarshalsTo(t *testing.T) {
 	type answer struct {
 		Stores []string `json:"stores"`

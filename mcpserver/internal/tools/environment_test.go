@@ -14,14 +14,13 @@ import (
 	"testing"
 )
 
-// Where environment variables may be read. Package config reads them all,
-// so its settings table (and the README's configuration table generated
-// from it) is the whole list; cli's Env hands the process's getenv to config.Load and to
-// nothing else.
+// Where environment variables may be read: only package config, whose
+// settings table is the whole list; cli's Env hands getenv to config.Load
+// alone.
 const (
 	configDir = "internal/config"
-	// statetestDir is a test harness (TEST_DATABASE_URL, CI), never linked
-	// into the program: the scan checks that only tests import it.
+	// statetestDir is a test harness, never linked in; the scan checks that
+	// only tests import it.
 	statetestDir    = "internal/state/statetest"
 	statetestImport = "github.com/korral/storelink/mcpserver/" + statetestDir
 )
@@ -32,13 +31,11 @@ var envFuncs = map[string][]string{
 	"syscall": {"Getenv", "Environ"},
 }
 
-// getenvNames are the names a getenv function goes by when it is passed
-// around (cli.Env.Getenv, the getenv method beside it).
+// getenvNames are the names a passed-around getenv goes by.
 var getenvNames = []string{"Getenv", "getenv", "LookupEnv", "lookupEnv"}
 
-// envReads lists, as "file:line: what", every read of the environment in
-// src that the rules above do not allow. dir is the file's directory
-// relative to the module root.
+// envReads lists, as "file:line: what", every disallowed environment read
+// in src. dir is the file's directory relative to the module root.
 func envReads(fset *token.FileSet, f *ast.File, dir string) []string {
 	if dir == configDir || dir == statetestDir {
 		return nil
@@ -56,10 +53,8 @@ func envReads(fset *token.FileSet, f *ast.File, dir string) []string {
 		}
 		pkgs[name] = path
 	}
-	// Selectors allowed by position: the arguments of config.Load, the
-	// body of the method (Env) getenv that reads through Env.Getenv, and
-	// the Getenv of an app.Options, which package app hands to config.Load
-	// alone (this scan holds app to that too).
+	// Allowed by position: config.Load's arguments, the Env getenv method's
+	// body, and app.Options' Getenv (which app hands only to config.Load).
 	allowed := map[ast.Node]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -121,9 +116,7 @@ func isIdent(e ast.Expr, name string) bool {
 }
 
 // TestOnlyConfigReadsTheEnvironment keeps every environment variable in
-// package config, where it is documented and validated: a read anywhere
-// else would be a setting the README, doctor and the start-up checks do not
-// know about.
+// package config, where it is documented and validated.
 func TestOnlyConfigReadsTheEnvironment(t *testing.T) {
 	chdirModuleRoot(t)
 	fset := token.NewFileSet()
@@ -164,9 +157,8 @@ func TestOnlyConfigReadsTheEnvironment(t *testing.T) {
 	}
 }
 
-// TestEnvironmentScanCatchesReads runs the scan on code that reads the
-// environment in each way it knows, so the test above cannot pass by
-// finding nothing.
+// TestEnvironmentScanCatchesReads runs the scan on code reading the
+// environment each way it knows, so the test above cannot pass vacuously.
 func TestEnvironmentScanCatchesReads(t *testing.T) {
 	const src = `package cli
 
@@ -216,8 +208,7 @@ func reads(env Env) {
 	}
 }
 
-// chdirModuleRoot moves the test into the module's root, where the scans of
-// the whole module start; it does nothing when the test is there already.
+// chdirModuleRoot moves the test into the module's root, if not there.
 func chdirModuleRoot(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat("go.mod"); err == nil {

@@ -5,15 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// fanOut runs do(0) to do(n-1) with at most limit running at once and
-// returns when all have finished. Each do writes only its own result slot.
-//
-// The tools pass limit = n: the requests that reach StoreLink are bounded by
-// the one budget per StoreLink in internal/upstream (ADR 0024), not here.
-//
-// The caller is one of the workers, so when each do is quick (master data
-// already cached) it often finishes them all before another goroutine
-// starts.
+// fanOut runs do(0) to do(n-1), at most limit at once, and returns when
+// all have finished. Each do writes only its own result slot. The tools
+// pass limit = n; the StoreLink budget (ADR 0024) bounds requests. The
+// caller is one of the workers.
 func fanOut(n, limit int, do func(i int)) {
 	limit = max(min(limit, n), 1)
 	var next atomic.Int64

@@ -14,8 +14,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 )
 
-// TestFanOutRunsEachIndexOnceWithinTheLimit: every index is done exactly
-// once, never more than limit at a time, and fanOut returns only after all.
+// TestFanOutRunsEachIndexOnceWithinTheLimit: each index runs once, at most
+// limit at a time, and fanOut returns after all.
 func TestFanOutRunsEachIndexOnceWithinTheLimit(t *testing.T) {
 	for _, c := range []struct{ n, limit int }{{0, 4}, {1, 4}, {3, 16}, {50, 4}, {7, 1}, {5, 0}} {
 		var mu sync.Mutex
@@ -45,11 +45,9 @@ func TestFanOutRunsEachIndexOnceWithinTheLimit(t *testing.T) {
 	}
 }
 
-// gaugeUpstream is the fake StoreLink behind a gate that counts how many of
-// its calls are in flight at once. Each call waits until want are in flight
-// (or two seconds pass, the sign that the tool holds some back), so a tool
-// that starts every store at once shows want, and one that goes in waves
-// shows its wave.
+// gaugeUpstream is the fake StoreLink that counts calls in
+// flight. Each call waits until want are in flight (or two seconds), so
+// the count shows whether a tool starts all stores at once.
 type gaugeUpstream struct {
 	*fakeUpstream
 	want     int
@@ -92,10 +90,8 @@ func (g *gaugeUpstream) Inventory(ctx context.Context, id, sku string) (domain.I
 	return g.fakeUpstream.Inventory(ctx, id, sku)
 }
 
-// TestFanOutStartsEveryStoreAtOnce: no tool paces its stores in waves of its
-// own; the one budget per StoreLink (internal/upstream) does. A
-// page of stores is read at once, and a 20-store risk check starts every
-// store's reads at once.
+// TestFanOutStartsEveryStoreAtOnce: tools do not pace stores themselves;
+// the StoreLink budget (internal/upstream) does.
 func TestFanOutStartsEveryStoreAtOnce(t *testing.T) {
 	f := newFake()
 	keys := map[string]string{}
@@ -133,13 +129,11 @@ func TestFanOutStartsEveryStoreAtOnce(t *testing.T) {
 	}
 }
 
-// masterCounter counts the SKU and supplier reads that reach the fake
-// StoreLink.
+// masterCounter counts SKU and supplier reads.
 type masterCounter struct {
 	*fakeUpstream
 	skus, suppliers atomic.Int64
-	// failFirst fails the first SKU read, as a store whose key StoreLink
-	// refuses would.
+	// failFirst fails the first SKU read, as for a refused key.
 	failFirst bool
 }
 
@@ -155,9 +149,8 @@ func (m *masterCounter) Supplier(ctx context.Context, id, supplier string) (doma
 	return m.fakeUpstream.Supplier(ctx, id, supplier)
 }
 
-// TestRiskCheckReadsMasterDataOncePerCall: a 20-store check reads the SKU
-// and its supplier once, not once per store; a store outside the keyring
-// among them changes nothing; and every store is still assessed.
+// TestRiskCheckReadsMasterDataOncePerCall: a 20-store check reads SKU and
+// supplier once, even with an unauthorized store among them.
 func TestRiskCheckReadsMasterDataOncePerCall(t *testing.T) {
 	f := newFake()
 	keys := map[string]string{}
@@ -181,8 +174,7 @@ func TestRiskCheckReadsMasterDataOncePerCall(t *testing.T) {
 		t.Fatalf("%d stores: %d SKU and %d supplier reads, want 1 and 1", len(ids), n, k)
 	}
 
-	// The store that read for the others fails: each store reads its own,
-	// and one store's refusal is not every store's answer.
+	// If the shared read fails, each store reads its own.
 	m.skus.Store(0)
 	m.failFirst = true
 	env, _ = callTool(t, s, "korral_check_stock_risk", map[string]any{"sku": "8847291", "store_ids": ids})

@@ -15,13 +15,11 @@ import (
 )
 
 // Host consent (WRITE_APPROVAL=host, ADR 0007): before a confirmed order is
-// sent, the host asks its user to confirm it by typing its quantity. On a
-// 2025-11-25 session the server asks with a form elicitation and waits for
-// the answer inside the call. On 2026-07-28 the server may not send
-// requests of its own, so the call is answered input_required with the
-// same form and a sealed requestState (package consent), and the client's
-// retry carries the answer. Either way the answer is judged here, and any
-// answer but a confirmation of exactly this order sends nothing.
+// sent, the person at the host confirms it by typing its quantity. On
+// 2025-11-25 sessions this is a form elicitation within the call; on
+// 2026-07-28 the call answers input_required with a sealed requestState and
+// the client's retry carries the answer. Anything but an exact confirmation
+// sends nothing.
 
 // consentInputID names the one question of an input_required answer.
 const consentInputID = "confirm_order"
@@ -29,12 +27,11 @@ const consentInputID = "confirm_order"
 // consentField is the form field the person types the quantity into.
 const consentField = "quantity_units"
 
-// multiRoundTripVersion is the first revision in which the server asks
-// through input_required instead of a request of its own.
+// multiRoundTripVersion is the first revision that uses input_required.
 const multiRoundTripVersion = "2026-07-28"
 
-// inputRequired is the handler's way of answering input_required: not a
-// failure, so register turns it into the result the client retries from.
+// inputRequired is the handler's input_required answer: not a failure, so
+// register turns it into the result the client retries from.
 type inputRequired struct {
 	requests mcp.InputRequestMap
 	state    string
@@ -70,9 +67,8 @@ func (h hostConsent) Ask(ctx context.Context, sum replenish.Summary) error {
 		return judgeConsent(res, sum)
 	}
 
-	// The state is bound to who asks (the bearer token's label and the
-	// client's name), not to the session: a stateless HTTP request has
-	// none, and every replica must open what another sealed.
+	// The state is bound to the caller (token label and client name), not
+	// the session: stateless requests have none, and any replica must open it.
 	fp := consent.FingerprintOf(consent.Order{StoreID: sum.StoreID, SKU: sum.SKU, QuantityUnits: sum.QuantityUnits,
 		RequestHash: sum.RequestHash, IdempotencyKey: sum.IdempotencyKey, RequestedBy: h.c.client})
 	if req.Params.RequestState == "" {
@@ -91,8 +87,8 @@ func (h hostConsent) Ask(ctx context.Context, sum replenish.Summary) error {
 	case err != nil:
 		return apperr.New(apperr.HostConsentStateInvalid, "the requestState is not one this server issued, or it was altered; nothing was sent", "")
 	}
-	// The nonce is spent before the answer is read: a state is answered
-	// once, whatever the answer, on every replica sharing the database.
+	// The nonce is spent before the answer is read, so each state is
+	// answered once across replicas.
 	fresh, err := w.ConsentNonces.UseConsentNonce(ctx, st.Nonce, st.ExpiresAt, h.s.opts.Now())
 	if err != nil {
 		return err
@@ -107,9 +103,8 @@ func (h hostConsent) Ask(ctx context.Context, sum replenish.Summary) error {
 	return judgeConsent(res, sum)
 }
 
-// canElicitForm reports whether the client declares form elicitation (an
-// elicitation capability naming neither mode means form, for clients of
-// the revision before modes existed).
+// canElicitForm reports whether the client declares form elicitation (a
+// capability naming no mode means form).
 func canElicitForm(caps *mcp.ClientCapabilities) bool {
 	if caps == nil || caps.Elicitation == nil {
 		return false
@@ -136,8 +131,8 @@ func judgeConsent(res *mcp.ElicitResult, sum replenish.Summary) error {
 	return nil
 }
 
-// consentSchema is the form: one field, the quantity in units, with no
-// default, so the person has to type it.
+// consentSchema is the form: one quantity field with no default, so the
+// person must type it.
 func consentSchema(units int64) map[string]any {
 	return map[string]any{
 		"type": "object",
@@ -151,13 +146,11 @@ func consentSchema(units int64) map[string]any {
 	}
 }
 
-// maxShown bounds, in runes, each text from StoreLink or the agent that the
-// person reads in the question.
+// maxShown bounds, in runes, each StoreLink or agent text in the question.
 const maxShown = 200
 
-// consentMessage is what the person reads: the order as it would be sent.
-// Texts that come from StoreLink or the agent are escaped, so none can
-// pose as a line of the summary.
+// consentMessage is the order as it would be sent. StoreLink and agent
+// texts are escaped so none can pose as a summary line.
 func consentMessage(s replenish.Summary) string {
 	store := s.StoreID
 	if s.StoreName != "" {

@@ -22,10 +22,9 @@ func testSealer(t *testing.T) *consent.Sealer {
 	return s
 }
 
-// TestHostConsentStateExpires drives the server's clock across the sealed
-// state's expiry, with a 2026-07-28 client holding the state itself (its
-// automatic retry off): answered at the last instant before the expiry it
-// sends the order, at the expiry it sends nothing.
+// TestHostConsentStateExpires: a 2026-07-28 client answering at the last
+// instant before the sealed state's expiry sends the order; at the expiry
+// it sends nothing.
 func TestHostConsentStateExpires(t *testing.T) {
 	var offset atomic.Int64
 	now := func() time.Time { return testNow.Add(time.Duration(offset.Load())) }

@@ -14,10 +14,8 @@ import (
 	"testing"
 )
 
-// logLines finds every log call in the module's code (a method named
-// Debug, Info, Warn or Error, with or without Context, whose message is a
-// string literal) and reports for each message whether any of its calls
-// carries a call_id.
+// logLines finds every log call with a literal message in the module's
+// code and reports for each message whether any call carries a call_id.
 func logLines(t *testing.T) map[string]bool {
 	t.Helper()
 	chdirModuleRoot(t)
@@ -99,9 +97,9 @@ func stringLit(e ast.Expr) (string, bool) {
 	return s, err == nil
 }
 
-// TestObservabilityDocListsEveryLogLine keeps docs/observability.md honest:
-// every log message is either in the table of a call's lines (it carries a
-// call_id) or in the list of lines without one.
+// TestObservabilityDocListsEveryLogLine: every log message is in
+// docs/observability.md, in the table of call lines (with call_id) or in
+// the list of lines without one.
 func TestObservabilityDocListsEveryLogLine(t *testing.T) {
 	chdirModuleRoot(t)
 	b, err := os.ReadFile(filepath.Join("..", "docs", "observability.md"))

@@ -12,20 +12,15 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// Output schemas are what every host downloads with tools/list and compiles
-// to check results; the model never reads them. They describe the success
-// envelope only: a tool error carries its envelope as text content, with
-// isError, and no structured content (ADR 0012). They are inferred from the
-// answer structs like the input schemas, then made lean: closed sets become
-// enums, a field that is left out rather than null is not nullable, a
+// Output schemas describe the success envelope only; a tool error is text
+// with isError (ADR 0012). They are inferred from the answer structs, then
+// made lean: closed sets become enums, omitted fields are not nullable, the
 // per-store error body is one shared definition, and nested objects repeat
-// neither "additionalProperties": false nor "required" (the answers are the
-// server's own typed structs, the golden tools/list pins the schemas, and
-// the handler tests validate every answer against them).
+// neither "additionalProperties": false nor "required" (the goldens and
+// handler tests pin them).
 
-// enumTypes are the named string types of closed sets, as enums: a field of
-// one of these types gets its type's whole set (enums.go), and an outShape
-// hook may narrow it to what that field can hold.
+// enumTypes are the named string types of closed sets (enums.go); an
+// outShape hook may narrow a field's set.
 var enumTypes = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[projection.Confidence](): enumOf(projection.Confidences()),
 	reflect.TypeFor[projection.Answer]():     enumOf(projection.Answers()),
@@ -56,8 +51,8 @@ var storeErrorCodes = []apperr.Code{
 // errorDef is the one definition of ErrorBody every output schema refers to.
 const errorRef = "#/$defs/error"
 
-// It is the error of one store in an answer about several (a whole call's
-// error is text only), so its codes are those one store's reads can end in.
+// It is one store's error in an answer about several, so its codes are
+// those one store's reads can end in.
 func errorDef() *jsonschema.Schema {
 	code := enumOf(storeErrorCodes)
 	return &jsonschema.Schema{
@@ -73,17 +68,14 @@ func errorDef() *jsonschema.Schema {
 }
 
 // Every tool answers with one envelope: {ok: true, data} or {ok: false,
-// error: ErrorBody}. As JSON it is the text content of every result; a
-// success also carries it as structured content, which the tool's output
-// schema describes. A failure is a tool error (isError) whose envelope is
-// text only (ADR 0012). success is the envelope of a successful answer.
+// error: ErrorBody}, as text content; a success also carries it as
+// structured content (ADR 0012). success is the success envelope.
 type success[T any] struct {
 	OK   bool `json:"ok"`
 	Data T    `json:"data"`
 }
 
-// outputSchema infers the success envelope's schema for Out and makes it
-// lean.
+// outputSchema infers the success envelope's schema for Out, made lean.
 func outputSchema[Out any]() (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[success[Out]](&jsonschema.ForOptions{TypeSchemas: enumTypes})
 	if err != nil {
@@ -98,10 +90,9 @@ func outputSchema[Out any]() (*jsonschema.Schema, error) {
 
 var errorBodyType = reflect.TypeFor[ErrorBody]()
 
-// lean walks a schema beside the Go type it was inferred from. Below the
-// envelope it drops "required": every field is there by construction (the
-// answers are typed structs), and the lists repeat every name.
-// It reports whether it referred to the error definition.
+// lean walks a schema beside its Go type, dropping "required" below the
+// envelope (typed structs always have every field). It reports whether it
+// referred to the error definition.
 func lean(s *jsonschema.Schema, t reflect.Type, depth int) (refersToError bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -132,9 +123,8 @@ func lean(s *jsonschema.Schema, t reflect.Type, depth int) (refersToError bool) 
 				refersToError = true
 				continue
 			}
-			// omitempty leaves a nil pointer or slice out, and the answers
-			// use empty lists, not null: neither is null unless the field
-			// says so with a nullable tag.
+			// omitempty leaves nil out and answers use empty lists, so nothing is
+			// null without a nullable tag.
 			omit := slices.Contains(strings.Split(opts, ","), "omitempty")
 			nullable := f.Tag.Get("nullable") == "true"
 			if (omit || f.Type.Kind() == reflect.Slice && !nullable) && len(p.Types) == 2 && p.Types[0] == "null" {

@@ -11,11 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestPromptsAreAudited: every prompts/get is an audit record, like a tool
-// call: its own call id, the prompt, its declared arguments (bounded; the
-// values of undeclared ones are not kept), the store and SKU when one is
-// named, and the outcome with the taxonomy's code when it was refused,
-// also by the SDK for a prompt that does not exist.
+// TestPromptsAreAudited: every prompts/get is an audit record like a tool
+// call: call id, prompt, declared arguments (bounded), store and SKU, and
+// the outcome with its code when refused, also by the SDK.
 func TestPromptsAreAudited(t *testing.T) {
 	db := sharedLedger(t)
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2","311":"k3"}`), func(o *Options) {

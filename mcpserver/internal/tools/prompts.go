@@ -16,12 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The buyer's recurring questions, offered as prompts (hosts show them as
-// slash commands). A prompt only words a request for the model: every
-// number it leads to comes from the tools, and nothing is sent without the
-// buyer, so a prompt never does more than the same sentence typed by hand.
-// Their definitions and messages count toward ToolBudgetBytes, so they are
-// kept to a sentence or two.
+// The buyer's recurring questions as prompts (slash commands in hosts). A
+// prompt only words a request: numbers come from the tools and nothing is
+// sent without the buyer. Prompts count toward ToolBudgetBytes.
 
 // Prompt names, in the tools' korral_ convention.
 const (
@@ -33,13 +30,11 @@ const (
 const (
 	// maxGapUnits bounds min_gap_units: an order is capped far below it.
 	maxGapUnits = 100000
-	// ordersSinceMaxDays bounds how far back korral_orders_since looks, so
-	// its message stays short.
+	// ordersSinceMaxDays bounds how far back korral_orders_since looks.
 	ordersSinceMaxDays = 31
 	// ordersListed is the most ledger entries one message names.
 	ordersListed = 20
-	// completionValues is the most values one completion answer carries
-	// (the protocol's own ceiling).
+	// completionValues is the protocol's ceiling of values per completion.
 	completionValues = 100
 )
 
@@ -48,8 +43,8 @@ var (
 	storeIDRE = regexp.MustCompile(storeIDPattern)
 )
 
-// addPrompts registers the prompts this deployment can honour: the orders
-// prompt reads the order ledger, which a read-only deployment has not.
+// addPrompts registers the prompts this deployment supports; the orders
+// prompt needs the ledger, which read-only deployments lack.
 func addPrompts(ms *mcp.Server, s *server) {
 	ms.AddPrompt(&mcp.Prompt{
 		Name:        promptRestockGaps,
@@ -75,9 +70,8 @@ func addPrompts(ms *mcp.Server, s *server) {
 	}
 }
 
-// promptError is the JSON-RPC error of a prompt refused for its arguments:
-// invalid params, with the taxonomy's code and remediation in the message
-// and in data, as a tool's error envelope carries them.
+// promptError is the invalid-params error of a prompt's arguments, with
+// the taxonomy's code and remediation in message and data.
 func promptError(e *apperr.Error) error {
 	data, _ := json.Marshal(map[string]string{"code": string(e.Code), "message": e.Message, "remediation": e.Remediation})
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Error() + ". " + e.Remediation, Data: data}
@@ -136,8 +130,7 @@ func (s *server) restockGaps(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 	if s.opts.Writes == nil {
 		order = "tell me the gap: this server cannot order."
 	}
-	// No store named (or "all"): the chain sweep, whose stores at risk
-	// come first, in full and then as rows of sweep.more_at_risk.
+	// No store (or "all"): the chain sweep.
 	text := fmt.Sprintf(`Call korral_check_stock_risk for SKU %s with store_ids ["all"] (every store I may use). `+
 		"Where units_short_by_close exceeds %d, in stores or in sweep.more_at_risk, %s", sku, gap, order)
 	if len(ids) > 0 {
@@ -209,9 +202,8 @@ func userPrompt(description, text string) *mcp.GetPromptResult {
 	return &mcp.GetPromptResult{Description: description, Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}
 }
 
-// complete offers the values the server knows: the keyring's store ids for
-// store_id, and for store_ids the last id of the list being typed. Anything
-// else has no suggestions, which the protocol answers with an empty list.
+// complete offers store ids from the keyring for store_id, and for the
+// last id of store_ids; anything else gets an empty list.
 func (s *server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	res := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	p := req.Params
@@ -239,8 +231,7 @@ func (s *server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if prefix != "" && !storeIDRE.MatchString(prefix) {
 		return res, nil
 	}
-	// A host replaces the whole argument with the value it picks, so a list
-	// keeps the ids already typed.
+	// A host replaces the whole argument, so keep the ids already typed.
 	lead := ""
 	if len(done) > 0 {
 		lead = strings.Join(done, ",") + ","

@@ -92,8 +92,8 @@ func TestPromptsListedInTheConvention(t *testing.T) {
 	}
 }
 
-// checkGolden compares v, as indented JSON, with a golden file that -update
-// rewrites, so a change to what hosts show is seen in review.
+// checkGolden compares v, as indented JSON, with a golden file that
+// -update rewrites.
 func checkGolden(t *testing.T, golden string, v any) {
 	t.Helper()
 	got, err := json.MarshalIndent(v, "", "  ")
@@ -126,8 +126,7 @@ func TestRestockGapsPrompt(t *testing.T) {
 			t.Errorf("text lacks %q: %s", want, text)
 		}
 	}
-	// Without store_ids, or with "all": the chain sweep over every store
-	// the caller may use, its listed stores at risk included.
+	// Without store_ids, or with "all": the chain sweep.
 	for _, stores := range []string{"", "all", " all "} {
 		text, err = getPrompt(t, s, promptRestockGaps, map[string]string{"sku": "8847291", "min_gap_units": "0", "store_ids": stores})
 		if err != nil || !strings.Contains(text, `store_ids ["all"]`) || !strings.Contains(text, "sweep.more_at_risk") || strings.Contains(text, "at stores") {
@@ -252,9 +251,8 @@ func sorted(v []string) []string {
 }
 
 // TestCapabilitiesAreWhatIsServed: the server declares tools, prompts,
-// completions and resources (the MCP Apps views, ADR 0020), none with
-// list-change notifications (the lists never change); each declared one
-// answers.
+// completions and resources (ADR 0020), none with list-change
+// notifications; each declared one answers.
 func TestCapabilitiesAreWhatIsServed(t *testing.T) {
 	s, _ := promptServer(t, true)
 	caps := s.cs.InitializeResult().Capabilities
@@ -269,8 +267,7 @@ func TestCapabilitiesAreWhatIsServed(t *testing.T) {
 	if _, err := s.cs.ListPrompts(ctx, nil); err != nil {
 		t.Errorf("prompts declared, prompts/list: %v", err)
 	}
-	// The resources are the two views, whoever asks (views_test.go reads
-	// them); nothing else can be read.
+	// The resources are the two views, for every client.
 	if r, err := s.cs.ListResources(ctx, nil); err != nil {
 		t.Errorf("resources/list: %v", err)
 	} else if len(r.Resources) != 2 {

@@ -38,11 +38,8 @@ func (a *auditCollector) take() []AuditEvent {
 }
 
 // TestEveryRefusedCallIsAuditedOnce sends tools/call requests the SDK
-// refuses through the real SDK server and the stdio transport, with the
-// transport's inspection wired as the CLI wires it: each must leave exactly
-// one audit event, whichever layer noticed it (UndecodableCall for params
-// the SDK cannot decode, auditRejected for everything it decodes), and
-// that event must say why.
+// refuses through the real server and stdio transport, wired as the CLI
+// wires it: each leaves exactly one audit event saying why.
 func TestEveryRefusedCallIsAuditedOnce(t *testing.T) {
 	sink := &auditCollector{}
 	opts := Options{Audit: sink, SessionName: "stdio-test"}

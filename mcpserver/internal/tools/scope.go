@@ -12,8 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Shared argument shapes. Patterns mirror the StoreLink contract so a value
-// StoreLink would refuse is refused here, before any request exists.
+// Shared argument shapes, mirroring the StoreLink contract's patterns.
 const (
 	skuPattern     = "^[0-9]{4,14}$"
 	storeIDPattern = "^[0-9]{1,6}$"
@@ -29,9 +28,7 @@ func shapeStoreID(props map[string]*jsonschema.Schema) {
 }
 
 // resolveStore applies the keyring's scope rules, narrowed to the caller's
-// stores (callStores), and records the store on the call. It never reaches
-// the network: a store without a key, or outside the caller's stores, is
-// refused here.
+// stores, and records the store on the call. It never reaches the network.
 func (s *server) resolveStore(c *call, storeID string) (string, error) {
 	kr := s.callStores(c)
 	if kr == nil {
@@ -45,19 +42,16 @@ func (s *server) resolveStore(c *call, storeID string) (string, error) {
 	return id, nil
 }
 
-// storeScope is the keyring one request may use: the deployment's, or for
-// an access token with the storelink_stores claim (ADR 0008), the stores of
-// the keyring the token names. Every tool and prompt reads stores through
-// it, so a limited token lists, reads and orders only its own stores.
+// storeScope is the keyring one request may use: the deployment's, or the
+// stores an access token's storelink_stores claim names (ADR 0008).
 type storeScope struct {
 	*keyring.Keyring
 	// limited is true when an access token narrowed the keyring.
 	limited bool
 }
 
-// storesFor returns the store scope of a request with extra (nil without a
-// keyring). Over HTTP the verified token's stores are in extra's
-// TokenInfo; over stdio, and for a file token, the whole keyring applies.
+// storesFor returns the store scope of a request (nil without a keyring):
+// the verified token's stores over HTTP, else the whole keyring.
 func (s *server) storesFor(extra *mcp.RequestExtra) *storeScope {
 	kr := s.opts.Keyring()
 	if kr == nil {
@@ -79,10 +73,9 @@ func (s *server) callStores(c *call) *storeScope {
 	return s.storesFor(c.req.Extra)
 }
 
-// Resolve applies the keyring's rules within the scope. For a limited
-// token, a store outside its stores is STORE_NOT_AUTHORIZED in the same
-// words whether or not the keyring holds it, so the answer does not tell
-// the caller which other stores this deployment serves.
+// Resolve applies the keyring's rules within the scope. For a limited token
+// a store outside it is refused in the same words whether or not the
+// keyring holds it, revealing no other stores.
 func (sc *storeScope) Resolve(storeID string) (string, error) {
 	if sc.limited && sc.Len() == 0 {
 		return "", apperr.New(apperr.StoreNotAuthorized,

@@ -15,8 +15,7 @@ import (
 )
 
 // An access token's storelink_stores narrows the keyring for its request;
-// without the claim (a file token, stdio, an OAuth token without it) the
-// whole keyring applies.
+// without the claim the whole keyring applies.
 func TestStoreScopeOfAToken(t *testing.T) {
 	kr := mustKeyring(t, `{"47":"k1","102":"k2","311":"k3"}`)
 	s := &server{opts: Options{Keyring: func() *keyring.Keyring { return kr }}, log: slog.New(slog.DiscardHandler)}

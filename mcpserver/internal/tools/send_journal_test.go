@@ -19,13 +19,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The write path when the ledger cannot take an order's outcome: StoreLink
-// has raised the order and given its id, so the answer says so, the outcome
-// journal keeps it, and it reaches the ledger once the ledger is back.
+// The write path when the ledger cannot take an order's outcome: the answer
+// says the order was raised, the journal keeps it, and it reaches the
+// ledger once the ledger is back.
 
-// outageLedger fails the ledger's writes of outcomes (Apply, Finish) while
-// down or for the next failN writes, as a database that went away does.
-// Reservations and reads pass, as they did before the outage began.
+// outageLedger fails outcome writes (Apply, Finish) while down or for the
+// next failN writes; reservations and reads pass.
 type outageLedger struct {
 	state.Ledger
 	mu     sync.Mutex
@@ -59,8 +58,7 @@ func (l *outageLedger) Finish(ctx context.Context, key string, st state.EntrySta
 	return l.Ledger.Finish(ctx, key, st, orderID, code, msg, now)
 }
 
-// keepingUpstream is the fake StoreLink that also answers for the orders
-// it raised, so the status tool can read them back.
+// keepingUpstream is a fake StoreLink that also answers for its orders.
 type keepingUpstream struct{ *fakeUpstream }
 
 func (k keepingUpstream) CreateOrder(ctx context.Context, id string, req domain.OrderRequest) (domain.Order, error) {
@@ -144,11 +142,9 @@ func TestOutcomeRecordedAfterTheLedgerRecovers(t *testing.T) {
 }
 
 // TestOutcomeTheLedgerCannotTakeIsAnsweredTrulyAndReplayed: the ledger stays
-// down past the retries. The agent is told the order was raised, with its
-// id, and that recording is pending (not STATE_UNAVAILABLE, not "nothing
-// was sent"); the journal holds the outcome; the status tool reports the
-// entry as an unknown outcome with its code; after a restart the replay
-// records it, and the status tool shows it raised with its order id.
+// down. The agent is told the order was raised and recording is pending;
+// the status tool shows an unknown outcome until a restart's replay
+// records it as raised.
 func TestOutcomeTheLedgerCannotTakeIsAnsweredTrulyAndReplayed(t *testing.T) {
 	dir := t.TempDir()
 	dbPath, jPath := filepath.Join(dir, "state.db"), filepath.Join(dir, "state.db.outcomes.jsonl")
@@ -192,17 +188,15 @@ func TestOutcomeTheLedgerCannotTakeIsAnsweredTrulyAndReplayed(t *testing.T) {
 		t.Fatalf("no ledger.record_pending line:\n%s", s.logText())
 	}
 
-	// Until the outcome is recorded the entry is an unknown outcome, and
-	// its note names the code.
-	// (Read as text: the status schema's enum is another change's subject.)
+	// Until recorded the entry is an unknown outcome whose note names the
+	// code (read as text).
 	st := callText(t, s, "korral_get_order_status", map[string]any{"order_id": key, "store_id": "47"})
 	view := st["data"].(map[string]any)["ledger"].(map[string]any)
 	if note, _ := view["note"].(string); view["state"] != "sending" || !strings.Contains(note, "(WRITE_OUTCOME_UNKNOWN)") || strings.Contains(note, "()") {
 		t.Fatalf("status while unrecorded: %v", view)
 	}
 
-	// A restart: the ledger is back and a new process replays the journal
-	// before it serves, as storelink-mcp does.
+	// A restart replays the journal before serving, as storelink-mcp does.
 	_ = rec.Close()
 	_ = j.Close()
 	db2 := openLedger(t, dbPath)
@@ -211,8 +205,7 @@ func TestOutcomeTheLedgerCannotTakeIsAnsweredTrulyAndReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j2.Close()
-	// The new process did not write the line: it reads the order back from
-	// StoreLink before recording it, as storelink-mcp does.
+	// The new process reads the order back from StoreLink before recording.
 	rec2 := &journal.Recorder{Ledger: db2, Journal: j2, Now: func() time.Time { return testNow },
 		Confirm: journal.ConfirmFunc(func(ctx context.Context, e state.Entry, orderID string) error {
 			if o, err := up.Order(ctx, e.StoreID, orderID); err != nil || o.SKU != e.SKU || o.QuantityUnits != e.QuantityUnits {
@@ -243,8 +236,7 @@ func TestOutcomeTheLedgerCannotTakeIsAnsweredTrulyAndReplayed(t *testing.T) {
 }
 
 // TestUnrecordedNotSentSaysSo: StoreLink did not take the order and the
-// ledger cannot record that; the answer keeps StoreLink's code and does not
-// invite a confirm the ledger would answer as unknown.
+// ledger cannot record that; the answer keeps StoreLink's code.
 func TestUnrecordedNotSentSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	db := openLedger(t, filepath.Join(dir, "state.db"))
@@ -269,8 +261,7 @@ func (n *notTaking) CreateOrder(context.Context, string, domain.OrderRequest) (d
 	return domain.Order{}, e
 }
 
-// callText calls a tool and decodes its text envelope, without checking the
-// answer against the output schema.
+// callText calls a tool and decodes its text envelope, unchecked.
 func callText(t *testing.T, s session, name string, args any) map[string]any {
 	t.Helper()
 	res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})

@@ -19,18 +19,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Upstream is what the tools need from StoreLink. Every method is called only
-// for a store already resolved against the keyring. It is the order
-// workflow's own interface (Store, Inventory, Sales, SKU, Supplier, Order,
-// CreateOrder), declared once there.
+// Upstream is what the tools need from StoreLink, called only for a store
+// already resolved against the keyring.
 type Upstream = replenish.Upstream
 
-// AuditEvent is one tool call as the audit trail stores it; an [AuditSink]
-// receives it.
+// AuditEvent is one tool call as the audit trail stores it.
 type AuditEvent = state.AuditRecord
 
-// AuditSink receives one event per tool call. Implementations must not block
-// for long; a failure to record is logged, never shown to the model.
+// AuditSink receives one event per tool call. It must not block for long; a
+// failure to record is logged, never shown to the model.
 type AuditSink interface {
 	Record(ctx context.Context, e AuditEvent) error
 }
@@ -38,27 +35,25 @@ type AuditSink interface {
 // Options are the dependencies and settings of the server.
 type Options struct {
 	Upstream Upstream
-	// Keyring returns the current keyring; it may change when the keyring
-	// file is rotated, so the server asks on every call.
+	// Keyring returns the current keyring; it is asked on every call because
+	// the keyring file may be rotated.
 	Keyring func() *keyring.Keyring
 	Logger  *slog.Logger
 	Audit   AuditSink
 	Now     func() time.Time
-	// DefaultLookbackDays is the risk check's history window when a call
-	// gives none; 0 means projection.DefaultLookbackDays.
+	// DefaultLookbackDays is the risk check's default history window; 0 means
+	// projection.DefaultLookbackDays.
 	DefaultLookbackDays int
 	Version             string
-	// SessionName names calls whose session carries no protocol id (stdio,
-	// where one process serves one client) in the audit trail; "" leaves
-	// them unnamed, as stateless HTTP requests are.
+	// SessionName names, in the audit trail, calls whose session has no
+	// protocol id (stdio); "" leaves them unnamed.
 	SessionName string
 	// Writes configures the replenishment tool; nil hides it (read-only).
 	Writes *WriteOptions
-	// EmbeddedDemo says the upstream is the embedded demo StoreLink: every
-	// answer the model relays then carries DemoNotice.
+	// EmbeddedDemo says the upstream is the embedded demo StoreLink; every
+	// answer then carries DemoNotice.
 	EmbeddedDemo bool
-	// TracerProvider and MeterProvider receive the spans and metrics of
-	// every request (telemetry.go); nil is a no-op.
+	// TracerProvider and MeterProvider receive spans and metrics; nil is a no-op.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	// NetworkTransport is network.transport on spans and metrics: "pipe"
@@ -78,33 +73,26 @@ type WriteOptions struct {
 	ApprovalTTL time.Duration
 	// Ledger records every confirmed order before it is sent.
 	Ledger state.Ledger
-	// Recorder records the outcome of each send in Ledger through the
-	// outcome journal (ADR 0006); nil retries against Ledger alone and
-	// keeps nothing that it could not record.
+	// Recorder records each send's outcome in Ledger (ADR 0006); nil retries
+	// against Ledger alone.
 	Recorder *journal.Recorder
-	// UpstreamID names the StoreLink this server sends to; every ledger
-	// entry records it, and an order is only ever looked up or sent at the
-	// StoreLink it was recorded for (ADR 0007).
+	// UpstreamID names the StoreLink this server sends to; an order is only
+	// looked up or sent at the StoreLink it was recorded for (ADR 0007).
 	UpstreamID string
-	// Notifier is told of every order staged for approval
-	// (APPROVAL_WEBHOOK_URL); nil tells nobody. It queues and returns at
-	// once, so the tool's answer never waits for the receiver.
+	// Notifier is told of every order staged for approval; nil tells nobody.
+	// It queues and returns at once.
 	Notifier *notify.Notifier
-	// HostConsent, when set, has the person at the host confirm every
-	// confirmed order before it is sent (WRITE_APPROVAL=host), and seals
-	// the question's state for 2026-07-28 clients; ConsentNonces then
-	// records each state's single use.
+	// HostConsent, when set, has the person at the host confirm every order
+	// before it is sent (WRITE_APPROVAL=host); ConsentNonces records each
+	// sealed state's single use.
 	HostConsent   *consent.Sealer
 	ConsentNonces state.ConsentNonces
-	// ConsoleURL is the approvals console's public base URL
-	// (CONSOLE_PUBLIC_URL); "" means no link. With RequireApproval, a
-	// staged order's page there is where a named approver decides it: a
-	// host that declares URL elicitation is asked to open it, any other
-	// host reads it in the answer (ADR 0021).
+	// ConsoleURL is the approvals console's public base URL; "" means no link.
+	// With RequireApproval, a staged order's page there is where an approver
+	// decides it (ADR 0021).
 	ConsoleURL string
-	// ApprovalPoll is how often a session that was asked to open an
-	// order's page reads the ledger for the decision, to tell the host
-	// when it is made; zero means DefaultApprovalPoll.
+	// ApprovalPoll is how often a session waiting on an order's page reads the
+	// ledger for the decision; zero means DefaultApprovalPoll.
 	ApprovalPoll time.Duration
 }
 
@@ -114,15 +102,14 @@ type server struct {
 
 	tracer  trace.Tracer
 	metrics instruments
-	// tools are the names registered, the only tool names used as labels.
+	// tools are the registered names, the only tool names used as labels.
 	tools map[string]bool
 	// approvals waits on the approvals the sessions were led to.
 	approvals *approvalWatcher
 }
 
-// workflow is the order workflow behind the tools, built from the options
-// on each call: the keyring and the settings it reads may be swapped by a
-// test, and the value is a handful of fields.
+// workflow is the order workflow behind the tools, built on each call
+// because a test may swap the keyring and settings.
 func (s *server) workflow() *replenish.Workflow {
 	f := &replenish.Workflow{
 		Upstream:     s.opts.Upstream,
@@ -147,8 +134,7 @@ func (s *server) workflow() *replenish.Workflow {
 	return f
 }
 
-// keyringHolds reports whether storeID is one of the stores this
-// deployment's keyring holds a key for right now.
+// keyringHolds reports whether the current keyring holds a key for storeID.
 func (s *server) keyringHolds(storeID string) bool {
 	kr := s.opts.Keyring()
 	if kr == nil {
@@ -185,18 +171,15 @@ func New(opts Options) *mcp.Server {
 	ms := mcp.NewServer(&mcp.Implementation{Name: "korral-storelink", Title: "Korral StoreLink", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions: instructionsFor(opts), Logger: opts.Logger,
-			// Declared, not inferred, so server/discover and initialize say
-			// exactly what is served: the tool and prompt lists are fixed for
-			// the life of the process, so no list ever changes (listChanged
-			// false); logging is the SDK's; completions come with the handler.
+			// Declared, not inferred: the tool and prompt lists are fixed for the
+			// life of the process, so listChanged is false.
 			Capabilities: &mcp.ServerCapabilities{
-				// Deprecated from 2026-07-28 (SEP-2577), still part of
-				// 2025-11-25, whose clients may set a level; the SDK serves it.
+				// Deprecated from 2026-07-28 (SEP-2577), still served for 2025-11-25.
 				//lint:ignore SA1019 served for 2025-11-25 sessions during the deprecation window
 				Logging: &mcp.LoggingCapabilities{},
 				Tools:   &mcp.ToolCapabilities{},
 				Prompts: &mcp.PromptCapabilities{},
-				// The MCP Apps views (views.go), fixed like the lists.
+				// The MCP Apps views (views.go).
 				Resources: &mcp.ResourceCapabilities{},
 			},
 			CompletionHandler: s.complete,
@@ -215,15 +198,12 @@ func New(opts Options) *mcp.Server {
 	return ms
 }
 
-// ListTTL is the ttlMs of server/discover and of the tool and prompt
-// lists: they are fixed for the life of the process and the same for every
-// caller (cacheScope public), so a client may reuse them for this long;
-// after a redeploy it sees the new lists within that time.
+// ListTTL is the ttlMs of server/discover and of the tool and prompt lists,
+// which are fixed for the life of the process.
 const ListTTL = 5 * time.Minute
 
-// cacheable sets the caching hints of the results that carry them. The
-// tool list a client declaring MCP Apps gets names the views (views.go),
-// so it is not the list every caller gets: its scope is private.
+// cacheable sets caching hints. The tool list for a client declaring MCP
+// Apps names the views, so its scope is private.
 func cacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	c.TTLMs = int(ListTTL.Milliseconds())
 	c.CacheScope = "public"

@@ -28,7 +28,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // fakeUpstream is an in-memory StoreLink for handler tests. It counts calls
-// per store so scope tests can prove nothing was asked for a foreign store.
+// per store, so scope tests can show nothing was asked for a foreign store.
 type fakeUpstream struct {
 	mu       sync.Mutex
 	calls    map[string]int
@@ -201,8 +201,7 @@ func connect(t *testing.T, up Upstream, kr *keyring.Keyring, mutate func(*Option
 	return connectAs(t, up, kr, mutate, nil)
 }
 
-// connectAs is connect with the client's options, such as the capabilities
-// it declares.
+// connectAs is connect with the client's options.
 func connectAs(t *testing.T, up Upstream, kr *keyring.Keyring, mutate func(*Options), clientOpts *mcp.ClientOptions) session {
 	t.Helper()
 	logs, mu := &bytes.Buffer{}, &sync.Mutex{}
@@ -265,7 +264,7 @@ func callTool(t *testing.T, s session, name string, args any) (map[string]any, *
 }
 
 // validateOutput checks an answer against the tool's output schema from a
-// real tools/list, as a host does.
+// real tools/list.
 func validateOutput(t *testing.T, s session, name string, answer map[string]any) {
 	t.Helper()
 	tools, err := s.cs.ListTools(context.Background(), nil)
@@ -386,8 +385,8 @@ func TestInternalErrorsHideTheirCause(t *testing.T) {
 	}
 }
 
-// sharedLedger is a fresh SQLite state database, closed when the test ends,
-// for the server under test and the test to share.
+// sharedLedger is a fresh SQLite state database shared by the server and
+// the test, closed when the test ends.
 func sharedLedger(t *testing.T) *sqlite.DB {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
@@ -404,8 +403,7 @@ func errText(env map[string]any) string {
 }
 
 // putEntry records an entry of store for SKU 8847291 and moves it into st
-// (raised as orderID). Callers give each key its own quantity, so no two
-// entries are the same request.
+// (raised as orderID). Each key needs its own quantity.
 func putEntry(t *testing.T, db *sqlite.DB, key, store string, qty int64, st state.EntryState, upstream, orderID string) state.Entry {
 	t.Helper()
 	ctx := context.Background()

@@ -7,11 +7,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// stateUnavailable gives a call that failed because the state database was
-// out of reach its own code, so the agent waits and repeats instead of
-// reporting a bug. An error already in the taxonomy keeps its code: a send
-// whose outcome is unknown stays WRITE_OUTCOME_UNKNOWN even if the ledger
-// could not record that.
+// stateUnavailable gives a call that failed on the state database its own
+// code, so the agent waits and repeats. An error already in the taxonomy
+// keeps its code (WRITE_OUTCOME_UNKNOWN stays).
 func stateUnavailable(err error) error {
 	var ae *apperr.Error
 	if errors.As(err, &ae) || !errors.Is(err, state.ErrUnavailable) {

@@ -13,26 +13,23 @@ import (
 )
 
 // A chain sweep is korral_check_stock_risk with store_ids ["all"]: the SKU
-// at every store of the caller's scope, answered ranked and within a fixed
-// budget whatever the chain's size (ADR 0027).
+// at every store in scope, ranked, within a fixed budget (ADR 0027).
 const (
 	// sweepAll is the one value of store_ids that names every store.
 	sweepAll = "all"
-	// sweepDetailStores is how many stores a sweep answers in full (risk
-	// facts and per-day evidence), the most at risk first: about 1.5 KB
-	// each at the default lookback.
+	// sweepDetailStores is how many stores a sweep answers in full, most at
+	// risk first (about 1.5 KB each).
 	sweepDetailStores = 5
-	// sweepListedStores is how many more stores at risk a sweep lists as
-	// one table row each (about 90 bytes), after the detailed ones; any
-	// further ones are counted in at_risk_not_listed.
+	// sweepListedStores is how many more at-risk stores are listed as one row
+	// each; the rest are counted in at_risk_not_listed.
 	sweepListedStores = 25
-	// maxSweepStores bounds the stores one sweep may check: the contract's
-	// largest store list. A scope beyond it is refused, not cut short.
+	// maxSweepStores is the contract's largest store list; a larger scope is
+	// refused, not cut short.
 	maxSweepStores = 1000
 )
 
-// sweepOut is what a sweep adds to the answer: the whole chain in counts,
-// the stores at risk beyond the detailed ones, and the failures by code.
+// sweepOut is what a sweep adds to the answer: chain counts, listed
+// at-risk stores beyond the detailed ones, and failures by code.
 type sweepOut struct {
 	StoresChecked int `json:"stores_checked" jsonschema:"every store of the caller's scope"`
 	DetailLimit   int `json:"detail_limit" jsonschema:"stores holds at most this many, the most at risk first"`
@@ -57,19 +54,15 @@ type sweepError struct {
 
 var sweepListColumns = []string{"store_id", "store_name", "will_stockout_before_close_today", "stockout_earliest", "units_short_by_close", "confidence"}
 
-// sweepEntry is one store's outcome before the answer is cut to its budget:
-// its id, name or error (risk.Risk is built by sweepAnswer, for the
-// detailed stores only) and its assessment.
+// sweepEntry is one store's outcome before the answer is cut to budget.
 type sweepEntry struct {
 	risk storeRisk
 	a    *replenish.Assessment // nil when the store failed
 }
 
-// rankSweep orders the stores of a sweep, most urgent first: a stockout
-// before close (earliest window first, then the most units short, then the
-// store id), then the stores the projection cannot tell about, by store id.
-// Stores without a stockout and failed stores are left out: they are
-// counted, not listed.
+// rankSweep orders stores most urgent first: stockout before close
+// (earliest window, then most units short, then store id), then stores the
+// projection cannot tell about, by id. Others are counted, not listed.
 func rankSweep(entries []sweepEntry) []sweepEntry {
 	var ranked []sweepEntry
 	for _, e := range entries {
@@ -102,8 +95,7 @@ func answerRank(a projection.Answer) int {
 	return 1
 }
 
-// compareEarliest orders two stockout times as instants (stores may sit in
-// different zones); an unknown time comes last.
+// compareEarliest orders two stockout times as instants; unknown is last.
 func compareEarliest(x, y *string) int {
 	tx, okx := parseTime(x)
 	ty, oky := parseTime(y)
@@ -143,13 +135,10 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-// sweepAnswer cuts a sweep's outcomes to the answer: the first
-// sweepDetailStores ranked stores in full, the next sweepListedStores as
-// rows, the rest in counts; failures grouped by code in the order first met
-// (entries are in store order, so that is the lowest store id first).
-//
-// The listed stores are returned for fillMoreAtRisk, which writes their rows
-// once their names are marked as untrusted text.
+// sweepAnswer cuts a sweep's outcomes to the answer: sweepDetailStores in
+// full, sweepListedStores as rows, the rest counted; failures grouped by
+// code, lowest store id first. The listed stores are returned for
+// fillMoreAtRisk, which writes their rows once names are marked untrusted.
 func sweepAnswer(entries []sweepEntry) ([]storeRisk, []*replenish.Assessment, *sweepOut, []sweepEntry) {
 	sw := &sweepOut{StoresChecked: len(entries), DetailLimit: sweepDetailStores,
 		MoreAtRisk: table{Columns: sweepListColumns, Rows: [][]any{}}, Errors: []sweepError{}}
@@ -178,8 +167,7 @@ func sweepAnswer(entries []sweepEntry) ([]storeRisk, []*replenish.Assessment, *s
 	}
 	ranked := rankSweep(entries)
 	detailed := ranked[:min(len(ranked), sweepDetailStores)]
-	// Only the detailed stores' facts are built: the rest are counted or
-	// listed as rows.
+	// Only the detailed stores' facts are built.
 	stores := make([]storeRisk, len(detailed))
 	found := make([]*replenish.Assessment, len(detailed))
 	for i, e := range detailed {
@@ -209,8 +197,8 @@ func fillMoreAtRisk(sw *sweepOut, listed []sweepEntry) {
 	}
 }
 
-// sweepSummary is the audit trail's sentence for a sweep: the counts, the
-// stores that run out first, and the failures by code.
+// sweepSummary is the audit sentence for a sweep: counts, the stores that
+// run out first, and failures by code.
 func sweepSummary(product string, sw *sweepOut, stores []storeRisk) string {
 	o := sw.Outcomes
 	s := fmt.Sprintf("Swept stock risk of %s across %d store(s): %d stockout before close today, %d cannot tell, %d no stockout",

@@ -12,9 +12,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 )
 
-// sweepStore is one synthetic store outcome for the ranking tests: will is
-// the answer, at the earliest stockout ("" for none), short the units short
-// by close (-1 for none), code an error code instead of an assessment.
+// sweepStore is one synthetic store outcome: will is the earliest stockout
+// ("" for none), short the units short (-1 for none), code an error code.
 func sweepStore(id string, will projection.Answer, at string, short int64, code string) sweepEntry {
 	e := sweepEntry{risk: storeRisk{StoreID: id}}
 	if code != "" {
@@ -41,11 +40,9 @@ func storeIDsOf(stores []storeRisk) []string {
 	return ids
 }
 
-// TestSweepRanksTheEarliestStockoutFirst pins the ranking: a stockout before
-// close comes before "cannot tell"; among stockouts, the earlier instant
-// first (16:00+01:00 is before 15:30+00:00), then the most units short,
-// then the store id as a number (9 before 47); "cannot tell" by store id;
-// no stockout and failures are not ranked.
+// TestSweepRanksTheEarliestStockoutFirst pins the ranking: stockouts first,
+// earlier instant, then most units short, then numeric store id; then
+// "cannot tell" by store id; the rest unranked.
 func TestSweepRanksTheEarliestStockoutFirst(t *testing.T) {
 	entries := []sweepEntry{
 		sweepStore("9", projection.Yes, "2026-11-27T18:00:00+01:00", 3, ""),
@@ -70,9 +67,8 @@ func TestSweepRanksTheEarliestStockoutFirst(t *testing.T) {
 	}
 }
 
-// TestSweepAnswerStaysWithinItsBudget: 5 stores in full, the next 25 at
-// risk as rows, the rest counted; every store is in exactly one outcome
-// count; failures are grouped by code, first met first, with every store.
+// TestSweepAnswerStaysWithinItsBudget: 5 stores in full, 25 as rows, the
+// rest counted; failures grouped by code, first met first.
 func TestSweepAnswerStaysWithinItsBudget(t *testing.T) {
 	var entries []sweepEntry
 	for i := range 180 {
@@ -129,8 +125,8 @@ func TestSweepAnswerStaysWithinItsBudget(t *testing.T) {
 	}
 }
 
-// TestSweepAnswerOfAQuietChain: nothing at risk is an empty stores list,
-// an empty table and zero not listed, never a padded answer.
+// TestSweepAnswerOfAQuietChain: nothing at risk gives empty lists and zero
+// not listed.
 func TestSweepAnswerOfAQuietChain(t *testing.T) {
 	entries := []sweepEntry{sweepStore("47", projection.No, "", -1, ""), sweepStore("102", projection.No, "", -1, "")}
 	stores, _, sw, listed := sweepAnswer(entries)
@@ -144,9 +140,8 @@ func TestSweepAnswerOfAQuietChain(t *testing.T) {
 }
 
 // TestSweepChecksEveryStoreOfTheKeyring: store_ids ["all"] through the
-// tool, against the fake. Store 9 (2 on hand) runs out before 47 (5), 102
-// (500) does not, and 55, which StoreLink does not know, is a NOT_FOUND
-// grouped under its code; the answer's text names no store twice.
+// tool. Store 9 runs out before 47, 102 does not, and unknown 55 is a
+// NOT_FOUND under its code; no store is named twice.
 func TestSweepChecksEveryStoreOfTheKeyring(t *testing.T) {
 	f := newFake()
 	f.stores["9"] = pragueStore("9", "Praha Anděl")
@@ -182,8 +177,7 @@ func TestSweepChecksEveryStoreOfTheKeyring(t *testing.T) {
 	}
 }
 
-// TestSweepAllStandsAlone: "all" beside a store id is refused before any
-// request.
+// TestSweepAllStandsAlone: "all" beside a store id is refused up front.
 func TestSweepAllStandsAlone(t *testing.T) {
 	f := newFake()
 	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), nil)
@@ -196,8 +190,8 @@ func TestSweepAllStandsAlone(t *testing.T) {
 	}
 }
 
-// TestSweepRefusesAScopeBeyondItsBound: 1001 stores are refused before any
-// request, not cut short to 1000; exactly 1000 are swept.
+// TestSweepRefusesAScopeBeyondItsBound: 1001 stores are refused up front;
+// exactly 1000 are swept.
 func TestSweepRefusesAScopeBeyondItsBound(t *testing.T) {
 	keyring := func(n int) string {
 		keys := make([]string, n)

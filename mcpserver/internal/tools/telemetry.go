@@ -19,8 +19,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// The attribute names of the OpenTelemetry semantic conventions for MCP,
-// and this server's own, bounded, additions.
+// Attribute names of the OpenTelemetry MCP conventions, and this server's
+// bounded additions.
 const (
 	attrMethod          = "mcp.method.name"
 	attrToolName        = "gen_ai.tool.name"
@@ -30,8 +30,7 @@ const (
 	attrErrorType       = "error.type"
 	attrTransport       = "network.transport"
 	attrPromptName      = "gen_ai.prompt.name"
-	// attrErrorCode is the tool's error code, from the closed taxonomy
-	// (UPSTREAM_UNAVAILABLE, ...), so it is a bounded label.
+	// attrErrorCode is the tool's error code, a bounded label.
 	attrErrorCode = "storelink.error.code"
 	attrCallID    = "storelink.call_id"
 	// attrReason is why the SDK refused a call, as a closed set of codes.
@@ -42,8 +41,8 @@ const (
 // errorTypeTool is error.type of a call whose result has isError set.
 const errorTypeTool = "tool_error"
 
-// otherValue stands for any value outside a bounded set (a tool name the
-// caller made up, an error that is not JSON-RPC), as the conventions use it.
+// otherValue stands for any value outside a bounded set, as the
+// conventions use it.
 const otherValue = "_OTHER"
 
 // Rejection reasons, the bounded label of the rejected-calls counter.
@@ -54,12 +53,11 @@ const (
 	rejectOther         = "other"
 )
 
-// durationBuckets are the bucket bounds, in seconds, the conventions advise
-// for mcp.server.operation.duration and mcp.server.session.duration.
+// durationBuckets are the conventions' bucket bounds, in seconds, for the
+// operation and session durations.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
-// instruments are the server's metrics. Each is a no-op when the options
-// carry no MeterProvider.
+// instruments are the server's metrics; no-ops without a MeterProvider.
 type instruments struct {
 	operation  metric.Float64Histogram
 	session    metric.Float64Histogram
@@ -70,8 +68,8 @@ type instruments struct {
 func newInstruments(mp metric.MeterProvider) instruments {
 	m := telemetry.Meter(mp)
 	var in instruments
-	// An instrument that cannot be made is a no-op one: telemetry never
-	// stops the server.
+	// An instrument that cannot be made is a no-op; telemetry never stops
+	// the server.
 	in.operation, _ = m.Float64Histogram("mcp.server.operation.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of the MCP requests the server answered."), metric.WithExplicitBucketBoundaries(durationBuckets...))
 	in.session, _ = m.Float64Histogram("mcp.server.session.duration", metric.WithUnit("s"),
@@ -85,7 +83,7 @@ func newInstruments(mp metric.MeterProvider) instruments {
 }
 
 // callObs is what a tool handler tells the span around it: the call id
-// and the error code, which only the handler knows.
+// and the error code.
 type callObs struct {
 	callID string
 	code   string
@@ -93,8 +91,8 @@ type callObs struct {
 
 type callObsKey struct{}
 
-// noteCall records the call's id and, on failure, its error code for the
-// request's span and metrics.
+// noteCall records the call's id and any error code for the span and
+// metrics.
 func noteCall(ctx context.Context, callID, code string) {
 	if o, ok := ctx.Value(callObsKey{}).(*callObs); ok {
 		if callID != "" {
@@ -125,8 +123,7 @@ func (m metaCarrier) Keys() []string {
 	return out
 }
 
-// paramsMeta is params._meta of req; a request without params (a nil
-// pointer inside the interface) has none.
+// paramsMeta is params._meta of req, or nil.
 func paramsMeta(req mcp.Request) map[string]any {
 	p := req.GetParams()
 	if p == nil {
@@ -138,10 +135,9 @@ func paramsMeta(req mcp.Request) map[string]any {
 	return p.GetMeta()
 }
 
-// observe is the receiving middleware around every MCP request: one server
-// span on the MCP semantic conventions, continuing the caller's trace from
-// params._meta.traceparent, and mcp.server.operation.duration. It only
-// watches: the answer and the error pass through untouched.
+// observe is the receiving middleware around every MCP request: a server
+// span continuing the caller's trace from params._meta, and
+// mcp.server.operation.duration. It does not change the answer or error.
 func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
@@ -236,8 +232,7 @@ func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// watchSession records mcp.server.session.duration when the session that
-// was just initialized ends.
+// watchSession records mcp.server.session.duration when the session ends.
 func (s *server) watchSession(req mcp.Request, version string) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil {
@@ -277,7 +272,7 @@ func rejectionReason(err error) string {
 // recordAuditWrite records how long storing one audit record took.
 func (s *server) recordAuditWrite(ctx context.Context, d time.Duration, err error) {
 	if s.metrics.auditWrite == nil {
-		// A server value built without newServer (a benchmark's) has none.
+		// A server built without newServer (a benchmark's) has none.
 		return
 	}
 	outcome := "ok"

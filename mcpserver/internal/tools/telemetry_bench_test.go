@@ -24,11 +24,9 @@ func (failingExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) err
 }
 func (failingExporter) Shutdown(context.Context) error { return nil }
 
-// BenchmarkTelemetryInMemory is a call through a client and server joined
-// in memory, with telemetry off, with metrics on (the Prometheus exporter
-// the server uses for /metrics) and with metrics and tracing on (the
-// batching processor the server uses, to an exporter that always fails):
-// the cost of the instruments and spans alone, without processes or HTTP.
+// BenchmarkTelemetryInMemory is an in-memory call with telemetry off, with
+// metrics on, and with metrics and tracing on (to a failing exporter): the
+// cost of instruments and spans alone.
 func BenchmarkTelemetryInMemory(b *testing.B) {
 	kr, err := keyring.Parse([]byte(`{"47":"k1","102":"k2"}`))
 	if err != nil {

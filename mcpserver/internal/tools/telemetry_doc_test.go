@@ -12,9 +12,8 @@ import (
 	"testing"
 )
 
-// instrumentNames finds every metric instrument the module's code makes (a
-// call of a Meter's Float64Histogram, Int64Counter, ... whose name is a
-// string literal).
+// instrumentNames finds every metric instrument with a literal name in the
+// module's code.
 func instrumentNames(t *testing.T) []string {
 	t.Helper()
 	chdirModuleRoot(t)
@@ -50,10 +49,8 @@ func instrumentNames(t *testing.T) []string {
 	return names
 }
 
-// TestObservabilityDocListsEveryMetric keeps the metrics table of
-// docs/observability.md complete: every instrument is a row, under the
-// name Prometheus shows (the OTel name with underscores, and the unit's
-// suffix the row adds).
+// TestObservabilityDocListsEveryMetric: every instrument is a row of
+// docs/observability.md's metrics table, under its Prometheus name.
 func TestObservabilityDocListsEveryMetric(t *testing.T) {
 	chdirModuleRoot(t)
 	b, err := os.ReadFile(filepath.Join("..", "docs", "observability.md"))

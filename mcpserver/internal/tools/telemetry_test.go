@@ -49,10 +49,9 @@ func serverSpan(t *testing.T, exp *tracetest.InMemoryExporter, name string) sdkt
 	return nil
 }
 
-// TestToolCallSpanFollowsTheMCPConventions checks the server span of a tool
-// call: its name, the semantic-convention attributes, the continuation of
-// the caller's traceparent from params._meta, and the trace_id in the audit
-// event (the log lines are checked end to end, through the real binary).
+// TestToolCallSpanFollowsTheMCPConventions checks a tool call's server
+// span: name, attributes, the caller's traceparent, and the trace_id in
+// the audit event.
 func TestToolCallSpanFollowsTheMCPConventions(t *testing.T) {
 	audit := &auditCollector{}
 	s, exp, _ := traced(t, newFake(), audit)

@@ -33,9 +33,8 @@ type ErrorBody struct {
 	IncidentID        string `json:"incident_id,omitempty"`
 }
 
-// errorBody is the one place an error becomes what the model reads, for a
-// whole call's failure and for one store's inside a larger answer alike: a
-// code without a remediation of its own gets the code's default.
+// errorBody turns an error into what the model reads; a code without its
+// own remediation gets the code's default.
 func errorBody(e *apperr.Error) ErrorBody {
 	b := ErrorBody{Code: string(e.Code), Message: e.Message, Remediation: e.Remediation, RetryAfterSeconds: e.RetryAfterSeconds, IncidentID: e.IncidentID}
 	if b.Remediation == "" {
@@ -44,8 +43,8 @@ func errorBody(e *apperr.Error) ErrorBody {
 	return b
 }
 
-// storeError is the error of one store in an answer about several: the
-// call goes on, so an internal fault is logged here, under the call's id.
+// storeError is one store's error in an answer about several; the call
+// goes on, so an internal fault is logged here.
 func (s *server) storeError(ctx context.Context, c *call, storeID string, err error) *ErrorBody {
 	e := apperr.From(err)
 	if e.Code == apperr.InternalError {
@@ -56,7 +55,7 @@ func (s *server) storeError(ctx context.Context, c *call, storeID string, err er
 }
 
 // failure is the envelope of a tool error, sent as text only (ADR 0012).
-// A failure has no data to carry the demo notice, so the envelope does.
+// It carries the demo notice, as a failure has no data.
 type failure struct {
 	OK         bool      `json:"ok"`
 	Error      ErrorBody `json:"error"`
@@ -72,34 +71,29 @@ type call struct {
 	// storeID and sku are filled by the handler for the audit trail.
 	storeID string
 	sku     string
-	// summary is the buyer-readable sentence for the audit trail, set by the
-	// handler on success.
+	// summary is the buyer-readable sentence for the audit trail.
 	summary string
-	// req is the call as it came, for a handler that must answer through
-	// the session (host consent).
+	// req is the call as it came, for host consent.
 	req *mcp.CallToolRequest
 }
 
-// toolSpec is one tool: its definition, the schema adjustments that plain
-// struct inference cannot express (bounds, patterns, defaults), and its
-// handler.
+// toolSpec is one tool: its definition, the schema details inference
+// cannot express, and its handler.
 type toolSpec[In, Out any] struct {
 	tool  *mcp.Tool
 	shape func(props map[string]*jsonschema.Schema)
-	// advertise changes the input schema the tools/list shows, not the one
-	// arguments are validated with.
+	// advertise changes the input schema tools/list shows, not the one used
+	// for validation.
 	advertise func(props map[string]*jsonschema.Schema)
-	// outShape adds to the output schema what inference cannot know: the
-	// closed sets held in plain strings, and bounds.
+	// outShape adds closed sets and bounds to the output schema.
 	outShape func(out *jsonschema.Schema)
 	handle   func(ctx context.Context, c *call, in In) (*Out, error)
 }
 
-// register adds a tool behind the one wrapper every tool goes through: it
-// validates arguments itself (so a bad argument is an INVALID_ARGUMENT
-// envelope the model can act on, not a bare protocol error), gives the call an
-// id that every log line of the call carries, maps any error to the closed
-// taxonomy, and writes the log and audit lines.
+// register adds a tool behind the common wrapper: it validates arguments
+// (a bad one is an INVALID_ARGUMENT envelope, not a protocol error), gives
+// the call an id for its log lines, maps errors to the taxonomy, and writes
+// the log and audit lines.
 func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -168,8 +162,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	})
 }
 
-// newCall identifies a tool call: a fresh call id, the session, and who is
-// calling.
+// newCall identifies a tool call: call id, session and caller.
 func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
 	c := &call{id: callid.New(), tool: tool, req: req}
 	if req.Session != nil {
@@ -182,9 +175,8 @@ func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
 			c.client = audit.ClientName(p.ClientInfo.Name)
 		}
 	}
-	// Over HTTP the bearer token's label, or an access token's subject
-	// ("oauth:SUB", which no label can spell), says who is calling; the
-	// name a client gives itself is unverified, so it is kept only beside it.
+	// Over HTTP the bearer token's label or "oauth:SUB" names the caller;
+	// the client's own name is unverified and kept only beside it.
 	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
 		who := req.Extra.TokenInfo.UserID
 		if !strings.HasPrefix(who, "oauth:") {
@@ -198,11 +190,9 @@ func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
 	return c
 }
 
-// auditRejected records tool calls the SDK refuses before any handler of
-// ours runs (a tool name that does not exist, say): they are calls all the
-// same, and the buyer and the on-call engineer must see them. Every
-// registered tool answers with a result, never an error, so an error here
-// always comes from in front of the handlers.
+// auditRejected records tool calls the SDK refuses before any handler runs
+// (an unknown tool name, say). Registered tools never return an error, so
+// an error here comes from before the handlers.
 func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		start := time.Now()
@@ -223,8 +213,7 @@ func (s *server) auditRejected(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// recordRejected logs and audits a tool call refused before any handler
-// ran, for whichever layer noticed the refusal.
+// recordRejected logs and audits a tool call refused before any handler ran.
 func (s *server) recordRejected(ctx context.Context, c *call, reason, code string, elapsed time.Duration) {
 	ctx = callid.With(ctx, c.id)
 	noteCall(ctx, c.id, "")
@@ -235,26 +224,22 @@ func (s *server) recordRejected(ctx context.Context, c *call, reason, code strin
 	s.audit(ctx, c, "error", string(apperr.InvalidArgument), fmt.Sprintf("Call refused before any tool ran: %s.", reason), elapsed)
 }
 
-// Rejections records the tools/call requests the SDK refuses while
-// decoding them, before auditRejected can run (a name that is not a string,
-// params that are not an object). The transports see every message first
-// and hand such calls here; audit.UndecodableCall recognises them.
+// Rejections records tools/call requests the SDK cannot decode (a name that
+// is not a string, params that are not an object); the transports hand
+// them here.
 type Rejections struct{ s *server }
 
-// NewRejections returns the recorder for the server built from opts; it
-// logs and audits exactly as that server does.
+// NewRejections returns the recorder for the server built from opts.
 func NewRejections(opts Options) *Rejections { return &Rejections{s: newServer(opts)} }
 
-// Record logs `tool.rejected` and writes the audit event for a refused call
-// of tool. client and session name the caller as the transport knows it,
-// unverified: both are escaped and bounded here.
+// Record logs `tool.rejected` and audits a refused call of tool. client and
+// session are unverified and are escaped and bounded here.
 func (r *Rejections) Record(ctx context.Context, tool, reason, client, session string) {
 	c := &call{id: callid.New(), tool: tool, client: audit.ClientName(client), session: audit.ClientName(session)}
 	r.s.recordRejected(ctx, c, reason, rejectUndecodable, 0)
 }
 
-// runHandler turns a panic in a handler into an internal error, so one bad
-// answer never takes the server (and every other session) down.
+// runHandler turns a handler panic into an internal error.
 func runHandler[In, Out any](ctx context.Context, h func(context.Context, *call, In) (*Out, error), c *call, in In) (out *Out, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -269,8 +254,7 @@ func runHandler[In, Out any](ctx context.Context, h func(context.Context, *call,
 }
 
 // decodeArgs validates the raw arguments against the tool's schema, applies
-// defaults, and decodes them strictly. Nothing is repaired: an unknown
-// argument, a wrong type or an out-of-range value is an INVALID_ARGUMENT.
+// defaults and decodes strictly; nothing is repaired.
 func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved, allowed []string) (In, *apperr.Error) {
 	var zero In
 	args := map[string]any{}
@@ -336,8 +320,8 @@ func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Du
 	}
 }
 
-// askHost answers input_required: the client asks its user and retries
-// with the answer. Nothing was sent, and the audit trail says so.
+// askHost answers input_required: the client asks its user and retries.
+// Nothing was sent.
 func (s *server) askHost(ctx context.Context, c *call, ask *inputRequired, elapsed time.Duration) *mcp.CallToolResult {
 	s.log.InfoContext(ctx, "tool.input_required", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
 	s.audit(ctx, c, "ok", "", c.summary, elapsed)
@@ -348,11 +332,9 @@ func (s *server) askHost(ctx context.Context, c *call, ask *inputRequired, elaps
 // marshals to it, then the data, then "}" (TestSuccessEnvelopeIsWhatSuccessMarshalsTo).
 const successPrefix = `{"ok":true,"data":`
 
-// successEnvelope is the JSON of success{OK: true, Data: data}, with the
-// demo notice as the data's last field when demo is set. The data is
-// encoded once and copied behind the prefix: marshalling the envelope
-// around already-encoded data would scan and compact it all again, on every
-// call (docs/benchmarks.md, the trivial call's profile).
+// successEnvelope is the JSON of success{OK: true, Data: data}, with the demo
+// notice last when demo is set. The data is encoded once and copied behind
+// the prefix, to avoid re-compacting it (docs/benchmarks.md).
 func successEnvelope(data any, demo bool) ([]byte, error) {
 	d, err := json.Marshal(data)
 	if err != nil {

@@ -16,9 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxRiskStores bounds the stores named in store_ids: each is answered in
-// full, so one answer stays readable. The whole chain is store_ids ["all"],
-// answered ranked within a budget (sweep.go).
+// maxRiskStores bounds store_ids, each answered in full. The whole chain is
+// store_ids ["all"] (sweep.go).
 const maxRiskStores = 20
 
 // sweepStoreIDsPattern is an item of store_ids: a store id, or "all".
@@ -46,8 +45,7 @@ type productInfo struct {
 	CasePack             int64  `json:"case_pack"`
 	ShelfLifeDays        int64  `json:"shelf_life_days,omitempty"`
 	SupplierLeadTimeDays *int   `json:"lead_time_days"`
-	// Unknown is the SKU's and supplier's unknown qualifiers, said once
-	// for every store (ADR 0030).
+	// Unknown lists the SKU's and supplier's unknown qualifiers once (ADR 0030).
 	Unknown []string `json:"unknown,omitempty"`
 }
 
@@ -58,8 +56,8 @@ type storeRisk struct {
 	Error     *ErrorBody  `json:"error,omitempty"`
 }
 
-// storeFacts is projection.Result without what the model cannot use or
-// could read twice: times are store-local RFC 3339.
+// storeFacts is projection.Result trimmed for the model; times are
+// store-local RFC 3339.
 type storeFacts struct {
 	AsOf                         string                `json:"as_of"`
 	OnHandUnits                  int64                 `json:"on_hand_units"`
@@ -83,14 +81,12 @@ type storeFacts struct {
 	Unknown                      []string              `json:"unknown,omitempty"`
 }
 
-// evidenceColumns name the cells of every evidence row. The flags cell is
-// left out on a day without flags. A day enters the sell-rate band unless
-// it is flagged closed, possible_stockout or no_history (and there is a band
-// at all).
+// evidenceColumns name the cells of an evidence row; flags is omitted on a
+// day without flags. Days flagged closed, possible_stockout or no_history
+// are outside the sell-rate band.
 var evidenceColumns = []string{"day", "units_sold", "bulk_units", "trading_hours", "units_per_trading_hour", "flags"}
 
-// compactEvidence is the per-day evidence as a table. The transaction count
-// is left to korral_list_recent_sales; bulk units show a bulk order here.
+// compactEvidence is the per-day evidence as a table.
 func compactEvidence(days []projection.DayEvidence) table {
 	t := table{Columns: evidenceColumns, Rows: make([][]any, len(days))}
 	for i, d := range days {
@@ -98,8 +94,7 @@ func compactEvidence(days []projection.DayEvidence) table {
 		if d.UnitsPerHour != nil {
 			rate = math.Round(*d.UnitsPerHour*100) / 100
 		}
-		// "Fri 13": the rows are consecutive days ending yesterday, and
-		// velocity_basis names the dates in full.
+		// "Fri 13": velocity_basis names the dates in full.
 		row := []any{d.Weekday + " " + strings.TrimPrefix(d.Date[8:], "0"), d.UnitsSold, d.BulkUnits, d.TradingHours, rate}
 		if len(d.Flags) > 0 {
 			row = append(row, d.Flags)
@@ -109,8 +104,7 @@ func compactEvidence(days []projection.DayEvidence) table {
 	return t
 }
 
-// The resources whose unknown qualifiers a risk answer gives per store,
-// and those it gives once, with the product.
+// The resources whose unknown qualifiers are given per store, and once.
 var (
 	storeResources   = []string{"store", "inventory", "pos"}
 	productResources = []string{"sku", "supplier"}
@@ -199,9 +193,8 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 	return out, nil
 }
 
-// markRiskAnswer fills the product from the first assessment and marks
-// every text from StoreLink in the answer as untrusted, the names of the
-// extra stores (a sweep's listed ones) too.
+// markRiskAnswer fills the product from the first assessment and marks all
+// StoreLink text in the answer as untrusted.
 func markRiskAnswer(out *stockRiskOut, found []*replenish.Assessment, extra []sweepEntry) {
 	var texts []*string
 	if len(found) > 0 {
@@ -220,10 +213,8 @@ func markRiskAnswer(out *stockRiskOut, found []*replenish.Assessment, extra []sw
 	markUntrusted(texts...)
 }
 
-// sweepStores is store_ids ["all"]: the SKU at every store of the caller's
-// scope, all at once (the StoreLink budget paces them), answered ranked
-// (sweep.go). "all" stands alone, and a scope larger than maxSweepStores
-// is refused before any request.
+// sweepStores answers store_ids ["all"]: the SKU at every store in scope,
+// ranked (sweep.go). A scope over maxSweepStores is refused up front.
 func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*stockRiskOut, error) {
 	if len(in.StoreIDs) != 1 {
 		return nil, apperr.New(apperr.InvalidArgument, `store_ids "all" was given with other stores`,
@@ -256,8 +247,7 @@ func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*sto
 	})
 	stores, _, sw, listed := sweepAnswer(entries)
 	out := &stockRiskOut{SKU: in.SKU, Stores: stores, Sweep: sw}
-	// The product is the SKU's and its supplier's, the same at every store:
-	// it comes from the first store assessed, detailed or not.
+	// The product is the same at every store; take it from the first.
 	var product []*replenish.Assessment
 	if i := slices.IndexFunc(entries, func(e sweepEntry) bool { return e.a != nil }); i >= 0 {
 		product = []*replenish.Assessment{entries[i].a}
@@ -268,8 +258,7 @@ func (s *server) sweepStores(ctx context.Context, c *call, in stockRiskIn) (*sto
 	return out, nil
 }
 
-// assessOne assesses one store of a call of several, with the call's
-// shared master data; a failure is that store's error, not the call's.
+// assessOne assesses one store of several; a failure is that store's error.
 func (s *server) assessOne(ctx context.Context, c *call, shared *replenish.SharedMaster, storeID string, in stockRiskIn) (*replenish.Assessment, *ErrorBody) {
 	a, err := s.workflow().AssessShared(ctx, shared, storeID, in.SKU, in.LookbackDays)
 	if err != nil {
@@ -278,8 +267,7 @@ func (s *server) assessOne(ctx context.Context, c *call, shared *replenish.Share
 	return a, nil
 }
 
-// productLabel names the product in an audit sentence: its name and SKU
-// when some store was assessed, else the SKU alone.
+// productLabel is the product's name and SKU, or the SKU alone.
 func productLabel(sku string, found []*replenish.Assessment) string {
 	if len(found) > 0 && found[0].Identity.ProductName != "" {
 		return fmt.Sprintf("%s (SKU %s)", found[0].Identity.ProductName, sku)
@@ -287,10 +275,8 @@ func productLabel(sku string, found []*replenish.Assessment) string {
 	return "SKU " + sku
 }
 
-// riskSummary is the audit trail's sentence for a risk check. It says only
-// what is known, never an empty placeholder: the product name when some store
-// was assessed, each assessed store's verdict and each failed store's error
-// code, in the order asked.
+// riskSummary is the audit sentence for a risk check: the product name if
+// known, each store's verdict or error code, in the order asked.
 func riskSummary(sku string, stores []storeRisk, found []*replenish.Assessment) string {
 	product := productLabel(sku, found)
 	parts := make([]string, 0, len(stores))
@@ -320,19 +306,15 @@ func riskSummary(sku string, stores []storeRisk, found []*replenish.Assessment) 
 	return summary
 }
 
-// assessStores checks several stores, all at once (the StoreLink budget
-// paces their requests), and answers
-// per store: a store outside the keyring is that store's
-// STORE_NOT_AUTHORIZED and is never asked for; a store StoreLink fails for
-// carries its own error. It returns the assessments that succeeded, in the
-// order asked.
+// assessStores checks several stores at once. A store outside the keyring
+// gets STORE_NOT_AUTHORIZED and is never asked; a failed store carries its
+// own error. It returns the successes in the order asked.
 func (s *server) assessStores(ctx context.Context, c *call, out *stockRiskOut, in stockRiskIn) []*replenish.Assessment {
 	kr := s.callStores(c)
 	out.Stores = make([]storeRisk, len(in.StoreIDs))
 	done := make([]*replenish.Assessment, len(in.StoreIDs))
-	// Each id is resolved within the scope once, before any request; the
-	// SKU and its supplier are read once for the call's stores, with the
-	// key of the first store the scope allows.
+	// Scope is resolved before any request; the SKU and supplier are read
+	// once, with the first allowed store's key.
 	resolved := make([]string, len(in.StoreIDs))
 	refused := make([]error, len(in.StoreIDs))
 	reader := ""

@@ -12,9 +12,8 @@ import (
 	"github.com/korral/storelink/storelinkclient"
 )
 
-// TestLookbackCapIsStoreLinksHistory: lookback_days is capped at StoreLink's
-// sales history (storelinkclient.HistoryDays, in the schema), and the
-// projection must accept every lookback the schema allows and no more.
+// TestLookbackCapIsStoreLinksHistory: lookback_days is capped at
+// storelinkclient.HistoryDays, and the projection accepts exactly that.
 func TestLookbackCapIsStoreLinksHistory(t *testing.T) {
 	if projection.MaxLookbackDays != storelinkclient.HistoryDays {
 		t.Errorf("projection.MaxLookbackDays is %d, StoreLink's history storelinkclient.HistoryDays is %d: they must be equal",

@@ -65,8 +65,7 @@ func addGetOrderStatus(ms *mcp.Server, s *server) {
 		},
 		outShape: func(out *jsonschema.Schema) {
 			if s.opts.Writes == nil {
-				// Read-only: no ledger, so only StoreLink's statuses, and
-				// nothing about the write path.
+				// Read-only: only StoreLink's statuses.
 				setEnum(out, domain.OrderStatuses(), "data", "status")
 				delete(property(out, "data").Properties, "ledger")
 				return
@@ -77,8 +76,8 @@ func addGetOrderStatus(ms *mcp.Server, s *server) {
 	})
 }
 
-// orderStatusDescription speaks of the write path's ids and outcomes only
-// where the write tool exists.
+// orderStatusDescription mentions write-path ids only when the write tool
+// exists.
 func orderStatusDescription(writes bool) string {
 	if !writes {
 		return "Status of a replenishment order by its StoreLink order id, with SKU, quantity and expected arrival."
@@ -87,22 +86,15 @@ func orderStatusDescription(writes bool) string {
 		"Check it before resubmitting after WRITE_OUTCOME_UNKNOWN."
 }
 
-// How order_id is read: its three kinds overlap in shape, so they are told
-// apart by lookup. With the write path the ledger is asked first (an
-// idempotency key, an approval id "apr-...", an order id raised here).
-// Anything else is taken for StoreLink's own order id and sent only when it
-// is plausible (storeLinkOrderIDPattern); an implausible one is NOT_FOUND
-// when the write path is on and it has an idempotency key's shape, else
-// INVALID_ARGUMENT.
-//
-// A plausible id is wider than our spec's OrderID (orderIDPattern), so that
-// another StoreLink's ids (rpl_9f7dcc5d27) are asked for; it uses only
-// URL-unreserved characters and starts with a letter or digit, so it is
-// never "." or "..".
+// order_id may be an idempotency key, an approval id "apr-..." or an order
+// id; they overlap in shape, so the ledger is asked first when there is one.
+// Anything else is sent to StoreLink only when plausible
+// (storeLinkOrderIDPattern, which is wider than our OrderID and never "."
+// or ".."); an implausible id is NOT_FOUND if it has an idempotency key's
+// shape and writes are on, else INVALID_ARGUMENT.
 const (
 	storeLinkOrderIDPattern = "^[A-Za-z0-9][A-Za-z0-9._~-]{0,63}$"
-	// orderRefPattern admits all three: a plausible order id, an approval
-	// id and an idempotency key. The handler tells them apart as above.
+	// orderRefPattern admits all three kinds.
 	orderRefPattern = "^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$"
 	// storeLinkOrderIDShape is the plausible shape in words, for refusals.
 	storeLinkOrderIDShape = "1 to 64 characters of letters, digits, '.', '_', '~' and '-', starting with a letter or digit"
@@ -147,8 +139,7 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 			return s.orderOut(ctx, c, storeID, o, view), nil
 		}
 	}
-	// Not in the ledger (or no ledger): StoreLink's own order id, if it can
-	// be one at all.
+	// Not in the ledger: try it as StoreLink's order id.
 	if !orderIDRE().MatchString(orderID) {
 		if s.opts.Writes == nil {
 			return nil, apperr.New(apperr.InvalidArgument,
@@ -156,9 +147,8 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 				"Pass the order id exactly as StoreLink gave it.")
 		}
 		if idempotencyKeyRE().MatchString(orderID) {
-			// A well-formed idempotency key the ledger does not hold (here,
-			// for the caller's stores); StoreLink knows no keys, and the
-			// id cannot be its order id, so StoreLink is not asked.
+			// An idempotency key the ledger does not hold for the caller's stores;
+			// StoreLink knows no keys, so it is not asked.
 			return nil, apperr.New(apperr.NotFound,
 				fmt.Sprintf("this deployment holds no order request with idempotency key %q, and it cannot be a StoreLink order id (%s)", in.OrderID, storeLinkOrderIDShape),
 				"Check the idempotency_key korral_raise_replenishment_order returned, and the store it was raised at.")
@@ -177,8 +167,8 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 	return s.orderOut(ctx, c, storeID, o, view), nil
 }
 
-// noSuchOrder is StoreLink's 404 for an order asked of it by id: StoreLink
-// was asked and said no, which is not the same as "unknown here".
+// noSuchOrder is StoreLink's 404 for an order id: StoreLink said no, which
+// differs from "unknown here".
 func (s *server) noSuchOrder(err error, orderID, storeID string) error {
 	fix := "Check the order id and the store it was raised at; do not guess another id."
 	if s.opts.Writes != nil {
@@ -204,8 +194,8 @@ func (s *server) orderOut(ctx context.Context, c *call, storeID string, o domain
 	return out
 }
 
-// ledgerOnly answers from the ledger alone: for orders not (or not
-// knowably) at the StoreLink this server reaches.
+// ledgerOnly answers from the ledger alone, for orders not known to be at
+// the StoreLink this server reaches.
 func ledgerOnly(c *call, e state.Entry, view *ledgerView) *orderStatusOut {
 	st := ledgerStatus(e.State)
 	c.summary = fmt.Sprintf("Order request %s for store %s (%d unit(s) of SKU %s) is %s in this deployment's ledger.", e.IdempotencyKey, e.StoreID, e.QuantityUnits, e.SKU, e.State)
@@ -220,20 +210,15 @@ func (s *server) sameUpstream(e state.Entry) bool { return s.workflow().SameUpst
 // sameOrder reports whether StoreLink's order is the one the entry raised.
 func sameOrder(e state.Entry, o domain.Order) bool { return replenish.SameOrder(e, o) }
 
-// orderIDRE (storeLinkOrderIDPattern) is compiled on first use: its
-// bounded repetition makes a large program (about 730 allocations) that
-// would otherwise be built on every start of the binary, also by runs that
-// never read an order.
+// orderIDRE is compiled on first use: its bounded repetition is costly to
+// build on every start.
 var orderIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(storeLinkOrderIDPattern) })
 
 var idempotencyKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(idempotencyKeyPattern) })
 
-// findLedgerEntry finds the entry an id names: an idempotency key, an
-// approval id or an order id. A ledger may be shared by deployments scoped
-// to other stores; an entry of a store outside the caller's keyring (or
-// its access token's stores) is not found, so the answer about it is the
-// answer about an id nobody knows and reveals neither its store nor its
-// order.
+// findLedgerEntry finds the entry an id names. A ledger may be shared, so
+// an entry of a store outside the caller's scope is not found, revealing
+// nothing about it.
 func (s *server) findLedgerEntry(ctx context.Context, c *call, ref string) (state.Entry, bool, error) {
 	l := s.opts.Writes.Ledger
 	kr := s.callStores(c)
@@ -259,9 +244,8 @@ func describeEntry(e state.Entry) *ledgerView {
 	case state.StatePendingApproval:
 		v.Note = "Waiting for a person to approve it; nothing has been sent to StoreLink. It lapses at " + e.ApprovalExpiresAt.Format(time.RFC3339) + "."
 	case state.StateSending, state.StateUnknown:
-		// An entry left sending (a crash, or a ledger that could not take
-		// the outcome) has no error of its own; it is the same unknown
-		// outcome to the agent, so it carries that code.
+		// An entry left sending has no error of its own; it is an unknown
+		// outcome to the agent.
 		code := e.ErrorCode
 		if code == "" {
 			code = string(apperr.WriteOutcomeUnknown)

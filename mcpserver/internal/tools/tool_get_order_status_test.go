@@ -40,8 +40,7 @@ func foreignFake() *fakeUpstream {
 }
 
 // An order id of another shape than our spec's, unknown to the ledger, is
-// asked of StoreLink, with or without the write path; StoreLink's 404 is
-// said as StoreLink's, and scoping is unchanged.
+// asked of StoreLink; its 404 is reported as StoreLink's.
 func TestOrderStatusAsksStoreLinkForAnotherIDShape(t *testing.T) {
 	for _, writes := range []bool{false, true} {
 		f := foreignFake()
@@ -79,8 +78,8 @@ func TestOrderStatusAsksStoreLinkForAnotherIDShape(t *testing.T) {
 	}
 }
 
-// An id that cannot be an order id of any StoreLink is refused naming the
-// accepted shape, and nothing is sent; the ledger's own ids still work.
+// An id that cannot be any StoreLink's order id is refused naming the
+// accepted shape; the ledger's own ids still work.
 func TestOrderStatusRefusesImplausibleIDs(t *testing.T) {
 	db := sharedLedger(t)
 	key := "agent:2026-11-27:butter-47"
@@ -136,8 +135,7 @@ func TestOrderStatusRefusesImplausibleIDs(t *testing.T) {
 	}
 }
 
-// The refusal that the input schema makes names the shape too (read-only:
-// the pattern is the plausible order id's own).
+// The input schema's refusal names the shape too (read-only).
 func TestOrderIDSchemaRefusalNamesTheShape(t *testing.T) {
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"a"}`), nil)
 	env, _ := callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "rpl 9f"})
@@ -156,9 +154,9 @@ func ledgerWorld(t *testing.T, keyring string) (session, *sqlite.DB) {
 	return s, db
 }
 
-// TestOrderStatusOfEveryLedgerState asks for an order in every state the
-// ledger has, by each of its ids, and checks each answer against the output
-// schema (callTool validates it, as a host does) and against what it says.
+// TestOrderStatusOfEveryLedgerState asks for an order in every ledger
+// state, by each of its ids, and checks each answer against the output
+// schema and its content.
 func TestOrderStatusOfEveryLedgerState(t *testing.T) {
 	s, db := ledgerWorld(t, `{"47":"k1","102":"k2"}`)
 	cases := []struct {
@@ -206,10 +204,9 @@ func TestOrderStatusOfEveryLedgerState(t *testing.T) {
 	}
 }
 
-// TestLedgerEntriesOfOtherStoresAreUnknown: a ledger shared with a
-// deployment of store 55. Whatever id of its entries the caller (keyring 47
-// and 102) passes, the answer is the answer about an id nobody knows; an
-// entry of a store the caller holds is named, with the store_id to pass.
+// TestLedgerEntriesOfOtherStoresAreUnknown: with a ledger shared with store
+// 55's deployment, its entries are unknown to the caller (47 and 102); an
+// entry of the caller's stores is named with the store_id to pass.
 func TestLedgerEntriesOfOtherStoresAreUnknown(t *testing.T) {
 	s, db := ledgerWorld(t, `{"47":"k1","102":"k2"}`)
 	foreign := putEntry(t, db, "store55:butter:0001", "55", 120, state.StatePendingApproval, "http://storelink.test", "")

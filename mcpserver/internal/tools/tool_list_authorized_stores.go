@@ -28,11 +28,9 @@ type listStoresOut struct {
 	NextAfterStoreID    string            `json:"next_after_store_id,omitempty"`
 }
 
-// authorizedStore is one store of the list. open_now is true or false only
-// when the store's hours were read; it is left out when they were not (the
-// store could not be read, and error says why, or its time zone is not one
-// this server knows): never false for want of the hours. Left out rather
-// than null, the output schema keeps it a plain boolean.
+// authorizedStore is one store of the list. open_now is set only when the
+// store's hours were read, never false for want of them; it is omitted,
+// not null, so the schema keeps it a plain boolean.
 type authorizedStore struct {
 	StoreID           string     `json:"store_id"`
 	Name              string     `json:"name,omitempty"`

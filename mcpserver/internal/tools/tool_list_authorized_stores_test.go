@@ -50,9 +50,8 @@ func bigKeyring(t *testing.T, n int) string {
 	return b.String()
 }
 
-// TestStoreListIsPaged: one answer lists at most storesPerAnswer stores and
-// reads only those from StoreLink; the pages, followed by
-// next_after_store_id, cover the keyring exactly once, in order.
+// TestStoreListIsPaged: one answer lists at most storesPerAnswer stores,
+// reading only those; the pages cover the keyring once, in order.
 func TestStoreListIsPaged(t *testing.T) {
 	const n = 2*storesPerAnswer + 7
 	f := newFake()
@@ -115,7 +114,7 @@ func TestStoreListFirstPageAtTheBound(t *testing.T) {
 }
 
 // TestStoreListAfterAnUnknownStore: after_store_id need not be in the
-// keyring (it may have been rotated out between two pages).
+// keyring.
 func TestStoreListAfterAnUnknownStore(t *testing.T) {
 	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2"}`), nil)
 	env, _ := callTool(t, s, "korral_list_authorized_stores", map[string]any{"after_store_id": "50"})
@@ -129,9 +128,8 @@ func TestStoreListAfterAnUnknownStore(t *testing.T) {
 	}
 }
 
-// TestOneStoresErrorKeepsItsWholeBody: an error inside the store list is
-// built like any other error body: the retry hint is kept, and a code
-// without a remediation of its own gets the default one.
+// TestOneStoresErrorKeepsItsWholeBody: an error inside the store list keeps
+// its retry hint and gets the default remediation.
 func TestOneStoresErrorKeepsItsWholeBody(t *testing.T) {
 	f := newFake()
 	f.err = &apperr.Error{Code: apperr.RateLimited, Message: "StoreLink asks to slow down", RetryAfterSeconds: 7}
@@ -144,8 +142,8 @@ func TestOneStoresErrorKeepsItsWholeBody(t *testing.T) {
 	}
 }
 
-// A store whose hours could not be read is not "closed": open_now is left
-// out (its error says why), and the answer still fits the output schema.
+// A store whose hours could not be read has no open_now, and the answer
+// still fits the output schema.
 func TestOpenNowIsUnknownWhenTheStoreCannotBeRead(t *testing.T) {
 	f := newFake()
 	delete(f.stores, "102") // answered NOT_FOUND by the fake
@@ -179,8 +177,7 @@ func TestOpenNowIsUnknownWhenTheStoreCannotBeRead(t *testing.T) {
 	}
 }
 
-// A store that is closed, or outside its hours, is open_now false: a known
-// false stays in the answer.
+// A closed store, or one outside its hours, is open_now false.
 func TestOpenNowFalseWhenKnown(t *testing.T) {
 	st := pragueStore("47", "Praha Smíchov")
 	sunday := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

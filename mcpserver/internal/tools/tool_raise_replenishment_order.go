@@ -91,10 +91,8 @@ func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 			p["confirm"].Default = []byte("false")
 			p["idempotency_key"].Pattern = idempotencyKeyPattern
 		},
-		// The definition shows the deployment's ceiling, so a model keeps
-		// under it; a call above it still reaches the handler and gets
-		// ORDER_LIMIT_EXCEEDED (confirm) or a refusing quantity check
-		// (preview), which say what to do, rather than a schema error.
+		// The definition shows the ceiling; a call above it still reaches the
+		// handler, which explains the refusal better than a schema error.
 		advertise: func(p map[string]*jsonschema.Schema) {
 			p["quantity_units"].Maximum = ptr(float64(min(s.opts.Writes.MaxOrderUnits, maxPreviewUnits)))
 		},
@@ -107,8 +105,8 @@ func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 	})
 }
 
-// raiseDescription says what confirm does on this deployment. confirm is the
-// agent's own assertion; only approval mode puts a person in the loop.
+// raiseDescription says what confirm does on this deployment; only
+// approval mode puts a person in the loop.
 func raiseDescription(w WriteOptions) string {
 	d := "Raise a replenishment order. Without confirm it only previews, sending nothing: exact request, stock evidence, days of cover after delivery, open orders, quantity check. " +
 		"confirm:true is your judgement, not a person's approval; pass the preview's idempotency_key. "
@@ -124,8 +122,8 @@ func raiseDescription(w WriteOptions) string {
 	}
 }
 
-// maxPreviewUnits bounds quantity_units whatever the ceiling: a preview may
-// exceed the ceiling (its quantity check says so), not any number.
+// maxPreviewUnits bounds quantity_units: a preview may exceed the ceiling,
+// but not by any amount.
 const maxPreviewUnits = 100000
 
 const idempotencyKeyPattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$"
@@ -162,10 +160,8 @@ func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseI
 	return out, nil
 }
 
-// notifyStaged tells the approvers' webhook of a newly staged order. The
-// notifier queues the notice and returns, so a slow or failing receiver
-// never delays or fails the tool's answer; a replayed staging was told
-// already and is not told again.
+// notifyStaged tells the approvers' webhook of a newly staged order,
+// without waiting; a replayed staging is not told again.
 func (s *server) notifyStaged(r *replenish.Outcome, requestedBy string) {
 	w := s.opts.Writes
 	if w == nil || w.Notifier == nil {
@@ -176,8 +172,8 @@ func (s *server) notifyStaged(r *replenish.Outcome, requestedBy string) {
 		QuantityUnits: int(e.QuantityUnits), ExpiresAt: e.ApprovalExpiresAt, RequestedBy: requestedBy})
 }
 
-// raiseAnswer is the tool's answer to what the workflow did: the outcome's
-// facts, and the next step and audit summary for this mode.
+// raiseAnswer is the tool's answer for what the workflow did: facts, next
+// step and audit summary.
 func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raiseOut {
 	w := s.opts.Writes
 	req, storeID := r.Request, r.StoreID
@@ -237,10 +233,8 @@ func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raise
 			c.summary += " The person at the host confirmed it by typing the quantity."
 		}
 		if !r.Sent.Recorded {
-			// StoreLink holds the order whatever the ledger could record: the
-			// answer is the raised one, and next_step says what becomes of the
-			// record. (A field of its own would not fit the tools/list budget,
-			// ADR 0012; the agent reads next_step.)
+			// StoreLink holds the order whatever the ledger recorded; next_step says
+			// what becomes of the record (no extra field: ADR 0012).
 			out.NextStep, c.summary = unrecordedNextStep(r.Sent, e.IdempotencyKey), c.summary+" "+unrecordedSummary(r.Sent)
 		}
 	case replenish.ModeReplay:
@@ -266,8 +260,8 @@ func (s *server) raiseAnswer(c *call, r *replenish.Outcome, confirm bool) *raise
 	return out
 }
 
-// knownTime is an RFC 3339 time StoreLink gave, or "" for one it left
-// out or sent unreadable (ADR 0030): never the zero time as a date.
+// knownTime is an RFC 3339 time from StoreLink, or "" when unknown
+// (ADR 0030), never the zero time.
 func knownTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -275,8 +269,8 @@ func knownTime(t time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
-// unrecordedNextStep tells the agent that an order was raised although the
-// ledger has not recorded it, and what becomes of the record.
+// unrecordedNextStep tells the agent an order was raised though the ledger
+// has not recorded it, and what becomes of the record.
 func unrecordedNextStep(sent replenish.Sent, key string) string {
 	raised := fmt.Sprintf("StoreLink raised order %s: tell the buyer the order id. Do not raise it again. ", sent.Order.ID)
 	switch {

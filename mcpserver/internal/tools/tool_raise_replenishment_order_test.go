@@ -15,8 +15,8 @@ func TestRaiseReplenishmentOrderDefinition(t *testing.T) {
 	checkToolSnap(t, "korral_raise_replenishment_order")
 }
 
-// TestRaiseDescriptionSaysWhatConfirmDoesHere: confirm is the agent's own
-// judgement everywhere; what it does depends on the deployment.
+// TestRaiseDescriptionSaysWhatConfirmDoesHere: what confirm does depends
+// on the deployment.
 func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
 	for w, want := range map[WriteOptions]string{
 		{MaxOrderUnits: 500}:                                                "confirm is refused",
@@ -45,8 +45,7 @@ func TestRaiseDescriptionSaysWhatConfirmDoesHere(t *testing.T) {
 }
 
 // blockedLedger is a shared ledger in which every new send is refused as in
-// flight behind blocker, as a replica holding other stores' keys would
-// leave it.
+// flight behind blocker.
 type blockedLedger struct {
 	state.Ledger
 	blocker state.Entry
@@ -57,9 +56,7 @@ func (l blockedLedger) Reserve(context.Context, state.Entry) (state.Entry, bool,
 }
 
 // The in-flight refusal names the blocking entry only when its store is in
-// the caller's keyring. The request fingerprint includes the store, so a
-// foreign blocker takes a fingerprint collision or a keyring that changed
-// under a running send; whatever the cause, the answer stays quiet.
+// the caller's keyring.
 func TestInFlightNamesOnlyEntriesInScope(t *testing.T) {
 	for _, tc := range []struct {
 		store string

@@ -6,22 +6,18 @@ import (
 	"strings"
 )
 
-// Text that people typed into StoreLink (product, store and supplier names,
-// categories) reaches the model inside markers, so the model can tell data
-// from instructions: ⟦untrusted:TAG⟧text⟦/TAG⟧. One answer uses one tag for
-// all its texts, derived from all of them: the answer stays byte-for-byte
-// reproducible, and no text can carry the closing marker, since the tag
-// depends on every text including any marker it tries to embed. Besides,
-// every marker bracket inside a text is defused, so a text cannot hold a
-// marker of any tag at all.
+// StoreLink text (product, store and supplier names, categories) reaches the
+// model inside markers: ⟦untrusted:TAG⟧text⟦/TAG⟧. One answer uses one tag,
+// derived from all its texts, so it is reproducible and no text can carry
+// the closing marker; marker brackets inside texts are also defused.
 const untrustedOpen = "⟦untrusted:"
 
-// defuseBrackets turns marker brackets, and the lookalikes a model would read
-// as them, into plain square brackets.
+// defuseBrackets turns marker brackets and lookalikes into plain square
+// brackets.
 var defuseBrackets = strings.NewReplacer("⟦", "[", "⟧", "]", "〚", "[", "〛", "]")
 
 // markUntrusted wraps each non-empty text of one answer in data markers, in
-// place, all with the same tag.
+// place, with one tag.
 func markUntrusted(texts ...*string) {
 	h := sha256.New()
 	for _, p := range texts {
@@ -43,8 +39,8 @@ func untrusted(s string) string {
 	return s
 }
 
-// UntrustedText returns the text inside a marker made by the server, and
-// whether s was such a marker. Clients and tests use it to show plain text.
+// UntrustedText returns the text inside a server-made marker, and whether
+// s was one.
 func UntrustedText(s string) (string, bool) {
 	if !strings.HasPrefix(s, untrustedOpen) {
 		return s, false
@@ -63,8 +59,7 @@ func UntrustedText(s string) (string, bool) {
 	return strings.TrimSuffix(body, closing), true
 }
 
-// plain is the text of a marked value, for logs and the audit trail, which
-// people read and the model never sees.
+// plain is the text of a marked value, for logs and the audit trail.
 func plain(s string) string {
 	t, _ := UntrustedText(s)
 	return t

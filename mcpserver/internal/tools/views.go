@@ -8,9 +8,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// addViews serves the MCP Apps views as resources to every client: a
-// resource costs no model context, and a host reads one only when a tool
-// names it, which only a host that declared the extension sees (ADR 0020).
+// addViews serves the MCP Apps views as resources to every client: they
+// cost no model context, and only a host declaring the extension sees tools
+// name them (ADR 0020).
 func addViews(ms *mcp.Server) {
 	for _, v := range views.All() {
 		html := v.HTML
@@ -26,10 +26,8 @@ func addViews(ms *mcp.Server) {
 }
 
 // viewsForExtension is the receiving middleware that names each tool's
-// view in _meta.ui of tools/list, for a client that declares the MCP Apps
-// extension in its capabilities; any other client gets the list exactly as
-// the SDK built it. The tools the server holds are not touched: the list
-// is copied.
+// view in _meta.ui of tools/list for a client declaring MCP Apps; others
+// get the SDK's list. The list is copied, not changed.
 func viewsForExtension(next mcp.MethodHandler) mcp.MethodHandler {
 	byTool := map[string]string{}
 	for _, v := range views.All() {

@@ -29,10 +29,8 @@ func viewSessions(t *testing.T) (plain, apps session) {
 }
 
 // TestToolsNameTheirViewsOnlyForAppsHosts: a host declaring the extension
-// sees _meta.ui.resourceUri on the risk check and the order tool; the same
-// list without those two _meta is what every other client gets, which has
-// no _meta at all (the golden tools/list tests pin its bytes). Both lists
-// fit the budgets.
+// sees _meta.ui.resourceUri on the risk check and the order tool; other
+// clients get the list without _meta. Both lists fit the budgets.
 func TestToolsNameTheirViewsOnlyForAppsHosts(t *testing.T) {
 	plain, apps := viewSessions(t)
 	ctx := context.Background()
@@ -84,9 +82,8 @@ func TestToolsNameTheirViewsOnlyForAppsHosts(t *testing.T) {
 	}
 }
 
-// TestViewsAreServedAsResources: resources/list names both views and
-// resources/read returns each as an MCP Apps document with a CSP that names
-// no domain.
+// TestViewsAreServedAsResources: both views are listed and read as MCP Apps
+// documents with a CSP naming no domain.
 func TestViewsAreServedAsResources(t *testing.T) {
 	_, apps := viewSessions(t)
 	ctx := context.Background()
@@ -141,8 +138,8 @@ func checkSelfContained(t *testing.T, uri, html string) {
 	}
 }
 
-// TestViewsAreCachedPrivatelyForAppsHosts: the tool list that names the
-// views is not everyone's, so no shared cache may keep it.
+// TestViewsAreCachedPrivatelyForAppsHosts: the tool list naming the views
+// must not be kept by a shared cache.
 func TestViewsAreCachedPrivatelyForAppsHosts(t *testing.T) {
 	c := &mcp.Cacheable{}
 	req := &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{}}

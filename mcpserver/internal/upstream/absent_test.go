@@ -42,13 +42,10 @@ func without(t *testing.T, body []byte, pointer string) []byte {
 	return out
 }
 
-// TestAbsentFieldIsItsOwnCause takes each rule's violating example and
-// leaves out the field it breaks the rule at. The adapter never judges
-// the rule on the field's zero value: a required decision field's absence
-// is one cause (schema.required, naming the field), and the semantic rule
-// is no cause at that field; an optional field's absence is no cause at
-// all, nor is a qualifier's, which the answer names as unknown instead
-// (ADR 0030).
+// TestAbsentFieldIsItsOwnCause leaves out the field each rule's violating
+// example breaks. A required decision field's absence is one cause
+// (schema.required), never the rule on a zero value; an optional field's or
+// a qualifier's absence is no cause (ADR 0030).
 func TestAbsentFieldIsItsOwnCause(t *testing.T) {
 	optional := []string{"/next_cursor", "/order_cutoff_local", "/opening_hours/monday/opens"}
 	for _, ex := range rules.Examples() {
@@ -115,9 +112,8 @@ func TestCheckedFindsTheAbsentFields(t *testing.T) {
 }
 
 // TestStoreWithoutHoursHasUnknownHours: a store whose hours the rules do
-// not judge (a day, or its closed flag, left out) is never read as open
-// with no times: its hours are unknown, a qualifier (ADR 0030), and the
-// conversion says so.
+// not check is never read as open with no times; its hours are unknown
+// (ADR 0030).
 func TestStoreWithoutHoursHasUnknownHours(t *testing.T) {
 	opens, closes := "07:00", "22:00"
 	for _, absent := range []string{"/opening_hours", "/opening_hours/monday", "/opening_hours/monday/closed"} {

@@ -18,8 +18,7 @@ import (
 var errBreakerOpen = errors.New("circuit breaker open")
 
 // newBreaker opens after failures consecutive failures and lets one probe
-// through after cooldown. A caller that gave up is not a failure: it says
-// nothing about StoreLink's health.
+// through after cooldown. A caller that gave up is not a failure.
 func newBreaker(failures uint32, cooldown time.Duration, log *slog.Logger) *gobreaker.TwoStepCircuitBreaker[struct{}] {
 	return gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        "storelink",
@@ -37,26 +36,19 @@ func newBreaker(failures uint32, cooldown time.Duration, log *slog.Logger) *gobr
 	})
 }
 
-// breakerDoer puts every HTTP exchange behind the breaker: transport errors,
-// timeouts and 5xx count as failures; 4xx answers and caller cancellations
-// do not, since they say nothing about whether StoreLink is healthy.
-//
-// After the cool-down the half-open breaker admits one request, the probe.
-// A tool such as korral_check_stock_risk sends several requests at once, and
-// refusing all but the probe would fail the user's first call after
-// StoreLink recovered. So the others wait for the probe's verdict instead:
-// a good probe closes the breaker and they go ahead; a bad one reopens it
-// and they fail fast, without reaching StoreLink.
+// breakerDoer puts every HTTP exchange behind the breaker: transport
+// errors, timeouts and 5xx are failures; 4xx and cancellations are not.
+// In half-open, requests beside the probe wait for its result instead of
+// failing, so a multi-request tool call after recovery succeeds.
 type breakerDoer struct {
 	next *http.Client
-	// write sends requests that change StoreLink's state (POST), each on a
-	// fresh connection.
+	// write sends POSTs, each on a fresh connection.
 	write   *http.Client
 	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
 
 	mu sync.Mutex
-	// probe is closed when the half-open probe in flight has its verdict;
-	// nil when no probe is in flight.
+	// probe is closed when the half-open probe has its result; nil when no
+	// probe is in flight.
 	probe chan struct{}
 }
 
@@ -81,9 +73,8 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	if sink, ok := req.Context().Value(bodySinkKey{}).(*bytes.Buffer); ok && resp != nil && req.Method == http.MethodGet &&
 		resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		// A copy of what the client reads, no more (its response limit
-		// still stops the read), for checked to salvage an answer whose
-		// only unreadable fields are qualifiers (qualifiers.go).
+		// A copy of what the client reads, so checked can salvage an answer
+		// whose only unreadable fields are qualifiers (qualifiers.go).
 		resp.Body = teeBody{Reader: io.TeeReader(resp.Body, sink), Closer: resp.Body}
 	}
 	switch {
@@ -99,13 +90,13 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// admit asks the breaker for a place, waiting for the verdict of a
-// half-open probe in flight rather than failing beside it.
+// admit asks the breaker for a slot, waiting for a half-open probe's
+// result rather than failing beside it.
 func (d *breakerDoer) admit(ctx context.Context) (done func(error), err error) {
 	for {
 		d.mu.Lock()
-		// State first: it is what moves an expired open breaker to
-		// half-open, and so tells whether this request becomes the probe.
+		// State first: it moves an expired open breaker to half-open and so
+		// decides whether this request is the probe.
 		halfOpen := d.breaker.State() == gobreaker.StateHalfOpen
 		done, err := d.breaker.Allow()
 		if err == nil {
@@ -132,8 +123,7 @@ func (d *breakerDoer) admit(ctx context.Context) (done func(error), err error) {
 		select {
 		case <-verdict:
 		case <-ctx.Done():
-			// Still breaker-open, not a timeout: nothing was sent, which
-			// matters for a write.
+			// Still breaker-open, not a timeout: nothing was sent.
 			return nil, fmt.Errorf("%w: gave up waiting for the probe: %w", errBreakerOpen, ctx.Err())
 		}
 	}

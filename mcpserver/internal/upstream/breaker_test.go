@@ -74,10 +74,9 @@ func TestFourXXDoesNotTripBreaker(t *testing.T) {
 	}
 }
 
-// TestFanOutAfterCoolDownSucceeds: after the cool-down, requests sent at
-// once (a risk check's fan-out) wait for the half-open probe's verdict
-// instead of failing beside it. A good probe lets them all through; a bad
-// one fails them fast, and only the probe reaches StoreLink.
+// TestFanOutAfterCoolDownSucceeds: after the cool-down, concurrent requests
+// wait for the half-open probe's result: a good probe lets them through, a
+// bad one fails them fast.
 func TestFanOutAfterCoolDownSucceeds(t *testing.T) {
 	var requests atomic.Int32
 	var healthy atomic.Bool

@@ -7,43 +7,34 @@ import (
 )
 
 // DefaultMaxInFlight is the most StoreLink requests one replica keeps open
-// at once, across every call (ADR 0024). Sixty-four lets a 20-store risk
-// check go out in one round trip with master data warm (40 requests: stock
-// and sales) and in two cold (61, then the supplier), and a 180-store
-// sweep in 6 (warm) to 9 (cold); ten replicas stay at 640 open requests,
-// and StoreLink's 429s shrink it further.
+// at once (ADR 0024).
 const DefaultMaxInFlight = 64
 
-// errBudget is a request given up while it waited for a place in the
-// budget: nothing was sent.
+// errBudget is a request given up while waiting for the budget; nothing
+// was sent.
 var errBudget = errors.New("gave up waiting for a place among the requests open to StoreLink; nothing was sent")
 
 // signal is what one request's outcome says about StoreLink's capacity.
 type signal int
 
 const (
-	// neutral: a transport error or a failure the breaker judges; it says
-	// nothing about load.
+	// neutral: a transport error or breaker failure; says nothing about load.
 	neutral signal = iota
-	// served: StoreLink answered, whatever it answered (2xx, 4xx other
-	// than 429).
+	// served: StoreLink answered (2xx, or 4xx other than 429).
 	served
 	// throttled: a 429, or a 503 with Retry-After: StoreLink asks for less.
 	throttled
 )
 
-// budget is the one concurrency budget of a StoreLink, shared by every
-// call of the replica (ADR 0024). Waiting requests queue per call id and a
-// freed place goes to the calls in turn, so a large check cannot hold up a
-// small one behind all its requests. The limit adapts (additive increase,
-// multiplicative decrease): a throttled answer halves it, never below 1;
-// each full window of served answers adds one, never above max. Requests
-// admitted before the last decrease carry an older epoch, so one burst of
-// throttling halves the limit once.
+// budget is the concurrency budget for StoreLink shared by the replica
+// (ADR 0024). Waiters queue per call id and freed slots go to calls in
+// turn. The limit is AIMD: a throttled answer halves it (min 1), each full
+// window of served answers adds one (max max). Epochs make one burst of
+// throttling halve it once.
 type budget struct {
 	max int
-	// changed is told every change of the limit (for the log and the
-	// metrics); it runs under the lock and must not call back.
+	// changed is told every limit change; it runs under the lock and must not
+	// call back.
 	changed func(from, to int, why string)
 
 	mu       sync.Mutex
@@ -51,8 +42,8 @@ type budget struct {
 	inFlight int
 	served   int    // served answers since the limit last changed
 	epoch    uint64 // counts the decreases
-	// queues holds each waiting call's requests in arrival order; turns
-	// is the calls with a queue, in the order they are served.
+	// queues holds each waiting call's requests in order; turns is the calls
+	// with a queue, in serving order.
 	queues map[string][]*waiter
 	turns  []string
 	queued int
@@ -75,9 +66,8 @@ func newBudget(most int, changed func(from, to int, why string)) *budget {
 	return &budget{max: most, limit: most, changed: changed, queues: map[string][]*waiter{}}
 }
 
-// acquire waits for a place for a request of the call named by call. It
-// fails with errBudget (joined with the context's error) only when ctx
-// ends first.
+// acquire waits for a slot for a request of call. It fails with errBudget
+// (joined with ctx's error) only when ctx ends first.
 func (b *budget) acquire(ctx context.Context, call string) (ticket, error) {
 	b.mu.Lock()
 	if b.inFlight < b.limit && b.queued == 0 {
@@ -100,7 +90,7 @@ func (b *budget) acquire(ctx context.Context, call string) (ticket, error) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if w.granted {
-			// Granted as the context ended: the place passes on.
+			// Granted as the context ended: pass the slot on.
 			b.inFlight--
 			b.grant()
 		} else {
@@ -153,9 +143,8 @@ func (b *budget) release(t ticket, s signal) {
 	b.grant()
 }
 
-// setLimit changes the limit and starts a new window. Requests in flight
-// beyond a lowered limit finish; no new one starts until the count is
-// under it again.
+// setLimit changes the limit and starts a new window. Requests beyond a
+// lowered limit finish; none starts until under it again.
 func (b *budget) setLimit(to int, why string) {
 	from := b.limit
 	b.limit, b.served = to, 0
@@ -164,8 +153,7 @@ func (b *budget) setLimit(to int, why string) {
 	}
 }
 
-// grant admits waiters while there is room: the call whose turn it is
-// gets its oldest request in, then goes to the back of the turns.
+// grant admits waiters while under the limit, one request per call in turn.
 func (b *budget) grant() {
 	for b.inFlight < b.limit && len(b.turns) > 0 {
 		call := b.turns[0]

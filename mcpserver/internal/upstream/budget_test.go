@@ -22,8 +22,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
-// countingStoreLink answers inventory reads and counts, as StoreLink would
-// see them, the requests open at once and the order they arrived in.
+// countingStoreLink answers inventory reads, counting the requests open at
+// once and their arrival order.
 type countingStoreLink struct {
 	throttle atomic.Bool // answer 429 with Retry-After
 	// hold, when set, keeps every request open until release.
@@ -45,8 +45,7 @@ func (s *countingStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.hold != nil {
 		<-s.hold
 	}
-	// Long enough for the requests of a burst to overlap; nothing here is
-	// asserted about time.
+	// Long enough for a burst's requests to overlap; no timing is asserted.
 	time.Sleep(2 * time.Millisecond)
 	s.mu.Lock()
 	s.inFlight--
@@ -61,12 +60,11 @@ func (s *countingStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, inventoryBody)
 }
 
-// release lets the held requests answer; a test defers it, so that one
-// that fails while requests are held ends instead of hanging.
+// release lets the held requests answer; deferred so a failing test ends
+// instead of hanging.
 func (s *countingStoreLink) release() { s.released.Do(func() { close(s.hold) }) }
 
-// burst sends n inventory reads at once under the call id call and returns
-// once all have been answered.
+// burst sends n inventory reads at once under call and waits for all.
 func (s *countingStoreLink) burst(c *Client, call string, n int) {
 	var wg sync.WaitGroup
 	for range n {
@@ -84,8 +82,7 @@ func (s *countingStoreLink) resetPeak() int {
 	return p
 }
 
-// tagCall puts the call id on each request, so the server can tell the
-// calls apart.
+// tagCall puts the call id on each request.
 type tagCall struct{ next http.RoundTripper }
 
 func (t tagCall) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -133,10 +130,8 @@ func TestBudgetNeverExceedsItsMaximum(t *testing.T) {
 	}
 }
 
-// TestBudgetShrinksOnThrottleAndRecovers: a burst of 429s with Retry-After
-// takes the limit down to 1, so the next burst meets StoreLink with fewer
-// requests open; served answers bring it back to the maximum, which it
-// never passes.
+// TestBudgetShrinksOnThrottleAndRecovers: 429s with Retry-After take the
+// limit to 1; served answers bring it back to the maximum, never beyond.
 func TestBudgetShrinksOnThrottleAndRecovers(t *testing.T) {
 	s := &countingStoreLink{}
 	srv := httptest.NewServer(s)
@@ -163,9 +158,7 @@ func TestBudgetShrinksOnThrottleAndRecovers(t *testing.T) {
 		}
 	}
 
-	// Eight reads right after: the limit starts at 1 and grows by one per
-	// window of served answers, so StoreLink sees fewer open at once than
-	// before the 429s.
+	// The limit starts at 1 and grows by one per window of served answers.
 	s.throttle.Store(false)
 	s.burst(c, "after", most)
 	if p := s.resetPeak(); p >= most {
@@ -183,10 +176,8 @@ func TestBudgetShrinksOnThrottleAndRecovers(t *testing.T) {
 	}
 }
 
-// TestBudgetIsFairAcrossCalls: a call that queues 80 requests (a 20-store
-// check) does not hold up a call of 4 that comes after it: the small
-// call's requests reach StoreLink in turn with the big one's, and both
-// complete.
+// TestBudgetIsFairAcrossCalls: a call of 80 requests does not hold up a
+// later call of 4: their requests alternate, and both complete.
 func TestBudgetIsFairAcrossCalls(t *testing.T) {
 	s := &countingStoreLink{hold: make(chan struct{})}
 	srv := httptest.NewServer(s)
@@ -233,9 +224,8 @@ func waitQueued(t *testing.T, c *Client, n int) {
 	}
 }
 
-// TestBudgetGivesUpWithoutSending: a request whose call ends while it
-// waits leaves the queue, sends nothing, and a write so stopped is known
-// not to have been sent.
+// TestBudgetGivesUpWithoutSending: a request whose call ends while waiting
+// leaves the queue and sends nothing; a write so stopped is not sent.
 func TestBudgetGivesUpWithoutSending(t *testing.T) {
 	s := &countingStoreLink{hold: make(chan struct{})}
 	srv := httptest.NewServer(s)
@@ -285,8 +275,7 @@ func waitArrivals(t *testing.T, s *countingStoreLink, n int) {
 	}
 }
 
-// TestBudgetHalvesOncePerBurst: eight requests sent under the same limit
-// that all come back 429 halve it once, to 4, not eight times.
+// TestBudgetHalvesOncePerBurst: eight 429s under one limit halve it once.
 func TestBudgetHalvesOncePerBurst(t *testing.T) {
 	s := &countingStoreLink{hold: make(chan struct{})}
 	s.throttle.Store(true)
@@ -307,9 +296,8 @@ func TestBudgetHalvesOncePerBurst(t *testing.T) {
 	}
 }
 
-// TestSalesAsksForTheLargestPage: a walk asks StoreLink for pages of the
-// contract's largest size, 1000, so a busy SKU's history costs half the
-// sequential round trips it did at 500.
+// TestSalesAsksForTheLargestPage: a walk asks for pages of 1000, the
+// contract's largest.
 func TestSalesAsksForTheLargestPage(t *testing.T) {
 	var asked atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -329,7 +317,7 @@ func TestSalesAsksForTheLargestPage(t *testing.T) {
 }
 
 // TestLoadSignal: which answers move the budget. A 503 says "less" only
-// with a Retry-After; without one it is the breaker's business.
+// with a Retry-After.
 func TestLoadSignal(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -351,7 +339,7 @@ func TestLoadSignal(t *testing.T) {
 	}
 }
 
-// TestBudgetMetrics: the gauges and the decrease counter reach the
+// TestBudgetMetrics: the gauges and decrease counter reach the
 // MeterProvider, labelled by upstream.
 func TestBudgetMetrics(t *testing.T) {
 	s := &countingStoreLink{}

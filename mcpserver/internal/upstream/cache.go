@@ -17,22 +17,15 @@ import (
 )
 
 // DefaultMasterDataTTL is how long master data is reused when neither the
-// configuration nor StoreLink says otherwise. Opening hours, product names
-// and lead times change on the scale of days; five minutes keeps a buyer's
-// session of repeated checks cheap while a correction in StoreLink shows
-// within minutes.
+// configuration nor StoreLink says otherwise.
 const DefaultMasterDataTTL = 5 * time.Minute
 
-// DefaultMasterDataEntries bounds the reused master data. Entries are
-// scoped to a store (ADR 0013), so the working set is the chain's 180 store
-// records plus, for each store a buyer works on, the SKUs checked there and
-// their suppliers: 4,096 holds every store and about 1,950 store-and-SKU
-// pairs with their supplier, while an entry is a few hundred bytes, so the
-// bound costs at most a couple of MiB.
+// DefaultMasterDataEntries bounds the reused master data: enough for the
+// chain's 180 stores and about 1,950 store-and-SKU pairs, a few MiB at most.
 const DefaultMasterDataEntries = 4096
 
-// masterItem names one piece of master data: what it is, the route that
-// reads it (for errors), the store whose key reads it, and its id.
+// masterItem names one piece of master data: kind, route (for errors),
+// the store whose key reads it, and its id.
 type masterItem struct {
 	kind    string // "store", "sku" or "supplier"
 	route   string
@@ -40,15 +33,14 @@ type masterItem struct {
 	id      string
 }
 
-// cacheKey is the entry's key. It holds the store even for the chain-wide
-// SKU and supplier records, so that an answer read with one store's key is
-// only ever given to calls for that same store (ADR 0013).
+// cacheKey holds the store even for chain-wide records, so an answer read
+// with one store's key only serves that store (ADR 0013).
 func (it masterItem) cacheKey() string {
 	return it.kind + "\x00" + it.storeID + "\x00" + it.id
 }
 
-// masterCache is a bounded, least-recently-used map of master data with a
-// lifetime per entry. Every entry remembers the key that read it.
+// masterCache is a bounded LRU map of master data with a lifetime per
+// entry. Each entry remembers the key that read it.
 type masterCache struct {
 	ttl time.Duration
 	now func() time.Time
@@ -71,9 +63,7 @@ func newMasterCache(max int, ttl time.Duration, now func() time.Time) *masterCac
 }
 
 // get returns a live entry read with storeKey. An entry read with another
-// key is not served: after a rotation or a revocation the data must be read
-// again with the key in force, so that the cache never answers for a key
-// what that key could not read itself.
+// key is not served, so after a rotation data is read again with the new key.
 func (m *masterCache) get(k string, storeKey keyring.Key) (any, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -91,8 +81,7 @@ func (m *masterCache) get(k string, storeKey keyring.Key) (any, bool) {
 	return e.value, true
 }
 
-// put keeps v for life, evicting the least recently used entries beyond
-// the bound.
+// put keeps v for life, evicting the least recently used beyond the bound.
 func (m *masterCache) put(k string, v any, readBy keyring.Key, life time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -119,12 +108,9 @@ func (m *masterCache) remove(k string) {
 	}
 }
 
-// reuse answers a piece of master data from the cache, or reads it. Misses
-// for one item that overlap share one request: a risk check over many
-// stores, or many buyers checking one store, would otherwise send the same
-// read once per caller, and it is that burst that meets StoreLink's rate
-// limit first. Only an answer that passed every check of fetch is kept, for
-// the configured TTL or less when StoreLink's Cache-Control says so.
+// reuse answers master data from the cache, or reads it. Overlapping misses
+// for one item share one request. Only an answer that passed every check is
+// kept, for the TTL or less if Cache-Control says so.
 func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	if c.master == nil {
@@ -137,8 +123,8 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 	}
 	k := it.cacheKey()
 	if v, ok := c.master.get(k, storeKey); ok {
-		// Checked first: a hit is on every call's path, and building the
-		// line's arguments costs even when debug lines are off.
+		// Checked first: building the line's arguments costs even when debug
+		// is off.
 		if c.log.Enabled(ctx, slog.LevelDebug) {
 			c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "kind", it.kind, "store_id", it.storeID, "id", it.id, "from", "cache")
 		}
@@ -147,8 +133,7 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 	led := false
 	ch := c.flight.DoChan(k, func() (any, error) {
 		led = true
-		// A request for k may have ended between the look-up above and
-		// this flight; its answer is kept, and serves here too.
+		// A request for k may have ended since the look-up; its answer serves.
 		if v, ok := c.master.get(k, storeKey); ok {
 			return v, nil
 		}
@@ -156,7 +141,7 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 	})
 	select {
 	case r := <-ch:
-		// The channel's send orders led's write before this read.
+		// The channel send orders led's write before this read.
 		if !led {
 			c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "kind", it.kind, "store_id", it.storeID, "id", it.id, "from", "shared_request")
 		}
@@ -170,25 +155,22 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 	}
 }
 
-// fill reads one item for every caller waiting on it and keeps the answer
-// when it may be kept. The read is detached from the first caller's
-// cancellation, since others wait on it; the per-request timeout still
-// bounds it.
+// fill reads one item for all its waiters and keeps the answer if allowed.
+// The read ignores the first caller's cancellation; the request timeout
+// still bounds it.
 func fill[T any](ctx context.Context, c *Client, it masterItem, k string, fetch func(ctx context.Context) (T, error)) (any, error) {
 	var fresh freshnessHeaders
 	fctx := context.WithValue(context.WithoutCancel(ctx), freshnessSinkKey{}, &fresh)
 	v, err := fetch(fctx)
 	if err != nil {
-		// The record is gone, or StoreLink now answers it outside the
-		// contract: what was kept for it is no longer to be trusted.
+		// Gone, or now outside the contract: drop what was kept.
 		if code := apperr.CodeOf(err); code == apperr.NotFound || code == apperr.UpstreamContractError {
 			c.master.remove(k)
 		}
 		return nil, err
 	}
 	life, reason := lifetime(fresh, c.master.ttl)
-	// The key in force now is the one that read it: after a 401 the retry
-	// used the refreshed key, which the source now holds.
+	// After a 401 the retry used the refreshed key, now in force.
 	storeKey, ok := c.keys.Key(it.storeID)
 	if !ok {
 		reason = "the store's key is gone"
@@ -202,8 +184,7 @@ func fill[T any](ctx context.Context, c *Client, it masterItem, k string, fetch 
 	return v, nil
 }
 
-// ownCopy gives each waiter its own copy of a shared error, so that a
-// caller adjusting its error cannot change another's.
+// ownCopy gives each waiter its own copy of a shared error.
 func ownCopy(err error) error {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
@@ -228,15 +209,10 @@ func (f *freshnessHeaders) record(h http.Header) {
 	f.age = h.Get("Age")
 }
 
-// lifetime is how long an answer may be kept: the TTL, shortened by the
-// answer's max-age (or s-maxage) and by the Age an intermediary reports.
-// no-store and no-cache keep nothing: no-cache allows keeping only with
-// revalidation on every use, which would save StoreLink no request. private
-// is honoured as it stands: an entry is only ever served to calls made with
-// the very key that read it, which is the private use RFC 9111 allows.
-// A max-age that is not a whole number of seconds makes the answer stale
-// (RFC 9111, 4.2.1), so it is not kept either. reason says why when the
-// lifetime is zero.
+// lifetime is how long an answer may be kept: the TTL, shortened by
+// max-age (or s-maxage) and Age. no-store, no-cache and a non-integer
+// max-age keep nothing (RFC 9111); private is fine, since entries serve only
+// the key that read them. reason says why when the lifetime is zero.
 func lifetime(f freshnessHeaders, ttl time.Duration) (time.Duration, string) {
 	life := ttl
 	for _, d := range strings.Split(f.cacheControl, ",") {
@@ -263,8 +239,8 @@ func lifetime(f freshnessHeaders, ttl time.Duration) (time.Duration, string) {
 	return life, ""
 }
 
-// deltaSeconds reads RFC 9111's delta-seconds, quoted or not. Values too
-// large for a duration are as good as forever.
+// deltaSeconds reads RFC 9111's delta-seconds, quoted or not; overflow
+// means forever.
 func deltaSeconds(s string) (time.Duration, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {

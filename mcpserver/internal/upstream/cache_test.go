@@ -25,13 +25,10 @@ const (
 	opSupplier  = "getSupplier"
 )
 
-// standIn is a StoreLink for the adapter's cache tests, on loopback. It keeps
-// StoreLink's key rules (a key opens its own store's paths and the
-// chain-wide reads; an unknown key is 401, another store's path 403) and
-// counts every request by operation and by the store whose key sent it. A
-// test can add headers to an operation's answers, make an operation fail,
-// answer a store with another store's id, and hold master-data requests
-// until it lets them go.
+// standIn is a loopback StoreLink for the cache tests. It keeps StoreLink's
+// key rules (unknown key 401, another store's path 403) and counts requests
+// by operation and key's store. A test can add headers, make an operation
+// fail, answer with another store's id, and hold master-data requests.
 type standIn struct {
 	srv *httptest.Server
 
@@ -135,8 +132,7 @@ func (s *standIn) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// count is how many requests an operation received; with a store, only
-// those sent with that store's key.
+// count is an operation's requests; with a store, only those with its key.
 func (s *standIn) count(op string, keyOf ...string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,7 +207,7 @@ func TestMasterDataColdWarmAndAfterTheTTL(t *testing.T) {
 	riskReads(t, c, "47", "1")
 	wantCounts(t, s, "cold", map[string]int{opStore: 1, opSKU: 1, opSupplier: 1, opInventory: 1, opPOS: 1})
 
-	// Warm: only stock and sales, the two requests a risk check cannot spare.
+	// Warm: only stock and sales.
 	riskReads(t, c, "47", "1")
 	clock.Advance(DefaultMasterDataTTL - time.Second)
 	st, k, sup := riskReads(t, c, "47", "1")
@@ -269,10 +265,8 @@ func TestMasterDataTTLIsConfigurableAndErrorsAreNotKept(t *testing.T) {
 	}
 }
 
-// TestConcurrentMissesShareOneRequest: eight risk checks of one store and
-// SKU at once, on a cold cache, send one request per master-data item.
-// StoreLink holds the master-data answers until every check has started,
-// so the misses overlap.
+// TestConcurrentMissesShareOneRequest: eight overlapping risk checks of one
+// store and SKU on a cold cache send one request per master-data item.
 func TestConcurrentMissesShareOneRequest(t *testing.T) {
 	s := newStandIn(t, map[string]string{"47": "k47"})
 	gate := make(chan struct{})
@@ -324,9 +318,8 @@ func TestConcurrentMissesShareOneRequest(t *testing.T) {
 	wantCounts(t, s, "8 concurrent cold checks", map[string]int{opStore: 1, opSKU: 1, opSupplier: 1})
 }
 
-// TestWaiterThatGivesUpLeavesTheSharedRequest: a caller whose context ends
-// while it waits on another's request gets its own cancellation at once;
-// the request goes on and serves the others.
+// TestWaiterThatGivesUpLeavesTheSharedRequest: a waiter whose context ends
+// gets its cancellation at once; the request goes on for the others.
 func TestWaiterThatGivesUpLeavesTheSharedRequest(t *testing.T) {
 	s := newStandIn(t, map[string]string{"47": "k47"})
 	gate := make(chan struct{})
@@ -351,8 +344,7 @@ func TestWaiterThatGivesUpLeavesTheSharedRequest(t *testing.T) {
 }
 
 // TestNotFoundAndContractErrorDropTheEntry: once the entry is due, a 404 or
-// a broken answer is what the caller gets, never the data kept before, and
-// neither is kept: the next read asks again.
+// broken answer reaches the caller and drops the entry.
 func TestNotFoundAndContractErrorDropTheEntry(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -388,9 +380,8 @@ func TestNotFoundAndContractErrorDropTheEntry(t *testing.T) {
 	}
 }
 
-// TestStoreDetailsAreOnlyForTheStoreAsked: an answer naming another store
-// is a contract error, kept nowhere, and never served for either store. The
-// same holds for a SKU or supplier answer naming another record.
+// TestStoreDetailsAreOnlyForTheStoreAsked: an answer naming another store,
+// SKU or supplier is a contract error, kept nowhere.
 func TestStoreDetailsAreOnlyForTheStoreAsked(t *testing.T) {
 	s := newStandIn(t, map[string]string{"47": "k47", "102": "k102"})
 	c := cachedClient(t, s, &fakeKeys{current: map[string]string{"47": "k47", "102": "k102"}}, newClock(), nil)
@@ -455,10 +446,9 @@ func TestLeastRecentlyUsedIsEvictedAtTheBound(t *testing.T) {
 	wantCounts(t, s, "the evicted entry", map[string]int{opStore: 1, opSKU: 4})
 }
 
-// TestRotatedKeyStillReadsItsOwnStore: StoreLink rotates store 47's key in
-// the middle of a run. The next read of stock refuses the old key and is
-// retried with the new one; from then on master data kept under the old key
-// is not served, but read again with the new key, and it is still 47's.
+// TestRotatedKeyStillReadsItsOwnStore: after store 47's key rotates, the
+// next read is retried with the new key, and master data kept under the old
+// key is read again.
 func TestRotatedKeyStillReadsItsOwnStore(t *testing.T) {
 	s := newStandIn(t, map[string]string{"47": "old", "102": "k102"})
 	keys := &fakeKeys{current: map[string]string{"47": "old", "102": "k102"}}
@@ -488,10 +478,9 @@ func TestRotatedKeyStillReadsItsOwnStore(t *testing.T) {
 	}
 }
 
-// TestOneStoresKeyNeverReadsAnothersMasterData: the chain-wide SKU and
-// supplier records are kept per store, so a check of store 102 never rides
-// on what store 47's key read, and a store whose key was taken out of the
-// keyring is refused although its data is still kept.
+// TestOneStoresKeyNeverReadsAnothersMasterData: chain-wide records are kept
+// per store, and a store removed from the keyring is refused although its
+// data is still kept.
 func TestOneStoresKeyNeverReadsAnothersMasterData(t *testing.T) {
 	s := newStandIn(t, map[string]string{"47": "k47", "102": "k102"})
 	keys := &fakeKeys{current: map[string]string{"47": "k47", "102": "k102"}}

@@ -13,10 +13,9 @@ import (
 	"github.com/korral/storelink/storelinkclient"
 )
 
-// classify is the one table from a StoreLink outcome to the closed taxonomy.
-// For a write it also says how far the order got (apperr.Reach), judged by
-// what reached StoreLink, so that the ledger never calls an order that may
-// exist "not sent", nor one StoreLink never took "unknown".
+// classify maps a StoreLink outcome to the taxonomy. For a write it also
+// sets how far the order got (apperr.Reach), so the ledger never calls a
+// possibly existing order "not sent", nor an untaken one "unknown".
 func classify(method, route string, err error, cooldown time.Duration) *apperr.Error {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
@@ -29,8 +28,8 @@ func classify(method, route string, err error, cooldown time.Duration) *apperr.E
 	return ae
 }
 
-// writeReach is how far a failed order got. Anything not known to have
-// stopped short of StoreLink, or to have been refused by it, is unknown.
+// writeReach is how far a failed order got; unknown unless known to have
+// stopped short of StoreLink or been refused by it.
 func writeReach(err error, code apperr.Code) apperr.Reach {
 	var apiErr *storelinkclient.APIError
 	var redirect *storelinkclient.RedirectError
@@ -38,8 +37,7 @@ func writeReach(err error, code apperr.Code) apperr.Reach {
 	case errors.Is(err, errBreakerOpen), errors.Is(err, errBudget), isDialError(err):
 		return apperr.ReachNotSent
 	case errors.As(err, &redirect) && !redirect.Followed:
-		// The address answered 3xx instead of taking the order, and the
-		// redirect was not followed: no StoreLink received it.
+		// A 3xx that was not followed: no StoreLink received the order.
 		return apperr.ReachNotSent
 	case !errors.As(err, &apiErr) || apiErr.ErrorInSuccess:
 		return apperr.ReachUnknown
@@ -62,8 +60,7 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 	case errors.As(err, &redirect):
 		return redirected(write, where, redirect)
 	case errors.Is(err, errBudget):
-		// The call ended while its request waited for a place: nothing
-		// was sent, write or not.
+		// The call ended while waiting for a slot: nothing was sent.
 		return apperr.Wrap(apperr.UpstreamUnavailable, err,
 			"the call ended while its request to StoreLink waited behind others; nothing was sent",
 			"Call the tool again if the answer is still needed; if this repeats, StoreLink is slow or rate-limiting this deployment.")
@@ -76,10 +73,8 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 	case errors.As(err, &apiErr):
 		return classifyAPIError(write, where, apiErr)
 	case errors.Is(err, storelinkclient.ErrResponseTooLarge), errors.Is(err, storelinkclient.ErrMalformedResponse):
-		// storelinkclient.Result already reports every body that does not
-		// decode as ErrMalformedResponse. The fault, which names the field
-		// and the rule but quotes nothing of the answer, is the cause, so
-		// that no log line repeats a value StoreLink sent.
+		// The fault names field and rule without quoting the answer, so no log
+		// line repeats a value StoreLink sent.
 		f, _ := describe(route, err)
 		if write {
 			return apperr.Wrap(apperr.WriteOutcomeUnknown, f,
@@ -116,17 +111,16 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 	}
 }
 
-// redirected is the answer to a 3xx from the address. StoreLink never
-// redirects, so the address is wrong or something in front of StoreLink is
-// misconfigured; the target is not trusted with a key.
+// redirected answers a 3xx. StoreLink never redirects, so the address or a
+// proxy is misconfigured; the target is not trusted with a key.
 func redirected(write bool, where string, r *storelinkclient.RedirectError) *apperr.Error {
 	what := "a redirect"
 	if r.StatusCode != 0 {
 		what = fmt.Sprintf("a %d redirect", r.StatusCode)
 	}
 	if host := r.Host; host != "" {
-		// storelinkclient keeps only what looks like a host; the agent's
-		// message needs no more than its start.
+		// storelinkclient keeps only a host-like part; the message needs only
+		// its start.
 		if len(host) > 100 {
 			host = host[:100] + "..."
 		}
@@ -143,8 +137,7 @@ func redirected(write bool, where string, r *storelinkclient.RedirectError) *app
 	}
 	f, _ := describe("", r)
 	if write && r.Followed {
-		// Only a doer of our own could have followed it, and none does;
-		// should one, the order went somewhere and may exist.
+		// None of our doers follows redirects; if one did, the order may exist.
 		return apperr.Wrap(apperr.WriteOutcomeUnknown, f, msg+", so whether the order was raised is unknown",
 			"Do not resubmit. Check korral_get_order_status with the idempotency key first, and ask an operator to fix UPSTREAM_BASE_URL.")
 	}
@@ -158,8 +151,7 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 				"StoreLink answered the order with success status but an error body, so whether it was raised is unknown",
 				"Do not resubmit. Check korral_get_order_status with the idempotency key first.")
 		}
-		// The fault is the cause, so that StoreLink's message is not logged
-		// as if it were ours.
+		// The fault is the cause, so StoreLink's message is not logged as ours.
 		f, _ := describe("", e)
 		return apperr.Wrap(apperr.UpstreamContractError, f,
 			fmt.Sprintf("StoreLink answered %s with a success status but an error body (code %q); it is treated as an error, never as data", where, e.Code),
@@ -195,8 +187,7 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 		ae.Remediation = "Wait " + strconv.Itoa(ae.RetryAfterSeconds) + " seconds before calling again."
 		return ae
 	case s >= 500 && write:
-		// StoreLink may have failed after storing the order; only a status
-		// check can tell, so the outcome is reported as unknown.
+		// StoreLink may have stored the order before failing: outcome unknown.
 		return apperr.Wrap(apperr.WriteOutcomeUnknown, e,
 			fmt.Sprintf("StoreLink failed with status %d while taking the order, so whether it was raised is unknown", s),
 			"Do not resubmit. Check korral_get_order_status with the idempotency key first.")
@@ -219,9 +210,8 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 	}
 }
 
-// storeLinkWords is StoreLink's own explanation of a refusal (for example
-// the supplier's minimum order), quoted and bounded so it reads as a
-// quotation and cannot carry control characters.
+// storeLinkWords is StoreLink's own explanation of a refusal, quoted,
+// bounded and free of control characters.
 func storeLinkWords(msg string) string {
 	const limit = 200
 	if r := []rune(msg); len(r) > limit {

@@ -57,10 +57,8 @@ func TestNotStoreLinkIsAContractErrorNeverNotFound(t *testing.T) {
 }
 
 // TestForeignJSONRefusalIsAContractErrorOfStoreLink: a refusal in JSON of
-// another shape (a web framework's {"detail": "Not Found"}) comes from
-// something that speaks JSON, most likely StoreLink: the error names the
-// status and the properties the body has instead of the contract's error
-// object, never their values, and points at the contract check, not at
+// another shape ({"detail": "Not Found"}) names the status and the body's
+// properties, never values, and points at the contract check, not at
 // UPSTREAM_BASE_URL.
 func TestForeignJSONRefusalIsAContractErrorOfStoreLink(t *testing.T) {
 	for _, tc := range []struct {

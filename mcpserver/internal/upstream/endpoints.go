@@ -61,19 +61,17 @@ func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inv
 }
 
 // MaxPOSPageSize is the contract's largest point-of-sale page
-// (openapi/storelink.yaml, listPOSTransactions' limit: maximum 1000). A
-// walk reads at this size: a page costs a round trip, and a busy SKU's 7,000
-// sales are 7 sequential pages at it instead of 14 at 500.
+// (listPOSTransactions' limit); walks read at this size to save round trips.
 const MaxPOSPageSize = 1000
 
-// Sales walks the point-of-sale pages of a SKU at a store since a time, newest
-// first, keeping at most max transactions. The walk is bounded in pages too;
-// Truncated reports that more exist than were returned.
+// Sales walks the point-of-sale pages of a SKU at a store since a time,
+// newest first, keeping at most max transactions and a bounded number of
+// pages; Truncated reports that more exist.
 func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time, max int) (domain.SalesPage, error) {
 	var out domain.SalesPage
 	var cursor *string
-	// The walk carries what the rules that span pages need: the oldest
-	// line so far (newest first) and the cursors already used.
+	// State for the rules that span pages: the oldest line so far and the
+	// cursors already used.
 	walk := &rules.Walk{}
 	limit := c.pageSize
 	for page := 0; ; page++ {
@@ -124,8 +122,8 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 	}
 }
 
-// SKU returns a SKU's master data, read with the key of storeID (any valid
-// key may read the catalogue).
+// SKU returns a SKU's master data, read with storeID's key (any valid key
+// may read the catalogue).
 func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
 	it := masterItem{kind: "sku", route: "/v1/skus/{sku}", storeID: storeID, id: sku}
 	return reuse(ctx, c, it, func(ctx context.Context) (domain.SKU, error) { return c.fetchSKU(ctx, storeID, sku) })
@@ -213,7 +211,7 @@ func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Ord
 }
 
 // CreateOrder raises a replenishment order. It is never retried blindly: a
-// timeout or a broken answer is reported as WRITE_OUTCOME_UNKNOWN.
+// timeout or a broken answer is WRITE_OUTCOME_UNKNOWN.
 func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error) {
 	var unknown domain.Unknown
 	var absent sl.Absent
@@ -226,12 +224,9 @@ func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.Ord
 	if err != nil {
 		return domain.Order{}, err
 	}
-	// An order for another store, SKU or quantity than was asked is not
-	// this order: whether this one was raised is unknown (classify makes a
-	// broken answer to the write WRITE_OUTCOME_UNKNOWN). An unreadable
-	// status is no such doubt: StoreLink took the order and named it, so
-	// that stands, and the status is left out rather than passed on
-	// outside the set every answer's schema allows.
+	// An order for another store, SKU or quantity than asked means this
+	// order's outcome is unknown. An unreadable status does not: StoreLink
+	// took and named the order, so the status is just left out.
 	raised := &sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
 	found := rules.CheckOrder(v, rules.Query{StoreID: storeID, Raised: raised, Absent: absent})
 	found = slices.DeleteFunc(found, func(f rules.Finding) bool { return f.Rule == rules.OrderStatus })
@@ -263,18 +258,15 @@ func convertOrder(v *sl.Order, unknown domain.Unknown) domain.Order {
 	return o
 }
 
-// convertStore converts a store whose decision fields' breaks (found,
-// the rules' findings left after qualifiersOnly) it refuses: the
-// contract's rules cover what the projection relies on (a zone it can
-// load). Hours and name that are unknown stay empty. Its errors name the
-// field and the rule, never the value StoreLink sent.
+// convertStore converts a store, refusing it for the decision fields'
+// breaks in found (left after qualifiersOnly). Unknown hours and name stay
+// empty. Errors name field and rule, never StoreLink's value.
 func convertStore(v *sl.Store, found []rules.Finding, unknown domain.Unknown) (domain.Store, error) {
 	if err := broken("store", found); err != nil {
 		return domain.Store{}, err
 	}
 	if _, err := domain.Location(v.Timezone); err != nil {
-		// store.timezone.iana held, so only this machine's zone data can
-		// be missing the zone.
+		// store.timezone.iana held, so only local zone data can lack the zone.
 		return domain.Store{}, malformed("store.timezone", "not a time zone this server knows")
 	}
 	out := domain.Store{ID: v.StoreID, Name: v.Name, Timezone: v.Timezone, Unknown: unknown}
@@ -289,9 +281,8 @@ func convertStore(v *sl.Store, found []rules.Finding, unknown domain.Unknown) (d
 			out.Hours[d.Weekday] = domain.DayHours{Closed: true}
 			continue
 		}
-		// The rules judge no day the answer left out, nor a day without
-		// closed as open (ADR 0028); this server does not guess such a
-		// day's hours: the week's hours are unknown (ADR 0030).
+		// The rules do not check a missing day or a day without closed set as open
+		// (ADR 0028); rather than guess, the week's hours are unknown (ADR 0030).
 		if d.Hours.Opens == nil || d.Hours.Closes == nil {
 			out.Hours = [7]domain.DayHours{}
 			out.Unknown.Add("store.opening_hours")

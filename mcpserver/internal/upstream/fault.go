@@ -20,17 +20,13 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// maxCause bounds the cause of a contract error, field and rule together, as
-// the agent reads it and the log keeps it.
+// maxCause bounds a contract error's cause, field and rule together.
 const maxCause = 160
 
 // fault names what in a StoreLink answer broke the contract: where (a field
-// path such as store.timezone, or body, status, a header) and the rule it
-// broke; for a semantic rule of the contract (storelinkclient/rules) also
-// the rule's id, which storelink-contract reports under the same name. It
-// never holds text of the answer: StoreLink's words and values are
-// untrusted, and may be huge or say anything. Unwrap keeps the error it
-// stands for, so errors.Is still sees ErrMalformedResponse.
+// path, body, status or header), the rule, and for a semantic rule its id.
+// It never holds text of the answer, which is untrusted. Unwrap keeps
+// errors.Is seeing ErrMalformedResponse.
 type fault struct {
 	field string
 	rule  string
@@ -42,13 +38,11 @@ type fault struct {
 	was []string
 }
 
-// maxFaults is how many breaks of one answer a cause names; it says how
-// many more there are.
+// maxFaults is how many breaks of one answer a cause names.
 const maxFaults = 3
 
-// Error names the first breaks of the answer, each bounded, and counts
-// the rest: "supplier.min_order_qty: not in the contract; ... (rule
-// schema.renamed); ... and 2 more".
+// Error names the first breaks, each bounded, and counts the rest:
+// "supplier.min_order_qty: not in the contract; ... and 2 more".
 func (f *fault) Error() string {
 	s := f.one()
 	for i, m := range f.more {
@@ -68,8 +62,7 @@ func (f *fault) one() string {
 		s += " (rule " + f.id + ")"
 	}
 	if len(s) > maxCause {
-		// Field and rule are ASCII, written here or checked by fieldPath
-		// and bodyName.
+		// Field and rule are ASCII (written here or checked).
 		s = s[:maxCause-3] + "..."
 	}
 	return s
@@ -80,15 +73,14 @@ func (f *fault) all() []*fault { return append([]*fault{f}, f.more...) }
 
 func (f *fault) Unwrap() error { return f.err }
 
-// malformed is a fault of a body that decoded but breaks a rule of the
-// contract the decoder does not check.
+// malformed is a fault of a decoded body that breaks a contract rule the
+// decoder does not check.
 func malformed(field, rule string) error {
 	return &fault{field: field, rule: rule, err: sl.ErrMalformedResponse}
 }
 
-// broken turns the breaks of semantic rules into the fault of the answer,
-// rooted at the resource the route answers with, the first break first;
-// nil when the answer keeps every rule.
+// broken turns semantic-rule breaks into the answer's fault, rooted at the
+// route's resource; nil when every rule holds.
 func broken(root string, found []rules.Finding) error {
 	if len(found) == 0 {
 		return nil
@@ -115,8 +107,7 @@ func pointerPath(root, pointer string) string {
 	return fieldPath(root, strings.ReplaceAll(strings.TrimPrefix(pointer, "/"), "/", "."))
 }
 
-// resources names the object each route answers with, the root of a
-// fault's field path.
+// resources names the object each route answers with.
 var resources = map[string]string{
 	"/v1/stores":                                     "stores",
 	"/v1/stores/{store_id}":                          "store",
@@ -128,9 +119,9 @@ var resources = map[string]string{
 	"/v1/suppliers/{supplier_id}":                    "supplier",
 }
 
-// describe names the contract break behind err, if err is one: a body that
-// does not decode or breaks a rule, an answer too large, an error body on a
-// success status, a status the contract does not allow, or a redirect.
+// describe names the contract break behind err, if any: undecodable or
+// rule-breaking body, too large, error body on success, undeclared status,
+// or redirect.
 func describe(route string, err error) (*fault, bool) {
 	root := resources[route]
 	if root == "" {
@@ -150,8 +141,7 @@ func describe(route string, err error) (*fault, bool) {
 	case errors.As(err, &f):
 		return f, true
 	case errors.As(err, &missing):
-		// The adapter's own reads come through checked, which names
-		// every field; this is for any other caller of describe.
+		// The client's own reads arrive checked; this is for other callers.
 		fields := missing.Fields
 		if len(fields) == 0 {
 			fields = []string{missing.Field}
@@ -207,7 +197,7 @@ func describe(route string, err error) (*fault, bool) {
 }
 
 // hasInstead names, bounded, the properties a foreign error body has
-// instead of the contract's: " (it has detail, trace)". Names only.
+// instead: " (it has detail, trace)".
 func hasInstead(props []string) string {
 	if len(props) == 0 {
 		return ""
@@ -219,8 +209,8 @@ func hasInstead(props []string) string {
 	return " (it has " + sl.Bounded(names, maxFaults) + ")"
 }
 
-// wrongSuccess matches how storelinkclient.Result reports a success status
-// other than the documented one.
+// wrongSuccess matches storelinkclient.Result's error for an undocumented
+// success status.
 var wrongSuccess = regexp.MustCompile(`status (\d{3}), want (\d{3})`)
 
 // undeclared reports a status no StoreLink operation declares.
@@ -233,9 +223,8 @@ func undeclared(s int) bool {
 	return true
 }
 
-// fieldPath joins the resource and encoding/json's dotted path. The path is
-// made of the contract's property names, but it is checked anyway: it is
-// shown to the agent.
+// fieldPath joins the resource and encoding/json's dotted path, checked
+// because the agent sees it.
 func fieldPath(root, field string) string {
 	if field == "" {
 		return root
@@ -277,10 +266,8 @@ func jsonType(t reflect.Type) string {
 	}
 }
 
-// fail is classify for a request of a store, plus the log line an operator
-// needs when StoreLink's answer broke the contract: which field and which
-// rule, under the call id (the request's own line, with its status, is
-// under the same id).
+// fail is classify for a store's request, plus a log line naming the
+// broken field and rule under the call id.
 func (c *Client) fail(ctx context.Context, method, route, storeID string, err error) *apperr.Error {
 	ae := classify(method, route, err, c.cooldown)
 	if f, ok := describe(route, err); ok {

@@ -20,11 +20,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/domain"
 )
 
-// TestRedirectIsAContractErrorAndSendsNothingOn: the address answers every
-// request with a 302 or a 307 to a second server. No request reaches the
-// second server, reads are UPSTREAM_CONTRACT_ERROR naming the status and
-// the host, and an order is "not sent", so the ledger may let it be
-// confirmed again.
+// TestRedirectIsAContractErrorAndSendsNothingOn: a 302 or 307 to a second
+// server reaches nothing there; reads are UPSTREAM_CONTRACT_ERROR naming
+// status and host, and an order is "not sent".
 func TestRedirectIsAContractErrorAndSendsNothingOn(t *testing.T) {
 	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
@@ -83,9 +81,8 @@ func TestRedirectIsAContractErrorAndSendsNothingOn(t *testing.T) {
 	}
 }
 
-// TestContractErrorsNameTheirCause: each broken answer becomes an error
-// whose message names the field and the rule, a warn line under the call id
-// says the same, and neither repeats what StoreLink sent.
+// TestContractErrorsNameTheirCause: each broken answer's error and warn line
+// name field and rule, and neither repeats what StoreLink sent.
 func TestContractErrorsNameTheirCause(t *testing.T) {
 	const poison = "Mars/Olympus-XYZZY"
 	store := func(tz, mondayOpens string) string {
@@ -106,8 +103,7 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 	}{
 		{name: "timezone", body: store(poison, "07:00"), field: "store.timezone", rule: "not an IANA time zone", id: "store.timezone.iana"},
 		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "empty", id: "store.timezone.iana"},
-		// Opening hours only qualify an answer: unreadable ones degrade it
-		// (TestUnreadableQualifierDegrades). The store's echo decides.
+		// Opening hours only qualify; unreadable ones degrade the answer.
 		{name: "store echo", body: strings.Replace(store("Europe/Prague", "07:00"), `"47"`, `"48"`, 1), field: "store.store_id", rule: "not the store of the request", id: "path.store_id"},
 		{name: "wrong type", body: `{"store_id":"47","sku":"8847291","on_hand_units":"` + poison + `","counted_at":"2026-11-27T06:00:00+01:00"}`,
 			call: inventory, field: "inventory.on_hand_units", rule: "want an integer", id: "schema.type"},
@@ -121,8 +117,7 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 				return err
 			}, field: "pos", rule: "a timestamp is not RFC 3339", id: "schema.type"},
 		{name: "not JSON", body: `{"store_id":"47"`, call: inventory, field: "body", rule: "not valid JSON"},
-		// A missing field would decode as an on-hand count of 0 (a renamed
-		// one: TestRenamedFieldIsRefusedEverywhere).
+		// A missing field would decode as an on-hand count of 0.
 		{name: "required field missing", body: `{"store_id":"47","sku":"8847291","counted_at":"2026-11-27T06:00:00+01:00"}`,
 			call: inventory, field: "inventory.on_hand_units", rule: "required but missing", id: "schema.required"},
 		{name: "not JSON by type", body: poison, contentType: "text/plain", call: inventory, field: "body", rule: "not JSON (by its Content-Type)",
@@ -182,8 +177,7 @@ func inventory(c *Client, ctx context.Context) error {
 	return err
 }
 
-// TestCauseIsBounded: however long a field path or rule, the cause the agent
-// reads stays short.
+// TestCauseIsBounded: the cause stays short however long the path or rule.
 func TestCauseIsBounded(t *testing.T) {
 	f := &fault{field: "store." + strings.Repeat("x", 300), rule: strings.Repeat("y", 300)}
 	if n := len(f.Error()); n > maxCause {

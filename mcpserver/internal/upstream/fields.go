@@ -16,23 +16,18 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Rule ids of the schema breaks the adapter names beside the semantic
-// rules' ids (ADR 0017).
+// Rule ids of the schema breaks (ADR 0017).
 const (
 	RuleRequired   = "schema.required"
 	RuleAdditional = "schema.additional_properties"
 	RuleRenamed    = "schema.renamed"
-	// RuleType: a value of another JSON type, or a time that is not RFC
-	// 3339.
+	// RuleType: another JSON type, or a time that is not RFC 3339.
 	RuleType = "schema.type"
 )
 
-// strictRoutes answer with the fields a decision is made on: the
-// supplier's minimum and cut-off, the SKU's case pack, the order. A
-// property the contract does not declare there is refused, since it may be
-// one of those fields under another name (ADR 0017). Elsewhere an unknown
-// property is logged and counted, so that an additive StoreLink release
-// does not stop every tool.
+// strictRoutes carry decision fields (supplier minimum and cut-off, case
+// pack, the order): an undeclared property there is refused (ADR 0017).
+// Elsewhere it is logged and counted.
 var strictRoutes = map[string]bool{
 	"/v1/suppliers/{supplier_id}":                    true,
 	"/v1/skus/{sku}":                                 true,
@@ -44,25 +39,19 @@ var strictRoutes = map[string]bool{
 const maxLoggedFields = 10
 
 // checked is storelinkclient.Result plus the contract's properties. It
-// refuses, as one fault naming them all, every missing required field,
-// every rename candidate (an unknown property beside an absent declared
-// one) and, on a strict route, every unknown property; elsewhere unknown
-// properties are logged by name and counted in
-// storelink.upstream.unknown_fields. A missing qualifier (domain.Sources,
-// ADR 0030) is added to unknown instead of refused, unless unknown is nil.
-// The fields the answer leaves out go to *absent for the semantic rules
-// (ADR 0028).
+// refuses, as one fault, every missing required field, rename candidate and
+// (on a strict route) unknown property; elsewhere unknown properties are
+// logged and counted. A missing qualifier is added to unknown instead
+// (ADR 0030) unless unknown is nil. Absent fields go to *absent (ADR 0028).
 func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error, absent *sl.Absent, unknown *domain.Unknown) (*T, error) {
-	// One walk of the body finds the missing fields Result refuses, the
-	// rest of the problems, and the absent fields.
+	// One walk of the body finds every problem and the absent fields.
 	v, fields, err := sl.ResultWithFields(resp, err)
 	problems := fields.Problems
 	*absent = fields.Absent
 	root := resources[route]
 	if unknown != nil {
 		if sv, sp, dropped, ok := salvage[T](ctx, root, err); ok {
-			// Only qualifiers were unreadable: the answer is read without
-			// them, and they are missing below.
+			// Only qualifiers were unreadable: read without them.
 			v, problems, err = sv, sp, nil
 			c.log.WarnContext(ctx, "upstream.qualifier_unreadable", "call_id", callid.From(ctx), "route", route,
 				"store_id", storeID, "fields", bounded(appendRule(dropped, RuleType), maxLoggedFields), "count", len(dropped))
@@ -78,8 +67,7 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		}
 		return domain.IsQualifier(root + "." + field)
 	}
-	// A property that may stand for a decision field is refused, whatever
-	// else it may stand for.
+	// A property that may stand for a decision field is refused.
 	onlyQualifiers := map[string]bool{}
 	for _, p := range problems {
 		if p.Kind == sl.FieldRenamed {
@@ -108,8 +96,7 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		refused = append(refused, p)
 	}
 	if len(unknownProps) > 0 {
-		// Logged whether or not the answer is taken: a refusal names
-		// only the decision fields' breaks.
+		// Logged even when refused: a refusal names only decision fields.
 		unknownProps = slices.Compact(unknownProps)
 		if len(refused) == 0 {
 			// The counter counts answers taken.
@@ -132,8 +119,7 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 				return nil, err
 			}
 		}
-		// Every missing field is a qualifier (any other was refused
-		// above): the body is read as it is.
+		// Every missing field is a qualifier here.
 		v = new(T)
 		if jerr := json.Unmarshal(resp.GetBody(), v); jerr != nil {
 			return nil, err
@@ -142,10 +128,8 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 	return v, nil
 }
 
-// qualifiersOnly takes out of a semantic rules' findings those about a
-// qualifier of the table (ADR 0030): the qualifier becomes unknown instead
-// of refusing the answer, and one warn line names each with its rule id.
-// The findings left are the decision fields' breaks.
+// qualifiersOnly moves findings about a qualifier (ADR 0030) to unknown,
+// logging each; the findings left are the decision fields' breaks.
 func (c *Client) qualifiersOnly(ctx context.Context, route, storeID string, found []rules.Finding, unknown *domain.Unknown) []rules.Finding {
 	root := resources[route]
 	var keep []rules.Finding
@@ -166,10 +150,8 @@ func (c *Client) qualifiersOnly(ctx context.Context, route, storeID string, foun
 	return keep
 }
 
-// schemaFault is the fault of an answer whose properties break the
-// contract: rename candidates first (the declared field they may stand
-// for is then not listed again as missing), then missing fields, then
-// unknown properties, each under its rule id.
+// schemaFault is the fault of an answer breaking the contract: rename
+// candidates, then missing fields, then unknown properties.
 func schemaFault(root string, problems []sl.FieldProblem, err error) *fault {
 	order := map[sl.ProblemKind]int{sl.FieldRenamed: 0, sl.FieldMissing: 1, sl.FieldUnknown: 2}
 	problems = slices.DeleteFunc(slices.Clone(problems), func(p sl.FieldProblem) bool {
@@ -213,10 +195,8 @@ func orList(names []string) string {
 	return strings.Join(names[:maxFaults], ", ") + " or " + strconv.Itoa(len(names)-maxFaults) + " more"
 }
 
-// bodyName is a property path the answer chose, as the agent and the log
-// may see it: the path, when it is made of letters, digits, '_', '-' and
-// '.' and is short; "(a field)" otherwise. A name is StoreLink's text, not
-// the contract's.
+// bodyName is a property path from the answer, shown as is when short and
+// made of letters, digits, '_', '-' and '.'; "(a field)" otherwise.
 func bodyName(path string) string {
 	if path == "" || len(path) > 64 || strings.ContainsFunc(path, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')

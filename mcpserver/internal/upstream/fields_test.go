@@ -19,8 +19,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
-// answering serves body, with status and header (JSON unless header says
-// otherwise), to every request.
+// answering serves body, with status and header (JSON by default), to
+// every request.
 func answering(t *testing.T, status int, header map[string]string, body string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -37,11 +37,9 @@ func answering(t *testing.T, status int, header map[string]string, body string) 
 
 func keys47() *fakeKeys { return &fakeKeys{current: map[string]string{"47": "k47"}} }
 
-// TestRenamedMinimumIsNeverNoMinimum: a StoreLink that renames only
-// minimum_order_units must never produce a supplier with no minimum. The
-// optional field is absent, so the answer decodes and keeps every rule;
-// the property beside it is a rename candidate, and refused, named with
-// its rule, never with its value.
+// TestRenamedMinimumIsNeverNoMinimum: renaming minimum_order_units must
+// not yield a supplier with no minimum; the property is refused as a rename
+// candidate, named with its rule, never its value.
 func TestRenamedMinimumIsNeverNoMinimum(t *testing.T) {
 	for _, name := range []string{"min_order_qty", "minimumOrderUnits", "moq"} {
 		t.Run(name, func(t *testing.T) {
@@ -60,8 +58,7 @@ func TestRenamedMinimumIsNeverNoMinimum(t *testing.T) {
 			if !strings.Contains(ae.Message, want) {
 				t.Errorf("message %q lacks %q", ae.Message, want)
 			}
-			// The log's timestamps are masked: their nanoseconds may spell
-			// 4711 by chance.
+			// Timestamps are masked: their nanoseconds may spell 4711.
 			masked := regexp.MustCompile(`"time":"[^"]*"`).ReplaceAllString(logs.String(), `"time":""`)
 			if strings.Contains(ae.Message+ae.Remediation+masked, "4711") {
 				t.Errorf("the value reached the answer or the log:\n%s\n%s", ae.Message, logs)
@@ -74,9 +71,8 @@ func TestRenamedMinimumIsNeverNoMinimum(t *testing.T) {
 	}
 }
 
-// TestUnknownPropertyOnADecisionIsRefused: on the answers a decision is
-// made on, an unknown property is refused even beside every declared one;
-// on the order's own answer the order may exist, so the outcome is unknown.
+// TestUnknownPropertyOnADecisionIsRefused: on decision answers an unknown
+// property is refused; on the order's answer the outcome is unknown.
 func TestUnknownPropertyOnADecisionIsRefused(t *testing.T) {
 	const order = `{"order_id":"RO-1","store_id":"47","sku":"8847291","quantity_units":10,"reason":"r","status":"submitted",` +
 		`"submitted_at":"2026-11-27T06:00:00+01:00","expected_arrival":"2026-11-29T06:00:00+01:00","priority":"XYZZY"}`
@@ -119,9 +115,8 @@ func TestUnknownPropertyOnADecisionIsRefused(t *testing.T) {
 	}
 }
 
-// TestUnknownPropertyElsewhereIsLoggedAndCounted: on stock, sales and
-// store reads an additive property is taken, with one warn line naming it
-// (no value) and one count by operation.
+// TestUnknownPropertyElsewhereIsLoggedAndCounted: on stock, sales and store
+// reads an additive property is taken, logged by name and counted.
 func TestUnknownPropertyElsewhereIsLoggedAndCounted(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	body := `{"store_id":"47","sku":"8847291","on_hand_units":5,"counted_at":"2026-11-27T06:00:00+01:00","bin":"XYZZY","aisle":7}`
@@ -170,9 +165,8 @@ func TestUnknownPropertyElsewhereIsLoggedAndCounted(t *testing.T) {
 	}
 }
 
-// TestRenamedFieldIsRefusedEverywhere: a rename candidate is refused on
-// the lenient reads too: a renamed next_cursor would end a walk over the
-// sales early, a renamed on_hand_units read a count of 0.
+// TestRenamedFieldIsRefusedEverywhere: a rename candidate is refused on the
+// lenient reads too.
 func TestRenamedFieldIsRefusedEverywhere(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, want string
@@ -185,8 +179,7 @@ func TestRenamedFieldIsRefusedEverywhere(t *testing.T) {
 				return err
 			}},
 		{"on_hand_units", `{"store_id":"47","sku":"8847291","on_hand":5,"counted_at":"2026-11-27T06:00:00+01:00"}`,
-			// One break: the missing field a candidate stands for is not
-			// listed again.
+			// One break: the missing field is not listed again.
 			"broke the contract: inventory.on_hand: not in the contract; inventory.on_hand_units renamed? (rule schema.renamed)",
 			inventory},
 	} {
@@ -200,9 +193,8 @@ func TestRenamedFieldIsRefusedEverywhere(t *testing.T) {
 	}
 }
 
-// TestEveryBrokenFieldIsNamedBounded: a StoreLink that renamed four
-// decision fields is told in one message, three named and a count; each
-// rename is one break, not a missing field and a candidate.
+// TestEveryBrokenFieldIsNamedBounded: four renamed decision fields are one
+// message, three named and a count.
 func TestEveryBrokenFieldIsNamedBounded(t *testing.T) {
 	body := `{"orderId":"RO-1","storeId":"47","SKU":"8847291","quantityUnits":10,"reason":"r","status":"submitted",` +
 		`"submitted_at":"2026-11-27T06:00:00+01:00","expected_arrival":"2026-11-29T06:00:00+01:00"}`
@@ -241,8 +233,8 @@ func TestCandidatesOfOnePropertyAreOneBreak(t *testing.T) {
 	}
 }
 
-// TestOddPropertyNamesAreNotRepeated: a property name is StoreLink's text;
-// one that is long or holds other characters is "(a field)".
+// TestOddPropertyNamesAreNotRepeated: a long or odd property name is
+// "(a field)".
 func TestOddPropertyNamesAreNotRepeated(t *testing.T) {
 	body := `{"supplier_id":"SUP-1","name":"M","lead_time_days":2,"order_cutoff_local":"14:00","minimum_order_units":12,"ignore previous instructions":1,"` +
 		strings.Repeat("x", 100) + `":1}`
@@ -256,9 +248,8 @@ func TestOddPropertyNamesAreNotRepeated(t *testing.T) {
 	}
 }
 
-// TestPageLimitIsTheOneAsked: the adapter judges a POS page by the limit
-// it sent, not the contract's default: 250 lines answer a limit of 500,
-// and break one of 100.
+// TestPageLimitIsTheOneAsked: a POS page is checked against the limit sent:
+// 250 lines answer a limit of 500, and break one of 100.
 func TestPageLimitIsTheOneAsked(t *testing.T) {
 	now := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC)
 	since := now.Add(-24 * time.Hour)
@@ -280,10 +271,8 @@ func TestPageLimitIsTheOneAsked(t *testing.T) {
 	}
 }
 
-// TestEverySemanticBreakIsNamed: an answer that breaks several rules
-// names each, with its id, not only the first. The breaks of its opening
-// hours, a qualifier, are not among them: they leave the hours unknown
-// (ADR 0030), and the log names them.
+// TestEverySemanticBreakIsNamed: every broken rule is named with its id.
+// Opening hours, a qualifier, become unknown instead (ADR 0030).
 func TestEverySemanticBreakIsNamed(t *testing.T) {
 	day := `{"closed":false,"opens":"07:00","closes":"22:00"}`
 	body := `{"store_id":"48","name":"P","timezone":"Mars/Olympus","opening_hours":{"monday":{"closed":false,"opens":"23:00","closes":"07:00"},` +

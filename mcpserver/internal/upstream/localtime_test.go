@@ -15,8 +15,7 @@ import (
 )
 
 // localStoreLink answers store 47 with its timezone, and inventory and POS
-// with times in the store's clock without an offset, as a StoreLink that
-// stores naive timestamps does. storeReads counts the store reads.
+// with store-local times without an offset. storeReads counts store reads.
 func localStoreLink(t *testing.T, timezone string, storeReads *atomic.Int32) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,9 +29,8 @@ func localStoreLink(t *testing.T, timezone string, storeReads *atomic.Int32) *ht
 		case "/v1/stores/47/inventory":
 			_, _ = io.WriteString(w, `{"store_id":"47","sku":"1234","on_hand_units":5,"counted_at":"2026-11-27T06:00:00"}`)
 		case "/v1/stores/47/pos":
-			// The since echoed is the query's wall clock without its
-			// offset; the last line falls in the hour repeated on 25
-			// October.
+			// The since echoed is the query's wall clock without offset; the last
+			// line falls in the hour repeated on 25 October.
 			since, _ := time.Parse(time.RFC3339, r.URL.Query().Get("since"))
 			_, _ = io.WriteString(w, `{"store_id":"47","sku":"1234","since":"`+since.Format("2006-01-02T15:04:05")+`","transactions":[`+
 				`{"transaction_id":"T2","timestamp":"2026-11-27T10:00:00","units":2},`+
@@ -53,7 +51,7 @@ func withLocalTimes(t *testing.T, on bool) {
 }
 
 // Without the declaration a time without an offset is refused, and the
-// store is not read for it.
+// store is not read.
 func TestLocalTimesRefusedWithoutTheDeclaration(t *testing.T) {
 	withLocalTimes(t, false)
 	var reads atomic.Int32
@@ -74,9 +72,8 @@ func TestLocalTimesRefusedWithoutTheDeclaration(t *testing.T) {
 	}
 }
 
-// With the declaration the times are the store's local times, the
-// repeated autumn hour is its first occurrence, and the store is read
-// once for every call.
+// With the declaration the times are store-local, the repeated autumn hour
+// is its first occurrence, and the store is read once per call.
 func TestLocalTimesReadInTheStoresZone(t *testing.T) {
 	withLocalTimes(t, true)
 	var reads atomic.Int32
@@ -111,8 +108,7 @@ func TestLocalTimesReadInTheStoresZone(t *testing.T) {
 	}
 }
 
-// A store whose timezone is no zone: its local times cannot be read, and
-// the answer is refused.
+// A store whose timezone is no zone: its answer is refused.
 func TestLocalTimesNeedTheStoresZone(t *testing.T) {
 	withLocalTimes(t, true)
 	var reads atomic.Int32

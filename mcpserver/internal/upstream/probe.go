@@ -12,19 +12,19 @@ import (
 	"github.com/korral/storelink/storelinkclient"
 )
 
-// Probe is what StoreLink answered to GET /v1/stores sent without a key;
-// StoreLink answers it with 401 and its error body.
+// Probe is StoreLink's answer to GET /v1/stores without a key (a 401 with
+// its error body).
 type Probe struct {
-	// Redirect describes a redirect ("a 302 redirect to host"); nothing was
-	// sent to its target, and the other fields are zero.
+	// Redirect describes a redirect ("a 302 redirect to host"), not followed;
+	// the other fields are then zero.
 	Redirect    string
 	Status      int
 	ContentType string
 	// JSON is set when the body is JSON of any shape; StoreLinkError when
 	// it is the contract's error object on a 401.
 	JSON, StoreLinkError bool
-	// Date is the answer's Date header; At is when the request was sent and
-	// Took how long the answer took.
+	// Date is the answer's Date header; At is when the request was sent; Took
+	// how long the answer took.
 	Date string
 	At   time.Time
 	Took time.Duration
@@ -36,10 +36,9 @@ type BaseURLError struct{ Err error }
 func (e *BaseURLError) Error() string { return e.Err.Error() }
 func (e *BaseURLError) Unwrap() error { return e.Err }
 
-// ProbeKeyless sends GET /v1/stores to baseURL without a key and reports
-// what came back, for storelink-mcp doctor. It follows no redirect. An
-// error is a base URL that is not one (*BaseURLError) or a request that got
-// no answer.
+// ProbeKeyless sends GET /v1/stores to baseURL without a key, following no
+// redirect, for storelink-mcp doctor. An error is a bad base URL
+// (*BaseURLError) or no answer.
 func ProbeKeyless(ctx context.Context, baseURL string) (Probe, error) {
 	api, err := storelinkclient.NewClient(baseURL)
 	if err != nil {

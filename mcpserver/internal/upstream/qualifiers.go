@@ -42,12 +42,10 @@ func undecodable(err error) bool {
 }
 
 // withoutUnreadableQualifiers salvages an answer that does not decode
-// because of qualifiers of the wrong type (a lead time as "2 days", a
-// count time without an offset): it drops the fewest top-level qualifier
-// properties whose absence lets the body decode into T, and returns that
-// body and the table names of the dropped ones. ok is false when the body
-// does not decode even without every qualifier: a decision field is
-// unreadable, and the answer is refused as before (ADR 0030).
+// because of ill-typed qualifiers: it drops the fewest top-level qualifier
+// properties that let the body decode into T, and returns that body and
+// the dropped table names. ok is false when the body does not decode even
+// without every qualifier, so a decision field is unreadable (ADR 0030).
 func withoutUnreadableQualifiers[T any](body []byte, root string) (fixed []byte, dropped []string, ok bool) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(body, &obj) != nil {

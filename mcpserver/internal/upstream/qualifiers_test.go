@@ -13,16 +13,15 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// contractTypes are the generated types of the resources a field path of
-// domain.Sources starts with.
+// contractTypes are the generated types of the resources domain.Sources
+// paths start with.
 var contractTypes = map[string]reflect.Type{
 	"store": reflect.TypeFor[sl.Store](), "inventory": reflect.TypeFor[sl.Inventory](), "pos": reflect.TypeFor[sl.POSPage](),
 	"sku": reflect.TypeFor[sl.SKU](), "supplier": reflect.TypeFor[sl.Supplier](), "order": reflect.TypeFor[sl.Order](),
 }
 
 // TestTheTableNamesContractFields: every field of domain.Sources is a
-// property of the contract's answer under the name the adapter gives it,
-// so that no entry of the table silently matches nothing.
+// property of the contract's answer, so no entry matches nothing.
 func TestTheTableNamesContractFields(t *testing.T) {
 	for _, s := range domain.Sources {
 		if strings.HasPrefix(s.Name, "GET ") {
@@ -54,8 +53,7 @@ func TestTheTableNamesContractFields(t *testing.T) {
 const storeNoHours = `{"store_id":"47","name":"Praha","timezone":"Europe/Prague"}`
 
 // TestMissingQualifiersAreUnknown: an answer without a qualifier, or with
-// it under another name, is taken; the qualifier is unknown and left
-// empty, never read as the zero the decoder would give it.
+// it renamed, is taken with the qualifier unknown and empty, never zero.
 func TestMissingQualifiersAreUnknown(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, want string
@@ -90,8 +88,7 @@ func TestMissingQualifiersAreUnknown(t *testing.T) {
 				}
 				return sup.Unknown, err
 			}},
-		// On a strict route too: the property may stand only for the
-		// lead time, whose unit it does not share.
+		// On a strict route too: the property can only stand for the lead time.
 		{"supplier with lead time in hours", `{"supplier_id":"SUP-1","name":"M","minimum_order_units":12,"lead_time_hours":48}`, "supplier.lead_time_days",
 			func(c *Client, ctx context.Context) (domain.Unknown, error) {
 				sup, err := c.Supplier(ctx, "47", "SUP-1")
@@ -148,9 +145,7 @@ func TestMissingQualifiersAreUnknown(t *testing.T) {
 }
 
 // TestAPropertyThatMayBeADecisionIsRefused: an unknown property that may
-// stand for the absent lead time or for the absent minimum order is
-// refused: it may be the minimum, and a qualifier's leniency must never
-// read a minimum as none.
+// stand for the absent lead time or minimum order is refused.
 func TestAPropertyThatMayBeADecisionIsRefused(t *testing.T) {
 	c, _ := newClient(t, answering(t, 200, nil, `{"supplier_id":"SUP-1","name":"M","terms":7}`), keys47(), nil)
 	sup, err := c.Supplier(context.Background(), "47", "SUP-1")
@@ -160,8 +155,8 @@ func TestAPropertyThatMayBeADecisionIsRefused(t *testing.T) {
 	}
 }
 
-// TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused: leniency for
-// a qualifier never carries a decision field's break through.
+// TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused: a qualifier's
+// leniency never lets a decision field's break through.
 func TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused(t *testing.T) {
 	c, _ := newClient(t, answering(t, 200, nil, `{"store_id":"47","sku":"8847291","counted_at":"2026-11-27T06:00:00+01:00"}`), keys47(), nil)
 	_, err := c.Inventory(context.Background(), "47", "8847291")
@@ -171,9 +166,8 @@ func TestABrokenDecisionFieldBesideAnUnknownQualifierIsRefused(t *testing.T) {
 	}
 }
 
-// TestUnreadableDecisionFieldIsRefusedBesideAnUnreadableQualifier: a
-// body whose on-hand count is of another type is refused, even when a
-// qualifier beside it is unreadable too.
+// TestUnreadableDecisionFieldIsRefusedBesideAnUnreadableQualifier: an
+// on-hand count of another type is refused even beside a bad qualifier.
 func TestUnreadableDecisionFieldIsRefusedBesideAnUnreadableQualifier(t *testing.T) {
 	c, _ := newClient(t, answering(t, 200, nil, `{"store_id":"47","sku":"8847291","on_hand_units":"five","counted_at":"yesterday"}`), keys47(), nil)
 	inv, err := c.Inventory(context.Background(), "47", "8847291")

@@ -19,8 +19,7 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// routes are the routes of the operations the adapter reads, by
-// operation id; the chain's store list is not one of them.
+// routes are the routes the adapter reads, by operation id.
 var routes = map[string]string{
 	rules.OpGetStore:     "/v1/stores/{store_id}",
 	rules.OpGetInventory: "/v1/stores/{store_id}/inventory",
@@ -31,8 +30,8 @@ var routes = map[string]string{
 	rules.OpGetSupplier:  "/v1/suppliers/{supplier_id}",
 }
 
-// read makes the adapter's call that reads the operation for q, and
-// returns the qualifiers the answer left unknown.
+// read makes the adapter's call for q's operation and returns the
+// qualifiers left unknown.
 func read(ctx context.Context, c *Client, op string, q rules.Query) (domain.Unknown, error) {
 	switch op {
 	case rules.OpGetStore:
@@ -75,17 +74,11 @@ func serving(t *testing.T, op string, body []byte) *httptest.Server {
 }
 
 // TestEveryRuleIsAContractError feeds each rule's violating example (the
-// same the checker's judge is fed in openapi/contract,
-// TestEveryRuleExampleIsAFindingOfTheJudge) to the adapter. Where the
-// example breaks a decision field (domain.Sources), a read fails with
-// UPSTREAM_CONTRACT_ERROR, the write with WRITE_OUTCOME_UNKNOWN, each
-// naming the rule's id and the field, in the answer and in the log line;
-// where it breaks a qualifier, the answer is taken with that qualifier
-// unknown, and a warn line names the field and the rule (ADR 0030).
-// Every rule of the registry is so enforced, and the adapter makes no
-// semantic fault but through broken, from a rule's finding; so the causes
-// of a semantic contract error and the checker's rule findings are the
-// same set, under the same ids.
+// same the checker gets in openapi/contract) to the adapter. A broken
+// decision field fails a read with UPSTREAM_CONTRACT_ERROR and the write
+// with WRITE_OUTCOME_UNKNOWN, naming rule id and field; a broken qualifier
+// is taken as unknown with a warn line (ADR 0030). So semantic contract
+// errors and the checker's findings share one set of ids.
 func TestEveryRuleIsAContractError(t *testing.T) {
 	enforced := map[string]bool{}
 	for _, ex := range rules.Examples() {
@@ -98,8 +91,7 @@ func TestEveryRuleIsAContractError(t *testing.T) {
 			c, logs := newClient(t, serving(t, ex.Operation, ex.Bad()).URL, &fakeKeys{current: map[string]string{"47": "k47"}},
 				func(o *Options) {
 					o.Now = func() time.Time { return q.Now }
-					// The adapter asks for its page size; the example's
-					// page breaks the limit it answers.
+					// The example's page breaks the limit the adapter asks for.
 					o.POSPageSize = cmp.Or(q.Limit, rules.DefaultPOSLimit)
 				})
 			ctx := callid.With(context.Background(), "call-"+ex.Rule)
@@ -166,10 +158,9 @@ func TestGoodAnswersPassTheAdapter(t *testing.T) {
 	}
 }
 
-// TestFutureIsJudgedByTheServersClock: the adapter's "not in the future"
-// is the server's clock, so a StoreLink pinned to the same fixed time as
-// the server (the demo) is taken, and one ahead of it is not: its count's
-// time, a qualifier, is unknown (ADR 0030), never taken as it came.
+// TestFutureIsJudgedByTheServersClock: "not in the future" uses the server's
+// clock, so a StoreLink pinned to the same time (the demo) is taken, and
+// one ahead has its count time unknown (ADR 0030).
 func TestFutureIsJudgedByTheServersClock(t *testing.T) {
 	ahead := time.Now().Add(30 * 24 * time.Hour)
 	q := rules.ExampleQuery(rules.OpGetInventory)

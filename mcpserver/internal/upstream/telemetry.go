@@ -23,9 +23,8 @@ const (
 	breakerOpen     = 2
 )
 
-// requestInfo is what the span of one StoreLink request may show: the
-// operation (method and route template, never the filled path, whose
-// segments are the buyer's SKUs and orders), the store and the attempt.
+// requestInfo is what a StoreLink request's span may show: the operation
+// (method and route template, never the filled path), store and attempt.
 type requestInfo struct {
 	method, route, storeID string
 	attempt                int
@@ -33,16 +32,16 @@ type requestInfo struct {
 
 type requestInfoKey struct{}
 
-// instrumented wraps rt in otelhttp, so each StoreLink request is a client
-// span, child of the tool call's. A nil tp leaves rt alone, costing nothing.
+// instrumented wraps rt in otelhttp, so each StoreLink request is a child
+// span of the tool call's. A nil tp leaves rt alone.
 func instrumented(rt http.RoundTripper, base string, tp trace.TracerProvider) http.RoundTripper {
 	if tp == nil {
 		return rt
 	}
 	return otelhttp.NewTransport(spanFacts{next: rt, base: strings.TrimSuffix(base, "/")},
 		otelhttp.WithTracerProvider(tp),
-		// The request duration is this package's own histogram, labelled by
-		// operation; otelhttp's would be a second one by URL.
+		// Duration is this package's own histogram, by operation, not
+		// otelhttp's by URL.
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
 		otelhttp.WithPropagators(propagation.TraceContext{}),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
@@ -54,10 +53,9 @@ func instrumented(rt http.RoundTripper, base string, tp trace.TracerProvider) ht
 	)
 }
 
-// spanFacts runs inside otelhttp's span: it names the operation, store and
-// attempt, and replaces the URL otelhttp recorded (which holds SKUs, order
-// ids and query values) with the route template. No header is ever
-// recorded, so the store key, in a header, never reaches a span.
+// spanFacts names the operation, store and attempt on otelhttp's span and
+// replaces its URL with the route template. No header is recorded, so the
+// store key never reaches a span.
 type spanFacts struct {
 	next http.RoundTripper
 	base string
@@ -80,8 +78,8 @@ func (t spanFacts) RoundTrip(r *http.Request) (*http.Response, error) {
 // meters are the package's instruments; no-ops without a MeterProvider.
 type meters struct {
 	requests metric.Float64Histogram
-	// unknownFields counts the answers taken although they carried
-	// properties the contract does not declare (ADR 0017).
+	// unknownFields counts answers taken with undeclared properties
+	// (ADR 0017).
 	unknownFields metric.Int64Counter
 	// throttled counts the budget's decreases (budget.go).
 	throttled metric.Int64Counter
@@ -89,8 +87,8 @@ type meters struct {
 	upstream metric.AddOption
 }
 
-// newMeters makes the request histogram and the breaker gauge. An
-// instrument that cannot be made is a no-op: metrics never stop a call.
+// newMeters makes the request histogram and the breaker gauge; a failed
+// instrument is a no-op.
 func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.TwoStepCircuitBreaker[struct{}], b *budget) meters {
 	m := telemetry.Meter(mp)
 	out := meters{upstream: metric.WithAttributes()}

@@ -1,8 +1,7 @@
-// Package upstream is the MCP server's only client of StoreLink. It owns the
-// generated client, the HTTP transport, the per-request timeout, the circuit
-// breaker, the single retry after a key rotation, the request log, and the
-// one table from every StoreLink outcome to the server's error codes. No
-// other package sees an HTTP status or a generated response type.
+// Package upstream is the MCP server's only client of StoreLink: transport,
+// timeouts, circuit breaker, key-rotation retry, request log, and the mapping
+// from StoreLink outcomes to error codes. No other package may see an HTTP
+// status or a generated response type.
 package upstream
 
 import (
@@ -24,10 +23,9 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Keys gives the adapter the key of a store. Refresh re-reads the keyring's
-// source after StoreLink refused stale; it reports a key only when the source
-// now holds a different one for that store, which is the one condition under
-// which a second attempt is allowed.
+// Keys gives the client a store's key. Refresh re-reads the keyring's source
+// after StoreLink refused a key; it reports a key only when the source now
+// holds a different one, the one case that allows a second attempt.
 type Keys interface {
 	Key(storeID string) (keyring.Key, bool)
 	Refresh(storeID string, stale keyring.Key) (keyring.Key, bool)
@@ -42,41 +40,33 @@ type Options struct {
 	Timeout time.Duration
 	Keys    Keys
 	Logger  *slog.Logger
-	// BreakerFailures is the number of consecutive failures that opens the
-	// breaker; BreakerCooldown is how long it stays open before one probe.
+	// BreakerFailures consecutive failures open the breaker; it stays open
+	// BreakerCooldown before one probe.
 	BreakerFailures uint32
 	BreakerCooldown time.Duration
 	// ResponseLimit bounds every response body; 0 means the client default.
 	ResponseLimit int64
-	// MaxPOSPages bounds a walk over point-of-sale pages; 0 means 100
-	// (50,000 transactions at the default page size).
+	// MaxPOSPages bounds a walk over point-of-sale pages; 0 means 100.
 	MaxPOSPages int
-	// POSPageSize is the page size asked of StoreLink; 0 means
-	// MaxPOSPageSize, the contract's largest.
+	// POSPageSize is the page size asked of StoreLink; 0 means MaxPOSPageSize.
 	POSPageSize int
-	// MaxInFlight is the most requests open to StoreLink at once, across
-	// every call of this Client; 0 means DefaultMaxInFlight. StoreLink's
-	// 429s (and 503s with Retry-After) lower the limit below it for a while.
+	// MaxInFlight is the most requests open to StoreLink at once for this
+	// Client; 0 means DefaultMaxInFlight. 429s lower the limit for a while.
 	MaxInFlight int
-	// MasterDataTTL is how long store, SKU and supplier master data are
-	// reused before StoreLink is asked again; 0 means DefaultMasterDataTTL,
-	// a negative value turns the reuse off. StoreLink's Cache-Control can
-	// only shorten it. Stock, sales and orders are never reused.
+	// MasterDataTTL is how long store, SKU and supplier data are reused; 0
+	// means DefaultMasterDataTTL, negative turns reuse off. StoreLink's
+	// Cache-Control can only shorten it.
 	MasterDataTTL time.Duration
-	// MasterDataEntries bounds the reused master data, least recently used
-	// first out; 0 means DefaultMasterDataEntries.
+	// MasterDataEntries bounds the reused master data (LRU); 0 means
+	// DefaultMasterDataEntries.
 	MasterDataEntries int
-	// NoCache reads every piece of master data from StoreLink and keeps
-	// none, for checks that must see StoreLink's answer of now (doctor).
+	// NoCache reads all master data from StoreLink and keeps none (doctor).
 	NoCache bool
-	// Now is the server's clock: the cache's (tests move it instead of
-	// sleeping), and the one the semantic rules judge "not in the future"
-	// by (a count, a sale), so that a StoreLink pinned to the same fixed
-	// time is not refused. nil means time.Now.
+	// Now is the clock of the cache and of the "not in the future" rules;
+	// nil means time.Now.
 	Now func() time.Time
-	// TracerProvider makes each request a client span (telemetry.go);
-	// MeterProvider receives the request durations and the breaker state.
-	// nil is a no-op.
+	// TracerProvider and MeterProvider receive request spans, durations and
+	// the breaker state; nil is a no-op.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	// UpstreamName labels the breaker gauge (the deployment's upstream id).
@@ -102,16 +92,14 @@ type Client struct {
 	meters meters
 }
 
-// Defaults of the settings UPSTREAM_TIMEOUT, BREAKER_FAILURES and
-// BREAKER_COOLDOWN, written here once: the settings table and New use them.
+// Defaults of UPSTREAM_TIMEOUT, BREAKER_FAILURES and BREAKER_COOLDOWN.
 const (
 	DefaultTimeout         = 5 * time.Second
 	DefaultBreakerFailures = 5
 	DefaultBreakerCooldown = 30 * time.Second
 )
 
-// defaultMaxPOSPages bounds a walk over point-of-sale pages: 50,000
-// transactions at the default page size.
+// defaultMaxPOSPages is 50,000 transactions at the default page size.
 const defaultMaxPOSPages = 100
 
 // New builds a Client. It fails only on a malformed base URL.
@@ -178,8 +166,7 @@ func withDefaults(opts Options) Options {
 	return opts
 }
 
-// budgetChanged logs each change of the request budget and counts each
-// cut StoreLink asked for.
+// budgetChanged logs each change of the request budget and counts each cut.
 func (c *Client) budgetChanged(max int) func(from, to int, why string) {
 	return func(from, to int, why string) {
 		c.log.Debug("upstream.budget", "from", from, "to", to, "max", max, "reason", why)
@@ -189,11 +176,9 @@ func (c *Client) budgetChanged(max int) func(from, to int, why string) {
 	}
 }
 
-// newAPI is the generated client over two HTTP clients, one for reads and
-// one for writes, both behind the breaker. Neither follows a redirect: it
-// would carry the store key, and an order's body, to whatever host the
-// Location names. The 3xx comes back, and storelinkclient turns it into a
-// RedirectError.
+// newAPI is the generated client over a read and a write HTTP client, both
+// behind the breaker. Neither follows redirects, which would carry the store
+// key and the order elsewhere; storelinkclient returns a RedirectError.
 func newAPI(opts Options, breaker *gobreaker.TwoStepCircuitBreaker[struct{}]) (*storelinkclient.ClientWithResponses, error) {
 	read, write := transports(opts.Transport)
 	doer := &breakerDoer{
@@ -209,13 +194,10 @@ func newAPI(opts Options, breaker *gobreaker.TwoStepCircuitBreaker[struct{}]) (*
 	return api, nil
 }
 
-// transports returns the transport of reads (t, or a fresh one when t is
-// nil) and the one of writes. An order is sent on a connection of its own:
-// on a pooled keep-alive connection, a POST written just as StoreLink closes
-// the connection for idleness fails after leaving the process, and its
-// outcome would be unknown although StoreLink never read it. A fresh
-// connection either fails to open (nothing sent, safe to retry) or carries
-// the order.
+// transports returns the read transport (t, or a fresh one) and the write
+// one. Orders use a fresh connection each: a POST on a pooled connection
+// that StoreLink closes for idleness would have an unknown outcome, while a
+// fresh one either fails to open or carries the order.
 func transports(t http.RoundTripper) (read, write http.RoundTripper) {
 	if t == nil {
 		t = &http.Transport{
@@ -241,14 +223,13 @@ func (c *Client) BreakerState() string { return c.breaker.State().String() }
 
 type statusSinkKey struct{}
 
-// call runs one logical StoreLink request for a store: it picks the store's
-// key, applies the timeout, logs every attempt, and on a 401 retries once, only
-// when the keyring source now holds a different key for the store.
+// call runs one StoreLink request for a store: key, timeout, attempt log,
+// and one retry on a 401 only if the source now holds a different key.
 func call[T any](ctx context.Context, c *Client, method, route, storeID string, do func(ctx context.Context, key keyring.Key) (*T, error)) (*T, error) {
 	key, ok := c.keys.Key(storeID)
 	if !ok {
-		// The tools resolve scope before calling; reaching here is a bug, and
-		// nothing may leave the process for a store without a key.
+		// The tools resolve scope first; nothing may leave for a store without
+		// a key.
 		e := apperr.New(apperr.StoreNotAuthorized,
 			fmt.Sprintf("this deployment holds no key for store %s", storeID),
 			"Call korral_list_authorized_stores and use one of the stores it lists.")
@@ -280,8 +261,7 @@ func call[T any](ctx context.Context, c *Client, method, route, storeID string, 
 }
 
 func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID string, attempt int, key keyring.Key, do func(ctx context.Context, key keyring.Key) (*T, error)) (*T, error) {
-	// The wait for a place is outside the request's timeout: a request
-	// queued behind a busy replica has not yet met StoreLink.
+	// Waiting for a slot is outside the request's timeout.
 	place, err := c.budget.acquire(ctx, callid.From(ctx))
 	if err != nil {
 		return nil, err
@@ -299,8 +279,7 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 		err = storelinkclient.ErrMalformedResponse
 	}
 	if errors.Is(err, storelinkclient.ErrMalformedResponse) && status >= 500 {
-		// A failing StoreLink often answers with a page that is not JSON; the
-		// status is what matters.
+		// A failing StoreLink often answers with non-JSON; the status matters.
 		err = &storelinkclient.APIError{StatusCode: status, Message: "non-JSON error body"}
 	}
 	err = outsideContract(method, route, err)
@@ -317,8 +296,7 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 	if err != nil {
 		text := safeErrorText(err)
 		if f, ok := describe(route, err); ok {
-			// A decoding error may quote a value of the answer; the fault
-			// names the field and rule instead.
+			// A decoding error may quote the answer; name field and rule instead.
 			text = f.Error()
 		}
 		attrs = append(attrs, "error", text)
@@ -329,9 +307,8 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 	return v, nil
 }
 
-// loadSignal is what an answer says about StoreLink's capacity: a 429, or
-// a 503 that names a Retry-After, asks for less; any other answer StoreLink
-// gave, error or not, shows it served the request. No answer says nothing.
+// loadSignal is what an answer says about StoreLink's capacity: a 429, or a
+// 503 with Retry-After, asks for less; any other answer shows it served.
 func loadSignal(status int, err error) signal {
 	var apiErr *storelinkclient.APIError
 	switch {
@@ -346,8 +323,8 @@ func loadSignal(status int, err error) signal {
 	}
 }
 
-// safeErrorText is the error as logged: StoreLink's own words are kept short,
-// and nothing here can hold a key, since keys travel only in headers.
+// safeErrorText is the error as logged, with StoreLink's words kept short.
+// Keys travel only in headers, so none can appear here.
 func safeErrorText(err error) string {
 	s := err.Error()
 	if len(s) > 300 {

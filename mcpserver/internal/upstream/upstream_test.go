@@ -291,9 +291,7 @@ func TestCancelledWriteIsUnknownNotFailed(t *testing.T) {
 }
 
 // TestOrdersTravelOnFreshConnections: reads share pooled connections, but
-// every order opens its own, so an order can never be written into a
-// keep-alive connection that StoreLink is closing for idleness (an outcome
-// that would be unknown although nothing was read).
+// every order opens its own.
 func TestOrdersTravelOnFreshConnections(t *testing.T) {
 	const orderBody = `{"order_id":"o-1","store_id":"47","sku":"8847291","quantity_units":10,"reason":"r","status":"submitted","submitted_at":"2026-11-27T10:00:00+01:00","expected_arrival":"2026-11-29T07:00:00+01:00"}`
 	var conns atomic.Int32
@@ -333,10 +331,8 @@ func TestOrdersTravelOnFreshConnections(t *testing.T) {
 	}
 }
 
-// TestUndeclaredOrderStatus: an order status outside the contract's set
-// never reaches an answer, whose schema allows only the contract's. A read
-// is a contract error; an order StoreLink took keeps its id and drops only
-// the status, since the order exists.
+// TestUndeclaredOrderStatus: a read with an undeclared order status is a
+// contract error; an order StoreLink took keeps its id and drops the status.
 func TestUndeclaredOrderStatus(t *testing.T) {
 	const order = `{"order_id":"RO-47-001000","store_id":"47","sku":"8847291","quantity_units":24,"reason":"r",` +
 		`"status":"in_transit","submitted_at":"2026-11-27T14:30:00+01:00","expected_arrival":"2026-11-29T07:00:00+01:00"}`

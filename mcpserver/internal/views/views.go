@@ -1,13 +1,8 @@
 // Package views holds the MCP Apps views (the io.modelcontextprotocol/ui
-// extension): self-contained HTML documents a host renders in a sandboxed
-// frame beside a tool's result. Each view draws the tool result's structured
-// content alone; it loads nothing, reaches no network and calls no tool
-// (ADR 0020).
-//
-// The documents are hand-written: page.html is the frame, style.css and
-// bridge.js (the postMessage JSON-RPC between a view and its host) are
-// shared, and each view adds one script. They are put together once, here,
-// so the shared parts exist once in the source and inline in every document.
+// extension): self-contained HTML documents a host renders beside a tool's
+// result. A view must draw only the result's structured content: it loads
+// nothing, reaches no network and calls no tool (ADR 0020). The shared
+// parts (page.html, style.css, bridge.js) are inlined into each document.
 package views
 
 import (
@@ -16,8 +11,7 @@ import (
 )
 
 // Extension is the MCP Apps extension's identifier, which a host declares
-// under capabilities.extensions in initialize (or in a request's
-// client capabilities on 2026-07-28).
+// under capabilities.extensions.
 const Extension = "io.modelcontextprotocol/ui"
 
 // MIMEType is the media type of an MCP Apps view.
@@ -75,9 +69,8 @@ func document(title, script string) string {
 	return strings.NewReplacer("{{TITLE}}", title, "{{STYLE}}", style, "{{BRIDGE}}", bridge, "{{SCRIPT}}", script).Replace(page)
 }
 
-// ResourceMeta is the _meta of every view's resource: its content security
-// policy names no domain, so a host lets the frame load nothing and connect
-// nowhere; the view asks for the host's border.
+// ResourceMeta is the _meta of every view's resource: a content security
+// policy naming no domain, and a request for the host's border.
 func ResourceMeta() map[string]any {
 	return map[string]any{"ui": map[string]any{
 		"csp":           map[string]any{"connectDomains": []string{}, "resourceDomains": []string{}, "frameDomains": []string{}, "baseUriDomains": []string{}},
@@ -86,15 +79,13 @@ func ResourceMeta() map[string]any {
 }
 
 // ToolMeta is the _meta a tool carries for a host that declares the
-// extension: the view to render beside its results, under ui.resourceUri
-// and under the flat ui/resourceUri key hosts of the extension's first
-// drafts read (the extension's own server helper writes both).
+// extension: the view's URI under ui.resourceUri and the older flat
+// ui/resourceUri key.
 func ToolMeta(uri string) map[string]any {
 	return map[string]any{"ui": map[string]any{"resourceUri": uri}, "ui/resourceUri": uri}
 }
 
-// Declared reports whether a client's capability extensions include MCP
-// Apps.
+// Declared reports whether a client's extensions include MCP Apps.
 func Declared(extensions map[string]any) bool {
 	_, ok := extensions[Extension]
 	return ok
