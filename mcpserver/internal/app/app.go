@@ -1,11 +1,7 @@
-// Package app is the composition root of storelink-mcp. New reads the
-// configuration and builds the parts (log, state database, outcome journal,
-// telemetry, StoreLink client, MCP server) and hands them to one another;
-// ServeStdio, ServeHTTP and ServeConsole serve them. Every configuration
-// problem is an *Error with Code 2, found before anything starts.
-//
-// It only wires: decisions belong to the packages it builds (console,
-// replenish, doctor, approver). It reads no flags (package cli does).
+// Package app is the composition root of storelink-mcp: New reads the
+// configuration and builds the parts; ServeStdio, ServeHTTP and ServeConsole
+// serve them. It only wires: decisions belong to the packages it builds. It
+// reads no flags (package cli does).
 package app
 
 import (
@@ -54,8 +50,7 @@ func exit2(err error) error { return &Error{Code: 2, Err: err} }
 
 // Options are the process's surroundings that the parts need.
 type Options struct {
-	// Getenv reads a setting (the command line's overrides already
-	// applied).
+	// Getenv reads a setting, with command-line overrides applied.
 	Getenv func(string) string
 	// ReadFile reads a file named by a setting; nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
@@ -67,8 +62,7 @@ type Options struct {
 	// SessionName names the calls of a transport without protocol session
 	// ids (stdio) in the audit trail; "" for HTTP.
 	SessionName string
-	// Metrics builds the Prometheus reader beside any OTLP export (serve
-	// --metrics).
+	// Metrics builds the Prometheus reader (serve --metrics).
 	Metrics bool
 }
 
@@ -90,8 +84,8 @@ type App struct {
 	embedded bool
 	keys     *keyring.Source
 	db       state.Store
-	// recorder records send outcomes in db through the outcome journal; nil
-	// when this configuration keeps no journal.
+	// recorder records send outcomes through the outcome journal; nil when
+	// there is no journal.
 	recorder *journal.Recorder
 	now      func() time.Time
 	fixedNow time.Time
@@ -125,20 +119,16 @@ const (
 	// ConfigOnly reads and checks the configuration; nothing is opened.
 	ConfigOnly Parts = iota
 	// StateOnly adds the log, the state database and the outcome journal
-	// (replayed into the ledger), for a command that runs no embedded demo
-	// StoreLink: it refuses STORELINK_MOCK_NOW, so its clock is the real
-	// one.
+	// (replayed into the ledger). It refuses STORELINK_MOCK_NOW.
 	StateOnly
-	// Server adds the telemetry SDK, the StoreLink client (starting the
-	// embedded demo StoreLink when UPSTREAM_BASE_URL is unset) and the MCP
-	// server.
+	// Server adds telemetry, the StoreLink client (the embedded demo when
+	// UPSTREAM_BASE_URL is unset) and the MCP server.
 	Server
 )
 
-// New is the one entry point: it reads the configuration and assembles
-// the parts up to parts, in order. Any configuration problem is an *Error
-// with code 2, reported before anything starts; on an error every part
-// opened so far is closed.
+// New reads the configuration and builds the parts up to parts, in order.
+// A configuration problem is an *Error with code 2; on any error the parts
+// opened so far are closed.
 func New(ctx context.Context, opts Options, parts Parts) (*App, error) {
 	a := &App{opts: opts, now: time.Now}
 	steps := []func(context.Context) error{a.loadConfig}
@@ -168,9 +158,8 @@ func (a *App) loadConfig(context.Context) error {
 }
 
 // checkClock refuses STORELINK_MOCK_NOW unless a server will run the
-// embedded demo StoreLink, whose clock it pins; a server without
-// UPSTREAM_BASE_URL in a build without the embedded StoreLink is refused
-// too, before the state database or the log file is opened.
+// embedded demo StoreLink, and refuses a server without UPSTREAM_BASE_URL in
+// a build without the embedded StoreLink, before anything is opened.
 func (a *App) checkClock(server bool) func(context.Context) error {
 	return func(context.Context) error {
 		cfg := a.cfg
@@ -188,8 +177,8 @@ func (a *App) checkClock(server bool) func(context.Context) error {
 	}
 }
 
-// openLog opens LOG_FILE, or logs to opts.Log. Every line logged with a
-// call's context carries its trace_id.
+// openLog opens LOG_FILE, or logs to opts.Log. Lines logged with a call's
+// context carry its trace_id.
 func (a *App) openLog(context.Context) error {
 	logTo := a.opts.Log
 	if a.cfg.LogFile != "" {
@@ -222,8 +211,8 @@ func (a *App) openUpstream(ctx context.Context) error {
 	a.upstreamID = replenish.UpstreamIdentity(baseURL)
 	if baseURL == "" {
 		if kr != nil {
-			// A production keyring without its StoreLink is a deployment
-			// that lost a setting; demo data served to it would pass as real.
+			// A production keyring without its StoreLink means a lost setting;
+			// demo data would pass as real.
 			name := config.EnvKeyring
 			if cfg.KeyringFile != "" {
 				name = config.EnvKeyringFile
@@ -339,10 +328,9 @@ func (a *App) upstreamKind() string {
 	return "storelink"
 }
 
-// refuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
-// embedded demo StoreLink: its clock must be the real one. A pinned clock
-// would judge approvals' expiry and write the audit trail at a time of the
-// caller's choosing, against whatever StoreLink the ledger names.
+// refuseMockNow refuses STORELINK_MOCK_NOW to a command without the
+// embedded demo StoreLink: a pinned clock would decide approval expiry and
+// audit times against a real StoreLink.
 func refuseMockNow(cfg *config.Config) error {
 	if cfg.MockNow.IsZero() {
 		return nil
