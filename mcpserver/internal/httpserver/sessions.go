@@ -16,11 +16,8 @@ import (
 )
 
 // sessionCap bounds the stateful sessions open at once, in all and per
-// bearer token, so that neither abandoned sessions nor one token holder
-// can grow the process without bound. The SDK stays the one record of which
-// sessions are alive (a session ends on DELETE, on the idle timeout, or
-// when it was never initialized); the cap only remembers which token
-// opened each, and counts the creations still in flight so that concurrent
+// bearer token. The SDK tracks which sessions are alive; the cap records
+// which token opened each and counts creations in flight, so concurrent
 // initializations cannot overshoot.
 type sessionCap struct {
 	max, perToken int
@@ -40,16 +37,12 @@ func newSessionCap(max, perToken int, server *mcp.Server, log *slog.Logger) *ses
 }
 
 // wrap refuses a new session (an initialize POST without Mcp-Session-Id)
-// with 503 and Retry-After when a cap is reached. Everything else passes:
-// requests of existing sessions, and requests that open no lasting session
-// (a client's server/discover probe), whose places would otherwise be held
-// until their handler returns, after the client already has the answer.
-// The body has been read in full by limitBody.
+// with 503 and Retry-After when a cap is reached. Everything else passes.
 func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-			// The SDK forgets a deleted session a moment after it answers;
-			// the place is free as soon as the client has been told so.
+			// The SDK forgets a deleted session shortly after answering; free the
+			// place now.
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
 			if sw.code == http.StatusNoContent {
@@ -77,13 +70,11 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// countRequests applies the session caps to the stateless revision
-// (2026-07-28): a request counts as a session while its method handler runs.
-// As a receiving middleware (not an HTTP wrapper) it frees the place before
-// the answer is written, so a client's next request never finds its last one
-// still counted. Requests of a session (2025-11-25) pass: their session is
-// counted. A request over a cap gets a JSON-RPC error naming the cap and the
-// setting, and its handler never runs.
+// countRequests applies the session caps to stateless (2026-07-28)
+// requests: each counts as a session while its handler runs. As MCP
+// middleware it frees the place before the answer is written. Session
+// requests pass. A request over a cap gets a JSON-RPC error and its handler
+// never runs.
 func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") || req.GetSession() == nil || req.GetSession().ID() != "" {
@@ -103,8 +94,8 @@ func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// codeOverCap is the JSON-RPC error of a request refused at a cap: one of
-// the codes JSON-RPC leaves to the server (-32000 to -32099).
+// codeOverCap is the JSON-RPC error code of a request refused at a cap
+// (server range -32000 to -32099).
 const codeOverCap = -32000
 
 // forget frees the place of a session that ended.
@@ -136,14 +127,11 @@ func isInitialize(r *http.Request) bool {
 }
 
 // admit reserves a place for a session of label, or says why there is none.
-// release records the session id the SDK gave the new session ("" if none
-// was created). The refusal names the configuration variables an operator
-// raises (package config reads them), because it reaches the client and
-// the log as it is.
+// release records the new session's id ("" if none was created). The
+// refusal names the settings to raise; it reaches the client and the log.
 func (c *sessionCap) admit(label string) (release func(sessionID string), refusal string) {
-	// A session counts once initialized: a request that opens no lasting
-	// session (a client's server/discover probe, a failed initialize) is
-	// closed by the SDK, but possibly a moment after its answer.
+	// A session counts once initialized; a request that opens none is
+	// closed by the SDK, possibly after its answer.
 	live := map[string]bool{}
 	for ss := range c.server.Sessions() {
 		if ss.InitializeParams() != nil {
