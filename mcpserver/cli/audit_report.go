@@ -101,28 +101,23 @@ func share(what string, n, of int) string {
 	return fmt.Sprintf("%s: %d of %d (%.1f%%)", what, n, of, 100*float64(n)/float64(of))
 }
 
-// pilot answers the two questions that decide whether the tool surface
-// should change. If buyers' agents mostly follow a risk check with the raw
-// sales, the check's evidence is not enough on its own; if they rarely check
-// an order after raising it, the status tool earns no place in every turn's
-// context.
+// pilot counts how agents use the tools: whether risk checks are followed
+// by raw sales lookups, and whether raised orders are checked afterwards.
 type pilot struct {
-	// RiskChecks counts successful risk checks that belong to a session
-	// (stateless HTTP calls have none, so no follow-up can be told).
+	// RiskChecks counts successful risk checks within a session (stateless
+	// HTTP calls have none).
 	RiskChecks int `json:"risk_checks"`
 	// FollowedBySales counts those followed, later in the same session, by
 	// korral_list_recent_sales for the same store and SKU.
 	FollowedBySales int `json:"followed_by_sales"`
 	// OrdersRaised counts orders the server sent to StoreLink.
 	OrdersRaised int `json:"orders_raised"`
-	// StatusChecked counts those followed, later and in any session (a
-	// buyer often checks the next day), by korral_get_order_status for the
-	// same store and SKU.
+	// StatusChecked counts those followed, later and in any session, by
+	// korral_get_order_status for the same store and SKU.
 	StatusChecked int `json:"status_checked"`
 }
 
-// raisedPrefix starts the audit summary of a raise that reached StoreLink,
-// as opposed to a preview, a staged order or a replay.
+// raisedPrefix starts the audit summary of a raise that reached StoreLink.
 const raisedPrefix = "Raised order "
 
 // answerPilot counts over records in time order, as QueryAudit returns them.

@@ -43,7 +43,7 @@ type ServeOptions struct {
 }
 
 // authPolicy decides, before anything starts, whether the server may run
-// with the given address, token file and identity provider. It returns the
+// with this address, token file and identity provider. It returns the
 // listen host.
 func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 	host, _, err := net.SplitHostPort(o.Addr)
@@ -66,13 +66,12 @@ func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 	return host, nil
 }
 
-// ServeHTTP serves MCP over Streamable HTTP until ctx is cancelled
-// (SIGTERM), then drains in-flight requests for at most the shutdown
-// timeout. With o.Console.Addr it serves the approvals console too, and
-// with o.MetricsAddr Prometheus /metrics, each on a listener of its own.
+// ServeHTTP serves MCP over Streamable HTTP until ctx is cancelled, then
+// drains in-flight requests for at most the shutdown timeout. It also
+// serves the console and /metrics when o asks for them.
 func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
-	// The policies are judged before anything starts (no database is
-	// opened, no embedded StoreLink started), from the configuration alone.
+	// The policies are checked from the configuration alone, before anything
+	// is opened.
 	p, err := httpPolicies(ctx, opts, &o)
 	if err != nil {
 		return err
@@ -139,9 +138,8 @@ func httpPolicies(ctx context.Context, opts Options, o *ServeOptions) (httpPolic
 	return p, nil
 }
 
-// httpServer builds the MCP transport with its authentication: the token
-// file, and the identity provider, which is asked for its keys now, so a
-// wrong issuer stops the server here with the reason.
+// httpServer builds the MCP transport with its authentication. It reads
+// the identity provider's keys now, so a wrong issuer fails at start.
 func (a *App) httpServer(ctx context.Context, o ServeOptions, p *httpPolicy) (*httpserver.Server, error) {
 	hopts := a.httpOptions(o, p.listenHost)
 	if a.cfg.OAuthIssuer != "" {
@@ -158,8 +156,8 @@ func (a *App) httpServer(ctx context.Context, o ServeOptions, p *httpPolicy) (*h
 	}
 	if p.tokens != nil {
 		p.tokens.SetLogger(a.log)
-		// Only a token file that exists goes into the interface: a nil
-		// *bearer.File in it would be a non-nil Tokens that admits nobody.
+		// A nil *bearer.File in the interface would be a non-nil Tokens that
+		// admits nobody.
 		hopts.Tokens = p.tokens
 	}
 	return httpserver.New(hopts)
@@ -268,9 +266,8 @@ func (a *App) httpOptions(o ServeOptions, listenHost string) httpserver.Options 
 	}
 }
 
-// auditUndecodable records a tools/call whose params the SDK cannot decode:
-// the SDK refuses it before any middleware of ours runs, so the transport
-// shows it here first, then passes it on for the SDK to answer.
+// auditUndecodable records a tools/call whose params the SDK cannot decode;
+// the SDK refuses it before any of our middleware runs.
 func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label, sessionID string) {
 	tool, reason, refused := audit.UndecodableCall(req)
 	if !refused {

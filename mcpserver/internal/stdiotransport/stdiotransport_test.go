@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// hostileFrames are the lines that used to end the process, each followed
-// by a newline when written.
+// hostileFrames are lines the SDK's IOTransport would end the process on,
+// each followed by a newline when written.
 var hostileFrames = []string{
 	`{"jsonrpc":"2.0","id":1,"method":`,        // invalid JSON (truncated line)
 	`not json at all`,                          // invalid JSON
