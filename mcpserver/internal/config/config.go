@@ -18,24 +18,20 @@ import (
 const (
 	ApprovalNone     = "none"
 	ApprovalRequired = "required"
-	// ApprovalHost asks the person at the host (MCP elicitation) to confirm
-	// each order, typing its quantity, before it is sent.
+	// ApprovalHost asks the person at the host to confirm each order.
 	ApprovalHost = "host"
 )
 
-// MinWebhookSecretLen is the shortest webhook signing secret accepted: a
-// receiver trusts any notice signed with it.
+// MinWebhookSecretLen is the shortest webhook signing secret accepted.
 const MinWebhookSecretLen = 16
 
 // Config is the server's configuration.
 type Config struct {
 	// UpstreamBaseURL is StoreLink's base URL; "" runs against the embedded mock.
 	UpstreamBaseURL string
-	// Keyring holds the store keys. It is nil only when UpstreamBaseURL is ""
-	// and no keyring was given; the caller then uses the mock's own keyring.
+	// Keyring holds the store keys; nil only against the embedded mock.
 	Keyring *keyring.Keyring
-	// KeyringFile is the path from STORELINK_KEYRING_FILE, kept so the file
-	// can be re-read after a key rotation; "" when the keyring came inline.
+	// KeyringFile is STORELINK_KEYRING_FILE, for re-reading; "" if inline.
 	KeyringFile string
 	// MockNow, when not zero, pins the clock of the embedded demo StoreLink
 	// and of the server running it (STORELINK_MOCK_NOW). Commands that do not
@@ -49,8 +45,7 @@ type Config struct {
 	LogFile string
 	// UpstreamTimeout bounds each StoreLink request.
 	UpstreamTimeout time.Duration
-	// UpstreamMaxInFlight is the most StoreLink requests open at once
-	// across the replica.
+	// UpstreamMaxInFlight caps open StoreLink requests per replica.
 	UpstreamMaxInFlight int
 	// AllowWrites lets a confirmed order reach StoreLink.
 	AllowWrites bool
@@ -67,8 +62,7 @@ type Config struct {
 	HostConsentKey []byte
 	// ApprovalTTL is how long a staged order waits for release.
 	ApprovalTTL time.Duration
-	// StatePath is the durable state database (ledger, staged orders); ""
-	// when StateDatabaseURL is set.
+	// StatePath is the SQLite state file; "" with StateDatabaseURL.
 	StatePath string
 	// StateDatabaseURL is the PostgreSQL database of every replica; "" uses
 	// the SQLite file StatePath. It may hold a password: log it only through
@@ -79,18 +73,16 @@ type Config struct {
 	// JournalPath is the outcome journal (ADR 0006). "" only where no
 	// default exists and writes are off.
 	JournalPath string
-	// BreakerFailures is how many consecutive upstream failures open the
-	// circuit breaker.
+	// BreakerFailures consecutive upstream failures open the breaker.
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open before a probe.
 	BreakerCooldown time.Duration
-	// MasterDataTTL is how long store, SKU and supplier master data are
-	// reused; 0 turns the reuse off.
+	// MasterDataTTL is how long master data is reused; 0 disables reuse.
 	MasterDataTTL time.Duration
 	// StdioMaxLineBytes bounds one incoming line of the stdio transport.
 	StdioMaxLineBytes int
-	// HTTPMaxSessions caps the open MCP sessions of `serve --http`;
-	// HTTPMaxSessionsPerToken caps those of one bearer token.
+	// HTTPMaxSessions caps the open MCP sessions of `serve --http`, and
+	// HTTPMaxSessionsPerToken those of one bearer token.
 	HTTPMaxSessions         int
 	HTTPMaxSessionsPerToken int
 	// HTTPSessionIdleTimeout closes an HTTP session unused for this long.
@@ -109,8 +101,7 @@ type Config struct {
 	// ApprovalWebhookSecret signs the notices; set exactly when
 	// ApprovalWebhookURL is. Never log it.
 	ApprovalWebhookSecret string
-	// ConsolePublicURL is the approvals console's base URL as people open
-	// it, without a trailing slash; "" when not configured.
+	// ConsolePublicURL is the console's base URL, no trailing slash, or "".
 	ConsolePublicURL string
 	// MCPPublicURL is the base URL of `serve --http` as clients reach it,
 	// without a trailing slash; "" when not configured. Its /mcp is
@@ -124,13 +115,12 @@ type Config struct {
 	OAuthAudience string
 	// Telemetry is the OpenTelemetry export (the OTEL_* variables).
 	Telemetry Telemetry
-	// MetricsTokenFile holds the bearer token of `serve --metrics`; "" when
-	// the metrics listener is loopback and needs none.
+	// MetricsTokenFile holds the bearer token of `serve --metrics`; "" on
+	// loopback.
 	MetricsTokenFile string
 }
 
-// String summarizes the configuration for a start-up log line, with the
-// keyring as fingerprints and no secret.
+// String summarizes the configuration for a log line, without secrets.
 func (c Config) String() string {
 	upstream, kr := c.UpstreamBaseURL, c.Keyring.String()
 	if upstream == "" {
@@ -170,8 +160,7 @@ func (c Config) webhookSummary() string {
 	return s
 }
 
-// WebhookHost is the webhook's host (with port) for logs and summaries;
-// "" when none is configured.
+// WebhookHost is the webhook's host:port for logs; "" when none.
 func (c Config) WebhookHost() string {
 	u, err := url.Parse(c.ApprovalWebhookURL)
 	if c.ApprovalWebhookURL == "" || err != nil {
@@ -186,12 +175,10 @@ func (c Config) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, c.String()) }
 // LogValue logs the redacted summary.
 func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
-// Removed are the variables of the shared approval credential, replaced by
-// named approvers; Load refuses each with LegacyApprovalMessage.
+// Removed are the variables of the removed shared approval credential.
 var Removed = []string{"APPROVAL_CREDENTIAL", "APPROVAL_CREDENTIAL_FILE", "APPROVER_CREDENTIAL"}
 
-// LegacyApprovalMessage is the start-up refusal of a removed approval
-// variable, saying what to do instead.
+// LegacyApprovalMessage is Load's refusal of a Removed variable.
 func LegacyApprovalMessage(name string) string {
 	return fmt.Sprintf("%s is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove %s from the environment", name, name)
 }

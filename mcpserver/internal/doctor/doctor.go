@@ -24,8 +24,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 )
 
-// maxClockSkew is how far the local clock may be from StoreLink's: the
-// projection reads "today" off the clock.
+// maxClockSkew is how far the local clock may be from StoreLink's.
 const maxClockSkew = 2 * time.Minute
 
 // checkup prints one line per check and remembers whether any failed.
@@ -38,8 +37,7 @@ func (c *checkup) ok(check, format string, args ...any) {
 	fmt.Fprintf(c.w, "ok    %s: %s\n", check, fmt.Sprintf(format, args...))
 }
 
-// skip is a check that could not run because of a failure already
-// reported; it does not count again.
+// skip is a check not run because of a failure already reported.
 func (c *checkup) skip(check, why string) {
 	fmt.Fprintf(c.w, "skip  %s: %s\n", check, why)
 }
@@ -60,8 +58,7 @@ type Options struct {
 	DatabaseKind string
 }
 
-// ConfigFailed writes one failed check per line of a configuration error
-// and returns how many failed.
+// ConfigFailed writes one failed check per problem and returns the count.
 func ConfigFailed(w io.Writer, err error) int {
 	c := &checkup{w: w}
 	for _, line := range strings.Split(err.Error(), "\n") {
@@ -70,8 +67,7 @@ func ConfigFailed(w io.Writer, err error) int {
 	return c.failed
 }
 
-// Run runs every check on a loaded configuration, writes one line per
-// check to w, and returns how many failed.
+// Run runs every check, writes one line each to w and returns the failures.
 func Run(ctx context.Context, w io.Writer, o Options) int {
 	c := &checkup{w: w}
 	cfg := o.Config
@@ -103,8 +99,7 @@ func (c *checkup) upstreamAndKeys(ctx context.Context, cfg *config.Config, keys 
 		}
 		return
 	}
-	// The upstream line depends on the key reads (any JSON answer means
-	// the address is StoreLink's), so key lines are collected first.
+	// Key lines are collected first: the upstream line depends on them.
 	var keyLines strings.Builder
 	kc := &checkup{w: &keyLines}
 	reads := kc.keys(ctx, cfg, keys, first.JSON)
@@ -114,8 +109,8 @@ func (c *checkup) upstreamAndKeys(ctx context.Context, cfg *config.Config, keys 
 	_, _ = io.WriteString(c.w, keyLines.String())
 }
 
-// stateDatabase checks that the state database opens at the current
-// schema; it returns the open database, or nil.
+// stateDatabase checks that the database opens at the current schema and
+// returns it, or nil.
 func (c *checkup) stateDatabase(cfg *config.Config, o Options) state.Store {
 	where, fix := cfg.StatePath, "make STATE_DB_PATH's directory writable by this user, or point STATE_DB_PATH elsewhere"
 	if cfg.StateDatabaseURL != "" {
@@ -181,8 +176,7 @@ func (c *checkup) upstream(cfg *config.Config, first upstream.Probe, reads []sto
 	what := fmt.Sprintf("UPSTREAM_BASE_URL=%s does not answer like StoreLink: GET /v1/stores without a key got %d (%s) where StoreLink answers 401 with its error body",
 		cfg.UpstreamBaseURL, first.Status, dash(first.ContentType))
 	if first.Status == http.StatusUnauthorized {
-		// A refusal in another body: probably a StoreLink whose error body
-		// differs from the contract.
+		// A refusal in another body: probably a non-contract error body.
 		what = fmt.Sprintf("UPSTREAM_BASE_URL=%s refused GET /v1/stores without a key (401) but not with StoreLink's error body {\"error\": {\"code\", \"message\"}}", cfg.UpstreamBaseURL)
 	}
 	if anyJSON && first.Status != http.StatusUnauthorized {
@@ -198,8 +192,7 @@ func (c *checkup) upstream(cfg *config.Config, first upstream.Probe, reads []sto
 		"the address answers in JSON, so it is most likely StoreLink departing from the contract: run storelink-contract check against it and report the difference to Korral IT")
 }
 
-// whatWorked says what the stores' reads show about a StoreLink whose
-// answers differ from the contract.
+// whatWorked describes what the stores' reads show.
 func whatWorked(reads []storeRead) string {
 	var fine, fields, keys []string
 	for _, r := range reads {
@@ -249,16 +242,14 @@ func (c *checkup) clock(date string, local time.Time) {
 	c.ok("clock", "within %s of StoreLink's", maxClockSkew)
 }
 
-// storeRead is the adapter's error for one store (nil when fine) and
-// StoreLink's last answer on the store's path.
+// storeRead is one store's adapter error and StoreLink's last answer.
 type storeRead struct {
 	id   string
 	err  error
 	seen seenAnswer
 }
 
-// keyRefused reports a 401 or 403: the key is the problem, whatever the
-// body's shape.
+// keyRefused reports a 401 or 403, whatever the body's shape.
 func (r storeRead) keyRefused() bool {
 	return r.seen.status == http.StatusUnauthorized || r.seen.status == http.StatusForbidden
 }
@@ -314,8 +305,7 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, keys upstream.Ke
 			case !anyJSON:
 				fix = "check that UPSTREAM_BASE_URL is StoreLink's base URL (scheme and host, without /v1); if it is, report its answer to Korral IT (storelink-contract check gives the full report)"
 			case !r.seen.isJSON:
-				// Other answers are JSON: something in front of StoreLink answered
-				// for this store.
+				// Other answers are JSON: something in front of StoreLink answered.
 				what = fmt.Sprintf("store %s: %s: the answer to GET /v1/stores/%s (%d) is not JSON, although StoreLink's other answers at this address are", id, e.Code, id, r.seen.status)
 				fix = "the address is StoreLink's, but something answered for this store instead of it (a gateway or error page): report it to Korral IT with the time (storelink-contract check gives the full report)"
 			}
@@ -341,12 +331,11 @@ type seenAnswer struct {
 	isJSON bool
 }
 
-// maxSeenBody bounds how much of a body answerLog reads to detect JSON;
-// a longer body is classified by its Content-Type.
+// maxSeenBody bounds how much of a body answerLog reads to detect JSON.
 const maxSeenBody = 1 << 20
 
-// answerLog is a transport that records, per path, the status of the last
-// answer and whether its body is JSON; the body passes through unchanged.
+// answerLog is a transport recording each path's last status and whether
+// its body is JSON.
 type answerLog struct {
 	next   http.RoundTripper
 	mu     sync.Mutex
@@ -378,8 +367,7 @@ func (l *answerLog) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// get returns the last answer on the path that ends in suffix (the base
-// URL may carry a path of its own).
+// get returns the last answer on a path ending in suffix.
 func (l *answerLog) get(suffix string) seenAnswer {
 	l.mu.Lock()
 	defer l.mu.Unlock()

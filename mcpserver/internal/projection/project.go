@@ -21,16 +21,13 @@ const (
 	HighBasisDays = 10
 	// StaleCountHours is the age beyond which an on-hand count is stale.
 	StaleCountHours = 24
-	// MaxSteadyCV is the largest coefficient of variation of daily rates not
-	// flagged as high variability.
+	// MaxSteadyCV is the largest daily-rate CV not flagged as variable.
 	MaxSteadyCV = 0.5
-	// BulkMinUnits and BulkMedianMultiple define a bulk transaction: at least
-	// BulkMinUnits units and at least BulkMedianMultiple times the window's
-	// median transaction.
+	// A bulk transaction has at least BulkMinUnits units and at least
+	// BulkMedianMultiple times the window's median transaction.
 	BulkMinUnits       = 10
 	BulkMedianMultiple = 5
-	// BulkDominantShare is the share of a day's units from bulk transactions
-	// that makes the day bulk-dominated.
+	// BulkDominantShare of a day's units in bulk makes it bulk-dominated.
 	BulkDominantShare = 0.5
 	// StockoutExpectedUnits: a zero-sale trading day is a possible stockout
 	// when the median rate predicted at least this many units.
@@ -43,8 +40,7 @@ type Sale struct {
 	Units int64
 }
 
-// Input is everything the projection needs; it does no I/O and reads no
-// clock.
+// Input is everything the projection needs.
 type Input struct {
 	// Now is the moment to project from.
 	Now time.Time
@@ -59,8 +55,8 @@ type Input struct {
 	// OnHand is StoreLink's on-hand figure, taken at CountedAt (zero: unknown).
 	OnHand    int64
 	CountedAt time.Time
-	// Sales must cover the lookback window and the time since CountedAt, up
-	// to Now. Lines with non-positive units or after Now are ignored.
+	// Sales cover the lookback window and the time since CountedAt. Lines
+	// with non-positive units or after Now are ignored.
 	Sales []Sale
 	// SalesFrom is the instant from which Sales holds every sale; zero means
 	// the SKU's whole history.
@@ -69,13 +65,11 @@ type Input struct {
 	// means no limit. A trading day opened before it is not evidence.
 	HistoryStart time.Time
 	// LookbackDays is the number of complete local days before today to
-	// learn the sell rate from; clamped to 1..MaxLookbackDays, and
-	// DefaultLookbackDays when not positive.
+	// learn from; clamped to 1..MaxLookbackDays, default when not positive.
 	LookbackDays int
 	// LeadTimeDays is the supplier's lead time; negative when unknown.
 	LeadTimeDays int
-	// OrderCutoff is the supplier's daily order cut-off in store-local
-	// minutes after midnight, when it has one.
+	// OrderCutoff is the supplier's order cut-off, store-local minutes.
 	OrderCutoff *int
 }
 
@@ -98,8 +92,7 @@ type day struct {
 	noHistory bool
 }
 
-// Project computes the stockout projection. It is deterministic: the same
-// Input always gives the same Result.
+// Project computes the stockout projection deterministically from in.
 func Project(in Input) Result {
 	p := newProjector(in)
 	lines, txUnits, firstSale := p.tallySales()
@@ -123,8 +116,7 @@ type projector struct {
 	today    civil
 	lookback int
 	r        Result
-	// days are the complete local days before today; a partial today
-	// would drag the rates down.
+	// days are the complete local days before today.
 	days []day
 	// listed is the local date of the SKU's first recorded sale, when known.
 	listed     *civil
@@ -184,9 +176,8 @@ func newProjector(in Input) *projector {
 	return p
 }
 
-// tallySales adds each sale to its day, today's units and the units sold
-// since the count. It returns the sales in the window, their units and the
-// earliest sale.
+// tallySales adds each sale to its day, today and since-count totals, and
+// returns the window's sales, their units and the earliest sale.
 func (p *projector) tallySales() ([]saleLine, []float64, time.Time) {
 	index := make(map[civil]int, len(p.days))
 	for i, d := range p.days {
@@ -289,8 +280,7 @@ func (p *projector) chooseBasis(typical float64) (basisUnits int64, dominated in
 	return basisUnits, dominated
 }
 
-// raiseFlags sets the flags known from the window and the count, and
-// whether the projection declines to estimate.
+// raiseFlags sets flags and whether the projection declines to estimate.
 func (p *projector) raiseFlags(basisUnits int64, dominated int) {
 	in := p.in
 	p.flags = map[Flag]bool{
@@ -304,8 +294,7 @@ func (p *projector) raiseFlags(basisUnits int64, dominated int) {
 	p.refuse = p.flags[FlagInsufficientHistory] || p.flags[FlagNoSalesInWindow]
 }
 
-// sellRate sets the band (unless declined) and the sentence saying what it
-// was learnt from.
+// sellRate sets the band (unless declined) and its description.
 func (p *projector) sellRate() {
 	if !p.refuse {
 		p.flags[FlagHighVariability] = coefficientOfVariation(p.basisRates) > MaxSteadyCV
@@ -356,8 +345,8 @@ func (p *projector) describeToday() {
 	}
 }
 
-// projectStockout sets the stockout window, whether it falls before close
-// today and the shortfall by close.
+// projectStockout sets the stockout window, before-close answer and
+// shortfall.
 func (p *projector) projectStockout() {
 	r := &p.r
 	r.WillStockoutBeforeCloseToday = Unknown
@@ -387,8 +376,8 @@ func (p *projector) projectStockout() {
 	case !p.earliestOK || !p.earliest.Before(p.todaySpan.end):
 		r.WillStockoutBeforeCloseToday = No
 	}
-	// Demand to close at the high rate, less stock on hand; the epsilon
-	// keeps 9.0000001 from rounding up to a phantom unit.
+	// Demand to close at the high rate less stock; the epsilon keeps
+	// 9.0000001 from rounding up.
 	short := math.Ceil(p.band.High*p.hoursLeft - math.Max(0, float64(est)) - 1e-9)
 	r.UnitsShortByClose = ptr(toInt64(math.Max(0, short)))
 	if p.in.HoursUnknown {
@@ -397,8 +386,8 @@ func (p *projector) projectStockout() {
 	}
 }
 
-// projectArrival sets the order cut-off, the earliest arrival of an order
-// placed now and whether it beats the stockout.
+// projectArrival sets the cut-off, earliest arrival and whether it beats
+// the stockout.
 func (p *projector) projectArrival() {
 	r, in, now := &p.r, p.in, p.now
 	r.ArrivalBeatsStockout = Unknown
