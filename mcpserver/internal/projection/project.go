@@ -55,7 +55,7 @@ type Input struct {
 	// OnHand is StoreLink's on-hand figure, taken at CountedAt (zero: unknown).
 	OnHand    int64
 	CountedAt time.Time
-	// Sales cover the lookback window and the time since CountedAt. Lines
+	// Sales must cover the lookback window and the time since CountedAt. Lines
 	// with non-positive units or after Now are ignored.
 	Sales []Sale
 	// SalesFrom is the instant from which Sales holds every sale; zero means
