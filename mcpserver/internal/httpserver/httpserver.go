@@ -30,8 +30,7 @@ const (
 	MaxBodyBytes = 1 << 20
 	// bodyReadTimeout bounds how long a client may take to send its body.
 	bodyReadTimeout = 30 * time.Second
-	// readyTimeout bounds the readiness probe, so a hung database makes
-	// /readyz answer not_ready instead of hanging.
+	// readyTimeout bounds the readiness probe (a hung database: not_ready).
 	readyTimeout = 2 * time.Second
 	// sessionRetryAfter is the Retry-After of a session refused at the cap.
 	sessionRetryAfter = 30 * time.Second
@@ -40,8 +39,7 @@ const (
 )
 
 // Tokens admits callers by bearer token (bearer.File in production). The
-// label names the caller for the session binding, the session caps and the
-// audit trail.
+// label names the caller.
 type Tokens interface {
 	Lookup(token string) (label string, ok bool)
 }
@@ -54,8 +52,8 @@ type Readiness struct {
 	Ledger string `json:"ledger"` // ok or unreachable
 	// Database is where the ledger lives: sqlite or postgresql.
 	Database string `json:"database"`
-	// Breaker is StoreLink's circuit breaker state. It is reported but does
-	// not make the replica not ready: another replica could not fix StoreLink.
+	// Breaker is StoreLink's circuit breaker state; reported, never a
+	// reason for not_ready, since another replica could not fix StoreLink.
 	Breaker string `json:"breaker"`
 	Version string `json:"version"`
 	// Upstream is "storelink", or "embedded_demo" for made-up data.
@@ -65,12 +63,10 @@ type Readiness struct {
 // Options configure a Server. Server and Logger are required; so are the
 // positive limits, except the session caps of a stateless server.
 type Options struct {
-	// Server answers every request. New adds middleware to it, so pass a
-	// server to one New only.
+	// Server answers every request; New adds middleware, so use it once.
 	Server *mcp.Server
 	Logger *slog.Logger
-	// Tokens admits callers; nil serves without authentication unless OAuth
-	// is set.
+	// Tokens admits callers; nil without OAuth means no authentication.
 	Tokens Tokens
 	// OAuth, when set, also admits access tokens of an identity provider.
 	OAuth *OAuth
@@ -79,14 +75,13 @@ type Options struct {
 	// names no host.
 	ListenHost   string
 	AllowedHosts []string
-	// Stateless serves every client without MCP sessions, so any replica can
-	// answer any request. Otherwise 2025-11-25 clients get sessions; 2026-07-28
-	// requests are always stateless.
+	// Stateless serves without MCP sessions, so any replica can answer.
+	// Otherwise 2025-11-25 clients get sessions.
 	Stateless bool
 	// RequestTimeout bounds every MCP request.
 	RequestTimeout time.Duration
-	// MaxSessions and MaxSessionsPerToken cap the open stateful sessions,
-	// in all and per token label.
+	// MaxSessions and MaxSessionsPerToken cap stateful sessions, in all and
+	// per token label.
 	MaxSessions, MaxSessionsPerToken int
 	// SessionIdleTimeout closes a session unused for this long.
 	SessionIdleTimeout time.Duration
@@ -115,8 +110,7 @@ type Server struct {
 	shutdown    atomic.Bool
 }
 
-// New builds the server. It refuses options that leave it unbounded rather
-// than guessing defaults.
+// New builds the server, refusing options that leave it unbounded.
 func New(opts Options) (*Server, error) {
 	switch {
 	case opts.Server == nil || opts.Logger == nil:
@@ -144,8 +138,7 @@ func New(opts Options) (*Server, error) {
 // Handler is the whole HTTP surface: /mcp, /healthz and /readyz.
 func (s *Server) Handler() http.Handler { return s.srv.Handler }
 
-// Serve logs http.listening and serves on ln. After Shutdown it returns nil;
-// any other end is an error.
+// Serve serves on ln. After Shutdown it returns nil; else an error.
 func (s *Server) Serve(ln net.Listener) error {
 	authMode := "none"
 	switch {
@@ -188,16 +181,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// routes builds the handler: /mcp behind the Host check, authentication and
-// body limit; /healthz and /readyz open.
+// routes builds /mcp behind the Host check, authentication and body limit,
+// and the open /healthz and /readyz.
 func (s *Server) routes() http.Handler {
 	s.opts.Server.AddReceivingMiddleware(requestTimeout(s.opts.RequestTimeout))
 	if s.opts.OAuth != nil {
 		s.opts.Server.AddReceivingMiddleware(s.opts.OAuth.Middleware())
 	}
 	if s.sessions != nil {
-		// Stateless requests count under the session caps while they run, so a
-		// token cannot escape its limit by switching revision.
+		// Stateless requests count under the session caps while they run.
 		s.opts.Server.AddReceivingMiddleware(s.sessions.countRequests)
 	}
 	handler := func(stateless bool) http.Handler {
@@ -213,7 +205,7 @@ func (s *Server) routes() http.Handler {
 		})
 	}
 	// 2026-07-28 requests are served statelessly; 2025-11-25 clients keep
-	// sessions unless Stateless is set. Both handlers serve the same server.
+	// sessions unless Stateless is set.
 	stateless := handler(true)
 	var sdk http.Handler = stateless
 	if !s.opts.Stateless {
@@ -236,8 +228,7 @@ func (s *Server) routes() http.Handler {
 	if s.opts.Tokens != nil || s.opts.OAuth != nil {
 		// Authentication comes before the body is read.
 		mcpH = s.logDenied(challenge(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
-			// File tokens do not expire; the verifier refuses an access
-			// token without exp.
+			// File tokens do not expire; access tokens without exp are refused.
 			AllowMissingExpiration: true,
 			ClockSkew:              oauth.ClockSkew,
 		}), s.opts.OAuth.resourceMetadata(), mcpH))
@@ -274,7 +265,7 @@ func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*au
 	return s.opts.OAuth.verify(ctx, token, r, s.log)
 }
 
-// logDenied logs requests without any bearer token, which the SDK middleware
+// logDenied logs requests without any bearer token, which the SDK
 // refuses without calling the verifier.
 func (s *Server) logDenied(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -323,8 +314,7 @@ func oneCredential(r *http.Request) *http.Request {
 	return &r2
 }
 
-// challengeWriter adds WWW-Authenticate to a 401 and turns the bearer
-// middleware's 500 into 503 with Retry-After.
+// challengeWriter adds WWW-Authenticate to a 401 and turns a 500 into 503.
 type challengeWriter struct {
 	http.ResponseWriter
 	value string
@@ -335,8 +325,7 @@ func (c *challengeWriter) WriteHeader(code int) {
 	case code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "":
 		c.Header().Set("WWW-Authenticate", c.value)
 	case code == http.StatusInternalServerError:
-		// A 500 means the provider's key set could not be read: the token may
-		// be good, so the client should retry.
+		// A 500 means the key set could not be read: the token may be good.
 		c.Header().Set("Retry-After", fmt.Sprint(int(oauth.RefreshInterval/time.Second)))
 		code = http.StatusServiceUnavailable
 	}
@@ -434,8 +423,7 @@ func isCurrentRevision(r *http.Request) bool {
 	return ok
 }
 
-// inspect passes a POST's JSON-RPC request to Options.Inspect, then passes
-// the request on unchanged.
+// inspect passes a POST's JSON-RPC request to Options.Inspect, then on.
 func (s *Server) inspect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -457,8 +445,7 @@ func (s *Server) inspect(next http.Handler) http.Handler {
 	})
 }
 
-// endStreamsOnShutdown ends GET streams at shutdown. POSTs keep their own
-// context, so a running tool call can finish.
+// endStreamsOnShutdown ends GET streams at shutdown; POSTs may finish.
 func (s *Server) endStreamsOnShutdown(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
@@ -483,14 +470,12 @@ func requestTimeout(d time.Duration) mcp.Middleware {
 	}
 }
 
-// healthz is liveness. It stays 200 while draining, so an orchestrator does
-// not kill a replica that is finishing its calls.
+// healthz is liveness; it stays 200 while draining.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz is readiness: Options.Ready succeeds and the server is not
-// shutting down.
+// readyz is readiness: Options.Ready succeeds and not shutting down.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	var out Readiness
 	var err error

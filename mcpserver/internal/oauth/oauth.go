@@ -41,14 +41,12 @@ const SubjectPrefix = "oauth:"
 const (
 	// ClockSkew is the tolerated clock difference for exp, nbf and iat.
 	ClockSkew = 60 * time.Second
-	// RefreshInterval is the shortest time between two reads of the key
-	// set, so tokens naming unknown keys cost the provider at most one
-	// request per interval.
+	// RefreshInterval is the shortest time between two key set reads.
 	RefreshInterval = 30 * time.Second
 	// KeysMaxAge is how long a key set is used at most.
 	KeysMaxAge = time.Hour
-	// KeysRefreshAge is the age from which a token check starts a
-	// background read of the key set.
+	// KeysRefreshAge is the age from which a check starts a background
+	// read.
 	KeysRefreshAge = KeysMaxAge / 2
 	// FetchTimeout bounds one request to the provider.
 	FetchTimeout = 10 * time.Second
@@ -69,8 +67,7 @@ var Algorithms = []jose.SignatureAlgorithm{
 	jose.EdDSA,
 }
 
-// ErrInvalid is wrapped by every refusal of a token; errors.Is tells a bad
-// token from a failure to check one.
+// ErrInvalid is wrapped by every refusal of a token.
 var ErrInvalid = errors.New("invalid access token")
 
 // ErrUnavailable is wrapped by every failure to check a token because the
@@ -85,8 +82,7 @@ func (u *unavailable) Error() string        { return u.err.Error() }
 func (u *unavailable) Unwrap() error        { return u.err }
 func (u *unavailable) Is(target error) bool { return target == ErrUnavailable }
 
-// refusal is a token refused for a reason that may be shown and logged; it
-// never contains the token.
+// refusal is a refused token's reason, safe to show; never the token.
 type refusal struct{ reason string }
 
 func (r *refusal) Error() string        { return "invalid access token: " + r.reason }
@@ -96,8 +92,7 @@ func refuse(format string, args ...any) error {
 	return &refusal{reason: fmt.Sprintf(format, args...)}
 }
 
-// Reason is the refusal's reason without its prefix, for a log line; for
-// another error it is the error's text.
+// Reason is the refusal's reason without its prefix, or err's text.
 func Reason(err error) string {
 	var r *refusal
 	if errors.As(err, &r) {
@@ -116,16 +111,15 @@ type Token struct {
 	Expiry time.Time
 	// ClientID is the client_id or azp claim, when present.
 	ClientID string
-	// Stores are the store ids of the storelink_stores claim, without
-	// repeats, when StoresLimited.
+	// Stores are the distinct store ids of storelink_stores, when
+	// StoresLimited.
 	Stores []string
 	// StoresLimited is true when the token carries storelink_stores (an
-	// empty list allows no store); otherwise every keyring store is allowed.
+	// empty list allows no store).
 	StoresLimited bool
 }
 
-// StoresClaim is the claim that limits a token to some stores of the
-// keyring: a JSON array of store ids, like ["47", "102"].
+// StoresClaim limits a token to some keyring stores: ["47", "102"].
 const StoresClaim = "storelink_stores"
 
 // TokenStores reports the stores a verified token may use, as recorded in
@@ -147,11 +141,9 @@ func (t *Token) Has(scope string) bool { return slices.Contains(t.Scopes, scope)
 
 // Options configure a Verifier. Issuer and Audience are required.
 type Options struct {
-	// Issuer is the provider's issuer identifier, compared exactly with its
-	// metadata and every token's iss.
+	// Issuer is the provider's issuer identifier, compared exactly.
 	Issuer string
-	// Audience is this server's resource identifier: a token's aud must
-	// name it.
+	// Audience is this server's resource identifier, required in aud.
 	Audience string
 	// Client reaches the provider; nil uses a client with FetchTimeout.
 	// Redirects are never followed.
@@ -162,8 +154,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Verifier checks access tokens of one provider for one resource. It is
-// safe for concurrent use.
+// Verifier checks access tokens of one provider for one resource; safe
+// for concurrent use.
 type Verifier struct {
 	issuer, audience string
 	jwksURI          string
@@ -182,8 +174,8 @@ type Verifier struct {
 	tried    time.Time
 }
 
-// New reads the provider's metadata and key set, so a wrong issuer or an
-// unreachable provider fails at start-up.
+// New reads the provider's metadata and key set, failing early on a
+// wrong issuer or an unreachable provider.
 func New(ctx context.Context, o Options) (*Verifier, error) {
 	if o.Issuer == "" || o.Audience == "" {
 		return nil, errors.New("oauth: Options.Issuer and Options.Audience are required")
