@@ -28,12 +28,11 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 )
 
-// Version is the program's version, reported in the MCP handshake, in the
-// start-up log and on /readyz (see package buildinfo).
+// Version is the program's version (see package buildinfo).
 var Version = buildinfo.Get().Version
 
-// Error carries the process exit code of a failure: 2 for a configuration
-// or usage problem, 1 for a refusal.
+// Error carries a failure's exit code: 2 for configuration or usage, 1
+// for a refusal.
 type Error struct {
 	Code int
 	Err  error
@@ -56,11 +55,9 @@ type Options struct {
 	ReadFile func(string) ([]byte, error)
 	// Log is where the JSON log lines go unless LOG_FILE names a file.
 	Log io.Writer
-	// Embedded starts an in-process StoreLink when UPSTREAM_BASE_URL is
-	// unset; nil in a build without one.
+	// Embedded starts an in-process StoreLink; nil in builds without one.
 	Embedded EmbeddedFunc
-	// SessionName names the calls of a transport without protocol session
-	// ids (stdio) in the audit trail; "" for HTTP.
+	// SessionName names stdio calls in the audit trail; "" for HTTP.
 	SessionName string
 	// Metrics builds the Prometheus reader (serve --metrics).
 	Metrics bool
@@ -84,8 +81,7 @@ type App struct {
 	embedded bool
 	keys     *keyring.Source
 	db       state.Store
-	// recorder records send outcomes through the outcome journal; nil when
-	// there is no journal.
+	// recorder records send outcomes through the journal; nil without one.
 	recorder *journal.Recorder
 	now      func() time.Time
 	fixedNow time.Time
@@ -118,17 +114,16 @@ type Parts int
 const (
 	// ConfigOnly reads and checks the configuration; nothing is opened.
 	ConfigOnly Parts = iota
-	// StateOnly adds the log, the state database and the outcome journal
-	// (replayed into the ledger). It refuses STORELINK_MOCK_NOW.
+	// StateOnly adds the log, the state database and the replayed outcome
+	// journal. It refuses STORELINK_MOCK_NOW.
 	StateOnly
-	// Server adds telemetry, the StoreLink client (the embedded demo when
-	// UPSTREAM_BASE_URL is unset) and the MCP server.
+	// Server adds telemetry, the StoreLink client and the MCP server.
 	Server
 )
 
-// New reads the configuration and builds the parts up to parts, in order.
-// A configuration problem is an *Error with code 2; on any error the parts
-// opened so far are closed.
+// New reads the configuration and builds the parts up to parts. A
+// configuration problem is an *Error with code 2; on error, parts opened so
+// far are closed.
 func New(ctx context.Context, opts Options, parts Parts) (*App, error) {
 	a := &App{opts: opts, now: time.Now}
 	steps := []func(context.Context) error{a.loadConfig}
@@ -177,8 +172,7 @@ func (a *App) checkClock(server bool) func(context.Context) error {
 	}
 }
 
-// openLog opens LOG_FILE, or logs to opts.Log. Lines logged with a call's
-// context carry its trace_id.
+// openLog opens LOG_FILE, or logs to opts.Log, with trace ids.
 func (a *App) openLog(context.Context) error {
 	logTo := a.opts.Log
 	if a.cfg.LogFile != "" {
@@ -203,16 +197,14 @@ func (a *App) openState(context.Context) error {
 	return nil
 }
 
-// openUpstream adds the StoreLink client, starting the embedded one when
-// no base URL is configured.
+// openUpstream adds the StoreLink client, embedded when no base URL is set.
 func (a *App) openUpstream(ctx context.Context) error {
 	cfg := a.cfg
 	baseURL, kr := cfg.UpstreamBaseURL, cfg.Keyring
 	a.upstreamID = replenish.UpstreamIdentity(baseURL)
 	if baseURL == "" {
 		if kr != nil {
-			// A production keyring without its StoreLink means a lost setting;
-			// demo data would pass as real.
+			// A production keyring without its StoreLink means a lost setting.
 			name := config.EnvKeyring
 			if cfg.KeyringFile != "" {
 				name = config.EnvKeyringFile
@@ -328,9 +320,8 @@ func (a *App) upstreamKind() string {
 	return "storelink"
 }
 
-// refuseMockNow refuses STORELINK_MOCK_NOW to a command without the
-// embedded demo StoreLink: a pinned clock would decide approval expiry and
-// audit times against a real StoreLink.
+// refuseMockNow refuses STORELINK_MOCK_NOW without the embedded demo:
+// a pinned clock must never touch a real StoreLink's records.
 func refuseMockNow(cfg *config.Config) error {
 	if cfg.MockNow.IsZero() {
 		return nil

@@ -28,47 +28,40 @@ import (
 const (
 	// DefaultAttempts is how many times one notice is sent at most.
 	DefaultAttempts = 4
-	// DefaultBackoff is the wait after the first failed attempt; it doubles
-	// after each further one, plus up to a quarter of jitter.
+	// DefaultBackoff is the first retry wait; it doubles each time, plus up
+	// to a quarter of jitter.
 	DefaultBackoff = time.Second
-	// DefaultMaxRetryAfter is the longest Retry-After a 429 may ask for; a
-	// longer one is not retried.
+	// DefaultMaxRetryAfter is the longest Retry-After honoured; longer is
+	// not retried.
 	DefaultMaxRetryAfter = time.Minute
 	// DefaultAttemptTimeout bounds one attempt, connection to last byte.
 	DefaultAttemptTimeout = 5 * time.Second
-	// DefaultQueueSize is how many notices wait for delivery at most; newer
-	// ones are dropped.
+	// DefaultQueueSize bounds waiting notices; newer ones are dropped.
 	DefaultQueueSize = 100
 )
 
-// responseDrainLimit is how much of a response body is read and discarded
-// so the connection can be reused.
+// responseDrainLimit is how much of a response body is drained for reuse.
 const responseDrainLimit = 64 << 10
 
-// Options configures a Notifier. URL and Secret are required; every other
-// zero value means the default named beside it.
+// Options configures a Notifier. URL and Secret are required; other zero
+// values mean the defaults.
 type Options struct {
-	// URL receives the POSTs. It may carry a token, so only its host is
-	// logged.
+	// URL receives the POSTs. It may carry a token: only its host is logged.
 	URL string
 	// Secret keys the HMAC-SHA256 signature.
 	Secret []byte
-	// ConsoleURL is the approvals console's public base URL; "" leaves
-	// console_url out of the notice and the link out of its text.
+	// ConsoleURL is the console's public base URL; "" omits the link.
 	ConsoleURL string
-	// Transport carries the requests; nil means a new http.Transport with
-	// no environment proxy.
+	// Transport carries the requests; nil means no environment proxy.
 	Transport http.RoundTripper
 	// Logger receives one line per notice; nil discards them.
 	Logger *slog.Logger
-	// Now is the clock of signatures, Retry-After dates and the text's
-	// "expires" phrase; nil means time.Now.
+	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Sleep waits between attempts and returns early with the context's
-	// error; nil means a timer.
+	// Sleep waits between attempts, returning early with ctx's error; nil
+	// means a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Jitter returns the random extra added to a backoff of d; nil means
-	// uniformly up to d/4.
+	// Jitter returns the extra added to a backoff of d; nil: up to d/4.
 	Jitter func(d time.Duration) time.Duration
 	// Attempts bounds the sends of one notice (DefaultAttempts).
 	Attempts int
@@ -100,8 +93,8 @@ type Notifier struct {
 	done   chan struct{}
 }
 
-// New starts a Notifier's delivery worker. It fails on a URL that is not an
-// absolute http or https URL and on an empty secret. Call Close when done.
+// New starts a Notifier's worker. It needs an absolute http(s) URL and a
+// secret. Call Close when done.
 func New(opts Options) (*Notifier, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -165,8 +158,7 @@ func New(opts Options) (*Notifier, error) {
 		host: u.Host,
 		client: &http.Client{
 			Transport: transport,
-			// A redirect could carry the signed notice elsewhere; the 3xx
-			// counts as a failure.
+			// A redirect could carry the notice elsewhere: it counts as a failure.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		queue:  make(chan Notice, opts.QueueSize),
@@ -178,9 +170,8 @@ func New(opts Options) (*Notifier, error) {
 	return n, nil
 }
 
-// Staged queues the notice of a newly staged order and returns at once.
-// When the queue is full or the Notifier is closed, the notice is dropped
-// with a warning.
+// Staged queues a newly staged order's notice and returns at once; when the
+// queue is full or closed, it is dropped with a warning.
 func (n *Notifier) Staged(notice Notice) {
 	if n == nil {
 		return
@@ -201,9 +192,8 @@ func (n *Notifier) Staged(notice Notice) {
 		"reason", reason, "queue_size", n.opts.QueueSize, "host", n.host)
 }
 
-// Close stops taking notices and delivers those already queued, retries
-// included, until ctx ends. Then it abandons the rest, each logged as
-// failed, and returns ctx's error. Calling it again returns nil at once.
+// Close stops taking notices and delivers queued ones until ctx ends, then
+// logs the rest as failed and returns ctx's error. Later calls return nil.
 func (n *Notifier) Close(ctx context.Context) error {
 	if n == nil {
 		return nil
@@ -242,14 +232,13 @@ type outcome struct {
 	err        error         // transport error, already stripped of the URL
 }
 
-// deliver sends one notice until it is accepted, refused for good, or out
-// of attempts, and logs the final outcome.
+// deliver sends one notice until accepted, refused or out of attempts,
+// and logs the outcome.
 func (n *Notifier) deliver(notice Notice) {
 	id := clean(notice.ApprovalID, maxID)
 	body, err := json.Marshal(n.payload(notice))
 	if err != nil {
-		// Cannot happen (strings and ints only), but a notice must still
-		// end in a log line.
+		// Cannot happen, but a notice must still end in a log line.
 		n.failed(id, 0, 0, "encode", err)
 		return
 	}
@@ -315,8 +304,7 @@ func (n *Notifier) attempt(body []byte) outcome {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", n.opts.UserAgent)
-	// Signed at each attempt, so a late retry stays within the receiver's
-	// tolerance window.
+	// Signed at each attempt, so a late retry stays within tolerance.
 	req.Header.Set(SignatureHeader, Sign(n.opts.Secret, n.opts.Now(), body))
 	resp, err := n.client.Do(req)
 	if err != nil {
@@ -331,8 +319,8 @@ func (n *Notifier) attempt(body []byte) outcome {
 	return o
 }
 
-// scrub strips the URL from a transport error except its host, since the
-// URL may hold the receiver's token.
+// scrub removes the URL, which may hold a token, from a transport error,
+// keeping its host.
 func (n *Notifier) scrub(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -352,8 +340,8 @@ func (n *Notifier) scrub(err error) error {
 	return errors.New(msg)
 }
 
-// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
-// Anything else, or a date in the past, is 0, and the backoff applies.
+// retryAfter reads a Retry-After header (seconds or HTTP date); anything
+// else, or a past date, is 0.
 func retryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0

@@ -20,12 +20,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultMaxLineBytes bounds one incoming line when
-// Transport.MaxLineBytes is zero.
+// DefaultMaxLineBytes is the line limit when MaxLineBytes is zero.
 const DefaultMaxLineBytes = 1 << 20
 
-// Transport serves one MCP session over a reader (usually stdin) and a
-// writer (usually stdout), for exactly one connection.
+// Transport serves one MCP session over a reader and a writer, for exactly
+// one connection.
 type Transport struct {
 	Reader io.Reader
 	Writer io.Writer
@@ -41,9 +40,8 @@ type Transport struct {
 
 var _ mcp.Transport = (*Transport)(nil)
 
-// Connect implements mcp.Transport. It starts the reader goroutine: a read
-// from stdin cannot be interrupted portably, so Read can return as soon as
-// the connection is closed.
+// Connect implements mcp.Transport. It starts the reader goroutine, since a
+// stdin read cannot be interrupted portably.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	limit := t.MaxLineBytes
 	if limit <= 0 {
@@ -66,8 +64,8 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	return c, nil
 }
 
-// conn is one connection. Read is called by one goroutine (the SDK's read
-// loop); Write by many; Close by anyone, any number of times.
+// conn is one connection: Read from one goroutine, Write from many, Close
+// from any, any number of times.
 type conn struct {
 	log     *slog.Logger
 	limit   int
@@ -139,8 +137,7 @@ func (c *conn) writeLine(data []byte) error {
 	return err
 }
 
-// Close implements mcp.Connection. The reader goroutine ends at the next
-// line or the end of input, and delivers nothing after Close.
+// Close implements mcp.Connection. The reader delivers nothing after it.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })
 	return nil
@@ -149,8 +146,7 @@ func (c *conn) Close() error {
 // SessionID implements mcp.Connection: stdio has no protocol session id.
 func (c *conn) SessionID() string { return "" }
 
-// readLoop reads lines until the end of the input and hands each valid
-// message to Read; anything else is answered here.
+// readLoop hands each valid message to Read and answers the rest.
 func (c *conn) readLoop(r *bufio.Reader) {
 	defer close(c.readDone)
 	var line []byte
@@ -238,8 +234,7 @@ func trimEOL(buf []byte, tooLong bool, limit int) ([]byte, bool, error) {
 }
 
 // FrameError is why a line carried no usable message: a JSON-RPC error
-// code, the message, and the request's id when readable (nil, sent as null,
-// otherwise).
+// code, the message, and the request's id when readable (else nil).
 type FrameError struct {
 	Code    int64
 	Message string
@@ -248,8 +243,8 @@ type FrameError struct {
 
 func (e *FrameError) Error() string { return e.Message }
 
-// wireMessage is every field of a JSON-RPC 2.0 request or response.
-// Method is raw so that a present but empty method is told from a missing one.
+// wireMessage is every field of a JSON-RPC 2.0 message; Method is raw to
+// tell an empty method from a missing one.
 type wireMessage struct {
 	JSONRPC any             `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -325,7 +320,6 @@ func idOf(id any) jsonrpc.ID {
 }
 
 // parseID reads a request id: a string, an integer, or absent/null (nil).
-// Anything else is an error.
 func parseID(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
