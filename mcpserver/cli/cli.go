@@ -18,7 +18,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 )
 
-// Env is the process's surroundings, passed in so tests can run the whole
+// Env is the process's environment, passed in so tests can run the
 // program in-process.
 type Env struct {
 	Getenv   func(string) string
@@ -33,8 +33,7 @@ type Env struct {
 	overrides map[string]string
 }
 
-// getenv reads a setting: a flag given on the command line, else the
-// environment.
+// getenv reads a setting: a command-line flag, else the environment.
 func (e Env) getenv(name string) string {
 	if v, ok := e.overrides[name]; ok {
 		return v
@@ -42,8 +41,8 @@ func (e Env) getenv(name string) string {
 	return e.Getenv(name)
 }
 
-// EmbeddedFunc starts a StoreLink inside the process. fixedNow, when not
-// zero, pins its clock (and the server's) for reproducible runs.
+// EmbeddedFunc starts a StoreLink inside the process; a non-zero fixedNow
+// pins its clock.
 type EmbeddedFunc = app.EmbeddedFunc
 
 // EmbeddedUpstream is a running in-process StoreLink.
@@ -67,8 +66,7 @@ type command struct {
 	synopsis string
 }
 
-// commands are the subcommands by name; version and help are answered by
-// Run itself, under each of their spellings.
+// commands are the subcommands by name; Run answers version and help.
 var commands = map[string]command{
 	"stdio":     {runStdio, stdioSynopsis},
 	"serve":     {runServe, serveSynopsis},
@@ -108,8 +106,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	return exitError(err)
 }
 
-// exitError converts an *app.Error into an *ExitError with the same code
-// and message.
+// exitError converts an *app.Error into an *ExitError.
 func exitError(err error) error {
 	var exit *ExitError
 	var failed *app.Error
@@ -131,9 +128,8 @@ func (e Env) options() app.Options {
 	return app.Options{Getenv: e.getenv, ReadFile: e.ReadFile, Log: e.Stderr, Embedded: e.Embedded}
 }
 
-// parseFlags parses a subcommand's flags, in any position, with the
-// settings flags added. -h and --help print the synopsis and return
-// flag.ErrHelp, which Run treats as success.
+// parseFlags parses a subcommand's flags with the settings flags added.
+// -h and --help print the synopsis and return flag.ErrHelp (success).
 func parseFlags(fs *flag.FlagSet, args []string, env Env, synopsis string) ([]string, error) {
 	if fs.Name() != "audit" {
 		addSettingFlags(fs, env)
@@ -145,8 +141,8 @@ func parseFlags(fs *flag.FlagSet, args []string, env Env, synopsis string) ([]st
 	return rest, err
 }
 
-// addSettingFlags adds the flag of every non-secret setting; a flag the
-// subcommand defines itself keeps its meaning.
+// addSettingFlags adds every non-secret setting's flag that the
+// subcommand does not define itself.
 func addSettingFlags(fs *flag.FlagSet, env Env) {
 	config.AddFlags(fs, func(name, value string) { env.overrides[name] = value })
 }

@@ -320,8 +320,8 @@ func (a *App) upstreamKind() string {
 	return "storelink"
 }
 
-// refuseMockNow refuses STORELINK_MOCK_NOW without the embedded demo:
-// a pinned clock must never touch a real StoreLink's records.
+// refuseMockNow refuses STORELINK_MOCK_NOW without the embedded demo: a
+// pinned clock would set approval expiry and audit times for a real StoreLink.
 func refuseMockNow(cfg *config.Config) error {
 	if cfg.MockNow.IsZero() {
 		return nil
