@@ -13,11 +13,9 @@ import (
 )
 
 // File is a token file that follows its changes. Every Lookup compares the
-// file's status with the loaded version's; when they differ, or the change
-// is too recent to tell, it hashes the content and reloads if it differs.
-// This covers in-place edits, rename rotation and symlink swaps.
-// A failed reload denies every token until the file is fixed, so a typo
-// made while revoking does not leave the revoked token working.
+// file's status with the loaded version's and, when it differs or is too
+// recent to trust, reloads if the content hash differs. A failed reload
+// denies every token until the file is fixed.
 type File struct {
 	path string
 	log  *slog.Logger
@@ -33,8 +31,8 @@ type File struct {
 	failed stamp
 }
 
-// racyWindow: a write within the timestamp tick of the last read may leave
-// the status unchanged (ticks are ms on Linux, 2 s on FAT).
+// racyWindow: a write within one timestamp tick of the last read may
+// leave the status unchanged.
 const racyWindow = 2 * time.Second
 
 // stamp identifies one version of the file, as far as its status can.
@@ -94,8 +92,7 @@ func Open(path string, log *slog.Logger) (*File, error) {
 	return f, nil
 }
 
-// SetLogger sets where reloads are reported. Call it before the first
-// Lookup.
+// SetLogger sets where reloads are reported; call it before Lookup.
 func (f *File) SetLogger(log *slog.Logger) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -121,8 +118,8 @@ func (f *File) Lookup(token string) (label string, ok bool) {
 	return set.Lookup(token)
 }
 
-// refresh re-reads the file when its status differs or is in doubt. f.mu is
-// held.
+// refresh re-reads the file when its status differs or is in doubt.
+// f.mu is held.
 func (f *File) refresh() {
 	fi, err := os.Stat(f.path)
 	if err != nil {
@@ -162,16 +159,15 @@ func (f *File) recheck(st stamp) {
 	}
 	f.log.Info("auth.tokens_reloaded", "path", f.path, "tokens", set.Len(), "labels", set.Labels())
 	if fi, err := os.Stat(f.path); err == nil {
-		// Refused at start-up; after a rotation, refusing every caller would be
-		// an outage, so only warn.
+		// After a rotation, refusing every caller would be an outage: warn.
 		if err := secretfile.CheckInfo(f.path, fi); err != nil {
 			f.log.Warn("auth.tokens_file_mode", "path", f.path, "error", err.Error())
 		}
 	}
 }
 
-// fail drops every token after a failed reload. st is the stamp of the
-// version that failed (zero when the file could not even be examined).
+// fail drops every token after a failed reload of stamp st (zero when
+// the file could not be examined).
 func (f *File) fail(st stamp, err error) {
 	first := f.set != nil || f.failed != st
 	f.set, f.stamp, f.failed = nil, stamp{}, st

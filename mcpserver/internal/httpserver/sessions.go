@@ -15,10 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sessionCap bounds the stateful sessions open at once, in all and per
-// bearer token. The SDK tracks which sessions are alive; the cap records
-// which token opened each and counts creations in flight, so concurrent
-// initializations cannot overshoot.
+// sessionCap bounds open stateful sessions, in all and per token. The SDK
+// tracks live sessions; the cap records each session's token and counts
+// creations in flight.
 type sessionCap struct {
 	max, perToken int
 	server        *mcp.Server
@@ -41,8 +40,7 @@ func newSessionCap(max, perToken int, server *mcp.Server, log *slog.Logger) *ses
 func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-			// The SDK forgets a deleted session shortly after answering; free the
-			// place now.
+			// The SDK forgets a deleted session shortly after; free it now.
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
 			if sw.code == http.StatusNoContent {
@@ -70,11 +68,9 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// countRequests applies the session caps to stateless (2026-07-28)
-// requests: each counts as a session while its handler runs. As MCP
-// middleware it frees the place before the answer is written. Session
-// requests pass. A request over a cap gets a JSON-RPC error and its handler
-// never runs.
+// countRequests applies the session caps to stateless requests, each
+// counted while its handler runs, and refuses one over a cap with a JSON-RPC
+// error. Session requests pass.
 func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") || req.GetSession() == nil || req.GetSession().ID() != "" {
@@ -94,8 +90,7 @@ func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// codeOverCap is the JSON-RPC error code of a request refused at a cap
-// (server range -32000 to -32099).
+// codeOverCap is the JSON-RPC error code of a request refused at a cap.
 const codeOverCap = -32000
 
 // forget frees the place of a session that ended.
@@ -116,8 +111,7 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// isInitialize reports whether the POST body is an initialize request. A
-// body that does not parse is left for the SDK to refuse.
+// isInitialize reports whether the POST body is an initialize request.
 func isInitialize(r *http.Request) bool {
 	body, err := peekBody(r)
 	var m struct {
@@ -126,12 +120,10 @@ func isInitialize(r *http.Request) bool {
 	return err == nil && json.Unmarshal(body, &m) == nil && m.Method == "initialize"
 }
 
-// admit reserves a place for a session of label, or says why there is none.
-// release records the new session's id ("" if none was created). The
-// refusal names the settings to raise; it reaches the client and the log.
+// admit reserves a place for a session of label, or says why not; release
+// records the new session's id ("" if none). The refusal names the settings.
 func (c *sessionCap) admit(label string) (release func(sessionID string), refusal string) {
-	// A session counts once initialized; a request that opens none is
-	// closed by the SDK, possibly after its answer.
+	// A session counts once initialized; the SDK may close others late.
 	live := map[string]bool{}
 	for ss := range c.server.Sessions() {
 		if ss.InitializeParams() != nil {

@@ -33,8 +33,8 @@ type keySet struct {
 // flightKey names the one read of the key set in the single flight.
 const flightKey = "jwks"
 
-// CheckURL accepts an https URL, or an http one to a loopback host (a
-// provider on the same machine, as in tests), without query or fragment.
+// CheckURL accepts an https URL, or http to a loopback host, without
+// query or fragment.
 func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -68,8 +68,8 @@ func metadataURLs(issuer string) []string {
 	return []string{rfc.String(), oidc.String()}
 }
 
-// discover reads the provider's metadata, from the first well-known URI
-// that has it, and checks that it is the configured issuer's.
+// discover reads the provider's metadata from the first well-known URI
+// that has it and checks its issuer.
 func (v *Verifier) discover(ctx context.Context) (*oauthex.AuthServerMeta, error) {
 	var tried []string
 	for _, u := range metadataURLs(v.issuer) {
@@ -97,8 +97,8 @@ func (v *Verifier) discover(ctx context.Context) (*oauthex.AuthServerMeta, error
 	return nil, fmt.Errorf("no issuer metadata found (%s): check OAUTH_ISSUER", strings.Join(tried, "; "))
 }
 
-// getJSON reads one JSON document from the provider into dst. It returns
-// the HTTP status it got (0 without one).
+// getJSON reads one JSON document into dst and returns the HTTP status
+// (0 without one).
 func (v *Verifier) getJSON(ctx context.Context, u string, dst any) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
 	defer cancel()
@@ -142,8 +142,7 @@ func (v *Verifier) fetch(ctx context.Context) (*keySet, error) {
 	}
 	usable := set.Keys[:0]
 	for _, k := range set.Keys {
-		// Only asymmetric public signing keys: a symmetric key in a public set
-		// would be a secret everyone can read.
+		// Only asymmetric public signing keys.
 		if k.Valid() && k.IsPublic() && k.KeyID != "" && (k.Use == "" || k.Use == "sig") {
 			usable = append(usable, k)
 		}
@@ -159,9 +158,8 @@ func (v *Verifier) fetch(ctx context.Context) (*keySet, error) {
 	return &keySet{JSONWebKeySet: jose.JSONWebKeySet{Keys: usable}, loaded: v.now()}, nil
 }
 
-// refetch returns the outcome of a key set read: the running one, or a new
-// one unless one started within RefreshInterval (nil then). The read
-// finishes even if every waiter is gone.
+// refetch returns the running key set read, or a new one unless one
+// started within RefreshInterval (nil then). Reads finish without waiters.
 func (v *Verifier) refetch(ctx context.Context) <-chan singleflight.Result {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -201,9 +199,9 @@ func await(ctx context.Context, ch <-chan singleflight.Result) (*keySet, error) 
 	}
 }
 
-// key returns the key kid names. A known key in a set younger than
-// KeysMaxAge is returned at once (from KeysRefreshAge on, a background read
-// starts); otherwise it waits for a read while ctx allows.
+// key returns the key kid names: at once from a set younger than
+// KeysMaxAge (starting a background read from KeysRefreshAge), else after
+// a read while ctx allows.
 func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
 	ks := v.keys.Load()
 	age := v.now().Sub(ks.loaded)
