@@ -22,28 +22,23 @@ import (
 type Setting struct {
 	// Name is the environment variable.
 	Name string
-	// Default is the default as the README shows it (Markdown); "" when the
-	// kind shows its own default, or there is none.
+	// Default is the README's default (Markdown); "" when the kind shows it
+	// or there is none.
 	Default string
-	// Description is the README's explanation (Markdown, one sentence or
-	// more, ending in a period).
+	// Description is the README's explanation (Markdown, full sentences).
 	Description string
-	// Usage is the flag's one-line help, the argument's name in backquotes
-	// as package flag takes it; the variable is appended.
+	// Usage is the flag's help, the argument's name in backquotes.
 	Usage string
-	// Secret marks a setting never echoed and never taken from a flag
-	// (argv is visible to every local user).
+	// Secret: never echoed, never a flag (argv is visible to local users).
 	Secret bool
-	// Bundle, when set, makes the setting an install question of the MCP
-	// bundle (user_config).
+	// Bundle, when set, makes it an install question of the MCP bundle.
 	Bundle *BundleQuestion
 
 	// kind parses the setting; nil when only a cross-setting rule reads it.
 	kind kind
 }
 
-// kind parses one setting: a reader into the configuration, the default
-// it shows, and whether its flag takes no value.
+// kind parses one setting, shows its default, and marks boolean flags.
 type kind struct {
 	read func(l *loader, c *Config, name string)
 	// shown is the default value in the README's words; "" when none.
@@ -105,8 +100,7 @@ func text(field func(*Config) *string) kind {
 	}}
 }
 
-// exporter is otlp or none (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER);
-// otlp when unset. Load's telemetry rule uses what it read.
+// exporter is otlp (when unset) or none.
 func exporter(on func(*loader) *bool) kind {
 	return kind{shown: "otlp", read: func(l *loader, _ *Config, name string) {
 		*on(l) = l.enum(name, "otlp", "otlp", "none") == "otlp"
@@ -118,8 +112,7 @@ func parsed(read func(l *loader, c *Config, name string)) kind {
 	return kind{read: read}
 }
 
-// The variables other packages name in their messages, as the table's rows
-// write them.
+// The variables other packages name in their messages.
 const (
 	EnvKeyring        = "STORELINK_KEYRING"
 	EnvKeyringFile    = "STORELINK_KEYRING_FILE"

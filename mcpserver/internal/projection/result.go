@@ -10,8 +10,7 @@ const (
 	ConfidenceHigh   Confidence = "high"
 	ConfidenceMedium Confidence = "medium"
 	ConfidenceLow    Confidence = "low"
-	// ConfidenceNone: the projection declined to estimate; no window, no
-	// shortfall, every yes/no answer "unknown".
+	// ConfidenceNone: the projection declined; every yes/no is "unknown".
 	ConfidenceNone Confidence = "none"
 )
 
@@ -42,11 +41,9 @@ const (
 	FlagInsufficientHistory Flag = "insufficient_history"
 	// FlagNoSalesInWindow: no units sold in the window outside bulk transactions.
 	FlagNoSalesInWindow Flag = "no_sales_in_window"
-	// FlagBulkDominatesDay: on some day, bulk transactions made at least
-	// half the units; they are left out of the sell rate.
+	// FlagBulkDominatesDay: on some day, bulk made at least half the units.
 	FlagBulkDominatesDay Flag = "bulk_transaction_dominates_day"
-	// FlagPossibleStockoutDays: zero-sale trading days where the usual rate
-	// predicted several; left out of the sell rate.
+	// FlagPossibleStockoutDays: zero-sale days where sales were expected.
 	FlagPossibleStockoutDays Flag = "possible_stockout_days"
 	// FlagHighVariability: the daily rates' CV is above MaxSteadyCV.
 	FlagHighVariability Flag = "high_variability"
@@ -77,8 +74,7 @@ const (
 	DayZeroSales        DayFlag = "zero_sales"
 	DayPossibleStockout DayFlag = "possible_stockout"
 	DayBulkDominated    DayFlag = "bulk_dominated"
-	// DayNoHistory: an open day before the first recorded sale or the start
-	// of StoreLink's history; never enters the sell rate.
+	// DayNoHistory: before the first sale or the history start; not used.
 	DayNoHistory DayFlag = "no_history"
 )
 
@@ -93,9 +89,8 @@ type Band struct {
 	High float64 `json:"high" jsonschema:"Upper end of the sell rate: the 75th percentile of the daily rates."`
 }
 
-// Window is when the SKU is projected to run out, as RFC 3339 times with
-// the store's offset; a null end lies beyond the horizon or there is no
-// projection.
+// Window is when the SKU is projected to run out (RFC 3339, store offset);
+// a null end lies beyond the horizon or there is no projection.
 type Window struct {
 	Earliest *string `json:"earliest" jsonschema:"Earliest stockout, at the high sell rate; null when not within horizon_days or not projected."`
 	Latest   *string `json:"latest" jsonschema:"Latest stockout, at the low sell rate; null when not within horizon_days or not projected."`
@@ -114,8 +109,7 @@ type DayEvidence struct {
 	Flags        []DayFlag `json:"flags" jsonschema:"Any of: closed, zero_sales, possible_stockout, bulk_dominated, no_history (before the first sale or StoreLink's history)."`
 }
 
-// Result is the projection. Times are RFC 3339 with the store's offset;
-// counts are units.
+// Result is the projection: RFC 3339 times with the store's offset, units.
 type Result struct {
 	AsOf     string `json:"as_of" jsonschema:"The moment the projection was computed, in store-local time."`
 	Timezone string `json:"timezone" jsonschema:"The store's IANA timezone."`
@@ -154,10 +148,9 @@ type Result struct {
 	Caveat           string        `json:"caveat" jsonschema:"One sentence the answer should carry with it."`
 }
 
-// DaysOfCover returns how many calendar days units would last at the band
-// (low at the high rate, high at the low rate), using the average trading
-// hours per day. ok is false when there is no band, no trading, or a zero
-// low rate.
+// DaysOfCover returns how many calendar days units would last at the band,
+// at the average trading hours per day. ok is false without a band, without
+// trading, or with a zero low rate.
 func (r Result) DaysOfCover(units int64) (low, high float64, ok bool) {
 	if r.UnitsPerTradingHour == nil || r.TradingHoursPerDay <= 0 || r.UnitsPerTradingHour.Low <= 0 {
 		return 0, 0, false
