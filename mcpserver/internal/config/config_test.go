@@ -56,7 +56,7 @@ type problem struct {
 }
 
 // refuses runs Load on each problem and checks its messages; none may
-// show one of secrets.
+// refuses runs Load on each problem and checks its messages for secrets.
 func refuses(t *testing.T, cases []problem, secrets ...string) {
 	t.Helper()
 	for _, tt := range cases {
@@ -75,7 +75,7 @@ func refuses(t *testing.T, cases []problem, secrets ...string) {
 }
 
 // wantProblems checks that err lists one message per entry of want, each
-// starting with it, and shows none of secrets.
+// wantProblems checks err has one message per want prefix, and no secret.
 func wantProblems(t *testing.T, err error, want []string, secrets ...string) {
 	t.Helper()
 	if err == nil {
