@@ -18,7 +18,7 @@ const (
 	initBody  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
 )
 
-// testEnv points at upstream with one store key and a private state file.
+// testEnv points at upstream with one store key and a private state database.
 func testEnv(t *testing.T, upstream string, vars map[string]string) (Env, *mcptest.SyncBuffer) {
 	t.Helper()
 	all := apptest.Vars(t, upstream, vars)

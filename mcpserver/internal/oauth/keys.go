@@ -18,10 +18,9 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// This file finds the provider's metadata (RFC 8414, else OpenID Connect
-// discovery) and reads its key set. No redirect is followed. The set in use
-// is an immutable value behind an atomic pointer, re-read (one read at a
-// time) when a token names an unknown key or the set grows old.
+// This file reads the provider's metadata (RFC 8414, else OpenID Connect)
+// and key set, without following redirects. The set in use is immutable,
+// re-read one at a time for an unknown key or an old set.
 
 // keySet is one read of the provider's key set.
 type keySet struct {
