@@ -5,9 +5,8 @@
 //	  -X github.com/korral/storelink/mcpserver/buildinfo.Commit=abc1234 \
 //	  -X github.com/korral/storelink/mcpserver/buildinfo.Date=2026-11-30T12:00:00Z" ./cmd/storelink-mcp
 //
-// An unstamped build (go run, go build, go install) falls back to what the Go
-// toolchain recorded in the binary: the main module's version and the VCS
-// revision and time, when the build had them.
+// An unstamped build falls back to the main module's version and VCS
+// information the toolchain recorded.
 package buildinfo
 
 import (

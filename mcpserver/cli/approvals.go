@@ -25,17 +25,15 @@ of the same name. A rejection needs --reason, which the audit trail keeps. Flags
 come before or after the id.
 `
 
-// runApprovals is the human side of the write path: list, show, approve or
-// reject staged orders, and resolve an order whose outcome is unknown.
-// Deciding needs a named approver (`approvers add`) and their secret, which
-// the server checks against its own register; the agent never sees either.
-// Flags may come before or after the id.
+// runApprovals lists, shows, approves or rejects staged orders, and
+// resolves orders whose outcome is unknown. Deciding needs a named approver
+// and their secret. Flags may come before or after the id.
 func runApprovals(ctx context.Context, args []string, env Env) error {
 	fs := flag.NewFlagSet("approvals", flag.ContinueOnError)
 	who := fs.String("approver", "", "approve, reject, resolve: the approver deciding, as `approvers add` registered them")
 	secretFile := fs.String("secret-file", "", "file holding the approver's secret (else --secret-stdin, else APPROVER_SECRET)")
 	secretStdin := fs.Bool("secret-stdin", false, "read the approver's secret from stdin")
-	// --as named whoever one liked; it is refused with the way forward.
+	// --as is removed; it is refused with the replacement.
 	as := fs.String("as", "", "removed: use --approver")
 	credFile := fs.String("credential-file", "", "removed: use --secret-file")
 	all := fs.Bool("all", false, "list: every staged order, decided and lapsed ones too")
@@ -71,8 +69,7 @@ func runApprovals(ctx context.Context, args []string, env Env) error {
 		}
 		defer a.Close()
 		if verb == "list" {
-			// Listing only reads: a lapsed approval reads as expired here
-			// and is written down by the next decision about it.
+			// Listing only reads; lapsed approvals show as expired.
 			entries, err := a.Staged(ctx, *all)
 			if err != nil {
 				return err

@@ -16,8 +16,8 @@ import (
 )
 
 // entryJSON is a staged order as `approvals show` prints it. Its
-// approval_binding fingerprints the request shown at its StoreLink
-// (state.ApprovalBinding); an approval sends only that.
+// approval_binding fingerprints the request (state.ApprovalBinding); an
+// approval sends only that.
 func entryJSON(e state.Entry) map[string]any {
 	return map[string]any{"approval_id": e.ApprovalID, "idempotency_key": e.IdempotencyKey, "state": e.State, "store_id": e.StoreID,
 		"sku": e.SKU, "quantity_units": e.QuantityUnits, "reason": e.Reason, "requested_by": e.RequestedBy, "decided_by": e.DecidedBy,
@@ -36,15 +36,14 @@ type person struct {
 }
 
 // secret is the approver's secret: from --secret-file, else stdin with
-// --secret-stdin, else APPROVER_SECRET (fromEnv, as config read it). One
-// trailing line break is not part of it. It is never echoed.
+// --secret-stdin, else APPROVER_SECRET. One trailing line break is dropped.
+// It is never echoed.
 func (p person) secret(env Env, verb, fromEnv string) (string, error) {
 	var raw string
 	switch {
 	case p.secretFile != "":
-		// An approver's secret that other users can read is refused, as
-		// every other secret file is (secretfile states the rule). A path
-		// that is not on the disk is judged by the read alone.
+		// Refused when other users can read it (package secretfile). A path
+		// not on disk is checked by the read alone.
 		if err := secretfile.Check(p.secretFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", usageError("approvals %s: --secret-file: %v", verb, err)
 		}
@@ -112,17 +111,15 @@ func decide(ctx context.Context, env Env, verb, id string, p person) error {
 }
 
 // resolve records what a person found at StoreLink about an order whose
-// outcome is unknown (or that a crash left sending): the order id it became,
-// or that StoreLink holds no such order (app.App.Resolve).
+// outcome is unknown (app.App.Resolve).
 func resolve(ctx context.Context, env Env, key string, p person, orderID string) error {
 	a, err := app.New(ctx, env.options(), app.StateOnly)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	// In approval mode, deciding anything about an order needs a verified
-	// approver; elsewhere the state file's owner is the person in charge,
-	// and the name is recorded as given.
+	// In approval mode this needs a verified approver; otherwise the name
+	// is recorded as given.
 	presented := ""
 	if a.Config().WriteApproval == config.ApprovalRequired {
 		if presented, err = p.secret(env, "resolve", a.Config().ApproverSecret); err != nil {

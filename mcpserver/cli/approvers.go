@@ -104,8 +104,7 @@ func runApprovers(ctx context.Context, args []string, env Env) error {
 	}
 }
 
-// parseStoreList splits "47, 102" into ids. Their form is checked here,
-// their presence in the keyring once the configuration is loaded.
+// parseStoreList splits "47, 102" into ids, checking only their form.
 func parseStoreList(v string) ([]string, error) {
 	var ids []string
 	for _, id := range strings.Split(v, ",") {
@@ -122,9 +121,7 @@ func parseStoreList(v string) ([]string, error) {
 	return ids, nil
 }
 
-// readSecret reads a secret from r: everything up to the end, less one
-// trailing line break, so that `echo … |` and a file with a final newline
-// both work.
+// readSecret reads r to the end, less one trailing line break.
 func readSecret(r io.Reader) (string, error) {
 	if r == nil {
 		return "", errors.New("no standard input")

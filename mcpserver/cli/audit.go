@@ -14,17 +14,16 @@ import (
 
 const auditSynopsis = "Usage: storelink-mcp audit [report] [flags]\n\nPrint the audit trail, oldest first; \"report\" prints per-tool statistics and the\npilot questions instead. --tool takes a short (check_stock_risk) or full name."
 
-// toolNames are the server's tools, as the audit trail records them. A test
-// compares the list with the real server's tools/list.
+// toolNames are the server's tools as the audit trail records them (a test
+// checks them against tools/list).
 var toolNames = []string{
 	"korral_list_authorized_stores", "korral_check_stock_risk", "korral_list_recent_sales",
 	"korral_get_order_status", "korral_raise_replenishment_order",
 }
 
-// fullToolName accepts a tool's full name or the short one the trail's
-// table prints (check_stock_risk), the approval actions
-// (approvals.approve) and the prompts (prompt.korral_restock_gaps).
-// Anything else is refused rather than matching nothing in silence.
+// fullToolName accepts a tool's full or short name, an approval action
+// (approvals.approve) or a prompt (prompt.korral_restock_gaps), and refuses
+// anything else.
 func fullToolName(name string) (string, error) {
 	if name == "" || strings.HasPrefix(name, "approvals.") || strings.HasPrefix(name, "prompt.") {
 		return name, nil

@@ -12,8 +12,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// printTrail prints the audit records as a table, or one JSON object a
-// line.
+// printTrail prints the audit records as a table or JSON lines.
 func printTrail(w io.Writer, recs []state.AuditRecord, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
@@ -45,7 +44,7 @@ func auditJSON(r state.AuditRecord) map[string]any {
 		"tool": r.Tool, "store_id": r.StoreID, "sku": r.SKU, "outcome": r.Outcome, "error_code": r.ErrorCode,
 		"summary": r.Summary, "duration_ms": r.DurationMS}
 	if r.TraceID != "" {
-		// The call's trace in the tracing backend (docs/observability.md).
+		// The call's trace in the tracing backend.
 		m["trace_id"] = r.TraceID
 	}
 	return m
@@ -101,28 +100,22 @@ func share(what string, n, of int) string {
 	return fmt.Sprintf("%s: %d of %d (%.1f%%)", what, n, of, 100*float64(n)/float64(of))
 }
 
-// pilot answers the two questions that decide whether the tool surface
-// should change. If buyers' agents mostly follow a risk check with the raw
-// sales, the check's evidence is not enough on its own; if they rarely check
-// an order after raising it, the status tool earns no place in every turn's
-// context.
+// pilot counts how agents use the tools: whether risk checks are followed
+// by raw sales lookups, and whether raised orders are checked afterwards.
 type pilot struct {
-	// RiskChecks counts successful risk checks that belong to a session
-	// (stateless HTTP calls have none, so no follow-up can be told).
+	// RiskChecks counts successful risk checks within a session.
 	RiskChecks int `json:"risk_checks"`
-	// FollowedBySales counts those followed, later in the same session, by
+	// FollowedBySales counts those later followed in the session by
 	// korral_list_recent_sales for the same store and SKU.
 	FollowedBySales int `json:"followed_by_sales"`
 	// OrdersRaised counts orders the server sent to StoreLink.
 	OrdersRaised int `json:"orders_raised"`
-	// StatusChecked counts those followed, later and in any session (a
-	// buyer often checks the next day), by korral_get_order_status for the
-	// same store and SKU.
+	// StatusChecked counts orders later followed, in any session, by
+	// korral_get_order_status for the same store and SKU.
 	StatusChecked int `json:"status_checked"`
 }
 
-// raisedPrefix starts the audit summary of a raise that reached StoreLink,
-// as opposed to a preview, a staged order or a replay.
+// raisedPrefix starts the audit summary of a raise that reached StoreLink.
 const raisedPrefix = "Raised order "
 
 // answerPilot counts over records in time order, as QueryAudit returns them.

@@ -1,9 +1,6 @@
 // Package cli is the storelink-mcp program: it turns the command line into
 // one command and its exit code. Each command parses its flags and calls
-// package app, which builds the parts and serves them. It imports no part
-// itself (no upstream, state backend, approver or transport). The binary in
-// cmd/storelink-mcp only supplies the process's environment and the
-// embedded StoreLink.
+// package app; cli imports no other part.
 package cli
 
 import (
@@ -21,7 +18,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 )
 
-// Env is the process's surroundings, passed in so tests can run the whole
+// Env is the process's environment, passed in so tests can run the
 // program in-process.
 type Env struct {
 	Getenv   func(string) string
@@ -31,14 +28,12 @@ type Env struct {
 	Stderr   io.Writer
 	// Embedded starts an in-process StoreLink when UPSTREAM_BASE_URL is unset.
 	Embedded EmbeddedFunc
-	// overrides are the settings given as flags (--read-only, --log-level,
-	// --log-file). They win over the environment; Run creates the map, and
-	// copies of Env share it, so a subcommand's flags reach package app.
+	// overrides are the settings given as flags. They win over the
+	// environment; copies of Env share the map Run creates.
 	overrides map[string]string
 }
 
-// getenv reads a setting: a flag given on the command line, else the
-// environment. Secrets have no flags, so for them the environment rules.
+// getenv reads a setting: a command-line flag, else the environment.
 func (e Env) getenv(name string) string {
 	if v, ok := e.overrides[name]; ok {
 		return v
@@ -46,8 +41,8 @@ func (e Env) getenv(name string) string {
 	return e.Getenv(name)
 }
 
-// EmbeddedFunc starts a StoreLink inside the process. fixedNow, when not
-// zero, pins its clock (and the server's) for reproducible runs.
+// EmbeddedFunc starts a StoreLink inside the process; a non-zero fixedNow
+// pins its clock.
 type EmbeddedFunc = app.EmbeddedFunc
 
 // EmbeddedUpstream is a running in-process StoreLink.
@@ -62,19 +57,16 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// Version is the program's version, reported in the MCP handshake, in the
-// start-up log and on /readyz (see package buildinfo).
+// Version is the program's version (see package buildinfo).
 var Version = buildinfo.Get().Version
 
-// command is one subcommand: what runs it, and the first lines of its
-// --help.
+// command is one subcommand: its function and the first lines of --help.
 type command struct {
 	run      func(ctx context.Context, args []string, env Env) error
 	synopsis string
 }
 
-// commands are the subcommands by name; version and help are answered by
-// Run itself, under each of their spellings.
+// commands are the subcommands by name; Run answers version and help.
 var commands = map[string]command{
 	"stdio":     {runStdio, stdioSynopsis},
 	"serve":     {runServe, serveSynopsis},
@@ -114,9 +106,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	return exitError(err)
 }
 
-// exitError gives a failure of package app, which carries its exit code
-// as an *app.Error, the program's *ExitError with the same code and
-// message.
+// exitError converts an *app.Error into an *ExitError.
 func exitError(err error) error {
 	var exit *ExitError
 	var failed *app.Error
@@ -133,15 +123,13 @@ func usageError(format string, args ...any) error {
 // usageErr is err as a usage error: exit code 2, its message unchanged.
 func usageErr(err error) error { return &ExitError{Code: 2, Err: err} }
 
-// options are the parts' surroundings as this environment gives them: the
-// settings with the command line's flags over the environment.
+// options are the app's options, with flags over the environment.
 func (e Env) options() app.Options {
 	return app.Options{Getenv: e.getenv, ReadFile: e.ReadFile, Log: e.Stderr, Embedded: e.Embedded}
 }
 
-// parseFlags parses a subcommand's flags, in any position, with the
-// settings flags added. -h and --help print the subcommand's synopsis to
-// stdout and return flag.ErrHelp, which Run turns into success.
+// parseFlags parses a subcommand's flags with the settings flags added.
+// -h and --help print the synopsis and return flag.ErrHelp (success).
 func parseFlags(fs *flag.FlagSet, args []string, env Env, synopsis string) ([]string, error) {
 	if fs.Name() != "audit" {
 		addSettingFlags(fs, env)
@@ -153,9 +141,8 @@ func parseFlags(fs *flag.FlagSet, args []string, env Env, synopsis string) ([]st
 	return rest, err
 }
 
-// addSettingFlags adds the flag of every setting that is not a secret
-// (config.AddFlags: MAX_ORDER_UNITS is --max-order-units); a flag the
-// subcommand defines itself keeps its meaning.
+// addSettingFlags adds every non-secret setting's flag that the
+// subcommand does not define itself.
 func addSettingFlags(fs *flag.FlagSet, env Env) {
 	config.AddFlags(fs, func(name, value string) { env.overrides[name] = value })
 }

@@ -15,9 +15,8 @@ the server's state database and sends approved orders to UPSTREAM_BASE_URL with 
 keyring's keys. A non-loopback address needs --tls-cert and --tls-key, or
 --behind-tls-proxy when a reverse proxy terminates TLS (see docs/operations.md).`
 
-// runConsole serves the approvals console alone, for deployments whose
-// MCP server runs over stdio: it opens the same state database and reaches
-// the same StoreLink (UPSTREAM_BASE_URL and the keyring) as the server.
+// runConsole serves the approvals console alone (for stdio deployments),
+// with the server's state database and StoreLink.
 func runConsole(ctx context.Context, args []string, env Env) error {
 	fs := flag.NewFlagSet("console", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)

@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// The console's commands refuse, before anything starts, what would carry
-// approver secrets in plain text off loopback, and malformed flags.
+// The console refuses plain-text secrets off loopback and malformed flags.
 func TestConsoleRefusesUnsafeOrBrokenStart(t *testing.T) {
 	up, calls := failingUpstream(t)
 	cases := []struct {

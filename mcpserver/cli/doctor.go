@@ -10,8 +10,7 @@ import (
 const doctorSynopsis = "Usage: storelink-mcp doctor [settings]\n\nCheck the configuration, reach UPSTREAM_BASE_URL, read each keyring store with its\nown key, and check the state database, the token file and the clock. One line per\ncheck with the fix; exit 0 only when all pass, 1 otherwise."
 
 // runDoctor checks what a deployment needs, in the order an operator would
-// fix it: the configuration, StoreLink at the base URL, each key, the state
-// database, the token file and the clock (app.Doctor).
+// fix it (app.Doctor).
 func runDoctor(ctx context.Context, args []string, env Env) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	rest, err := parseFlags(fs, args, env, doctorSynopsis)

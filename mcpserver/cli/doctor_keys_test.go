@@ -11,11 +11,9 @@ import (
 	"time"
 )
 
-// envelopeStoreLink is a StoreLink whose error envelope differs from the
-// contract ({"detail": ...}, as FastAPI writes it) and whose store data
-// keeps the contract. It knows the keys in keys (store to key); any other
-// key is refused with 401, a key of another store with 403. Without
-// storeList, GET /v1/stores is a 404 in the same envelope.
+// envelopeStoreLink is a StoreLink with a non-contract error envelope
+// ({"detail": ...}) and contract store data. Unknown keys get 401, another
+// store's key 403. Without storeList, GET /v1/stores is a 404.
 func envelopeStoreLink(t *testing.T, keys map[string]string, storeList bool) string {
 	owner := map[string]string{}
 	for store, key := range keys {
@@ -63,12 +61,9 @@ func doctorLine(out, check string) string {
 	return ""
 }
 
-// TestDoctorNamesTheKeyWhateverTheErrorBody: against a StoreLink whose
-// error envelope differs from the contract, a rotated key (401) and
-// another store's key (403) each name the store and the fix "install its
-// current key", never "the key is not the problem"; the upstream line says
-// what works and does not send the operator to UPSTREAM_BASE_URL, since
-// the answers are JSON.
+// With a non-contract error envelope, a rotated key (401) and another
+// store's key (403) each name the store and "install its current key"; the
+// upstream line does not blame UPSTREAM_BASE_URL, since answers are JSON.
 func TestDoctorNamesTheKeyWhateverTheErrorBody(t *testing.T) {
 	for _, storeList := range []bool{true, false} {
 		t.Run(map[bool]string{true: "with a store list", false: "without a store list"}[storeList], func(t *testing.T) {
@@ -108,9 +103,8 @@ func TestDoctorNamesTheKeyWhateverTheErrorBody(t *testing.T) {
 	}
 }
 
-// TestDoctorBlamesTheAddressOnlyWithoutJSON: a server whose every answer
-// is HTML (a web server at the wrong address) is the one case whose fix
-// is UPSTREAM_BASE_URL, for the upstream line and each store.
+// When every answer is HTML, the fix is UPSTREAM_BASE_URL, for the upstream
+// line and each store.
 func TestDoctorBlamesTheAddressOnlyWithoutJSON(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -129,9 +123,8 @@ func TestDoctorBlamesTheAddressOnlyWithoutJSON(t *testing.T) {
 	}
 }
 
-// TestDoctorOneStoreWithoutJSON: where other answers at the address are
-// JSON, one store answered with an HTML page (something in front of
-// StoreLink) is not blamed on UPSTREAM_BASE_URL.
+// One store answering HTML, among JSON answers, is not blamed on
+// UPSTREAM_BASE_URL.
 func TestDoctorOneStoreWithoutJSON(t *testing.T) {
 	good, err := url.Parse(envelopeStoreLink(t, map[string]string{"47": "key-47-0123456789", "102": "key-102-0123456789"}, true))
 	if err != nil {

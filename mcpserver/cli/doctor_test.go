@@ -71,9 +71,8 @@ func TestDoctorFailures(t *testing.T) {
 	}
 }
 
-// foreignStoreLink answers as another team's StoreLink would: FastAPI error
-// bodies ({"detail": ...}) and its own field names, so every answer breaks
-// our contract in some way.
+// foreignStoreLink answers with FastAPI error bodies and its own field
+// names, so every answer breaks the contract.
 func foreignStoreLink(t *testing.T) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
@@ -90,9 +89,8 @@ func foreignStoreLink(t *testing.T) string {
 	return srv.URL
 }
 
-// TestDoctorGoesOnAfterAContractError: the upstream check's contract error
-// (a 401 in another body) does not stop doctor; every store and key gets
-// its own line, each failure its fix, and the exit is 1.
+// A contract error of the upstream check does not stop doctor: every store
+// gets its line and fix, and the exit is 1.
 func TestDoctorGoesOnAfterAContractError(t *testing.T) {
 	env, _ := testEnv(t, foreignStoreLink(t), map[string]string{
 		"STORELINK_KEYRING": `{"47": "key-47-0123456789", "102": "key-102-0123456789", "55": "key-55-0123456789"}`,
@@ -127,8 +125,8 @@ func TestDoctorGoesOnAfterAContractError(t *testing.T) {
 	}
 }
 
-// TestDoctorSkipsKeysOnlyWhenNothingAnswered: with nothing at the base URL
-// no key is sent anywhere, and each store says it was not checked.
+// With nothing at the base URL no key is sent, and each store says it was
+// not checked.
 func TestDoctorSkipsKeysOnlyWhenNothingAnswered(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL

@@ -18,8 +18,7 @@ const (
 	initBody  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
 )
 
-// testEnv is a configuration pointing at upstream (a stand-in StoreLink) with
-// one store key and a private state database.
+// testEnv points at upstream with one store key and a private state database.
 func testEnv(t *testing.T, upstream string, vars map[string]string) (Env, *mcptest.SyncBuffer) {
 	t.Helper()
 	all := apptest.Vars(t, upstream, vars)
@@ -33,8 +32,7 @@ func testEnv(t *testing.T, upstream string, vars map[string]string) (Env, *mcpte
 	}, stderr
 }
 
-// failingUpstream is a StoreLink that answers every request with 503 and
-// counts them.
+// failingUpstream answers every request with 503 and counts them.
 func failingUpstream(t *testing.T) (*httptest.Server, *int64) { return apptest.FailingUpstream(t) }
 
 func writeTokens(t *testing.T, content string) string { return apptest.WriteFile(t, content) }

@@ -11,12 +11,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 )
 
-// TestSettingFlagsOnEveryCommand: every command that takes settings offers
-// the flag of every setting that is not a secret, and none collides with a
-// command's own flag (console --listen, serve --http, approvals --approver,
-// ...): a collision would leave the command's flag, whose help does not name
-// the variable. audit, migrate, approvals and approvers take no settings
-// flags (they never did).
+// Every command that takes settings offers the flag of every non-secret
+// setting, and none collides with a command's own flag. audit, migrate,
+// approvals and approvers take no settings flags.
 func TestSettingFlagsOnEveryCommand(t *testing.T) {
 	for _, cmd := range []string{"stdio", "serve", "console", "doctor"} {
 		t.Run(cmd, func(t *testing.T) {
@@ -46,9 +43,8 @@ func TestSettingFlagsOnEveryCommand(t *testing.T) {
 	}
 }
 
-// TestSettingFlagRefusedAsItsVariable: a bad value given as a flag is
-// refused with the variable's own message, as the environment's would be,
-// and the flag wins over the environment.
+// A bad flag value is refused with the variable's message, and the flag
+// wins over the environment.
 func TestSettingFlagRefusedAsItsVariable(t *testing.T) {
 	run := func(args []string, vars map[string]string) error {
 		env, _ := testEnv(t, "", vars)

@@ -1,7 +1,5 @@
-// Package cliflag holds the command-line conventions the toolkit's four
-// programs share: -h and --help print the usage to stdout and succeed,
-// flags may come before or after positional arguments, and a usage error
-// is one line.
+// Package cliflag holds the toolkit programs' shared command-line rules:
+// -h and --help succeed, flags and arguments mix, usage errors are one line.
 package cliflag
 
 import (
@@ -12,10 +10,9 @@ import (
 	"strings"
 )
 
-// Parse parses args into fs, letting flags and positional arguments mix in
-// any order ("--" ends the flags). It returns the positional arguments. On
-// -h or --help it writes synopsis and the flags' defaults to stdout and
-// returns flag.ErrHelp; any other error is one line, for stderr.
+// Parse parses args into fs in any order ("--" ends the flags) and returns
+// the positional arguments. On -h or --help it writes the usage to stdout
+// and returns flag.ErrHelp; any other error is one line.
 func Parse(fs *flag.FlagSet, args []string, synopsis string, stdout io.Writer) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}

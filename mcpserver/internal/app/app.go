@@ -1,11 +1,7 @@
-// Package app is the composition root of storelink-mcp. New reads the
-// configuration and builds the parts (log, state database, outcome journal,
-// telemetry, StoreLink client, MCP server) and hands them to one another;
-// ServeStdio, ServeHTTP and ServeConsole serve them. Every configuration
-// problem is an *Error with Code 2, found before anything starts.
-//
-// It only wires: decisions belong to the packages it builds (console,
-// replenish, doctor, approver). It reads no flags (package cli does).
+// Package app is the composition root of storelink-mcp: New reads the
+// configuration and builds the parts; ServeStdio, ServeHTTP and ServeConsole
+// serve them. It only wires: decisions belong to the packages it builds. It
+// reads no flags (package cli does).
 package app
 
 import (
@@ -32,12 +28,11 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 )
 
-// Version is the program's version, reported in the MCP handshake, in the
-// start-up log and on /readyz (see package buildinfo).
+// Version is the program's version (see package buildinfo).
 var Version = buildinfo.Get().Version
 
-// Error carries the process exit code of a failure: 2 for a configuration
-// or usage problem, 1 for a refusal.
+// Error carries a failure's exit code: 2 for configuration or usage, 1
+// for a refusal.
 type Error struct {
 	Code int
 	Err  error
@@ -54,21 +49,17 @@ func exit2(err error) error { return &Error{Code: 2, Err: err} }
 
 // Options are the process's surroundings that the parts need.
 type Options struct {
-	// Getenv reads a setting (the command line's overrides already
-	// applied).
+	// Getenv reads a setting, with command-line overrides applied.
 	Getenv func(string) string
 	// ReadFile reads a file named by a setting; nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
 	// Log is where the JSON log lines go unless LOG_FILE names a file.
 	Log io.Writer
-	// Embedded starts an in-process StoreLink when UPSTREAM_BASE_URL is
-	// unset; nil in a build without one.
+	// Embedded starts an in-process StoreLink; nil in builds without one.
 	Embedded EmbeddedFunc
-	// SessionName names the calls of a transport without protocol session
-	// ids (stdio) in the audit trail; "" for HTTP.
+	// SessionName names stdio calls in the audit trail; "" for HTTP.
 	SessionName string
-	// Metrics builds the Prometheus reader beside any OTLP export (serve
-	// --metrics).
+	// Metrics builds the Prometheus reader (serve --metrics).
 	Metrics bool
 }
 
@@ -90,8 +81,7 @@ type App struct {
 	embedded bool
 	keys     *keyring.Source
 	db       state.Store
-	// recorder records send outcomes in db through the outcome journal; nil
-	// when this configuration keeps no journal.
+	// recorder records send outcomes through the journal; nil without one.
 	recorder *journal.Recorder
 	now      func() time.Time
 	fixedNow time.Time
@@ -124,21 +114,16 @@ type Parts int
 const (
 	// ConfigOnly reads and checks the configuration; nothing is opened.
 	ConfigOnly Parts = iota
-	// StateOnly adds the log, the state database and the outcome journal
-	// (replayed into the ledger), for a command that runs no embedded demo
-	// StoreLink: it refuses STORELINK_MOCK_NOW, so its clock is the real
-	// one.
+	// StateOnly adds the log, the state database and the replayed outcome
+	// journal. It refuses STORELINK_MOCK_NOW.
 	StateOnly
-	// Server adds the telemetry SDK, the StoreLink client (starting the
-	// embedded demo StoreLink when UPSTREAM_BASE_URL is unset) and the MCP
-	// server.
+	// Server adds telemetry, the StoreLink client and the MCP server.
 	Server
 )
 
-// New is the one entry point: it reads the configuration and assembles
-// the parts up to parts, in order. Any configuration problem is an *Error
-// with code 2, reported before anything starts; on an error every part
-// opened so far is closed.
+// New reads the configuration and builds the parts up to parts. A
+// configuration problem is an *Error with code 2; on error, parts opened so
+// far are closed.
 func New(ctx context.Context, opts Options, parts Parts) (*App, error) {
 	a := &App{opts: opts, now: time.Now}
 	steps := []func(context.Context) error{a.loadConfig}
@@ -168,9 +153,8 @@ func (a *App) loadConfig(context.Context) error {
 }
 
 // checkClock refuses STORELINK_MOCK_NOW unless a server will run the
-// embedded demo StoreLink, whose clock it pins; a server without
-// UPSTREAM_BASE_URL in a build without the embedded StoreLink is refused
-// too, before the state database or the log file is opened.
+// embedded demo StoreLink, and refuses a server without UPSTREAM_BASE_URL in
+// a build without the embedded StoreLink, before anything is opened.
 func (a *App) checkClock(server bool) func(context.Context) error {
 	return func(context.Context) error {
 		cfg := a.cfg
@@ -188,8 +172,7 @@ func (a *App) checkClock(server bool) func(context.Context) error {
 	}
 }
 
-// openLog opens LOG_FILE, or logs to opts.Log. Every line logged with a
-// call's context carries its trace_id.
+// openLog opens LOG_FILE, or logs to opts.Log, with trace ids.
 func (a *App) openLog(context.Context) error {
 	logTo := a.opts.Log
 	if a.cfg.LogFile != "" {
@@ -214,16 +197,14 @@ func (a *App) openState(context.Context) error {
 	return nil
 }
 
-// openUpstream adds the StoreLink client, starting the embedded one when
-// no base URL is configured.
+// openUpstream adds the StoreLink client, embedded when no base URL is set.
 func (a *App) openUpstream(ctx context.Context) error {
 	cfg := a.cfg
 	baseURL, kr := cfg.UpstreamBaseURL, cfg.Keyring
 	a.upstreamID = replenish.UpstreamIdentity(baseURL)
 	if baseURL == "" {
 		if kr != nil {
-			// A production keyring without its StoreLink is a deployment
-			// that lost a setting; demo data served to it would pass as real.
+			// A production keyring without its StoreLink means a lost setting.
 			name := config.EnvKeyring
 			if cfg.KeyringFile != "" {
 				name = config.EnvKeyringFile
@@ -339,10 +320,8 @@ func (a *App) upstreamKind() string {
 	return "storelink"
 }
 
-// refuseMockNow refuses STORELINK_MOCK_NOW to a command that runs no
-// embedded demo StoreLink: its clock must be the real one. A pinned clock
-// would judge approvals' expiry and write the audit trail at a time of the
-// caller's choosing, against whatever StoreLink the ledger names.
+// refuseMockNow refuses STORELINK_MOCK_NOW without the embedded demo: a
+// pinned clock would set approval expiry and audit times for a real StoreLink.
 func refuseMockNow(cfg *config.Config) error {
 	if cfg.MockNow.IsZero() {
 		return nil

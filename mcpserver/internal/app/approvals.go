@@ -13,9 +13,9 @@ import (
 // Decision is a person's approval or rejection of a staged order.
 type Decision = replenish.Decision
 
-// Staged lists the staged orders; all adds the decided and lapsed ones.
-// Listing only reads: a lapsed approval reads as expired here and is
-// written down by the next decision about it.
+// Staged lists the staged orders; all adds decided and lapsed ones. It only
+// reads: a lapsed approval shows as expired and is recorded by the next
+// decision about it.
 func (a *App) Staged(ctx context.Context, all bool) ([]state.Entry, error) {
 	return a.workflow(nil).Staged(ctx, all)
 }
@@ -46,7 +46,7 @@ type Approved struct {
 	OrderStatus string
 	// Recorded is false when the ledger could not record the order yet;
 	// then Conflict names another outcome the ledger holds, or Journaled
-	// says the outcome journal at JournalPath keeps it.
+	// says the outcome journal keeps it.
 	Recorded    bool
 	Conflict    string
 	Journaled   bool
@@ -70,10 +70,9 @@ func (a *App) Approve(ctx context.Context, d Decision) (Approved, error) {
 }
 
 // Resolve records what a person found at StoreLink about an order whose
-// outcome is unknown (or that a crash left sending): the order id it
-// became, or ("") that StoreLink holds no such order. In approval mode the
-// person must be a verified approver; elsewhere the state file's owner is
-// the person in charge, and the name is recorded as given.
+// outcome is unknown: the order id, or "" when StoreLink has no such order.
+// In approval mode the person must be a verified approver; otherwise the
+// name is recorded as given.
 func (a *App) Resolve(ctx context.Context, key, name, secret, orderID string) (state.Entry, error) {
 	var verifier replenish.Verifier = replenish.Unverified{}
 	if a.cfg.WriteApproval == config.ApprovalRequired {
@@ -97,9 +96,9 @@ func (a *App) approvers() replenish.Verifier {
 	return replenish.Named{Approvers: approver.New(a.db)}
 }
 
-// workflow is the order workflow as a person's command drives it: the
-// gate of this environment's settings, the ledger, and the StoreLink each
-// entry was recorded for (reach), with verifier checking the person.
+// workflow is the order workflow for a person's command: the gate of these
+// settings, the ledger, and each entry's StoreLink (reach), with verifier
+// checking the person.
 func (a *App) workflow(verifier replenish.Verifier) *replenish.Workflow {
 	cfg := a.cfg
 	f := &replenish.Workflow{
@@ -129,9 +128,8 @@ func (a *App) workflow(verifier replenish.Verifier) *replenish.Workflow {
 	return f
 }
 
-// personError is a workflow error as a person's command answers it: exit
-// 1, except where the cause is already an exit of its own (a configuration
-// problem found while reaching StoreLink).
+// personError maps a workflow error to exit code 1, unless the cause
+// already carries its own exit code.
 func personError(err error) error {
 	var exit *Error
 	if errors.As(err, &exit) {

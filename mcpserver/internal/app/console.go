@@ -18,8 +18,7 @@ type ConsoleOptions = console.ListenOptions
 func ConsolePolicy(flagName string, o ConsoleOptions) error { return console.Policy(flagName, o) }
 
 // startConsole serves the approvals console over a's ledger and StoreLink.
-// Its login limit, sessions and login form key live in the state
-// database, shared by every replica.
+// Its login state lives in the state database, shared by every replica.
 func startConsole(a *App, o ConsoleOptions) (*console.Server, error) {
 	s, err := console.Listen(o, a.cfg.ConsolePublicURL, a.db.ConsoleFormKey, a.consoleBackend(), console.Options{Logger: a.log,
 		Sessions: approvals.Sessions{DB: a.db}, Logins: a.db})
@@ -30,10 +29,8 @@ func startConsole(a *App, o ConsoleOptions) (*console.Server, error) {
 	return s, err
 }
 
-// ServeConsole serves the approvals console alone, for deployments whose
-// MCP server runs over stdio, until ctx is cancelled: it opens the same
-// state database and reaches the same StoreLink (UPSTREAM_BASE_URL and the
-// keyring) as the server.
+// ServeConsole serves the approvals console alone (for stdio deployments)
+// until ctx is cancelled, with the server's state database and StoreLink.
 func ServeConsole(ctx context.Context, opts Options, o ConsoleOptions) error {
 	a, err := New(ctx, opts, StateOnly)
 	if err != nil {

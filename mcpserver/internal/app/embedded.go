@@ -10,12 +10,8 @@ import (
 )
 
 // EmbeddedFunc starts a StoreLink inside the process. fixedNow, when not
-// zero, pins its clock (and the server's) for reproducible runs.
-//
-// It is the hook through which a binary supplies the embedded demo
-// StoreLink: this module never imports the mock, so a production build
-// links none of it (ADR 0015). Everything around the mock (when it starts,
-// its keyring, its identity in the ledger, closing it) happens here.
+// zero, pins its clock (and the server's). A binary supplies it; this
+// module never imports the mock (ADR 0015).
 type EmbeddedFunc func(ctx context.Context, fixedNow time.Time) (*EmbeddedUpstream, error)
 
 // EmbeddedUpstream is a running in-process StoreLink.
@@ -34,9 +30,8 @@ func keyringFromMap(m map[string]string) (*keyring.Keyring, error) {
 	return keyring.Parse(data)
 }
 
-// KeyringStores are the store ids of the deployment's keyring: the
-// configured one, or the embedded demo StoreLink's when none is configured.
-// what names the command in the refusal of a keyring it cannot find.
+// KeyringStores are the store ids of the configured keyring, or of the
+// embedded demo StoreLink's; what names the command in the refusal.
 func (a *App) KeyringStores(ctx context.Context, what string) ([]string, error) {
 	if kr := a.cfg.Keyring; kr != nil {
 		return kr.StoreIDs(), nil

@@ -23,14 +23,11 @@ var writeTools = []string{"korral_raise_replenishment_order"}
 type ServeOptions struct {
 	// Addr is the MCP endpoint's listen address (host:port).
 	Addr string
-	// Stateless keeps no MCP sessions, so any replica can answer any
-	// request.
+	// Stateless keeps no MCP sessions.
 	Stateless bool
-	// InsecureNoAuth serves without bearer tokens on a non-loopback
-	// address.
+	// InsecureNoAuth serves without tokens on a non-loopback address.
 	InsecureNoAuth bool
-	// AllowedHosts are host names clients use to reach the server, besides
-	// loopback and the listen address.
+	// AllowedHosts are extra host names clients use to reach the server.
 	AllowedHosts []string
 	// RequestTimeout bounds one MCP request.
 	RequestTimeout time.Duration
@@ -42,9 +39,8 @@ type ServeOptions struct {
 	MetricsAddr string
 }
 
-// authPolicy decides, before anything starts, whether the server may run
-// with the given address, token file and identity provider. It returns the
-// listen host.
+// authPolicy decides whether the server may run with this address, token
+// file and identity provider, and returns the listen host.
 func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 	host, _, err := net.SplitHostPort(o.Addr)
 	if err != nil {
@@ -66,13 +62,11 @@ func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
 	return host, nil
 }
 
-// ServeHTTP serves MCP over Streamable HTTP until ctx is cancelled
-// (SIGTERM), then drains in-flight requests for at most the shutdown
-// timeout. With o.Console.Addr it serves the approvals console too, and
-// with o.MetricsAddr Prometheus /metrics, each on a listener of its own.
+// ServeHTTP serves MCP over Streamable HTTP until ctx is cancelled, then
+// drains in-flight requests for at most the shutdown timeout. It also
+// serves the console and /metrics when o asks for them.
 func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
-	// The policies are judged before anything starts (no database is
-	// opened, no embedded StoreLink started), from the configuration alone.
+	// Checked from the configuration alone, before anything is opened.
 	p, err := httpPolicies(ctx, opts, &o)
 	if err != nil {
 		return err
@@ -101,19 +95,18 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 	return a.serveUntilDone(ctx, srv, ln, side, o.ShutdownTimeout)
 }
 
-// httpPolicy is what the policies of serve found: the listen host, the
-// bearer token file (nil without one) and the /metrics token.
+// httpPolicy is the listen host, the token file (nil without one) and the
+// /metrics token.
 type httpPolicy struct {
 	listenHost   string
 	tokens       *bearer.File
 	metricsToken string
-	// jwksURI is where the identity provider's keys are read; set by
-	// httpServer.
+	// jwksURI is the provider's key set URL; set by httpServer.
 	jwksURI string
 }
 
-// httpPolicies loads the configuration and applies the authentication and
-// /metrics policies; every refusal is a configuration problem (exit 2).
+// httpPolicies loads the configuration and applies the policies; every
+// refusal exits 2.
 func httpPolicies(ctx context.Context, opts Options, o *ServeOptions) (httpPolicy, error) {
 	var p httpPolicy
 	c, err := New(ctx, opts, ConfigOnly)
@@ -139,9 +132,8 @@ func httpPolicies(ctx context.Context, opts Options, o *ServeOptions) (httpPolic
 	return p, nil
 }
 
-// httpServer builds the MCP transport with its authentication: the token
-// file, and the identity provider, which is asked for its keys now, so a
-// wrong issuer stops the server here with the reason.
+// httpServer builds the MCP transport with its authentication. It reads
+// the identity provider's keys now, so a wrong issuer fails at start.
 func (a *App) httpServer(ctx context.Context, o ServeOptions, p *httpPolicy) (*httpserver.Server, error) {
 	hopts := a.httpOptions(o, p.listenHost)
 	if a.cfg.OAuthIssuer != "" {
@@ -158,15 +150,13 @@ func (a *App) httpServer(ctx context.Context, o ServeOptions, p *httpPolicy) (*h
 	}
 	if p.tokens != nil {
 		p.tokens.SetLogger(a.log)
-		// Only a token file that exists goes into the interface: a nil
-		// *bearer.File in it would be a non-nil Tokens that admits nobody.
+		// A nil *bearer.File would be a non-nil Tokens admitting nobody.
 		hopts.Tokens = p.tokens
 	}
 	return httpserver.New(hopts)
 }
 
-// logHTTPStart logs how callers are authenticated and that the server
-// starts.
+// logHTTPStart logs the authentication and the start.
 func (a *App) logHTTPStart(o ServeOptions, p httpPolicy) {
 	if p.tokens != nil {
 		a.log.Info("auth.tokens_loaded", "path", p.tokens.Path(), "labels", p.tokens.Labels())
@@ -183,14 +173,13 @@ func (a *App) logHTTPStart(o ServeOptions, p httpPolicy) {
 	}
 	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
 	if o.Stateless {
-		// A stateless server does not keep a 2025-11-25 client's
-		// capabilities between requests (ADR 0020).
+		// Stateless: a 2025-11-25 client's capabilities are not kept (ADR 0020).
 		a.log.Info("http.stateless", "views", "2025-11-25 clients get no MCP Apps views under --stateless (their capabilities are not kept between requests); 2026-07-28 clients declare theirs with each request and get them")
 	}
 }
 
-// sideListeners are the console and /metrics listeners beside the MCP
-// endpoint; each channel is nil when that listener is not served.
+// sideListeners are the console and /metrics listeners; each channel is
+// nil when not served.
 type sideListeners struct {
 	console, metrics <-chan error
 	stops            []func()
@@ -202,8 +191,7 @@ func (s *sideListeners) stop() {
 	}
 }
 
-// startSideListeners starts the console and /metrics listeners the flags
-// ask for.
+// startSideListeners starts the console and /metrics listeners asked for.
 func (a *App) startSideListeners(o ServeOptions, metricsToken string) (*sideListeners, error) {
 	s := &sideListeners{}
 	if o.Console.Addr != "" {
@@ -223,8 +211,8 @@ func (a *App) startSideListeners(o ServeOptions, metricsToken string) (*sideList
 	return s, nil
 }
 
-// serveUntilDone serves on ln until ctx is cancelled or a listener fails,
-// then drains srv for at most grace.
+// serveUntilDone serves until ctx is cancelled or a listener fails, then
+// drains srv for at most grace.
 func (a *App) serveUntilDone(ctx context.Context, srv *httpserver.Server, ln net.Listener, side *sideListeners, grace time.Duration) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -250,8 +238,7 @@ func (a *App) serveUntilDone(ctx context.Context, srv *httpserver.Server, ln net
 	return nil
 }
 
-// httpOptions are the transport's settings for this app and these flags,
-// without the token file.
+// httpOptions are the transport's settings, without the token file.
 func (a *App) httpOptions(o ServeOptions, listenHost string) httpserver.Options {
 	return httpserver.Options{
 		Server:              a.server,
@@ -268,9 +255,8 @@ func (a *App) httpOptions(o ServeOptions, listenHost string) httpserver.Options 
 	}
 }
 
-// auditUndecodable records a tools/call whose params the SDK cannot decode:
-// the SDK refuses it before any middleware of ours runs, so the transport
-// shows it here first, then passes it on for the SDK to answer.
+// auditUndecodable records a tools/call whose params the SDK cannot decode;
+// the SDK refuses it before any of our middleware runs.
 func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label, sessionID string) {
 	tool, reason, refused := audit.UndecodableCall(req)
 	if !refused {

@@ -27,14 +27,10 @@ func journalError(err error) error {
 	return fmt.Errorf("configuration: STATE_JOURNAL_PATH: %w; fix: %s", err, fix)
 }
 
-// openJournal opens the outcome journal and, when replay is set, replays
-// it into the ledger (replayJournal), so outcomes an earlier run could not
-// record are recorded before anything else happens. A server opens it
-// before its StoreLink client exists and replays it once it does. Where
-// orders can be sent the journal must open (else exit 2, before anything
-// is served); where they cannot, a journal left from before is still
-// replayed, and none is created. A file that breaks the journal's rules
-// (journal.Rule) is refused either way.
+// openJournal opens the outcome journal and, when replay is set, replays it
+// into the ledger first. Where orders can be sent the journal must open
+// (else exit 2); where they cannot, an existing journal is still replayed
+// and none is created. A file that breaks journal.Rule is refused either way.
 func (a *App) openJournal(replay bool) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := a.openJournalFile(); err != nil || !replay {
@@ -70,12 +66,10 @@ func (a *App) openJournalFile() error {
 	return nil
 }
 
-// replayJournal replays the outcome journal into the ledger. Once the
-// StoreLink client exists, an accepted order found in the journal is read
-// back from StoreLink before it is recorded (confirmOrders); without one
-// (a command that does not talk to StoreLink) such lines wait for a server
-// or doctor. Lines StoreLink could not be asked about stay in the journal
-// and the entry as it was; the server drains them in the background.
+// replayJournal replays the outcome journal into the ledger. With a
+// StoreLink client, accepted orders are read back from StoreLink first
+// (confirmOrders); without one they wait. Lines StoreLink could not be asked
+// about stay in the journal; the server drains them in the background.
 func (a *App) replayJournal(context.Context) error {
 	if a.recorder == nil {
 		return nil

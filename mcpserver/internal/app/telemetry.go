@@ -28,10 +28,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 )
 
-// The bounds of the export, so an unreachable collector costs a bounded
-// queue and never the call: spans wait in a queue of this many (then the
-// newest are dropped), an export gives up after exportTimeout, and the
-// final flush at shutdown after shutdownFlush.
+// Export bounds, so an unreachable collector never costs the call: the span
+// queue size (then newest dropped), the export timeout and the final flush.
 const (
 	spanQueueSize = 2048
 	spanBatchSize = 512
@@ -39,9 +37,8 @@ const (
 	shutdownFlush = 2 * time.Second
 )
 
-// telemetrySetup is the process's one TracerProvider and one MeterProvider
-// (design notes, "Observability"), built from the OTEL_* settings; each is
-// nil when nothing would receive it, so the packages use no-ops.
+// telemetrySetup is the process's TracerProvider and MeterProvider, built
+// from the OTEL_* settings; each is nil when nothing would receive it.
 type telemetrySetup struct {
 	tracer trace.TracerProvider
 	meter  metric.MeterProvider
@@ -51,8 +48,8 @@ type telemetrySetup struct {
 	shutdown []func(context.Context) error
 }
 
-// exportWarning logs the first failure of an export as one warning and
-// counts the rest silently: a collector that is down must not fill the logs.
+// exportWarning logs the first export failure as a warning and counts the
+// rest silently.
 type exportWarning struct {
 	log  *slog.Logger
 	once sync.Once
@@ -179,8 +176,7 @@ func (a *App) registerLedgerGauges() {
 		now := a.now()
 		c, err := counter.CountEntries(ctx, now)
 		if err != nil {
-			// A collection without the ledger's figures; /readyz reports
-			// the database.
+			// /readyz reports the database.
 			return nil
 		}
 		for _, st := range state.States() {

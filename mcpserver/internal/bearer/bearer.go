@@ -1,19 +1,8 @@
-// Package bearer holds the bearer tokens that admit HTTP clients to the MCP
-// server: it parses the token file, checks a presented token against it in
-// constant time, and re-reads the file when it changes, so a token is issued
-// or revoked without a restart.
-//
-// The file has one token per line, as "label token" separated by spaces or
-// tabs. The label names the holder (an agent, a team, a host) and is what the
-// audit trail records as the caller; the token is the secret. Blank lines and
-// lines starting with '#' are ignored:
-//
-//	# buyer agents, issued 2026-11
-//	duvo-dairy   3q2+7Xc0L9...
-//	claude-brno  Vd8s0kQ1m4...
-//
-// The package imports neither net/http nor the MCP SDK: the HTTP layer
-// adapts it to the SDK's verifier.
+// Package bearer holds the bearer tokens that admit HTTP clients: it parses
+// the token file, checks a token against it in constant time, and re-reads
+// the file when it changes. The file has one "label token" per line; the
+// label is the caller in the audit trail. Blank lines and '#' lines are
+// ignored. It imports neither net/http nor the MCP SDK.
 package bearer
 
 import (
@@ -26,9 +15,8 @@ import (
 	"strings"
 )
 
-// MinTokenLen is the shortest token accepted. A token is the only thing that
-// stands between the network and real orders, so it must be long enough not
-// to be guessed; 32 characters of base64 carry 192 bits.
+// MinTokenLen is the shortest token accepted: 32 base64 characters carry
+// 192 bits.
 const MinTokenLen = 32
 
 // MaxLabelLen bounds a label, which ends up in every audit line.
@@ -41,15 +29,13 @@ type Set struct {
 
 type entry struct {
 	label string
-	// sum is the token's SHA-256. Comparing digests rather than tokens keeps
-	// the comparison's length fixed, so its timing says nothing about how
-	// long the real tokens are.
+	// sum is the token's SHA-256; comparing digests keeps the comparison's
+	// length fixed.
 	sum [sha256.Size]byte
 }
 
 // Parse reads a token file. Errors name the line and never quote a token.
-// A file with no tokens at all parses to an empty Set; whether that is
-// acceptable is the caller's decision.
+// A file with no tokens parses to an empty Set.
 func Parse(data []byte) (*Set, error) {
 	s := &Set{}
 	labels := map[string]int{}
@@ -145,9 +131,8 @@ func (s *Set) Labels() []string {
 	return out
 }
 
-// Lookup returns the label of token. Every entry is compared, whatever
-// matches, so the time taken depends only on how many tokens the file
-// holds, never on which one (if any) was presented.
+// Lookup returns the label of token. Every entry is compared, so the time
+// taken does not depend on which token matched.
 func (s *Set) Lookup(token string) (label string, ok bool) {
 	if s == nil {
 		return "", false

@@ -87,9 +87,8 @@ func TestEmptySetAdmitsNobody(t *testing.T) {
 	}
 }
 
-// write replaces the file by rename, as a rotation script would, and moves
-// its modification time forward so the change is seen even on file systems
-// with coarse timestamps.
+// write replaces the file by rename and moves its modification time
+// forward, so coarse timestamps still show the change.
 func write(t *testing.T, path, content string, mod time.Time) {
 	t.Helper()
 	tmp := path + ".tmp"
@@ -202,9 +201,8 @@ func TestFileConcurrentLookups(t *testing.T) {
 	}
 }
 
-// rewriteInPlace rewrites the file's content in place and puts its
-// modification time back, as `cp -p` or `touch -r` would: same inode, same
-// size, same mtime.
+// rewriteInPlace rewrites the file in place and restores its modification
+// time (same inode, size and mtime).
 func rewriteInPlace(t *testing.T, path, content string) {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -222,8 +220,7 @@ func rewriteInPlace(t *testing.T, path, content string) {
 	}
 }
 
-// TestSameSizeRewriteKeepingTheModTimeIsSeen: revoking a token by a rewrite
-// that keeps the size and the modification time must not leave it working.
+// A rewrite keeping size and mtime must not leave a revoked token working.
 func TestSameSizeRewriteKeepingTheModTimeIsSeen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	old := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
@@ -246,8 +243,7 @@ func TestSameSizeRewriteKeepingTheModTimeIsSeen(t *testing.T) {
 	}
 }
 
-// TestTouchedButUnchangedFileIsNotReloaded: a new status with the same
-// content costs a read and a hash, not a reload (and no log line).
+// A new status with the same content costs a read and a hash, not a reload.
 func TestTouchedButUnchangedFileIsNotReloaded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	base := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
@@ -266,9 +262,8 @@ func TestTouchedButUnchangedFileIsNotReloaded(t *testing.T) {
 	}
 }
 
-// BenchmarkLookup measures a Lookup when the status settles it (a stat)
-// against one that must read and hash the file (a status change, or a
-// status in doubt), over a file of 50 tokens.
+// BenchmarkLookup compares a Lookup settled by a stat with one that reads
+// and hashes a 50-token file.
 func BenchmarkLookup(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "tokens")
 	var content strings.Builder
@@ -312,9 +307,8 @@ func BenchmarkLookup(b *testing.B) {
 	})
 }
 
-// TestChangeHiddenInTheSameTickIsSeen: when a rewrite leaves every field of
-// the status as it was (a write in the same timestamp tick as the last
-// read), the content is still compared while the change is recent.
+// A change that leaves the status unchanged (same timestamp tick) is still
+// seen while recent.
 func TestChangeHiddenInTheSameTickIsSeen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	now := time.Now()

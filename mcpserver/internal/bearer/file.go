@@ -13,16 +13,9 @@ import (
 )
 
 // File is a token file that follows its changes. Every Lookup compares the
-// file's status (modification and change times, size, inode) with the loaded
-// version's; when they differ, or the file changed within the last timestamp
-// tick, it hashes the content and reloads only if the content differs. This
-// covers in-place edits, rename-into-place rotation, Kubernetes secrets
-// swapped behind a symlink, and same-size rewrites that keep the mtime
-// (docs/benchmarks.md measures the cost of a stat per request).
-//
-// A reload that fails (missing, unreadable or malformed file) denies every
-// token until the file is fixed, so a typo made while revoking a token does
-// not leave the revoked token working. The failure is logged once per change.
+// file's status with the loaded version's and, when it differs or is too
+// recent to trust, reloads if the content hash differs. A failed reload
+// denies every token until the file is fixed.
 type File struct {
 	path string
 	log  *slog.Logger
@@ -34,15 +27,12 @@ type File struct {
 	sum [sha256.Size]byte
 	// checked is when the content was last read.
 	checked time.Time
-	// failed is the stamp whose reload failed, so the error is logged once
-	// rather than on every request.
+	// failed is the stamp whose reload failed, so the error is logged once.
 	failed stamp
 }
 
-// racyWindow is how close to the last read a change must be for the
-// status to be in doubt: file systems record times in ticks (a few
-// milliseconds on Linux, two seconds on FAT), so a write in the same tick
-// as the read can leave every field of the status as it was.
+// racyWindow: a write within one timestamp tick of the last read may
+// leave the status unchanged.
 const racyWindow = 2 * time.Second
 
 // stamp identifies one version of the file, as far as its status can.
@@ -59,9 +49,8 @@ func stampOf(fi os.FileInfo) stamp {
 	return st
 }
 
-// inDoubt reports whether the status may hide a change: the platform
-// gives no change time, or the file changed within racyWindow of the last
-// read of its content.
+// inDoubt reports whether the status may hide a change: no change time on
+// this platform, or a change within racyWindow of the last read.
 func (f *File) inDoubt(st stamp) bool {
 	if st.change.IsZero() {
 		return true
@@ -73,11 +62,9 @@ func (f *File) inDoubt(st stamp) bool {
 	return !latest.Before(f.checked.Add(-racyWindow))
 }
 
-// Open reads the token file at path. Unlike a later reload, the first read
-// must succeed and yield at least one token: a server that starts with
-// authentication on must admit somebody, or the file is surely wrong. A
-// file that users other than its owner can read is refused (package
-// secretfile has the rule); a reload of one is only warned about.
+// Open reads the token file at path. The first read must succeed and yield
+// at least one token. A file readable by other users is refused (package
+// secretfile); a later reload of one only warns.
 func Open(path string, log *slog.Logger) (*File, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -105,9 +92,7 @@ func Open(path string, log *slog.Logger) (*File, error) {
 	return f, nil
 }
 
-// SetLogger sets where reloads are reported. Call it before the first
-// Lookup: the file is usually opened, to validate it, before the logger of
-// the configured level exists.
+// SetLogger sets where reloads are reported; call it before Lookup.
 func (f *File) SetLogger(log *slog.Logger) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -133,8 +118,8 @@ func (f *File) Lookup(token string) (label string, ok bool) {
 	return set.Lookup(token)
 }
 
-// refresh re-reads the file when its status differs from the loaded one's
-// or is in doubt, and reloads it when its content differs. f.mu is held.
+// refresh re-reads the file when its status differs or is in doubt.
+// f.mu is held.
 func (f *File) refresh() {
 	fi, err := os.Stat(f.path)
 	if err != nil {
@@ -148,8 +133,8 @@ func (f *File) refresh() {
 	f.recheck(st)
 }
 
-// recheck reads the file whose status is st, and reloads it unless its
-// content is the one loaded. f.mu is held.
+// recheck reads the file with status st and reloads it unless its content
+// is the one loaded. f.mu is held.
 func (f *File) recheck(st stamp) {
 	b, err := os.ReadFile(f.path)
 	if err != nil {
@@ -174,16 +159,15 @@ func (f *File) recheck(st stamp) {
 	}
 	f.log.Info("auth.tokens_reloaded", "path", f.path, "tokens", set.Len(), "labels", set.Labels())
 	if fi, err := os.Stat(f.path); err == nil {
-		// Refused at start-up; after a rotation, refusing every caller
-		// would be an outage, so the operator is told instead.
+		// After a rotation, refusing every caller would be an outage: warn.
 		if err := secretfile.CheckInfo(f.path, fi); err != nil {
 			f.log.Warn("auth.tokens_file_mode", "path", f.path, "error", err.Error())
 		}
 	}
 }
 
-// fail drops every token after a failed reload. st is the stamp of the
-// version that failed (zero when the file could not even be examined).
+// fail drops every token after a failed reload of stamp st (zero when
+// the file could not be examined).
 func (f *File) fail(st stamp, err error) {
 	first := f.set != nil || f.failed != st
 	f.set, f.stamp, f.failed = nil, stamp{}, st

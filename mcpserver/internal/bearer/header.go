@@ -5,21 +5,11 @@ import (
 	"strings"
 )
 
-// Reading the Authorization header.
-//
-// Every place that reads a bearer token (the MCP endpoint, /metrics) and
-// the one place that must refuse one (the approvals console) reads the
-// header through this file, so they cannot disagree about what a bearer
-// credential is. The rules, after RFC 9110 §11.4 and RFC 6750 §2.1:
-//
-//   - Every value counts, not just the first: a request that carries more
-//     than one Authorization value (two header lines, whatever their
-//     schemes) has no token, because proxies, logs and servers may each
-//     pick a different one.
-//   - The scheme is the value's first word, ended by any whitespace (a
-//     space or a tab), and compared without regard to case.
-//   - The token is the rest of the value, without the surrounding
-//     whitespace, and must be one word.
+// Reading the Authorization header. Every reader of bearer tokens (and the
+// console, which refuses them) goes through this file, so they agree. Per
+// RFC 9110 §11.4 and RFC 6750 §2.1: more than one Authorization value means
+// no token; the scheme is the first word, case-insensitive; the token is the
+// rest, trimmed, and must be one word.
 
 // Errors of Token. Each means the request carries no usable token.
 var (
@@ -32,9 +22,8 @@ var (
 	ErrMalformed = errors.New("malformed bearer credentials")
 )
 
-// isSpace is whitespace between an auth-scheme and its credentials: the
-// RFC asks for spaces; a tab is taken too, since some clients send one and
-// any server that splits on whitespace (as the MCP SDK does) reads it so.
+// isSpace is whitespace after an auth-scheme. A tab is accepted too, as
+// the MCP SDK accepts it.
 func isSpace(r rune) bool {
 	switch r {
 	case ' ', '\t', '\n', '\v', '\f', '\r':
@@ -74,10 +63,8 @@ func Token(values []string) (string, error) {
 }
 
 // Presented reports whether any Authorization value offers a bearer
-// credential, however it is spelled: a value whose scheme is Bearer, or, in
-// a value a proxy folded from several lines ("Basic x, Bearer y"), any
-// comma-separated element that starts with the word Bearer. It is for the
-// places that must refuse bearer tokens outright, so it errs towards yes.
+// credential, including an element of a folded value ("Basic x, Bearer y").
+// It errs towards yes, for callers that must refuse bearer tokens.
 func Presented(values []string) bool {
 	for _, v := range values {
 		for _, el := range strings.Split(v, ",") {

@@ -6,10 +6,9 @@ import (
 	"strings"
 )
 
-// BundleQuestion is a setting as the MCP bundle (.mcpb) of storelink-mcp
-// asks for it when a host installs the bundle: one entry of the bundle
-// manifest's user_config. The type, default and sensitivity follow from
-// the setting itself (see bundleEntries).
+// BundleQuestion is a setting the MCP bundle (.mcpb) asks for at install:
+// one entry of the manifest's user_config. Type, default and sensitivity
+// follow from the setting (see bundleEntries).
 type BundleQuestion struct {
 	// Order is the question's place in the host's install dialog, from 1.
 	Order int
@@ -38,11 +37,9 @@ type bundleEntry struct {
 	Sensitive   bool   `json:"sensitive,omitempty"`
 }
 
-// bundleEntries are the settings with a BundleQuestion, in its Order. A
-// boolean is a "boolean" with the default false, a variable ending in _FILE
-// a "file", anything else a "string" with the shown default ("" when
-// none), so the host never leaves `${user_config.x}` unreplaced. A secret
-// is sensitive: the host keeps it in the system keychain.
+// bundleEntries are the settings with a BundleQuestion, in Order. A boolean
+// is "boolean" (default false), a _FILE variable a "file", anything else a
+// "string" with the shown default ("" when none). A secret is sensitive.
 func bundleEntries() []bundleEntry {
 	var asked []Setting
 	for _, s := range settings {

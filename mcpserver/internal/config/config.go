@@ -1,14 +1,8 @@
 // Package config reads the MCP server's configuration from environment
-// variables and command-line flags. The settings table (Settings) is the
-// only place a setting's name, flag, default and description are written:
-// the README's configuration table, the help text and the MCP bundle's
-// user_config are generated from it (docgen). No other package reads an
-// environment variable or writes a setting's default.
-//
-// Load reports every problem at once, each naming the variable and the fix.
-// It never echoes a secret, takes values exactly as given (a file read
-// through a _FILE variable may end in one newline), and refuses a secret
-// file that other users can read (package secretfile has the rule).
+// variables and flags. The settings table (Settings) is the only place a
+// setting's name, flag, default and description are written; docs and help
+// text are generated from it. No other package reads an environment variable.
+// Load reports every problem at once and never echoes a secret.
 package config
 
 import (
@@ -24,30 +18,24 @@ import (
 const (
 	ApprovalNone     = "none"
 	ApprovalRequired = "required"
-	// ApprovalHost asks the person at the host (MCP elicitation) to confirm
-	// each order, typing its quantity, before it is sent.
+	// ApprovalHost asks the person at the host to confirm each order.
 	ApprovalHost = "host"
 )
 
-// MinWebhookSecretLen is the shortest webhook signing secret accepted: a
-// receiver trusts any notice signed with it.
+// MinWebhookSecretLen is the shortest webhook signing secret accepted.
 const MinWebhookSecretLen = 16
 
 // Config is the server's configuration.
 type Config struct {
 	// UpstreamBaseURL is StoreLink's base URL; "" runs against the embedded mock.
 	UpstreamBaseURL string
-	// Keyring holds the store keys. It is nil only when UpstreamBaseURL is ""
-	// and no keyring was given; the caller then uses the mock's own keyring.
+	// Keyring holds the store keys; nil only against the embedded mock.
 	Keyring *keyring.Keyring
-	// KeyringFile is the path from STORELINK_KEYRING_FILE, kept so the file
-	// can be re-read after a key rotation; "" when the keyring came inline.
+	// KeyringFile is STORELINK_KEYRING_FILE, for re-reading; "" if inline.
 	KeyringFile string
-	// MockNow, when not zero, pins the clock of the embedded demo
-	// StoreLink and of the server running it (STORELINK_MOCK_NOW). Every
-	// command that does not run the embedded demo refuses it, a server with
-	// UpstreamBaseURL too: against a real StoreLink a pinned clock would
-	// release lapsed approvals and backdate the audit trail.
+	// MockNow, when not zero, pins the clock of the embedded demo StoreLink
+	// and of the server running it (STORELINK_MOCK_NOW). Commands that do not
+	// run the embedded demo refuse it.
 	MockNow time.Time
 	// DefaultLookbackDays is korral_check_stock_risk's default lookback (1..28).
 	DefaultLookbackDays int
@@ -57,8 +45,7 @@ type Config struct {
 	LogFile string
 	// UpstreamTimeout bounds each StoreLink request.
 	UpstreamTimeout time.Duration
-	// UpstreamMaxInFlight is the most StoreLink requests open at once
-	// across every call of the replica, the concurrency budget's maximum.
+	// UpstreamMaxInFlight caps open StoreLink requests per replica.
 	UpstreamMaxInFlight int
 	// AllowWrites lets a confirmed order reach StoreLink.
 	AllowWrites bool
@@ -66,97 +53,81 @@ type Config struct {
 	MaxOrderUnits int
 	// ReadOnly removes the write tool altogether.
 	ReadOnly bool
-	// WriteApproval is ApprovalNone, ApprovalRequired (a confirmed order is
-	// staged until a named approver releases it) or ApprovalHost (the person
-	// at the host confirms it before it is sent).
+	// WriteApproval is ApprovalNone, ApprovalRequired (a named approver
+	// releases a staged order) or ApprovalHost (the person at the host
+	// confirms it).
 	WriteApproval string
-	// HostConsentKey seals the state of host consent questions (AES-256,
-	// from HOST_CONSENT_KEY_FILE); set exactly when WriteApproval is
-	// ApprovalHost. Never log it: String and LogValue omit it.
+	// HostConsentKey seals host consent state (AES-256); set exactly when
+	// WriteApproval is ApprovalHost. Never log it.
 	HostConsentKey []byte
 	// ApprovalTTL is how long a staged order waits for release.
 	ApprovalTTL time.Duration
-	// StatePath is the durable state database (ledger, staged orders); ""
-	// when StateDatabaseURL is set.
+	// StatePath is the SQLite state file; "" with StateDatabaseURL.
 	StatePath string
-	// StateDatabaseURL is the PostgreSQL database holding the state of
-	// every replica (postgres:// or postgresql://); "" keeps it in the
-	// SQLite file StatePath. It may hold a password: never log it, use
+	// StateDatabaseURL is the PostgreSQL database of every replica; "" uses
+	// the SQLite file StatePath. It may hold a password: log it only through
 	// RedactURL.
 	StateDatabaseURL string
 	// StateMaxConns caps this process's PostgreSQL connections.
 	StateMaxConns int
-	// JournalPath is the outcome journal, the local file that keeps what
-	// StoreLink answered to an order until the ledger has recorded it (ADR
-	// 0006). "" only where no default exists and writes are off.
+	// JournalPath is the outcome journal (ADR 0006). "" only where no
+	// default exists and writes are off.
 	JournalPath string
-	// BreakerFailures is how many consecutive upstream failures open the
-	// circuit breaker.
+	// BreakerFailures consecutive upstream failures open the breaker.
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open before a probe.
 	BreakerCooldown time.Duration
-	// MasterDataTTL is how long store, SKU and supplier master data are
-	// reused; 0 turns the reuse off.
+	// MasterDataTTL is how long master data is reused; 0 disables reuse.
 	MasterDataTTL time.Duration
 	// StdioMaxLineBytes bounds one incoming line of the stdio transport.
 	StdioMaxLineBytes int
-	// HTTPMaxSessions caps the open MCP sessions of `serve --http`;
-	// HTTPMaxSessionsPerToken caps those of one bearer token.
+	// HTTPMaxSessions caps the open MCP sessions of `serve --http`, and
+	// HTTPMaxSessionsPerToken those of one bearer token.
 	HTTPMaxSessions         int
 	HTTPMaxSessionsPerToken int
-	// HTTPSessionIdleTimeout closes an HTTP session nobody used for so long.
+	// HTTPSessionIdleTimeout closes an HTTP session unused for this long.
 	HTTPSessionIdleTimeout time.Duration
 	// AuthTokensFile is the bearer token file of `serve --http`; "" serves
-	// without tokens where the address allows it. The file is read by the
-	// commands that use it (package bearer), so a command that does not
-	// need it does not fail on it.
+	// without tokens where the address allows it. Package bearer reads it.
 	AuthTokensFile string
 	// HTTPInsecure is --insecure-no-auth given through the environment.
 	HTTPInsecure bool
-	// ApproverSecret is the secret the person running `approvals` presents
-	// with --approver, when no --secret-file or --secret-stdin gives it;
-	// it is checked against the approver register. Never log it: it is
-	// left out of String and LogValue.
+	// ApproverSecret is the secret presented with --approver when no
+	// --secret-file or --secret-stdin gives it. Never log it.
 	ApproverSecret string
-	// ApprovalWebhookURL receives a signed notice of every staged order;
-	// "" sends none. Its path, query or user info may hold the receiver's
-	// token: log only its host (WebhookHost).
+	// ApprovalWebhookURL receives a signed notice of every staged order; ""
+	// sends none. It may hold a token: log only WebhookHost.
 	ApprovalWebhookURL string
 	// ApprovalWebhookSecret signs the notices; set exactly when
-	// ApprovalWebhookURL is. Never log it: String and LogValue omit it.
+	// ApprovalWebhookURL is. Never log it.
 	ApprovalWebhookSecret string
-	// ConsolePublicURL is the approvals console's base URL as people open
-	// it, without a trailing slash; "" when not configured.
+	// ConsolePublicURL is the console's base URL, no trailing slash, or "".
 	ConsolePublicURL string
-	// MCPPublicURL is the base URL at which clients reach `serve --http`,
-	// without a trailing slash; "" when not configured. Its /mcp is the
-	// server's resource identifier, OAuthAudience's default.
+	// MCPPublicURL is the base URL of `serve --http` as clients reach it,
+	// without a trailing slash; "" when not configured. Its /mcp is
+	// OAuthAudience's default.
 	MCPPublicURL string
 	// OAuthIssuer is the identity provider whose access tokens `serve
-	// --http` accepts (the issuer identifier, taken exactly); "" accepts
-	// none.
+	// --http` accepts, taken exactly; "" accepts none.
 	OAuthIssuer string
-	// OAuthAudience is the resource identifier an access token must be
-	// issued for (its aud), and the resource of the protected resource
-	// metadata; set exactly when OAuthIssuer is.
+	// OAuthAudience is the aud an access token must name, and the resource
+	// of the metadata; set exactly when OAuthIssuer is.
 	OAuthAudience string
 	// Telemetry is the OpenTelemetry export (the OTEL_* variables).
 	Telemetry Telemetry
-	// MetricsTokenFile holds the bearer token of `serve --metrics`; "" when
-	// the metrics listener is loopback and needs none.
+	// MetricsTokenFile holds the bearer token of `serve --metrics`; "" on
+	// loopback.
 	MetricsTokenFile string
 }
 
-// String summarizes the configuration for a start-up log line, with the
-// keyring as fingerprints and no secret.
+// String summarizes the configuration for a log line, without secrets.
 func (c Config) String() string {
 	upstream, kr := c.UpstreamBaseURL, c.Keyring.String()
 	if upstream == "" {
 		upstream = "embedded-demo"
 	}
 	if c.Keyring == nil {
-		// Only the embedded demo StoreLink runs without a keyring: it
-		// brings its own.
+		// The embedded demo StoreLink brings its own keyring.
 		kr = "embedded-demo"
 	}
 	st := c.StatePath
@@ -168,8 +139,7 @@ func (c Config) String() string {
 		c.ReadOnly, c.WriteApproval, c.ApprovalTTL, st, c.JournalPath, c.BreakerFailures, c.BreakerCooldown, c.MasterDataTTL) + c.webhookSummary() + c.oauthSummary()
 }
 
-// oauthSummary is String's part about OAuth; "" without it, so the summary
-// of a server that does not use it stays as it was.
+// oauthSummary is String's part about OAuth; "" without it.
 func (c Config) oauthSummary() string {
 	if c.OAuthIssuer == "" {
 		return ""
@@ -190,8 +160,7 @@ func (c Config) webhookSummary() string {
 	return s
 }
 
-// WebhookHost is the webhook's host (with port) for logs and summaries;
-// "" when none is configured.
+// WebhookHost is the webhook's host:port for logs; "" when none.
 func (c Config) WebhookHost() string {
 	u, err := url.Parse(c.ApprovalWebhookURL)
 	if c.ApprovalWebhookURL == "" || err != nil {
@@ -206,12 +175,10 @@ func (c Config) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, c.String()) }
 // LogValue logs the redacted summary.
 func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
-// Removed are the variables of the shared approval credential, which named
-// approvers replaced: Load refuses each with LegacyApprovalMessage.
+// Removed are the variables of the removed shared approval credential.
 var Removed = []string{"APPROVAL_CREDENTIAL", "APPROVAL_CREDENTIAL_FILE", "APPROVER_CREDENTIAL"}
 
-// LegacyApprovalMessage is the start-up refusal of a variable of the shared
-// approval credential, which named approvers replaced: what to do instead.
+// LegacyApprovalMessage is Load's refusal of a Removed variable.
 func LegacyApprovalMessage(name string) string {
 	return fmt.Sprintf("%s is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove %s from the environment", name, name)
 }

@@ -19,8 +19,7 @@ const (
 	keyA = "sk-47-secretvalue-aaaa"
 	keyB = "sk-102-secretvalue-bbbb"
 	cred = "release-me-please-0123456789"
-	// approverCred is what a person presents; it differs from cred so a
-	// leak of either is caught on its own.
+	// approverCred differs from cred so a leak of either is caught.
 	approverCred = "approver-presents-this-9876543210"
 	krJSON       = `{"47": "` + keyA + `", "102": "` + keyB + `"}`
 )
@@ -57,7 +56,7 @@ type problem struct {
 }
 
 // refuses runs Load on each problem and checks its messages; none may
-// show one of secrets.
+// refuses runs Load on each problem and checks its messages for secrets.
 func refuses(t *testing.T, cases []problem, secrets ...string) {
 	t.Helper()
 	for _, tt := range cases {
@@ -76,7 +75,7 @@ func refuses(t *testing.T, cases []problem, secrets ...string) {
 }
 
 // wantProblems checks that err lists one message per entry of want, each
-// starting with it, and shows none of secrets.
+// wantProblems checks err has one message per want prefix, and no secret.
 func wantProblems(t *testing.T, err error, want []string, secrets ...string) {
 	t.Helper()
 	if err == nil {
@@ -244,8 +243,7 @@ func TestKeyringWithoutStoreLinkLoads(t *testing.T) {
 }
 
 // TestSettingsCoverLoad checks that every variable Load reads is a row of
-// the settings table and every row is read: the rules spanning several
-// settings read their variables by name.
+// the settings table and every row is read.
 func TestSettingsCoverLoad(t *testing.T) {
 	read := map[string]bool{}
 	getenv := func(k string) string { read[k] = true; return "" }
@@ -323,8 +321,7 @@ func TestDocumentedDefaultsMatch(t *testing.T) {
 }
 
 func TestLoadWithProcessEnvironment(t *testing.T) {
-	// The production wiring: os.Getenv and os.ReadFile. Blank every variable
-	// first so the runner's own environment cannot leak in.
+	// Blank every variable first so the runner's environment cannot leak in.
 	for _, v := range Settings() {
 		t.Setenv(v.Name, "")
 	}
@@ -346,8 +343,7 @@ func TestLoadWithProcessEnvironment(t *testing.T) {
 	var pe *fs.PathError
 	t.Setenv("STORELINK_KEYRING_FILE", path+".missing")
 	if _, err := Load(os.Getenv, os.ReadFile); err == nil || errors.As(err, &pe) {
-		// The read error is folded into a message; callers get text, not a
-		// *fs.PathError to misinterpret as a missing config.
+		// The read error becomes a message, not a *fs.PathError.
 		t.Errorf("missing file: err = %v", err)
 	}
 }

@@ -27,10 +27,9 @@ type loader struct {
 	}
 }
 
-// walk parses, each on its own, the settings of the table from the first
-// not yet parsed through the one named through ("" for the rest). Settings
-// that only a rule spanning several settings reads have no parser of their
-// own and are passed over.
+// walk parses the table's settings from the first not yet parsed through
+// the one named through ("" for the rest). Settings without a parser of
+// their own are skipped.
 func (l *loader) walk(c *Config, through string) {
 	for l.next < len(settings) {
 		s := settings[l.next]
@@ -49,10 +48,8 @@ func (l *loader) fail(format string, args ...any) {
 }
 
 // Load reads the configuration through getenv and readFile (os.Getenv and
-// os.ReadFile in production), so tests need no process environment. It
-// parses the table's settings in order, with the rules that span several
-// settings in between, so that the problems of a broken configuration are
-// listed in a stable order (TestProblemsInTheirOrder).
+// os.ReadFile in production). It parses settings in table order, with the
+// cross-setting rules in between, so problems are listed in a stable order.
 func Load(getenv func(string) string, readFile func(string) ([]byte, error)) (*Config, error) {
 	l := &loader{getenv: getenv, readFile: readFile}
 	c := &Config{}
@@ -89,9 +86,8 @@ func (l *loader) keyring(c *Config) {
 	}
 }
 
-// removedVars refuses the variables of the shared approval credential: a
-// server that still has one would let an operator believe it protects
-// something.
+// removedVars refuses the variables of the removed shared approval
+// credential.
 func (l *loader) removedVars() {
 	for _, old := range Removed {
 		if l.getenv(old) != "" {
@@ -100,8 +96,8 @@ func (l *loader) removedVars() {
 	}
 }
 
-// webhookSecret reads the secret that signs the webhook notices; it goes
-// with APPROVAL_WEBHOOK_URL, which the walk has read.
+// webhookSecret reads the secret that signs webhook notices; it goes with
+// APPROVAL_WEBHOOK_URL.
 func (l *loader) webhookSecret(c *Config) {
 	hook, from, hookFile, ok := l.secret("APPROVAL_WEBHOOK_SECRET")
 	if !ok {
@@ -124,9 +120,8 @@ func (l *loader) webhookSecret(c *Config) {
 	}
 }
 
-// writeRules checks the write settings against each other (only values
-// that parsed), and reads the host consent key that WRITE_APPROVAL=host
-// needs.
+// writeRules checks the write settings against each other and reads the
+// host consent key WRITE_APPROVAL=host needs.
 func (l *loader) writeRules(c *Config) {
 	if c.ReadOnly && c.AllowWrites {
 		l.fail("READ_ONLY=true and ALLOW_WRITES=true contradict each other: unset one of them")
@@ -151,10 +146,8 @@ func (l *loader) writeRules(c *Config) {
 	}
 }
 
-// oauth pairs OAUTH_AUDIENCE with OAUTH_ISSUER and MCP_PUBLIC_URL, which
-// the walk has read. The issuer and the audience are compared byte for
-// byte with every token's claims, so they are taken exactly as given, a
-// trailing slash included.
+// oauth pairs OAUTH_AUDIENCE with OAUTH_ISSUER and MCP_PUBLIC_URL. Both are
+// compared exactly with token claims, so they are taken as given.
 func (l *loader) oauth(c *Config) {
 	aud := l.audience
 	switch {

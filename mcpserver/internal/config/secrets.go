@@ -10,8 +10,8 @@ import (
 )
 
 // secret reads NAME or NAME_FILE, never both. It returns the value, the
-// variable it came from (for messages), the file path if any, and whether
-// the read succeeded. The value itself never appears in an error.
+// variable it came from, the file path if any, and whether the read
+// succeeded. Errors never contain the value.
 func (l *loader) secret(name string) (value, from, path string, ok bool) {
 	inline, path := l.getenv(name), l.getenv(name+"_FILE")
 	switch {
@@ -38,10 +38,9 @@ func (l *loader) secret(name string) (value, from, path string, ok bool) {
 	}
 }
 
-// hostConsentKey reads the sealing key of host consent from the file NAME
-// names. There is no default key and no inline variable: a key every
-// installation shared would let anyone forge a consent, and one in the
-// environment leaks into process listings.
+// hostConsentKey reads the host consent sealing key from the file NAME
+// names. There is no default and no inline variable: a shared key would
+// allow forged consents, and the environment leaks into process listings.
 func (l *loader) hostConsentKey(name string, wanted bool) []byte {
 	path := l.getenv(name)
 	switch {
@@ -71,10 +70,9 @@ func (l *loader) hostConsentKey(name string, wanted bool) []byte {
 	return key
 }
 
-// privateFile refuses a secret file that users other than its owner can
-// read (secretfile states the rule), and reports whether it passed. The
-// file is examined on the disk: a path that is not there (the in-memory
-// files of tests) is judged by the read alone.
+// privateFile refuses a secret file that other users can read (package
+// secretfile) and reports whether it passed. A path not on disk (tests'
+// in-memory files) is checked by the read alone.
 func (l *loader) privateFile(from, path string) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -87,9 +85,8 @@ func (l *loader) privateFile(from, path string) bool {
 	return true
 }
 
-// shellWord is path as a command line takes it, whole (the fix names it):
-// as it is when it holds nothing a shell or a terminal would act on, else
-// quoted.
+// shellWord quotes path for a command line when a shell or terminal would
+// act on it.
 func shellWord(path string) string {
 	for _, r := range path {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@,", r)) {
@@ -99,9 +96,8 @@ func shellWord(path string) string {
 	return path
 }
 
-// privateFiles applies privateFile to the secret files that others read
-// (the token files of `serve`), so that every command, and doctor, names a
-// loose one, not only the one that opens it.
+// privateFiles applies privateFile to the token files of `serve`, so every
+// command, doctor included, reports a readable one.
 func (l *loader) privateFiles(names ...string) {
 	for _, name := range names {
 		if path := l.getenv(name); path != "" {

@@ -16,40 +16,29 @@ import (
 	"github.com/korral/storelink/storelinkclient"
 )
 
-// Setting is one row of the settings table: everything there is to know
-// about one environment variable. Load walks the table to parse each
-// setting on its own, AddFlags gives each that is not a secret its flag,
-// and `go generate` writes the README's configuration table and the help
-// text's settings section from it (docgen).
+// Setting is one row of the settings table: one environment variable. Load
+// parses it, AddFlags gives it a flag unless secret, and docgen writes the
+// README table and help text from it.
 type Setting struct {
 	// Name is the environment variable.
 	Name string
-	// Default is the default as the README shows it (Markdown); "" for a
-	// setting parsed by a kind with a default value, which shows that
-	// value, or for one with no default.
+	// Default is the README's default (Markdown); "" when the kind shows it
+	// or there is none.
 	Default string
-	// Description is the README's explanation (Markdown, one sentence or
-	// more, ending in a period).
+	// Description is the README's explanation (Markdown, full sentences).
 	Description string
-	// Usage is the flag's one-line help, with the argument's name in
-	// backquotes as package flag takes it (none for a boolean flag); the
-	// variable is appended in parentheses.
+	// Usage is the flag's help, the argument's name in backquotes.
 	Usage string
-	// Secret marks a setting whose value is never echoed and never taken
-	// from a flag: process listings show argv to every local user.
+	// Secret: never echoed, never a flag (argv is visible to local users).
 	Secret bool
-	// Bundle, when set, makes the setting a question the MCP bundle's host
-	// asks at install time (the manifest's user_config); nil for the rest.
+	// Bundle, when set, makes it an install question of the MCP bundle.
 	Bundle *BundleQuestion
 
-	// kind parses the setting on its own; nil when only a rule spanning
-	// several settings reads it (Load, after the walk).
+	// kind parses the setting; nil when only a cross-setting rule reads it.
 	kind kind
 }
 
-// kind is how one setting is parsed: a reader of the value into the
-// configuration, with the default it shows, and whether its flag takes
-// no value.
+// kind parses one setting, shows its default, and marks boolean flags.
 type kind struct {
 	read func(l *loader, c *Config, name string)
 	// shown is the default value in the README's words; "" when none.
@@ -111,8 +100,7 @@ func text(field func(*Config) *string) kind {
 	}}
 }
 
-// exporter is otlp or none (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER);
-// otlp when unset. Load's telemetry rule uses what it read.
+// exporter is otlp (when unset) or none.
 func exporter(on func(*loader) *bool) kind {
 	return kind{shown: "otlp", read: func(l *loader, _ *Config, name string) {
 		*on(l) = l.enum(name, "otlp", "otlp", "none") == "otlp"
@@ -124,8 +112,7 @@ func parsed(read func(l *loader, c *Config, name string)) kind {
 	return kind{read: read}
 }
 
-// The variables other packages name in their messages, as the table's rows
-// write them.
+// The variables other packages name in their messages.
 const (
 	EnvKeyring        = "STORELINK_KEYRING"
 	EnvKeyringFile    = "STORELINK_KEYRING_FILE"
@@ -134,11 +121,10 @@ const (
 	EnvOAuthIssuer    = "OAUTH_ISSUER"
 )
 
-// settings is the table, in the order Load parses the settings (so its
-// messages keep their order) and the README lists them. Load runs the rules
-// spanning several settings after STORELINK_MOCK_NOW, APPROVAL_WEBHOOK_URL
-// and OAUTH_AUDIENCE: a row moved across one of those changes the order of
-// the messages (TestProblemsInTheirOrder).
+// settings is the table, in the order Load parses the settings and the
+// README lists them. Load runs cross-setting rules after STORELINK_MOCK_NOW,
+// APPROVAL_WEBHOOK_URL and OAUTH_AUDIENCE, so moving a row across one
+// changes the message order (TestProblemsInTheirOrder).
 var settings = []Setting{
 	{Name: "UPSTREAM_BASE_URL", Default: "(unset)", Usage: "StoreLink's base `URL`; unset runs the embedded demo StoreLink",
 		Bundle: &BundleQuestion{Order: 1, Key: "storelink_url", Title: "StoreLink URL", Required: true,
@@ -317,9 +303,8 @@ var settings = []Setting{
 // Settings returns the settings table, in the order Load parses it.
 func Settings() []Setting { return append([]Setting(nil), settings...) }
 
-// Flag is the setting's flag name by rule: the variable in lower case,
-// `_` turned into `-` (MAX_ORDER_UNITS is --max-order-units); "" for a
-// secret, which has none.
+// Flag is the setting's flag name: the variable in lower case with `_` as
+// `-`; "" for a secret.
 func (s Setting) Flag() string {
 	if s.Secret {
 		return ""
@@ -343,12 +328,10 @@ func (s Setting) FlagUsage() string {
 	return s.Usage + " (" + s.Name + ")"
 }
 
-// AddFlags adds to fs the flag of every setting that is not a secret, except
-// those whose name fs already defines (a subcommand's own flag keeps its
-// name; see cli). A flag given calls set with the variable's name and the
-// value, which then wins over the environment. A boolean flag takes no
-// value (--read-only), or one that strconv.ParseBool reads
-// (--read-only=false), and sets "true" or "false".
+// AddFlags adds to fs the flag of every non-secret setting fs does not
+// already define. A given flag calls set with the variable's name and
+// value. A boolean flag takes no value or a strconv.ParseBool one, and sets
+// "true" or "false".
 func AddFlags(fs *flag.FlagSet, set func(name, value string)) {
 	for _, s := range settings {
 		name := s.Flag()

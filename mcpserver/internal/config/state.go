@@ -74,9 +74,8 @@ func (l *loader) statePath() string {
 	return ""
 }
 
-// journalPath is where send outcomes wait for the ledger: STATE_JOURNAL_PATH,
-// else beside the SQLite file (so two state files never share a journal),
-// else, with PostgreSQL, in the user's state directory.
+// journalPath is STATE_JOURNAL_PATH, else beside the SQLite file, else,
+// with PostgreSQL, in the user's state directory.
 func (l *loader) journalPath(c *Config) string {
 	if v := l.getenv("STATE_JOURNAL_PATH"); v != "" {
 		if c.StatePath != "" {

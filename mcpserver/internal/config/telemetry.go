@@ -7,23 +7,20 @@ import (
 	"time"
 )
 
-// Telemetry is the OpenTelemetry part of the configuration, read from the
-// standard OTEL_* variables (the names every collector's documentation
-// uses), so that no home-made name stands where a standard one exists.
-// Only the variables of the settings table are understood; the SDK is
-// handed their values explicitly, so what runs is what this package read.
+// Telemetry is the OpenTelemetry configuration, read from the standard
+// OTEL_* variables of the settings table and passed to the SDK explicitly.
 type Telemetry struct {
-	// Disabled is OTEL_SDK_DISABLED=true: nothing is exported over OTLP,
-	// whatever else is set. The Prometheus endpoint (--metrics) still works.
+	// Disabled is OTEL_SDK_DISABLED=true: nothing is exported over OTLP.
+	// The Prometheus endpoint (--metrics) still works.
 	Disabled bool
 	// ServiceName is the service.name resource attribute.
 	ServiceName string
-	// TracesEndpoint and MetricsEndpoint are the full OTLP/HTTP URLs spans
-	// and metrics are posted to; "" exports none of that signal.
+	// TracesEndpoint and MetricsEndpoint are the full OTLP/HTTP URLs; ""
+	// exports none of that signal.
 	TracesEndpoint  string
 	MetricsEndpoint string
-	// Headers are sent with every export (a collector's API key, say).
-	// They may hold credentials: never log them.
+	// Headers are sent with every export. They may hold credentials: never
+	// log them.
 	Headers map[string]string
 	// Sampler is the OTEL_TRACES_SAMPLER name, SamplerArg its ratio.
 	Sampler    string
@@ -62,9 +59,8 @@ func (l *loader) samplerArg(name string) float64 {
 	return f
 }
 
-// telemetry sets the endpoints spans and metrics go to from what the walk
-// read: a signal's own endpoint, else the base endpoint's path for it,
-// unless its exporter is none.
+// telemetry sets each signal's endpoint: its own, else the base endpoint
+// with the signal's path, unless its exporter is none.
 func (l *loader) telemetry(t *Telemetry) {
 	traces, metrics := l.otlp.traces.url, l.otlp.metrics.url
 	if base := l.otlp.base; base != "" {
@@ -83,8 +79,8 @@ func (l *loader) telemetry(t *Telemetry) {
 	}
 }
 
-// otlpURL reads a collector URL. It may carry credentials in its user info
-// or query, so no message quotes it.
+// otlpURL reads a collector URL. It may carry credentials, so no message
+// quotes it.
 func (l *loader) otlpURL(name string) string {
 	v := l.getenv(name)
 	if v == "" {
@@ -98,8 +94,8 @@ func (l *loader) otlpURL(name string) string {
 	return v
 }
 
-// otlpHeaders parses key=value,key=value with URL-encoded values, the form
-// the OpenTelemetry specification gives. Values are never quoted back.
+// otlpHeaders parses key=value,key=value with URL-encoded values (the
+// OpenTelemetry form). Values are never quoted back.
 func (l *loader) otlpHeaders(name string) map[string]string {
 	v := l.getenv(name)
 	if v == "" {

@@ -49,10 +49,8 @@ func (l *loader) httpBase(name string, r httpBaseRules) string {
 	return ""
 }
 
-// webhookURL reads the webhook's URL. It may carry the receiver's token in
-// its path, query or user info, so no message quotes it. Plain http is
-// refused except to a loopback host: the notice names stores and products,
-// and its signature proves who sent it, not who read it on the way.
+// webhookURL reads the webhook's URL, which may carry a token, so no
+// message quotes it. Plain http is refused except to a loopback host.
 func (l *loader) webhookURL(name string) string {
 	v := l.getenv(name)
 	if v == "" {
@@ -74,12 +72,11 @@ func (l *loader) webhookURL(name string) string {
 	return ""
 }
 
-// maxConsoleURLLen bounds CONSOLE_PUBLIC_URL, which every notice's
-// one-sentence text repeats.
+// maxConsoleURLLen bounds CONSOLE_PUBLIC_URL, repeated in every notice.
 const maxConsoleURLLen = 256
 
-// consoleURL reads the console's public base URL, which is put into
-// messages people click, so it must be a plain http(s) address.
+// consoleURL reads the console's public base URL, a plain http(s) address
+// that people click.
 func (l *loader) consoleURL(name string) string {
 	return l.httpBase(name, httpBaseRules{
 		example:     "https://approvals.korral.example",

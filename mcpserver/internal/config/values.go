@@ -83,9 +83,8 @@ func (l *loader) level(name string) slog.Level {
 	return slog.LevelInfo
 }
 
-// mockNow reads the pinned clock of the embedded demo. Whether the
-// command may use it (a server of the embedded demo only) is the command's
-// to judge.
+// mockNow reads the pinned clock of the embedded demo. The command decides
+// whether it may use it.
 func (l *loader) mockNow(name string) time.Time {
 	v := l.getenv(name)
 	if v == "" {

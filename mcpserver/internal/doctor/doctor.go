@@ -1,9 +1,7 @@
-// Package doctor checks a deployment before it serves, in the order an
-// operator would fix it (storelink-mcp doctor): the configuration,
-// StoreLink at the base URL, each store key, the state database, the
-// outcome journal, the token file and the clock. Each check prints one
-// line. It speaks to StoreLink only through internal/upstream, and opens
-// nothing it does not close.
+// Package doctor checks a deployment before it serves (storelink-mcp
+// doctor): configuration, StoreLink, each store key, the state database, the
+// outcome journal, the token file and the clock, one line each. It speaks to
+// StoreLink only through internal/upstream and closes what it opens.
 package doctor
 
 import (
@@ -26,9 +24,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 )
 
-// maxClockSkew is how far the local clock may be from StoreLink's before
-// doctor complains: the projection reads "today" and the trading hours off
-// the clock, and order times are compared with StoreLink's.
+// maxClockSkew is how far the local clock may be from StoreLink's.
 const maxClockSkew = 2 * time.Minute
 
 // checkup prints one line per check and remembers whether any failed.
@@ -41,8 +37,7 @@ func (c *checkup) ok(check, format string, args ...any) {
 	fmt.Fprintf(c.w, "ok    %s: %s\n", check, fmt.Sprintf(format, args...))
 }
 
-// skip is a check that could not run for a failure already reported; it
-// does not count again.
+// skip is a check not run because of a failure already reported.
 func (c *checkup) skip(check, why string) {
 	fmt.Fprintf(c.w, "skip  %s: %s\n", check, why)
 }
@@ -63,8 +58,7 @@ type Options struct {
 	DatabaseKind string
 }
 
-// ConfigFailed writes one failed check per line of a configuration error
-// and returns how many failed.
+// ConfigFailed writes one failed check per problem and returns the count.
 func ConfigFailed(w io.Writer, err error) int {
 	c := &checkup{w: w}
 	for _, line := range strings.Split(err.Error(), "\n") {
@@ -73,14 +67,12 @@ func ConfigFailed(w io.Writer, err error) int {
 	return c.failed
 }
 
-// Run runs every check on a loaded configuration, writes one line per
-// check to w, and returns how many failed.
+// Run runs every check, writes one line each to w and returns the failures.
 func Run(ctx context.Context, w io.Writer, o Options) int {
 	c := &checkup{w: w}
 	cfg := o.Config
 	c.ok("configuration", "loaded (%s)", cfg)
-	// The checks' lines say what happened; the client's own log lines
-	// would only repeat them.
+	// The check lines already say what the client would log.
 	quiet := slog.New(slog.DiscardHandler)
 	c.upstreamAndKeys(ctx, cfg, o.Keys(quiet))
 	db := c.stateDatabase(cfg, o)
@@ -101,17 +93,13 @@ func (c *checkup) upstreamAndKeys(ctx context.Context, cfg *config.Config, keys 
 	}
 	first, answered := c.reach(ctx, cfg)
 	if !answered {
-		// Only an address that did not answer, or redirected (where a
-		// key must never go), leaves the keys unchecked.
+		// Only no answer, or a redirect, leaves the keys unchecked.
 		for _, id := range cfg.Keyring.StoreIDs() {
 			c.skip("key of store "+id, "not checked: nothing at UPSTREAM_BASE_URL answered as a server should (see upstream above)")
 		}
 		return
 	}
-	// The keys are checked whenever something answered, also when the
-	// answer broke the contract. The upstream line depends on what the
-	// key reads got (any JSON answer means the address is StoreLink's), so
-	// the key lines are collected first and written after it.
+	// Key lines are collected first: the upstream line depends on them.
 	var keyLines strings.Builder
 	kc := &checkup{w: &keyLines}
 	reads := kc.keys(ctx, cfg, keys, first.JSON)
@@ -121,8 +109,8 @@ func (c *checkup) upstreamAndKeys(ctx context.Context, cfg *config.Config, keys 
 	_, _ = io.WriteString(c.w, keyLines.String())
 }
 
-// stateDatabase checks that the state database opens at the current
-// schema; it returns the open database, or nil.
+// stateDatabase checks that the database opens at the current schema and
+// returns it, or nil.
 func (c *checkup) stateDatabase(cfg *config.Config, o Options) state.Store {
 	where, fix := cfg.StatePath, "make STATE_DB_PATH's directory writable by this user, or point STATE_DB_PATH elsewhere"
 	if cfg.StateDatabaseURL != "" {
@@ -150,9 +138,8 @@ func (c *checkup) tokenFile(path string, log *slog.Logger) {
 
 // reach asks StoreLink for the store list without a key
 // (upstream.ProbeKeyless). A redirect is reported with its status and
-// target host, and nothing is sent there. It reports whether something
-// answered at all (a redirect does not count), so that the keys are
-// checked after a contract error too.
+// target host and not followed. It reports whether anything other than a
+// redirect answered.
 func (c *checkup) reach(ctx context.Context, cfg *config.Config) (upstream.Probe, bool) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.UpstreamTimeout)
 	defer cancel()
@@ -174,11 +161,9 @@ func (c *checkup) reach(ctx context.Context, cfg *config.Config) (upstream.Probe
 	return p, true
 }
 
-// upstream writes the line of the address: StoreLink when the keyless
-// store list got its 401 error body. Otherwise the address is blamed
-// only when no answer at all, keyless or with a key, was JSON; a StoreLink
-// that answers in JSON of its own shape is named as one, with what did
-// work.
+// upstream writes the address line: StoreLink when the keyless store list
+// got its 401 error body. Otherwise the address is blamed only when no
+// answer was JSON.
 func (c *checkup) upstream(cfg *config.Config, first upstream.Probe, reads []storeRead) {
 	if first.StoreLinkError {
 		c.ok("upstream", "StoreLink answers at %s (%s)", cfg.UpstreamBaseURL, first.Took.Round(time.Millisecond))
@@ -191,8 +176,7 @@ func (c *checkup) upstream(cfg *config.Config, first upstream.Probe, reads []sto
 	what := fmt.Sprintf("UPSTREAM_BASE_URL=%s does not answer like StoreLink: GET /v1/stores without a key got %d (%s) where StoreLink answers 401 with its error body",
 		cfg.UpstreamBaseURL, first.Status, dash(first.ContentType))
 	if first.Status == http.StatusUnauthorized {
-		// A refusal without a key, in another body: most likely a
-		// StoreLink whose error body differs from the contract.
+		// A refusal in another body: probably a non-contract error body.
 		what = fmt.Sprintf("UPSTREAM_BASE_URL=%s refused GET /v1/stores without a key (401) but not with StoreLink's error body {\"error\": {\"code\", \"message\"}}", cfg.UpstreamBaseURL)
 	}
 	if anyJSON && first.Status != http.StatusUnauthorized {
@@ -208,8 +192,7 @@ func (c *checkup) upstream(cfg *config.Config, first upstream.Probe, reads []sto
 		"the address answers in JSON, so it is most likely StoreLink departing from the contract: run storelink-contract check against it and report the difference to Korral IT")
 }
 
-// whatWorked says, for the upstream line, what the stores' reads show
-// about a StoreLink whose answers differ from the contract.
+// whatWorked describes what the stores' reads show.
 func whatWorked(reads []storeRead) string {
 	var fine, fields, keys []string
 	for _, r := range reads {
@@ -259,28 +242,22 @@ func (c *checkup) clock(date string, local time.Time) {
 	c.ok("clock", "within %s of StoreLink's", maxClockSkew)
 }
 
-// storeRead is how reading one keyring store went: the adapter's error
-// (nil when the store read fine) and what StoreLink last answered on the
-// store's path.
+// storeRead is one store's adapter error and StoreLink's last answer.
 type storeRead struct {
 	id   string
 	err  error
 	seen seenAnswer
 }
 
-// keyRefused reports a 401 or 403: the key is the problem, whatever the
-// body's shape.
+// keyRefused reports a 401 or 403, whatever the body's shape.
 func (r storeRead) keyRefused() bool {
 	return r.seen.status == http.StatusUnauthorized || r.seen.status == http.StatusForbidden
 }
 
-// keys reads each keyring store with its own key, through the same client
-// the server uses, so a rotated key fails here as it would in a tool call.
-// A transport records each answer's status and whether its body is JSON,
-// so that a 401 or 403 names the key whatever the body's shape.
-// firstJSON says whether the keyless store list was answered in JSON:
-// with any JSON answer the address is StoreLink's, and a store's answer
-// that is not JSON does not point at UPSTREAM_BASE_URL.
+// keys reads each keyring store with its own key through the server's
+// client, so a rotated key fails here as in a tool call. firstJSON says
+// whether the keyless store list was answered in JSON; if so, a store's
+// non-JSON answer does not point at UPSTREAM_BASE_URL.
 func (c *checkup) keys(ctx context.Context, cfg *config.Config, keys upstream.Keys, firstJSON bool) []storeRead {
 	ids := cfg.Keyring.StoreIDs()
 	seen := &answerLog{next: http.DefaultTransport.(*http.Transport).Clone(), byPath: map[string]seenAnswer{}}
@@ -321,17 +298,14 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, keys upstream.Ke
 		case r.seen.status == http.StatusForbidden:
 			c.fail(check, fmt.Sprintf("StoreLink answered 403 to store %s's key: it does not open this store (another store's key, or one no longer issued for it)%s", id, bodyNote(e)), keyFix)
 		case e.Code == apperr.UpstreamContractError:
-			// The answer is what is wrong, not (as far as it tells) the
-			// key: the message names its field and rule, or says the
-			// address answers like no StoreLink.
+			// The answer, not the key, is what is wrong.
 			what := fmt.Sprintf("store %s: %s: %s", id, e.Code, e.Message)
 			fix := "the key is not the problem: report the field and rule above to Korral IT (storelink-contract check gives the full report)"
 			switch {
 			case !anyJSON:
 				fix = "check that UPSTREAM_BASE_URL is StoreLink's base URL (scheme and host, without /v1); if it is, report its answer to Korral IT (storelink-contract check gives the full report)"
 			case !r.seen.isJSON:
-				// Other answers at the address are JSON: StoreLink is there,
-				// and something in front of it answered for this store.
+				// Other answers are JSON: something in front of StoreLink answered.
 				what = fmt.Sprintf("store %s: %s: the answer to GET /v1/stores/%s (%d) is not JSON, although StoreLink's other answers at this address are", id, e.Code, id, r.seen.status)
 				fix = "the address is StoreLink's, but something answered for this store instead of it (a gateway or error page): report it to Korral IT with the time (storelink-contract check gives the full report)"
 			}
@@ -343,8 +317,7 @@ func (c *checkup) keys(ctx context.Context, cfg *config.Config, keys upstream.Ke
 	return reads
 }
 
-// bodyNote says that a refusal came in an error body of another shape,
-// which the adapter reports as a contract error.
+// bodyNote notes a refusal in an error body of another shape.
 func bodyNote(e *apperr.Error) string {
 	if e.Code == apperr.UpstreamContractError {
 		return ", in an error body that differs from the contract"
@@ -358,13 +331,11 @@ type seenAnswer struct {
 	isJSON bool
 }
 
-// maxSeenBody bounds how much of an answer answerLog reads to tell JSON;
-// a longer body is judged by its Content-Type.
+// maxSeenBody bounds how much of a body answerLog reads to detect JSON.
 const maxSeenBody = 1 << 20
 
-// answerLog is a transport that records, per path, the status of the
-// last answer and whether its body is JSON; the body reaches the client
-// unchanged.
+// answerLog is a transport recording each path's last status and whether
+// its body is JSON.
 type answerLog struct {
 	next   http.RoundTripper
 	mu     sync.Mutex
@@ -396,8 +367,7 @@ func (l *answerLog) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// get returns the last answer on the path that ends in suffix (the base
-// URL may carry a path of its own).
+// get returns the last answer on a path ending in suffix.
 func (l *answerLog) get(suffix string) seenAnswer {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -45,11 +45,9 @@ func confirmer(cfg *config.Config, keys upstream.Keys) journal.Confirmer {
 	return replenish.ConfirmOrders(up, replenish.UpstreamIdentity(cfg.UpstreamBaseURL))
 }
 
-// outcomeJournal is doctor's check of the outcome journal: it keeps the
-// journal's file rules, can be written, and every outcome in it is in the
-// ledger. It replays the journal when the ledger is reachable (db not nil),
-// as a start would, reading each accepted order back from StoreLink first,
-// and names every line it could not record and why.
+// outcomeJournal checks the outcome journal: its file rules, that it can be
+// written, and, when db is not nil, that every outcome is in the ledger,
+// replaying it as a start would and naming each line it could not record.
 func (c *checkup) outcomeJournal(ctx context.Context, cfg *config.Config, keys upstream.Keys, db state.Store) {
 	const check = "outcome journal"
 	path := cfg.JournalPath

@@ -14,9 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// TestGuardsTheEndpoint: the host and origin checks, the bearer token with
-// its challenge on every 401, the body limit and the one path, all logged
-// without the token.
+// The host and origin checks, the bearer token with its challenge on every
+// 401, the body limit and the path, all logged without the token.
 func TestGuardsTheEndpoint(t *testing.T) {
 	opts, logs := testOptions(newGate())
 	opts.Tokens = tokenFile(t, "agent "+testToken+"\n")
@@ -116,9 +115,8 @@ func TestHostGuard(t *testing.T) {
 	}
 }
 
-// TestInspectSeesEveryRequestWithItsCaller: the hook gets each request of a
-// POST before the SDK answers, even one whose params the SDK refuses, with
-// the token label and the session id.
+// The hook gets each POST's request before the SDK answers, even with
+// params the SDK refuses, with the token label and session id.
 func TestInspectSeesEveryRequestWithItsCaller(t *testing.T) {
 	type seen struct{ method, params, label, session string }
 	var mu sync.Mutex

@@ -11,13 +11,9 @@ import (
 	"strings"
 )
 
-// hostGuard is the DNS-rebinding defence. A web page the user visits can
-// make the browser send requests to a name the attacker controls that
-// resolves to this server; the request then carries the attacker's name in
-// Host (and Origin). Only names this server is known by are accepted:
-// loopback, the listen address's host, and the allowed host names. The
-// SDK's own check covers only connections that arrive on a loopback
-// address; this one applies on every interface, and to Origin too.
+// hostGuard defends against DNS rebinding: it accepts only names this server
+// is known by (loopback, the listen host and the allowed host names) in Host
+// and Origin, on every interface.
 type hostGuard struct {
 	allowed map[string]bool
 }

@@ -1,9 +1,7 @@
 // Package httpserver serves one MCP server over Streamable HTTP: /mcp behind
-// the DNS-rebinding check, the bearer token, the body limit and the session
-// caps, and the /healthz and /readyz probes, which need no token.
-//
-// It reads no environment variable and parses no flag: its caller (package
-// app) decides what is allowed and passes every setting in Options.
+// the Host check, the bearer token, the body limit and the session caps, and
+// the /healthz and /readyz probes. It reads no environment variable or flag;
+// the caller passes every setting in Options.
 package httpserver
 
 import (
@@ -26,44 +24,36 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Limits of the transport. A tool call's arguments are a few hundred bytes,
-// so a megabyte is generous and still keeps a flood of large bodies from
-// exhausting memory.
+// Limits of the transport.
 const (
 	// MaxBodyBytes is the largest request body accepted (413 beyond it).
 	MaxBodyBytes = 1 << 20
-	// bodyReadTimeout bounds how long a client may take to send its body,
-	// so a slow sender cannot hold a connection open indefinitely.
+	// bodyReadTimeout bounds how long a client may take to send its body.
 	bodyReadTimeout = 30 * time.Second
-	// readyTimeout bounds the readiness probe, so a hung database makes
-	// /readyz answer not_ready instead of hanging the load balancer's check.
+	// readyTimeout bounds the readiness probe (a hung database: not_ready).
 	readyTimeout = 2 * time.Second
-	// sessionRetryAfter is the Retry-After of a session refused at the cap:
-	// places free up as other sessions end or go idle, not at a known time.
+	// sessionRetryAfter is the Retry-After of a session refused at the cap.
 	sessionRetryAfter = 30 * time.Second
 	// realm names this server in every WWW-Authenticate challenge.
 	realm = "storelink-mcp"
 )
 
-// Tokens admits callers by bearer token (bearer.File is the production
-// one). The label names the caller: the SDK binds a stateful session to it,
-// the session caps count per label, and the audit trail records it.
+// Tokens admits callers by bearer token (bearer.File in production). The
+// label names the caller.
 type Tokens interface {
 	Lookup(token string) (label string, ok bool)
 }
 
-// Readiness is the body of /readyz. Status is the transport's verdict;
-// the other fields describe the server's parts, as Options.Ready reports
-// them.
+// Readiness is the body of /readyz: Status from the transport, the other
+// fields as Options.Ready reports them.
 type Readiness struct {
 	Status string `json:"status"` // ready, not_ready or draining
 	Config string `json:"config"`
 	Ledger string `json:"ledger"` // ok or unreachable
 	// Database is where the ledger lives: sqlite or postgresql.
 	Database string `json:"database"`
-	// Breaker is StoreLink's circuit breaker. It is reported, not judged: an
-	// open breaker means StoreLink is failing, which no other replica could
-	// fix, so taking this one out of rotation would only add to the outage.
+	// Breaker is StoreLink's circuit breaker state; reported, never a
+	// reason for not_ready, since another replica could not fix StoreLink.
 	Breaker string `json:"breaker"`
 	Version string `json:"version"`
 	// Upstream is "storelink", or "embedded_demo" for made-up data.
@@ -73,53 +63,44 @@ type Readiness struct {
 // Options configure a Server. Server and Logger are required; so are the
 // positive limits, except the session caps of a stateless server.
 type Options struct {
-	// Server answers every request. All sessions are its sessions, which is
-	// how the session cap tells the live ones; New adds the request timeout
-	// to it as middleware, so pass a server to one New only.
+	// Server answers every request; New adds middleware, so use it once.
 	Server *mcp.Server
 	Logger *slog.Logger
-	// Tokens admits callers; nil serves without authentication, which the
-	// caller has judged safe (a loopback address, or something in front of
-	// the server that authenticates), unless OAuth is set.
+	// Tokens admits callers; nil without OAuth means no authentication.
 	Tokens Tokens
-	// OAuth, when set, also admits callers with an access token of an
-	// identity provider (see OAuth), beside Tokens or alone.
+	// OAuth, when set, also admits access tokens of an identity provider.
 	OAuth *OAuth
-	// ListenHost is the host part of the listen address as configured (a
-	// name or an address, no port). Besides loopback names, it and
-	// AllowedHosts are the names accepted in Host and Origin; a wildcard
-	// address names no host.
+	// ListenHost is the configured listen host (no port). With loopback names
+	// and AllowedHosts, it is accepted in Host and Origin; a wildcard address
+	// names no host.
 	ListenHost   string
 	AllowedHosts []string
-	// Stateless serves every client without MCP sessions, so any replica
-	// can answer any request. Without it, 2025-11-25 clients get sessions
-	// (GET streams, server-to-client requests, the session caps) and
-	// 2026-07-28 requests, which carry no session, stand alone.
+	// Stateless serves without MCP sessions, so any replica can answer.
+	// Otherwise 2025-11-25 clients get sessions.
 	Stateless bool
 	// RequestTimeout bounds every MCP request.
 	RequestTimeout time.Duration
-	// MaxSessions and MaxSessionsPerToken cap the open stateful sessions,
-	// in all and per token label.
+	// MaxSessions and MaxSessionsPerToken cap stateful sessions, in all and
+	// per token label.
 	MaxSessions, MaxSessionsPerToken int
-	// SessionIdleTimeout closes a session nobody used for so long.
+	// SessionIdleTimeout closes a session unused for this long.
 	SessionIdleTimeout time.Duration
-	// Inspect, when set, sees every JSON-RPC request of a POST before the
-	// SDK decodes its params (the SDK refuses undecodable ones before any
-	// MCP middleware runs), with the caller's token label ("" without
+	// Inspect, when set, sees every JSON-RPC request of a POST before the SDK
+	// decodes its params, with the caller's token label ("" without
 	// authentication) and the Mcp-Session-Id ("" before a session exists).
 	Inspect func(ctx context.Context, req *jsonrpc.Request, label, sessionID string)
-	// Ready reports the server's parts for /readyz; an error means not
-	// ready. The error is logged, never shown: /readyz answers anyone, and
-	// the error may name file paths. Nil reports the status alone.
+	// Ready reports the server's parts for /readyz; an error means not ready.
+	// The error is logged, never shown, since /readyz is public. Nil reports
+	// the status alone.
 	Ready func(ctx context.Context) (Readiness, error)
 }
 
-// Server is the HTTP face of one MCP server.
+// Server is the HTTP server of one MCP server.
 type Server struct {
 	opts  Options
 	log   *slog.Logger
 	hosts hostGuard
-	// sessions caps the open stateful sessions; nil when stateless.
+	// sessions is nil when stateless.
 	sessions *sessionCap
 	srv      *http.Server
 	// streams is cancelled when shutdown begins, ending open GET streams.
@@ -129,8 +110,7 @@ type Server struct {
 	shutdown    atomic.Bool
 }
 
-// New assembles the handler. It refuses options that would leave the server
-// unbounded, rather than guessing defaults for them.
+// New builds the server, refusing options that leave it unbounded.
 func New(opts Options) (*Server, error) {
 	switch {
 	case opts.Server == nil || opts.Logger == nil:
@@ -158,8 +138,7 @@ func New(opts Options) (*Server, error) {
 // Handler is the whole HTTP surface: /mcp, /healthz and /readyz.
 func (s *Server) Handler() http.Handler { return s.srv.Handler }
 
-// Serve logs http.listening and serves on ln until Shutdown, after which it
-// returns nil; any other end is an error.
+// Serve serves on ln. After Shutdown it returns nil; else an error.
 func (s *Server) Serve(ln net.Listener) error {
 	authMode := "none"
 	switch {
@@ -171,8 +150,6 @@ func (s *Server) Serve(ln net.Listener) error {
 		authMode = "oauth"
 	}
 	addr := ln.Addr().String()
-	// 2026-07-28 requests never have a session; "sessions" says whether
-	// 2025-11-25 clients get one.
 	sessions := "2025-11-25"
 	if s.opts.Stateless {
 		sessions = "none"
@@ -189,10 +166,9 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting connections, reports draining on /readyz, ends
-// the open GET streams (they wait for notifications that will never come),
-// and waits until ctx ends for the requests still running: a tool call in
-// flight is allowed to finish. What still runs then is cut off, logged as
-// http.shutdown_forced, and ctx's error returned.
+// open GET streams and waits until ctx ends for running requests. Requests
+// still running then are cut off, logged as http.shutdown_forced, and ctx's
+// error is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown.Store(true)
 	s.draining.Store(true)
@@ -205,18 +181,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// routes assembles the handler: /mcp behind the Host and Origin checks, the
-// bearer token and the body limit; /healthz and /readyz open, for load
-// balancers and orchestrators that hold no token.
+// routes builds /mcp behind the Host check, authentication and body limit,
+// and the open /healthz and /readyz.
 func (s *Server) routes() http.Handler {
 	s.opts.Server.AddReceivingMiddleware(requestTimeout(s.opts.RequestTimeout))
 	if s.opts.OAuth != nil {
 		s.opts.Server.AddReceivingMiddleware(s.opts.OAuth.Middleware())
 	}
 	if s.sessions != nil {
-		// The stateless revision's requests count under the session caps
-		// while they run, so one token cannot escape its limit by
-		// switching revision.
+		// Stateless requests count under the session caps while they run.
 		s.opts.Server.AddReceivingMiddleware(s.sessions.countRequests)
 	}
 	handler := func(stateless bool) http.Handler {
@@ -224,21 +197,15 @@ func (s *Server) routes() http.Handler {
 			Stateless:           stateless,
 			Logger:              s.log,
 			MaxRequestBodyBytes: MaxBodyBytes,
-			// An abandoned session (no DELETE) holds memory and a goroutine
-			// until it has been idle this long, and holds its place under the
-			// session cap until then.
-			SessionTimeout: s.opts.SessionIdleTimeout,
-			// The SDK's own rebinding check refuses every non-loopback Host on a
-			// loopback connection, which also refuses a reverse proxy on the same
-			// machine forwarding for a configured name. hostGuard covers the same
-			// ground on every interface and honours the allowed host names.
+			SessionTimeout:      s.opts.SessionIdleTimeout,
+			// The SDK's rebinding check refuses a reverse proxy on the same
+			// machine forwarding for a configured name; hostGuard does the
+			// check instead and honours the allowed host names.
 			DisableLocalhostProtection: true,
 		})
 	}
-	// 2026-07-28 requests stand alone (the SDK serves that revision only
-	// statelessly); 2025-11-25 clients keep their sessions unless the
-	// operator asked for none. Both handlers answer for the same server, so
-	// a tool, the audit trail and the ledger cannot tell them apart.
+	// 2026-07-28 requests are served statelessly; 2025-11-25 clients keep
+	// sessions unless Stateless is set.
 	stateless := handler(true)
 	var sdk http.Handler = stateless
 	if !s.opts.Stateless {
@@ -259,11 +226,9 @@ func (s *Server) routes() http.Handler {
 	}
 	mcpH = limitBody(mcpH)
 	if s.opts.Tokens != nil || s.opts.OAuth != nil {
-		// Authentication comes before the body is read, so a caller without
-		// a token costs no more than its headers.
+		// Authentication comes before the body is read.
 		mcpH = s.logDenied(challenge(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
-			// File tokens do not expire; revocation is removing the line.
-			// Access tokens always do: the verifier refuses one without exp.
+			// File tokens do not expire; access tokens without exp are refused.
 			AllowMissingExpiration: true,
 			ClockSkew:              oauth.ClockSkew,
 		}), s.opts.OAuth.resourceMetadata(), mcpH))
@@ -273,8 +238,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpH)
 	if s.opts.OAuth != nil {
-		// Public, like the provider's own metadata: no token, and no Host
-		// check, since it tells nothing a client could not be told anyway.
+		// Public: no token and no Host check.
 		meta := auth.ProtectedResourceMetadataHandler(s.opts.OAuth.Verifier.Metadata())
 		for _, p := range s.opts.OAuth.metadataPaths() {
 			mux.Handle(p, meta)
@@ -285,12 +249,9 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// verify adapts the token source to the SDK's bearer middleware. The label
-// becomes TokenInfo.UserID: the SDK binds a stateful session to it (another
-// token cannot take the session over), and the tools record it as the caller.
-//
-// With OAuth configured, a token the file does not hold is checked as an
-// access token of the identity provider (see OAuth.verify).
+// verify checks a token for the SDK's bearer middleware: first Tokens, then,
+// when OAuth is set, as an access token. The label becomes TokenInfo.UserID,
+// which binds a stateful session to the caller.
 func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	if s.opts.Tokens != nil {
 		if label, ok := s.opts.Tokens.Lookup(token); ok {
@@ -304,8 +265,8 @@ func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*au
 	return s.opts.OAuth.verify(ctx, token, r, s.log)
 }
 
-// logDenied logs requests that carry no bearer token at all, which the SDK
-// middleware refuses without consulting the verifier.
+// logDenied logs requests without any bearer token, which the SDK
+// refuses without calling the verifier.
 func (s *Server) logDenied(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := bearer.Token(r.Header.Values("Authorization")); err != nil {
@@ -316,12 +277,9 @@ func (s *Server) logDenied(next http.Handler) http.Handler {
 }
 
 // challenge runs next behind the bearer middleware mw and adds the RFC 6750
-// challenge to every 401 mw answers: `Bearer realm="storelink-mcp"`, with
-// resource_metadata (RFC 9728 §5.1) when metadata is not "", so that a
-// client can find the identity provider, and error="invalid_token" when a
-// token was presented, so a host can tell a wrong token from a missing one.
-// Only mw's own answers pass through the header-adding writer; next gets
-// the original one, so streaming is untouched.
+// challenge to every 401 of mw, with resource_metadata (RFC 9728 §5.1) when
+// metadata is not "" and error="invalid_token" when a token was sent. next
+// gets the original writer, so streaming is untouched.
 func challenge(mw func(http.Handler) http.Handler, metadata string, next http.Handler) http.Handler {
 	inner := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w.(*challengeWriter).ResponseWriter, r)
@@ -338,11 +296,9 @@ func challenge(mw func(http.Handler) http.Handler, metadata string, next http.Ha
 	})
 }
 
-// oneCredential returns r as the bearer middleware is to see it: with the
-// one token bearer.Token reads in its Authorization header, or with none
-// (so it is refused with 401) when bearer.Token reads none, whatever the
-// middleware's own parsing would have made of the header (it reads only the
-// first of several values).
+// oneCredential returns r with only the token bearer.Token reads in its
+// Authorization header, or with none when bearer.Token reads none, so the
+// middleware does not parse the header its own way.
 func oneCredential(r *http.Request) *http.Request {
 	values := r.Header.Values("Authorization")
 	if len(values) == 0 {
@@ -358,8 +314,7 @@ func oneCredential(r *http.Request) *http.Request {
 	return &r2
 }
 
-// challengeWriter adds WWW-Authenticate to a 401, and turns the bearer
-// middleware's 500 into 503 with Retry-After.
+// challengeWriter adds WWW-Authenticate to a 401 and turns a 500 into 503.
 type challengeWriter struct {
 	http.ResponseWriter
 	value string
@@ -370,20 +325,16 @@ func (c *challengeWriter) WriteHeader(code int) {
 	case code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "":
 		c.Header().Set("WWW-Authenticate", c.value)
 	case code == http.StatusInternalServerError:
-		// The middleware answers 500 only when the verifier could not check
-		// the token at all (the identity provider's key set could not be
-		// read): the token may be good, so the client is told to try again
-		// once the provider may have been asked again, not that it is wrong.
+		// A 500 means the key set could not be read: the token may be good.
 		c.Header().Set("Retry-After", fmt.Sprint(int(oauth.RefreshInterval/time.Second)))
 		code = http.StatusServiceUnavailable
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
 
-// limitBody reads a POST body in full, within a size limit (413 beyond it)
-// and a time limit, before the SDK sees the request. The read deadline is
-// lifted once the body is in, because an expired deadline later would
-// cancel the request's context in the middle of a tool call.
+// limitBody reads a POST body in full before the SDK sees it, within a size
+// limit (413 beyond it) and a time limit. The read deadline is cleared
+// afterwards so it cannot cancel a running tool call.
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -412,12 +363,11 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// bodyKey holds, in a request's context, the POST body limitBody read.
+// bodyKey is the context key of the body limitBody read.
 type bodyKey struct{}
 
-// peekBody returns a POST's body for a look before the SDK reads it: the
-// bytes limitBody kept, else (a handler used without limitBody, as in
-// tests) the body read and put back. Callers only read the bytes.
+// peekBody returns a POST's body without consuming it: the bytes limitBody
+// kept, or else the body read and put back. Callers must not modify it.
 func peekBody(r *http.Request) ([]byte, error) {
 	if b, ok := r.Context().Value(bodyKey{}).([]byte); ok {
 		return b, nil
@@ -427,16 +377,12 @@ func peekBody(r *http.Request) ([]byte, error) {
 	return body, err
 }
 
-// currentRevision is the first MCP revision without sessions: its requests
-// carry their version in the MCP-Protocol-Version header and in _meta, and
-// the SDK serves them over HTTP only statelessly.
+// currentRevision is the first MCP revision without sessions.
 const currentRevision = "2026-07-28"
 
-// byRevision sends each request to the handler of its protocol revision:
-// a request of 2026-07-28 or later, or a server/discover probe (which must
-// be told every revision this endpoint serves, 2026-07-28 included), to
-// stateless; everything else, that is 2025-11-25 and older sessions and
-// their initialize, to stateful. Revision dates compare as strings.
+// byRevision sends requests of 2026-07-28 or later, and server/discover
+// probes, to stateless, and all others to stateful. Revision dates compare
+// as strings.
 func byRevision(stateful, stateless http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isCurrentRevision(r) {
@@ -447,12 +393,9 @@ func byRevision(stateful, stateless http.Handler) http.Handler {
 	})
 }
 
-// isCurrentRevision reports whether r belongs to the stateless revision: by
-// its MCP-Protocol-Version header, or, for a POST outside any session, by
-// the body's method or _meta protocol version (a request that names the
-// new revision only in _meta is then refused by the SDK for the missing
-// header, as that revision requires, rather than as an unknown version).
-// The body has been read in full, within its limit, by limitBody.
+// isCurrentRevision reports whether r belongs to the stateless revision, by
+// its MCP-Protocol-Version header or, for a POST outside a session, by the
+// body's method or _meta protocol version.
 func isCurrentRevision(r *http.Request) bool {
 	if r.Header.Get("Mcp-Protocol-Version") >= currentRevision {
 		return true
@@ -471,7 +414,7 @@ func isCurrentRevision(r *http.Request) bool {
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &m) != nil {
-		return false // a batch or garbage: the 2025-11-25 handler refuses it as before
+		return false // a batch or garbage: the stateful handler refuses it
 	}
 	if m.Method == "server/discover" {
 		return true
@@ -480,9 +423,7 @@ func isCurrentRevision(r *http.Request) bool {
 	return ok
 }
 
-// inspect hands a POST's JSON-RPC request to Options.Inspect, then passes
-// the request on unchanged for the SDK to answer. The body has been read in
-// full, within its limit, by limitBody.
+// inspect passes a POST's JSON-RPC request to Options.Inspect, then on.
 func (s *Server) inspect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -504,9 +445,7 @@ func (s *Server) inspect(next http.Handler) http.Handler {
 	})
 }
 
-// endStreamsOnShutdown ties GET streams (server-to-client notifications in
-// stateful mode) to the shutdown signal. POSTs keep their own context, so a
-// tool call already running is allowed to finish.
+// endStreamsOnShutdown ends GET streams at shutdown; POSTs may finish.
 func (s *Server) endStreamsOnShutdown(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
@@ -520,8 +459,7 @@ func (s *Server) endStreamsOnShutdown(next http.Handler) http.Handler {
 	})
 }
 
-// requestTimeout bounds every MCP request the server handles. Tools pass
-// the context on to StoreLink, so a call that overruns is cut off there.
+// requestTimeout bounds every MCP request.
 func requestTimeout(d time.Duration) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -532,15 +470,12 @@ func requestTimeout(d time.Duration) mcp.Middleware {
 	}
 }
 
-// healthz is liveness: the process answers HTTP. It stays 200 while
-// draining, so an orchestrator does not kill a replica that is finishing
-// its last calls.
+// healthz is liveness; it stays 200 while draining.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz is readiness: the server's parts answer (Options.Ready), and the
-// server is not shutting down.
+// readyz is readiness: Options.Ready succeeds and not shutting down.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	var out Readiness
 	var err error

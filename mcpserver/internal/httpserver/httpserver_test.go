@@ -1,7 +1,7 @@
 package httpserver
 
-// The test harness: a server around a one-tool MCP server whose call waits
-// for the test, on a loopback port, and an MCP client with a bearer token.
+// Test harness: a server around a one-tool MCP server whose call waits for
+// the test, and an MCP client with a bearer token.
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func tokenFile(t *testing.T, content string) *bearer.File {
 }
 
 // gate is a tool that holds its call until the test opens the gate or the
-// call's context ends, to have a call in flight.
+// call's context ends.
 type gate struct {
 	entered chan struct{}
 	open    chan struct{}
@@ -180,8 +180,8 @@ func TestServeLogsWhereItListens(t *testing.T) {
 	opts.Tokens = tokenFile(t, "agent "+testToken+"\n")
 	opts.AllowedHosts = []string{"mcp.korral.example"}
 	r := start(t, opts)
-	// Serve logs the line in its own goroutine before it accepts; a request
-	// answered means it has been written.
+	// Serve logs before it accepts, so an answered request means the line
+	// is written.
 	if resp, _ := mcptest.Post(t, r.base+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != http.StatusOK {
 		t.Fatalf("initialize: %d", resp.StatusCode)
 	}

@@ -1,7 +1,6 @@
 package httpserver
 
-// A server's life: the request timeout, the health and readiness probes,
-// and shutdown with its grace period.
+// The request timeout, the probes, and shutdown with its grace period.
 
 import (
 	"context"
@@ -24,8 +23,7 @@ func TestRequestTimeoutCutsACallOff(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := connect(t, ctx, r.base, "")
-	// The gate never opens: only the request timeout ends the call, well
-	// before the test's own deadline.
+	// The gate never opens: only the request timeout ends the call.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}})
 	if err == nil && !res.IsError {
 		t.Fatalf("the call finished: %+v", res)
@@ -106,9 +104,8 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 }
 
-// TestShutdownLetsACallFinishAndEndsStreams: a tool call in flight when
-// Shutdown begins gets its answer, and an open GET stream does not hold
-// the shutdown up until its grace period ends.
+// A call in flight at Shutdown gets its answer, and an open GET stream does
+// not delay the shutdown.
 func TestShutdownLetsACallFinishAndEndsStreams(t *testing.T) {
 	g := newGate()
 	opts, logs := testOptions(g)
@@ -131,8 +128,7 @@ func TestShutdownLetsACallFinishAndEndsStreams(t *testing.T) {
 		t.Fatal("the call never reached the tool")
 	}
 
-	// A grace period longer than the test: a stream left open would make
-	// Shutdown wait for all of it and report a forced end.
+	// A stream left open would make Shutdown wait out this grace period.
 	sctx, scancel := context.WithTimeout(context.Background(), time.Hour)
 	defer scancel()
 	shut := make(chan error, 1)
@@ -160,8 +156,7 @@ func TestShutdownLetsACallFinishAndEndsStreams(t *testing.T) {
 	}
 }
 
-// TestShutdownCutsOffWhatOutlastsTheGrace: a call still running when the
-// grace period ends is cut off, and the forced end is logged.
+// A call still running when the grace period ends is cut off and logged.
 func TestShutdownCutsOffWhatOutlastsTheGrace(t *testing.T) {
 	g := newGate()
 	opts, logs := testOptions(g)

@@ -17,29 +17,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// OAuth makes the server an OAuth 2.1 resource server (the MCP
-// authorization spec): it admits access tokens the Verifier accepts, asks
-// every request for oauth.ScopeRead and a call of a WriteTools tool for
-// oauth.ScopeWrite too, and publishes the protected resource metadata
-// (RFC 9728) that 401 answers point to.
+// OAuth makes the server an OAuth 2.1 resource server: it admits access
+// tokens the Verifier accepts, requires oauth.ScopeRead on every request and
+// oauth.ScopeWrite on a call of a WriteTools tool, and publishes the
+// protected resource metadata (RFC 9728).
 type OAuth struct {
 	Verifier *oauth.Verifier
 	// WriteTools are the tools whose call needs oauth.ScopeWrite.
 	WriteTools []string
 	// Refused, when set, records a tools/call refused for a missing scope
-	// (tool as the caller named it, unchecked), so the audit trail shows
-	// the attempt; caller is the TokenInfo's UserID, sessionID the
-	// Mcp-Session-Id ("" without one).
+	// (tool unchecked, caller the TokenInfo's UserID, sessionID "" without
+	// a session).
 	Refused func(ctx context.Context, tool, reason, caller, sessionID string)
 }
 
-// oauthKey marks a TokenInfo that came from an access token, whose scopes
-// are checked; a file token's TokenInfo has no scopes and is not.
+// oauthKey marks a TokenInfo from an access token, whose scopes are
+// checked; a file token's is not.
 const oauthKey = "oauth"
 
-// writeScopes is what a call of a write tool needs: the scopes of every
-// request and the write scope. The challenge names both, so a client that
-// asks its provider for exactly these does not lose the read scope.
+// writeScopes is what a write tool call needs. The challenge names both
+// scopes, so a client asking for exactly these keeps the read scope.
 var writeScopes = []string{oauth.ScopeRead, oauth.ScopeWrite}
 
 // resourceMetadata is the metadata URL for the challenge, "" without OAuth.
@@ -54,10 +51,8 @@ func (o *OAuth) resourceMetadata() string {
 	return u
 }
 
-// metadataPaths are the paths the metadata is served at on this server:
-// RFC 9728's form for the resource's own path (/.well-known/
-// oauth-protected-resource/mcp), and the bare well-known path, which
-// clients try when the resource has no path of its own.
+// metadataPaths are the paths the metadata is served at: RFC 9728's form
+// for the resource's path, and the bare well-known path.
 func (o *OAuth) metadataPaths() []string {
 	paths := []string{oauth.WellKnownPath}
 	if u, err := url.Parse(o.Verifier.Audience()); err == nil {
@@ -69,9 +64,7 @@ func (o *OAuth) metadataPaths() []string {
 }
 
 // verify checks an access token for the SDK's bearer middleware. The
-// subject, as "oauth:SUB", is the TokenInfo's UserID: the SDK binds a
-// stateful session to it, the session caps count per subject, and the
-// tools record it as the caller.
+// subject, as "oauth:SUB", becomes the TokenInfo's UserID.
 func (o *OAuth) verify(ctx context.Context, token string, r *http.Request, log *slog.Logger) (*auth.TokenInfo, error) {
 	t, err := o.Verifier.Verify(ctx, token)
 	if err != nil {
@@ -84,8 +77,7 @@ func (o *OAuth) verify(ctx context.Context, token string, r *http.Request, log *
 	}
 	extra := map[string]any{oauthKey: true, "client_id": t.ClientID}
 	if t.StoresLimited {
-		// The tools and prompts narrow the keyring to these stores
-		// (oauth.TokenStores); without the entry the whole keyring applies.
+		// Narrows the keyring to these stores (oauth.TokenStores).
 		extra[oauth.StoresClaim] = t.Stores
 	}
 	return &auth.TokenInfo{
@@ -96,11 +88,9 @@ func (o *OAuth) verify(ctx context.Context, token string, r *http.Request, log *
 	}, nil
 }
 
-// requireScopes answers 403 insufficient_scope (RFC 6750 §3.1, with the
-// scopes wanted and the metadata URL, as the MCP spec's step-up asks) to an
-// access token without oauth.ScopeRead, and to a POST calling a write tool
-// without oauth.ScopeWrite, before the SDK sees the request: nothing of it
-// runs. The body has been read in full by limitBody.
+// requireScopes answers 403 insufficient_scope (RFC 6750 §3.1) to an access
+// token without oauth.ScopeRead, and to a POST calling a write tool without
+// oauth.ScopeWrite, before the SDK sees the request.
 func (o *OAuth) requireScopes(next http.Handler, log *slog.Logger) http.Handler {
 	metadata := o.resourceMetadata()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -138,10 +128,8 @@ func (o *OAuth) requireScopes(next http.Handler, log *slog.Logger) http.Handler 
 }
 
 // toolCalls returns the tool names of the tools/call requests in the POST
-// body, alone or in a batch (which older protocol revisions allow). A body
-// that does not parse yields none and is left for the SDK to refuse; the
-// receiving middleware (Middleware) stands behind this check for anything
-// it misses.
+// body, alone or in a batch. A body that does not parse yields none and is
+// left for the SDK to refuse; Middleware catches anything missed.
 func toolCalls(r *http.Request) []string {
 	body, err := peekBody(r)
 	if err != nil {
@@ -171,11 +159,9 @@ func toolCalls(r *http.Request) []string {
 	return names
 }
 
-// Middleware refuses, as a JSON-RPC error, a call of a write tool by an
-// access token without oauth.ScopeWrite, however the request reached the
-// SDK: the HTTP check (requireScopes) answers such calls first with the
-// 403 a client can act on, and this one holds if a body ever slips past
-// it. Add it to the MCP server that Options.Server names.
+// Middleware refuses, as a JSON-RPC error, a write tool call by an access
+// token without oauth.ScopeWrite. requireScopes answers such calls first
+// with a 403; this is the fallback. Add it to Options.Server.
 func (o *OAuth) Middleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -13,10 +13,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
-// TestRequestsGoToTheirRevisionsHandler: 2026-07-28 requests (by header, by
-// _meta outside a session) and discover probes are the stateless handler's;
-// everything else, 2025-11-25 sessions and their initialize included, the
-// stateful one's, and the body is still there for the handler to read.
+// 2026-07-28 requests (by header, or by _meta outside a session) and
+// discover probes go to the stateless handler, everything else to the
+// stateful one, with the body still readable.
 func TestRequestsGoToTheirRevisionsHandler(t *testing.T) {
 	const meta = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
 	for name, c := range map[string]struct {
@@ -71,8 +70,7 @@ func read(r *http.Request) string {
 	}
 }
 
-// post2026 is a 2026-07-28 request of method, with name for the methods
-// that carry one in Mcp-Name.
+// post2026 is a 2026-07-28 request of method, with name in Mcp-Name.
 func post2026(t *testing.T, url, token string, id int, method, name, params string) (*http.Response, string) {
 	t.Helper()
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -88,11 +86,9 @@ func post2026(t *testing.T, url, token string, id int, method, name, params stri
 	return mcptest.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), hdr)
 }
 
-// TestStatelessRequestsCountUnderTheCaps: a 2026-07-28 request holds a
-// place under the session caps while it runs, so a token at its cap is
-// refused in either revision (a JSON-RPC error carrying the id on
-// 2026-07-28, 503 for a 2025-11-25 session), and the place is free again
-// as soon as the request has been answered.
+// A 2026-07-28 request holds a place under the session caps while it runs,
+// so a token at its cap is refused in either revision, and the place is
+// freed once the request is answered.
 func TestStatelessRequestsCountUnderTheCaps(t *testing.T) {
 	g := newGate()
 	opts, logs := testOptions(g)
@@ -101,8 +97,7 @@ func TestStatelessRequestsCountUnderTheCaps(t *testing.T) {
 	r := start(t, opts)
 	url := r.base + "/mcp"
 
-	// The held call runs on its own goroutine, which must not end the test:
-	// it reports its status, or 0 when the request failed.
+	// The held call reports its status, or 0 when the request failed.
 	held := make(chan int, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+

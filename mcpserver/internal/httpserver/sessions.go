@@ -15,13 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sessionCap bounds the stateful sessions open at once, in all and per
-// bearer token, so that neither abandoned sessions nor one token holder
-// can grow the process without bound. The SDK stays the one record of which
-// sessions are alive (a session ends on DELETE, on the idle timeout, or
-// when it was never initialized); the cap only remembers which token
-// opened each, and counts the creations still in flight so that concurrent
-// initializations cannot overshoot.
+// sessionCap bounds open stateful sessions, in all and per token. The SDK
+// tracks live sessions; the cap records each session's token and counts
+// creations in flight.
 type sessionCap struct {
 	max, perToken int
 	server        *mcp.Server
@@ -40,16 +36,11 @@ func newSessionCap(max, perToken int, server *mcp.Server, log *slog.Logger) *ses
 }
 
 // wrap refuses a new session (an initialize POST without Mcp-Session-Id)
-// with 503 and Retry-After when a cap is reached. Everything else passes:
-// requests of existing sessions, and requests that open no lasting session
-// (a client's server/discover probe), whose places would otherwise be held
-// until their handler returns, after the client already has the answer.
-// The body has been read in full by limitBody.
+// with 503 and Retry-After when a cap is reached. Everything else passes.
 func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-			// The SDK forgets a deleted session a moment after it answers;
-			// the place is free as soon as the client has been told so.
+			// The SDK forgets a deleted session shortly after; free it now.
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
 			if sw.code == http.StatusNoContent {
@@ -77,13 +68,9 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// countRequests applies the session caps to the stateless revision
-// (2026-07-28): a request counts as a session while its method handler runs.
-// As a receiving middleware (not an HTTP wrapper) it frees the place before
-// the answer is written, so a client's next request never finds its last one
-// still counted. Requests of a session (2025-11-25) pass: their session is
-// counted. A request over a cap gets a JSON-RPC error naming the cap and the
-// setting, and its handler never runs.
+// countRequests applies the session caps to stateless requests, each
+// counted while its handler runs, and refuses one over a cap with a JSON-RPC
+// error. Session requests pass.
 func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") || req.GetSession() == nil || req.GetSession().ID() != "" {
@@ -103,8 +90,7 @@ func (c *sessionCap) countRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// codeOverCap is the JSON-RPC error of a request refused at a cap: one of
-// the codes JSON-RPC leaves to the server (-32000 to -32099).
+// codeOverCap is the JSON-RPC error code of a request refused at a cap.
 const codeOverCap = -32000
 
 // forget frees the place of a session that ended.
@@ -125,8 +111,7 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// isInitialize reports whether the POST body is an initialize request. A
-// body that does not parse is left for the SDK to refuse.
+// isInitialize reports whether the POST body is an initialize request.
 func isInitialize(r *http.Request) bool {
 	body, err := peekBody(r)
 	var m struct {
@@ -135,15 +120,10 @@ func isInitialize(r *http.Request) bool {
 	return err == nil && json.Unmarshal(body, &m) == nil && m.Method == "initialize"
 }
 
-// admit reserves a place for a session of label, or says why there is none.
-// release records the session id the SDK gave the new session ("" if none
-// was created). The refusal names the configuration variables an operator
-// raises (package config reads them), because it reaches the client and
-// the log as it is.
+// admit reserves a place for a session of label, or says why not; release
+// records the new session's id ("" if none). The refusal names the settings.
 func (c *sessionCap) admit(label string) (release func(sessionID string), refusal string) {
-	// A session counts once initialized: a request that opens no lasting
-	// session (a client's server/discover probe, a failed initialize) is
-	// closed by the SDK, but possibly a moment after its answer.
+	// A session counts once initialized; the SDK may close others late.
 	live := map[string]bool{}
 	for ss := range c.server.Sessions() {
 		if ss.InitializeParams() != nil {

@@ -12,9 +12,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/mcptest"
 )
 
-// TestSessionCaps: beyond the per-token and the global cap a new session
-// gets 503 with Retry-After; sessions already open keep working; a place
-// frees up when a session is deleted or goes idle.
+// Beyond either cap a new session gets 503 with Retry-After; open sessions
+// keep working; DELETE or idleness frees a place.
 func TestSessionCaps(t *testing.T) {
 	opts, logs := testOptions(newGate())
 	opts.Tokens = tokenFile(t, "agent "+testToken+"\nother "+otherToken+"\n")
@@ -71,8 +70,7 @@ func TestSessionCaps(t *testing.T) {
 	}
 	refused(open(testToken), "at the cap again")
 
-	// Idle sessions are closed after the idle timeout and free their
-	// places; wait for that with a deadline, not a fixed sleep.
+	// Idle sessions are closed after the idle timeout; wait with a deadline.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp := open(testToken)

@@ -15,9 +15,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// Issuer is an OAuth authorization server on loopback: it serves RFC 8414
-// (or OpenID Connect) metadata and a key set, and signs tokens with an
-// ES256 key it generates. Tests change what it serves through Set.
+// Issuer is a loopback OAuth authorization server: it serves metadata and
+// a key set and signs tokens with its own ES256 key.
 type Issuer struct {
 	t     testing.TB
 	srv   *httptest.Server
@@ -28,8 +27,8 @@ type Issuer struct {
 	set IssuerSettings
 	key *ecdsa.PrivateKey
 	kid string
-	// hold, when set, keeps every key set request waiting until it is
-	// closed; entered receives one value per request that waits.
+	// hold, when set, keeps key set requests waiting until closed; entered
+	// gets one value per waiting request.
 	hold, entered chan struct{}
 }
 
@@ -42,8 +41,7 @@ type IssuerSettings struct {
 	Keys       []jose.JSONWebKey // the published key set
 }
 
-// NewIssuer starts an issuer whose identifier is its URL followed by path
-// (for example "/realms/buyers", or ""), publishing one key, "k1".
+// NewIssuer starts an issuer identified by its URL plus path, with key "k1".
 func NewIssuer(t testing.TB, path string) *Issuer {
 	t.Helper()
 	i := &Issuer{t: t, path: path}
@@ -108,8 +106,7 @@ func (i *Issuer) keys(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: i.set.Keys})
 }
 
-// Block makes the key set hang: every request for it waits (and is
-// reported on entered) until release is called.
+// Block makes key set requests wait (reported on entered) until release.
 func (i *Issuer) Block() (entered <-chan struct{}, release func()) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -128,8 +125,7 @@ func (i *Issuer) Block() (entered <-chan struct{}, release func()) {
 	return in, release
 }
 
-// Rotate makes a new ES256 key under kid the signing key and the only
-// published one.
+// Rotate makes a new ES256 key under kid the only signing and published key.
 func (i *Issuer) Rotate(kid string) {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

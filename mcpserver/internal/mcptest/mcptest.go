@@ -1,7 +1,5 @@
-// Package mcptest holds the helpers shared by the tests of the MCP server's
-// packages: a log buffer safe for concurrent writes, the JSON lines it
-// holds, a POST of one JSON-RPC message and a fake OAuth authorization
-// server. Only tests import it.
+// Package mcptest holds test helpers shared by the MCP server's packages.
+// Only tests import it.
 package mcptest
 
 import (

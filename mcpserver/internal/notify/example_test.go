@@ -12,10 +12,8 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/notify"
 )
 
-// A receiver checks the signature over the raw body before it trusts a
-// byte of it, and answers 2xx quickly; anything slow belongs in its own
-// background work. Notices may arrive twice (a retry after a lost answer):
-// approval_id tells them apart.
+// A receiver checks the signature over the raw body before trusting it and
+// answers 2xx quickly. A notice may arrive twice; approval_id identifies it.
 func ExampleVerify() {
 	secret := []byte("whsec-example-0123456789")
 	receive := func(w http.ResponseWriter, r *http.Request) {

@@ -13,16 +13,15 @@ import (
 const EventStaged = "approval.staged"
 
 // Bounds, in characters, of the notice's text fields. Names come from
-// StoreLink, where anyone may type anything; a chat message is read at a
-// glance; and the body must stay small whatever StoreLink holds.
+// StoreLink, where anyone may type anything.
 const (
 	maxID   = 64
 	maxName = 120
 	maxText = 1000
 )
 
-// Notice describes a staged order, as the staging step knows it. It holds
-// no key or secret, and none may be added: the notice leaves the building.
+// Notice describes a staged order. It holds no key or secret, and none may
+// be added: the notice goes to a third party.
 type Notice struct {
 	ApprovalID    string
 	StoreID       string
@@ -31,8 +30,8 @@ type Notice struct {
 	SKU           string
 	QuantityUnits int
 	ExpiresAt     time.Time
-	// RequestedBy is the requester's name as the audit trail shows it
-	// (a token's label, a client's name), never a credential.
+	// RequestedBy is the requester's name in the audit trail, never a
+	// credential.
 	RequestedBy string
 }
 
@@ -54,8 +53,7 @@ type Payload struct {
 	// console URL is configured.
 	ConsoleURL  string `json:"console_url,omitempty"`
 	RequestedBy string `json:"requested_by,omitempty"`
-	// Text is one sentence for people, which chat incoming-webhooks show
-	// as the message.
+	// Text is one sentence for people; chat webhooks show it as the message.
 	Text string `json:"text"`
 }
 
@@ -104,8 +102,8 @@ func text(p Payload, expires, now time.Time) string {
 	return cut(b.String(), maxText)
 }
 
-// when says the expiry as a person reads it: the time alone when it falls
-// on the same UTC day, else with the day.
+// when formats the expiry: the time alone on the same UTC day, else with
+// the day.
 func when(t, now time.Time) string {
 	t, now = t.UTC(), now.UTC()
 	if t.Year() == now.Year() && t.YearDay() == now.YearDay() {
@@ -114,9 +112,8 @@ func when(t, now time.Time) string {
 	return t.Format("Mon 2 Jan 15:04 UTC")
 }
 
-// clean makes a value plain, printable and bounded: the server's markers
-// taken off, control characters escaped, then cut at max characters with
-// "…" marking the cut. The bound is on what is sent, escapes included.
+// clean strips the server's markers, escapes control characters and cuts
+// at max characters with "…". The bound includes escapes.
 func clean(s string, max int) string {
 	return cut(textsafe.Escape(stripMarkers(s)), max)
 }
@@ -133,8 +130,7 @@ func cut(s string, max int) string {
 }
 
 // The server wraps untrusted text as ⟦untrusted:TAG⟧text⟦/TAG⟧ and turns
-// every marker bracket inside a text into a square bracket (mcpserver's
-// untrusted.go). A person reading a chat message needs the text alone.
+// marker brackets inside it into square brackets (mcpserver's untrusted.go).
 const (
 	markerOpen  = "⟦untrusted:"
 	markerClose = "⟧"
@@ -142,9 +138,8 @@ const (
 
 var defuseBrackets = strings.NewReplacer("⟦", "[", "⟧", "]", "〚", "[", "〛", "]")
 
-// stripMarkers replaces every well-formed marker in s by the text inside
-// it, then defuses any bracket left, so no marker, whole or broken,
-// reaches the receiver.
+// stripMarkers replaces every well-formed marker in s by its inner text,
+// then replaces any bracket left, so no marker reaches the receiver.
 func stripMarkers(s string) string {
 	var b strings.Builder
 	for {
@@ -171,7 +166,6 @@ func stripMarkers(s string) string {
 	return defuseBrackets.Replace(b.String())
 }
 
-// chat keeps a value from being read as markup in a chat message: Slack
-// reads <!channel> and <url|label> between angle brackets, Teams reads
-// Markdown links [label](url). Lookalikes keep the name readable.
+// chat keeps a value from being read as chat markup (Slack's <!channel> and
+// <url|label>, Teams' [label](url)) by replacing it with lookalikes.
 var chat = strings.NewReplacer("<", "‹", ">", "›", "[", "(", "]", ")").Replace

@@ -1,13 +1,8 @@
-// Package notify POSTs a signed JSON notice to the operator's webhook (a chat
-// incoming-webhook or any HTTP receiver) when an order is staged for approval.
-//
-// Staged only queues the notice: delivery, with a few retries, runs in the
-// background, and each notice ends in one log line (approval.webhook_sent,
-// approval.webhook_failed or approval.webhook_dropped). It must never delay or
-// fail the tool call, and a notice must never carry a store key, token or
-// other secret. Names typed in StoreLink lose the ⟦untrusted:TAG⟧ markers and
-// are escaped to one bounded line. Requests are signed with HMAC-SHA256 in
-// the X-Korral-Signature header (see Sign and Verify).
+// Package notify POSTs a signed JSON notice to the operator's webhook when an
+// order is staged for approval. Delivery runs in the background with a few
+// retries and ends in one log line per notice. It must never delay or fail
+// the tool call, and a notice must never carry a key, token or other secret.
+// Requests are signed with HMAC-SHA256 (see Sign and Verify).
 package notify
 
 import (
@@ -33,50 +28,40 @@ import (
 const (
 	// DefaultAttempts is how many times one notice is sent at most.
 	DefaultAttempts = 4
-	// DefaultBackoff is the wait after the first failed attempt; it doubles
-	// after each further one (1 s, 2 s, 4 s), plus up to a quarter of jitter
-	// so that replicas restarted together do not retry in step.
+	// DefaultBackoff is the first retry wait; it doubles each time, plus up
+	// to a quarter of jitter.
 	DefaultBackoff = time.Second
-	// DefaultMaxRetryAfter is the longest Retry-After a 429 may ask for.
-	// A receiver asking for more is not retried: a notice that arrives
-	// minutes late is worth less than a worker free for the next one.
+	// DefaultMaxRetryAfter is the longest Retry-After honoured; longer is
+	// not retried.
 	DefaultMaxRetryAfter = time.Minute
 	// DefaultAttemptTimeout bounds one attempt, connection to last byte.
 	DefaultAttemptTimeout = 5 * time.Second
-	// DefaultQueueSize is how many notices wait for delivery at most.
-	// Orders are staged a few times a day; a hundred waiting means the
-	// receiver has been down for a long while, and newer ones are dropped.
+	// DefaultQueueSize bounds waiting notices; newer ones are dropped.
 	DefaultQueueSize = 100
 )
 
-// responseDrainLimit is how much of an answer's body is read (and thrown
-// away) so the connection can be reused; nothing of it is kept or logged.
+// responseDrainLimit is how much of a response body is drained for reuse.
 const responseDrainLimit = 64 << 10
 
-// Options configures a Notifier. URL and Secret are required; every other
-// zero value means the default named beside it.
+// Options configures a Notifier. URL and Secret are required; other zero
+// values mean the defaults.
 type Options struct {
-	// URL receives the POSTs. It may carry a token in its path, query or
-	// user info (chat webhooks do), so only its host is ever logged.
+	// URL receives the POSTs. It may carry a token: only its host is logged.
 	URL string
 	// Secret keys the HMAC-SHA256 signature.
 	Secret []byte
-	// ConsoleURL is the approvals console's public base URL; "" leaves
-	// console_url out of the notice and the link out of its text.
+	// ConsoleURL is the console's public base URL; "" omits the link.
 	ConsoleURL string
-	// Transport carries the requests; nil means a fresh http.Transport
-	// that uses no proxy from the environment.
+	// Transport carries the requests; nil means no environment proxy.
 	Transport http.RoundTripper
 	// Logger receives one line per notice; nil discards them.
 	Logger *slog.Logger
-	// Now is the clock of the signature's timestamp, of Retry-After dates
-	// and of the text's "expires" phrase; nil means time.Now.
+	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Sleep waits between attempts and returns early with the context's
-	// error; nil means a timer. Tests pass one that records and returns.
+	// Sleep waits between attempts, returning early with ctx's error; nil
+	// means a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Jitter returns the random extra added to a backoff of d; nil means
-	// uniformly up to d/4.
+	// Jitter returns the extra added to a backoff of d; nil: up to d/4.
 	Jitter func(d time.Duration) time.Duration
 	// Attempts bounds the sends of one notice (DefaultAttempts).
 	Attempts int
@@ -92,9 +77,8 @@ type Options struct {
 	UserAgent string
 }
 
-// Notifier delivers notices in the background, one at a time, in the order
-// they were staged. A nil *Notifier is valid and does nothing, so a server
-// without a webhook can call it all the same.
+// Notifier delivers notices in the background, one at a time, in staging
+// order. A nil *Notifier is valid and does nothing.
 type Notifier struct {
 	opts   Options
 	host   string
@@ -109,9 +93,8 @@ type Notifier struct {
 	done   chan struct{}
 }
 
-// New starts a Notifier's delivery worker. It fails on a URL that is not an
-// absolute http or https URL and on an empty secret; configuration checks
-// everything else before the server starts. Call Close when done.
+// New starts a Notifier's worker. It needs an absolute http(s) URL and a
+// secret. Call Close when done.
 func New(opts Options) (*Notifier, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -164,7 +147,7 @@ func New(opts Options) (*Notifier, error) {
 	transport := opts.Transport
 	if transport == nil {
 		transport = &http.Transport{
-			Proxy:               nil, // the receiver is reached directly, never through an environment proxy
+			Proxy:               nil, // no environment proxy
 			TLSHandshakeTimeout: opts.AttemptTimeout,
 			IdleConnTimeout:     90 * time.Second,
 		}
@@ -175,8 +158,7 @@ func New(opts Options) (*Notifier, error) {
 		host: u.Host,
 		client: &http.Client{
 			Transport: transport,
-			// A redirect would carry the signed notice to a host nobody
-			// configured; the 3xx comes back and counts as a failure.
+			// A redirect could carry the notice elsewhere: it counts as a failure.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		queue:  make(chan Notice, opts.QueueSize),
@@ -188,9 +170,8 @@ func New(opts Options) (*Notifier, error) {
 	return n, nil
 }
 
-// Staged queues the notice of a newly staged order and returns at once; it
-// never waits for the network. When the queue is full, or the Notifier is
-// closed, the notice is dropped with a warning naming its approval id.
+// Staged queues a newly staged order's notice and returns at once; when the
+// queue is full or closed, it is dropped with a warning.
 func (n *Notifier) Staged(notice Notice) {
 	if n == nil {
 		return
@@ -211,9 +192,8 @@ func (n *Notifier) Staged(notice Notice) {
 		"reason", reason, "queue_size", n.opts.QueueSize, "host", n.host)
 }
 
-// Close stops taking notices and delivers those already queued, retries
-// included, until ctx ends. Then it abandons the rest, each logged as
-// failed, and returns ctx's error. Calling it again returns nil at once.
+// Close stops taking notices and delivers queued ones until ctx ends, then
+// logs the rest as failed and returns ctx's error. Later calls return nil.
 func (n *Notifier) Close(ctx context.Context) error {
 	if n == nil {
 		return nil
@@ -252,14 +232,13 @@ type outcome struct {
 	err        error         // transport error, already stripped of the URL
 }
 
-// deliver sends one notice until it is accepted, refused for good, or out
-// of attempts, and logs the final outcome.
+// deliver sends one notice until accepted, refused or out of attempts,
+// and logs the outcome.
 func (n *Notifier) deliver(notice Notice) {
 	id := clean(notice.ApprovalID, maxID)
 	body, err := json.Marshal(n.payload(notice))
 	if err != nil {
-		// Every field is a string or an int: this cannot happen, but a
-		// notice must still end in a line.
+		// Cannot happen, but a notice must still end in a log line.
 		n.failed(id, 0, 0, "encode", err)
 		return
 	}
@@ -325,8 +304,7 @@ func (n *Notifier) attempt(body []byte) outcome {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", n.opts.UserAgent)
-	// Signed at each attempt, so a retry minutes later still falls in the
-	// receiver's tolerance window; the body stays byte for byte the same.
+	// Signed at each attempt, so a late retry stays within tolerance.
 	req.Header.Set(SignatureHeader, Sign(n.opts.Secret, n.opts.Now(), body))
 	resp, err := n.client.Do(req)
 	if err != nil {
@@ -341,9 +319,8 @@ func (n *Notifier) attempt(body []byte) outcome {
 	return o
 }
 
-// scrub turns a transport error into one that names at most the host: a
-// *url.Error quotes the whole URL, whose path, query or user info may be
-// the receiver's token.
+// scrub removes the URL, which may hold a token, from a transport error,
+// keeping its host.
 func (n *Notifier) scrub(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -363,8 +340,8 @@ func (n *Notifier) scrub(err error) error {
 	return errors.New(msg)
 }
 
-// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
-// Anything else, or a date in the past, is 0, and the backoff applies.
+// retryAfter reads a Retry-After header (seconds or HTTP date); anything
+// else, or a past date, is 0.
 func retryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0

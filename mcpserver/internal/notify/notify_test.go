@@ -1,7 +1,7 @@
 package notify
 
-// The test harness: a verifying webhook receiver, a notifier on a fixed
-// clock with recorded sleeps, and its log lines.
+// Test harness: a verifying webhook receiver, a notifier on a fixed clock
+// with recorded sleeps, and its log lines.
 
 import (
 	"bytes"
@@ -97,8 +97,7 @@ func (l *logs) noSecrets(t *testing.T) {
 	}
 }
 
-// sleeps records the waits between attempts and returns at once, so tests
-// check the backoff without waiting for it.
+// sleeps records the waits between attempts and returns at once.
 type sleeps struct {
 	mu sync.Mutex
 	d  []time.Duration
@@ -118,7 +117,7 @@ func (s *sleeps) got() []time.Duration {
 }
 
 // receiver is a webhook endpoint on 127.0.0.1 that verifies every request
-// with Verify and keeps what it received.
+// and keeps what it received.
 type receiver struct {
 	t      *testing.T
 	srv    *httptest.Server
@@ -162,8 +161,8 @@ func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http
 	return rc
 }
 
-// url is the receiver's URL with a token in each place a chat webhook
-// might keep one.
+// url is the receiver's URL with a token wherever a chat webhook might
+// keep one.
 func (rc *receiver) url() string {
 	u, _ := url.Parse(rc.srv.URL)
 	u.User = url.UserPassword("hook", userSecret)
@@ -189,8 +188,8 @@ func (rc *receiver) ids() []string {
 	return ids
 }
 
-// start builds a notifier against target with a fixed clock, recorded
-// sleeps and no jitter, and closes it at the end of the test.
+// start builds a notifier for target with a fixed clock, recorded sleeps
+// and no jitter, closed at the end of the test.
 func start(t *testing.T, target string, l *logs, s *sleeps, edit func(*Options)) *Notifier {
 	t.Helper()
 	opts := Options{
@@ -218,8 +217,8 @@ func start(t *testing.T, target string, l *logs, s *sleeps, edit func(*Options))
 	return n
 }
 
-// deliverOne stages one notice for a receiver that answers with answer and
-// closes the notifier, so that every attempt has ended.
+// deliverOne stages one notice and closes the notifier, so every attempt
+// has ended.
 func deliverOne(t *testing.T, answer func(int, http.ResponseWriter, *http.Request), edit func(*Options)) (*receiver, *logs, *sleeps) {
 	t.Helper()
 	rc := newReceiver(t, answer)

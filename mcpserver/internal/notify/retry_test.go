@@ -15,9 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestRetryPolicy: 5xx answers are retried with a doubling backoff, up to
-// the attempts; other 4xx are not; a 429's Retry-After replaces the backoff
-// unless it is over the cap. Every notice ends in one final log line.
+// 5xx answers are retried with doubling backoff up to the attempts; other
+// 4xx are not; a 429's Retry-After replaces the backoff unless over the cap.
 func TestRetryPolicy(t *testing.T) {
 	status := func(code int, first int) func(int, http.ResponseWriter, *http.Request) {
 		return func(n int, w http.ResponseWriter, _ *http.Request) {
@@ -72,9 +71,8 @@ func TestRetryPolicy(t *testing.T) {
 func TestHangingReceiverTimesOutAndFails(t *testing.T) {
 	rc, l, _ := deliverOne(t, func(_ int, w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
 		func(o *Options) { o.AttemptTimeout = 20 * time.Millisecond })
-	// An attempt may time out before the receiver has read it (on a busy
-	// machine 20 ms is short), so the receiver sees at most every attempt;
-	// the notifier's own count is exact.
+	// An attempt may time out before the receiver reads it, so only the
+	// notifier's own count is exact.
 	if got := len(rc.received()); got < 1 || got > DefaultAttempts {
 		t.Errorf("the receiver saw %d attempts, want 1 to %d", got, DefaultAttempts)
 	}
@@ -119,8 +117,7 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	l.wantOne(t, "approval.webhook_failed", map[string]any{"status": 307.0, "reason": "redirect_not_followed"})
 }
 
-// TestNetworkErrorLogsOnlyTheHost sends to a port nobody listens on: the
-// transport's error quotes the whole URL, which must not reach the log.
+// The transport's error quotes the whole URL, which must not reach the log.
 func TestNetworkErrorLogsOnlyTheHost(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

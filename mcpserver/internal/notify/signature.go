@@ -15,11 +15,9 @@ import (
 //
 //	X-Korral-Signature: t=1764343800,v1=<64 hex digits>
 //
-// t is the Unix time of the attempt, v1 the hex HMAC-SHA256, keyed with the
-// shared secret, of the decimal t, a full stop and the raw body. A
-// receiver recomputes it over the bytes it read, before parsing them, and
-// refuses a t far from its own clock, which stops a captured request from
-// being replayed later.
+// t is the Unix time of the attempt, v1 the hex HMAC-SHA256 of the decimal
+// t, a full stop and the raw body. A receiver refuses a t far from its own
+// clock, so a captured request cannot be replayed later.
 const SignatureHeader = "X-Korral-Signature"
 
 // DefaultTolerance is the clock difference Verify accepts when given none.
@@ -42,11 +40,10 @@ func mac(secret []byte, ts string, body []byte) []byte {
 	return m.Sum(nil)
 }
 
-// Verify checks a SignatureHeader value against the raw body a receiver
-// read: one t, a v1 that matches (there may be several, so a sender can
-// sign with an old and a new secret while they rotate), and t within
-// tolerance of now either way (0 means DefaultTolerance). The comparison
-// takes constant time. Any failure wraps ErrInvalidSignature.
+// Verify checks a SignatureHeader value against the raw body: one t, a
+// matching v1 (several allow secret rotation), and t within tolerance of now
+// (0 means DefaultTolerance). It takes constant time; failures wrap
+// ErrInvalidSignature.
 func Verify(secret []byte, header string, body []byte, now time.Time, tolerance time.Duration) error {
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance

@@ -18,14 +18,9 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// This file finds the provider from its issuer identifier and reads its key
-// set. The metadata (RFC 8414, else OpenID Connect discovery) names the key
-// set (JWKS). No redirect is followed: the keys are taken only from the
-// address the issuer's own metadata names. The set in use is one immutable
-// value behind an atomic pointer; it is read again (one read at a time)
-// when a token names an unknown key or the set grows old, so the provider
-// can rotate keys without a restart, and a token whose key is known never
-// waits for the provider.
+// This file reads the provider's metadata (RFC 8414, else OpenID Connect)
+// and key set, without following redirects. The set in use is immutable,
+// re-read one at a time for an unknown key or an old set.
 
 // keySet is one read of the provider's key set.
 type keySet struct {
@@ -37,8 +32,8 @@ type keySet struct {
 // flightKey names the one read of the key set in the single flight.
 const flightKey = "jwks"
 
-// CheckURL accepts an https URL, or an http one to a loopback host (a
-// provider on the same machine, as in tests), without query or fragment.
+// CheckURL accepts an https URL, or http to a loopback host, without
+// query or fragment.
 func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -60,9 +55,8 @@ func isLoopback(host string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// metadataURLs are where the provider's metadata may be: RFC 8414's
-// well-known URI (inserted before the issuer's path), then OpenID Connect
-// discovery's (appended to it).
+// metadataURLs are the candidate metadata URLs: RFC 8414's, then OpenID
+// Connect discovery's.
 func metadataURLs(issuer string) []string {
 	u, _ := url.Parse(issuer)
 	path := strings.TrimSuffix(u.Path, "/")
@@ -73,8 +67,8 @@ func metadataURLs(issuer string) []string {
 	return []string{rfc.String(), oidc.String()}
 }
 
-// discover reads the provider's metadata, from the first well-known URI
-// that has it, and checks that it is the configured issuer's.
+// discover reads the provider's metadata from the first well-known URI
+// that has it and checks its issuer.
 func (v *Verifier) discover(ctx context.Context) (*oauthex.AuthServerMeta, error) {
 	var tried []string
 	for _, u := range metadataURLs(v.issuer) {
@@ -89,8 +83,7 @@ func (v *Verifier) discover(ctx context.Context) (*oauthex.AuthServerMeta, error
 		}
 		switch {
 		case meta.Issuer != v.issuer:
-			// RFC 8414 §3.3: metadata naming another issuer is not this
-			// issuer's, whoever serves it.
+			// RFC 8414 §3.3: metadata naming another issuer is not this issuer's.
 			return nil, fmt.Errorf("issuer metadata %s names the issuer %q, not %q: set OAUTH_ISSUER to exactly the issuer the provider names", u, meta.Issuer, v.issuer)
 		case meta.JWKSURI == "":
 			return nil, fmt.Errorf("issuer metadata %s has no jwks_uri: the provider publishes no keys to check tokens with", u)
@@ -103,8 +96,8 @@ func (v *Verifier) discover(ctx context.Context) (*oauthex.AuthServerMeta, error
 	return nil, fmt.Errorf("no issuer metadata found (%s): check OAUTH_ISSUER", strings.Join(tried, "; "))
 }
 
-// getJSON reads one JSON document from the provider into dst. It returns
-// the HTTP status it got (0 without one).
+// getJSON reads one JSON document into dst and returns the HTTP status
+// (0 without one).
 func (v *Verifier) getJSON(ctx context.Context, u string, dst any) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
 	defer cancel()
@@ -148,8 +141,7 @@ func (v *Verifier) fetch(ctx context.Context) (*keySet, error) {
 	}
 	usable := set.Keys[:0]
 	for _, k := range set.Keys {
-		// Only public signing keys of an asymmetric kind: a symmetric key
-		// in a published set would be a secret everyone can read.
+		// Only asymmetric public signing keys.
 		if k.Valid() && k.IsPublic() && k.KeyID != "" && (k.Use == "" || k.Use == "sig") {
 			usable = append(usable, k)
 		}
@@ -165,10 +157,8 @@ func (v *Verifier) fetch(ctx context.Context) (*keySet, error) {
 	return &keySet{JSONWebKeySet: jose.JSONWebKeySet{Keys: usable}, loaded: v.now()}, nil
 }
 
-// refetch returns the outcome of a read of the key set: the running one, or
-// a new one unless one started in the last RefreshInterval (nil then). The
-// read runs to its end even if every waiting caller has gone, and a good
-// read replaces the set for everyone.
+// refetch returns the running key set read, or a new one unless one
+// started within RefreshInterval (nil then). Reads finish without waiters.
 func (v *Verifier) refetch(ctx context.Context) <-chan singleflight.Result {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -179,8 +169,7 @@ func (v *Verifier) refetch(ctx context.Context) <-chan singleflight.Result {
 		}
 		v.fetching, v.tried = true, now
 	}
-	// Started under mu, so that a read that is starting is joined, never
-	// started twice; the function ends the flight under mu too.
+	// Started under mu, so a starting read is joined, never duplicated.
 	return v.flight.DoChan(flightKey, func() (any, error) {
 		ks, err := v.fetch(context.WithoutCancel(ctx))
 		if err != nil {
@@ -209,17 +198,14 @@ func await(ctx context.Context, ch <-chan singleflight.Result) (*keySet, error) 
 	}
 }
 
-// key returns the key kid names. A known key in a set younger than
-// KeysMaxAge is returned at once (from KeysRefreshAge on, a read starts in
-// the background); an unknown key, or an expired set, waits for a read
-// (at most one per RefreshInterval) as long as ctx allows.
+// key returns the key kid names: at once from a set younger than
+// KeysMaxAge (starting a background read from KeysRefreshAge), else after
+// a read while ctx allows.
 func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
 	ks := v.keys.Load()
 	age := v.now().Sub(ks.loaded)
 	if age >= KeysMaxAge {
-		// The old keys are not used past their age: one of them may be the
-		// one the provider withdrew. A provider that is down is asked once
-		// per RefreshInterval, not once per request.
+		// Old keys are not used past their age: one may have been withdrawn.
 		ch := v.refetch(ctx)
 		if ch == nil {
 			return nil, &unavailable{errors.New("the provider's key set is out of date and could not be read again yet")}

@@ -1,11 +1,7 @@
-// Package oauth makes `serve --http` an OAuth 2.1 resource server. It
-// checks the JWT access tokens an identity provider issues (signature by a
-// published key, issuer, audience, expiry, scopes) and publishes the
-// server's protected resource metadata (RFC 9728).
-//
-// Signatures and keys are handled by go-jose (ADR 0008); this package has
-// no cryptography of its own and reads no environment variable (package
-// config reads OAUTH_ISSUER and OAUTH_AUDIENCE).
+// Package oauth makes `serve --http` an OAuth 2.1 resource server: it checks
+// the JWT access tokens of an identity provider and publishes the protected
+// resource metadata (RFC 9728). Cryptography is go-jose's (ADR 0008); this
+// package reads no environment variable.
 package oauth
 
 import (
@@ -37,44 +33,33 @@ const (
 	ScopeWrite = "storelink.write"
 )
 
-// SubjectPrefix starts the caller name of a token's subject ("oauth:SUB"),
-// as the ledger and the audit trail record it. Token file labels hold no
-// colon, so the two kinds of caller never share a name.
+// SubjectPrefix starts the caller name of a token's subject ("oauth:SUB").
+// Token file labels hold no colon, so the two kinds of caller never clash.
 const SubjectPrefix = "oauth:"
 
 // Limits of the checks and of the traffic to the provider.
 const (
-	// ClockSkew is how far this server's clock and the provider's may
-	// disagree: a token is accepted this long past its exp, and this long
-	// before its nbf or iat.
+	// ClockSkew is the tolerated clock difference for exp, nbf and iat.
 	ClockSkew = 60 * time.Second
-	// RefreshInterval is the shortest time between two reads of the key
-	// set, so tokens naming made-up keys cost the provider at most one
-	// request per interval.
+	// RefreshInterval is the shortest time between two key set reads.
 	RefreshInterval = 30 * time.Second
-	// KeysMaxAge is how long a key set is used at most, so a withdrawn key
-	// stops being accepted within this time.
+	// KeysMaxAge is how long a key set is used at most.
 	KeysMaxAge = time.Hour
-	// KeysRefreshAge is the age from which a token checked with the set
-	// starts a read of it in the background: under steady traffic the set
-	// is renewed long before KeysMaxAge, and nobody waits for it.
+	// KeysRefreshAge is the age from which a check starts a background
+	// read.
 	KeysRefreshAge = KeysMaxAge / 2
 	// FetchTimeout bounds one request to the provider.
 	FetchTimeout = 10 * time.Second
-	// maxDocumentBytes bounds the metadata and the key set the provider
-	// sends; real ones are a few kilobytes.
+	// maxDocumentBytes bounds the metadata and the key set read.
 	maxDocumentBytes = 1 << 20
-	// MaxTokenBytes bounds a token before it is parsed; identity providers'
-	// access tokens are one to a few kilobytes.
+	// MaxTokenBytes bounds a token before it is parsed.
 	MaxTokenBytes = 16 << 10
 	// maxSubjectLen bounds the subject recorded as the caller.
 	maxSubjectLen = 200
 )
 
-// Algorithms are the signature algorithms accepted: asymmetric ones only.
-// "none" and the HMAC algorithms (HS256...) are not among them, so a token
-// signed with a shared secret, or with the provider's public key used as
-// one, is refused before any key is looked at.
+// Algorithms are the accepted signature algorithms: asymmetric ones only,
+// so "none" and HMAC-signed tokens are refused before any key is looked at.
 var Algorithms = []jose.SignatureAlgorithm{
 	jose.RS256, jose.RS384, jose.RS512,
 	jose.PS256, jose.PS384, jose.PS512,
@@ -82,25 +67,22 @@ var Algorithms = []jose.SignatureAlgorithm{
 	jose.EdDSA,
 }
 
-// ErrInvalid is wrapped by every refusal of a token; errors.Is tells a bad
-// token from a failure to check one.
+// ErrInvalid is wrapped by every refusal of a token.
 var ErrInvalid = errors.New("invalid access token")
 
 // ErrUnavailable is wrapped by every failure to check a token because the
-// provider's key set could not be read (in time): the token may be good,
-// and the caller should try again later (HTTP 503, not 401).
+// key set could not be read: the token may be good, and the caller should
+// retry (HTTP 503, not 401).
 var ErrUnavailable = errors.New("the identity provider's key set is unavailable")
 
-// unavailable is a failure to read the key set; it wraps the cause and
-// ErrUnavailable.
+// unavailable wraps the cause and ErrUnavailable.
 type unavailable struct{ err error }
 
 func (u *unavailable) Error() string        { return u.err.Error() }
 func (u *unavailable) Unwrap() error        { return u.err }
 func (u *unavailable) Is(target error) bool { return target == ErrUnavailable }
 
-// refusal is a token refused for a reason that may be told to its holder
-// and logged: it names what is wrong, never the token.
+// refusal is a refused token's reason, safe to show; never the token.
 type refusal struct{ reason string }
 
 func (r *refusal) Error() string        { return "invalid access token: " + r.reason }
@@ -110,8 +92,7 @@ func refuse(format string, args ...any) error {
 	return &refusal{reason: fmt.Sprintf(format, args...)}
 }
 
-// Reason is the refusal's reason without its prefix, for a log line; for
-// another error it is the error's text.
+// Reason is the refusal's reason without its prefix, or err's text.
 func Reason(err error) string {
 	var r *refusal
 	if errors.As(err, &r) {
@@ -128,25 +109,22 @@ type Token struct {
 	Scopes []string
 	// Expiry is the token's exp.
 	Expiry time.Time
-	// ClientID names the client the token was issued to (client_id or
-	// azp), when the token says.
+	// ClientID is the client_id or azp claim, when present.
 	ClientID string
-	// Stores are the store ids of the storelink_stores claim, without
-	// repeats, when StoresLimited. The claim only narrows the keyring.
+	// Stores are the distinct store ids of storelink_stores, when
+	// StoresLimited.
 	Stores []string
 	// StoresLimited is true when the token carries storelink_stores (an
-	// empty list allows no store); without it, every keyring store.
+	// empty list allows no store).
 	StoresLimited bool
 }
 
-// StoresClaim is the claim that limits a token to some stores of the
-// keyring: a JSON array of store ids, like ["47", "102"].
+// StoresClaim limits a token to some keyring stores: ["47", "102"].
 const StoresClaim = "storelink_stores"
 
-// TokenStores reports the stores a verified token may use, as the HTTP
-// server recorded them in ti.Extra under StoresClaim, and whether the
-// token is limited at all (false: the whole keyring). Only this package's
-// callers write that entry; a TokenInfo of a token file has none.
+// TokenStores reports the stores a verified token may use, as recorded in
+// ti.Extra under StoresClaim, and whether the token is limited at all (false:
+// the whole keyring). A TokenInfo of a token file has no such entry.
 func TokenStores(ti *auth.TokenInfo) (ids []string, limited bool) {
 	if ti == nil {
 		return nil, false
@@ -163,14 +141,12 @@ func (t *Token) Has(scope string) bool { return slices.Contains(t.Scopes, scope)
 
 // Options configure a Verifier. Issuer and Audience are required.
 type Options struct {
-	// Issuer is the provider's issuer identifier, compared byte for byte
-	// with its metadata's issuer and every token's iss.
+	// Issuer is the provider's issuer identifier, compared exactly.
 	Issuer string
-	// Audience is this server's resource identifier: a token's aud must
-	// name it, and the protected resource metadata gives it as resource.
+	// Audience is this server's resource identifier, required in aud.
 	Audience string
 	// Client reaches the provider; nil uses a client with FetchTimeout.
-	// Redirects are never followed, whatever the client says.
+	// Redirects are never followed.
 	Client *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -178,8 +154,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Verifier checks access tokens of one provider for one resource. It is
-// safe for concurrent use.
+// Verifier checks access tokens of one provider for one resource; safe
+// for concurrent use.
 type Verifier struct {
 	issuer, audience string
 	jwksURI          string
@@ -187,23 +163,19 @@ type Verifier struct {
 	now              func() time.Time
 	log              *slog.Logger
 
-	// keys is the key set in use, replaced whole after each good read;
-	// checking a token only loads it.
+	// keys is the key set in use, replaced whole after each good read.
 	keys atomic.Pointer[keySet]
-	// flight runs one read of the key set at a time; whoever needs its
-	// outcome joins it.
+	// flight runs one read of the key set at a time.
 	flight singleflight.Group
-	// mu guards the two fields below and is never held across a read.
+	// mu guards the fields below and is never held across a read.
 	mu sync.Mutex
-	// fetching is true while a read runs; tried is when the last one
-	// started (successful or not), for RefreshInterval.
+	// fetching is true while a read runs; tried is when the last started.
 	fetching bool
 	tried    time.Time
 }
 
-// New discovers the provider's metadata and reads its key set, so that a
-// wrong issuer or an unreachable provider stops the server at start-up with
-// the reason, rather than refusing every caller later.
+// New reads the provider's metadata and key set, failing early on a
+// wrong issuer or an unreachable provider.
 func New(ctx context.Context, o Options) (*Verifier, error) {
 	if o.Issuer == "" || o.Audience == "" {
 		return nil, errors.New("oauth: Options.Issuer and Options.Audience are required")
@@ -253,10 +225,9 @@ type claims struct {
 	Stores   json.RawMessage `json:"storelink_stores"`
 }
 
-// Verify checks a token: its algorithm, its signature by a key of the
-// provider's, iss, aud, exp, nbf and iat (within ClockSkew), and its
-// subject. Refusals wrap ErrInvalid; any other error is a failure to check
-// (the provider's key set could not be read).
+// Verify checks a token: algorithm, signature, iss, aud, exp, nbf and iat
+// (within ClockSkew), and subject. Refusals wrap ErrInvalid; any other
+// error means the key set could not be read.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Token, error) {
 	if len(raw) > MaxTokenBytes {
 		return nil, refuse("the token is longer than %d bytes", MaxTokenBytes)
@@ -323,10 +294,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Token, error) {
 // storeIDRE is a store id as the keyring holds them.
 var storeIDRE = regexp.MustCompile(`^[0-9]{1,6}$`)
 
-// stores reads storelink_stores: a JSON array of store ids. Anything else
-// (null, a string, a number in the list, an id of another shape) refuses
-// the token rather than being read as no limit: a restriction the server
-// cannot read must not turn into access to the whole keyring.
+// stores reads storelink_stores, a JSON array of store ids. Anything else
+// refuses the token, so an unreadable restriction never grants the whole
+// keyring.
 func stores(raw json.RawMessage) ([]string, error) {
 	var ids []string
 	if s := strings.TrimSpace(string(raw)); !strings.HasPrefix(s, "[") || json.Unmarshal(raw, &ids) != nil {
@@ -360,10 +330,9 @@ func algList() string {
 	return strings.Join(s, ", ")
 }
 
-// checkSubject accepts a subject that can stand as a caller name in the
-// ledger: printable ASCII without spaces or slashes (the recorded caller is
-// followed by " (client)" and "/session"), bounded in length. Providers'
-// subjects (UUIDs, numbers, user names, e-mail addresses, "auth0|…") fit.
+// checkSubject accepts a subject usable as a ledger caller name: printable
+// ASCII without spaces or slashes (the caller is followed by " (client)" and
+// "/session"), bounded in length.
 func checkSubject(sub string) error {
 	if sub == "" {
 		return refuse("the token has no subject (sub)")
@@ -379,8 +348,8 @@ func checkSubject(sub string) error {
 	return nil
 }
 
-// scopes reads the granted scopes: RFC 9068's space-separated scope, or
-// the scp claim some providers send, as a string or a list.
+// scopes reads the granted scopes: the space-separated scope claim (RFC 9068)
+// or scp, as a string or a list.
 func scopes(c claims) []string {
 	out := strings.Fields(c.Scope)
 	if len(c.Scp) > 0 {

@@ -91,8 +91,7 @@ func TestDiscoveryRefusesWhatIsNotTheIssuers(t *testing.T) {
 	}
 }
 
-// The skew is bounded on both sides: ClockSkew past exp (or before nbf)
-// is accepted, a second more is not.
+// ClockSkew past exp (or before nbf) is accepted, a second more is not.
 func TestClockSkewIsBounded(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now().Truncate(time.Second))
@@ -119,8 +118,7 @@ func TestClockSkewIsBounded(t *testing.T) {
 	}
 }
 
-// A withdrawn key stops working once the key set is KeysMaxAge old, even
-// without a token naming a new key.
+// A withdrawn key stops working once the key set is KeysMaxAge old.
 func TestAWithdrawnKeyStopsWorkingWithinKeysMaxAge(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now())
@@ -184,8 +182,8 @@ func TestMetadataURL(t *testing.T) {
 	}
 }
 
-// A provider that is down when the key set is due is asked once per
-// RefreshInterval, however many tokens arrive, and not trusted meanwhile.
+// A provider that is down is asked once per RefreshInterval, however many
+// tokens arrive.
 func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now())
@@ -209,10 +207,9 @@ func TestADownProviderIsAskedOncePerInterval(t *testing.T) {
 	}
 }
 
-// The issue: while a token naming an unknown key waits for a key set read
-// that hangs, tokens whose key is in the set are checked without waiting
-// for it; the waiting token is then refused (401), not failed. No timing:
-// the valid checks must all end while the provider still holds the read.
+// While a token naming an unknown key waits for a hanging key set read,
+// tokens with known keys are checked without waiting; the waiting token is
+// then refused (401).
 func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now())
@@ -247,9 +244,8 @@ func TestAValidKeyNeverWaitsForAKeySetRead(t *testing.T) {
 	}
 }
 
-// A token naming an unknown key waits no longer than its own request: when
-// its context ends, it gives up (unavailable, not refused), while the read
-// goes on for whoever comes next.
+// A token naming an unknown key gives up when its context ends
+// (unavailable), while the read goes on for the next caller.
 func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now())
@@ -268,8 +264,7 @@ func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
 		t.Fatalf("the request ended while the read hung: %v", err)
 	}
-	// Another token for k2 joins the same read; once it ends, k2 verifies
-	// without a second read.
+	// Another token for k2 joins the same read.
 	before := p.Reads()
 	again := make(chan error, 1)
 	go func() {
@@ -285,8 +280,8 @@ func TestAnUnknownKeyWaitsOnlyAsLongAsItsRequest(t *testing.T) {
 	}
 }
 
-// A provider that cannot be read when a token names an unknown key makes
-// that token unavailable (try again), not invalid.
+// An unreadable provider makes a token with an unknown key unavailable,
+// not invalid.
 func TestAnUnknownKeyWithTheProviderDownIsUnavailable(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now())
@@ -297,16 +292,14 @@ func TestAnUnknownKeyWithTheProviderDownIsUnavailable(t *testing.T) {
 	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalid) {
 		t.Fatalf("provider down: %v", err)
 	}
-	// Within RefreshInterval the provider is not asked again: the token is
-	// refused for its key, as any made-up key is.
+	// Within RefreshInterval the provider is not asked again.
 	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("right after: %v", err)
 	}
 }
 
-// From KeysRefreshAge the set is read again in the background: the token
-// that notices does not wait for it, and a key published meanwhile is
-// known afterwards without a read of its own.
+// From KeysRefreshAge the set is re-read in the background; the token
+// that triggers it does not wait.
 func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
 	p := mcptest.NewIssuer(t, "")
 	clk := mcptest.NewClock(time.Now())
@@ -327,7 +320,7 @@ func TestTheKeySetIsRenewedInTheBackground(t *testing.T) {
 	p.Rotate("k2")
 	p.Set(func(s *mcptest.IssuerSettings) { s.Keys = append(s.Keys, k1) })
 	release()
-	// Wait for the renewal to land: its outcome is shared through the flight.
+	// Wait for the renewal to land.
 	if ch := v.refetch(context.Background()); ch != nil {
 		<-ch
 	}

@@ -26,8 +26,8 @@ func TestDSTTradingHours(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// One unit per real hour, so every day's rate is exactly 1/h, DST
-			// day included; a clock-hour count would give 23/24 or 25/24.
+			// One unit per real hour, so every rate is exactly 1/h, DST day
+			// included.
 			var sales []Sale
 			from := time.Date(tt.now.Year(), tt.now.Month(), tt.now.Day()-7, 0, 0, 0, 0, prague)
 			to := time.Date(tt.now.Year(), tt.now.Month(), tt.now.Day(), 0, 0, 0, 0, prague)
@@ -61,11 +61,9 @@ func TestDSTTradingHours(t *testing.T) {
 }
 
 func TestDSTWalkAcrossTheChange(t *testing.T) {
-	// Store open 08:00-20:00 daily, 12 units every day for 14 days -> band
-	// [1, 1]. 13 units at 19:00 Saturday: 1 h sells 1 before close, the other
-	// 12 take Sunday's full 12 h -> Sunday 20:00 local, whatever the offset.
-	// Adding 24 h per day instead of walking local dates would land at 21:00
-	// in spring and 19:00 in autumn.
+	// Open 08:00-20:00, 12 units a day -> band [1, 1]. 13 units at 19:00
+	// Saturday run out Sunday 20:00 local, whatever the offset; adding 24 h
+	// per day would land at 21:00 in spring and 19:00 in autumn.
 	tests := []struct {
 		name          string
 		now           time.Time
@@ -86,9 +84,8 @@ func TestDSTWalkAcrossTheChange(t *testing.T) {
 				Sales: history(first, units), LookbackDays: 14, LeadTimeDays: 2,
 			}
 			got := Project(in)
-			// Close Saturday 20:00 comes before the stockout -> false; short
-			// 1*1 - 13 < 0 -> 0. Lead 2 from Saturday -> Monday 08:00, after the
-			// stockout -> false.
+			// Close Saturday 20:00 comes before the stockout -> false, short 0.
+			// Lead 2 -> Monday 08:00, after the stockout -> false.
 			want := outcome{sp(tt.want), sp(tt.want), No, i64(0), sp(tt.arrival), No, ConfidenceHigh, []Flag{}}
 			if diff := cmp.Diff(want, outcomeOf(got)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)

@@ -18,9 +18,8 @@ var fuzzZones = []*time.Location{
 	mustLoad("Pacific/Chatham"),     // +12:45
 }
 
-// fuzzInput builds an Input from raw fuzz values; every byte string is valid.
-// A positive historyAgeMin sets HistoryStart that many minutes before now, a
-// positive salesFromAgeMin sets SalesFrom likewise.
+// fuzzInput builds an Input from raw fuzz values. A positive historyAgeMin
+// or salesFromAgeMin sets HistoryStart or SalesFrom that many minutes ago.
 func fuzzInput(now int64, zone uint8, hours uint64, onHand int64, countAgeMin int32, lookback, lead int8, cutoff int16, historyAgeMin, salesFromAgeMin int32, sales []byte) Input {
 	loc := fuzzZones[int(zone)%len(fuzzZones)]
 	// Keep now within years the zone database describes well.
@@ -76,9 +75,8 @@ func FuzzProject(f *testing.F) {
 	})
 }
 
-// TestProjectInvariantsOnSeeds runs the invariant check over a spread of
-// generated inputs, so the properties hold in every ordinary test run and not
-// only under -fuzz.
+// TestProjectInvariantsOnSeeds checks the invariants on generated inputs in
+// every ordinary test run.
 func TestProjectInvariantsOnSeeds(t *testing.T) {
 	for i := range 300 {
 		x := uint64(i)*0x9e3779b97f4a7c15 + 1
@@ -89,8 +87,8 @@ func TestProjectInvariantsOnSeeds(t *testing.T) {
 			x ^= x << 17
 			sales[j] = byte(x)
 		}
-		// About four in five inputs have a history limit, most of them
-		// inside a 28-day window; half read their sales from a later point.
+		// About four in five have a history limit, mostly within 28 days; half
+		// read sales from a later point.
 		history, salesFrom := int32(i*977%50000)-8000, int32(i*613%50000)-25000
 		in := fuzzInput(int64(x>>20), uint8(i), x*31, int64(i%40)-5, int32(i*37%3000), int8(i%31), int8(i%5-1), int16(i*53%1500-100), history, salesFrom, sales)
 		checkInvariants(t, in, Project(in))
@@ -149,8 +147,8 @@ func checkShape(t *testing.T, r Result) {
 	}
 }
 
-// checkAnswers checks that the window, the band and the yes/no answers
-// agree with each other and with a refusal.
+// checkAnswers checks that window, band and yes/no answers agree with each
+// other and with a refusal.
 func checkAnswers(t *testing.T, in Input, r Result) {
 	t.Helper()
 	if r.UnitsShortByClose != nil && *r.UnitsShortByClose < 0 {
@@ -205,10 +203,9 @@ func checkAnswers(t *testing.T, in Input, r Result) {
 	}
 }
 
-// checkNoInventedDays: a trading day that opened before the history starts,
-// or lies before the SKU's first recorded sale (known when the sales reach
-// back to the history's start), is never a zero-sale or possible-stockout
-// day and never feeds the band; and only such days are marked no_history.
+// checkNoInventedDays: a trading day before the history start or the first
+// recorded sale is never a zero-sale or possible-stockout day, never feeds
+// the band, and only such days are marked no_history.
 func checkNoInventedDays(t *testing.T, in Input, r Result) {
 	t.Helper()
 	loc := in.Location

@@ -6,9 +6,8 @@ import (
 )
 
 // DayHours is one weekday's opening hours in store-local minutes after
-// midnight. A day that is not Closed trades from Opens up to (not including)
-// Closes. A day whose times are out of range or not in order counts as closed:
-// the projection cannot trade in hours it cannot place.
+// midnight, [Opens, Closes). A day with out-of-range or reversed times
+// counts as closed.
 type DayHours struct {
 	Closed bool
 	Opens  int // 0..1439
@@ -18,8 +17,7 @@ type DayHours struct {
 // WeeklyHours is a store's opening hours, indexed by time.Weekday.
 type WeeklyHours [7]DayHours
 
-// aroundTheClock is every day open from midnight to midnight: the week a
-// projection uses when the store's hours are unknown (Input.HoursUnknown).
+// aroundTheClock is every day open all day, used when hours are unknown.
 var aroundTheClock = WeeklyHours{{Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}, {Closes: 1440}}
 
 // open reports whether the day trades, with valid times.
@@ -27,8 +25,7 @@ func (d DayHours) open() bool {
 	return !d.Closed && d.Opens >= 0 && d.Opens < d.Closes && d.Closes <= 24*60
 }
 
-// ParseClock reads a store-local "HH:MM" (00:00 to 23:59) into minutes after
-// midnight, the unit DayHours uses.
+// ParseClock reads a store-local "HH:MM" into minutes after midnight.
 func ParseClock(s string) (int, error) {
 	if len(s) != 5 || s[2] != ':' || !digit(s[0]) || !digit(s[1]) || !digit(s[3]) || !digit(s[4]) {
 		return 0, fmt.Errorf("time %q is not HH:MM", s)
@@ -43,9 +40,8 @@ func ParseClock(s string) (int, error) {
 
 func digit(b byte) bool { return b >= '0' && b <= '9' }
 
-// civil is a calendar date without a zone. Date arithmetic is done on it in
-// UTC, where every day has 24 hours, so a DST change in the store's zone can
-// never skip or repeat a date.
+// civil is a calendar date without a zone. Date arithmetic is done in UTC,
+// so a DST change can never skip or repeat a date.
 type civil struct {
 	y int
 	m time.Month
@@ -77,9 +73,8 @@ func (c civil) weekday() time.Weekday {
 
 func (c civil) String() string { return fmt.Sprintf("%04d-%02d-%02d", c.y, c.m, c.d) }
 
-// at returns the instant of a store-local clock time on this date. Minutes may
-// be 1440, the next midnight. The zone database resolves DST, so a trading
-// day that spans a change is an hour shorter or longer, as it really is.
+// at returns the instant of a store-local clock time on this date; minutes
+// may be 1440 (next midnight). DST days are an hour shorter or longer.
 func (c civil) at(minutes int, loc *time.Location) time.Time {
 	return time.Date(c.y, c.m, c.d, minutes/60, minutes%60, 0, 0, loc)
 }
@@ -103,8 +98,8 @@ func (h WeeklyHours) tradingSpan(c civil, loc *time.Location) (span, bool) {
 	return s, true
 }
 
-// nominalHoursPerDay is the schedule's average trading hours per calendar day
-// over a week, ignoring DST: the rate at which future days consume stock.
+// nominalHoursPerDay is the average trading hours per calendar day over a
+// week, ignoring DST.
 func (h WeeklyHours) nominalHoursPerDay() float64 {
 	total := 0
 	for _, d := range h {
@@ -115,9 +110,8 @@ func (h WeeklyHours) nominalHoursPerDay() float64 {
 	return float64(total) / 60 / 7
 }
 
-// consume walks forward through trading time from now, spending units at
-// rate units per trading hour, and returns the instant they run out, if that
-// is within HorizonDays.
+// consume spends units at rate units per trading hour from now and returns
+// when they run out, if within HorizonDays.
 func consume(now time.Time, units, rate float64, h WeeklyHours, loc *time.Location) (time.Time, bool) {
 	if rate <= 0 {
 		return time.Time{}, false
@@ -148,8 +142,8 @@ func consume(now time.Time, units, rate float64, h WeeklyHours, loc *time.Locati
 	return time.Time{}, false
 }
 
-// firstTrading returns the first trading instant on or after the start of
-// date c and not before now, looking a week past c for an open day.
+// firstTrading returns the first trading instant on or after date c and not
+// before now, looking a week ahead.
 func firstTrading(c civil, now time.Time, h WeeklyHours, loc *time.Location) (time.Time, bool) {
 	for i := 0; i <= 7; i++ {
 		sp, ok := h.tradingSpan(c.addDays(i), loc)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Thresholds. ADR 0004 gives the reasoning for each.
+// Thresholds (ADR 0004).
 const (
 	// DefaultLookbackDays is used when Input.LookbackDays is not positive.
 	DefaultLookbackDays = 14
@@ -21,20 +21,16 @@ const (
 	HighBasisDays = 10
 	// StaleCountHours is the age beyond which an on-hand count is stale.
 	StaleCountHours = 24
-	// MaxSteadyCV is the largest coefficient of variation of daily rates that
-	// is not flagged as high variability.
+	// MaxSteadyCV is the largest daily-rate CV not flagged as variable.
 	MaxSteadyCV = 0.5
-	// BulkMinUnits and BulkMedianMultiple define a bulk transaction: at least
-	// BulkMinUnits units and at least BulkMedianMultiple times the window's
-	// median transaction.
+	// A bulk transaction has at least BulkMinUnits units and at least
+	// BulkMedianMultiple times the window's median transaction.
 	BulkMinUnits       = 10
 	BulkMedianMultiple = 5
-	// BulkDominantShare is the share of a day's units that bulk transactions
-	// must reach for the day to count as bulk-dominated.
+	// BulkDominantShare of a day's units in bulk makes it bulk-dominated.
 	BulkDominantShare = 0.5
 	// StockoutExpectedUnits: a zero-sale trading day is a possible stockout
-	// when the window's median rate predicted at least this many units. For a
-	// Poisson seller that is a zero with under 1% probability.
+	// when the median rate predicted at least this many units.
 	StockoutExpectedUnits = 5.0
 )
 
@@ -44,8 +40,7 @@ type Sale struct {
 	Units int64
 }
 
-// Input is everything the projection needs; it does no I/O and reads no
-// clock.
+// Input is everything the projection needs.
 type Input struct {
 	// Now is the moment to project from.
 	Now time.Time
@@ -60,25 +55,21 @@ type Input struct {
 	// OnHand is StoreLink's on-hand figure, taken at CountedAt (zero: unknown).
 	OnHand    int64
 	CountedAt time.Time
-	// Sales must cover the lookback window and the time since CountedAt, up
-	// to Now. Lines with non-positive units or after Now are ignored.
+	// Sales must cover the lookback window and the time since CountedAt. Lines
+	// with non-positive units or after Now are ignored.
 	Sales []Sale
 	// SalesFrom is the instant from which Sales holds every sale; zero means
-	// the SKU's whole history. When it reaches back to HistoryStart, the
-	// days before the earliest sale say nothing about demand.
+	// the SKU's whole history.
 	SalesFrom time.Time
-	// HistoryStart is the oldest instant the point-of-sale history covers
-	// (StoreLink keeps 28 × 24 hours); zero means no limit. A trading day
-	// that opened before it is only partly known and is not evidence.
+	// HistoryStart is the oldest instant the sales history covers; zero
+	// means no limit. A trading day opened before it is not evidence.
 	HistoryStart time.Time
 	// LookbackDays is the number of complete local days before today to
-	// learn the sell rate from; clamped to 1..MaxLookbackDays, and
-	// DefaultLookbackDays when not positive.
+	// learn from; clamped to 1..MaxLookbackDays, default when not positive.
 	LookbackDays int
 	// LeadTimeDays is the supplier's lead time; negative when unknown.
 	LeadTimeDays int
-	// OrderCutoff is the supplier's daily order cut-off in store-local minutes
-	// after midnight, when it has one.
+	// OrderCutoff is the supplier's order cut-off, store-local minutes.
 	OrderCutoff *int
 }
 
@@ -96,13 +87,12 @@ type day struct {
 	dominant bool
 	stockout bool
 	basis    bool
-	// noHistory: an open day before the first recorded sale or opened before
-	// the history starts. Its sales (if any) are shown, never used.
+	// noHistory: open day before the first recorded sale or the history
+	// start. Its sales are shown, never used.
 	noHistory bool
 }
 
-// Project computes the stockout projection. It is deterministic: the same
-// Input always gives the same Result.
+// Project computes the stockout projection deterministically from in.
 func Project(in Input) Result {
 	p := newProjector(in)
 	lines, txUnits, firstSale := p.tallySales()
@@ -126,11 +116,9 @@ type projector struct {
 	today    civil
 	lookback int
 	r        Result
-	// days is the window: the complete local days before today. Today is
-	// still trading, and a partial day would drag the rates down.
+	// days are the complete local days before today.
 	days []day
-	// listed is the local date of the SKU's first recorded sale, when Sales
-	// reaches back far enough to know it.
+	// listed is the local date of the SKU's first recorded sale, when known.
 	listed     *civil
 	basisRates []float64
 	bulkUnits  int64
@@ -188,17 +176,15 @@ func newProjector(in Input) *projector {
 	return p
 }
 
-// tallySales adds each sale to its day, to the units sold today and to the
-// units sold since the count. It returns the sales in the window, their
-// units, and the earliest sale.
+// tallySales adds each sale to its day, today and since-count totals, and
+// returns the window's sales, their units and the earliest sale.
 func (p *projector) tallySales() ([]saleLine, []float64, time.Time) {
 	index := make(map[civil]int, len(p.days))
 	for i, d := range p.days {
 		index[d.date] = i
 	}
-	// Sized for every sale, since most of them usually fall in the window:
-	// growing these by doubling was most of the projection's allocation on
-	// a busy SKU (see BenchmarkProject28DaysBusy).
+	// Sized for every sale: growing by doubling was most of the allocation
+	// on a busy SKU (BenchmarkProject28DaysBusy).
 	lines := make([]saleLine, 0, len(p.in.Sales))
 	txUnits := make([]float64, 0, len(p.in.Sales))
 	var firstSale time.Time
@@ -226,10 +212,8 @@ func (p *projector) tallySales() ([]saleLine, []float64, time.Time) {
 	return lines, txUnits, firstSale
 }
 
-// markNoHistory marks the open days before the SKU's first recorded sale,
-// and those that opened before StoreLink's history starts: nothing could
-// have been seen on them, so they are not zero-demand days. Both cut a
-// prefix off the window.
+// markNoHistory marks the open days before the first recorded sale or the
+// start of StoreLink's history: they are not zero-demand days.
 func (p *projector) markNoHistory(firstSale time.Time) {
 	in := p.in
 	if !firstSale.IsZero() && (in.SalesFrom.IsZero() || !in.SalesFrom.After(in.HistoryStart)) {
@@ -242,9 +226,8 @@ func (p *projector) markNoHistory(firstSale time.Time) {
 	}
 }
 
-// rateDays sets each day's bulk units (large against this SKU's own usual
-// basket) and its sell rate without them. It returns the median rate over
-// the open days with history.
+// rateDays sets each day's bulk units and its sell rate without them, and
+// returns the median rate over the open days with history.
 func (p *projector) rateDays(lines []saleLine, txUnits []float64) float64 {
 	bulkAt := math.Max(BulkMinUnits, BulkMedianMultiple*median(txUnits))
 	for _, l := range lines {
@@ -267,11 +250,10 @@ func (p *projector) rateDays(lines []saleLine, txUnits []float64) float64 {
 	return median(openRates)
 }
 
-// chooseBasis picks the days whose rates enter the band. A zero-sale day
-// is a possible stockout, left out, only where sales are usually steady:
-// with typical the median over all trading days, an intermittent seller
-// (zero on most days) has median 0 and never trips it. It returns the
-// basis days' units outside bulk and the number of bulk-dominated days.
+// chooseBasis picks the days whose rates enter the band. A zero-sale day is
+// left out as a possible stockout only where sales are usually steady (an
+// intermittent seller has median 0). It returns the basis days' non-bulk
+// units and the number of bulk-dominated days.
 func (p *projector) chooseBasis(typical float64) (basisUnits int64, dominated int) {
 	var basisHours float64
 	for i := range p.days {
@@ -298,8 +280,7 @@ func (p *projector) chooseBasis(typical float64) (basisUnits int64, dominated in
 	return basisUnits, dominated
 }
 
-// raiseFlags sets the flags known from the window and the count, and
-// whether the projection refuses to guess.
+// raiseFlags sets flags and whether the projection declines to estimate.
 func (p *projector) raiseFlags(basisUnits int64, dominated int) {
 	in := p.in
 	p.flags = map[Flag]bool{
@@ -313,13 +294,11 @@ func (p *projector) raiseFlags(basisUnits int64, dominated int) {
 	p.refuse = p.flags[FlagInsufficientHistory] || p.flags[FlagNoSalesInWindow]
 }
 
-// sellRate sets the band (unless the projection refuses) and the sentence
-// saying what it was learnt from.
+// sellRate sets the band (unless declined) and its description.
 func (p *projector) sellRate() {
 	if !p.refuse {
 		p.flags[FlagHighVariability] = coefficientOfVariation(p.basisRates) > MaxSteadyCV
-		// Rates are rounded before use so that the published band reproduces
-		// the published window exactly.
+		// Rounded first, so the published band matches the published window.
 		p.band = Band{Low: round(percentile(p.basisRates, 0.25), 4), High: round(percentile(p.basisRates, 0.75), 4)}
 		p.r.UnitsPerTradingHour = &p.band
 	}
@@ -335,7 +314,6 @@ func (p *projector) estimateOnHand() {
 		p.r.OnHandAsOf = stamp(p.in.CountedAt.In(p.loc))
 		p.r.OnHandAgeHours = round(math.Max(0, p.now.Sub(p.in.CountedAt).Hours()), 1)
 	}
-	// UnitsSoldSinceCount is never negative, so negating it cannot overflow.
 	p.est = addSat(p.in.OnHand, -p.r.UnitsSoldSinceCount)
 	p.r.EstimatedOnHandNow = p.est
 }
@@ -361,15 +339,14 @@ func (p *projector) describeToday() {
 	p.flags[FlagOutsideTradingHours] = openToday && !r.StoreOpenNow
 	r.TradingHoursLeftToday = round(p.hoursLeft, 2)
 	if p.in.HoursUnknown {
-		// The clock's day is not the store's: no claim about today's
-		// trading.
+		// The clock's day is not the store's: nothing is said about today.
 		r.OpensAtToday, r.ClosesAtToday, r.StoreOpenNow, r.TradingHoursLeftToday = nil, nil, false, 0
 		p.flags[FlagStoreClosedToday], p.flags[FlagOutsideTradingHours] = false, false
 	}
 }
 
-// projectStockout sets the stockout window, whether it falls before close
-// today and the shortfall by close.
+// projectStockout sets the stockout window, before-close answer and
+// shortfall.
 func (p *projector) projectStockout() {
 	r := &p.r
 	r.WillStockoutBeforeCloseToday = Unknown
@@ -399,19 +376,18 @@ func (p *projector) projectStockout() {
 	case !p.earliestOK || !p.earliest.Before(p.todaySpan.end):
 		r.WillStockoutBeforeCloseToday = No
 	}
-	// Demand to close at the high rate, less what is on the shelf; the
-	// epsilon keeps 9.0000001 from rounding up to a phantom unit.
+	// Demand to close at the high rate less stock; the epsilon keeps
+	// 9.0000001 from rounding up.
 	short := math.Ceil(p.band.High*p.hoursLeft - math.Max(0, float64(est)) - 1e-9)
 	r.UnitsShortByClose = ptr(toInt64(math.Max(0, short)))
 	if p.in.HoursUnknown {
-		// Without hours there is no close to be short by, nor to run
-		// out before: not even when the shelf is already empty.
+		// Without hours there is no close to be short by or run out before.
 		r.WillStockoutBeforeCloseToday, r.UnitsShortByClose = Unknown, nil
 	}
 }
 
-// projectArrival sets the order cut-off, the earliest arrival of an order
-// placed now and whether it beats the stockout.
+// projectArrival sets the cut-off, earliest arrival and whether it beats
+// the stockout.
 func (p *projector) projectArrival() {
 	r, in, now := &p.r, p.in, p.now
 	r.ArrivalBeatsStockout = Unknown
@@ -448,8 +424,7 @@ func (p *projector) projectArrival() {
 	}
 }
 
-// finish adds the evidence rows, the raised flags, the confidence and the
-// caveat.
+// finish adds the evidence rows, the flags, the confidence and the caveat.
 func (p *projector) finish() Result {
 	r := p.r
 	r.Evidence = evidence(p.days, p.refuse)

@@ -7,10 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The fixtures below use a Prague store open 08:00-20:00 (12 trading hours)
-// every day and "now" = Wednesday 2026-03-11 14:00 local (+01:00, before the
-// DST change). With the default 14-day lookback the window is Wed 2026-02-25
-// to Tue 2026-03-10.
+// Fixtures: a Prague store open 08:00-20:00 every day, now Wed 2026-03-11
+// 14:00 (+01:00). The default 14-day window is Wed 25 Feb to Tue 10 Mar.
 
 var prague = mustLoad("Europe/Prague")
 
@@ -35,8 +33,7 @@ var (
 	wedNow    = time.Date(2026, 3, 11, 14, 0, 0, 0, prague)
 )
 
-// daySales spreads units one per transaction evenly over the local day's
-// 08:00-20:00, so every sale falls inside trading hours on that date.
+// daySales spreads units, one per transaction, evenly over 08:00-20:00.
 func daySales(y int, m time.Month, d int, units int) []Sale {
 	start := time.Date(y, m, d, 8, 0, 0, 0, prague)
 	var out []Sale
@@ -46,8 +43,7 @@ func daySales(y int, m time.Month, d int, units int) []Sale {
 	return out
 }
 
-// history builds sales for consecutive days starting at first, units[i] on
-// day i.
+// history builds sales for consecutive days from first, units[i] on day i.
 func history(first time.Time, units []int) []Sale {
 	var out []Sale
 	for i, u := range units {
@@ -71,8 +67,8 @@ func alternating(n int) []int {
 
 var feb25 = time.Date(2026, 2, 25, 0, 0, 0, 0, prague)
 
-// base is the clean fixture: 14 days of alternating 12/24 units, on-hand 10
-// counted at 07:00 today, no sales since, supplier lead time 2 days.
+// base: 14 days of alternating 12/24 units, 10 on hand counted at 07:00
+// today, no sales since, lead time 2 days.
 func base() Input {
 	return Input{
 		Now:          wedNow,

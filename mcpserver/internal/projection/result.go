@@ -10,8 +10,7 @@ const (
 	ConfidenceHigh   Confidence = "high"
 	ConfidenceMedium Confidence = "medium"
 	ConfidenceLow    Confidence = "low"
-	// ConfidenceNone means the projection refused to guess: no window, no
-	// shortfall, every yes/no answer "unknown".
+	// ConfidenceNone: the projection declined; every yes/no is "unknown".
 	ConfidenceNone Confidence = "none"
 )
 
@@ -20,8 +19,7 @@ func Confidences() []Confidence {
 	return []Confidence{ConfidenceHigh, ConfidenceMedium, ConfidenceLow, ConfidenceNone}
 }
 
-// Answer is a three-valued yes/no. It is a string rather than a nullable
-// bool so that "unknown" is said out loud instead of left to a missing value.
+// Answer is a three-valued yes/no, a string so that "unknown" is explicit.
 type Answer string
 
 // Answers.
@@ -37,21 +35,17 @@ func Answers() []Answer { return []Answer{Yes, No, Unknown} }
 // Flag is a data-quality flag from the closed set below.
 type Flag string
 
-// The closed set of data-quality flags. Thresholds are in ADR 0004 and in the
-// constants of project.go.
+// The closed set of data-quality flags (thresholds in ADR 0004).
 const (
 	// FlagInsufficientHistory: fewer than MinBasisDays usable trading days.
 	FlagInsufficientHistory Flag = "insufficient_history"
 	// FlagNoSalesInWindow: no units sold in the window outside bulk transactions.
 	FlagNoSalesInWindow Flag = "no_sales_in_window"
-	// FlagBulkDominatesDay: on some day, bulk transactions made at least half
-	// the units; they are left out of the sell rate.
+	// FlagBulkDominatesDay: on some day, bulk made at least half the units.
 	FlagBulkDominatesDay Flag = "bulk_transaction_dominates_day"
-	// FlagPossibleStockoutDays: trading days with no sales where the usual
-	// rate predicted several; they are left out of the sell rate.
+	// FlagPossibleStockoutDays: zero-sale days where sales were expected.
 	FlagPossibleStockoutDays Flag = "possible_stockout_days"
-	// FlagHighVariability: the daily rates' coefficient of variation is above
-	// MaxSteadyCV.
+	// FlagHighVariability: the daily rates' CV is above MaxSteadyCV.
 	FlagHighVariability Flag = "high_variability"
 	// FlagStaleOnHandCount: the on-hand count is older than StaleCountHours.
 	FlagStaleOnHandCount Flag = "stale_on_hand_count"
@@ -80,9 +74,7 @@ const (
 	DayZeroSales        DayFlag = "zero_sales"
 	DayPossibleStockout DayFlag = "possible_stockout"
 	DayBulkDominated    DayFlag = "bulk_dominated"
-	// DayNoHistory: an open day before the SKU's first recorded sale, or one
-	// that opened before StoreLink's history starts. It is not evidence of
-	// zero demand and never enters the sell rate.
+	// DayNoHistory: before the first sale or the history start; not used.
 	DayNoHistory DayFlag = "no_history"
 )
 
@@ -97,9 +89,8 @@ type Band struct {
 	High float64 `json:"high" jsonschema:"Upper end of the sell rate: the 75th percentile of the daily rates."`
 }
 
-// Window is when the SKU is projected to run out. Both ends are RFC 3339
-// times with the store's offset; a null end lies beyond the horizon (or there
-// is no projection at all).
+// Window is when the SKU is projected to run out (RFC 3339, store offset);
+// a null end lies beyond the horizon or there is no projection.
 type Window struct {
 	Earliest *string `json:"earliest" jsonschema:"Earliest stockout, at the high sell rate; null when not within horizon_days or not projected."`
 	Latest   *string `json:"latest" jsonschema:"Latest stockout, at the low sell rate; null when not within horizon_days or not projected."`
@@ -118,8 +109,7 @@ type DayEvidence struct {
 	Flags        []DayFlag `json:"flags" jsonschema:"Any of: closed, zero_sales, possible_stockout, bulk_dominated, no_history (before the first sale or StoreLink's history)."`
 }
 
-// Result is the projection, returned to the model as part of a tool result.
-// Times are RFC 3339 with the store's offset; counts are units.
+// Result is the projection: RFC 3339 times with the store's offset, units.
 type Result struct {
 	AsOf     string `json:"as_of" jsonschema:"The moment the projection was computed, in store-local time."`
 	Timezone string `json:"timezone" jsonschema:"The store's IANA timezone."`
@@ -158,11 +148,9 @@ type Result struct {
 	Caveat           string        `json:"caveat" jsonschema:"One sentence the answer should carry with it."`
 }
 
-// DaysOfCover returns how many calendar days units would last at the
-// projection's sell-rate band: low at the high rate, high at the low rate,
-// using the schedule's average trading hours per day. ok is false when there
-// is no band, the store never trades, or the low rate is zero (cover would be
-// unbounded).
+// DaysOfCover returns how many calendar days units would last at the band,
+// at the average trading hours per day. ok is false without a band, without
+// trading, or with a zero low rate.
 func (r Result) DaysOfCover(units int64) (low, high float64, ok bool) {
 	if r.UnitsPerTradingHour == nil || r.TradingHoursPerDay <= 0 || r.UnitsPerTradingHour.Low <= 0 {
 		return 0, 0, false

@@ -1,11 +1,7 @@
 // Package secretfile refuses secret files that other users of the machine
-// can read: the keyring, the token files, the host consent key, the webhook
-// secret and the database URL.
-//
-// The rule is PostgreSQL's for its TLS key: no permission for others; none for
-// the group either, unless the file is owned by root. That exception lets a
-// process that does not run as root read a Kubernetes Secret volume (owned by
-// root, group fsGroup, mode 0440) or a root-owned file given to its group.
+// can read. The rule is PostgreSQL's for its TLS key: no permission for
+// others, and none for the group unless root owns the file (so a Kubernetes
+// Secret volume, root-owned with mode 0440, passes).
 package secretfile
 
 import (
@@ -14,11 +10,9 @@ import (
 	"os"
 )
 
-// Check examines the file at path (following symbolic links, as reading
-// it does) and returns an error naming its mode and the fix when other
-// users can read or write it. An error of os.Stat is returned as is.
-// The error does not repeat the path before the mode: callers lead with
-// the variable that names the file.
+// Check examines the file at path (following symbolic links) and returns an
+// error naming its mode and the fix when other users can read or write it.
+// An os.Stat error is returned as is. The message does not repeat the path.
 func Check(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -32,7 +26,7 @@ func Check(path string) error {
 func CheckInfo(path string, fi fs.FileInfo) error {
 	uid, ok := owner(fi)
 	if !ok {
-		return nil // no owner and mode to judge by (not a Unix system)
+		return nil // not a Unix system: no owner and mode to check
 	}
 	perm := fi.Mode().Perm()
 	bad := perm & 0o066

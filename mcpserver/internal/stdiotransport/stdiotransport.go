@@ -1,13 +1,8 @@
 // Package stdiotransport is the MCP server's stdio transport:
 // newline-delimited JSON-RPC over a reader and a writer, as a go-sdk
-// mcp.Transport.
-//
-// Unlike the SDK's IOTransport, it does not stop at a line it cannot decode,
-// which would end the process. A line that is not JSON gets a parse error
-// (-32700); one that is not valid JSON-RPC 2.0, or is over the size limit,
-// gets an invalid-request error (-32600); then the next line is read. Only
-// the end of the input or Close stops the reader. Writes are serialised, so
-// concurrent writers never interleave lines.
+// mcp.Transport. Unlike the SDK's IOTransport, it answers a line it cannot
+// decode with a JSON-RPC error (-32700 or -32600) and reads on, instead of
+// ending the process. Writes are serialised, so lines never interleave.
 package stdiotransport
 
 import (
@@ -25,34 +20,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultMaxLineBytes bounds one incoming line when Transport.MaxLineBytes
-// is zero. A tool call is a few hundred bytes; a megabyte leaves room for
-// any legitimate message while keeping one line from exhausting memory.
+// DefaultMaxLineBytes is the line limit when MaxLineBytes is zero.
 const DefaultMaxLineBytes = 1 << 20
 
-// Transport serves one MCP session over a reader (usually stdin) and a
-// writer (usually stdout). It is used for exactly one connection.
+// Transport serves one MCP session over a reader and a writer, for exactly
+// one connection.
 type Transport struct {
 	Reader io.Reader
 	Writer io.Writer
 	// MaxLineBytes bounds one incoming line, newline excluded; zero means
-	// DefaultMaxLineBytes. A longer line is discarded and answered with an
-	// error; the connection stays open.
+	// DefaultMaxLineBytes. A longer line is answered with an error.
 	MaxLineBytes int
 	// Logger receives one warning per rejected line; nil discards them.
 	Logger *slog.Logger
 	// Inspect, when set, sees each decoded request before the SDK does, on
-	// the reader goroutine (so it must not block): the SDK refuses some
-	// requests before any middleware runs, and this is where they can
-	// still be noticed. It must not change the request.
+	// the reader goroutine, so it must not block or change the request.
 	Inspect func(*jsonrpc.Request)
 }
 
 var _ mcp.Transport = (*Transport)(nil)
 
-// Connect implements mcp.Transport. It starts the reader goroutine: a read
-// from stdin cannot be interrupted portably, so reading happens apart from
-// Read, which can then return as soon as the connection is closed.
+// Connect implements mcp.Transport. It starts the reader goroutine, since a
+// stdin read cannot be interrupted portably.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	limit := t.MaxLineBytes
 	if limit <= 0 {
@@ -75,8 +64,8 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	return c, nil
 }
 
-// conn is one connection. Read is called by one goroutine (the SDK's read
-// loop); Write by many; Close by anyone, any number of times.
+// conn is one connection: Read from one goroutine, Write from many, Close
+// from any, any number of times.
 type conn struct {
 	log     *slog.Logger
 	limit   int
@@ -128,8 +117,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.writeLine(data)
 }
 
-// writeLine writes data and its newline in one Write call, so a reader on
-// the other end never sees two messages interleaved.
+// writeLine writes data and its newline in one Write call.
 func (c *conn) writeLine(data []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -149,20 +137,16 @@ func (c *conn) writeLine(data []byte) error {
 	return err
 }
 
-// Close implements mcp.Connection. The reader goroutine ends at the next
-// line or at the end of the input, whichever comes first; it delivers
-// nothing after Close.
+// Close implements mcp.Connection. The reader delivers nothing after it.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })
 	return nil
 }
 
-// SessionID implements mcp.Connection: a stdio process serves one client,
-// so there is no protocol session id.
+// SessionID implements mcp.Connection: stdio has no protocol session id.
 func (c *conn) SessionID() string { return "" }
 
-// readLoop reads lines until the end of the input and hands each valid
-// message to Read; anything else is answered here.
+// readLoop hands each valid message to Read and answers the rest.
 func (c *conn) readLoop(r *bufio.Reader) {
 	defer close(c.readDone)
 	var line []byte
@@ -214,10 +198,9 @@ func (c *conn) reject(id any, code int64, message string) {
 	}
 }
 
-// readLine reads one line into buf (without its "\n" or a "\r" before it).
-// A line longer than limit is read to its end and dropped: tooLong is true
-// and buf holds nothing of it, so memory stays bounded by limit. err is
-// io.EOF (or the reader's error) when the input ends; a last line without
+// readLine reads one line into buf without its "\n" or "\r\n". A line
+// longer than limit is read to its end and dropped (tooLong, buf empty). err
+// is io.EOF or the reader's error when the input ends; a last line without
 // a newline is still returned with it.
 func readLine(r *bufio.Reader, buf []byte, limit int) (line []byte, tooLong bool, err error) {
 	for {
@@ -250,17 +233,16 @@ func trimEOL(buf []byte, tooLong bool, limit int) ([]byte, bool, error) {
 	return buf, tooLong, nil
 }
 
-// FrameError is why a line carried no usable message: a JSON-RPC error code,
-// the message sent back, and the request's id when one could be read (nil
-// otherwise, which goes on the wire as null).
+// FrameError is why a line carried no usable message: a JSON-RPC error
+// code, the message, and the request's id when readable (else nil).
 type FrameError struct {
 	Code    int64
 	Message string
 	ID      any
 }
 
-// wireMessage is every field of a JSON-RPC 2.0 request or response.
-// Method is raw so that a present but empty method is told from a missing one.
+// wireMessage is every field of a JSON-RPC 2.0 message; Method is raw to
+// tell an empty method from a missing one.
 type wireMessage struct {
 	JSONRPC any             `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -270,10 +252,9 @@ type wireMessage struct {
 	Error   *jsonrpc.Error  `json:"error"`
 }
 
-// Decode turns one line into a JSON-RPC 2.0 message with a single decode,
-// which also refuses anything after the first value (two messages on one
-// line). Only a rejected line is examined further, to tell a parse error
-// from an invalid request and to recover its id.
+// Decode turns one line into a JSON-RPC 2.0 message, refusing anything
+// after the first value. Only a rejected line is examined further, for the
+// error code and its id.
 func Decode(line []byte) (jsonrpc.Message, *FrameError) {
 	var w wireMessage
 	err := json.Unmarshal(line, &w)
@@ -282,12 +263,10 @@ func Decode(line []byte) (jsonrpc.Message, *FrameError) {
 	case errors.As(err, &syntax) || (err != nil && !json.Valid(line)):
 		return nil, &FrameError{Code: jsonrpc.CodeParseError, Message: "Parse error: the line is not one JSON value"}
 	case err != nil && firstByte(line) != '{':
-		// Batches (arrays) were removed from MCP in 2025-06-18; a scalar is
-		// no message at all.
+		// MCP has no batches since 2025-06-18; a scalar is no message.
 		return nil, &FrameError{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: expected one JSON-RPC 2.0 object per line"}
 	case err != nil:
-		// Valid JSON, but a field has the wrong type (an error that is not
-		// an object, say): read what can be read for the answer.
+		// Valid JSON with a field of the wrong type: read what can be read.
 		var probe struct {
 			JSONRPC any             `json:"jsonrpc"`
 			ID      json.RawMessage `json:"id"`
@@ -339,7 +318,6 @@ func idOf(id any) jsonrpc.ID {
 }
 
 // parseID reads a request id: a string, an integer, or absent/null (nil).
-// Anything else is an error.
 func parseID(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// hostileFrames are the lines that used to end the process, each followed
-// by a newline when written.
+// hostileFrames are lines the SDK's IOTransport would end the process on,
+// each followed by a newline when written.
 var hostileFrames = []string{
 	`{"jsonrpc":"2.0","id":1,"method":`,        // invalid JSON (truncated line)
 	`not json at all`,                          // invalid JSON
@@ -59,9 +59,8 @@ func run(t testing.TB, input []byte, limit int) (delivered []jsonrpc.Message, an
 	return delivered, answers, end
 }
 
-// expectedOutcomes counts the lines of input that must each produce exactly
-// one outcome (a delivered message or an answer): every line, the last one
-// even without a newline, except blank ones.
+// expectedOutcomes counts the non-blank lines of input, each of which must
+// produce exactly one outcome.
 func expectedOutcomes(input []byte, limit int) int {
 	n := 0
 	for _, line := range bytes.Split(input, []byte("\n")) {
@@ -217,10 +216,9 @@ func TestCloseUnblocksRead(t *testing.T) {
 	}
 }
 
-// FuzzReader: whatever the bytes, every line that is not blank yields
-// exactly one outcome (a message handed to the server or one error answer),
-// every answer is one JSON-RPC error response on its own line, and only the
-// end of the input stops the reader.
+// FuzzReader: every non-blank line yields exactly one outcome, every answer
+// is one JSON-RPC error response on its own line, and only the end of input
+// stops the reader.
 func FuzzReader(f *testing.F) {
 	valid := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	for _, frame := range hostileFrames {

@@ -1,12 +1,7 @@
-// Package textsafe makes text that arrived from agents, clients or
-// StoreLink safe to show to a person on a terminal: one escaping function
-// every human-facing printer uses, so a value can never start a new line,
-// move the cursor, recolour the screen or reverse the reading order, and
-// therefore never forge a row of the audit trail or of the approvals list.
-//
-// Only the display is changed. Stored values stay as they were written
-// (except where a caller chooses to store the escaped form), and JSON
-// output, whose encoder escapes control characters itself, stays exact.
+// Package textsafe escapes untrusted text for display on a terminal, so a
+// value cannot start a new line, move the cursor or reverse the reading
+// order, and so cannot forge a row of the audit trail. Only display changes:
+// stored values and JSON output stay exact.
 package textsafe
 
 import (
@@ -15,15 +10,10 @@ import (
 	"unicode/utf8"
 )
 
-// Escape returns s with every character that is not printable written as
-// a visible escape: \n, \r and \t by name, other control characters,
-// ANSI escape sequences' ESC, C1 controls, bidirectional overrides,
-// zero-width and other format characters, line and paragraph separators as
-// \xNN, \uNNNN or \UNNNNNNNN, and bytes that are not UTF-8 as \xNN.
-// Printable text, accented letters and backslashes included, is kept as it
-// is, which makes Escape idempotent: a value stored escaped (a client's
-// name) prints the same when a printer escapes it again. The result is
-// always one line.
+// Escape returns s on one line with every non-printable character written
+// as a visible escape (\n, \r, \t, \xNN, \uNNNN, \UNNNNNNNN), and invalid
+// UTF-8 bytes as \xNN. Printable text, backslashes included, is kept, so
+// Escape is idempotent.
 func Escape(s string) string {
 	if isSafe(s) {
 		return s
@@ -64,9 +54,8 @@ func hexEscape(b *strings.Builder, prefix string, r rune, digits int) {
 	}
 }
 
-// printable is unicode.IsPrint (letters, marks, numbers, punctuation,
-// symbols and the ASCII space), which excludes every control, format
-// (bidi overrides, zero-width characters) and separator character.
+// printable is unicode.IsPrint, which excludes every control, format and
+// separator character.
 func printable(r rune) bool { return unicode.IsPrint(r) }
 
 // isSafe is the fast path: most values are plain ASCII with nothing to do.
@@ -81,9 +70,7 @@ func isSafe(s string) bool {
 }
 
 // Bound returns Escape(s) cut to at most max runes of the original, with
-// "…" marking a cut. It is for values a caller keeps, such as the name a
-// client gives itself, which nobody verified and which must not grow a
-// stored record without limit.
+// "…" marking a cut, for unverified values a caller stores.
 func Bound(s string, max int) string {
 	if utf8.RuneCountInString(s) > max {
 		n := 0

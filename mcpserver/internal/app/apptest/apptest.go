@@ -1,6 +1,4 @@
-// Package apptest holds the helpers that the tests of package app and of
-// package cli share: a stand-in StoreLink that fails, the settings of a
-// private deployment, and a private file.
+// Package apptest holds test helpers shared by packages app and cli.
 package apptest
 
 import (
@@ -13,9 +11,8 @@ import (
 	"testing"
 )
 
-// Vars are the settings of a deployment pointing at upstream (a stand-in
-// StoreLink) with one store key (store 47) and a private state database,
-// with vars over them.
+// Vars are the settings of a deployment using upstream with one store key
+// (store 47) and a private state database, with vars over them.
 func Vars(t testing.TB, upstream string, vars map[string]string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
