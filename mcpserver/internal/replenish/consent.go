@@ -42,7 +42,7 @@ type Summary struct {
 // sent.
 func (w *Workflow) askConsent(ctx context.Context, o Order, out *Outcome) error {
 	if o.Consent == nil {
-		return apperr.New(apperr.HostConsentUnavailable, "this door cannot ask a person at the host to confirm the order; nothing was sent", "")
+		return apperr.New(apperr.HostConsentUnavailable, "this caller cannot ask a person at the host to confirm the order; nothing was sent", "")
 	}
 	req := out.Request
 	st, err := w.Upstream.Store(ctx, out.StoreID)
