@@ -7,15 +7,11 @@
 //	storelink-contract replay FILE --keyring-file FILE [flags]
 //	storelink-contract version
 //
-// check probes every endpoint with real, rate-limited requests and validates
-// every answer against the contract; demo runs the same check against a
-// fresh in-process mock StoreLink; proxy forwards live traffic to StoreLink
-// and validates it, writing findings as JSON lines. check --generate adds
-// cases generated from the contract, and writes the failing ones, shrunk,
-// to a replay file that replay sends again. The exit code is 0 when StoreLink
-// conforms, 1 on drift and 2 on a usage error or when the check could not be
-// completed (StoreLink unreachable, a bound reached). Reports go to stdout,
-// problems to stderr; neither ever shows a store key.
+// check probes every endpoint of a live StoreLink; demo checks an
+// in-process mock; proxy validates live traffic and writes findings as JSON
+// lines; replay resends the failing cases check --generate wrote. Exit code:
+// 0 conforms, 1 drift, 2 usage error or incomplete check. No output shows a
+// store key.
 package main
 
 import (
