@@ -329,7 +329,7 @@ func (p *planner) writeProbes() {
 			// The smallest whole number of cases the supplier accepts.
 			r := post(keyOwn, st.orderQty())
 			if !st.minRead {
-				// Without the minimum, a refusal cannot be judged.
+				// Without the minimum, StoreLink may refuse for a reason unknown here.
 				r.expect = []int{201, 422}
 				r.unknowable = "the supplier's minimum order could not be read (see getSupplier), so the probe could not order a quantity the contract says StoreLink must take"
 			}
