@@ -106,7 +106,8 @@ type Case struct {
 	Key string `json:"key"`
 	// Store is the store whose key "own" means and "other" differs from.
 	Store string `json:"store"`
-	// Expect is the kind of request (one of the Expect* constants).
+	// Expect is the kind of request: valid, invalid, unauthenticated,
+	// forbidden, method, content-type.
 	Expect string `json:"expect"`
 	// Assumption is what the case assumes beyond the contract.
 	Assumption string `json:"assumption,omitempty"`
