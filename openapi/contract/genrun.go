@@ -126,8 +126,7 @@ func (r *runner) runCase(ctx context.Context, c *Case) []Result {
 }
 
 // resolveLink fills the linked operation's path from the link's runtime
-// expressions: $request.path.NAME from the first request, and
-// $response.body#/POINTER from its answer.
+// expressions.
 func resolveLink(sp *spec, lc *LinkedCase, c *Case, body []byte) (string, string) {
 	values := map[string]string{}
 	first := map[string]string{}
