@@ -35,10 +35,8 @@ type historyKey struct {
 	anchor     int64
 }
 
-// historyCacheSize and historyCacheTxns bound the cache, in histories and
-// in transactions (a busy SKU of a large world has thousands); when either
-// is reached it starts over, which is cheap and keeps memory flat under a
-// long run with a real clock or a sweep over every store.
+// historyCacheSize and historyCacheTxns bound the cache in histories and
+// transactions; at either bound it starts over.
 const (
 	historyCacheSize = 256
 	historyCacheTxns = 1 << 18

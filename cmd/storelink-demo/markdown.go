@@ -7,11 +7,8 @@ import (
 	"strings"
 )
 
-// The transcript shows every request and response in full, with two kinds
-// of marked exceptions: long lists are cut to a few rows (the cut is marked
-// inside the JSON and named under it), and a value that differs on every
-// run although nothing about the scenario changed is masked, so the file
-// can be diffed in CI.
+// The transcript shows every request and response in full, except marked
+// cuts of long lists and masked run-specific values, so it can be diffed.
 type trimRule struct {
 	tool string
 	path string

@@ -85,11 +85,9 @@ func ReadReplayFile(path string) (*ReplayFile, error) {
 	return &f, nil
 }
 
-// Replay sends the cases of a replay file again, exactly as they were
-// written, to cfg.BaseURL, and judges each answer as check --generate
-// did: a drift still fails, a pass passes now. A case that writes
-// (anything but GET) is sent only with cfg.AllowWrites and only when its
-// store is cfg.WriteStore. The bounds of cfg apply.
+// Replay resends the cases of a replay file to cfg.BaseURL and checks each
+// answer as check --generate did. Writes are sent only with
+// cfg.AllowWrites to cfg.WriteStore; the bounds of cfg apply.
 func Replay(ctx context.Context, cfg Config, file *ReplayFile) (*Report, error) {
 	if file == nil {
 		return nil, errors.New("no replay file")
