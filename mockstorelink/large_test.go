@@ -60,10 +60,8 @@ func sample(n int) [][2]string {
 	return out
 }
 
-// TestLargeWorldDeterministic: two servers with the same seed answer the
-// same bytes on every read route for a sample of stores and SKUs; a server
-// with another seed answers differently on generated ones (the negative
-// control: the routes do depend on the seed).
+// TestLargeWorldDeterministic: the same seed gives the same bytes; another
+// seed differs on generated data.
 func TestLargeWorldDeterministic(t *testing.T) {
 	t.Parallel()
 	a, b, other := startLarge(t, 0), startLarge(t, 0), startLarge(t, 9)
@@ -300,10 +298,8 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
-// BenchmarkChainSweep reads one SKU's inventory and 14 days of POS (pages
-// of 1000) at every store of the 180-store world, in process: what the mock
-// itself costs a chain-wide sweep, for an ordinary and a busy SKU, with and
-// without the mock's validation of its own responses.
+// BenchmarkChainSweep measures the mock's cost of a chain-wide inventory
+// and POS sweep over 180 stores.
 func BenchmarkChainSweep(b *testing.B) {
 	since := url.QueryEscape(mockstorelink.DefaultNow().Add(-14 * 24 * time.Hour).Format(time.RFC3339))
 	for _, bc := range []struct {

@@ -92,13 +92,8 @@ func startForeignCmd(t *testing.T, args []string) string {
 	return url
 }
 
-// TestDocCommands runs every command docs/contract-checker.md shows, in
-// order, as written but for addresses and files: every base URL and
-// upstream is a fresh mock, every --listen a free loopback port, every
-// file a file of a temporary directory (the keyring named is written with
-// the mock's keys), and $VARIABLES are those addresses and files. Each
-// command must succeed against the mock; a command the test does not know
-// how to run fails it, so a new example in the document is tested too.
+// TestDocCommands runs every command of docs/contract-checker.md against
+// fresh mocks, free ports and temporary files; an unknown command fails.
 func TestDocCommands(t *testing.T) {
 	blocks := docBlocks(t)
 	if len(blocks) < 6 {

@@ -19,13 +19,8 @@ import (
 	"github.com/korral/storelink/openapi/contract"
 )
 
-// TestGenerateAgainstMockConforms runs check --generate, writes included,
-// with a fixed seed and bounds against the strict mock: every generated
-// case conforms. make ci runs it (make test), so a contract change the
-// mock does not follow, or a generator that sends a case the contract
-// does not allow, fails CI. A conformant StoreLink raises two orders (the
-// fixed write's and the chain's) and refuses every other write, so
-// --max-orders 3 leaves room for every generated write to be sent.
+// TestGenerateAgainstMockConforms: check --generate with writes against
+// the strict mock conforms (--max-orders 3 lets every write be sent).
 func TestGenerateAgainstMockConforms(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)
@@ -87,10 +82,9 @@ func breakingProxy(t *testing.T, upstream string) (*httptest.Server, *atomic.Int
 	return srv, &n
 }
 
-// TestReplayCommand: check --generate against a broken StoreLink writes
-// its failing cases to --replay-out; replay re-sends exactly those
-// requests (counted at the server) and reports them still failing, and
-// against the conformant mock reports them passing. The file holds no key.
+// TestReplayCommand: replay resends exactly the failing cases, which fail
+// against the broken StoreLink and pass against the mock; no key is
+// written.
 func TestReplayCommand(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)
@@ -195,11 +189,9 @@ func TestDocsListEveryGeneratedRule(t *testing.T) {
 	}
 }
 
-// TestGenerateAgainstLargeWorldConforms runs check --generate, writes
-// included, against the mock at the brief's scale (180 stores, 18,000 SKUs)
-// with its chain-wide keyring: every rule of the contract holds there too,
-// at the last store and SKU, at a generated store with a fixture SKU and at
-// a fixture store with a generated SKU (whose supplier is generated).
+// TestGenerateAgainstLargeWorldConforms: check --generate with writes
+// conforms against the large mock at generated and fixture stores and
+// SKUs.
 func TestGenerateAgainstLargeWorldConforms(t *testing.T) {
 	t.Parallel()
 	mock, err := mockstorelink.Start(mockstorelink.Options{Stores: 180, SKUs: 18000})

@@ -13,10 +13,8 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// TestGoFieldNameMatchesGenerated: goFieldName names every field of the
-// generated client and of the mock's generated server as oapi-codegen did,
-// and keepGoName gives a name oapi-codegen maps to the same field name.
-// The generators' additional initialisms are goInitialisms'.
+// TestGoFieldNameMatchesGenerated: goFieldName and keepGoName agree with
+// oapi-codegen on every generated field.
 func TestGoFieldNameMatchesGenerated(t *testing.T) {
 	for _, file := range []string{"../../storelinkclient/storelink.gen.go", "../../mockstorelink/internal/api/storelink.gen.go"} {
 		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)

@@ -65,13 +65,9 @@ func successStatus(op string) int {
 	return http.StatusOK
 }
 
-// TestEveryRuleExampleIsAFindingOfTheJudge feeds each rule's violating
-// example to the checker's judge: it drifts with a finding of that rule at
-// the example's field. The good answers pass. The adapter's twin of this
-// test is in mcpserver/internal/upstream (TestEveryRuleIsAContractError):
-// with both, every cause of a semantic UPSTREAM_CONTRACT_ERROR is a checker
-// finding with the same rule id, and every rule the checker judges is one
-// the adapter enforces.
+// TestEveryRuleExampleIsAFindingOfTheJudge: each rule's violating example
+// drifts with that rule at its field; the good answers pass. Its twin is
+// TestEveryRuleIsAContractError in mcpserver/internal/upstream.
 func TestEveryRuleExampleIsAFindingOfTheJudge(t *testing.T) {
 	sp := mustSpec(t)
 	jsonCT := http.Header{"Content-Type": {"application/json"}}
@@ -316,10 +312,8 @@ func parseContract(t *testing.T) *openapi3.T {
 	return doc
 }
 
-// answerEverything makes the fake answer like a server that keeps no state
-// and knows every id and every key, as a mock generated from the contract
-// does: made-up ids and keys get 200, and the raised order reads back as
-// some other order.
+// answerEverything makes the fake answer 200 to every id and key and keep
+// no state.
 func answerEverything(f *fake) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -346,10 +340,8 @@ func answerEverything(f *fake) func(http.Handler) http.Handler {
 	}
 }
 
-// TestAssumptionsAreLabelledAndSwitchable: against a server that answers
-// every made-up id and keeps no state, the only drift is on the check's
-// assumptions, each labelled so in the table and the JSON; with
-// NoAssumptions those probes are left out and the server conforms.
+// TestAssumptionsAreLabelledAndSwitchable: against answerEverything the
+// only drift is on labelled assumptions; NoAssumptions leaves them out.
 func TestAssumptionsAreLabelledAndSwitchable(t *testing.T) {
 	t.Parallel()
 	f := newFake()

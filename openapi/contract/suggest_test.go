@@ -491,11 +491,8 @@ func TestSuggestSafeClass(t *testing.T) {
 	}
 }
 
-// TestSuggestWidenedPatternTakesTheValues: a pattern widened to the shape
-// of values holding a backslash, a line feed, a tab, a letter or a symbol
-// outside ASCII matches each of them in kin-openapi, which the check
-// validates with, so the re-check no longer reports the cause. The shape
-// is merged from two occurrences, as causes merge them.
+// TestSuggestWidenedPatternTakesTheValues: a pattern widened to a merged
+// shape of awkward values matches each of them in kin-openapi.
 func TestSuggestWidenedPatternTakesTheValues(t *testing.T) {
 	for _, values := range [][]string{
 		{`sup\7`, `SUP-1`},
