@@ -5,6 +5,6 @@
 // over stdio against a mock StoreLink; scenarios.json pairs each request
 // with checks on the tools called, what reached StoreLink and the ledger,
 // and the final answer. Two negative controls must fail, to show the checks
-// can fail. The checks judge behaviour, not the script, so a live model can
+// can fail. The checks test behaviour, not the script, so a live model can
 // be graded the same way.
 package eval

@@ -73,7 +73,7 @@ var sentCases = []sentCase{
 	{name: "monday left out, optional week", op: opGetStore, optional: []string{"WeeklyHours.monday"},
 		edit: func(b map[string]any) { delete(b["opening_hours"].(map[string]any), "monday") }},
 
-	// What StoreLink sent is judged, optional or not.
+	// What StoreLink sent is checked, optional or not.
 	{name: "total_count too small, optional", op: opListPOS, optional: []string{"POSPage.total_count"},
 		edit: func(b map[string]any) { b["total_count"] = 1 }, rule: rules.POSTotalCount + " at /total_count"},
 	{name: "since not the query's, optional", op: opListPOS, optional: []string{"POSPage.since"},
@@ -125,7 +125,7 @@ func TestRulesJudgeWhatStoreLinkSent(t *testing.T) {
 	}
 }
 
-// judgeSent judges the case's edited answer and checks its rule and
+// judgeSent checks the case's edited answer and checks its rule and
 // absence findings.
 func judgeSent(t *testing.T, c sentCase) {
 	sp := mustSpec(t)

@@ -110,7 +110,7 @@ type runner struct {
 	orders []CreatedOrder
 }
 
-// run sends one probe and judges the answer. transport reports a failure on
+// run sends one probe and checks the answer. transport reports a failure on
 // the wire.
 func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, transport bool) {
 	op := r.spec.ops[p.op]
@@ -236,7 +236,7 @@ func (r *runner) sendRetrying(ctx context.Context, p *probe, req request, body [
 	return status, header, respBody, err
 }
 
-// judgeAnswer judges StoreLink's answer into res and returns the findings.
+// judgeAnswer records the check of StoreLink's answer in res and returns the findings.
 func (r *runner) judgeAnswer(ctx context.Context, p *probe, req request, body []byte, status int, header http.Header, respBody []byte, res *Result) []Finding {
 	verdict, detail, findings := r.spec.judge(ctx, p, req, body, r.cfg.Now(), status, header, respBody)
 	if verdict == Error && res.Retries > 0 {

@@ -165,7 +165,7 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 	return Drift, fs[0].Message, fs
 }
 
-// semantic judges a successful answer by its operation's semantic rules
+// semantic checks a successful answer by its operation's semantic rules
 // against what the request asked for. Absent fields are left to the
 // schema's findings.
 func semantic(op operation, in *openapi3filter.RequestValidationInput, req request, reqBody []byte, now time.Time, body []byte) []Finding {

@@ -37,7 +37,7 @@ type request struct {
 	// sent without validation.
 	asGiven bool
 	// expect, when set, replaces the expected statuses; unknowable says
-	// why a refusal cannot be judged.
+	// why a refusal cannot be checked.
 	expect     []int
 	unknowable string
 	// assume, when set, replaces the probe's assumption.

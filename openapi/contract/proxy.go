@@ -73,7 +73,7 @@ type Proxy struct {
 type ProxyFinding struct {
 	// Type is "finding" (the summary line's is "summary").
 	Type string `json:"type"`
-	// Time is when the answer was judged, UTC.
+	// Time is when the answer was checked, UTC.
 	Time time.Time `json:"time"`
 	// Operation is the operationId; "" outside the contract.
 	Operation string `json:"operation_id"`
@@ -242,7 +242,7 @@ func (p *Proxy) Close() (ProxySummary, error) {
 	return s, p.outErr
 }
 
-// exchange is one request as the proxy judges it.
+// exchange is one request as the proxy checks it.
 type exchange struct {
 	op     string
 	method string
@@ -255,7 +255,7 @@ type exchange struct {
 	key string
 }
 
-// ServeHTTP forwards one request and judges it and its answer.
+// ServeHTTP forwards one request and checks it and its answer.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{method: r.Method, path: r.URL.Path, key: r.Header.Get(p.spec.keyHeader)}
 	if len(x.path) > maxFindingPath {

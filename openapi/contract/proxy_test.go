@@ -332,7 +332,7 @@ func TestIsLoopback(t *testing.T) {
 }
 
 // TestProxyKeepsEncodingAndBounds: a gzip answer passes as sent and is
-// judged unpacked; a request body over the bound is refused, not sent.
+// checked unpacked; a request body over the bound is refused, not sent.
 func TestProxyKeepsEncodingAndBounds(t *testing.T) {
 	t.Parallel()
 	f := newFake()

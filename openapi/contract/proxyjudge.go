@@ -18,7 +18,7 @@ import (
 )
 
 // judgeRequest routes the request through the contract and validates it,
-// writing its findings. It fills in what judging the answer needs, and
+// writing its findings. It fills in what checking the answer needs, and
 // reports whether the request names an operation of the contract.
 func (p *Proxy) judgeRequest(r *http.Request, x *exchange) bool {
 	var rd io.Reader
@@ -104,7 +104,7 @@ func (p *Proxy) remember(x *exchange, params map[string]string) {
 	}
 }
 
-// judgeResponse judges the answer with the checker's judge and learns what
+// judgeResponse checks the answer with judge and learns what
 // later reads need.
 func (p *Proxy) judgeResponse(ctx context.Context, x *exchange, status int, header http.Header, body []byte) {
 	if enc := header.Get("Content-Encoding"); strings.EqualFold(enc, "gzip") {

@@ -12,7 +12,7 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// renameOf judges one answer and returns its rename findings.
+// renameOf checks one answer and returns its rename findings.
 func renameOf(t *testing.T, op, path string, query url.Values, body string) []Finding {
 	t.Helper()
 	sp := mustSpec(t)

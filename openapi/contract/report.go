@@ -163,7 +163,7 @@ type Report struct {
 
 // How far the check reached an operation.
 const (
-	// Checked: an answer with data (a 2xx) was judged.
+	// Checked: an answer with data (a 2xx) was checked.
 	Checked = "checked"
 	// PartlyChecked: only refusals were answered, so the success schema
 	// and rules were not checked.

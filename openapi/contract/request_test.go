@@ -42,7 +42,7 @@ func TestFieldComplaints(t *testing.T) {
 // orderBody is the request the write probes send.
 var orderBody = []byte(`{"sku":"8847291","quantity_units":12,"reason":"contract check"}`)
 
-// judgeCreate judges one answer to a create probe that expects want.
+// judgeCreate checks one answer to a create probe that expects want.
 func judgeCreate(t *testing.T, want []int, status int, body string) (Verdict, []Finding) {
 	t.Helper()
 	sp := mustSpec(t)

@@ -120,7 +120,7 @@ func TestEveryRuleExampleIsAFindingOfTheJudge(t *testing.T) {
 }
 
 // TestContractListsEveryRule: each operation's x-korral-rules is exactly
-// the rules that judge it, so the contract, the checker and the adapter
+// the rules that check it, so the contract, the checker and the adapter
 // speak of the same rules.
 func TestContractListsEveryRule(t *testing.T) {
 	sp := mustSpec(t)

@@ -235,7 +235,7 @@ func TestRulesJudgeWhatWasSent(t *testing.T) {
 
 // TestTypedChecksTakeTheAbsentFields: a reader that decodes the answer
 // itself passes what the walk found absent in the Query, and the typed
-// check judges as Check does; without it, the zero value is judged.
+// check checks as Check does; without it, the zero value is checked.
 func TestTypedChecksTakeTheAbsentFields(t *testing.T) {
 	q := rules.ExampleQuery(rules.OpListPOS)
 	body := decode(t, mustJSON(t, rules.Good(rules.OpListPOS, q))).(map[string]any)

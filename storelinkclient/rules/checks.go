@@ -10,7 +10,7 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// CheckStoreList judges the chain's store list.
+// CheckStoreList checks the chain's store list.
 func CheckStoreList(v *sl.StoreList, q Query) []Finding {
 	var fs findings
 	// prev is the last store_id before this store, of the stores that have
@@ -127,7 +127,7 @@ func Week(w sl.WeeklyHours) []Day {
 	}
 }
 
-// CheckInventory judges an on-hand count.
+// CheckInventory checks an on-hand count.
 func CheckInventory(v *sl.Inventory, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathStoreID, ptr(nInventoryStoreID), v.StoreID, q.StoreID, "store")
@@ -203,7 +203,7 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	return fs.result()
 }
 
-// CheckSKU judges a SKU's master data.
+// CheckSKU checks a SKU's master data.
 func CheckSKU(v *sl.SKU, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathSKU, ptr(nSKUCode), v.SKU, q.SKU, "SKU")
@@ -216,7 +216,7 @@ func CheckSKU(v *sl.SKU, q Query) []Finding {
 	return fs.result()
 }
 
-// CheckSupplier judges a supplier's delivery terms.
+// CheckSupplier checks a supplier's delivery terms.
 func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathSupplierID, ptr(nSupplierID), v.SupplierID, q.SupplierID, "supplier")

@@ -66,7 +66,7 @@ var (
 	nOrderStatus   = prop[sl.Order]("Status")
 	nOrderQuantity = prop[sl.Order]("QuantityUnits")
 
-	// The pointers of a POS page, written once: a warm walk judges
+	// The pointers of a POS page, written once: a warm walk checks
 	// thousands of lines.
 	pTransactions, pUnits, pTimestamp = ptr(nTransactions), ptr(nUnits), ptr(nTimestamp)
 	pPOSStoreID, pPOSSKU, pSince      = ptr(nPOSStoreID), ptr(nPOSSKU), ptr(nSince)

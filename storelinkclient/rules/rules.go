@@ -275,7 +275,7 @@ func (fs *findings) add(rule, field, problem string) {
 	*fs = append(*fs, Finding{Rule: rule, Field: field, Problem: problem})
 }
 
-// echo judges an id the answer repeats from the request, when the answer
+// echo checks an id the answer repeats from the request, when the answer
 // has it.
 func (fs *findings) echo(q Query, rule, field, got, want, what string) {
 	if want != "" && q.sent(field) && got != want {
