@@ -35,9 +35,8 @@ var masks = []maskRule{
 	{tool: "korral_get_order_status", path: "data.ledger.requested_by", why: "the session part is minted per server process"},
 }
 
-// renderMarkdown writes the transcript. Everything in it comes from the
-// run; nothing that varies between two runs with the same clock (temp
-// paths, durations, call ids) is written.
+// renderMarkdown writes the transcript, leaving out what varies between
+// runs with the same clock.
 func renderMarkdown(d *demoRun) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
