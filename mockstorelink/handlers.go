@@ -15,9 +15,8 @@ import (
 	"github.com/korral/storelink/mockstorelink/internal/api"
 )
 
-// server answers the eight StoreLink operations from the fixture world. It
-// runs behind the contract layer, so every request it sees carries a valid
-// key for the store in its path and parameters that match the spec.
+// server answers the StoreLink operations from the world, behind the
+// contract layer that has checked keys and parameters.
 type server struct {
 	world  *world
 	orders *orderBook
@@ -108,9 +107,8 @@ func (h *server) GetStore(_ context.Context, req api.GetStoreRequestObject) (api
 	}, nil
 }
 
-// quirkInventory is StoreLink's known misbehaviour: HTTP 200 with an error
-// body. The contract forbids it, so the handler that returns it also exempts
-// the response from the mock's own validation.
+// quirkInventory answers 200 with an error body, exempt from the mock's
+// response validation.
 type quirkInventory struct{ body api.Error }
 
 // VisitGetInventoryResponse writes the error body under a 200.

@@ -21,14 +21,12 @@ const (
 	maxRetryAfter = 24 * time.Hour
 )
 
-// ErrMalformedResponse reports a success status whose body could not be used:
-// it was not JSON, did not decode into the documented type, or came with an
-// unexpected success status. Test for it with errors.Is.
+// ErrMalformedResponse reports a success status whose body could not be
+// used. Test for it with errors.Is.
 var ErrMalformedResponse = errors.New("storelink: malformed response")
 
-// APIError is a StoreLink answer that reports a failure: any non-2xx status,
-// or a 2xx status whose body is StoreLink's error envelope. Retrieve it with
-// errors.As.
+// APIError is a failure answer: a non-2xx status, or a 2xx with an error
+// envelope.
 type APIError struct {
 	// StatusCode is the HTTP status; 200 (or another 2xx) when ErrorInSuccess
 	// is set.

@@ -12,8 +12,7 @@ import (
 var ErrPageLimit = errors.New("storelink: page limit reached")
 
 // ErrRepeatedCursor is wrapped by the error [AllPOSTransactions] yields when
-// StoreLink hands back a cursor it has already returned, which would
-// otherwise loop for ever.
+// a cursor comes back a second time.
 var ErrRepeatedCursor = errors.New("storelink: repeated page cursor")
 
 // AllPOSTransactions yields the POS transactions of one SKU at a store,

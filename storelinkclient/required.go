@@ -199,9 +199,8 @@ func (a Absent) Pointers() []string {
 	return out
 }
 
-// UnknownFields lists the paths of the properties of a JSON answer that
-// the contract's type (v, as for [FieldProblems]) does not declare, rename
-// candidates included, each once.
+// UnknownFields lists, once each, the paths of properties v (as for
+// [FieldProblems]) does not declare.
 func UnknownFields(body []byte, v any) []string {
 	var out []string
 	for _, p := range FieldProblems(body, v) {
@@ -331,9 +330,8 @@ type missingField struct {
 	t    reflect.Type
 }
 
-// objectProblems returns the problems of an object against the struct t:
-// required properties missing, then the object's undeclared properties,
-// each a rename of a missing one or unknown.
+// objectProblems returns an object's missing required properties, then its
+// undeclared ones, against the struct t.
 func (w *walker) objectProblems(obj map[string]any, t reflect.Type) []FieldProblem {
 	var out []FieldProblem
 	declared := map[string]bool{}
@@ -380,9 +378,8 @@ func (w *walker) objectProblems(obj map[string]any, t reflect.Type) []FieldProbl
 	return out
 }
 
-// renameCandidates are the missing properties an undeclared property
-// could be a rename of: those whose type its value fits, narrowed to one
-// when one has the same spelling or shares the most words with it.
+// renameCandidates are the missing properties an undeclared one could be a
+// rename of, narrowed by spelling or shared words.
 func renameCandidates(name string, value any, missing []missingField) []string {
 	var candidates []string
 	for _, m := range missing {

@@ -78,9 +78,8 @@ func expected(c *Case) ([]int, string) {
 	return []int{}, "any declared status but 400 and 5xx"
 }
 
-// judgeCase checks the answer to a case: the class of its status (rules
-// gen.*), then, for an operation of the contract, the declared response's
-// schema and, for a success, the operation's semantic rules.
+// judgeCase checks a case's status class (gen.*), then the response schema
+// and, for a success, the semantic rules.
 func (s *spec) judgeCase(ctx context.Context, c *Case, now time.Time, raised *sl.OrderRequest, status int, header http.Header, body []byte) []Finding {
 	var fs []Finding
 	gen := func(rule, msg string) {

@@ -55,9 +55,8 @@ func goFieldName(name string) string {
 	return goNamePrefix(name) + strings.Join(parts, "")
 }
 
-// goNamePrefix is the word oapi-codegen puts before a name that starts
-// with a character a Go name cannot: "Dot" for ".", "Minus" for "-",
-// "Underscore" for "_", "N" for a digit.
+// goNamePrefix is the word oapi-codegen puts before a name that cannot
+// start a Go name, such as "N" for a digit.
 func goNamePrefix(name string) string {
 	prefix := ""
 	for _, r := range name {

@@ -15,9 +15,8 @@ import (
 // ReplayFormat names the replay file's format and version.
 const ReplayFormat = "storelink-contract-replay/1"
 
-// ReplayFile holds the failing generated cases of a check, each shrunk,
-// so that they can be sent again with [Replay]. It names keys by role and
-// store only: the keys come from the keyring when the cases are replayed.
+// ReplayFile holds a check's failing generated cases, shrunk, for
+// [Replay]. Keys are named by role and store only.
 type ReplayFile struct {
 	Format          string `json:"format"`
 	ContractVersion string `json:"contract_version"`
