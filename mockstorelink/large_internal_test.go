@@ -10,9 +10,7 @@ import (
 	"time"
 )
 
-// TestLargeWorldLookups pins the edges of the generated ids: the first and
-// last generated store, SKU and supplier exist, the next ones and the
-// non-canonical spellings do not.
+// TestLargeWorldLookups pins the edges and spellings of generated ids.
 func TestLargeWorldLookups(t *testing.T) {
 	w := newSizedWorld(DefaultSeed, 180, 18000)
 	for id, want := range map[string]bool{

@@ -12,9 +12,7 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// specWithOptional is the contract with the properties made optional, as
-// suggest's "make X.y optional" patches it: a property of a component,
-// "Component.property".
+// specWithOptional is the contract with "Component.property" made optional.
 func specWithOptional(t *testing.T, props ...string) *spec {
 	t.Helper()
 	doc := parseContract(t)

@@ -92,9 +92,8 @@ func TestKeepGoName(t *testing.T) {
 	}
 }
 
-// TestPropertyOfFollowsARename: after a suggested rename, the property
-// the rules name by its old name is found by its x-go-name, with its
-// bounds, and a bare $ref renamed sits under allOf.
+// TestPropertyOfFollowsARename: a renamed property is found by its
+// x-go-name, and a bare $ref sits under allOf.
 func TestPropertyOfFollowsARename(t *testing.T) {
 	got, err := Suggest(openapi.YAML, []Cause{
 		{ID: "a", Kind: FindingRename, Count: 1, Evidence: &Evidence{Component: "Inventory", Property: "on_hand_units", Found: "on_hand", JSONType: "integer"}},
@@ -117,9 +116,8 @@ func TestPropertyOfFollowsARename(t *testing.T) {
 	}
 }
 
-// TestRenameKeepsAnExistingGoName: a property renamed a second time keeps
-// the x-go-name the first rename gave it, so the Go field is still the
-// contract's first name, and gets no second x-go-name.
+// TestRenameKeepsAnExistingGoName: a second rename keeps the first
+// x-go-name.
 func TestRenameKeepsAnExistingGoName(t *testing.T) {
 	first, err := Suggest(openapi.YAML, []Cause{{ID: "a", Kind: FindingRename, Count: 1,
 		Evidence: &Evidence{Component: "Inventory", Property: "on_hand_units", Found: "on_hand", JSONType: "integer"}}})

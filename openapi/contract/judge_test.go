@@ -136,9 +136,7 @@ var judgeCases = []judgeCase{{
 	verdict: Error, detail: `StoreLink answered 503 (code "internal"), so this probe could not be checked`,
 }}
 
-// TestJudge classifies hand-made answers to the inventory read, without any
-// network: the status the probe expects, the statuses the contract
-// declares, and kin-openapi's validation of headers and body.
+// TestJudge classifies hand-made answers to the inventory read, offline.
 func TestJudge(t *testing.T) {
 	sp := mustSpec(t)
 	req := get("/v1/stores/47/inventory", url.Values{"sku": {"8847291"}}, keyOwn, "47")

@@ -132,9 +132,8 @@ func slicesContainsFunc[T any](s []T, f func(T) bool) bool {
 	return false
 }
 
-// TestConformingWriteNamesItsOrder: at a conformant StoreLink the one order
-// the check raises is named, as intended, in every format, and nothing
-// else is left.
+// TestConformingWriteNamesItsOrder: the one order raised is named in every
+// format.
 func TestConformingWriteNamesItsOrder(t *testing.T) {
 	t.Parallel()
 	f := newFake()
@@ -238,9 +237,8 @@ func TestLearnSKU(t *testing.T) {
 	}
 }
 
-// TestUnansweredWriteCountsAsAnOrder: a write that gets no answer may have
-// raised an order; it is named as one whose outcome is unknown and spends
-// the bound, so nothing further is written.
+// TestUnansweredWriteCountsAsAnOrder: an unanswered write counts against
+// the bound as an order of unknown outcome.
 func TestUnansweredWriteCountsAsAnOrder(t *testing.T) {
 	t.Parallel()
 	f := newFake()

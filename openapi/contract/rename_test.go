@@ -213,9 +213,8 @@ func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
 	}
 }
 
-// TestRenameDoubtsFromTheDescription: where the declared name names no
-// unit, its description's unit counts; where it names one, the name wins
-// over a unit the description names in passing.
+// TestRenameDoubtsFromTheDescription: the name's unit wins over the
+// description's.
 func TestRenameDoubtsFromTheDescription(t *testing.T) {
 	integer := func(desc string) *openapi3.SchemaRef {
 		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Description: desc})

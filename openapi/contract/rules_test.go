@@ -120,8 +120,7 @@ func TestEveryRuleExampleIsAFindingOfTheJudge(t *testing.T) {
 }
 
 // TestContractListsEveryRule: each operation's x-korral-rules is exactly
-// the rules that check it, so the contract, the checker and the adapter
-// speak of the same rules.
+// the rules that check it.
 func TestContractListsEveryRule(t *testing.T) {
 	sp := mustSpec(t)
 	want := map[string][]string{}
@@ -199,9 +198,8 @@ func propertyOf(schema *openapi3.Schema, name string) *openapi3.SchemaRef {
 	return nil
 }
 
-// TestSpecRefusesUnknownExtensions: a contract that names a rule the check
-// does not know, or gives an operation no key scope, is refused rather than
-// half checked.
+// TestSpecRefusesUnknownExtensions: an unknown rule or a missing key scope
+// is refused.
 func TestSpecRefusesUnknownExtensions(t *testing.T) {
 	for name, edit := range map[string]func(*openapi3.Operation){
 		"unknown rule":     func(op *openapi3.Operation) { op.Extensions[extRules] = []any{"store.weather"} },
@@ -219,9 +217,7 @@ func TestSpecRefusesUnknownExtensions(t *testing.T) {
 	}
 }
 
-// mutate rewrites the successful answers to one operation with the store's
-// own key, as a StoreLink that breaks one rule would send them: the
-// mutating test double.
+// mutate makes one operation's successful answers break one rule.
 func mutate(sp *spec, ex rules.Example, now time.Time) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -267,9 +263,8 @@ func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	_, _ = w.Write(rec.Body.Bytes())
 }
 
-// TestMutatingStoreLinkBreaksEachRule runs the whole check, writes
-// included, against the fake behind a double that breaks one rule at a
-// time: each is caught, with its rule id, on a probe of its operation.
+// TestMutatingStoreLinkBreaksEachRule: the check catches each rule the
+// double breaks, on a probe of its operation.
 func TestMutatingStoreLinkBreaksEachRule(t *testing.T) {
 	t.Parallel()
 	sp := mustSpec(t)
@@ -403,9 +398,8 @@ func TestAssumptionsAreLabelledAndSwitchable(t *testing.T) {
 	}
 }
 
-// TestAbsentStoreComesFromTheList: the unknown-store probe asks for an id
-// the server's own list does not hold, so a chain with a store 999999 is
-// not reported for having it.
+// TestAbsentStoreComesFromTheList: the unknown-store id is outside the
+// server's list.
 func TestAbsentStoreComesFromTheList(t *testing.T) {
 	t.Parallel()
 	f := newFake()
