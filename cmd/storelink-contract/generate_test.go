@@ -53,9 +53,8 @@ func TestGenerateAgainstMockConforms(t *testing.T) {
 	}
 }
 
-// breakingProxy forwards to the mock and answers 200 where the mock
-// refuses a SKU lookup as malformed (400): a StoreLink that does not
-// validate its path. It counts the requests it forwards.
+// breakingProxy forwards to the mock but answers 200 where the mock answers
+// 400 to a malformed SKU, and counts forwarded requests.
 func breakingProxy(t *testing.T, upstream string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	target, err := url.Parse(upstream)
@@ -82,8 +81,7 @@ func breakingProxy(t *testing.T, upstream string) (*httptest.Server, *atomic.Int
 	return srv, &n
 }
 
-// TestReplayCommand: replay resends exactly the failing cases, which fail
-// against the broken StoreLink and pass against the mock; no key is
+// TestReplayCommand: replay resends exactly the failing cases; no key is
 // written.
 func TestReplayCommand(t *testing.T) {
 	t.Parallel()
@@ -190,8 +188,7 @@ func TestDocsListEveryGeneratedRule(t *testing.T) {
 }
 
 // TestGenerateAgainstLargeWorldConforms: check --generate with writes
-// conforms against the large mock at generated and fixture stores and
-// SKUs.
+// conforms against the large mock.
 func TestGenerateAgainstLargeWorldConforms(t *testing.T) {
 	t.Parallel()
 	mock, err := mockstorelink.Start(mockstorelink.Options{Stores: 180, SKUs: 18000})

@@ -158,9 +158,8 @@ func TestNothingIsWrittenWithoutTheFlags(t *testing.T) {
 	}
 }
 
-// TestDriftFaultsAreReported switches on each drift fault of the mock for
-// one operation and expects drift on exactly that operation, with the
-// finding that names what broke.
+// TestDriftFaultsAreReported: each drift fault on one operation is drift
+// on exactly that operation.
 func TestDriftFaultsAreReported(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -14,9 +14,7 @@ import (
 	"github.com/korral/storelink/openapi/contract"
 )
 
-// worldSKUs are the SKUs of the mock's world but the quirk's, whose
-// inventory answers 200 with an error body on purpose (the drift the
-// checker must report).
+// worldSKUs are the mock's SKUs except SKUQuirk.
 var worldSKUs = []string{
 	mockstorelink.SKUButter, mockstorelink.SKUSteady, mockstorelink.SKUThinHistory, mockstorelink.SKUNoSales,
 	mockstorelink.SKUBulkOrder, mockstorelink.SKUPhantomStockout, mockstorelink.SKUVolatile, mockstorelink.SKUStaleCount,
