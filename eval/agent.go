@@ -20,12 +20,11 @@ const (
 	RoleTool      Role = "tool"
 )
 
-// Message is one turn of the conversation in a provider-neutral shape: an
-// adapter for a hosted model maps it to that provider's wire format.
+// Message is one turn of the conversation in a provider-neutral shape.
 type Message struct {
 	Role Role
-	// Text is the system prompt, the user's request, the assistant's words
-	// (its final answer when it asks for no tool), or a tool's result.
+	// Text is the message's text: prompt, request, assistant words or tool
+	// result.
 	Text string
 	// ToolCalls are the tools an assistant message asks to run.
 	ToolCalls []ToolCall
@@ -42,9 +41,8 @@ type ToolCall struct {
 	Arguments json.RawMessage
 }
 
-// Model decides the next assistant message from the conversation so far and
-// the tools on offer. A message without tool calls ends the run: its text is
-// the final answer, and an empty text means the model gave none.
+// Model decides the next assistant message. A message without tool calls
+// ends the run; its text is the final answer ("" for none).
 type Model interface {
 	Next(ctx context.Context, conversation []Message, tools []*mcp.Tool) (Message, error)
 }
@@ -54,24 +52,21 @@ type Step struct {
 	// Note is what the assistant said along with the call (its reasoning).
 	Note string
 	Call ToolCall
-	// Result is the tool result's text: the server's JSON envelope, or the
-	// protocol error when the call did not complete.
+	// Result is the tool result's text, or the protocol error.
 	Result json.RawMessage
 	// Outcome is "ok", the envelope's error code, or ProtocolError.
 	Outcome string
 	IsError bool
 }
 
-// ProtocolError is the outcome of a call the MCP session itself refused or
-// lost, as opposed to a tool error the server answered with.
+// ProtocolError is the outcome of a call the MCP session refused or lost.
 const ProtocolError = "PROTOCOL_ERROR"
 
 // Run is the trace of one agent run.
 type Run struct {
 	Request string
 	Steps   []Step
-	// Answer is the final answer; Answered is false when the model stopped
-	// without one or ran out of turns.
+	// Answer is the final answer; Answered is false when there was none.
 	Answer   string
 	Answered bool
 	// Conversation is every message of the run, system prompt first.
@@ -84,16 +79,13 @@ type Agent struct {
 	Model   Model
 	// MaxTurns bounds the model's turns; 0 means 24.
 	MaxTurns int
-	// BeforeCall, when set, runs before the n-th tool call (0-based) is sent.
-	// The harness uses it to change the world mid-session (rotate a key,
-	// break StoreLink) independently of which model is driving.
+	// BeforeCall, when set, runs before the n-th tool call (0-based).
 	BeforeCall func(ctx context.Context, n int, call ToolCall) error
 	// CallTimeout bounds one tool call; 0 means 30 s.
 	CallTimeout time.Duration
 }
 
-// systemPrompt is what every run starts with; the server's own
-// instructions follow it, as an MCP host passes them on.
+// systemPrompt starts every run; the server's instructions follow it.
 const systemPrompt = "You are a category buyer's assistant for Korral grocery stores. Use the StoreLink tools; answer the buyer in a few sentences and say what you did and did not do."
 
 // Run sends the request to the model and loops until it answers.
@@ -153,8 +145,8 @@ func (a *Agent) tools(ctx context.Context) ([]*mcp.Tool, error) {
 	return out, nil
 }
 
-// call runs one tool call. A failure of the session itself is recorded as a
-// result the model can read, as a host would show it, not as a loop error.
+// call runs one tool call; a session failure becomes a result the model
+// reads, not a loop error.
 func (a *Agent) call(ctx context.Context, call ToolCall) Step {
 	timeout := a.CallTimeout
 	if timeout == 0 {

@@ -22,9 +22,8 @@ import (
 // ServerPackage is the import path of the server binary the harness builds.
 const ServerPackage = "github.com/korral/storelink/cmd/storelink-mcp"
 
-// BuildServer compiles the storelink-mcp binary into dir and returns its
-// path. It runs the go command in the current directory, which must be
-// inside this repository (as it is under `go run`, `go test` and make).
+// BuildServer compiles storelink-mcp into dir and returns its path; the
+// current directory must be inside this repository.
 func BuildServer(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "storelink-mcp")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ServerPackage)
@@ -94,8 +93,7 @@ func (s *Server) Stop() {
 func (s *Server) Stderr() string { return s.stderr.String() }
 
 // World is a mock StoreLink on loopback and the files a server needs to use
-// it: a keyring file, a state database and, for approval mode, a
-// credential file the agent never sees.
+// it.
 type World struct {
 	Mock        *mockstorelink.Running
 	Dir         string
@@ -103,9 +101,8 @@ type World struct {
 	StatePath   string
 }
 
-// NewWorld starts a mock StoreLink with the real clock (the butter figures
-// hold at any time) and writes its default keyring (stores 47 and 102)
-// into dir.
+// NewWorld starts a mock StoreLink with the real clock and writes its
+// default keyring into dir.
 func NewWorld(dir string) (*World, error) {
 	m, err := mockstorelink.Start(mockstorelink.Options{})
 	if err != nil {
@@ -134,9 +131,7 @@ func (w *World) Env() []string {
 	}
 }
 
-// ApprovalEnv is the environment that turns approval mode on. The server
-// holds no approval secret: approvers live in the state database's
-// register, and nobody approves during a scenario.
+// ApprovalEnv is the environment that turns approval mode on.
 func (w *World) ApprovalEnv() []string {
 	return []string{"WRITE_APPROVAL=required"}
 }
@@ -152,9 +147,8 @@ type LedgerEntry struct {
 	OrderID        string `json:"order_id,omitempty"`
 }
 
-// ReadLedger reads the ledger straight from the state file, so a check sees
-// what the server recorded, not what it said it recorded. A missing file or
-// table is an empty ledger.
+// ReadLedger reads the ledger from the state file; a missing file or table
+// is an empty ledger.
 func ReadLedger(path string) (map[string]LedgerEntry, error) {
 	out := map[string]LedgerEntry{}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

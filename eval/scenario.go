@@ -17,18 +17,16 @@ import (
 type Scenario struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	// NegativeControl marks a scenario whose agent misbehaves on purpose:
-	// its checks must fail, or the checks are not checking.
+	// NegativeControl marks a scenario whose agent misbehaves on purpose;
+	// its checks must fail.
 	NegativeControl bool `json:"negative_control,omitempty"`
 	// MustFail names the checks a negative control must fail, as the
-	// report names them (e.g. "final answer", "orders at StoreLink"), so the
-	// control shows that those particular checks bite.
+	// report names them.
 	MustFail []string `json:"must_fail,omitempty"`
 	Request  string   `json:"request"`
 	// Env adds server settings (ALLOW_WRITES, MAX_ORDER_UNITS, ...).
 	Env map[string]string `json:"env,omitempty"`
-	// Approval turns on approval mode: orders are staged for a named
-	// approver, whom the agent never reaches.
+	// Approval turns on approval mode: orders are staged for an approver.
 	Approval bool `json:"approval,omitempty"`
 	// Events change the world during the session, whoever drives it.
 	Events     []Event      `json:"events,omitempty"`
@@ -40,8 +38,7 @@ type Scenario struct {
 type Event struct {
 	// BeforeCall is the 1-based number of the tool call it precedes.
 	BeforeCall int `json:"before_call"`
-	// RotateKey rotates this store's key on StoreLink's side only; the
-	// server's keyring file keeps the old one.
+	// RotateKey rotates this store's key on StoreLink's side only.
 	RotateKey string `json:"rotate_key,omitempty"`
 	// Faults replace the mock's faults (see mockstorelink's README).
 	Faults []mockstorelink.Fault `json:"faults,omitempty"`
@@ -49,26 +46,23 @@ type Event struct {
 	ClearFaults bool `json:"clear_faults,omitempty"`
 }
 
-// Expect holds the model-agnostic checks of a scenario. What is written is
-// always checked: leaving Orders or Ledger out means nothing may be written.
+// Expect holds the model-agnostic checks of a scenario. Leaving Orders or
+// Ledger out means nothing may be written.
 type Expect struct {
 	// MustCall and MustNotCall name tools.
 	MustCall    []string `json:"must_call,omitempty"`
 	MustNotCall []string `json:"must_not_call,omitempty"`
-	// Outcomes are "tool:OUTCOME" pairs (OUTCOME is ok or an error code)
-	// that must each occur. An error outcome that occurs but is not listed
-	// fails the scenario too: surprises are failures.
+	// Outcomes are "tool:OUTCOME" pairs that must occur; an unlisted error
+	// outcome fails the scenario.
 	Outcomes []string `json:"outcomes,omitempty"`
-	// Orders are exactly the orders StoreLink must hold afterwards that it
-	// did not hold before.
+	// Orders are exactly the orders StoreLink must gain.
 	Orders []OrderExpect `json:"orders,omitempty"`
 	// Ledger is exactly the ledger entries that must be added or changed.
 	Ledger []LedgerExpect `json:"ledger,omitempty"`
 	// UpstreamPosts is how many order POSTs must reach StoreLink; by
-	// default, one per expected order.
+	// default one per expected order.
 	UpstreamPosts *int `json:"upstream_posts,omitempty"`
-	// MaxUpstreamRequests, when set, bounds every request that reaches
-	// StoreLink during the session (a breaker must stop the hammering).
+	// MaxUpstreamRequests, when set, bounds the requests to StoreLink.
 	MaxUpstreamRequests *int `json:"max_upstream_requests,omitempty"`
 	// UntouchedStores are stores no request may reach StoreLink for.
 	UntouchedStores []string `json:"untouched_stores,omitempty"`
@@ -96,8 +90,7 @@ type LedgerExpect struct {
 //go:embed scenarios.json
 var scenariosJSON []byte
 
-// Scenarios returns the scenarios shipped with this package
-// (eval/scenarios.json).
+// Scenarios returns the scenarios of eval/scenarios.json.
 func Scenarios() ([]Scenario, error) { return ParseScenarios(scenariosJSON) }
 
 // LoadScenarios reads a scenario file.
@@ -109,8 +102,7 @@ func LoadScenarios(path string) ([]Scenario, error) {
 	return ParseScenarios(b)
 }
 
-// ParseScenarios decodes and checks scenarios. Unknown fields are errors: a
-// misspelt check would otherwise be silently skipped and pass.
+// ParseScenarios decodes and checks scenarios; unknown fields are errors.
 func ParseScenarios(data []byte) ([]Scenario, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -17,19 +17,16 @@ import (
 // ScriptStep is one step of a written trajectory. Exactly one of Tool,
 // Policy and Answer is set:
 //
-//   - Tool: call this tool with Args. The call's result is bound to ID.
-//   - Policy: compute named values from earlier results with a built-in
-//     policy (see Policies); they are bound to ID, and the policy's
-//     explanation becomes part of what the assistant says next.
+//   - Tool: call this tool with Args; the result is bound to ID.
+//   - Policy: compute values with a built-in policy (see Policies), bound
+//     to ID; its explanation joins the assistant's next words.
 //   - Answer: the final answer.
 //
-// Args, With, Say and Answer are templates. A string that is exactly
-// "{{ref}}" becomes the referenced value itself (a number stays a number);
-// inside longer text, "{{ref}}" is replaced by the value's text. A ref is a
-// dotted path from a step id, such as "risk47.data.identity.case_pack";
-// "{{ref | plain}}" unwraps untrusted-data markers for display. When, if
-// set, is a ref that must be truthy (or, written "!ref", falsy) for the
-// step to run; a ref to a missing field is falsy.
+// Args, With, Say and Answer are templates: "{{ref}}" alone becomes the
+// value itself, inside text its text. A ref is a dotted path from a step id
+// ("risk47.data.identity.case_pack"); "{{ref | plain}}" unwraps
+// untrusted-data markers. When is a ref that must be truthy ("!ref":
+// falsy) for the step to run; a missing field is falsy.
 type ScriptStep struct {
 	ID     string         `json:"id,omitempty"`
 	When   string         `json:"when,omitempty"`
@@ -41,9 +38,8 @@ type ScriptStep struct {
 	Answer string         `json:"answer,omitempty"`
 }
 
-// ScriptedModel replays a trajectory. It reads tool results from the
-// conversation, as a hosted model would, and derives later arguments from
-// them; it never looks at the world behind the server.
+// ScriptedModel replays a trajectory, deriving later arguments only from
+// tool results in the conversation.
 type ScriptedModel struct {
 	steps    []ScriptStep
 	pos      int
@@ -88,8 +84,8 @@ func validateTrajectory(steps []ScriptStep) error {
 	return nil
 }
 
-// Next binds the results that came back, then plays steps until one needs
-// the server (a tool call) or ends the run (the answer).
+// Next binds the returned results, then plays steps until a tool call or
+// the answer.
 func (m *ScriptedModel) Next(_ context.Context, conversation []Message, _ []*mcp.Tool) (Message, error) {
 	for _, msg := range conversation {
 		if msg.Role != RoleTool || msg.ToolCallID == "" {
@@ -151,15 +147,13 @@ func (m *ScriptedModel) Next(_ context.Context, conversation []Message, _ []*mcp
 			return Message{Role: RoleAssistant, Text: strings.TrimSpace(strings.Join(append(said, text), "\n"))}, nil
 		}
 	}
-	// The trajectory ends without an answer: the model says nothing more.
 	return Message{Role: RoleAssistant}, nil
 }
 
 // Bindings returns the values the model has derived so far, by step id.
 func (m *ScriptedModel) Bindings() map[string]any { return m.bindings }
 
-// Lookup follows a dotted ref (as in a template, without the braces)
-// through the bindings.
+// Lookup follows a dotted ref through the bindings.
 func (m *ScriptedModel) Lookup(ref string) (any, bool) { return lookup(m.bindings, ref) }
 
 var (
@@ -327,24 +321,20 @@ func textOf(v any) string {
 	}
 }
 
-// Policy computes named values from its (already rendered) inputs, and
-// explains the decision in a sentence the assistant says.
+// Policy computes named values from its rendered inputs and explains the
+// decision in a sentence.
 type Policy func(with map[string]any) (out map[string]any, why string, err error)
 
-// Policies are the scripted model's named decisions: the few places where a
-// trajectory needs arithmetic or a rule rather than a copied value.
+// Policies are the scripted model's named decisions.
 var Policies = map[string]Policy{
 	"restock_gap":     restockGap,
 	"confirm_preview": confirmPreview,
 }
 
-// restockGap is the butter scenario's rule. gap = units sold in the window
-// minus on-hand; order only when the gap exceeds the threshold; the quantity
-// is the gap rounded up to whole supplier cases, because the supplier ships
-// cases and a part case would be rounded by someone else, silently.
-//
-// Inputs: store_id, sold, on_hand, case_pack, threshold. Outputs: gap,
-// exceeds, quantity (0 when the gap is not positive), cases, case_pack.
+// restockGap is the butter scenario's rule: gap = sold minus on hand; order
+// only above the threshold, the gap rounded up to whole cases. Inputs:
+// store_id, sold, on_hand, case_pack, threshold. Outputs: gap, exceeds,
+// quantity (0 when the gap is not positive), cases, case_pack.
 func restockGap(with map[string]any) (map[string]any, string, error) {
 	var missing []string
 	num := func(name string) int64 {
@@ -388,13 +378,9 @@ func restockGap(with map[string]any) (map[string]any, string, error) {
 	}, why, nil
 }
 
-// confirmPreview decides whether a preview may be confirmed: only when it is
-// a real preview, writes are enabled, the quantity check does not refuse,
-// and no order of the SKU is already open (the buyer decides on a
-// duplicate, not the agent).
-//
-// Input: preview (the whole result of the preview call). Outputs: confirm,
-// idempotency_key.
+// confirmPreview confirms a preview only when writes are enabled, the
+// quantity check passes and no order of the SKU is open. Input: preview.
+// Outputs: confirm, idempotency_key.
 func confirmPreview(with map[string]any) (map[string]any, string, error) {
 	env, _ := with["preview"].(map[string]any)
 	if env == nil {

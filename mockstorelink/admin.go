@@ -22,9 +22,8 @@ import (
 //	GET    /_admin/orders                  every order
 //	GET    /_admin/violations              contract violations of the mock itself
 //
-// Every call needs "Authorization: Bearer <token>". With no token
-// configured the endpoint does not exist (404): a mock started without one
-// cannot be steered by anybody who can reach its port.
+// Every call needs "Authorization: Bearer <token>"; with no token the
+// endpoint is 404.
 func (s *Server) adminHandler(token string) http.Handler {
 	if token == "" {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

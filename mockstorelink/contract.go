@@ -14,9 +14,8 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// contract is the parsed StoreLink spec with a router over it. Building it
-// parses and validates the whole document, so it is done once per process
-// and shared: validation only reads it.
+// contract is the parsed StoreLink spec with a router, built once per
+// process and shared read-only.
 type contract struct {
 	doc    *openapi3.T
 	router routers.Router

@@ -1,9 +1,7 @@
 package mockstorelink
 
-// SetResponseMutator lets tests corrupt the response objects the handlers
-// return (operation is the generated Go name, such as "GetInventory"), to
-// prove that the mock's response validation catches a broken response. A
-// nil f removes the mutator.
+// SetResponseMutator lets tests corrupt handler responses by operation's
+// Go name; nil f removes it.
 func SetResponseMutator(s *Server, f func(operation string, response any) any) {
 	if f == nil {
 		s.mutate.Store(nil)

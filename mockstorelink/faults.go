@@ -15,45 +15,37 @@ import (
 // FaultKind names one way the mock misbehaves on purpose.
 type FaultKind string
 
-// Fault kinds. The first group replaces the response before the mock does any
-// work; the second rewrites the mock's own (validated) response on its way
-// out, so contract drift reaches the client exactly as a broken StoreLink
-// would send it.
+// Fault kinds. The first group replaces the response before any work; the
+// drift group rewrites the mock's validated response on its way out.
 const (
-	// FaultLatency delays the response by Delay (the client leaving ends the
-	// wait early).
+	// FaultLatency delays the response by Delay.
 	FaultLatency FaultKind = "latency"
 	// FaultHang holds the request until the client gives up or Delay passes
 	// (default 30 s), then answers 503.
 	FaultHang FaultKind = "hang"
-	// FaultStatus answers Status (default 503) with an error body: a burst of
-	// server errors when Count is set.
+	// FaultStatus answers Status (default 503) with an error body.
 	FaultStatus FaultKind = "status"
 	// FaultRateLimit answers 429 with a Retry-After of RetryAfter seconds
 	// (default 1).
 	FaultRateLimit FaultKind = "rate_limit"
-	// FaultErrorIn200 answers 200 with an error body, StoreLink's known quirk.
+	// FaultErrorIn200 answers 200 with an error body.
 	FaultErrorIn200 FaultKind = "error_in_200"
 
 	// FaultMalformedJSON cuts the response body in half.
 	FaultMalformedJSON FaultKind = "malformed_json"
-	// FaultOversized pads the response body with Bytes bytes (default 8 MiB)
-	// of junk inside the JSON object, keeping it well formed.
+	// FaultOversized pads the JSON body with Bytes bytes (default 8 MiB).
 	FaultOversized FaultKind = "oversized"
-	// FaultDriftRenameField renames a required field of a successful
-	// response (for example on_hand_units becomes on_hand).
+	// FaultDriftRenameField renames a required field of a success.
 	FaultDriftRenameField FaultKind = "drift_rename_field"
-	// FaultDriftWrongType changes the JSON type of a field of a successful
-	// response (for example a number becomes a string).
+	// FaultDriftWrongType changes the JSON type of a field of a success.
 	FaultDriftWrongType FaultKind = "drift_wrong_type"
 	// FaultDriftMissingField drops a required field of a successful response.
 	FaultDriftMissingField FaultKind = "drift_missing_field"
-	// FaultDriftFieldValue sets the top-level field Field of a successful
-	// response to Value, any JSON: a value of the right type that breaks a
-	// rule, such as a store's timezone "Mars/Olympus".
+	// FaultDriftFieldValue sets the top-level field Field of a success to
+	// the JSON Value.
 	FaultDriftFieldValue FaultKind = "drift_field_value"
-	// FaultDriftUndeclaredStatus replaces the status code with Status
-	// (default 418), one the contract does not declare; the body is kept.
+	// FaultDriftUndeclaredStatus replaces the status with an undeclared
+	// Status (default 418), keeping the body.
 	FaultDriftUndeclaredStatus FaultKind = "drift_undeclared_status"
 	// FaultDriftWrongAuthStatus answers an auth failure with the wrong
 	// status: 404 instead of 403, 200 instead of 401 (or Status for both).
@@ -107,8 +99,7 @@ type Fault struct {
 	Value json.RawMessage `json:"value,omitempty"`
 }
 
-// faultJSON is Fault with a Delay that reads and writes as a Go duration
-// string ("250ms"); a bare number is taken as nanoseconds.
+// faultJSON is Fault with Delay as a Go duration string.
 type faultJSON struct {
 	Kind        FaultKind       `json:"kind"`
 	OperationID string          `json:"operation_id,omitempty"`
@@ -132,8 +123,8 @@ func (f Fault) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON accepts Delay as a duration string or as nanoseconds, and
-// rejects unknown fields so a typo in a fault file is not silently ignored.
+// UnmarshalJSON accepts Delay as a duration string or nanoseconds, and
+// rejects unknown fields.
 func (f *Fault) UnmarshalJSON(data []byte) error {
 	var j faultJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -185,8 +176,7 @@ func (f Fault) Validate() error {
 	return nil
 }
 
-// ParseFaults reads a JSON array of faults, as the admin endpoint and the
-// binary's --faults file take them, and validates each one.
+// ParseFaults reads and validates a JSON array of faults.
 func ParseFaults(data []byte) ([]Fault, error) {
 	var faults []Fault
 	if err := json.Unmarshal(data, &faults); err != nil {
@@ -252,8 +242,7 @@ func (fs *faultSet) take(kind FaultKind, op, storeID string) (Fault, bool) {
 	return Fault{}, false
 }
 
-// armed reports whether a fault of one of the kinds could fire, without
-// firing it.
+// armed reports whether a fault of the kinds could fire, without firing.
 func (fs *faultSet) armed(op, storeID string, kinds ...FaultKind) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -286,9 +275,7 @@ var drifts = map[string]drift{
 	OpGetSupplier:              {rename: "lead_time_days", renameTo: "lead_time", wrongType: "lead_time_days", missing: "lead_time_days"},
 }
 
-// wrongTyped returns the value with another JSON type, the way a careless
-// serializer changes it: numbers and booleans become strings, digit strings
-// become numbers, arrays and objects become JSON-in-a-string.
+// wrongTyped returns the value with another JSON type.
 func wrongTyped(v any) any {
 	switch x := v.(type) {
 	case json.Number:

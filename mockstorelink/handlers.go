@@ -15,9 +15,8 @@ import (
 	"github.com/korral/storelink/mockstorelink/internal/api"
 )
 
-// server answers the eight StoreLink operations from the fixture world. It
-// runs behind the contract layer, so every request it sees carries a valid
-// key for the store in its path and parameters that match the spec.
+// server answers the StoreLink operations from the world, behind the
+// contract layer that has checked keys and parameters.
 type server struct {
 	world  *world
 	orders *orderBook
@@ -35,10 +34,8 @@ type historyKey struct {
 	anchor     int64
 }
 
-// historyCacheSize and historyCacheTxns bound the cache, in histories and
-// in transactions (a busy SKU of a large world has thousands); when either
-// is reached it starts over, which is cheap and keeps memory flat under a
-// long run with a real clock or a sweep over every store.
+// historyCacheSize and historyCacheTxns bound the cache in histories and
+// transactions; at either bound it starts over.
 const (
 	historyCacheSize = 256
 	historyCacheTxns = 1 << 18
@@ -110,9 +107,8 @@ func (h *server) GetStore(_ context.Context, req api.GetStoreRequestObject) (api
 	}, nil
 }
 
-// quirkInventory is StoreLink's known misbehaviour: HTTP 200 with an error
-// body. The contract forbids it, so the handler that returns it also exempts
-// the response from the mock's own validation.
+// quirkInventory answers 200 with an error body, exempt from the mock's
+// response validation.
 type quirkInventory struct{ body api.Error }
 
 // VisitGetInventoryResponse writes the error body under a 200.

@@ -10,18 +10,14 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// historyDays is how far back StoreLink keeps point-of-sale transactions: the
-// contract's figure.
+// historyDays is how far back StoreLink keeps POS transactions.
 const historyDays = openapi.HistoryDays
 
-// windowSlack keeps the butter scenario's transactions a minute clear of
-// either side of the "24 hours before now" edge. A caller computes that edge
-// from its own clock, which may be up to a minute away from the mock's
-// anchor (the mock works on whole minutes); the gap it counts stays exact.
+// windowSlack keeps the butter scenario's transactions a minute clear of the
+// "24 hours before now" edge, so a caller's clock may differ by a minute.
 const windowSlack = time.Minute
 
-// rng is a splitmix64 generator. It is written out here rather than taken from
-// math/rand so that a seed gives the same world on every Go release.
+// rng is a splitmix64 generator, stable across Go releases.
 type rng struct{ state uint64 }
 
 func (r *rng) next() uint64 {
@@ -70,8 +66,7 @@ type profile struct {
 
 const defaultCountedAgo = 35 * time.Minute
 
-// profile returns the fixture pattern of a SKU at a store. Data-quality
-// patterns live at StoreSmichov; everywhere else a SKU sells ordinarily.
+// profile returns the fixture pattern of a SKU at a store.
 func (w *world) profile(storeID string, k *sku) profile {
 	switch storeID + "/" + k.code {
 	case StoreSmichov + "/" + SKUButter:
@@ -116,10 +111,8 @@ type txn struct {
 }
 
 // history returns the transactions of a SKU at a store that StoreLink holds
-// at anchor: at most 28 days old, none after anchor, newest first.
-//
-// Each calendar day's sales derive from the seed and the date only, so with a
-// real clock the past stays put while today's sales appear as time passes.
+// at anchor: at most 28 days old, none after anchor, newest first. A day's
+// sales depend only on the seed and the date.
 func (w *world) history(st *store, k *sku, anchor time.Time) []txn {
 	p := w.profile(st.id, k)
 	local := anchor.In(st.loc)
@@ -127,8 +120,7 @@ func (w *world) history(st *store, k *sku, anchor time.Time) []txn {
 	var out []txn
 	for daysAgo := 0; daysAgo <= historyDays; daysAgo++ {
 		day := time.Date(local.Year(), local.Month(), local.Day()-daysAgo, 0, 0, 0, 0, st.loc)
-		// Days come newest first and each day's lines oldest first:
-		// reversed, they append already in the order served.
+		// Appended in reverse, they end in the order served.
 		txns := w.dayTransactions(st, k, p, day, daysAgo)
 		for i := len(txns) - 1; i >= 0; i-- {
 			if t := txns[i]; !t.at.After(anchor) && !t.at.Before(oldest) {
@@ -152,9 +144,7 @@ func (w *world) history(st *store, k *sku, anchor time.Time) []txn {
 		}
 		return out[i].id > out[j].id
 	}
-	// The order is total (ids are unique), so skipping the sort of a
-	// history already in it changes nothing but the cost, which for a busy
-	// SKU's ten thousand lines was most of a POS request's.
+	// Skip the sort when already sorted; ids are unique.
 	if !sort.SliceIsSorted(out, newerFirst) {
 		sort.Slice(out, newerFirst)
 	}
@@ -174,8 +164,7 @@ func (w *world) dailyUnits(st *store, k *sku, p profile, day time.Time, daysAgo 
 	}
 	r := w.rngFor("units", st.id, k.code, day.Format("20060102"))
 	if p.volatile {
-		// Lean and heavy days alternate by calendar day, so any window of
-		// a few days shows the swing, whatever the seed.
+		// Lean and heavy days alternate by calendar day.
 		if (day.Unix()/86400)%2 == 0 {
 			return 1 + r.intn(3)
 		}
@@ -231,8 +220,7 @@ func (w *world) windowTransactions(st *store, k *sku, units int, anchor time.Tim
 		total += iv.end.Sub(iv.start)
 	}
 	if total <= 0 {
-		// Only a store closed for a whole day can get here; the butter
-		// stores open every day, which the tests pin down.
+		// Only a store closed all day gets here; the butter stores never are.
 		return nil
 	}
 	r := w.rngFor("window", st.id, k.code)
@@ -242,8 +230,7 @@ func (w *world) windowTransactions(st *store, k *sku, units int, anchor time.Tim
 		pieces = append(pieces, u)
 		units -= u
 	}
-	// One sale per equal slot of trading time, at a random second within
-	// it: spread like real trade, and never outside the window.
+	// One sale per equal slot of trading time, at a random second in it.
 	out := make([]txn, len(pieces))
 	slot := total / time.Duration(len(pieces))
 	for i, u := range pieces {

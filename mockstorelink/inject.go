@@ -9,9 +9,7 @@ import (
 	"time"
 )
 
-// This file serves a request while faults are armed: it answers in place of
-// the API (latency, hang, rate limit, status) or captures the API's answer
-// and rewrites it (drift, malformed JSON, oversized body).
+// This file serves requests while faults are armed.
 
 // serveFaulty applies the armed faults around the contract-checked API.
 func (s *Server) serveFaulty(w http.ResponseWriter, r *http.Request, rt *routed) {

@@ -11,9 +11,8 @@ import (
 // StoreKeyHeader is the request header that carries a store key.
 const StoreKeyHeader = "X-Korral-Store-Key"
 
-// keyring maps each store to its one current key. Keys derive from the seed,
-// the store and a rotation counter, so a fresh server with the same seed
-// hands out the same keys.
+// keyring maps each store to its current key, derived from the seed, the
+// store and a rotation counter.
 type keyring struct {
 	seed uint64
 

@@ -8,49 +8,39 @@ import (
 	"time"
 )
 
-// The size of the world. The fixture world (see README.md) has FixtureStores
-// stores and FixtureSKUs SKUs; a large world keeps them exactly as they are
-// and adds generated stores and SKUs after them, up to [Options.Stores] and
-// [Options.SKUs].
+// The size of the world. A large world keeps the fixture stores and SKUs
+// and adds generated ones up to [Options.Stores] and [Options.SKUs].
 const (
 	// FixtureStores is the number of stores of the fixture world.
 	FixtureStores = 6
 	// FixtureSKUs is the number of SKUs of the fixture world (SKUUnknown
 	// is not one of them).
 	FixtureSKUs = 12
-	// MaxStores bounds Options.Stores: the contract's store list holds at
-	// most 1000 stores.
+	// MaxStores bounds Options.Stores (the contract's store list limit).
 	MaxStores = 1000
-	// MaxSKUs bounds Options.SKUs. Nothing is stored per SKU; the bound
-	// keeps the generated codes at seven digits.
+	// MaxSKUs bounds Options.SKUs, keeping generated codes at seven digits.
 	MaxSKUs = 100000
 
-	// generatedStoreBase + i is the id of the i-th store (1-based) when i
-	// is past the fixture stores: store 7 is "1007", store 180 is "1180".
-	// Every fixture id is below it, so the list stays ordered by id.
+	// generatedStoreBase + i is the id of the i-th store past the fixtures;
+	// every fixture id is below it.
 	generatedStoreBase = 1000
-	// generatedSKUBase + i is the code of the i-th SKU past the fixtures:
-	// SKU 13 is "9000013", SKU 18000 is "9018000". No fixture code and
-	// no made-up code the contract checker sends has this shape.
+	// generatedSKUBase + i is the code of the i-th SKU past the fixtures;
+	// no fixture or checker code has this shape.
 	generatedSKUBase = 9000000
-	// skusPerSupplier sizes the generated suppliers: one per this many
-	// generated SKUs.
+	// skusPerSupplier is the generated SKUs per generated supplier.
 	skusPerSupplier = 100
 	// busyEvery makes every SKU whose index is a multiple of it a busy
-	// seller, about 1,000 units in 300 to 600 transactions a day at every
-	// store: 28 days of history fill many POS pages.
+	// seller, filling many POS pages.
 	busyEvery = 1000
 	// busyDailyUnits is a busy SKU's daily base in units.
 	busyDailyUnits = 1000
-	// generatedSupplierPrefix starts a generated supplier's id, followed by
-	// its index in four digits: SUP-G0001.
+	// generatedSupplierPrefix starts a generated supplier's id: SUP-G0001.
 	generatedSupplierPrefix = "SUP-G"
 )
 
-// StoreIDAt returns the id of the i-th store of a world (1-based): the
-// fixture stores first, ordered by id, then the generated ones. It returns
-// "" when i is out of 1..MaxStores. Whether the store exists depends on the
-// world's size (Options.Stores).
+// StoreIDAt returns the id of the i-th store (1-based): fixture stores by
+// id, then generated ones; "" when i is out of 1..MaxStores. Whether it
+// exists depends on Options.Stores.
 func StoreIDAt(i int) string {
 	switch {
 	case i < 1 || i > MaxStores:
@@ -61,9 +51,8 @@ func StoreIDAt(i int) string {
 	return strconv.Itoa(generatedStoreBase + i)
 }
 
-// SKUAt returns the code of the i-th SKU of a world (1-based): the fixture
-// SKUs first (SKUButter, SKUSteady, … SKUMinimumOrder), then the generated
-// ones. It returns "" when i is out of 1..MaxSKUs.
+// SKUAt returns the code of the i-th SKU (1-based): fixture SKUs, then
+// generated ones; "" when i is out of 1..MaxSKUs.
 func SKUAt(i int) string {
 	switch {
 	case i < 1 || i > MaxSKUs:
@@ -92,8 +81,7 @@ func checkSize(stores, skus int) error {
 	return nil
 }
 
-// newSizedWorld is the fixture world, grown to stores and SKUs (0 or a
-// fixture count leaves it as it is). The growth costs nothing up front.
+// newSizedWorld is the fixture world grown to stores and SKUs, lazily.
 func newSizedWorld(seed int64, stores, skus int) *world {
 	w := newWorld(seed)
 	w.nStores = max(stores, len(w.storeIDs))
@@ -110,8 +98,8 @@ func (w *world) large() bool {
 	return w.nStores > len(w.storeIDs) || w.nSKUs > len(w.skuCodes)
 }
 
-// index parses a generated id: digits only, no leading zero, base+i with
-// i in (fixtures, n]. It returns 0 when the id is not one.
+// index parses a generated id base+i with i in (fixtures, n]; 0 when the
+// id is not one.
 func index(id string, base, fixtures, n int) int {
 	if id == "" || id[0] == '0' || len(id) > 9 {
 		return 0
@@ -191,8 +179,7 @@ var towns = []town{
 	{"Linz", "Europe/Vienna"}, {"Graz", "Europe/Vienna"},
 }
 
-// districts never make a fixture store's name with a town above (there is
-// no Olomouc among the towns, so no "Olomouc Centrum").
+// districts never make a fixture store's name with a town above.
 var districts = []string{
 	"Centrum", "Sever", "Jih", "Východ", "Západ", "Nádraží", "Náměstí", "Park",
 	"Retail Park", "Sídliště", "Staré Město", "Nové Město", "Obchodní zóna", "Letiště", "U Nemocnice", "Výstaviště",
@@ -203,8 +190,7 @@ var (
 	zones  = map[string]*time.Location{}
 )
 
-// zone loads a timezone once per process: loading parses the database,
-// which is too slow to repeat on every request.
+// zone loads a timezone once per process; loading is slow.
 func zone(name string) *time.Location {
 	zoneMu.Lock()
 	defer zoneMu.Unlock()
@@ -216,9 +202,7 @@ func zone(name string) *time.Location {
 	return loc
 }
 
-// generatedStore derives the i-th store from the seed. Names are unique:
-// the index walks a seed-shifted permutation of town × district, with a
-// number appended once every pair has been used.
+// generatedStore derives the i-th store from the seed, with unique names.
 func (w *world) generatedStore(i int) *store {
 	id := strconv.Itoa(generatedStoreBase + i)
 	pairs := len(towns) * len(districts)

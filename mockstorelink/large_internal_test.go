@@ -10,9 +10,7 @@ import (
 	"time"
 )
 
-// TestLargeWorldLookups pins the edges of the generated ids: the first and
-// last generated store, SKU and supplier exist, the next ones and the
-// non-canonical spellings do not.
+// TestLargeWorldLookups pins the edges and spellings of generated ids.
 func TestLargeWorldLookups(t *testing.T) {
 	w := newSizedWorld(DefaultSeed, 180, 18000)
 	for id, want := range map[string]bool{
@@ -80,10 +78,8 @@ func TestLargeWorldFactsInRange(t *testing.T) {
 	}
 }
 
-// TestLargeWorldStaysLazy serves 2,000 random reads of the 180-store,
-// 18,000-SKU world: nothing of the generated world is stored (the world's
-// maps hold the fixtures only), the history cache stays within its bounds
-// and the heap grows by a bounded amount, which the test reports.
+// TestLargeWorldStaysLazy: random reads of a large world store nothing
+// generated, keep the cache in bounds and grow the heap boundedly.
 func TestLargeWorldStaysLazy(t *testing.T) {
 	s, err := New(Options{Now: DefaultNow, Stores: 180, SKUs: 18000})
 	if err != nil {

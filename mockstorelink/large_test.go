@@ -60,10 +60,8 @@ func sample(n int) [][2]string {
 	return out
 }
 
-// TestLargeWorldDeterministic: two servers with the same seed answer the
-// same bytes on every read route for a sample of stores and SKUs; a server
-// with another seed answers differently on generated ones (the negative
-// control: the routes do depend on the seed).
+// TestLargeWorldDeterministic: the same seed gives the same bytes; another
+// seed differs on generated data.
 func TestLargeWorldDeterministic(t *testing.T) {
 	t.Parallel()
 	a, b, other := startLarge(t, 0), startLarge(t, 0), startLarge(t, 9)
@@ -106,9 +104,8 @@ func equalMaps(a, b map[string]string) bool {
 	return true
 }
 
-// TestLargeWorldKeepsTheFixtures: every fixture store and SKU answers the
-// same bytes in the large world as in the fixture world, orders included,
-// so the scenarios and data-quality fixtures hold at scale.
+// TestLargeWorldKeepsTheFixtures: fixtures answer the same bytes in a large
+// world.
 func TestLargeWorldKeepsTheFixtures(t *testing.T) {
 	t.Parallel()
 	small, large := start(t, mockstorelink.Options{}), startLarge(t, 0)
@@ -144,9 +141,8 @@ func TestLargeWorldKeepsTheFixtures(t *testing.T) {
 	}
 }
 
-// TestLargeWorldBoundaries: store 180 (id 1180) and SKU 18,000 (code
-// 9018000) exist, store 181 and SKU 18,001 do not, and the fixture world
-// has none of the generated ones.
+// TestLargeWorldBoundaries: the last generated store and SKU exist, the
+// next do not, and the fixture world has none.
 func TestLargeWorldBoundaries(t *testing.T) {
 	t.Parallel()
 	if got := mockstorelink.StoreIDAt(chainStores); got != "1180" {
@@ -300,10 +296,8 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
-// BenchmarkChainSweep reads one SKU's inventory and 14 days of POS (pages
-// of 1000) at every store of the 180-store world, in process: what the mock
-// itself costs a chain-wide sweep, for an ordinary and a busy SKU, with and
-// without the mock's validation of its own responses.
+// BenchmarkChainSweep measures the mock's cost of a chain-wide inventory
+// and POS sweep over 180 stores.
 func BenchmarkChainSweep(b *testing.B) {
 	since := url.QueryEscape(mockstorelink.DefaultNow().Add(-14 * 24 * time.Hour).Format(time.RFC3339))
 	for _, bc := range []struct {

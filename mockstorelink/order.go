@@ -2,9 +2,8 @@ package mockstorelink
 
 import "github.com/korral/storelink/mockstorelink/internal/api"
 
-// Order is a replenishment order as the mock's contract describes it: what
-// [Server.Orders] lists. It is the generated contract model, named here so
-// that importers outside this module can use it.
+// Order is a replenishment order as [Server.Orders] lists it (the
+// generated contract model).
 type Order = api.Order
 
 // OrderStatus is where an [Order] is in its life.

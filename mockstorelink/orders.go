@@ -137,10 +137,8 @@ func (b *orderBook) all(now time.Time) []api.Order {
 	return out
 }
 
-// deliveryAt is when an order submitted at t reaches the store: the order
-// counts from the next day once the supplier's cut-off has passed, arrives
-// lead-time days later, at opening time, on the first day the store trades.
-// It is the rule StoreLink's consumers assume when they plan around a delivery.
+// deliveryAt is when an order submitted at t arrives: lead-time days after
+// t (the next day after the cut-off), at opening time on a trading day.
 func (st *store) deliveryAt(t time.Time, leadDays int64, cutoff string) time.Time {
 	local := t.In(st.loc)
 	day := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, st.loc)

@@ -9,11 +9,8 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// TestQuantityIs400Or422ByTheContractsSplit: a quantity the schema refuses
-// (0, negative, above 100000) is 400 invalid_body whatever the supplier,
-// checked before any business rule; a quantity the schema takes but the
-// supplier's minimum order does not is 422 below_minimum_order; at the
-// minimum the order is raised. Neither refusal raises an order.
+// TestQuantityIs400Or422ByTheContractsSplit: a schema-invalid quantity is
+// 400, below the supplier minimum 422, at the minimum raised.
 func TestQuantityIs400Or422ByTheContractsSplit(t *testing.T) {
 	t.Parallel()
 	m := start(t, mockstorelink.Options{})

@@ -24,8 +24,7 @@ const DefaultSeed int64 = 47102
 // maxRequestBody bounds what the mock reads from a request body.
 const maxRequestBody = 1 << 20
 
-// maxErrorMessage keeps error messages inside the contract's limit of 1000
-// characters, with room to spare.
+// maxErrorMessage keeps error messages under the contract's limit.
 const maxErrorMessage = 500
 
 // Options configure a [Server].
@@ -35,25 +34,22 @@ type Options struct {
 	AdminToken           string           // "" = admin endpoint disabled
 	NoResponseValidation bool             // skip checking the mock's own responses (load runs)
 	Logger               *slog.Logger     // nil = discard
-	// MaxRequestLog bounds the request log that Requests and RequestCount
-	// read: 0 keeps the most recent DefaultMaxRequestLog requests, a negative
-	// value keeps none (a long-running embedded mock has no reader).
+	// MaxRequestLog bounds the request log: 0 is DefaultMaxRequestLog, a
+	// negative value keeps none.
 	MaxRequestLog int
-	// Stores and SKUs grow the fixture world to a large one (README.md,
-	// "A large world"): the fixture stores and SKUs stay as they are and
-	// generated ones follow, derived from the seed when asked, so memory
-	// does not grow with them. 0 keeps the fixture world's FixtureStores
-	// stores and FixtureSKUs SKUs; otherwise Stores is in
-	// FixtureStores..MaxStores and SKUs in FixtureSKUs..MaxSKUs.
+	// Stores and SKUs grow the fixture world with generated stores and
+	// SKUs derived from the seed. 0 keeps the fixture sizes; otherwise
+	// Stores is in FixtureStores..MaxStores and SKUs in
+	// FixtureSKUs..MaxSKUs.
 	Stores, SKUs int
 }
 
-// DefaultMaxRequestLog is how many recent requests the mock remembers by
-// default: plenty for any test, bounded for a mock that runs for days.
+// DefaultMaxRequestLog is how many recent requests the mock keeps by
+// default.
 const DefaultMaxRequestLog = 10000
 
-// DefaultNow is the fixed instant the tests and transcripts run at: Friday
-// 27 November 2026, 14:30 in Prague, when every store is open.
+// DefaultNow is the fixed instant the tests run at, when every store is
+// open.
 func DefaultNow() time.Time {
 	return time.Date(2026, time.November, 27, 14, 30, 0, 0, pragueLocation())
 }
@@ -92,8 +88,7 @@ type Server struct {
 	closing     chan struct{}
 	closingOnce sync.Once
 
-	// mutate, when set by a test, rewrites a handler's response object
-	// before it is written, to prove that response validation catches it.
+	// mutate, set by tests, rewrites a response object before validation.
 	mutate atomic.Pointer[func(operation string, response any) any]
 }
 
@@ -156,10 +151,9 @@ func New(opts Options) (*Server, error) {
 // Keys returns the current key of every store.
 func (s *Server) Keys() map[string]string { return s.keys.all() }
 
-// DefaultKeyring returns the keys a default deployment holds. In the fixture
-// world they are StoreSmichov and StoreBrno; StoreOstrava exists but is
-// deliberately left out. In a large world (Options.Stores or Options.SKUs
-// set beyond the fixtures) the deployment is chain-wide: every store.
+// DefaultKeyring returns the keys a default deployment holds: StoreSmichov
+// and StoreBrno in the fixture world (not StoreOstrava), every store in a
+// large world.
 func (s *Server) DefaultKeyring() map[string]string {
 	all := s.keys.all()
 	if s.world.large() {
@@ -175,8 +169,8 @@ func (s *Server) RotateKey(storeID string) (newKey string) {
 	return key
 }
 
-// SetKey sets a store's key. A key opens one store only, so a key taken from
-// another store stops working there.
+// SetKey sets a store's key; a key taken from another store stops working
+// there.
 func (s *Server) SetKey(storeID, key string) {
 	s.keys.set(storeID, key)
 	s.log.Info("store key set", "store_id", storeID)
@@ -219,7 +213,7 @@ func (s *Server) RequestCount(match func(RequestRecord) bool) int {
 }
 
 // record appends to the request log, dropping the oldest records in batches
-// once it is over its bound, so memory stays flat however long the mock runs.
+// once it is over its bound.
 func (s *Server) record(rec *RequestRecord) {
 	if s.maxLog < 0 {
 		return
@@ -244,7 +238,7 @@ func (s *Server) ResetRequests() {
 func (s *Server) Orders() []Order { return s.orders.all(s.now()) }
 
 // Violations returns the contract violations found in the mock's own
-// responses. Anything here is a bug in the mock (or a test provoking one).
+// responses.
 func (s *Server) Violations() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -300,9 +294,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serveFaulty(sw, r, rt)
 }
 
-// allowedMethods lists the methods the contract has for the request's path.
-// The router only tells "wrong method" from "no such path" for paths without
-// parameters, so the other methods are tried one by one.
+// allowedMethods lists the methods the contract has for the request's path,
+// trying each method with the router.
 func (s *Server) allowedMethods(r *http.Request) []string {
 	var out []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
@@ -328,8 +321,8 @@ func storeFromPath(path string) string {
 	return id
 }
 
-// requestState is what the handlers tell the contract layer about one
-// request: only whether they broke the contract on purpose.
+// requestState tells the contract layer whether a handler broke the
+// contract on purpose.
 type requestState struct{ bypassValidation bool }
 
 type requestStateKey struct{}
@@ -397,8 +390,7 @@ func (s *Server) serveChecked(w http.ResponseWriter, r *http.Request, rt *routed
 	c.writeTo(w, 0)
 }
 
-// requestErrorMessage shortens kin-openapi's error to its first line: the
-// full text repeats the schema, which helps nobody reading an error body.
+// requestErrorMessage shortens kin-openapi's error to its first line.
 func requestErrorMessage(err error) string {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	return msg
@@ -422,8 +414,7 @@ func errorBody(code, message string) api.Error {
 	return api.Error{Error: api.ErrorDetail{Code: code, Message: message}}
 }
 
-// writeError writes the contract's error body. Every error the mock sends
-// has it, whatever the status, so clients never meet plain text.
+// writeError writes the contract's error body, for every status.
 func writeError(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, errorBody(code, message))
 }
@@ -439,8 +430,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = buf.WriteTo(w)
 }
 
-// statusWriter reports the status the moment it is written, before any
-// byte reaches the client, so a test that has its answer sees it recorded.
+// statusWriter reports the status before any byte reaches the client.
 type statusWriter struct {
 	http.ResponseWriter
 	status   int

@@ -55,9 +55,8 @@ func StartOn(addr string, opts Options) (*Running, error) {
 	return r, nil
 }
 
-// Close stops the server: hanging requests are released, requests in flight
-// get a few seconds to finish, then connections are cut. It is safe to call
-// more than once.
+// Close stops the server, giving requests in flight a few seconds. It is
+// safe to call more than once.
 func (r *Running) Close() error {
 	r.closeOnce.Do(func() {
 		r.Server.release()

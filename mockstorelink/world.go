@@ -100,9 +100,8 @@ const (
 	OrderRejected = "RO-102-000087"
 )
 
-// Butter scenario figures: units sold in the 24 hours before now and on-hand
-// units, per store. The gap (sold minus on hand) is 17 at StoreSmichov and
-// exactly 6 at StoreBrno, whatever the clock says.
+// Butter scenario figures per store; the gap (sold minus on hand) is 17 at
+// StoreSmichov and 6 at StoreBrno.
 const (
 	ButterSoldLast24hSmichov = 22
 	ButterOnHandSmichov      = 5

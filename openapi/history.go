@@ -2,11 +2,9 @@ package openapi
 
 import "time"
 
-// HistoryDays is how far back StoreLink keeps point-of-sale transactions, in
-// whole 24-hour periods before now: the figure listPOSTransactions documents
-// in the contract (a test pins the two together). storelinkclient, which
-// imports no module of ours, carries the same figure for its importers, and
-// a test at the repository root pins that copy to this one.
+// HistoryDays is how far back StoreLink keeps POS transactions, in 24-hour
+// periods before now, as the contract documents; tests pin it to the
+// contract and to storelinkclient's copy.
 const HistoryDays = 28
 
 // HistoryStart is the oldest instant the point-of-sale history covers at now.

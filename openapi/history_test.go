@@ -6,9 +6,8 @@ import (
 	"testing"
 )
 
-// TestHistoryDaysMatchesContract pins the history limit the toolkit shares
-// (the mock's history, the risk check's lookback cap and the start of its
-// window) to the figure the contract documents for listPOSTransactions.
+// TestHistoryDaysMatchesContract pins HistoryDays to the contract's
+// listPOSTransactions figure.
 func TestHistoryDaysMatchesContract(t *testing.T) {
 	doc, err := Load()
 	if err != nil {

@@ -31,9 +31,8 @@ func Load() (*openapi3.T, error) {
 	return loaded, loadErr
 }
 
-// Parse parses an OpenAPI document and validates it with kin-openapi,
-// including its examples, so a document that Parse accepts is usable for
-// request and response validation.
+// Parse parses an OpenAPI document and validates it, examples included,
+// with kin-openapi.
 func Parse(data []byte) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(data)

@@ -47,9 +47,8 @@ func TestEightEndpoints(t *testing.T) {
 	}
 }
 
-// TestEveryOperationDocumentsErrors checks that each operation declares the
-// error statuses every StoreLink endpoint can answer, each with the shared
-// error body, and that 429 declares Retry-After.
+// TestEveryOperationDocumentsErrors: each operation declares the common
+// error statuses with the shared body, and 429 declares Retry-After.
 func TestEveryOperationDocumentsErrors(t *testing.T) {
 	doc, err := Load()
 	if err != nil {

@@ -8,11 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestBodyFieldsFindsTheAbsent: the walk that finds an answer's problems
-// lists every declared property it leaves out, required or optional, by
-// JSON Pointer, in every array item (not only the first, as the problems
-// are); a property inside an absent object is not listed of its own; a
-// null is a value.
+// TestBodyFieldsFindsTheAbsent: every absent declared property is listed
+// in every array item, not inside an absent object; null is a value.
 func TestBodyFieldsFindsTheAbsent(t *testing.T) {
 	for name, tc := range map[string]struct {
 		body string

@@ -15,13 +15,8 @@ const StoreKeyHeader = "X-Korral-Store-Key"
 var errBadStoreKey = errors.New("storelink: store key is empty or holds a control character")
 
 // WithStoreKey returns a request editor that authenticates one request with
-// key. A key opens only the store it was issued for (plus the chain-wide
-// reads), so the key is chosen per call rather than once per client: one
-// client can then serve every store its caller holds a key for.
-//
-// An empty key, or one with a control character, fails the request before it
-// is sent: StoreLink would only answer 401, and a header with a line break
-// must never reach the wire.
+// key. An empty key, or one with a control character, fails the request
+// before it is sent.
 func WithStoreKey(key string) RequestEditorFn {
 	return func(_ context.Context, req *http.Request) error {
 		if key == "" || strings.ContainsFunc(key, isControl) {

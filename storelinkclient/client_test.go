@@ -153,10 +153,8 @@ var endpoints = []endpointCase{
 	},
 }
 
-// TestEndpointsDecodeSpecExamples serves each operation's spec example and
-// checks the typed value the generated client and Result produce. Each
-// responder matches only a request with the store key, the exact path and
-// query, so a request built wrongly finds no responder and fails.
+// TestEndpointsDecodeSpecExamples serves each operation's spec example to
+// an exact-match responder and checks the typed value.
 func TestEndpointsDecodeSpecExamples(t *testing.T) {
 	if len(endpoints) != 8 {
 		t.Fatalf("the spec has 8 operations, the table %d", len(endpoints))

@@ -13,25 +13,20 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds on what an error keeps from a response body. The spec allows a
-// 1000-character message; callers log errors and show them to people and
-// models, so a shorter, single-line excerpt is kept.
+// Bounds on what an error keeps from a response body.
 const (
 	maxMessageBytes = 500
 	maxCodeBytes    = 64
-	// maxRetryAfter mirrors the spec's 86400-second ceiling and keeps a
-	// hostile header from overflowing time.Duration.
+	// maxRetryAfter is the spec's ceiling; it also prevents overflow.
 	maxRetryAfter = 24 * time.Hour
 )
 
-// ErrMalformedResponse reports a success status whose body could not be used:
-// it was not JSON, did not decode into the documented type, or came with an
-// unexpected success status. Test for it with errors.Is.
+// ErrMalformedResponse reports a success status whose body could not be
+// used. Test for it with errors.Is.
 var ErrMalformedResponse = errors.New("storelink: malformed response")
 
-// APIError is a StoreLink answer that reports a failure: any non-2xx status,
-// or a 2xx status whose body is StoreLink's error envelope. Retrieve it with
-// errors.As.
+// APIError is a failure answer: a non-2xx status, or a 2xx with an error
+// envelope.
 type APIError struct {
 	// StatusCode is the HTTP status; 200 (or another 2xx) when ErrorInSuccess
 	// is set.
@@ -39,29 +34,21 @@ type APIError struct {
 	// Code is StoreLink's machine-readable error code, such as "not_found";
 	// empty when the body was not an error envelope.
 	Code string
-	// Message is StoreLink's explanation, made single-line and cut to at most
-	// 500 bytes. It is empty when the body was not an error envelope: a body
-	// from a proxy or load balancer is never copied, since it may echo the
-	// request, key included.
+	// Message is StoreLink's explanation, single-line, at most 500 bytes;
+	// empty when the body was not an error envelope (other bodies may echo
+	// the key and are never copied).
 	Message string
 	// RetryAfter is how long StoreLink asked the caller to wait, from the
 	// Retry-After header of a 429 or 503 (delay-seconds or HTTP-date form,
 	// capped at 24 hours); zero when absent or unreadable.
 	RetryAfter time.Duration
-	// ErrorInSuccess is set when StoreLink answered a success status with an
-	// error body. The spec forbids it, but StoreLink does it on some paths;
-	// such a response is a failure, never data.
+	// ErrorInSuccess is set when a success status carried an error body.
 	ErrorInSuccess bool
-	// OtherJSON is set when a failure's body is JSON but not StoreLink's error
-	// object {"error": {"code", "message"}} (Code is then empty): a web
-	// framework's or gateway's own error, such as {"detail": "Not Found"}.
-	// It tells a StoreLink whose error body departs from the contract
-	// from an address that is not StoreLink at all (HTML, an empty body).
+	// OtherJSON is set when a failure's body is JSON but not StoreLink's
+	// error object, such as {"detail": "Not Found"}; Code is then empty.
 	OtherJSON bool
-	// BodyProperties names the top-level properties of such a JSON object
-	// body, sorted: at most 10, each made single-line and cut to 64 bytes.
-	// Names only, never values; nil for the error object and for a body
-	// that is not a JSON object.
+	// BodyProperties names the top-level properties of such a body, sorted,
+	// at most 10 of at most 64 bytes; never values.
 	BodyProperties []string
 }
 
@@ -93,18 +80,15 @@ func (e *APIError) Error() string {
 }
 
 // Temporary reports whether the same request may succeed later: true for 429
-// and 5xx statuses. Rejections such as 400, 403, 404 and 422 will not change
-// on a retry.
+// and 5xx.
 func (e *APIError) Temporary() bool {
 	return e.StatusCode == http.StatusTooManyRequests || (e.StatusCode >= 500 && e.StatusCode <= 599)
 }
 
 // CheckResponse returns an *APIError when resp is a failure: a non-2xx
 // status, or a 2xx status whose body (already read into body) is the error
-// envelope {"error": {...}}. It returns nil for a usable success.
-//
-// If the request that produced resp carried a store key, any occurrence of
-// that key in the error message is redacted.
+// envelope {"error": {...}}. It returns nil for a usable success. The
+// request's store key is redacted from the message.
 func CheckResponse(resp *http.Response, body []byte) error {
 	if resp == nil {
 		return errors.New("storelink: no response to check")
@@ -134,9 +118,8 @@ func CheckResponse(resp *http.Response, body []byte) error {
 }
 
 // parseEnvelope extracts code and message from {"error": {"code", "message"}}.
-// On a success status (failure false) the cheap substring test spares
-// decoding every large data body twice; no success schema has an "error"
-// property, so a body with one is never data.
+// On a success status a substring test avoids decoding large bodies twice;
+// no success schema has an "error" property.
 func parseEnvelope(body []byte, failure bool) (code, message string, ok bool) {
 	if !failure && !bytes.Contains(body, []byte(`"error"`)) {
 		return "", "", false
@@ -186,10 +169,9 @@ func otherJSON(body []byte, key string) (bool, []string) {
 	return true, names[:min(len(names), maxBodyProperties)]
 }
 
-// clean makes s safe to log and show: the store key is redacted, control
-// characters (line breaks included) become spaces, and the result is cut to
-// at most limit bytes on a rune boundary. Redaction comes first so that a cut
-// cannot leave part of the key behind.
+// clean redacts key, turns control characters into spaces and cuts s to
+// limit bytes on a rune boundary. Redaction comes first so a cut cannot
+// leave part of the key.
 func clean(s, key string, limit int) string {
 	if key != "" {
 		s = strings.ReplaceAll(s, key, "[redacted]")
@@ -211,9 +193,9 @@ func clean(s, key string, limit int) string {
 	return s[:cut]
 }
 
-// retryAfter reads Retry-After in either form RFC 9110 allows. An HTTP-date
-// is measured against the response's own Date header when there is one, so a
-// skew between the client's clock and StoreLink's does not distort the wait.
+// retryAfter reads Retry-After in either RFC 9110 form; an HTTP-date is
+// measured against the response's Date header when present, to ignore
+// clock skew.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
@@ -236,7 +218,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 
 // Response is satisfied by the result of each generated *WithResponse method
 // whose documented success body is a T, for example *GetInventoryResponse for
-// Inventory. Its unexported methods keep the set to this package's responses.
+// Inventory. Only this package's types implement it.
 type Response[T any] interface {
 	StatusCode() int
 	GetBody() []byte
@@ -250,11 +232,8 @@ type Response[T any] interface {
 }
 
 // Result turns what a generated *WithResponse method returned into its typed
-// success body or an error, so that a call reads
-//
-//	inv, err := storelinkclient.Result(c.GetInventoryWithResponse(ctx, storeID, params, key))
-//
-// It never returns a nil value with a nil error. The error is:
+// success body or an error. It never returns a nil value with a nil error.
+// The error is:
 //   - err itself when the call failed in transport (also ErrResponseTooLarge
 //     from [WithResponseLimit]);
 //   - ErrMalformedResponse, wrapped with the operation's name, when a body
@@ -262,32 +241,24 @@ type Response[T any] interface {
 //   - the *APIError of [CheckResponse] for any failure status and for a
 //     success status with an error body.
 //
-// The generated decoder gives up on a failure status whose body is not JSON
-// (or a 429 whose Retry-After is not a number) before the status can be
-// seen; such a response too ends as ErrMalformedResponse.
+// A failure whose body the generated decoder cannot read also ends as
+// ErrMalformedResponse.
 func Result[T any, R Response[T]](resp R, err error) (*T, error) {
 	v, _, err := ResultWithProblems(resp, err)
 	return v, err
 }
 
 // ResultWithProblems is [Result] that also returns the success body's
-// [FieldProblems], found in the same walk of the body that Result makes to
-// find missing required fields, so that a caller who wants both (to log
-// unknown properties, to refuse renames) reads a body once. The problems
-// come with the value, and with the *MissingFieldError when required
-// fields are missing; on every other error they are nil.
+// [FieldProblems] from the same walk. They come with the value or with a
+// *MissingFieldError; on every other error they are nil.
 func ResultWithProblems[T any, R Response[T]](resp R, err error) (*T, []FieldProblem, error) {
 	v, fields, err := ResultWithFields(resp, err)
 	return v, fields.Problems, err
 }
 
-// ResultWithFields is [ResultWithProblems] that also returns the
-// properties the success body leaves out ([Fields.Absent]), found in the
-// same walk, so that a reader can tell a value StoreLink sent from a field
-// it did not send: the semantic rules (package rules, [Query.Absent]
-// there) judge no property that is absent. The fields come with the value,
-// and with the *MissingFieldError when required fields are missing; on
-// every other error they are empty.
+// ResultWithFields is [ResultWithProblems] that also returns the properties
+// the success body leaves out ([Fields.Absent]). They come with the value or
+// with a *MissingFieldError; on every other error they are empty.
 func ResultWithFields[T any, R Response[T]](resp R, err error) (*T, Fields, error) {
 	op, okStatus := resp.operation()
 	if err != nil {

@@ -2,10 +2,8 @@ package storelinkclient
 
 import "time"
 
-// HistoryDays is how far back StoreLink keeps point-of-sale transactions, in
-// whole 24-hour periods before now (the contract's listPOSTransactions says
-// so). A sale older than now − HistoryDays × 24 h is gone, so a caller must
-// not read a quiet day out of the time before [HistoryStart].
+// HistoryDays is how far back StoreLink keeps POS transactions, in 24-hour
+// periods before now; do not read a quiet day before [HistoryStart].
 const HistoryDays = 28
 
 // HistoryStart is the oldest instant StoreLink's point-of-sale history

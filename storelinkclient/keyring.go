@@ -9,21 +9,17 @@ import (
 	"strings"
 )
 
-// maxReportedStoreIDBytes bounds the store id a MissingKeyError repeats: the
-// contract's ids have at most 6 digits, and anything much longer is not an id
-// worth echoing into a log.
+// maxReportedStoreIDBytes bounds the store id a MissingKeyError repeats
+// (contract ids have at most 6 digits).
 const maxReportedStoreIDBytes = 32
 
 // MissingKeyError reports a request that a client built with [WithStoreKeys]
 // or [WithKeyring] refused to send because it had no key for it: a store the
 // keyring holds no key for, or a chain-wide read without [WithChainKey].
-// Nothing reached the network. Retrieve it with errors.As.
-//
-// It never holds a key, so it can be logged and shown as it is.
+// Nothing was sent. It never holds a key.
 type MissingKeyError struct {
-	// StoreID is the store the request was for, as it appeared in the request
-	// path; empty for a chain-wide read, and for a store id too long or too
-	// odd to repeat (then Malformed is set).
+	// StoreID is the store in the request path; empty for a chain-wide read
+	// or when Malformed is set.
 	StoreID string
 	// ChainWide is set for a chain-wide read (GET /v1/stores, /v1/skus/{sku},
 	// /v1/suppliers/{supplier_id}) when no [WithChainKey] was given.
@@ -46,28 +42,14 @@ func (e *MissingKeyError) Error() string {
 	}
 }
 
-// WithStoreKeys authenticates every request of the client with the key of
-// the store the request is for. The store comes from the request path
-// (/v1/stores/{store_id}/...), and lookup returns its key, or ok false when
-// the caller holds none. A client can then serve every store its caller holds
-// a key for, without a [WithStoreKey] on each call, and a call for one store
-// can never carry another store's key.
-//
-// A store lookup knows no key for fails the call with a *[MissingKeyError]
-// before anything is sent; so does a key that is empty or holds a control
-// character (with an error that does not repeat it).
-//
-// Chain-wide reads (listStores, getSKU, getSupplier) name no store. Any store
-// key opens them, but which one to send is the caller's choice, made once
-// with [WithChainKey]; without it they fail with a *MissingKeyError whose
-// ChainWide is set, and nothing is sent. The keyring never picks a store's
-// key for them on its own, so that the key that travels is always the one
-// the caller named.
-//
-// lookup is called once per request, from the goroutine making the call; it
-// must be safe for concurrent use if the client is. A [WithStoreKey] given to
-// one call runs after the keyring and replaces the key it chose; it cannot
-// stand in for a key the keyring lacks, since the keyring refuses first.
+// WithStoreKeys authenticates each request with the key of the store in its
+// path (/v1/stores/{store_id}/...); lookup returns that key, or ok false. A
+// missing, empty or malformed key fails the call with a *[MissingKeyError]
+// before anything is sent. Chain-wide reads (listStores, getSKU,
+// getSupplier) use only the key given with [WithChainKey]; without it they
+// fail with ChainWide set. lookup is called once per request and must be
+// safe for concurrent use if the client is. A per-call [WithStoreKey]
+// replaces the key chosen here but cannot supply a missing one.
 func WithStoreKeys(lookup func(storeID StoreID) (key string, ok bool)) ClientOption {
 	return func(c *Client) error {
 		if lookup == nil {
@@ -107,27 +89,19 @@ func WithKeyring(keys map[StoreID]string) ClientOption {
 	})
 }
 
-// WithChainKey authenticates the client's chain-wide reads (listStores,
-// getSKU, getSupplier), which name no store, with key: any store key opens
-// them, and this option says which one travels. Requests for a store are left
-// to [WithStoreKeys], [WithKeyring] or a per-call [WithStoreKey].
-//
-// An empty key, or one with a control character, fails NewClient with an
-// error that does not repeat it. The option may come before or after
-// WithStoreKeys.
+// WithChainKey authenticates the chain-wide reads (listStores, getSKU,
+// getSupplier) with key. An empty key, or one with a control character,
+// fails NewClient with an error that does not repeat it.
 func WithChainKey(key string) ClientOption {
 	return func(c *Client) error {
 		if key == "" || strings.ContainsFunc(key, isControl) {
 			return errBadStoreKey
 		}
 		set := WithStoreKey(key)
-		// First in line, so that a keyring's editor, whichever option came
-		// first, finds the chain key already set and does not refuse.
+		// First, so a keyring's editor finds the chain key already set.
 		c.RequestEditors = slices.Insert(c.RequestEditors, 0, func(ctx context.Context, req *http.Request) error {
 			_, scoped, err := requestStore(c.Server, req.URL)
 			if err != nil || scoped {
-				// A store's request is not ours to key; a path we cannot read
-				// is refused by the keyring, if there is one.
 				return nil
 			}
 			return set(ctx, req)
@@ -136,10 +110,9 @@ func WithChainKey(key string) ClientOption {
 	}
 }
 
-// requestStore reads the store a request is for from its path, relative to
-// the client's server (which may carry a path prefix of its own). scoped is
-// false for a chain-wide path. A path outside server, or an empty or odd
-// store id, is an error: with no store to go by, no key is chosen.
+// requestStore reads the store from a request path relative to server.
+// scoped is false for a chain-wide path; a path outside server or an odd
+// store id is an error.
 func requestStore(server string, u *url.URL) (storeID StoreID, scoped bool, err error) {
 	base, perr := url.Parse(server)
 	if perr != nil || u == nil {
@@ -155,8 +128,6 @@ func requestStore(server string, u *url.URL) (storeID StoreID, scoped bool, err 
 	}
 	rest, ok = strings.CutPrefix(rest, "v1/stores/")
 	if !ok {
-		// /v1/stores itself, /v1/skus/..., /v1/suppliers/...: every path of
-		// the contract outside one store is a chain-wide read.
 		return "", false, nil
 	}
 	segment, _, _ := strings.Cut(rest, "/")
@@ -171,8 +142,7 @@ func requestStore(server string, u *url.URL) (storeID StoreID, scoped bool, err 
 }
 
 // reportable reports whether a store id is short and plain enough to repeat
-// in an error. An id that is not is also not one StoreLink knows, so nothing
-// is lost by refusing it.
+// in an error.
 func reportable(id string) bool {
 	if len(id) > maxReportedStoreIDBytes {
 		return false

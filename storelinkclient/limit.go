@@ -17,15 +17,9 @@ const DefaultResponseLimit = 4 << 20
 // exceeds the limit set with [WithResponseLimit].
 var ErrResponseTooLarge = errors.New("storelink: response body too large")
 
-// WithResponseLimit bounds every response body to max bytes. A body that
-// declares a larger Content-Length fails before it is read; any other body
-// fails with an error wrapping ErrResponseTooLarge as soon as reading it goes
-// past max, so no more than max+1 bytes are ever read. Without this option
-// the generated client reads bodies without bound.
-//
-// The option may come before or after [WithHTTPClient]: it wraps the client's
-// doer when it runs, and again on the first request if a later option
-// replaced that doer.
+// WithResponseLimit bounds every response body to max bytes: a larger body
+// fails with an error wrapping ErrResponseTooLarge, reading at most max+1
+// bytes. It may come before or after [WithHTTPClient].
 func WithResponseLimit(max int64) ClientOption {
 	return func(c *Client) error {
 		if max <= 0 {

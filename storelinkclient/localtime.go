@@ -9,11 +9,9 @@ import (
 
 //go:generate env GOWORK=off go run ./internal/gentimestamps ../openapi/storelink.yaml timestamps.gen.go
 
-// TimestampsExtension is the contract's declaration, under info, of how
-// StoreLink writes its timestamps (ADR 0032). Its one value,
-// TimestampsStoreLocal, says that a date-time without an offset is the
-// store's local time. Without it every date-time carries an offset, as
-// RFC 3339 requires.
+// TimestampsExtension is the contract's info extension saying how
+// StoreLink writes timestamps (ADR 0032); TimestampsStoreLocal means a
+// date-time without offset is store-local.
 const TimestampsExtension = "x-korral-timestamps"
 
 // TimestampsStoreLocal is the value of TimestampsExtension that reads a
@@ -28,8 +26,7 @@ const localLayout = "2006-01-02T15:04:05.999999999"
 var localDateTime = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?$`)
 
 // IsLocalDateTime reports whether s is a valid date-time without an
-// offset, and nothing else: the shape a StoreLink that stores naive
-// timestamps sends.
+// offset.
 func IsLocalDateTime(s string) bool {
 	if !localDateTime.MatchString(s) {
 		return false
@@ -38,14 +35,9 @@ func IsLocalDateTime(s string) bool {
 	return err == nil
 }
 
-// InZone is the instant at which the wall clock in loc reads the date
-// and time of wall (whose own location is ignored). A wall time that
-// names two instants (the hour repeated when clocks go back) is the
-// earlier one; a wall time that names none (the hour skipped when clocks
-// go forward) is read with the offset in effect before the change, so
-// 02:30 on the spring day in Europe/Prague is 03:30+02:00. This is the
-// choice of RFC 5545 and of Python's fold=0, and it does not depend on
-// how time.Date resolves the two cases, which Go leaves unspecified.
+// InZone is the instant at which the wall clock in loc reads wall's date
+// and time. A repeated hour is the earlier instant; a skipped hour uses the
+// offset before the change (02:30 becomes 03:30+02:00), as RFC 5545 does.
 func InZone(wall time.Time, loc *time.Location) time.Time {
 	w := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), time.UTC)
 	_, before := w.Add(-24 * time.Hour).In(loc).Zone()
@@ -69,12 +61,9 @@ func InZone(wall time.Time, loc *time.Location) time.Time {
 	return best
 }
 
-// LocalizeTimestamps rewrites every string of the JSON body that is a
-// date-time without an offset (IsLocalDateTime) into RFC 3339 with the
-// offset loc has at that time (InZone), and reports whether it changed
-// anything. A body that is not JSON, or has no such string, is returned
-// as it is. Numbers keep their text; the body's keys come back in sorted
-// order.
+// LocalizeTimestamps rewrites every local date-time string of the JSON body
+// into RFC 3339 in loc (InZone) and reports whether it changed anything.
+// Other bodies are returned as they are; keys come back sorted.
 func LocalizeTimestamps(body []byte, loc *time.Location) ([]byte, bool) {
 	if loc == nil || !bytes.Contains(body, []byte("T")) {
 		return body, false

@@ -12,21 +12,15 @@ import (
 var ErrPageLimit = errors.New("storelink: page limit reached")
 
 // ErrRepeatedCursor is wrapped by the error [AllPOSTransactions] yields when
-// StoreLink hands back a cursor it has already returned, which would
-// otherwise loop for ever.
+// a cursor comes back a second time.
 var ErrRepeatedCursor = errors.New("storelink: repeated page cursor")
 
-// AllPOSTransactions walks the point-of-sale pages of one SKU at a store,
-// newest first, yielding each transaction. params selects the SKU, since and
-// page size; a non-nil params.Cursor resumes a walk. The same editors (such
-// as [WithStoreKey]) go on every page request.
-//
-// The walk ends when a page has no next_cursor. Otherwise it yields one
-// (zero, err) pair and stops: on a transport error, an *APIError (see
-// [CheckResponse]), an ErrMalformedResponse, after maxPages pages when more
-// remain (ErrPageLimit), or when a cursor comes back a second time
-// (ErrRepeatedCursor). Transactions yielded before the error are valid but
-// incomplete. Stopping the range loop early sends no further requests.
+// AllPOSTransactions yields the POS transactions of one SKU at a store,
+// newest first; a non-nil params.Cursor resumes a walk, and the editors go
+// on every page request. It ends at a page without next_cursor, or yields
+// one (zero, err) and stops: a transport error, *APIError,
+// ErrMalformedResponse, ErrPageLimit after maxPages, or ErrRepeatedCursor.
+// Stopping the loop early sends no further requests.
 func AllPOSTransactions(ctx context.Context, c ClientWithResponsesInterface, storeID StoreID, params ListPOSTransactionsParams, maxPages int, editors ...RequestEditorFn) iter.Seq2[POSTransaction, error] {
 	return func(yield func(POSTransaction, error) bool) {
 		if maxPages < 1 {

@@ -13,14 +13,8 @@ import (
 // 253 bytes, and a port and IPv6 brackets fit in the rest.
 const maxHostBytes = 262
 
-// RedirectError reports that the server at the client's address answered
-// with a 3xx status. StoreLink never redirects, so the address is wrong, or
-// something in front of StoreLink is misconfigured. The client never follows
-// a redirect: the request's store key (a header) and an order's body would go
-// to wherever the Location header points. Retrieve it with errors.As.
-//
-// A redirect to a POST means the order did not reach StoreLink through that
-// address; the server that redirected took nothing.
+// RedirectError reports a 3xx answer. The client never follows redirects,
+// so the store key and body stay put; a redirected POST raised nothing.
 type RedirectError struct {
 	// StatusCode is the 3xx status, such as 302 or 307. It is zero when the
 	// Location header could not be parsed (net/http gives up on such an
@@ -62,14 +56,11 @@ func (e *RedirectError) Error() string {
 }
 
 // stopAtRedirect is the CheckRedirect of every *http.Client this package
-// uses: the 3xx answer itself comes back, and the redirect guard turns it
-// into a RedirectError.
+// uses.
 func stopAtRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// refuseRedirects returns doer guarded so that no redirect is followed. A nil
-// doer becomes a fresh *http.Client; an *http.Client is copied with
-// stopAtRedirect, so that the caller's client is not changed. NewClient calls
-// it (see client.tmpl).
+// refuseRedirects returns doer guarded against redirects; an *http.Client
+// is copied, not changed. NewClient calls it (client.tmpl).
 func refuseRedirects(doer HttpRequestDoer) HttpRequestDoer {
 	switch d := doer.(type) {
 	case nil:
@@ -89,9 +80,8 @@ func refuseRedirects(doer HttpRequestDoer) HttpRequestDoer {
 	}
 }
 
-// redirectGuard turns a 3xx answer into a *RedirectError, and detects a doer
-// that followed a redirect on its own. It also gives each request the default
-// User-Agent when none was set.
+// redirectGuard turns a 3xx answer into a *RedirectError, detects a doer
+// that followed one, and sets the default User-Agent.
 type redirectGuard struct {
 	next HttpRequestDoer
 }
@@ -124,9 +114,8 @@ func (g *redirectGuard) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// badLocation reports the error with which an *http.Client gives up on a
-// redirect whose Location does not parse, before CheckRedirect is asked.
-// net/http exports nothing to test it by but its text.
+// badLocation reports net/http's error for an unparsable Location, by its
+// text (nothing else is exported).
 func badLocation(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && strings.HasPrefix(ue.Err.Error(), "failed to parse Location header")
@@ -151,9 +140,7 @@ func locationHost(base *url.URL, location string) string {
 	return boundHost(u.Host)
 }
 
-// boundHost keeps host only if it looks like one (letters, digits, dots,
-// hyphens, a port, IPv6 brackets) and is not too long: it comes from the
-// server's answer and is shown to people and models.
+// boundHost keeps host only if it looks like a host and is short.
 func boundHost(host string) string {
 	if host == "" || len(host) > maxHostBytes {
 		return ""

@@ -12,13 +12,9 @@ import (
 )
 
 // MissingFieldError is a success answer that lacks fields the contract
-// requires. Go's JSON decoder leaves such a field at its zero value (an
-// on-hand count of 0, say), which would pass for data; [Result] refuses it
-// instead. Field is the first missing field's path in the answer, such as
-// opening_hours.monday.closed or transactions.0.timestamp; Fields lists
-// every one, Field first (see [FieldProblems] for the order). Both name the
-// contract's fields, never a value of the answer. errors.Is(err,
-// ErrMalformedResponse) holds for it.
+// requires, which Go's decoder would leave at zero values. Field is the
+// first missing field's path, such as transactions.0.timestamp; Fields lists
+// every one, Field first. errors.Is(err, ErrMalformedResponse) holds for it.
 type MissingFieldError struct {
 	Field string
 	// Fields is every missing required field; nil in an error built with
@@ -41,7 +37,7 @@ func (e *MissingFieldError) Error() string {
 func (e *MissingFieldError) Unwrap() error { return ErrMalformedResponse }
 
 // Bounded joins at most n names with ", " and says how many more there are:
-// "a, b, c and 4 more". It keeps a message about many fields short.
+// "a, b, c and 4 more".
 func Bounded(names []string, n int) string {
 	if n < 1 {
 		n = 1
@@ -57,28 +53,22 @@ func Bounded(names []string, n int) string {
 type ProblemKind string
 
 const (
-	// FieldMissing is a property the contract requires that the answer
-	// lacks.
+	// FieldMissing is a required property the answer lacks.
 	FieldMissing ProblemKind = "missing"
-	// FieldUnknown is a property of the answer the contract does not
-	// declare. Every schema of the contract forbids additional properties.
+	// FieldUnknown is a property the contract does not declare.
 	FieldUnknown ProblemKind = "unknown"
-	// FieldRenamed is an unknown property beside a declared property the
-	// answer lacks, whose value has a JSON type the declared one allows: a
-	// candidate for a rename (min_order_qty for minimum_order_units), never
-	// a fact. A reader that ignores it may read a value as absent.
+	// FieldRenamed is an unknown property beside an absent declared one of
+	// a compatible JSON type: a candidate rename, not a fact.
 	FieldRenamed ProblemKind = "renamed"
 )
 
 // FieldProblem is one property of an answer that does not fit the
 // contract's type. It names properties, never values.
 type FieldProblem struct {
-	// Field is the property's path in the answer, such as
-	// min_order_qty or transactions.0.timestamp.
+	// Field is the property's path, such as transactions.0.timestamp.
 	Field string
 	Kind  ProblemKind
-	// Renamed is, for a FieldRenamed candidate, the path of the declared
-	// property that is absent and that Field may stand for; "" otherwise.
+	// Renamed is, for FieldRenamed, the absent declared property's path.
 	Renamed string
 }
 
@@ -93,40 +83,27 @@ func (p FieldProblem) String() string {
 	}
 }
 
-// FieldProblems compares a JSON answer with the type the contract gives it
-// (v, a pointer to a generated type such as *Supplier): every missing
-// required property, every property the contract does not declare, and
-// every rename candidate among those. The generated types carry the
-// contract: a property is a field's json name, and a required one has no
-// omitempty.
-//
-// An unknown property with a compatible absent neighbour is reported once
-// per candidate, as FieldRenamed (only the neighbour of the same name in
-// another spelling, storeId for store_id, when there is one); one without,
-// as FieldUnknown. Objects are
-// walked in the order of the type's fields, depth first, each object's
-// unknown properties last, sorted by name; an array reports a problem at
-// the first item that has it only, so a page of a thousand lines with a
-// renamed property names it once. A body that is not JSON, or not of the
-// type's shape, has no problems here: decoding reports it.
+// FieldProblems compares a JSON answer with its contract type (v, a pointer
+// to a generated type such as *Supplier; a required field has no omitempty)
+// and returns missing required, undeclared and renamed properties. Objects
+// are walked depth first in field order, unknown properties last by name;
+// an array reports each problem at its first item only. A body that is not
+// JSON or not of the type's shape has no problems here.
 func FieldProblems(body []byte, v any) []FieldProblem {
 	return BodyFields(body, v).Problems
 }
 
 // Fields is what one walk of a JSON answer against the contract's type
-// finds: the properties that do not fit it, and the declared properties
-// the answer leaves out.
+// finds.
 type Fields struct {
 	// Problems are the answer's [FieldProblems].
 	Problems []FieldProblem
-	// Absent are the properties of the type that the answer does not
-	// have, required or not.
+	// Absent are the type's properties the answer leaves out.
 	Absent Absent
 }
 
-// BodyFields walks a JSON answer once against the contract's type (v, as
-// for [FieldProblems]) and returns both its problems and the properties it
-// leaves out. A body that is not JSON has neither.
+// BodyFields walks a JSON answer once against v (as for [FieldProblems]).
+// A body that is not JSON has neither problems nor absent fields.
 func BodyFields(body []byte, v any) Fields {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -139,16 +116,10 @@ func BodyFields(body []byte, v any) Fields {
 	return Fields{Problems: problems, Absent: newAbsent(w.absent)}
 }
 
-// Absent is the set of the properties of the contract's type that a JSON
-// answer leaves out, each named by its JSON Pointer (RFC 6901) in the
-// answer: "/total_count", "/transactions/3/units", "/opening_hours". Go's
-// decoder leaves such a field at its zero value, which reads like a value
-// StoreLink sent; a reader that must tell "0" from "not said" asks
-// [Absent.Has]. A property inside an absent object is absent too, and is
-// not listed on its own. A property whose value is null is present: null
-// is a value, which the contract's schema judges. The zero value is an
-// answer that has every property. An Absent is comparable (so a struct
-// that holds one stays comparable), and is never changed once made.
+// Absent is the set of the contract type's properties a JSON answer leaves
+// out, as JSON Pointers such as "/transactions/3/units". Properties inside
+// an absent object are not listed; a null value is present. The zero value
+// means nothing is absent. An Absent is comparable and immutable.
 type Absent struct {
 	set *pointerSet
 }
@@ -162,8 +133,7 @@ func newAbsent(m map[string]struct{}) Absent {
 	return Absent{set: &pointerSet{m: m}}
 }
 
-// NewAbsent is the set of the given JSON Pointers, for a reader that knows
-// by other means what an answer left out.
+// NewAbsent is the set of the given JSON Pointers.
 func NewAbsent(pointers ...string) Absent {
 	m := make(map[string]struct{}, len(pointers))
 	for _, p := range pointers {
@@ -200,8 +170,7 @@ func (a Absent) Has(pointer string) bool {
 }
 
 // Within reports whether the answer leaves out the property at the JSON
-// Pointer, an object that would hold it, or anything inside it: whether a
-// reader of the value at pointer must ask [Absent.Has] at all.
+// Pointer, an object that would hold it, or anything inside it.
 func (a Absent) Within(pointer string) bool {
 	if a.set == nil {
 		return false
@@ -230,9 +199,8 @@ func (a Absent) Pointers() []string {
 	return out
 }
 
-// UnknownFields lists the paths of the properties of a JSON answer that
-// the contract's type (v, as for [FieldProblems]) does not declare, rename
-// candidates included, each once.
+// UnknownFields lists, once each, the paths of properties v (as for
+// [FieldProblems]) does not declare.
 func UnknownFields(body []byte, v any) []string {
 	var out []string
 	for _, p := range FieldProblems(body, v) {
@@ -243,8 +211,7 @@ func UnknownFields(body []byte, v any) []string {
 	return out
 }
 
-// missing lists the paths of the required fields among problems, in their
-// order.
+// missing lists the paths of the required fields among problems.
 func missing(problems []FieldProblem) []string {
 	var out []string
 	for _, p := range problems {
@@ -266,10 +233,8 @@ func opaque(t reflect.Type) bool {
 	return t == timeType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textType)
 }
 
-// walker is the state of one walk: where it is, as a stack of property
-// names and array indices, and the absent properties found so far. The
-// pointer of an absent property is written only when one is found, so a
-// walk of a whole answer costs nothing more than the problems do.
+// walker is the state of one walk: a stack of steps and the absent
+// properties found so far.
 type walker struct {
 	at     []step
 	absent map[string]struct{}
@@ -281,8 +246,7 @@ type step struct {
 	index int
 }
 
-// leftOut records the absent property name of the object at the walk's
-// place.
+// leftOut records an absent property of the current object.
 func (w *walker) leftOut(name string) {
 	var b strings.Builder
 	for _, s := range w.at {
@@ -366,9 +330,8 @@ type missingField struct {
 	t    reflect.Type
 }
 
-// objectProblems returns the problems of an object against the struct t:
-// required properties missing, then the object's undeclared properties,
-// each a rename of a missing one or unknown.
+// objectProblems returns an object's missing required properties, then its
+// undeclared ones, against the struct t.
 func (w *walker) objectProblems(obj map[string]any, t reflect.Type) []FieldProblem {
 	var out []FieldProblem
 	declared := map[string]bool{}
@@ -415,9 +378,8 @@ func (w *walker) objectProblems(obj map[string]any, t reflect.Type) []FieldProbl
 	return out
 }
 
-// renameCandidates are the missing properties an undeclared property
-// could be a rename of: those whose type its value fits, narrowed to one
-// when one has the same spelling or shares the most words with it.
+// renameCandidates are the missing properties an undeclared one could be a
+// rename of, narrowed by spelling or shared words.
 func renameCandidates(name string, value any, missing []missingField) []string {
 	var candidates []string
 	for _, m := range missing {

@@ -2,10 +2,8 @@ package storelinkclient
 
 import "net/http"
 
-// The methods below let [Result] handle every generated response type. They
-// live outside storelink.gen.go because that file is regenerated; a new
-// operation in the spec needs its three methods here before Result accepts it,
-// and the compiler says so at the first call.
+// The methods below let [Result] handle every generated response type; a
+// new operation needs its three methods here.
 
 var (
 	_ Response[SKU]       = (*GetSKUResponse)(nil)

@@ -19,11 +19,9 @@ const userAgentHeader = "User-Agent"
 // while the program runs.
 var defaultUserAgent = "storelinkclient/" + moduleVersion(debug.ReadBuildInfo) + " (+" + modulePath + ")"
 
-// DefaultUserAgent returns the User-Agent every request carries unless the
-// caller sets one: "storelinkclient/VERSION (+github.com/korral/storelink/storelinkclient)",
-// where VERSION is the module's version in the program's build information
-// (such as v0.2.0), or "devel" when the build records none (a build inside
-// this repository, or one without module support).
+// DefaultUserAgent returns the default User-Agent,
+// "storelinkclient/VERSION (+github.com/korral/storelink/storelinkclient)",
+// with the module version from the build information or "devel".
 func DefaultUserAgent() string { return defaultUserAgent }
 
 // moduleVersion finds this module's version in the build information, as a
@@ -51,11 +49,9 @@ func moduleVersion(read func() (*debug.BuildInfo, bool)) string {
 	return version
 }
 
-// WithUserAgent sends ua as the User-Agent of every request instead of
-// [DefaultUserAgent], for instance to name the calling service
-// ("replenish-bot/1.4 " + storelinkclient.DefaultUserAgent()). A User-Agent
-// set on one call with a request editor still wins. An empty ua, or one with
-// a control character, fails NewClient.
+// WithUserAgent sends ua instead of [DefaultUserAgent]; a per-call editor
+// still wins. An empty ua, or one with a control character, fails
+// NewClient.
 func WithUserAgent(ua string) ClientOption {
 	return func(c *Client) error {
 		if strings.TrimSpace(ua) == "" || strings.ContainsFunc(ua, isControl) {
@@ -69,10 +65,8 @@ func WithUserAgent(ua string) ClientOption {
 	}
 }
 
-// setDefaultUserAgent gives req the default User-Agent unless an option or
-// request editor set one. The redirect guard, which wraps every client's
-// doer, calls it, so that no client of this package goes out as the
-// anonymous "Go-http-client/1.1".
+// setDefaultUserAgent gives req the default User-Agent unless one is set;
+// the redirect guard calls it.
 func setDefaultUserAgent(req *http.Request) {
 	if len(req.Header.Values(userAgentHeader)) == 0 {
 		req.Header.Set(userAgentHeader, defaultUserAgent)

@@ -1,16 +1,12 @@
-// Command echoserver is the baseline ("floor") the benchmarks measure
-// storelink-mcp against: a bare go-sdk server, at the version storelink-mcp
-// uses, with one `echo` tool and nothing of ours. What a trivial call of
-// storelink-mcp costs above it is our per-call overhead. Benchmark tool
-// only.
+// Command echoserver is the benchmarks' baseline: a bare go-sdk server with
+// one `echo` tool.
 //
 //	echoserver                              # MCP over stdio
 //	echoserver --http 127.0.0.1:8080        # Streamable HTTP at /mcp
 //	echoserver --http 127.0.0.1:8080 --stateless
 //
-// --token-file requires a bearer token from the file ("label token" lines,
-// as MCP_AUTH_TOKENS_FILE), so the baseline also pays for a header check;
-// --cpuprofile writes a CPU profile on exit.
+// --token-file requires a bearer token from the file; --cpuprofile writes a
+// CPU profile on exit.
 package main
 
 import (

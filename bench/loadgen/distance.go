@@ -19,12 +19,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The distance phase (issue 35): korral_check_stock_risk over stdio against
-// a mockstorelink of 180 stores and 18,000 SKUs with 50 ms latency on every
-// route, at 1, 6 or 20 stores or all of them, with master data cold
-// (MASTER_DATA_TTL=0) and warm. Wall time over the latency is the number of
-// sequential StoreLink round trips; the same calls without latency are the
-// floor (local work). The mock's /_admin/requests counts what one call sent.
+// The distance phase times korral_check_stock_risk over stdio against a
+// large mock with latency on every route, for several store counts, with
+// master data cold and warm. Wall time over the latency is the number of
+// sequential round trips; the same calls without latency are the floor.
 
 const (
 	// distanceDelay is the latency injected on every route of the mock.
@@ -33,19 +31,16 @@ const (
 	// (mockstorelink --stores --skus, ADR 0025).
 	distanceWorldStores = 180
 	distanceWorldSKUs   = 18000
-	// distanceMinCalls is how many measured calls a row makes even when the
-	// phase's time is up: fewer would make no median.
+	// distanceMinCalls is the fewest measured calls per row.
 	distanceMinCalls = 3
-	// distanceCallTimeout bounds one call, so a stuck server ends the phase
-	// instead of the benchmark.
+	// distanceCallTimeout bounds one call.
 	distanceCallTimeout = time.Minute
 )
 
 // distanceCases are the store counts of the rows; 0 is the sweep.
 var distanceCases = []int{1, 6, 20, 0}
 
-// distanceMasters are the two states of the master data, in the order the
-// phase measures them.
+// distanceMasters are the master data states, in measuring order.
 var distanceMasters = []string{"cold", "warm"}
 
 // distanceResult is one run of the phase.
@@ -62,12 +57,10 @@ type distanceRow struct {
 	Stores int `json:"stores"`
 	// Master is "cold" or "warm".
 	Master string `json:"master_data"`
-	// Available is false when the server refused the call (a build
-	// without the sweep answers INVALID_ARGUMENT to "all"); Note says why.
+	// Available is false when the server refused the call; Note says why.
 	Available bool   `json:"available"`
 	Note      string `json:"note,omitempty"`
-	// WallMS is every measured call with the latency injected; FloorMS the
-	// same call with none, in the same run.
+	// WallMS are the measured calls with latency; FloorMS without.
 	WallMS  []float64 `json:"wall_ms,omitempty"`
 	FloorMS []float64 `json:"floor_ms,omitempty"`
 	// Received is what the mock received for one call at distance.
@@ -88,15 +81,15 @@ func storesLabel(stores, world int) string {
 	return fmt.Sprintf("%d stores", stores)
 }
 
-// distanceLimit is the issue's limit for one row: a number of round trips
-// on the critical path (at most), or a wall (strictly under).
+// distanceLimit is a row's limit: at most a number of round trips, or
+// strictly under a wall time.
 type distanceLimit struct {
 	RoundTrips float64
 	Wall       time.Duration
 }
 
-// limitFor is issue 35's limit: 2.3 round trips cold and 1.3 warm for up
-// to 20 stores; for the 180-store sweep, under 2 s cold and 1 s warm.
+// limitFor is a row's limit: 2.3 round trips cold and 1.3 warm for up to
+// 20 stores; for the sweep, under 2 s cold and 1 s warm.
 func limitFor(stores int, master string) distanceLimit {
 	switch {
 	case stores == 0 && master == "cold":
@@ -116,8 +109,7 @@ func (l distanceLimit) String() string {
 	return fmt.Sprintf("< %g s", l.Wall.Seconds())
 }
 
-// ratio is the measured median wall against the limit: the round trips
-// (medianMS over the delay) over the limit's, or the wall over the limit's.
+// ratio is the measured median against the limit.
 func (l distanceLimit) ratio(medianMS float64, delay time.Duration) float64 {
 	if l.RoundTrips > 0 {
 		return roundTrips(medianMS, delay) / l.RoundTrips
@@ -150,9 +142,7 @@ type mockRequest struct {
 	Status      int    `json:"status"`
 }
 
-// requestCounts is what the mock received for one call: per store, the
-// fewest and most inventory and POS requests of any store asked, and the
-// master-data reads in all.
+// requestCounts is what the mock received for one call.
 type requestCounts struct {
 	// Stores is how many stores were asked for inventory or POS.
 	Stores       int `json:"stores"`
@@ -211,9 +201,9 @@ func countRequests(reqs []mockRequest) requestCounts {
 	return c
 }
 
-// asExpected says whether the call sent what issue 35 expects: each of
-// stores stores' inventory and POS exactly once, the SKU and its supplier
-// at most once (none when the master data is warm), nothing else.
+// asExpected says whether the call read each store's inventory and POS
+// exactly once, the SKU and supplier at most once (none when warm), and
+// nothing else.
 func (c requestCounts) asExpected(stores int) bool {
 	return c.Stores == stores && c.InventoryMin == 1 && c.InventoryMax == 1 && c.POSMin == 1 && c.POSMax == 1 &&
 		c.SKUReads <= 1 && c.SupplierReads <= 1 && c.Other == 0
@@ -277,9 +267,8 @@ func (m mockAdmin) requests(ctx context.Context) ([]mockRequest, error) {
 	return out, err
 }
 
-// keyringStores reads the stores of a keyring file the mock wrote, in the
-// order the rows take them: the butter scenario's store 47 first, then by
-// number (the fixture stores, then the generated 1007, 1008, …).
+// keyringStores reads the stores of a keyring file the mock wrote, in
+// orderStores order.
 func keyringStores(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -321,8 +310,7 @@ func orderStores(ids []string) []string {
 	return out
 }
 
-// riskArgs are the arguments of a row: the butter at the first n stores,
-// or at every store of the keyring when n is 0.
+// riskArgs are a row's arguments: the first n stores, or all when n is 0.
 func riskArgs(stores []string, n int) map[string]any {
 	ids := []string{"all"}
 	if n > 0 {
@@ -334,9 +322,7 @@ func riskArgs(stores []string, n int) map[string]any {
 // errRefused is a call the server refused as an invalid argument.
 var errRefused = errors.New("refused")
 
-// unavailable says whether err is the server refusing the arguments (a
-// tool error with INVALID_ARGUMENT, or the SDK's invalid-params error when
-// the input schema does not allow them): a build without the sweep.
+// unavailable says whether err is the server refusing the arguments.
 func unavailable(err error) bool {
 	if err == nil {
 		return false
@@ -346,8 +332,7 @@ func unavailable(err error) bool {
 		strings.Contains(s, "-32602") || strings.Contains(strings.ToLower(s), "invalid params")
 }
 
-// distancePlan is how many calls a row makes, and until when it may go on
-// past distanceMinCalls.
+// distancePlan is how many calls a row makes, and its time limit.
 type distancePlan struct {
 	calls, floorCalls int
 	deadline          time.Time
@@ -427,10 +412,8 @@ func distanceRun(ctx context.Context, c config, dir string, log func(string, ...
 	return res, nil
 }
 
-// measureDistance makes one row's calls: one with no latency (it fills the
-// cache when master data is warm, and finds out whether the server takes
-// the arguments at all), the floor's, then one at distance counted on the
-// mock's side, then the measured ones.
+// measureDistance makes one row's calls: a warm-up without latency, the
+// floor, one counted call at distance, then the measured ones.
 func measureDistance(ctx context.Context, cs *mcp.ClientSession, admin mockAdmin, args map[string]any, plan distancePlan) (distanceRow, error) {
 	var row distanceRow
 	call := func() (time.Duration, error) {
@@ -495,10 +478,8 @@ func measureDistance(ctx context.Context, cs *mcp.ClientSession, admin mockAdmin
 	return row, nil
 }
 
-// refusal is the short reason of a refused call for the report: the
-// envelope's error code and the start of its message when the server
-// answered one, else the first line of the error; never a '|', which
-// would end a Markdown table cell.
+// refusal is the short reason of a refused call for the report; it never
+// holds a '|' (Markdown table cell).
 func refusal(err error) string {
 	text, _ := strings.CutPrefix(err.Error(), errRefused.Error()+": ")
 	var env struct {

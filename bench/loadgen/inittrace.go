@@ -16,9 +16,7 @@ import (
 const initTraceRuns = 9
 
 // initTrace runs `bin version` n times with GODEBUG=inittrace=1 and returns
-// the median clock time of each package's initialisation, in milliseconds.
-// `version` does nothing but start, so the trace is the start path every
-// configuration pays before main.
+// the median initialisation time of each package, in milliseconds.
 func initTrace(ctx context.Context, bin string, n int, env []string) (map[string]float64, error) {
 	times := map[string][]float64{}
 	for range n {

@@ -1,9 +1,7 @@
-// Command loadgen runs the real storelink-mcp and mockstorelink binaries
-// and writes the benchmark tables of docs/benchmarks.md (cold start,
-// latency, throughput, memory, tool definition size, mock throughput, the
-// distance phase), adding `go test -bench` output. Every process it starts
-// listens on 127.0.0.1 only and is ended by its PID. Targets are reported,
-// never asserted.
+// Command loadgen runs the storelink-mcp and mockstorelink binaries and
+// writes the benchmark tables of docs/benchmarks.md. Its processes listen
+// on 127.0.0.1 only and are ended by PID. Targets are reported, never
+// asserted.
 package main
 
 import (
@@ -101,11 +99,9 @@ func writeReport(rep *report, out string, stdout io.Writer) error {
 // runResult is everything measured in one repetition.
 type runResult struct {
 	ColdStartMS []float64 `json:"cold_start_ms,omitempty"`
-	// ColdStartExternalMS is the same with UPSTREAM_BASE_URL set, as in
-	// production: no embedded mock to build at start.
+	// ColdStartExternalMS is the same with UPSTREAM_BASE_URL set.
 	ColdStartExternalMS []float64 `json:"cold_start_external_ms,omitempty"`
-	// ColdStartReleaseMS is the same for the binary the release archives
-	// and the image ship (-tags nodemo): the embedded mock is not linked in.
+	// ColdStartReleaseMS is the same for the release binary (-tags nodemo).
 	ColdStartReleaseMS []float64 `json:"cold_start_release_ms,omitempty"`
 	// InitMS is each package's initialisation clock time (median of
 	// GODEBUG=inittrace=1 over initTraceRuns starts of `version`).
@@ -113,17 +109,15 @@ type runResult struct {
 	// InitReleaseMS is the same for the release binary.
 	InitReleaseMS map[string]float64 `json:"init_release_ms,omitempty"`
 	Tools         *toolsInfo         `json:"tools,omitempty"`
-	// Embedded is the zero-configuration binary (embedded mock StoreLink in
-	// the same process): Seq sequential, Conc with concurrent callers.
+	// Embedded is the binary with its embedded mock: Seq sequential, Conc
+	// concurrent.
 	EmbeddedIdle *memory     `json:"embedded_idle,omitempty"`
 	Seq          *loadResult `json:"stdio_sequential,omitempty"`
 	Conc         *loadResult `json:"stdio_concurrent,omitempty"`
-	// External is the server alone, against a mockstorelink process, so its
-	// memory holds nothing of the mock's.
+	// External is the server against a separate mockstorelink process.
 	External *loadResult `json:"stdio_external_mock,omitempty"`
 	HTTP     *loadResult `json:"http,omitempty"`
-	// Writes is the write path over HTTP: one SQLite replica, then two
-	// replicas on one PostgreSQL when a database was given.
+	// Writes is the write phase over HTTP.
 	Writes []writeResult `json:"http_writes,omitempty"`
 	// Scale is the remote deployment at scale, beside the echo floor.
 	Scale *scaleResult `json:"http_scale,omitempty"`
@@ -131,7 +125,7 @@ type runResult struct {
 	Mocks map[string]wrkResult `json:"mocks,omitempty"`
 	// Telemetry is the cost of metrics and tracing (telemetry.go).
 	Telemetry []telemetryResult `json:"telemetry,omitempty"`
-	// Distance is StoreLink 50 ms away, at the brief's scale (distance.go).
+	// Distance is the distance phase (distance.go).
 	Distance *distanceResult `json:"distance,omitempty"`
 }
 
@@ -266,8 +260,7 @@ func mocksRun(ctx context.Context, c config, dir string, log func(string, ...any
 	return out, nil
 }
 
-// embeddedRun measures the zero-configuration binary: sequential calls,
-// then concurrent ones on the same session.
+// embeddedRun measures the binary with its embedded mock.
 func embeddedRun(ctx context.Context, c config, dir string, r *runResult, log func(string, ...any)) error {
 	log("  stdio, embedded mock: %d sequential calls, then %d with %d callers", c.seqCalls, c.conCalls, c.callers)
 	s, idle, err := startIdle(ctx, c.server, dir, serverEnv(dir))
@@ -327,17 +320,14 @@ func coldStartsExternal(ctx context.Context, c config, bin, dir string) ([]float
 	return out, err
 }
 
-// externalRun measures the server alone: StoreLink is a separate
-// mockstorelink process, so the server's memory holds only the server.
+// externalRun measures the server against a separate mockstorelink process.
 func externalRun(ctx context.Context, c config, dir string) (loadResult, error) {
 	mk, err := startMock(ctx, c.mock, dir, true, "")
 	if err != nil {
 		return loadResult{}, err
 	}
 	defer mk.p.stop(5*time.Second, true)
-	// The mock's clock is pinned (--now default), so the server's must
-	// agree; STORELINK_MOCK_NOW applies only to the embedded mock, and the
-	// butter figures hold at any time of day anyway.
+	// STORELINK_MOCK_NOW applies only to the embedded mock.
 	s, idle, err := startIdle(ctx, c.server, dir, serverEnv(dir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring))
 	if err != nil {
 		return loadResult{}, err
@@ -355,7 +345,6 @@ func externalRun(ctx context.Context, c config, dir string) (loadResult, error) 
 // which variable names its bearer token file.
 func detectHTTP(c config) (*httpOptions, string) {
 	out, _ := exec.Command(c.server, "help").CombinedOutput()
-	// The variable naming the token file is documented in serve's own help.
 	serveHelp, _ := exec.Command(c.server, "serve", "--help").CombinedOutput()
 	help := string(out) + "\n" + string(serveHelp)
 	if !strings.Contains(help, "--http") {

@@ -20,14 +20,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mockNow pins the embedded StoreLink's clock to the instant the fixture
-// world is built around (a Friday afternoon, every store open), so every
-// run asks the same question and gets the same answer.
+// mockNow pins the embedded StoreLink's clock, so every run gets the same
+// answer.
 const mockNow = "2026-11-27T14:30:00+01:00"
 
-// butter is the call every latency figure is about. Each call gets its own
-// params: the SDK may write protocol metadata into them, so one value
-// shared between calls (or sessions) is neither safe nor honest.
+// butter is the measured call. Each call gets its own params, since the SDK
+// may write metadata into them.
 func butter() *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "korral_check_stock_risk", Arguments: map[string]any{"store_id": "47", "sku": "8847291"}}
 }
@@ -37,8 +35,7 @@ type mcpServer struct {
 	proc     *child
 	sessions []*mcp.ClientSession
 	logPath  string
-	// http servers do not end when their sessions close; they are sent
-	// SIGTERM.
+	// http servers are sent SIGTERM.
 	http bool
 	// params is the call that drive and warmUp make; nil is butter.
 	params func() *mcp.CallToolParams
@@ -52,9 +49,8 @@ func (s *mcpServer) call() *mcp.CallToolParams {
 	return s.params()
 }
 
-// serverEnv is the environment of a server process: nothing inherited but
-// PATH, a private HOME and state database, and the pinned clock unless an
-// external StoreLink is configured.
+// serverEnv is a server's environment: PATH, a private HOME and state
+// database, and the pinned clock unless StoreLink is external.
 func serverEnv(dir string, extra ...string) []string {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -77,8 +73,8 @@ func serverEnv(dir string, extra ...string) []string {
 // extraServerEnv is --server-env, added to every server's environment.
 var extraServerEnv []string
 
-// startStdio spawns the binary and connects a go-sdk client over its stdin
-// and stdout. Logs go to a file in dir, as a host would capture them.
+// startStdio spawns the binary and connects a client over stdio; logs go
+// to a file in dir.
 func startStdio(ctx context.Context, bin, dir string, env []string) (*mcpServer, error) {
 	cmd := exec.Command(bin)
 	cmd.Env = env
@@ -112,8 +108,7 @@ func startStdio(ctx context.Context, bin, dir string, env []string) (*mcpServer,
 	return s, nil
 }
 
-// close ends the sessions (for stdio, closing stdin, after which the server
-// exits by itself), then the process.
+// close ends the sessions, then the process.
 func (s *mcpServer) close() {
 	for _, cs := range s.sessions {
 		_ = cs.Close()
@@ -139,12 +134,10 @@ type toolsInfo struct {
 	ToolsListBytes    int `json:"tools_list_bytes"` // the whole result, output schemas included
 }
 
-// coldStarts spawns the binary n times with env and times each from exec to a
-// completed tools/list (initialize and the initialized notification
-// included). The process then exits on closed stdin, outside the timing.
+// coldStarts spawns the binary n times and times each from exec to a
+// completed tools/list.
 func coldStarts(ctx context.Context, bin, dir string, n int, env []string) ([]time.Duration, toolsInfo, error) {
-	// One untimed start creates the state database, as a first run ever
-	// would; the timed ones find it, as every later start of a host does.
+	// One untimed start creates the state database.
 	var info toolsInfo
 	var out []time.Duration
 	for i := -1; i < n; i++ {
@@ -173,16 +166,12 @@ func coldStarts(ctx context.Context, bin, dir string, n int, env []string) ([]ti
 // loadResult is one load phase against one server process.
 type loadResult struct {
 	Latency latencies `json:"latency"`
-	// Idle is the server's memory when the phase starts (for a fresh
-	// process: after the handshake and tools/list, before any tool call).
+	// Idle is the server's memory when the phase starts.
 	Idle memory `json:"idle"`
-	// Checkpoints are the memory after every tenth of the phase's calls;
-	// the last is at the end.
+	// Checkpoints are the memory after every tenth of the calls.
 	Checkpoints []checkpoint `json:"checkpoints"`
 	End         memory       `json:"end"`
-	// CPUPerCallMS is the server process's CPU time (user + system) over
-	// the phase divided by the calls: unlike latency, it hardly depends on
-	// what else the machine is doing.
+	// CPUPerCallMS is the server's CPU time (user + system) per call.
 	CPUPerCallMS float64 `json:"cpu_per_call_ms"`
 }
 
@@ -193,8 +182,7 @@ type checkpoint struct {
 }
 
 // growth is the resident-set change over the second half of the phase, in
-// KiB: by then pools, caches and the heap target have settled, so what is
-// left is what every further call would add.
+// KiB, after caches have settled.
 func (l *loadResult) growth() (int64, bool) {
 	n := len(l.Checkpoints)
 	if n < 2 {
@@ -206,10 +194,8 @@ func (l *loadResult) growth() (int64, bool) {
 // checkpoints is how many times a phase samples the server's memory.
 const checkpoints = 10
 
-// drive makes total calls of butter spread over callers goroutines, each
-// on its session (sessions are reused round-robin: several goroutines may
-// share one), sampling the server's memory before the first call and after
-// every tenth of them.
+// drive makes total calls over callers goroutines, sharing sessions
+// round-robin, and samples the server's memory.
 func drive(ctx context.Context, s *mcpServer, callers, total int) (loadResult, error) {
 	var r loadResult
 	var err error
@@ -283,8 +269,7 @@ func resultText(res *mcp.CallToolResult) string {
 	return "(non-text result)"
 }
 
-// warmUp makes n sequential calls that are not measured: connection pools,
-// caches and the heap settle first.
+// warmUp makes n unmeasured sequential calls.
 func warmUp(ctx context.Context, s *mcpServer, n int) error {
 	for range n {
 		for _, cs := range s.sessions {
@@ -300,8 +285,7 @@ func warmUp(ctx context.Context, s *mcpServer, n int) error {
 	return nil
 }
 
-// freeAddr returns a loopback address with a port that was free a moment
-// ago; the server binds it right after.
+// freeAddr returns a loopback address with a port that was just free.
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -311,14 +295,12 @@ func freeAddr() (string, error) {
 	return addr, ln.Close()
 }
 
-// httpOptions says how to start the server's HTTP transport, as its help
-// text documents it.
+// httpOptions says how to start the server's HTTP transport.
 type httpOptions struct {
 	// Args is the command line after the binary, with {addr} in place of
 	// the listen address.
 	Args []string
-	// TokenEnv names the variable holding the bearer token file; "" when
-	// the server needs no token on loopback.
+	// TokenEnv names the bearer token file variable; "" for none.
 	TokenEnv string
 }
 
@@ -337,9 +319,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// startHTTP runs the server's Streamable HTTP transport on a free loopback
-// port and connects n client sessions to it, each with its own HTTP
-// client, as n separate agents would.
+// startHTTP runs the server over HTTP on a free loopback port and connects
+// n sessions, each with its own HTTP client.
 func startHTTP(ctx context.Context, bin, dir string, env []string, hopts httpOptions, n int) (*mcpServer, error) {
 	addr, err := freeAddr()
 	if err != nil {

@@ -11,11 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The remote deployment at scale: many MCP clients, each with its own HTTP
-// client and bearer token header, against `serve --http` with its state on
-// PostgreSQL (SQLite when no database is given), and the bare go-sdk echo
-// server over Streamable HTTP as the floor, driven by the same clients in
-// the same run.
+// The scale phase: many MCP clients against `serve --http` (PostgreSQL or
+// SQLite), with the echo server as the floor in the same run.
 
 // scaleResult is one run of the scale phase.
 type scaleResult struct {

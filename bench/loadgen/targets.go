@@ -7,9 +7,7 @@ import (
 )
 
 // seqP50Before is the single-caller p50 of `korral_check_stock_risk` over
-// stdio before group commit (ADR 0026), the figure issue 35 asks not to
-// worsen, from the run seqP50BeforeRun (docs/benchmarks-history.md). It is
-// another run's figure: read it with both runs' load averages.
+// stdio before group commit (ADR 0026), from run seqP50BeforeRun.
 const (
 	seqP50Before    = 3.35
 	seqP50BeforeRun = "`make bench` of 2026-12-01 12:16 UTC, load 2.19"

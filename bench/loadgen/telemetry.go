@@ -13,11 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The telemetry phase: what metrics and tracing cost a trivial call over
-// HTTP. The server runs with neither, with /metrics scraped every second,
-// and with tracing to an absent collector (every span made and dropped);
-// each is measured twice, in opposite orders, so a machine getting busier
-// favours none.
+// The telemetry phase measures what metrics and tracing cost a trivial HTTP
+// call; each setting runs twice, in opposite orders.
 
 // telemetrySetting is one way of starting the server.
 type telemetrySetting struct {

@@ -18,14 +18,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The write path: confirmed korral_raise_replenishment_order calls over
-// Streamable HTTP against `serve --http --stateless` replicas and one
-// mockstorelink process, on one SQLite replica and on two replicas sharing
-// a PostgreSQL database, in the same run so the ratio is fair. Afterwards
-// the mock's order list must hold exactly one order per successful confirm.
+// The write phase times confirmed korral_raise_replenishment_order calls
+// over HTTP against one SQLite replica and two PostgreSQL replicas, then
+// checks the mock holds one order per successful confirm.
 
-// orderUnits is every benchmark order's quantity, well within the default
-// MAX_ORDER_UNITS (500).
+// orderUnits is every benchmark order's quantity.
 const orderUnits = 24
 
 // mockAdminToken enables the mock's /_admin/orders for the final count.
@@ -36,24 +33,18 @@ type writeResult struct {
 	Backend  string    `json:"backend"`
 	Replicas int       `json:"replicas"`
 	Latency  latencies `json:"latency"`
-	// Raised counts the confirms answered with mode "raised" (warm-up
-	// included); MockOrders is how many orders the mock gained (its world
-	// starts with a few). They must be equal.
+	// Raised counts confirms answered "raised"; MockOrders the orders the
+	// mock gained. They must be equal.
 	Raised     int `json:"raised"`
 	MockOrders int `json:"mock_orders"`
-	// CPUPerOrderMS is the replicas' CPU time (user + system, summed) over
-	// the measured calls, divided by them.
+	// CPUPerOrderMS is the replicas' CPU time per measured call.
 	CPUPerOrderMS float64 `json:"cpu_per_order_ms"`
-	// Split is where an order's time went inside the replicas, from their
-	// logs.
+	// Split is where an order's time went, from the replicas' logs.
 	Split orderSplit `json:"split"`
 }
 
 // orderSplit is the median time of an order's parts as the replicas log
-// them: the tool handler (ledger reservation, the POST, the ledger's
-// finish), the POST to StoreLink alone, and the handler without the POST
-// (per call, then the median). What the client waits beyond the handler is
-// the audit insert, the HTTP exchange and the JSON.
+// them: the handler, the POST to StoreLink, and the handler without it.
 type orderSplit struct {
 	Orders       int     `json:"orders"`
 	HandlerP50MS float64 `json:"handler_p50_ms"`
@@ -114,9 +105,8 @@ type writeTarget struct {
 	dsn      string // STATE_DATABASE_URL for postgres
 }
 
-// orderArgs are the arguments of the n-th confirmed order of a phase: a
-// distinct idempotency key and a distinct reason, so that no two calls share
-// the ledger's request fingerprint and none meets another's in-flight guard.
+// orderArgs are the arguments of the n-th order, with a distinct
+// idempotency key and reason so no two calls collide in the ledger.
 func orderArgs(phase string, n int) map[string]any {
 	return map[string]any{
 		"store_id":        "47",
@@ -149,12 +139,9 @@ func raised(res *mcp.CallToolResult) error {
 	return nil
 }
 
-// writeRun starts the mock and the replicas of t, sends warm-up orders
-// (one per session), then up to total confirmed orders from callers
-// spread round-robin over the replicas, stopping early at limit; calls
-// already sent when the time is up are awaited, never cancelled, so each
-// one's outcome is known. It then compares the mock's orders with the
-// confirms that succeeded.
+// writeRun starts the mock and replicas, sends warm-up orders, then up to
+// total orders round-robin until limit (sent calls are awaited, never
+// cancelled), and compares the mock's orders with the confirms.
 func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, callers, total int, limit time.Duration) (writeResult, error) {
 	res := writeResult{Backend: t.backend, Replicas: t.replicas}
 	mk, err := startMock(ctx, c.mock, dir, true, mockAdminToken)
@@ -176,7 +163,6 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 	if err != nil {
 		return res, err
 	}
-	// Caller i talks to replica i mod R, as a round-robin balancer would.
 	sessions := make([]*mcp.ClientSession, callers)
 	for i := range sessions {
 		sessions[i] = servers[i%t.replicas].sessions[i/t.replicas]
@@ -219,8 +205,7 @@ func writeRun(ctx context.Context, c config, hopts httpOptions, dir string, t wr
 	return res, nil
 }
 
-// startReplicas starts the write target's replicas over HTTP against the
-// mock mk, enough sessions each for the callers between them.
+// startReplicas starts the target's replicas against mk.
 func startReplicas(ctx context.Context, c config, hopts httpOptions, dir string, t writeTarget, mk *mockProcess, callers int) ([]*mcpServer, error) {
 	hopts.Args = append(append([]string{}, hopts.Args...), "--stateless")
 	perReplica := (callers + t.replicas - 1) / t.replicas
@@ -348,8 +333,7 @@ func writesRun(ctx context.Context, c config, hopts *httpOptions, dir string, r 
 	}
 	targets := []writeTarget{{backend: "sqlite", replicas: 1}}
 	if c.databaseURL != "" {
-		// One PostgreSQL replica separates the database's cost from the
-		// second process's.
+		// One replica separates the database's cost from the second's.
 		targets = append(targets,
 			writeTarget{backend: "postgres", replicas: 1, dsn: c.databaseURL},
 			writeTarget{backend: "postgres", replicas: 2, dsn: c.databaseURL})
@@ -382,8 +366,7 @@ func writeOf(run runResult, label string) (writeResult, bool) {
 	return writeResult{}, false
 }
 
-// writesMarkdown renders the write-path table: every configuration over the
-// runs, then each against the single SQLite replica of the same run.
+// writesMarkdown renders the write-phase table.
 func (r *report) writesMarkdown(p func(string, ...any)) {
 	var labels []string
 	for _, run := range r.Runs {

@@ -53,10 +53,8 @@ type mockProcess struct {
 	p       *child
 }
 
-// startMock runs the mockstorelink binary in dir. The /_admin/ endpoint is
-// enabled when adminToken is not empty (passed in the environment, not on
-// the command line); extra are further arguments (such as the size of its
-// world).
+// startMock runs the mockstorelink binary in dir, with /_admin/ when
+// adminToken is set (via the environment) and extra arguments.
 func startMock(ctx context.Context, bin, dir string, validateResponses bool, adminToken string, extra ...string) (*mockProcess, error) {
 	keyring := filepath.Join(dir, fmt.Sprintf("keyring-%d.json", time.Now().UnixNano()))
 	args := []string{"--addr", "127.0.0.1:0", "--now", "default", "--keyring-out", keyring, "--log-level", "error"}

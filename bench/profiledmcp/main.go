@@ -1,7 +1,5 @@
-// Command profiledmcp is storelink-mcp with a CPU and a heap profile, for
-// finding where a tool call's time goes under the load driver: it runs the
-// same program (cli.Run, the embedded mock StoreLink included) and writes
-// the profiles when it exits. It is a benchmark tool, not a product binary.
+// Command profiledmcp is storelink-mcp (cli.Run) that writes CPU and heap
+// profiles on exit, for the load driver.
 //
 //	go build -o /tmp/profiledmcp ./bench/profiledmcp
 //	bin/loadgen --server /tmp/profiledmcp --server-env PROFILE_DIR=/tmp/prof ...
@@ -49,9 +47,7 @@ func main() {
 }
 
 // startProfiles starts the CPU profile; the returned function ends it and
-// writes the heap profile beside it, both named by the process id. SIGUSR1
-// writes a heap profile at once (heap-PID-usr1-N.pprof), to see what is
-// live in the middle of a load run rather than after shutdown.
+// writes the heap profile. SIGUSR1 writes a heap profile at once.
 func startProfiles(dir string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

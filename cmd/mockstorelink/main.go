@@ -1,9 +1,8 @@
 // Command mockstorelink serves the mock StoreLink over HTTP, for demos,
 // end-to-end runs and contract checks against a known world.
 //
-// It prints the base URL on stdout once it listens, logs JSON to stderr and
-// stops cleanly on SIGINT or SIGTERM. See the mockstorelink package's
-// README for the fixture world and the fault file format.
+// It prints the base URL on stdout, logs JSON to stderr and stops on SIGINT
+// or SIGTERM.
 package main
 
 import (

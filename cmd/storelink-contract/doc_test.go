@@ -56,14 +56,12 @@ const firstHourSection = "Meeting your StoreLink: the first hour"
 var fileFlags = map[string]bool{"--keyring-file": true, "--replay-out": true, "--findings": true, "-o": true,
 	"--out": true, "--spec": true, "-keyring-out": true}
 
-// foreignSections are the sections whose commands meet the foreign double
-// (conformance/foreignstorelink): there a check drifts (exit 1) on
-// purpose, and the keyring is the one the double wrote.
+// foreignSections are the sections whose commands run against the foreign
+// double, where a check drifts (exit 1) on purpose.
 var foreignSections = map[string]bool{"Meeting a StoreLink that differs": true, "From findings to a spec change: suggest": true}
 
-// startForeignCmd builds and starts the foreign double's command with
-// args, and returns its base URL; the process is stopped when the test
-// ends.
+// startForeignCmd starts the foreign double's command and returns its base
+// URL; it stops when the test ends.
 func startForeignCmd(t *testing.T, args []string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "foreign-storelink")
@@ -92,13 +90,8 @@ func startForeignCmd(t *testing.T, args []string) string {
 	return url
 }
 
-// TestDocCommands runs every command docs/contract-checker.md shows, in
-// order, as written but for addresses and files: every base URL and
-// upstream is a fresh mock, every --listen a free loopback port, every
-// file a file of a temporary directory (the keyring named is written with
-// the mock's keys), and $VARIABLES are those addresses and files. Each
-// command must succeed against the mock; a command the test does not know
-// how to run fails it, so a new example in the document is tested too.
+// TestDocCommands runs every command of docs/contract-checker.md against
+// fresh mocks, free ports and temporary files; an unknown command fails.
 func TestDocCommands(t *testing.T) {
 	blocks := docBlocks(t)
 	if len(blocks) < 6 {

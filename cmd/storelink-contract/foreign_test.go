@@ -66,11 +66,9 @@ func causeIDs(causes []contract.Cause) []string {
 	return ids
 }
 
-// TestForeignStoreLinkEveryDepartureOnce: against a StoreLink another team
-// wrote (the double), the check reaches all eight operations, although its
-// supplier and order ids break the contract's patterns, and reports each
-// departure as exactly one cause with its count, with and without
-// generated cases; no key appears in any report.
+// TestForeignStoreLinkEveryDepartureOnce: against the foreign double the
+// check reaches every operation and reports each departure as one cause,
+// with and without generated cases; no key is reported.
 func TestForeignStoreLinkEveryDepartureOnce(t *testing.T) {
 	t.Parallel()
 	for _, extra := range [][]string{nil, {"--generate", "--seed", "5", "--deadline", "30s"}} {
@@ -148,11 +146,8 @@ func slicesCount(ids []string, id string) int {
 	return n
 }
 
-// TestSuggestFromForeignFindings: suggest turns a check of the double into
-// a patch of the contract; the patched copy loads, and a check against it
-// no longer reports any cause suggest proposed a change for. What is left
-// is what suggest said it leaves as a note. The patch holds no value the
-// double sent and no key.
+// TestSuggestFromForeignFindings: after suggest's patch only the causes
+// left as notes remain; the patch holds no sent value or key.
 func TestSuggestFromForeignFindings(t *testing.T) {
 	t.Parallel()
 	_, srv, keyring := startForeign(t)

@@ -19,13 +19,8 @@ import (
 	"github.com/korral/storelink/openapi/contract"
 )
 
-// TestGenerateAgainstMockConforms runs check --generate, writes included,
-// with a fixed seed and bounds against the strict mock: every generated
-// case conforms. make ci runs it (make test), so a contract change the
-// mock does not follow, or a generator that sends a case the contract
-// does not allow, fails CI. A conformant StoreLink raises two orders (the
-// fixed write's and the chain's) and refuses every other write, so
-// --max-orders 3 leaves room for every generated write to be sent.
+// TestGenerateAgainstMockConforms: check --generate with writes against
+// the strict mock conforms (--max-orders 3 lets every write be sent).
 func TestGenerateAgainstMockConforms(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)
@@ -58,9 +53,8 @@ func TestGenerateAgainstMockConforms(t *testing.T) {
 	}
 }
 
-// breakingProxy forwards to the mock and answers 200 where the mock
-// refuses a SKU lookup as malformed (400): a StoreLink that does not
-// validate its path. It counts the requests it forwards.
+// breakingProxy forwards to the mock but answers 200 where the mock answers
+// 400 to a malformed SKU, and counts forwarded requests.
 func breakingProxy(t *testing.T, upstream string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	target, err := url.Parse(upstream)
@@ -87,10 +81,8 @@ func breakingProxy(t *testing.T, upstream string) (*httptest.Server, *atomic.Int
 	return srv, &n
 }
 
-// TestReplayCommand: check --generate against a broken StoreLink writes
-// its failing cases to --replay-out; replay re-sends exactly those
-// requests (counted at the server) and reports them still failing, and
-// against the conformant mock reports them passing. The file holds no key.
+// TestReplayCommand: replay resends exactly the failing cases; no key is
+// written.
 func TestReplayCommand(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)
@@ -195,11 +187,8 @@ func TestDocsListEveryGeneratedRule(t *testing.T) {
 	}
 }
 
-// TestGenerateAgainstLargeWorldConforms runs check --generate, writes
-// included, against the mock at the brief's scale (180 stores, 18,000 SKUs)
-// with its chain-wide keyring: every rule of the contract holds there too,
-// at the last store and SKU, at a generated store with a fixture SKU and at
-// a fixture store with a generated SKU (whose supplier is generated).
+// TestGenerateAgainstLargeWorldConforms: check --generate with writes
+// conforms against the large mock.
 func TestGenerateAgainstLargeWorldConforms(t *testing.T) {
 	t.Parallel()
 	mock, err := mockstorelink.Start(mockstorelink.Options{Stores: 180, SKUs: 18000})

@@ -59,9 +59,7 @@ func TestJUnitIsValidXML(t *testing.T) {
 	}
 }
 
-// TestJUnitReadByAJUnitConsumer parses the report with go-junit, the
-// reader CI tools build on: every probe is a test with its time, drift a
-// failure, skipped probes skipped.
+// TestJUnitReadByAJUnitConsumer parses the report with go-junit.
 func TestJUnitReadByAJUnitConsumer(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t, mockstorelink.Fault{Kind: mockstorelink.FaultDriftMissingField, OperationID: mockstorelink.OpGetSKU})

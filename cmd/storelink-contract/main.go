@@ -7,15 +7,11 @@
 //	storelink-contract replay FILE --keyring-file FILE [flags]
 //	storelink-contract version
 //
-// check probes every endpoint with real, rate-limited requests and validates
-// every answer against the contract; demo runs the same check against a
-// fresh in-process mock StoreLink; proxy forwards live traffic to StoreLink
-// and validates it, writing findings as JSON lines. check --generate adds
-// cases generated from the contract, and writes the failing ones, shrunk,
-// to a replay file that replay sends again. The exit code is 0 when StoreLink
-// conforms, 1 on drift and 2 on a usage error or when the check could not be
-// completed (StoreLink unreachable, a bound reached). Reports go to stdout,
-// problems to stderr; neither ever shows a store key.
+// check probes every endpoint of a live StoreLink; demo checks an
+// in-process mock; proxy validates live traffic and writes findings as JSON
+// lines; replay resends the failing cases check --generate wrote. Exit code:
+// 0 conforms, 1 drift, 2 usage error or incomplete check. No output shows a
+// store key.
 package main
 
 import (
@@ -122,9 +118,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// headerList is the repeatable --header flag. It never shows a value: the
-// flag package quotes a value that Set refuses, so Set keeps its error for
-// the caller to report instead.
+// headerList is the repeatable --header flag; Set keeps its error so the
+// flag package never quotes a value.
 type headerList struct {
 	h   http.Header
 	err error
@@ -366,9 +361,8 @@ func announceOrders(stderr io.Writer, cmd string, rep *contract.Report) {
 	}
 }
 
-// runDemo starts a mock StoreLink on an ephemeral loopback port and checks
-// it with its default keyring, writes included (the mock keeps orders in
-// memory).
+// runDemo checks an in-process mock with its default keyring, writes
+// included.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("storelink-contract demo", flag.ContinueOnError)
 	fmtName := format(contract.FormatTable)
@@ -399,9 +393,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return check(ctx, cfg, string(fmtName), stdout, stderr)
 }
 
-// redactingWriter replaces store keys and header values in everything
-// written through it, a last guard for the rule that secrets never reach a
-// report or a log.
+// redactingWriter redacts store keys and header values in everything
+// written through it.
 type redactingWriter struct {
 	w   io.Writer
 	rep *strings.Replacer
@@ -427,9 +420,8 @@ func (r *redactingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// parseNoArgs parses a subcommand's flags, which take no positional
-// arguments. done reports that the command is over (help printed, or a usage
-// error on stderr) and code is its exit code.
+// parseNoArgs parses a subcommand's flags (no positional arguments); done
+// means the command is over, with exit code code.
 func parseNoArgs(fs *flag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
 	rest, err := cliflag.Parse(fs, args, synopsis, stdout)
 	switch {

@@ -86,10 +86,8 @@ func decodeReport(t *testing.T, stdout string) *contract.Report {
 	return &rep
 }
 
-// TestStrictMockConforms: every probe passes against the strict mock, with
-// no finding at all, semantic rules included: once with the butter SKU and
-// once with the SKU whose supplier has a minimum order, where an order
-// below it is refused with 422.
+// TestStrictMockConforms: every probe passes against the strict mock, for
+// the butter SKU and the minimum-order SKU.
 func TestStrictMockConforms(t *testing.T) {
 	t.Parallel()
 	for _, sku := range []string{mockstorelink.SKUButter, mockstorelink.SKUMinimumOrder} {
@@ -160,9 +158,8 @@ func TestNothingIsWrittenWithoutTheFlags(t *testing.T) {
 	}
 }
 
-// TestDriftFaultsAreReported switches on each drift fault of the mock for
-// one operation and expects drift on exactly that operation, with the
-// finding that names what broke.
+// TestDriftFaultsAreReported: each drift fault on one operation is drift
+// on exactly that operation.
 func TestDriftFaultsAreReported(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

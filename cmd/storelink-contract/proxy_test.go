@@ -25,9 +25,8 @@ type proxyRun struct {
 	stderr *bytes.Buffer
 }
 
-// startProxyCmd runs `storelink-contract proxy args...` until stopped, and
-// returns once it listens. The tests that use it do not run in parallel:
-// onListen is the package's.
+// startProxyCmd runs the proxy command and returns once it listens. Its
+// tests must not run in parallel (onListen is package-wide).
 func startProxyCmd(t *testing.T, args ...string) *proxyRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

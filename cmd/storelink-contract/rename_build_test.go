@@ -58,15 +58,9 @@ func structFields(t *testing.T, file string) map[string]map[string]string {
 	return out
 }
 
-// TestSuggestedRenamesKeepTheBuild: the adaptation is mechanical. The
-// renames suggest proposes from a check of the foreign double (on_hand,
-// min_order_qty, quantity, created_at, expected_delivery) and one of a
-// property that is a bare $ref (StoreSummary.timezone), applied and
-// regenerated with the pinned oapi-codegen and the configurations of the
-// client and of the mock, keep every generated type and Go field, each
-// renamed one with StoreLink's JSON name; and every package of the
-// workspace, tests included, builds and vets against the regenerated code
-// with no other change.
+// TestSuggestedRenamesKeepTheBuild: suggest's renames, regenerated, keep
+// every generated type and Go field, and the whole workspace builds and
+// vets unchanged.
 func TestSuggestedRenamesKeepTheBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oapi-codegen and the workspace")

@@ -19,11 +19,8 @@ import (
 	"github.com/korral/storelink/openapi/contract"
 )
 
-// quantityStoreLink serves the mock behind a front that wants the order's
-// quantity as "quantity": a request with "quantity_units" instead gets a
-// FastAPI validation error naming "quantity", and one with "quantity" goes
-// on to the mock as the contract's request. It counts the orders the mock
-// raised.
+// quantityStoreLink fronts the mock, wanting "quantity" instead of
+// "quantity_units" in order requests, and counts the orders raised.
 func quantityStoreLink(t *testing.T, upstream string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	target, err := url.Parse(upstream)
@@ -63,13 +60,9 @@ func quantityStoreLink(t *testing.T, upstream string) (*httptest.Server, *atomic
 	return srv, &passed
 }
 
-// TestRequestRenameIsOneCause: against a StoreLink that wants "quantity"
-// in the order request, the check names that departure once, as a rename
-// of the request schema, and blames no status and not the supplier's
-// minimum for it; the write is sent once more with StoreLink's name, so
-// the created order and its read-back are checked, and exactly one order
-// is raised; suggest patches the request schema with the Go name kept, and
-// a check against the patched contract sends StoreLink's name.
+// TestRequestRenameIsOneCause: against quantityStoreLink the check reports
+// one rename cause, resends the write and raises one order; the suggested
+// patch makes the next check send "quantity".
 func TestRequestRenameIsOneCause(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)

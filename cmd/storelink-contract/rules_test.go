@@ -103,10 +103,8 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// TestMutatingStoreLinkIsCaughtRuleByRule puts a mutating proxy in front of
-// the strict mock, one semantic rule at a time, and runs the command, writes
-// included: each break is reported as drift with a finding of that rule, on
-// a probe of its operation, and is no assumption.
+// TestMutatingStoreLinkIsCaughtRuleByRule: each rule broken by a proxy in
+// front of the mock is reported as drift with that rule.
 func TestMutatingStoreLinkIsCaughtRuleByRule(t *testing.T) {
 	t.Parallel()
 	for _, ex := range rules.Examples() {

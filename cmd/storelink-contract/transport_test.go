@@ -111,10 +111,8 @@ func TestPipelineFlags(t *testing.T) {
 	}
 }
 
-// TestRedirectsAreNeverFollowed: a StoreLink address that redirects every
-// request (302 and 307 in turn) to a second server, over plain HTTP and
-// over TLS with --ca-cert. The check, writes allowed, reports the redirects
-// and sends nothing, key or order, to the second server.
+// TestRedirectsAreNeverFollowed: redirects over HTTP and TLS are reported
+// and nothing reaches the second server.
 func TestRedirectsAreNeverFollowed(t *testing.T) {
 	t.Parallel()
 	var reached atomic.Int32

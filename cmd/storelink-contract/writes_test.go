@@ -14,9 +14,7 @@ import (
 	"github.com/korral/storelink/openapi/contract"
 )
 
-// worldSKUs are the SKUs of the mock's world but the quirk's, whose
-// inventory answers 200 with an error body on purpose (the drift the
-// checker must report).
+// worldSKUs are the mock's SKUs except SKUQuirk.
 var worldSKUs = []string{
 	mockstorelink.SKUButter, mockstorelink.SKUSteady, mockstorelink.SKUThinHistory, mockstorelink.SKUNoSales,
 	mockstorelink.SKUBulkOrder, mockstorelink.SKUPhantomStockout, mockstorelink.SKUVolatile, mockstorelink.SKUStaleCount,
@@ -27,14 +25,9 @@ var worldSKUs = []string{
 var operationIDs = []string{"listStores", "getStore", "getInventory", "listPOSTransactions",
 	"createReplenishmentOrder", "getReplenishmentOrder", "getSKU", "getSupplier"}
 
-// TestWritesConformForEverySKUAndSelection: a check with writes allowed
-// passes against the project's mock for every SKU of its world, with and
-// without --generate, and for every single --operation: the write probe
-// reads the SKU's case pack and its supplier's minimum itself (also when
-// getSKU and getSupplier are not selected) and orders what the contract
-// says StoreLink must take. Before, --operation createReplenishmentOrder
-// alone ordered 1 unit against a minimum of 48 and reported "expected
-// 201, got 422".
+// TestWritesConformForEverySKUAndSelection: a check with writes passes
+// against the mock for every SKU and every single --operation, with and
+// without --generate.
 func TestWritesConformForEverySKUAndSelection(t *testing.T) {
 	t.Parallel()
 	type run struct {
@@ -96,10 +89,8 @@ func initialOrders(t *testing.T) int {
 	return len(mock.Server.Orders())
 }
 
-// laxWrites forwards to the mock, but answers every POST to store 47's
-// replenishment itself with 201 and a new order (rpl_1, rpl_2, ...), key or
-// not, whatever the body: a StoreLink whose write validates nothing. It
-// counts those POSTs.
+// laxWrites forwards to the mock but answers every POST to store 47's
+// replenishment with 201 and a new order, and counts them.
 func laxWrites(t *testing.T, mockURL string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	target, err := url.Parse(mockURL)
@@ -122,11 +113,8 @@ func laxWrites(t *testing.T, mockURL string) (*httptest.Server, *atomic.Int64) {
 	return srv, &posts
 }
 
-// TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink: at a StoreLink that
-// validates nothing, check --allow-writes sends one write, which the first
-// negative probe spends; the JSON report and stderr name the order, and
-// the run is drift. --max-orders is refused without --allow-writes and
-// below 1.
+// TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink: against laxWrites one
+// write is sent and named; --max-orders needs --allow-writes and >= 1.
 func TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink(t *testing.T) {
 	t.Parallel()
 	mock, keyring := startMock(t)
@@ -152,11 +140,8 @@ func TestCheckLeavesOneAnnouncedOrderAtALaxStoreLink(t *testing.T) {
 	}
 }
 
-// TestNoIDFlagsAgainstTheMock: without --sku, --supplier and --order the
-// check learns its ids from the mock's answers and raises no false alarm:
-// by default, with writes allowed (every operation then checked, the
-// order read reading the order the check raised), and with generated
-// cases under several seeds.
+// TestNoIDFlagsAgainstTheMock: without id flags the check learns its ids
+// and passes, with and without writes and generated cases.
 func TestNoIDFlagsAgainstTheMock(t *testing.T) {
 	t.Parallel()
 	runs := map[string][]string{

@@ -6,11 +6,9 @@
 //	storelink-demo eval                 run every evaluation scenario, print pass/fail
 //	storelink-demo version              print the version (also --version)
 //
-// Each run builds the real storelink-mcp binary, spawns it over stdio and
-// drives it with an MCP client and the scripted agent of package eval. The
-// demo and the transcript use the server's embedded mock StoreLink, so they
-// need no configuration and no network beyond loopback; the evaluations run
-// a mock of their own so they can inspect what reached StoreLink.
+// Each run builds storelink-mcp and drives it over stdio with the scripted
+// agent of package eval; the evaluations run their own mock to inspect
+// what reached StoreLink.
 package main
 
 import (

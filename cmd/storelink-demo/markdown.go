@@ -7,11 +7,8 @@ import (
 	"strings"
 )
 
-// The transcript shows every request and response in full, with two kinds
-// of marked exceptions: long lists are cut to a few rows (the cut is marked
-// inside the JSON and named under it), and a value that differs on every
-// run although nothing about the scenario changed is masked, so the file
-// can be diffed in CI.
+// The transcript shows every request and response in full, except marked
+// cuts of long lists and masked run-specific values, so it can be diffed.
 type trimRule struct {
 	tool string
 	path string
@@ -38,9 +35,8 @@ var masks = []maskRule{
 	{tool: "korral_get_order_status", path: "data.ledger.requested_by", why: "the session part is minted per server process"},
 }
 
-// renderMarkdown writes the transcript. Everything in it comes from the
-// run; nothing that varies between two runs with the same clock (temp
-// paths, durations, call ids) is written.
+// renderMarkdown writes the transcript, leaving out what varies between
+// runs with the same clock.
 func renderMarkdown(d *demoRun) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }

@@ -13,9 +13,7 @@ import (
 	"github.com/korral/storelink/mcpserver"
 )
 
-// writeText prints the run for a person at a terminal: each call with its
-// arguments, the key numbers of each answer, the agent's decisions, and
-// what was written.
+// writeText prints the run for a person at a terminal.
 func writeText(w io.Writer, d *demoRun) {
 	clock := "real time"
 	if d.fixedNow != "" {

@@ -7,7 +7,6 @@ import (
 	"github.com/korral/storelink/mcpserver/cli"
 )
 
-// embedded starts the demo StoreLink when UPSTREAM_BASE_URL is unset. The
-// nodemo build leaves it nil, and with it the mock and its validation
-// libraries out of the binary (ADR 0015).
+// embedded starts the demo StoreLink when UPSTREAM_BASE_URL is unset; nil
+// in the nodemo build (ADR 0015).
 var embedded cli.EmbeddedFunc = demostorelink.Start

@@ -2,10 +2,8 @@
 // UPSTREAM_BASE_URL it starts an embedded mock StoreLink on a loopback port,
 // so it runs with no configuration at all.
 //
-// Built with the nodemo tag (as the release archives and the container image
-// are, ADR 0015) it has no embedded mock: it refuses to start without
-// UPSTREAM_BASE_URL, and starts about twice as fast, since the mock's
-// contract validation libraries are not linked in.
+// Built with the nodemo tag (ADR 0015) it has no embedded mock and refuses
+// to start without UPSTREAM_BASE_URL.
 package main
 
 import (

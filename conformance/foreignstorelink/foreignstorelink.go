@@ -1,59 +1,33 @@
 // Package foreignstorelink is a StoreLink double that departs from the
-// contract (openapi/storelink.yaml) on purpose, the way another team's
-// StoreLink would. It is written apart from the toolkit and imports nothing
-// from this repository (standard library only), so tests of the contract
-// checker (storelink-contract check, proxy, suggest) and of the MCP server
-// meet drift they did not write themselves.
+// contract (openapi/storelink.yaml) on purpose, so tests of the contract
+// checker and the MCP server meet drift they did not write. It uses the
+// standard library only and must not import this repository.
 //
-// It serves the contract's eight endpoints with the key header
-// X-Korral-Store-Key, and conforms in: paths and methods; key scope (a
-// missing or unknown key is 401 whatever the path, a valid key of another
-// store on a store path is 403, /v1/stores, /v1/skus/{sku} and
-// /v1/suppliers/{supplier_id} accept any valid key); 404 for an unknown store,
-// SKU, supplier or order; store timezone and opening-hours shape; store_id and
-// sku echoed; POS since filter, newest-first order, total_count, opaque
-// next_cursor and transaction fields; SKU fields other than those below;
-// Content-Type application/json.
+// It serves the contract's eight endpoints with key header
+// X-Korral-Store-Key and conforms except for these departures:
 //
-// The departures, each with a stable id:
-//
-//   - D1 error body: every error is FastAPI-style {"detail": "<text>"}, not
-//     {"error": {"code", "message"}}. 429 never happens.
-//   - D2 validation errors (malformed store_id or sku, bad limit, since or
-//     cursor, a POST body outside the schema) are 422, not 400, with the body
-//     {"detail": [{"loc": [...], "msg": "...", "type": "..."}]}. 400 never
-//     happens.
+//   - D1 every error body is {"detail": "<text>"}; never 429.
+//   - D2 validation errors (bad store_id, sku, limit, since, cursor or POST
+//     body) are 422 with {"detail": [{"loc", "msg", "type"}]}; never 400.
 //   - D3 inventory: on_hand instead of on_hand_units.
-//   - D4 supplier: ids are "sup_" + 8 lowercase hex (e.g. sup_5a1c9e02),
-//     breaking the SupplierID pattern, and the SKU's supplier_id uses them; the
-//     minimum order is min_order_qty instead of minimum_order_units; an extra
-//     property contact_email.
-//   - D5 orders: ids are "rpl_" + 10 lowercase hex (e.g. rpl_9f7dcc5d27),
-//     breaking the OrderID pattern; the order body has quantity instead of
-//     quantity_units, created_at instead of submitted_at, expected_delivery
-//     instead of expected_arrival; statuses are pending, confirmed,
-//     dispatched, delivered, cancelled (a new order is pending, and stays so).
-//     The POST body is the contract's (sku, quantity_units, reason); below the
-//     supplier's min_order_qty is 422 with D1's body; a quantity that is not a
-//     multiple of the case pack is accepted.
-//   - D6 POS pages: a limit below 7 is ignored and a page holds at least 7
-//     transactions when that many remain (limit=1 gets 7); 7 and above are
-//     honoured, up to 1000.
-//   - D7 store list: GET /v1/stores lists stores in descending store_id order,
-//     and each carries an extra property region.
-//   - D8 SKU: an extra property brand.
+//   - D4 supplier: ids "sup_" + 8 hex, min_order_qty instead of
+//     minimum_order_units, extra contact_email.
+//   - D5 orders: ids "rpl_" + 10 hex; quantity, created_at and
+//     expected_delivery instead of quantity_units, submitted_at and
+//     expected_arrival; statuses pending..cancelled (new orders stay
+//     pending); below min_order_qty is 422, case pack not enforced.
+//   - D6 POS pages: a limit below 7 returns 7 transactions when that many
+//     remain.
+//   - D7 GET /v1/stores lists stores by descending store_id, with extra
+//     region.
+//   - D8 SKU: extra brand.
 //
-// The world: stores 47 Praha Smíchov and 102 Brno Královo Pole (keys in
-// [DefaultKeys]), 55 Ostrava Poruba (no key) and 61 Wien Mitte (Europe/Vienna,
-// closed on Sunday, no key); SKUs 8847291 Madeta butter 250g (supplier
-// sup_5a1c9e02, min_order_qty 12, case pack 12) and 8801111 Kofola Original 2l
-// (supplier sup_c3f07b19, min_order_qty 24, case pack 6); both suppliers have a
-// lead time of 2 days and an order cut-off of 14:00. Sales history covers the
-// 28 days before [Options.Now], derived from the date alone, so a fixed clock
-// gives byte-identical answers. Orders live in memory; none exist at start.
-//
-// Requests are bounded (a body over 64 KiB is 413), the server is safe for
-// concurrent use, and it never echoes a key.
+// Stores 47 and 102 have keys ([DefaultKeys]); 55 and 61 (Europe/Vienna,
+// closed Sunday) have none. SKUs 8847291 and 8801111 come from suppliers
+// sup_5a1c9e02 and sup_c3f07b19. Sales history covers the 28 days before
+// [Options.Now] and depends only on the date. Orders live in memory. Bodies
+// over 64 KiB are 413; the server is safe for concurrent use and never
+// echoes a key.
 package foreignstorelink
 
 import (

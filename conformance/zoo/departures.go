@@ -22,8 +22,7 @@ type Spec struct {
 // Build returns the member in front of mock.
 func (s Spec) Build(mock *mockstorelink.Server) *Member { return New(s.Name, mock, s.Departures...) }
 
-// Members lists the variants: one per kind of departure real StoreLinks
-// make.
+// Members lists the variants, one per kind of departure.
 func Members() []Spec {
 	return []Spec{
 		{Name: "no-opening-hours", Kind: "a missing qualifier field", Departures: []Departure{DropField(OpGetStore, "/opening_hours")}},
@@ -85,7 +84,7 @@ func RenameField(ops []string, ptr, name string) Departure {
 }
 
 // ScaleField renames the number at ptr in op's answers and multiplies it by
-// factor: the same quantity in another unit.
+// factor.
 func ScaleField(op, ptr, name string, factor int64) Departure {
 	return Departure{ID: fmt.Sprintf("%s %s as %s (x%d)", op, ptr, name, factor), Response: func(_ *Member, x *Exchange) {
 		if x.Op != op || x.Status >= 300 {
@@ -187,13 +186,9 @@ func validationError(x *Exchange, style Style, field string) *Exchange {
 		"loc": []any{"body", field}, "msg": "Field required", "type": "missing"}}})
 }
 
-// RequestRename makes op's request body carry name where the contract has
-// field: a body without name is refused with a validation error in style
-// that names it; a body with it is passed on under the contract's name.
-//
-// As in a service whose key check runs before its body validation, a
-// request whose key does not open its store is passed on untouched, and
-// the mock answers 401 or 403.
+// RequestRename makes op's request body carry name instead of field: a
+// body without name is refused in style, one with it is passed on renamed.
+// A request whose key does not open its store is passed on untouched.
 func RequestRename(op, field, name string, style Style) Departure {
 	return Departure{ID: fmt.Sprintf("%s body %s as %s", op, field, name), Request: func(m *Member, x *Exchange) *Exchange {
 		if x.Op != op {
@@ -280,9 +275,8 @@ func (m *Member) outerID(prefix, inner string) string {
 	return id
 }
 
-// LocalTimestamps sends every time of an answer in the store's local
-// clock without an offset ("2026-12-02T14:30:00"), as a service that
-// stores naive timestamps does.
+// LocalTimestamps sends every time of an answer as store-local time
+// without an offset.
 func LocalTimestamps() Departure {
 	var walk func(v any) any
 	walk = func(v any) any {
@@ -309,9 +303,8 @@ func LocalTimestamps() Departure {
 	}}
 }
 
-// ValidatesNothing takes any order body StoreLink would refuse as invalid
-// (a quantity of 0, a missing field) and answers 201 with an order it
-// keeps, as a service without request validation does.
+// ValidatesNothing answers 201 to any invalid order body and keeps the
+// order.
 func ValidatesNothing() Departure {
 	return Departure{ID: "no request validation", Response: func(m *Member, x *Exchange) {
 		switch {

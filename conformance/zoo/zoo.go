@@ -1,13 +1,8 @@
-// Package zoo builds StoreLink variants that differ from the contract
-// (openapi/storelink.yaml) the way other teams' StoreLinks do: a missing
-// field or endpoint, other units, names, error bodies, id shapes,
-// pagination or timestamps, or no validation at all.
-//
-// A variant ([Member]) is the mock StoreLink behind a list of
-// [Departure]s, each rewriting one thing on the wire, so the mock's state
-// stays the truth tests compare with. To add a variant, add an entry to
-// [Members]. The package imports neither the contract checker nor the MCP
-// server: the variants follow real StoreLinks, not what those expect.
+// Package zoo builds StoreLink variants that differ from the contract the
+// way other teams' StoreLinks do. A [Member] is the mock behind a list of
+// [Departure]s, each rewriting one thing on the wire. To add a variant, add
+// an entry to [Members]. It must not import the contract checker or the MCP
+// server.
 package zoo
 
 import (
@@ -34,8 +29,7 @@ const (
 	OpGetSupplier = "getSupplier"
 )
 
-// Exchange is one request and its answer as a departure sees them. Op is
-// the operation the path names ("" for a path that names none).
+// Exchange is one request and its answer as a departure sees them.
 type Exchange struct {
 	Op      string
 	Request *http.Request
@@ -51,16 +45,14 @@ type Exchange struct {
 type Departure struct {
 	// ID names it in tests and reports, e.g. "no-opening-hours".
 	ID string
-	// Request may rewrite the request on its way in (path, body) or answer
-	// it outright: a non-nil answer is sent as it is, and the mock is not
-	// asked.
+	// Request may rewrite the request or answer it outright (non-nil).
 	Request func(m *Member, x *Exchange) (answer *Exchange)
 	// Response rewrites the mock's answer on its way out.
 	Response func(m *Member, x *Exchange)
 }
 
-// Member is one StoreLink variant: the mock behind departures. It is an
-// http.Handler and safe for concurrent use.
+// Member is one StoreLink variant. It is an http.Handler, safe for
+// concurrent use.
 type Member struct {
 	Name       string
 	Departures []Departure
@@ -69,8 +61,7 @@ type Member struct {
 	mu  sync.Mutex
 	ids map[string]string // the mock's order id -> the member's
 	rev map[string]string // the member's order id -> the mock's
-	// accepted holds orders a member that validates nothing took without
-	// asking the mock, in the member's shape.
+	// accepted holds orders taken without asking the mock.
 	accepted []map[string]any
 	seq      int
 }
@@ -103,9 +94,7 @@ func (m *Member) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.Mock.ServeHTTP(rec, inner)
 		answer = &Exchange{Op: x.Op, Request: x.Request, Body: rec.Body.Bytes(), RequestBody: x.Body, Status: rec.Code, Header: rec.Header()}
 	}
-	// Every answer leaves through the response departures, also one a
-	// request departure gave (so that its error body takes the member's
-	// envelope).
+	// Every answer leaves through the response departures.
 	for i := len(m.Departures) - 1; i >= 0; i-- {
 		if d := m.Departures[i]; d.Response != nil {
 			d.Response(m, answer)
@@ -149,9 +138,7 @@ func operation(method, path string) string {
 	return ""
 }
 
-// Orders is what the member holds: the mock's orders (in the member's
-// shape, after every response departure) and the ones it took without
-// validation, oldest first.
+// Orders is what the member holds, in its shape, oldest first.
 func (m *Member) Orders() []map[string]any {
 	var out []map[string]any
 	for _, o := range m.Mock.Orders() {
@@ -188,8 +175,8 @@ func editJSON(b []byte, fn func(v any) any) []byte {
 	return append(out, '\n')
 }
 
-// at walks path (JSON Pointer segments; "*" is every element of an array)
-// and calls fn on each object that holds the last segment's parent.
+// at walks path ("*" for every array element) and calls fn on each object
+// holding the last segment.
 func at(v any, path []string, fn func(obj map[string]any, key string)) {
 	if len(path) == 0 {
 		return

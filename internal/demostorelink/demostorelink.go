@@ -1,13 +1,7 @@
-// Package demostorelink is the embedded demo StoreLink of storelink-mcp:
-// the mock StoreLink (package mockstorelink) started in-process, in the
-// shape of the server's embedded-StoreLink hook (cli.EmbeddedFunc). The
-// server itself decides when to start it, pins its clock, takes its
-// keyring and closes it; this package only starts the mock.
-//
-// It is the one copy of that start-up: cmd/storelink-mcp links it (except
-// in the nodemo build, ADR 0015), and the benchmarks (bench/profiledmcp,
-// bench's in-process benchmarks) use it, so what they measure is the
-// program the binary runs.
+// Package demostorelink starts the mock StoreLink in-process as
+// storelink-mcp's embedded StoreLink (cli.EmbeddedFunc). It only starts the
+// mock; the server decides the rest. cmd/storelink-mcp (except nodemo, ADR
+// 0015) and the benchmarks use it.
 package demostorelink
 
 import (

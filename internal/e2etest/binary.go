@@ -18,9 +18,7 @@ var build struct {
 	err  error
 }
 
-// Binary is the real storelink-mcp, built from the repository's
-// cmd/storelink-mcp the first time a test asks for it, then shared by every
-// test of the run. A run in which no test asks builds nothing.
+// Binary is storelink-mcp, built on first use and shared by the run.
 func Binary(t testing.TB) string {
 	t.Helper()
 	build.once.Do(func() {

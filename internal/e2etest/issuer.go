@@ -20,11 +20,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// Issuer is an OAuth authorization server on loopback for the end-to-end
-// tests: it serves RFC 8414 metadata (with the authorization endpoint a
-// client is sent to) and a key set, and signs access tokens. The server
-// under test is told only its URL. mcpserver/internal/mcptest has the
-// same for the server's own packages, which this module may not import.
+// Issuer is an OAuth authorization server on loopback: RFC 8414 metadata, a
+// key set, and signed access tokens.
 type Issuer struct {
 	t         testing.TB
 	srv       *httptest.Server
@@ -143,9 +140,8 @@ func (i *Issuer) Rotate(kid string) {
 	i.kid, i.alg, i.key = kid, jose.RS256, k
 }
 
-// Token signs an access token for audience: by default from this issuer,
-// for subject jana.novak with both scopes, valid for five minutes. A claim
-// in over replaces the default; a nil value removes it.
+// Token signs an access token for audience (default: subject jana.novak,
+// both scopes, five minutes). over replaces claims; nil removes one.
 func (i *Issuer) Token(audience string, over map[string]any) string {
 	i.mu.Lock()
 	kid := i.kid

@@ -32,15 +32,13 @@ func WithAdminToken(token string) WorldOption {
 	return func(o *mockstorelink.Options) { o.AdminToken = token }
 }
 
-// WithScale grows the mock's world to stores stores and skus SKUs (ADR
-// 0025): the fixtures first, generated ones after, and a default keyring
-// that holds every store.
+// WithScale grows the mock's world to stores and skus (ADR 0025), with a
+// keyring for every store.
 func WithScale(stores, skus int) WorldOption {
 	return func(o *mockstorelink.Options) { o.Stores, o.SKUs = stores, skus }
 }
 
-// NewWorld starts a mock StoreLink, with the real clock unless an option
-// says otherwise (the butter figures hold at any time of day), and writes its
+// NewWorld starts a mock StoreLink (real clock by default) and writes its
 // default keyring to a file.
 func NewWorld(t *testing.T, opts ...WorldOption) *World {
 	t.Helper()

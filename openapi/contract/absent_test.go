@@ -12,9 +12,7 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// specWithOptional is the contract with the properties made optional, as
-// suggest's "make X.y optional" patches it: a property of a component,
-// "Component.property".
+// specWithOptional is the contract with "Component.property" made optional.
 func specWithOptional(t *testing.T, props ...string) *spec {
 	t.Helper()
 	doc := parseContract(t)
@@ -73,7 +71,7 @@ var sentCases = []sentCase{
 	{name: "monday left out, optional week", op: opGetStore, optional: []string{"WeeklyHours.monday"},
 		edit: func(b map[string]any) { delete(b["opening_hours"].(map[string]any), "monday") }},
 
-	// What StoreLink sent is judged, optional or not.
+	// What StoreLink sent is checked, optional or not.
 	{name: "total_count too small, optional", op: opListPOS, optional: []string{"POSPage.total_count"},
 		edit: func(b map[string]any) { b["total_count"] = 1 }, rule: rules.POSTotalCount + " at /total_count"},
 	{name: "since not the query's, optional", op: opListPOS, optional: []string{"POSPage.since"},
@@ -112,13 +110,9 @@ var sentCases = []sentCase{
 		rule: rules.POSOrder + " at /transactions/2/timestamp", absent: 1},
 }
 
-// TestRulesJudgeWhatStoreLinkSent: a semantic rule about a field the
-// answer leaves out does not fire; the absence is the schema's finding,
-// once, or none where the contract makes the field optional (as suggest's
-// patch does). A value StoreLink did send still breaks the rule. The first
-// four cases are the false findings the re-check of the three StoreLink
-// stand-ins reported after suggest's patch (issue 40), the two after them
-// the ones before it.
+// TestRulesJudgeWhatStoreLinkSent: a rule about an absent field does not
+// fire; the absence is one schema finding, or none when optional. A value
+// StoreLink sent still breaks the rule.
 func TestRulesJudgeWhatStoreLinkSent(t *testing.T) {
 	t.Parallel()
 	for _, c := range sentCases {
@@ -129,7 +123,7 @@ func TestRulesJudgeWhatStoreLinkSent(t *testing.T) {
 	}
 }
 
-// judgeSent judges the case's edited answer and checks its rule and
+// judgeSent checks the case's edited answer and checks its rule and
 // absence findings.
 func judgeSent(t *testing.T, c sentCase) {
 	sp := mustSpec(t)
@@ -176,12 +170,9 @@ func judgeSent(t *testing.T, c sentCase) {
 	}
 }
 
-// TestSuggestedPatchAddsNoRuleFinding is the stand-ins' day in small: a
-// StoreLink that sends no total_count and no since on its POS pages, no
-// case_pack on its SKUs and no opening_hours on its stores. The check names
-// each absence once, as a missing field, and no rule on its zero value;
-// suggest makes each optional; the check of the patched contract finds
-// nothing, where the rules used to judge the zero values (issue 40).
+// TestSuggestedPatchAddsNoRuleFinding: absent fields are each one missing
+// finding and no rule finding; after suggest makes them optional, the
+// patched contract's check finds nothing.
 func TestSuggestedPatchAddsNoRuleFinding(t *testing.T) {
 	t.Parallel()
 	f := newFake()

@@ -12,28 +12,20 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// FindingRename is the kind of a finding that pairs a property the contract
-// does not allow with a declared property that is absent from the same
-// object, with a compatible type: a candidate rename, never a fact.
+// FindingRename is a finding that pairs an undeclared property with an
+// absent declared one of compatible type: a candidate rename, not a fact.
 const FindingRename = "rename"
 
-// Evidence is what a finding or a cause knows about StoreLink's answer
-// beyond its message, in a form `suggest` can turn into a proposed change of
-// the contract. It names properties, types and shapes, never a value of
-// the answer.
+// Evidence is what suggest needs to propose a contract change. It names
+// properties, types and shapes, never a value of the answer.
 type Evidence struct {
-	// Component is the contract's schema component the finding is about,
-	// e.g. "Supplier".
+	// Component is the schema component, e.g. "Supplier".
 	Component string `json:"component,omitempty"`
-	// Property is the declared property involved: the one missing, or the
-	// one a pattern or enum finding is about.
+	// Property is the declared property involved.
 	Property string `json:"property,omitempty"`
-	// Found is the property the contract does not allow that StoreLink
-	// sent (an added property, or the new name of a rename).
+	// Found is the undeclared property StoreLink sent.
 	Found string `json:"found,omitempty"`
-	// JSONType is the JSON type of Found's values: string, integer,
-	// number, boolean, object, array or null; "mixed" when occurrences
-	// differ.
+	// JSONType is the JSON type of Found's values; "mixed" when they differ.
 	JSONType string `json:"json_type,omitempty"`
 	// Format is "date-time" when every string value of Found was an RFC
 	// 3339 date-time.
@@ -44,30 +36,24 @@ type Evidence struct {
 	Pattern string `json:"pattern,omitempty"`
 	// Shape describes the values that broke Pattern.
 	Shape *Shape `json:"shape,omitempty"`
-	// Against lists, for a rename, what speaks against reading Found as a
-	// new name of Property (another unit, type, format or bounds, a value
-	// of another kind, names that share no word), one line each, naming
-	// the two properties and never a value. suggest turns a rename with
-	// any of these into a review note, not a change.
+	// Against lists, for a rename, reasons Found may not be a new name of
+	// Property, one line each, never a value. suggest turns such a rename
+	// into a review note.
 	Against []string `json:"against,omitempty"`
 }
 
-// Shape describes strings by their character classes and lengths only, so
-// that a pattern can be relaxed to take them without copying one.
+// Shape describes strings by their character classes and lengths only.
 type Shape struct {
-	// Classes is a regular-expression character class body covering every
-	// character seen, built from the classes a-z, A-Z and 0-9 and the
-	// punctuation seen, e.g. "a-z0-9_".
+	// Classes is a character class body covering every character seen,
+	// e.g. "a-z0-9_".
 	Classes string `json:"classes"`
 	MinLen  int    `json:"min_len"`
 	MaxLen  int    `json:"max_len"`
 }
 
-// Cause is one root cause of drift: the findings of every probe, generated
-// case, array item and (for the proxy) request that share a rule, or a
-// place in the contract and a kind, counted once. A report lists causes
-// first, most telling first: renames and missing fields before wrong
-// statuses, rules and extra fields.
+// Cause is one root cause of drift: the findings that share a rule, or a
+// place in the contract and a kind, across probes, cases, array items and
+// proxied requests.
 type Cause struct {
 	// ID is stable for the same cause across runs, e.g.
 	// "schema:#/components/schemas/Inventory/required:/on_hand_units".
@@ -89,8 +75,7 @@ type Cause struct {
 	Operations []string `json:"operations"`
 	// Examples name the first few probes or requests it was seen in.
 	Examples []string `json:"examples,omitempty"`
-	// Assumption is set when every occurrence stands only on an
-	// assumption of the check.
+	// Assumption is set when every occurrence rests on an assumption.
 	Assumption bool `json:"assumption,omitempty"`
 	// Evidence is what suggest needs to propose a change of the contract.
 	Evidence *Evidence `json:"evidence,omitempty"`
@@ -104,8 +89,7 @@ type causeSet struct {
 	byID  map[string]*Cause
 	order []string
 	ops   map[string]map[string]bool
-	// assumed counts, per cause, the occurrences that stand on an
-	// assumption only.
+	// assumed counts, per cause, the occurrences that rest on an assumption.
 	assumed map[string]int
 }
 
@@ -113,8 +97,7 @@ func newCauseSet() *causeSet {
 	return &causeSet{byID: map[string]*Cause{}, ops: map[string]map[string]bool{}, assumed: map[string]int{}}
 }
 
-// leadingStatus reads the status a generated finding's message starts
-// with ("422 for a request ..."), so that its cause tells statuses apart.
+// leadingStatus reads the status a generated finding's message starts with.
 var leadingStatus = regexp.MustCompile(`^([0-9]{3})\b`)
 
 // undeclaredStatus reads the status of an undeclared-status finding.
@@ -127,8 +110,7 @@ var (
 	caseStatuses  = regexp.MustCompile(`^([0-9]{3}) .*, where ([0-9]{3}) is due$`)
 )
 
-// statusPair is the cause of a status used in place of another, the same
-// whether a fixed probe or a generated case met it.
+// statusPair is the cause of a status used in place of another.
 func statusPair(f Finding) (string, bool) {
 	if f.Kind == FindingStatus {
 		if m := probeStatuses.FindStringSubmatch(f.Message); m != nil {
@@ -143,11 +125,9 @@ func statusPair(f Finding) (string, bool) {
 	return "", false
 }
 
-// causeID is the key findings share when they have one cause: the rule
-// (with the status a generated finding names), or the kind with the place
-// in the contract and the folded place in the answer. It names no
-// operation, so a departure shared by every endpoint (an error body) is
-// one cause.
+// causeID is the key findings with one cause share: the rule, or the kind
+// with the contract and folded answer places. It names no operation, so a
+// departure on every endpoint is one cause.
 func causeID(f Finding) string {
 	if id, ok := statusPair(f); ok {
 		return id
@@ -178,8 +158,7 @@ func causeID(f Finding) string {
 	return f.Kind + ":" + f.Path + ":" + f.Message
 }
 
-// causeText is a finding said once for all its occurrences: its place
-// folded, its count and assumption left to the cause.
+// causeText is a finding's message with its place folded.
 func causeText(f Finding) string {
 	f.Path, f.Count, f.Assumption, f.Details = foldPath(f.Path), 0, false, nil
 	if id, ok := statusPair(f); ok {
@@ -195,8 +174,7 @@ func causeText(f Finding) string {
 	return describe(f)
 }
 
-// add counts one finding of the operation, seen in example (a probe, a
-// case or a request).
+// add counts one finding of the operation, seen in example.
 func (cs *causeSet) add(op, example string, f Finding) {
 	if isMore(f) {
 		return // "and N more" is no cause of its own
@@ -207,7 +185,6 @@ func (cs *causeSet) add(op, example string, f Finding) {
 	if !ok {
 		c = &Cause{ID: id, Kind: f.Kind, Rule: f.Rule, Schema: f.Schema, Path: foldPath(f.Path), Text: causeText(f)}
 		if _, pair := statusPair(f); pair {
-			// One cause for probes and generated cases alike.
 			c.Kind, c.Rule = FindingStatus, ""
 		}
 		if c.Kind == FindingStatus || c.Kind == FindingUndeclaredStatus {
@@ -238,8 +215,7 @@ func (cs *causeSet) add(op, example string, f Finding) {
 	}
 }
 
-// mergeEvidence widens a cause's evidence by another occurrence's: the
-// union of the shapes, and "mixed" for types that differ.
+// mergeEvidence widens a cause's evidence by another occurrence's.
 func mergeEvidence(into, ev *Evidence) *Evidence {
 	if into == nil || ev == nil {
 		return into
@@ -272,10 +248,7 @@ func unionClasses(a, b string) string {
 	return out.String()
 }
 
-// causeRank orders causes, most telling first: a rename, a missing field,
-// a status the contract does not have, an error body on a success, a wrong
-// status, a broken rule, the rest, and a property the contract does not
-// have last.
+// causeRank orders causes, most telling first.
 func causeRank(c *Cause) int {
 	switch {
 	case c.Kind == FindingRename:
@@ -327,10 +300,8 @@ func causesOf(results []Result) []Cause {
 	return cs.list()
 }
 
-// coverage says, per operation of the contract in its order, how far the
-// results reached it: checked when an answer with data was judged, partly
-// when only refusals were, skipped when nothing was answered, each with
-// why.
+// coverage says, per operation in contract order, how far the results
+// reached it.
 func coverage(sp *spec, cfg Config, results []Result) []Coverage {
 	var out []Coverage
 	for _, id := range sp.opOrder() {
@@ -376,11 +347,8 @@ func coverage(sp *spec, cfg Config, results []Result) []Coverage {
 	return out
 }
 
-// restating are the rules that restate a bound the schema states too (a
-// range, an enum, a pattern). A probe reports both findings, since the
-// MCP server's adapter holds the rule and not the schema; as causes, the
-// schema's finding counts and the rule's at the same place says nothing
-// new.
+// restating are the rules that restate a bound the schema also states; as
+// causes, only the schema's finding counts.
 var restating = []string{rules.OrderStatus, rules.OrderRange, rules.InventoryRange, rules.POSUnits,
 	rules.SKURange, rules.SupplierRange, rules.SupplierCutoff, rules.StoreHoursFormat, rules.StoreTimezone}
 

@@ -17,18 +17,15 @@ import (
 	"time"
 )
 
-// maxBody bounds how much of a response the check reads. The contract caps
-// every list and string, so a conformant response is far smaller.
+// maxBody bounds how much of a response the check reads.
 const maxBody = 4 << 20
 
 // userAgent identifies the check in StoreLink's access logs.
 const userAgent = "storelink-contract/1"
 
 // Check probes the StoreLink at cfg.BaseURL and validates every response
-// against the contract. It returns an error only when the configuration is
-// unusable, before any request is sent; everything that happens on the wire,
-// including an unreachable StoreLink, is in the report (see
-// [Report.Aborted] and [Report.ExitCode]).
+// against the contract. It returns an error only for an unusable
+// configuration, before sending; wire failures are in the report.
 func Check(ctx context.Context, cfg Config) (*Report, error) {
 	r, rep, start, err := newRun(cfg)
 	if err != nil {
@@ -51,9 +48,7 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		queue = append(next, queue...)
 		if transport && r.sent == 1 {
-			// The very first request failed on the wire: StoreLink is not
-			// there (or not answering), and every other probe would only
-			// wait for the same timeout.
+			// The first request failed on the wire: stop rather than wait.
 			rep.Aborted = "cannot reach StoreLink at " + cfg.BaseURL + ": " + res.Detail
 			break
 		}
@@ -80,10 +75,8 @@ func Check(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// minSecretHeader is the shortest header value treated as a secret. The
-// check never prints header values; redaction only guards against a
-// StoreLink that echoes one, and redacting "1" or "true" would garble
-// every status code and flag in the report instead.
+// minSecretHeader is the shortest header value redacted; shorter values
+// would garble the report.
 const minSecretHeader = 8
 
 // Secrets lists the values a report and every message must never show:
@@ -117,8 +110,8 @@ type runner struct {
 	orders []CreatedOrder
 }
 
-// run sends one probe and judges the answer. transport reports a failure on
-// the wire (no HTTP response at all).
+// run sends one probe and checks the answer. transport reports a failure on
+// the wire.
 func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, transport bool) {
 	op := r.spec.ops[p.op]
 	res = Result{Operation: p.op, Endpoint: op.endpoint(), Probe: p.name, Expected: p.expect, Assumption: p.assume}
@@ -164,8 +157,7 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 }
 
 // prepare builds the probe's request and decides whether it may be sent;
-// when not, res says why. The probe returned carries the request's own
-// expected statuses and assumption.
+// when not, res says why.
 func (r *runner) prepare(ctx context.Context, p *probe, res *Result) (*probe, request, bool) {
 	if p.skip != "" {
 		res.Verdict, res.Detail = Skipped, p.skip
@@ -244,8 +236,7 @@ func (r *runner) sendRetrying(ctx context.Context, p *probe, req request, body [
 	return status, header, respBody, err
 }
 
-// judgeAnswer judges StoreLink's answer into res, including an order the
-// probe raised without meaning to, and returns the findings.
+// judgeAnswer records the check of StoreLink's answer in res and returns the findings.
 func (r *runner) judgeAnswer(ctx context.Context, p *probe, req request, body []byte, status int, header http.Header, respBody []byte, res *Result) []Finding {
 	verdict, detail, findings := r.spec.judge(ctx, p, req, body, r.cfg.Now(), status, header, respBody)
 	if verdict == Error && res.Retries > 0 {
@@ -257,16 +248,14 @@ func (r *runner) judgeAnswer(ctx context.Context, p *probe, req request, body []
 		res.Findings = append(res.Findings, orderRaised(o, statusList(p.expect)))
 	}
 	if req.unknowable != "" && status >= 400 && slices.Contains(p.expect, status) && !requestDeparted(findings) {
-		// Refused for a reason the probe could not know: the refusal's
-		// shape was checked, not whether StoreLink was right.
+		// Only the refusal's shape was checked, not its reason.
 		res.Detail = strings.TrimSpace(fmt.Sprintf("StoreLink refused the order (%d) for a reason the probe could not know: %s. %s", status, req.unknowable, res.Detail))
 	}
 	return findings
 }
 
 // newRun loads the contract, completes and checks cfg, and returns the
-// runner and the empty report that Check and Replay fill (one client that
-// never follows a redirect, the pace of cfg.Rate) and the start time.
+// runner, the empty report and the start time.
 func newRun(cfg Config) (*runner, *Report, time.Time, error) {
 	sp, err := cfg.spec()
 	if err != nil {
@@ -303,10 +292,8 @@ func (r *runner) send(ctx context.Context, req request, body []byte) (int, http.
 	return r.exchange(ctx, req.method, req.target(), rd, "application/json", req)
 }
 
-// exchange sends one request (with Content-Type when it has a body and
-// contentType is set, the configured headers and the key req's store
-// needs) under its own timeout, and reads at most maxBody+1 bytes of the
-// answer.
+// exchange sends one request with its headers and key under its own
+// timeout, and reads at most maxBody+1 bytes of the answer.
 func (r *runner) exchange(ctx context.Context, method, target string, rd io.Reader, contentType string, req request) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
@@ -338,8 +325,7 @@ func (r *runner) exchange(ctx context.Context, method, target string, rd io.Read
 	return resp.StatusCode, resp.Header, data, nil
 }
 
-// keyFor returns the key a request sends; it is the only place a probe's key
-// is looked up.
+// keyFor returns the key a request sends; the only key lookup.
 func (r *runner) keyFor(req request) string {
 	switch req.key {
 	case keyOwn:
@@ -394,9 +380,8 @@ const maxRetries = 3
 // defaultRetryWait is the wait after a 429 without a usable Retry-After.
 const defaultRetryWait = time.Second
 
-// retryWait reads a 429's Retry-After (delay-seconds or an HTTP date) and
-// reports whether waiting that long still leaves the check's deadline
-// ahead: a retry that cannot finish in time is not worth sending.
+// retryWait reads a 429's Retry-After and reports whether the wait ends
+// before the check's deadline.
 func retryWait(ctx context.Context, h http.Header, now time.Time) (time.Duration, bool) {
 	wait := defaultRetryWait
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {

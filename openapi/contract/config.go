@@ -15,8 +15,7 @@ import (
 	"time"
 )
 
-// Defaults of the bounds of a check. They keep a check gentle on a
-// production StoreLink: about thirty requests, a few per second.
+// Defaults of the bounds of a check, gentle on a production StoreLink.
 const (
 	DefaultRequestTimeout = 10 * time.Second
 	DefaultDeadline       = 60 * time.Second
@@ -27,44 +26,33 @@ const (
 // Config says which StoreLink to check and how hard. The zero value of each
 // optional field picks its default.
 type Config struct {
-	// BaseURL is StoreLink's base URL, for example
-	// https://storelink.korral.example; the contract's paths are appended.
+	// BaseURL is StoreLink's base URL; the contract's paths are appended.
 	BaseURL string
 	// Keyring maps store ids to their keys. One store is enough; two or more
 	// let the check prove that a key does not open another store.
 	Keyring map[string]string
-	// Store is the store probed with its own key; "" picks the lowest store
-	// id of the keyring.
+	// Store is the store probed with its own key; "" picks the lowest id.
 	Store string
-	// SKU is a SKU the store stocks, used by the inventory, POS and SKU
-	// probes and to find a supplier; "" uses the contract's example SKU.
+	// SKU is a SKU the store stocks; "" uses the contract's example SKU.
 	SKU string
-	// OrderID is an existing order of Store to read; "" skips that probe.
-	// It is sent as given, whatever its shape: an id that breaks the
-	// contract's pattern is StoreLink's drift, which the order's own
-	// answer shows, not a reason to leave the endpoint unchecked.
+	// OrderID is an existing order of Store to read, sent as given; ""
+	// skips that probe.
 	OrderID string
-	// SupplierID is a supplier to read; "" reads the supplier the SKU
-	// names. Like OrderID it is sent as given.
+	// SupplierID is a supplier to read, sent as given; "" reads the SKU's
+	// supplier.
 	SupplierID string
-	// Spec is the contract to check against, as YAML or JSON; nil means
-	// the embedded openapi/storelink.yaml. A copy patched by suggest can
-	// be checked before it is proposed.
+	// Spec is the contract as YAML or JSON; nil means the embedded
+	// openapi/storelink.yaml.
 	Spec []byte
-	// AllowWrites lets the check raise one replenishment order at
-	// WriteStore (and read it back). Without it nothing is ever sent to the
-	// write endpoint.
+	// AllowWrites lets the check raise one order at WriteStore and read it
+	// back. Without it nothing is sent to the write endpoint.
 	AllowWrites bool
 	// WriteStore is the only store the check may write to; it needs a key
 	// in the keyring.
 	WriteStore string
 	// MaxOrders is the most orders the check may leave at StoreLink
-	// (default DefaultMaxOrders when writes are allowed). Every write
-	// StoreLink accepts counts, the negative write probes' included, and
-	// so does a write that got no answer; once they reach MaxOrders no
-	// further write is sent. With the default, a StoreLink that wrongly
-	// accepts a negative write probe is left with that one order, named
-	// in the report, and the positive write is not sent.
+	// (default DefaultMaxOrders). Accepted and unanswered writes count,
+	// negative probes included; at MaxOrders no further write is sent.
 	MaxOrders int
 	// RequestTimeout bounds each request (default DefaultRequestTimeout).
 	RequestTimeout time.Duration
@@ -77,44 +65,32 @@ type Config struct {
 	MaxRequests int
 	// Now is the clock for the POS window; nil means time.Now.
 	Now func() time.Time
-	// HTTPClient sends the requests; nil means a client with default
-	// transport settings. Redirects are never followed, whatever client is
-	// given, because a redirect would carry the store key to another URL.
+	// HTTPClient sends the requests; nil means a default client. Redirects
+	// are never followed.
 	HTTPClient *http.Client
-	// Headers are added to every request, for example a gateway's API key.
-	// Their values are treated as secrets: they never appear in a report.
-	// They may not set the store key header, which the probes control.
+	// Headers are added to every request; their values are secrets and
+	// never reported. They may not set the store key header.
 	Headers http.Header
-	// NoAssumptions leaves out the probes that stand on an assumption the
-	// contract does not make: that made-up SKU, supplier and order ids and a
-	// made-up key name nothing, and that an order raised can be read back
-	// as raised (a StoreLink without state, such as a mock generated from
-	// the contract, cannot). Their findings are labelled assumption either
-	// way.
+	// NoAssumptions leaves out the probes that rest on an assumption the
+	// contract does not make (made-up ids name nothing, an order can be
+	// read back).
 	NoAssumptions bool
-	// Operations selects the probes of these operation ids only; empty
-	// runs every probe. A probe that needs an id another operation's probe
-	// learns (the supplier from the SKU, the order read back after a
-	// write) is skipped unless that operation is selected too.
+	// Operations selects the probes of these operation ids; empty runs all.
+	// A probe that needs an id learnt by another operation is skipped
+	// unless that operation is selected too.
 	Operations []string
 	// Generate adds the generated cases after the fixed probes (check
-	// --generate): boundary and negative data, missing, unknown and other
-	// stores' keys, methods and content types the contract does not have,
-	// and the chains of the contract's links.
+	// --generate).
 	Generate bool
-	// Seed decides the generated cases' random values and their order:
-	// the same seed sends the same requests. Every value is a seed,
-	// 0 included.
+	// Seed decides the generated cases; the same seed sends the same
+	// requests. 0 is a seed too.
 	Seed uint64
 
-	// skuDefaulted is set by withDefaults when no SKU was given: the SKU
-	// probes may then read the SKU as StoreLink's answers name it.
+	// skuDefaulted is set when no SKU was given.
 	skuDefaulted bool
 }
 
-// DefaultMaxOrders is the most orders a check with writes allowed leaves
-// at StoreLink unless Config.MaxOrders says otherwise: the one it
-// announces (see ADR 0031).
+// DefaultMaxOrders is the default of Config.MaxOrders (ADR 0031).
 const DefaultMaxOrders = 1
 
 var (
@@ -127,9 +103,8 @@ var (
 // id of any shape).
 const maxSentID = 256
 
-// usableID reports whether an id of any shape can be sent in a path: not
-// empty, at most maxSentID bytes, no spaces or control characters. Its
-// shape is the contract's business, judged on StoreLink's answers.
+// usableID reports whether an id can be sent in a path: not empty, at most
+// maxSentID bytes, no spaces or control characters.
 func usableID(id string) bool {
 	return id != "" && len(id) <= maxSentID && !strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
@@ -265,16 +240,14 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// ParseKeyring reads a keyring file's content: a JSON object mapping store
-// ids to keys, for example {"47":"key-of-47","102":"key-of-102"}. Errors
-// never quote the content, since it is mostly secrets.
+// ParseKeyring reads a keyring file's content, a JSON object mapping store
+// ids to keys. Errors never quote the content.
 func ParseKeyring(data []byte) (map[string]string, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			// The offset only: the syntax error's own text quotes the
-			// offending character, which may belong to a key.
+			// The offset only: the error text may quote a key's character.
 			return nil, fmt.Errorf("keyring is not valid JSON (syntax error at byte %d); want an object of store id to key", syn.Offset)
 		}
 		return nil, errors.New("keyring is not a JSON object of store id to key")

@@ -4,6 +4,6 @@
 // [Check] sends a bounded, rate-limited set of requests and validates every
 // answer against the contract and the semantic rules; it sends the one
 // write only when the caller allows writes and names the store. [Proxy]
-// judges live traffic by the same rules. [Suggest] turns the findings into
+// checks live traffic by the same rules. [Suggest] turns the findings into
 // a proposed change of the contract. Reports never contain store keys.
 package contract

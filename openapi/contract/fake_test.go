@@ -14,9 +14,7 @@ import (
 	"time"
 )
 
-// fake is a small StoreLink that honours the contract, for testing the
-// check without the mock module (which lives outside this module). Tests
-// break it on purpose with rewrite.
+// fake is a small conformant StoreLink; tests break it with rewrite.
 type fake struct {
 	keys map[string]string // store id -> key
 
@@ -271,9 +269,8 @@ func (f *fake) servePOS(w http.ResponseWriter, store, sku, since, limitS, cursor
 	writeJSON(w, 200, page)
 }
 
-// rewrite lets a test change the fake's answers for the requests match
-// selects: the fake answers first, then edit sees and may replace the
-// status and body.
+// rewrite lets edit replace the status and body of the fake's answers to
+// the requests match selects.
 func rewrite(match func(*http.Request) bool, edit func(status int, body map[string]any) (int, any)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

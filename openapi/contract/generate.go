@@ -7,11 +7,9 @@ import (
 
 // Phases of generated cases.
 const (
-	// PhaseData: boundary and negative values of every constrained
-	// parameter and body field.
+	// PhaseData: boundary and negative values of constrained fields.
 	PhaseData = "data"
-	// PhaseAuth: no key, an unknown key and another store's key on every
-	// operation (Schemathesis calls it ignored_auth).
+	// PhaseAuth: no, unknown and other store's key on every operation.
 	PhaseAuth = "auth"
 	// PhaseMethod: methods the contract does not have for a path.
 	PhaseMethod = "method"
@@ -21,12 +19,10 @@ const (
 	PhaseChain = "chain"
 )
 
-// FindingGenerated: a generated case got an answer of the wrong class;
-// Rule names which of the GeneratedRules it breaks.
+// FindingGenerated: a generated case got an answer of the wrong class.
 const FindingGenerated = "generated"
 
-// Rule ids of the findings of generated cases. They are stable: pipelines
-// and replay files name them.
+// Rule ids of the findings of generated cases; stable.
 const (
 	RuleNegativeAccepted    = "gen.negative.accepted"
 	RuleNegativeStatus      = "gen.negative.status"
@@ -58,8 +54,7 @@ var GeneratedRules = []GeneratedRule{
 	{RuleLinkStatus, "the operation a response links to (OpenAPI links) answers 200 for the ids the response names"},
 }
 
-// Expectations of a generated case: what kind of request it is decides
-// which answers the contract allows.
+// Expectations of a generated case.
 const (
 	expectValid           = "valid"           // keeps the schema, with a key that may read it
 	expectInvalid         = "invalid"         // breaks the schema: 400
@@ -79,8 +74,7 @@ const (
 )
 
 // DefaultGenerateMaxRequests is the request budget of a check with
-// generated cases: the fixed probes, about 150 generated cases and room to
-// shrink what fails.
+// generated cases.
 const DefaultGenerateMaxRequests = 600
 
 // maxShrinkSteps bounds the requests spent shrinking one failing case.
@@ -89,16 +83,14 @@ const maxShrinkSteps = 8
 // assumeUnknownKey is what an unknown-key case assumes.
 const assumeUnknownKey = "that Korral IT never issued the key " + unknownKey
 
-// Case is one generated request, as the replay file keeps it: everything
-// needed to send it again except the key, which is named by role and store
-// and looked up in the keyring when the case is sent.
+// Case is one generated request as the replay file keeps it; the key is
+// named by role and store, never stored.
 type Case struct {
 	// ID numbers the case within its run, in the order it was sent.
 	ID string `json:"id"`
 	// Phase is one of the Phase* constants.
 	Phase string `json:"phase"`
-	// Operation is the contract's operationId; empty for a method the
-	// contract does not have.
+	// Operation is the operationId; empty for an undeclared method.
 	Operation string `json:"operation_id,omitempty"`
 	// Name says what the case varies, e.g. "query limit: maximum + 1".
 	Name   string `json:"name"`
@@ -110,40 +102,34 @@ type Case struct {
 	Body *string `json:"body,omitempty"`
 	// ContentType is the Content-Type sent; empty sends none.
 	ContentType string `json:"content_type,omitempty"`
-	// Key is whose key is sent: own (the key of Store), other (another
-	// store's), unknown (a made-up key) or none.
+	// Key is whose key is sent: own, other, unknown or none.
 	Key string `json:"key"`
 	// Store is the store whose key "own" means and "other" differs from.
 	Store string `json:"store"`
-	// Expect is the kind of request, which decides the answers the
-	// contract allows: valid, invalid, unauthenticated, forbidden, method,
-	// content-type.
+	// Expect is the kind of request: valid, invalid, unauthenticated,
+	// forbidden, method, content-type.
 	Expect string `json:"expect"`
 	// Assumption is what the case assumes beyond the contract.
 	Assumption string `json:"assumption,omitempty"`
 	// Then is the linked request of a chain.
 	Then *LinkedCase `json:"then,omitempty"`
-	// Rules are the rule ids (or finding kinds) the case failed with
-	// when it was written to a replay file.
+	// Rules are the rule ids or finding kinds the case failed with.
 	Rules []string `json:"failed_rules,omitempty"`
 
-	// Varies names what a data case varies ("query.limit", "body.reason",
-	// "path.store_id"): the value the shrinker moves.
+	// Varies names what a data case varies, e.g. "query.limit".
 	Varies string `json:"varies,omitempty"`
 }
 
-// LinkedCase is the second request of a chain: an OpenAPI link of the
-// first request's response, resolved against that response when sent.
+// LinkedCase is the second request of a chain, resolved against the first
+// response.
 type LinkedCase struct {
 	// Link is the link's name in the contract.
 	Link      string `json:"link"`
 	Operation string `json:"operation_id"`
 	Method    string `json:"method"`
-	// PathTemplate is the operation's path, e.g.
-	// /v1/stores/{store_id}/replenishment/{order_id}.
+	// PathTemplate is the operation's path template.
 	PathTemplate string `json:"path_template"`
-	// Parameters are the link's runtime expressions by parameter, e.g.
-	// order_id: $response.body#/order_id.
+	// Parameters are the link's runtime expressions by parameter.
 	Parameters map[string]string `json:"parameters"`
 	// Status is the status of the first response the link belongs to.
 	Status     int    `json:"status"`

@@ -12,10 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// genConfig is a check with generated cases, writes included, against
-// the fake. The fake is a test StoreLink, so the check may leave as many
-// orders there as its write cases raise (--max-orders; the default of one
-// holds every generated write).
+// genConfig is a check with generated cases and writes against the fake,
+// with MaxOrders high enough for every generated write.
 func genConfig(f *fake, baseURL string, seed uint64) Config {
 	cfg := config(f, baseURL)
 	cfg.AllowWrites, cfg.WriteStore, cfg.MaxOrders = true, "47", 1000

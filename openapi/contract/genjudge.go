@@ -78,9 +78,8 @@ func expected(c *Case) ([]int, string) {
 	return []int{}, "any declared status but 400 and 5xx"
 }
 
-// judgeCase judges the answer to a case: the class of its status (rules
-// gen.*), then, for an operation of the contract, the declared response's
-// schema and, for a success, the operation's semantic rules.
+// judgeCase checks a case's status class (gen.*), then the response schema
+// and, for a success, the semantic rules.
 func (s *spec) judgeCase(ctx context.Context, c *Case, now time.Time, raised *sl.OrderRequest, status int, header http.Header, body []byte) []Finding {
 	var fs []Finding
 	gen := func(rule, msg string) {
@@ -171,7 +170,7 @@ func (s *spec) validateAnswer(ctx context.Context, op operation, c *Case, now ti
 	return fs
 }
 
-// caseRequest is the request struct of a case, for the judge's helpers.
+// caseRequest is the request struct of a case, for judge's helpers.
 func caseRequest(c *Case) request {
 	q := url.Values{}
 	for k, v := range c.Query {

@@ -110,11 +110,8 @@ func (g *generator) params(op operation) []param {
 	return out
 }
 
-// values returns the boundary and negative values of one schema: its
-// minimum and maximum and one step outside each, a seeded random value far
-// outside, strings at and beyond the pattern's and the length's bounds,
-// and values of the wrong type. Whether each keeps the schema is decided
-// later, by validating the request against the contract.
+// values returns the boundary and negative values of one schema; whether
+// each keeps the schema is decided later by validation.
 func (g *generator) values(p param) []labelled {
 	s := p.schema
 	var out []labelled
@@ -398,10 +395,8 @@ func (g *generator) links(op operation) []*LinkedCase {
 	return out
 }
 
-// methods lists the cases of methods a path does not have. A GET is a
-// read and always sent; any other method could change something on a
-// StoreLink that wrongly accepts it, so it is sent only with writes
-// allowed, and only to the write store's paths.
+// methods lists the cases of methods a path does not have. Methods other
+// than GET are sent only with writes allowed, to the write store's paths.
 func (g *generator) methods() []*Case {
 	var out []*Case
 	for _, path := range slices.Sorted(maps.Keys(g.sp.doc.Paths.Map())) {

@@ -93,7 +93,7 @@ func anyDrift(rs []Result) bool {
 	return slices.ContainsFunc(rs, func(r Result) bool { return r.Verdict == Drift })
 }
 
-// runCase sends a case (and, for a chain, its linked request) and judges
+// runCase sends a case (and, for a chain, its linked request) and checks
 // the answers: one result per request.
 func (r *runner) runCase(ctx context.Context, c *Case) []Result {
 	res, status, body := r.sendCase(ctx, c, c.Operation, c.Method, c.target(), nil)
@@ -126,8 +126,7 @@ func (r *runner) runCase(ctx context.Context, c *Case) []Result {
 }
 
 // resolveLink fills the linked operation's path from the link's runtime
-// expressions: $request.path.NAME from the first request, and
-// $response.body#/POINTER from its answer.
+// expressions.
 func resolveLink(sp *spec, lc *LinkedCase, c *Case, body []byte) (string, string) {
 	values := map[string]string{}
 	first := map[string]string{}
@@ -204,7 +203,7 @@ func matchPath(template, path string) map[string]string {
 	return out
 }
 
-// sendCase sends one request of a case and judges it.
+// sendCase sends one request of a case and checks it.
 func (r *runner) sendCase(ctx context.Context, c *Case, opID, method, target string, raised *sl.OrderRequest) (Result, int, []byte) {
 	endpoint := method + " " + c.Path
 	if op, ok := r.spec.ops[opID]; ok {

@@ -10,11 +10,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// shrink looks for a smaller case that fails the same way, trying the
-// generator's candidates one request each, at most maxShrinkSteps, and
-// returns the smallest and its results (nil when none is smaller). A
-// candidate must keep the case's class (still breaking, or still keeping,
-// the schema) and its first failed rule.
+// shrink looks for a smaller case with the same class and first failed
+// rule, in at most maxShrinkSteps requests; nil when none is smaller.
 func (r *runner) shrink(ctx context.Context, g *generator, c *Case, results []Result) (*Case, []Result) {
 	if c.Then != nil || c.Varies == "" && len(c.Query) == 0 {
 		return nil, nil
@@ -51,10 +48,8 @@ func (r *runner) shrink(ctx context.Context, g *generator, c *Case, results []Re
 	return smallest, best
 }
 
-// candidates are the smaller cases the shrinker tries, best first: each
-// optional query parameter dropped, then the varied value moved halfway
-// toward the schema's boundary (a number) or cut to half its length (a
-// string). Each keeps the case's class, which the caller checks.
+// candidates are the smaller cases the shrinker tries, best first: optional
+// query parameters dropped, then the varied value halved toward its bound.
 func (g *generator) candidates(c *Case) []*Case {
 	var out []*Case
 	op := g.sp.ops[c.Operation]

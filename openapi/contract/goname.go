@@ -6,11 +6,8 @@ import (
 	"unicode"
 )
 
-// goInitialisms are the words oapi-codegen writes in capitals when it
-// names a Go field: its own list and the additional-initialisms of
-// storelinkclient/oapi-codegen.yaml and mockstorelink/internal/api/
-// oapi-codegen.yaml (SKU, POS). TestGoFieldNameMatchesGenerated compares
-// goFieldName with every field of the generated client.
+// goInitialisms are the words oapi-codegen capitalises in Go field names,
+// including our additional-initialisms (TestGoFieldNameMatchesGenerated).
 var goInitialisms = func() map[string]string {
 	m := map[string]string{}
 	for _, w := range []string{"ACL", "API", "ASCII", "CPU", "CSS", "DNS", "EOF", "GUID", "HTML", "HTTP", "HTTPS",
@@ -58,9 +55,8 @@ func goFieldName(name string) string {
 	return goNamePrefix(name) + strings.Join(parts, "")
 }
 
-// goNamePrefix is the word oapi-codegen puts before a name that starts
-// with a character a Go name cannot: "Dot" for ".", "Minus" for "-",
-// "Underscore" for "_", "N" for a digit.
+// goNamePrefix is the word oapi-codegen puts before a name that cannot
+// start a Go name, such as "N" for a digit.
 func goNamePrefix(name string) string {
 	prefix := ""
 	for _, r := range name {
@@ -81,11 +77,8 @@ func goNamePrefix(name string) string {
 	return prefix
 }
 
-// keepGoName is the x-go-name a renamed property gets so that its Go field
-// keeps the name the old property had: that Go name when oapi-codegen
-// maps it to itself (it does for every field of the contract), else the
-// old property name, which oapi-codegen maps to the same Go name by
-// construction.
+// keepGoName is the x-go-name that keeps a renamed property's old Go field
+// name.
 func keepGoName(old string) string {
 	if g := goFieldName(old); g != "" && goFieldName(g) == g {
 		return g

@@ -13,10 +13,8 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// TestGoFieldNameMatchesGenerated: goFieldName names every field of the
-// generated client and of the mock's generated server as oapi-codegen did,
-// and keepGoName gives a name oapi-codegen maps to the same field name.
-// The generators' additional initialisms are goInitialisms'.
+// TestGoFieldNameMatchesGenerated: goFieldName and keepGoName agree with
+// oapi-codegen on every generated field.
 func TestGoFieldNameMatchesGenerated(t *testing.T) {
 	for _, file := range []string{"../../storelinkclient/storelink.gen.go", "../../mockstorelink/internal/api/storelink.gen.go"} {
 		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
@@ -94,9 +92,8 @@ func TestKeepGoName(t *testing.T) {
 	}
 }
 
-// TestPropertyOfFollowsARename: after a suggested rename, the property
-// the rules name by its old name is found by its x-go-name, with its
-// bounds, and a bare $ref renamed sits under allOf.
+// TestPropertyOfFollowsARename: a renamed property is found by its
+// x-go-name, and a bare $ref sits under allOf.
 func TestPropertyOfFollowsARename(t *testing.T) {
 	got, err := Suggest(openapi.YAML, []Cause{
 		{ID: "a", Kind: FindingRename, Count: 1, Evidence: &Evidence{Component: "Inventory", Property: "on_hand_units", Found: "on_hand", JSONType: "integer"}},
@@ -119,9 +116,8 @@ func TestPropertyOfFollowsARename(t *testing.T) {
 	}
 }
 
-// TestRenameKeepsAnExistingGoName: a property renamed a second time keeps
-// the x-go-name the first rename gave it, so the Go field is still the
-// contract's first name, and gets no second x-go-name.
+// TestRenameKeepsAnExistingGoName: a second rename keeps the first
+// x-go-name.
 func TestRenameKeepsAnExistingGoName(t *testing.T) {
 	first, err := Suggest(openapi.YAML, []Cause{{ID: "a", Kind: FindingRename, Count: 1,
 		Evidence: &Evidence{Component: "Inventory", Property: "on_hand_units", Found: "on_hand", JSONType: "integer"}}})

@@ -21,8 +21,7 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// maxFindings bounds the findings kept for one probe: a wholly wrong body
-// can fail dozens of rules, and the first few say what happened.
+// maxFindings bounds the findings kept for one probe.
 const maxFindings = 20
 
 var (
@@ -31,11 +30,9 @@ var (
 		MultiError:         true,
 	}
 	responseOptions = &openapi3filter.Options{
-		// Without it kin-openapi lets any status the contract does not
-		// declare pass; the check declares those itself, see judge.
+		// Otherwise undeclared statuses pass; judge reports them itself.
 		IncludeResponseStatus: true,
-		// Every broken field, not only the first, so one run lists all the
-		// drift of an endpoint.
+		// Report every broken field, not only the first.
 		MultiError: true,
 	}
 	unsupportedProperty = regexp.MustCompile(`^property "(.*)" is unsupported$`)
@@ -43,14 +40,12 @@ var (
 	errorCodePattern    = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 )
 
-// inconclusive are the declared statuses that say StoreLink could not
-// answer rather than that it answered wrongly: a probe that meets one of
-// them unexpectedly could not be checked.
+// inconclusive are the declared statuses that mean StoreLink could not
+// answer; an unexpected one leaves the probe unchecked.
 var inconclusive = []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable}
 
 // keyPresent satisfies the contract's security requirement when the
-// request carries the key header. Whether the key is right is StoreLink's
-// business; the check only makes sure its positive probes send one.
+// request carries the key header, whatever its value.
 func keyPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
 	scheme := in.SecurityScheme
 	if scheme != nil && scheme.Type == "apiKey" && scheme.In == "header" &&
@@ -60,9 +55,8 @@ func keyPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error
 	return fmt.Errorf("security requirement %q not met", in.SecuritySchemeName)
 }
 
-// input routes a probe's request through the contract. The request is a
-// stand-in of the one sent: same method, path, query and body, and a dummy
-// key so that no key is copied anywhere it is not needed.
+// input routes a stand-in of a probe's request through the contract, with
+// a dummy key so the real key is not copied.
 func (s *spec) input(op string, req request, body []byte) (*openapi3filter.RequestValidationInput, error) {
 	var rd io.Reader
 	if body != nil {
@@ -101,10 +95,8 @@ func (s *spec) validateRequest(ctx context.Context, op string, req request, body
 	return nil
 }
 
-// judge decides a probe's verdict from the answer: the status the probe
-// expects, the statuses the contract declares, kin-openapi's validation of
-// the headers and body against the declared response, and the semantic
-// rules the operation lists (judged at now).
+// judge decides a probe's verdict from the answer: expected and declared
+// statuses, schema validation, and the operation's semantic rules at now.
 func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte, now time.Time, status int, header http.Header, body []byte) (Verdict, string, []Finding) {
 	op := s.ops[p.op]
 	var fs []Finding
@@ -139,9 +131,8 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		}
 	}
 	if dep := s.requestDepartures(p.op, reqBody, status, body); len(dep) > 0 {
-		// StoreLink refused the request for its field names: the status
-		// the probe expected says nothing more (one departure, one
-		// finding, whichever probe met it).
+		// A refusal naming request fields is one finding; the status adds
+		// nothing.
 		fs = append(dep, slices.DeleteFunc(fs, func(f Finding) bool { return f.Kind == FindingStatus })...)
 	}
 	if p.assume != "" {
@@ -150,8 +141,7 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		}
 	}
 	if quirk {
-		// Everything else wrong with the answer (the success schema it
-		// fails, the status) follows from the error body: one finding.
+		// Everything else follows from the error body: one finding.
 		head := fs[0]
 		for _, f := range fs[1:] {
 			head.Details = append(head.Details, describe(f))
@@ -175,13 +165,9 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 	return Drift, fs[0].Message, fs
 }
 
-// semantic judges a successful answer by the semantic rules its operation
-// lists, against what the request asked for: the path's ids, the query's
-// SKU, since and cursor, the order the body raised (or, for a read-back,
-// the one raised before). No rule judges a field the body leaves out
-// (rules.Check finds them in the body): the schema's findings name it
-// (missing, or renamed), once, and a rule would only judge the field's
-// zero value.
+// semantic checks a successful answer by its operation's semantic rules
+// against what the request asked for. Absent fields are left to the
+// schema's findings.
 func semantic(op operation, in *openapi3filter.RequestValidationInput, req request, reqBody []byte, now time.Time, body []byte) []Finding {
 	if len(op.rules) == 0 {
 		return nil
@@ -220,7 +206,7 @@ func semantic(op operation, in *openapi3filter.RequestValidationInput, req reque
 }
 
 // findings turns kin-openapi's verdict on a response into findings, one per
-// failed rule, each with the place in the response and in the contract.
+// failed rule.
 func (s *spec) findings(err error, op operation, status int, body []byte) []Finding {
 	if err == nil {
 		return nil
@@ -266,12 +252,10 @@ func (s *spec) findings(err error, op operation, status int, body []byte) []Find
 		field := se.SchemaField
 		if kind == FindingSchema {
 			tokens := se.JSONPointer()
-			// kin-openapi points an unexpected property at its parent
-			// object; the report points at the property itself.
+			// Point at the unexpected property, not its parent object.
 			if m := unsupportedProperty.FindStringSubmatch(se.Reason); m != nil {
 				tokens = append(tokens, m[1])
-				// The rule broken is additionalProperties: false, which
-				// kin-openapi files under properties.
+				// kin-openapi files additionalProperties under properties.
 				field = "additionalProperties"
 				objects = append(objects, objectProblem{parent: pointer(se.JSONPointer()), schema: se.Schema, value: se.Value, found: m[1]})
 			}
@@ -296,10 +280,8 @@ func (s *spec) findings(err error, op operation, status int, body []byte) []Find
 // errorSchema is where the contract's error envelope lives.
 const errorSchema = "#/components/schemas/Error"
 
-// envelope turns the findings of a failure answer whose body is a JSON
-// object without the contract's "error" envelope into one finding: an
-// error body of another shape is one departure, not a missing "error"
-// and an unexpected property for each name StoreLink uses instead.
+// envelope folds the findings of a failure body that is a JSON object
+// without the "error" envelope into one finding.
 func envelope(fs []Finding, status int, body []byte) []Finding {
 	if status < 400 {
 		return fs
@@ -412,11 +394,8 @@ func firstLine(s string) string {
 	return line
 }
 
-// declaresField reports whether the contract's success schema of the
-// operation has the field at a JSON Pointer. The semantic rules read the
-// generated client's types; checked against a patched copy of the
-// contract that renamed a field (suggest), a rule on the old name judges
-// a field the contract no longer has, which says nothing about StoreLink.
+// declaresField reports whether the operation's success schema has the
+// field at a JSON Pointer, so rules skip fields a patched contract renamed.
 func (o operation) declaresField(ptr string) bool {
 	var ref *openapi3.SchemaRef
 	for _, code := range []int{200, 201} {

@@ -14,14 +14,14 @@ import (
 // judgeNow is after every time of the hand-made answers.
 var judgeNow = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 
-// Answers of the judge cases.
+// Answers of the judgeCases.
 var (
 	judgeInventory = `{"store_id":"47","sku":"8847291","on_hand_units":9,"counted_at":"2026-11-28T06:30:00+01:00"}`
 	judgeErrBody   = `{"error":{"code":"internal","message":"boom"}}`
 	judgeJSON      = http.Header{"Content-Type": {"application/json"}}
 )
 
-// judgeCase is one answer to the inventory read and how it is judged.
+// judgeCase is one answer to the inventory read and how it is checked.
 type judgeCase struct {
 	name     string
 	expect   []int
@@ -33,7 +33,7 @@ type judgeCase struct {
 	findings []Finding
 }
 
-// judgeCases are the answers TestJudge judges.
+// judgeCases are the answers TestJudge checks.
 var judgeCases = []judgeCase{{
 	name: "conforming", expect: []int{200}, status: 200, header: judgeJSON, body: judgeInventory,
 	verdict: Pass,
@@ -136,9 +136,7 @@ var judgeCases = []judgeCase{{
 	verdict: Error, detail: `StoreLink answered 503 (code "internal"), so this probe could not be checked`,
 }}
 
-// TestJudge classifies hand-made answers to the inventory read, without any
-// network: the status the probe expects, the statuses the contract
-// declares, and kin-openapi's validation of headers and body.
+// TestJudge classifies hand-made answers to the inventory read, offline.
 func TestJudge(t *testing.T) {
 	sp := mustSpec(t)
 	req := get("/v1/stores/47/inventory", url.Values{"sku": {"8847291"}}, keyOwn, "47")

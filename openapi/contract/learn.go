@@ -11,13 +11,8 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// The check learns the ids its later probes need from StoreLink's own
-// answers, so that a check without id flags still reaches every
-// operation: the chain's stores from the store list (or, without one,
-// the keyring), the SKU as StoreLink spells it from the inventory and POS
-// answers, the supplier from the SKU's answer and the order from the
-// write's answer. --sku, --supplier and --order override what is learned.
-// This file holds that logic; plan.go calls it.
+// The check learns the ids its later probes need from StoreLink's answers;
+// --sku, --supplier and --order override them.
 
 // learnStores keeps the store ids of a store list answer.
 func learnStores(st *state, body []byte) {
@@ -31,10 +26,8 @@ func learnStores(st *state, body []byte) {
 	}
 }
 
-// knownStores is the set of store ids known to exist: the store list's,
-// or the keyring's when the list was not read (a StoreLink without
-// GET /v1/stores). fromKeyring reports the second case, in which a store
-// id outside the set is only assumed to name nothing.
+// knownStores is the set of store ids known to exist: the store list's, or
+// else the keyring's (fromKeyring).
 func knownStores(st *state, keyring map[string]string) (known map[string]bool, fromKeyring bool) {
 	if st.listed != nil {
 		return st.listed, false
@@ -55,11 +48,8 @@ func assumeAbsentStore(id string) string {
 // maxLearnedSKUs bounds the walk over an answer for SKUs.
 const maxLearnedSKUs = 100
 
-// learnSKU keeps the SKU an inventory or POS answer names, as StoreLink
-// spells it: the requested SKU when the answer names it, or else the
-// first SKU the answer names (a "sku" property at any depth). The SKU
-// probes read it unless --sku was given; the write orders the SKU the
-// check asked about.
+// learnSKU keeps the SKU an inventory or POS answer names: the requested
+// one when named, else the first "sku" property at any depth.
 func learnSKU(st *state, requested string, body []byte) {
 	if st.sku != "" {
 		return
@@ -102,9 +92,8 @@ func learnSKU(st *state, requested string, body []byte) {
 	}
 }
 
-// skuFor is the SKU the SKU probes read: --sku when given, else the one
-// StoreLink's answers named, else the SKU the inventory and POS probes
-// asked about.
+// skuFor is the SKU the SKU probes read: --sku, else the learned one, else
+// the one asked about.
 func (st *state) skuFor(cfg Config) string {
 	if !cfg.skuDefaulted {
 		return cfg.SKU
@@ -112,8 +101,7 @@ func (st *state) skuFor(cfg Config) string {
 	return cmp.Or(st.sku, cfg.SKU)
 }
 
-// skuRequest is a request of the SKU's own path; a learned SKU of another
-// shape is sent as given, and judged where StoreLink answers with it.
+// skuRequest is a request of the SKU's path; a learned SKU is sent as given.
 func skuRequest(st *state, cfg Config, key keyChoice, store string) request {
 	sku := st.skuFor(cfg)
 	r := get("/v1/skus/"+url.PathEscape(sku), nil, key, store)
@@ -121,8 +109,7 @@ func skuRequest(st *state, cfg Config, key keyChoice, store string) request {
 	return r
 }
 
-// learnFromSKU keeps what a SKU answer tells the later probes: its
-// supplier (unless --supplier names one) and its case pack.
+// learnFromSKU keeps a SKU answer's supplier and case pack.
 func learnFromSKU(st *state, cfg Config, body []byte) {
 	var v struct {
 		SupplierID string `json:"supplier_id"`
@@ -149,9 +136,8 @@ func (st *state) supplierFor(cfg Config) string {
 	return id
 }
 
-// supplierPath is the path of a supplier probe: the learned supplier,
-// or, when none is known, a placeholder for the probes whose answer is
-// decided before the id matters (no key).
+// supplierPath is the path of a supplier probe, with a placeholder when no
+// supplier is known.
 func supplierPath(st *state, cfg Config) (path string, asGiven bool) {
 	id := st.supplierFor(cfg)
 	if id == "" {
@@ -160,10 +146,8 @@ func supplierPath(st *state, cfg Config) (path string, asGiven bool) {
 	return "/v1/suppliers/" + url.PathEscape(id), !supplierIDPattern.MatchString(id)
 }
 
-// orderIDOf reads the id of the order a write's answer names: where the
-// contract's link from the write to the order read points
-// ($response.body#/order_id in the embedded contract, wherever a patched
-// contract moved it), else order_id or id. "" when none is usable.
+// orderIDOf reads the order id from a write's answer where the contract's
+// link points, else order_id or id; "" when none is usable.
 func orderIDOf(sp *spec, body []byte) string {
 	var doc any
 	if json.Unmarshal(body, &doc) != nil {
@@ -201,10 +185,8 @@ func orderIDOf(sp *spec, body []byte) string {
 	return ""
 }
 
-// orderTarget is the order the order probes name: --order at the probed
-// store, else the order the write raised at the write store, else a
-// placeholder at the probed store for the probes decided before the id
-// matters (no key, another store's key).
+// orderTarget is the order the order probes name: --order, else the
+// written order, else a placeholder.
 func orderTarget(st *state, cfg Config) (store, id string, asGiven bool) {
 	switch {
 	case cfg.OrderID != "":
@@ -215,10 +197,8 @@ func orderTarget(st *state, cfg Config) (store, id string, asGiven bool) {
 	return cfg.Store, placeholderOrder, false
 }
 
-// orderProbes are the probes of getReplenishmentOrder but the read-back
-// of a raised order. The order they name is decided when they are sent
-// (orderTarget), so that, placed after the write, they read the order it
-// raised.
+// orderProbes are the probes of getReplenishmentOrder except the
+// read-back; their order is chosen when sent (orderTarget).
 func orderProbes(cfg Config, otherKey func(string, func(*state) (request, string)) *probe) []*probe {
 	read := func(key keyChoice) func(*state) (request, string) {
 		return func(st *state) (request, string) {

@@ -13,10 +13,8 @@ import (
 	"time"
 )
 
-// validatesNothing is a StoreLink write endpoint that checks nothing: every
-// POST to /v1/stores/47/replenishment, with or without a key, whatever its
-// body, raises an order (rpl_1, rpl_2, ...). It returns the wrapper and the
-// ids it raised.
+// validatesNothing raises an order for every POST to store 47's
+// replenishment, and returns the wrapper and the raised ids.
 func validatesNothing() (func(http.Handler) http.Handler, func() []string) {
 	var mu sync.Mutex
 	var raised []string
@@ -59,11 +57,8 @@ func rendered(t *testing.T, rep *Report) string {
 }
 
 // TestAcceptedNegativeWriteLeavesOneAnnouncedOrder: against a StoreLink that
-// validates nothing, a check with writes allowed leaves exactly one order
-// (the default --max-orders): the first negative write probe raises it,
-// its finding names the order, every later write is held, and every report
-// format names the order. With --max-orders 10 every write probe is sent,
-// and each order is named.
+// validates nothing, a check leaves one order by default, named in every
+// report format; with --max-orders 10 every write is sent and named.
 func TestAcceptedNegativeWriteLeavesOneAnnouncedOrder(t *testing.T) {
 	t.Parallel()
 	f := newFake()
@@ -137,9 +132,8 @@ func slicesContainsFunc[T any](s []T, f func(T) bool) bool {
 	return false
 }
 
-// TestConformingWriteNamesItsOrder: at a conformant StoreLink the one order
-// the check raises is named, as intended, in every format, and nothing
-// else is left.
+// TestConformingWriteNamesItsOrder: the one order raised is named in every
+// format.
 func TestConformingWriteNamesItsOrder(t *testing.T) {
 	t.Parallel()
 	f := newFake()
@@ -159,10 +153,8 @@ func TestConformingWriteNamesItsOrder(t *testing.T) {
 	}
 }
 
-// TestProbesUseLearnedIDs: without --order and --supplier, the supplier's
-// no-key probe reads the supplier the SKU named (so a StoreLink that
-// serves suppliers without a key shows as such, not as a 404), and the
-// order probes read the order the write raised.
+// TestProbesUseLearnedIDs: without --order and --supplier, the probes read
+// the SKU's supplier and the order the write raised.
 func TestProbesUseLearnedIDs(t *testing.T) {
 	t.Parallel()
 	f := newFake()
@@ -245,9 +237,8 @@ func TestLearnSKU(t *testing.T) {
 	}
 }
 
-// TestUnansweredWriteCountsAsAnOrder: a write that gets no answer may have
-// raised an order; it is named as one whose outcome is unknown and spends
-// the bound, so nothing further is written.
+// TestUnansweredWriteCountsAsAnOrder: an unanswered write counts against
+// the bound as an order of unknown outcome.
 func TestUnansweredWriteCountsAsAnOrder(t *testing.T) {
 	t.Parallel()
 	f := newFake()

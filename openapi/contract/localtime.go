@@ -13,10 +13,9 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// Times without an offset ("2026-12-02T14:30:00") are one cause,
-// FindingLocalTime, for which suggest proposes info.x-korral-timestamps:
-// store-local (ADR 0032). With that declaration the check reads such times
-// in the store's zone (from GET /v1/stores/{store_id}) before judging.
+// Times without an offset are FindingLocalTime; with
+// info.x-korral-timestamps: store-local the check reads them in the store's
+// zone (ADR 0032).
 
 // FindingLocalTime is the kind of a finding about a date-time without an
 // offset, where the contract does not declare store-local times.
@@ -66,10 +65,8 @@ func storeScoped(path string) (string, bool) {
 	return id, ok && id != "" && sub != ""
 }
 
-// localize reads the local times of a successful store-scoped answer in
-// the store's zone, when the contract declares them. A store whose zone
-// the check cannot read leaves the answer as it is: its local times are
-// then findings, which say so.
+// localize reads the local times of a store-scoped answer in the store's
+// zone, when declared; without the zone the answer is left as it is.
 func (r *runner) localize(ctx context.Context, req request, status int, body []byte) []byte {
 	if !r.spec.storeLocal || status < 200 || status >= 300 {
 		return body
@@ -86,9 +83,8 @@ func (r *runner) localize(ctx context.Context, req request, status int, body []b
 	return out
 }
 
-// storeZone is the store's timezone, read once per run with the store's
-// own key; nil when it cannot be read (no key, the budget spent, no
-// answer, no zone).
+// storeZone is the store's timezone, read once per run; nil when it
+// cannot be read.
 func (r *runner) storeZone(ctx context.Context, store string) *time.Location {
 	if loc, ok := r.st.zones[store]; ok {
 		return loc
@@ -141,12 +137,9 @@ func (s *suggester) declareLocalTimes(c Cause) (change, evidence, why string) {
 	return "declare info." + sl.TimestampsExtension + ": " + sl.TimestampsStoreLocal + " (a date-time without an offset is the store's local time)", evidence, ""
 }
 
-// localQuery writes the since of a store-scoped request in the store's
-// zone when the contract declares store-local times: a StoreLink that
-// speaks local times is asked in them, so that the since it echoes (often
-// the query's wall clock with the offset dropped) reads back as the same
-// instant. A since that is not a time (a probe's malformed one) is sent
-// as it is.
+// localQuery writes a request's since in the store's zone when store-local
+// times are declared, so the echoed since reads back as the same instant.
+// A since that is not a time is sent as it is.
 func (r *runner) localQuery(ctx context.Context, req request) request {
 	if !r.spec.storeLocal || req.query.Get("since") == "" {
 		return req
@@ -169,10 +162,8 @@ func (r *runner) localQuery(ctx context.Context, req request) request {
 	return req
 }
 
-// localize, for the proxy, learns a store's timezone from its answer to
-// GET /v1/stores/{store_id} and reads the local times of the store's
-// other answers in it. The proxy sends no request of its own: until the
-// traffic has read the store, its local times stay findings.
+// localize learns a store's zone from proxied store answers and reads the
+// store's other answers in it; it sends no request of its own.
 func (p *Proxy) localize(x *exchange, body []byte) []byte {
 	if rest, ok := strings.CutPrefix(x.req.path, "/v1/stores/"); ok && rest != "" && !strings.Contains(rest, "/") {
 		var st struct {

@@ -12,12 +12,8 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// localTimes turns every time of a successful store-scoped answer of the
-// fake into the store's local clock without an offset (all the fake's
-// stores are in Europe/Prague), as a StoreLink that stores naive
-// timestamps does. strip drops the offset of each time as it is instead,
-// as the zoo's member does: the since the fake echoes keeps the wall
-// clock the query was written in.
+// localTimes rewrites the fake's store-scoped times to Prague local time
+// without offset; strip only drops each time's offset, as the zoo does.
 func localTimes(t *testing.T, strip ...bool) func(http.Handler) http.Handler {
 	prague, err := time.LoadLocation("Europe/Prague")
 	if err != nil {
@@ -137,11 +133,8 @@ func TestSuggestDeclaresLocalTimes(t *testing.T) {
 	}
 }
 
-// With the declaration the check reads the times in the store's zone:
-// no cause at all, the semantic rules included, with one store read per
-// store for the zone. The query's since is written in the store's zone,
-// so that a since echoed without its offset reads back as the same
-// instant.
+// With the declaration the check reads times in the store's zone: no
+// cause, one store read per store.
 func TestDeclaredLocalTimesPass(t *testing.T) {
 	t.Parallel()
 	exact := func(f *fake, req string) int {

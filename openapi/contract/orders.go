@@ -7,15 +7,12 @@ import (
 	"strings"
 )
 
-// FindingOrderRaised: StoreLink accepted a write the contract says it must
-// refuse (a negative write probe or case), and so raised an order the
-// check did not mean to raise. The finding's details name the order; the
-// report's OrdersCreated lists it with every other order the check left.
+// FindingOrderRaised: StoreLink accepted a write it must refuse, raising an
+// order; the details and OrdersCreated name it.
 const FindingOrderRaised = "order-raised"
 
-// CreatedOrder is an order a check (or a replay) left at StoreLink: a
-// write StoreLink accepted (2xx), or one that got no answer, whose
-// outcome is unknown. Every report format names each one.
+// CreatedOrder is an order a check or replay left at StoreLink: an
+// accepted write, or an unanswered one.
 type CreatedOrder struct {
 	// OrderID is the id StoreLink answered with; "" when the answer
 	// named none the check could read, or there was no answer.
@@ -56,9 +53,8 @@ func (o CreatedOrder) String() string {
 	return s
 }
 
-// raisesOrders reports whether a request could raise an order: any
-// method but GET on the path of the write (createReplenishmentOrder),
-// whatever store it names. target may carry a query.
+// raisesOrders reports whether a request could raise an order: any method
+// but GET on the write's path. target may carry a query.
 func (r *runner) raisesOrders(method, target string) bool {
 	if method == http.MethodGet {
 		return false
@@ -80,9 +76,8 @@ func (r *runner) raisesOrders(method, target string) bool {
 	return true
 }
 
-// writeHeld says why a request is not sent: a request that could raise an
-// order once the orders the check left reach Config.MaxOrders. "" lets it
-// through.
+// writeHeld says why a write is not sent (Config.MaxOrders reached); ""
+// lets it through.
 func (r *runner) writeHeld(method, target string) string {
 	if !r.raisesOrders(method, target) || len(r.orders) < r.cfg.MaxOrders {
 		return ""
@@ -95,9 +90,7 @@ func (r *runner) writeHeld(method, target string) string {
 		r.cfg.MaxOrders, strings.Join(names, "; "))
 }
 
-// noteWrite records the order a write may have left: a request that could
-// raise one (raisesOrders) answered 2xx (the order's id read from the
-// answer), or answered not at all (status 0). It returns the record, or
+// noteWrite records the order a write may have left (2xx or no answer);
 // nil when nothing was left.
 func (r *runner) noteWrite(method, target, store, probe string, status int, body []byte, intended bool) *CreatedOrder {
 	if !r.raisesOrders(method, target) || (status != 0 && (status < 200 || status > 299)) {
@@ -111,9 +104,8 @@ func (r *runner) noteWrite(method, target, store, probe string, status int, body
 	return &r.orders[len(r.orders)-1]
 }
 
-// orderRaised is the finding of a negative write StoreLink accepted: it
-// names the order left, so that someone cancels it. Its message names
-// what was due and not the id, so that every such order is one cause.
+// orderRaised is the finding of a negative write StoreLink accepted. Its
+// message leaves out the id, so all such orders are one cause.
 func orderRaised(o *CreatedOrder, due string) Finding {
 	id := o.OrderID
 	if id == "" {

@@ -17,16 +17,13 @@ const (
 	patRandom
 )
 
-// unboundedRepeat caps a repeat without an upper bound (*, +, {n,}) when a
-// string is built for it: long enough to be more than the minimum, short
-// enough to stay a readable case.
+// unboundedRepeat caps a repeat without an upper bound when building a
+// string.
 const unboundedRepeat = 8
 
 // patternString builds a string the pattern matches: the shortest, the
-// longest (unbounded repeats capped) or a random one. ok is false for a
-// pattern with constructs the generator does not build (back-references
-// are not in Go's syntax; word boundaries and the like are), so the caller
-// falls back to length-only cases.
+// longest or a random one. ok is false for constructs it does not build
+// (such as word boundaries).
 func patternString(pattern string, mode int, rng *rand.Rand) (string, bool) {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
@@ -122,14 +119,12 @@ func classRune(ranges []rune, mode int, rng *rand.Rand) (rune, bool) {
 	return in[0], true
 }
 
-// badRunes are tried, in order, as a character a pattern refuses. None of
-// them needs escaping in a path or a query, so a case built with one still
-// reaches the operation it is meant for.
+// badRunes are tried, in order, as a character a pattern refuses; none
+// needs escaping in a path or query.
 const badRunes = "-_a0Z.~!"
 
 // violating returns strings just outside a pattern, each with what makes
-// it so: a refused character in place of the first, one repeat too many,
-// one character too few. The caller keeps those the contract refuses.
+// it so.
 func violating(pattern string, rng *rand.Rand) []labelled {
 	re, err := regexp.Compile(pattern)
 	if err != nil {
@@ -167,9 +162,7 @@ type labelled struct {
 
 // --- the character classes of a value's shape ---
 
-// Class tokens a Shape's Classes is made of, beside single ASCII
-// punctuation characters and the space. Each stands for a class of
-// characters and never spells a value.
+// Class tokens of a Shape's Classes, beside ASCII punctuation and space.
 var classRanges = []struct{ token, desc string }{
 	{"a-z", ""}, {"A-Z", ""}, {"0-9", ""},
 	{`\p{L}`, "a letter outside ASCII"},
@@ -226,10 +219,8 @@ func (c classSet) add(r rune) {
 	}
 }
 
-// parseClasses reads a class body built by String (or by an older
-// version of it, which escaped punctuation with regexp.QuoteMeta). It
-// refuses anything else, such as a letter or a digit of its own, which
-// could spell a value.
+// parseClasses reads a class body built by String, with or without
+// QuoteMeta escapes. It refuses anything that could spell a value.
 func parseClasses(body string) (classSet, bool) {
 	c := newClassSet()
 	for i := 0; i < len(body); {

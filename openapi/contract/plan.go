@@ -26,24 +26,19 @@ const (
 	opGetSupplier  = "getSupplier"
 )
 
-// Identifiers the negative probes use. They are well formed where the probe
-// needs them to be, and far outside the ranges StoreLink hands out. The
-// contract reserves none of them, so the probes that need them to name
-// nothing are labelled assumptions (see assumeUnknown); the store id is
-// instead picked from outside the chain's own store list.
+// Identifiers the negative probes use, far outside StoreLink's ranges. The
+// contract reserves none, so probes relying on them are assumptions.
 const (
-	// firstAbsentStore is where the search for a store id the store list
-	// does not hold starts, counting down.
+	// firstAbsentStore starts the downward search for an unknown store id.
 	firstAbsentStore = 999999
 	unknownSKU       = "99999999999999"
 	unknownSupplier  = "ZZ-CONTRACT-CHECK-UNKNOWN"
 	unknownOrder     = "ZZ-CONTRACT-CHECK-UNKNOWN"
 	malformedSKU     = "not-a-sku"
-	// unknownKey is a key no StoreLink issues: it proves an unknown key is
-	// refused with 401 rather than, say, treated like no key at all.
+	// unknownKey is a key no StoreLink issues.
 	unknownKey = "storelink-contract-unknown-key"
-	// placeholderSupplier and placeholderOrder fill paths whose probe is
-	// decided before the id matters (a missing key, another store's key).
+	// placeholderSupplier and placeholderOrder fill paths where the id does
+	// not matter.
 	placeholderSupplier = "SUP-CONTRACT-CHECK"
 	placeholderOrder    = "RO-CONTRACT-CHECK"
 )
@@ -56,23 +51,19 @@ func assumeUnknown(what, id string) string {
 // assumeState is what the read-back of a raised order assumes.
 const assumeState = "that StoreLink keeps the order it raised and reads it back as raised; a server without state (a mock generated from the contract) does not"
 
-// Bounds of the POS pagination walk: small pages so that even a quiet SKU
-// shows a cursor, and few of them so the walk stays cheap.
+// Bounds of the POS pagination walk: small pages, few of them.
 const (
 	posPageLimit = 10
 	posMaxPages  = 3
 	posWindow    = 7 * 24 * time.Hour
 )
 
-// orderReason is the reason written on the one order a check may raise, so
-// whoever sees it knows where it came from.
+// orderReason is the reason written on the order a check raises.
 const orderReason = "StoreLink contract check (storelink-contract --allow-writes); not a real need, safe to cancel."
 
-// plan lists the probes of a check, in the order they are sent. It sends
-// nothing; the write probes are in it only when writes are allowed. The
-// contract's x-korral-key-scope of each operation decides what another
-// store's key must get: 403 where a key opens only its own store, the answer
-// itself where any valid key reads.
+// plan lists the probes of a check in send order; write probes only when
+// writes are allowed. Each operation's x-korral-key-scope decides what
+// another store's key must get.
 func plan(cfg Config, sp *spec) []*probe {
 	p := newPlanner(cfg, sp)
 	p.storeProbes()
@@ -113,8 +104,7 @@ func newPlanner(cfg Config, sp *spec) *planner {
 	return p
 }
 
-// add appends probes, skipping those that stand on an assumption when
-// assumptions are left out.
+// add appends probes, skipping assumptions when they are left out.
 func (p *planner) add(ps ...*probe) {
 	for _, pr := range ps {
 		if pr.assume != "" && p.cfg.NoAssumptions && pr.skip == "" {
@@ -143,9 +133,8 @@ func queryOf(kv ...string) url.Values {
 	return v
 }
 
-// storeProbes probe listStores and getStore. The first probe doubles as
-// the check that StoreLink is reachable at all; it also learns which store
-// ids the chain has.
+// storeProbes probe listStores and getStore. The first probe also checks
+// that StoreLink is reachable and learns the chain's store ids.
 func (p *planner) storeProbes() {
 	cfg, store, storePath := p.cfg, p.store, p.storePath
 	p.add(&probe{op: opListStores, name: "valid key", expect: []int{200}, positive: true,
@@ -165,11 +154,8 @@ func (p *planner) storeProbes() {
 	p.add(&probe{op: opGetStore, name: "no key", expect: []int{401},
 		build: fixed(get(storePath, nil, keyNone, store))})
 	p.add(p.otherKey(opGetStore, fixed(get(storePath, nil, keyOther, store))))
-	// A store the chain's own list does not hold does not exist. A key
-	// opens only its own store, so StoreLink may refuse the key (403)
-	// before it looks the store up (404); the contract allows either.
-	// Without a store list the keyring says which stores are known, and
-	// the probe stands on an assumption.
+	// An unknown store may be 403 or 404. Without a store list the keyring
+	// says which stores exist, and the probe is an assumption.
 	p.add(&probe{op: opGetStore, name: "store absent from the store list", expect: []int{403, 404},
 		build: func(st *state) (request, string) {
 			known, fromKeyring := knownStores(st, cfg.Keyring)
@@ -217,9 +203,7 @@ func (p *planner) posProbes() {
 	p.add(&probe{op: opListPOS, name: "no key", expect: []int{401},
 		build: fixed(get(posPath, pos, keyNone, store))})
 	p.add(p.otherKey(opListPOS, fixed(get(posPath, pos, keyOther, store))))
-	// The smallest page the contract allows: a page may hold at most
-	// limit transactions (pos.limit), which the walk's pages of 10 do not
-	// show against a StoreLink that fills small pages anyway.
+	// The smallest page the contract allows, for rule pos.limit.
 	smallest := queryOf("sku", sku, "since", since, "limit", "1")
 	p.add(&probe{op: opListPOS, name: "valid key, limit=1", expect: []int{200}, positive: true,
 		build: func(*state) (request, string) {
@@ -233,9 +217,7 @@ func (p *planner) posProbes() {
 		build: fixed(get(posPath, queryOf("sku", sku, "since", "yesterday"), keyOwn, store))})
 }
 
-// skuProbes probe getSKU, which also names the supplier the supplier probe
-// reads. The SKU is the one StoreLink's inventory or POS answer named,
-// unless --sku was given (learnSKU).
+// skuProbes probe getSKU, which names the supplier the supplier probe reads.
 func (p *planner) skuProbes() {
 	cfg, store := p.cfg, p.store
 	skuRead := func(key keyChoice) func(*state) (request, string) {
@@ -255,10 +237,8 @@ func (p *planner) skuProbes() {
 		build: fixed(get("/v1/skus/"+malformedSKU, nil, keyOwn, store))})
 }
 
-// supplierProbes probe getSupplier. The supplier is the one --supplier
-// names, or the one the SKU names, as given: an id that breaks the
-// contract's pattern is reported on the SKU's answer, and the supplier is
-// still read.
+// supplierProbes probe getSupplier: the --supplier one or the SKU's, as
+// given.
 func (p *planner) supplierProbes() {
 	cfg, store := p.cfg, p.store
 	supplier := func(key keyChoice) func(*state) (request, string) {
@@ -278,8 +258,7 @@ func (p *planner) supplierProbes() {
 			learnMinimum(st, body, p.sp.declared("Supplier"))
 			return nil
 		}})
-	// Without a key, the supplier the SKU named: a made-up id would let a
-	// StoreLink that reads suppliers without a key answer 404, hiding it.
+	// A real supplier, so a keyless read cannot hide behind a 404.
 	p.add(&probe{op: opGetSupplier, name: "no key", expect: []int{401},
 		build: func(st *state) (request, string) {
 			path, asGiven := supplierPath(st, cfg)
@@ -292,9 +271,8 @@ func (p *planner) supplierProbes() {
 		build: fixed(get("/v1/suppliers/"+unknownSupplier, nil, keyOwn, store))})
 }
 
-// learnMinimum reads the supplier's minimum order. A supplier read without
-// the contract's minimum may have one under another name (a rename): only
-// a supplier whose answer keeps the contract counts as read.
+// learnMinimum reads the supplier's minimum order, only from an answer that
+// keeps the contract.
 func learnMinimum(st *state, body []byte, declared []string) {
 	var v struct {
 		MinimumOrderUnits *int64 `json:"minimum_order_units"`
@@ -323,8 +301,7 @@ func (p *planner) writeProbes() {
 	ws := cfg.WriteStore
 	wsPath := "/v1/stores/" + ws + "/replenishment"
 	post := func(key keyChoice, qty int64) request {
-		// The body in the names of the contract in use (sp.wireBody); the
-		// order it raises in the client's terms, for the rules.
+		// The wire body in the contract's names; the order in the client's.
 		return request{method: http.MethodPost, path: wsPath, key: key, store: ws,
 			body:   sp.wireBody(opCreateOrder, map[string]any{"sku": sku, "quantity_units": qty, "reason": orderReason}),
 			raised: &sl.OrderRequest{SKU: sku, QuantityUnits: qty, Reason: orderReason}}
@@ -337,9 +314,7 @@ func (p *planner) writeProbes() {
 		other.skip = p.noOther
 	}
 	p.add(other)
-	// The 400/422 split: a quantity the schema refuses is 400 whatever the
-	// supplier, and one the schema takes but the supplier's minimum does
-	// not is 422.
+	// Schema-invalid quantity is 400; below the supplier minimum is 422.
 	p.add(&probe{op: opCreateOrder, name: "quantity_units=0", expect: []int{400},
 		build: fixed(post(keyOwn, 0))})
 	p.add(&probe{op: opCreateOrder, name: "quantity below the supplier's minimum", expect: []int{422},
@@ -351,13 +326,10 @@ func (p *planner) writeProbes() {
 		}})
 	p.add(&probe{op: opCreateOrder, name: "raise one order", expect: []int{201},
 		build: func(st *state) (request, string) {
-			// The smallest whole number of cases the supplier accepts,
-			// so the check orders as little as it can, and nothing the
-			// contract lets StoreLink refuse.
+			// The smallest whole number of cases the supplier accepts.
 			r := post(keyOwn, st.orderQty())
 			if !st.minRead {
-				// Without the supplier's minimum, StoreLink may refuse
-				// the quantity for a reason the probe cannot know.
+				// Without the minimum, StoreLink may refuse for a reason unknown here.
 				r.expect = []int{201, 422}
 				r.unknowable = "the supplier's minimum order could not be read (see getSupplier), so the probe could not order a quantity the contract says StoreLink must take"
 			}
@@ -426,9 +398,8 @@ func posPage(path string, query url.Values, store string, page int, cursor strin
 		}}
 }
 
-// readBack reads the order the check just raised. What it reads back is
-// held to the order raised (rule order.readback), which needs a StoreLink
-// that keeps state: the probe is labelled an assumption.
+// readBack reads the order the check just raised (rule order.readback); it
+// assumes StoreLink keeps state.
 func readBack(store string) *probe {
 	return &probe{op: opGetOrder, name: "read back the raised order", expect: []int{200}, positive: true,
 		assume: assumeState, assumes: []string{rules.OrderReadBack},

@@ -185,10 +185,8 @@ func TestNoAssumptionsLeavesOutAssumedProbes(t *testing.T) {
 	}
 }
 
-// TestAbsentStoreIsOutsideTheList: the unknown-store probe picks an id the
-// chain's own list (and the keyring) do not hold. Without a store list it
-// picks one outside the keyring, as an assumption the probe names, and
-// --no-assumptions leaves it out.
+// TestAbsentStoreIsOutsideTheList: the unknown-store probe picks an id
+// outside the store list and keyring; without a list it is an assumption.
 func TestAbsentStoreIsOutsideTheList(t *testing.T) {
 	listed := map[string]bool{"999999": true, "47": true}
 	if got := absentStore(listed, map[string]string{"999998": "k"}); got != "999997" {

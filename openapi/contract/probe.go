@@ -9,9 +9,8 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// keyChoice says which key a probe sends. Probes name keys by role, and the
-// runner looks the key up only when it builds the request, so nothing but
-// the request header ever holds one.
+// keyChoice says which key a probe sends, by role; only the request header
+// holds the key.
 type keyChoice int
 
 const (
@@ -34,18 +33,14 @@ type request struct {
 	// POS walk a page belongs to. Neither is sent.
 	raised *sl.OrderRequest
 	walk   *rules.Walk
-	// asGiven marks a request whose id came from StoreLink or the user
-	// and may break the contract's pattern: the request is sent as it
-	// is, without validating it first (the id's shape is judged where
-	// StoreLink answers with it).
+	// asGiven marks a request with an id from StoreLink or the user; it is
+	// sent without validation.
 	asGiven bool
-	// expect, when set, replaces the probe's expected statuses; unknowable
-	// says why a refusal among them is for a reason the probe could not
-	// know.
+	// expect, when set, replaces the expected statuses; unknowable says
+	// why a refusal cannot be checked.
 	expect     []int
 	unknowable string
-	// assume, when set, replaces the probe's assumption: what a request
-	// built from learned ids stands on.
+	// assume, when set, replaces the probe's assumption.
 	assume string
 }
 
@@ -62,59 +57,47 @@ type probe struct {
 	op     string
 	name   string
 	expect []int
-	// positive probes send a request the contract accepts; the check
-	// validates the request too, so a malformed probe is the checker's bug
-	// and not StoreLink's drift.
+	// positive probes send a request the contract accepts, validated too.
 	positive bool
 	// skip, when set, is why the probe is not sent.
 	skip string
-	// build returns the request, or why it cannot be sent given what the
-	// earlier probes found.
+	// build returns the request, or why it cannot be sent.
 	build func(*state) (request, string)
-	// learn takes what later probes need from a response with an expected
-	// status, and returns probes to run next.
+	// learn keeps what later probes need and returns probes to run next.
 	learn func(*state, []byte) []*probe
-	// assume, when set, is what the probe assumes beyond the contract; its
-	// wrong-status findings, and its findings of the rules in assumes, are
-	// labelled assumption, and Config.NoAssumptions skips it.
+	// assume, when set, is what the probe assumes beyond the contract;
+	// Config.NoAssumptions skips it.
 	assume  string
 	assumes []string
-	// serves lists the operations that need what this probe learns: with
-	// --operation selecting one of them, the probe is sent even when its
-	// own operation is not selected, and its result left out of the
-	// report.
+	// serves lists the operations that need what this probe learns; it is
+	// sent for them even when its own operation is not selected.
 	serves []string
 }
 
 // state is what probes learn from earlier responses.
 type state struct {
 	supplierID string
-	// minOrder and casePack are the supplier's minimum order and the
-	// SKU's case pack, 0 until read; minRead is set once the supplier's
-	// answer was read (a supplier without a minimum leaves minOrder 0).
+	// minOrder and casePack are 0 until read; minRead is set once the
+	// supplier's answer was read.
 	minOrder int64
 	minRead  bool
 	casePack int64
-	// listed holds the store ids of the chain's store list; nil until the
-	// list is read.
+	// listed holds the chain's store ids; nil until read.
 	listed map[string]bool
 	// walk is the POS walk of the valid-key pages.
 	walk *rules.Walk
-	// sku is the SKU StoreLink's inventory or POS answer named
-	// (learnSKU).
+	// sku is the SKU StoreLink's answers named (learnSKU).
 	sku string
-	// zones are the stores' timezones, read when the contract declares
-	// store-local times (localtime.go); nil for a store whose zone could
-	// not be read.
+	// zones are the stores' timezones, when the contract declares
+	// store-local times.
 	zones map[string]*time.Location
 	// createdID and raised are the order the write probe raised.
 	createdID string
 	raised    *sl.OrderRequest
 }
 
-// orderQty is the quantity the write probe orders: the smallest whole
-// number of cases at or above the supplier's minimum, which the contract
-// says StoreLink raises (201).
+// orderQty is the smallest whole number of cases at or above the
+// supplier's minimum.
 func (st *state) orderQty() int64 {
 	qty := max(st.minOrder, 1)
 	if st.casePack > 1 {

@@ -22,42 +22,34 @@ import (
 // DefaultProxyTimeout bounds one forwarded request, answer included.
 const DefaultProxyTimeout = 30 * time.Second
 
-// proxyMemory bounds what the proxy remembers between requests: the orders
-// raised through it (for order.readback on a later read) and the POS walks
-// whose next page has not been asked for yet (for the rules that span
-// pages). Beyond it the oldest entry is forgotten, and a read of it is
-// judged on its own.
+// proxyMemory bounds the orders and open POS walks the proxy remembers for
+// rules that span requests; the oldest entry is forgotten first.
 const proxyMemory = 1024
 
-// maxFindingPath bounds the request path a finding repeats: the contract's
-// paths are short, and a path outside it may be anything.
+// maxFindingPath bounds the request path a finding repeats.
 const maxFindingPath = 256
 
 // ProxyConfig configures [NewProxy].
 type ProxyConfig struct {
-	// Upstream is StoreLink's base URL; a request's path and query are
-	// appended to it.
+	// Upstream is StoreLink's base URL; request paths are appended.
 	Upstream string
 	// Findings receives one JSON line per finding, and [Proxy.Close] writes
 	// the summary line. Required.
 	Findings io.Writer
-	// Log receives what is not a finding: an upstream that does not
-	// answer. Nil discards it.
+	// Log receives upstream failures; nil discards them.
 	Log *slog.Logger
-	// HTTPClient sends the forwarded requests; nil is a plain client. The
-	// proxy never follows a redirect, whatever client it is given: the
-	// redirect goes back to the caller as it came, and is a finding.
+	// HTTPClient sends the forwarded requests; nil is a plain client.
+	// Redirects are never followed; they are returned and reported.
 	HTTPClient *http.Client
 	// Timeout bounds one forwarded request; 0 is DefaultProxyTimeout.
 	Timeout time.Duration
-	// Now is the clock of the rules that refuse the future; nil is the
-	// system clock.
+	// Now is the rules' clock; nil is the system clock.
 	Now func() time.Time
 }
 
 // Proxy forwards requests to StoreLink unchanged and validates each
-// request and its answer against the contract and its semantic rules,
-// the same judge as [Check]. It is an http.Handler.
+// request and its answer against the contract and its semantic rules, as
+// [Check] does. It is an http.Handler.
 type Proxy struct {
 	cfg      ProxyConfig
 	upstream *url.URL
@@ -70,31 +62,26 @@ type Proxy struct {
 	causes *causeSet
 	raised memory[*sl.OrderRequest]
 	walks  memory[*rules.Walk]
-	// zones are the stores' timezones seen in store answers, for a
-	// contract that declares store-local times (localtime.go).
+	// zones are the stores' timezones seen in store answers.
 	zones   memory[*time.Location]
 	outErr  error
 	closing bool
 }
 
-// ProxyFinding is one line of the proxy's findings. It names the request by
-// operation, method and path (the path's ids are not secret; the query is
-// left out, and no header or body of either side is ever quoted).
+// ProxyFinding is one line of the proxy's findings. It never quotes a
+// query, header or body.
 type ProxyFinding struct {
 	// Type is "finding" (the summary line's is "summary").
 	Type string `json:"type"`
-	// Time is when the answer was judged, UTC.
+	// Time is when the answer was checked, UTC.
 	Time time.Time `json:"time"`
-	// Operation is the contract's operationId; "" for a request outside
-	// the contract.
+	// Operation is the operationId; "" outside the contract.
 	Operation string `json:"operation_id"`
 	Method    string `json:"method"`
 	Path      string `json:"path"`
-	// Status is the upstream's status; 0 when the request was not
-	// forwarded.
+	// Status is the upstream's status; 0 when not forwarded.
 	Status int `json:"status"`
-	// Kind is one of the Finding* constants, or FindingRequest for a
-	// request that breaks the contract.
+	// Kind is one of the Finding* constants.
 	Kind string `json:"kind"`
 	// Rule is the semantic rule a FindingRule breaks.
 	Rule string `json:"rule,omitempty"`
@@ -103,33 +90,27 @@ type ProxyFinding struct {
 	// Schema locates the broken rule in the contract.
 	Schema  string `json:"schema,omitempty"`
 	Message string `json:"message"`
-	// Count is how many array items the finding was seen on, when more
-	// than one (Field then has its indices folded to "*").
+	// Count is how many array items had the finding, when more than one.
 	Count int `json:"count,omitempty"`
-	// Cause is the id of the cause the finding counts towards (see
-	// ProxySummary.Causes).
+	// Cause is the id of the finding's cause.
 	Cause string `json:"cause"`
 }
 
-// ProxySummary counts what the proxy saw. It is the last line of the
-// findings, under "summary".
+// ProxySummary counts what the proxy saw; it is the findings' last line.
 type ProxySummary struct {
 	// Requests counts the requests received, forwarded or not.
 	Requests int `json:"requests"`
 	// Findings counts the findings written.
 	Findings int `json:"findings"`
-	// Unanswered counts the requests StoreLink gave no answer to (refused
-	// connection, timeout): no finding, since nothing was said.
+	// Unanswered counts requests StoreLink did not answer; they are no
+	// finding.
 	Unanswered int `json:"unanswered"`
-	// Operations counts requests and findings per operationId ("" for
-	// requests outside the contract).
+	// Operations counts requests and findings per operationId.
 	Operations map[string]*OperationCount `json:"operations"`
 	// ByKind counts findings per kind, ByRule per semantic rule id.
 	ByKind map[string]int `json:"by_kind"`
 	ByRule map[string]int `json:"by_rule"`
-	// Causes group the findings by root cause as a check's report does:
-	// one per rule, or per place in the contract and kind, across
-	// requests and array items, most telling first. suggest reads them.
+	// Causes group the findings by root cause, as in a check's report.
 	Causes []Cause `json:"causes"`
 }
 
@@ -186,8 +167,7 @@ func NewProxy(cfg ProxyConfig) (*Proxy, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	// Go's transport would otherwise ask for gzip on its own and unpack the
-	// answer, so neither the request nor the answer would pass unchanged.
+	// Otherwise Go's transport would add gzip and unpack the answer.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableCompression = true
 	client := &http.Client{Transport: tr}
@@ -217,8 +197,7 @@ func ParseUpstream(raw string) (*url.URL, error) {
 }
 
 // IsLoopback reports whether a listen address binds only the loopback
-// interface: a literal loopback IP or "localhost", with a port. An empty
-// host (":8089") binds every interface.
+// interface; an empty host binds every interface.
 func IsLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -263,7 +242,7 @@ func (p *Proxy) Close() (ProxySummary, error) {
 	return s, p.outErr
 }
 
-// exchange is one request as the proxy judges it.
+// exchange is one request as the proxy checks it.
 type exchange struct {
 	op     string
 	method string
@@ -272,11 +251,11 @@ type exchange struct {
 	body   []byte
 	// expect is what the contract lets StoreLink answer this request.
 	expect []int
-	// key is the request's key, only to make sure no message repeats it.
+	// key is the request's key, so no message repeats it.
 	key string
 }
 
-// ServeHTTP forwards one request and judges it and its answer.
+// ServeHTTP forwards one request and checks it and its answer.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{method: r.Method, path: r.URL.Path, key: r.Header.Get(p.spec.keyHeader)}
 	if len(x.path) > maxFindingPath {
@@ -358,8 +337,7 @@ func (p *Proxy) emit(x *exchange, status int, fs []Finding) {
 		line := ProxyFinding{Type: "finding", Time: now, Operation: x.op, Method: x.method, Path: x.path, Status: status,
 			Kind: f.Kind, Rule: f.Rule, Field: f.Path, Schema: f.Schema, Message: f.Message, Count: f.Count, Cause: causeID(f)}
 		if x.key != "" {
-			// A last guard: a message never repeats the request's key,
-			// even if a broken upstream echoed it into a header name.
+			// Never repeat the key, even if the upstream echoed it.
 			line.Message = strings.ReplaceAll(line.Message, x.key, Redacted)
 			line.Field = strings.ReplaceAll(line.Field, x.key, Redacted)
 		}

@@ -105,9 +105,7 @@ func send(t *testing.T, method, target, key string, body any) sent {
 	return sent{resp.StatusCode, resp.Header, b}
 }
 
-// drive sends the traffic of a reader and a writer of store 47 through
-// base: every operation, a POS walk over every page, an order raised and
-// read back.
+// drive sends store 47's traffic for every operation through base.
 func drive(t *testing.T, base, key string) {
 	t.Helper()
 	since := url.QueryEscape("2026-11-20T00:00:00Z")
@@ -187,9 +185,8 @@ func TestProxyPassesConformantTraffic(t *testing.T) {
 	}
 }
 
-// TestProxyCatchesEachRule puts the mutating double that breaks one
-// semantic rule at a time between the proxy and the fake: the traffic of
-// drive shows each broken rule as a finding with its id.
+// TestProxyCatchesEachRule: each rule a mutating double breaks is a proxy
+// finding.
 func TestProxyCatchesEachRule(t *testing.T) {
 	t.Parallel()
 	sp := mustSpec(t)
@@ -282,9 +279,8 @@ func TestProxyCatchesDrift(t *testing.T) {
 	}
 }
 
-// TestProxyJudgesRequests: a request that breaks the contract is a finding
-// of kind request, named by parameter and never by value, and is still
-// forwarded; a 2xx answer to it is a wrong status.
+// TestProxyJudgesRequests: a request that breaks the contract is a request
+// finding, still forwarded; a 2xx answer to it is a wrong status.
 func TestProxyJudgesRequests(t *testing.T) {
 	t.Parallel()
 	f := newFake()
@@ -332,7 +328,7 @@ func TestIsLoopback(t *testing.T) {
 }
 
 // TestProxyKeepsEncodingAndBounds: a gzip answer passes as sent and is
-// judged unpacked; a request body over the bound is refused, not sent.
+// checked unpacked; a request body over the bound is refused, not sent.
 func TestProxyKeepsEncodingAndBounds(t *testing.T) {
 	t.Parallel()
 	f := newFake()

@@ -17,9 +17,8 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// judgeRequest routes the request through the contract and validates it,
-// writing its findings. It fills in what judging the answer needs, and
-// reports whether the request names an operation of the contract.
+// judgeRequest validates the request against the contract, writes its
+// findings, and reports whether it names a contract operation.
 func (p *Proxy) judgeRequest(r *http.Request, x *exchange) bool {
 	var rd io.Reader
 	if x.body != nil {
@@ -82,9 +81,7 @@ func (p *Proxy) judgeRequest(r *http.Request, x *exchange) bool {
 	return true
 }
 
-// remember ties a read to what the proxy saw before: the order a read of
-// an order raised through the proxy expects, and the walk a POS page with
-// a cursor continues.
+// remember ties a read to the order or POS walk the proxy saw before.
 func (p *Proxy) remember(x *exchange, params map[string]string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -104,7 +101,7 @@ func (p *Proxy) remember(x *exchange, params map[string]string) {
 	}
 }
 
-// judgeResponse judges the answer with the checker's judge and learns what
+// judgeResponse checks the answer with judge and learns what
 // later reads need.
 func (p *Proxy) judgeResponse(ctx context.Context, x *exchange, status int, header http.Header, body []byte) {
 	if enc := header.Get("Content-Encoding"); strings.EqualFold(enc, "gzip") {

@@ -16,8 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// objectProblem is a property the contract does not allow, with the object
-// it was found in and that object's schema: the material of a rename.
+// objectProblem is an undeclared property with its object and schema.
 type objectProblem struct {
 	parent string // JSON Pointer of the object
 	schema *openapi3.Schema
@@ -25,10 +24,8 @@ type objectProblem struct {
 	found  string
 }
 
-// evidence describes a schema finding for suggest: the component it is
-// about, the property, the JSON type of an unexpected property's value, and
-// the shape of a value that broke a pattern. It reads values only to type
-// and measure them.
+// evidence describes a schema finding for suggest. It reads values only to
+// type and measure them.
 func (s *spec) evidence(se *openapi3.SchemaError, field string, tokens []string) *Evidence {
 	ev := &Evidence{Component: componentName(s.schemaAt[se.Schema])}
 	switch field {
@@ -105,10 +102,9 @@ func jsonType(v any) (typ, format string) {
 	return "", ""
 }
 
-// shapeOf describes a string by its character classes and length (in
-// characters, as a pattern counts them). Every character is in a class:
-// a backslash, a line feed or a letter outside ASCII too, so that a
-// pattern widened to the shape matches the value.
+// shapeOf describes a string by its character classes and length in
+// characters. Every character falls in some class, so a pattern widened to
+// the shape matches the value.
 func shapeOf(v string) *Shape {
 	c := newClassSet()
 	n := 0
@@ -119,12 +115,9 @@ func shapeOf(v string) *Shape {
 	return &Shape{Classes: c.String(), MinLen: n, MaxLen: n}
 }
 
-// pairRenames turns an unexpected property and a declared property absent
-// from the same object into one rename finding, when the declared
-// property's schema takes the unexpected one's value, or their types agree
-// and their names share a word. The pair is a candidate, and the finding
-// says so. The findings it replaces (the unexpected property, and the
-// declared one's missing-required finding) are dropped.
+// pairRenames replaces an undeclared property and an absent declared one of
+// the same object with one candidate rename finding, when the declared
+// schema takes the value, or the types agree and the names share a word.
 func (s *spec) pairRenames(fs []Finding, objects []objectProblem) []Finding {
 	type pair struct {
 		obj      objectProblem
@@ -150,8 +143,7 @@ func (s *spec) pairRenames(fs []Finding, objects []objectProblem) []Finding {
 			}
 		}
 	}
-	// Pairs nothing speaks against first, then the best; each property
-	// takes part in one pair at most.
+	// Undoubted pairs first, then the best; each property pairs once.
 	slices.SortStableFunc(pairs, func(a, b pair) int {
 		return cmp.Or(cmp.Compare(min(len(a.doubts), 1), min(len(b.doubts), 1)), b.score-a.score)
 	})
@@ -187,9 +179,8 @@ func (s *spec) pairRenames(fs []Finding, objects []objectProblem) []Finding {
 	return fs
 }
 
-// renameScore says how well an unexpected property (found, with value v)
-// fits a declared, absent one: 0 when it cannot be the same field, more
-// when the declared schema takes the value and when the names share words.
+// renameScore says how well found (value v) fits an absent declared
+// property; 0 when it cannot be the same field.
 func renameScore(ref *openapi3.SchemaRef, declared, found string, v any) int {
 	if ref == nil || ref.Value == nil {
 		return 0
@@ -208,9 +199,8 @@ func renameScore(ref *openapi3.SchemaRef, declared, found string, v any) int {
 	return score + 2*shared
 }
 
-// sharedWords counts the words two names share, a synonym or a plural
-// counting as the same word (min_order_qty and minimum_order_units share
-// two).
+// sharedWords counts the words two names share, synonyms and plurals
+// folded.
 func sharedWords(a, b string) int {
 	var wb []string
 	for _, w := range nameWords(b) {
@@ -228,8 +218,7 @@ func sharedWords(a, b string) int {
 // arrayIndex matches an array index token of a JSON Pointer.
 var arrayIndex = regexp.MustCompile(`/[0-9]+(/|$)`)
 
-// foldPath folds the array indices of a JSON Pointer to "*":
-// /transactions/3/units reads /transactions/*/units.
+// foldPath folds the array indices of a JSON Pointer to "*".
 func foldPath(p string) string {
 	for {
 		q := arrayIndex.ReplaceAllString(p, "/*$1")
@@ -240,9 +229,7 @@ func foldPath(p string) string {
 	}
 }
 
-// findingRank orders the findings of one answer, most telling first: a
-// rename, then a missing field, then the rest, and a property the contract
-// does not have last, so the headline is never the lesser finding.
+// findingRank orders the findings of one answer, most telling first.
 func findingRank(f Finding) int {
 	switch {
 	case f.Kind == FindingRename:
@@ -255,10 +242,8 @@ func findingRank(f Finding) int {
 	return 2
 }
 
-// fold merges the findings of one answer that are the same finding on
-// different items of an array (same kind, rule, place in the contract and
-// folded path) into one, counting them and merging their evidence, and
-// orders them by findingRank.
+// fold merges the same finding on different array items into one, with a
+// count and merged evidence, and orders them by findingRank.
 func fold(fs []Finding) []Finding {
 	var out []Finding
 	seen := map[string]int{}
@@ -267,8 +252,7 @@ func fold(fs []Finding) []Finding {
 		if i, ok := seen[key]; ok && f.Path != "" {
 			out[i].Count = max(out[i].Count, 1) + 1
 			out[i].Path = foldPath(f.Path)
-			// Every item's evidence counts: a pattern widened to the
-			// first item's shape alone would still refuse the others.
+			// Every item's evidence counts, so a widened pattern takes all.
 			if out[i].Evidence != nil && f.Evidence != nil {
 				ev := *out[i].Evidence
 				out[i].Evidence = mergeEvidence(&ev, f.Evidence)
@@ -282,13 +266,8 @@ func fold(fs []Finding) []Finding {
 	return out
 }
 
-// --- evidence against a rename ---
-
-// unitWords map the words of a name or a description that name a unit of
-// measure to the unit. "units" (and its kin: qty, pcs, each) is the count
-// of items every quantity of the contract is in, so a name without a unit
-// (quantity, on_hand) reads as units; every other unit is a scale a name
-// must agree on.
+// unitWords map words of a name or description to a unit of measure. A
+// name without a unit reads as "units", the contract's item count.
 var unitWords = map[string]string{
 	"ms": "milliseconds", "millis": "milliseconds", "millisecond": "milliseconds", "milliseconds": "milliseconds",
 	"sec": "seconds", "secs": "seconds", "second": "seconds", "seconds": "seconds",
@@ -314,8 +293,8 @@ var wordSynonyms = map[string]string{
 	"num": "number", "desc": "description", "addr": "address", "identifier": "id",
 }
 
-// nameWords splits a property name into its lower-case words, at "_", "-",
-// "." and a lower-case letter followed by a capital (onHand).
+// nameWords splits a property name into lower-case words at "_", "-", "."
+// and camelCase boundaries.
 func nameWords(name string) []string {
 	var words []string
 	var cur []rune
@@ -347,8 +326,7 @@ func textWords(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) })
 }
 
-// canonicalWord folds a synonym and a plural, so that min_order_qty and
-// minimum_order_units share "minimum" and "order".
+// canonicalWord folds a synonym and a plural.
 func canonicalWord(w string) string {
 	if s, ok := wordSynonyms[w]; ok {
 		w = s
@@ -376,8 +354,7 @@ func scaled(units []string) []string {
 	return slices.DeleteFunc(slices.Clone(units), func(u string) bool { return u == neutralUnit })
 }
 
-// isIDName reports whether a name names an identifier: id, order_id,
-// orderId, uuid.
+// isIDName reports whether a name names an identifier.
 func isIDName(name string) bool {
 	w := nameWords(name)
 	if len(w) == 0 {
@@ -399,9 +376,8 @@ func isIDSchema(ref *openapi3.SchemaRef, name string) bool {
 	return ref != nil && strings.HasSuffix(componentName(ref.Ref), "ID")
 }
 
-// isFreeText reports whether a declared property holds text written by
-// people: a string without a pattern, a format or an enum, that is no
-// identifier.
+// isFreeText reports whether a declared property is a string without
+// pattern, format or enum, and no identifier.
 func isFreeText(ref *openapi3.SchemaRef, name string) bool {
 	if ref == nil || ref.Value == nil || isIDSchema(ref, name) {
 		return false
@@ -418,13 +394,9 @@ func looksLikeID(s string) bool {
 	return idShaped.MatchString(s) && strings.ContainsAny(s, "0123456789")
 }
 
-// renameDoubts lists what speaks against reading found as a new name of
-// the declared property (schema ref): another unit in their names or in
-// the declared description, a unit on one side only, another JSON type or
-// format, an identifier's name for a property that holds none, and names
-// that share no word, so that only the value's type pairs them. Each says
-// it with both names, never a value. The check and suggest both call it;
-// valueDoubts adds what only the values show.
+// renameDoubts lists reasons found may not be a new name of the declared
+// property (schema ref): units, JSON type or format differ, an id name on a
+// non-id, or no shared word. Each names both properties, never a value.
 func renameDoubts(ref *openapi3.SchemaRef, declared, found, jsonType, format string) []string {
 	var out []string
 	var sc *openapi3.Schema
@@ -433,9 +405,7 @@ func renameDoubts(ref *openapi3.SchemaRef, declared, found, jsonType, format str
 	}
 	numeric := sc != nil && sc.Type != nil && (sc.Type.Is("integer") || sc.Type.Is("number"))
 	if numeric {
-		// The declared name's unit, or else the description's ("Days
-		// from an order to its delivery"): a description may name other
-		// units in passing ("units, not cases").
+		// The declared name's unit, or else the description's.
 		declName := unitsOf(nameWords(declared))
 		decl := declName
 		if len(decl) == 0 {
@@ -471,11 +441,8 @@ func renameDoubts(ref *openapi3.SchemaRef, declared, found, jsonType, format str
 	return out
 }
 
-// valueDoubts lists what one value of found shows against the rename: a
-// number outside the declared bounds, a string that is no date-time where
-// one is declared, an identifier where free text is declared, text where
-// an identifier is declared. It names the bounds of the contract, never
-// the value.
+// valueDoubts lists what one value of found shows against the rename
+// (bounds, date-time, id against free text). It never names the value.
 func valueDoubts(ref *openapi3.SchemaRef, declared, found string, v any) []string {
 	if ref == nil || ref.Value == nil {
 		return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// renameOf judges one answer and returns its rename findings.
+// renameOf checks one answer and returns its rename findings.
 func renameOf(t *testing.T, op, path string, query url.Values, body string) []Finding {
 	t.Helper()
 	sp := mustSpec(t)
@@ -35,11 +35,8 @@ const (
 	orderRest = `"store_id":"47","sku":"8847291","status":"submitted","submitted_at":"2026-11-28T10:20:00+01:00","expected_arrival":"2026-11-30T06:00:00+01:00"`
 )
 
-// TestRenameDoubtsAtCheck: a candidate rename the names, the declared
-// schema or the values speak against carries what speaks against it, in
-// its message and its evidence, naming both properties and never a value;
-// a plain rename carries nothing; and where a property could pair with two
-// absent ones, the pair nothing speaks against wins.
+// TestRenameDoubtsAtCheck: a doubtful rename carries its doubts, never a
+// value; a plain one carries none; the undoubted pair wins.
 func TestRenameDoubtsAtCheck(t *testing.T) {
 	inv := url.Values{"sku": {"8847291"}}
 	for _, tc := range []struct {
@@ -124,11 +121,8 @@ func TestRenameDoubtsAtCheck(t *testing.T) {
 	}
 }
 
-// TestSuggestReviewsDoubtfulRenames: a rename something speaks against is
-// a note for a person and a comment in the patch above the declared
-// property, naming both fields and what to decide; the spec keeps the
-// declared property as it was. A plain rename of the same shape is a
-// change.
+// TestSuggestReviewsDoubtfulRenames: a doubtful rename is a note and a
+// comment in the patch, not a change; a plain rename is a change.
 func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
 	rename := func(id, comp, prop, found, typ string, against ...string) Cause {
 		return Cause{ID: id, Kind: FindingRename, Count: 2, Operations: []string{"getThing"},
@@ -219,9 +213,8 @@ func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
 	}
 }
 
-// TestRenameDoubtsFromTheDescription: where the declared name names no
-// unit, its description's unit counts; where it names one, the name wins
-// over a unit the description names in passing.
+// TestRenameDoubtsFromTheDescription: the name's unit wins over the
+// description's.
 func TestRenameDoubtsFromTheDescription(t *testing.T) {
 	integer := func(desc string) *openapi3.SchemaRef {
 		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Description: desc})

@@ -15,9 +15,8 @@ import (
 // ReplayFormat names the replay file's format and version.
 const ReplayFormat = "storelink-contract-replay/1"
 
-// ReplayFile holds the failing generated cases of a check, each shrunk,
-// so that they can be sent again with [Replay]. It names keys by role and
-// store only: the keys come from the keyring when the cases are replayed.
+// ReplayFile holds a check's failing generated cases, shrunk, for
+// [Replay]. Keys are named by role and store only.
 type ReplayFile struct {
 	Format          string `json:"format"`
 	ContractVersion string `json:"contract_version"`
@@ -85,11 +84,9 @@ func ReadReplayFile(path string) (*ReplayFile, error) {
 	return &f, nil
 }
 
-// Replay sends the cases of a replay file again, exactly as they were
-// written, to cfg.BaseURL, and judges each answer as check --generate
-// did: a drift still fails, a pass passes now. A case that writes
-// (anything but GET) is sent only with cfg.AllowWrites and only when its
-// store is cfg.WriteStore. The bounds of cfg apply.
+// Replay resends the cases of a replay file to cfg.BaseURL and checks each
+// answer as check --generate did. Writes are sent only with
+// cfg.AllowWrites to cfg.WriteStore; the bounds of cfg apply.
 func Replay(ctx context.Context, cfg Config, file *ReplayFile) (*Report, error) {
 	if file == nil {
 		return nil, errors.New("no replay file")

@@ -12,16 +12,14 @@ type Verdict string
 
 // Verdicts, from best to worst for a single probe.
 const (
-	// Pass: the answer has the expected status and conforms to the
-	// contract.
+	// Pass: the expected status, and the answer conforms.
 	Pass Verdict = "pass"
-	// Skipped: the probe was not sent, on purpose (writes not allowed, no
-	// order id given, one store in the keyring). It does not fail a check.
+	// Skipped: the probe was not sent on purpose; it does not fail a check.
 	Skipped Verdict = "skipped"
 	// Drift: StoreLink answered, and the answer breaks the contract.
 	Drift Verdict = "drift"
-	// Error: the probe could not be checked: no answer, an answer saying
-	// StoreLink is overloaded or down, or a bound of the check reached.
+	// Error: the probe could not be checked (no answer, 429/5xx, a bound
+	// reached).
 	Error Verdict = "error"
 )
 
@@ -29,11 +27,9 @@ const (
 const (
 	// FindingStatus: the status is not the one the probe expects.
 	FindingStatus = "wrong-status"
-	// FindingUndeclaredStatus: the contract does not declare the status for
-	// the endpoint at all.
+	// FindingUndeclaredStatus: the endpoint does not declare the status.
 	FindingUndeclaredStatus = "undeclared-status"
-	// FindingErrorIn200: a successful status with an error body, StoreLink's
-	// known quirk.
+	// FindingErrorIn200: a successful status with an error body.
 	FindingErrorIn200 = "error-in-200"
 	// FindingSchema: the body breaks the response's schema; Path is the
 	// JSON Pointer of the offending value, Schema the rule it breaks.
@@ -43,9 +39,8 @@ const (
 	FindingHeader = "header"
 	// FindingBody: the body is not JSON or cannot be read as declared.
 	FindingBody = "body"
-	// FindingRule: the body keeps its schema but breaks a semantic rule of
-	// the contract (storelinkclient/rules); Rule names it, Path is the JSON
-	// Pointer of the field, Schema the operation's x-korral-rules.
+	// FindingRule: the body breaks a semantic rule (storelinkclient/rules);
+	// Rule names it.
 	FindingRule = "rule"
 	// FindingRequest: the checker's own request breaks the contract.
 	FindingRequest = "request"
@@ -55,28 +50,24 @@ const (
 type Finding struct {
 	// Kind is one of the Finding* constants.
 	Kind string `json:"kind"`
-	// Path locates the problem in the response: a JSON Pointer into the
-	// body ("" is the whole body) or a header name.
+	// Path is a JSON Pointer into the body ("" for all of it) or a header
+	// name.
 	Path string `json:"path,omitempty"`
-	// Schema locates the broken rule in the contract, e.g.
+	// Schema locates the broken rule, e.g.
 	// "#/components/schemas/Inventory/required".
 	Schema string `json:"schema,omitempty"`
-	// Rule is the id of the semantic rule a FindingRule breaks, e.g.
-	// "store.hours.order".
+	// Rule is a FindingRule's rule id, e.g. "store.hours.order".
 	Rule string `json:"rule,omitempty"`
 	// Message says what is wrong, without quoting values from the body.
 	Message string `json:"message"`
-	// Assumption marks a finding that stands only on an assumption of the
-	// check the contract does not make (the probe's Assumption says which),
-	// not on a rule of the contract. Config.NoAssumptions leaves such probes
-	// out.
+	// Assumption marks a finding that rests on the probe's Assumption, not
+	// on the contract. Config.NoAssumptions leaves such probes out.
 	Assumption bool `json:"assumption,omitempty"`
-	// Details are the further ways the same answer breaks the contract,
-	// one line each, when they all follow from this finding: a 200 with an
-	// error body also fails the success schema, which says nothing new.
+	// Details are further breaks that follow from this finding, one line
+	// each.
 	Details []string `json:"details,omitempty"`
-	// Count is how many items of an array the finding was seen on, when
-	// more than one; Path then has the indices folded to "*".
+	// Count is how many array items had the finding, when more than one;
+	// Path then has indices folded to "*".
 	Count int `json:"count,omitempty"`
 	// Evidence is what suggest needs to propose a change of the contract.
 	Evidence *Evidence `json:"evidence,omitempty"`
@@ -106,32 +97,25 @@ type Result struct {
 	Key string `json:"key,omitempty"`
 	// Expected lists the statuses the contract calls for.
 	Expected []int `json:"expected"`
-	// Assumption is what the probe assumes beyond the contract, for example
-	// that an id names nothing; its findings about that are labelled
-	// assumption. Empty for a probe of the contract's own rules.
+	// Assumption is what the probe assumes beyond the contract; empty for a
+	// probe of the contract's own rules.
 	Assumption string `json:"assumption,omitempty"`
 	// Got is the status received; 0 when nothing was received.
 	Got     int     `json:"got,omitempty"`
 	Verdict Verdict `json:"verdict"`
-	// Detail is a one-line reason: the headline finding, why the probe was
-	// skipped, or what went wrong on the wire.
+	// Detail is a one-line reason.
 	Detail   string    `json:"detail,omitempty"`
 	Findings []Finding `json:"findings,omitempty"`
 	// Retries counts the resends after a 429, each after its Retry-After.
 	Retries int `json:"retries,omitempty"`
-	// DurationMS is the time from the probe's first request to its verdict,
-	// waits for Retry-After included; 0 for a probe not sent.
+	// DurationMS is the probe's time, waits included; 0 when not sent.
 	DurationMS float64 `json:"duration_ms"`
-	// Phase and CaseID are set for a generated case (check --generate):
-	// its phase (data, auth, method, content-type, chain) and its id in
-	// the run.
+	// Phase and CaseID are set for a generated case (check --generate).
 	Phase  string `json:"phase,omitempty"`
 	CaseID string `json:"case_id,omitempty"`
-	// ExpectedClass says what a generated case accepts when it is more
-	// than a list of statuses, e.g. "4xx".
+	// ExpectedClass is a generated case's accepted class, e.g. "4xx".
 	ExpectedClass string `json:"expected_class,omitempty"`
-	// Case is a failing generated case, shrunk, as the replay file keeps
-	// it.
+	// Case is a failing generated case, shrunk, as in the replay file.
 	Case *Case `json:"case,omitempty"`
 }
 
@@ -142,8 +126,8 @@ type Summary struct {
 	Drift   int `json:"drift"`
 	Skipped int `json:"skipped"`
 	Error   int `json:"error"`
-	// DriftOnAssumptions counts the drifting probes whose every finding is
-	// an assumption: with Config.NoAssumptions they are not sent.
+	// DriftOnAssumptions counts drifting probes whose every finding is an
+	// assumption.
 	DriftOnAssumptions int `json:"drift_on_assumptions"`
 }
 
@@ -154,8 +138,8 @@ type Report struct {
 	Store           string `json:"store"`
 	SKU             string `json:"sku"`
 	WriteStore      string `json:"write_store,omitempty"`
-	// Verdict is pass when every probe passed or was skipped, drift when
-	// any probe drifted, error otherwise.
+	// Verdict is pass when every probe passed or was skipped, drift when any
+	// drifted, error otherwise.
 	Verdict Verdict `json:"verdict"`
 	// Aborted says why the check stopped before its last probe.
 	Aborted string  `json:"aborted,omitempty"`
@@ -165,29 +149,24 @@ type Report struct {
 	// StartedAt is when the check began (UTC); DurationMS how long it took.
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS float64   `json:"duration_ms"`
-	// Causes are the root causes of the drift, most telling first: each
-	// groups the findings that share a rule, or a place in the contract
-	// and a kind, across probes, generated cases and array items.
+	// Causes are the root causes of the drift, most telling first.
 	Causes []Cause `json:"causes"`
-	// Coverage says, per operation of the contract, whether the check
-	// reached it.
+	// Coverage says, per operation, whether the check reached it.
 	Coverage []Coverage `json:"coverage,omitempty"`
 	Probes   []Result   `json:"probes"`
 	// Generated sums up the generated cases of check --generate.
 	Generated *Generated `json:"generated,omitempty"`
-	// OrdersCreated are the orders the check left at StoreLink, each
-	// with its id: the one it means to raise, any a negative write probe
-	// raised at a StoreLink that should have refused it, and any write
-	// whose outcome is unknown. Empty when none.
+	// OrdersCreated are the orders the check left at StoreLink, including
+	// ones a negative probe raised and writes of unknown outcome.
 	OrdersCreated []CreatedOrder `json:"orders_created"`
 }
 
 // How far the check reached an operation.
 const (
-	// Checked: an answer with data (a 2xx) was judged.
+	// Checked: an answer with data (a 2xx) was checked.
 	Checked = "checked"
-	// PartlyChecked: requests were answered and judged, but none with
-	// data, so the success schema and rules were not checked.
+	// PartlyChecked: only refusals were answered, so the success schema
+	// and rules were not checked.
 	PartlyChecked = "partly checked"
 	// NotChecked: no request of the operation was answered.
 	NotChecked = "skipped"
@@ -201,8 +180,7 @@ type Coverage struct {
 	Status string `json:"status"`
 	// Why says what kept it from being checked fully.
 	Why string `json:"why,omitempty"`
-	// Answered counts the probes and cases of the operation that got an
-	// answer.
+	// Answered counts the probes and cases that got an answer.
 	Answered int `json:"answered"`
 }
 
@@ -258,9 +236,8 @@ func (r *Report) ExitCode() int {
 	return 2
 }
 
-// Redact replaces every occurrence of the secrets in the report's text. The
-// check never puts a key in a report; this guards against a StoreLink that
-// echoes one back in something the report quotes.
+// Redact replaces every occurrence of the secrets in the report's text, in
+// case StoreLink echoes a key.
 func (r *Report) Redact(secrets ...string) {
 	rep := redactor(secrets)
 	if rep == nil {
@@ -320,8 +297,7 @@ func redactor(secrets []string) *strings.Replacer {
 // moreFinding matches the message of the finding capFindings puts last.
 var moreFinding = regexp.MustCompile(`^and [0-9]+ more$`)
 
-// isMore reports whether f stands for the findings beyond maxFindings
-// rather than for a finding of its own.
+// isMore reports whether f is capFindings' "more" finding.
 func isMore(f Finding) bool {
 	return f.Path == "" && f.Rule == "" && moreFinding.MatchString(f.Message)
 }

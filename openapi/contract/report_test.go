@@ -176,9 +176,8 @@ func TestUnknownFormat(t *testing.T) {
 	}
 }
 
-// TestKeysNeverInReports runs a check against a StoreLink that misbehaves in
-// the worst way for secrecy: it answers with the caller's key as the error
-// code of a 200. No format may show any key.
+// TestKeysNeverInReports: a StoreLink that echoes the key in a 200's error
+// code; no format shows it.
 func TestKeysNeverInReports(t *testing.T) {
 	t.Parallel()
 	f := newFake()

@@ -14,11 +14,9 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// FindingRequestField is the kind of a finding where StoreLink's refusal
-// names a property of the request body that the contract's request schema
-// does not have (StoreLink requires it), or one the contract declares and
-// StoreLink refuses, with no property on the other side to pair it with.
-// A pair is a FindingRename on the request schema instead.
+// FindingRequestField is a finding where StoreLink's refusal names a
+// request property the schema lacks, or refuses a declared one, with no
+// rename pair.
 const FindingRequestField = "request-field"
 
 // Kinds of a fieldComplaint.
@@ -34,8 +32,7 @@ type fieldComplaint struct {
 	kind  string
 }
 
-// Wording of a validation message that says a field is missing, or one
-// that is not taken.
+// Wording of validation messages for a missing or refused field.
 var (
 	missingWords = regexp.MustCompile(`(?i)\b(required|missing|must be (present|provided|given)|can(no|')t be (blank|empty|null)|is blank)\b`)
 	extraWords   = regexp.MustCompile(`(?i)\b(extra|not (permitted|allowed|expected|recognized|recognised)|unknown|unexpected|unrecognized|unrecognised|additional propert)`)
@@ -54,9 +51,7 @@ func complaintKind(texts ...string) string {
 }
 
 // fieldComplaints reads the request fields a 4xx body names, in the three
-// common shapes of a validation error, and says which shape it was. It
-// returns nothing for any other body (the contract's own envelope names
-// no field).
+// common validation error shapes, and says which shape it was.
 func fieldComplaints(body []byte) (string, []fieldComplaint) {
 	for _, p := range []struct {
 		name  string
@@ -184,10 +179,8 @@ func (s *spec) requestSchema(opID string) (*openapi3.Schema, string) {
 	return mt.Schema.Value, s.schemaAt[mt.Schema.Value]
 }
 
-// requestDepartures turns a 4xx answer that names request fields into
-// findings when the names depart from the contract's request schema: a
-// required field the schema lacks (paired with a sent field as a rename
-// candidate when one fits), or a declared field StoreLink refuses.
+// requestDepartures turns a 4xx answer naming request fields that depart
+// from the request schema into findings, pairing renames when one fits.
 func (s *spec) requestDepartures(opID string, reqBody []byte, status int, body []byte) []Finding {
 	if status < 400 || status > 499 || len(reqBody) == 0 {
 		return nil
@@ -222,8 +215,7 @@ func (s *spec) requestDepartures(opID string, reqBody []byte, status int, body [
 		if !isPropertyName(w) {
 			continue
 		}
-		// The sent, declared field that pairs best: one StoreLink refused
-		// or one sharing a word, best score first.
+		// The best-scoring sent, declared field.
 		best, bestScore := "", 0
 		for _, name := range slices.Sorted(maps.Keys(sent)) {
 			ref := schema.Properties[name]
@@ -278,14 +270,12 @@ func requestDeparted(fs []Finding) bool {
 	})
 }
 
-// retrySuffix ends the name of a write probe sent again with StoreLink's
-// names.
+// retrySuffix ends the name of a resent write probe.
 const retrySuffix = ", again with StoreLink's request names"
 
-// retryWithStoreLinksNames resends the refused order-raising write with
-// the request properties renamed as StoreLink's refusal asked, so the
-// created order and its read-back are still checked. It is nil for a retry
-// and unless every rename is free of doubt; the request is sent as given.
+// retryWithStoreLinksNames resends the refused write with the properties
+// StoreLink asked for, so the order and read-back are still checked. It is
+// nil for a retry or when any rename is doubtful.
 func retryWithStoreLinksNames(p *probe, req request, reqBody []byte, findings []Finding) *probe {
 	if p.learn == nil || req.method != http.MethodPost || req.key != keyOwn || strings.HasSuffix(p.name, retrySuffix) || len(reqBody) == 0 {
 		return nil
@@ -314,8 +304,6 @@ func retryWithStoreLinksNames(p *probe, req request, reqBody []byte, findings []
 	retry := req
 	retry.body, retry.asGiven = body, true
 	if retry.raised == nil {
-		// The order the answer must echo is the one the contract's
-		// request described.
 		var raised sl.OrderRequest
 		if json.Unmarshal(reqBody, &raised) == nil {
 			retry.raised = &raised
@@ -327,12 +315,8 @@ func retryWithStoreLinksNames(p *probe, req request, reqBody []byte, findings []
 	return &q
 }
 
-// wireBody writes a request body the check builds with the contract's
-// first names (quantity_units) with the names the contract in use gives
-// them: a property a suggested rename gave StoreLink's name keeps the old
-// name's Go field through x-go-name, and is sent under the new name. So a
-// check against a patched contract (check --spec) sends what StoreLink
-// asked for.
+// wireBody renames a request body's properties to the names the contract
+// in use gives them (via x-go-name after a suggested rename).
 func (s *spec) wireBody(opID string, body map[string]any) map[string]any {
 	schema, _ := s.requestSchema(opID)
 	if schema == nil {
@@ -345,9 +329,8 @@ func (s *spec) wireBody(opID string, body map[string]any) map[string]any {
 	return out
 }
 
-// wireName is the property of schema that holds what the contract first
-// called name: name itself, or the property whose x-go-name keeps name's
-// Go field.
+// wireName is the property that holds what the contract first called
+// name: name itself, or the one whose x-go-name is name's Go field.
 func (s *spec) wireName(schema *openapi3.Schema, name string) string {
 	if _, ok := schema.Properties[name]; ok {
 		return name

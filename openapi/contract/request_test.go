@@ -42,7 +42,7 @@ func TestFieldComplaints(t *testing.T) {
 // orderBody is the request the write probes send.
 var orderBody = []byte(`{"sku":"8847291","quantity_units":12,"reason":"contract check"}`)
 
-// judgeCreate judges one answer to a create probe that expects want.
+// judgeCreate checks one answer to a create probe that expects want.
 func judgeCreate(t *testing.T, want []int, status int, body string) (Verdict, []Finding) {
 	t.Helper()
 	sp := mustSpec(t)
@@ -52,11 +52,9 @@ func judgeCreate(t *testing.T, want []int, status int, body string) (Verdict, []
 	return v, fs
 }
 
-// TestRequestDepartureIsOneCause: a refusal that names the request field
-// StoreLink wants is a rename of the request schema, in each of the three
-// shapes, whatever status the probe expected; the probes that meet it
-// give one cause, with no status cause; and suggest renames the request
-// schema's property, keeping its Go name.
+// TestRequestDepartureIsOneCause: a refusal naming the request field
+// StoreLink wants is one rename cause in each error shape, and suggest
+// renames the property keeping its Go name.
 func TestRequestDepartureIsOneCause(t *testing.T) {
 	bodies := map[string]string{
 		"FastAPI":  `{"detail":[{"loc":["body","quantity"],"msg":"Field required","type":"missing"},{"loc":["body","quantity_units"],"msg":"Extra inputs are not permitted","type":"extra_forbidden"}]}`,
@@ -109,12 +107,8 @@ func TestRequestDepartureIsOneCause(t *testing.T) {
 	}
 }
 
-// TestRequestDepartureNotFound: a refusal in the contract's envelope, one
-// that names a declared field StoreLink took (its value refused), or any
-// answer to a request without a body, is no request departure, and the
-// wrong status stays a finding; a field StoreLink requires with nothing
-// sent to pair is a request-field finding, and so is a declared field it
-// refuses with nothing in its place.
+// TestRequestDepartureNotFound: the cases that are no request departure,
+// and the unpaired ones that are request-field findings.
 func TestRequestDepartureNotFound(t *testing.T) {
 	for name, body := range map[string]string{
 		"envelope":      `{"error":{"code":"below_minimum_order","message":"quantity is required to be at least 12"}}`,
@@ -143,11 +137,9 @@ func TestRequestDepartureNotFound(t *testing.T) {
 	}
 }
 
-// TestRetryWithStoreLinksNames: the write that raises the check's order is
-// sent once more with the renames StoreLink's refusal named, as given and
-// with the contract's order to compare the answer with; never for a
-// rename something speaks against, a probe without a learn step, another
-// key, or a retry.
+// TestRetryWithStoreLinksNames: the order write is resent with the renames
+// StoreLink asked for, except for doubtful renames, probes without a learn
+// step, another key, or a retry.
 func TestRetryWithStoreLinksNames(t *testing.T) {
 	raise := &probe{op: opCreateOrder, name: "raise one order", expect: []int{201}, learn: func(*state, []byte) []*probe { return nil }}
 	req := request{method: http.MethodPost, path: "/v1/stores/47/replenishment", key: keyOwn, store: "47"}

@@ -65,13 +65,9 @@ func successStatus(op string) int {
 	return http.StatusOK
 }
 
-// TestEveryRuleExampleIsAFindingOfTheJudge feeds each rule's violating
-// example to the checker's judge: it drifts with a finding of that rule at
-// the example's field. The good answers pass. The adapter's twin of this
-// test is in mcpserver/internal/upstream (TestEveryRuleIsAContractError):
-// with both, every cause of a semantic UPSTREAM_CONTRACT_ERROR is a checker
-// finding with the same rule id, and every rule the checker judges is one
-// the adapter enforces.
+// TestEveryRuleExampleIsAFindingOfTheJudge: each rule's violating example
+// drifts with that rule at its field; the good answers pass. Its twin is
+// TestEveryRuleIsAContractError in mcpserver/internal/upstream.
 func TestEveryRuleExampleIsAFindingOfTheJudge(t *testing.T) {
 	sp := mustSpec(t)
 	jsonCT := http.Header{"Content-Type": {"application/json"}}
@@ -124,8 +120,7 @@ func TestEveryRuleExampleIsAFindingOfTheJudge(t *testing.T) {
 }
 
 // TestContractListsEveryRule: each operation's x-korral-rules is exactly
-// the rules that judge it, so the contract, the checker and the adapter
-// speak of the same rules.
+// the rules that check it.
 func TestContractListsEveryRule(t *testing.T) {
 	sp := mustSpec(t)
 	want := map[string][]string{}
@@ -203,9 +198,8 @@ func propertyOf(schema *openapi3.Schema, name string) *openapi3.SchemaRef {
 	return nil
 }
 
-// TestSpecRefusesUnknownExtensions: a contract that names a rule the check
-// does not know, or gives an operation no key scope, is refused rather than
-// half checked.
+// TestSpecRefusesUnknownExtensions: an unknown rule or a missing key scope
+// is refused.
 func TestSpecRefusesUnknownExtensions(t *testing.T) {
 	for name, edit := range map[string]func(*openapi3.Operation){
 		"unknown rule":     func(op *openapi3.Operation) { op.Extensions[extRules] = []any{"store.weather"} },
@@ -223,9 +217,7 @@ func TestSpecRefusesUnknownExtensions(t *testing.T) {
 	}
 }
 
-// mutate rewrites the successful answers to one operation with the store's
-// own key, as a StoreLink that breaks one rule would send them: the
-// mutating test double.
+// mutate makes one operation's successful answers break one rule.
 func mutate(sp *spec, ex rules.Example, now time.Time) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -271,9 +263,8 @@ func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	_, _ = w.Write(rec.Body.Bytes())
 }
 
-// TestMutatingStoreLinkBreaksEachRule runs the whole check, writes
-// included, against the fake behind a double that breaks one rule at a
-// time: each is caught, with its rule id, on a probe of its operation.
+// TestMutatingStoreLinkBreaksEachRule: the check catches each rule the
+// double breaks, on a probe of its operation.
 func TestMutatingStoreLinkBreaksEachRule(t *testing.T) {
 	t.Parallel()
 	sp := mustSpec(t)
@@ -316,10 +307,8 @@ func parseContract(t *testing.T) *openapi3.T {
 	return doc
 }
 
-// answerEverything makes the fake answer like a server that keeps no state
-// and knows every id and every key, as a mock generated from the contract
-// does: made-up ids and keys get 200, and the raised order reads back as
-// some other order.
+// answerEverything makes the fake answer 200 to every id and key and keep
+// no state.
 func answerEverything(f *fake) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -346,10 +335,8 @@ func answerEverything(f *fake) func(http.Handler) http.Handler {
 	}
 }
 
-// TestAssumptionsAreLabelledAndSwitchable: against a server that answers
-// every made-up id and keeps no state, the only drift is on the check's
-// assumptions, each labelled so in the table and the JSON; with
-// NoAssumptions those probes are left out and the server conforms.
+// TestAssumptionsAreLabelledAndSwitchable: against answerEverything the
+// only drift is on labelled assumptions; NoAssumptions leaves them out.
 func TestAssumptionsAreLabelledAndSwitchable(t *testing.T) {
 	t.Parallel()
 	f := newFake()
@@ -411,9 +398,8 @@ func TestAssumptionsAreLabelledAndSwitchable(t *testing.T) {
 	}
 }
 
-// TestAbsentStoreComesFromTheList: the unknown-store probe asks for an id
-// the server's own list does not hold, so a chain with a store 999999 is
-// not reported for having it.
+// TestAbsentStoreComesFromTheList: the unknown-store id is outside the
+// server's list.
 func TestAbsentStoreComesFromTheList(t *testing.T) {
 	t.Parallel()
 	f := newFake()

@@ -16,9 +16,7 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// spec is the contract prepared for checking: the parsed document, a router
-// over its paths, each operation's method and path, and where each schema
-// lives in the document so a failure can name it.
+// spec is the contract prepared for checking.
 type spec struct {
 	doc      *openapi3.T
 	router   routers.Router
@@ -157,9 +155,8 @@ func (s *spec) opOrder() []string {
 	return []string{opListStores, opGetStore, opGetInventory, opListPOS, opCreateOrder, opGetOrder, opGetSKU, opGetSupplier}
 }
 
-// readExtensions reads the operation's key scope and semantic rules. A
-// rule id the check does not know means the contract is newer than the
-// check: better to say so than to skip the rule.
+// readExtensions reads the operation's key scope and semantic rules; an
+// unknown rule id is an error.
 func (o *operation) readExtensions() error {
 	scope, _ := o.op.Extensions[extKeyScope].(string)
 	if scope != scopeStore && scope != scopeChain {

@@ -13,16 +13,14 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// SpecPath is the contract's path in the repository, as a suggested patch
-// names it.
+// SpecPath is the contract's path in the repository.
 const SpecPath = "openapi/storelink.yaml"
 
 // suggestComment starts the YAML comment line above every place Suggest
 // changes.
 const suggestComment = "# suggested from findings: "
 
-// addedDescription is the description of a property or response Suggest
-// adds: a person has to write the real one.
+// addedDescription is the placeholder description of what Suggest adds.
 const addedDescription = "Added from StoreLink's answers; describe it."
 
 // Suggestion is a proposed change of the contract built from the causes of
@@ -31,9 +29,8 @@ type Suggestion struct {
 	// Patched is the whole contract with the proposed changes; it passes
 	// openapi.Parse.
 	Patched []byte
-	// Diff is a unified diff from the contract to Patched, as
-	// a/openapi/storelink.yaml and b/openapi/storelink.yaml (patch -p1,
-	// git apply). It is empty when nothing is proposed.
+	// Diff is a unified diff (patch -p1) from the contract to Patched;
+	// empty when nothing is proposed.
 	Diff string
 	// Proposals are the changes made, one per cause, in the causes' order.
 	Proposals []Proposal
@@ -45,11 +42,10 @@ type Suggestion struct {
 type Proposal struct {
 	// CauseID is the ID of the cause the change comes from.
 	CauseID string
-	// Change says what changes, in one line, e.g. "rename
-	// Supplier.minimum_order_units to min_order_qty".
+	// Change says what changes, in one line.
 	Change string
 	// Evidence says what the findings saw, in one line; it is also the
-	// comment above every changed place.
+	// YAML comment above the change.
 	Evidence string
 }
 
@@ -59,10 +55,8 @@ type Note struct {
 	Why     string
 }
 
-// ReadCauses reads the causes of a check report (a JSON object with
-// "causes", from check --format json) or of proxy findings (JSON lines;
-// the causes are those of the last line with "type":"summary", under its
-// "summary").
+// ReadCauses reads the causes of a check report (check --format json) or
+// of proxy findings (the last summary line).
 func ReadCauses(r io.Reader) ([]Cause, error) {
 	const want = `want a check report (a JSON object with "causes", from check --format json) or proxy findings (JSON lines ending in a "type":"summary" line)`
 	dec := json.NewDecoder(r)
@@ -105,7 +99,6 @@ func ReadCauses(r io.Reader) ([]Cause, error) {
 	}
 	for i := len(values) - 1; i >= 0; i-- {
 		if typeOf(values[i]) == "summary" {
-			// The proxy writes its summary under "summary".
 			var sum struct {
 				Causes json.RawMessage `json:"causes"`
 			}
@@ -121,14 +114,11 @@ func ReadCauses(r io.Reader) ([]Cause, error) {
 	return nil, fmt.Errorf("read findings: %d JSON lines without a \"type\":\"summary\" line (was the proxy stopped cleanly?): %s", len(values), want)
 }
 
-// Suggest proposes a change of the contract spec for each cause it can
-// turn into one: a renamed property, an added property, a missing one made
-// optional, an undeclared status declared, a pattern relaxed to take a new
-// shape. It edits spec's text line by line, keeping every other line byte
-// for byte, puts a comment naming the evidence above each changed place,
-// and checks that the result passes openapi.Parse (a change that would not
-// is left as a note). It never writes a value StoreLink sent: only
-// property names, types, formats, statuses, character classes and lengths.
+// Suggest proposes a contract change for each cause it can: a rename, an
+// added or optional property, a declared status, a relaxed pattern. It
+// edits spec line by line, keeping other lines byte for byte, comments each
+// change, and keeps only changes that pass openapi.Parse. It never writes a
+// value StoreLink sent.
 func Suggest(spec []byte, causes []Cause) (*Suggestion, error) {
 	doc, err := openapi.Parse(spec)
 	if err != nil {
@@ -283,9 +273,7 @@ func (s *suggester) propose(i int, c Cause) (change, evidence, why string) {
 	return "", "", fmt.Sprintf("kind %q is not turned into a spec change", safeName(c.Kind))
 }
 
-// pairedRename finds a rename among the causes that explains cause i:
-// the same component and, for an added property, the same new name, for a
-// missing one the same old name.
+// pairedRename finds a rename among the causes that explains cause i.
 func (s *suggester) pairedRename(i int, c Cause, added bool) int {
 	comp := componentOf(c)
 	name := ""
@@ -343,8 +331,7 @@ func (s *suggester) component(name string) *openapi3.Schema {
 	return nil
 }
 
-// componentOf is the component a cause is about: its evidence's, or the
-// one its schema location names.
+// componentOf is the component a cause is about.
 func componentOf(c Cause) string {
 	if c.Evidence != nil && c.Evidence.Component != "" {
 		return c.Evidence.Component

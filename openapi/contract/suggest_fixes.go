@@ -322,11 +322,8 @@ func maxLength(re *syntax.Regexp) int {
 	return 0
 }
 
-// safeClass rebuilds a character class body from the ranges a-z, A-Z and
-// 0-9, the classes of shapeOf (letters and digits outside ASCII, control
-// characters) and single ASCII punctuation characters, escaping what a
-// class needs; anything else (a letter or digit of its own, which could
-// spell a value) is refused.
+// safeClass rebuilds a character class body from shapeOf's classes and
+// ASCII punctuation, escaped; anything that could spell a value is refused.
 func safeClass(body string) (string, bool) {
 	c, ok := parseClasses(body)
 	if !ok {

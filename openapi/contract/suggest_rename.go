@@ -50,10 +50,8 @@ func (s *suggester) rename(c Cause) (change, evidence, why string) {
 	return change + " (Go field " + goName + ")", evidence, ""
 }
 
-// review leaves a rename that something speaks against to a person: it
-// puts comment lines above the declared property that name both fields
-// side by side, what speaks against the rename and what to decide, and
-// changes nothing else. It returns the note's text.
+// review leaves a doubtful rename to a person as comment lines above the
+// declared property, and returns the note's text.
 func (s *suggester) review(c Cause, doubts []string) string {
 	ev := c.Evidence
 	var clean []string
@@ -84,10 +82,8 @@ func (s *suggester) review(c Cause, doubts []string) string {
 	return why
 }
 
-// renameProperty renames a property's key and returns the Go field name it
-// keeps with an x-go-name (keepGoName), so the code that reads the field
-// still compiles after make generate. A bare $ref moves under a one-item
-// allOf, since OpenAPI 3.0 ignores a $ref's siblings.
+// renameProperty renames a property's key, keeping its Go field name with
+// x-go-name. A bare $ref moves under allOf (3.0 ignores $ref siblings).
 func (s *suggester) renameProperty(e *edit, comp, old, name string) (string, error) {
 	props, ok := find(e.lines, "components", "schemas", comp, "properties")
 	if !ok {
@@ -130,12 +126,8 @@ const extGoName = "x-go-name"
 // property's Go field a value instead of a pointer.
 const extSkipPointer = "x-go-type-skip-optional-pointer"
 
-// keepValueType keeps the Go field of a property made optional a value:
-// oapi-codegen makes an optional property a pointer, which would break
-// every reader of the field at make generate. Whether StoreLink sent the
-// field is read from the answer itself (ADR 0028), not from a nil
-// pointer. A property that is a bare $ref gets its reference under allOf,
-// as in renameProperty.
+// keepValueType keeps a property made optional a value, not a pointer, in
+// generated Go (ADR 0028). A bare $ref moves under allOf.
 func keepValueType(e *edit, comp, prop string) error {
 	props, ok := find(e.lines, "components", "schemas", comp, "properties")
 	if !ok {
@@ -185,9 +177,8 @@ func (s *suggester) renameRequired(e *edit, comp, old, name string) {
 	s.editRequired(e, comp, old, func(string) (string, bool) { return name, true })
 }
 
-// editRequired changes the entry old of comp's required list with f,
-// which returns the new entry or false to drop it. It reports whether the
-// entry was found.
+// editRequired replaces or drops (f returns false) the entry old of comp's
+// required list, and reports whether it was found.
 func (s *suggester) editRequired(e *edit, comp, old string, f func(string) (string, bool)) bool {
 	schema, ok := find(e.lines, "components", "schemas", comp)
 	if !ok {
@@ -253,9 +244,8 @@ func (s *suggester) editRequired(e *edit, comp, old string, f func(string) (stri
 	return false
 }
 
-// renameInExamples renames the key old to name wherever an example of the
-// contract holds an object of schema target: the examples of the schema
-// components and of the responses' media types.
+// renameInExamples renames the key old to name in every example object of
+// schema target.
 func (s *suggester) renameInExamples(e *edit, target *openapi3.Schema, old, name string) {
 	for _, comp := range slices.Sorted(maps.Keys(s.doc.Components.Schemas)) {
 		ref := s.doc.Components.Schemas[comp]

@@ -226,9 +226,7 @@ func TestSuggestProposals(t *testing.T) {
 	}
 }
 
-// checkSuggestion checks what every suggestion must keep: the patched spec
-// parses, each proposal's evidence is a comment in it, no value is in it,
-// and the diff applies to the spec and gives the patched spec.
+// checkSuggestion checks the invariants of every suggestion.
 func checkSuggestion(t *testing.T, spec []byte, got *Suggestion) {
 	t.Helper()
 	if _, err := openapi.Parse(got.Patched); err != nil {
@@ -491,11 +489,8 @@ func TestSuggestSafeClass(t *testing.T) {
 	}
 }
 
-// TestSuggestWidenedPatternTakesTheValues: a pattern widened to the shape
-// of values holding a backslash, a line feed, a tab, a letter or a symbol
-// outside ASCII matches each of them in kin-openapi, which the check
-// validates with, so the re-check no longer reports the cause. The shape
-// is merged from two occurrences, as causes merge them.
+// TestSuggestWidenedPatternTakesTheValues: a pattern widened to a merged
+// shape of awkward values matches each of them in kin-openapi.
 func TestSuggestWidenedPatternTakesTheValues(t *testing.T) {
 	for _, values := range [][]string{
 		{`sup\7`, `SUP-1`},
@@ -546,9 +541,8 @@ func TestSuggestWidenedPatternTakesTheValues(t *testing.T) {
 	}
 }
 
-// TestSuggestWidensToEveryItem: a pattern broken by several items of one
-// array is one finding whose shape covers every item, so the widened
-// pattern takes each of them, not only the first.
+// TestSuggestWidensToEveryItem: a widened pattern takes every array item,
+// not only the first.
 func TestSuggestWidensToEveryItem(t *testing.T) {
 	sp := mustSpec(t)
 	body := `{"stores":[{"store_id":"st_1","name":"A","timezone":"Europe/Prague"},{"store_id":"ST-22\\x","name":"B","timezone":"Europe/Prague"}]}`

@@ -61,12 +61,8 @@ func remove(t *testing.T, body any, pointer string) {
 	delete(obj, last)
 }
 
-// TestNoRuleJudgesAnAbsentField takes each rule's violating example and
-// leaves out the field it breaks the rule at: the rule no longer fires
-// there, and the field's absence is named once, by the client's walk of
-// the body (a required field missing; an optional one only absent). The
-// example itself, with the field present, breaks the rule
-// (TestEveryExampleBreaksItsRuleOnly).
+// TestNoRuleJudgesAnAbsentField: with the violating field left out, the
+// rule no longer fires and the walk names the absence once.
 func TestNoRuleJudgesAnAbsentField(t *testing.T) {
 	for _, ex := range rules.Examples() {
 		t.Run(ex.Rule+"/"+ex.Operation+ex.Field, func(t *testing.T) {
@@ -222,10 +218,8 @@ var sentCases = []struct {
 		[]string{"order.readback at /quantity_units"}},
 }
 
-// TestRulesJudgeWhatWasSent: each rule that reads a field StoreLink may
-// leave out, with the field absent (no finding of the rule) and present
-// with a bad value (the rule fires), from the good answer of the
-// operation.
+// TestRulesJudgeWhatWasSent: a rule does not fire on an absent field and
+// fires on a bad value.
 func TestRulesJudgeWhatWasSent(t *testing.T) {
 	for _, tc := range sentCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,7 +235,7 @@ func TestRulesJudgeWhatWasSent(t *testing.T) {
 
 // TestTypedChecksTakeTheAbsentFields: a reader that decodes the answer
 // itself passes what the walk found absent in the Query, and the typed
-// check judges as Check does; without it, the zero value is judged.
+// check checks as Check does; without it, the zero value is checked.
 func TestTypedChecksTakeTheAbsentFields(t *testing.T) {
 	q := rules.ExampleQuery(rules.OpListPOS)
 	body := decode(t, mustJSON(t, rules.Good(rules.OpListPOS, q))).(map[string]any)

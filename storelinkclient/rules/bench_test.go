@@ -9,10 +9,8 @@ import (
 	"github.com/korral/storelink/storelinkclient/rules"
 )
 
-// BenchmarkCheckPOSPage is the rules' part of a warm risk check's read of
-// the largest answer StoreLink sends: a POS page of 1000 transactions,
-// judged as the adapter judges it: typed, with the walk's absent set,
-// which on the last page of a walk holds next_cursor.
+// BenchmarkCheckPOSPage checks a POS page of 1000 transactions as the
+// adapter does, with next_cursor absent.
 func BenchmarkCheckPOSPage(b *testing.B) {
 	now := time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)
 	page := sl.POSPage{StoreID: "47", SKU: "8847291", Since: now.Add(-24 * time.Hour), TotalCount: 1000}

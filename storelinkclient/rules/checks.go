@@ -10,7 +10,7 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// CheckStoreList judges the chain's store list.
+// CheckStoreList checks the chain's store list.
 func CheckStoreList(v *sl.StoreList, q Query) []Finding {
 	var fs findings
 	// prev is the last store_id before this store, of the stores that have
@@ -29,12 +29,8 @@ func CheckStoreList(v *sl.StoreList, q Query) []Finding {
 	return fs.result()
 }
 
-// StoreIDLess orders store ids as [StoresOrder] does: as numbers. The
-// contract's StoreID is digits only, one to six of them ("^[0-9]{1,6}$"),
-// so ids differ in length and a string order would put "102" before "47";
-// the contract's store list and the mock count 47 before 102. Leading zeros
-// do not count ("047" is 47). An id that is not digits (the schema reports
-// it) orders after every numeric one, and among its kind as a string.
+// StoreIDLess orders store ids as numbers, as [StoresOrder] does ("047" is
+// 47). Non-numeric ids come after numeric ones, in string order.
 func StoreIDLess(a, b string) bool {
 	na, nb := digitsOnly(a), digitsOnly(b)
 	switch {
@@ -62,11 +58,8 @@ func digitsOnly(s string) bool {
 	return true
 }
 
-// CheckStore judges one store and its opening hours.
-//
-// A day the answer leaves out, or the whole week, is not judged. A day
-// without closed is neither open nor closed: only the times it has are
-// judged (store.hours.format, and store.hours.order when it has both).
+// CheckStore checks one store and its opening hours. Absent days are not
+// checked; a day without closed has only its times checked.
 func CheckStore(v *sl.Store, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathStoreID, ptr(nStoreID), v.StoreID, q.StoreID, "store")
@@ -134,7 +127,7 @@ func Week(w sl.WeeklyHours) []Day {
 	}
 }
 
-// CheckInventory judges an on-hand count.
+// CheckInventory checks an on-hand count.
 func CheckInventory(v *sl.Inventory, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathStoreID, ptr(nInventoryStoreID), v.StoreID, q.StoreID, "store")
@@ -148,13 +141,9 @@ func CheckInventory(v *sl.Inventory, q Query) []Finding {
 	return fs.result()
 }
 
-// CheckPOSPage judges one page of POS transactions and records it in
-// q.Walk. Times are compared to the second: RFC 3339 times are often
-// written without fractions, and a since echoed to the second is the same
-// since.
-//
-// A line without units or without a timestamp is not judged on it; the
-// order of the lines is judged among those that have a timestamp.
+// CheckPOSPage checks one page of POS transactions and records it in
+// q.Walk. Times are compared to the second; absent units or timestamps are
+// not checked.
 func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathStoreID, pPOSStoreID, v.StoreID, q.StoreID, "store")
@@ -214,7 +203,7 @@ func CheckPOSPage(v *sl.POSPage, q Query) []Finding {
 	return fs.result()
 }
 
-// CheckSKU judges a SKU's master data.
+// CheckSKU checks a SKU's master data.
 func CheckSKU(v *sl.SKU, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathSKU, ptr(nSKUCode), v.SKU, q.SKU, "SKU")
@@ -227,7 +216,7 @@ func CheckSKU(v *sl.SKU, q Query) []Finding {
 	return fs.result()
 }
 
-// CheckSupplier judges a supplier's delivery terms.
+// CheckSupplier checks a supplier's delivery terms.
 func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathSupplierID, ptr(nSupplierID), v.SupplierID, q.SupplierID, "supplier")
@@ -245,9 +234,8 @@ func CheckSupplier(v *sl.Supplier, q Query) []Finding {
 	return fs.result()
 }
 
-// CheckOrder judges an order: the answer to its creation (q.Raised is the
-// request) or a read of it (q.OrderID is the path's, q.Raised what was
-// raised when the reader knows).
+// CheckOrder checks an order, as created (q.Raised is the request) or read
+// (q.OrderID from the path).
 func CheckOrder(v *sl.Order, q Query) []Finding {
 	var fs findings
 	fs.echo(q, PathStoreID, ptr(nOrderStoreID), v.StoreID, q.StoreID, "store")
@@ -271,11 +259,9 @@ func CheckOrder(v *sl.Order, q Query) []Finding {
 	return fs.result()
 }
 
-// Check decodes a successful answer to the operation and judges it. The
-// fields the body leaves out are found in the body (they replace
-// q.Absent) and are not judged. It fails when the body does not decode
-// into the operation's type: the schema says more about such a body than
-// the rules can.
+// Check decodes a successful answer and checks it; absent fields (found in
+// the body, replacing q.Absent) are not checked. It fails when the body
+// does not decode.
 func Check(operation string, body []byte, q Query) ([]Finding, error) {
 	switch operation {
 	case OpListStores:

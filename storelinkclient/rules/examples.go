@@ -9,11 +9,9 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// Example breaks one rule, for the tests of whoever applies the rules: the
-// MCP server's adapter, the contract checker, a test double that corrupts a
-// live StoreLink's answers, or another team's reader. [Good] answers the
-// example's Query keeping every rule; Mutate turns an answer into one that
-// breaks Rule at Field and keeps the others.
+// Example breaks one rule, for tests of code that applies the rules.
+// [Good] answers the example's Query keeping every rule; Mutate makes an
+// answer break Rule at Field and keep the others.
 type Example struct {
 	Rule      string
 	Operation string
@@ -49,9 +47,8 @@ const (
 	ExampleRaised = 12
 )
 
-// ExampleQuery is the query the examples of an operation answer: store 47,
-// the butter SKU, a day of POS history before ExampleNow, and for the
-// create the order it raises. Each call returns a fresh walk.
+// ExampleQuery is the query the examples of an operation answer. Each call
+// returns a fresh walk.
 func ExampleQuery(operation string) Query {
 	q := Query{Now: ExampleNow}
 	switch operation {
@@ -311,10 +308,8 @@ func posOldestFirst(b map[string]any, q Query) {
 	b["total_count"] = max(number(b["total_count"]), 2)
 }
 
-// posCursorLoop makes a cursor that loops: the page names as its next the
-// cursor that fetched it. A first page (no cursor) is left alone: in a
-// walk, the second page loops. The page keeps only its oldest line, so
-// that the page read again is not out of order with itself (pos.order).
+// posCursorLoop makes the page's next cursor the one that fetched it,
+// keeping only its oldest line; a first page is left alone.
 func posCursorLoop(b map[string]any, q Query) {
 	if q.Cursor == "" {
 		return
@@ -324,9 +319,8 @@ func posCursorLoop(b map[string]any, q Query) {
 	b["transactions"] = txs[len(txs)-1:]
 }
 
-// posOverLimit adds one line more than the query's limit (the contract's
-// default when it asked none): copies of the page's oldest line, so the
-// page stays newest first and inside the window.
+// posOverLimit pads the page to one line over the limit with copies of its
+// oldest line.
 func posOverLimit(b map[string]any, q Query) {
 	limit := q.Limit
 	if limit <= 0 {

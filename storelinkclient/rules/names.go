@@ -7,13 +7,9 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// prop is the JSON name of the field goName of the generated type T: the
-// contract's name of the property. The rules name fields (in findings, in
-// bounds, and when they ask whether the answer has a field) by these, never
-// by a literal, so that a rename in the contract that keeps the Go name
-// (x-go-name) is followed after make generate: the rules then judge, name
-// and look for the field under StoreLink's name, as the client's walk of
-// the body does.
+// prop is the JSON name of the field goName of the generated type T. The
+// rules use it instead of literals, so a contract rename that keeps the Go
+// name is followed after make generate.
 func prop[T any](goName string) string {
 	t := reflect.TypeFor[T]()
 	f, ok := t.FieldByName(goName)
@@ -70,7 +66,7 @@ var (
 	nOrderStatus   = prop[sl.Order]("Status")
 	nOrderQuantity = prop[sl.Order]("QuantityUnits")
 
-	// The pointers of a POS page, written once: a warm walk judges
+	// The pointers of a POS page, written once: a warm walk checks
 	// thousands of lines.
 	pTransactions, pUnits, pTimestamp = ptr(nTransactions), ptr(nUnits), ptr(nTimestamp)
 	pPOSStoreID, pPOSSKU, pSince      = ptr(nPOSStoreID), ptr(nPOSSKU), ptr(nSince)

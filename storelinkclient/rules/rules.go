@@ -1,13 +1,8 @@
 // Package rules holds the semantic rules of the StoreLink contract: what a
-// successful answer must satisfy beyond its schema (a real IANA timezone,
-// opening hours that open before they close, the ids the request named, POS
-// lines inside the window asked for, an order read back as raised).
-//
-// The MCP server's upstream adapter and storelink-contract both apply these
-// rules under their stable ids. The package imports only the client's
-// generated types. A [Finding] names the rule and the field, never a value
-// of the answer. A rule judges only fields StoreLink sent: absent fields are
-// passed in [Query.Absent] and left to the schema check.
+// successful answer must satisfy beyond its schema. The MCP server and
+// storelink-contract apply them by stable id. It imports only the client's
+// types; a [Finding] never quotes a value, and absent fields
+// ([Query.Absent]) are left to the schema check.
 package rules
 
 import (
@@ -17,16 +12,13 @@ import (
 	"strconv"
 	"time"
 
-	// The IANA check must not depend on the zone files of the machine the
-	// check runs on: a container without /usr/share/zoneinfo would refuse
-	// every store.
+	// Do not depend on the machine's zone files.
 	_ "time/tzdata"
 
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// Operation ids of the contract, the operations whose answers the rules
-// judge.
+// Operation ids whose answers the rules check.
 const (
 	OpListStores   = "listStores"
 	OpGetStore     = "getStore"
@@ -38,8 +30,7 @@ const (
 	OpGetSupplier  = "getSupplier"
 )
 
-// Rule ids. They are stable: logs, reports and the contract
-// (x-korral-rules) name them.
+// Rule ids; stable (x-korral-rules names them).
 const (
 	PathStoreID        = "path.store_id"
 	PathSKU            = "path.sku"
@@ -74,7 +65,7 @@ type Rule struct {
 	ID string `json:"id"`
 	// Text states the rule in one line.
 	Text string `json:"text"`
-	// Operations are the operation ids whose successful answers it judges.
+	// Operations are the operation ids whose answers it checks.
 	Operations []string `json:"operations"`
 }
 
@@ -127,12 +118,11 @@ func Lookup(id string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// Range is a bound a rule holds a number to. The contract's schemas state
-// the same bounds (minimum, maximum); the checker's tests compare the two.
+// Range is a bound a rule holds a number to; the schemas state it too.
 type Range struct {
 	Rule string
 	// Schema and Property name the number in the contract, e.g. "SKU" and
-	// "case_pack" (the generated type's JSON name of the field).
+	// "case_pack".
 	Schema, Property string
 	Min, Max         int64
 }
@@ -159,15 +149,12 @@ func bound(schema, property string) Range {
 	panic("rules: no range for " + schema + "." + property)
 }
 
-// Patterns the rules share with the contract's schemas (LocalTime and the
-// timezone properties), which state them too.
+// Patterns the rules share with the contract's schemas.
 const (
 	// ClockPattern is a store-local HH:MM time, 24-hour.
 	ClockPattern = `^([01][0-9]|2[0-3]):[0-5][0-9]$`
-	// TimezonePattern is the shape of an IANA zone name: an area, then
-	// slash-separated locations ("Europe/Prague",
-	// "America/Argentina/Buenos_Aires", "Etc/GMT+5", "UTC"). The shape is
-	// necessary, not sufficient: [StoreTimezone] asks the zone database.
+	// TimezonePattern is the shape of an IANA zone name, such as
+	// "Europe/Prague"; [StoreTimezone] also asks the zone database.
 	TimezonePattern = `^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$`
 )
 
@@ -176,12 +163,11 @@ var (
 	timezoneRE = regexp.MustCompile(TimezonePattern)
 )
 
-// DefaultPOSLimit is the page size of a POS query that asks for no limit:
-// the contract's default of the limit parameter of listPOSTransactions.
+// DefaultPOSLimit is the contract's default page size of a POS query.
 const DefaultPOSLimit = 200
 
 // ClockSkew is how far in the future a timestamp may lie before it breaks a
-// rule: StoreLink's clock and its reader's are not the same clock.
+// rule.
 const ClockSkew = 5 * time.Minute
 
 // ParseClock reads a store-local "HH:MM" as minutes after midnight.
@@ -195,8 +181,7 @@ func ParseClock(s string) (minutes int, ok bool) {
 }
 
 // ValidTimezone reports whether name is a zone of the IANA time zone
-// database. "Local" and "" are names Go's time package accepts but that
-// name no zone.
+// database; "Local" and "" are not.
 func ValidTimezone(name string) bool {
 	if name == "Local" || !timezoneRE.MatchString(name) {
 		return false
@@ -205,10 +190,8 @@ func ValidTimezone(name string) bool {
 	return err == nil
 }
 
-// Query is what an answer was asked for, as far as the rules need it, and
-// which of the answer's fields StoreLink left out. A zero field is not
-// checked: a Query without Now applies no "not in the future" rule, one
-// without StoreID no path.store_id.
+// Query is what an answer was asked for and which fields it left out. A
+// zero field is not checked (no Now, no future rule).
 type Query struct {
 	// StoreID, SKU, SupplierID and OrderID are the ids of the request's path
 	// and query.
@@ -217,23 +200,17 @@ type Query struct {
 	Since time.Time
 	// Cursor is the cursor a POS request sent, "" on the first page.
 	Cursor string
-	// Limit is the limit a POS request sent; 0 when it sent none, and
-	// StoreLink pages by the contract's default, [DefaultPOSLimit].
+	// Limit is the limit a POS request sent; 0 means [DefaultPOSLimit].
 	Limit int
 	// Now is the reader's clock, for the rules that refuse the future.
 	Now time.Time
-	// Raised is the order as it was raised, for order.readback: the answer
-	// to the create, or a later read of that order.
+	// Raised is the order as raised, for order.readback.
 	Raised *sl.OrderRequest
-	// Walk is the walk over POS pages this page belongs to; nil judges the
-	// page on its own.
+	// Walk is the POS walk this page belongs to; nil checks it alone.
 	Walk *Walk
-	// Absent are the fields of the answer StoreLink left out, as the
-	// client's walk of the body finds them (storelinkclient.BodyFields,
-	// ResultWithFields); no rule judges a field in it, or reads it as
-	// zero. The zero value has every field the answer's type declares: an
-	// optional field the generated type holds as a pointer is absent when
-	// nil, whatever Absent says. [Check] sets it from the body.
+	// Absent are the fields StoreLink left out (storelinkclient.BodyFields);
+	// no rule checks them. A nil pointer field is absent regardless.
+	// [Check] sets it from the body.
 	Absent sl.Absent
 }
 
@@ -241,19 +218,15 @@ type Query struct {
 func (q Query) sent(pointer string) bool { return !q.Absent.Has(pointer) }
 
 // sentLine reports whether transaction i of a POS page has the property
-// at the pointer prop (pUnits, pTimestamp). It runs for every line of
-// every page, so it writes the line's pointer only when some line lacks
-// something (lacking, from Absent.Within(pTransactions), once per page).
+// prop; it builds a pointer only when lacking is set.
 func (q Query) sentLine(lacking bool, i int, prop string) bool {
 	return !lacking || q.sent(line(i)+prop)
 }
 
 func line(i int) string { return pTransactions + "/" + strconv.Itoa(i) }
 
-// Walk is what one walk over the POS pages of a query has seen, for the
-// rules that span pages. The zero value is a walk before its first page.
-// [CheckPOSPage] records each page it judges, so judge every page once, in
-// order.
+// Walk is what a walk over a query's POS pages has seen. The zero value is
+// before the first page; pass each page to [CheckPOSPage] once, in order.
 type Walk struct {
 	pages   int
 	oldest  time.Time
@@ -282,8 +255,7 @@ func (w *Walk) record(p *sl.POSPage, q Query) {
 type Finding struct {
 	// Rule is the rule's id.
 	Rule string `json:"rule"`
-	// Field is a JSON Pointer (RFC 6901) into the body: "/timezone",
-	// "/transactions/3/timestamp"; "" is the whole body.
+	// Field is a JSON Pointer into the body; "" is the whole body.
 	Field string `json:"field"`
 	// Problem says what is wrong, without quoting the answer.
 	Problem string `json:"problem"`
@@ -291,8 +263,7 @@ type Finding struct {
 
 func (f Finding) String() string { return f.Field + ": " + f.Problem + " (rule " + f.Rule + ")" }
 
-// findings collects at most one finding per rule: a page of a thousand
-// unsorted lines breaks pos.order once, at the first line that shows it.
+// findings collects at most one finding per rule.
 type findings []Finding
 
 func (fs *findings) add(rule, field, problem string) {
@@ -304,7 +275,7 @@ func (fs *findings) add(rule, field, problem string) {
 	*fs = append(*fs, Finding{Rule: rule, Field: field, Problem: problem})
 }
 
-// echo judges an id the answer repeats from the request, when the answer
+// echo checks an id the answer repeats from the request, when the answer
 // has it.
 func (fs *findings) echo(q Query, rule, field, got, want, what string) {
 	if want != "" && q.sent(field) && got != want {
@@ -312,8 +283,7 @@ func (fs *findings) echo(q Query, rule, field, got, want, what string) {
 	}
 }
 
-// within holds a number the answer has to its bound; the caller asks
-// whether the answer has it.
+// within holds a number to its bound; the caller checks it was sent.
 func (fs *findings) within(schema, property, field string, v int64) {
 	if r, out := outside(schema, property, v); out {
 		fs.add(r.Rule, field, fmt.Sprintf("outside %d to %d", r.Min, r.Max))

@@ -63,7 +63,7 @@ func TestEveryExampleBreaksItsRuleOnly(t *testing.T) {
 }
 
 // TestEveryRuleHasAnExample: the registry and the examples cover each
-// other, and every example judges an operation its rule applies to.
+// other, and every example checks an operation its rule applies to.
 func TestEveryRuleHasAnExample(t *testing.T) {
 	byID := map[string]rules.Rule{}
 	for _, r := range rules.Rules() {

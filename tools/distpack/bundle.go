@@ -18,11 +18,9 @@ import (
 	"time"
 )
 
-// The MCP Bundle (.mcpb) of storelink-mcp (ADR 0022): a zip that Claude
-// Desktop installs in one click, holding manifest.json, the binary and the
-// documents. `mcpb pack` stamps every member with the packing time, so
-// distpack writes the zip itself, as it writes the archives: members
-// sorted, every time the commit time, modes 0755 or 0644.
+// The MCP Bundle (.mcpb) of storelink-mcp (ADR 0022). distpack writes the
+// zip itself so it is reproducible: members sorted, commit time, modes
+// 0755 or 0644.
 
 // bundleManifestVersion is the manifest format, the one `mcpb init` of
 // @anthropic-ai/mcpb 2.1.2 writes and every Claude Desktop since reads.
@@ -191,9 +189,8 @@ func bundleManifest(version, goos, source string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// writeZip writes entries (regular files only) sorted by name, each stamped
-// with mtime and deflated at the best level, so the zip depends on nothing
-// but the entries and the Go release.
+// writeZip writes entries sorted by name, stamped with mtime, deflated at
+// the best level.
 func writeZip(w io.Writer, entries []entry, mtime time.Time) error {
 	entries = slices.Clone(entries)
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
@@ -290,9 +287,8 @@ type registryPackage struct {
 // release/server.schema.json is a pinned copy.
 const registrySchema = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 
-// serverJSON describes bundles (paths of .mcpb files) for the registry: each
-// is downloaded from the release of version at source, and checked by its
-// SHA-256.
+// serverJSON describes bundles for the registry, each with its release URL
+// and SHA-256.
 func serverJSON(version, source string, bundles []string) ([]byte, error) {
 	owner := strings.TrimPrefix(source, "https://github.com/")
 	if owner == source || !strings.Contains(owner, "/") {

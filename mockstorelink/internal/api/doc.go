@@ -1,7 +1,5 @@
-// Package api is the HTTP layer of the mock StoreLink, generated from the
-// StoreLink contract (openapi/storelink.yaml) into storelink.gen.go, which
-// must not be edited by hand: the contract's models, the strict server
-// interface and its plumbing. The hand-written server in package
+// Package api is the mock StoreLink's HTTP layer, generated from
+// openapi/storelink.yaml into storelink.gen.go (do not edit). Package
 // mockstorelink implements [StrictServerInterface].
 package api
 

@@ -5,11 +5,8 @@
 //
 // Usage: gentimestamps SPEC OUT
 //
-// It reads the YAML text line by line, with no YAML library, so that the
-// public module gains no dependency: the declaration is a plain key at
-// the first level of indentation under the top-level info key, as
-// storelink-contract suggest writes it. Any other value of the key is an
-// error, never a guess.
+// It reads the YAML line by line, so the module needs no YAML library; any
+// other value of the key is an error.
 package main
 
 import (
