@@ -20,20 +20,16 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// The real storelink-mcp against a StoreLink that departs from the contract
-// (conformance/foreignstorelink, departures D1-D8). The rule under test: no
-// tool states as fact something StoreLink did not say. A renamed field is
-// refused and named with its rule, never read as absent; an order id of
-// another shape is asked of StoreLink, never declared unknown; no order
-// reaches StoreLink unless a tool says it raised it.
+// The real binary against a StoreLink that departs from the contract
+// (conformance/foreignstorelink, D1-D8): no tool states as fact something
+// StoreLink did not say, and no order is sent unless a tool says it raised it.
 
 const (
 	foreignSKU    = "8847291"
 	foreignPrague = "Europe/Prague"
 )
 
-// foreignWorld is the double on loopback, seen through a recorder that
-// changes nothing unless repair is set, plus the server's files.
+// foreignWorld is the double on loopback behind a recorder, plus the server's files.
 type foreignWorld struct {
 	double      *foreignstorelink.Server
 	url         string
@@ -47,9 +43,8 @@ type foreignWorld struct {
 	direct []string
 }
 
-// newForeignWorld starts the double with the real clock. repair, if not
-// nil, may rewrite a 200 answer's body of the given path (to take one
-// departure out of the way so that the server meets the next one).
+// newForeignWorld starts the double. repair, if not nil, may rewrite a 200
+// body of a path, to take one departure out of the way.
 func newForeignWorld(t *testing.T, repair func(path, body string) string) *foreignWorld {
 	t.Helper()
 	w := &foreignWorld{double: foreignstorelink.New(foreignstorelink.Options{}), dir: t.TempDir()}
@@ -115,8 +110,7 @@ func (w *foreignWorld) posts() int {
 	return n - len(w.direct)
 }
 
-// http asks the double directly, with store 47's key; it returns the status
-// and the decoded body. Requests made here are counted like the server's.
+// http asks the double directly with store 47's key and returns the status and body.
 func (w *foreignWorld) http(t *testing.T, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
@@ -143,8 +137,8 @@ func (w *foreignWorld) http(t *testing.T, method, path, body string) (int, map[s
 	return res.StatusCode, m
 }
 
-// judge: the double holds exactly the orders the test raised itself plus
-// those the ledger says the tools raised (and the tools raised none here).
+// judge checks the double holds exactly the orders the test raised itself
+// plus those the ledger says the tools raised.
 func (w *foreignWorld) judge(t *testing.T, after string) {
 	t.Helper()
 	var held []string
@@ -166,8 +160,7 @@ func (w *foreignWorld) judge(t *testing.T, after string) {
 	}
 }
 
-// foreignCall calls a tool, checks that no store key is in the answer, and
-// runs the judge.
+// foreignCall calls a tool, checks no store key is in the answer, and runs judge.
 func foreignCall(t *testing.T, p *e2etest.Proc, w *foreignWorld, name string, args map[string]any) map[string]any {
 	t.Helper()
 	env := p.Call(name, args)
@@ -181,8 +174,8 @@ func foreignCall(t *testing.T, p *e2etest.Proc, w *foreignWorld, name string, ar
 	return env
 }
 
-// wantContractError wants UPSTREAM_CONTRACT_ERROR, no data, and a message
-// with every part of want and none of the body's values in absent.
+// wantContractError wants UPSTREAM_CONTRACT_ERROR, no data, every part of
+// want in the message and none of absent.
 func wantContractError(t *testing.T, what string, env map[string]any, want []string, absent ...string) string {
 	t.Helper()
 	msg := errMessage(env)
@@ -205,9 +198,7 @@ func wantContractError(t *testing.T, what string, env map[string]any, want []str
 // claimsUnknown matches wording that declares an order unknown to StoreLink.
 var claimsUnknown = regexp.MustCompile(`(?i)unknown order|no such order|has no order|not known|is unknown to|never raised|not found`)
 
-// valuesOfTheDouble are values in the double's bodies that a refusal must not
-// relay: on-hand at 47 (9), the supplier's minimum (12), its e-mail, its id,
-// its name and the SKU's brand.
+// valuesOfTheDouble are values in the double's bodies that a refusal must not relay.
 var valuesOfTheDouble = []string{"9", "12", "orders@madeta.example", "sup_5a1c9e02", "Madeta a.s.", "Madeta"}
 
 func TestForeignStoreLinkFiveTools(t *testing.T) {
@@ -216,8 +207,7 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 
 	foreignStores(t, p, w)
 	foreignRisk(t, p, w)
-	// --- korral_list_recent_sales: POS keeps the contract's fields (D6 only
-	// changes pages below 7); the answer is exactly what the double holds.
+	// --- korral_list_recent_sales: the answer is exactly what the double holds.
 	checkSales(t, p, w, map[string]any{"sku": foreignSKU, "store_id": "47"}, 0)
 	since := time.Now().Add(-6 * 24 * time.Hour).Format(time.RFC3339)
 	checkSales(t, p, w, map[string]any{"sku": foreignSKU, "store_id": "47", "since": since, "limit": 1}, 1)
@@ -227,9 +217,7 @@ func TestForeignStoreLinkFiveTools(t *testing.T) {
 	foreignOrder(t, p, w)
 }
 
-// foreignStores: korral_list_authorized_stores: the keyring's stores, read from
-// GET /v1/stores/{id} (which keeps the contract); open_now is what the
-// double's hours say at the tool's local time, or absent.
+// foreignStores: open_now is what the double's hours say at the tool's local time, or absent.
 func foreignStores(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	t.Helper()
 	env := foreignCall(t, p, w, "korral_list_authorized_stores", map[string]any{})
@@ -250,18 +238,15 @@ func foreignStores(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	}
 }
 
-// foreignRisk: korral_check_stock_risk: the inventory's on_hand_units is renamed
-// (D3); it is refused by name and rule, and no count is stated. The
-// SKU's extra property (D8) is named in the same answer: every read's
-// breaks, not only the first's (ADR 0030).
+// foreignRisk: the renamed on_hand_units (D3) and the SKU's extra property
+// (D8) are both named in one refusal, and no count is stated (ADR 0030).
 func foreignRisk(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	t.Helper()
 	before := len(w.requests())
 	env := foreignCall(t, p, w, "korral_check_stock_risk", map[string]any{"sku": foreignSKU, "store_id": "47"})
 	msg := wantContractError(t, "check_stock_risk", env, []string{
 		"StoreLink's answers to 2 reads broke the contract in 2 field(s)",
-		// One break per rename: the field it stands for is not listed
-		// again as missing.
+		// One break per rename: its field is not listed again as missing.
 		": inventory.on_hand: not in the contract; inventory.on_hand_units renamed? (rule schema.renamed);",
 		"sku.brand: not in the contract (rule schema.additional_properties) |",
 	}, valuesOfTheDouble...)
@@ -271,10 +256,8 @@ func foreignRisk(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	}
 }
 
-// foreignHeldOrderStatus: korral_get_order_status, an order the double holds: raised
-// directly, then asked of StoreLink (never declared unknown), refused
-// for the renamed quantity (D5). Its renamed times only qualify the
-// answer (ADR 0030): they are not why it is refused.
+// foreignHeldOrderStatus: an order the double holds is asked of StoreLink and
+// refused for the renamed quantity (D5); renamed times only qualify (ADR 0030).
 func foreignHeldOrderStatus(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	t.Helper()
 	status, created := w.http(t, http.MethodPost, "/v1/stores/47/replenishment", `{"sku":"8847291","quantity_units":12,"reason":"e2e"}`)
@@ -300,9 +283,7 @@ func foreignHeldOrderStatus(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	if got := w.requests()[before:]; !slices.Equal(got, []string{"GET /v1/stores/47/replenishment/" + orderID}) {
 		t.Fatalf("the order status asked StoreLink %v, want exactly GET of %s", got, orderID)
 	}
-	// The log names the refused field, and the renamed qualifiers among
-	// the answer's unknown properties. stderr is copied asynchronously:
-	// wait (bounded) for the lines.
+	// stderr is copied asynchronously: wait (bounded) for the lines.
 	var all string
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var logged []string
@@ -322,9 +303,7 @@ func foreignHeldOrderStatus(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	}
 }
 
-// foreignUnheldOrderStatus: korral_get_order_status, an id of the double's shape it does not
-// hold: asked of StoreLink; its 404 comes with a FastAPI body (D1), which
-// the server does not read as "no such order".
+// foreignUnheldOrderStatus: a 404 with a FastAPI body (D1) is not read as "no such order".
 func foreignUnheldOrderStatus(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	t.Helper()
 	before := len(w.requests())
@@ -343,8 +322,7 @@ func foreignUnheldOrderStatus(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	}
 }
 
-// foreignOrder: korral_raise_replenishment_order, preview: its justification needs
-// the on-hand, which StoreLink renamed; refused, nothing sent.
+// foreignOrder: the preview needs the renamed on-hand; refused, nothing sent.
 func foreignOrder(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	t.Helper()
 	order := map[string]any{"sku": foreignSKU, "store_id": "47", "quantity_units": 24, "reason": "e2e foreign preview"}
@@ -356,8 +334,7 @@ func foreignOrder(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	}, valuesOfTheDouble...)
 	t.Logf("preview: %s", msg)
 
-	// --- confirm true: refused before any POST (the SKU's extra property
-	// brand, D8, is refused where the order is decided).
+	// --- confirm true: refused before any POST (D8).
 	order["confirm"] = true
 	before := len(w.requests())
 	env = foreignCall(t, p, w, "korral_raise_replenishment_order", order)
@@ -374,9 +351,8 @@ func foreignOrder(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	checkNoOrderRaised(t, p, w)
 }
 
-// With D3 and D8 taken out of the way, the server meets the supplier's
-// renamed minimum (D4): the risk check, the preview and the confirmed order
-// refuse it by name and rule, never read it as "no minimum", and send nothing.
+// With D3 and D8 repaired, the supplier's renamed minimum (D4) is refused by
+// name and rule, never read as "no minimum", and nothing is sent.
 func TestForeignStoreLinkSupplierMinimumIsNeverReadAsAbsent(t *testing.T) {
 	w := newForeignWorld(t, func(path, body string) string {
 		switch {
@@ -412,9 +388,7 @@ func TestForeignStoreLinkSupplierMinimumIsNeverReadAsAbsent(t *testing.T) {
 	checkNoOrderRaised(t, p, w)
 }
 
-// checkOpenNow: what the tool says about a store's hours is what the double's
-// GET /v1/stores/{id} says at the tool's own local time; open_now may be
-// absent, never contrary to the hours.
+// checkOpenNow: open_now may be absent, never contrary to the double's hours.
 func checkOpenNow(t *testing.T, w *foreignWorld, id string, st map[string]any) {
 	t.Helper()
 	local, err := time.Parse(time.RFC3339, fmt.Sprint(st["local_time_now"]))
@@ -461,9 +435,8 @@ func checkOpenNow(t *testing.T, w *foreignWorld, id string, st map[string]any) {
 	}
 }
 
-// checkSales compares a list_recent_sales answer with the double's own POS
-// over the tool's window: every row is a sale the double holds, the totals
-// are the double's. limit 0 means the tool's default.
+// checkSales checks every row and total against the double's POS over the
+// tool's window. limit 0 means the tool's default.
 func checkSales(t *testing.T, p *e2etest.Proc, w *foreignWorld, args map[string]any, limit int) {
 	t.Helper()
 	env := foreignCall(t, p, w, "korral_list_recent_sales", args)
@@ -515,8 +488,7 @@ func checkSales(t *testing.T, p *e2etest.Proc, w *foreignWorld, args map[string]
 	}
 }
 
-// checkNoOrderRaised: the ledger and the audit trail say that no tool raised
-// an order, and no key reached the log or the audit trail.
+// checkNoOrderRaised: no tool raised an order, and no key reached the log or audit trail.
 func checkNoOrderRaised(t *testing.T, p *e2etest.Proc, w *foreignWorld) {
 	t.Helper()
 	w.judge(t, "the last call")

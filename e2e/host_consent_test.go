@@ -19,15 +19,11 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// Host consent (WRITE_APPROVAL=host) as a person at a host meets it: the
-// official TypeScript clients of both generations drive the real binary
-// over stdio (and over the default `serve --http`) and answer its question
-// as the test tells them. The checks read the mock StoreLink's order list
-// and request log: an order lands only when the person typed its quantity,
-// and every refusal sends nothing.
+// Host consent (WRITE_APPROVAL=host) with the official TypeScript clients of
+// both generations: an order lands only when the person typed its quantity,
+// and every refusal sends nothing to the mock StoreLink.
 
-// consentScript is the driver of conformance/tsclient that answers the
-// server's questions.
+// consentScript is the conformance/tsclient driver that answers the server's questions.
 const consentScript = "consent.mjs"
 
 // consentKey is a sealing key for the tests (64 hex digits).
@@ -83,8 +79,7 @@ type consentHost struct {
 	protocol string
 }
 
-// requireClient2 skips (or fails under CI=true) unless the 2.x client is
-// installed beside the 1.x SDK.
+// requireClient2 skips (or fails under CI=true) unless the 2.x client is installed.
 func requireClient2(t *testing.T, inst tsInstall) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(inst.modules, "@modelcontextprotocol", "client", "package.json")); err != nil {
@@ -95,15 +90,15 @@ func requireClient2(t *testing.T, inst tsInstall) {
 	}
 }
 
-// startConsentHost starts consent.mjs spawning the real binary with env,
-// as a client of generation ("1" or "2"), declaring form elicitation or not.
+// startConsentHost starts consent.mjs spawning the real binary with env, as a
+// client of generation "1" or "2", with or without form elicitation.
 func startConsentHost(t *testing.T, inst tsInstall, name, generation string, elicitation bool, env []string) *consentHost {
 	t.Helper()
 	return launchConsentHost(t, inst, name, stdioServer(t, env, map[string]any{"generation": generation, "elicitation": elicitation}))
 }
 
-// stdioServer is a driver's configuration for spawning the real binary
-// over stdio with exactly env (and PATH), plus the fields of extra.
+// stdioServer is a driver's configuration for spawning the binary over stdio
+// with exactly env (and PATH), plus extra.
 func stdioServer(t *testing.T, env []string, extra map[string]any) map[string]any {
 	t.Helper()
 	serverEnv := map[string]string{"PATH": os.Getenv("PATH")}
@@ -116,9 +111,7 @@ func stdioServer(t *testing.T, env []string, extra map[string]any) map[string]an
 	return cfg
 }
 
-// launchConsentHost starts consent.mjs with cfg (the JSON it reads: a
-// command to spawn, or a url and token to connect to) and waits until its
-// client is connected.
+// launchConsentHost starts consent.mjs with cfg and waits until its client is connected.
 func launchConsentHost(t *testing.T, inst tsInstall, name string, cfg map[string]any) *consentHost {
 	t.Helper()
 	work := stageTSScript(t, inst, consentScript)
@@ -167,8 +160,8 @@ func (h *consentHost) next(wait time.Duration) []byte {
 	}
 }
 
-// stop closes the driver's stdin (it closes the session, and the server
-// with it), bounded in time, then kills it by PID.
+// stop closes the driver's stdin (ending the session and the server), bounded
+// in time, then kills it by PID.
 func (h *consentHost) stop() {
 	_ = h.stdin.Close()
 	done := make(chan struct{})
@@ -181,8 +174,7 @@ func (h *consentHost) stop() {
 	}
 }
 
-// do sends one request to the driver (fields as consent.mjs reads them)
-// and returns its reply.
+// do sends one request to the driver and returns its reply.
 func (h *consentHost) do(label string, req map[string]any) consentReply {
 	h.t.Helper()
 	h.nextID++
@@ -208,8 +200,7 @@ func (h *consentHost) do(label string, req map[string]any) consentReply {
 	return r
 }
 
-// expect checks the tool's answer: "ok" or an error code. It returns the
-// envelope.
+// expect checks the tool's answer ("ok" or an error code) and returns the envelope.
 func (h *consentHost) expect(label string, r consentReply, want string) map[string]any {
 	h.t.Helper()
 	env := r.envelope()
@@ -233,8 +224,7 @@ func accept(units any) map[string]any {
 	return map[string]any{"action": "accept", "content": map[string]any{"quantity_units": units}}
 }
 
-// consentWorld is a mock StoreLink and the environment of a server in host
-// consent mode with the test's sealing key.
+// consentWorld is a mock StoreLink and a host-consent server environment.
 func consentWorld(t *testing.T) (*e2etest.World, []string) {
 	t.Helper()
 	w := e2etest.NewWorld(t)
@@ -255,8 +245,7 @@ func orderList(w *e2etest.World) []string {
 	return out
 }
 
-// sentNothing fails unless StoreLink got no new order request since
-// creates were counted.
+// sentNothing fails if StoreLink got a new order request since creates were counted.
 func sentNothing(t *testing.T, w *e2etest.World, label string, creates int) {
 	t.Helper()
 	if n := w.Requests(isCreate); n != creates {
@@ -288,8 +277,7 @@ func consentAuditRows(t *testing.T, path string) []string {
 	return out
 }
 
-// onlyOrder fails unless StoreLink holds exactly one order beyond its
-// fixtures: units of butter at store 47.
+// onlyOrder fails unless StoreLink holds exactly one new order: units of butter at store 47.
 func onlyOrder(t *testing.T, w *e2etest.World, units int) {
 	t.Helper()
 	if got, want := orderList(w), []string{fmt.Sprintf("47 %s %d", mockstorelink.SKUButter, units)}; !slices.Equal(got, want) {
@@ -309,10 +297,8 @@ var (
 	mistyped = consentRefusal{"wrong quantity", accept(240), "HOST_CONSENT_QUANTITY_MISMATCH"}
 )
 
-// refuseEach confirms an order of 24 under a key of its own per refusal,
-// answered with it: each answer is the refusal's code and says nothing was
-// sent, the person was asked once, StoreLink got nothing and the ledger
-// recorded nothing.
+// refuseEach confirms an order of 24 per refusal, with its own key: each
+// answer is the refusal's code, and StoreLink and the ledger got nothing.
 func refuseEach(t *testing.T, h *consentHost, w *e2etest.World, keyPrefix string, creates int, refusals ...consentRefusal) {
 	t.Helper()
 	for i, c := range refusals {
@@ -332,8 +318,7 @@ func refuseEach(t *testing.T, h *consentHost, w *e2etest.World, keyPrefix string
 	}
 }
 
-// acceptOrder confirms 24 units under key, answered with the quantity typed
-// right: the order lands, exactly it. It returns the reply.
+// acceptOrder confirms 24 units under key with the right quantity typed; exactly that order lands.
 func acceptOrder(t *testing.T, h *consentHost, w *e2etest.World, key string, creates int) consentReply {
 	t.Helper()
 	r := h.do("accept", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": accept(24)})
@@ -347,8 +332,7 @@ func acceptOrder(t *testing.T, h *consentHost, w *e2etest.World, key string, cre
 }
 
 // TestHostConsentWithBothClientGenerations walks every answer a person can
-// give, on a 2025-11-25 session (form elicitation inside the call) and on a
-// 2026-07-28 one (input_required and a retry the client makes itself).
+// give, on a 2025-11-25 session and on a 2026-07-28 one.
 func TestHostConsentWithBothClientGenerations(t *testing.T) {
 	inst := findTSClient(t)
 	requireClient2(t, inst)
@@ -377,9 +361,7 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 			}
 			sentNothing(t, w, "after the replay", creates+1)
 			h.stop()
-			// Each generation was asked its own way: a request of the
-			// server's inside the call (2025-11-25), or input_required
-			// answers the client retried (2026-07-28).
+			// 2025-11-25 is asked inside the call; 2026-07-28 gets input_required and retries.
 			if mrtr := strings.Contains(h.stderr.String(), `"msg":"tool.input_required"`); mrtr != (gen == "2") {
 				t.Errorf("generation %s: input_required answers %v", gen, mrtr)
 			}
@@ -399,10 +381,8 @@ func TestHostConsentWithBothClientGenerations(t *testing.T) {
 	}
 }
 
-// checkConsentQuestion declines an order of 24 under key and checks the
-// question showed the order: store, product, units and cases, days of cover
-// after delivery, reason; and asked for the quantity typed, with nothing
-// filled in for the person.
+// checkConsentQuestion declines an order of 24 and checks the question showed
+// the order and asked for the quantity, with nothing filled in.
 func checkConsentQuestion(t *testing.T, h *consentHost, key string) {
 	t.Helper()
 	r := h.do("question", map[string]any{"arguments": e2etest.Order(24, "confirm", true, "idempotency_key", key), "answer": map[string]any{"action": "decline"}})
@@ -434,13 +414,9 @@ func checkConsentAudit(t *testing.T, w *e2etest.World) {
 	}
 }
 
-// TestHostConsentOverHTTP is host consent over the default `serve --http`
-// (no --stateless), with a bearer token: a 2025-11-25 client keeps a
-// session and is asked with elicitation/create inside its call; a
-// 2026-07-28 client is routed to the stateless handler and is answered
-// input_required with a sealed requestState it retries with. For each,
-// the mock's order list shows the right quantity lands exactly that order,
-// and a decline or a wrong quantity sends nothing.
+// TestHostConsentOverHTTP is host consent over `serve --http` with a bearer
+// token, for both client generations: the right quantity lands exactly that
+// order, and a decline or a wrong quantity sends nothing.
 func TestHostConsentOverHTTP(t *testing.T) {
 	inst := findTSClient(t)
 	requireClient2(t, inst)
@@ -471,9 +447,7 @@ func TestHostConsentOverHTTP(t *testing.T) {
 	}
 }
 
-// checkAskedOverHTTP: each generation was asked its own way over HTTP: the
-// server's request inside the 2025-11-25 session's call, or input_required
-// answers the 2026-07-28 client retried with their requestState.
+// checkAskedOverHTTP checks each generation was asked its own way over HTTP.
 func checkAskedOverHTTP(t *testing.T, p *e2etest.HTTPProc, gen string) {
 	t.Helper()
 	var mrtr int
@@ -492,15 +466,13 @@ func checkAskedOverHTTP(t *testing.T, p *e2etest.HTTPProc, gen string) {
 			t.Errorf("generation 1: %d input_required answers, audited sessions %v; want none and one session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
 		}
 	} else if mrtr != 3 || len(sessions) != 1 || sessions[""] == 0 {
-		// Every call met input_required first (the question and its
-		// retry are audited each), outside any session.
+		// Every call met input_required first, outside any session.
 		t.Errorf("generation 2: %d input_required answers, audited sessions %v; want 3 and no session\n%s", mrtr, sessions, tail(p.Stderr.String(), 4000))
 	}
 }
 
-// TestHostConsentNeedsItsKey: the server in host mode refuses to start
-// without a sealing key, with one line that says how to make one, before
-// it opens anything.
+// TestHostConsentNeedsItsKey: in host mode the server refuses to start
+// without a sealing key, and says how to make one.
 func TestHostConsentNeedsItsKey(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	_, stderr, exit := e2etest.RunCLIStdin(t, w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=host"), "")

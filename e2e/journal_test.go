@@ -18,18 +18,13 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// A known order id is never dropped. When the ledger cannot record what
-// StoreLink answered, the agent is still told the order was raised, with its
-// id; the outcome waits in the outcome journal and reaches the ledger once
-// it can: after the call's retries, in the background, at the next start or
-// from doctor. As on the whole write path, judge checks StoreLink holds
-// exactly the orders the ledger says were raised.
+// A known order id is never dropped: when the ledger cannot record
+// StoreLink's answer, the outcome waits in the outcome journal and reaches
+// the ledger later. judge checks StoreLink holds exactly the raised orders.
 
 const raiseTool = "korral_raise_replenishment_order"
 
-// lockLedger takes the SQLite file's write lock from outside the server, as
-// a long backup or another program would: the server still reads, but no
-// write of its own gets through. It returns the release.
+// lockLedger takes the SQLite write lock from outside the server and returns the release.
 func lockLedger(t *testing.T, path string) func() {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(20000)")
@@ -57,8 +52,7 @@ func lockLedger(t *testing.T, path string) func() {
 	return release
 }
 
-// heldUnits maps the quantity of each order StoreLink holds (beyond its
-// fixtures) to its id.
+// heldUnits maps the quantity of each new order StoreLink holds to its id.
 func heldUnits(w *e2etest.World) map[int64]string {
 	out := map[int64]string{}
 	for _, o := range placed(w) {
@@ -79,12 +73,9 @@ func callEnvelope(cs *mcp.ClientSession, name string, args map[string]any, timeo
 	return env, err
 }
 
-// TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped: two orders reach
-// StoreLink while the SQLite ledger cannot be written. Both answers say the
-// order was raised, with StoreLink's ids, and that recording is pending; the
-// journal holds both; doctor reports them; after a crash and a restart the
-// server records them before it serves, and the status tool shows them
-// raised.
+// TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped: orders raised while
+// the ledger is locked are reported raised and pending, and a restart
+// records them from the journal before it serves.
 func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true")
@@ -94,8 +85,7 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	journalPath := w.StatePath + ".outcomes.jsonl"
 	checkOutcomesPending(t, w, p, env, keys, journalPath)
 
-	// A crash while the ledger is still locked, then a restart once it is
-	// free: the outcomes are recorded before the server serves.
+	// Crash while locked, restart once free.
 	p.Kill()
 	unlock()
 	for _, key := range keys {
@@ -111,14 +101,11 @@ func TestOrderRaisedWhileTheLedgerIsLockedIsNeverDropped(t *testing.T) {
 	judge(t, w)
 }
 
-// confirmWhileLocked confirms one order per entry of keys (units to key),
-// locks the ledger while StoreLink holds the POSTs, and checks each answer
-// names StoreLink's order and says recording is pending. It returns the
-// lock's release.
+// confirmWhileLocked confirms one order per key while the ledger is locked and
+// checks each answer says recording is pending. It returns the lock's release.
 func confirmWhileLocked(t *testing.T, w *e2etest.World, p *e2etest.Proc, keys map[int64]string) (unlock func()) {
 	t.Helper()
-	// Each POST is held a moment, so the lock falls between the request and
-	// its answer, where the order id becomes known.
+	// Hold each POST so the lock falls between the request and its answer.
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: time.Second})
 	type answer struct {
 		units int64
@@ -156,9 +143,8 @@ func confirmWhileLocked(t *testing.T, w *e2etest.World, p *e2etest.Proc, keys ma
 	return unlock
 }
 
-// checkOutcomesPending checks, while the ledger is locked, that the
-// entries are still sending, the journal (mode 0600) holds both outcomes,
-// the log says so once per order and doctor fails on them.
+// checkOutcomesPending checks the journal (mode 0600), the log and doctor
+// while the ledger is locked.
 func checkOutcomesPending(t *testing.T, w *e2etest.World, p *e2etest.Proc, env []string, keys map[int64]string, journalPath string) {
 	t.Helper()
 	for units, key := range keys {
@@ -187,9 +173,8 @@ func checkOutcomesPending(t *testing.T, w *e2etest.World, p *e2etest.Proc, env [
 	}
 }
 
-// checkOutcomesRecordedAtStart checks the restarted server p read each
-// order back from StoreLink once (the journal's word alone records
-// nothing), recorded it raised, emptied the journal, and doctor passes.
+// checkOutcomesRecordedAtStart checks the restart read each order back from
+// StoreLink, recorded it, emptied the journal, and doctor passes.
 func checkOutcomesRecordedAtStart(t *testing.T, w *e2etest.World, p *e2etest.Proc, env []string, keys map[int64]string, journalPath string) {
 	t.Helper()
 	for units, id := range heldUnits(w) {
@@ -211,9 +196,8 @@ func checkOutcomesRecordedAtStart(t *testing.T, w *e2etest.World, p *e2etest.Pro
 	}
 }
 
-// TestJournalPathIsCheckedAtStart: a server that may send orders refuses to
-// start (exit 2) without a place for the outcome journal, and says which
-// setting to fix.
+// TestJournalPathIsCheckedAtStart: without a journal path, a server that may
+// send orders exits 2 and names the setting.
 func TestJournalPathIsCheckedAtStart(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	ro := w.Dir + "/ro"
@@ -240,8 +224,7 @@ func isGetOrder(id string) func(mockstorelink.RequestRecord) bool {
 	}
 }
 
-// entryAttempt returns the ledger's updated_at of key as stored, which is
-// the attempt a journal line for its send carries.
+// entryAttempt returns the ledger's updated_at of key: the attempt a journal line carries.
 func entryAttempt(t *testing.T, path, key string) string {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -256,8 +239,7 @@ func entryAttempt(t *testing.T, path, key string) string {
 	return at
 }
 
-// appendLines appends raw lines to the journal, as anyone who can write the
-// file could.
+// appendLines appends raw lines to the journal.
 func appendLines(t *testing.T, path string, lines ...string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -272,9 +254,8 @@ func appendLines(t *testing.T, path string, lines ...string) {
 	}
 }
 
-// sendingAfterKill confirms an order of units under key while StoreLink
-// holds the POST, and kills the server before StoreLink answers: the entry
-// is left sending, and StoreLink holds no order (the client left first).
+// sendingAfterKill confirms an order and kills the server before StoreLink
+// answers, leaving the entry sending and no order at StoreLink.
 func sendingAfterKill(t *testing.T, w *e2etest.World, env []string, units int, key string) {
 	t.Helper()
 	p := e2etest.StartServer(t, env)
@@ -296,12 +277,8 @@ func sendingAfterKill(t *testing.T, w *e2etest.World, env []string, units int, k
 	}
 }
 
-// TestForgedAcceptedLineIsNeverRecorded is the story: an order is
-// left sending by a kill, and lines saying StoreLink accepted it (an order
-// id StoreLink never gave, and StoreLink's own open order of another SKU)
-// are appended to the journal. The restart reads each back from StoreLink,
-// records neither, and leaves the entry sending; doctor names both lines.
-// StoreLink's orders still equal the ledger's raised entries.
+// TestForgedAcceptedLineIsNeverRecorded: forged "accepted" journal lines are
+// read back from StoreLink at restart, never recorded, and named by doctor.
 func TestForgedAcceptedLineIsNeverRecorded(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true")
@@ -351,11 +328,8 @@ func TestForgedAcceptedLineIsNeverRecorded(t *testing.T) {
 	judge(t, w)
 }
 
-// TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt: a genuine outcome
-// waits in the journal when the server is killed; at the restart StoreLink
-// fails every read of the order, so nothing is recorded and the server
-// still starts; doctor names the line; once StoreLink answers again, the
-// server records the order by itself.
+// TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt: a genuine outcome waits
+// in the journal while StoreLink fails reads, then is recorded once it answers.
 func TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true")
@@ -401,10 +375,8 @@ func TestAcceptedLineWaitsWhileStoreLinkCannotConfirmIt(t *testing.T) {
 	judge(t, w)
 }
 
-// TestUnsafeJournalIsRefused: a journal other users may read or write, or
-// a symbolic link, is refused: the server exits 2 with one line naming the
-// file, the rule and the fix, and doctor fails on it; nothing is replayed
-// or written through the link.
+// TestUnsafeJournalIsRefused: a journal others may read or write, or a
+// symlink, makes the server exit 2 with the fix, and doctor fails on it.
 func TestUnsafeJournalIsRefused(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	journalPath := w.StatePath + ".outcomes.jsonl"
@@ -435,8 +407,7 @@ func TestUnsafeJournalIsRefused(t *testing.T) {
 		}
 	}
 	refused(w.Env("ALLOW_WRITES=true"), journalPath+" has mode 0666", "chmod 600 "+journalPath)
-	// Writes off: a journal left from before is replayed, so it is held to
-	// the same rules.
+	// A leftover journal is replayed even with writes off, so the same rules apply.
 	refused(w.Env(), journalPath+" has mode 0666", "chmod 600 "+journalPath)
 	if st, _ := os.Stat(journalPath); st.Mode().Perm() != 0o666 {
 		t.Fatalf("the refusal changed the file: %v", st.Mode())
