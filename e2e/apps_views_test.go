@@ -22,27 +22,16 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// hostileName is store 47's name as a StoreLink gone wrong could send it:
-// markup that would run script and restyle the page if a view parsed it as
-// HTML. The views must show it as the text it is.
+// hostileName is store 47's name as markup; the views must show it as text.
 const hostileName = `Praha <img src=x onerror="document.title='owned'"><b>Smíchov</b>`
 
-// bidiName is the butter's name with an unterminated right-to-left
-// override (U+202E), which would make the text after it read backwards
-// ("74 erots · 1927488 UKS") if a view wrote it as it came.
+// bidiName is the butter's name with an unterminated right-to-left override (U+202E).
 const bidiName = "Madeta butter 250g\u202e"
 
-// TestViewsInARealHost: the two MCP Apps views, rendered in Debian's
-// chromium by a host built on @modelcontextprotocol/ext-apps's AppBridge
-// (e2e/appshost/host.js, bundled here with the pinned esbuild), from real
-// answers of the real binary: the risk check of butter at stores 47 and 102,
-// the order's preview, and a confirmed order staged for approval. The
-// binary is driven by a client that declares the extension, so the views
-// are found as a host finds them: tools/list names each tool's view, and
-// resources/read returns it.
-//
-// Screenshots go to the test's artefact directory
-// (`go test -run TestViewsInARealHost -artifacts -outputdir DIR ./e2e`);
+// TestViewsInARealHost renders the two MCP Apps views in chromium, in a host
+// built on ext-apps's AppBridge (e2e/appshost/host.js), from real answers of
+// the binary, found through tools/list and resources/read as a host does.
+// Screenshots go to the artefact directory (-artifacts -outputdir DIR);
 // docs/images/view-*.png are those.
 func TestViewsInARealHost(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
@@ -70,8 +59,7 @@ func TestViewsInARealHost(t *testing.T) {
 	}
 }
 
-// viewsWorld is what TestViewsInARealHost's steps share: the world, the
-// answers the host page shows, the page and the browser showing it.
+// viewsWorld is what TestViewsInARealHost's steps share.
 type viewsWorld struct {
 	t      *testing.T
 	w      *e2etest.World
@@ -81,8 +69,7 @@ type viewsWorld struct {
 	bctx   context.Context
 }
 
-// bundleAppsHost bundles the host page's bridge (e2e/appshost/host.js) from
-// the pinned ext-apps, and returns the bundle's path.
+// bundleAppsHost bundles e2e/appshost/host.js from the pinned ext-apps and returns its path.
 func bundleAppsHost(t *testing.T, esbuild string) string {
 	t.Helper()
 	bundle := filepath.Join(t.TempDir(), "host.js")
@@ -100,8 +87,7 @@ func bundleAppsHost(t *testing.T, esbuild string) string {
 	return bundle
 }
 
-// hostileProxy stands in front of the mock and answers store 47's name as
-// hostileName and the butter's as bidiName.
+// hostileProxy serves store 47's name as hostileName and the butter's as bidiName.
 func hostileProxy(t *testing.T, w *e2etest.World) *httptest.Server {
 	rename := func(rw http.ResponseWriter, r *http.Request, what, name string) {
 		rec := httptest.NewRecorder()
@@ -128,9 +114,7 @@ func hostileProxy(t *testing.T, w *e2etest.World) *httptest.Server {
 	return proxy
 }
 
-// callTools makes the calls whose answers the views show: the risk check of
-// butter at 47 and 102, a chain sweep, a preview, and a confirmed order
-// staged for approval. None reaches StoreLink as an order.
+// callTools makes the calls the views show; none sends an order to StoreLink.
 func (v *viewsWorld) callTools(env func(...string) []string) {
 	t := v.t
 	butterAt := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}
@@ -172,9 +156,8 @@ func (v *viewsWorld) serveHost(bundle string) {
 	v.t.Cleanup(v.host.Close)
 }
 
-// show loads a case into the host, saves a screenshot to the test's
-// artefact directory, and returns what the view's document holds, read
-// inside the frame by probe.
+// show loads a case into the host, saves a screenshot, and returns the
+// view's document as read by probe.
 func (v *viewsWorld) show(name, probe string) map[string]any {
 	t, bctx := v.t, v.bctx
 	t.Helper()
@@ -226,8 +209,8 @@ func (v *viewsWorld) show(name, probe string) map[string]any {
 	return got
 }
 
-// checkRiskView: a panel per store, as many bars as evidence days, the
-// stockout window and the delivery line, the hostile name as text.
+// checkRiskView: a panel per store, a bar per evidence day, the stockout
+// window, the delivery line, and the hostile name as text.
 func (v *viewsWorld) checkRiskView() {
 	t := v.t
 	risk := v.show("risk", `(() => {
@@ -299,8 +282,7 @@ func (v *viewsWorld) checkSweepView() {
 	}
 }
 
-// orderProbe reads the order view: heading, exact request, quantity
-// verdict, justification, open orders, approval panel, and controls.
+// orderProbe reads the order view's parts.
 const orderProbe = `(() => {
 		const q = s => document.querySelector(s);
 		return {
@@ -341,9 +323,8 @@ func (v *viewsWorld) checkOrderView() {
 	}
 }
 
-// checkBidiOverride: the bidi override in the butter's name is written as
-// a visible escape, inside an isolated element: nothing after it reads
-// backwards. Every view shows the product's name.
+// checkBidiOverride: the override is shown as a visible escape inside an
+// isolated element, and every view shows the product's name.
 func (v *viewsWorld) checkBidiOverride() {
 	t := v.t
 	for _, name := range []string{"risk", "order"} {
@@ -371,8 +352,7 @@ func (v *viewsWorld) checkApprovalView() {
 	}
 }
 
-// viewCase is what the host page loads: the view a tool names, and one call
-// of that tool, all as the real binary answered.
+// viewCase is a tool's view and one call of that tool, as the binary answered.
 type viewCase struct {
 	Tool      string          `json:"tool"`
 	HTML      string          `json:"html"`
@@ -396,8 +376,7 @@ func (c *viewCase) data(t *testing.T) map[string]any {
 	return d
 }
 
-// appsHostSession is the real binary over stdio, with a client that
-// declares the MCP Apps extension.
+// appsHostSession is the binary over stdio, with a client declaring the MCP Apps extension.
 type appsHostSession struct {
 	t     *testing.T
 	cs    *mcp.ClientSession
@@ -431,8 +410,7 @@ func startAppsHost(t *testing.T, env []string) *appsHostSession {
 	return h
 }
 
-// viewCase finds the tool's view as a host does (tools/list's
-// _meta.ui.resourceUri, then resources/read) and calls the tool.
+// viewCase finds the tool's view as a host does and calls the tool.
 func (h *appsHostSession) viewCase(tool string, args map[string]any) *viewCase {
 	t := h.t
 	t.Helper()
@@ -465,8 +443,7 @@ func (h *appsHostSession) viewCase(tool string, args map[string]any) *viewCase {
 	return &viewCase{Tool: tool, HTML: c.Text, CSP: metaUI["csp"], Arguments: args, Result: raw}
 }
 
-// appsHostTool returns the pinned esbuild `make appshost` installs beside
-// ext-apps, skipping without it, failing under CI.
+// appsHostTool returns the pinned esbuild, skipping without it, failing under CI.
 func appsHostTool(t *testing.T) string {
 	t.Helper()
 	root := e2etest.Root(t)
@@ -491,9 +468,8 @@ func appsHostTool(t *testing.T) string {
 	return esbuild
 }
 
-// viewFrame is a context in the view's frame: the sandboxed frame has an
-// opaque origin, so chromium runs it as a target of its own when it
-// isolates such frames, and in the page's process otherwise.
+// viewFrame is a context in the view's sandboxed frame, which chromium may
+// run in its own target or in the page's process.
 func viewFrame(t *testing.T, page context.Context) context.Context {
 	t.Helper()
 	infos, err := chromedp.Targets(page)

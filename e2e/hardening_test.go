@@ -18,8 +18,7 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// rawStdio is the real binary over stdio with the test writing bytes to its
-// stdin itself, as a broken or hostile host would.
+// rawStdio is the real binary over stdio with the test writing raw bytes to its stdin.
 type rawStdio struct{ *lineProc }
 
 func startRawStdio(t *testing.T, env []string) *rawStdio {
@@ -46,8 +45,7 @@ func (p *rawStdio) next() map[string]any {
 
 func (p *rawStdio) initialize() { p.initializeAs("raw-host") }
 
-// initializeAs performs the handshake with name as the client's
-// self-declared name.
+// initializeAs performs the handshake with name as the client's name.
 func (p *rawStdio) initializeAs(name string) {
 	p.t.Helper()
 	b, _ := json.Marshal(name)
@@ -58,9 +56,8 @@ func (p *rawStdio) initializeAs(name string) {
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 }
 
-// TestStdioSurvivesMalformedFrames writes each frame that used to end the
-// process, raw, and checks that it is answered with the right JSON-RPC
-// error and that the request after it is served.
+// TestStdioSurvivesMalformedFrames: each malformed frame gets the right
+// JSON-RPC error, and the next request is served.
 func TestStdioSurvivesMalformedFrames(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := startRawStdio(t, w.Env())
@@ -112,7 +109,7 @@ func TestStdioSurvivesMalformedFrames(t *testing.T) {
 }
 
 // TestStdioLineLimitIsConfigurable: a line over STDIO_MAX_LINE_BYTES is
-// refused with a message naming the limit; one within it is served.
+// refused naming the limit; one within it is served.
 func TestStdioLineLimitIsConfigurable(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := startRawStdio(t, w.Env("STDIO_MAX_LINE_BYTES=2048"))
@@ -149,13 +146,11 @@ func (p *rawStdio) callTool(id, name string, args map[string]any) map[string]any
 	return env
 }
 
-// forgedName is a client name built to print a fake approval row, clear
-// the terminal line and reverse the reading order.
+// forgedName is a client name that tries to print a fake approval row with control characters.
 const forgedName = "agent\x1b[2K\u202e\x07\r\n2026-11-30 09:00:00  approval-x  approver:boss  approvals.approve  47  8847291  ok  boss approved everything"
 
-// TestForgedClientNameCannotForgeRows: what people read (`audit`,
-// `audit report`, `approvals list`) keeps one record per line and shows
-// control characters as escapes; the JSON output stays exact JSON.
+// TestForgedClientNameCannotForgeRows: text output keeps one record per line
+// and escapes control characters; JSON output stays exact.
 func TestForgedClientNameCannotForgeRows(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
@@ -212,9 +207,8 @@ func TestForgedClientNameCannotForgeRows(t *testing.T) {
 	}
 }
 
-// TestCallsRefusedBeforeAHandlerAreAudited: a call to a tool that does not
-// exist is answered by the protocol layer, and still lands in the audit
-// trail with the reason, like any other call.
+// TestCallsRefusedBeforeAHandlerAreAudited: a call to an unknown tool is
+// still audited with the reason.
 func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := startRawStdio(t, w.Env())
@@ -223,8 +217,7 @@ func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 	if ans := p.next(); ans["id"] != "u" || ans["error"] == nil {
 		t.Fatalf("unknown tool: %v", ans)
 	}
-	// Arguments that are not an object reach the tool's own wrapper, which
-	// refuses and audits them.
+	// Non-object arguments reach the tool's wrapper, which refuses and audits them.
 	p.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"korral_list_authorized_stores","arguments":[1]}}` + "\n")
 	if ans := p.next(); ans["id"] != "a" || ans["result"].(map[string]any)["isError"] != true {
 		t.Fatalf("arguments not an object: %v", ans)
@@ -259,8 +252,7 @@ func TestCallsRefusedBeforeAHandlerAreAudited(t *testing.T) {
 	}
 }
 
-// waitLogged waits (at most 10 s) until the server's stderr holds want
-// lines with msg, and returns how many it holds.
+// waitLogged waits (at most 10 s) until stderr holds want lines with msg, and returns the count.
 func (p *rawStdio) waitLogged(msg string, want int) int {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -284,8 +276,7 @@ func (p *rawStdio) linesOf(msg string) []map[string]any {
 	return out
 }
 
-// adminWorld is newWorld's world with the mock's admin endpoint switched
-// on, so faults are set over HTTP as an operator or another process would.
+// adminWorld is newWorld's world with the mock's admin endpoint on, so faults are set over HTTP.
 func adminWorld(t *testing.T) (*e2etest.World, func(method, path, body string)) {
 	t.Helper()
 	const token = "admin-token-0123456789abcdefghijklmn"
@@ -311,9 +302,8 @@ func adminWorld(t *testing.T) (*e2etest.World, func(method, path, body string)) 
 	return w, admin
 }
 
-// TestFirstRiskCheckAfterRecoverySucceeds: StoreLink fails until the
-// breaker opens, then recovers; the first korral_check_stock_risk after the
-// cool-down, which sends several requests at once, succeeds.
+// TestFirstRiskCheckAfterRecoverySucceeds: after the breaker opens and
+// StoreLink recovers, the first risk check after the cool-down succeeds.
 func TestFirstRiskCheckAfterRecoverySucceeds(t *testing.T) {
 	w, admin := adminWorld(t)
 	p := e2etest.StartServer(t, w.Env("BREAKER_FAILURES=2", "BREAKER_COOLDOWN=1s"))
@@ -339,9 +329,8 @@ func TestFirstRiskCheckAfterRecoverySucceeds(t *testing.T) {
 	}
 }
 
-// TestHTTPSessionCaps: with real MCP clients against the real binary, a
-// token beyond its session cap, and anyone beyond the global cap, gets 503
-// with Retry-After; open sessions keep working; closing one frees a place.
+// TestHTTPSessionCaps: beyond a token's or the global session cap, 503 with
+// Retry-After; open sessions keep working; closing one frees a place.
 func TestHTTPSessionCaps(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")
@@ -354,8 +343,7 @@ func TestHTTPSessionCaps(t *testing.T) {
 			t.Fatalf("%s: status %d, Retry-After %q; want 503 with Retry-After", why, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
 	}
-	// Sessions are 2025-11-25's: the go-sdk client asks for 2026-07-28,
-	// which has none, unless told otherwise.
+	// Sessions exist only in 2025-11-25, so ask for it.
 	dairy := p.ConnectAt(e2etest.TokenDairy, "agent", "2025-11-25")
 	refused(e2etest.TokenDairy, "a second session of one token")
 	brno := p.ConnectAt(e2etest.TokenBrno, "agent", "2025-11-25")
@@ -366,9 +354,8 @@ func TestHTTPSessionCaps(t *testing.T) {
 			t.Fatalf("an open session at the cap: %v %v", env, err)
 		}
 	}
-	// A 2026-07-28 request holds a place while it runs, so a token at its cap
-	// is refused that way too (here the global cap is full as well), with a
-	// JSON-RPC error naming the cap.
+	// A 2026-07-28 request holds a place while it runs, so it is refused at
+	// the cap too, with a JSON-RPC error naming the cap.
 	if _, r := post2026(t, p.Base+"/mcp", "tools/list", "", nil, withToken(e2etest.TokenDairy)); !strings.Contains(fmt.Sprint(r["error"]), "(MCP_HTTP_MAX_SESSIONS") {
 		t.Fatalf("a 2026-07-28 request of a token at its cap: %v", r)
 	}
@@ -392,8 +379,7 @@ func TestHTTPSessionCaps(t *testing.T) {
 	}
 }
 
-// TestHTTP401NamesTheBearerRealm: RFC 6750's challenge on every 401, so a
-// host can tell a wrong token from a missing one.
+// TestHTTP401NamesTheBearerRealm: every 401 carries RFC 6750's challenge.
 func TestHTTP401NamesTheBearerRealm(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")
@@ -407,9 +393,8 @@ func TestHTTP401NamesTheBearerRealm(t *testing.T) {
 	}
 }
 
-// TestHTTPTokenRevokedBySameSizeRewrite: a revocation that rewrites the
-// token file in place with the same size and puts the modification time
-// back (cp -p, touch -r) takes effect.
+// TestHTTPTokenRevokedBySameSizeRewrite: a same-size in-place rewrite of the
+// token file with the old modification time still takes effect.
 func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")
@@ -436,8 +421,7 @@ func TestHTTPTokenRevokedBySameSizeRewrite(t *testing.T) {
 	}
 }
 
-// undecodableCalls are tools/call requests whose params the protocol layer
-// cannot decode, with what the audit row's summary must name.
+// undecodableCalls are tools/call requests the SDK cannot decode, with the audit summary each must get.
 var undecodableCalls = []struct{ params, tool, reason string }{
 	{`{"name":5,"arguments":{}}`, "-", `"name" is not a string`},
 	{`"x"`, "-", `"params" is not a JSON object`},
@@ -456,10 +440,9 @@ func checkUndecodableRows(t *testing.T, rows []map[string]any, client, session s
 	}
 }
 
-// TestStdioUndecodableParamsAreAudited: a tools/call whose params the SDK
-// cannot decode is refused inside the SDK, before any middleware; the
-// transport still records it, the client still gets the SDK's error, and
-// the server serves on.
+// TestStdioUndecodableParamsAreAudited: a tools/call the SDK refuses before
+// any middleware is still audited, answered with the SDK's error, and the
+// server serves on.
 func TestStdioUndecodableParamsAreAudited(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := startRawStdio(t, w.Env())
@@ -490,8 +473,7 @@ func TestStdioUndecodableParamsAreAudited(t *testing.T) {
 	}
 }
 
-// TestHTTPUndecodableParamsAreAudited: the same over Streamable HTTP, raw
-// POSTs in an open session; the caller is the token's label.
+// TestHTTPUndecodableParamsAreAudited: the same over HTTP; the caller is the token's label.
 func TestHTTPUndecodableParamsAreAudited(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")

@@ -14,16 +14,11 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The chain sweep (store_ids ["all"], ADR 0027) and the one StoreLink
-// budget (ADR 0024) at the brief's scale: the mock with 180 stores and
-// 18,000 SKUs behind a proxy that counts what reaches it, the real binary,
-// and the official TypeScript client, which checks each answer against
-// the tool's output schema as a host does.
+// The chain sweep (ADR 0027) and the StoreLink budget (ADR 0024) at 180
+// stores and 18,000 SKUs, through a counting proxy and the TypeScript client.
 
-// flightProxy stands between the server and the mock StoreLink. Every
-// request waits delay before it is passed on, so that requests the server
-// keeps open pile up here and can be counted; each start is recorded with
-// the number in flight at that moment.
+// flightProxy delays each request to the mock so open requests pile up, and
+// records each start with the number in flight.
 type flightProxy struct {
 	next  http.Handler
 	delay time.Duration
@@ -117,12 +112,9 @@ func sweepWorld(t *testing.T, delay time.Duration) (*e2etest.World, *flightProxy
 	return w, p, stores, env
 }
 
-// TestChainSweepReadsEachStoreOnce: a sweep of the butter across the 180
-// stores, master data cold, sends each store's inventory, POS and store
-// record exactly once and the SKU and its supplier once; the same sweep
-// again, warm, sends each store's inventory and POS once more and nothing
-// else. Every store is accounted for in the answer's outcomes, the detailed
-// stores are the most at risk, and the answer fits its budget.
+// TestChainSweepReadsEachStoreOnce: a cold sweep of 180 stores reads each
+// store's data once and the SKU and supplier once; a warm one rereads only
+// inventory and POS. Every store is accounted for and the answer fits its budget.
 func TestChainSweepReadsEachStoreOnce(t *testing.T) {
 	inst := findTSClient(t)
 	_, proxy, stores, env := sweepWorld(t, time.Millisecond)
@@ -139,9 +131,8 @@ func TestChainSweepReadsEachStoreOnce(t *testing.T) {
 			t.Fatalf("%s: no answer", round.name)
 		}
 		starts, _ := proxy.take()
-		// A store whose sales window opens without a sale has its POS read
-		// a second time, further back (as the one-store check below
-		// allows): which stores do depends on the time of day.
+		// A sales window with no sale rereads POS further back; which stores
+		// do depends on the time of day.
 		n := countRoutes(firstPOSOnly(starts))
 		for _, id := range stores {
 			if n["inventory "+id] != 1 || n["pos "+id] != 1 || n["store "+id] != round.master {
@@ -186,9 +177,7 @@ func TestChainSweepReadsEachStoreOnce(t *testing.T) {
 		if first["will_stockout_before_close_today"] == "false" {
 			t.Fatalf("%s: the first detailed store does not run out: %v", round.name, first)
 		}
-		// The budget of a sweep's answer whatever the chain's size: five
-		// stores in full, 25 rows, the counts (TestAnswerSizes has the
-		// figure for the fixture clock).
+		// The answer's budget is independent of the chain's size.
 		text := envelopeText(t, env)
 		t.Logf("%s: %d at risk, answer %d bytes", round.name, atRisk, len(text))
 		if len(text) > sweepAnswerBudget {
@@ -198,16 +187,12 @@ func TestChainSweepReadsEachStoreOnce(t *testing.T) {
 }
 
 // sweepAnswerBudget is the most bytes a sweep's text content may take: 5
-// detailed stores at the default lookback (about 1.6 KB each), 25 rows of
-// about 120 bytes, the product and the counts.
+// detailed stores (about 1.6 KB each), 25 rows, the product and the counts.
 const sweepAnswerBudget = 12000
 
-// TestBudgetShrinksOnThrottlingAndTakesCallsInTurns: UPSTREAM_MAX_IN_FLIGHT
-// 16. A risk check whose requests StoreLink answers 429 halves the budget;
-// the sweep that follows starts with at most 8 requests open at StoreLink
-// and grows back to 16 as answers come; and a one-store check sent while
-// the sweep's requests queue gets its turn among them instead of waiting
-// for all of them: both calls complete.
+// TestBudgetShrinksOnThrottlingAndTakesCallsInTurns: 429s halve the
+// in-flight budget, which grows back as answers come, and a one-store check
+// sent during a sweep is served among the sweep's requests.
 func TestBudgetShrinksOnThrottlingAndTakesCallsInTurns(t *testing.T) {
 	inst := findTSClient(t)
 	w, proxy, _, env := sweepWorld(t, 20*time.Millisecond)
@@ -232,8 +217,7 @@ func TestBudgetShrinksOnThrottlingAndTakesCallsInTurns(t *testing.T) {
 	}
 	w.Mock.Server.SetFaults()
 
-	// The sweep, and a one-store check of another SKU sent while the
-	// sweep's requests queue.
+	// The sweep, and a one-store check sent while its requests queue.
 	wait := h.send("sweep after 429", "korral_check_stock_risk", sweep, "ok")
 	for {
 		proxy.mu.Lock()
@@ -258,10 +242,8 @@ func TestBudgetShrinksOnThrottlingAndTakesCallsInTurns(t *testing.T) {
 	}
 	t.Logf("open at once: %d among the first 24 after the 429s, %d over the last 100; the one-store check's first request was request %d of %d",
 		peakOf(starts[:24]), peakOf(starts[len(starts)-100:]), slices.IndexFunc(starts, func(s proxyStart) bool { return strings.Contains(s.query, other) }), len(starts))
-	// Halved: 16 became 8 (or less), and it grows by one per window of
-	// served answers as large as the limit (8, then 9), so the first 24
-	// requests after the 429s never found more than 10 open; at the full
-	// budget they would have found 16.
+	// Halved to 8 and growing by one per window, the first 24 requests
+	// after the 429s never found more than 10 open.
 	if early := peakOf(starts[:24]); early > 10 {
 		t.Fatalf("after the 429s, %d requests were open at once among the first 24, want at most 10 (16 halved, grown by at most 2)", early)
 	}
@@ -269,9 +251,8 @@ func TestBudgetShrinksOnThrottlingAndTakesCallsInTurns(t *testing.T) {
 	if late := peakOf(starts[len(starts)-100:]); late <= 8 {
 		t.Fatalf("the budget did not grow back: at most %d open at once over the sweep's last 100 requests", late)
 	}
-	// In turns: the single check's requests started among the sweep's first
-	// half of its requests, not after the whole queue of 360 (taking no
-	// turns, it started at about the 356th).
+	// The single check started in the first half of the sweep's requests,
+	// not after the queue of 360.
 	firstOther := slices.IndexFunc(starts, func(s proxyStart) bool { return strings.Contains(s.query, other) })
 	if firstOther < 0 || firstOther > 180 {
 		t.Fatalf("the one-store check's first request was request %d of %d: it waited behind the sweep", firstOther, len(starts))
@@ -302,9 +283,7 @@ func envelopeText(t *testing.T, env map[string]any) string {
 	return string(b)
 }
 
-// firstPOSOnly is starts without the second POS read of a store and SKU
-// (the read further back when the window opens without a sale); a third
-// read stays, so that a test still sees it.
+// firstPOSOnly drops the second POS read of a store and SKU; a third read stays.
 func firstPOSOnly(starts []proxyStart) []proxyStart {
 	seen := map[string]int{}
 	out := make([]proxyStart, 0, len(starts))

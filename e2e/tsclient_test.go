@@ -16,34 +16,27 @@ import (
 	"github.com/korral/storelink/openapi"
 )
 
-// The answers as a host sees them: the official TypeScript SDK client
-// checks each result's structured content against the tool's output schema
-// and throws MCP error -32602 when it does not match. This test drives the
-// real binary through that client, every tool, in every ledger state and on
-// every error path it can reach, and fails on any call the client refuses.
+// The official TypeScript SDK client checks each structured result against
+// the tool's output schema; every tool, ledger state and reachable error
+// path must pass it.
 
-// movableClock is the mock StoreLink's clock, which the test moves forward
-// so orders travel through StoreLink's statuses. The servers keep the real
-// clock: an order's status is StoreLink's to say.
+// movableClock is the mock StoreLink's clock, moved forward so orders change
+// status; the servers keep the real clock.
 type movableClock struct{ offset atomic.Int64 }
 
 func (c *movableClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
 
 func (c *movableClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
-// atServerTime runs fn with the clock back at the real time, then puts it
-// where it was.
+// atServerTime runs fn with the clock at the real time, then restores it.
 func (c *movableClock) atServerTime(fn func()) {
 	was := c.offset.Swap(0)
 	defer c.offset.Store(was)
 	fn()
 }
 
-// TestEveryAnswerPassesTheTypeScriptClient is the host's view of every tool:
-// every ledger state (raised, pending_approval, sending, unknown, failed,
-// retryable, rejected, expired, and raised at another StoreLink), every
-// StoreLink status the mock can show, and the error paths of the taxonomy
-// that a real deployment reaches. No answer may be refused.
+// TestEveryAnswerPassesTheTypeScriptClient: no answer, in any ledger state,
+// StoreLink status or reachable error, is refused by the TypeScript client.
 func TestEveryAnswerPassesTheTypeScriptClient(t *testing.T) {
 	inst := findTSClient(t)
 	j := &journal{statuses: map[string]bool{}}
@@ -60,8 +53,7 @@ func TestEveryAnswerPassesTheTypeScriptClient(t *testing.T) {
 	if ran < len(worlds) {
 		return // -run chose some worlds only
 	}
-	// Every state a ledger entry can be in, and every StoreLink status the
-	// mock shows (it has no cancelled order), was asked for and answered.
+	// Every ledger state and every StoreLink status the mock shows was answered.
 	for _, st := range []string{"pending_approval", "sending", "unknown", "raised", "failed", "retryable", "rejected", "expired",
 		"submitted", "acknowledged", "shipped", "delivered"} {
 		if !j.statuses[st] {
@@ -70,8 +62,7 @@ func TestEveryAnswerPassesTheTypeScriptClient(t *testing.T) {
 	}
 }
 
-// tsWorld is a mock StoreLink on loopback with a movable clock, and the
-// files of a deployment that uses it.
+// tsWorld is a mock StoreLink with a movable clock and a deployment's files.
 func tsWorld(t *testing.T) (*e2etest.World, *movableClock) {
 	t.Helper()
 	clock := &movableClock{}
@@ -91,8 +82,7 @@ func with(sku string, qty int, extra ...any) map[string]any {
 	return args
 }
 
-// tsMain is the main world's deployment: one mock StoreLink with a movable
-// clock, one state file, and the environments of its four modes.
+// tsMain is the main deployment: one mock, one state file, four modes' environments.
 type tsMain struct {
 	t                                *testing.T
 	inst                             tsInstall
@@ -146,8 +136,7 @@ func (m *tsMain) readOnly() {
 	ro.call("status of the open fixture order", "korral_get_order_status", status(mockstorelink.OrderOpen, "47"), "ok")
 	ro.call("status of the rejected fixture order", "korral_get_order_status", status(mockstorelink.OrderRejected, "102"), "ok")
 	ro.call("status of an unknown order", "korral_get_order_status", status("RO-47-999999", "47"), "NOT_FOUND")
-	// Read-only, an id is a StoreLink order id or nothing: one that cannot
-	// be any StoreLink's (':') is refused naming the shape, never "unknown".
+	// An id that cannot be a StoreLink id (':') is refused naming the shape, never "unknown".
 	ro.call("status of a malformed id", "korral_get_order_status", status("no.such:order", "47"), "INVALID_ARGUMENT")
 	ro.stop()
 }
@@ -231,8 +220,7 @@ func (m *tsMain) writesOn() *tsHost {
 	return d
 }
 
-// outcomes walks the direct host's ledger states: failed, retryable,
-// unknown then resolved, and raised at another StoreLink.
+// outcomes walks failed, retryable, unknown then resolved, and raised at another StoreLink.
 func (m *tsMain) outcomes(d *tsHost) {
 	t, steady, water := m.t, mockstorelink.SKUSteady, mockstorelink.SKUMinimumOrder
 	// A confirm below the supplier minimum is refused here, before StoreLink.
@@ -303,9 +291,8 @@ func (m *tsMain) statusesOverTime(d *tsHost) {
 	d.call("status an hour later (acknowledged)", "korral_get_order_status", status(m.key, "47"), "ok")
 	m.clock.advance(36 * time.Hour)
 	d.call("status a day and a half later", "korral_get_order_status", status(m.key, "47"), "ok")
-	// A preview reads stock and sales, which StoreLink may not date after
-	// the server's clock (rule inventory.counted_at), so it runs with the
-	// mock back at the server's time.
+	// StoreLink may not date stock after the server's clock
+	// (inventory.counted_at), so the preview runs at the server's time.
 	m.clock.atServerTime(func() {
 		d.call("preview with orders on their way", "korral_raise_replenishment_order", e2etest.Order(72), "ok")
 	})
@@ -317,8 +304,7 @@ func (m *tsMain) statusesOverTime(d *tsHost) {
 	})
 }
 
-// tsInFlight holds a confirmed order at StoreLink, so the ledger shows it
-// as sending, then lets StoreLink go away, so it is unknown.
+// tsInFlight holds a confirmed order at StoreLink (sending), then stops StoreLink (unknown).
 func tsInFlight(t *testing.T, inst tsInstall, j *journal) {
 	w, _ := tsWorld(t)
 	h := startTSHost(t, inst, j, "in flight", w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s"))
@@ -343,8 +329,7 @@ func tsInFlight(t *testing.T, inst tsInstall, j *journal) {
 	judge(t, w)
 }
 
-// tsPerStoreErrors: the errors of single stores inside one successful
-// answer, which the answer's schema describes.
+// tsPerStoreErrors: single stores' errors inside one successful answer.
 func tsPerStoreErrors(t *testing.T, inst tsInstall, j *journal) {
 	w, _ := tsWorld(t)
 	keys := w.Mock.Server.Keys()
@@ -379,10 +364,8 @@ func tsPerStoreErrors(t *testing.T, inst tsInstall, j *journal) {
 		map[string]any{"sku": "99999999", "store_ids": []string{"47", "102"}}, "ok")
 }
 
-// tsSharedLedger: one ledger, two deployments. Store 55's deployment
-// records orders; the caller's deployment holds the keys of 47 and 102. No
-// id of store 55's entries may tell the caller anything an unknown id does
-// not: same code, same message, same remediation.
+// tsSharedLedger: two deployments share a ledger; an id of the other
+// deployment's store tells the caller nothing an unknown id does not.
 func tsSharedLedger(t *testing.T, inst tsInstall, j *journal) {
 	w, _ := tsWorld(t)
 	const cred = "approver-credential-0123456789"
@@ -453,9 +436,7 @@ func tsSharedLedger(t *testing.T, inst tsInstall, j *journal) {
 	judge(t, w)
 }
 
-// checkStatusesAreTheContracts compares the order statuses a read-only
-// deployment's status answer allows with the contract's: every status
-// StoreLink may send is one a host accepts, and no other.
+// checkStatusesAreTheContracts: the status answer allows exactly the contract's order statuses.
 func checkStatusesAreTheContracts(t *testing.T, h *tsHost) {
 	t.Helper()
 	spec, err := openapi.Load()
