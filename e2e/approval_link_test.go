@@ -13,15 +13,11 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// Approval in the conversation (ADR 0021): WRITE_APPROVAL=required with
-// CONSOLE_PUBLIC_URL. The approvals console runs as its own process
-// (`storelink-mcp console`), the MCP server as another, and they share
-// only the ledger.
+// Approval in the conversation (ADR 0021): the console and the MCP server
+// are separate processes sharing only the ledger.
 
-// TestWebhookLinkOpensTheOrder follows the console_url of a real webhook
-// notice, as an approver clicks it: it leads to the log-in, and after it
-// to the order's page, 200, with the order on it. A host without URL
-// elicitation reads the same link in the tool's answer.
+// TestWebhookLinkOpensTheOrder: a webhook's console_url leads through the
+// log-in to the order's page; the tool's answer carries the same link.
 func TestWebhookLinkOpensTheOrder(t *testing.T) {
 	_, hook, env, secret := journeyWorld(t)
 	c := startConsoleProc(t, env)
@@ -55,14 +51,10 @@ func TestWebhookLinkOpensTheOrder(t *testing.T) {
 	}
 }
 
-// TestApprovalThroughURLElicitation is the approval end to end: the
-// official TypeScript client (1.x, 2025-11-25) declares URL elicitation
-// and confirms an order; the server asks it to open the order's page
-// (elicitation/create, mode url); Debian's chromium opens that URL, logs
-// in as a named approver in scope and approves; the client receives
-// notifications/elicitation/complete, the status tool says raised, and the
-// mock holds exactly one order. Then rejecting, a lapsed approval and an
-// approver out of scope each end with nothing sent.
+// TestApprovalThroughURLElicitation: the 1.x client gets a URL elicitation,
+// chromium approves there, the client is notified of completion and the mock
+// holds exactly one order. Rejecting, lapsing and an out-of-scope approver
+// each send nothing.
 func TestApprovalThroughURLElicitation(t *testing.T) {
 	inst := findTSClient(t)
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
@@ -93,8 +85,7 @@ func TestApprovalThroughURLElicitation(t *testing.T) {
 	judge(t, w)
 }
 
-// urlApproval is what the steps of TestApprovalThroughURLElicitation
-// share: the host, the console, its notices and the approver's browser.
+// urlApproval is what the steps of TestApprovalThroughURLElicitation share.
 type urlApproval struct {
 	t    *testing.T
 	w    *e2etest.World
@@ -141,8 +132,7 @@ func (u *urlApproval) awaitComplete(label, id string, want bool) {
 	}
 }
 
-// approve: jana (store 47) opens the URL the host was given, logs in
-// there, lands on the order and approves; exactly that order lands.
+// approve: jana opens the URL, logs in and approves; exactly that order lands.
 func (u *urlApproval) approve(secret string) {
 	t := u.t
 	id, link := u.stage("confirm", 24, "url-elicit-approve-0001")
@@ -173,8 +163,7 @@ func (u *urlApproval) approve(secret string) {
 	}
 }
 
-// reject: the same approver, already logged in, opens the next link and
-// rejects with a reason.
+// reject: the logged-in approver rejects the next one with a reason.
 func (u *urlApproval) reject() {
 	id, link := u.stage("confirm to reject", 36, "url-elicit-reject-0001")
 	u.pg.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("reason")))
@@ -187,8 +176,7 @@ func (u *urlApproval) reject() {
 	}
 }
 
-// lapse: the approval runs out before anyone decides; the host is told,
-// and a late approve is not raised.
+// lapse: the host is told the approval ran out, and a late approve is not raised.
 func (u *urlApproval) lapse() {
 	id, link := u.stage("confirm to lapse", 48, "url-elicit-lapse-00001")
 	execState(u.t, u.w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
@@ -202,9 +190,8 @@ func (u *urlApproval) lapse() {
 	}
 }
 
-// outOfScope: petr (store 102) follows the link, logs in, and neither sees
-// nor decides the store 47 order; it stays pending, and the host is not
-// told it is complete.
+// outOfScope: petr (store 102) neither sees nor decides the store 47 order,
+// and the host is not told it is complete.
 func (u *urlApproval) outOfScope(petrSecret string) {
 	t := u.t
 	id, link := u.stage("confirm for petr", 12, "url-elicit-scope-00001")
@@ -224,8 +211,7 @@ func (u *urlApproval) outOfScope(petrSecret string) {
 	u.awaitComplete("out of scope", id, false)
 }
 
-// statusLedger asks for the status of id at store 47 and returns its
-// ledger part.
+// statusLedger returns the ledger part of id's status at store 47.
 func (h *consentHost) statusLedger(label, id string) map[string]any {
 	h.t.Helper()
 	r := h.do(label, map[string]any{"name": "korral_get_order_status", "arguments": map[string]any{"order_id": id, "store_id": "47"}})
@@ -233,8 +219,7 @@ func (h *consentHost) statusLedger(label, id string) map[string]any {
 	return led
 }
 
-// janaApproves logs jana in from the link of approval id, as a browser
-// without a session would, and approves it.
+// janaApproves logs jana in from approval id's link and approves it.
 func janaApproves(t *testing.T, consoleURL, secret, id string) {
 	t.Helper()
 	jana := newConsoleClient(t, consoleURL)
@@ -247,8 +232,7 @@ func janaApproves(t *testing.T, consoleURL, secret, id string) {
 	}
 }
 
-// completed reports whether the client has received (or receives within
-// 15 s) notifications/elicitation/complete for the elicitation id.
+// completed reports whether notifications/elicitation/complete for id arrived (within 15 s).
 func (h *consentHost) completed(label, id string) bool {
 	h.t.Helper()
 	h.nextID++
@@ -266,13 +250,9 @@ func (h *consentHost) completed(label, id string) bool {
 	return got.Completed
 }
 
-// TestApprovalThroughInputRequired is the same on 2026-07-28, where the
-// server sends no requests of its own: the official 2.x client declares
-// URL elicitation, the confirm is answered input_required with a URL
-// request for the order's page (no elicitation id: that revision has no
-// completion notification), the client answers it and retries, and the
-// retry reads the order awaiting approval, with the link. The approver
-// decides at the link; the next korral_get_order_status says so.
+// TestApprovalThroughInputRequired is the same on 2026-07-28: the confirm is
+// answered input_required with a URL request, the client retries, and the
+// status tool reports the approver's decision.
 func TestApprovalThroughInputRequired(t *testing.T) {
 	inst := findTSClient(t)
 	requireClient2(t, inst)
@@ -310,10 +290,8 @@ func TestApprovalThroughInputRequired(t *testing.T) {
 	judge(t, w)
 }
 
-// TestApprovalThroughURLElicitationOverHTTP: the same with the 1.x client
-// over Streamable HTTP (`serve --http`, a stateful 2025-11-25 session):
-// the completion reaches the client on the session's own stream after the
-// call has ended.
+// TestApprovalThroughURLElicitationOverHTTP: the same over a stateful HTTP
+// session; the completion arrives on the session's stream after the call.
 func TestApprovalThroughURLElicitationOverHTTP(t *testing.T) {
 	inst := findTSClient(t)
 	w, _, env, secret := journeyWorld(t)

@@ -27,24 +27,19 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The approvals console journey with the real binary, the real mock
-// StoreLink and the real ledger: the agent stages the butter order over MCP
-// (stdio), the webhook receiver gets the signed notice, an approver added
-// with `approvers add` logs in to `storelink-mcp console` in a real
-// browser, reads the order with its chart, and approves; StoreLink then
-// holds exactly that order. The refusal branches run over plain HTTP.
+// The approvals console journey: the agent stages an order over stdio, the
+// webhook gets the signed notice, an approver approves in a real browser,
+// and StoreLink then holds exactly that order. Refusals run over plain HTTP.
 
 const journeyWebhookSecret = "webhook-signing-secret-0123456789"
 
-// approvalModeEnv is the environment of approval mode: no approval secret
-// anywhere on the agent's side, the approvers are named in the state store.
+// approvalModeEnv is approval mode's environment: approvers are in the state store, no secret on the agent's side.
 func approvalModeEnv(w *e2etest.World, extra ...string) []string {
 	return w.Env(append([]string{"ALLOW_WRITES=true", "WRITE_APPROVAL=required"}, extra...)...)
 }
 
-// hookReceiver is a webhook receiver on loopback that checks each notice's
-// signature the way a receiver's own code would (HMAC-SHA256 over
-// "t.body"), and passes on the notices that verify.
+// hookReceiver is a loopback webhook receiver that passes on the notices
+// whose HMAC-SHA256 signature over "t.body" verifies.
 type hookReceiver struct {
 	url     string
 	notices chan map[string]any
@@ -115,13 +110,11 @@ func (r *hookReceiver) notice(t *testing.T) map[string]any {
 type consoleProc struct {
 	url    string
 	stderr *e2etest.SyncBuffer
-	// stop ends it (SIGTERM, then a kill after 10 s) and waits; it runs
-	// once, at the latest when the test ends.
+	// stop ends it (SIGTERM, then a kill after 10 s); it runs once, at the latest at test end.
 	stop func()
 }
 
-// startConsoleProc runs `storelink-mcp console --listen 127.0.0.1:0` with
-// env and reads the bound address from its console.start log line.
+// startConsoleProc runs `storelink-mcp console` on a free port and returns its address from the log.
 func startConsoleProc(t *testing.T, env []string) *consoleProc {
 	t.Helper()
 	cmd := exec.Command(e2etest.Binary(t), "console", "--listen", "127.0.0.1:0")
@@ -171,8 +164,7 @@ func startConsoleProc(t *testing.T, env []string) *consoleProc {
 	return nil
 }
 
-// journeyWorld is the mock, the webhook receiver, the environment and
-// the approver jana (store 47) with her secret.
+// journeyWorld is the mock, the webhook receiver, the environment and approver jana (store 47).
 func journeyWorld(t *testing.T) (*e2etest.World, *hookReceiver, []string, string) {
 	t.Helper()
 	w := e2etest.NewWorld(t)
@@ -206,8 +198,7 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	c := startConsoleProc(t, env)
 	pg := page{t: t, ctx: browser(t, chromium, 1280, 1000), logs: c.stderr.String}
 
-	// 3. jana logs in, sees the order with its product name and chart, and
-	// approves.
+	// 3. jana logs in, sees the order and approves.
 	pg.do("open the console", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible(chromedp.ID("name")))
 	pg.do("type the name and secret", chromedp.SendKeys(chromedp.ID("name"), "jana"), chromedp.SendKeys(chromedp.ID("secret"), secret))
 	pg.submit("log in", "#login")
@@ -238,8 +229,7 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	judge(t, w)
 }
 
-// consoleClient is a browser-like HTTP client of the console: cookies, and
-// the CSRF token of the last page it read.
+// consoleClient is an HTTP client of the console with cookies and the last page's CSRF token.
 type consoleClient struct {
 	t    *testing.T
 	base string
@@ -332,8 +322,7 @@ func TestConsoleJourneyRefusals(t *testing.T) {
 	judge(t, w)
 }
 
-// consoleRefusals is what the steps of TestConsoleJourneyRefusals share:
-// the world, the server's environment and the console's URL.
+// consoleRefusals is what the steps of TestConsoleJourneyRefusals share.
 type consoleRefusals struct {
 	t   *testing.T
 	w   *e2etest.World
@@ -341,8 +330,7 @@ type consoleRefusals struct {
 	url string
 }
 
-// csrfThenReject: a POST without the CSRF token is refused and changes
-// nothing; a reject with a reason rejects, sends nothing, keeps the reason.
+// csrfThenReject: a POST without CSRF changes nothing; a reject sends nothing and keeps the reason.
 func (r consoleRefusals) csrfThenReject(jana *consoleClient, rejected string) {
 	t := r.t
 	jana.get("/orders/" + rejected)
@@ -364,8 +352,7 @@ func (r consoleRefusals) csrfThenReject(jana *consoleClient, rejected string) {
 	}
 }
 
-// lapsed: the page was open when the approval ran out; the approval sends
-// nothing and says so.
+// lapsed: approving a lapsed approval sends nothing and says so.
 func (r consoleRefusals) lapsed(jana *consoleClient, lapsed string) {
 	t := r.t
 	jana.get("/orders/" + lapsed)
@@ -375,8 +362,7 @@ func (r consoleRefusals) lapsed(jana *consoleClient, lapsed string) {
 	}
 }
 
-// outOfScope: an approver outside the store's scope neither sees nor
-// decides the order.
+// outOfScope: an approver outside the store's scope neither sees nor decides the order.
 func (r consoleRefusals) outOfScope(petrSecret, other string) {
 	t := r.t
 	pc := newConsoleClient(t, r.url)
@@ -393,9 +379,8 @@ func (r consoleRefusals) outOfScope(petrSecret, other string) {
 	pc.post("/orders/"+other+"/approve", nil, false)
 }
 
-// revoked: a revoked approver is refused: the session ends at the next
-// click, and a session revoked while its order page is open cannot
-// approve. Neither petr nor eva decided the order.
+// revoked: a revoked approver's sessions end and cannot approve, even with
+// the order page open.
 func (r consoleRefusals) revoked(evaSecret, other string) {
 	t := r.t
 	ec := newConsoleClient(t, r.url)
@@ -409,8 +394,7 @@ func (r consoleRefusals) revoked(evaSecret, other string) {
 	if _, _, u := ec.get("/"); u.Path != "/login" {
 		t.Errorf("a revoked approver's session still opens %s", u)
 	}
-	// A second session, revoked while its order page is open: the approve
-	// is refused too.
+	// A session revoked while its order page is open cannot approve.
 	ec2 := newConsoleClient(t, r.url)
 	eva2 := addApprover(t, r.env, "eva", "--stores", "47")
 	if code, _ := ec2.login("eva", eva2); code != http.StatusOK {
@@ -429,8 +413,7 @@ func (r consoleRefusals) revoked(evaSecret, other string) {
 	}
 }
 
-// bearerToken: the agent's bearer token gets no page, with or without a
-// session.
+// bearerToken: the agent's bearer token gets no page.
 func (r consoleRefusals) bearerToken(jana *consoleClient) {
 	t := r.t
 	for _, cl := range []*consoleClient{newConsoleClient(t, r.url), jana} {
@@ -442,9 +425,8 @@ func (r consoleRefusals) bearerToken(jana *consoleClient) {
 	}
 }
 
-// loginLimit: a wrong secret is refused, and after repeats the limit holds,
-// even against the right secret. The address has one failure already (eva's
-// revoked login): four more reach the limit of five.
+// loginLimit: after repeated wrong secrets the limit holds even against the
+// right one. One failure is already counted, so four more reach five.
 func (r consoleRefusals) loginLimit(secret string) {
 	t := r.t
 	mc := newConsoleClient(t, r.url)

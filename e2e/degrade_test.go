@@ -18,16 +18,13 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The server degrades where a field or an endpoint only qualifies an
-// answer, and refuses only where it drives the decision (ADR 0030). These
-// tests put a proxy in front of the project's mock that takes fields and
-// endpoints away, as the StoreLinks other teams wrote do, and compare each
-// tool's answer with the mock's own state.
+// The server degrades where a field or endpoint only qualifies an answer, and
+// refuses only where it drives the decision (ADR 0030). A proxy takes fields
+// and endpoints away, and each answer is compared with the mock's state.
 
-// departing is a proxy to the mock that drops, per operation, the named
-// top-level properties of successful answers, and answers the operations
-// in gone with 404 and a FastAPI-style body, as a StoreLink without that
-// endpoint does.
+// departing is a proxy to the mock that drops the named top-level properties
+// of successful answers per operation, and answers operations in gone with a
+// FastAPI-style 404.
 type departing struct {
 	drop map[string][]string
 	gone map[string]bool
@@ -89,8 +86,7 @@ func opOf(method, path string) string {
 	}
 }
 
-// httputilProxy forwards a request to the mock and rewrites a successful
-// JSON object answer with modify.
+// httputilProxy forwards to the mock and rewrites a successful JSON object answer with modify.
 type httputilProxy struct {
 	target *url.URL
 	modify func(op string, body map[string]any)
@@ -126,8 +122,7 @@ func (p *httputilProxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	_, _ = rw.Write(body)
 }
 
-// mockState reads the mock's own answer at path with the store's key: the
-// state a tool's figures must equal.
+// mockState reads the mock's own answer at path with the store's key.
 func mockState(t *testing.T, w *e2etest.World, store, path string) map[string]any {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, w.Mock.URL+path, nil)
@@ -149,12 +144,9 @@ func unknownHas(v any, name string) bool {
 	return slices.ContainsFunc(list, func(s any) bool { str, _ := s.(string); return strings.HasPrefix(str, name+": ") })
 }
 
-// TestMissingQualifiersDegradeTheAnswers: a StoreLink whose stores have no
-// opening_hours and no name, whose supplier has no lead_time_days and
-// which has no store list answers every tool: the store list is the
-// keyring's, the risk check and the preview carry the mock's own figures
-// with the caveats and no claim about the close or a delivery, and one
-// confirmed order is raised with its quantity and found again.
+// TestMissingQualifiersDegradeTheAnswers: without store hours, names, lead
+// time and store list, every tool still answers with the mock's figures and
+// caveats, and a confirmed order is raised.
 func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	d := newDeparting(t, w, map[string][]string{
@@ -169,10 +161,8 @@ func TestMissingQualifiersDegradeTheAnswers(t *testing.T) {
 	checkSalesWithoutQualifiers(t, w, p)
 }
 
-// checkStoresWithoutQualifiers: the store list is exactly the keyring's
-// stores, each with its id and time zone, no hours and no name, and the
-// caveats. Whatever a StoreLink without the list answers (404, 405, 501),
-// the tool never asks it.
+// checkStoresWithoutQualifiers: the store list is the keyring's stores with
+// the caveats, and the tool never asks StoreLink for the list.
 func checkStoresWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc, d *departing) {
 	t.Helper()
 	list := data(t, p.Call("korral_list_authorized_stores", map[string]any{}))
@@ -200,9 +190,8 @@ func checkStoresWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Pro
 	}
 }
 
-// checkRiskWithoutQualifiers: the risk check gives the mock's on-hand
-// figure and no claim about the close or a delivery. It returns the mock's
-// inventory of butter at 47.
+// checkRiskWithoutQualifiers: the mock's on-hand figure and no claim about
+// the close or a delivery. It returns the mock's inventory of butter at 47.
 func checkRiskWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc) map[string]any {
 	t.Helper()
 	inv := mockState(t, w, "47", "/v1/stores/47/inventory?sku="+mockstorelink.SKUButter)
@@ -226,8 +215,7 @@ func checkRiskWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc)
 	return inv
 }
 
-// checkPreviewWithoutQualifiers: the preview gives the same figures, no
-// days of cover, and the caveats. It returns the preview's key.
+// checkPreviewWithoutQualifiers: same figures, no days of cover, the caveats. It returns the key.
 func checkPreviewWithoutQualifiers(t *testing.T, p *e2etest.Proc, inv map[string]any) string {
 	t.Helper()
 	preview := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24)))
@@ -243,8 +231,7 @@ func checkPreviewWithoutQualifiers(t *testing.T, p *e2etest.Proc, inv map[string
 	return key
 }
 
-// checkWriteWithoutQualifiers: the write sends one order, the quantity
-// asked, found again.
+// checkWriteWithoutQualifiers: one order is sent with the quantity asked.
 func checkWriteWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc, key string) {
 	t.Helper()
 	raised := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key)))
@@ -284,10 +271,8 @@ func checkSalesWithoutQualifiers(t *testing.T, w *e2etest.World, p *e2etest.Proc
 	}
 }
 
-// TestTheMocksQualifierDriftsDegrade: the mock's own drift faults that hit
-// a qualifier, its opening_hours renamed openingHours and its supplier's
-// lead_time_days left out, give the risk check with both unknown, not a
-// refusal.
+// TestTheMocksQualifierDriftsDegrade: the mock's qualifier drift faults give
+// a risk check with both qualifiers unknown, not a refusal.
 func TestTheMocksQualifierDriftsDegrade(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	w.Mock.Server.SetFaults(
@@ -303,9 +288,8 @@ func TestTheMocksQualifierDriftsDegrade(t *testing.T) {
 	}
 }
 
-// TestBrokenDecisionFieldsAreAllNamed: a StoreLink whose inventory has no
-// on_hand_units and whose SKU calls case_pack pack_size is refused, and
-// the one answer names both breaks, of two reads, each with its rule id.
+// TestBrokenDecisionFieldsAreAllNamed: two broken decision fields from two
+// reads are both named, each with its rule id, in one refusal.
 func TestBrokenDecisionFieldsAreAllNamed(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	d := newDeparting(t, w, map[string][]string{mockstorelink.OpGetInventory: {"on_hand_units"}})
@@ -334,10 +318,8 @@ func TestBrokenDecisionFieldsAreAllNamed(t *testing.T) {
 	}
 }
 
-// TestDegradedAnswersPassTheTypeScriptClient: the official TypeScript SDK
-// client validates structured content against each tool's output schema;
-// every answer that carries unknown qualifiers passes it, the sweep and a
-// confirmed write included.
+// TestDegradedAnswersPassTheTypeScriptClient: every answer with unknown
+// qualifiers passes the TypeScript client's output-schema check.
 func TestDegradedAnswersPassTheTypeScriptClient(t *testing.T) {
 	inst := findTSClient(t)
 	w := e2etest.NewWorld(t)
@@ -376,11 +358,8 @@ func TestDegradedAnswersPassTheTypeScriptClient(t *testing.T) {
 	}
 }
 
-// TestDegradedAnswerSizes holds the answers of a StoreLink without hours,
-// store names, lead time and count times to the fixtures' budgets
-// (TestAnswerSizes, ADR 0012) plus degradedAllowance per store answered:
-// the unknown lists are short, and the caveats of the SKU and supplier are
-// said once per answer.
+// TestDegradedAnswerSizes holds degraded answers to the fixtures' budgets
+// (ADR 0012) plus degradedAllowance per store answered.
 func TestDegradedAnswerSizes(t *testing.T) {
 	const degradedAllowance = 250
 	w := e2etest.NewWorld(t)

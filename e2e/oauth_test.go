@@ -23,8 +23,7 @@ import (
 // claims override a token's default claims (e2etest.Issuer.Token).
 type claims = map[string]any
 
-// oauthServer is a server taking tokens from an issuer, with the values
-// the steps of TestOAuthAccessTokensFromAnIdentityProvider share.
+// oauthServer is a server taking tokens from an issuer, shared by the OAuth test's steps.
 type oauthServer struct {
 	inst         tsInstall
 	w            *e2etest.World
@@ -36,19 +35,16 @@ type oauthServer struct {
 	bad          map[string]string // bad tokens, by what is wrong with them
 }
 
-// post sends one raw JSON-RPC message with token, in a 2025-11-25 session,
-// and returns the status, the WWW-Authenticate header and the body.
+// post sends one raw JSON-RPC message with token in a 2025-11-25 session and
+// returns the status, WWW-Authenticate and body.
 func (o *oauthServer) post(t *testing.T, body, token string) (int, string, string) {
 	t.Helper()
 	return postRPC(t, o.p.Base+"/mcp", body, withToken(token), withRevision("2025-11-25")).statusChallengeBody()
 }
 
-// Story: Korral's IT issues buyers' agents access tokens from its identity
-// provider instead of a line in a token file each. The server, told only
-// the issuer, takes its keys from the issuer's metadata, admits the tokens
-// meant for it, records their subject as the requester, keeps the write
-// behind its own scope, and tells a client that has no (good) token where
-// to get one.
+// Tokens from an identity provider: the server, given only the issuer,
+// admits tokens meant for it, records their subject, requires its own scope
+// for writes, and tells a client without a good token where to get one.
 func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 	inst := findTSClient(t)
 	for _, mode := range [][]string{nil, {"--stateless"}} {
@@ -81,8 +77,7 @@ func TestOAuthAccessTokensFromAnIdentityProvider(t *testing.T) {
 	}
 }
 
-// startOAuthServer starts the server with an issuer and, beside it, a
-// token file.
+// startOAuthServer starts the server with an issuer and a token file.
 func startOAuthServer(t *testing.T, inst tsInstall, mode []string) *oauthServer {
 	w := e2etest.NewWorld(t)
 	iss := e2etest.NewIssuer(t)
@@ -139,8 +134,7 @@ func (o *oauthServer) noToken(t *testing.T) {
 	}
 }
 
-// badTokens: every bad token is refused with 401 invalid_token and the
-// metadata URL, before anything runs.
+// badTokens: every bad token gets 401 invalid_token and the metadata URL.
 func (o *oauthServer) badTokens(t *testing.T) {
 	for name, tok := range o.bad {
 		status, challenge, body := o.post(t, toolCallBody, tok)
@@ -219,8 +213,7 @@ func (o *oauthServer) readScopeOnly(t *testing.T) {
 			t.Fatalf("write with the read scope: %+v", r)
 		}
 	}
-	// The host that signs its user in reads the challenge and would ask
-	// the issuer for the missing scope, for this resource.
+	// The challenge names the missing scope for this resource.
 	hp, ready := startTSHTTP(t, o.inst, o.resource, readOnly, true)
 	if !ready.Ready {
 		t.Fatalf("TS client with a provider: %+v", ready)
@@ -284,8 +277,7 @@ func (o *oauthServer) keyRotation(t *testing.T) {
 	if got := o.iss.Reads(); got != reads+1 {
 		t.Fatalf("key set read %d times for the rotation, want once", got-reads)
 	}
-	// A kid the issuer never published: refused, and the key set is not
-	// read again so soon (a flood of made-up kids costs the issuer nothing).
+	// An unpublished kid is refused, and does not trigger another key set read so soon.
 	if status, _, _ := o.post(t, initializeBody, o.iss.TokenWithKid(o.resource, "k9", nil)); status != http.StatusUnauthorized {
 		t.Fatalf("unknown kid: %d", status)
 	}
@@ -301,8 +293,7 @@ func (o *oauthServer) tokenFileStillWorks(t *testing.T) {
 	}
 }
 
-// Story: an operator misspells the issuer, or points it at something that
-// is not the identity provider: the server does not start, and says why.
+// A wrong or bogus issuer keeps the server from starting, with the reason.
 func TestOAuthRefusesToStartWithoutTheIssuersKeys(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	iss := e2etest.NewIssuer(t)
@@ -322,8 +313,7 @@ func TestOAuthRefusesToStartWithoutTheIssuersKeys(t *testing.T) {
 	}
 }
 
-// Story: Jana's agent stages an order under her access token; Jana is also
-// an approver. She cannot release her own order; Petr can.
+// An approver cannot release an order staged under her own token; another approver can.
 func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	iss := e2etest.NewIssuer(t)
@@ -358,10 +348,8 @@ func TestOAuthSubjectCannotApproveItsOwnOrder(t *testing.T) {
 	}
 }
 
-// While a key set read started by an unknown key hangs at the provider,
-// valid tokens are still checked and answered, and the unknown key gets 401
-// once the read ends (ADR 0008). The issuer holds the read until the valid
-// calls are answered; no wall time is asserted.
+// While a key set read for an unknown key hangs, valid tokens are still
+// answered, and the unknown key gets 401 once the read ends (ADR 0008).
 func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	iss := e2etest.NewIssuer(t)
@@ -411,9 +399,8 @@ func TestOAuthValidTokensDoNotWaitForAKeySetRead(t *testing.T) {
 	}
 }
 
-// A key set that cannot be read when a token names an unknown key is the
-// provider's outage: 503 with Retry-After (try again), never 500, and
-// tokens with a known key go on working.
+// An unreadable key set for an unknown key gets 503 with Retry-After, never
+// 500; tokens with a known key keep working.
 func TestOAuthProviderDownIsServiceUnavailable(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	iss := e2etest.NewIssuer(t)
@@ -430,10 +417,8 @@ func TestOAuthProviderDownIsServiceUnavailable(t *testing.T) {
 	}
 }
 
-// Story: Jana buys for Smíchov (47) only. Her access token says so in
-// storelink_stores; the deployment's keyring holds 47 and 102. Her agent
-// sees 47 alone, and every tool and prompt refuses 102 before StoreLink is
-// asked anything about it. A token without the claim sees both, as before.
+// A token's storelink_stores claim limits every tool and prompt to those
+// stores before StoreLink is asked; a token without it sees all the keyring's.
 func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	iss := e2etest.NewIssuer(t)
@@ -527,9 +512,8 @@ func requestedBy(t *testing.T, path string) []string {
 	return out
 }
 
-// isCaller reports whether a recorded caller (the audit trail's client, the
-// ledger's requested_by) is caller: exactly, or followed by the client's
-// self-declared name (a stateful session knows it) or the session.
+// isCaller reports whether a recorded caller is caller, exactly or followed
+// by the client's name or the session.
 func isCaller(recorded, caller string) bool {
 	rest, ok := strings.CutPrefix(recorded, caller)
 	return ok && (rest == "" || strings.HasPrefix(rest, " (") || strings.HasPrefix(rest, "/"))

@@ -11,20 +11,17 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The write path under faults. Every test ends with judge: the orders the
-// mock StoreLink holds must be exactly the orders the ledger says were
-// raised, whatever the tools and commands answered along the way.
+// The write path under faults. Every test ends with judge, which checks the
+// mock holds exactly the orders the ledger says were raised.
 
-// Story: the status of a ledger entry showed another order (another SKU)
-// that carried the same id upstream. Such an entry exists in ledgers written
-// before approvals were bound to their StoreLink.
+// An entry whose order id another SKU's order shares upstream (from ledgers
+// written before approvals were bound to their StoreLink) must not show that order.
 func TestStatusNeverShowsAnotherOrderForALedgerEntry(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
 	raised := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true)))
 	orderID, _ := raised["order_id"].(string)
-	// The phantom: an approval "raised" elsewhere under the same order id,
-	// for another SKU, recorded before identities were kept.
+	// An approval "raised" elsewhere under the same order id, for another SKU.
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
 	execState(t, w.StatePath, `INSERT INTO entries (idempotency_key, store_id, sku, quantity_units, reason, request_hash, state, order_id,
 		approval_id, approval_expires_at, decided_by, created_at, updated_at)
@@ -46,16 +43,14 @@ func TestStatusNeverShowsAnotherOrderForALedgerEntry(t *testing.T) {
 	}
 }
 
-// Story: a confirm refused by something that never reached StoreLink was
-// stored as a permanent failure and replayed for the rest of the day.
+// A confirm stopped before reaching StoreLink is left retryable, not stored as a permanent failure.
 func TestNothingSentLeavesTheRequestRetryable(t *testing.T) {
 	for _, f := range nothingSentFaults {
 		t.Run(f.name, func(t *testing.T) { f.check(t) })
 	}
 }
 
-// nothingSentFault is a fault that stops a confirm before StoreLink takes
-// it, and heal, when set, undoes it.
+// nothingSentFault stops a confirm before StoreLink takes it; heal, if set, undoes it.
 type nothingSentFault struct {
 	name   string
 	inject func(t *testing.T, w *e2etest.World, p *e2etest.Proc)
@@ -83,8 +78,7 @@ var nothingSentFaults = []nothingSentFault{
 	{
 		name: "connection refused",
 		inject: func(t *testing.T, w *e2etest.World, p *e2etest.Proc) {
-			// Close may report the server's unused pre-dialled connection,
-			// which it then closes by force: either way the port is shut.
+			// Close may report the pre-dialled connection it force-closes; either way the port is shut.
 			_ = w.Mock.Close()
 		},
 		code: "UPSTREAM_UNAVAILABLE",
@@ -114,8 +108,7 @@ var nothingSentFaults = []nothingSentFault{
 	},
 }
 
-// check confirms an order through the fault, then again after it healed:
-// the first leaves the request retryable, the second raises it.
+// check confirms through the fault (retryable), then after healing (raised).
 func (f nothingSentFault) check(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true", "BREAKER_FAILURES=1", "BREAKER_COOLDOWN=1s"))
@@ -150,8 +143,7 @@ func (f nothingSentFault) check(t *testing.T) {
 	judge(t, w)
 }
 
-// waitForBreaker waits (bounded) until reads pass again: the breaker probes
-// by itself after its cool-down.
+// waitForBreaker waits (bounded) until the breaker's own probe lets reads pass.
 func waitForBreaker(t *testing.T, p *e2etest.Proc) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -163,16 +155,15 @@ func waitForBreaker(t *testing.T, p *e2etest.Proc) {
 	}
 }
 
-// Story: after WRITE_OUTCOME_UNKNOWN, the same order under a new or omitted
-// key was POSTed again. Then a person resolves the unknown outcome.
+// After WRITE_OUTCOME_UNKNOWN, no new or omitted key sends the order again,
+// and a person resolves the outcome.
 func TestOneRequestOneOrderWhateverTheKey(t *testing.T) {
 	t.Run("no order at StoreLink", unknownOutcomeWithoutOrder)
 	t.Run("order at StoreLink", unknownOutcomeWithOrder)
 }
 
-// unknownOutcomeWithoutOrder: the confirm timed out and StoreLink holds no
-// order; no retry sends it again; a person says so, and the request is
-// raised later.
+// unknownOutcomeWithoutOrder: StoreLink holds no order; no retry resends it;
+// once a person says so, it is raised later.
 func unknownOutcomeWithoutOrder(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
@@ -230,8 +221,7 @@ func unknownOutcomeWithoutOrder(t *testing.T) {
 	}
 }
 
-// unknownOutcomeWithOrder: StoreLink took the order and its answer was
-// lost; a person names the order, which is checked against StoreLink.
+// unknownOutcomeWithOrder: the person names the order, which is checked against StoreLink.
 func unknownOutcomeWithOrder(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true")
@@ -273,9 +263,8 @@ func unknownOutcomeWithOrder(t *testing.T) {
 	judge(t, w)
 }
 
-// Story: an order below the supplier's minimum previewed as ok, then the
-// confirm failed with a bare 422 code. Later the preview said refuse, yet
-// the confirm still went to StoreLink, got 422 and spent the key.
+// An order below the supplier's minimum is refused at preview and at
+// confirm, without reaching StoreLink or spending the key.
 func TestPreviewRefusesWhatStoreLinkWouldRefuse(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
@@ -310,8 +299,7 @@ func TestPreviewRefusesWhatStoreLinkWouldRefuse(t *testing.T) {
 	judge(t, w)
 }
 
-// Story: blank-looking reasons were sent, and the same order with a
-// lower-cased reason was refused as IDEMPOTENCY_KEY_REUSED.
+// Blank-looking reasons are refused, and reason case does not make IDEMPOTENCY_KEY_REUSED.
 func TestOneReasonNormalisation(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
@@ -348,8 +336,7 @@ func TestOneReasonNormalisation(t *testing.T) {
 }
 
 // The derived key names the store-local day: 23:30 and 00:30 in Prague are
-// two days although both are the same UTC day, found missing by mutation
-// testing.
+// two days within one UTC day.
 func TestDerivedKeyFollowsTheStoreLocalDate(t *testing.T) {
 	keyAt := func(now string) string {
 		dir := t.TempDir()
@@ -368,10 +355,9 @@ func TestDerivedKeyFollowsTheStoreLocalDate(t *testing.T) {
 	}
 }
 
-// An order raised at one StoreLink is never looked up at another: here two
-// embedded mocks in turn, whose order books both number their first order
-// alike. (The embedded mocks live inside the server, so there is no order
-// list to judge by; the test is about what the status tool reads.)
+// An order raised at one StoreLink is never looked up at another whose
+// order numbers collide. The mocks are embedded, so this checks only what
+// the status tool reads.
 func TestOrdersOfAnotherStoreLinkAreNotLookedUp(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "ALLOW_WRITES=true"}

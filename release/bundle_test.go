@@ -1,8 +1,6 @@
 package release_test
 
-// Checks of the MCP bundles and the registry's server.json that
-// `make release` writes (ADR 0022). mcpb's own validate and info run in
-// `make release-check` before these.
+// Checks of the MCP bundles and server.json that `make release` writes (ADR 0022).
 
 import (
 	"archive/zip"
@@ -60,8 +58,7 @@ type mcpConfig struct {
 	Env     map[string]string `json:"env"`
 }
 
-// unzip unpacks a bundle into dir, keeping each member's mode, and returns
-// the members' bodies by name.
+// unzip unpacks a bundle into dir with modes and returns the members' bodies by name.
 func unzip(t *testing.T, name, dir string) map[string][]byte {
 	t.Helper()
 	zr, err := zip.OpenReader(name)
@@ -90,9 +87,8 @@ func unzip(t *testing.T, name, dir string) map[string][]byte {
 	return out
 }
 
-// TestDistBundles checks every platform's bundle: its members, the binary
-// the same as the archive's, and a manifest of the release's version for
-// that platform.
+// TestDistBundles checks each platform's bundle: members, the archive's
+// binary, and the release's version in the manifest.
 func TestDistBundles(t *testing.T) {
 	s := distStamp(t)
 	for _, p := range releasePlatforms {
@@ -131,16 +127,13 @@ func TestDistBundles(t *testing.T) {
 	}
 }
 
-// hostDirs are the system directories a host offers a manifest (${HOME}
-// and the like); a bundle that used one would find it here.
+// hostDirs are the system directories a host offers a manifest (${HOME} and the like).
 func hostDirs(home string) map[string]string {
 	return map[string]string{"HOME": home, "DESKTOP": filepath.Join(home, "Desktop"), "DOCUMENTS": filepath.Join(home, "Documents"), "DOWNLOADS": filepath.Join(home, "Downloads")}
 }
 
-// resolve fills a manifest's mcp_config in as a host does
-// (getMcpConfigForManifest of @anthropic-ai/mcpb): the manifest's defaults,
-// then the user's values, booleans as "true"/"false", then every
-// `${name}` replaced; a name with no value stays as it is.
+// resolve fills in a manifest's mcp_config as mcpb's getMcpConfigForManifest
+// does: defaults, then user values, then `${name}` replaced (unknown ones kept).
 func resolve(man bundleManifest, dir, home string, user map[string]any) mcpConfig {
 	merged := map[string]any{}
 	for k, o := range man.UserConfig {
@@ -185,9 +178,8 @@ func resolve(man bundleManifest, dir, home string, user map[string]any) mcpConfi
 	return c
 }
 
-// resolveWithMCPB is resolve done by the mcpb library itself, which
-// `make release-check` installs (STORELINK_MCPB); the user's values travel
-// on stdin, never in arguments.
+// resolveWithMCPB is resolve done by the mcpb library (STORELINK_MCPB); user
+// values go on stdin, never in arguments.
 func resolveWithMCPB(t *testing.T, manifest []byte, dir, home string, user map[string]any) (mcpConfig, bool) {
 	t.Helper()
 	bin := os.Getenv("STORELINK_MCPB")
@@ -211,9 +203,8 @@ process.stdout.write(JSON.stringify(await lib.getMcpConfigForManifest(o)));`
 	return c, true
 }
 
-// installBundle unpacks the bundle as a host would (under a path with
-// spaces) and fills in its mcp_config with the user's values, checking the
-// result against the mcpb library's when make release-check installed it.
+// installBundle unpacks the bundle under a path with spaces and fills in its
+// mcp_config, checked against mcpb's when installed.
 func installBundle(t *testing.T, name, home string, user map[string]any) mcpConfig {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "Claude Extensions", "korral-storelink") // a host's path has spaces
@@ -242,11 +233,9 @@ func installBundle(t *testing.T, name, home string, user map[string]any) mcpConf
 	return cfg
 }
 
-// TestDistBundleStartsAsHostWould unpacks the linux/amd64 bundle, fills in
-// its user_config as a person would at install time, starts the binary with
-// the manifest's command, arguments and environment against a mock
-// StoreLink, and lists the tools over stdio: once with the keyring file,
-// once with the keys in the sensitive setting, which must not reach the log.
+// TestDistBundleStartsAsHostWould installs the linux/amd64 bundle, starts it
+// as the manifest says against a mock and lists the tools, with the keyring
+// file and with keys in the sensitive setting (which must not reach the log).
 func TestDistBundleStartsAsHostWould(t *testing.T) {
 	s := distStamp(t)
 	if runtime.GOOS+"/"+runtime.GOARCH != "linux/amd64" {
@@ -319,10 +308,8 @@ func TestDistBundleStartsAsHostWould(t *testing.T) {
 	}
 }
 
-// TestDistServerJSON validates dist/server.json against the registry's
-// schema (release/server.schema.json, a pinned copy) and checks that it
-// follows the release: its version, and one mcpb package per bundle whose
-// SHA-256 matches.
+// TestDistServerJSON validates dist/server.json against the pinned registry
+// schema and checks its version and each bundle's SHA-256.
 func TestDistServerJSON(t *testing.T) {
 	s := distStamp(t)
 	raw, err := os.ReadFile(filepath.Join(s.dist, "server.json"))
@@ -363,15 +350,12 @@ func TestDistServerJSON(t *testing.T) {
 	}
 }
 
-// serverSchemaSHA256 pins release/server.schema.json: the registry's
-// published server.json schema of 2025-12-11 (its $id), copied byte for
-// byte from modelcontextprotocol/registry, internal/validators/schemas/
-// 2025-12-11.json at commit e361b5ff5a925b36a38eda0544bca8230a84558b. A
-// newer schema is a new copy and a new sum, never an edit (ADR 0022).
+// serverSchemaSHA256 pins release/server.schema.json, the registry's
+// 2025-12-11 schema copied from modelcontextprotocol/registry at
+// e361b5ff5a925b36a38eda0544bca8230a84558b; never edited (ADR 0022).
 const serverSchemaSHA256 = "d4c163f299ece68b7432f4e44c4108f2fdb663d99dc088c8344142e5b0a4b520"
 
-// serverSchema compiles the pinned registry schema, with formats (uri)
-// asserted.
+// serverSchema compiles the pinned registry schema, asserting formats.
 func serverSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
 	f, err := os.Open(e2etest.Path(t, "release/server.schema.json"))
@@ -413,9 +397,8 @@ func validateServerJSON(t *testing.T, raw []byte) {
 	}
 }
 
-// TestServerSchemaRejects shows the pinned schema and validator catch what
-// the registry refuses, so a pass of TestDistServerJSON means something.
-// It needs no release.
+// TestServerSchemaRejects shows the pinned schema catches what the registry
+// refuses. It needs no release.
 func TestServerSchemaRejects(t *testing.T) {
 	b, err := os.ReadFile(e2etest.Path(t, "release/server.schema.json"))
 	if err != nil {
