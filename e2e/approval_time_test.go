@@ -14,14 +14,13 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// Stories of an approval and time: the approval binds what was staged,
-// expiry is judged at the moment of sending, a pinned clock never reaches
-// a real StoreLink, and listing changes nothing.
+// Approvals and time: the approval binds what was staged, expiry is checked
+// at sending, a pinned clock never reaches a real StoreLink, and listing
+// changes nothing.
 
 const ledgerTime = "2006-01-02T15:04:05.000000000Z07:00"
 
-// stageOne starts a server with env (approval mode), stages one order of 24
-// units and stops the server.
+// stageOne starts a server with env (approval mode), stages an order of 24 units and stops it.
 func stageOne(t *testing.T, env []string) (approvalID string) {
 	t.Helper()
 	p := e2etest.StartServer(t, env)
@@ -34,18 +33,10 @@ func stageOne(t *testing.T, env []string) (approvalID string) {
 	return id
 }
 
-// Story: an approval expired at 06:54:19Z, and the order was submitted at
-// 06:54:23Z: the expiry was judged before the approval's StoreLink reads.
-// Here StoreLink holds the approver's first read until the expiry has
-// passed; the approval is not sent.
+// An approval that lapses while StoreLink holds the approver's first read is not sent.
 func TestApprovalLapsingDuringItsReadsIsNotSent(t *testing.T) {
-	// The approval must still be live when the approver's command judges
-	// it at start and lapse while its reads are held, on the command's own
-	// clock, which nothing outside the embedded demo may pin. How long the
-	// command takes to start is the machine's business: a run whose
-	// approval lapsed before any read was held proved nothing either way,
-	// so it is run again, in a fresh world, with a window twice as long.
-	// A run that held a read is judged, whatever its window.
+	// Start-up time varies, so a run whose approval lapsed before any read was
+	// held proves nothing and is repeated with a window twice as long.
 	for window := 3 * time.Second; ; window *= 2 {
 		if approvalLapsesDuringReads(t, window) {
 			return
@@ -57,9 +48,8 @@ func TestApprovalLapsingDuringItsReadsIsNotSent(t *testing.T) {
 	}
 }
 
-// approvalLapsesDuringReads stages an approval that lapses window from now
-// and approves it while StoreLink holds its first read until the lapse. It
-// reports false, having judged nothing, when no read was held.
+// approvalLapsesDuringReads approves an approval lapsing in window while
+// StoreLink holds its first read; it reports false when no read was held.
 func approvalLapsesDuringReads(t *testing.T, window time.Duration) (held bool) {
 	t.Helper()
 	w, env, cred := approvalWorld(t)
@@ -84,8 +74,7 @@ func approvalLapsesDuringReads(t *testing.T, window time.Duration) (held bool) {
 	env = append(without(env, "UPSTREAM_BASE_URL"), "UPSTREAM_BASE_URL="+slow.URL)
 	id := stageOne(t, env)
 
-	// The approval has window left when the approver starts; the first
-	// read returns only after it is gone.
+	// The first read returns only after the approval has lapsed.
 	lapse := time.Now().Add(window)
 	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`, lapse.UTC().Format(ledgerTime), id)
 	mu.Lock()
@@ -93,8 +82,7 @@ func approvalLapsesDuringReads(t *testing.T, window time.Duration) (held bool) {
 	mu.Unlock()
 	_, stderr, exit := e2etest.RunCLI(t, append(env, "APPROVER_SECRET="+cred), "approvals", "approve", id, "--approver", "Jana Nováková")
 	if holds.Load() == 0 {
-		// Lapsed before the reads: the command said so and sent nothing,
-		// which is right, but not what this test is about.
+		// Lapsed before the reads: correct, but not what this test checks.
 		if exit != 1 || !strings.Contains(stderr, "lapsed at") || w.Requests(isCreate) != 0 {
 			t.Fatalf("approve of an approval that lapsed before its reads: exit %d, %d POSTs: %s", exit, w.Requests(isCreate), stderr)
 		}
@@ -116,21 +104,16 @@ func approvalLapsesDuringReads(t *testing.T, window time.Duration) (held bool) {
 	return true
 }
 
-// Story: STORELINK_MOCK_NOW pinned the approvals command's clock against a
-// real StoreLink: a lapsed approval was released with a backdated audit
-// time, and `approvals list` with a clock in 2027 expired every live
-// approval for good. Every command that runs no embedded demo refuses it.
+// Every command that runs no embedded demo refuses STORELINK_MOCK_NOW.
 func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	id := stageOne(t, env)
-	// The approval lapsed a minute ago; a clock pinned an hour back would
-	// call it live.
+	// Lapsed a minute ago; a clock pinned an hour back would call it live.
 	execState(t, w.StatePath, `UPDATE entries SET approval_expires_at = ? WHERE approval_id = ?`,
 		time.Now().Add(-time.Minute).UTC().Format(ledgerTime), id)
 	past := "STORELINK_MOCK_NOW=" + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	future := "STORELINK_MOCK_NOW=2027-06-01T12:00:00Z"
-	// The approver's shell holds the keyring only: the ledger names the
-	// StoreLink, and nothing here is the embedded demo.
+	// Keyring only: the ledger names the StoreLink, and nothing is the demo.
 	shell := append(without(env, "UPSTREAM_BASE_URL"), "APPROVER_SECRET="+cred)
 	for _, args := range [][]string{
 		{"approvals", "approve", id, "--approver", "Jana"},
@@ -167,8 +150,7 @@ func TestPinnedClockIsRefusedOutsideTheDemo(t *testing.T) {
 	}
 }
 
-// Story: `approvals list` wrote lapsed approvals down as expired, so a
-// read with no credential changed the ledger. Listing and showing read.
+// Listing and showing approvals never writes lapsed ones down as expired.
 func TestListingApprovalsChangesNothing(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	id := stageOne(t, env)
@@ -207,10 +189,8 @@ func TestListingApprovalsChangesNothing(t *testing.T) {
 	}
 }
 
-// Story: anyone who can write the state database changed a staged order's
-// quantity after it was staged, and the approval raised the changed order.
-// The send checks the approval binding: the request as staged, at the
-// StoreLink it was staged for.
+// A staged order changed in the state database is not sent: the send checks
+// the approval binding (the request as staged, at its StoreLink).
 func TestApprovalOfAChangedOrderIsRefused(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	id := stageOne(t, env)

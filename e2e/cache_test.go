@@ -19,10 +19,8 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// countingProxy is a reverse proxy on loopback in front of the mock
-// StoreLink. It counts the requests of each operation, also by the store
-// whose key sent them, and can add a Cache-Control header to the
-// master-data answers.
+// countingProxy counts the mock's requests by operation and by the key's
+// store, and can add Cache-Control to master-data answers.
 type countingProxy struct {
 	srv  *httptest.Server
 	mock *mockstorelink.Running
@@ -88,8 +86,7 @@ func operationOf(path string) string {
 	return path
 }
 
-// snapshot returns the counts so far, by operation, and by operation and
-// the store of the key.
+// snapshot returns the counts by operation, and by operation and store.
 func (p *countingProxy) snapshot() (map[string]int, map[string]int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -157,9 +154,8 @@ func riskOK(t *testing.T, p *e2etest.Proc, store string) {
 	}
 }
 
-// TestMasterDataCacheEndToEnd counts StoreLink requests behind the real
-// server: cold, warm, under concurrency, with Cache-Control, after expiry,
-// across a key rotation, and per store.
+// TestMasterDataCacheEndToEnd counts StoreLink requests: cold, warm,
+// concurrent, with Cache-Control, after expiry, after key rotation, per store.
 func TestMasterDataCacheEndToEnd(t *testing.T) {
 	t.Run("8 concurrent cold checks of one store and SKU, then a warm one", cacheColdChecksShareReads)
 
@@ -174,9 +170,8 @@ func TestMasterDataCacheEndToEnd(t *testing.T) {
 	t.Run("an answer for another store is never kept or served", cacheWrongStore)
 }
 
-// cacheWorld is a world whose StoreLink answers master data with
-// Cache-Control cacheControl ("" for none) through a counting proxy, and a
-// server reading through it.
+// cacheWorld is a world behind a counting proxy whose master data carries
+// Cache-Control cacheControl ("" for none).
 func cacheWorld(t *testing.T, cacheControl string) (*e2etest.World, *countingProxy, *e2etest.Proc) {
 	t.Helper()
 	w := e2etest.NewWorld(t)
@@ -187,8 +182,8 @@ func cacheWorld(t *testing.T, cacheControl string) (*e2etest.World, *countingPro
 	return w, proxy, cacheServer(t, w, proxy)
 }
 
-// cacheColdChecksShareReads: 8 concurrent cold checks of one store and SKU read
-// the master data once, and a warm check reads only stock and sales.
+// cacheColdChecksShareReads: 8 concurrent cold checks read master data once;
+// a warm check reads only stock and sales.
 func cacheColdChecksShareReads(t *testing.T) {
 	_, proxy, p := cacheWorld(t, "")
 	const checks = 8
@@ -223,8 +218,7 @@ func cacheColdChecksShareReads(t *testing.T) {
 // cacheKeyedByStore: each store's master data is read with its own key.
 func cacheKeyedByStore(t *testing.T) {
 	_, proxy, p := cacheWorld(t, "")
-	// One after the other first, so that 102's reads could only be
-	// spared by what 47's key read.
+	// Sequential first, so 102's reads could only be spared by 47's.
 	riskOK(t, p, "47")
 	riskOK(t, p, "102")
 	for range 2 {
@@ -265,15 +259,13 @@ func cacheMaxAgeExpires(t *testing.T) {
 	_, proxy, p := cacheWorld(t, "max-age=1")
 	riskOK(t, p, "47")
 	proxy.want(t, "cold", masterEach(1))
-	// Not a timed assertion: after this wait the entries are past
-	// max-age whatever the machine's speed, so they must be read again.
+	// Not timed: after this wait the entries are past max-age on any machine.
 	time.Sleep(1100 * time.Millisecond)
 	riskOK(t, p, "47")
 	proxy.want(t, "after max-age", masterEach(2))
 }
 
-// cacheKeyRotated: a key rotated mid-run still reads its own store, once
-// with the new key, and never with the old one.
+// cacheKeyRotated: a rotated key reads its store once with the new key, never the old.
 func cacheKeyRotated(t *testing.T) {
 	w, proxy, p := cacheWorld(t, "")
 	riskOK(t, p, "47")
@@ -283,9 +275,8 @@ func cacheKeyRotated(t *testing.T) {
 	kr := w.Mock.Server.Keys()
 	w.WriteKeyring(t, map[string]string{"47": newKey, "102": kr["102"]})
 	proxy.reset()
-	// The first check meets the 401 and retries with the new key; the
-	// master data kept under the old key is then read again with the
-	// new one, once.
+	// The first check retries a 401 with the new key, then rereads the
+	// master data once with it.
 	for range 3 {
 		riskOK(t, p, "47")
 	}
@@ -322,8 +313,7 @@ func cacheWrongStore(t *testing.T) {
 	proxy.want(t, "after the wrong answer", map[string]int{mockstorelink.OpGetStore: 3})
 }
 
-// onHand runs one risk check of butter at store from any goroutine and
-// reports its on-hand figure, or what went wrong.
+// onHand runs one risk check from any goroutine and reports the on-hand figure or the error.
 func onHand(p *e2etest.Proc, store string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

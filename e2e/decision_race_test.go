@@ -18,20 +18,15 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// Approve and reject of one staged order at the same moment, from two
-// processes sharing the state database: two consoles, or a console and the
-// approvals command. One process serialises its own decisions behind a
-// lock, so only two processes show whether a page can contradict the
-// ledger. In every round what each person was told must equal what the
-// ledger holds, the ledger must equal what StoreLink holds, and the losing
-// attempt must be an audit row.
+// Approve and reject of one staged order at once, from two processes sharing
+// the state database: each person is told what the ledger holds, the ledger
+// matches StoreLink, and the losing attempt is audited.
 
 // raceRounds is the rounds per pairing and backend.
 const raceRounds = 50
 
-// raceWorld is one backend's setup: the mock, the environments of two
-// "machines", the staging server, the approvers and a way to read the
-// ledger and the audit trail straight from the database.
+// raceWorld is one backend's setup: the mock, two "machines", the staging
+// server, the approvers and direct readers of the ledger and audit trail.
 type raceWorld struct {
 	w          *e2etest.World
 	envA, envB []string
@@ -39,8 +34,7 @@ type raceWorld struct {
 	jana, petr string
 	// state reads the ledger state and order id of an approval.
 	state func(t *testing.T, approvalID string) (string, string)
-	// lateRows counts the audit rows of attempts that came after another
-	// decision.
+	// lateRows counts audit rows of attempts that came after another decision.
 	lateRows func(t *testing.T) int
 	judge    func(t *testing.T)
 }
@@ -83,8 +77,7 @@ func newRaceWorld(t *testing.T, postgres bool) *raceWorld {
 	n := 0
 	rw.stage = func(t *testing.T) string {
 		t.Helper()
-		// Each round's order is another request (its reason differs), so
-		// that none replays an earlier round's.
+		// Each round's reason differs, so no round replays an earlier one.
 		n++
 		reason := fmt.Sprintf("Projected to sell out before close (race round %d).", n)
 		d := data(t, p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "reason", reason)))
@@ -129,8 +122,7 @@ func pgLateRows(t *testing.T, dsn string) int {
 	return n
 }
 
-// told is what one person was told about a decision: the page's heading
-// and text, or the command's output.
+// told is what one person was told: the page's heading and text, or the command's output.
 type told struct {
 	who, text string
 	err       error
@@ -138,8 +130,7 @@ type told struct {
 
 var heading = regexp.MustCompile(`(?s)<h1>(.*?)</h1>\s*<p>(.*?)</p>`)
 
-// decidePage posts a decision from a goroutine (no t.Fatal) and returns the
-// outcome page's heading and message.
+// decidePage posts a decision (no t.Fatal: it runs in a goroutine) and returns the outcome page.
 func decidePage(c *consoleClient, path string, form url.Values) told {
 	form.Set("csrf", c.csrf)
 	req, _ := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(form.Encode()))
@@ -157,8 +148,7 @@ func decidePage(c *consoleClient, path string, form url.Values) told {
 	return told{who: "console", text: string(m[1]) + " | " + string(m[2])}
 }
 
-// decideCLI runs `approvals approve|reject` (no t.Fatal: it runs in a
-// goroutine) and returns its output.
+// decideCLI runs `approvals approve|reject` (no t.Fatal: it runs in a goroutine) and returns its output.
 func decideCLI(t *testing.T, env []string, secret, verb, id, name string) told {
 	args := []string{"approvals", verb, id, "--approver", name}
 	if verb == "reject" {
@@ -168,8 +158,7 @@ func decideCLI(t *testing.T, env []string, secret, verb, id, name string) told {
 	return told{who: "cli", text: fmt.Sprintf("exit %d: %s%s", exit, stdout, stderr)}
 }
 
-// checkRound compares what the approver and the rejecter were told with
-// the ledger.
+// checkRound compares what both people were told with the ledger.
 func checkRound(t *testing.T, round int, id, state, orderID string, approved, rejected told) {
 	t.Helper()
 	if approved.err != nil || rejected.err != nil {
@@ -212,8 +201,7 @@ func TestApproveRejectRaceAcrossProcesses(t *testing.T) {
 			if r.won["raised"]+r.won["rejected"] != r.rounds {
 				t.Errorf("outcomes %v over %d rounds: every round must end raised or rejected", r.won, r.rounds)
 			}
-			// Every round has one loser, and each loser's attempt is an
-			// audit row saying what the winner did.
+			// Each round's loser is an audit row saying what the winner did.
 			if n := rw.lateRows(t); n != r.rounds {
 				t.Errorf("%d audit rows of late decisions over %d rounds, want one per round", n, r.rounds)
 			}
@@ -222,8 +210,7 @@ func TestApproveRejectRaceAcrossProcesses(t *testing.T) {
 	}
 }
 
-// raceRun is one backend's rounds: jana approves at replica A, petr
-// rejects at replica B, and the ledger's outcomes are counted.
+// raceRun is one backend's rounds: jana approves at replica A, petr rejects at B.
 type raceRun struct {
 	rw           *raceWorld
 	janaC, petrC *consoleClient
@@ -274,11 +261,8 @@ func (r *raceRun) consoleAgainstConsole(t *testing.T) {
 	}
 }
 
-// consoleAgainstCLI: the console against the approvals command: in turn,
-// one approves and the other rejects. The command starts a process and
-// checks a secret before it decides (some 300 ms), so the console's post
-// is delayed by 0 to 720 ms to meet it at different points: each side wins
-// some rounds.
+// consoleAgainstCLI: the command takes some 300 ms before it decides, so the
+// console's post is delayed 0 to 720 ms and each side wins some rounds.
 func (r *raceRun) consoleAgainstCLI(t *testing.T) {
 	rw := r.rw
 	for i := range raceRounds {

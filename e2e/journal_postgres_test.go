@@ -16,10 +16,8 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// TestPostgresRestartMidBurstDropsNoOrderID is the story: PostgreSQL
-// restarts under a burst of confirms through two replicas. The sends caught
-// between StoreLink's answer and the ledger are recorded by the retries, so
-// every order StoreLink holds is answered as raised and recorded.
+// TestPostgresRestartMidBurstDropsNoOrderID: a PostgreSQL restart under a
+// burst loses no order: the retries record every order StoreLink holds.
 func TestPostgresRestartMidBurstDropsNoOrderID(t *testing.T) {
 	b := startPGBurst(t)
 	b.pgctl("restart")
@@ -29,15 +27,12 @@ func TestPostgresRestartMidBurstDropsNoOrderID(t *testing.T) {
 	b.servesAgain()
 }
 
-// TestPostgresOutageMidBurstDropsNoOrderID: PostgreSQL stays away longer
-// than the retries. The sends caught in flight are answered as raised with
-// recording pending, and the replicas record them by themselves once the
-// database is back.
+// TestPostgresOutageMidBurstDropsNoOrderID: an outage longer than the
+// retries leaves sends pending, recorded by the replicas once it ends.
 func TestPostgresOutageMidBurstDropsNoOrderID(t *testing.T) {
 	b := startPGBurst(t)
 	b.pgctl("down")
-	// Longer than the retries of the sends caught in flight, so their
-	// outcomes must wait in the journal.
+	// Longer than the retries, so outcomes must wait in the journal.
 	time.Sleep(12 * time.Second)
 	b.pgctl("up")
 	if b.run(); b.pending == 0 {
@@ -45,11 +40,9 @@ func TestPostgresOutageMidBurstDropsNoOrderID(t *testing.T) {
 	}
 }
 
-// pgBurst is a burst of confirms through two replicas sharing one
-// PostgreSQL, which the test stops and starts under it. The checks: each
-// order StoreLink holds was answered as raised with its id (recorded or
-// pending), no answer denies one, and once the database is back the
-// ledger's raised entries are exactly StoreLink's orders, none left sending.
+// pgBurst is a burst of confirms through two replicas while PostgreSQL is
+// stopped and started. Every StoreLink order is answered raised, and
+// afterwards the ledger's raised entries equal StoreLink's orders.
 type pgBurst struct {
 	t        *testing.T
 	w        *e2etest.World
@@ -62,18 +55,14 @@ type pgBurst struct {
 	answers map[int64]map[string]any
 	stop    chan struct{}
 	wg      sync.WaitGroup
-	// pgErr is the script's first failure, kept rather than reported at
-	// once: the burst's goroutines must end before the test does, or their
-	// reports would come after it.
+	// pgErr is the script's first failure, reported after the goroutines end.
 	pgErr error
 
-	// pending counts the answers that said recording was pending, late the
-	// outcomes the replicas recorded only after retrying.
+	// pending counts answers with recording pending, late outcomes recorded after retries.
 	pending, late int
 }
 
-// startPGBurst starts the replicas and the burst, and returns once eight
-// POSTs reached StoreLink.
+// startPGBurst starts the replicas and the burst, returning once eight POSTs reached StoreLink.
 func startPGBurst(t *testing.T) *pgBurst {
 	dsn := pgDatabase(t)
 	script := os.Getenv("TEST_POSTGRES_SCRIPT")
@@ -106,8 +95,7 @@ func startPGBurst(t *testing.T) *pgBurst {
 	return b
 }
 
-// confirmUntilStopped confirms orders of ever more units, each under its
-// own key, until the burst stops.
+// confirmUntilStopped confirms orders of rising units, each with its own key, until stopped.
 func (b *pgBurst) confirmUntilStopped(cs *mcp.ClientSession) {
 	defer b.wg.Done()
 	for {
@@ -134,8 +122,7 @@ func (b *pgBurst) confirmUntilStopped(cs *mcp.ClientSession) {
 	}
 }
 
-// servesAgain: each replica raises an order after the database came back,
-// without a restart of its own.
+// servesAgain: each replica raises an order once the database is back, without a restart.
 func (b *pgBurst) servesAgain() {
 	for i, p := range b.replicas {
 		b.units++
@@ -170,8 +157,7 @@ func (b *pgBurst) waitPOSTs(n int) {
 	}
 }
 
-// run lets the burst go on for eight more POSTs after the outage, stops it,
-// waits for the replicas to drain the journal, and judges the answers.
+// run runs eight more POSTs after the outage, stops, waits for the drain, and checks the answers.
 func (b *pgBurst) run() {
 	t := b.t
 	if b.pgErr != nil {
@@ -185,8 +171,7 @@ func (b *pgBurst) run() {
 	b.judgeAnswers()
 }
 
-// waitDrained waits until no ledger entry is left without its outcome: the
-// replicas drain the journal by themselves.
+// waitDrained waits until the replicas have drained the journal.
 func (b *pgBurst) waitDrained() {
 	deadline := time.Now().Add(60 * time.Second)
 	for {

@@ -21,16 +21,11 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// Replicas on several machines: two or more `serve --http --stateless`
-// processes, each with its own working directory, sharing one PostgreSQL
-// database through STATE_DATABASE_URL. As everywhere on the write path,
-// what the mock StoreLink holds must be what the ledger (read straight from
-// PostgreSQL) says was raised (pgJudge).
+// Replicas sharing one PostgreSQL database: the mock holds exactly what the
+// ledger says was raised (pgJudge).
 
-// pgDatabase returns TEST_DATABASE_URL narrowed to a new schema of this
-// test's own (dropped at the end). Without TEST_DATABASE_URL the test is
-// skipped, or fails under CI=true, where both backends must be tested
-// (.ci/run starts PostgreSQL with scripts/postgres-test.sh).
+// pgDatabase returns TEST_DATABASE_URL narrowed to a new schema dropped at
+// the end. Without it the test is skipped, or fails under CI=true.
 func pgDatabase(t *testing.T) string {
 	t.Helper()
 	base := os.Getenv("TEST_DATABASE_URL")
@@ -102,8 +97,7 @@ func pgJudge(t *testing.T, w *e2etest.World, dsn string) {
 	judgeEntries(t, w, pgLedger(t, dsn))
 }
 
-// replicaEnv is the environment of one replica "machine": its own home and
-// state directories, the shared database, and no SQLite path.
+// replicaEnv is one replica machine's environment: its own directories, the shared database.
 func replicaEnv(t *testing.T, w *e2etest.World, dsn string, extra ...string) (env []string, dir string) {
 	dir = t.TempDir()
 	env = append(without(w.Env(extra...), "STATE_DB_PATH", "HOME"),
@@ -124,10 +118,9 @@ func noSQLite(t *testing.T, dirs ...string) {
 	}
 }
 
-// TestPostgresReplicasRaiseOneOrderPerKey is the issue's own story: eight
-// concurrent confirms with one key through two replicas on two "machines"
-// give StoreLink exactly one order, and the audit trail read from either
-// side holds every replica's calls.
+// TestPostgresReplicasRaiseOneOrderPerKey: eight concurrent confirms with one
+// key through two replicas give exactly one order, and either side's audit
+// trail holds all calls.
 func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	dsn := pgDatabase(t)
 	w := e2etest.NewWorld(t)
@@ -144,8 +137,7 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	}
 	pgJudge(t, w, dsn)
 
-	// The audit trail, read through either replica's configuration, holds
-	// all eight calls and both replicas' clients.
+	// Either replica's audit trail holds all eight calls and both clients.
 	for _, env := range [][]string{envA, envB} {
 		rows := auditRowsIn(t, env)
 		clients := map[string]int{}
@@ -169,9 +161,8 @@ func TestPostgresReplicasRaiseOneOrderPerKey(t *testing.T) {
 	noSQLite(t, dirA, dirB, w.Dir)
 }
 
-// TestPostgresApprovalAcrossReplicas stages an order through one replica,
-// releases it with `storelink-mcp approvals approve` from an operator's
-// shell, and reads the outcome through the other replica.
+// TestPostgresApprovalAcrossReplicas stages through one replica, approves
+// with the command, and reads the outcome through the other.
 func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	dsn := pgDatabase(t)
 	w := e2etest.NewWorld(t)
@@ -232,9 +223,8 @@ func TestPostgresApprovalAcrossReplicas(t *testing.T) {
 	noSQLite(t, dirA, dirB, shellDir, w.Dir)
 }
 
-// TestPostgresReplicaKilledMidPostIsNeverResent kills a replica (SIGKILL)
-// while StoreLink holds its POST: the other replica, asked again with the
-// same key or for the same order under another key, sends nothing.
+// TestPostgresReplicaKilledMidPostIsNeverResent: after a replica is killed
+// mid-POST, the other sends nothing for the same key or order.
 func TestPostgresReplicaKilledMidPostIsNeverResent(t *testing.T) {
 	dsn := pgDatabase(t)
 	w := e2etest.NewWorld(t)
@@ -298,12 +288,9 @@ func readyz(t *testing.T, p *e2etest.HTTPProc) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
-// TestPostgresOutageAndRecovery stops PostgreSQL under running replicas:
-// calls fail with STATE_UNAVAILABLE and send nothing, /readyz says the
-// ledger is unreachable, and once PostgreSQL is back the same replicas
-// serve again without a restart. It stops the shared test server, so it
-// needs scripts/postgres-test.sh (TEST_POSTGRES_SCRIPT, which `start`
-// exports).
+// TestPostgresOutageAndRecovery: with PostgreSQL stopped, calls fail with
+// STATE_UNAVAILABLE and send nothing and /readyz says so; replicas recover
+// without a restart. Needs TEST_POSTGRES_SCRIPT.
 func TestPostgresOutageAndRecovery(t *testing.T) {
 	dsn := pgDatabase(t)
 	script := os.Getenv("TEST_POSTGRES_SCRIPT")

@@ -12,17 +12,15 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The fixture clocks: a Friday in the mock's default week, once just after
-// the stores open and once late in the evening, when store 102 has closed
-// and store 47 trades for twenty more minutes.
+// The fixture clocks: a Friday just after opening, and late evening when
+// store 102 has closed and 47 trades twenty more minutes.
 const (
 	morningClock = "2026-11-27T08:15:00+01:00"
 	eveningClock = "2026-11-27T21:40:00+01:00"
 )
 
-// startAtClock runs the real server against its embedded mock StoreLink with
-// both clocks pinned to now (STORELINK_MOCK_NOW), so every fixture's history
-// is the same on every run. The keyring is the mock's default: 47 and 102.
+// startAtClock runs the server on its embedded mock with both clocks pinned
+// to now, with the mock's default keyring (47 and 102).
 func startAtClock(t *testing.T, now string) *e2etest.Proc {
 	t.Helper()
 	dir := t.TempDir()
@@ -33,8 +31,7 @@ func startAtClock(t *testing.T, now string) *e2etest.Proc {
 	})
 }
 
-// riskFixture is one row of the mock world's SKU table and what it exists
-// to produce at store 47 (102 for the butter boundary).
+// riskFixture is one SKU of the mock world and what it must produce at store 47.
 type riskFixture struct {
 	name     string
 	store    string
@@ -48,10 +45,8 @@ type riskFixture struct {
 	check func(t *testing.T, risk map[string]any)
 }
 
-// TestEveryFixtureThroughTheTool drives every SKU of the mock world's table
-// through korral_check_stock_risk in the real binary, at a morning and an
-// evening clock, and checks the flags and confidence each fixture exists to
-// produce.
+// TestEveryFixtureThroughTheTool checks every mock SKU's risk flags and
+// confidence at a morning and an evening clock.
 func TestEveryFixtureThroughTheTool(t *testing.T) {
 	for _, clock := range []struct{ name, now string }{{"morning", morningClock}, {"evening", eveningClock}} {
 		t.Run(clock.name, func(t *testing.T) {
@@ -66,9 +61,8 @@ func TestEveryFixtureThroughTheTool(t *testing.T) {
 // noFlags is a projection without data quality flags.
 var noFlags = []string{}
 
-// riskFixtures is every SKU of the mock's world the risk check is asked
-// about, with the flags and confidence it must answer in the morning and
-// the evening, or the error it must answer.
+// riskFixtures is every SKU asked about, with its expected morning and
+// evening answers or error.
 var riskFixtures = []riskFixture{
 	{name: "butter at 47 runs out today", store: "47", sku: mockstorelink.SKUButter, morning: noFlags, evening: noFlags, confidence: "high",
 		check: func(t *testing.T, r map[string]any) {
@@ -117,8 +111,7 @@ var riskFixtures = []riskFixture{
 	{name: "unknown SKU", store: "47", sku: mockstorelink.SKUUnknown, errCode: "NOT_FOUND"},
 }
 
-// run checks one risk check of the fixture at p, whose clock is set in the
-// evening or the morning.
+// run checks one risk check of the fixture at p.
 func (f riskFixture) run(t *testing.T, p *e2etest.Proc, evening bool) {
 	args := map[string]any{"sku": f.sku, "store_id": f.store}
 	if f.lookback > 0 {
@@ -160,10 +153,8 @@ func storeRisk(t *testing.T, env map[string]any, i int) map[string]any {
 	return r
 }
 
-// evidenceRows reads the evidence table back as one map per day, as the
-// answer documents it: cells in the order of the columns, the flags cell
-// left out on a day without flags, and the rows the consecutive days that
-// end the day before as_of (their date is added as "date").
+// evidenceRows reads the evidence table back as one map per day, dated,
+// as the answer documents it.
 func evidenceRows(r map[string]any) []map[string]any {
 	ev := r["evidence"].(map[string]any)
 	cols := ev["columns"].([]any)
@@ -189,8 +180,7 @@ func evidenceRows(r map[string]any) []map[string]any {
 	return rows
 }
 
-// inBand says whether a day's rate enters the band: an open day with history
-// that does not look like a stockout.
+// inBand says whether a day's rate enters the band: open, with history, no stockout look.
 func inBand(row map[string]any) bool {
 	return !hasDayFlag(row, "closed") && !hasDayFlag(row, "possible_stockout") && !hasDayFlag(row, "no_history")
 }
@@ -204,8 +194,7 @@ func hasDayFlag(row map[string]any, flag string) bool {
 	return false
 }
 
-// noInventedZeroDays: a day without history is never also a zero-sale or
-// possible-stockout day, and never enters the band.
+// noInventedZeroDays: a day without history is never a zero-sale or stockout day, nor in the band.
 func noInventedZeroDays(t *testing.T, r map[string]any) {
 	t.Helper()
 	for _, row := range evidenceRows(r) {
@@ -245,10 +234,8 @@ func dayFlagged(flag string, n int) func(*testing.T, map[string]any) {
 	}
 }
 
-// oldestDayHasNoHistory: with 28 days of lookback the oldest day opened
-// before StoreLink's 28 × 24 h of history began (at both clocks the stores
-// were already open 28 days earlier), so it is shown but not used; the other
-// 27 days are.
+// oldestDayHasNoHistory: of 28 days' lookback the oldest predates
+// StoreLink's history, so it is shown but not used.
 func oldestDayHasNoHistory(t *testing.T, r map[string]any) {
 	t.Helper()
 	rows := evidenceRows(r)
@@ -262,9 +249,8 @@ func oldestDayHasNoHistory(t *testing.T, r map[string]any) {
 	}
 }
 
-// thinHistoryRefuses: SKU 8800202 was listed three days ago; the days before
-// its first sale are not zero-demand days, so only three days remain and the
-// tool gives no band, no window and says why.
+// thinHistoryRefuses: a SKU listed three days ago gets no band and no window,
+// and the reason.
 func thinHistoryRefuses(t *testing.T, r map[string]any) {
 	t.Helper()
 	usesDays(3)(t, r)

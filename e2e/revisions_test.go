@@ -19,21 +19,16 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// Both MCP revisions on both transports, with the defaults: a client of
-// 2025-11-25 (the TypeScript 1.x SDK, initialize handshake and a session)
-// and one of 2026-07-28 (the 2.x client pinned to it: stateless, per-request
-// _meta, server/discover) each list the tools and prompts, get a prompt,
-// complete a store id and call the risk check, over stdio and over one
-// `serve --http` started without flags.
+// Both MCP revisions (2025-11-25 with the 1.x SDK, 2026-07-28 with the 2.x
+// client) over stdio and a default `serve --http`: list, prompt, complete
+// and a risk check.
 
-// revisionTools are the tools of a default deployment, in the order
-// tools/list must give them every time.
+// revisionTools are a default deployment's tools, in tools/list's stable order.
 var revisionTools = []string{"korral_check_stock_risk", "korral_get_order_status", "korral_list_authorized_stores",
 	"korral_list_recent_sales", "korral_raise_replenishment_order"}
 
-// findTSClients is findTSClient plus the 2.x client at the version the
-// committed package.json pins; without it the test is skipped, or fails
-// under CI=true.
+// findTSClients is findTSClient plus the pinned 2.x client; without it the
+// test is skipped, or fails under CI=true.
 func findTSClients(t *testing.T) tsInstall {
 	t.Helper()
 	inst := findTSClient(t)
@@ -165,8 +160,7 @@ func TestBothRevisionsOnBothTransports(t *testing.T) {
 		}
 	}
 	p.Stop()
-	// Over HTTP both generations were authenticated by the token, and the
-	// audit trail names it for each call.
+	// Over HTTP the audit trail names the token for each call.
 	var labelled int
 	for _, row := range auditRows(t, w) {
 		if row["tool"] == "korral_check_stock_risk" && strings.HasPrefix(fmt.Sprint(row["client"]), "token:revisions-agent") {
@@ -188,11 +182,9 @@ func resultOf(r map[string]any) map[string]any {
 	return map[string]any{}
 }
 
-// TestDiscoverDeclaresWhatIsServed: on a default `serve --http`, what
-// server/discover declares is what a 2025-11-25 session is told at
-// initialize, and each declared capability answers on 2026-07-28 while the
-// one not declared has nothing to give; the methods 2026-07-28 removed
-// answer 404 with -32601, and the lists carry their caching hints.
+// TestDiscoverDeclaresWhatIsServed: server/discover declares what initialize
+// does, only declared capabilities answer, removed methods get 404 with
+// -32601, and lists carry caching hints.
 func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartHTTP(t, w.Env())
@@ -244,8 +236,7 @@ func TestDiscoverDeclaresWhatIsServed(t *testing.T) {
 	}
 }
 
-// checkDeclaredAnswers: each capability declared answers, and each one
-// not declared does not.
+// checkDeclaredAnswers: declared capabilities answer; the others do not.
 func checkDeclaredAnswers(t *testing.T, url string, caps map[string]any) {
 	t.Helper()
 	answers := func(method string, params map[string]any, field string) bool {
@@ -270,8 +261,7 @@ func checkDeclaredAnswers(t *testing.T, url string, caps map[string]any) {
 	}
 }
 
-// checkOnlyViewsAreResources: resources are declared; the two MCP Apps
-// views are listed and readable, and nothing else is.
+// checkOnlyViewsAreResources: the two MCP Apps views are the only resources.
 func checkOnlyViewsAreResources(t *testing.T, url string, caps map[string]any) {
 	t.Helper()
 	if _, declared := caps["resources"]; !declared {
@@ -288,9 +278,8 @@ func checkOnlyViewsAreResources(t *testing.T, url string, caps map[string]any) {
 	}
 }
 
-// checkAppsHostToolList: a 2026-07-28 request whose client capabilities
-// declare MCP Apps gets the tools naming their views, cached privately:
-// that list is not everyone's.
+// checkAppsHostToolList: a client declaring MCP Apps gets tools naming their
+// views, cached privately.
 func checkAppsHostToolList(t *testing.T, url string) {
 	t.Helper()
 	apps := map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
@@ -307,9 +296,8 @@ func checkAppsHostToolList(t *testing.T, url string) {
 	}
 }
 
-// TestClientsDocDiscoverCommand runs the command docs/mcp-clients.md shows
-// for what a 2026-07-28 client is told first, against a `serve --http`
-// without flags and with a token, and checks the answer it describes.
+// TestClientsDocDiscoverCommand runs docs/mcp-clients.md's discover command
+// and checks the answer it describes.
 func TestClientsDocDiscoverCommand(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		if os.Getenv("CI") == "true" {

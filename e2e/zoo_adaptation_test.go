@@ -22,16 +22,12 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The first hour with a StoreLink that differs, for every member of the
-// zoo (conformance/zoo), with no hand-written code: check it, apply what
-// suggest proposes to a copy of the repository, make generate, build, check
-// again, then drive the five tools of the built storelink-mcp through a
-// real MCP client. Each figure a tool gives is compared with the member's
-// own state (the mock behind it), and one confirmed order must be the one
-// new order the member holds, with the quantity asked for.
+// The first hour with a differing StoreLink, for every zoo member: check,
+// apply suggest's proposals to a copy of the repository, generate, build,
+// check again, then compare each tool's figures with the member's own state
+// and check a confirmed order is its one new order.
 
-// adaptRun is one member's adaptation: the member on loopback, its
-// keyring, and the binaries built from the adapted copy.
+// adaptRun is one member's adaptation: the member, its keyring and the adapted binaries.
 type adaptRun struct {
 	spec    zoo.Spec
 	member  *zoo.Member
@@ -62,8 +58,7 @@ func startMember(t *testing.T, spec zoo.Spec) *adaptRun {
 	return r
 }
 
-// copyRepo copies the repository's tracked files, as they are on disk, to
-// a new directory.
+// copyRepo copies the repository's tracked files, as on disk, to a new directory.
 func copyRepo(t *testing.T) string {
 	t.Helper()
 	root := e2etest.Root(t)
@@ -88,9 +83,7 @@ func copyRepo(t *testing.T) string {
 	return dst
 }
 
-// runIn runs a command in dir with its output to stdout and stderr,
-// bounded in time (the process is killed by its PID after ten minutes),
-// and returns its exit code.
+// runIn runs a command in dir (killed after ten minutes) and returns its exit code.
 func runIn(t *testing.T, dir string, stdin []byte, stdout, stderr io.Writer, name string, args ...string) int {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -124,8 +117,8 @@ func sh(t *testing.T, dir string, stdin []byte, name string, args ...string) str
 	return out.String()
 }
 
-// check runs a storelink-contract binary against the member, with writes
-// at store 47, and returns the JSON report, decoded and as written.
+// check runs storelink-contract against the member, with writes at store 47,
+// and returns the JSON report decoded and raw.
 func (r *adaptRun) check(t *testing.T, bin string) (checkReport, []byte) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -233,8 +226,7 @@ func (r *adaptRun) direct(t *testing.T, path string) map[string]any {
 	return v
 }
 
-// unitsSince sums the units of the member's butter sales at store 47
-// since start, page by page, as the member sends them.
+// unitsSince sums the member's butter sales units at store 47 since start.
 func (r *adaptRun) unitsSince(t *testing.T, start string) float64 {
 	t.Helper()
 	total, cursor := 0.0, ""
@@ -277,8 +269,7 @@ func TestZooAdaptation(t *testing.T) {
 	}
 }
 
-// zooMember adapts the toolkit to one member of the zoo and checks the
-// tools against what the member itself holds.
+// zooMember adapts the toolkit to one member and checks the tools against its state.
 func zooMember(t *testing.T, spec zoo.Spec) {
 	r := startMember(t, spec)
 	r.adapt(t)
@@ -312,8 +303,7 @@ func zooMember(t *testing.T, spec zoo.Spec) {
 		t.Errorf("on hand: the tool says %s, the member %s", got, want)
 	}
 
-	// What sold: the tool's units in its window are the member's own,
-	// read before and after it (a sale may land in between).
+	// The tool's units lie between the member's own, read before and after it.
 	salesArgs := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"}
 	sales := p.Call("korral_list_recent_sales", salesArgs)
 	if ok, _ := sales["ok"].(bool); !ok {
@@ -331,17 +321,15 @@ func zooMember(t *testing.T, spec zoo.Spec) {
 	r.checkOneOrder(t, p, spec.Name, before)
 }
 
-// checkOneOrder confirms one order at p and checks the member holds
-// exactly one new order, the one the tool names, with the quantity asked
-// for and the status the tool reads.
+// checkOneOrder confirms one order at p and checks it is the member's one new
+// order, with the quantity asked and the status the tool reads.
 func (r *adaptRun) checkOneOrder(t *testing.T, p *e2etest.Proc, name string, before []map[string]any) {
 	t.Helper()
 	order := p.Call("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true,
 		"reason", "Zoo adaptation: "+url.PathEscape(name)))
 	d := data(t, order)
 	orderID, _ := d["order_id"].(string)
-	// Exactly one new order at the member: the one the tool names,
-	// with the quantity asked for.
+	// Exactly one new order, the one the tool names, with the quantity asked.
 	known := map[any]bool{}
 	for _, o := range before {
 		known[o["order_id"]] = true
