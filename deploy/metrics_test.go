@@ -1,10 +1,7 @@
 package deploy_test
 
 // Checks of the monitoring assets under deploy/ (docs/observability.md):
-// promtool accepts the alert rules, every metric the rules and the
-// dashboard query is one a real `serve --metrics` exports, every alert links
-// to a runbook section that exists, and the Kubernetes manifest and scrape
-// configuration agree on where /metrics is.
+// alert rules, dashboard queries, runbook links and scrape configuration.
 
 import (
 	"encoding/json"
@@ -24,8 +21,7 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// metricsToken is the metrics token the Kubernetes manifest's
-// configuration is started with.
+// metricsToken is the metrics token the Kubernetes manifest's configuration uses.
 const metricsToken = "metrics-scrape-token-0123456789abcdef"
 
 const (
@@ -88,14 +84,11 @@ func dashboardExprs(t *testing.T) []string {
 	return out
 }
 
-// metricName finds the metric names in PromQL: ours all begin with
-// storelink_ or mcp_.
+// metricName finds metric names in PromQL; ours begin with storelink_ or mcp_.
 var metricName = regexp.MustCompile(`\b(?:storelink|mcp)_[a-z0-9_]+\b`)
 
 // exportedFamilies scrapes a real server's /metrics after calls that make
-// every family appear (a staged approval for the expiry gauge, an ended
-// session for the session histogram) and returns the sample names and the
-// label names.
+// every family appear, and returns the sample and label names.
 func exportedFamilies(t *testing.T) (map[string]bool, map[string]bool) {
 	t.Helper()
 	w := e2etest.NewWorld(t)
@@ -105,8 +98,7 @@ func exportedFamilies(t *testing.T) (map[string]bool, map[string]bool) {
 	if env, err := e2etest.CallHTTP(t, cs, "korral_raise_replenishment_order", e2etest.Order(24, "confirm", true)); err != nil || env["ok"] != true {
 		t.Fatalf("staged order: %v %v", err, env)
 	}
-	// A tool error (its code is a label) and a refused call, for the
-	// rejected-calls counter.
+	// A tool error and a refused call, for the rejected-calls counter.
 	_, _ = e2etest.CallHTTP(t, cs, "korral_check_stock_risk", map[string]any{"store_id": "999", "sku": "8847291"})
 	_, _ = e2etest.CallHTTP(t, cs, "korral_made_up", map[string]any{})
 	_ = cs.Close()
@@ -166,9 +158,8 @@ func TestDeployAlertRulesPassPromtool(t *testing.T) {
 	}
 }
 
-// TestDeployMetricsAssets: every alert links to its runbook, every metric
-// the alerts and the dashboard query is exported and documented, and the
-// scrape configuration finds the manifest's pods.
+// TestDeployMetricsAssets: alerts link to runbooks, queried metrics are
+// exported and documented, and scraping finds the manifest's pods.
 func TestDeployMetricsAssets(t *testing.T) {
 	observability, err := os.ReadFile(e2etest.Path(t, "docs/observability.md"))
 	if err != nil {
@@ -179,9 +170,8 @@ func TestDeployMetricsAssets(t *testing.T) {
 	checkScrapeFindsThePods(t)
 }
 
-// checkAlertRunbooks checks the expected alerts exist and each links to a
-// section of docs/operations.md that docs/observability.md lists; it
-// returns the alerts' expressions.
+// checkAlertRunbooks checks each expected alert links to a listed section of
+// docs/operations.md; it returns the alerts' expressions.
 func checkAlertRunbooks(t *testing.T, observability string) []string {
 	t.Helper()
 	rules := readRules(t)
@@ -211,8 +201,7 @@ func checkAlertRunbooks(t *testing.T, observability string) []string {
 	return exprs
 }
 
-// checkQueriedMetrics checks every metric the expressions query is one
-// /metrics exports and docs/observability.md's table lists.
+// checkQueriedMetrics checks every queried metric is exported and documented.
 func checkQueriedMetrics(t *testing.T, exprs []string, observability string) {
 	t.Helper()
 	exported, labels := exportedFamilies(t)
@@ -236,9 +225,8 @@ func checkQueriedMetrics(t *testing.T, exprs []string, observability string) {
 
 }
 
-// checkScrapeFindsThePods: the manifest's pods carry the annotations the
-// scrape configuration keeps, on the port --metrics listens on, behind the
-// token file.
+// checkScrapeFindsThePods: the pods' annotations, port and token file match
+// the scrape configuration.
 func checkScrapeFindsThePods(t *testing.T) {
 	t.Helper()
 	objs, raw := readManifest(t)

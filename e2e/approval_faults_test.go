@@ -12,13 +12,11 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// Approvals under faults: an approval acts only on the StoreLink its order
-// was staged for, rechecks the write gate, reads as expired once lapsed,
-// and stays pending when StoreLink did not take the order. Each ends with
-// judge, as on the whole write path.
+// Approvals under faults: only the staged-for StoreLink, the write gate
+// rechecked, expired once lapsed, pending if StoreLink did not take the
+// order. Each ends with judge.
 
-// Story: an approval from a shell without UPSTREAM_BASE_URL started the
-// embedded mock, "raised" the order there and marked the entry raised.
+// An approval from a shell without UPSTREAM_BASE_URL never raises the order at an embedded mock.
 func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	p := e2etest.StartServer(t, env)
@@ -92,8 +90,7 @@ func TestApprovalActsOnlyOnTheStoreLinkItWasStagedFor(t *testing.T) {
 	}
 }
 
-// Story: staged with the embedded mock, approved from a shell, which started
-// an embedded mock of its own and "raised" the order there.
+// An order staged with the embedded mock is not raised at the approving shell's own embedded mock.
 func TestApprovalOfAnEmbeddedStoreLinkOrderIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	const cred = "approver-credential-0123456789"
@@ -118,8 +115,7 @@ func TestApprovalOfAnEmbeddedStoreLinkOrderIsRefused(t *testing.T) {
 	}
 }
 
-// Story: after APPROVAL_TTL a staged order still read as pending and open
-// everywhere except the approvals list.
+// After APPROVAL_TTL a staged order reads as expired everywhere.
 func TestLapsedApprovalsReadAsExpiredEverywhere(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	p := e2etest.StartServer(t, env)
@@ -165,8 +161,7 @@ func TestLapsedApprovalsReadAsExpiredEverywhere(t *testing.T) {
 	judge(t, w)
 }
 
-// The approval command's own gate, found missing by mutation testing: the
-// ceiling and the keyring are checked again at approval time, and an empty
+// The approval command rechecks the ceiling and the keyring, and an empty
 // configured credential never matches.
 func TestApprovalRechecksTheGate(t *testing.T) {
 	w, env, cred := approvalWorld(t)
@@ -186,9 +181,7 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 	if _, stderr, exit := e2etest.RunCLI(t, append(without(approver, "STORELINK_KEYRING_FILE"), "STORELINK_KEYRING_FILE="+only102), "approvals", "approve", id, "--approver", "Jana"); exit == 0 || !strings.Contains(stderr, "the keyring holds no key for store 47") {
 		t.Fatalf("approve without store 47's key: exit %d: %s", exit, stderr)
 	}
-	// Whatever this shell's WRITE_APPROVAL says, a decision needs a
-	// registered approver and their secret: a name of one's own with the
-	// right secret is denied, and no secret at all is a usage error.
+	// A decision needs a registered approver and their secret, whatever WRITE_APPROVAL says.
 	modeOff := append(without(env, "WRITE_APPROVAL"), "APPROVER_SECRET="+cred)
 	if _, stderr, exit := e2etest.RunCLI(t, modeOff, "approvals", "approve", id, "--approver", "Mallory"); exit != 1 || !strings.Contains(stderr, "approval denied") {
 		t.Fatalf("approve by an unregistered name: exit %d: %s", exit, stderr)
@@ -219,8 +212,7 @@ func TestApprovalRechecksTheGate(t *testing.T) {
 	judge(t, w)
 }
 
-// An approved order that StoreLink did not take is not consumed: the
-// approval still stands and can be approved again.
+// An approved order StoreLink did not take still stands and can be approved again.
 func TestApprovedOrderNotTakenStaysPending(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	p := e2etest.StartServer(t, env)

@@ -20,13 +20,10 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// The register of named approvers, driven through the real binary the way
-// an operator would: add (a generated secret, and one read from stdin),
-// list, revoke and rotate. The secrets must reach stdout once and nothing
-// else: not the database file, not the logs, not stderr.
+// The approvers register through the binary: add, list, revoke, rotate.
+// Secrets reach stdout once, and never the database, logs or stderr.
 
-// generatedSecret is the last line of `approvers add`: 32 random bytes in
-// unpadded base64url.
+// generatedSecret is `approvers add`'s last line: 32 random bytes, unpadded base64url.
 var generatedSecret = regexp.MustCompile(`(?m)^[A-Za-z0-9_-]{43}\n\z`)
 
 // addApprover runs `approvers add` and returns the generated secret.
@@ -68,8 +65,7 @@ func storedVerifiers(t *testing.T, path string) map[string]string {
 	return out
 }
 
-// matches checks secret against an encoded argon2id verifier with argon2
-// itself, so the test does not trust the code it tests.
+// matches checks secret against an argon2id verifier with argon2 itself, not the code under test.
 func matches(t *testing.T, encoded, secret string) bool {
 	t.Helper()
 	parts := strings.Split(encoded, "$")
@@ -171,9 +167,8 @@ func TestApproversRegister(t *testing.T) {
 	checkSecretsNowhere(t, w.StatePath, logFile, stderrs, jana, rotated, chosen)
 }
 
-// checkApproverRefusals runs approvers commands that must be refused: each
-// says why on one line and writes nothing to stdout. It returns their
-// stderr.
+// checkApproverRefusals runs commands that must be refused with one line and
+// no stdout. It returns their stderr.
 func checkApproverRefusals(t *testing.T, env []string) (stderrs []string) {
 	t.Helper()
 	for _, tc := range []struct {
@@ -206,8 +201,7 @@ func checkApproverRefusals(t *testing.T, env []string) (stderrs []string) {
 	return stderrs
 }
 
-// checkSecretsNowhere: the secrets are nowhere but where they were handed
-// out: not in the state database's files, the log file or any stderr.
+// checkSecretsNowhere: no secret is in the database files, the log file or stderr.
 func checkSecretsNowhere(t *testing.T, statePath, logFile string, stderrs []string, secrets ...string) {
 	t.Helper()
 	logs, _ := os.ReadFile(logFile)
@@ -234,8 +228,7 @@ func checkSecretsNowhere(t *testing.T, statePath, logFile string, stderrs []stri
 	}
 }
 
-// TestApproversDemoKeyring: without a keyring of its own the demo checks
-// --stores against the embedded StoreLink's stores.
+// TestApproversDemoKeyring: the demo checks --stores against the embedded StoreLink's stores.
 func TestApproversDemoKeyring(t *testing.T) {
 	env := demoEnv(t)
 	if _, stderr, exit := e2etest.RunCLI(t, env, "approvers", "add", "Jana", "--stores", "5"); exit != 2 || !strings.Contains(stderr, "store 5 is not in the keyring (its stores: 47, 102)") {
@@ -247,8 +240,7 @@ func TestApproversDemoKeyring(t *testing.T) {
 	}
 }
 
-// TestApproversPostgres: one replica's operator adds and revokes, another
-// replica's sees it, and the database holds no secret.
+// TestApproversPostgres: one replica's changes are seen at another, and the database holds no secret.
 func TestApproversPostgres(t *testing.T) {
 	dsn := pgDatabase(t)
 	w := e2etest.NewWorld(t)
@@ -287,8 +279,7 @@ func TestApproversPostgres(t *testing.T) {
 	noSQLite(t, dirA, dirB, w.Dir)
 }
 
-// registerApprover adds name to the register of env's state database with
-// the secret the test chose (read from stdin, as an operator would give it).
+// registerApprover adds name with the test's secret, read from stdin.
 func registerApprover(t *testing.T, env []string, name, secret string) {
 	t.Helper()
 	if out, stderr, exit := e2etest.RunCLIStdin(t, env, secret+"\n", "approvers", "add", name, "--secret-stdin"); exit != 0 {

@@ -16,12 +16,9 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// The approvals console on two replicas sharing PostgreSQL, through the
-// real binaries: one login limit for both (a burst of wrong logins spread
-// over them gets at most five secret checks), one name however it is spelt,
-// sessions that work at either replica and survive a restart of both, a
-// login form served by one replica and posted to the other, and
-// no answer to a host name that is not the console's.
+// The approvals console on two replicas sharing PostgreSQL: one login limit,
+// one name however spelt, sessions valid at either replica and across
+// restarts, forms posted across replicas, and no answer to a foreign host name.
 
 // logCount counts the JSON log lines of c whose msg is one of msgs.
 func (c *consoleProc) logCount(msgs ...string) int {
@@ -40,8 +37,7 @@ func (c *consoleProc) logCount(msgs ...string) int {
 	return n
 }
 
-// secretChecks is how many times the replicas checked a secret: every
-// check ends in console.login_failed or console.login.
+// secretChecks counts secret checks: each ends in console.login_failed or console.login.
 func secretChecks(cs ...*consoleProc) int {
 	n := 0
 	for _, c := range cs {
@@ -50,9 +46,7 @@ func secretChecks(cs ...*consoleProc) int {
 	return n
 }
 
-// clientFrom is a console client whose connections leave from the loopback
-// address ip (127.0.0.0/8 is all loopback), so that the test speaks from
-// several client addresses.
+// clientFrom is a console client whose connections leave from loopback address ip.
 func clientFrom(t *testing.T, base, ip string) *consoleClient {
 	jar, _ := cookiejar.New(nil)
 	tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext}
@@ -79,8 +73,7 @@ func loggedIn(body, name string) bool {
 	return strings.Contains(body, `<span class="who">`+name+`</span>`)
 }
 
-// loginRefused logs in and wants 429 with a Retry-After near the window's
-// end (the failures were just made; the window is 15 minutes).
+// loginRefused wants 429 with a Retry-After near the 15-minute window's end.
 func loginRefused(t *testing.T, c *consoleClient, name, secret, why string) {
 	t.Helper()
 	c.get("/login")
@@ -114,9 +107,8 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 		t.Errorf("jana's session at B: %d at %s", code, u)
 	}
 
-	// 1b. A login form loaded from replica A, posted with its pre-session
-	// cookie to replica B, logs in: the form's key is the database's, not
-	// one process's.
+	// 1b. A form from replica A posted to replica B logs in: the form's key
+	// is the database's.
 	pa := clientFrom(t, a.url, "127.0.0.6")
 	if code, body, _ := pa.get("/login"); code != http.StatusOK || pa.csrf == "" {
 		t.Fatalf("the login form at A: %d\n%s", code, body)
@@ -137,9 +129,8 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 		}
 	}
 
-	// 3. Fifty concurrent wrong logins for jana, from one address, spread
-	// over both replicas: at most five secret checks, and then even the
-	// right secret, from another address, is locked out.
+	// 3. Fifty concurrent wrong logins over both replicas: at most five
+	// secret checks, then even the right secret is locked out.
 	wrongLoginBurst(t, a, b)
 	loginRefused(t, clientFrom(t, b.url, "127.0.0.3"), "jana", jana, "jana's right secret after the burst")
 	loginRefused(t, clientFrom(t, a.url, "127.0.0.3"), "JANA", jana, "jana's right secret, in capitals, at the other replica")
@@ -161,9 +152,8 @@ func TestConsoleReplicasShareLimitAndSessions(t *testing.T) {
 	refuseForeignHost(t, a, b)
 }
 
-// wrongLoginBurst sends fifty concurrent wrong logins for jana from one
-// address, spread over replicas a and b: at most five secret checks are
-// made, and every other answer is 429 with a Retry-After.
+// wrongLoginBurst sends fifty concurrent wrong logins for jana over a and b:
+// at most five secret checks, every other answer 429 with Retry-After.
 func wrongLoginBurst(t *testing.T, a, b *consoleProc) {
 	t.Helper()
 	before := secretChecks(a, b)
@@ -206,8 +196,7 @@ func wrongLoginBurst(t *testing.T, a, b *consoleProc) {
 	}
 }
 
-// refuseForeignHost: a Host that is not the console's is refused at each
-// replica, without a cookie.
+// refuseForeignHost: each replica refuses a foreign Host without a cookie.
 func refuseForeignHost(t *testing.T, replicas ...*consoleProc) {
 	t.Helper()
 	for _, c := range replicas {

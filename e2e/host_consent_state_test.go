@@ -12,19 +12,16 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// The sealed requestState of host consent, retried by the test as an
-// attacker would, at one server and across replicas.
+// Host consent's sealed requestState, retried by the test as an attacker would.
 
-// manualConsent asks questions of 2026-07-28 clients in manual mode, where
-// the test holds the requestState, and retries with it.
+// manualConsent lets the test hold a 2026-07-28 client's requestState and retry with it.
 type manualConsent struct {
 	t       *testing.T
 	w       *e2etest.World
 	creates int // StoreLink's order requests before the test
 }
 
-// ask confirms args and returns the sealed state of the question it got,
-// which must not be readable; nothing is sent.
+// ask confirms args and returns the question's sealed, unreadable state; nothing is sent.
 func (m manualConsent) ask(h *consentHost, label string, args map[string]any) string {
 	t := m.t
 	t.Helper()
@@ -46,11 +43,9 @@ func (m manualConsent) retry(h *consentHost, label string, args map[string]any, 
 	return h.expect(label, r, want)
 }
 
-// TestHostConsentSealedState is the 2026-07-28 client in manual mode: the
-// test holds the requestState and retries as an attacker would. A declined
-// question replayed with a forged accept, here or at another replica, an
-// altered state, a state of another order, one sealed with another key:
-// each is refused and sends nothing; a state answered once is spent.
+// TestHostConsentSealedState: forged accepts, altered states, other orders'
+// states and other keys' states are refused and send nothing, here and at
+// another replica; an answered state is spent.
 func TestHostConsentSealedState(t *testing.T) {
 	inst := findTSClient(t)
 	requireClient2(t, inst)
@@ -58,9 +53,8 @@ func TestHostConsentSealedState(t *testing.T) {
 	h := startConsentHost(t, inst, "manual", "2", true, env)
 	m := manualConsent{t: t, w: w, creates: w.Requests(isCreate)}
 
-	// A declined question, replayed with a forged accept: here, and at
-	// another replica sharing the state database and the key (a second
-	// server process, as a restarted or load-balanced one would be).
+	// A declined question replayed with a forged accept, here and at a second
+	// server sharing the database and key.
 	declined := e2etest.Order(24, "confirm", true, "idempotency_key", "sealed-declined-0001")
 	st := m.ask(h, "question to decline", declined)
 	m.retry(h, "decline", declined, st, map[string]any{"action": "decline"}, "HOST_CONSENT_DECLINED")
@@ -92,10 +86,8 @@ func TestHostConsentSealedState(t *testing.T) {
 	judge(t, w)
 }
 
-// refuseAltered presents st, the state of a question about order args
-// (30 units), altered at every position and truncated, and unaltered for
-// other orders (more units, another key, another store): each is refused
-// and sends nothing.
+// refuseAltered presents st altered, truncated, and for other orders: each is
+// refused and sends nothing.
 func (m manualConsent) refuseAltered(h *consentHost, args map[string]any, st string) {
 	for _, i := range []int{0, 3, len(st) / 2, len(st) - 1} {
 		b := []byte(st)
@@ -121,10 +113,8 @@ func (m manualConsent) refuseAltered(h *consentHost, args map[string]any, st str
 	sentNothing(m.t, m.w, "mismatch", m.creates)
 }
 
-// TestHostConsentAcrossPostgresReplicas: two replicas on their own machines
-// share one PostgreSQL and one sealing key. A state one sealed is answered
-// at the other; a state answered at one is refused at the other, so a
-// declined question replayed with a forged accept sends nothing anywhere.
+// TestHostConsentAcrossPostgresReplicas: a state sealed at one replica is
+// answered at the other, and one answered at one is refused at the other.
 func TestHostConsentAcrossPostgresReplicas(t *testing.T) {
 	inst := findTSClient(t)
 	requireClient2(t, inst)

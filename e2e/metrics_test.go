@@ -1,10 +1,8 @@
 package e2e_test
 
-// The metrics end to end: a real Prometheus on loopback scrapes the real
-// `serve --http --metrics` while a real MCP client makes reads, an error
-// and a confirmed order against mockstorelink with a fault that opens the
-// breaker; PromQL through Prometheus' HTTP API then gives the counts per
-// tool and error type, and the breaker gauge shows it open.
+// The metrics end to end: a real Prometheus scrapes `serve --http --metrics`
+// during reads, an error, an order and an opened breaker, and PromQL checks
+// the counts and the breaker gauge.
 
 import (
 	"context"
@@ -33,9 +31,8 @@ type promServer struct {
 	logs *e2etest.SyncBuffer
 }
 
-// startPrometheus runs Prometheus on loopback, scraping target (host:port)
-// every second, and waits until it is ready. It is stopped by PID at the
-// end of the test, killed if it does not stop within 10 s.
+// startPrometheus runs Prometheus scraping target every second until it is
+// ready; it is stopped by PID at the end (killed after 10 s).
 func startPrometheus(t *testing.T, bin, target string, header string) *promServer {
 	t.Helper()
 	dir := t.TempDir()
@@ -130,8 +127,7 @@ func (p *promServer) query(t *testing.T, q string) []promSample {
 	return out
 }
 
-// waitQuery polls q until check accepts its answer, for at most 30 s of
-// scrapes; the failure shows the last answer.
+// waitQuery polls q for at most 30 s until check accepts it; failures show the last answer.
 func (p *promServer) waitQuery(t *testing.T, q string, check func([]promSample) bool) []promSample {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -171,8 +167,7 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 		t.Fatalf("foreign store: %v", env)
 	}
 	mustOK("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true))
-	// StoreLink starts failing: two failures open the breaker, and the
-	// calls after them fail fast.
+	// Two failures open the breaker; later calls fail fast.
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultStatus, Status: 503})
 	for range 3 {
 		if env, _ := e2etest.CallHTTP(t, cs, "korral_check_stock_risk", risk); e2etest.Code(env) != "UPSTREAM_UNAVAILABLE" {
@@ -185,8 +180,7 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 	ps.waitQuery(t, `storelink_breaker_state`, func(got []promSample) bool {
 		return len(got) == 1 && got[0].Value == 2 && got[0].Metric["storelink_upstream"] != ""
 	})
-	// StoreLink answered the fault with 503s, and the open breaker let
-	// nothing through ("none": no answer).
+	// 503s from StoreLink, then "none" while the breaker is open.
 	ps.waitQuery(t, `sum by (http_response_status_class) (storelink_client_request_duration_seconds_count)`,
 		func(got []promSample) bool {
 			seen := map[string]float64{}
@@ -204,9 +198,8 @@ func TestPrometheusScrapesTheCallsAndTheBreaker(t *testing.T) {
 	})
 }
 
-// waitCallCounts waits until Prometheus counts the test's tool calls by
-// tool, error type and error code: two store lists, a risk check, a store
-// outside the keyring, three calls failing upstream and one order.
+// waitCallCounts waits until Prometheus counts the test's tool calls by tool,
+// error type and error code.
 func waitCallCounts(t *testing.T, ps *promServer) {
 	t.Helper()
 	want := map[string]float64{
@@ -238,9 +231,8 @@ func waitCallCounts(t *testing.T, ps *promServer) {
 	})
 }
 
-// TestMetricsEndpointIsItsOwn checks where /metrics is served: never on the
-// MCP listener, never without --metrics, and on a non-loopback address only
-// behind a token of its own, which an agent's token is not.
+// TestMetricsEndpointIsItsOwn: /metrics is never on the MCP listener, never
+// without --metrics, and off loopback only behind its own token.
 func TestMetricsEndpointIsItsOwn(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartHTTP(t, w.Env())
@@ -274,8 +266,7 @@ func TestMetricsEndpointIsItsOwn(t *testing.T) {
 		t.Errorf("shared token: exit %d: %s", exit, stderr)
 	}
 
-	// With a token of its own: the agent's token does not open it, the
-	// metrics token does.
+	// The agent's token does not open it; the metrics token does.
 	own := filepath.Join(w.Dir, "metrics-token")
 	if err := os.WriteFile(own, []byte("metrics-token-fedcba9876543210\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -27,8 +27,7 @@ func demoEnv(t *testing.T) []string {
 	return []string{"STATE_DB_PATH=" + filepath.Join(dir, "state.db"), "HOME=" + dir, "LOG_LEVEL=debug"}
 }
 
-// demoNotice is the notice of an answer: in the data of a success, in the
-// envelope of a tool error.
+// demoNotice is an answer's notice: in a success's data or a tool error's envelope.
 func demoNotice(env map[string]any) string {
 	if d, ok := env["data"].(map[string]any); ok {
 		env = d
@@ -37,10 +36,9 @@ func demoNotice(env map[string]any) string {
 	return s
 }
 
-// TestEmbeddedDemoIsUnmistakable: with the embedded StoreLink the model is
-// told in the instructions and in every answer, tool errors included, that
-// the data is made up; against a real StoreLink (the mock as a separate
-// upstream) none of them says so.
+// TestEmbeddedDemoIsUnmistakable: with the embedded StoreLink the
+// instructions and every answer say the data is made up; against a real
+// StoreLink none does.
 func TestEmbeddedDemoIsUnmistakable(t *testing.T) {
 	order := map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47", "quantity_units": 24, "reason": "restock"}
 	for _, embedded := range []bool{true, false} {
@@ -92,8 +90,7 @@ func TestReadyzSaysWhichStoreLink(t *testing.T) {
 		if err != nil || m["upstream"] != want {
 			t.Errorf("readyz = %v (%v), want upstream %q", m, err, want)
 		}
-		// The start-up line prints the configuration: in demo mode it says
-		// so instead of an empty keyring.
+		// In demo mode the start-up line says so instead of an empty keyring.
 		if strings.Contains(p.Stderr.String(), "keyring{}") || (want == "embedded_demo") != strings.Contains(p.Stderr.String(), "keyring=embedded-demo") {
 			t.Errorf("start-up log for %s:\n%s", want, p.Stderr.String())
 		}
@@ -111,8 +108,8 @@ func notStoreLink(t *testing.T) string {
 	return srv.URL
 }
 
-// TestWrongBaseURLIsNeverNotFound: a StoreLink URL pointing at another web
-// server must not make the agent doubt the buyer's SKU.
+// TestWrongBaseURLIsNeverNotFound: a StoreLink URL pointing elsewhere never
+// makes a SKU look unknown.
 func TestWrongBaseURLIsNeverNotFound(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("UPSTREAM_BASE_URL="+notStoreLink(t)))
@@ -168,8 +165,7 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-// TestAuditReportAnswersThePilotQuestions drives the two follow-ups the
-// pilot counts, then reads the report as JSON.
+// TestAuditReportAnswersThePilotQuestions makes the pilot's two follow-ups, then reads the JSON report.
 func TestAuditReportAnswersThePilotQuestions(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
@@ -340,8 +336,7 @@ func TestEveryBinaryFollowsTheCLIConvention(t *testing.T) {
 	}
 }
 
-// stdioClientConfig is the first .mcp.json example of a local server in a
-// document.
+// stdioClientConfig is a document's first .mcp.json example of a local server.
 func stdioClientConfig(t *testing.T, doc string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(e2etest.Path(t, doc))
@@ -364,8 +359,7 @@ func stdioClientConfig(t *testing.T, doc string) map[string]any {
 }
 
 // TestClientConfigExamplesAgreeAndWork: the README and docs/mcp-clients.md
-// show one .mcp.json, and the server starts from it as a host would (paths
-// and URL swapped for this test's own).
+// show one .mcp.json, and the server starts from it.
 func TestClientConfigExamplesAgreeAndWork(t *testing.T) {
 	readme := stdioClientConfig(t, "README.md")
 	clients := stdioClientConfig(t, "docs/mcp-clients.md")

@@ -15,12 +15,10 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// Stories of `approvals resolve --raised`: a person's finding is checked
-// against StoreLink's order and against the ledger before it is recorded,
-// and a refusal says which fact disagrees and changes nothing.
+// `approvals resolve --raised` checks a person's finding against StoreLink
+// and the ledger; a refusal names the fact that disagrees and changes nothing.
 
-// entryRow reads every column of one ledger entry as text, so that a test
-// can assert a refused command left the entry exactly as it was.
+// entryRow reads every column of a ledger entry as text, to check a refusal changed nothing.
 func entryRow(t *testing.T, path, key string) map[string]string {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -63,8 +61,7 @@ func sameRow(t *testing.T, w *e2etest.World, key string, before map[string]strin
 	}
 }
 
-// skewedWorld is newWorld with a mock StoreLink whose clock runs behind
-// the real one by *behind (changeable while it runs).
+// skewedWorld is newWorld with the mock's clock *behind the real one (changeable).
 func skewedWorld(t *testing.T) (*e2etest.World, *atomic.Int64) {
 	t.Helper()
 	behind := &atomic.Int64{}
@@ -72,8 +69,7 @@ func skewedWorld(t *testing.T) (*e2etest.World, *atomic.Int64) {
 	return w, behind
 }
 
-// raiseAtStoreLink raises an order straight at StoreLink, as a person in
-// StoreLink's own screens would: this deployment never sees it.
+// raiseAtStoreLink raises an order directly at StoreLink, unseen by this deployment.
 func raiseAtStoreLink(t *testing.T, w *e2etest.World, storeID, sku string, units int) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"sku": sku, "quantity_units": units, "reason": "Raised by hand in StoreLink."})
@@ -94,8 +90,7 @@ func raiseAtStoreLink(t *testing.T, w *e2etest.World, storeID, sku string, units
 	return o.OrderID
 }
 
-// timedOut confirms args while StoreLink hangs, so the entry's outcome is
-// unknown and StoreLink holds no order for it.
+// timedOut confirms args while StoreLink hangs: the outcome is unknown and no order exists.
 func timedOut(t *testing.T, w *e2etest.World, p *e2etest.Proc, args map[string]any) {
 	t.Helper()
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultHang, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 10 * time.Second})
@@ -105,8 +100,7 @@ func timedOut(t *testing.T, w *e2etest.World, p *e2etest.Proc, args map[string]a
 	}
 }
 
-// lostAnswer confirms args while StoreLink takes the order and its answer
-// is lost, and returns the order StoreLink holds.
+// lostAnswer confirms args while StoreLink's answer is lost, and returns the order it holds.
 func lostAnswer(t *testing.T, w *e2etest.World, p *e2etest.Proc, args map[string]any) mockstorelink.Order {
 	t.Helper()
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultMalformedJSON, OperationID: mockstorelink.OpCreateReplenishmentOrder, Count: 1})
@@ -118,8 +112,8 @@ func lostAnswer(t *testing.T, w *e2etest.World, p *e2etest.Proc, args map[string
 	return orders[len(orders)-1]
 }
 
-// Story: an order raised 30 hours before the ledger entry existed, with the
-// entry's store, SKU and quantity, was accepted as the entry's order.
+// An order raised 30 hours before the entry existed is refused, even with
+// the entry's store, SKU and quantity.
 func TestResolveRefusesAnOrderOlderThanItsEntry(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
@@ -142,9 +136,7 @@ func TestResolveRefusesAnOrderOlderThanItsEntry(t *testing.T) {
 	judge(t, w)
 }
 
-// The clock-skew tolerance, from both sides: an order StoreLink dates a
-// little before the entry (its clock behind ours) is accepted; one dated
-// more than the tolerance before is refused.
+// Clock skew within the tolerance is accepted; beyond it, refused.
 func TestResolveClockSkewTolerance(t *testing.T) {
 	for _, tc := range []struct {
 		behind time.Duration
@@ -154,8 +146,7 @@ func TestResolveClockSkewTolerance(t *testing.T) {
 			w, behind := skewedWorld(t)
 			env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")
 			p := e2etest.StartServer(t, env)
-			// A person raised the order in StoreLink just before the
-			// agent's attempt, by StoreLink's clock.
+			// Raised in StoreLink just before the agent's attempt, by StoreLink's clock.
 			behind.Store(int64(tc.behind))
 			handRaised := raiseAtStoreLink(t, w, "47", mockstorelink.SKUButter, 24)
 			behind.Store(0)
@@ -177,14 +168,12 @@ func TestResolveClockSkewTolerance(t *testing.T) {
 	}
 }
 
-// Story: two entries were resolved to one order id; the status tool showed
-// the order for both, and the duplicate warning counted it twice.
+// Two entries cannot be resolved to one order id.
 func TestResolveRefusesAnOrderAnotherEntryHolds(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true")
 	p := e2etest.StartServer(t, env)
-	// Two attempts at the same store, SKU and quantity (different reasons,
-	// so two requests), both with lost answers: StoreLink holds two orders.
+	// Two requests with the same order and lost answers: StoreLink holds two orders.
 	first := lostAnswer(t, w, p, e2etest.Order(24, "confirm", true, "idempotency_key", "twin-key-0001"))
 	second := lostAnswer(t, w, p, e2etest.Order(24, "confirm", true, "idempotency_key", "twin-key-0002", "reason", "Weekend demand; second look at the shelf."))
 	if first.OrderID == second.OrderID {
@@ -211,9 +200,7 @@ func TestResolveRefusesAnOrderAnotherEntryHolds(t *testing.T) {
 	judge(t, w)
 }
 
-// Each fact of the order that disagrees with the entry is named: another
-// SKU, another quantity, another store's order (which the entry's store key
-// cannot read).
+// Each disagreeing fact is named: SKU, quantity, or another store's order.
 func TestResolveNamesTheMismatch(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=400ms")

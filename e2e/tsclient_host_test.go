@@ -15,21 +15,17 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// The driver of the official TypeScript SDK client (conformance/tsclient):
-// finding the installed client, starting it against the real binary, and
-// checking each answer it got as a host would.
+// The driver of the official TypeScript SDK client (conformance/tsclient).
 
-// tsClientPackage is the committed npm project of the client (package.json,
-// package-lock.json and the driver script client.mjs); `make tsclient`
+// tsClientPackage is the client's committed npm project; `make tsclient`
 // installs it into .tools/tsclient-<version>.
 const tsClientPackage = "conformance/tsclient"
 
 // tsInstall is where the client is installed.
 type tsInstall struct{ node, modules string }
 
-// findTSClient finds node and the installed client, at the version the
-// committed package.json pins. Without them the test is skipped, or fails
-// under CI=true, where `make ci` installs them first.
+// findTSClient finds node and the pinned client. Without them the test is
+// skipped, or fails under CI=true.
 func findTSClient(t *testing.T) tsInstall {
 	t.Helper()
 	missing := func(why string) {
@@ -68,8 +64,7 @@ func findTSClient(t *testing.T) tsInstall {
 	return tsInstall{node: node, modules: filepath.Join(dir, "node_modules")}
 }
 
-// tsReply is the driver's answer to one call: the CallToolResult, or what
-// the client threw instead of returning it.
+// tsReply is the driver's answer to one call: the result, or what the client threw.
 type tsReply struct {
 	ID     int `json:"id"`
 	Result *struct {
@@ -97,8 +92,7 @@ func (j *journal) add(format string, args ...any) {
 	j.rows = append(j.rows, fmt.Sprintf(format, args...))
 }
 
-// tsHost is one driver process: the TypeScript client connected to one
-// storelink-mcp it spawned over stdio.
+// tsHost is one driver process connected to the storelink-mcp it spawned over stdio.
 type tsHost struct {
 	t       *testing.T
 	name    string
@@ -115,9 +109,8 @@ type tsHost struct {
 	done    chan struct{}
 }
 
-// stageTSScript copies the driver script name from conformance/tsclient
-// into a fresh directory beside a link to the installed clients (a script
-// resolves them beside itself), and returns that directory.
+// stageTSScript copies the driver script into a fresh directory beside a link
+// to the installed clients, and returns the directory.
 func stageTSScript(t *testing.T, inst tsInstall, name string) string {
 	t.Helper()
 	work := t.TempDir()
@@ -134,9 +127,8 @@ func stageTSScript(t *testing.T, inst tsInstall, name string) string {
 	return work
 }
 
-// startTSHost starts the driver, which spawns the real binary with exactly
-// env (and PATH), connects, and lists the tools, as a host does before its
-// first call.
+// startTSHost starts the driver, which spawns the binary with exactly env
+// (and PATH), connects and lists the tools.
 func startTSHost(t *testing.T, inst tsInstall, j *journal, name string, env []string) *tsHost {
 	t.Helper()
 	work := stageTSScript(t, inst, "client.mjs")
@@ -209,8 +201,8 @@ func (h *tsHost) read(stdout io.Reader, ready chan<- error) {
 	}
 }
 
-// stop ends the driver by closing its stdin (it closes the session, and the
-// server with it), bounded in time, then kills it by PID.
+// stop closes the driver's stdin (ending the session and server), bounded in
+// time, then kills it by PID.
 func (h *tsHost) stop() {
 	_ = h.stdin.Close()
 	select {
@@ -247,9 +239,8 @@ func (h *tsHost) send(label, tool string, args map[string]any, want string) func
 	}
 }
 
-// call makes one call and waits for it. want is "ok" for a success, else the
-// error code the tool must answer with. It returns the envelope, or nil when
-// the client threw.
+// call makes one call; want is "ok" or the expected error code. It returns
+// the envelope, or nil when the client threw.
 func (h *tsHost) call(label, tool string, args map[string]any, want string) map[string]any {
 	h.t.Helper()
 	return h.send(label, tool, args, want)()

@@ -1,8 +1,7 @@
 package release_test
 
-// The client module as other teams use it: built from the local path
-// outside the workspace, and released with make release-client, then
-// fetched over git with the README's commands.
+// The client module as other teams use it: from the local path, and
+// released with make release-client then fetched over git.
 
 import (
 	"bytes"
@@ -18,8 +17,7 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// consumerMain is a program another Korral team would write against the
-// client: the README's sample, whole.
+// consumerMain is the README's sample program, whole.
 const consumerMain = `package main
 
 import (
@@ -49,8 +47,7 @@ func main() {
 }
 `
 
-// newConsumer writes a fresh module outside the workspace that imports the
-// client, with extra go.mod lines.
+// newConsumer writes a module outside the workspace that imports the client, with extra go.mod lines.
 func newConsumer(t *testing.T, goModExtra string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "consumer")
@@ -79,8 +76,7 @@ func goIn(t *testing.T, dir string, env []string, args ...string) string {
 	return string(out)
 }
 
-// runConsumer runs the consumer against a fresh mock StoreLink and checks
-// it printed what the mock holds, after exactly one request.
+// runConsumer runs the consumer against a fresh mock and checks its output after exactly one request.
 func runConsumer(t *testing.T, dir string, env []string) {
 	t.Helper()
 	r, err := mockstorelink.Start(mockstorelink.Options{})
@@ -114,9 +110,8 @@ func runConsumer(t *testing.T, dir string, env []string) {
 	}
 }
 
-// TestClientModuleConsumer compiles and runs a fresh module outside the
-// workspace against the client through a replace of the local path: a
-// missing require or a dependency on another module of ours breaks it.
+// TestClientModuleConsumer builds a module outside the workspace against the
+// local client, catching a missing require or a dependency on our other modules.
 func TestClientModuleConsumer(t *testing.T) {
 	root := e2etest.Root(t)
 	dir := newConsumer(t, "\nrequire github.com/korral/storelink/storelinkclient v0.0.0\n\nreplace github.com/korral/storelink/storelinkclient => "+filepath.Join(root, "storelinkclient")+"\n")
@@ -124,11 +119,9 @@ func TestClientModuleConsumer(t *testing.T) {
 	runConsumer(t, dir, nil)
 }
 
-// TestDistClientReleaseAndFetch runs `make release-client` in a copy of the
-// repository: the first tag skips the API comparison, a patch release that
-// adds API and a v0 patch that removes it are refused, a minor release is
-// tagged. Then a fresh module fetches the first release over git, with the
-// commands the README gives other teams, and runs against the mock.
+// TestDistClientReleaseAndFetch checks which releases `make release-client`
+// tags or refuses, then fetches the first over git with the README's
+// commands and runs it against the mock.
 func TestDistClientReleaseAndFetch(t *testing.T) {
 	distStamp(t)
 	src := copySource(t)
@@ -137,8 +130,7 @@ func TestDistClientReleaseAndFetch(t *testing.T) {
 	runConsumer(t, dir, env)
 }
 
-// releaseClient runs `make release-client` in src through a sequence of
-// versions and changes to the client, checking each is tagged or refused.
+// releaseClient runs `make release-client` through versions and changes, checking each is tagged or refused.
 func releaseClient(t *testing.T, src string) {
 	t.Helper()
 	extra := filepath.Join(src, "storelinkclient", "extra.go")
@@ -186,11 +178,9 @@ func runIn(t *testing.T, dir, name string, args ...string) {
 	}
 }
 
-// fetchClientRelease fetches the first release over git into a fresh module
-// with the README's own commands: GOPRIVATE sends it past the public proxy
-// and checksum database, and git's insteadOf decides where it comes from.
-// The README maps GitHub to SSH; a longer rule here maps this repository to
-// the copy. It returns the module's directory and the environment to run it.
+// fetchClientRelease fetches the first release over git with the README's
+// commands (GOPRIVATE, and an insteadOf rule mapping this repository to the
+// copy). It returns the module's directory and environment.
 func fetchClientRelease(t *testing.T, src string) (string, []string) {
 	t.Helper()
 	home := t.TempDir()
@@ -202,11 +192,9 @@ func fetchClientRelease(t *testing.T, src string) (string, []string) {
 	env := []string{
 		// The build cache would follow HOME; keep the real one.
 		"HOME=" + home, "GOCACHE=" + f[2], "GIT_CONFIG_NOSYSTEM=1", "GOENV=" + filepath.Join(home, "goenv"),
-		// git config --global writes here, never to the caller's own file
-		// (which GIT_CONFIG_GLOBAL may name, /dev/null included).
+		// git config --global writes here, never to the caller's file.
 		"GIT_CONFIG_GLOBAL=" + filepath.Join(home, ".gitconfig"),
-		// A module cache of its own, so the copy's tag never lands in the
-		// real one; the real cache serves the public dependencies first.
+		// Its own module cache, so the copy's tag never reaches the real one.
 		"GOMODCACHE=" + filepath.Join(home, "mod"), "GOFLAGS=-mod=mod -modcacherw",
 		"GOPROXY=file://" + filepath.Join(f[0], "cache", "download") + "," + f[1],
 	}

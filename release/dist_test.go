@@ -1,9 +1,7 @@
 package release_test
 
-// Checks of the release artefacts that `make release-check` builds into
-// dist/ first (ADR 0011): the archives and their reproducibility, and the
-// helpers that read dist/ for the other checks of this package. Without the
-// artefacts (a plain `go test`) they skip, saying how to run them.
+// Checks of the release artefacts `make release-check` builds in dist/
+// (ADR 0011). Without them (a plain `go test`) they skip, saying how to run them.
 
 import (
 	"archive/tar"
@@ -126,10 +124,9 @@ func TestDistArchives(t *testing.T) {
 	}
 }
 
-// checkReleaseBinary reads what the toolchain recorded in a binary (`go
-// version -m`): its platform, the build flags and every module linked in,
-// each of which THIRD_PARTY must list; and it looks for the stamp. The binary of this machine's
-// platform is also run.
+// checkReleaseBinary checks a binary's `go version -m` (platform, build
+// flags, modules listed in THIRD_PARTY) and its stamp, and runs this
+// platform's binary.
 func checkReleaseBinary(t *testing.T, s releaseStamp, platform string, m member, thirdParty []byte) {
 	t.Helper()
 	if m.hdr.Mode != 0o755 {
@@ -151,8 +148,7 @@ func checkReleaseBinary(t *testing.T, s releaseStamp, platform string, m member,
 		}
 	}
 	// -trimpath keeps -ldflags out of the build info; the stamped strings
-	// themselves sit in the data of every binary that links buildinfo (its
-	// function names stay in the symbol table that -s leaves).
+	// are in the data of every binary linking buildinfo.
 	if bytes.Contains(m.body, []byte("github.com/korral/storelink/mcpserver/buildinfo.")) {
 		for _, want := range []string{s.version, s.commit, s.date} {
 			if !bytes.Contains(m.body, []byte(want)) {
@@ -187,10 +183,8 @@ func checkReleaseBinary(t *testing.T, s releaseStamp, platform string, m member,
 	}
 }
 
-// copySource copies the working tree (tracked and untracked, not ignored
-// files) to a new directory at another path and commits it there, so a
-// rebuild sees the same sources as dist/ under a different path, clock
-// zone and umask.
+// copySource copies the working tree (not ignored files) elsewhere and
+// commits it, so a rebuild differs in path, clock zone and umask only.
 func copySource(t *testing.T) string {
 	t.Helper()
 	root := e2etest.Root(t)
@@ -219,9 +213,7 @@ func copySource(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	// The copy has an identity of its own, so that every git command run in
-	// it (commits here, the annotated tags of make release-client) works on
-	// a machine whose git has none.
+	// An identity of its own, for machines whose git has none.
 	for _, args := range [][]string{{"init", "-q"}, {"config", "user.name", "r"}, {"config", "user.email", "r@example.com"}, {"add", "-A"}, {"commit", "-q", "-m", "copy"}} {
 		runIn(t, dst, "git", args...)
 	}

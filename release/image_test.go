@@ -1,8 +1,7 @@
 package release_test
 
-// The container image in dist/: the OCI archive holding both
-// architectures, and the docker archive of this machine's architecture,
-// unpacked and booted as the image's non-root user.
+// The container image in dist/: the two-architecture OCI archive, and this
+// machine's docker archive booted as the non-root user.
 
 import (
 	"archive/tar"
@@ -136,11 +135,9 @@ func TestDistImageOCIArchive(t *testing.T) {
 	}
 }
 
-// TestDistImageBootsAsNonRoot unpacks the docker archive of this machine's
-// architecture the way an engine would, checks its configuration, and runs
-// the binary inside the unpacked root filesystem as the image's user:
-// `version`, then `serve --http` answering /healthz, and /readyz, which
-// needs the ledger in the state directory that user must be able to write.
+// TestDistImageBootsAsNonRoot unpacks this machine's docker archive, checks
+// its configuration, and runs `version` and `serve --http` (/healthz,
+// /readyz) as the image's user.
 func TestDistImageBootsAsNonRoot(t *testing.T) {
 	s := distStamp(t)
 	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
@@ -168,8 +165,7 @@ func TestDistImageBootsAsNonRoot(t *testing.T) {
 	}
 }
 
-// readDockerImage reads the docker archive of this machine's architecture
-// and checks its manifest and configuration; it returns the one layer.
+// readDockerImage reads and checks this machine's docker archive and returns its one layer.
 func readDockerImage(t *testing.T, s releaseStamp) ([]byte, ociConfig) {
 	t.Helper()
 	files := map[string][]byte{}
@@ -191,15 +187,13 @@ func readDockerImage(t *testing.T, s releaseStamp) ([]byte, ociConfig) {
 	return files[manifest[0].Layers[0]], cfg
 }
 
-// bootedImage is an unpacked root filesystem whose entry point runs under
-// chroot as the image's user.
+// bootedImage is an unpacked root filesystem whose entry point runs under chroot as the image's user.
 type bootedImage struct {
 	rootfs string
 	cfg    ociConfig
 }
 
-// command runs the entry point with args, in the image's environment plus
-// what a deployment sets.
+// command runs the entry point with args in the image's environment plus a deployment's.
 func (img *bootedImage) command(env []string, args ...string) *exec.Cmd {
 	uid, gid, _ := strings.Cut(img.cfg.Config.User, ":")
 	cmd := exec.Command("chroot", append([]string{"--userspec=" + uid + ":" + gid, "--groups=", img.rootfs}, append(img.cfg.Config.Entrypoint, args...)...)...)
@@ -207,8 +201,7 @@ func (img *bootedImage) command(env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// refusesWithoutUpstream: the image's server has no embedded demo
-// StoreLink, so without UPSTREAM_BASE_URL it exits with status 2.
+// refusesWithoutUpstream: with no embedded demo, no UPSTREAM_BASE_URL means exit 2.
 func (img *bootedImage) refusesWithoutUpstream(t *testing.T) {
 	t.Helper()
 	refused := img.command(nil, "serve", "--http", "127.0.0.1:0")
@@ -225,9 +218,8 @@ func (img *bootedImage) refusesWithoutUpstream(t *testing.T) {
 	}
 }
 
-// servesProbes serves over HTTP against a mock StoreLink on loopback (the
-// keyring inline, as a file would have to be inside the root filesystem),
-// checks both probes answer 200, and stops the server with SIGTERM.
+// servesProbes serves against a mock with an inline keyring, checks both
+// probes answer 200, and stops with SIGTERM.
 func (img *bootedImage) servesProbes(t *testing.T) {
 	t.Helper()
 	mock, err := mockstorelink.Start(mockstorelink.Options{})
@@ -257,8 +249,7 @@ func (img *bootedImage) servesProbes(t *testing.T) {
 	}
 }
 
-// unpackLayer extracts a gzipped layer as an engine would: modes and
-// numeric owners as recorded, paths kept inside root.
+// unpackLayer extracts a gzipped layer with recorded modes and owners, keeping paths inside root.
 func unpackLayer(t *testing.T, root string, layer []byte) {
 	t.Helper()
 	for _, m := range readTar(t, bytes.NewReader(layer), true) {
