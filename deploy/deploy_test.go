@@ -1,9 +1,8 @@
 package deploy_test
 
 // Checks of the deployment files under deploy/ (docs/operations.md): the
-// systemd unit passes `systemd-analyze verify`, the Kubernetes manifest has
-// the shape the runbooks rely on, and the server accepts the manifest's own
-// arguments and environment.
+// systemd unit, the Kubernetes manifest's shape, and that the server accepts
+// the manifest's arguments and environment.
 
 import (
 	"bytes"
@@ -48,8 +47,7 @@ func TestDeploySystemdUnitVerifies(t *testing.T) {
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Skip("systemd-analyze is not installed (Debian package systemd; .ci/run installs it)")
 	}
-	// verify insists that ExecStart's program exists: point it at the
-	// binary under test, change nothing else.
+	// verify needs ExecStart's program to exist: point it at the binary under test.
 	const installed = "/usr/local/bin/storelink-mcp"
 	if !bytes.Contains(unit, []byte("ExecStart="+installed+" ")) {
 		t.Fatalf("the unit does not start %s", installed)
@@ -181,8 +179,7 @@ func TestDeployKubernetesManifest(t *testing.T) {
 		}
 	}
 	d := objs["Deployment"]
-	// One replica and Recreate: the SQLite ledger must never be open in
-	// two pods (a PostgreSQL ledger for replicas is not built yet).
+	// One replica and Recreate: the SQLite ledger must never be open in two pods.
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != "Recreate" {
 		t.Errorf("replicas %v strategy %q, want 1 and Recreate", d.Spec.Replicas, d.Spec.Strategy.Type)
 	}
@@ -206,8 +203,7 @@ func TestDeployKubernetesManifest(t *testing.T) {
 	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("probes on %q and %q, want /readyz and /healthz", c.ReadinessProbe.HTTPGet.Path, c.LivenessProbe.HTTPGet.Path)
 	}
-	// The MCP port and, beside it, the metrics port the pod's annotations
-	// name for Prometheus (checked in TestDeployMetricsAssets).
+	// The MCP port and the metrics port named in the pod's annotations.
 	ports := map[string]int{}
 	for _, p := range c.Ports {
 		ports[p.Name] = p.ContainerPort
@@ -239,8 +235,8 @@ func TestDeployKubernetesManifest(t *testing.T) {
 		}
 		mounts[m.MountPath] = m.Name
 	}
-	// Every file the environment names lies on a mounted volume, and every
-	// variable is one the README documents.
+	// Every file the environment names is on a mounted volume, and every
+	// variable is documented in the README.
 	for _, e := range c.Env {
 		if !documented(t, e.Name) {
 			t.Errorf("env %s is not documented in the README", e.Name)
@@ -251,10 +247,9 @@ func TestDeployKubernetesManifest(t *testing.T) {
 	}
 }
 
-// TestDeployKubernetesConfigurationStarts runs the real server with the
-// manifest's arguments and environment (files and StoreLink replaced by a
-// local world, the listen address by loopback) and probes it as the
-// kubelet would.
+// TestDeployKubernetesConfigurationStarts runs the server with the
+// manifest's arguments and environment (files, StoreLink and listen address
+// replaced locally) and probes it as the kubelet would.
 func TestDeployKubernetesConfigurationStarts(t *testing.T) {
 	objs, _ := readManifest(t)
 	c := objs["Deployment"].Spec.Template.Spec.Containers[0]

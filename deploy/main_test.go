@@ -7,6 +7,5 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// TestMain removes the storelink-mcp that e2etest.Binary built, if a test
-// asked for it.
+// TestMain removes the binary e2etest.Binary built, if any.
 func TestMain(m *testing.M) { os.Exit(e2etest.Run(m)) }

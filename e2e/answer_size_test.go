@@ -16,15 +16,12 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// butterClock is the transcript's clock: the butter scenario's figures, and
-// so the answers' sizes, are the same on every run at it.
+// butterClock is the transcript's clock, at which the answers' sizes are stable.
 const butterClock = "2026-11-27T14:30:00+01:00"
 
-// TestAnswerSizes is the table of what the model reads: each tool's answer
-// for the scenario fixtures, in bytes of text content, against a budget.
-// Every answer is read by the model in full, so an answer that grows is a
-// cost on every call; raise a budget only with the reason in the commit.
-// Run with -v to print the table (docs/benchmarks.md records it).
+// TestAnswerSizes checks each tool's answer size in bytes against a budget:
+// the model reads every answer in full. Raise a budget only with a reason.
+// Run with -v to print the table (docs/benchmarks.md).
 func TestAnswerSizes(t *testing.T) {
 	dir := t.TempDir()
 	p := e2etest.StartServer(t, []string{
@@ -45,8 +42,7 @@ func TestAnswerSizes(t *testing.T) {
 		tool   string
 		args   map[string]any
 		budget int
-		// then runs after the call with its envelope, for calls that need
-		// an earlier answer (the order id).
+		// then runs after the call, for calls that need an earlier answer.
 		then func(env map[string]any)
 	}{
 		{name: "stores (2 in keyring)", tool: "korral_list_authorized_stores", args: map[string]any{}, budget: 700},
@@ -68,9 +64,7 @@ func TestAnswerSizes(t *testing.T) {
 			args = map[string]any{"store_id": "47", "order_id": confirmed["order_id"]}
 		}
 		text := answerText(t, p, r.tool, args)
-		// The run is on the embedded StoreLink, whose every answer carries
-		// the demo notice; a deployment's answers do not, so the budget
-		// holds for the answer without it.
+		// Budgets exclude the embedded StoreLink's demo notice.
 		if !strings.Contains(text, noticeField) {
 			t.Errorf("%s: the demo answer carries no demo notice:\n%s", r.name, text)
 		}
@@ -96,9 +90,8 @@ var noticeField = func() string {
 	return `,"demo_notice":` + string(b)
 }()
 
-// answerText calls a tool and returns its text content, checking that the
-// structured content of a success says the same, and that a tool error has
-// none (its envelope is text only).
+// answerText calls a tool and returns its text, checking a success's
+// structured content agrees and a tool error has none.
 func answerText(t *testing.T, p *e2etest.Proc, tool string, args map[string]any) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -10,10 +10,8 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// TestTenThousandStoreKeyringIsListedInBoundedPages: a keyring far larger
-// than the chain is listed at most 200 stores an answer, with a request to
-// StoreLink only for the stores of that answer, and the answer says how
-// many there are in all.
+// TestTenThousandStoreKeyringIsListedInBoundedPages: a huge keyring is listed
+// at most 200 stores an answer, asking StoreLink only for those, with the total.
 func TestTenThousandStoreKeyringIsListedInBoundedPages(t *testing.T) {
 	const stores, page = 10000, 200
 	w := e2etest.NewWorld(t)
@@ -46,9 +44,8 @@ func TestTenThousandStoreKeyringIsListedInBoundedPages(t *testing.T) {
 	}
 }
 
-// TestKeyringWithInvalidUTF8IsRefused: a key that is not valid UTF-8 stops
-// start-up with exit 2, naming the byte's place and not the key, instead of
-// being rewritten to U+FFFD and sent.
+// TestKeyringWithInvalidUTF8IsRefused: a non-UTF-8 key stops start-up with
+// exit 2, naming the byte's place and not the key.
 func TestKeyringWithInvalidUTF8IsRefused(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	if err := os.WriteFile(w.KeyringPath, []byte("{\"47\": \"sk-live-\xff47\"}"), 0o600); err != nil {
@@ -67,10 +64,8 @@ func TestKeyringWithInvalidUTF8IsRefused(t *testing.T) {
 	}
 }
 
-// TestRenamedRequiredFieldIsAContractError: StoreLink renaming on_hand_units
-// used to decode as 0 units on hand, and the risk check said the butter
-// would run out; now the answer names the field as renamed, with its
-// rule, never as a count.
+// TestRenamedRequiredFieldIsAContractError: a renamed on_hand_units is named
+// with its rule, never read as a count.
 func TestRenamedRequiredFieldIsAContractError(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env())

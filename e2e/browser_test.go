@@ -11,10 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// browser starts chromium (found by e2etest.NeedTool), headless, with a
-// fresh profile and a window of width×height, and returns its context for
-// chromedp. The test's end closes the browser and waits for it; three
-// minutes bound it in any case.
+// browser starts headless chromium with a fresh profile and a width×height
+// window and returns its chromedp context; closed at the test's end.
 func browser(t *testing.T, chromium string, width, height int) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -28,9 +26,8 @@ func browser(t *testing.T, chromium string, width, height int) context.Context {
 	return bctx
 }
 
-// page drives one browser tab for a test; each step fails the test on an
-// error. logs, when set, is added to a failed step's message (a server's
-// stderr).
+// page drives one browser tab; each step fails the test on an error, adding
+// logs (a server's stderr) when set.
 type page struct {
 	t    *testing.T
 	ctx  context.Context
@@ -78,8 +75,7 @@ func (p page) wantText(sel string, parts ...string) {
 	}
 }
 
-// shot saves a screenshot of the whole page as name in the test's artefact
-// directory.
+// shot saves a full-page screenshot as name in the artefact directory.
 func (p page) shot(name string) {
 	p.t.Helper()
 	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))

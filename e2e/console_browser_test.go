@@ -13,16 +13,10 @@ import (
 	"github.com/korral/storelink/mcpserver/console/consoletest"
 )
 
-// The approvals console in a real browser, driven the way a buyer uses it:
-// type the name and secret, click Log in, read the inbox, open the order,
-// look at the chart, click Approve, read the outcome; reject another order,
-// first with a blank reason. The console runs in process over the fake
-// backend, on loopback; the journey with the real binary, the real mock
-// and the real ledger builds on the same steps.
-//
-// Screenshots go to the test's artefact directory (`go test -run
-// TestConsoleInABrowser -artifacts -outputdir DIR ./e2e`);
-// docs/images/console-order.png is one of them.
+// The approvals console in a real browser, used as a buyer does: log in,
+// open an order, approve, reject another. It runs in process over the fake
+// backend. Screenshots go to the artefact directory (-artifacts -outputdir
+// DIR); docs/images/console-order.png is one of them.
 func TestConsoleInABrowser(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	// A fixed clock keeps the screenshots the same from run to run.
@@ -54,8 +48,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	consoleRejectWithReason(pg, b, srv.URL)
 }
 
-// consoleLogIn: a wrong secret first, refused with the form there again;
-// then the right one, and the inbox shows both stores' orders.
+// consoleLogIn: a wrong secret is refused; the right one shows both stores' orders.
 func consoleLogIn(pg page, url string) {
 	pg.do("open the console", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("name")))
 	pg.do("type a wrong secret",
@@ -74,8 +67,7 @@ func consoleLogIn(pg page, url string) {
 	pg.shot("console-inbox.png")
 }
 
-// consoleApproveWithChart opens the store 47 order (the product, the
-// evidence, the chart) and approves it: StoreLink holds one order.
+// consoleApproveWithChart opens and approves the store 47 order: StoreLink holds one order.
 func consoleApproveWithChart(pg page, b *consoletest.Backend) {
 	t := pg.t
 	pg.submit("open the order", `a[href="/orders/ap-47"]`)
@@ -103,9 +95,7 @@ func consoleApproveWithChart(pg page, b *consoletest.Backend) {
 	}
 }
 
-// consoleDoubleClickApprove: a double-click on Approve raises one order:
-// two clicks on the button, the second before the first one's page
-// arrives, as a person makes them.
+// consoleDoubleClickApprove: a double-click on Approve raises one order.
 func consoleDoubleClickApprove(pg page, b *consoletest.Backend, url string) {
 	t := pg.t
 	pg.do("open the second order", chromedp.Navigate(url+"/orders/ap-47b"),
@@ -115,8 +105,7 @@ func consoleDoubleClickApprove(pg page, b *consoletest.Backend, url string) {
 		t.Fatal(err)
 	}
 	x, y := (box.Content[0]+box.Content[4])/2, (box.Content[1]+box.Content[5])/2
-	// Do, not RunResponse: the second click's submission may abort the
-	// first's navigation, and which page the browser keeps is the point.
+	// Do, not RunResponse: the second click may abort the first's navigation.
 	if err := chromedp.Do(pg.ctx, chromedp.MouseClickXY(x, y), chromedp.MouseClickXY(x, y, chromedp.ClickCount(2))); err != nil {
 		t.Fatalf("double-click approve: %v", err)
 	}
@@ -129,8 +118,7 @@ func consoleDoubleClickApprove(pg page, b *consoletest.Backend, url string) {
 	}
 }
 
-// consoleRejectWithReason rejects the Brno order: a blank reason is
-// refused, a real one taken; the history shows both decisions.
+// consoleRejectWithReason: a blank reason is refused, a real one taken, and both show in the history.
 func consoleRejectWithReason(pg page, b *consoletest.Backend, url string) {
 	t := pg.t
 	pg.do("back to the inbox", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("inbox")))

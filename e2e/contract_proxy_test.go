@@ -10,11 +10,8 @@ import (
 	"github.com/korral/storelink/openapi/contract"
 )
 
-// TestContractProxyBetweenServerAndMock puts the validating proxy between
-// the real storelink-mcp and the mock, drives every tool, a confirmed
-// write included, and expects the proxy to find nothing: the toolkit's
-// requests and the mock's answers both keep the contract. The write went
-// through the proxy unchanged: the mock holds what the ledger says.
+// TestContractProxyBetweenServerAndMock: with the validating proxy between
+// server and mock, every tool (a write included) finds no contract break.
 func TestContractProxyBetweenServerAndMock(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	var findings e2etest.SyncBuffer

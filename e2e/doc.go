@@ -1,6 +1,4 @@
-// Package e2e holds the end-to-end tests: the real storelink-mcp binary,
-// built once per run, driven over stdio and Streamable HTTP by the go-sdk
-// client, the TypeScript SDK clients, a browser and raw JSON-RPC, against a
-// mock StoreLink on loopback. It has no code of its own; README.md says what
-// the suite covers, what it needs and how to run one test.
+// Package e2e holds the end-to-end tests of the real binary against a mock
+// StoreLink; README.md says what it covers and how to run one test. It has
+// no code of its own.
 package e2e

@@ -13,13 +13,11 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// firstHour is the section of docs/contract-checker.md whose commands this
-// test runs: they patch, regenerate and build the repository, so they run
-// in a copy of it.
+// firstHour is the docs/contract-checker.md section this test runs, in a
+// copy of the repository.
 const firstHour = "## Meeting your StoreLink: the first hour"
 
-// firstHourCommands returns the command lines of the section's sh blocks,
-// in order.
+// firstHourCommands returns the section's sh command lines, in order.
 func firstHourCommands(t *testing.T) []string {
 	t.Helper()
 	doc, err := os.ReadFile(filepath.Join(e2etest.Root(t), "docs", "contract-checker.md"))
@@ -45,10 +43,8 @@ func firstHourCommands(t *testing.T) []string {
 }
 
 // TestFirstHourDocRuns runs "Meeting your StoreLink: the first hour" as
-// written, but for the member's address: the member starts, the first
-// check finds the drift (exit 1), suggest's patch applies, make generate
-// and the build need no edit, the second check conforms, and doctor reads
-// every store of the keyring.
+// written: drift found, patch applied, generate and build need no edit, the
+// second check conforms and doctor reads every store.
 func TestFirstHourDocRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("regenerates and builds a copy of the repository")
@@ -98,9 +94,8 @@ func TestFirstHourDocRuns(t *testing.T) {
 	}
 }
 
-// startZooCmd builds the zoo's command in dir, starts it with args, and
-// returns the base URL it prints; the process is killed by its PID when
-// the test ends.
+// startZooCmd builds and starts the zoo's command and returns the base URL it
+// prints; it is killed by PID at the test's end.
 func startZooCmd(t *testing.T, dir, args string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "zoo-storelink")
@@ -123,8 +118,7 @@ func startZooCmd(t *testing.T, dir, args string) string {
 	return url
 }
 
-// bash runs one command line of the document in dir, bounded in time, and
-// returns its output and exit code.
+// bash runs one command line in dir, bounded in time, returning output and exit code.
 func bash(t *testing.T, dir, line string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer

@@ -12,16 +12,15 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// water is an order of the SKU whose supplier has a minimum order (48
-// units, cases of 6) at store 47.
+// water is an order of the SKU whose supplier has a minimum (48 units, cases of 6) at store 47.
 func water(qty int, extra ...any) map[string]any {
 	args := e2etest.Order(qty, extra...)
 	args["sku"] = mockstorelink.SKUMinimumOrder
 	return args
 }
 
-// Story: a preview said refuse (below the supplier's minimum), the confirm
-// went to StoreLink anyway, got 422, and the key was spent.
+// An order the preview refuses (below the supplier's minimum) is not sent at
+// confirm, and the key is not spent.
 func TestQuantityGateBindsTheConfirm(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))
@@ -57,8 +56,7 @@ func TestQuantityGateBindsTheConfirm(t *testing.T) {
 	}
 	judge(t, w)
 
-	// A review verdict (not a whole number of cases) is the buyer's to
-	// weigh: it still sends.
+	// A review verdict (not whole cases) is the buyer's to weigh: it still sends.
 	odd := data(t, p.Call("korral_raise_replenishment_order", water(50, "reason", "Heatwave forecast for the weekend.")))
 	qc := odd["quantity_check"].(map[string]any)
 	if qc["verdict"] != "review" || !strings.Contains(fmt.Sprint(qc["reasons"]), "not a whole number of cases") {
@@ -74,9 +72,8 @@ func TestQuantityGateBindsTheConfirm(t *testing.T) {
 	judge(t, w)
 }
 
-// In approval mode the gate holds at both ends: a confirm below the minimum
-// is not staged, and an approval re-checks a staged order (here one staged
-// by a version without the gate) before anything is claimed or sent.
+// In approval mode a confirm below the minimum is not staged, and an approval
+// rechecks a staged order before anything is claimed or sent.
 func TestQuantityGateHoldsForApprovals(t *testing.T) {
 	w, env, cred := approvalWorld(t)
 	p := e2etest.StartServer(t, env)
@@ -106,9 +103,8 @@ func TestQuantityGateHoldsForApprovals(t *testing.T) {
 	judge(t, w)
 }
 
-// Story: a caller scoped to stores 47 and 102 passed an idempotency key of
-// a store 55 entry in a shared ledger and was told that entry's store, SKU
-// and quantity.
+// A caller scoped to stores 47 and 102 learns nothing about a store 55 entry
+// from its idempotency key in a shared ledger.
 func TestAnotherStoresEntryIsNeverDescribed(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	// Another deployment, holding store 55's key, shares the state file.
@@ -143,8 +139,7 @@ func TestAnotherStoresEntryIsNeverDescribed(t *testing.T) {
 		}
 		leaks(fmt.Sprintf("reused key (confirm %v)", confirm), env)
 	}
-	// The same request as theirs, at our store, with their key: a replay
-	// would need the same store, so it is reuse, and just as quiet.
+	// Same request at our store with their key: reuse, and just as quiet.
 	ours := e2etest.Order(120, "sku", mockstorelink.SKUSteady, "store_id", "47", "confirm", true, "idempotency_key", "shared-key-0001")
 	env := p.Call("korral_raise_replenishment_order", ours)
 	if e2etest.Code(env) != "IDEMPOTENCY_KEY_REUSED" {
@@ -162,8 +157,7 @@ func TestAnotherStoresEntryIsNeverDescribed(t *testing.T) {
 	judge(t, w)
 }
 
-// A ledger written before one order id belonged to one entry may hold an
-// order twice; the duplicate warning counts it once.
+// A ledger may hold an order id twice; the duplicate warning counts it once.
 func TestDuplicateWarningCountsAnOrderOnce(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env("ALLOW_WRITES=true"))

@@ -9,8 +9,7 @@ import (
 	"github.com/korral/storelink/mcpserver"
 )
 
-// TestMain removes the storelink-mcp that e2etest.Binary built, if a test
-// asked for it.
+// TestMain removes the binary e2etest.Binary built, if any.
 func TestMain(m *testing.M) { os.Exit(e2etest.Run(m)) }
 
 func data(t *testing.T, env map[string]any) map[string]any {
@@ -31,11 +30,8 @@ func plainText(v any) string {
 
 func num(v any) float64 { f, _ := v.(float64); return f }
 
-// freePort is a loopback port nobody listened on a moment ago: for a program
-// that cannot report the port it picked (Prometheus), for a server whose
-// public URL must be known before it starts (the OAuth resource identifier is
-// configured, not guessed from requests), or for an address where nothing
-// listens.
+// freePort is a loopback port free a moment ago, for servers whose port must
+// be known before they start.
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -20,8 +20,7 @@ import (
 
 func allRequests(mockstorelink.RequestRecord) bool { return true }
 
-// A stateless tools/call, complete in one request: what an attacker without
-// a valid token would send.
+// A complete stateless tools/call, as an attacker without a valid token would send it.
 func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")
@@ -48,8 +47,7 @@ func TestHTTPWithoutAValidTokenNothingRuns(t *testing.T) {
 		}
 		cancel()
 		p.Stop()
-		// Under --stateless, the start says that 2025-11-25 hosts get no
-		// views; with sessions it has nothing to say.
+		// Under --stateless the start line says 2025-11-25 hosts get no views.
 		if got := p.Logged("http.stateless"); got != (len(mode) == 1) {
 			t.Errorf("%v: http.stateless logged: %v", mode, got)
 		}
@@ -119,9 +117,8 @@ func TestHTTPForeignHostOrOriginIsRefused(t *testing.T) {
 	}
 }
 
-// TestHTTPSIGTERMLetsAnInFlightCallFinish holds a read in StoreLink, sends
-// SIGTERM while it is held, and expects the client to get its answer and
-// the process to exit cleanly.
+// TestHTTPSIGTERMLetsAnInFlightCallFinish: on SIGTERM during a held read, the
+// client still gets its answer and the process exits cleanly.
 func TestHTTPSIGTERMLetsAnInFlightCallFinish(t *testing.T) {
 	for _, mode := range [][]string{nil, {"--stateless"}} {
 		t.Run(fmt.Sprint("flags", mode), func(t *testing.T) {
@@ -169,9 +166,8 @@ func TestHTTPSIGTERMLetsAnInFlightCallFinish(t *testing.T) {
 	}
 }
 
-// TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders runs two server
-// processes on one state database and fires the same confirmed order at
-// both at once: StoreLink must see exactly one order.
+// TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders: the same order
+// confirmed at two replicas at once gives exactly one order.
 func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")
@@ -196,11 +192,10 @@ func TestHTTPTwoReplicasShareOneLedgerWithoutDuplicateOrders(t *testing.T) {
 	}
 }
 
-// sameKeyRace confirms one order under key perReplica times at each
-// replica, all at once, while a slow POST keeps the first attempt
-// "sending". The order is raised once: every other call is a replay, or an
-// unknown outcome to check, never a second order, and StoreLink sees one
-// POST. Client i at replica r is named replica-r-agent-i.
+// sameKeyRace confirms one order under key perReplica times at each replica
+// at once, with a slow first POST: StoreLink sees one POST, and every other
+// call is a replay or an unknown outcome. Client i at replica r is
+// replica-r-agent-i.
 func sameKeyRace(t *testing.T, w *e2etest.World, replicas []*e2etest.HTTPProc, key string, perReplica int) {
 	t.Helper()
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultLatency, OperationID: mockstorelink.OpCreateReplenishmentOrder, Delay: 300 * time.Millisecond})

@@ -39,11 +39,9 @@ type hostInstall struct {
 	env     map[string]string
 }
 
-// startInstalled puts the real binary and the world's keyring where the
-// example expects them under home, swaps the example's StoreLink URL for
-// the mock's, starts the command as the host would (its environment and
-// nothing of the test's but PATH), completes initialize and tools/list, and
-// stops it.
+// startInstalled installs the binary and keyring as the example expects,
+// starts the example's command as a host would (only PATH from the test),
+// completes initialize and tools/list, and stops it.
 func startInstalled(t *testing.T, home string, in hostInstall) {
 	t.Helper()
 	w := e2etest.NewWorld(t)
@@ -125,10 +123,8 @@ func startInstalled(t *testing.T, home string, in hostInstall) {
 	}
 }
 
-// TestReadmeClaudeCodeInstall runs the README's `claude mcp add` line in
-// bash with a `claude` that records its arguments (the CLI is not installed
-// here), so $HOME expands as in the user's shell, then starts what Claude
-// Code would start: the command after `--` with the `--env` settings.
+// TestReadmeClaudeCodeInstall runs the README's `claude mcp add` line with a
+// recording `claude`, then starts the command and --env settings it got.
 func TestReadmeClaudeCodeInstall(t *testing.T) {
 	var line string
 	for _, m := range regexp.MustCompile("(?ms)^```sh\n(.*?)^```\n").FindAllStringSubmatch(installSection(t), -1) {
@@ -185,8 +181,7 @@ func TestReadmeClaudeCodeInstall(t *testing.T) {
 	startInstalled(t, home, in)
 }
 
-// TestReadmeVSCodeInstall parses the README's mcp.json, fills in
-// ${userHome} as VS Code does, and starts its server.
+// TestReadmeVSCodeInstall starts the server from the README's mcp.json.
 func TestReadmeVSCodeInstall(t *testing.T) {
 	var block string
 	for _, m := range regexp.MustCompile("(?ms)^```json\n(.*?)^```\n").FindAllStringSubmatch(installSection(t), -1) {

@@ -13,11 +13,10 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// Reading and changing the SQLite ledger (the state file) from a test, and
-// judge, which compares it with the orders StoreLink holds.
+// Reading and changing the SQLite ledger from a test, and judge.
 
-// judge fails the test unless the orders the mock StoreLink holds, beyond its
-// fixtures, are exactly the ledger's raised orders (id, store, SKU, units).
+// judge fails the test unless the mock's new orders are exactly the ledger's
+// raised orders (id, store, SKU, units).
 func judge(t *testing.T, w *e2etest.World) {
 	t.Helper()
 	judgeEntries(t, w, ledgerEntries(t, w.StatePath))
@@ -89,8 +88,7 @@ func ledgerEntries(t *testing.T, path string) map[string]ledgerEntry {
 	return out
 }
 
-// ledgerRows is each entry's state by idempotency key, read straight from
-// the state file.
+// ledgerRows is each entry's state by idempotency key, read from the state file.
 func ledgerRows(t *testing.T, path string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -132,8 +130,7 @@ func errMessage(env map[string]any) string {
 	return m + " | " + r
 }
 
-// approvalWorld is a world in approval mode whose register holds the
-// approvers Jana and Jana Nováková, both with the secret cred.
+// approvalWorld is a world in approval mode with approvers Jana and Jana Nováková, secret cred.
 func approvalWorld(t *testing.T) (w *e2etest.World, env []string, cred string) {
 	w = e2etest.NewWorld(t)
 	cred = "approver-credential-0123456789"
@@ -155,8 +152,7 @@ func without(env []string, names ...string) []string {
 	return out
 }
 
-// postsReached waits, at most within, until StoreLink has had at least n
-// order POSTs, and says whether it had.
+// postsReached waits up to within for at least n order POSTs, and says whether they came.
 func postsReached(w *e2etest.World, n int, within time.Duration) bool {
 	for deadline := time.Now().Add(within); w.Requests(isCreate) < n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -20,8 +20,7 @@ type lineProc struct {
 	stderr *e2etest.SyncBuffer
 }
 
-// startLineProc starts cmd. At the test's end its stdin is closed, and it
-// is killed if it has not exited 10 s later.
+// startLineProc starts cmd; at test end its stdin is closed, then it is killed after 10 s.
 func startLineProc(t *testing.T, cmd *exec.Cmd) *lineProc {
 	t.Helper()
 	p := &lineProc{t: t, lines: make(chan string, 64), stderr: &e2etest.SyncBuffer{}}
@@ -60,8 +59,7 @@ func startLineProc(t *testing.T, cmd *exec.Cmd) *lineProc {
 	return p
 }
 
-// read decodes the next line into v. It fails the test when the process
-// has closed its stdout, or has written no line within wait.
+// read decodes the next line into v, failing if stdout closed or no line came within wait.
 func (p *lineProc) read(v any, wait time.Duration) {
 	p.t.Helper()
 	select {

@@ -60,9 +60,8 @@ func TestReadOnlyHidesTheWriteTool(t *testing.T) {
 	}
 }
 
-// TestButterScenarioNumbers checks the figures the butter scenario rests on,
-// through the real server: the gap (sold in 24 h minus on hand) is 17 at
-// store 47 and exactly 6 at store 102.
+// TestButterScenarioNumbers: the butter gap (sold in 24 h minus on hand) is
+// 17 at store 47 and 6 at store 102.
 func TestButterScenarioNumbers(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env())
@@ -155,8 +154,7 @@ func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 	if len(errs) != 1 || errs[0]["error_message"] == "" {
 		t.Fatalf("tool.err lines: %v", errs)
 	}
-	// The last call's audit line may still be on its way through stderr's
-	// copier when the answer arrives on stdout: wait for it, with a deadline.
+	// The last audit line may lag the answer: wait for it, with a deadline.
 	for deadline := time.Now().Add(10 * time.Second); len(p.LinesWhere("audit")) < 3 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -276,9 +274,8 @@ func TestBrokenUpstreamBodiesAreClearErrors(t *testing.T) {
 			t.Errorf("%s: %v", kind, env)
 		}
 	}
-	// The drift's field of the wrong type on a sales page is its
-	// total_count, which only qualifies the answer (ADR 0030): the sales
-	// are answered, and the total is said to be unknown.
+	// A wrong-typed total_count only qualifies the answer (ADR 0030): sales
+	// are answered, the total is unknown.
 	w.Mock.Server.SetFaults(mockstorelink.Fault{Kind: mockstorelink.FaultDriftWrongType, OperationID: mockstorelink.OpListPOSTransactions})
 	if env := p.Call("korral_list_recent_sales", args); env["ok"] != true || !strings.Contains(fmt.Sprint(env["data"]), "pos.total_count: ") {
 		t.Errorf("%s: %v", mockstorelink.FaultDriftWrongType, env)

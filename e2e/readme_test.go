@@ -12,10 +12,8 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// TestReadmeCommands runs every command of e2e/README.md from the
-// repository's root, as the README says, so that none of them rots: each is
-// a `go test -run` of tests of this suite, which must exist and pass. Any
-// kind of block other than sh is refused, so no command escapes the test.
+// TestReadmeCommands runs every sh command of e2e/README.md from the
+// repository root, each a `go test -run` of this suite; other blocks are refused.
 func TestReadmeCommands(t *testing.T) {
 	doc, err := os.ReadFile(e2etest.Path(t, "e2e/README.md"))
 	if err != nil {

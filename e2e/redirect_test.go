@@ -14,10 +14,8 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// redirector stands at UPSTREAM_BASE_URL and answers with a redirect to a
-// second server on loopback, which counts every request that reaches it.
-// With orders set, reads pass through to the mock StoreLink and only orders
-// (POST) are redirected, so that an order is really sent to the redirector.
+// redirector answers at UPSTREAM_BASE_URL with a redirect to a counting
+// loopback server. With orders set, only POSTs are redirected.
 type redirector struct {
 	URL        string
 	secondHost string
@@ -57,10 +55,9 @@ func (r *redirector) at(env []string) []string {
 
 var redirectStatuses = []int{http.StatusFound, http.StatusTemporaryRedirect}
 
-// TestRedirectedReadsSendNothingAway: a StoreLink address that redirects
-// every request. The tool answers UPSTREAM_CONTRACT_ERROR naming the status
-// and the target's host, doctor fails the upstream check the same way, and
-// no request (no key) reaches the other host.
+// TestRedirectedReadsSendNothingAway: the tool and doctor answer
+// UPSTREAM_CONTRACT_ERROR naming the status and host, and no request reaches
+// the other host.
 func TestRedirectedReadsSendNothingAway(t *testing.T) {
 	for _, status := range redirectStatuses {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
@@ -97,12 +94,9 @@ func TestRedirectedReadsSendNothingAway(t *testing.T) {
 	}
 }
 
-// TestRedirectedOrderIsNotSentAnywhere: reads reach StoreLink, but the
-// address answers the confirmed order with a redirect. The order goes
-// nowhere: the other host gets nothing, StoreLink holds no new order, and
-// the ledger records it as not sent, so the same request may be confirmed
-// again once the address is fixed. An approval sent through the same
-// address is not consumed.
+// TestRedirectedOrderIsNotSentAnywhere: a redirected order reaches no one and
+// is recorded as not sent, so it can be confirmed again; an approval through
+// the same address is not consumed.
 func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 	for _, status := range redirectStatuses {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
@@ -153,10 +147,8 @@ func TestRedirectedOrderIsNotSentAnywhere(t *testing.T) {
 	})
 }
 
-// TestContractErrorNamesItsCause: StoreLink answers store 47 with a
-// timezone that is no IANA zone. The agent's message, a warn line with the
-// call id, and doctor name the field and the rule, and none of them repeats
-// the value StoreLink sent.
+// TestContractErrorNamesItsCause: a timezone that is no IANA zone is named
+// with its rule by the message, the log and doctor, without repeating the value.
 func TestContractErrorNamesItsCause(t *testing.T) {
 	const bad = "Mars/Olympus"
 	const cause = "store.timezone: not an IANA time zone"

@@ -10,9 +10,8 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// TestRiskCheckComparesStoresInOneCall: the butter scenario's comparison in
-// one call, through the real server and the mock StoreLink. A store without
-// a key is that store's STORE_NOT_AUTHORIZED, and nothing is asked for it.
+// TestRiskCheckComparesStoresInOneCall: stores compared in one call; a store
+// without a key is STORE_NOT_AUTHORIZED and is not asked.
 func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env())
@@ -35,12 +34,9 @@ func TestRiskCheckComparesStoresInOneCall(t *testing.T) {
 	}
 }
 
-// TestStoreListFanOutIsBounded: with a keyring of 180 stores, listing them,
-// or checking 20 of them in one risk call, never keeps more requests open at
-// StoreLink at once than UPSTREAM_MAX_IN_FLIGHT (12 here), the one budget
-// every call shares (ADR 0024). A proxy in
-// front of the mock counts the requests in flight; each waits a moment, so
-// an unbounded fan-out would pile up far beyond the bound.
+// TestStoreListFanOutIsBounded: with 180 stores, listing or checking 20 never
+// exceeds UPSTREAM_MAX_IN_FLIGHT open requests (ADR 0024), counted by a
+// delaying proxy.
 func TestStoreListFanOutIsBounded(t *testing.T) {
 	const maxInFlight = 12
 	w := e2etest.NewWorld(t)

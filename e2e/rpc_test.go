@@ -13,8 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Raw JSON-RPC over HTTP, for what a well-behaved client never sends: the
-// go-sdk client (e2etest.HTTPProc.Connect) covers the rest.
+// Raw JSON-RPC over HTTP for what a well-behaved client never sends.
 
 // toolCallBody is a tools/call any token may make.
 const toolCallBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"korral_check_stock_risk","arguments":{"sku":"8847291","store_id":"47"}}}`
@@ -57,20 +56,17 @@ func withHeaders(hdr map[string]string) rpcOption {
 	}
 }
 
-// withAuthorization sends exactly these Authorization values, each on a
-// header line of its own.
+// withAuthorization sends exactly these Authorization values, one header line each.
 func withAuthorization(values ...string) rpcOption {
 	return func(r *http.Request) { r.Header["Authorization"] = values }
 }
 
-// withRevision sends the MCP-Protocol-Version header of an established
-// session of that revision.
+// withRevision sends an established session's MCP-Protocol-Version header.
 func withRevision(revision string) rpcOption {
 	return func(r *http.Request) { r.Header.Set("MCP-Protocol-Version", revision) }
 }
 
-// postRPC sends one JSON-RPC message (body) to url as a Streamable HTTP
-// client would, shaped by opts, and returns the answer.
+// postRPC sends one JSON-RPC message to url, shaped by opts, and returns the answer.
 func postRPC(t *testing.T, url, body string, opts ...rpcOption) rpcAnswer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -92,8 +88,7 @@ func postRPC(t *testing.T, url, body string, opts ...rpcOption) rpcAnswer {
 	return rpcAnswer{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
 }
 
-// post2026 sends one 2026-07-28 request (headers and _meta as that revision
-// requires) and returns the status and the JSON-RPC response.
+// post2026 sends one 2026-07-28 request and returns the status and the JSON-RPC response.
 func post2026(t *testing.T, url, method, name string, params map[string]any, opts ...rpcOption) (int, map[string]any) {
 	t.Helper()
 	if params == nil {
@@ -133,8 +128,7 @@ func post2026(t *testing.T, url, method, name string, params map[string]any, opt
 	return a.StatusCode, out
 }
 
-// statusChallengeBody is the status, the WWW-Authenticate header and the
-// body: what an authorization test looks at.
+// statusChallengeBody is the status, the WWW-Authenticate header and the body.
 func (a rpcAnswer) statusChallengeBody() (int, string, string) {
 	return a.StatusCode, a.Header.Get("WWW-Authenticate"), a.Body
 }

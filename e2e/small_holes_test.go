@@ -14,10 +14,8 @@ import (
 	"github.com/korral/storelink/internal/e2etest"
 )
 
-// TestSmallHolesAuthorizationHeader: the MCP endpoint reads a token only
-// from a request with exactly one Authorization value, so a valid token
-// beside another credential opens nothing; the console refuses every
-// bearer credential, whether a tab follows the scheme or it comes second.
+// TestSmallHolesAuthorizationHeader: the MCP endpoint reads a token only from
+// exactly one Authorization value; the console refuses every bearer credential.
 func TestSmallHolesAuthorizationHeader(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	tokens := filepath.Join(w.Dir, "tokens")
@@ -39,8 +37,7 @@ func TestSmallHolesAuthorizationHeader(t *testing.T) {
 	if n := w.Requests(allRequests); n != 0 {
 		t.Fatalf("%d requests reached StoreLink behind a refused Authorization header", n)
 	}
-	// The one value a transport would read is still read, with a space or
-	// a tab after the scheme, in any case.
+	// A single value is read, with a space or tab after the scheme, in any case.
 	for _, v := range []string{"Bearer " + e2etest.TokenDairy, "Bearer\t" + e2etest.TokenDairy, "bearer " + e2etest.TokenDairy} {
 		if got := postRPC(t, p.Base+"/mcp", toolCallBody, withAuthorization([]string{v}...)).StatusCode; got == http.StatusUnauthorized {
 			t.Errorf("MCP endpoint, %q: status %d, want the token admitted", strings.Replace(v, e2etest.TokenDairy, "TOKEN", 1), got)
@@ -83,9 +80,8 @@ func TestSmallHolesAuthorizationHeader(t *testing.T) {
 	}
 }
 
-// TestSmallHolesLooseSecretFilesAreRefused: a secret file other users can
-// read stops the server with exit 2 and one line naming the variable, the
-// file, its mode and chmod 600; doctor says the same.
+// TestSmallHolesLooseSecretFilesAreRefused: a secret file others can read
+// stops the server (exit 2) with the fix, and doctor says the same.
 func TestSmallHolesLooseSecretFilesAreRefused(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	key := filepath.Join(w.Dir, "consent.key")
@@ -130,9 +126,8 @@ func TestSmallHolesLooseSecretFilesAreRefused(t *testing.T) {
 	e2etest.StartHTTP(t, env).Stop()
 }
 
-// TestSmallHolesPromptsAreAudited: a prompts/get is a row of the audit
-// trail that `storelink-mcp audit` shows, with its call id, the prompt,
-// its arguments and the outcome.
+// TestSmallHolesPromptsAreAudited: a prompts/get is an audit row with its
+// call id, prompt, arguments and outcome.
 func TestSmallHolesPromptsAreAudited(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	p := e2etest.StartServer(t, w.Env())

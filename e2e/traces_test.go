@@ -1,8 +1,7 @@
 package e2e_test
 
-// Traces end to end: the real binary exports over OTLP/HTTP to a receiver
-// in this test that decodes the protocol's protobuf messages, as a
-// collector does.
+// Traces end to end: the binary exports over OTLP/HTTP to a receiver in this
+// test that decodes the protobuf messages.
 
 import (
 	"context"
@@ -27,8 +26,7 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// otlpReceiver is an OTLP/HTTP endpoint on loopback that keeps every span
-// it is sent, and every byte, for the secrets check.
+// otlpReceiver is a loopback OTLP/HTTP endpoint keeping every span and byte it is sent.
 type otlpReceiver struct {
 	srv *httptest.Server
 
@@ -132,8 +130,7 @@ func TestTracesReachACollectorOverOTLP(t *testing.T) {
 	p := e2etest.StartHTTP(t, w.Env("ALLOW_WRITES=true", "MCP_AUTH_TOKENS_FILE="+tokens,
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.srv.URL, "OTEL_METRIC_EXPORT_INTERVAL=1000", "OTEL_SERVICE_NAME=storelink-e2e"),
 		"--metrics", "127.0.0.1:0")
-	// A 2025-11-25 session, so the span carries mcp.session.id (a
-	// 2026-07-28 request has no session).
+	// A 2025-11-25 session, so the span carries mcp.session.id.
 	cs := p.ConnectAt(token, "traces-e2e", "2025-11-25")
 
 	const parentTrace, parentSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
@@ -175,9 +172,8 @@ func isServer(s *tracepb.Span, name string) bool {
 	return s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == name
 }
 
-// checkCallerTrace: the risk check continues the caller's trace: its span's
-// parent is the caller's span, and its StoreLink requests are its children.
-// It returns the call's id.
+// checkCallerTrace: the risk check's span is a child of the caller's, and its
+// StoreLink requests are its children. It returns the call's id.
 func checkCallerTrace(t *testing.T, w *e2etest.World, byTrace map[string][]*tracepb.Span, parentTrace, parentSpan string) string {
 	t.Helper()
 	risk := byTrace[parentTrace]
@@ -227,8 +223,7 @@ func checkCallerTrace(t *testing.T, w *e2etest.World, byTrace map[string][]*trac
 	return a["storelink.call_id"]
 }
 
-// checkOrderTrace: one trace per call; the order is a trace of its own,
-// with its ledger transitions and the send under the tool span.
+// checkOrderTrace: one trace per call; the send and ledger transitions are under the tool span.
 func checkOrderTrace(t *testing.T, byTrace map[string][]*tracepb.Span, parentTrace string) {
 	t.Helper()
 	var orderTrace []*tracepb.Span
@@ -253,8 +248,7 @@ func checkOrderTrace(t *testing.T, byTrace map[string][]*tracepb.Span, parentTra
 	}
 }
 
-// checkTraceIDLogged: the trace id is in the call's log lines and its
-// audit row.
+// checkTraceIDLogged: the trace id is in the call's log lines and audit row.
 func checkTraceIDLogged(t *testing.T, p *e2etest.HTTPProc, w *e2etest.World, callID, parentTrace string) {
 	t.Helper()
 	lines := 0
@@ -283,8 +277,7 @@ func checkTraceIDLogged(t *testing.T, p *e2etest.HTTPProc, w *e2etest.World, cal
 	}
 }
 
-// checkNothingSecretExported: metrics were pushed too; no key, token or
-// header value went anywhere.
+// checkNothingSecretExported: no key, token or header value was exported, metrics included.
 func checkNothingSecretExported(t *testing.T, rcv *otlpReceiver, p *e2etest.HTTPProc, w *e2etest.World, token string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -321,9 +314,8 @@ func checkNothingSecretExported(t *testing.T, rcv *otlpReceiver, p *e2etest.HTTP
 	}
 }
 
-// TestUnreachableCollectorCostsOneWarning points the export at a port
-// nobody listens on: every call answers as without tracing, and the
-// failure is logged once, however many exports fail.
+// TestUnreachableCollectorCostsOneWarning: with no collector listening,
+// calls answer as without tracing and the failure is logged once.
 func TestUnreachableCollectorCostsOneWarning(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	dead := "http://127.0.0.1:" + strconv.Itoa(freePort(t))

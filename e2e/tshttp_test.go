@@ -25,10 +25,8 @@ type tsHTTPReply struct {
 	Redirect *string          `json:"redirect"`
 }
 
-// startTSHTTP starts the driver against url with token; provider says
-// whether the token comes from an OAuth provider (which runs the client's
-// discovery on a 401 or 403) or from a fixed Authorization header. It
-// returns the readiness line.
+// startTSHTTP starts the HTTP driver against url with token, from an OAuth
+// provider or a fixed header, and returns the readiness line.
 func startTSHTTP(t *testing.T, inst tsInstall, url, token string, provider bool) (*tsHTTPHost, tsHTTPReply) {
 	t.Helper()
 	work := stageTSScript(t, inst, "http.mjs")

@@ -112,8 +112,8 @@ func TestConfirmedOrderIdempotentAcrossRestartWithDuplicateWarning(t *testing.T)
 	judge(t, w)
 }
 
-// TestCrashAfterPostLeaves kills the server while StoreLink holds the POST;
-// after a restart, a retry with the same key must not raise a second order.
+// TestCrashAfterPostLeaves: after a crash mid-POST and a restart, a retry
+// with the same key raises no second order.
 func TestCrashAfterPostLeaves(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true", "UPSTREAM_TIMEOUT=30s")
@@ -164,8 +164,7 @@ func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 	if exit != 0 || !strings.Contains(list, approvalID) {
 		t.Fatalf("list (exit %d): %s", exit, list)
 	}
-	// No secret, a wrong one, no --approver, and the old --as: nothing is
-	// released.
+	// No secret, a wrong one, no --approver, or --as: nothing is released.
 	if _, stderr, exit := e2etest.RunCLI(t, env, "approvals", "approve", "--approver", "Jana Nováková", approvalID); exit != 2 || !strings.Contains(stderr, "no secret for approver") {
 		t.Fatalf("approve without a secret: exit %d %s", exit, stderr)
 	}
@@ -181,8 +180,7 @@ func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d POSTs before a valid approval", n)
 	}
-	// Typed in lower case, from a secret file; the ledger records the
-	// register's spelling.
+	// Lower case from a secret file; the ledger records the register's spelling.
 	secretFile := filepath.Join(w.Dir, "jana.secret")
 	if err := os.WriteFile(secretFile, []byte(cred+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -219,9 +217,8 @@ func TestApprovalModeOnlyAPersonReleases(t *testing.T) {
 }
 
 // A self-chosen credential approves nothing: the shared credential's
-// variables stop every command at start-up with the migration step, and a
-// made-up approver with a secret of their own choosing is denied; the mock
-// holds no order.
+// variables stop every command at start-up, and an unregistered approver is
+// denied.
 func TestSelfChosenCredentialApprovesNothing(t *testing.T) {
 	w := e2etest.NewWorld(t)
 	env := w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")
@@ -244,8 +241,7 @@ func TestSelfChosenCredentialApprovesNothing(t *testing.T) {
 			stdout, stderr, exit := e2etest.RunCLIStdin(t, mine, "x-credential-of-my-own\n", args...)
 			want := old + " is no longer used: approvers are named and verified by the server's own record; run `storelink-mcp approvers add NAME` for each approver, hand each their secret, and remove " + old + " from the environment"
 			if args[0] == "doctor" {
-				// doctor reports a configuration it cannot load as a
-				// failed check (exit 1), on stdout.
+				// doctor reports an unloadable configuration as a failed check (exit 1) on stdout.
 				exit, stderr = exit+1, stdout
 			}
 			if exit != 2 || !strings.Contains(stderr, want) || strings.Contains(stderr, "x-credential-of-my-own") {
@@ -260,8 +256,7 @@ func TestSelfChosenCredentialApprovesNothing(t *testing.T) {
 	if _, stderr, exit := e2etest.RunCLI(t, append(slices.Clone(env), "APPROVAL_CREDENTIAL_FILE="+file), "approvals", "list"); exit != 2 || !strings.Contains(stderr, "APPROVAL_CREDENTIAL_FILE is no longer used") {
 		t.Fatalf("APPROVAL_CREDENTIAL_FILE: exit %d\n%s", exit, stderr)
 	}
-	// A name nobody registered, with any secret, and a registered name with
-	// a secret of one's own: denied alike, exit 1.
+	// An unregistered name, or a registered one with the wrong secret: exit 1.
 	for _, who := range []string{"mallory", "Jana Nováková"} {
 		_, stderr, exit := e2etest.RunCLI(t, append(slices.Clone(env), "APPROVER_SECRET=x-credential-of-my-own"), "approvals", "approve", id, "--approver", who)
 		if exit != 1 || !strings.Contains(stderr, "approval denied: the approver name or secret is not recognised; nothing was changed") {

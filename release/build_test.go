@@ -1,10 +1,7 @@
 package release_test
 
-// The production build of storelink-mcp (ADR 0015): the release archives
-// and the image ship it built with the nodemo tag, which leaves the embedded
-// demo StoreLink, and with it the mock's contract-validation libraries, out
-// of the binary. These checks build it as `make release` does and need no
-// dist/; checkReleaseBinary repeats the link check on the shipped binaries.
+// The production build (ADR 0015): built with the nodemo tag, without the
+// embedded demo StoreLink and its libraries. Needs no dist/.
 
 import (
 	"context"
@@ -24,17 +21,14 @@ import (
 // releaseTags is the build tag of the Makefile's RELEASE_TAGS.
 const releaseTags = "nodemo"
 
-// demoOnlyModules are linked only for the embedded demo StoreLink: the mock
-// itself, and kin-openapi with the JSON Schema library whose init compiles
-// meta-schemas on every start.
+// demoOnlyModules are linked only for the embedded demo StoreLink.
 var demoOnlyModules = []string{
 	"github.com/korral/storelink/mockstorelink",
 	"github.com/getkin/kin-openapi",
 	"github.com/santhosh-tekuri/jsonschema",
 }
 
-// buildRelease builds storelink-mcp with the release's environment and tag
-// (symbols kept, so `go tool nm` can read them).
+// buildRelease builds storelink-mcp as released, with symbols for `go tool nm`.
 func buildRelease(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "storelink-mcp")
@@ -47,8 +41,7 @@ func buildRelease(t *testing.T) string {
 	return bin
 }
 
-// demoLinks names the demo-only modules that `go version -m` lists as
-// linked into bin.
+// demoLinks names the demo-only modules `go version -m` lists in bin.
 func demoLinks(t *testing.T, bin string) (info string, linked []string) {
 	t.Helper()
 	out, err := exec.Command("go", "version", "-m", bin).Output()
@@ -71,8 +64,7 @@ func demoLinks(t *testing.T, bin string) (info string, linked []string) {
 }
 
 func TestDistProductionBuildLinksNoDemo(t *testing.T) {
-	// The default build links the demo's modules; if it stopped doing so,
-	// the check below would prove nothing.
+	// The default build must link them, or the check below proves nothing.
 	if _, linked := demoLinks(t, e2etest.Binary(t)); len(linked) == 0 {
 		t.Fatalf("the default build links none of %q: the check of the release build cannot tell it apart", demoOnlyModules)
 	}
@@ -96,8 +88,7 @@ func TestDistProductionBuildLinksNoDemo(t *testing.T) {
 }
 
 // TestDistProductionBuildRefusesDemo: without UPSTREAM_BASE_URL the
-// production build exits 2 with one line naming the setting, over stdio and
-// HTTP alike; with it, it serves tools/list like the default build.
+// production build exits 2 naming the setting; with it, it serves tools/list.
 func TestDistProductionBuildRefusesDemo(t *testing.T) {
 	bin := buildRelease(t)
 	w := e2etest.NewWorld(t)

@@ -17,11 +17,9 @@ import (
 	"github.com/korral/storelink/mockstorelink"
 )
 
-// TestOperationsDocCommands runs every `sh` block of docs/operations.md, in
-// order, in one directory holding the release files: the installed binary
-// then serves the later blocks, which act on a running server's keyring,
-// token file and ledger. `console` blocks need systemd or a cluster; any
-// other kind of block is refused, so no command escapes both.
+// TestOperationsDocCommands runs every `sh` block of docs/operations.md in
+// order against a running server; any other block kind except `console` is
+// refused.
 func TestOperationsDocCommands(t *testing.T) {
 	s := distStamp(t)
 	if runtime.GOOS+"/"+runtime.GOARCH != "linux/amd64" {
@@ -79,9 +77,8 @@ func TestOperationsDocCommands(t *testing.T) {
 	}
 }
 
-// operationsShellBlocks returns the sh blocks of docs/operations.md in
-// order. `console` blocks need systemd or a cluster and `nginx` blocks hold
-// configuration; any other kind of block is refused, so no command escapes.
+// operationsShellBlocks returns docs/operations.md's sh blocks in order;
+// blocks other than `console` and `nginx` are refused.
 func operationsShellBlocks(t *testing.T) []string {
 	t.Helper()
 	doc, err := os.ReadFile(e2etest.Path(t, "docs/operations.md"))
@@ -104,10 +101,9 @@ func operationsShellBlocks(t *testing.T) []string {
 	return blocks
 }
 
-// operationsServer starts the server the document's commands act on: its
-// ledger holds an order whose POST timed out (for the `unknown` runbook),
-// and it serves HTTP with a token file of two holders. It returns the
-// world, the server's base URL and the environment for the commands.
+// operationsServer starts the HTTP server the document's commands act on,
+// with a timed-out order in its ledger, and returns the world, base URL and
+// the commands' environment.
 func operationsServer(t *testing.T, s releaseStamp, work string) (*e2etest.World, string, []string) {
 	t.Helper()
 	w := e2etest.NewWorld(t)
@@ -125,9 +121,7 @@ func operationsServer(t *testing.T, s releaseStamp, work string) (*e2etest.World
 	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"),
 		"VERSION="+s.version, "KEYRING="+w.KeyringPath, "TOKENS="+tokens, "MCP_URL="+p.Base,
 		"REVOKED_TOKEN="+e2etest.TokenDairy, "STATE_DB_PATH="+w.StatePath,
-		// The server's environment, as the document asks for its commands: the
-		// released binary has no demo StoreLink whose keyring it could fall
-		// back on (ADR 0015).
+		// The released binary has no demo keyring to fall back on (ADR 0015).
 		"UPSTREAM_BASE_URL="+w.Mock.URL, "STORELINK_KEYRING_FILE="+w.KeyringPath)
 	return w, p.Base, env
 }
