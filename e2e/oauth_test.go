@@ -476,7 +476,7 @@ func TestOAuthStoreClaimLimitsATokenToItsStores(t *testing.T) {
 		t.Fatalf("%d StoreLink requests for store 102 from a token limited to 47", n)
 	}
 
-	// Without the claim: the whole keyring, as before the claim existed.
+	// Without the claim: the whole keyring.
 	all := p.Connect(iss.Token(resource, nil), "buyer-agent")
 	listed, err = e2etest.CallHTTP(t, all, "korral_list_authorized_stores", nil)
 	if err != nil || listed["data"].(map[string]any)["count_total_available"] != float64(2) {
