@@ -271,15 +271,9 @@ func defaults(table []setting, target, value ast.Expr, pkgWords []string) []find
 // kind.
 func settingsTable(t *testing.T, root string) []setting {
 	t.Helper()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join(root, tablePackage), func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	consts := map[string]string{}
 	var rows []ast.Expr
-	for _, f := range pkgs["config"].Files {
+	for _, f := range parseProductionFiles(t, filepath.Join(root, tablePackage)) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			spec, ok := n.(*ast.ValueSpec)
 			for i := 0; ok && i < len(spec.Names) && i < len(spec.Values); i++ {
@@ -326,22 +320,14 @@ func settingsTable(t *testing.T, root string) []setting {
 func packageConst(t *testing.T, root, pkg, name string) (string, *int64) {
 	t.Helper()
 	dir := "mcpserver/internal/" + pkg
-	pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join(root, dir), func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				gd, ok := d.(*ast.GenDecl)
-				for i := 0; ok && i < len(gd.Specs); i++ {
-					spec, ok := gd.Specs[i].(*ast.ValueSpec)
-					if ok && len(spec.Names) == 1 && spec.Names[0].Name == name && len(spec.Values) == 1 {
-						if v, ok := constValue(spec.Values[0]); ok {
-							return dir + " " + name, &v
-						}
+	for _, f := range parseProductionFiles(t, filepath.Join(root, dir)) {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			for i := 0; ok && i < len(gd.Specs); i++ {
+				spec, ok := gd.Specs[i].(*ast.ValueSpec)
+				if ok && len(spec.Names) == 1 && spec.Names[0].Name == name && len(spec.Values) == 1 {
+					if v, ok := constValue(spec.Values[0]); ok {
+						return dir + " " + name, &v
 					}
 				}
 			}
@@ -349,6 +335,27 @@ func packageConst(t *testing.T, root, pkg, name string) (string, *int64) {
 	}
 	t.Fatalf("the settings table takes a default from %s.%s, which %s does not declare with a literal value", pkg, name, dir)
 	return "", nil
+}
+
+// parseProductionFiles parses the .go files of dir, tests left out.
+func parseProductionFiles(t *testing.T, dir string) []*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
 }
 
 // units are the durations of package time a default may be written in.
