@@ -56,9 +56,14 @@ lint-spec: $(NODE_DIR)/node_modules/.bin/spectral ## Lint the spec with Spectral
 .PHONY: lint
 lint: fmt-check vet staticcheck lint-spec ## Every static check.
 
+# The end-to-end package runs the real binaries (the zoo adaptation alone
+# takes about 5 minutes) and passes go test's default 10-minute limit under
+# -race on 2 cores; each package still has a bound.
+TEST_TIMEOUT ?= 30m
+
 .PHONY: test
 test: ## Run every module's tests with the race detector.
-	for m in $(MODULES); do (cd $$m && go test -race -count=1 ./...); done
+	for m in $(MODULES); do (cd $$m && go test -race -count=1 -timeout $(TEST_TIMEOUT) ./...); done
 
 # A bounded fuzz run of the stdio reader (its seed corpus runs in every
 # `make test` too): whatever bytes arrive, each line gets at most one answer
@@ -75,7 +80,7 @@ fuzz-stdio: ## Fuzz the stdio transport's reader for FUZZTIME inputs (default 30
 
 .PHONY: test-isolated
 test-isolated: ## Build and test each module alone (GOWORK=off), as an importer would.
-	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 ./...); done
+	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 -timeout $(TEST_TIMEOUT) ./...); done
 
 .PHONY: ci
 ci: lint check-generate tidy-check spec-diff tsclient appshost test test-isolated fuzz-stdio conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
