@@ -57,7 +57,7 @@ lint-spec: $(NODE_DIR)/node_modules/.bin/spectral ## Lint the spec with Spectral
 lint: fmt-check vet staticcheck lint-spec ## Every static check.
 
 # The end-to-end package runs the real binaries (the zoo adaptation alone
-# takes about 5 minutes) and passes go test's default 10-minute limit under
+# takes about 5 minutes) and takes longer than go test's default 10-minute limit under
 # -race on 2 cores; each package still has a bound.
 TEST_TIMEOUT ?= 30m
 
