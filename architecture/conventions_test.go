@@ -21,22 +21,13 @@ var privateMetaphors = regexp.MustCompile(`(?i)\b(doors?|doorway|in (its|their) 
 func TestCodeUsesPlainWords(t *testing.T) {
 	root := repoRoot(t)
 	files := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || filepath.Base(p) == "conventions_test.go" {
-			return nil
+	for _, p := range goFiles(t, root) {
+		if filepath.Base(p) == "conventions_test.go" {
+			continue
 		}
 		src, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		files++
 		for i, line := range strings.Split(string(src), "\n") {
@@ -45,10 +36,6 @@ func TestCodeUsesPlainWords(t *testing.T) {
 				t.Errorf("%s:%d says %q: use the plain word (entry point, caller, handler)", rel, i+1, m)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if files < 300 {
 		t.Fatalf("read only %d files: the walk missed the repository", files)

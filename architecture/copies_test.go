@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,29 +43,19 @@ func TestNoCodeWrittenTwice(t *testing.T) {
 	root := repoRoot(t)
 	var files []parsedFile
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".gen.go") {
-			return nil
+	for _, p := range goFiles(t, root) {
+		if strings.HasSuffix(p, ".gen.go") {
+			continue
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil || ast.IsGenerated(f) {
-			return err
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ast.IsGenerated(f) {
+			continue
 		}
 		rel, _ := filepath.Rel(root, p)
 		files = append(files, parsedFile{rel, f})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, sites := range copies(fset, files) {
 		key := copyKey(sites)
