@@ -29,6 +29,12 @@ type countingStoreLink struct {
 	// hold, when set, keeps every request open until release.
 	hold     chan struct{}
 	released sync.Once
+	// gathered, when set, keeps each request open until gather requests are
+	// open at once (or a few seconds pass), so a peak does not depend on how
+	// the scheduler happens to interleave a burst.
+	gather   int
+	gathered chan struct{}
+	gatherOK sync.Once
 
 	mu       sync.Mutex
 	inFlight int
@@ -41,9 +47,21 @@ func (s *countingStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inFlight++
 	s.peak = max(s.peak, s.inFlight)
 	s.arrivals = append(s.arrivals, r.Header.Get("X-Test-Call"))
+	if s.gathered != nil && s.inFlight >= s.gather {
+		s.gatherOK.Do(func() { close(s.gathered) })
+	}
+	gathered := s.gathered
 	s.mu.Unlock()
 	if s.hold != nil {
 		<-s.hold
+	}
+	if gathered != nil {
+		// The bound only ends a test whose budget never lets gather
+		// requests through; its peak check then fails.
+		select {
+		case <-gathered:
+		case <-time.After(5 * time.Second):
+		}
 	}
 	// Long enough for a burst's requests to overlap; no timing is asserted.
 	time.Sleep(2 * time.Millisecond)
@@ -141,7 +159,9 @@ func TestBudgetShrinksOnThrottleAndRecovers(t *testing.T) {
 	}
 	const most = 8
 	c, logs := budgetClient(t, srv, most)
+	s.gather, s.gathered = most, make(chan struct{})
 	s.burst(c, "warm", 64)
+	s.gathered = nil
 	if p := s.resetPeak(); p != most {
 		t.Fatalf("before any 429: StoreLink saw %d requests open at once, want %d", p, most)
 	}
