@@ -88,3 +88,50 @@ func (p page) shot(name string) {
 	}
 	p.t.Logf("screenshot: %s", path)
 }
+
+// readableJS lists what a reader of the page at its window's width cannot
+// read: a page wider than the window, an element that runs past the window's
+// right edge (unless a scrolling or clipping box holds it), and visible text
+// drawn below 11 px (SVG text is measured after the SVG's scaling).
+const readableJS = `(() => {
+  const out = [];
+  const de = document.documentElement;
+  const width = de.clientWidth;
+  if (de.scrollWidth > width + 1) out.push("the page is " + de.scrollWidth + " px wide in a " + width + " px window");
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+    (typeof el.className === "string" && el.className ? "." + el.className.trim().split(/\s+/).join(".") : "");
+  const held = (el) => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  for (const el of document.querySelectorAll("body *")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const st = getComputedStyle(el);
+    if (st.visibility === "hidden" || st.display === "none") continue;
+    if (r.right > width + 1 && !held(el)) out.push(name(el) + " ends at " + Math.round(r.right) + " px");
+    const text = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() !== "");
+    if (!text) continue;
+    let size = parseFloat(st.fontSize);
+    const svg = el.ownerSVGElement;
+    if (svg && svg.getScreenCTM()) size *= Math.abs(svg.getScreenCTM().a);
+    if (size < 11) out.push(name(el) + " text " + JSON.stringify(el.textContent.trim().slice(0, 30)) + " at " + size.toFixed(1) + " px");
+  }
+  return out.slice(0, 20);
+})()`
+
+// assertReadable fails the test when the document in ctx (a page or a view's
+// frame) overflows its window or draws text below 11 px; what names the page
+// and width in the message.
+func assertReadable(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	problems, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](readableJS))
+	if err != nil {
+		t.Fatalf("%s: layout check: %v", what, err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", what, p)
+	}
+}
