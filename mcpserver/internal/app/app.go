@@ -1,7 +1,8 @@
 // Package app is the composition root of storelink-mcp: New reads the
 // configuration and builds the parts; ServeStdio, ServeHTTP and ServeConsole
-// serve them. It only wires: decisions belong to the packages it builds. It
-// reads no flags (package cli does).
+// serve them. It only wires: decisions belong to the packages it builds
+// (telemetry sets up OpenTelemetry, httpserver checks the listeners,
+// approvals runs the approval commands). It reads no flags (package cli does).
 package app
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/korral/storelink/mcpserver/buildinfo"
+	"github.com/korral/storelink/mcpserver/internal/approvals"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
@@ -91,8 +93,8 @@ type App struct {
 
 	// rejections audits the calls the SDK refuses before our middleware.
 	rejections *tools.Rejections
-	// tel is the OpenTelemetry SDK of a server (telemetry.go).
-	tel telemetrySetup
+	// tel is the OpenTelemetry SDK of a server.
+	tel telemetry.SDK
 }
 
 // Close closes every part, in the reverse order of opening.
@@ -242,14 +244,14 @@ func (a *App) buildServer(context.Context) error {
 		SessionName:         a.opts.SessionName,
 		Writes:              writes,
 		EmbeddedDemo:        a.embedded,
-		TracerProvider:      a.tel.tracer,
-		MeterProvider:       a.tel.meter,
+		TracerProvider:      a.tel.Tracer,
+		MeterProvider:       a.tel.Meter,
 		NetworkTransport:    "tcp",
 	}
 	if a.opts.SessionName != "" {
 		o.NetworkTransport = "pipe"
 	}
-	a.registerLedgerGauges()
+	approvals.RegisterGauges(a.tel.Meter, a.db, a.now)
 	a.server = tools.New(o)
 	a.rejections = tools.NewRejections(o)
 	return nil
@@ -301,8 +303,8 @@ func (a *App) connect(baseURL string, kr *keyring.Keyring) error {
 		MasterDataTTL:   cfg.MasterDataTTL,
 		NoCache:         cfg.MasterDataTTL == 0,
 		Now:             a.now,
-		TracerProvider:  a.tel.tracer,
-		MeterProvider:   a.tel.meter,
+		TracerProvider:  a.tel.Tracer,
+		MeterProvider:   a.tel.Meter,
 		UpstreamName:    a.upstreamID,
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/korral/storelink/mcpserver/internal/approvals"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
@@ -13,87 +14,57 @@ import (
 // Decision is a person's approval or rejection of a staged order.
 type Decision = replenish.Decision
 
-// Staged lists the staged orders; all adds decided and lapsed ones. It only
-// reads: a lapsed approval shows as expired and is recorded by the next
-// decision about it.
+// Staged lists the staged orders (approvals.Commands.Staged).
 func (a *App) Staged(ctx context.Context, all bool) ([]state.Entry, error) {
-	return a.workflow(nil).Staged(ctx, all)
+	return a.commands().Staged(ctx, all)
 }
 
 // Show is one staged order.
 func (a *App) Show(ctx context.Context, approvalID string) (state.Entry, error) {
-	e, err := a.workflow(nil).Show(ctx, approvalID)
-	if err != nil {
-		return e, personError(err)
-	}
-	return e, nil
+	e, err := a.commands().Show(ctx, approvalID)
+	return e, withExitCode(err, approvals.ExitCode(err))
 }
 
 // Reject refuses a staged order as the named approver.
 func (a *App) Reject(ctx context.Context, d Decision) error {
-	_, err := a.workflow(a.approvers()).Reject(ctx, d)
-	if err != nil {
-		return personError(err)
-	}
-	return nil
+	err := a.commands().Reject(ctx, d)
+	return withExitCode(err, approvals.ExitCode(err))
 }
 
-// Approved is what an approval did: the entry, and the order it sent.
-type Approved struct {
-	Entry state.Entry
-	// OrderID and OrderStatus are StoreLink's.
-	OrderID     string
-	OrderStatus string
-	// Recorded is false when the ledger could not record the order yet;
-	// then Conflict names another outcome the ledger holds, or Journaled
-	// says the outcome journal keeps it.
-	Recorded    bool
-	Conflict    string
-	Journaled   bool
-	JournalPath string
-}
-
-// Approve releases a staged order as the named approver: the order is sent
-// to the StoreLink its entry names.
-func (a *App) Approve(ctx context.Context, d Decision) (Approved, error) {
-	approved, err := a.workflow(a.approvers()).Approve(ctx, d)
-	if err != nil {
-		return Approved{}, personError(err)
-	}
-	sent := approved.Sent
-	out := Approved{Entry: approved.Entry, OrderID: sent.Order.ID, OrderStatus: string(sent.Order.Status),
-		Recorded: sent.Recorded, Conflict: sent.Conflict, Journaled: sent.Journaled}
-	if a.recorder != nil {
-		out.JournalPath = a.recorder.Journal.Path()
-	}
-	return out, nil
+// Approve releases a staged order as the named approver.
+func (a *App) Approve(ctx context.Context, d Decision) (approvals.Approved, error) {
+	out, err := a.commands().Approve(ctx, d)
+	return out, withExitCode(err, approvals.ExitCode(err))
 }
 
 // Resolve records what a person found at StoreLink about an order whose
-// outcome is unknown: the order id, or "" when StoreLink has no such order.
-// In approval mode the person must be a verified approver; otherwise the
-// name is recorded as given.
+// outcome is unknown (approvals.Commands.Resolve); every failure exits 1.
 func (a *App) Resolve(ctx context.Context, key, name, secret, orderID string) (state.Entry, error) {
-	var verifier replenish.Verifier = replenish.Unverified{}
-	if a.cfg.WriteApproval == config.ApprovalRequired {
-		verifier = a.approvers()
-	} else {
-		secret = ""
-	}
-	got, err := a.workflow(verifier).Resolve(ctx, replenish.Resolution{Ref: key, Name: name, Secret: secret, OrderID: orderID})
-	if err != nil {
-		var exit *Error
-		if errors.As(err, &exit) {
-			return got, exit
-		}
-		return got, &Error{Code: 1, Err: err}
-	}
-	return got, nil
+	got, err := a.commands().Resolve(ctx, key, name, secret, orderID)
+	return got, withExitCode(err, 1)
 }
 
-// approvers is the verifier of the named approvers in a's register.
-func (a *App) approvers() replenish.Verifier {
-	return replenish.Named{Approvers: approver.New(a.db)}
+// withExitCode gives err the exit code code, unless err already carries
+// one; code 0 leaves err as it is.
+func withExitCode(err error, code int) error {
+	var exit *Error
+	if errors.As(err, &exit) {
+		return exit
+	}
+	if err == nil || code == 0 {
+		return err
+	}
+	return &Error{Code: code, Err: err}
+}
+
+// commands are the approval commands over a's register and workflow.
+func (a *App) commands() approvals.Commands {
+	c := approvals.Commands{Flow: a.workflow, Approvers: replenish.Named{Approvers: approver.New(a.db)},
+		RequireApproval: a.cfg.WriteApproval == config.ApprovalRequired}
+	if a.recorder != nil {
+		c.JournalPath = a.recorder.Journal.Path()
+	}
+	return c
 }
 
 // workflow is the order workflow for a person's command: the gate of these
@@ -126,25 +97,6 @@ func (a *App) workflow(verifier replenish.Verifier) *replenish.Workflow {
 		f.Recorder = a.recorder
 	}
 	return f
-}
-
-// personError maps a workflow error to exit code 1, unless the cause
-// already carries its own exit code.
-func personError(err error) error {
-	var exit *Error
-	if errors.As(err, &exit) {
-		return exit
-	}
-	if errors.Is(err, replenish.ErrReasonRequired) {
-		return exit2(err)
-	}
-	var ref *replenish.Refusal
-	var nf *replenish.NotFoundError
-	var np *replenish.NotPendingError
-	if errors.Is(err, replenish.ErrDenied) || errors.As(err, &ref) || errors.As(err, &nf) || errors.As(err, &np) {
-		return &Error{Code: 1, Err: err}
-	}
-	return err
 }
 
 // holds reports whether the keyring a connected with holds storeID.

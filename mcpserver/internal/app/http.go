@@ -39,29 +39,6 @@ type ServeOptions struct {
 	MetricsAddr string
 }
 
-// authPolicy decides whether the server may run with this address, token
-// file and identity provider, and returns the listen host.
-func authPolicy(o ServeOptions, tokensFile, issuer string) (string, error) {
-	host, _, err := net.SplitHostPort(o.Addr)
-	if err != nil {
-		return "", fmt.Errorf("serve: --http %q: want host:port, such as 127.0.0.1:8080: %w", o.Addr, err)
-	}
-	host = strings.ToLower(host)
-	switch {
-	case tokensFile != "" && o.InsecureNoAuth:
-		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", config.EnvAuthTokensFile, config.EnvHTTPInsecure)
-	case issuer != "" && o.InsecureNoAuth:
-		return "", fmt.Errorf("configuration: %s is set and so is --insecure-no-auth (or %s): keep one", config.EnvOAuthIssuer, config.EnvHTTPInsecure)
-	case tokensFile == "" && issuer == "" && !httpserver.IsLoopbackHost(host) && !o.InsecureNoAuth:
-		return "", fmt.Errorf("configuration: --http %s is reachable from other machines but %s is not set (nor %s): "+
-			"give a token file (lines of \"label token\"), name an identity provider whose access tokens to accept, listen on 127.0.0.1, or pass --insecure-no-auth if something in front of the server authenticates callers", o.Addr, config.EnvAuthTokensFile, config.EnvOAuthIssuer)
-	case httpserver.IsWildcardHost(host) && len(o.AllowedHosts) == 0:
-		return "", fmt.Errorf("configuration: --http %s listens on every interface, so the server cannot tell which host names are its own: "+
-			"name them with --allowed-host (for example --allowed-host mcp.korral.internal)", o.Addr)
-	}
-	return host, nil
-}
-
 // ServeHTTP serves MCP over Streamable HTTP until ctx is cancelled, then
 // drains in-flight requests for at most the shutdown timeout. It also
 // serves the console and /metrics when o asks for them.
@@ -86,13 +63,17 @@ func ServeHTTP(ctx context.Context, opts Options, o ServeOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	a.logHTTPStart(o, p)
-	side, err := a.startSideListeners(o, p.metricsToken)
-	defer side.stop()
+	sides, err := a.startSides(o, p.metricsToken)
+	defer func() {
+		for i := len(sides) - 1; i >= 0; i-- {
+			sides[i].Stop()
+		}
+	}()
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
-	return a.serveUntilDone(ctx, srv, ln, side, o.ShutdownTimeout)
+	return srv.ServeUntilDone(ctx, ln, o.ShutdownTimeout, sides...)
 }
 
 // httpPolicy is the listen host, the token file (nil without one) and the
@@ -115,7 +96,7 @@ func httpPolicies(ctx context.Context, opts Options, o *ServeOptions) (httpPolic
 	}
 	cfg := c.cfg
 	o.InsecureNoAuth = o.InsecureNoAuth || cfg.HTTPInsecure
-	if p.listenHost, err = authPolicy(*o, cfg.AuthTokensFile, cfg.OAuthIssuer); err != nil {
+	if p.listenHost, err = httpserver.AuthPolicy(o.Addr, o.AllowedHosts, o.InsecureNoAuth, cfg.AuthTokensFile, cfg.OAuthIssuer); err != nil {
 		return p, exit2(err)
 	}
 	if cfg.AuthTokensFile != "" {
@@ -123,10 +104,10 @@ func httpPolicies(ctx context.Context, opts Options, o *ServeOptions) (httpPolic
 			return p, exit2(fmt.Errorf("configuration: %s: %w", config.EnvAuthTokensFile, err))
 		}
 	}
-	if err := metricsPolicy(*o, cfg.MetricsTokenFile); err != nil {
+	if err := httpserver.MetricsPolicy(o.MetricsAddr, cfg.MetricsTokenFile, o.Addr, o.Console.Addr); err != nil {
 		return p, exit2(err)
 	}
-	if p.metricsToken, err = readMetricsToken(opts.readFile(), cfg.MetricsTokenFile, p.tokens); err != nil {
+	if p.metricsToken, err = httpserver.ReadMetricsToken(opts.readFile(), cfg.MetricsTokenFile, p.tokens); err != nil {
 		return p, exit2(err)
 	}
 	return p, nil
@@ -158,19 +139,7 @@ func (a *App) httpServer(ctx context.Context, o ServeOptions, p *httpPolicy) (*h
 
 // logHTTPStart logs the authentication and the start.
 func (a *App) logHTTPStart(o ServeOptions, p httpPolicy) {
-	if p.tokens != nil {
-		a.log.Info("auth.tokens_loaded", "path", p.tokens.Path(), "labels", p.tokens.Labels())
-	}
-	if a.cfg.OAuthIssuer != "" {
-		a.log.Info("auth.oauth", "issuer", a.cfg.OAuthIssuer, "audience", a.cfg.OAuthAudience, "jwks_uri", p.jwksURI)
-	}
-	if p.tokens == nil && a.cfg.OAuthIssuer == "" {
-		reason := "loopback address"
-		if o.InsecureNoAuth {
-			reason = "--insecure-no-auth"
-		}
-		a.log.Warn("auth.disabled", "reason", reason, "note", "every caller that can reach the address can use the tools")
-	}
+	httpserver.LogAuth(a.log, p.tokens, a.cfg.OAuthIssuer, a.cfg.OAuthAudience, p.jwksURI, o.InsecureNoAuth)
 	a.log.Info("server.start", "transport", "http", "version", Version, "config", a.cfg)
 	if o.Stateless {
 		// Stateless: a 2025-11-25 client's capabilities are not kept (ADR 0020).
@@ -178,64 +147,25 @@ func (a *App) logHTTPStart(o ServeOptions, p httpPolicy) {
 	}
 }
 
-// sideListeners are the console and /metrics listeners; each channel is
-// nil when not served.
-type sideListeners struct {
-	console, metrics <-chan error
-	stops            []func()
-}
-
-func (s *sideListeners) stop() {
-	for i := len(s.stops) - 1; i >= 0; i-- {
-		s.stops[i]()
-	}
-}
-
-// startSideListeners starts the console and /metrics listeners asked for.
-func (a *App) startSideListeners(o ServeOptions, metricsToken string) (*sideListeners, error) {
-	s := &sideListeners{}
+// startSides starts the console and /metrics listeners asked for; the
+// caller stops those returned, also on error.
+func (a *App) startSides(o ServeOptions, metricsToken string) ([]httpserver.Side, error) {
+	var sides []httpserver.Side
 	if o.Console.Addr != "" {
 		c, err := startConsole(a, o.Console)
 		if err != nil {
-			return s, err
+			return sides, err
 		}
-		s.stops, s.console = append(s.stops, c.Stop), c.Done
+		sides = append(sides, httpserver.Side{Name: "console", Done: c.Done, Stop: c.Stop})
 	}
 	if o.MetricsAddr != "" {
-		m, err := startMetrics(a, o.MetricsAddr, metricsToken)
+		m, err := httpserver.ListenMetrics(a.log, o.MetricsAddr, metricsToken, a.tel.Metrics)
 		if err != nil {
-			return s, err
+			return sides, err
 		}
-		s.stops, s.metrics = append(s.stops, m.stop), m.done
+		sides = append(sides, m)
 	}
-	return s, nil
-}
-
-// serveUntilDone serves until ctx is cancelled or a listener fails, then
-// drains srv for at most grace.
-func (a *App) serveUntilDone(ctx context.Context, srv *httpserver.Server, ln net.Listener, side *sideListeners, grace time.Duration) error {
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	var failed error
-	select {
-	case err := <-serveErr:
-		return fmt.Errorf("serve: %w", err)
-	case err := <-side.metrics:
-		failed = fmt.Errorf("metrics: %w", err)
-	case err := <-side.console:
-		failed = fmt.Errorf("console: %w", err)
-	case <-ctx.Done():
-		a.log.Info("http.shutdown", "grace", grace.String())
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	// A forced end is logged by Shutdown; the process still stops cleanly.
-	_ = srv.Shutdown(sctx)
-	if failed != nil {
-		return failed
-	}
-	a.log.Info("server.stop", "transport", "http")
-	return nil
+	return sides, nil
 }
 
 // httpOptions are the transport's settings, without the token file.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 )
 
 // Approval modes for WRITE_APPROVAL.
@@ -114,7 +115,7 @@ type Config struct {
 	// of the metadata; set exactly when OAuthIssuer is.
 	OAuthAudience string
 	// Telemetry is the OpenTelemetry export (the OTEL_* variables).
-	Telemetry Telemetry
+	Telemetry telemetry.Settings
 	// MetricsTokenFile holds the bearer token of `serve --metrics`; "" on
 	// loopback.
 	MetricsTokenFile string

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/projection"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 	"github.com/korral/storelink/storelinkclient"
 )
@@ -265,7 +266,7 @@ var settings = []Setting{
 		})},
 	{Name: "OTEL_TRACES_SAMPLER", Usage: "which calls are traced, as a `sampler` name",
 		Description: "`parentbased_always_on`, `parentbased_always_off`, `parentbased_traceidratio`, `always_on`, `always_off` or `traceidratio`.",
-		kind:        oneOf(Samplers[0], Samplers, func(c *Config) *string { return &c.Telemetry.Sampler })},
+		kind:        oneOf(telemetry.Samplers[0], telemetry.Samplers, func(c *Config) *string { return &c.Telemetry.Sampler })},
 	{Name: "OTEL_EXPORTER_OTLP_PROTOCOL", Default: "`http/protobuf`", Usage: "OTLP `protocol`; only http/protobuf is built in",
 		Description: "The only protocol built in; any other value is refused.",
 		kind:        parsed(func(l *loader, _ *Config, name string) { l.otlpProtocol(name) })},

@@ -4,39 +4,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 )
-
-// Telemetry is the OpenTelemetry configuration, read from the standard
-// OTEL_* variables of the settings table and passed to the SDK explicitly.
-type Telemetry struct {
-	// Disabled is OTEL_SDK_DISABLED=true: nothing is exported over OTLP.
-	// The Prometheus endpoint (--metrics) still works.
-	Disabled bool
-	// ServiceName is the service.name resource attribute.
-	ServiceName string
-	// TracesEndpoint and MetricsEndpoint are the full OTLP/HTTP URLs; ""
-	// exports none of that signal.
-	TracesEndpoint  string
-	MetricsEndpoint string
-	// Headers are sent with every export. They may hold credentials: never
-	// log them.
-	Headers map[string]string
-	// Sampler is the OTEL_TRACES_SAMPLER name, SamplerArg its ratio.
-	Sampler    string
-	SamplerArg float64
-	// MetricInterval is how often metrics are pushed over OTLP.
-	MetricInterval time.Duration
-}
-
-// Tracing reports whether spans are exported.
-func (t Telemetry) Tracing() bool { return !t.Disabled && t.TracesEndpoint != "" }
-
-// MetricsPush reports whether metrics are pushed over OTLP.
-func (t Telemetry) MetricsPush() bool { return !t.Disabled && t.MetricsEndpoint != "" }
-
-// Samplers are the OTEL_TRACES_SAMPLER values understood.
-var Samplers = []string{"parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio", "always_on", "always_off", "traceidratio"}
 
 // otlpProtocol refuses any OTLP protocol but http/protobuf.
 func (l *loader) otlpProtocol(name string) {
@@ -61,7 +31,7 @@ func (l *loader) samplerArg(name string) float64 {
 
 // telemetry sets each signal's endpoint: its own, else the base endpoint
 // with the signal's path, unless its exporter is none.
-func (l *loader) telemetry(t *Telemetry) {
+func (l *loader) telemetry(t *telemetry.Settings) {
 	traces, metrics := l.otlp.traces.url, l.otlp.metrics.url
 	if base := l.otlp.base; base != "" {
 		if traces == "" {

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 )
 
 // defaultTelemetry is what Load reads with no OTEL_* variable set: no
 // export at all.
-var defaultTelemetry = Telemetry{ServiceName: "storelink-mcp", Sampler: "parentbased_always_on", SamplerArg: 1, MetricInterval: time.Minute}
+var defaultTelemetry = telemetry.Settings{ServiceName: "storelink-mcp", Sampler: "parentbased_always_on", SamplerArg: 1, MetricInterval: time.Minute}
 
 func TestTelemetryFromStandardVariables(t *testing.T) {
 	got, err := Load(env(map[string]string{
@@ -27,7 +29,7 @@ func TestTelemetryFromStandardVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Telemetry{ServiceName: "storelink-eu", TracesEndpoint: "http://127.0.0.1:4318/v1/traces",
+	want := telemetry.Settings{ServiceName: "storelink-eu", TracesEndpoint: "http://127.0.0.1:4318/v1/traces",
 		Headers: map[string]string{"x-api-key": "s=cret", "tenant": "korral"}, Sampler: "parentbased_traceidratio", SamplerArg: 0.25, MetricInterval: 5 * time.Second}
 	if diff := cmp.Diff(want, got.Telemetry); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

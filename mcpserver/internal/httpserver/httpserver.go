@@ -1,7 +1,9 @@
 // Package httpserver serves one MCP server over Streamable HTTP: /mcp behind
 // the Host check, the bearer token, the body limit and the session caps, and
-// the /healthz and /readyz probes. It reads no environment variable or flag;
-// the caller passes every setting in Options.
+// the /healthz and /readyz probes. It also holds the listeners' policies,
+// checked before anything starts (AuthPolicy, MetricsPolicy), the /metrics
+// listener, and serving beside the console until one of them fails. It reads
+// no environment variable or flag; the caller passes every setting.
 package httpserver
 
 import (

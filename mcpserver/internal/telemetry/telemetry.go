@@ -1,6 +1,7 @@
-// Package telemetry holds the OpenTelemetry helpers the server's packages
-// share, on the API alone: the SDK is set up in package app. Nil providers
-// mean no-op ones, and telemetry must never fail a call.
+// Package telemetry is the server's OpenTelemetry: Start sets up the SDK
+// (OTLP export, the Prometheus handler of /metrics) from Settings, and the
+// helpers here give the other packages tracers, meters and trace ids. Nil
+// providers mean no-op ones, and telemetry must never fail a call.
 package telemetry
 
 import (
