@@ -12,62 +12,91 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
+// requestFailing makes the request that gets status: 422 is only documented
+// for raising an order; the others are checked on the inventory read. A
+// result alongside the error fails the test.
+func requestFailing(t *testing.T, c *sl.ClientWithResponses, status int) error {
+	t.Helper()
+	var err error
+	if status == 422 {
+		var order *sl.Order
+		order, err = sl.Result(c.CreateReplenishmentOrderWithResponse(t.Context(), "47",
+			sl.OrderRequest{SKU: "8847291", QuantityUnits: 2, Reason: "top up"}, sl.WithStoreKey(testKey)))
+		if order != nil {
+			t.Errorf("got order %+v alongside the error", order)
+		}
+	} else {
+		var inv *sl.Inventory
+		inv, err = sl.Result(c.GetInventoryWithResponse(t.Context(), "47",
+			&sl.GetInventoryParams{SKU: "8847291"}, sl.WithStoreKey(testKey)))
+		if inv != nil {
+			t.Errorf("got inventory %+v alongside the error", inv)
+		}
+	}
+	return err
+}
+
+// errorStatus is a documented failure status, its example body and what the client makes of it.
+type errorStatus struct {
+	status     int
+	body       string
+	retryAfter string
+	want       sl.APIError
+	temporary  bool
+	text       string
+}
+
+// errorStatuses are the statuses TestErrorStatuses sends.
+var errorStatuses = []errorStatus{
+	{
+		status: 400, body: `{"error":{"code":"invalid_parameter","message":"limit must be between 1 and 1000"}}`,
+		want: sl.APIError{StatusCode: 400, Code: "invalid_parameter", Message: "limit must be between 1 and 1000"},
+		text: "storelink: 400 invalid_parameter: limit must be between 1 and 1000",
+	},
+	{
+		status: 401, body: `{"error":{"code":"invalid_key","message":"the store key is missing or not valid"}}`,
+		want: sl.APIError{StatusCode: 401, Code: "invalid_key", Message: "the store key is missing or not valid"},
+		text: "storelink: 401 invalid_key: the store key is missing or not valid",
+	},
+	{
+		status: 403, body: `{"error":{"code":"store_forbidden","message":"this key does not open store 55"}}`,
+		want: sl.APIError{StatusCode: 403, Code: "store_forbidden", Message: "this key does not open store 55"},
+		text: "storelink: 403 store_forbidden: this key does not open store 55",
+	},
+	{
+		status: 404, body: `{"error":{"code":"not_found","message":"sku 1234567 not found"}}`,
+		want: sl.APIError{StatusCode: 404, Code: "not_found", Message: "sku 1234567 not found"},
+		text: "storelink: 404 not_found: sku 1234567 not found",
+	},
+	{
+		status: 422, body: `{"error":{"code":"below_minimum_order","message":"the supplier's minimum order is 12 units"}}`,
+		want: sl.APIError{StatusCode: 422, Code: "below_minimum_order", Message: "the supplier's minimum order is 12 units"},
+		text: "storelink: 422 below_minimum_order: the supplier's minimum order is 12 units",
+	},
+	{
+		status: 429, body: `{"error":{"code":"rate_limited","message":"rate limit exceeded"}}`, retryAfter: "30",
+		want:      sl.APIError{StatusCode: 429, Code: "rate_limited", Message: "rate limit exceeded", RetryAfter: 30 * time.Second},
+		temporary: true,
+		text:      "storelink: 429 rate_limited: rate limit exceeded",
+	},
+	{
+		status: 500, body: `{"error":{"code":"internal","message":"internal error"}}`,
+		want:      sl.APIError{StatusCode: 500, Code: "internal", Message: "internal error"},
+		temporary: true,
+		text:      "storelink: 500 internal: internal error",
+	},
+	{
+		status: 503, body: `{"error":{"code":"unavailable","message":"store systems are under maintenance"}}`, retryAfter: "120",
+		want:      sl.APIError{StatusCode: 503, Code: "unavailable", Message: "store systems are under maintenance", RetryAfter: 2 * time.Minute},
+		temporary: true,
+		text:      "storelink: 503 unavailable: store systems are under maintenance",
+	},
+}
+
 // TestErrorStatuses sends each documented failure status, with the spec's
 // example body, through a real server and the generated client.
 func TestErrorStatuses(t *testing.T) {
-	tests := []struct {
-		status     int
-		body       string
-		retryAfter string
-		want       sl.APIError
-		temporary  bool
-		text       string
-	}{
-		{
-			status: 400, body: `{"error":{"code":"invalid_parameter","message":"limit must be between 1 and 1000"}}`,
-			want: sl.APIError{StatusCode: 400, Code: "invalid_parameter", Message: "limit must be between 1 and 1000"},
-			text: "storelink: 400 invalid_parameter: limit must be between 1 and 1000",
-		},
-		{
-			status: 401, body: `{"error":{"code":"invalid_key","message":"the store key is missing or not valid"}}`,
-			want: sl.APIError{StatusCode: 401, Code: "invalid_key", Message: "the store key is missing or not valid"},
-			text: "storelink: 401 invalid_key: the store key is missing or not valid",
-		},
-		{
-			status: 403, body: `{"error":{"code":"store_forbidden","message":"this key does not open store 55"}}`,
-			want: sl.APIError{StatusCode: 403, Code: "store_forbidden", Message: "this key does not open store 55"},
-			text: "storelink: 403 store_forbidden: this key does not open store 55",
-		},
-		{
-			status: 404, body: `{"error":{"code":"not_found","message":"sku 1234567 not found"}}`,
-			want: sl.APIError{StatusCode: 404, Code: "not_found", Message: "sku 1234567 not found"},
-			text: "storelink: 404 not_found: sku 1234567 not found",
-		},
-		{
-			status: 422, body: `{"error":{"code":"below_minimum_order","message":"the supplier's minimum order is 12 units"}}`,
-			want: sl.APIError{StatusCode: 422, Code: "below_minimum_order", Message: "the supplier's minimum order is 12 units"},
-			text: "storelink: 422 below_minimum_order: the supplier's minimum order is 12 units",
-		},
-		{
-			status: 429, body: `{"error":{"code":"rate_limited","message":"rate limit exceeded"}}`, retryAfter: "30",
-			want:      sl.APIError{StatusCode: 429, Code: "rate_limited", Message: "rate limit exceeded", RetryAfter: 30 * time.Second},
-			temporary: true,
-			text:      "storelink: 429 rate_limited: rate limit exceeded",
-		},
-		{
-			status: 500, body: `{"error":{"code":"internal","message":"internal error"}}`,
-			want:      sl.APIError{StatusCode: 500, Code: "internal", Message: "internal error"},
-			temporary: true,
-			text:      "storelink: 500 internal: internal error",
-		},
-		{
-			status: 503, body: `{"error":{"code":"unavailable","message":"store systems are under maintenance"}}`, retryAfter: "120",
-			want:      sl.APIError{StatusCode: 503, Code: "unavailable", Message: "store systems are under maintenance", RetryAfter: 2 * time.Minute},
-			temporary: true,
-			text:      "storelink: 503 unavailable: store systems are under maintenance",
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range errorStatuses {
 		t.Run(http.StatusText(tt.status), func(t *testing.T) {
 			t.Parallel()
 			c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,24 +105,7 @@ func TestErrorStatuses(t *testing.T) {
 				}
 				writeJSON(w, tt.status, tt.body)
 			}), sl.WithResponseLimit(sl.DefaultResponseLimit))
-			// 422 is only documented for raising an order; the others
-			// are checked on the inventory read.
-			var err error
-			if tt.status == 422 {
-				var order *sl.Order
-				order, err = sl.Result(c.CreateReplenishmentOrderWithResponse(t.Context(), "47",
-					sl.OrderRequest{SKU: "8847291", QuantityUnits: 2, Reason: "top up"}, sl.WithStoreKey(testKey)))
-				if order != nil {
-					t.Errorf("got order %+v alongside the error", order)
-				}
-			} else {
-				var inv *sl.Inventory
-				inv, err = sl.Result(c.GetInventoryWithResponse(t.Context(), "47",
-					&sl.GetInventoryParams{SKU: "8847291"}, sl.WithStoreKey(testKey)))
-				if inv != nil {
-					t.Errorf("got inventory %+v alongside the error", inv)
-				}
-			}
+			err := requestFailing(t, c, tt.status)
 			var apiErr *sl.APIError
 			if !errors.As(err, &apiErr) {
 				t.Fatalf("error %v (%T) is not an *APIError", err, err)

@@ -91,76 +91,83 @@ type walkResult struct {
 	Err error // the one error yielded, nil if none
 }
 
+// posWalk is one case of TestAllPOSTransactions.
+type posWalk struct {
+	name        string
+	pages       map[string]posPage
+	fail        map[string]int
+	start       string // cursor to resume from
+	maxPages    int
+	wantIDs     []string
+	wantAsked   []string
+	wantErrIs   error
+	wantAPIErr  bool
+	stopAfterID string // the consumer breaks after this transaction
+}
+
+// posWalks are the walks TestAllPOSTransactions runs.
+var posWalks = []posWalk{
+	{
+		name: "walks every page", pages: threePages, maxPages: 10,
+		wantIDs: []string{"T6", "T5", "T4", "T3", "T2", "T1"}, wantAsked: []string{"", "c1", "c2"},
+	},
+	{
+		name: "exactly the page budget", pages: threePages, maxPages: 3,
+		wantIDs: []string{"T6", "T5", "T4", "T3", "T2", "T1"}, wantAsked: []string{"", "c1", "c2"},
+	},
+	{
+		name: "stops at the page budget", pages: threePages, maxPages: 2,
+		wantIDs: []string{"T6", "T5", "T4", "T3"}, wantAsked: []string{"", "c1"}, wantErrIs: sl.ErrPageLimit,
+	},
+	{
+		name: "resumes from a cursor", pages: threePages, start: "c1", maxPages: 10,
+		wantIDs: []string{"T4", "T3", "T2", "T1"}, wantAsked: []string{"c1", "c2"},
+	},
+	{
+		name: "stops on a repeated cursor",
+		pages: map[string]posPage{
+			"":   {txs: []string{"T6", "T5"}, next: "c1"},
+			"c1": {txs: []string{"T4", "T3"}, next: "c2"},
+			"c2": {txs: []string{"T2", "T1"}, next: "c1"},
+		},
+		maxPages: 10,
+		wantIDs:  []string{"T6", "T5", "T4", "T3", "T2", "T1"}, wantAsked: []string{"", "c1", "c2"}, wantErrIs: sl.ErrRepeatedCursor,
+	},
+	{
+		name: "stops on a cursor pointing at itself",
+		pages: map[string]posPage{
+			"":   {txs: []string{"T6"}, next: "c1"},
+			"c1": {txs: []string{"T5"}, next: "c1"},
+		},
+		maxPages: 10,
+		wantIDs:  []string{"T6", "T5"}, wantAsked: []string{"", "c1"}, wantErrIs: sl.ErrRepeatedCursor,
+	},
+	{
+		name: "stops on an empty cursor",
+		pages: map[string]posPage{
+			"": {txs: []string{"T6"}, emptyNext: true},
+		},
+		maxPages: 10,
+		wantIDs:  []string{"T6"}, wantAsked: []string{""}, wantErrIs: sl.ErrMalformedResponse,
+	},
+	{
+		name: "stops on a failing page", pages: threePages, fail: map[string]int{"c1": http.StatusServiceUnavailable}, maxPages: 10,
+		wantIDs: []string{"T6", "T5"}, wantAsked: []string{"", "c1"}, wantAPIErr: true,
+	},
+	{
+		name: "consumer stops early", pages: threePages, maxPages: 10, stopAfterID: "T4",
+		wantIDs: []string{"T6", "T5", "T4"}, wantAsked: []string{"", "c1"},
+	},
+	{
+		name: "no page budget", pages: threePages, maxPages: 0,
+		wantAsked: nil, wantErrIs: errAny,
+	},
+}
+
+// TestAllPOSTransactions ranges over AllPOSTransactions for each of posWalks:
+// the transactions yielded, the cursors asked for and the error at the end.
 func TestAllPOSTransactions(t *testing.T) {
-	tests := []struct {
-		name        string
-		pages       map[string]posPage
-		fail        map[string]int
-		start       string // cursor to resume from
-		maxPages    int
-		wantIDs     []string
-		wantAsked   []string
-		wantErrIs   error
-		wantAPIErr  bool
-		stopAfterID string // the consumer breaks after this transaction
-	}{
-		{
-			name: "walks every page", pages: threePages, maxPages: 10,
-			wantIDs: []string{"T6", "T5", "T4", "T3", "T2", "T1"}, wantAsked: []string{"", "c1", "c2"},
-		},
-		{
-			name: "exactly the page budget", pages: threePages, maxPages: 3,
-			wantIDs: []string{"T6", "T5", "T4", "T3", "T2", "T1"}, wantAsked: []string{"", "c1", "c2"},
-		},
-		{
-			name: "stops at the page budget", pages: threePages, maxPages: 2,
-			wantIDs: []string{"T6", "T5", "T4", "T3"}, wantAsked: []string{"", "c1"}, wantErrIs: sl.ErrPageLimit,
-		},
-		{
-			name: "resumes from a cursor", pages: threePages, start: "c1", maxPages: 10,
-			wantIDs: []string{"T4", "T3", "T2", "T1"}, wantAsked: []string{"c1", "c2"},
-		},
-		{
-			name: "stops on a repeated cursor",
-			pages: map[string]posPage{
-				"":   {txs: []string{"T6", "T5"}, next: "c1"},
-				"c1": {txs: []string{"T4", "T3"}, next: "c2"},
-				"c2": {txs: []string{"T2", "T1"}, next: "c1"},
-			},
-			maxPages: 10,
-			wantIDs:  []string{"T6", "T5", "T4", "T3", "T2", "T1"}, wantAsked: []string{"", "c1", "c2"}, wantErrIs: sl.ErrRepeatedCursor,
-		},
-		{
-			name: "stops on a cursor pointing at itself",
-			pages: map[string]posPage{
-				"":   {txs: []string{"T6"}, next: "c1"},
-				"c1": {txs: []string{"T5"}, next: "c1"},
-			},
-			maxPages: 10,
-			wantIDs:  []string{"T6", "T5"}, wantAsked: []string{"", "c1"}, wantErrIs: sl.ErrRepeatedCursor,
-		},
-		{
-			name: "stops on an empty cursor",
-			pages: map[string]posPage{
-				"": {txs: []string{"T6"}, emptyNext: true},
-			},
-			maxPages: 10,
-			wantIDs:  []string{"T6"}, wantAsked: []string{""}, wantErrIs: sl.ErrMalformedResponse,
-		},
-		{
-			name: "stops on a failing page", pages: threePages, fail: map[string]int{"c1": http.StatusServiceUnavailable}, maxPages: 10,
-			wantIDs: []string{"T6", "T5"}, wantAsked: []string{"", "c1"}, wantAPIErr: true,
-		},
-		{
-			name: "consumer stops early", pages: threePages, maxPages: 10, stopAfterID: "T4",
-			wantIDs: []string{"T6", "T5", "T4"}, wantAsked: []string{"", "c1"},
-		},
-		{
-			name: "no page budget", pages: threePages, maxPages: 0,
-			wantAsked: nil, wantErrIs: errAny,
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range posWalks {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := &posServer{t: t, pages: tt.pages, fail: tt.fail}
@@ -169,51 +176,63 @@ func TestAllPOSTransactions(t *testing.T) {
 			if tt.start != "" {
 				params.Cursor = ptr(tt.start)
 			}
-
-			var got walkResult
-			for tx, err := range sl.AllPOSTransactions(t.Context(), c, "47", params, tt.maxPages, sl.WithStoreKey(testKey)) {
-				if got.Err != nil {
-					t.Fatalf("yielded (%+v, %v) after the error %v", tx, err, got.Err)
-				}
-				if err != nil {
-					if tx != (sl.POSTransaction{}) {
-						t.Errorf("error %v came with transaction %+v", err, tx)
-					}
-					got.Err = err
-					continue
-				}
-				got.IDs = append(got.IDs, tx.TransactionID)
-				if tx.TransactionID == tt.stopAfterID {
-					break
-				}
-			}
-
+			got := walkPOS(t, c, params, tt.maxPages, tt.stopAfterID)
 			if diff := cmp.Diff(tt.wantIDs, got.IDs); diff != "" {
 				t.Errorf("transactions (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantAsked, srv.asked()); diff != "" {
 				t.Errorf("cursors requested (-want +got):\n%s", diff)
 			}
-			var apiErr *sl.APIError
-			switch {
-			case tt.wantAPIErr:
-				if !errors.As(got.Err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable || apiErr.RetryAfter != 5*time.Second {
-					t.Errorf("error = %v, want the 503 *APIError with its Retry-After", got.Err)
-				}
-			case tt.wantErrIs == errAny:
-				if got.Err == nil {
-					t.Error("no error yielded")
-				}
-			case tt.wantErrIs != nil:
-				if !errors.Is(got.Err, tt.wantErrIs) {
-					t.Errorf("error = %v, want %v", got.Err, tt.wantErrIs)
-				}
-			default:
-				if got.Err != nil {
-					t.Errorf("error = %v, want none", got.Err)
-				}
-			}
+			tt.checkErr(t, got.Err)
 		})
+	}
+}
+
+// walkPOS ranges over AllPOSTransactions, checking that an error comes alone
+// and last, and breaks after the transaction stopAfterID.
+func walkPOS(t *testing.T, c *sl.ClientWithResponses, params sl.ListPOSTransactionsParams, maxPages int, stopAfterID string) walkResult {
+	t.Helper()
+	var got walkResult
+	for tx, err := range sl.AllPOSTransactions(t.Context(), c, "47", params, maxPages, sl.WithStoreKey(testKey)) {
+		if got.Err != nil {
+			t.Fatalf("yielded (%+v, %v) after the error %v", tx, err, got.Err)
+		}
+		if err != nil {
+			if tx != (sl.POSTransaction{}) {
+				t.Errorf("error %v came with transaction %+v", err, tx)
+			}
+			got.Err = err
+			continue
+		}
+		got.IDs = append(got.IDs, tx.TransactionID)
+		if tx.TransactionID == stopAfterID {
+			break
+		}
+	}
+	return got
+}
+
+// checkErr checks the error the walk yielded against the case's want.
+func (tt posWalk) checkErr(t *testing.T, err error) {
+	t.Helper()
+	var apiErr *sl.APIError
+	switch {
+	case tt.wantAPIErr:
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable || apiErr.RetryAfter != 5*time.Second {
+			t.Errorf("error = %v, want the 503 *APIError with its Retry-After", err)
+		}
+	case tt.wantErrIs == errAny:
+		if err == nil {
+			t.Error("no error yielded")
+		}
+	case tt.wantErrIs != nil:
+		if !errors.Is(err, tt.wantErrIs) {
+			t.Errorf("error = %v, want %v", err, tt.wantErrIs)
+		}
+	default:
+		if err != nil {
+			t.Errorf("error = %v, want none", err)
+		}
 	}
 }
 
