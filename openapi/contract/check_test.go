@@ -156,94 +156,109 @@ func TestSkipsDoNotFail(t *testing.T) {
 	}
 }
 
+// onPath matches requests of method to path.
+func onPath(method, path string) func(*http.Request) bool {
+	return func(r *http.Request) bool { return r.Method == method && r.URL.Path == path }
+}
+
+// withKey matches the requests of m that carry a store key.
+func withKey(m func(*http.Request) bool) func(*http.Request) bool {
+	return func(r *http.Request) bool { return m(r) && r.Header.Get("X-Korral-Store-Key") != "" }
+}
+
+// is2xx reports a success status.
+func is2xx(status int) bool { return status >= 200 && status < 300 }
+
+// driftCase is a drift the fake plays on one endpoint and what the report
+// says about it.
+type driftCase struct {
+	name     string
+	wrap     func(http.Handler) http.Handler
+	op       string
+	probe    string
+	headline string   // the report's one-line detail
+	paths    []string // Finding.Path of every finding
+	others   []string // further probes that drift, by design of the case
+}
+
+// driftCases are the drifts TestDriftIsReportedOnItsEndpoint plays.
+var driftCases = []driftCase{{
+	name: "renamed field",
+	wrap: rewrite(onPath("GET", "/v1/stores/47/inventory"), func(s int, b map[string]any) (int, any) {
+		if is2xx(s) {
+			b["on_hand"] = b["on_hand_units"]
+			delete(b, "on_hand_units")
+		}
+		return s, b
+	}),
+	op: opGetInventory, probe: "valid key",
+	// One finding: the rename, not an extra and a missing field.
+	headline: `renamed? "on_hand" present, "on_hand_units" missing`,
+	paths:    []string{"/on_hand"},
+}, {
+	name: "wrong type",
+	wrap: rewrite(onPath("GET", "/v1/suppliers/"+fakeSupplier), func(s int, b map[string]any) (int, any) {
+		if is2xx(s) {
+			b["lead_time_days"] = "2"
+		}
+		return s, b
+	}),
+	op: opGetSupplier, probe: "valid key",
+	headline: "value must be an integer",
+	paths:    []string{"/lead_time_days"},
+	// Any valid key reads a supplier, and gets the same answer.
+	others: []string{"getSupplier/another store's key drift"},
+}, {
+	name: "missing required field",
+	wrap: rewrite(onPath("GET", "/v1/stores/47/pos"), func(s int, b map[string]any) (int, any) {
+		if is2xx(s) {
+			delete(b, "total_count")
+		}
+		return s, b
+	}),
+	op: opListPOS, probe: "valid key, page 1",
+	headline: `property "total_count" is missing`,
+	paths:    []string{"/total_count"},
+	others:   []string{"listPOSTransactions/valid key, page 2 drift", "listPOSTransactions/valid key, page 3 drift", "listPOSTransactions/valid key, limit=1 drift"},
+}, {
+	name: "undeclared status",
+	wrap: rewrite(withKey(onPath("GET", "/v1/skus/"+fakeSKU)), func(s int, b map[string]any) (int, any) {
+		return http.StatusTeapot, b
+	}),
+	op: opGetSKU, probe: "valid key",
+	headline: "expected 200, got 418",
+	paths:    []string{"", ""},
+	others:   []string{"getSKU/another store's key drift"},
+}, {
+	name: "200 with error body",
+	wrap: rewrite(withKey(onPath("GET", "/v1/stores/47")), func(s int, b map[string]any) (int, any) {
+		return 200, map[string]any{"error": map[string]any{"code": "internal", "message": "timeout"}}
+	}),
+	op: opGetStore, probe: "valid key",
+	headline: `200 with error body (code "internal")`,
+	// One finding per probe; the failed Store schema is in its details.
+	paths: []string{"/error"},
+	// The other store's key is refused with the same quirk.
+	others: []string{"getStore/another store's key drift"},
+}, {
+	name: "wrong auth status",
+	wrap: rewrite(onPath("GET", "/v1/stores/47/inventory"), func(s int, b map[string]any) (int, any) {
+		if s == http.StatusForbidden {
+			return http.StatusNotFound, b
+		}
+		return s, b
+	}),
+	op: opGetInventory, probe: "another store's key",
+	headline: "expected 403, got 404",
+	paths:    []string{""},
+}}
+
+// TestDriftIsReportedOnItsEndpoint: each drift of driftCases fails its own
+// probe (and the others the case names), with the headline and the finding
+// paths.
 func TestDriftIsReportedOnItsEndpoint(t *testing.T) {
 	t.Parallel()
-	onPath := func(method, path string) func(*http.Request) bool {
-		return func(r *http.Request) bool { return r.Method == method && r.URL.Path == path }
-	}
-	withKey := func(m func(*http.Request) bool) func(*http.Request) bool {
-		return func(r *http.Request) bool { return m(r) && r.Header.Get("X-Korral-Store-Key") != "" }
-	}
-	ok := func(status int) bool { return status >= 200 && status < 300 }
-	cases := []struct {
-		name     string
-		wrap     func(http.Handler) http.Handler
-		op       string
-		probe    string
-		headline string   // the report's one-line detail
-		paths    []string // Finding.Path of every finding
-		others   []string // further probes that drift, by design of the case
-	}{{
-		name: "renamed field",
-		wrap: rewrite(onPath("GET", "/v1/stores/47/inventory"), func(s int, b map[string]any) (int, any) {
-			if ok(s) {
-				b["on_hand"] = b["on_hand_units"]
-				delete(b, "on_hand_units")
-			}
-			return s, b
-		}),
-		op: opGetInventory, probe: "valid key",
-		// One finding: the rename, not an extra and a missing field.
-		headline: `renamed? "on_hand" present, "on_hand_units" missing`,
-		paths:    []string{"/on_hand"},
-	}, {
-		name: "wrong type",
-		wrap: rewrite(onPath("GET", "/v1/suppliers/"+fakeSupplier), func(s int, b map[string]any) (int, any) {
-			if ok(s) {
-				b["lead_time_days"] = "2"
-			}
-			return s, b
-		}),
-		op: opGetSupplier, probe: "valid key",
-		headline: "value must be an integer",
-		paths:    []string{"/lead_time_days"},
-		// Any valid key reads a supplier, and gets the same answer.
-		others: []string{"getSupplier/another store's key drift"},
-	}, {
-		name: "missing required field",
-		wrap: rewrite(onPath("GET", "/v1/stores/47/pos"), func(s int, b map[string]any) (int, any) {
-			if ok(s) {
-				delete(b, "total_count")
-			}
-			return s, b
-		}),
-		op: opListPOS, probe: "valid key, page 1",
-		headline: `property "total_count" is missing`,
-		paths:    []string{"/total_count"},
-		others:   []string{"listPOSTransactions/valid key, page 2 drift", "listPOSTransactions/valid key, page 3 drift", "listPOSTransactions/valid key, limit=1 drift"},
-	}, {
-		name: "undeclared status",
-		wrap: rewrite(withKey(onPath("GET", "/v1/skus/"+fakeSKU)), func(s int, b map[string]any) (int, any) {
-			return http.StatusTeapot, b
-		}),
-		op: opGetSKU, probe: "valid key",
-		headline: "expected 200, got 418",
-		paths:    []string{"", ""},
-		others:   []string{"getSKU/another store's key drift"},
-	}, {
-		name: "200 with error body",
-		wrap: rewrite(withKey(onPath("GET", "/v1/stores/47")), func(s int, b map[string]any) (int, any) {
-			return 200, map[string]any{"error": map[string]any{"code": "internal", "message": "timeout"}}
-		}),
-		op: opGetStore, probe: "valid key",
-		headline: `200 with error body (code "internal")`,
-		// One finding per probe; the failed Store schema is in its details.
-		paths: []string{"/error"},
-		// The other store's key is refused with the same quirk.
-		others: []string{"getStore/another store's key drift"},
-	}, {
-		name: "wrong auth status",
-		wrap: rewrite(onPath("GET", "/v1/stores/47/inventory"), func(s int, b map[string]any) (int, any) {
-			if s == http.StatusForbidden {
-				return http.StatusNotFound, b
-			}
-			return s, b
-		}),
-		op: opGetInventory, probe: "another store's key",
-		headline: "expected 403, got 404",
-		paths:    []string{""},
-	}}
-	for _, tc := range cases {
+	for _, tc := range driftCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFake()

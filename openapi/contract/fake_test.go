@@ -153,42 +153,16 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // key's scope, then existence, as StoreLink does.
 func (f *fake) serveStore(w http.ResponseWriter, r *http.Request, parts []string, keyStore string, q map[string][]string) {
 	store := parts[0]
-	get := func(k string) string {
-		if v := q[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
-	if !fakeStorePattern.MatchString(store) {
+	get := func(k string) string { return firstValue(q, k) }
+	if !storeParamsValid(parts, q) {
 		writeErr(w, 400, "invalid_parameter")
 		return
-	}
-	sub := strings.Join(parts[1:], "/")
-	if len(parts) == 3 && parts[1] == "replenishment" && !fakeOrderPattern.MatchString(parts[2]) {
-		writeErr(w, 400, "invalid_parameter")
-		return
-	}
-	switch {
-	case sub == "inventory" && !fakeSKUPattern.MatchString(get("sku")):
-		writeErr(w, 400, "invalid_parameter")
-		return
-	case sub == "pos":
-		limit := 200
-		if s := get("limit"); s != "" {
-			limit, _ = strconv.Atoi(s)
-		}
-		_, hasCursor := q["cursor"]
-		badCursor := hasCursor && (get("cursor") == "" || len(get("cursor")) > 256)
-		if _, err := time.Parse(time.RFC3339, get("since")); err != nil || !fakeSKUPattern.MatchString(get("sku")) || limit < 1 || limit > 1000 || badCursor {
-			writeErr(w, 400, "invalid_parameter")
-			return
-		}
 	}
 	if store != keyStore {
 		writeErr(w, 403, "store_forbidden")
 		return
 	}
-	switch {
+	switch sub := strings.Join(parts[1:], "/"); {
 	case sub == "" && r.Method == http.MethodGet:
 		writeJSON(w, 200, map[string]any{"store_id": store, "name": "Praha Smíchov", "timezone": "Europe/Prague", "opening_hours": hours})
 	case sub == "inventory" && r.Method == http.MethodGet:
@@ -200,46 +174,91 @@ func (f *fake) serveStore(w http.ResponseWriter, r *http.Request, parts []string
 	case sub == "pos" && r.Method == http.MethodGet:
 		f.servePOS(w, store, get("sku"), get("since"), get("limit"), get("cursor"))
 	case sub == "replenishment" && r.Method == http.MethodPost:
-		var req struct {
-			SKU      string `json:"sku"`
-			Quantity int64  `json:"quantity_units"`
-			Reason   string `json:"reason"`
-		}
-		if r.Header.Get("Content-Type") != "application/json" {
-			writeErr(w, 400, "invalid_body")
-			return
-		}
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil || req.Quantity < 1 || req.Quantity > 100000 || req.Reason == "" || len(req.Reason) > 500 || !fakeSKUPattern.MatchString(req.SKU) {
-			writeErr(w, 400, "invalid_body")
-			return
-		}
-		if req.SKU == fakeSKU && req.Quantity < fakeMinimum {
-			writeErr(w, 422, "below_minimum_order")
-			return
-		}
-		f.mu.Lock()
-		f.seq++
-		id := fmt.Sprintf("RO-%s-%06d", store, 500+f.seq)
-		o := map[string]any{"order_id": id, "store_id": store, "sku": req.SKU, "quantity_units": req.Quantity,
-			"reason": req.Reason, "status": "submitted",
-			"submitted_at": "2026-11-27T14:30:00+01:00", "expected_arrival": "2026-11-29T06:00:00+01:00"}
-		f.orders[id] = o
-		f.mu.Unlock()
-		writeJSON(w, 201, o)
+		f.raiseOrder(w, r, store)
 	case len(parts) == 3 && parts[1] == "replenishment" && r.Method == http.MethodGet:
-		f.mu.Lock()
-		o, ok := f.orders[parts[2]]
-		f.mu.Unlock()
-		if !ok || o["store_id"] != store {
-			writeErr(w, 404, "not_found")
-			return
-		}
-		writeJSON(w, 200, o)
+		f.readOrder(w, store, parts[2])
 	default:
 		writeErr(w, 404, "not_found")
 	}
+}
+
+// firstValue is the first value of the query parameter k, or "".
+func firstValue(q map[string][]string, k string) string {
+	if v := q[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// storeParamsValid checks the store id, the order id and the query
+// parameters of a store's path before the key's scope, as StoreLink does.
+func storeParamsValid(parts []string, q map[string][]string) bool {
+	get := func(k string) string { return firstValue(q, k) }
+	if !fakeStorePattern.MatchString(parts[0]) {
+		return false
+	}
+	if len(parts) == 3 && parts[1] == "replenishment" && !fakeOrderPattern.MatchString(parts[2]) {
+		return false
+	}
+	switch sub := strings.Join(parts[1:], "/"); {
+	case sub == "inventory" && !fakeSKUPattern.MatchString(get("sku")):
+		return false
+	case sub == "pos":
+		limit := 200
+		if s := get("limit"); s != "" {
+			limit, _ = strconv.Atoi(s)
+		}
+		_, hasCursor := q["cursor"]
+		badCursor := hasCursor && (get("cursor") == "" || len(get("cursor")) > 256)
+		if _, err := time.Parse(time.RFC3339, get("since")); err != nil || !fakeSKUPattern.MatchString(get("sku")) || limit < 1 || limit > 1000 || badCursor {
+			return false
+		}
+	}
+	return true
+}
+
+// raiseOrder serves POST /v1/stores/{store_id}/replenishment.
+func (f *fake) raiseOrder(w http.ResponseWriter, r *http.Request, store string) {
+	var req struct {
+		SKU      string `json:"sku"`
+		Quantity int64  `json:"quantity_units"`
+		Reason   string `json:"reason"`
+	}
+	if r.Header.Get("Content-Type") != "application/json" {
+		writeErr(w, 400, "invalid_body")
+		return
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || req.Quantity < 1 || req.Quantity > 100000 || req.Reason == "" || len(req.Reason) > 500 || !fakeSKUPattern.MatchString(req.SKU) {
+		writeErr(w, 400, "invalid_body")
+		return
+	}
+	if req.SKU == fakeSKU && req.Quantity < fakeMinimum {
+		writeErr(w, 422, "below_minimum_order")
+		return
+	}
+	f.mu.Lock()
+	f.seq++
+	id := fmt.Sprintf("RO-%s-%06d", store, 500+f.seq)
+	o := map[string]any{"order_id": id, "store_id": store, "sku": req.SKU, "quantity_units": req.Quantity,
+		"reason": req.Reason, "status": "submitted",
+		"submitted_at": "2026-11-27T14:30:00+01:00", "expected_arrival": "2026-11-29T06:00:00+01:00"}
+	f.orders[id] = o
+	f.mu.Unlock()
+	writeJSON(w, 201, o)
+}
+
+// readOrder serves GET /v1/stores/{store_id}/replenishment/{order_id}.
+func (f *fake) readOrder(w http.ResponseWriter, store, id string) {
+	f.mu.Lock()
+	o, ok := f.orders[id]
+	f.mu.Unlock()
+	if !ok || o["store_id"] != store {
+		writeErr(w, 404, "not_found")
+		return
+	}
+	writeJSON(w, 200, o)
 }
 
 // servePOS pages through 25 transactions; the cursor is the offset.

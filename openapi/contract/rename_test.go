@@ -97,57 +97,68 @@ func TestRenameDoubtsAtCheck(t *testing.T) {
 			if at < 0 {
 				t.Fatalf("no rename of %s among %+v", tc.declared, fs)
 			}
-			f := fs[at]
-			if len(tc.against) == 0 {
-				if len(f.Evidence.Against) > 0 || strings.Contains(f.Message, "against") {
-					t.Fatalf("a plain rename has doubts: %q %q", f.Message, f.Evidence.Against)
-				}
-				return
-			}
-			for _, want := range tc.against {
-				if !slices.ContainsFunc(f.Evidence.Against, func(d string) bool { return strings.HasPrefix(d, want) }) {
-					t.Errorf("evidence %q lacks %q", f.Evidence.Against, want)
-				}
-				if !strings.Contains(f.Message, want) {
-					t.Errorf("message %q lacks %q", f.Message, want)
-				}
-			}
-			for _, value := range []string{"ord_9f7dcc5d27", "48", "72", "28.11.2026"} {
-				if strings.Contains(strings.Join(f.Evidence.Against, " "), value) {
-					t.Errorf("the evidence holds a value: %q", f.Evidence.Against)
-				}
-			}
+			checkDoubts(t, fs[at], tc.against)
 		})
 	}
 }
 
-// TestSuggestReviewsDoubtfulRenames: a doubtful rename is a note and a
-// comment in the patch, not a change; a plain rename is a change.
-func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
-	rename := func(id, comp, prop, found, typ string, against ...string) Cause {
-		return Cause{ID: id, Kind: FindingRename, Count: 2, Operations: []string{"getThing"},
-			Evidence: &Evidence{Component: comp, Property: prop, Found: found, JSONType: typ, Against: against}}
+// checkDoubts checks the doubts of the rename f: each of against, by its
+// start, in the evidence and the message, and no value in the evidence;
+// none at all when against is empty.
+func checkDoubts(t *testing.T, f Finding, against []string) {
+	t.Helper()
+	if len(against) == 0 {
+		if len(f.Evidence.Against) > 0 || strings.Contains(f.Message, "against") {
+			t.Fatalf("a plain rename has doubts: %q %q", f.Message, f.Evidence.Against)
+		}
+		return
 	}
+	for _, want := range against {
+		if !slices.ContainsFunc(f.Evidence.Against, func(d string) bool { return strings.HasPrefix(d, want) }) {
+			t.Errorf("evidence %q lacks %q", f.Evidence.Against, want)
+		}
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message %q lacks %q", f.Message, want)
+		}
+	}
+	for _, value := range []string{"ord_9f7dcc5d27", "48", "72", "28.11.2026"} {
+		if strings.Contains(strings.Join(f.Evidence.Against, " "), value) {
+			t.Errorf("the evidence holds a value: %q", f.Evidence.Against)
+		}
+	}
+}
+
+// renameCause is a rename cause of the property prop of comp, found as
+// found (of JSON type typ), seen twice in getThing, with what speaks against
+// it.
+func renameCause(id, comp, prop, found, typ string, against ...string) Cause {
+	return Cause{ID: id, Kind: FindingRename, Count: 2, Operations: []string{"getThing"},
+		Evidence: &Evidence{Component: comp, Property: prop, Found: found, JSONType: typ, Against: against}}
+}
+
+// TestSuggestReviewsDoubtfulRenames: a doubtful rename is a note and a
+// comment in the patch, not a change.
+func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		cause Cause
 		why   []string // in the note and in the patch's comment
 	}{
-		{"another unit", rename("u", "Supplier", "lead_time_days", "lead_time_hours", "integer"),
+		{"another unit", renameCause("u", "Supplier", "lead_time_days", "lead_time_hours", "integer"),
 			[]string{"lead_time_hours is in hours, lead_time_days in days"}},
-		{"cases for units", rename("d", "OrderRequest", "quantity_units", "quantity_cases", "integer"),
+		{"cases for units", renameCause("d", "OrderRequest", "quantity_units", "quantity_cases", "integer"),
 			[]string{"quantity_cases is in cases, quantity_units in units"}},
-		{"a scaled unit on one side", rename("s", "SKU", "shelf_life_days", "shelf_life", "integer"),
+		{"a scaled unit on one side", renameCause("s", "SKU", "shelf_life_days", "shelf_life", "integer"),
 			[]string{"shelf_life_days is in days, shelf_life names no unit"}},
-		{"another type", rename("t", "Supplier", "lead_time_days", "lead_days", "string"),
+		{"another type", renameCause("t", "Supplier", "lead_time_days", "lead_days", "string"),
 			[]string{"StoreLink sends lead_days as string, lead_time_days is integer"}},
 		{"a date-time for text", Cause{ID: "f", Kind: FindingRename, Count: 1, Operations: []string{"getThing"},
 			Evidence: &Evidence{Component: "Order", Property: "reason", Found: "reason_at", JSONType: "string", Format: "date-time"}},
 			[]string{"reason_at holds date-times, reason is not a date-time"}},
-		{"an id for the reason", rename("i", "Order", "reason", "id", "string",
+		{"an id for the reason", renameCause("i", "Order", "reason", "id", "string",
 			"values of id look like identifiers (one token with digits), reason is free text"),
 			[]string{"values of id look like identifiers (one token with digits), reason is free text", "id names an identifier, reason is none"}},
-		{"no shared word", rename("w", "Inventory", "counted_at", "as_of", "string"),
+		{"no shared word", renameCause("w", "Inventory", "counted_at", "as_of", "string"),
 			[]string{"as_of and counted_at share no word: only the value's type pairs them"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,42 +175,55 @@ func TestSuggestReviewsDoubtfulRenames(t *testing.T) {
 			if !strings.HasPrefix(note, "review, not renamed: "+side) || !strings.Contains(note, "decide whether "+ev.Found+" is "+ev.Property) {
 				t.Errorf("note %q", note)
 			}
-			patched := string(got.Patched)
-			comment := "# review, not renamed (seen "
-			at := strings.Index(patched, comment)
-			if at < 0 {
-				t.Fatalf("no review comment in the patch:\n%s", got.Diff)
-			}
-			at = strings.LastIndex(patched[:at], "\n") + 1
-			// The comment is right above the declared property, which is
-			// unchanged.
-			block := patched[at:]
-			block = block[:strings.Index(block, "\n        "+ev.Property+":\n")+1]
-			if strings.Count(block, "\n") != 3 || !strings.Contains(block, side) {
-				t.Errorf("the comment is not the three lines above %s:\n%s", ev.Property, block)
-			}
+			block := reviewComment(t, got, ev, side)
 			for _, w := range tc.why {
 				if !strings.Contains(note, w) || !strings.Contains(block, w) {
 					t.Errorf("%q is not in the note and the comment:\n%s\n%s", w, note, block)
 				}
 			}
-			if strings.Contains(patched, "\n        "+ev.Found+":") {
-				t.Error("the property was renamed")
-			}
-			stripped := strings.ReplaceAll(patched, block, "")
-			if stripped != string(openapi.YAML) {
-				t.Error("the patch changes more than the comment")
-			}
 			checkSuggestion(t, openapi.YAML, got)
 		})
 	}
-	// The same shapes, as plain renames: a change each.
+}
+
+// reviewComment is the review comment of the patch in got: the three lines
+// right above the declared property, naming side. It fails the test when
+// the patch renames the property or changes more than the comment.
+func reviewComment(t *testing.T, got *Suggestion, ev *Evidence, side string) string {
+	t.Helper()
+	patched := string(got.Patched)
+	comment := "# review, not renamed (seen "
+	at := strings.Index(patched, comment)
+	if at < 0 {
+		t.Fatalf("no review comment in the patch:\n%s", got.Diff)
+	}
+	at = strings.LastIndex(patched[:at], "\n") + 1
+	// The comment is right above the declared property, which is
+	// unchanged.
+	block := patched[at:]
+	block = block[:strings.Index(block, "\n        "+ev.Property+":\n")+1]
+	if strings.Count(block, "\n") != 3 || !strings.Contains(block, side) {
+		t.Errorf("the comment is not the three lines above %s:\n%s", ev.Property, block)
+	}
+	if strings.Contains(patched, "\n        "+ev.Found+":") {
+		t.Error("the property was renamed")
+	}
+	stripped := strings.ReplaceAll(patched, block, "")
+	if stripped != string(openapi.YAML) {
+		t.Error("the patch changes more than the comment")
+	}
+	return block
+}
+
+// TestSuggestMakesPlainRenames: the shapes of the doubtful renames, as plain
+// renames, are a change each.
+func TestSuggestMakesPlainRenames(t *testing.T) {
 	for _, c := range []Cause{
-		rename("q", "Order", "quantity_units", "quantity", "integer"),
-		rename("o", "Inventory", "on_hand_units", "on_hand", "integer"),
-		rename("l", "Supplier", "lead_time_days", "lead_days", "integer"),
-		rename("i", "Order", "order_id", "id", "string"),
-		rename("c", "Inventory", "counted_at", "counted_time", "string"),
+		renameCause("q", "Order", "quantity_units", "quantity", "integer"),
+		renameCause("o", "Inventory", "on_hand_units", "on_hand", "integer"),
+		renameCause("l", "Supplier", "lead_time_days", "lead_days", "integer"),
+		renameCause("i", "Order", "order_id", "id", "string"),
+		renameCause("c", "Inventory", "counted_at", "counted_time", "string"),
 	} {
 		got, err := Suggest(openapi.YAML, withSentinel([]Cause{c}))
 		if err != nil {
