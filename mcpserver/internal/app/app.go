@@ -7,7 +7,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/korral/storelink/mcpserver/internal/audit"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
+	"github.com/korral/storelink/mcpserver/internal/state/backend"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/tools"
@@ -154,19 +154,15 @@ func (a *App) loadConfig(context.Context) error {
 	return nil
 }
 
-// checkClock refuses STORELINK_MOCK_NOW unless a server will run the
-// embedded demo StoreLink, and refuses a server without UPSTREAM_BASE_URL in
-// a build without the embedded StoreLink, before anything is opened.
+// checkClock refuses a configuration that cannot run as asked (see
+// config.CheckRun) before anything is opened, and pins the clock of the
+// embedded demo StoreLink when STORELINK_MOCK_NOW is set.
 func (a *App) checkClock(server bool) func(context.Context) error {
 	return func(context.Context) error {
-		cfg := a.cfg
-		if !server || cfg.UpstreamBaseURL != "" {
-			return refuseMockNow(cfg)
+		if err := a.cfg.CheckRun(server, a.opts.Embedded != nil); err != nil {
+			return exit2(fmt.Errorf("configuration: %w", err))
 		}
-		if a.opts.Embedded == nil {
-			return exit2(errors.New("configuration: UPSTREAM_BASE_URL is not set, and this production build has no embedded demo StoreLink: set UPSTREAM_BASE_URL to StoreLink's base URL (with STORELINK_KEYRING_FILE), or run the demo from source with `go run ./cmd/storelink-mcp`"))
-		}
-		if fixedNow := cfg.MockNow; !fixedNow.IsZero() {
+		if fixedNow := a.cfg.MockNow; server && a.cfg.UpstreamBaseURL == "" && !fixedNow.IsZero() {
 			a.fixedNow = fixedNow
 			a.now = func() time.Time { return fixedNow }
 		}
@@ -190,7 +186,7 @@ func (a *App) openLog(context.Context) error {
 
 // openState opens the state database.
 func (a *App) openState(context.Context) error {
-	db, err := openStore(a.cfg)
+	db, err := backend.Open(a.cfg)
 	if err != nil {
 		return exit2(err)
 	}
@@ -205,14 +201,6 @@ func (a *App) openUpstream(ctx context.Context) error {
 	baseURL, kr := cfg.UpstreamBaseURL, cfg.Keyring
 	a.upstreamID = replenish.UpstreamIdentity(baseURL)
 	if baseURL == "" {
-		if kr != nil {
-			// A production keyring without its StoreLink means a lost setting.
-			name := config.EnvKeyring
-			if cfg.KeyringFile != "" {
-				name = config.EnvKeyringFile
-			}
-			return exit2(fmt.Errorf("configuration: %s is set but UPSTREAM_BASE_URL is not: set UPSTREAM_BASE_URL to StoreLink's base URL, or unset %s to run the embedded demo StoreLink with its made-up data", name, name))
-		}
 		emb, err := a.opts.Embedded(ctx, a.fixedNow)
 		if err != nil {
 			return fmt.Errorf("start embedded StoreLink: %w", err)
@@ -320,16 +308,4 @@ func (a *App) upstreamKind() string {
 		return "embedded_demo"
 	}
 	return "storelink"
-}
-
-// refuseMockNow refuses STORELINK_MOCK_NOW without the embedded demo: a
-// pinned clock would set approval expiry and audit times for a real StoreLink.
-func refuseMockNow(cfg *config.Config) error {
-	if cfg.MockNow.IsZero() {
-		return nil
-	}
-	if cfg.UpstreamBaseURL != "" {
-		return exit2(errors.New("configuration: STORELINK_MOCK_NOW applies only to the embedded StoreLink: unset it, or unset UPSTREAM_BASE_URL"))
-	}
-	return exit2(errors.New("configuration: STORELINK_MOCK_NOW pins the clock of the embedded demo StoreLink, which only a server (stdio or serve, without UPSTREAM_BASE_URL) runs; this command runs on the real clock: unset STORELINK_MOCK_NOW"))
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"io"
 	"log/slog"
 
 	"github.com/korral/storelink/mcpserver/internal/doctor"
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/state/backend"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 )
 
@@ -27,11 +28,11 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	}
 	cfg, readFile := a.cfg, opts.readFile()
 	// Doctor checks the deployment as it runs, on the real clock.
-	if err := refuseMockNow(cfg); err != nil {
-		return err
+	if err := cfg.CheckRun(false, false); err != nil {
+		return exit2(fmt.Errorf("configuration: %w", err))
 	}
 	return doctorResult(doctor.Run(ctx, w, doctor.Options{
-		Config: cfg, OpenState: openStore, DatabaseKind: databaseKind(cfg),
+		Config: cfg, OpenState: backend.Open, DatabaseKind: backend.Kind(cfg),
 		Keys: func(log *slog.Logger) upstream.Keys {
 			return keyring.NewSource(cfg.Keyring, cfg.KeyringFile, readFile, log)
 		},

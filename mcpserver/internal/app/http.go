@@ -3,17 +3,17 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/korral/storelink/mcpserver/internal/audit"
-	"github.com/korral/storelink/mcpserver/internal/config"
 	"net"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
+	"github.com/korral/storelink/mcpserver/internal/audit"
 	"github.com/korral/storelink/mcpserver/internal/bearer"
+	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/httpserver"
 	"github.com/korral/storelink/mcpserver/internal/oauth"
+	"github.com/korral/storelink/mcpserver/internal/state/backend"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // writeTools are the tools whose call needs the storelink.write scope.
@@ -205,7 +205,7 @@ func (a *App) auditUndecodable(ctx context.Context, req *jsonrpc.Request, label,
 // readiness reports the configuration (loaded, or the server would not be
 // running), the ledger, the breaker and the upstream for /readyz.
 func (a *App) readiness(ctx context.Context) (httpserver.Readiness, error) {
-	out := httpserver.Readiness{Config: "loaded", Ledger: "ok", Database: databaseKind(a.cfg), Breaker: a.up.BreakerState(), Version: Version, Upstream: a.upstreamKind()}
+	out := httpserver.Readiness{Config: "loaded", Ledger: "ok", Database: backend.Kind(a.cfg), Breaker: a.up.BreakerState(), Version: Version, Upstream: a.upstreamKind()}
 	if err := a.db.Ping(ctx); err != nil {
 		out.Ledger = "unreachable"
 		return out, err

@@ -9,6 +9,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/config"
 	"github.com/korral/storelink/mcpserver/internal/doctor"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
+	"github.com/korral/storelink/mcpserver/internal/state/backend"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 )
 
@@ -77,7 +78,7 @@ func (a *App) replayJournal(context.Context) error {
 	if a.up != nil {
 		a.recorder.Confirm = replenish.ConfirmOrders(a.up, a.upstreamID)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), backend.OpenTimeout)
 	defer cancel()
 	_, _ = a.recorder.Replay(ctx) // it logs what it found; pending lines drain on
 	return nil

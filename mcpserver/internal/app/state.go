@@ -2,80 +2,22 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
-	"github.com/korral/storelink/mcpserver/internal/config"
-	"github.com/korral/storelink/mcpserver/internal/state"
-	"github.com/korral/storelink/mcpserver/internal/state/postgres"
-	"github.com/korral/storelink/mcpserver/internal/state/sqlite"
+	"github.com/korral/storelink/mcpserver/internal/state/backend"
 )
-
-// openTimeout bounds connecting to the state database and migrating it at
-// start; a replica that cannot reach its database should say so, not hang.
-const openTimeout = 30 * time.Second
-
-// openStore opens the state store the configuration names: PostgreSQL when
-// STATE_DATABASE_URL is set (and then no SQLite file anywhere), else the
-// SQLite file at STATE_DB_PATH. Either is migrated to the current schema.
-func openStore(cfg *config.Config) (state.Store, error) {
-	if cfg.StateDatabaseURL == "" {
-		db, err := sqlite.Open(cfg.StatePath)
-		if err != nil {
-			return nil, fmt.Errorf("configuration: STATE_DB_PATH: %w", err)
-		}
-		return db, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	db, err := postgres.Open(ctx, cfg.StateDatabaseURL, postgres.Options{MaxConns: cfg.StateMaxConns})
-	if err != nil {
-		return nil, fmt.Errorf("STATE_DATABASE_URL: %w", err)
-	}
-	return db, nil
-}
-
-// databaseKind names the backend for /readyz and doctor.
-func databaseKind(cfg *config.Config) string {
-	if cfg.StateDatabaseURL != "" {
-		return "postgresql"
-	}
-	return "sqlite"
-}
 
 // Migrate brings the state database the configuration names to the
 // current schema and writes what it applied to w (storelink-mcp migrate).
 func (a *App) Migrate(ctx context.Context, w io.Writer) error {
-	cfg := a.cfg
-	if err := refuseMockNow(cfg); err != nil {
-		return err
+	if err := a.cfg.CheckRun(false, false); err != nil {
+		return exit2(fmt.Errorf("configuration: %w", err))
 	}
-	if cfg.StateDatabaseURL == "" {
-		db, err := openStore(cfg)
-		if err != nil {
-			return exit2(err)
-		}
-		defer db.Close()
-		_, err = fmt.Fprintf(w, "sqlite %s: schema up to date\n", cfg.StatePath)
-		return err
+	err := backend.Migrate(ctx, a.cfg, w)
+	if cfgErr := (*backend.ConfigError)(nil); errors.As(err, &cfgErr) {
+		return exit2(err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	db, err := postgres.Connect(ctx, cfg.StateDatabaseURL, postgres.Options{MaxConns: 1})
-	if err != nil {
-		return fmt.Errorf("STATE_DATABASE_URL: %w", err)
-	}
-	defer db.Close()
-	m, err := db.Migrate(ctx)
-	if err != nil {
-		return fmt.Errorf("STATE_DATABASE_URL: %w", err)
-	}
-	if len(m.Applied) == 0 {
-		_, err = fmt.Fprintf(w, "%s: schema up to date at version %d\n", db.Target(), m.To)
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s: schema migrated from version %d to %d (applied %s)\n", db.Target(), m.From, m.To, strings.Join(m.Applied, ", "))
 	return err
 }

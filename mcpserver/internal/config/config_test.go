@@ -235,7 +235,7 @@ func TestEmbeddedModeSummarySaysDemo(t *testing.T) {
 
 func TestKeyringWithoutStoreLinkLoads(t *testing.T) {
 	// The audit and approval commands need no StoreLink; the server itself
-	// refuses this combination (package cli).
+	// refuses this combination (CheckRun).
 	c, err := Load(env(map[string]string{"HOME": "/h", "STORELINK_KEYRING": krJSON}), noFiles)
 	if err != nil || c.Keyring.Len() != 2 || !strings.Contains(c.String(), "upstream=embedded-demo keyring=keyring{47:") {
 		t.Errorf("%v, %v", c, err)
