@@ -73,7 +73,7 @@ func consoleApproveWithChart(pg page, b *consoletest.Backend) {
 	pg.submit("open the order", `a[href="/orders/ap-47"]`)
 	pg.do("wait for the chart", chromedp.WaitVisible(chromedp.ID("chart")))
 	pg.wantText("h1", "Madeta butter 250g")
-	pg.wantText("#justification", "Sold in the last 24 h", "23 units", "confidence medium", "1.6 to 2.3 days")
+	pg.wantText("#justification", "Sold in the last 24 h", "23 units", "confidence medium", "1.0 to 1.3 days")
 	bars, err := chromedp.Run(pg.ctx, chromedp.Nodes(chromedp.CSSAll("#chart rect.bar")))
 	if err != nil {
 		t.Fatal(err)

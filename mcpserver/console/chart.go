@@ -68,6 +68,12 @@ const (
 // flaggedDay lists the day flags a bar is highlighted for.
 var flaggedDay = []string{"closed", "zero_sales", "possible_stockout", "bulk_dominated", "no_history"}
 
+// isFlaggedDay reports whether f, as an id or in words (flagWords), is
+// one of flaggedDay.
+func isFlaggedDay(f string) bool {
+	return slices.Contains(flaggedDay, f) || slices.Contains(flagWords(flaggedDay), f)
+}
+
 // buildChart lays out the chart of d, or returns nil when there is no
 // evidence to draw.
 func buildChart(d OrderDetail) *chart {
@@ -162,7 +168,7 @@ func (c *chart) addDays(days []EvidenceDay, slot float64, yAt func(float64) floa
 		c.Bars = append(c.Bars, chartBar{
 			X: c.Left + float64(i)*slot + slot*0.15, W: slot * 0.7,
 			Y: y, H: c.Bottom - y,
-			Flagged: slices.ContainsFunc(e.Flags, func(f string) bool { return slices.Contains(flaggedDay, f) }),
+			Flagged: slices.ContainsFunc(e.Flags, isFlaggedDay),
 			Title:   title,
 		})
 		if (n-1-i)%every == 0 {
