@@ -129,7 +129,7 @@ func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
 // sent from here.
 func (b *consoleBackend) NotSending() string {
 	if !b.flow.Gate.AllowWrites {
-		return "This console cannot send orders: writes are off in this deployment (ALLOW_WRITES is not true), so no order can be approved here. You can still reject."
+		return "This console cannot send orders: writes are off in this deployment (ALLOW_WRITES is not true, or READ_ONLY is set), so no order can be approved here. You can still reject."
 	}
 	return ""
 }
