@@ -74,6 +74,7 @@ func (s *storeLink) CreateOrder(_ context.Context, id string, req domain.OrderRe
 // world is a staged order of store 47 in a real state database, and the
 // console over the real backend with the gate and keyring given.
 type world struct {
+	b     console.Backend
 	db    *sqlite.DB
 	up    *storeLink
 	log   *bytes.Buffer
@@ -112,7 +113,7 @@ func newWorld(t *testing.T, allowWrites bool, holds func(string) bool) *world {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &world{db: db, up: up, log: logs, url: srv.URL, order: out.Entry.ApprovalID}
+	return &world{b: b, db: db, up: up, log: logs, url: srv.URL, order: out.Entry.ApprovalID}
 }
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
@@ -201,5 +202,32 @@ func TestForgedApprovalIsRefusedLoggedAndAudited(t *testing.T) {
 				t.Errorf("the refused approval left the order %s", e.State)
 			}
 		})
+	}
+}
+
+// An approved order is not its own duplicate: once StoreLink raised it, the
+// ledger lists it under StoreLink's order id, and the order page's
+// duplicate warning still leaves it out.
+func TestRaisedOrderIsNotItsOwnDuplicate(t *testing.T) {
+	w := newWorld(t, true, func(string) bool { return true })
+	s := w.login(t)
+	s.send("GET", "/orders/"+w.order, nil)
+	if code, page := s.send("POST", "/orders/"+w.order+"/approve", url.Values{}); code != http.StatusOK || !strings.Contains(page, "Order raised") {
+		t.Fatalf("approve: %d\n%s", code, page)
+	}
+	ctx := context.Background()
+	jana, err := w.b.Login(ctx, "jana", "janas secret 0123456789", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.b.Order(ctx, jana, w.order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != console.StatusRaised || d.Decision == nil || d.Justification.DuplicateWarning != "" {
+		t.Errorf("the raised order: status %s, decision %+v, duplicate warning %q", d.Status, d.Decision, d.Justification.DuplicateWarning)
+	}
+	if _, off := d.Decision.At.Zone(); off != 3600 {
+		t.Errorf("the decision's time %s is not in the store's timezone (Europe/Prague, +01:00 in November)", d.Decision.At)
 	}
 }
