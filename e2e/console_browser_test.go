@@ -27,6 +27,10 @@ func TestConsoleInABrowser(t *testing.T) {
 			pg := consolePage(t, chromium, width)
 			consoleLogIn(pg, url, width)
 			consoleApproveWithChart(pg, b, width)
+			for _, path := range []string{"/history", "/audit?day=2026-07-16"} {
+				pg.do("open "+path, chromedp.Navigate(url+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+				assertConsoleReadable(pg, fmt.Sprintf("%s at %d px", path, width))
+			}
 			if width == 1280 {
 				consoleDoubleClickApprove(pg, b, url)
 				consoleRejectWithReason(pg, b, url)
