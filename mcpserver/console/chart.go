@@ -16,6 +16,8 @@ type chart struct {
 	Left, Right, Top, Bottom float64
 	Title, Desc              string
 	Bars                     []chartBar
+	// Flagged is true when a bar is drawn as a flagged day.
+	Flagged bool
 	YTicks                   []chartTick
 	XTicks                   []chartTick
 	OnHand                   chartLine
@@ -122,6 +124,7 @@ func buildChart(d OrderDetail) *chart {
 	}
 
 	busiest := c.addDays(d.Evidence, slot, yAt)
+	c.Flagged = slices.ContainsFunc(c.Bars, func(b chartBar) bool { return b.Flagged })
 	if slots > float64(n) {
 		c.Today = xAt(float64(n))
 	}
