@@ -18,9 +18,9 @@ type chart struct {
 	Bars                     []chartBar
 	// Flagged is true when a bar is drawn as a flagged day.
 	Flagged bool
-	YTicks                   []chartTick
-	XTicks                   []chartTick
-	OnHand                   chartLine
+	YTicks  []chartTick
+	XTicks  []chartTick
+	OnHand  chartLine
 	// Today is the x where the days ahead begin; zero when none.
 	Today    float64
 	Window   *chartSpan
