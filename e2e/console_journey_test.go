@@ -213,10 +213,23 @@ func TestConsoleJourneyInABrowser(t *testing.T) {
 	if err != nil || len(bars) == 0 {
 		t.Errorf("the chart has %d bars (%v), want one per evidence day", len(bars), err)
 	}
+	// The approver sees what the agent saw: the quantity check and the time to stockout.
+	if check := pg.text("#check"); !regexp.MustCompile(`^(ok|review|refuse)\b`).MatchString(check) {
+		t.Errorf("the order page's quantity check reads %q", check)
+	}
+	pg.wantText("#shelf", "(")
 	pg.shot("console-order.png")
 	pg.submit("approve", "#approve")
 	pg.do("wait for the outcome", chromedp.WaitVisible(chromedp.ID("outcome")))
 	pg.wantText("#outcome", "Order raised")
+
+	// Once decided, the page shows the decision, not the expiry, and does
+	// not warn about the order itself as a duplicate.
+	pg.do("open the decided order", chromedp.Navigate(c.url+"/orders/"+id), chromedp.WaitVisible(chromedp.ID("decision")))
+	pg.wantText("#decision", "Approved by jana at ", "StoreLink raised it as order RO-")
+	if main := pg.text("main"); strings.Contains(main, "open until") || strings.Contains(main, "other order(s)") || strings.Contains(main, "+00:00") {
+		t.Errorf("the decided order page shows the expiry, a duplicate of itself, or a UTC time:\n%s", main)
+	}
 
 	// 4. The mock holds exactly one order, and the agent reads it raised.
 	if got := len(placed(w)); got != 1 {

@@ -23,7 +23,8 @@ type Backend interface {
 	// console calls it first on every request.
 	Active(ctx context.Context, ref string) (Approver, error)
 	// Inbox lists the orders awaiting a decision in the approver's stores,
-	// soonest expiry first. It changes nothing; the console shows a passed
+	// soonest projected stockout first (orders without one last, by
+	// expiry). It changes nothing; the console shows a passed
 	// ExpiresAt as lapsed.
 	Inbox(ctx context.Context, a Approver) ([]OrderSummary, error)
 	// Order returns one staged order in any status, or ErrNotFound or
@@ -45,6 +46,10 @@ type Backend interface {
 	// AuditDay returns one UTC day's audit trail (day is its midnight),
 	// oldest first, limited to the approver's stores.
 	AuditDay(ctx context.Context, a Approver, day time.Time) ([]AuditRow, error)
+	// NotSending says, in an approver's words, why this console sends no
+	// order at all (writes are off in this deployment), or "" when it can
+	// send. Every page shows it. Approve must refuse on its own as well.
+	NotSending() string
 }
 
 // Approver is a verified approver as the backend's record holds it.
@@ -96,6 +101,24 @@ type OrderSummary struct {
 	RequestedBy string
 	RequestedAt time.Time
 	ExpiresAt   time.Time
+	// NotSending says why this console cannot send this order (writes are
+	// off, or it holds no key for the store); "" when it can. The page
+	// then offers no approval.
+	NotSending string
+	// Stockout is when the SKU is projected to run out at the store, as
+	// the page is drawn.
+	Stockout Stockout
+}
+
+// Stockout is a projected stockout window.
+type Stockout struct {
+	// Known is false when no projection could be made (StoreLink could
+	// not be read, or too little history); the rest is then zero.
+	Known bool
+	// Earliest and Latest bound the stockout; zero when none is projected
+	// within HorizonDays.
+	Earliest, Latest time.Time
+	HorizonDays      int
 }
 
 // OrderDetail is one staged order with the evidence a buyer judges it by.
@@ -147,6 +170,15 @@ type Justification struct {
 	Flags []string
 	// Caveat is the projection's one-sentence caveat.
 	Caveat string
+	// Check is the quantity check the agent was shown for this order.
+	Check QuantityCheck
+}
+
+// QuantityCheck is the quantity check's verdict on the order: ok, review
+// or refuse, with its reasons in words; an empty Verdict is unknown.
+type QuantityCheck struct {
+	Verdict string
+	Reasons []string
 }
 
 // CoverBand is a [Low, High] band of days.

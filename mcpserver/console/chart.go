@@ -16,9 +16,11 @@ type chart struct {
 	Left, Right, Top, Bottom float64
 	Title, Desc              string
 	Bars                     []chartBar
-	YTicks                   []chartTick
-	XTicks                   []chartTick
-	OnHand                   chartLine
+	// Flagged is true when a bar is drawn as a flagged day.
+	Flagged bool
+	YTicks  []chartTick
+	XTicks  []chartTick
+	OnHand  chartLine
 	// Today is the x where the days ahead begin; zero when none.
 	Today    float64
 	Window   *chartSpan
@@ -68,6 +70,12 @@ const (
 // flaggedDay lists the day flags a bar is highlighted for.
 var flaggedDay = []string{"closed", "zero_sales", "possible_stockout", "bulk_dominated", "no_history"}
 
+// isFlaggedDay reports whether f, as an id or in words (flagWords), is
+// one of flaggedDay.
+func isFlaggedDay(f string) bool {
+	return slices.Contains(flaggedDay, f) || slices.Contains(flagWords(flaggedDay), f)
+}
+
 // buildChart lays out the chart of d, or returns nil when there is no
 // evidence to draw.
 func buildChart(d OrderDetail) *chart {
@@ -116,6 +124,7 @@ func buildChart(d OrderDetail) *chart {
 	}
 
 	busiest := c.addDays(d.Evidence, slot, yAt)
+	c.Flagged = slices.ContainsFunc(c.Bars, func(b chartBar) bool { return b.Flagged })
 	if slots > float64(n) {
 		c.Today = xAt(float64(n))
 	}
@@ -162,7 +171,7 @@ func (c *chart) addDays(days []EvidenceDay, slot float64, yAt func(float64) floa
 		c.Bars = append(c.Bars, chartBar{
 			X: c.Left + float64(i)*slot + slot*0.15, W: slot * 0.7,
 			Y: y, H: c.Bottom - y,
-			Flagged: slices.ContainsFunc(e.Flags, func(f string) bool { return slices.Contains(flaggedDay, f) }),
+			Flagged: slices.ContainsFunc(e.Flags, isFlaggedDay),
 			Title:   title,
 		})
 		if (n-1-i)%every == 0 {

@@ -34,7 +34,8 @@ func TestLoginInboxOrderApprove(t *testing.T) {
 
 	order := br.get("/orders/ap-47")
 	mustContain(t, order, "Madeta butter 250g", `id="chart"`, "Sold in the last 24 h", "23 units",
-		"1.6 to 2.3 days", "24 units", "12 units per case", "confidence medium", `id="approve"`)
+		"1.0 to 1.3 days", "24 units", "12 units per case", "confidence medium", `id="approve"`,
+		"review", "stock lasts only 1.3 days after delivery, less than the 2-day lead time", "about 1 h 30 min")
 
 	tok := csrfField.FindStringSubmatch(order.body)[1]
 	out := br.post("/orders/ap-47/approve", url.Values{"csrf": {tok}})

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
@@ -63,6 +64,7 @@ func (o OrderSummary) clean() OrderSummary {
 	o.ProductName = shown(o.ProductName)
 	o.Reason = shown(o.Reason)
 	o.RequestedBy = shown(o.RequestedBy)
+	o.NotSending = shown(o.NotSending)
 	return o
 }
 
@@ -82,11 +84,19 @@ func (d OrderDetail) clean() OrderDetail {
 	j := &d.Justification
 	j.Confidence = shown(j.Confidence)
 	j.DuplicateWarning = shown(j.DuplicateWarning)
-	j.Flags = shownAll(j.Flags)
-	j.Caveat = shown(j.Caveat)
+	j.Flags = flagWords(shownAll(j.Flags))
+	j.Caveat = forPeople(shown(j.Caveat))
+	j.Check.Verdict = shown(j.Check.Verdict)
+	reasons := []string{}
+	for _, r := range j.Check.Reasons {
+		if r = forPeople(shown(r)); r != "" {
+			reasons = append(reasons, r)
+		}
+	}
+	j.Check.Reasons = reasons
 	ev := make([]EvidenceDay, len(d.Evidence))
 	for i, e := range d.Evidence {
-		ev[i] = EvidenceDay{Date: shown(e.Date), UnitsSold: e.UnitsSold, Flags: shownAll(e.Flags)}
+		ev[i] = EvidenceDay{Date: shown(e.Date), UnitsSold: e.UnitsSold, Flags: flagWords(shownAll(e.Flags))}
 	}
 	d.Evidence = ev
 	return d
@@ -114,8 +124,65 @@ func (o Outcome) clean() Outcome {
 	o.OrderID = shown(o.OrderID)
 	o.OrderStatus = shown(o.OrderStatus)
 	o.DecidedBy = shown(o.DecidedBy)
-	o.Reason = shown(o.Reason)
+	o.Reason = forPeople(shown(o.Reason))
 	return o
+}
+
+// flagNames are the projection's data-quality and day flags in words.
+var flagNames = map[string]string{
+	"insufficient_history":           "too little sales history",
+	"no_sales_in_window":             "no sales in the lookback",
+	"bulk_transaction_dominates_day": "a bulk sale dominates a day",
+	"possible_stockout_days":         "some days look like an empty shelf",
+	"high_variability":               "daily sales vary widely",
+	"stale_on_hand_count":            "the stock count is old",
+	"negative_on_hand":               "negative stock count",
+	"store_closed_today":             "store closed today",
+	"outside_trading_hours":          "outside trading hours",
+	"closed":                         "closed",
+	"zero_sales":                     "no sales",
+	"possible_stockout":              "possibly an empty shelf",
+	"bulk_dominated":                 "bulk sale",
+	"no_history":                     "no history",
+}
+
+// flagWords names each flag in words; an unknown flag keeps its id.
+func flagWords(flags []string) []string {
+	out := make([]string, len(flags))
+	for i, f := range flags {
+		out[i] = f
+		if w, ok := flagNames[f]; ok {
+			out[i] = w
+		}
+	}
+	return out
+}
+
+// forModel matches a clause written for the model rather than a person:
+// a parameter or field name (snake_case), a call's argument, or an
+// instruction about relaying.
+var forModel = regexp.MustCompile(`\b[a-z]+_[a-z_]+\b|\bconfirm:|\bcall again\b|(?i)\btell the (user|buyer)\b|\brelay`)
+
+// forPeople drops the clauses of s (split at "; " and ". ") that are
+// written for the model, so a page shows only what a person acts on.
+func forPeople(s string) string {
+	var keep []string
+	for _, sentence := range strings.SplitAfter(s, ". ") {
+		var clauses []string
+		for _, c := range strings.Split(strings.TrimSpace(sentence), "; ") {
+			if c != "" && !forModel.MatchString(c) {
+				clauses = append(clauses, strings.TrimSuffix(c, "."))
+			}
+		}
+		if len(clauses) > 0 {
+			keep = append(keep, strings.Join(clauses, "; ")+".")
+		}
+	}
+	out := strings.Join(keep, " ")
+	if out != "" && !strings.HasSuffix(s, ".") {
+		out = strings.TrimSuffix(out, ".")
+	}
+	return out
 }
 
 // timeLayout is how pages print a time: in the location the backend gave

@@ -285,7 +285,10 @@ type page struct {
 	CSRF     string
 	// Flash is a one-line notice; FlashKind is ok, warn or error.
 	Flash, FlashKind string
-	Data             any
+	// NotSending says why this console sends no order at all; every page
+	// shows it.
+	NotSending string
+	Data       any
 }
 
 type errorView struct {
@@ -298,6 +301,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if !ok {
 		panic("console: no template " + name)
 	}
+	p.NotSending = h.b.NotSending()
 	// Render to a buffer, so a failure never sends half a page.
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
@@ -317,6 +321,8 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 		"when":     when,
 		"quantity": quantity,
 		"left":     func(t time.Time) string { return remaining(now(), t) },
+		"shelf":    func(s Stockout) shelfView { return shelf(now(), s) },
+		"words":    forPeople,
 		"lapsed":   func(t time.Time) bool { return !t.IsZero() && !now().Before(t) },
 		"days":     days,
 		"px":       func(f float64) string { return fmt.Sprintf("%.1f", f) },

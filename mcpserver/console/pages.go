@@ -27,8 +27,15 @@ func (h *handler) inbox(w http.ResponseWriter, r *http.Request, q *request) {
 type orderView struct {
 	OrderDetail
 	Quantity string
-	// Open is true while the order can still be decided here.
-	Open  bool
+	// Open is true while the order can still be decided.
+	Open bool
+	// CanApprove is true when it is open and this console can send it;
+	// only then does the page offer the approval.
+	CanApprove bool
+	// Decided words the decision of an order that is no longer open.
+	Decided string
+	// Shelf is the time to stockout.
+	Shelf shelfView
 	Chart *chart
 	// RejectError explains a refused rejection; RejectReason refills the
 	// box.
@@ -54,16 +61,22 @@ func (h *handler) orderPage(w http.ResponseWriter, r *http.Request, q *request, 
 		return
 	}
 	d = d.clean()
+	now := h.now()
 	v := orderView{
 		OrderDetail:  d,
 		Quantity:     quantity(d.QuantityUnits, d.CasePack),
-		Open:         d.Status == StatusPending && (d.ExpiresAt.IsZero() || h.now().Before(d.ExpiresAt)),
+		Open:         d.Status == StatusPending && (d.ExpiresAt.IsZero() || now.Before(d.ExpiresAt)),
+		Shelf:        shelf(now, d.Stockout),
 		Chart:        buildChart(d),
 		RejectError:  rejectErr,
 		RejectReason: reason,
 	}
+	v.CanApprove = v.Open && d.NotSending == ""
+	if !v.Open {
+		v.Decided = decidedText(d)
+	}
 	if d.Decision != nil {
-		v.Stuck = stuck(d.Status, d.Decision.At, h.now())
+		v.Stuck = stuck(d.Status, d.Decision.At, now)
 	}
 	p := q.base(d.ProductName)
 	p.Data = v
@@ -183,6 +196,44 @@ func decidedView(prior Status, orderID, by string, at, now time.Time) outcomeVie
 			Message: "The approval ran out before anybody decided. Nothing was sent."}
 	}
 	return outcomeView{Heading: "Already decided", Kind: "warn", Message: "Somebody decided this order already. Nothing more was sent."}
+}
+
+// decidedText words what became of an order that is no longer open: who
+// decided, when, and the outcome.
+func decidedText(d OrderDetail) string {
+	var by, at, orderID, note string
+	if c := d.Decision; c != nil {
+		if c.By != "" {
+			by = " by " + c.By
+		}
+		if !c.At.IsZero() {
+			at = " at " + when(c.At)
+		}
+		orderID, note = c.OrderID, c.Note
+	}
+	switch d.Status {
+	case StatusRaised:
+		return "Approved" + by + at + ". StoreLink raised it as order " + orderID + "."
+	case StatusSending:
+		return "Approved" + by + at + ", and being sent to StoreLink."
+	case StatusUnknown:
+		return "Approved" + by + at + " and sent, but StoreLink's answer was lost: it may exist. Check its status before anything else."
+	case StatusFailed:
+		s := "Approved" + by + at + ", and StoreLink refused it; nothing was raised."
+		if note != "" {
+			s += " StoreLink said: " + note
+		}
+		return s
+	case StatusRejected:
+		s := "Rejected" + by + at + "; nothing was sent."
+		if note != "" {
+			s += " Reason: " + note
+		}
+		return s
+	case StatusLapsed:
+		return "Lapsed" + at + ": nobody decided in time, and nothing was sent."
+	}
+	return "Lapsed at " + when(d.ExpiresAt) + ": nobody decided in time, and nothing was sent. It can no longer be approved."
 }
 
 // lateRejectView words a rejection that lost to another decision.

@@ -44,6 +44,31 @@ type Backend struct {
 	// NotSingleUse makes Approve raise an already-raised approval again,
 	// to test the console's own double-click guard.
 	NotSingleUse bool
+	// WritesOff makes the backend a deployment without ALLOW_WRITES: it
+	// says so, and Approve refuses and writes an audit row.
+	WritesOff bool
+}
+
+// writesOff is what the backend says when WritesOff is set.
+const writesOff = "This console cannot send orders: writes are off in this deployment (ALLOW_WRITES is not true). You can still reject."
+
+// NotSending implements console.Backend.
+func (b *Backend) NotSending() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.WritesOff {
+		return writesOff
+	}
+	return ""
+}
+
+// summary is o's summary as a page gets it. The caller holds mu.
+func (b *Backend) summary(o *staged) console.OrderSummary {
+	s := o.detail.OrderSummary
+	if b.WritesOff {
+		s.NotSending = writesOff
+	}
+	return s
 }
 
 type auditEntry struct {
@@ -217,10 +242,13 @@ func (b *Backend) Inbox(_ context.Context, ap console.Approver) ([]console.Order
 	var out []console.OrderSummary
 	for _, o := range b.orders {
 		if o.detail.Status == console.StatusPending && inScope(a, o.detail.StoreID) {
-			out = append(out, o.detail.OrderSummary)
+			out = append(out, b.summary(o))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if c := console.CompareStockout(out[i].Stockout, out[j].Stockout); c != 0 {
+			return c < 0
+		}
 		if !out[i].ExpiresAt.Equal(out[j].ExpiresAt) {
 			return out[i].ExpiresAt.Before(out[j].ExpiresAt)
 		}
@@ -239,6 +267,7 @@ func (b *Backend) Order(_ context.Context, ap console.Approver, id string) (cons
 		return console.OrderDetail{}, err
 	}
 	d := o.detail
+	d.OrderSummary = b.summary(o)
 	d.Status = b.status(o)
 	return d, nil
 }
@@ -264,7 +293,14 @@ func (b *Backend) Approve(_ context.Context, ap console.Approver, id string) (co
 	if d.RequestedBy == ap.Name {
 		return console.Outcome{Kind: console.OutcomeRefused, Reason: "you requested this order, so another approver must decide it"}, nil
 	}
-	now := b.now()
+	if b.WritesOff {
+		b.audit = append(b.audit, auditEntry{row: console.AuditRow{Time: b.now().UTC(), CallID: "approval-" + id, Client: "approver:" + ap.Name,
+			Tool: "approvals.approve", StoreID: d.StoreID, SKU: d.SKU, Outcome: "error", ErrorCode: "WRITES_DISABLED",
+			Summary: ap.Name + " tried to approve " + id + " in the console, which cannot send: writes are off; nothing was sent."}})
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: "this console cannot send orders: writes are off in this deployment; nothing was sent"}, nil
+	}
+	// Times in the store's timezone, as the summary's.
+	now := b.now().In(d.RequestedAt.Location())
 	if !now.Before(d.ExpiresAt) {
 		d.Status = console.StatusLapsed
 		d.Decision = &console.Decision{At: d.ExpiresAt}
@@ -300,7 +336,7 @@ func (b *Backend) Reject(_ context.Context, ap console.Approver, id, reason stri
 		return console.ErrLapsed
 	}
 	d.Status = console.StatusRejected
-	d.Decision = &console.Decision{By: ap.Name, At: b.now(), Note: reason}
+	d.Decision = &console.Decision{By: ap.Name, At: b.now().In(d.RequestedAt.Location()), Note: reason}
 	return nil
 }
 

@@ -41,6 +41,8 @@ func Butter(now time.Time, approvalID, storeID, storeName string) console.OrderD
 			RequestedBy: "claude-desktop/buyer-agent",
 			RequestedAt: now.Add(-5 * time.Minute).In(prague),
 			ExpiresAt:   now.Add(2 * time.Hour).In(prague),
+			Stockout: console.Stockout{Known: true, HorizonDays: 14,
+				Earliest: now.Add(90 * time.Minute).In(prague), Latest: now.Add(4 * time.Hour).In(prague)},
 		},
 		Status: console.StatusPending,
 		Justification: console.Justification{
@@ -52,12 +54,14 @@ func Butter(now time.Time, approvalID, storeID, storeName string) console.OrderD
 			LeadTimeDays:     &lead,
 			EarliestDelivery: today.AddDate(0, 0, 2).Add(8 * time.Hour),
 			CoverAfterDelivery: &console.CoverBand{
-				Low: 1.6, High: 2.3,
+				Low: 1.0, High: 1.3,
 			},
 			SupplierMinimumUnits: 24,
 			CasePack:             12,
 			Flags:                []string{"possible_stockout_days"},
 			Caveat:               "One day in the window looks like a stockout, not low demand; the rate is from the other days.",
+			Check: console.QuantityCheck{Verdict: "review", Reasons: []string{
+				"at the low sell rate the stock lasts only 1.3 days after delivery, less than the 2-day lead time of the next order"}},
 		},
 		Evidence: ev,
 	}

@@ -118,13 +118,32 @@ func (b *consoleBackend) Active(ctx context.Context, ref string) (console.Approv
 	return toConsole(cur), nil
 }
 
-// covers reports whether a may see orders of storeID: its list and the
-// keyring.
+// covers reports whether a may see orders of storeID: its list of stores.
+// A store whose key the keyring lacks is still shown, as an order this
+// console cannot send (notSending).
 func (b *consoleBackend) covers(a console.Approver, storeID string) bool {
-	if !b.holds(storeID) {
-		return false
-	}
 	return len(a.Stores) == 0 || slices.Contains(a.Stores, storeID)
+}
+
+// NotSending implements console.Backend: writes off means no order is
+// sent from here.
+func (b *consoleBackend) NotSending() string {
+	if !b.flow.Gate.AllowWrites {
+		return "This console cannot send orders: writes are off in this deployment (ALLOW_WRITES is not true, or READ_ONLY is set), so no order can be approved here. You can still reject."
+	}
+	return ""
+}
+
+// notSending says why this console cannot send an order of storeID, with
+// the audit trail's error code; "" when it can.
+func (b *consoleBackend) notSending(storeID string) (reason, code string) {
+	switch {
+	case !b.flow.Gate.AllowWrites:
+		return b.NotSending(), "WRITES_DISABLED"
+	case !b.holds(storeID):
+		return fmt.Sprintf("This console cannot send this order: its keyring holds no key for store %s. Approve it from a console or storelink-mcp approvals approve with that key, or reject it here.", storeID), "STORE_NOT_AUTHORIZED"
+	}
+	return "", ""
 }
 
 // authorize re-reads the approver's record for a store and maps the result
@@ -138,9 +157,6 @@ func (b *consoleBackend) authorize(ctx context.Context, a console.Approver, stor
 		return state.Approver{}, console.ErrOutOfScope
 	case err != nil:
 		return state.Approver{}, err
-	}
-	if !b.holds(storeID) {
-		return state.Approver{}, console.ErrOutOfScope
 	}
 	return cur, nil
 }
@@ -185,7 +201,13 @@ func (b *consoleBackend) Inbox(ctx context.Context, a console.Approver) ([]conso
 		}
 		out = append(out, names.summary(ctx, e))
 	}
-	slices.SortStableFunc(out, func(x, y console.OrderSummary) int { return x.ExpiresAt.Compare(y.ExpiresAt) })
+	b.stockouts(ctx, out)
+	slices.SortStableFunc(out, func(x, y console.OrderSummary) int {
+		if c := console.CompareStockout(x.Stockout, y.Stockout); c != 0 {
+			return c
+		}
+		return x.ExpiresAt.Compare(y.ExpiresAt)
+	})
 	return out, nil
 }
 
@@ -202,7 +224,8 @@ func (b *consoleBackend) History(ctx context.Context, a console.Approver) ([]con
 		if e.State == state.StatePendingApproval || !b.covers(a, e.StoreID) {
 			continue
 		}
-		out = append(out, console.DecidedOrder{OrderSummary: names.summary(ctx, e), Status: consoleStatus(e.State), Decision: decision(e, "")})
+		sum := names.summary(ctx, e)
+		out = append(out, console.DecidedOrder{OrderSummary: sum, Status: consoleStatus(e.State), Decision: decision(e, "", sum.RequestedAt.Location())})
 		if len(out) == consoleHistoryLen {
 			break
 		}
@@ -218,17 +241,22 @@ func (b *consoleBackend) Order(ctx context.Context, a console.Approver, approval
 		return console.OrderDetail{}, err
 	}
 	d := console.OrderDetail{OrderSummary: b.namer().summary(ctx, e), Status: consoleStatus(e.State)}
+	loc := d.RequestedAt.Location()
 	if e.State != state.StatePendingApproval {
-		dec := decision(e, b.rejectReason(ctx, e))
+		dec := decision(e, b.rejectReason(ctx, e), loc)
 		d.Decision = &dec
 	}
-	j, ev, err := b.justify(ctx, e)
+	if !b.holds(e.StoreID) {
+		d.Justification.Caveat = fmt.Sprintf("This console holds no key for store %s, so it cannot read the store's stock either.", e.StoreID)
+		return d, nil
+	}
+	j, ev, so, err := b.justify(ctx, e, loc)
 	if err != nil {
 		// Still shown without the evidence, with the reason.
 		b.log.Warn("console.evidence_unavailable", "approval_id", e.ApprovalID, "store_id", e.StoreID, "error", err.Error())
 		j.Caveat = "StoreLink could not be read just now, so the stock evidence is missing; reload the page to try again."
 	}
-	d.Justification, d.Evidence = j, ev
+	d.Justification, d.Evidence, d.Stockout = j, ev, so
 	if d.CasePack == 0 {
 		d.CasePack = j.CasePack
 	}

@@ -3,8 +3,11 @@ package approvals
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/korral/storelink/mcpserver/console"
+	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/approver"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
@@ -19,22 +22,71 @@ func (b *consoleBackend) Approve(ctx context.Context, a console.Approver, approv
 	if approver.SameName(who.Name, e.RequestedBy) {
 		return console.Outcome{Kind: console.OutcomeRefused, Reason: "you requested this order yourself, and an order needs a second person's approval; nothing was sent"}, nil
 	}
+	// A console that cannot send offers no approval; a POST that arrives
+	// anyway (an old page, or a forged request) is refused here, logged
+	// and audited, before the workflow claims anything.
+	if reason, code := b.notSending(e.StoreID); reason != "" {
+		b.refused(ctx, e, who.Name, code, reason)
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: reason}, nil
+	}
 	done, err := b.decider(who).Approve(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name})
 	if err != nil {
-		return decisionOutcome(err)
+		var ref *replenish.Refusal
+		if errors.As(err, &ref) && ref.Step == replenish.StepGate {
+			// The workflow audits every other refusal itself.
+			b.refused(ctx, e, who.Name, string(apperr.CodeOf(ref.Err)), ref.Error())
+		}
+		o, err := decisionOutcome(err)
+		b.decidedInStore(ctx, err, e.StoreID)
+		return b.inStore(ctx, o, e.StoreID), err
 	}
 	o := done.Sent.Order
-	return console.Outcome{Kind: console.OutcomeRaised, OrderID: o.ID, OrderStatus: string(o.Status), ExpectedArrival: o.ExpectedArrival}, nil
+	return b.inStore(ctx, console.Outcome{Kind: console.OutcomeRaised, OrderID: o.ID, OrderStatus: string(o.Status), ExpectedArrival: o.ExpectedArrival}, e.StoreID), nil
+}
+
+// refused logs and audits an approval this console would not send.
+func (b *consoleBackend) refused(ctx context.Context, e state.Entry, who, code, reason string) {
+	b.log.Warn("console.approve_refused", "approval_id", e.ApprovalID, "approver", who, "store_id", e.StoreID, "sku", e.SKU, "error_code", code)
+	b.record(ctx, state.AuditRecord{Time: b.now().UTC(), CallID: "approval-" + e.ApprovalID, Client: "approver:" + who,
+		Tool: "approvals.approve", StoreID: e.StoreID, SKU: e.SKU, Outcome: "error", ErrorCode: code,
+		Summary: fmt.Sprintf("%s tried to approve %s in the approvals console, which refused: %s Nothing was sent.", who, e.ApprovalID, reason)})
+}
+
+// inStore gives an outcome's times in the store's timezone.
+func (b *consoleBackend) inStore(ctx context.Context, o console.Outcome, storeID string) console.Outcome {
+	loc := b.namer().location(ctx, storeID)
+	if !o.ExpectedArrival.IsZero() {
+		o.ExpectedArrival = o.ExpectedArrival.In(loc)
+	}
+	if !o.DecidedAt.IsZero() {
+		o.DecidedAt = o.DecidedAt.In(loc)
+	}
+	return o
 }
 
 // Reject implements console.Backend. The ledger keeps who rejected; the
 // workflow keeps the reason in the audit trail beside its own record.
 func (b *consoleBackend) Reject(ctx context.Context, a console.Approver, approvalID, reason string) error {
-	_, who, err := b.decidable(ctx, a, approvalID)
+	e, who, err := b.decidable(ctx, a, approvalID)
 	if err != nil {
 		return err
 	}
-	_, err = b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name, Reason: reason})
+	err = b.reject(ctx, who, approvalID, reason)
+	b.decidedInStore(ctx, err, e.StoreID)
+	return err
+}
+
+// decidedInStore gives a *console.DecidedError's time in the store's
+// timezone.
+func (b *consoleBackend) decidedInStore(ctx context.Context, err error, storeID string) {
+	var d *console.DecidedError
+	if errors.As(err, &d) && !d.DecidedAt.IsZero() {
+		d.DecidedAt = d.DecidedAt.In(b.namer().location(ctx, storeID))
+	}
+}
+
+func (b *consoleBackend) reject(ctx context.Context, who state.Approver, approvalID, reason string) error {
+	_, err := b.decider(who).Reject(ctx, replenish.Decision{ApprovalID: approvalID, Name: who.Name, Reason: reason})
 	if err == nil {
 		return nil
 	}
@@ -115,7 +167,30 @@ func decisionOutcome(err error) (console.Outcome, error) {
 	case errors.As(err, &ref) && ref.Entry.State == state.StateUnknown:
 		return console.Outcome{Kind: console.OutcomeUnknown}, nil
 	case errors.As(err, &ref):
-		return console.Outcome{Kind: console.OutcomeRefused, Reason: ref.Error()}, nil
+		return console.Outcome{Kind: console.OutcomeRefused, Reason: refusalReason(ref)}, nil
 	}
 	return console.Outcome{}, err
+}
+
+// refusalReason words a refusal for the approver: what stopped it, without
+// the approval id the page already shows or the error code the audit
+// trail keeps.
+func refusalReason(ref *replenish.Refusal) string {
+	msg := ref.Error()
+	if ae := apperr.From(ref.Err); ref.Err != nil && ae.Message != "" && ae.Code != "" && ref.Step != replenish.StepBinding && ref.Step != replenish.StepClaim {
+		msg = ae.Message
+		switch ref.Step {
+		case replenish.StepQuantity:
+			msg += "; the approval still stands, and rejecting it closes it"
+		case replenish.StepSend:
+			msg = "StoreLink did not raise the order: " + msg
+			if ref.Entry.State == state.StatePendingApproval {
+				msg += "; the approval still stands, approve again later"
+			}
+		}
+	}
+	if _, rest, ok := strings.Cut(msg, ref.Entry.ApprovalID+": "); ok && ref.Entry.ApprovalID != "" {
+		msg = rest
+	}
+	return msg
 }

@@ -7,34 +7,42 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/korral/storelink/mcpserver/console"
+	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// justify is the evidence of e as the workflow's preview computes it now:
-// the preview runs under a key of its own, so the staged entry is neither
-// replayed nor touched, and the entry itself is not its own duplicate.
-func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (console.Justification, []console.EvidenceDay, error) {
+// justify is the evidence of e as the workflow's preview computes it now,
+// its times in loc (the store's): the preview runs under a key of its own,
+// so the staged entry is neither replayed nor touched, and the entry
+// itself is not its own duplicate.
+func (b *consoleBackend) justify(ctx context.Context, e state.Entry, loc *time.Location) (console.Justification, []console.EvidenceDay, console.Stockout, error) {
 	var j console.Justification
 	out, err := b.flow.Preview(ctx, replenish.Order{StoreID: e.StoreID, SKU: e.SKU, QuantityUnits: e.QuantityUnits, Reason: e.Reason,
 		IdempotencyKey: "console-preview-" + randomHex(12), RequestedBy: e.RequestedBy})
 	if err != nil {
-		return j, nil, err
+		return j, nil, console.Stockout{}, err
 	}
 	if out.Assessment == nil || out.Justification == nil {
-		return j, nil, errors.New("the preview returned no assessment")
+		return j, nil, console.Stockout{}, errors.New("the preview returned no assessment")
 	}
 	r := out.Assessment.Risk
 	j.OnHandUnits = r.OnHandUnits
-	j.OnHandAsOf = parseTime(&r.OnHandAsOf)
-	j.StockoutEarliest = parseTime(r.ProjectedStockoutWindow.Earliest)
-	j.StockoutLatest = parseTime(r.ProjectedStockoutWindow.Latest)
+	j.OnHandAsOf = parseTime(&r.OnHandAsOf, loc)
+	j.StockoutEarliest = parseTime(r.ProjectedStockoutWindow.Earliest, loc)
+	j.StockoutLatest = parseTime(r.ProjectedStockoutWindow.Latest, loc)
 	j.Confidence = string(r.Confidence)
 	j.LeadTimeDays = r.SupplierLeadTimeDays
-	j.EarliestDelivery = parseTime(r.EarliestReplenishmentArrival)
+	j.EarliestDelivery = parseTime(r.EarliestReplenishmentArrival, loc)
+	if q := out.QuantityCheck; q != nil {
+		j.Check = console.QuantityCheck{Verdict: string(q.Verdict), Reasons: q.Reasons}
+	}
 	if c := out.Justification.DaysOfCoverAfterDelivery; c != nil && c.Low >= 0 && c.High >= 0 {
 		j.CoverAfterDelivery = &console.CoverBand{Low: c.Low, High: c.High}
 	}
@@ -45,7 +53,9 @@ func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (console.Ju
 	j.Caveat = r.Caveat
 	var others []string
 	for _, o := range out.OpenOrders {
-		if o.Reference != e.IdempotencyKey {
+		// The order itself is listed under its key, or once raised under
+		// StoreLink's order id.
+		if o.Reference != e.IdempotencyKey && (e.OrderID == "" || o.Reference != e.OrderID) {
 			others = append(others, fmt.Sprintf("%s (%s, %d units)", o.Reference, o.State, o.QuantityUnits))
 		}
 	}
@@ -72,7 +82,54 @@ func (b *consoleBackend) justify(ctx context.Context, e state.Entry) (console.Ju
 		}
 		ev = append(ev, day)
 	}
-	return j, ev, nil
+	return j, ev, stockoutOf(r, loc), nil
+}
+
+// stockoutOf is the projection's stockout window for a page, in loc.
+func stockoutOf(r projection.Result, loc *time.Location) console.Stockout {
+	if r.Confidence == projection.ConfidenceNone || r.Confidence == "" {
+		return console.Stockout{}
+	}
+	return console.Stockout{Known: true, HorizonDays: r.HorizonDays,
+		Earliest: parseTime(r.ProjectedStockoutWindow.Earliest, loc), Latest: parseTime(r.ProjectedStockoutWindow.Latest, loc)}
+}
+
+// stockoutReaders bounds the projections an inbox runs at once.
+const stockoutReaders = 4
+
+// stockouts fills in each order's projected stockout, one projection per
+// store and SKU, at most stockoutReaders at a time. An order whose
+// projection fails keeps an unknown stockout, and the inbox lists it last.
+func (b *consoleBackend) stockouts(ctx context.Context, list []console.OrderSummary) {
+	type key struct{ store, sku string }
+	found := map[key]console.Stockout{}
+	var mu sync.Mutex
+	var g errgroup.Group
+	g.SetLimit(stockoutReaders)
+	seen := map[key]bool{}
+	for _, o := range list {
+		k := key{o.StoreID, o.SKU}
+		if seen[k] || !b.holds(o.StoreID) {
+			continue
+		}
+		seen[k] = true
+		loc := o.RequestedAt.Location()
+		g.Go(func() error {
+			a, err := b.flow.Assess(ctx, k.store, k.sku, b.flow.LookbackDays)
+			if err != nil {
+				b.log.Warn("console.stockout_unavailable", "store_id", k.store, "sku", k.sku, "error", err.Error())
+				return nil
+			}
+			mu.Lock()
+			found[k] = stockoutOf(a.Risk, loc)
+			mu.Unlock()
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for i := range list {
+		list[i].Stockout = found[key{list[i].StoreID, list[i].SKU}]
+	}
 }
 
 // namer fills in StoreLink's names of stores and SKUs for one page, each
@@ -97,18 +154,29 @@ func (b *consoleBackend) namer() *namer {
 	return &namer{b: b, stores: map[string]storeName{}, skus: map[string]skuName{}}
 }
 
-func (n *namer) summary(ctx context.Context, e state.Entry) console.OrderSummary {
-	st, ok := n.stores[e.StoreID]
+// store returns a store's name and timezone (UTC when unknown).
+func (n *namer) store(ctx context.Context, storeID string) storeName {
+	st, ok := n.stores[storeID]
 	if !ok {
 		st.loc = time.UTC
-		if s, err := n.b.flow.Upstream.Store(ctx, e.StoreID); err == nil {
+		if s, err := n.b.flow.Upstream.Store(ctx, storeID); err == nil {
 			st.name = s.Name
 			if loc, err := time.LoadLocation(s.Timezone); err == nil {
 				st.loc = loc
 			}
 		}
-		n.stores[e.StoreID] = st
+		n.stores[storeID] = st
 	}
+	return st
+}
+
+// location is a store's timezone, UTC when unknown.
+func (n *namer) location(ctx context.Context, storeID string) *time.Location {
+	return n.store(ctx, storeID).loc
+}
+
+func (n *namer) summary(ctx context.Context, e state.Entry) console.OrderSummary {
+	st := n.store(ctx, e.StoreID)
 	key := e.StoreID + "\x1f" + e.SKU
 	sk, ok := n.skus[key]
 	if !ok {
@@ -117,9 +185,10 @@ func (n *namer) summary(ctx context.Context, e state.Entry) console.OrderSummary
 		}
 		n.skus[key] = sk
 	}
+	notSending, _ := n.b.notSending(e.StoreID)
 	return console.OrderSummary{ApprovalID: e.ApprovalID, StoreID: e.StoreID, StoreName: st.name, SKU: e.SKU, ProductName: sk.name,
 		QuantityUnits: e.QuantityUnits, CasePack: sk.casePack, Reason: e.Reason, RequestedBy: e.RequestedBy,
-		RequestedAt: e.CreatedAt.In(st.loc), ExpiresAt: e.ApprovalExpiresAt.In(st.loc)}
+		RequestedAt: e.CreatedAt.In(st.loc), ExpiresAt: e.ApprovalExpiresAt.In(st.loc), NotSending: notSending}
 }
 
 // consoleStatus maps a ledger state onto a page's status.
@@ -141,18 +210,21 @@ func consoleStatus(s state.EntryState) console.Status {
 	return console.StatusFailed
 }
 
-func decision(e state.Entry, reason string) console.Decision {
-	d := console.Decision{By: e.DecidedBy, At: e.UpdatedAt, OrderID: e.OrderID, Note: reason}
+// decision is what became of e, its time in loc (the store's).
+func decision(e state.Entry, reason string, loc *time.Location) console.Decision {
+	d := console.Decision{By: e.DecidedBy, At: e.UpdatedAt.In(loc), OrderID: e.OrderID, Note: reason}
 	switch e.State {
 	case state.StateExpired:
-		d.By, d.At = "", e.ApprovalExpiresAt
+		d.By, d.At = "", e.ApprovalExpiresAt.In(loc)
 	case state.StateFailed, state.StateRetryable:
 		d.Note = e.ErrorMessage
 	}
 	return d
 }
 
-func parseTime(s *string) time.Time {
+// parseTime reads an RFC 3339 time into loc; zero when absent or
+// unreadable.
+func parseTime(s *string, loc *time.Location) time.Time {
 	if s == nil || *s == "" {
 		return time.Time{}
 	}
@@ -160,7 +232,7 @@ func parseTime(s *string) time.Time {
 	if err != nil {
 		return time.Time{}
 	}
-	return t
+	return t.In(loc)
 }
 
 func randomHex(n int) string {
