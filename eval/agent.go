@@ -32,6 +32,9 @@ type Message struct {
 	ToolCallID string
 	// IsError marks a tool result the server flagged as an error.
 	IsError bool
+	// Asks marks an assistant message that puts a question to the buyer
+	// and waits for the reply (Agent.Replies) instead of ending the run.
+	Asks bool
 }
 
 // ToolCall is one tool invocation requested by the model.
@@ -71,6 +74,17 @@ type Run struct {
 	Answered bool
 	// Conversation is every message of the run, system prompt first.
 	Conversation []Message
+	// Asked are the questions put to the buyer before the final answer,
+	// with the buyer's replies.
+	Asked []Exchange
+}
+
+// Exchange is a question the model put to the buyer and the reply.
+type Exchange struct {
+	// AfterStep is how many tool calls preceded the question.
+	AfterStep int
+	Question  string
+	Reply     string
 }
 
 // Agent is the loop: model, tool calls, results, until the model answers.
@@ -83,6 +97,10 @@ type Agent struct {
 	BeforeCall func(ctx context.Context, n int, call ToolCall) error
 	// CallTimeout bounds one tool call; 0 means 30 s.
 	CallTimeout time.Duration
+	// Replies are the buyer's answers, in order, to the model's questions
+	// (Message.Asks); once they are used up, a question is the final
+	// answer.
+	Replies []string
 }
 
 // systemPrompt starts every run; the server's instructions follow it.
@@ -114,6 +132,12 @@ func (a *Agent) Run(ctx context.Context, request string) (*Run, error) {
 		msg.Role = RoleAssistant
 		run.Conversation = append(run.Conversation, msg)
 		if len(msg.ToolCalls) == 0 {
+			if msg.Asks && len(run.Asked) < len(a.Replies) {
+				reply := a.Replies[len(run.Asked)]
+				run.Asked = append(run.Asked, Exchange{AfterStep: len(run.Steps), Question: msg.Text, Reply: reply})
+				run.Conversation = append(run.Conversation, Message{Role: RoleUser, Text: reply})
+				continue
+			}
 			run.Answer, run.Answered = msg.Text, msg.Text != ""
 			return run, nil
 		}

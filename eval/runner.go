@@ -131,7 +131,7 @@ func RunScenario(ctx context.Context, sc Scenario, bin string) *Result {
 		res.Err = err
 		return res
 	}
-	agent := &Agent{Session: srv.Session, Model: model, BeforeCall: func(_ context.Context, n int, _ ToolCall) error {
+	agent := &Agent{Session: srv.Session, Model: model, Replies: sc.BuyerReplies, BeforeCall: func(_ context.Context, n int, _ ToolCall) error {
 		for _, e := range sc.Events {
 			if e.BeforeCall == n+1 {
 				applyEvent(world.Mock.Server, e)

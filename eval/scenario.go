@@ -24,6 +24,9 @@ type Scenario struct {
 	// report names them.
 	MustFail []string `json:"must_fail,omitempty"`
 	Request  string   `json:"request"`
+	// BuyerReplies answer, in order, the questions the agent puts to the
+	// buyer before its final answer.
+	BuyerReplies []string `json:"buyer_replies,omitempty"`
 	// Env adds server settings (ALLOW_WRITES, MAX_ORDER_UNITS, ...).
 	Env map[string]string `json:"env,omitempty"`
 	// Approval turns on approval mode: orders are staged for an approver.

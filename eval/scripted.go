@@ -15,18 +15,23 @@ import (
 )
 
 // ScriptStep is one step of a written trajectory. Exactly one of Tool,
-// Policy and Answer is set:
+// Policy, Ask and Answer is set:
 //
 //   - Tool: call this tool with Args; the result is bound to ID.
 //   - Policy: compute values with a built-in policy (see Policies), bound
 //     to ID; its explanation joins the assistant's next words.
+//   - Ask: end the turn with a question to the buyer; the buyer's reply is
+//     bound to ID as {question, reply, yes} (yes: the reply starts with
+//     "yes").
 //   - Answer: the final answer.
 //
-// Args, With, Say and Answer are templates: "{{ref}}" alone becomes the
-// value itself, inside text its text. A ref is a dotted path from a step id
-// ("risk47.data.identity.case_pack"); "{{ref | plain}}" unwraps
-// untrusted-data markers. When is a ref that must be truthy ("!ref":
-// falsy) for the step to run; a missing field is falsy.
+// Args, With, Say, Ask and Answer are templates: "{{ref}}" alone becomes
+// the value itself, inside text its text. A ref is a dotted path from a
+// step id ("risk47.data.identity.case_pack"); "{{ref | plain}}" unwraps
+// untrusted-data markers; "{{ref?}}" is null (inside text, empty) where
+// "{{ref}}" would fail for a skipped step. When is a ref that must be truthy ("!ref":
+// falsy) for the step to run, or several joined by "||", one of which must
+// hold; a missing field is falsy.
 type ScriptStep struct {
 	ID     string         `json:"id,omitempty"`
 	When   string         `json:"when,omitempty"`
@@ -35,6 +40,7 @@ type ScriptStep struct {
 	Args   map[string]any `json:"args,omitempty"`
 	Policy string         `json:"policy,omitempty"`
 	With   map[string]any `json:"with,omitempty"`
+	Ask    string         `json:"ask,omitempty"`
 	Answer string         `json:"answer,omitempty"`
 }
 
@@ -44,6 +50,8 @@ type ScriptedModel struct {
 	steps    []ScriptStep
 	pos      int
 	bindings map[string]any
+	// asked is the id of the ask step awaiting the buyer's reply.
+	asked string
 }
 
 // NewScriptedModel checks a trajectory and returns a model that replays it.
@@ -58,21 +66,21 @@ func validateTrajectory(steps []ScriptStep) error {
 	seen := map[string]bool{}
 	for i, s := range steps {
 		kinds := 0
-		for _, set := range []bool{s.Tool != "", s.Policy != "", s.Answer != ""} {
+		for _, set := range []bool{s.Tool != "", s.Policy != "", s.Ask != "", s.Answer != ""} {
 			if set {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			return fmt.Errorf("step %d: exactly one of tool, policy and answer must be set", i+1)
+			return fmt.Errorf("step %d: exactly one of tool, policy, ask and answer must be set", i+1)
 		}
 		if s.Policy != "" {
 			if _, ok := Policies[s.Policy]; !ok {
 				return fmt.Errorf("step %d: unknown policy %q", i+1, s.Policy)
 			}
 		}
-		if (s.Tool != "" || s.Policy != "") && s.ID == "" {
-			return fmt.Errorf("step %d: a tool or policy step needs an id, so later steps can refer to it", i+1)
+		if (s.Tool != "" || s.Policy != "" || s.Ask != "") && s.ID == "" {
+			return fmt.Errorf("step %d: a tool, policy or ask step needs an id, so later steps can refer to it", i+1)
 		}
 		if s.ID != "" {
 			if seen[s.ID] {
@@ -96,6 +104,9 @@ func (m *ScriptedModel) Next(_ context.Context, conversation []Message, _ []*mcp
 			v = msg.Text
 		}
 		m.bindings[msg.ToolCallID] = v
+	}
+	if m.asked != "" {
+		m.bindReply(conversation)
 	}
 	var said []string
 	for ; m.pos < len(m.steps); m.pos++ {
@@ -124,6 +135,15 @@ func (m *ScriptedModel) Next(_ context.Context, conversation []Message, _ []*mcp
 			if why != "" {
 				said = append(said, why)
 			}
+		case s.Ask != "":
+			question, err := m.text(s.Ask)
+			if err != nil {
+				return Message{}, fmt.Errorf("step %q: ask: %w", s.ID, err)
+			}
+			m.bindings[s.ID] = map[string]any{"question": question}
+			m.asked = s.ID
+			m.pos++
+			return Message{Role: RoleAssistant, Text: strings.Join(append(said, question), "\n"), Asks: true}, nil
 		case s.Tool != "":
 			args, err := m.render(s.Args)
 			if err != nil {
@@ -144,10 +164,31 @@ func (m *ScriptedModel) Next(_ context.Context, conversation []Message, _ []*mcp
 				return Message{}, fmt.Errorf("answer: %w", err)
 			}
 			m.pos = len(m.steps)
+			// A part left empty ("{{ref?}}") leaves no double space.
+			text = strings.Join(strings.Fields(text), " ")
 			return Message{Role: RoleAssistant, Text: strings.TrimSpace(strings.Join(append(said, text), "\n"))}, nil
 		}
 	}
 	return Message{Role: RoleAssistant}, nil
+}
+
+// bindReply binds the buyer's last message to the pending ask step.
+func (m *ScriptedModel) bindReply(conversation []Message) {
+	reply := ""
+	for i := len(conversation) - 1; i >= 0; i-- {
+		if conversation[i].Role == RoleUser {
+			reply = conversation[i].Text
+			break
+		}
+	}
+	b, _ := m.bindings[m.asked].(map[string]any)
+	if b == nil {
+		b = map[string]any{}
+	}
+	b["reply"] = reply
+	b["yes"] = strings.HasPrefix(strings.ToLower(strings.TrimSpace(reply)), "yes")
+	m.bindings[m.asked] = b
+	m.asked = ""
 }
 
 // Bindings returns the values the model has derived so far, by step id.
@@ -215,6 +256,9 @@ func (m *ScriptedModel) text(s string) (string, error) {
 			}
 			return match
 		}
+		if val == nil && strings.HasSuffix(sm[1], "?") {
+			return ""
+		}
 		return textOf(val)
 	})
 	return out, firstErr
@@ -239,9 +283,15 @@ func filter(v any, name string) (any, error) {
 	}
 }
 
-// resolve follows a dotted ref through the bindings.
+// resolve follows a dotted ref through the bindings; a ref ending in "?"
+// is null when missing.
 func (m *ScriptedModel) resolve(ref string) (any, error) {
+	optional := strings.HasSuffix(ref, "?")
+	ref = strings.TrimSuffix(ref, "?")
 	v, ok := lookup(m.bindings, ref)
+	if !ok && optional {
+		return nil, nil
+	}
 	if !ok {
 		return nil, fmt.Errorf("%q is not available (skipped step, failed call or wrong path)", ref)
 	}
@@ -272,11 +322,17 @@ func lookup(bindings map[string]any, ref string) (any, bool) {
 	return cur, true
 }
 
-// holds evaluates a When condition.
+// holds evaluates a When condition: one ref, or several joined by "||".
 func (m *ScriptedModel) holds(cond string) bool {
-	neg := strings.HasPrefix(cond, "!")
-	v, ok := lookup(m.bindings, strings.TrimPrefix(cond, "!"))
-	return (ok && truthy(v)) != neg
+	for _, c := range strings.Split(cond, "||") {
+		c = strings.TrimSpace(c)
+		neg := strings.HasPrefix(c, "!")
+		v, ok := lookup(m.bindings, strings.TrimPrefix(c, "!"))
+		if (ok && truthy(v)) != neg {
+			return true
+		}
+	}
+	return false
 }
 
 func truthy(v any) bool {
@@ -329,12 +385,39 @@ type Policy func(with map[string]any) (out map[string]any, why string, err error
 var Policies = map[string]Policy{
 	"restock_gap":     restockGap,
 	"confirm_preview": confirmPreview,
+	"order_report":    orderReport,
+}
+
+// orderReport is one store's order in a sentence for the final answer.
+// Inputs (each may be null): store_id, question (the ask step), status (the
+// order read back). Output: text, "" when nothing was asked or sent.
+func orderReport(with map[string]any) (map[string]any, string, error) {
+	store := textOf(with["store_id"])
+	asked, _ := with["question"].(map[string]any)
+	st, _ := with["status"].(map[string]any)
+	data, _ := st["data"].(map[string]any)
+	var text string
+	switch {
+	case data != nil:
+		text = fmt.Sprintf("order %s for store %s: %s units, status %s, expected %s.", textOf(data["order_id"]), store,
+			textOf(data["quantity_units"]), textOf(data["status"]), textOf(data["expected_arrival"]))
+		if asked != nil {
+			text = fmt.Sprintf("You answered %q to the quantity check's question, so I raised ", textOf(asked["reply"])) + text
+		} else {
+			text = "Raised " + text
+		}
+	case asked != nil:
+		text = fmt.Sprintf("Nothing was sent for store %s: you answered %q.", store, textOf(asked["reply"]))
+	}
+	return map[string]any{"text": text}, "", nil
 }
 
 // restockGap is the butter scenario's rule: gap = sold minus on hand; order
 // only above the threshold, the gap rounded up to whole cases. Inputs:
-// store_id, sold, on_hand, case_pack, threshold. Outputs: gap, exceeds,
-// quantity (0 when the gap is not positive), cases, case_pack.
+// store_id, sold, on_hand, case_pack, threshold, and optionally the store's
+// headline from the risk answer, which the explanation carries so that a
+// store without an order is told why in the answer's words. Outputs: gap,
+// exceeds, quantity (0 when the gap is not positive), cases, case_pack, why.
 func restockGap(with map[string]any) (map[string]any, string, error) {
 	var missing []string
 	num := func(name string) int64 {
@@ -372,6 +455,9 @@ func restockGap(with map[string]any) (map[string]any, string, error) {
 		why = fmt.Sprintf("Store %s: %d sold in the last 24 h minus %d on hand = gap %d, which does not exceed %d: no order.",
 			store, sold, onHand, gap, threshold)
 	}
+	if h, ok := with["headline"].(string); ok && h != "" {
+		why += " StoreLink's stock check for it: " + h
+	}
 	return map[string]any{
 		"store_id": store, "gap": float64(gap), "exceeds": exceeds, "quantity": float64(qty),
 		"cases": float64(cases), "case_pack": float64(casePack), "why": why,
@@ -379,15 +465,17 @@ func restockGap(with map[string]any) (map[string]any, string, error) {
 }
 
 // confirmPreview confirms a preview only when writes are enabled, the
-// quantity check passes and no order of the SKU is open. Input: preview.
-// Outputs: confirm, idempotency_key.
+// quantity check says ok and no order of the SKU is open. At "review" it
+// asks the buyer instead (ask, question), keeping the preview's key for a
+// confirmation the buyer gives. Input: preview. Outputs: confirm, ask,
+// question, idempotency_key.
 func confirmPreview(with map[string]any) (map[string]any, string, error) {
 	env, _ := with["preview"].(map[string]any)
 	if env == nil {
 		return nil, "", fmt.Errorf("needs the preview result")
 	}
 	no := func(why string) (map[string]any, string, error) {
-		return map[string]any{"confirm": false, "idempotency_key": ""}, "Not confirming: " + why + ".", nil
+		return map[string]any{"confirm": false, "ask": false, "idempotency_key": ""}, "Not confirming: " + why + ".", nil
 	}
 	if ok, _ := env["ok"].(bool); !ok {
 		return no("the preview failed")
@@ -414,12 +502,24 @@ func confirmPreview(with map[string]any) (map[string]any, string, error) {
 		return no("an order of this SKU is already open here (" + dup + ")")
 	}
 	key, _ := data["idempotency_key"].(string)
-	why := fmt.Sprintf("Confirming with the preview's idempotency key: the quantity check says %q", verdict)
+	because := ""
 	if len(reasons) > 0 {
-		why += " (" + strings.Join(reasons, "; ") + ")"
+		because = " (" + strings.Join(reasons, "; ") + ")"
 	}
-	why += ", and no order of this SKU is open here."
-	return map[string]any{"confirm": true, "idempotency_key": key}, why, nil
+	if verdict != "ok" {
+		qty := textOf(get(data, "request.body.quantity_units"))
+		question := fmt.Sprintf("The quantity check says %q%s. Shall I send the %s units anyway? Nothing is sent until you say yes.", verdict, because, qty)
+		return map[string]any{"confirm": false, "ask": true, "question": question, "idempotency_key": key},
+			fmt.Sprintf("Not confirming on my own: the quantity check says %q, so the buyer decides.", verdict), nil
+	}
+	why := "Confirming with the preview's idempotency key: the quantity check says \"ok\"" + because + ", and no order of this SKU is open here."
+	return map[string]any{"confirm": true, "ask": false, "idempotency_key": key}, why, nil
+}
+
+// get follows a dotted path through nested objects.
+func get(m map[string]any, path string) any {
+	v, _ := lookup(map[string]any{"": m}, "."+path)
+	return v
 }
 
 func asSlice(v any) []any {

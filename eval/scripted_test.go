@@ -140,25 +140,64 @@ func TestConfirmPreview(t *testing.T) {
 		return map[string]any{"preview": v}
 	}
 	for name, tc := range map[string]struct {
-		data    string
-		confirm bool
+		data         string
+		confirm, ask bool
 	}{
-		"clean":            {`{"mode":"preview","writes_enabled":true,"idempotency_key":"k-12345678","quantity_check":{"verdict":"ok","reasons":[]}}`, true},
-		"review":           {`{"mode":"preview","writes_enabled":true,"idempotency_key":"k-12345678","quantity_check":{"verdict":"review","reasons":["short cover"]}}`, true},
-		"refused":          {`{"mode":"preview","writes_enabled":true,"quantity_check":{"verdict":"refuse","reasons":["over the ceiling"]}}`, false},
-		"duplicate":        {`{"mode":"preview","writes_enabled":true,"duplicate_warning":"1 order open","quantity_check":{"verdict":"ok"}}`, false},
-		"writes off":       {`{"mode":"preview","writes_enabled":false,"quantity_check":{"verdict":"ok"}}`, false},
-		"already a replay": {`{"mode":"replay","writes_enabled":true}`, false},
+		"clean": {`{"mode":"preview","writes_enabled":true,"idempotency_key":"k-12345678","quantity_check":{"verdict":"ok","reasons":[]}}`, true, false},
+		// At review the buyer decides: the agent asks, keeping the key.
+		"review":           {`{"mode":"preview","writes_enabled":true,"idempotency_key":"k-12345678","request":{"body":{"quantity_units":24}},"quantity_check":{"verdict":"review","reasons":["short cover"]}}`, false, true},
+		"refused":          {`{"mode":"preview","writes_enabled":true,"quantity_check":{"verdict":"refuse","reasons":["over the ceiling"]}}`, false, false},
+		"duplicate":        {`{"mode":"preview","writes_enabled":true,"duplicate_warning":"1 order open","quantity_check":{"verdict":"review"}}`, false, false},
+		"writes off":       {`{"mode":"preview","writes_enabled":false,"quantity_check":{"verdict":"ok"}}`, false, false},
+		"already a replay": {`{"mode":"replay","writes_enabled":true}`, false, false},
 	} {
 		out, why, err := confirmPreview(preview(tc.data))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out["confirm"] != tc.confirm || why == "" {
-			t.Errorf("%s: confirm %v, want %v (%s)", name, out["confirm"], tc.confirm, why)
+		if out["confirm"] != tc.confirm || out["ask"] != tc.ask || why == "" {
+			t.Errorf("%s: confirm %v ask %v, want %v %v (%s)", name, out["confirm"], out["ask"], tc.confirm, tc.ask, why)
 		}
-		if tc.confirm && out["idempotency_key"] != "k-12345678" {
+		if (tc.confirm || tc.ask) && out["idempotency_key"] != "k-12345678" {
 			t.Errorf("%s: key %v", name, out["idempotency_key"])
+		}
+		if q, _ := out["question"].(string); tc.ask && q != `The quantity check says "review" (short cover). Shall I send the 24 units anyway? Nothing is sent until you say yes.` {
+			t.Errorf("%s: question %q", name, q)
+		}
+	}
+}
+
+// TestAskWaitsForTheBuyer: an ask step ends the turn as a question; the
+// reply is bound, and a step on "yes" runs only when the buyer said yes.
+func TestAskWaitsForTheBuyer(t *testing.T) {
+	steps := []ScriptStep{
+		{ID: "ask", Ask: "Send {{n}}?"},
+		{ID: "send", When: "never||ask.yes", Tool: "korral_raise_replenishment_order"},
+		{Answer: "reply {{ask.reply}}, sent {{send.ok?}}"},
+	}
+	for reply, want := range map[string]string{"Yes, send it.": "reply Yes, send it., sent true", "No.": "reply No., sent"} {
+		m, err := NewScriptedModel(steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.bindings["n"] = 24.0
+		q, err := m.Next(context.Background(), nil, nil)
+		if err != nil || !q.Asks || q.Text != "Send 24?" || len(q.ToolCalls) != 0 {
+			t.Fatalf("question %+v, %v", q, err)
+		}
+		conv := []Message{q, {Role: RoleUser, Text: reply}}
+		msg, err := m.Next(context.Background(), conv, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msg.ToolCalls) == 1 {
+			conv = append(conv, msg, Message{Role: RoleTool, ToolCallID: "send", Text: `{"ok":true}`})
+			if msg, err = m.Next(context.Background(), conv, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if msg.Text != want || msg.Asks {
+			t.Errorf("reply %q: answer %q, want %q", reply, msg.Text, want)
 		}
 	}
 }

@@ -206,7 +206,7 @@ func runButter(ctx context.Context, bin, dir, now string) (*demoRun, error) {
 		srv.Stop()
 		return nil, err
 	}
-	agent := &eval.Agent{Session: srv.Session, Model: d.model}
+	agent := &eval.Agent{Session: srv.Session, Model: d.model, Replies: sc.BuyerReplies}
 	d.run, err = agent.Run(ctx, sc.Request)
 	srv.Stop()
 	if err != nil {

@@ -64,6 +64,12 @@ func TestTranscriptIsReproducibleAndTellsTheStory(t *testing.T) {
 		`"units_sold_last_24h": 22`,
 		`"units_sold_last_24h": 14`,
 		`["Thu 26", 21, 0, 15, 1.4]`,
+		// The quantity check says review: the agent asks, the buyer says yes.
+		`The agent asks the buyer: Not confirming on my own: the quantity check says "review"`,
+		"The buyer: Yes, send it.",
+		// Store 102's reason is its stock check's headline.
+		`no order. StoreLink's stock check for it: Lasts past the 21:00 close; runs out Sat 08:30 at the earliest.`,
+		`"headline": "Runs out between 17:55 and 18:24 today`,
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("transcript lacks %q", want)
@@ -73,11 +79,16 @@ func TestTranscriptIsReproducibleAndTellsTheStory(t *testing.T) {
 	if n := strings.Count(md, "`korral_check_stock_risk`\n"); n != 1 || strings.Contains(md, "`korral_list_recent_sales`\n") {
 		t.Errorf("%d risk calls (want 1) or a sales call in the transcript", n)
 	}
-	// Store 47 is previewed, then confirmed; store 102 is never ordered.
+	// Store 47 is previewed, the buyer is asked, then it is confirmed;
+	// store 102 is never ordered.
 	preview := strings.Index(md, `"mode": "preview"`)
+	asked := strings.Index(md, "The buyer: Yes")
 	raised := strings.Index(md, `"mode": "raised"`)
-	if preview < 0 || raised < preview {
-		t.Error("the order is not previewed before it is raised")
+	if preview < 0 || asked < preview || raised < asked {
+		t.Error("the order is not previewed, then agreed by the buyer, before it is raised")
+	}
+	if strings.Contains(md, "Confirming with the preview's idempotency key") {
+		t.Error("the agent confirmed on its own at review")
 	}
 	if strings.Contains(md, "/v1/stores/102/replenishment") {
 		t.Error("an order request for store 102 appears")
@@ -112,7 +123,8 @@ func TestDemoWithRealClock(t *testing.T) {
 		"← ok: preview, nothing sent: 24 units of Madeta butter 250g to store 47",
 		"← ok: raised order RO-47-",
 		"gap 17, which exceeds 6",
-		"gap 6, which does not exceed 6: no order",
+		"gap 6, which does not exceed 6: no order. StoreLink's stock check for it: ",
+		"      buyer: Yes, send it.",
 		"store 47, SKU 8847291, 24 units, raised, order RO-47-",
 	} {
 		if !strings.Contains(out, want) {

@@ -56,8 +56,9 @@ func renderMarkdown(d *demoRun) string {
 	p("## The rule the agent applies\n\n")
 	p("- **gap** = `units_sold_last_24h` minus `on_hand_units`, both from one `korral_check_stock_risk` call that covers both stores (`store_ids`).\n")
 	p("- **Order** only where the gap exceeds 6 units: a gap of exactly 6 gets no order.\n")
+	p("- The gap is not the risk answer's shortfall: `units_short_by_close` (\"N short by close\" in each store's headline) counts the units missing at the high sell rate until today's close, so it shrinks through the day; the buyer's rule here is the 24-h gap, the same at any hour.\n")
 	p("- **Quantity**: the gap rounded up to whole cases of `product.case_pack`, because the supplier ships whole cases; ordering the bare gap would leave the rounding to someone else.\n")
-	p("- **Preview first**, then confirm with the preview's idempotency key, unless the preview's quantity check refuses the order or an order of the SKU is already open there.\n\n")
+	p("- **Preview first**, then confirm with the preview's idempotency key only when the preview's quantity check says `ok` and no order of the SKU is open there. At `review` the agent asks the buyer and sends only on a yes; at `refuse`, or with an open order, it sends nothing.\n\n")
 
 	p("## Outcome\n\n")
 	p("| Store | Sold in 24 h | On hand | Gap | Decision | Order |\n|---|---|---|---|---|---|\n")
@@ -71,7 +72,15 @@ func renderMarkdown(d *demoRun) string {
 	p("```text\n%s\n```\n\n", d.run.Conversation[0].Text)
 
 	p("## The calls\n")
+	asked := func(n int) {
+		for _, x := range d.run.Asked {
+			if x.AfterStep == n {
+				p("\nThe agent asks the buyer: %s\n\nThe buyer: %s\n", strings.ReplaceAll(x.Question, "\n", " "), x.Reply)
+			}
+		}
+	}
 	for i, s := range d.run.Steps {
+		asked(i)
 		p("\n### %d. `%s`\n\n", i+1, s.Call.Name)
 		if s.Note != "" {
 			p("The agent: %s\n\n", strings.ReplaceAll(s.Note, "\n", " "))
@@ -103,6 +112,7 @@ func renderMarkdown(d *demoRun) string {
 		p("Key numbers: %s.\n", summarize(s.Call.Name, s.Result))
 	}
 
+	asked(len(d.run.Steps))
 	p("\n## The final answer\n\n")
 	for _, line := range strings.Split(d.run.Answer, "\n") {
 		p("> %s\n", line)
@@ -113,7 +123,7 @@ func renderMarkdown(d *demoRun) string {
 	for _, e := range d.ledger {
 		p("| %s | %s | %d | %s | %s |\n", e.StoreID, e.SKU, e.QuantityUnits, e.State, orDash(e.OrderID))
 	}
-	p("\nStore 102 has no entry: its gap is exactly 6, which does not exceed 6.\n")
+	p("\nStore 102 has no entry: its gap is exactly 6, which does not exceed 6. The final answer carries its stock check's headline as well.\n")
 	return b.String()
 }
 

@@ -27,6 +27,7 @@ func writeText(w io.Writer, d *demoRun) {
 	fmt.Fprintln(w, "Buyer: "+d.run.Request)
 	for i, s := range d.run.Steps {
 		fmt.Fprintln(w)
+		writeAsked(w, d, i)
 		if s.Note != "" {
 			for j, line := range strings.Split(s.Note, "\n") {
 				prefix := "      agent: "
@@ -40,6 +41,7 @@ func writeText(w io.Writer, d *demoRun) {
 		fmt.Fprintf(w, "      ← %s: %s\n", s.Outcome, summarize(s.Call.Name, s.Result))
 	}
 	fmt.Fprintln(w)
+	writeAsked(w, d, len(d.run.Steps))
 	fmt.Fprintln(w, "Answer:")
 	for _, line := range strings.Split(d.run.Answer, "\n") {
 		fmt.Fprintln(w, "  "+line)
@@ -59,6 +61,25 @@ func writeText(w io.Writer, d *demoRun) {
 	}
 	for _, e := range d.ledger {
 		fmt.Fprintf(w, "  store %s, SKU %s, %d units, %s, order %s\n", e.StoreID, e.SKU, e.QuantityUnits, e.State, orDash(e.OrderID))
+	}
+}
+
+// writeAsked prints the questions put to the buyer after the first n
+// calls, with the buyer's replies.
+func writeAsked(w io.Writer, d *demoRun, n int) {
+	for _, x := range d.run.Asked {
+		if x.AfterStep != n {
+			continue
+		}
+		for j, line := range strings.Split(x.Question, "\n") {
+			prefix := "      agent: "
+			if j > 0 {
+				prefix = "             "
+			}
+			fmt.Fprintln(w, prefix+line)
+		}
+		fmt.Fprintln(w, "      buyer: "+x.Reply)
+		fmt.Fprintln(w)
 	}
 }
 
@@ -149,11 +170,11 @@ func summarize(tool string, result json.RawMessage) string {
 			if band := asList(r["units_per_trading_hour"]); len(band) == 2 {
 				rate = text(band[0]) + " to " + text(band[1])
 			}
-			parts = append(parts, fmt.Sprintf("store %s: on hand %s (counted %s), sold %s in the last 24 h; sells %s units per trading hour; "+
-				"stockout before close today: %s (between %s and %s, %s confidence); earliest delivery %s, beats the stockout: %s; flags: %s",
-				text(m["store_id"]), text(r["on_hand_units"]), when(r["on_hand_as_of"]), text(r["units_sold_last_24h"]), rate,
+			parts = append(parts, fmt.Sprintf("store %s: %q On hand %s (counted %s), sold %s in the last 24 h; sells %s units per trading hour; "+
+				"stockout before close today: %s (between %s and %s, %s confidence); earliest delivery %s, beats the stockout: %s; data notes: %s",
+				text(m["store_id"]), text(r["headline"]), text(r["on_hand_units"]), when(r["on_hand_as_of"]), text(r["units_sold_last_24h"]), rate,
 				text(r["will_stockout_before_close_today"]), when(window[0]), when(window[1]),
-				text(r["confidence"]), when(r["earliest_delivery"]), text(r["arrival_beats_stockout"]), list(r["data_quality_flags"])))
+				text(r["confidence"]), when(r["earliest_delivery"]), text(r["arrival_beats_stockout"]), list(r["data_quality_notes"])))
 		}
 		return fmt.Sprintf("%s (case pack %s, lead time %s days): %s",
 			plain(id["name"]), text(id["case_pack"]), text(id["lead_time_days"]), strings.Join(parts, "; "))

@@ -49,7 +49,7 @@ func addPrompts(ms *mcp.Server, s *server) {
 	ms.AddPrompt(&mcp.Prompt{
 		Name:        promptRestockGaps,
 		Title:       "Restock gaps",
-		Description: "Check a SKU's stock risk at stores; preview orders where the gap by close exceeds N units.",
+		Description: "Check a SKU's stock risk at stores; preview orders where units short by close exceed N.",
 		Arguments: []*mcp.PromptArgument{
 			{Name: "sku", Description: "SKU code", Required: true},
 			{Name: "min_gap_units", Description: "units short by close that warrant an order", Required: true},
@@ -126,9 +126,9 @@ func (s *server) restockGaps(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 		return nil, invalidArg(fmt.Sprintf("at most %d named stores per check; this asks for %d", maxRiskStores, len(ids)),
 			"Name up to 20 stores in store_ids, or leave it out to sweep every store.")
 	}
-	order := "preview korral_raise_replenishment_order with the gap as reason and show me. Send nothing until I agree."
+	order := "preview korral_raise_replenishment_order with the shortfall as reason and show me. Send nothing until I agree."
 	if s.opts.Writes == nil {
-		order = "tell me the gap: this server cannot order."
+		order = "tell me the shortfall: this server cannot order."
 	}
 	// No store (or "all"): the chain sweep.
 	text := fmt.Sprintf(`Call korral_check_stock_risk for SKU %s with store_ids ["all"] (every store I may use). `+
