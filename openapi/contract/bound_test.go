@@ -1,0 +1,156 @@
+package contract
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+// storeList is a conforming store list of n stores.
+func storeList(n int) []byte {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = `{"store_id":"47","name":"Praha","timezone":"Europe/Prague"}`
+	}
+	return []byte(`{"stores":[` + strings.Join(items, ",") + `]}`)
+}
+
+func TestBoundLeavesNormalBodiesWhole(t *testing.T) {
+	sp := mustSpec(t)
+	for name, body := range map[string][]byte{
+		"largest store list": storeList(1000), // 4,001 elements
+		"error envelope":     []byte(judgeErrBody),
+		"not JSON":           []byte(`{"stores":[1,`),
+		"empty":              nil,
+	} {
+		if b := sp.bound(body); b.cut || string(b.view) != string(body) {
+			t.Errorf("%s: cut %v, view %.80s", name, b.cut, b.view)
+		}
+	}
+}
+
+func TestBoundKeepsTheFirstElementsAndTheNamedMembers(t *testing.T) {
+	sp := mustSpec(t)
+	for _, tc := range []struct {
+		n          int
+		body, want string
+		at         string
+	}{
+		{2, `[1, 2, 3, 4]`, `[1, 2]`, ""},
+		{0, `[1,2]`, `[]`, ""},
+		{3, `{"a":[1,2],"b":3}`, `{"a":[1,2]}`, ""},
+		{2, `{"a":[1,2],"b":3}`, `{"a":[1]}`, "/a"},
+		// Past the budget an object keeps the members the contract names,
+		// so no required property goes missing.
+		{1, `{"x":1,"y":2,"store_id":"47","z":{"name":"n","w":0}}`, `{"x":1,"store_id":"47"}`, ""},
+		{0, `{"x":1,"y":2,"store_id":"47","stores":[1,2]}`, `{"store_id":"47","stores":[]}`, ""},
+		{1, `{"a~/b":[1,2]}`, `{"a~/b":[]}`, "/a~0~1b"},
+		{1, `{"\u0073tores": [ 1 , 2 ], "q": "a,\"]}"}`, `{"\u0073tores": [   ]}`, "/stores"},
+	} {
+		b := sp.boundTo([]byte(tc.body), tc.n)
+		if !b.cut || string(b.view) != tc.want || b.cutAt != tc.at || !json.Valid(b.view) {
+			t.Errorf("boundTo(%s, %d) = %s at %q (cut %v), want %s at %q", tc.body, tc.n, b.view, b.cutAt, b.cut, tc.want, tc.at)
+		}
+	}
+}
+
+// schemaErrors counts the errors kin-openapi builds for the bounded view
+// of a store list answer.
+func schemaErrors(t testing.TB, sp *spec, body []byte) int {
+	in, err := sp.input(opListStores, get("/v1/stores", nil, keyOwn, "47"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: 200, Header: judgeJSON, Body: ioNop(sp.bound(body).view), Options: responseOptions})
+	return len(flatten(err))
+}
+
+// TestWideBodyErrorsDoNotGrow counts the errors built and the allocations
+// of judging bodies 10 and 100 times wider than what is itemised: neither
+// grows with the body.
+func TestWideBodyErrorsDoNotGrow(t *testing.T) {
+	sp := mustSpec(t)
+	narrow := repeatedN(`{"stores":[`, "{}", `]}`, 2*itemised)
+	wide := repeatedN(`{"stores":[`, "{}", `]}`, 20*itemised)
+	if n, m := schemaErrors(t, sp, narrow), schemaErrors(t, sp, wide); n != m || n > 4*itemised {
+		t.Errorf("%d errors for %d items, %d for %d items; want the same, at most %d", n, 2*itemised, m, 20*itemised, 4*itemised)
+	}
+	judgeOnce := func(body []byte) func() {
+		return func() {
+			p := &probe{op: opListStores, name: "valid key", expect: []int{200}}
+			sp.judge(context.Background(), p, get("/v1/stores", nil, keyOwn, "47"), nil, fixedNow(), 200, judgeJSON, body)
+		}
+	}
+	a, b := testing.AllocsPerRun(1, judgeOnce(narrow)), testing.AllocsPerRun(1, judgeOnce(wide))
+	if b > a*1.05 {
+		t.Errorf("%.0f allocations for %d items, %.0f for %d items; want no growth", a, 2*itemised, b, 20*itemised)
+	}
+}
+
+// repeatedN is head, n items separated by commas, then tail.
+func repeatedN(head, item, tail string, n int) []byte {
+	return []byte(head + strings.Repeat(item+",", n-1) + item + tail)
+}
+
+// judgeStores judges a store list answer.
+func judgeStores(t *testing.T, body []byte) (Verdict, string, []Finding) {
+	t.Helper()
+	p := &probe{op: opListStores, name: "valid key", expect: []int{200}}
+	return mustSpec(t).judge(context.Background(), p, get("/v1/stores", nil, keyOwn, "47"), nil, fixedNow(), http.StatusOK, judgeJSON, body)
+}
+
+func TestJudgeNotesCutFindings(t *testing.T) {
+	verdict, detail, fs := judgeStores(t, repeatedN(`{"stores":[`, `{"store_id":"47","name":"Praha","timezone":"Europe/Prague","extra":1}`, `]}`, 50*itemised))
+	if verdict != Drift || detail != "maximum number of items is 1000" || len(fs) != 3 {
+		t.Fatalf("%s %q, %d findings: %+v", verdict, detail, len(fs), fs)
+	}
+	// The first 10,000 elements hold 1,999 stores (five elements each), and
+	// the 2,000th store is the first to lose a member.
+	if f := fs[1]; f.Path != "/stores/*/extra" || f.Count != 1999 {
+		t.Errorf("second finding %+v, want the extra property of 1999 stores", f)
+	}
+	if last := fs[len(fs)-1]; last.Kind != FindingBody || last.Path != "/stores/1999" || !strings.HasPrefix(last.Message, "findings cut: ") {
+		t.Errorf("last finding %+v, want the note that findings were cut", last)
+	}
+	// Many broken kinds still end with the note, within the limit.
+	_, _, fs = judgeStores(t, repeatedN(`{"stores":[`, `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"r":18,"s":19,"t":20}`, `]}`, itemised))
+	if len(fs) != maxFindings || !strings.HasPrefix(fs[maxFindings-1].Message, "findings cut: ") {
+		t.Errorf("%d findings, last %+v", len(fs), fs[len(fs)-1])
+	}
+}
+
+// TestJudgeFindsABreakPastTheView: when the bounded view conforms, the
+// whole body is still validated, up to its first break.
+func TestJudgeFindsABreakPastTheView(t *testing.T) {
+	head := `{"stores":[{"store_id":"47","timezone":"Europe/Prague"` + strings.Repeat(`,"name":"a"`, itemised) + `}`
+	verdict, _, fs := judgeStores(t, []byte(head+`,{"store_id":"102","name":"Brno","timezone":"Europe/Prague"}]}`))
+	if verdict != Pass || len(fs) != 0 {
+		t.Errorf("a conforming body past the view: %s %+v", verdict, fs)
+	}
+	verdict, _, fs = judgeStores(t, []byte(head+`,{"store_id":"102","name":"Brno"}]}`))
+	if verdict != Drift || len(fs) != 2 || fs[0].Path != "/stores/1/timezone" || fs[1].Kind != FindingBody {
+		t.Errorf("a break past the view: %s %+v", verdict, fs)
+	}
+}
+
+// FuzzBound: the view of any JSON document is a JSON document.
+func FuzzBound(f *testing.F) {
+	for _, s := range []string{`[1, 2, 3]`, `{"a":[1,2],"b":3}`, `{"x":1,"store_id":"47","z":{"name":"n"}}`, `{"\u0073tores": [ 1 , 2 ], "q": "a,\"]}"}`, `[[[]],{}]`, `"s"`} {
+		f.Add([]byte(s), 1)
+	}
+	sp, err := loadSpec()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, n int) {
+		b := sp.boundTo(body, max(n%50, 0))
+		if json.Valid(body) && !json.Valid(b.view) {
+			t.Errorf("boundTo(%s, %d) = %s, not JSON", body, n, b.view)
+		}
+	})
+}
