@@ -1,12 +1,15 @@
 package contract
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
 
@@ -22,10 +25,10 @@ const itemised = 10_000
 // the contract names, so that no required property goes missing.
 type boundedBody struct {
 	view []byte
-	// cutAt is the JSON Pointer of the first array or object that lost
-	// elements; cut reports whether any did.
-	cutAt string
-	cut   bool
+	// cut reports whether any array or object lost elements; cuts are the
+	// first of them, innermost first.
+	cut  bool
+	cuts []cutContainer
 }
 
 // bound returns the body's bounded view. A body that is not valid JSON is
@@ -49,12 +52,12 @@ func (s *spec) boundTo(body []byte, n int) boundedBody {
 		at = d[1]
 	}
 	out = append(out, body[at:]...)
-	return boundedBody{view: out, cutAt: t.cutAt, cut: true}
+	return boundedBody{view: out, cut: true, cuts: t.cuts}
 }
 
 // note is the finding that says the body's findings were cut.
 func (b boundedBody) note() Finding {
-	return Finding{Kind: FindingBody, Path: b.cutAt,
+	return Finding{Kind: FindingBody, Path: pointer(b.cuts[0].path),
 		Message: fmt.Sprintf("findings cut: the body holds more than %d array items and object members; findings are listed for the first %d only", itemised, itemised)}
 }
 
@@ -68,9 +71,10 @@ type trimmer struct {
 	names map[string]bool
 	drops [][2]int
 	// path holds the open containers' tokens, for cutAt.
-	path  []pathStep
-	cutAt string
-	isCut bool
+	path []pathStep
+	// cuts are the containers that lost elements, innermost first.
+	cuts   []cutContainer
+	turned int
 }
 
 // pathStep is one step of a path: an object key's raw bytes, or an index.
@@ -112,6 +116,9 @@ func (t *trimmer) container() {
 		return
 	}
 	kept := false
+	var dropped []byte // the first key left out
+	cut := false
+	var keys keySet
 	for i := 0; ; i++ {
 		comma := -1
 		if i > 0 {
@@ -124,9 +131,16 @@ func (t *trimmer) container() {
 		if object {
 			key = t.key()
 		}
-		keep := t.left > 0 || (object && t.declared(key))
-		if t.left > 0 {
+		// A repeated key costs nothing and is kept, so the view decodes
+		// to the same value (the last one wins) and repeats cannot use up
+		// the budget to hide what follows.
+		repeat := object && keys.has(key)
+		keep := repeat || t.left > 0 || (object && t.declared(key))
+		if !repeat && t.left > 0 {
 			t.left--
+		}
+		if keep && object && !repeat {
+			keys.add(key)
 		}
 		switch {
 		case keep:
@@ -138,7 +152,10 @@ func (t *trimmer) container() {
 			t.value()
 			t.path = t.path[:len(t.path)-1]
 		default:
-			t.cut()
+			if !cut && object {
+				dropped = key
+			}
+			cut = true
 			t.skip()
 			from := start
 			if comma >= 0 {
@@ -149,7 +166,37 @@ func (t *trimmer) container() {
 		t.space()
 		if c := t.in[t.pos]; c == '}' || c == ']' {
 			t.pos++
+			if cut {
+				t.cut(object, i+1, dropped)
+			}
 			return
+		}
+	}
+}
+
+// keySet is the keys of one object, as raw bytes.
+type keySet struct {
+	list [][]byte
+	m    map[string]bool
+}
+
+func (k *keySet) has(key []byte) bool {
+	if k.m != nil {
+		return k.m[string(key)]
+	}
+	return slices.ContainsFunc(k.list, func(x []byte) bool { return bytes.Equal(x, key) })
+}
+
+// add adds a key; past a few keys a map takes over from the list.
+func (k *keySet) add(key []byte) {
+	if k.m != nil {
+		k.m[string(key)] = true
+		return
+	}
+	if k.list = append(k.list, key); len(k.list) > 16 {
+		k.m = map[string]bool{}
+		for _, x := range k.list {
+			k.m[string(x)] = true
 		}
 	}
 }
@@ -190,12 +237,23 @@ func (t *trimmer) declared(raw []byte) bool {
 	return t.names[keyText(raw)]
 }
 
-// cut records the path of the first container that loses elements.
-func (t *trimmer) cut() {
-	if t.isCut {
-		return
-	}
-	t.isCut = true
+// cutMemory bounds the cut containers remembered for the first-break
+// check (firstBreak).
+const cutMemory = 64
+
+// cutContainer is an array or object that lost elements in the view.
+type cutContainer struct {
+	path   []string
+	object bool
+	// elements is how many it holds in the body; dropped is the first key
+	// an object lost.
+	elements int
+	dropped  string
+}
+
+// cut records a container that lost elements; the first one's pointer is
+// cutAt.
+func (t *trimmer) cut(object bool, elements int, dropped []byte) {
 	tokens := make([]string, len(t.path))
 	for i, p := range t.path {
 		tokens[i] = strconv.Itoa(p.index)
@@ -203,7 +261,18 @@ func (t *trimmer) cut() {
 			tokens[i] = keyText(p.key)
 		}
 	}
-	t.cutAt = pointer(tokens)
+	c := cutContainer{path: tokens, object: object, elements: elements}
+	if dropped != nil {
+		c.dropped = keyText(dropped)
+	}
+	if len(t.cuts) < cutMemory {
+		t.cuts = append(t.cuts, c)
+		return
+	}
+	// Past the memory, the later half turns over, so the outer containers,
+	// which end last, are kept.
+	t.cuts[cutMemory/2+t.turned%(cutMemory/2)] = c
+	t.turned++
 }
 
 // skip moves past one string, literal, object or array without looking
@@ -272,7 +341,77 @@ func (s *spec) judgeBody(ctx context.Context, in *openapi3filter.RequestValidati
 	}
 	fs := s.findings(validate(b.view, responseOptions), op, status, b.view)
 	if b.cut && len(fs) == 0 {
-		fs = s.findings(validate(whole, firstBreakOptions), op, status, b.view)
+		if fs = s.firstBreak(op, status, b.cuts); len(fs) == 0 {
+			fs = s.findings(validate(whole, firstBreakOptions), op, status, b.view)
+		}
 	}
 	return fs
+}
+
+// firstBreak looks for a break the view hides in what the trimmer saw
+// without decoding: an array longer than its maxItems, or an object that
+// lost a property its schema does not allow.
+func (s *spec) firstBreak(op operation, status int, cuts []cutContainer) []Finding {
+	root := responseSchema(op, status)
+	for _, c := range cuts {
+		sc := schemaAtPath(root, c.path)
+		if sc == nil {
+			continue
+		}
+		loc, named := s.schemaAt[sc]
+		if !named {
+			loc = op.responseLocation(status)
+		}
+		switch {
+		case !c.object && sc.MaxItems != nil && uint64(c.elements) > *sc.MaxItems:
+			return []Finding{{Kind: FindingSchema, Path: pointer(c.path), Schema: loc + "/maxItems",
+				Message: fmt.Sprintf("maximum number of items is %d", *sc.MaxItems)}}
+		case c.object && c.dropped != "" && sc.AdditionalProperties.Has != nil && !*sc.AdditionalProperties.Has:
+			return []Finding{{Kind: FindingSchema, Path: pointer(append(c.path, c.dropped)), Schema: loc + "/additionalProperties",
+				Message: fmt.Sprintf("property %q is unsupported", c.dropped)}}
+		}
+	}
+	return nil
+}
+
+// responseSchema is the JSON schema of an operation's response; nil when
+// it has none.
+func responseSchema(op operation, status int) *openapi3.Schema {
+	r := op.op.Responses.Status(status)
+	if r == nil {
+		r = op.op.Responses.Default()
+	}
+	if r == nil || r.Value == nil {
+		return nil
+	}
+	mt := r.Value.Content.Get("application/json")
+	if mt == nil || mt.Schema == nil {
+		return nil
+	}
+	return mt.Schema.Value
+}
+
+// schemaAtPath follows a JSON Pointer's tokens through properties and
+// items; nil where a schema combines others or the path leaves it.
+func schemaAtPath(sc *openapi3.Schema, path []string) *openapi3.Schema {
+	for _, tok := range path {
+		if sc == nil || len(sc.AllOf)+len(sc.AnyOf)+len(sc.OneOf) > 0 || sc.Not != nil {
+			return nil
+		}
+		var next *openapi3.SchemaRef
+		switch {
+		case sc.Type.Is(openapi3.TypeArray):
+			next = sc.Items
+		case sc.Type.Is(openapi3.TypeObject):
+			next = sc.Properties[tok]
+		}
+		if next == nil {
+			return nil
+		}
+		sc = next.Value
+	}
+	if sc == nil || len(sc.AllOf)+len(sc.AnyOf)+len(sc.OneOf) > 0 || sc.Not != nil {
+		return nil
+	}
+	return sc
 }

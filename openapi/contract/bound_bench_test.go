@@ -41,12 +41,16 @@ var wideShapes = []struct {
 		head := `{"stores":[{"store_id":"47","timezone":"Europe/Prague","name":"`
 		return []byte(head + strings.Repeat("x", wideSize-len(head)-4) + `"}]}`)
 	}},
-	// A first item whose repeated name fills the itemised elements, then
-	// 2 M items: the view conforms, so the whole body is validated for its
-	// first break.
-	{"conforming-view", func() []byte {
+	// A first item that repeats a name 10,000 times, then 2 M items:
+	// repeats cost the view nothing, so they cannot hide what follows.
+	{"repeated-names", func() []byte {
 		head := `{"stores":[{"store_id":"47","timezone":"Europe/Prague"` + strings.Repeat(`,"name":"a"`, itemised) + `}`
 		return repeated(head+",", "1", `]}`)
+	}},
+	// The same first item, then one item that holds 2 M values.
+	{"repeated-names-deep-item", func() []byte {
+		head := `{"stores":[{"store_id":"47","timezone":"Europe/Prague"` + strings.Repeat(`,"name":"a"`, itemised) + `},{"store_id":"47","x":[`
+		return repeated(head, "1", `]}]}`)
 	}},
 }
 

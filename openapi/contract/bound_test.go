@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/google/go-cmp/cmp"
 )
 
 // storeList is a conforming store list of n stores.
@@ -47,13 +48,13 @@ func TestBoundKeepsTheFirstElementsAndTheNamedMembers(t *testing.T) {
 		// Past the budget an object keeps the members the contract names,
 		// so no required property goes missing.
 		{1, `{"x":1,"y":2,"store_id":"47","z":{"name":"n","w":0}}`, `{"x":1,"store_id":"47"}`, ""},
-		{0, `{"x":1,"y":2,"store_id":"47","stores":[1,2]}`, `{"store_id":"47","stores":[]}`, ""},
+		{0, `{"x":1,"y":2,"store_id":"47","stores":[1,2]}`, `{"store_id":"47","stores":[]}`, "/stores"},
 		{1, `{"a~/b":[1,2]}`, `{"a~/b":[]}`, "/a~0~1b"},
 		{1, `{"\u0073tores": [ 1 , 2 ], "q": "a,\"]}"}`, `{"\u0073tores": [   ]}`, "/stores"},
 	} {
 		b := sp.boundTo([]byte(tc.body), tc.n)
-		if !b.cut || string(b.view) != tc.want || b.cutAt != tc.at || !json.Valid(b.view) {
-			t.Errorf("boundTo(%s, %d) = %s at %q (cut %v), want %s at %q", tc.body, tc.n, b.view, b.cutAt, b.cut, tc.want, tc.at)
+		if !b.cut || string(b.view) != tc.want || b.note().Path != tc.at || !json.Valid(b.view) {
+			t.Errorf("boundTo(%s, %d) = %s at %q (cut %v), want %s at %q", tc.body, tc.n, b.view, b.note().Path, b.cut, tc.want, tc.at)
 		}
 	}
 }
@@ -124,17 +125,65 @@ func TestJudgeNotesCutFindings(t *testing.T) {
 	}
 }
 
+// judgeView validates a store list answer through its view of n elements.
+func judgeView(t *testing.T, body string, n int) []Finding {
+	t.Helper()
+	sp := mustSpec(t)
+	in, err := sp.input(opListStores, get("/v1/stores", nil, keyOwn, "47"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sp.boundTo([]byte(body), n)
+	if !b.cut {
+		t.Fatalf("%s is not cut at %d elements", body, n)
+	}
+	return sp.judgeBody(context.Background(), in, sp.ops[opListStores], 200, judgeJSON, b, []byte(body))
+}
+
 // TestJudgeFindsABreakPastTheView: when the bounded view conforms, the
 // whole body is still validated, up to its first break.
 func TestJudgeFindsABreakPastTheView(t *testing.T) {
-	head := `{"stores":[{"store_id":"47","timezone":"Europe/Prague"` + strings.Repeat(`,"name":"a"`, itemised) + `}`
-	verdict, _, fs := judgeStores(t, []byte(head+`,{"store_id":"102","name":"Brno","timezone":"Europe/Prague"}]}`))
-	if verdict != Pass || len(fs) != 0 {
-		t.Errorf("a conforming body past the view: %s %+v", verdict, fs)
+	store := `{"store_id":"47","name":"Praha","timezone":"Europe/Prague"}`
+	if fs := judgeView(t, `{"stores":[`+store+`,`+store+`]}`, 3); len(fs) != 0 {
+		t.Errorf("a conforming body past the view: %+v", fs)
 	}
-	verdict, _, fs = judgeStores(t, []byte(head+`,{"store_id":"102","name":"Brno"}]}`))
-	if verdict != Drift || len(fs) != 2 || fs[0].Path != "/stores/1/timezone" || fs[1].Kind != FindingBody {
-		t.Errorf("a break past the view: %s %+v", verdict, fs)
+	fs := judgeView(t, `{"stores":[`+store+`,{"store_id":"102","name":"Brno"}]}`, 3)
+	if len(fs) != 1 || fs[0].Path != "/stores/1/timezone" {
+		t.Errorf("a break past the view: %+v", fs)
+	}
+}
+
+// TestJudgeFindsStructuralBreaksWithoutDecoding: a view that conforms
+// with a long array or a lost property behind it is a break at once.
+func TestJudgeFindsStructuralBreaksWithoutDecoding(t *testing.T) {
+	store := `{"store_id":"47","name":"Praha","timezone":"Europe/Prague"}`
+	for body, want := range map[string]Finding{
+		`{"stores":[` + store + strings.Repeat(`,1`, 1000) + `]}`: {Kind: FindingSchema, Path: "/stores",
+			Schema: "#/components/schemas/StoreList/properties/stores/maxItems", Message: "maximum number of items is 1000"},
+		`{"stores":[` + store + `],"extra":1}`: {Kind: FindingSchema, Path: "/extra",
+			Schema: "#/components/schemas/StoreList/additionalProperties", Message: `property "extra" is unsupported`},
+	} {
+		if fs := judgeView(t, body, 3); len(fs) != 1 || !cmp.Equal(fs[0], want) {
+			t.Errorf("%+v, want %+v", fs, want)
+		}
+		// Found from what the trimmer saw, before any decoding.
+		sp := mustSpec(t)
+		if got := sp.firstBreak(sp.ops[opListStores], 200, sp.boundTo([]byte(body), 3).cuts); len(got) != 1 || !cmp.Equal(got[0], want) {
+			t.Errorf("firstBreak = %+v, want %+v", got, want)
+		}
+	}
+}
+
+// TestRepeatedKeysCostTheViewNothing: a name repeated past the budget
+// neither cuts a body nor changes the value it decodes to.
+func TestRepeatedKeysCostTheViewNothing(t *testing.T) {
+	sp := mustSpec(t)
+	body := `{"stores":[{"store_id":"47","timezone":"Europe/Prague"` + strings.Repeat(`,"name":"a"`, 3*itemised) + `,"name":"b"}]}`
+	if b := sp.bound([]byte(body)); b.cut {
+		t.Errorf("repeated names cut the body at %q", b.note().Path)
+	}
+	if b := sp.boundTo([]byte(`{"a":1,"x":2,"a":3}`), 1); string(b.view) != `{"a":1,"a":3}` {
+		t.Errorf("view %s, want the repeated key kept", b.view)
 	}
 }
 
