@@ -142,13 +142,16 @@ func BenchmarkWideBodyCheck(b *testing.B) {
 			runtime.GC()
 			stop := peakHeap()
 			b.ReportAllocs()
+			requests := 0
 			for b.Loop() {
 				rep, err := Check(context.Background(), cfg)
 				if err != nil || rep.Aborted != "" || len(rep.Probes) == 0 {
 					b.Fatalf("check: %v %+v", err, rep)
 				}
+				requests = rep.Requests
 			}
 			reportMemory(b, stop())
+			b.ReportMetric(float64(requests), "requests")
 		})
 	}
 }
