@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -202,4 +203,27 @@ func FuzzBound(f *testing.F) {
 			t.Errorf("boundTo(%s, %d) = %s, not JSON", body, n, b.view)
 		}
 	})
+}
+
+// TestProxyCutsFindingsOfAWideAnswer: the proxy forwards a wide answer
+// whole and writes its first findings, ending with the note.
+func TestProxyCutsFindingsOfAWideAnswer(t *testing.T) {
+	body := repeatedN(`{"stores":[`, "{}", `]}`, 10*itemised)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(upstream.Close)
+	srv, _, out := startProxy(t, upstream.URL)
+	got := send(t, http.MethodGet, srv.URL+"/v1/stores", newFake().keys["47"], nil)
+	if got.status != http.StatusOK || len(got.body) != len(body) {
+		t.Fatalf("forwarded %d with %d bytes, want 200 with %d", got.status, len(got.body), len(body))
+	}
+	fs := out.findings(t)
+	if len(fs) == 0 || len(fs) > maxFindings || fs[0].Field != "/stores/*/store_id" || fs[0].Count != itemised-1 {
+		t.Fatalf("%d findings: %+v", len(fs), fs)
+	}
+	if last := fs[len(fs)-1]; last.Kind != FindingBody || !strings.HasPrefix(last.Message, "findings cut: ") {
+		t.Errorf("last finding %+v, want the note", last)
+	}
 }
