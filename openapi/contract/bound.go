@@ -22,11 +22,12 @@ const itemised = 10_000
 // boundedBody is a body as the judge reads it: the body itself when it
 // has at most itemised elements, else a copy that keeps the first
 // itemised elements in document order, and after them only the members
-// the contract names, so that no required property goes missing.
+// the contract names, so that no required property goes missing. A
+// repeated key is kept and not counted.
 type boundedBody struct {
 	view []byte
-	// cut reports whether any array or object lost elements; cuts are the
-	// first of them, innermost first.
+	// cut reports whether any array or object lost elements; cuts are
+	// some of them (cutMemory) in the order they end, inner before outer.
 	cut  bool
 	cuts []cutContainer
 }
@@ -55,7 +56,8 @@ func (s *spec) boundTo(body []byte, n int) boundedBody {
 	return boundedBody{view: out, cut: true, cuts: t.cuts}
 }
 
-// note is the finding that says the body's findings were cut.
+// note is the finding that says the body's findings were cut; it points
+// at the first container to end cut short.
 func (b boundedBody) note() Finding {
 	return Finding{Kind: FindingBody, Path: pointer(b.cuts[0].path),
 		Message: fmt.Sprintf("findings cut: the body holds more than %d array items and object members; findings are listed for the first %d only", itemised, itemised)}
@@ -70,9 +72,9 @@ type trimmer struct {
 	spec  *spec
 	names map[string]bool
 	drops [][2]int
-	// path holds the open containers' tokens, for cutAt.
+	// path holds the open containers' tokens.
 	path []pathStep
-	// cuts are the containers that lost elements, innermost first.
+	// cuts are the containers that lost elements, as in boundedBody.
 	cuts   []cutContainer
 	turned int
 }
@@ -251,8 +253,8 @@ type cutContainer struct {
 	dropped  string
 }
 
-// cut records a container that lost elements; the first one's pointer is
-// cutAt.
+// cut records a container that lost elements, with its path, its count
+// of elements and the first key it lost.
 func (t *trimmer) cut(object bool, elements int, dropped []byte) {
 	tokens := make([]string, len(t.path))
 	for i, p := range t.path {
