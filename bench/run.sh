@@ -116,6 +116,9 @@ if [ -z "$ONLY" ]; then
 	say "Go benchmarks (-count $count -benchtime $benchtime)"
 	(cd mcpserver && gotest . ./internal/projection ./internal/keyring ./internal/state/sqlite ./internal/state/postgres ./internal/tools)
 	(cd mockstorelink && gotest BenchmarkServe .)
+	# 4 MiB bodies of every shape through the check and the proxy (ADR 0035): one
+	# request per run, since one op is the figure and some take seconds.
+	(cd openapi && gotest BenchmarkWideBody ./contract -benchtime 1x)
 	gotest . ./bench
 else
 	say "BENCH_ONLY=$ONLY: the Go benchmarks and the TypeScript client comparisons are skipped"

@@ -148,7 +148,8 @@ func (r *runner) run(ctx context.Context, p *probe) (res Result, next []*probe, 
 	respBody = r.localize(ctx, req, status, respBody)
 	findings := r.judgeAnswer(ctx, p, req, body, status, header, respBody, &res)
 	if p.learn != nil && slices.Contains(p.expect, status) && status < 300 {
-		next = p.learn(r.st, respBody)
+		// A wide body teaches what its bounded view holds (bound.go).
+		next = p.learn(r.st, r.spec.bound(respBody).view)
 	}
 	if retry := retryWithStoreLinksNames(p, req, body, findings); retry != nil && status >= 400 {
 		next = append(next, retry)

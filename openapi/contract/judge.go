@@ -97,8 +97,11 @@ func (s *spec) validateRequest(ctx context.Context, op string, req request, body
 
 // judge decides a probe's verdict from the answer: expected and declared
 // statuses, schema validation, and the operation's semantic rules at now.
-func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte, now time.Time, status int, header http.Header, body []byte) (Verdict, string, []Finding) {
+func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte, now time.Time, status int, header http.Header, whole []byte) (Verdict, string, []Finding) {
 	op := s.ops[p.op]
+	// A wide body is read through its bounded view (bound.go).
+	b := s.bound(whole)
+	body := b.view
 	var fs []Finding
 	errCode, errBody := errorEnvelope(body)
 	quirk := errBody && status >= 200 && status < 300
@@ -118,14 +121,7 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		if err != nil {
 			return Error, "cannot route the probe through the contract (a bug in the checker): " + err.Error(), nil
 		}
-		err = openapi3filter.ValidateResponse(ctx, &openapi3filter.ResponseValidationInput{
-			RequestValidationInput: in,
-			Status:                 status,
-			Header:                 header,
-			Body:                   io.NopCloser(bytes.NewReader(body)),
-			Options:                responseOptions,
-		})
-		fs = append(fs, s.findings(err, op, status, body)...)
+		fs = append(fs, s.judgeBody(ctx, in, op, status, header, b, whole)...)
 		if !quirk && status >= 200 && status < 300 {
 			fs = append(fs, semantic(op, in, req, reqBody, now, body)...)
 		}
@@ -152,10 +148,16 @@ func (s *spec) judge(ctx context.Context, p *probe, req request, reqBody []byte,
 		fs = []Finding{head}
 	}
 	fs = capFindings(fs)
+	unchecked := len(fs) == 1 && fs[0].Kind == FindingStatus && slices.Contains(inconclusive, status)
+	if b.cut && len(fs) > 0 && !unchecked {
+		// The note takes the last place: a wide body has at most
+		// maxFindings findings too.
+		fs = append(fs[:min(len(fs), maxFindings-1)], b.note())
+	}
 	switch {
 	case len(fs) == 0:
 		return Pass, "", nil
-	case len(fs) == 1 && fs[0].Kind == FindingStatus && slices.Contains(inconclusive, status):
+	case unchecked:
 		return Error, fmt.Sprintf("StoreLink answered %d%s, so this probe could not be checked", status, codeNote(errCode)), nil
 	case quirk && !slices.Contains(p.expect, status):
 		return Drift, fmt.Sprintf("%d with error body%s where %s is due", status, codeNote(errCode), statusList(p.expect)), fs
@@ -376,7 +378,10 @@ func pointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteString("/")
-		b.WriteString(escapePointer(t))
+		if strings.ContainsAny(t, "~/") {
+			t = escapePointer(t)
+		}
+		b.WriteString(t)
 	}
 	return b.String()
 }
