@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/korral/storelink/mcpserver/internal/callerlimit"
 )
 
 // DefaultMaxInFlight is the most StoreLink requests one replica keeps open
@@ -27,12 +29,17 @@ const (
 )
 
 // budget is the concurrency budget for StoreLink shared by the replica
-// (ADR 0024). Waiters queue per call id and freed slots go to calls in
-// turn. The limit is AIMD: a throttled answer halves it (min 1), each full
-// window of served answers adds one (max max). Epochs make one burst of
-// throttling halve it once.
+// (ADR 0024). Waiters queue per caller (callerlimit.From, else the call id)
+// and freed slots go to callers in turn. While another caller waits, a
+// caller holding its share of the limit or more gets no further slot
+// (ADR 0036); a lone caller may hold the whole limit. The limit is AIMD: a
+// throttled answer halves it (min 1), each full window of served answers
+// adds one (max max). Epochs make one burst of throttling halve it once.
 type budget struct {
 	max int
+	// share is the fraction of the limit one caller may hold while another
+	// waits, in (0, 1].
+	share float64
 	// changed is told every limit change; it runs under the lock and must not
 	// call back.
 	changed func(from, to int, why string)
@@ -40,10 +47,12 @@ type budget struct {
 	mu       sync.Mutex
 	limit    int
 	inFlight int
-	served   int    // served answers since the limit last changed
-	epoch    uint64 // counts the decreases
-	// queues holds each waiting call's requests in order; turns is the calls
-	// with a queue, in serving order.
+	// held is each caller's requests in flight.
+	held   map[string]int
+	served int    // served answers since the limit last changed
+	epoch  uint64 // counts the decreases
+	// queues holds each waiting caller's requests in order; turns is the
+	// callers with a queue, in serving order.
 	queues map[string][]*waiter
 	turns  []string
 	queued int
@@ -56,53 +65,75 @@ type waiter struct {
 }
 
 // ticket is a place in the budget, given back with release.
-type ticket struct{ epoch uint64 }
+type ticket struct {
+	epoch  uint64
+	caller string
+}
 
-func newBudget(most int, changed func(from, to int, why string)) *budget {
+// newBudget returns a budget of most requests; sharePercent (1 to 100, else
+// callerlimit.DefaultSharePercent) is the part of it one caller may hold
+// while another waits.
+func newBudget(most, sharePercent int, changed func(from, to int, why string)) *budget {
 	most = max(most, 1)
+	if sharePercent < 1 || sharePercent > 100 {
+		sharePercent = callerlimit.DefaultSharePercent
+	}
 	if changed == nil {
 		changed = func(int, int, string) {}
 	}
-	return &budget{max: most, limit: most, changed: changed, queues: map[string][]*waiter{}}
+	return &budget{max: most, share: float64(sharePercent) / 100, limit: most, changed: changed,
+		held: map[string]int{}, queues: map[string][]*waiter{}}
 }
 
-// acquire waits for a slot for a request of call. It fails with errBudget
-// (joined with ctx's error) only when ctx ends first.
+// shareOf is the most requests one caller may hold while another waits:
+// its share of the current limit, rounded up, at least one.
+func (b *budget) shareOf() int {
+	return max(1, int(float64(b.limit)*b.share+0.999999))
+}
+
+// acquire waits for a slot for a request of ctx's caller (the call when no
+// caller is named). It fails with errBudget (joined with ctx's error) only
+// when ctx ends first.
 func (b *budget) acquire(ctx context.Context, call string) (ticket, error) {
+	caller := callerlimit.From(ctx)
+	if caller == "" {
+		caller = "call:" + call
+	}
 	b.mu.Lock()
 	if b.inFlight < b.limit && b.queued == 0 {
 		b.inFlight++
-		t := ticket{epoch: b.epoch}
+		b.held[caller]++
+		t := ticket{epoch: b.epoch, caller: caller}
 		b.mu.Unlock()
 		return t, nil
 	}
 	w := &waiter{ready: make(chan struct{})}
-	if len(b.queues[call]) == 0 {
-		b.turns = append(b.turns, call)
+	if len(b.queues[caller]) == 0 {
+		b.turns = append(b.turns, caller)
 	}
-	b.queues[call] = append(b.queues[call], w)
+	b.queues[caller] = append(b.queues[caller], w)
 	b.queued++
 	b.mu.Unlock()
 	select {
 	case <-w.ready:
-		return ticket{epoch: w.epoch}, nil
+		return ticket{epoch: w.epoch, caller: caller}, nil
 	case <-ctx.Done():
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if w.granted {
 			// Granted as the context ended: pass the slot on.
-			b.inFlight--
+			b.let(caller)
 			b.grant()
 		} else {
-			b.leave(call, w)
+			b.leave(caller, w)
 		}
 		return ticket{}, errors.Join(errBudget, ctx.Err())
 	}
 }
 
-// leave takes a waiter that gave up out of its call's queue.
-func (b *budget) leave(call string, w *waiter) {
-	q := b.queues[call]
+// leave takes a waiter that gave up out of its caller's queue.
+func (b *budget) leave(caller string, w *waiter) {
+	q := b.queues[caller]
 	for i, x := range q {
 		if x == w {
 			q = append(q[:i], q[i+1:]...)
@@ -111,12 +142,12 @@ func (b *budget) leave(call string, w *waiter) {
 		}
 	}
 	if len(q) > 0 {
-		b.queues[call] = q
+		b.queues[caller] = q
 		return
 	}
-	delete(b.queues, call)
+	delete(b.queues, caller)
 	for i, c := range b.turns {
-		if c == call {
+		if c == caller {
 			b.turns = append(b.turns[:i], b.turns[i+1:]...)
 			break
 		}
@@ -127,7 +158,7 @@ func (b *budget) leave(call string, w *waiter) {
 func (b *budget) release(t ticket, s signal) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.inFlight--
+	b.let(t.caller)
 	switch s {
 	case throttled:
 		if t.epoch == b.epoch {
@@ -153,24 +184,47 @@ func (b *budget) setLimit(to int, why string) {
 	}
 }
 
-// grant admits waiters while under the limit, one request per call in turn.
+// let gives back one place of caller's.
+func (b *budget) let(caller string) {
+	b.inFlight--
+	if b.held[caller]--; b.held[caller] <= 0 {
+		delete(b.held, caller)
+	}
+}
+
+// grant admits waiters while under the limit, one request per caller in
+// turn, passing over a caller at its share while another caller waits.
 func (b *budget) grant() {
 	for b.inFlight < b.limit && len(b.turns) > 0 {
-		call := b.turns[0]
-		b.turns = b.turns[1:]
-		q := b.queues[call]
+		i := b.next()
+		caller := b.turns[i]
+		b.turns = append(b.turns[:i], b.turns[i+1:]...)
+		q := b.queues[caller]
 		w := q[0]
 		if len(q) == 1 {
-			delete(b.queues, call)
+			delete(b.queues, caller)
 		} else {
-			b.queues[call] = q[1:]
-			b.turns = append(b.turns, call)
+			b.queues[caller] = q[1:]
+			b.turns = append(b.turns, caller)
 		}
 		b.queued--
 		b.inFlight++
+		b.held[caller]++
 		w.granted, w.epoch = true, b.epoch
 		close(w.ready)
 	}
+}
+
+// next is the index in turns of the caller served next: the first one
+// below its share, else (every waiting caller at its share) the first.
+func (b *budget) next() int {
+	share := b.shareOf()
+	for i, caller := range b.turns {
+		if b.held[caller] < share {
+			return i
+		}
+	}
+	return 0
 }
 
 // state is the budget as the gauges report it.

@@ -3,11 +3,12 @@ package upstream
 import (
 	"context"
 	"errors"
-	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,8 +16,10 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callerlimit"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	sl "github.com/korral/storelink/storelinkclient"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -403,5 +406,126 @@ func TestBudgetMetrics(t *testing.T) {
 		if g, ok := got[k]; !ok || g != v {
 			t.Errorf("%s = %d (reported: %v), want %d", k, g, ok, v)
 		}
+	}
+}
+
+// steppedStoreLink answers inventory reads one at a time: each request
+// waits for a token on step (or for step to close), and the requests open
+// per caller are counted at StoreLink.
+type steppedStoreLink struct {
+	step chan struct{}
+
+	mu       sync.Mutex
+	open     map[string]int
+	arrivals []string
+}
+
+func (s *steppedStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	who := r.Header.Get("X-Test-Call")
+	s.mu.Lock()
+	s.open[who]++
+	s.arrivals = append(s.arrivals, who)
+	s.mu.Unlock()
+	<-s.step
+	s.mu.Lock()
+	s.open[who]--
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, inventoryBody)
+}
+
+// snapshot is the requests open per caller and the arrivals so far.
+func (s *steppedStoreLink) snapshot() (map[string]int, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.open), slices.Clone(s.arrivals)
+}
+
+// callerBurst sends n reads at once as caller (also the call id) and waits.
+func callerBurst(c *Client, caller string, n int) {
+	ctx := callerlimit.With(callid.With(context.Background(), caller), caller)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = c.Inventory(ctx, "47", "8847291") })
+	}
+	wg.Wait()
+}
+
+// TestBudgetShareHoldsWhileAnotherCallerWaits: a lone caller holds the whole
+// budget; once another caller waits, the first gets no place until it holds
+// less than its share (half of 4), the second is served at once and holds
+// at most its share, and the first has the whole budget again after.
+func TestBudgetShareHoldsWhileAnotherCallerWaits(t *testing.T) {
+	s := &steppedStoreLink{step: make(chan struct{}), open: map[string]int{}}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	var stepped sync.Once
+	defer stepped.Do(func() { close(s.step) })
+	const most, share = 4, 2
+	c, _ := budgetClient(t, srv, most)
+	var wg sync.WaitGroup
+	wg.Go(func() { callerBurst(c, "sweeper", 24) })
+	waitQueued(t, c, 24-most)
+	waitSteppedArrivals(t, s, most)
+	if open, _ := s.snapshot(); open["sweeper"] != most {
+		t.Fatalf("a lone caller holds %d of the budget's %d", open["sweeper"], most)
+	}
+	wg.Go(func() { callerBurst(c, "other", 4) })
+	waitQueued(t, c, 24-most+4)
+
+	// One answer at a time; each frees one place, taken by one request.
+	for n := most + 1; n <= most+12; n++ {
+		s.step <- struct{}{}
+		waitSteppedArrivals(t, s, n)
+		open, arrivals := s.snapshot()
+		who := arrivals[n-1]
+		// Whether the other caller had a request waiting for this place.
+		others := count(arrivals[:n-1], "other") < 4
+		if n <= most+2 && who != "other" {
+			t.Fatalf("request %d went to %s while the other caller waited and the sweeper held %d of %d", n, who, open["sweeper"], most)
+		}
+		if others && open[who] > share {
+			t.Fatalf("request %d took %s to %d open while the other caller waited, share %d", n, who, open[who], share)
+		}
+	}
+	// Once the other caller is done, the sweeper has the whole budget again.
+	for n := most + 13; ; n++ {
+		open, arrivals := s.snapshot()
+		if count(arrivals, "other") == 4 && open["other"] == 0 {
+			if open["sweeper"] != most {
+				t.Fatalf("alone again, the sweeper holds %d of %d", open["sweeper"], most)
+			}
+			break
+		}
+		if n > 24 {
+			t.Fatalf("the other caller's requests never ended: open %v", open)
+		}
+		s.step <- struct{}{}
+		waitSteppedArrivals(t, s, n)
+	}
+	stepped.Do(func() { close(s.step) })
+	wg.Wait()
+}
+
+func count(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
+func waitSteppedArrivals(t *testing.T, s *steppedStoreLink, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if _, a := s.snapshot(); len(a) >= n {
+			return
+		}
+		if i == 10000 {
+			t.Fatalf("%d requests never arrived", n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
