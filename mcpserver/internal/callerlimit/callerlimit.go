@@ -28,6 +28,8 @@ type Limits struct {
 	// Burst is the bucket's size: calls a caller may make at once after a
 	// quiet spell; at least 1.
 	Burst int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
 
 // Limiter holds one token bucket per caller. A bucket idle long enough to
@@ -48,12 +50,12 @@ type bucket struct {
 	last time.Time
 }
 
-// New returns a Limiter for limits, or nil when limits turn it off; now is
-// the clock (time.Now when nil).
-func New(limits Limits, now func() time.Time) *Limiter {
+// New returns a Limiter for limits, or nil when limits turn it off.
+func New(limits Limits) *Limiter {
 	if limits.CallsPerMinute <= 0 {
 		return nil
 	}
+	now := limits.Now
 	if now == nil {
 		now = time.Now
 	}

@@ -15,7 +15,7 @@ func (c *clock) now() time.Time { return c.t }
 // call; another caller is served all the while; waiting refills.
 func TestBucketPerCaller(t *testing.T) {
 	c := &clock{t: time.Date(2026, 11, 27, 14, 30, 0, 0, time.UTC)}
-	l := New(Limits{CallsPerMinute: 30, Burst: 3}, c.now)
+	l := New(Limits{CallsPerMinute: 30, Burst: 3, Now: c.now})
 	for i := range 3 {
 		if ok, _ := l.Allow("token:sweeper"); !ok {
 			t.Fatalf("call %d of a burst of 3 refused", i+1)
@@ -45,7 +45,7 @@ func TestBucketPerCaller(t *testing.T) {
 // comes back with a full bucket.
 func TestIdleBucketsAreDropped(t *testing.T) {
 	c := &clock{t: time.Date(2026, 11, 27, 14, 30, 0, 0, time.UTC)}
-	l := New(Limits{CallsPerMinute: 60, Burst: 2}, c.now)
+	l := New(Limits{CallsPerMinute: 60, Burst: 2, Now: c.now})
 	l.Allow("a")
 	l.Allow("b")
 	if n := l.Callers(); n != 2 {
@@ -61,7 +61,7 @@ func TestIdleBucketsAreDropped(t *testing.T) {
 // TestOffAndContext: no rate turns the limit off; the caller rides the
 // context.
 func TestOffAndContext(t *testing.T) {
-	if l := New(Limits{}, nil); l != nil {
+	if l := New(Limits{}); l != nil {
 		t.Fatal("a limiter without a rate")
 	}
 	var l *Limiter
