@@ -13,10 +13,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Defaults of the settings MCP_CALLER_CALLS_PER_MINUTE, MCP_CALLER_BURST and
-// UPSTREAM_CALLER_SHARE_PERCENT.
+// Defaults of the settings of the calls a minute (0: no limit), the burst
+// and the share of the StoreLink budget (ADR 0036).
 const (
-	DefaultCallsPerMinute = 120
+	DefaultCallsPerMinute = 0
 	DefaultBurst          = 20
 	DefaultSharePercent   = 50
 )

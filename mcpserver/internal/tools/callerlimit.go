@@ -54,7 +54,7 @@ func (s *server) limitCallers(next mcp.MethodHandler) mcp.MethodHandler {
 		limits := s.opts.CallerLimits
 		e := apperr.New(apperr.RateLimited,
 			fmt.Sprintf("this caller has made more tool calls than this server allows one caller (%d a minute, %d at once); nothing was sent to StoreLink", limits.CallsPerMinute, max(limits.Burst, 1)),
-			"Wait retry_after_seconds, then call again; ask an operator for a higher MCP_CALLER_CALLS_PER_MINUTE if this caller needs more.")
+			"Wait retry_after_seconds, then call again; if this caller needs more, ask an operator to raise the per-caller limit.")
 		e.RetryAfterSeconds = callerlimit.RetryAfterSeconds(wait)
 		return s.fail(ctx, c, e, time.Duration(0)), nil
 	}

@@ -29,12 +29,18 @@ const (
 )
 
 // budget is the concurrency budget for StoreLink shared by the replica
-// (ADR 0024). Waiters queue per caller (callerlimit.From, else the call id)
-// and freed slots go to callers in turn. While another caller waits, a
-// caller holding its share of the limit or more gets no further slot
-// (ADR 0036); a lone caller may hold the whole limit. The limit is AIMD: a
-// throttled answer halves it (min 1), each full window of served answers
-// adds one (max max). Epochs make one burst of throttling halve it once.
+// (ADR 0024). Waiters queue per call id and freed slots go to calls in
+// turn. The limit is AIMD: a throttled answer halves it (min 1), each full
+// window of served answers adds one (max max). Epochs make one burst of
+// throttling halve it once.
+//
+// Callers (callerlimit.From, else the call) bound each other (ADR 0036): a
+// caller below its share of the limit is served before one at its share,
+// and a caller at its share gets no further place while another waits. A
+// caller below its share does not take the last place of a limit over 2
+// while another caller holds places: that place is the one a limit
+// increase adds, the probe StoreLink may refuse, and it is left to the
+// caller that holds the most. A lone caller may hold the whole limit.
 type budget struct {
 	max int
 	// share is the fraction of the limit one caller may hold while another
@@ -51,8 +57,8 @@ type budget struct {
 	held   map[string]int
 	served int    // served answers since the limit last changed
 	epoch  uint64 // counts the decreases
-	// queues holds each waiting caller's requests in order; turns is the
-	// callers with a queue, in serving order.
+	// queues holds each waiting call's requests in order; turns is the calls
+	// with a queue, in serving order.
 	queues map[string][]*waiter
 	turns  []string
 	queued int
@@ -60,6 +66,7 @@ type budget struct {
 
 type waiter struct {
 	ready   chan struct{}
+	caller  string
 	granted bool
 	epoch   uint64
 }
@@ -91,27 +98,36 @@ func (b *budget) shareOf() int {
 	return max(1, int(float64(b.limit)*b.share+0.999999))
 }
 
-// acquire waits for a slot for a request of ctx's caller (the call when no
-// caller is named). It fails with errBudget (joined with ctx's error) only
-// when ctx ends first.
+// fits reports whether a request of caller may start now, waiters aside.
+func (b *budget) fits(caller string) bool {
+	if b.inFlight >= b.limit {
+		return false
+	}
+	alone := b.inFlight == b.held[caller]
+	return alone || b.limit <= 2 || b.held[caller] >= b.shareOf() || b.inFlight < b.limit-1
+}
+
+// acquire waits for a slot for a request of call, made by ctx's caller
+// (the call when no caller is named). It fails with errBudget (joined with
+// ctx's error) only when ctx ends first.
 func (b *budget) acquire(ctx context.Context, call string) (ticket, error) {
 	caller := callerlimit.From(ctx)
 	if caller == "" {
 		caller = "call:" + call
 	}
 	b.mu.Lock()
-	if b.inFlight < b.limit && b.queued == 0 {
+	if b.queued == 0 && b.fits(caller) {
 		b.inFlight++
 		b.held[caller]++
 		t := ticket{epoch: b.epoch, caller: caller}
 		b.mu.Unlock()
 		return t, nil
 	}
-	w := &waiter{ready: make(chan struct{})}
-	if len(b.queues[caller]) == 0 {
-		b.turns = append(b.turns, caller)
+	w := &waiter{ready: make(chan struct{}), caller: caller}
+	if len(b.queues[call]) == 0 {
+		b.turns = append(b.turns, call)
 	}
-	b.queues[caller] = append(b.queues[caller], w)
+	b.queues[call] = append(b.queues[call], w)
 	b.queued++
 	b.mu.Unlock()
 	select {
@@ -125,15 +141,15 @@ func (b *budget) acquire(ctx context.Context, call string) (ticket, error) {
 			b.let(caller)
 			b.grant()
 		} else {
-			b.leave(caller, w)
+			b.leave(call, w)
 		}
 		return ticket{}, errors.Join(errBudget, ctx.Err())
 	}
 }
 
-// leave takes a waiter that gave up out of its caller's queue.
-func (b *budget) leave(caller string, w *waiter) {
-	q := b.queues[caller]
+// leave takes a waiter that gave up out of its call's queue.
+func (b *budget) leave(call string, w *waiter) {
+	q := b.queues[call]
 	for i, x := range q {
 		if x == w {
 			q = append(q[:i], q[i+1:]...)
@@ -142,12 +158,12 @@ func (b *budget) leave(caller string, w *waiter) {
 		}
 	}
 	if len(q) > 0 {
-		b.queues[caller] = q
+		b.queues[call] = q
 		return
 	}
-	delete(b.queues, caller)
+	delete(b.queues, call)
 	for i, c := range b.turns {
-		if c == caller {
+		if c == call {
 			b.turns = append(b.turns[:i], b.turns[i+1:]...)
 			break
 		}
@@ -192,37 +208,48 @@ func (b *budget) let(caller string) {
 	}
 }
 
-// grant admits waiters while under the limit, one request per caller in
-// turn, passing over a caller at its share while another caller waits.
+// grant admits waiters while under the limit, one request per call in
+// turn, callers below their share first.
 func (b *budget) grant() {
 	for b.inFlight < b.limit && len(b.turns) > 0 {
 		i := b.next()
-		caller := b.turns[i]
+		if i < 0 {
+			return
+		}
+		call := b.turns[i]
 		b.turns = append(b.turns[:i], b.turns[i+1:]...)
-		q := b.queues[caller]
+		q := b.queues[call]
 		w := q[0]
 		if len(q) == 1 {
-			delete(b.queues, caller)
+			delete(b.queues, call)
 		} else {
-			b.queues[caller] = q[1:]
-			b.turns = append(b.turns, caller)
+			b.queues[call] = q[1:]
+			b.turns = append(b.turns, call)
 		}
 		b.queued--
 		b.inFlight++
-		b.held[caller]++
+		b.held[w.caller]++
 		w.granted, w.epoch = true, b.epoch
 		close(w.ready)
 	}
 }
 
-// next is the index in turns of the caller served next: the first one
-// below its share, else (every waiting caller at its share) the first.
+// next is the index in turns of the call served next: the first whose
+// caller is below its share and fits; none (-1) while such a caller waits
+// for the place it may not take; else the first in turn.
 func (b *budget) next() int {
-	share := b.shareOf()
-	for i, caller := range b.turns {
+	share, below := b.shareOf(), false
+	for i, call := range b.turns {
+		caller := b.queues[call][0].caller
 		if b.held[caller] < share {
-			return i
+			if b.fits(caller) {
+				return i
+			}
+			below = true
 		}
+	}
+	if below {
+		return -1
 	}
 	return 0
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -410,35 +409,29 @@ func TestBudgetMetrics(t *testing.T) {
 }
 
 // steppedStoreLink answers inventory reads one at a time: each request
-// waits for a token on step (or for step to close), and the requests open
-// per caller are counted at StoreLink.
+// waits for a token on step (or for step to close). It notes, for each
+// request of "other", how many requests were open at StoreLink with it.
 type steppedStoreLink struct {
 	step chan struct{}
 
-	mu       sync.Mutex
-	open     map[string]int
-	arrivals []string
+	mu        sync.Mutex
+	open      int
+	otherOpen []int
 }
 
 func (s *steppedStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	who := r.Header.Get("X-Test-Call")
 	s.mu.Lock()
-	s.open[who]++
-	s.arrivals = append(s.arrivals, who)
+	s.open++
+	if r.Header.Get("X-Test-Call") == "other" {
+		s.otherOpen = append(s.otherOpen, s.open)
+	}
 	s.mu.Unlock()
 	<-s.step
 	s.mu.Lock()
-	s.open[who]--
+	s.open--
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, inventoryBody)
-}
-
-// snapshot is the requests open per caller and the arrivals so far.
-func (s *steppedStoreLink) snapshot() (map[string]int, []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.open), slices.Clone(s.arrivals)
 }
 
 // callerBurst sends n reads at once as caller (also the call id) and waits.
@@ -451,12 +444,51 @@ func callerBurst(c *Client, caller string, n int) {
 	wg.Wait()
 }
 
+// held is the budget's places held by caller and the requests of caller
+// waiting, and all requests open or waiting.
+func held(c *Client, caller string) (open, waiting, outstanding int) {
+	b := c.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, q := range b.queues {
+		for _, w := range q {
+			if w.caller == caller {
+				waiting++
+			}
+		}
+	}
+	return b.held[caller], waiting, b.inFlight + b.queued
+}
+
+// stepOne lets one request answer and waits until the budget has given
+// its place back (and to whom it went).
+func stepOne(t *testing.T, s *steppedStoreLink, c *Client) {
+	t.Helper()
+	_, _, before := held(c, "")
+	select {
+	case s.step <- struct{}{}:
+	case <-time.After(5 * time.Second):
+		// A bound, not a timing: nothing was open at StoreLink to answer.
+		t.Fatal("no request was open at StoreLink while some waited")
+	}
+	for i := 0; ; i++ {
+		if _, _, now := held(c, ""); now == before-1 {
+			return
+		}
+		if i == 10000 {
+			t.Fatal("an answered request never gave its place back")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestBudgetShareHoldsWhileAnotherCallerWaits: a lone caller holds the whole
-// budget; once another caller waits, the first gets no place until it holds
-// less than its share (half of 4), the second is served at once and holds
-// at most its share, and the first has the whole budget again after.
+// budget of 4. Once another caller waits, the first gets no further place
+// while it holds its share (2) or more, the second is served within two answers, holds at most its share (2),
+// and never takes the last place (it starts with at most 3 open at
+// StoreLink); alone again, the first has the whole budget.
 func TestBudgetShareHoldsWhileAnotherCallerWaits(t *testing.T) {
-	s := &steppedStoreLink{step: make(chan struct{}), open: map[string]int{}}
+	s := &steppedStoreLink{step: make(chan struct{})}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	var stepped sync.Once
@@ -464,68 +496,53 @@ func TestBudgetShareHoldsWhileAnotherCallerWaits(t *testing.T) {
 	const most, share = 4, 2
 	c, _ := budgetClient(t, srv, most)
 	var wg sync.WaitGroup
-	wg.Go(func() { callerBurst(c, "sweeper", 24) })
-	waitQueued(t, c, 24-most)
-	waitSteppedArrivals(t, s, most)
-	if open, _ := s.snapshot(); open["sweeper"] != most {
-		t.Fatalf("a lone caller holds %d of the budget's %d", open["sweeper"], most)
+	wg.Go(func() { callerBurst(c, "sweeper", 40) })
+	waitQueued(t, c, 40-most)
+	if n, _, _ := held(c, "sweeper"); n != most {
+		t.Fatalf("a lone caller holds %d of the budget's %d", n, most)
 	}
-	wg.Go(func() { callerBurst(c, "other", 4) })
-	waitQueued(t, c, 24-most+4)
+	wg.Go(func() { callerBurst(c, "other", 6) })
+	waitQueued(t, c, 40-most+6)
 
-	// One answer at a time; each frees one place, taken by one request.
-	for n := most + 1; n <= most+12; n++ {
-		s.step <- struct{}{}
-		waitSteppedArrivals(t, s, n)
-		open, arrivals := s.snapshot()
-		who := arrivals[n-1]
-		// Whether the other caller had a request waiting for this place.
-		others := count(arrivals[:n-1], "other") < 4
-		if n <= most+2 && who != "other" {
-			t.Fatalf("request %d went to %s while the other caller waited and the sweeper held %d of %d", n, who, open["sweeper"], most)
+	sweeperHeld, steps := most, 0
+	for {
+		_, waiting, _ := held(c, "other")
+		if waiting == 0 {
+			break
 		}
-		if others && open[who] > share {
-			t.Fatalf("request %d took %s to %d open while the other caller waited, share %d", n, who, open[who], share)
+		stepOne(t, s, c)
+		steps++
+		sw, _, _ := held(c, "sweeper")
+		ot, _, _ := held(c, "other")
+		if sw > sweeperHeld && sweeperHeld >= share {
+			t.Fatalf("step %d: the sweeper went from %d to %d places while the other caller waited, share %d", steps, sweeperHeld, sw, share)
+		}
+		if ot > share {
+			t.Fatalf("step %d: the other caller holds %d places while the sweeper waits, share %d", steps, ot, share)
+		}
+		if steps == 2 && ot == 0 {
+			t.Fatal("the other caller was not served within two answers")
+		}
+		sweeperHeld = sw
+	}
+	s.mu.Lock()
+	otherOpen := slices.Clone(s.otherOpen)
+	s.mu.Unlock()
+	for i, n := range otherOpen {
+		if n > most-1 {
+			t.Fatalf("the other caller's request %d started with %d open at StoreLink: it took the last place of %d", i+1, n, most)
 		}
 	}
 	// Once the other caller is done, the sweeper has the whole budget again.
-	for n := most + 13; ; n++ {
-		open, arrivals := s.snapshot()
-		if count(arrivals, "other") == 4 && open["other"] == 0 {
-			if open["sweeper"] != most {
-				t.Fatalf("alone again, the sweeper holds %d of %d", open["sweeper"], most)
-			}
+	for {
+		if ot, _, _ := held(c, "other"); ot == 0 {
 			break
 		}
-		if n > 24 {
-			t.Fatalf("the other caller's requests never ended: open %v", open)
-		}
-		s.step <- struct{}{}
-		waitSteppedArrivals(t, s, n)
+		stepOne(t, s, c)
+	}
+	if sw, _, _ := held(c, "sweeper"); sw != most {
+		t.Fatalf("alone again, the sweeper holds %d of %d", sw, most)
 	}
 	stepped.Do(func() { close(s.step) })
 	wg.Wait()
-}
-
-func count(xs []string, x string) int {
-	n := 0
-	for _, v := range xs {
-		if v == x {
-			n++
-		}
-	}
-	return n
-}
-
-func waitSteppedArrivals(t *testing.T, s *steppedStoreLink, n int) {
-	t.Helper()
-	for i := 0; ; i++ {
-		if _, a := s.snapshot(); len(a) >= n {
-			return
-		}
-		if i == 10000 {
-			t.Fatalf("%d requests never arrived", n)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
