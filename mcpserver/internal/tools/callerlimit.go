@@ -14,7 +14,8 @@ import (
 )
 
 // callerOf is the key of the caller's limits: the OAuth subject or bearer
-// token label over HTTP, else the MCP session, else the stdio process.
+// token label over HTTP, else the MCP session, else the stdio process, else
+// "anonymous".
 // Unlike the audit's client, it never holds the client's own name, which
 // the client chooses.
 func (s *server) callerOf(req *mcp.CallToolRequest) string {
@@ -28,7 +29,11 @@ func (s *server) callerOf(req *mcp.CallToolRequest) string {
 	if req.Session != nil && req.Session.ID() != "" {
 		return "session:" + req.Session.ID()
 	}
-	return "stdio:" + s.opts.SessionName
+	if s.opts.SessionName != "" {
+		return "stdio:" + s.opts.SessionName
+	}
+	// Stateless HTTP without tokens (--insecure-no-auth): one caller.
+	return "anonymous"
 }
 
 // limitCallers is the receiving middleware that names the caller of each

@@ -106,6 +106,9 @@ func TestAnotherCallerIsServedWhileOneIsLimited(t *testing.T) {
 		t.Fatal("a caller's second call at once was served")
 	}
 	want := []string{"token:sweeper", "token:other", "oauth:jana", "stdio:stdio-1"}
+	if anon := newServer(Options{}).callerOf(&mcp.CallToolRequest{}); anon != "anonymous" {
+		t.Fatalf("a call with no token, session or stdio name is from %q, want anonymous", anon)
+	}
 	if len(reached) != len(want) {
 		t.Fatalf("callers that reached the tools: %v, want %v", reached, want)
 	}
