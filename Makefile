@@ -202,6 +202,11 @@ inspector: bin/storelink-mcp $(NODE22) $(INSPECTOR_JS) ## Check the tool list wi
 bench: ## Benchmarks (not in ci): Go benchmarks, then the binaries under load beside Prism; writes bench/out/results.md (BENCH_ONLY=distance: one phase).
 	bench/run.sh
 
+# BenchmarkFairness also runs within make bench (bench/run.sh runs ./bench's benchmarks).
+.PHONY: bench-fairness
+bench-fairness: ## The fairness benchmark alone (issue 43, ADR 0036): another token's one-store check under three sweeps, loaded over unloaded.
+	go test -run '^$$' -bench BenchmarkFairness -benchtime 1x ./bench
+
 # Distribution (ADR 0011): release archives, the container image and the
 # client module's tags. Everything is stamped from git: the version is the
 # nearest vX.Y.Z tag (else v0.0.0-<commit>), and the commit time stands in

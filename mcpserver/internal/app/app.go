@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/korral/storelink/mcpserver/internal/audit"
+	"github.com/korral/storelink/mcpserver/internal/callerlimit"
 	"io"
 	"log/slog"
 	"os"
@@ -235,6 +236,7 @@ func (a *App) buildServer(context.Context) error {
 		TracerProvider:      a.tel.Tracer,
 		MeterProvider:       a.tel.Meter,
 		NetworkTransport:    "tcp",
+		CallerLimits:        callerlimit.Limits{CallsPerMinute: a.cfg.CallerCallsPerMinute, Burst: a.cfg.CallerBurst},
 	}
 	if a.opts.SessionName != "" {
 		o.NetworkTransport = "pipe"
@@ -294,6 +296,8 @@ func (a *App) connect(baseURL string, kr *keyring.Keyring) error {
 		TracerProvider:  a.tel.Tracer,
 		MeterProvider:   a.tel.Meter,
 		UpstreamName:    a.upstreamID,
+
+		CallerSharePercent: cfg.UpstreamCallerShare,
 	})
 	if err != nil {
 		return exit2(fmt.Errorf("configuration: UPSTREAM_BASE_URL: %w", err))

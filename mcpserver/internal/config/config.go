@@ -48,6 +48,13 @@ type Config struct {
 	UpstreamTimeout time.Duration
 	// UpstreamMaxInFlight caps open StoreLink requests per replica.
 	UpstreamMaxInFlight int
+	// UpstreamCallerShare is the percent of that budget one caller may hold
+	// while another waits.
+	UpstreamCallerShare int
+	// CallerCallsPerMinute and CallerBurst bound one caller's tool calls;
+	// 0 calls a minute sets no limit.
+	CallerCallsPerMinute int
+	CallerBurst          int
 	// AllowWrites lets a confirmed order reach StoreLink.
 	AllowWrites bool
 	// MaxOrderUnits is the hard ceiling on one order's quantity.

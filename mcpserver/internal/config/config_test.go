@@ -117,6 +117,8 @@ func TestDefaults(t *testing.T) {
 		BreakerCooldown:     30 * time.Second,
 		MasterDataTTL:       5 * time.Minute,
 
+		UpstreamCallerShare: 50, CallerBurst: 20,
+
 		StdioMaxLineBytes:       1 << 20,
 		HTTPMaxSessions:         1000,
 		HTTPMaxSessionsPerToken: 100,
@@ -146,6 +148,8 @@ func TestEveryValueSet(t *testing.T) {
 		"BREAKER_FAILURES":       "1",
 		"BREAKER_COOLDOWN":       "10m",
 		"MASTER_DATA_TTL":        "0",
+
+		"UPSTREAM_CALLER_SHARE_PERCENT": "30", "MCP_CALLER_CALLS_PER_MINUTE": "90", "MCP_CALLER_BURST": "9",
 
 		"STDIO_MAX_LINE_BYTES":            "1024",
 		"MCP_HTTP_MAX_SESSIONS":           "2",
@@ -177,6 +181,8 @@ func TestEveryValueSet(t *testing.T) {
 		JournalPath:         "/var/lib/storelink-mcp/state.db.outcomes.jsonl",
 		BreakerFailures:     1,
 		BreakerCooldown:     10 * time.Minute,
+
+		UpstreamCallerShare: 30, CallerCallsPerMinute: 90, CallerBurst: 9,
 
 		StdioMaxLineBytes:       1024,
 		HTTPMaxSessions:         2,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/callerlimit"
 	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
@@ -155,6 +156,15 @@ var settings = []Setting{
 	{Name: "UPSTREAM_MAX_IN_FLIGHT", Usage: "at most `N` StoreLink requests open at once from this replica, 1 to 1024",
 		Description: "StoreLink requests one replica keeps open at once, across every call (1 to 1024): one budget, taken in turns by the calls waiting for it. A `429`, or a `503` with `Retry-After`, halves it for a while (never below 1); served answers grow it back by one per window, never above this ([ADR 0024](docs/decisions/0024-one-budget-per-storelink.md)).",
 		kind:        intIn(upstream.DefaultMaxInFlight, 1, 1024, func(c *Config) *int { return &c.UpstreamMaxInFlight })},
+	{Name: "UPSTREAM_CALLER_SHARE_PERCENT", Usage: "at most `percent` of the StoreLink budget one caller holds while another waits, 1 to 100",
+		Description: "The part of the `UPSTREAM_MAX_IN_FLIGHT` budget one caller (bearer token, OAuth subject or stdio session) may hold while another caller waits for a place (1 to 100; `100` turns the share off). A caller alone has the whole budget; beyond its share its further requests wait, they are not refused ([ADR 0036](docs/decisions/0036-limits-per-caller.md)).",
+		kind:        intIn(callerlimit.DefaultSharePercent, 1, 100, func(c *Config) *int { return &c.UpstreamCallerShare })},
+	{Name: "MCP_CALLER_CALLS_PER_MINUTE", Usage: "at most `N` tool calls a minute from one caller, 0 (no limit) to 100000",
+		Description: "Tool calls one caller (bearer token, OAuth subject or stdio session) may make a minute, refilled continuously (0 to 100000; `0`, the default, sets no limit). A call beyond it and `MCP_CALLER_BURST` gets `RATE_LIMITED` with `retry_after_seconds` before any tool runs, and counts in `storelink_mcp_rate_limited_calls_total` ([Limits per caller](docs/operations.md#limits-per-caller)).",
+		kind:        intIn(callerlimit.DefaultCallsPerMinute, 0, 100000, func(c *Config) *int { return &c.CallerCallsPerMinute })},
+	{Name: "MCP_CALLER_BURST", Usage: "at most `N` tool calls at once from one caller after a quiet spell, 1 to 10000",
+		Description: "Tool calls one caller may make at once after a quiet spell (1 to 10000), with `MCP_CALLER_CALLS_PER_MINUTE`.",
+		kind:        intIn(callerlimit.DefaultBurst, 1, 10000, func(c *Config) *int { return &c.CallerBurst })},
 	{Name: "ALLOW_WRITES", Usage: "let a confirmed order reach StoreLink",
 		Bundle: &BundleQuestion{Order: 5, Title: "Allow orders",
 			Description: "Let a confirmed order reach StoreLink; off, the order tool only previews."},

@@ -21,6 +21,16 @@ const SettingsHelp = `  --upstream-base-url URL
   --upstream-max-in-flight N
                        at most N StoreLink requests open at once from this
                        replica, 1 to 1024 (UPSTREAM_MAX_IN_FLIGHT)
+  --upstream-caller-share-percent PERCENT
+                       at most percent of the StoreLink budget one caller holds
+                       while another waits, 1 to 100
+                       (UPSTREAM_CALLER_SHARE_PERCENT)
+  --mcp-caller-calls-per-minute N
+                       at most N tool calls a minute from one caller, 0 (no
+                       limit) to 100000 (MCP_CALLER_CALLS_PER_MINUTE)
+  --mcp-caller-burst N
+                       at most N tool calls at once from one caller after a
+                       quiet spell, 1 to 10000 (MCP_CALLER_BURST)
   --allow-writes       let a confirmed order reach StoreLink (ALLOW_WRITES=true)
   --max-order-units N  at most N units in one order, 1 to 100000
                        (MAX_ORDER_UNITS)

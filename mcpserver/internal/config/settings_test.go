@@ -34,8 +34,8 @@ func TestFlagsByRule(t *testing.T) {
 	if diff := cmp.Diff(wantSecrets, secrets); diff != "" {
 		t.Errorf("secrets (-want +got):\n%s", diff)
 	}
-	if n := len(Settings()); n != 50 {
-		t.Errorf("%d settings, want 50 (37 ours, 12 OTEL_* and the metrics token)", n)
+	if n := len(Settings()); n != 53 {
+		t.Errorf("%d settings, want 53 (40 ours, 12 OTEL_* and the metrics token)", n)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/callerlimit"
 	"github.com/korral/storelink/mcpserver/internal/consent"
 	"github.com/korral/storelink/mcpserver/internal/keyring"
 	"github.com/korral/storelink/mcpserver/internal/notify"
@@ -59,6 +60,9 @@ type Options struct {
 	// NetworkTransport is network.transport on spans and metrics: "pipe"
 	// (stdio, the default) or "tcp" (HTTP).
 	NetworkTransport string
+	// CallerLimits bound each caller's tool calls (callerlimit.go); the zero
+	// value sets no limit.
+	CallerLimits callerlimit.Limits
 }
 
 // WriteOptions configures korral_raise_replenishment_order.
@@ -106,6 +110,8 @@ type server struct {
 	tools map[string]bool
 	// approvals waits on the approvals the sessions were led to.
 	approvals *approvalWatcher
+	// callers holds each caller's bucket of tool calls; nil: no limit.
+	callers *callerlimit.Limiter
 }
 
 // workflow is the order workflow behind the tools, built on each call
@@ -155,6 +161,7 @@ func newServer(opts Options) *server {
 	s := &server{opts: opts, log: opts.Logger, tracer: telemetry.Tracer(opts.TracerProvider),
 		metrics: newInstruments(opts.MeterProvider), tools: map[string]bool{}}
 	s.approvals = newApprovalWatcher(s)
+	s.callers = callerlimit.New(opts.CallerLimits)
 	return s
 }
 
@@ -185,7 +192,7 @@ func New(opts Options) *mcp.Server {
 			CompletionHandler: s.complete,
 			SetCacheable:      cacheable,
 		})
-	ms.AddReceivingMiddleware(s.observe, s.auditRejected, s.auditPrompts, viewsForExtension)
+	ms.AddReceivingMiddleware(s.observe, s.limitCallers, s.auditRejected, s.auditPrompts, viewsForExtension)
 	addListAuthorizedStores(ms, s)
 	addCheckStockRisk(ms, s)
 	addListRecentSales(ms, s)

@@ -36,7 +36,13 @@ const (
 	// attrReason is why the SDK refused a call, as a closed set of codes.
 	attrReason  = "reason"
 	attrOutcome = "outcome"
+	// attrLimit is which per-caller limit refused a call (ADR 0036).
+	attrLimit = "limit"
 )
+
+// limitCalls is the limit label of a call refused by the caller's rate of
+// tool calls.
+const limitCalls = "calls"
 
 // errorTypeTool is error.type of a call whose result has isError set.
 const errorTypeTool = "tool_error"
@@ -63,6 +69,8 @@ type instruments struct {
 	session    metric.Float64Histogram
 	rejected   metric.Int64Counter
 	auditWrite metric.Float64Histogram
+	// rateLimited counts calls refused by a per-caller limit.
+	rateLimited metric.Int64Counter
 }
 
 func newInstruments(mp metric.MeterProvider) instruments {
@@ -76,6 +84,8 @@ func newInstruments(mp metric.MeterProvider) instruments {
 		metric.WithDescription("Duration of the MCP sessions, from initialize to their end."), metric.WithExplicitBucketBoundaries(durationBuckets...))
 	in.rejected, _ = m.Int64Counter("storelink.mcp.rejected_calls", metric.WithUnit("{call}"),
 		metric.WithDescription("Tool calls refused before any tool ran, by reason code."))
+	in.rateLimited, _ = m.Int64Counter("storelink.mcp.rate_limited_calls", metric.WithUnit("{call}"),
+		metric.WithDescription("Tool calls refused with RATE_LIMITED because their caller was past its limit, by limit."))
 	in.auditWrite, _ = m.Float64Histogram("storelink.audit.write.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time to store one audit record, by outcome (ok or error)."),
 		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
@@ -280,4 +290,12 @@ func (s *server) recordAuditWrite(ctx context.Context, d time.Duration, err erro
 		outcome = "error"
 	}
 	s.metrics.auditWrite.Record(context.WithoutCancel(ctx), d.Seconds(), metric.WithAttributes(attribute.String(attrOutcome, outcome)))
+}
+
+// recordRateLimited counts a call refused by a per-caller limit.
+func (s *server) recordRateLimited(ctx context.Context, limit string) {
+	if s.metrics.rateLimited == nil {
+		return
+	}
+	s.metrics.rateLimited.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String(attrLimit, limit)))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/korral/storelink/mcpserver/internal/callerlimit"
 )
 
 // DefaultMaxInFlight is the most StoreLink requests one replica keeps open
@@ -31,8 +33,19 @@ const (
 // turn. The limit is AIMD: a throttled answer halves it (min 1), each full
 // window of served answers adds one (max max). Epochs make one burst of
 // throttling halve it once.
+//
+// Callers (callerlimit.From, else the call) bound each other (ADR 0036): a
+// caller below its share of the limit is served before one at its share,
+// and a caller at its share gets no further place while another waits. A
+// caller below its share does not take the last place of a limit over 2
+// while another caller holds places: that place is the one a limit
+// increase adds, the probe StoreLink may refuse, and it is left to the
+// caller that holds the most. A lone caller may hold the whole limit.
 type budget struct {
 	max int
+	// share is the fraction of the limit one caller may hold while another
+	// waits, in (0, 1].
+	share float64
 	// changed is told every limit change; it runs under the lock and must not
 	// call back.
 	changed func(from, to int, why string)
@@ -40,8 +53,10 @@ type budget struct {
 	mu       sync.Mutex
 	limit    int
 	inFlight int
-	served   int    // served answers since the limit last changed
-	epoch    uint64 // counts the decreases
+	// held is each caller's requests in flight.
+	held   map[string]int
+	served int    // served answers since the limit last changed
+	epoch  uint64 // counts the decreases
 	// queues holds each waiting call's requests in order; turns is the calls
 	// with a queue, in serving order.
 	queues map[string][]*waiter
@@ -51,32 +66,64 @@ type budget struct {
 
 type waiter struct {
 	ready   chan struct{}
+	caller  string
 	granted bool
 	epoch   uint64
 }
 
 // ticket is a place in the budget, given back with release.
-type ticket struct{ epoch uint64 }
+type ticket struct {
+	epoch  uint64
+	caller string
+}
 
-func newBudget(most int, changed func(from, to int, why string)) *budget {
+// newBudget returns a budget of most requests; sharePercent (1 to 100, else
+// callerlimit.DefaultSharePercent) is the part of it one caller may hold
+// while another waits.
+func newBudget(most, sharePercent int, changed func(from, to int, why string)) *budget {
 	most = max(most, 1)
+	if sharePercent < 1 || sharePercent > 100 {
+		sharePercent = callerlimit.DefaultSharePercent
+	}
 	if changed == nil {
 		changed = func(int, int, string) {}
 	}
-	return &budget{max: most, limit: most, changed: changed, queues: map[string][]*waiter{}}
+	return &budget{max: most, share: float64(sharePercent) / 100, limit: most, changed: changed,
+		held: map[string]int{}, queues: map[string][]*waiter{}}
 }
 
-// acquire waits for a slot for a request of call. It fails with errBudget
-// (joined with ctx's error) only when ctx ends first.
+// shareOf is the most requests one caller may hold while another waits:
+// its share of the current limit, rounded up, at least one.
+func (b *budget) shareOf() int {
+	return max(1, int(float64(b.limit)*b.share+0.999999))
+}
+
+// fits reports whether a request of caller may start now, waiters aside.
+func (b *budget) fits(caller string) bool {
+	if b.inFlight >= b.limit {
+		return false
+	}
+	alone := b.inFlight == b.held[caller]
+	return alone || b.limit <= 2 || b.held[caller] >= b.shareOf() || b.inFlight < b.limit-1
+}
+
+// acquire waits for a slot for a request of call, made by ctx's caller
+// (the call when no caller is named). It fails with errBudget (joined with
+// ctx's error) only when ctx ends first.
 func (b *budget) acquire(ctx context.Context, call string) (ticket, error) {
+	caller := callerlimit.From(ctx)
+	if caller == "" {
+		caller = "call:" + call
+	}
 	b.mu.Lock()
-	if b.inFlight < b.limit && b.queued == 0 {
+	if b.queued == 0 && b.fits(caller) {
 		b.inFlight++
-		t := ticket{epoch: b.epoch}
+		b.held[caller]++
+		t := ticket{epoch: b.epoch, caller: caller}
 		b.mu.Unlock()
 		return t, nil
 	}
-	w := &waiter{ready: make(chan struct{})}
+	w := &waiter{ready: make(chan struct{}), caller: caller}
 	if len(b.queues[call]) == 0 {
 		b.turns = append(b.turns, call)
 	}
@@ -85,13 +132,13 @@ func (b *budget) acquire(ctx context.Context, call string) (ticket, error) {
 	b.mu.Unlock()
 	select {
 	case <-w.ready:
-		return ticket{epoch: w.epoch}, nil
+		return ticket{epoch: w.epoch, caller: caller}, nil
 	case <-ctx.Done():
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if w.granted {
 			// Granted as the context ended: pass the slot on.
-			b.inFlight--
+			b.let(caller)
 			b.grant()
 		} else {
 			b.leave(call, w)
@@ -127,7 +174,7 @@ func (b *budget) leave(call string, w *waiter) {
 func (b *budget) release(t ticket, s signal) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.inFlight--
+	b.let(t.caller)
 	switch s {
 	case throttled:
 		if t.epoch == b.epoch {
@@ -153,11 +200,24 @@ func (b *budget) setLimit(to int, why string) {
 	}
 }
 
-// grant admits waiters while under the limit, one request per call in turn.
+// let gives back one place of caller's.
+func (b *budget) let(caller string) {
+	b.inFlight--
+	if b.held[caller]--; b.held[caller] <= 0 {
+		delete(b.held, caller)
+	}
+}
+
+// grant admits waiters while under the limit, one request per call in
+// turn, callers below their share first.
 func (b *budget) grant() {
 	for b.inFlight < b.limit && len(b.turns) > 0 {
-		call := b.turns[0]
-		b.turns = b.turns[1:]
+		i := b.next()
+		if i < 0 {
+			return
+		}
+		call := b.turns[i]
+		b.turns = append(b.turns[:i], b.turns[i+1:]...)
 		q := b.queues[call]
 		w := q[0]
 		if len(q) == 1 {
@@ -168,9 +228,30 @@ func (b *budget) grant() {
 		}
 		b.queued--
 		b.inFlight++
+		b.held[w.caller]++
 		w.granted, w.epoch = true, b.epoch
 		close(w.ready)
 	}
+}
+
+// next is the index in turns of the call served next: the first whose
+// caller is below its share and fits; none (-1) while such a caller waits
+// for the place it may not take; else the first in turn.
+func (b *budget) next() int {
+	share, below := b.shareOf(), false
+	for i, call := range b.turns {
+		caller := b.queues[call][0].caller
+		if b.held[caller] < share {
+			if b.fits(caller) {
+				return i
+			}
+			below = true
+		}
+	}
+	if below {
+		return -1
+	}
+	return 0
 }
 
 // state is the budget as the gauges report it.

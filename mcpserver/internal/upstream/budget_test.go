@@ -3,11 +3,11 @@ package upstream
 import (
 	"context"
 	"errors"
-	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callerlimit"
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/domain"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	sl "github.com/korral/storelink/storelinkclient"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -404,4 +406,143 @@ func TestBudgetMetrics(t *testing.T) {
 			t.Errorf("%s = %d (reported: %v), want %d", k, g, ok, v)
 		}
 	}
+}
+
+// steppedStoreLink answers inventory reads one at a time: each request
+// waits for a token on step (or for step to close). It notes, for each
+// request of "other", how many requests were open at StoreLink with it.
+type steppedStoreLink struct {
+	step chan struct{}
+
+	mu        sync.Mutex
+	open      int
+	otherOpen []int
+}
+
+func (s *steppedStoreLink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.open++
+	if r.Header.Get("X-Test-Call") == "other" {
+		s.otherOpen = append(s.otherOpen, s.open)
+	}
+	s.mu.Unlock()
+	<-s.step
+	s.mu.Lock()
+	s.open--
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, inventoryBody)
+}
+
+// callerBurst sends n reads at once as caller (also the call id) and waits.
+func callerBurst(c *Client, caller string, n int) {
+	ctx := callerlimit.With(callid.With(context.Background(), caller), caller)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = c.Inventory(ctx, "47", "8847291") })
+	}
+	wg.Wait()
+}
+
+// held is the budget's places held by caller and the requests of caller
+// waiting, and all requests open or waiting.
+func held(c *Client, caller string) (open, waiting, outstanding int) {
+	b := c.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, q := range b.queues {
+		for _, w := range q {
+			if w.caller == caller {
+				waiting++
+			}
+		}
+	}
+	return b.held[caller], waiting, b.inFlight + b.queued
+}
+
+// stepOne lets one request answer and waits until the budget has given
+// its place back (and to whom it went).
+func stepOne(t *testing.T, s *steppedStoreLink, c *Client) {
+	t.Helper()
+	_, _, before := held(c, "")
+	select {
+	case s.step <- struct{}{}:
+	case <-time.After(5 * time.Second):
+		// A bound, not a timing: nothing was open at StoreLink to answer.
+		t.Fatal("no request was open at StoreLink while some waited")
+	}
+	for i := 0; ; i++ {
+		if _, _, now := held(c, ""); now == before-1 {
+			return
+		}
+		if i == 10000 {
+			t.Fatal("an answered request never gave its place back")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBudgetShareHoldsWhileAnotherCallerWaits: a lone caller holds the whole
+// budget of 4. Once another caller waits, the first gets no further place
+// while it holds its share (2) or more, the second is served within two answers, holds at most its share (2),
+// and never takes the last place (it starts with at most 3 open at
+// StoreLink); alone again, the first has the whole budget.
+func TestBudgetShareHoldsWhileAnotherCallerWaits(t *testing.T) {
+	s := &steppedStoreLink{step: make(chan struct{})}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	var stepped sync.Once
+	defer stepped.Do(func() { close(s.step) })
+	const most, share = 4, 2
+	c, _ := budgetClient(t, srv, most)
+	var wg sync.WaitGroup
+	wg.Go(func() { callerBurst(c, "sweeper", 40) })
+	waitQueued(t, c, 40-most)
+	if n, _, _ := held(c, "sweeper"); n != most {
+		t.Fatalf("a lone caller holds %d of the budget's %d", n, most)
+	}
+	wg.Go(func() { callerBurst(c, "other", 6) })
+	waitQueued(t, c, 40-most+6)
+
+	sweeperHeld, steps := most, 0
+	for {
+		_, waiting, _ := held(c, "other")
+		if waiting == 0 {
+			break
+		}
+		stepOne(t, s, c)
+		steps++
+		sw, _, _ := held(c, "sweeper")
+		ot, _, _ := held(c, "other")
+		if sw > sweeperHeld && sweeperHeld >= share {
+			t.Fatalf("step %d: the sweeper went from %d to %d places while the other caller waited, share %d", steps, sweeperHeld, sw, share)
+		}
+		if ot > share {
+			t.Fatalf("step %d: the other caller holds %d places while the sweeper waits, share %d", steps, ot, share)
+		}
+		if steps == 2 && ot == 0 {
+			t.Fatal("the other caller was not served within two answers")
+		}
+		sweeperHeld = sw
+	}
+	s.mu.Lock()
+	otherOpen := slices.Clone(s.otherOpen)
+	s.mu.Unlock()
+	for i, n := range otherOpen {
+		if n > most-1 {
+			t.Fatalf("the other caller's request %d started with %d open at StoreLink: it took the last place of %d", i+1, n, most)
+		}
+	}
+	// Once the other caller is done, the sweeper has the whole budget again.
+	for {
+		if ot, _, _ := held(c, "other"); ot == 0 {
+			break
+		}
+		stepOne(t, s, c)
+	}
+	if sw, _, _ := held(c, "sweeper"); sw != most {
+		t.Fatalf("alone again, the sweeper holds %d of %d", sw, most)
+	}
+	stepped.Do(func() { close(s.step) })
+	wg.Wait()
 }

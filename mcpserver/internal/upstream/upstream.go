@@ -53,6 +53,9 @@ type Options struct {
 	// MaxInFlight is the most requests open to StoreLink at once for this
 	// Client; 0 means DefaultMaxInFlight. 429s lower the limit for a while.
 	MaxInFlight int
+	// CallerSharePercent is the part of the budget one caller may hold
+	// while another waits (ADR 0036); 0 means callerlimit.DefaultSharePercent.
+	CallerSharePercent int
 	// MasterDataTTL is how long store, SKU and supplier data are reused; 0
 	// means DefaultMasterDataTTL, negative turns reuse off. StoreLink's
 	// Cache-Control can only shorten it.
@@ -118,7 +121,7 @@ func New(opts Options) (*Client, error) {
 		c.master = newMasterCache(opts.MasterDataEntries, opts.MasterDataTTL, opts.Now)
 	}
 	c.breaker = newBreaker(opts.BreakerFailures, opts.BreakerCooldown, opts.Logger)
-	c.budget = newBudget(opts.MaxInFlight, c.budgetChanged(opts.MaxInFlight))
+	c.budget = newBudget(opts.MaxInFlight, opts.CallerSharePercent, c.budgetChanged(opts.MaxInFlight))
 	c.meters = newMeters(opts.MeterProvider, opts.UpstreamName, c.breaker, c.budget)
 	api, err := newAPI(opts, c.breaker)
 	if err != nil {
