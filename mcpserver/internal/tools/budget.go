@@ -14,7 +14,7 @@ const ToolBudgetBytes = 5800
 // ToolsListBudgetBytes is the ceiling for the whole tools/list result,
 // output schemas included: every host downloads it and compiles the
 // schemas before its first call.
-const ToolsListBudgetBytes = 14100
+const ToolsListBudgetBytes = 14400
 
 // ModelVisibleBytes is what a host shows the model for the tools: name,
 // title, description, input schema and annotations of each, as compact

@@ -59,6 +59,7 @@ type storeRisk struct {
 // storeFacts is projection.Result trimmed for the model; times are
 // store-local RFC 3339.
 type storeFacts struct {
+	Headline                     string                `json:"headline" jsonschema:"the decision in words, store-local times"`
 	AsOf                         string                `json:"as_of"`
 	OnHandUnits                  int64                 `json:"on_hand_units"`
 	OnHandAsOf                   string                `json:"on_hand_as_of"`
@@ -77,6 +78,7 @@ type storeFacts struct {
 	ArrivalBeatsStockout         projection.Answer     `json:"arrival_beats_stockout"`
 	Evidence                     table                 `json:"evidence"`
 	DataQualityFlags             []projection.Flag     `json:"data_quality_flags"`
+	DataQualityNotes             []string              `json:"data_quality_notes" jsonschema:"data_quality_flags in words, same order"`
 	Caveat                       string                `json:"caveat"`
 	Unknown                      []string              `json:"unknown,omitempty"`
 }
@@ -120,7 +122,9 @@ func compactFacts(a *replenish.Assessment) *storeFacts {
 		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, UnitsShortByClose: r.UnitsShortByClose,
 		OrderCutoffPassed: r.OrderCutoffPassed, EarliestArrival: r.EarliestReplenishmentArrival,
 		ArrivalBeatsStockout: r.ArrivalBeatsStockout, Evidence: compactEvidence(r.Evidence),
-		DataQualityFlags: r.DataQualityFlags, Caveat: r.Caveat, Unknown: a.Unknown.Of(storeResources...).Caveats(),
+		DataQualityFlags: r.DataQualityFlags, DataQualityNotes: dataQualityNotes(r),
+		Caveat: r.Caveat, Unknown: a.Unknown.Of(storeResources...).Caveats(),
+		Headline: headline(r, a.Unknown),
 	}
 	if b := r.UnitsPerTradingHour; b != nil {
 		f.UnitsPerTradingHour = []float64{b.Low, b.High}
