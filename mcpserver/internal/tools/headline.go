@@ -51,7 +51,7 @@ func stockSentence(r projection.Result, unknown domain.Unknown, now time.Time) s
 	closes := clockOf(r.ClosesAtToday, now)
 	switch {
 	case r.Confidence == projection.ConfidenceNone:
-		return fmt.Sprintf("Cannot tell when it runs out: %s. About %d on hand.", refusalReason(r), max(0, r.EstimatedOnHandNow))
+		return fmt.Sprintf("Stockout time unknown: %s. About %d on hand.", refusalReason(r), max(0, r.EstimatedOnHandNow))
 	case r.EstimatedOnHandNow <= 0 && r.OnHandUnits > 0:
 		return fmt.Sprintf("Probably out of stock now: sales since the count used up the %d counted.", r.OnHandUnits)
 	case r.EstimatedOnHandNow <= 0:
@@ -126,7 +126,7 @@ func deliverySentence(r projection.Result, unknown domain.Unknown, now time.Time
 		return lead + " is too late."
 	}
 	if r.Confidence == projection.ConfidenceNone {
-		return lead + " could arrive, but the stockout time is unknown."
+		return "The next delivery could arrive " + when + "."
 	}
 	return lead + " may be too late."
 }

@@ -47,6 +47,13 @@ func TestCheckStockRiskAnswersWithEvidence(t *testing.T) {
 	if risk["will_stockout_before_close_today"] != "true" {
 		t.Fatalf("risk %v", risk)
 	}
+	// The headline is built from the same projection (headline_test.go).
+	if h, _ := risk["headline"].(string); !strings.HasPrefix(h, "Runs out ") || !strings.Contains(h, "before the 22:00 close") {
+		t.Errorf("headline %q", risk["headline"])
+	}
+	if notes, _ := risk["data_quality_notes"].([]any); len(notes) != len(risk["data_quality_flags"].([]any)) {
+		t.Errorf("data_quality_notes %v for flags %v", risk["data_quality_notes"], risk["data_quality_flags"])
+	}
 	// Since Thursday 14:30: the sales at 15:15 .. 21:15, 7 of 2 units (the
 	// same window korral_list_recent_sales totals by default).
 	if risk["units_sold_last_24h"] != 14.0 {
