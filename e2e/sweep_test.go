@@ -161,7 +161,7 @@ func TestChainSweepReadsEachStoreOnce(t *testing.T) {
 		d := data(t, env)
 		sw := d["sweep"].(map[string]any)
 		o := sw["outcomes"].(map[string]any)
-		if sw["stores_checked"] != 180.0 || num(o["stockout_before_close"])+num(o["cannot_tell"])+num(o["no_stockout"])+num(o["not_checked"]) != 180 || o["not_checked"] != 0.0 {
+		if sw["stores_checked"] != 180.0 || num(o["stockout_before_close"])+num(o["cannot_tell"])+num(o["no_stockout"])+num(o["flagged_data"])+num(o["not_checked"]) != 180 || o["not_checked"] != 0.0 {
 			t.Fatalf("%s: sweep %v", round.name, sw)
 		}
 		detailed := d["stores"].([]any)

@@ -37,8 +37,9 @@ type sweepOut struct {
 		StockoutBeforeClose int `json:"stockout_before_close"`
 		CannotTell          int `json:"cannot_tell"`
 		NoStockout          int `json:"no_stockout"`
+		FlaggedData         int `json:"flagged_data"`
 		NotChecked          int `json:"not_checked"`
-	} `json:"outcomes" jsonschema:"every store checked, by will_stockout_before_close_today (true, unknown, false) or failure"`
+	} `json:"outcomes" jsonschema:"every store checked once, by will_stockout_before_close_today (true, unknown, false) or failure; false with data-quality flags counts as flagged_data, not no_stockout"`
 	MoreAtRisk      table        `json:"more_at_risk" jsonschema:"stores at risk beyond those in stores, in the same ranking"`
 	AtRiskNotListed int          `json:"at_risk_not_listed" jsonschema:"stores at risk in neither stores nor more_at_risk"`
 	Errors          []sweepError `json:"errors" jsonschema:"the stores that could not be checked, grouped by error code"`
@@ -160,7 +161,12 @@ func sweepAnswer(entries []sweepEntry) ([]storeRisk, []*replenish.Assessment, *s
 		case projection.Yes:
 			sw.Outcomes.StockoutBeforeClose++
 		case projection.No:
-			sw.Outcomes.NoStockout++
+			// A store whose figures are doubtful is not reported as safe.
+			if len(dataFlags(e.a.Risk.DataQualityFlags)) > 0 {
+				sw.Outcomes.FlaggedData++
+			} else {
+				sw.Outcomes.NoStockout++
+			}
 		default:
 			sw.Outcomes.CannotTell++
 		}
@@ -203,6 +209,9 @@ func sweepSummary(product string, sw *sweepOut, stores []storeRisk) string {
 	o := sw.Outcomes
 	s := fmt.Sprintf("Swept stock risk of %s across %d store(s): %d stockout before close today, %d cannot tell, %d no stockout",
 		product, sw.StoresChecked, o.StockoutBeforeClose, o.CannotTell, o.NoStockout)
+	if o.FlaggedData > 0 {
+		s += fmt.Sprintf(", %d no stockout on flagged data", o.FlaggedData)
+	}
 	if len(stores) > 0 {
 		ids := make([]string, len(stores))
 		for i, st := range stores {

@@ -88,7 +88,7 @@ func TestSweepAnswerStaysWithinItsBudget(t *testing.T) {
 	stores, found, sw, listed := sweepAnswer(entries)
 	fillMoreAtRisk(sw, listed)
 	o := sw.Outcomes
-	if o.StockoutBeforeClose+o.CannotTell+o.NoStockout+o.NotChecked != 180 || sw.StoresChecked != 180 {
+	if o.StockoutBeforeClose+o.CannotTell+o.NoStockout+o.FlaggedData+o.NotChecked != 180 || sw.StoresChecked != 180 {
 		t.Fatalf("outcomes %+v do not add up to 180", o)
 	}
 	if o.NotChecked != 18 || o.NoStockout != 45 {
@@ -139,6 +139,31 @@ func TestSweepAnswerOfAQuietChain(t *testing.T) {
 	}
 }
 
+// TestSweepCountsFlaggedStoresApart: a store that does not run out but
+// whose data is flagged is flagged_data, never no_stockout; a flag about
+// the store's hours alone is not doubtful data.
+func TestSweepCountsFlaggedStoresApart(t *testing.T) {
+	flagged := func(id string, flags ...projection.Flag) sweepEntry {
+		e := sweepStore(id, projection.No, "", -1, "")
+		e.a.Risk.DataQualityFlags = flags
+		return e
+	}
+	entries := []sweepEntry{
+		flagged("1"),
+		flagged("2", projection.FlagStaleOnHandCount),
+		flagged("3", projection.FlagPossibleStockoutDays, projection.FlagHighVariability),
+		flagged("4", projection.FlagStoreClosedToday),
+		flagged("5", projection.FlagOutsideTradingHours),
+	}
+	_, _, sw, _ := sweepAnswer(entries)
+	if o := sw.Outcomes; o.NoStockout != 3 || o.FlaggedData != 2 || o.StockoutBeforeClose+o.CannotTell+o.NotChecked != 0 {
+		t.Fatalf("outcomes %+v, want 3 no_stockout and 2 flagged_data", o)
+	}
+	if sum := sweepSummary("SKU 1", sw, nil); !strings.Contains(sum, "3 no stockout, 2 no stockout on flagged data.") {
+		t.Fatalf("summary %q", sum)
+	}
+}
+
 // TestSweepChecksEveryStoreOfTheKeyring: store_ids ["all"] through the
 // tool. Store 9 runs out before 47, 102 does not, and unknown 55 is a
 // NOT_FOUND under its code; no store is named twice.
@@ -162,7 +187,7 @@ func TestSweepChecksEveryStoreOfTheKeyring(t *testing.T) {
 	}
 	sw := data["sweep"].(map[string]any)
 	o := sw["outcomes"].(map[string]any)
-	if sw["stores_checked"] != 4.0 || o["stockout_before_close"] != 2.0 || o["no_stockout"] != 1.0 || o["not_checked"] != 1.0 || o["cannot_tell"] != 0.0 {
+	if sw["stores_checked"] != 4.0 || o["stockout_before_close"] != 2.0 || o["no_stockout"] != 1.0 || o["not_checked"] != 1.0 || o["cannot_tell"] != 0.0 || o["flagged_data"] != 0.0 {
 		t.Fatalf("sweep %v", sw)
 	}
 	errs := sw["errors"].([]any)
