@@ -101,6 +101,17 @@ func (v *viewsWorld) checkRiskView() {
 	}
 }
 
+// checkOneStore: one store's panel leads with its headline.
+func (v *viewsWorld) checkOneStore() {
+	got := v.show("one", riskProbe)
+	panels, _ := got["panels"].([]any)
+	if len(panels) != 1 {
+		v.t.Fatalf("one store at %d px: %d panels", v.width, len(panels))
+	}
+	r := v.cases["one"].data(v.t)["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+	v.checkHeadline("one store", r, panels[0].(map[string]any))
+}
+
 // checkHeadline: the panel's first line is the answer's headline (when the
 // answer carries one), in type of at least 18 px.
 func (v *viewsWorld) checkHeadline(what string, r, p map[string]any) {
@@ -183,7 +194,7 @@ func (v *viewsWorld) checkSweepView() {
 	outcomes := sweepData["sweep"].(map[string]any)["outcomes"].(map[string]any)
 	text, _ := swept["text"].(string)
 	wants := []string{"Chain sweep: 2 stores checked", fmt.Sprintf("%v run out before close", outcomes["stockout_before_close"])}
-	if n, ok := outcomes["flagged"]; ok {
+	if n, ok := outcomes["flagged_data"]; ok && num(n) > 0 {
 		wants = append(wants, fmt.Sprintf("%v have flagged data", n))
 	}
 	for _, want := range wants {

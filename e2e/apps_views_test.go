@@ -55,6 +55,7 @@ func TestViewsInARealHost(t *testing.T) {
 	for _, width := range []int{400, 1280} {
 		v.width = width
 		v.checkRiskView()
+		v.checkOneStore()
 		v.checkSweepView()
 		v.checkFlaggedDays()
 		v.checkOrderView()
@@ -133,6 +134,7 @@ func (v *viewsWorld) callTools(env func(...string) []string) {
 	butterAt := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}
 	h := startAppsHost(t, env("ALLOW_WRITES=true"))
 	v.cases["risk"] = h.viewCase("korral_check_stock_risk", butterAt)
+	v.cases["one"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 	v.cases["sweep"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"all"}})
 	v.cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
 	v.cases["phantom"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUPhantomStockout, "store_id": "47"})

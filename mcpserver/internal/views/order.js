@@ -54,6 +54,7 @@
   function verdictPanel(qc) {
     var v = VERDICT[qc.verdict] || [qc.verdict, ""];
     var sec = add(el("section", "panel quantity-check"), add(el("p", "headline"), el("span", "badge verdict verdict-" + qc.verdict, v[0])));
+    sec.setAttribute("aria-label", "Quantity check");
     if (v[1] && (qc.verdict === "ok" || (qc.reasons || []).length)) add(sec, el("p", null, v[1]));
     var ul = el("ul", "reasons");
     (qc.reasons || []).forEach(function (r) { add(ul, el("li", null, r)); });
@@ -66,7 +67,7 @@
       ["days of cover after delivery", cover ? cover.low + " to " + cover.high + " days" : "unknown"],
       ["on hand", j.on_hand_units + " (about " + j.estimated_on_hand_now + " now)"],
       ["runs out", j.stockout_earliest ? when(j.stockout_earliest) + " to " + when(j.stockout_latest || j.stockout_earliest) : "no stockout projected"],
-      ["supplier lead time", j.supplier_lead_time_days !== null && j.supplier_lead_time_days !== undefined ? j.supplier_lead_time_days + " days" : "unknown"],
+      ["supplier lead time", j.supplier_lead_time_days !== null && j.supplier_lead_time_days !== undefined ? j.supplier_lead_time_days + (j.supplier_lead_time_days === 1 ? " day" : " days") : "unknown"],
       ["confidence", el("span", "badge confidence-" + j.confidence, j.confidence)],
       ["data quality", flags.length ? flags.map(function (f) { return korral.FLAG_WORDS[f] || f.replace(/_/g, " "); }).join(" ") : "no problems found"]
     ]));
@@ -88,6 +89,7 @@
 
   korral.start(function (root, d) {
     add(root, add(el("h1"), el("span", "mode badge mode-" + d.mode, titles[d.mode] || d.mode)));
+    if (d.quantity_check) add(root, verdictPanel(d.quantity_check));
     var j = d.justification || {}, arrival = d.expected_arrival || j.expected_arrival;
     var cover = j.days_of_cover_after_delivery;
     add(root, add(el("section", "panel order"), add(el("dl", "order-lines"),
@@ -98,7 +100,6 @@
       cover ? el("dt", null, "lasts") : null, cover ? el("dd", "cover", cover.low + " to " + cover.high + " days after delivery") : null,
       d.order_status ? el("dt", null, "status") : null, d.order_status ? add(el("dd"), status(d.order_status)) : null),
     el("p", "muted small", "SKU " + d.sku)));
-    if (d.quantity_check) add(root, verdictPanel(d.quantity_check));
 
     if (d.mode === "pending_approval" || d.approval_id) {
       add(root, add(el("section", "panel approval"), el("h2", null, "Approval"), facts([

@@ -122,7 +122,8 @@
     // One row above the plot for each marker, so that none overlaps.
     var day = function (ts) { var x = wall(ts); return x && x.day === base ? hm(ts) : when(ts); };
     if (lo !== null) {
-      var text = "runs out " + day(win[0]) + (hi !== lo ? "–" + hm(win[1]) : "");
+      var sameDay = win[1] && (wall(win[1]) || {}).day === (wall(win[0]) || {}).day;
+      var text = "runs out " + day(win[0]) + (hi === lo ? "" : "–" + (sameDay ? hm(win[1]) : day(win[1])));
       add(s, lo <= end ? label(w, xAt((lo + hi) / 2), 14, text, "window-label") : label(w, right, 14, text + " →", "window-label"));
     }
     if (close !== null && close >= start && close <= end) {
@@ -234,9 +235,9 @@
   // panels, and the stores that could not be checked.
   function sweepPanel(sw, detailed) {
     var o = sw.outcomes || {}, sec = el("section", "panel sweep"), parts = [];
-    [["stockout_before_close", "run out before close"], ["flagged", "have flagged data"], ["cannot_tell", "cannot tell"],
+    [["stockout_before_close", "run out before close"], ["flagged_data", "have flagged data"], ["cannot_tell", "cannot tell"],
       ["no_stockout", "last until close"], ["not_checked", "could not be checked"]].forEach(function (p) {
-      if (o[p[0]] !== undefined) parts.push(o[p[0]] + " " + p[1]);
+      if (o[p[0]] || p[0] === "stockout_before_close" && o[p[0]] !== undefined) parts.push(o[p[0]] + " " + p[1]);
     });
     add(sec, el("h2", null, "Chain sweep: " + sw.stores_checked + " stores checked"),
       el("p", "headline sweep-headline " + (o.stockout_before_close ? "tone-bad" : "tone-good"), parts.join(", ") + "."),
