@@ -46,9 +46,9 @@ func TestAnswerSizes(t *testing.T) {
 		then func(env map[string]any)
 	}{
 		{name: "stores (2 in keyring)", tool: "korral_list_authorized_stores", args: map[string]any{}, budget: 700},
-		{name: "risk butter 47", tool: "korral_check_stock_risk", args: map[string]any{"sku": butter, "store_id": "47"}, budget: 1600},
-		{name: "risk butter 47+102 (store_ids)", tool: "korral_check_stock_risk", args: map[string]any{"sku": butter, "store_ids": []any{"47", "102"}}, budget: 3000},
-		{name: "risk injection 47", tool: "korral_check_stock_risk", args: map[string]any{"sku": mockstorelink.SKUInjection, "store_id": "47"}, budget: 1700},
+		{name: "risk butter 47", tool: "korral_check_stock_risk", args: map[string]any{"sku": butter, "store_id": "47"}, budget: 1850},
+		{name: "risk butter 47+102 (store_ids)", tool: "korral_check_stock_risk", args: map[string]any{"sku": butter, "store_ids": []any{"47", "102"}}, budget: 3350},
+		{name: "risk injection 47", tool: "korral_check_stock_risk", args: map[string]any{"sku": mockstorelink.SKUInjection, "store_id": "47"}, budget: 1850},
 		{name: "sales butter 47 (24 h)", tool: "korral_list_recent_sales", args: map[string]any{"sku": butter, "store_id": "47"}, budget: 1450},
 		{name: "preview 24 butter 47", tool: "korral_raise_replenishment_order", args: order, budget: 1450},
 		{name: "raise 24 butter 47", tool: "korral_raise_replenishment_order", args: confirmed, budget: 900,
