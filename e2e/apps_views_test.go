@@ -138,8 +138,8 @@ func (v *viewsWorld) callTools(env func(...string) []string) {
 	v.cases["sweep"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"all"}})
 	v.cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
 	v.cases["phantom"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUPhantomStockout, "store_id": "47"})
-	for verdict, args := range verdictOrders() {
-		v.cases["order-"+verdict] = h.viewCase("korral_raise_replenishment_order", args)
+	for verdict, orders := range verdictOrders() {
+		v.cases["order-"+verdict] = h.verdictCase(verdict, orders)
 	}
 	v.cases["order-long"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(44, "sku", mockstorelink.SKUPhantomStockout))
 

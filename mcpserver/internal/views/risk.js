@@ -116,7 +116,7 @@
     // The time axis: whole hours, far enough apart to read, and "now".
     var step = [60, 120, 180, 240, 360].find(function (st) { return st / span * (right - left) >= 48; }) || 720;
     for (var t = Math.ceil(start / step) * step; t <= end; t += step) {
-      if (Math.abs(xAt(t) - xAt(now)) > 40) add(s, label(w, xAt(t), bottom + 18, String(Math.floor(t / 60) % 24).padStart(2, "0") + ":00"));
+      if (Math.abs(xAt(t) - xAt(now)) > 60) add(s, label(w, xAt(t), bottom + 18, String(Math.floor(t / 60) % 24).padStart(2, "0") + ":00"));
     }
     add(s, label(w, xAt(now), bottom + 18, "now " + hm(r.as_of)));
     // One row above the plot for each marker, so that none overlaps.
@@ -240,7 +240,7 @@
       if (o[p[0]] || p[0] === "stockout_before_close" && o[p[0]] !== undefined) parts.push(o[p[0]] + " " + p[1]);
     });
     add(sec, el("h2", null, "Chain sweep: " + sw.stores_checked + " stores checked"),
-      el("p", "headline sweep-headline " + (o.stockout_before_close ? "tone-bad" : "tone-good"), parts.join(", ") + "."),
+      el("p", "headline sweep-headline " + (o.stockout_before_close ? "tone-bad" : o.cannot_tell || o.flagged_data ? "tone-warn" : "tone-good"), parts.join(", ") + "."),
       el("p", "muted", detailed ? "Below: the " + detailed + " most at risk." : "No store at risk."));
     var t = sw.more_at_risk || {}, rows = t.rows || [], cols = t.columns || [];
     if (rows.length) {
