@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +30,11 @@ const bidiName = "Madeta butter 250g\u202e"
 
 // TestViewsInARealHost renders the two MCP Apps views in chromium, in a host
 // built on ext-apps's AppBridge (e2e/appshost/host.js), from real answers of
-// the binary, found through tools/list and resources/read as a host does.
-// Screenshots go to the artefact directory (-artifacts -outputdir DIR);
+// the binary, found through tools/list and resources/read as a host does,
+// in a 400 px chat column and a 1280 px pane. Every view at both widths
+// must be readable (assertReadable: no horizontal overflow, no text under
+// 11 px), a 200-character unbroken name included. Screenshots of the view's
+// frame go to the artefact directory (-artifacts -outputdir DIR);
 // docs/images/view-*.png are those.
 func TestViewsInARealHost(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
@@ -47,13 +50,21 @@ func TestViewsInARealHost(t *testing.T) {
 	v.seeded = len(w.Mock.Server.Orders()) // the world's own orders
 	v.callTools(env)
 	v.serveHost(bundleAppsHost(t, esbuild))
-	v.bctx = browser(t, chromium, 840, 1700)
+	v.bctx = browser(t, chromium, 1340, 1700)
 
-	v.checkRiskView()
-	v.checkSweepView()
-	v.checkOrderView()
+	for _, width := range []int{400, 1280} {
+		v.width = width
+		v.checkRiskView()
+		v.checkOneStore()
+		v.checkSweepView()
+		v.checkFlaggedDays()
+		v.checkOrderView()
+		v.checkVerdictStyles()
+		v.checkLongNames()
+	}
 	v.checkBidiOverride()
 	v.checkApprovalView()
+	v.checkHostTheme()
 	if n := len(w.Mock.Server.Orders()) - v.seeded; n != 0 {
 		t.Errorf("StoreLink received %d orders after the views were shown", n)
 	}
@@ -67,6 +78,7 @@ type viewsWorld struct {
 	cases  map[string]*viewCase
 	host   *httptest.Server
 	bctx   context.Context
+	width  int // the view's frame, in CSS pixels
 }
 
 // bundleAppsHost bundles e2e/appshost/host.js from the pinned ext-apps and returns its path.
@@ -106,6 +118,8 @@ func hostileProxy(t *testing.T, w *e2etest.World) *httptest.Server {
 			rename(rw, r, "the butter", bidiName)
 		case r.Method == http.MethodGet && r.URL.Path == "/v1/stores/47":
 			rename(rw, r, "store 47", hostileName)
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/skus/"+mockstorelink.SKUPhantomStockout:
+			rename(rw, r, "the phantom stockout SKU", longName)
 		default:
 			w.Mock.Server.ServeHTTP(rw, r)
 		}
@@ -120,8 +134,14 @@ func (v *viewsWorld) callTools(env func(...string) []string) {
 	butterAt := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}
 	h := startAppsHost(t, env("ALLOW_WRITES=true"))
 	v.cases["risk"] = h.viewCase("korral_check_stock_risk", butterAt)
+	v.cases["one"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 	v.cases["sweep"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"all"}})
 	v.cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
+	v.cases["phantom"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUPhantomStockout, "store_id": "47"})
+	for verdict, orders := range verdictOrders() {
+		v.cases["order-"+verdict] = h.verdictCase(verdict, orders)
+	}
+	v.cases["order-long"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(44, "sku", mockstorelink.SKUPhantomStockout))
 
 	h = startAppsHost(t, env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "STATE_DB_PATH="+filepath.Join(t.TempDir(), "approval.db")))
 	preview := h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
@@ -143,25 +163,32 @@ func (v *viewsWorld) serveHost(bundle string) {
 		http.ServeFile(rw, r, filepath.Join(root, "e2e", "appshost", "host.html"))
 	})
 	page.HandleFunc("GET /host.js", func(rw http.ResponseWriter, r *http.Request) { http.ServeFile(rw, r, bundle) })
+	// A case is named name@width: the view's frame is that wide.
 	page.HandleFunc("GET /case/{name}", func(rw http.ResponseWriter, r *http.Request) {
-		c, ok := v.cases[r.PathValue("name")]
+		name, width, _ := strings.Cut(r.PathValue("name"), "@")
+		c, ok := v.cases[name]
 		if !ok {
 			http.NotFound(rw, r)
 			return
 		}
+		shown := *c
+		shown.Width, _ = strconv.Atoi(width)
 		rw.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(rw).Encode(c)
+		_ = json.NewEncoder(rw).Encode(shown)
 	})
 	v.host = httptest.NewServer(page) // 127.0.0.1
 	v.t.Cleanup(v.host.Close)
 }
 
-// show loads a case into the host, saves a screenshot, and returns the
+// show loads a case into the host in a frame v.width wide, checks the view
+// is readable there, saves a screenshot of the frame, and returns the
 // view's document as read by probe.
 func (v *viewsWorld) show(name, probe string) map[string]any {
 	t, bctx := v.t, v.bctx
 	t.Helper()
-	if err := chromedp.Do(bctx, chromedp.Navigate(v.host.URL+"/?case="+name)); err != nil {
+	what := fmt.Sprintf("%s at %d px", name, v.width)
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(int64(v.width+40), 4000),
+		chromedp.Navigate(v.host.URL+"/?case="+name+"@"+strconv.Itoa(v.width))); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -188,14 +215,11 @@ func (v *viewsWorld) show(name, probe string) map[string]any {
 	if err != nil {
 		t.Fatalf("%s: reading the view: %v", name, err)
 	}
-	// Let the host apply the view's size before the picture.
+	// Let the host apply the view's size before the check and the picture.
 	time.Sleep(300 * time.Millisecond)
-	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	p := filepath.Join(t.ArtifactDir(), "view-"+name+".png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
+	assertReadable(t, frame, what)
+	p := filepath.Join(t.ArtifactDir(), fmt.Sprintf("view-%s-%d.png", name, v.width))
+	if err := os.WriteFile(p, frameShot(t, bctx, what), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", p)
@@ -207,120 +231,6 @@ func (v *viewsWorld) show(name, probe string) map[string]any {
 		t.Errorf("%s: a store name ran script", name)
 	}
 	return got
-}
-
-// checkRiskView: a panel per store, a bar per evidence day, the stockout
-// window, the delivery line, and the hostile name as text.
-func (v *viewsWorld) checkRiskView() {
-	t := v.t
-	risk := v.show("risk", `(() => {
-		const panels = [...document.querySelectorAll("section.panel")];
-		return {
-			ready: panels.length > 0,
-			panels: panels.map(p => ({
-				name: p.querySelector(".store-name") ? p.querySelector(".store-name").textContent : "",
-				bars: p.querySelectorAll("svg.chart rect.bar").length,
-				windows: p.querySelectorAll("svg.chart rect.window").length,
-				deliveries: p.querySelectorAll("svg.chart line.delivery").length,
-				onhand: p.querySelectorAll("svg.chart line.onhand").length,
-				text: p.textContent,
-			})),
-			elements: document.querySelectorAll("img, b, iframe, object, embed").length,
-			title: document.title,
-		};
-	})()`)
-	stores, _ := v.cases["risk"].data(t)["stores"].([]any)
-	panels, _ := risk["panels"].([]any)
-	if len(panels) != 2 || len(stores) != 2 {
-		t.Fatalf("risk view: %d panels for %d stores: %v", len(panels), len(stores), risk)
-	}
-	for i, s := range stores {
-		r := s.(map[string]any)["risk"].(map[string]any)
-		rows := len(r["evidence"].(map[string]any)["rows"].([]any))
-		p := panels[i].(map[string]any)
-		if int(num(p["bars"])) != rows || rows == 0 {
-			t.Errorf("panel %d: %v bars, %d evidence days", i, p["bars"], rows)
-		}
-		if num(p["windows"]) != 1 || num(p["deliveries"]) != 1 || num(p["onhand"]) != 1 {
-			t.Errorf("panel %d: stockout window %v, delivery line %v, on-hand line %v; want one each", i, p["windows"], p["deliveries"], p["onhand"])
-		}
-		for _, want := range []string{"confidence", r["confidence"].(string), r["caveat"].(string), "Data quality flags"} {
-			if !strings.Contains(p["text"].(string), want) {
-				t.Errorf("panel %d lacks %q", i, want)
-			}
-		}
-	}
-	if got := panels[0].(map[string]any)["name"]; got != hostileName {
-		t.Errorf("store 47's name reads %q, want the markup as text %q", got, hostileName)
-	}
-	if risk["title"] == "owned" {
-		t.Errorf("a store name ran script in the risk view")
-	}
-	if n := num(risk["elements"]); n != 0 {
-		t.Errorf("the risk view holds %v img/b/iframe/object/embed elements: a name was parsed as markup", n)
-	}
-}
-
-// checkSweepView: the chain's counts above one panel per detailed store.
-func (v *viewsWorld) checkSweepView() {
-	t := v.t
-	swept := v.show("sweep", `(() => {
-		const s = document.querySelector("section.sweep");
-		const panels = document.querySelectorAll("section.panel:not(.sweep)");
-		return { ready: !!s, text: s ? s.textContent : "", panels: panels.length,
-			bars: document.querySelectorAll("section.panel:not(.sweep) svg.chart rect.bar").length };
-	})()`)
-	sweepData := v.cases["sweep"].data(t)
-	detailed, _ := sweepData["stores"].([]any)
-	outcomes := sweepData["sweep"].(map[string]any)["outcomes"].(map[string]any)
-	if text, _ := swept["text"].(string); !strings.Contains(text, "Chain sweep: 2 stores checked") ||
-		!strings.Contains(text, fmt.Sprintf("stock out before close%v", outcomes["stockout_before_close"])) {
-		t.Errorf("sweep view: the chain panel reads %q", text)
-	}
-	if len(detailed) == 0 || int(num(swept["panels"])) != len(detailed) || num(swept["bars"]) == 0 {
-		t.Errorf("sweep view: %v store panels (%v bars) for %d detailed stores", swept["panels"], swept["bars"], len(detailed))
-	}
-}
-
-// orderProbe reads the order view's parts.
-const orderProbe = `(() => {
-		const q = s => document.querySelector(s);
-		return {
-			ready: !!q("h1"),
-			mode: q("h1") ? q("h1").textContent : "",
-			request: q(".request-line") ? q(".request-line").textContent : "",
-			verdict: q(".quantity-check .verdict") ? q(".quantity-check .verdict").textContent : "",
-			justification: q(".justification") ? q(".justification").textContent : "",
-			open: q(".open-orders") ? q(".open-orders").textContent : "",
-			approval: q(".approval") ? q(".approval").textContent : "",
-			buttons: document.querySelectorAll("button, form, input").length,
-		};
-	})()`
-
-// checkOrderView: the preview, as the view shows it, offering no action.
-func (v *viewsWorld) checkOrderView() {
-	t := v.t
-	order := v.show("order", orderProbe)
-	preview := v.cases["order"].data(t)
-	qc := preview["quantity_check"].(map[string]any)
-	cover := preview["justification"].(map[string]any)["days_of_cover_after_delivery"].(map[string]any)
-	for field, want := range map[string]string{
-		"mode":          "Preview: nothing was sent",
-		"request":       `POST /v1/stores/47/replenishment`,
-		"verdict":       qc["verdict"].(string),
-		"justification": fmt.Sprintf("%v to %v days", cover["low"], cover["high"]),
-		"open":          "none",
-	} {
-		if !strings.Contains(order[field].(string), want) {
-			t.Errorf("order view: %s reads %q, want %q in it", field, order[field], want)
-		}
-	}
-	if !regexp.MustCompile(`"quantity_units": 24`).MatchString(order["request"].(string)) || strings.Contains(order["request"].(string), `\u000A`) {
-		t.Errorf("order view: the exact request reads %q", order["request"])
-	}
-	if n := num(order["buttons"]); n != 0 {
-		t.Errorf("order view: %v buttons, forms or inputs; a view offers no action", n)
-	}
 }
 
 // checkBidiOverride: the override is shown as a visible escape inside an
@@ -356,6 +266,8 @@ func (v *viewsWorld) checkApprovalView() {
 type viewCase struct {
 	Tool      string          `json:"tool"`
 	HTML      string          `json:"html"`
+	Width     int             `json:"width,omitempty"`
+	HostCtx   map[string]any  `json:"hostContext,omitempty"`
 	CSP       any             `json:"csp"`
 	Arguments map[string]any  `json:"arguments"`
 	Result    json.RawMessage `json:"result"`

@@ -35,9 +35,11 @@ async function main() {
   const iframe = document.createElement("iframe");
   iframe.setAttribute("sandbox", "allow-scripts");
   iframe.title = c.tool;
+  // A case may set the frame's width (a chat column, a desktop pane).
+  if (c.width) iframe.style.width = c.width + "px";
   document.getElementById("frame").appendChild(iframe);
 
-  const bridge = new AppBridge(null, { name: "storelink-e2e-host", version: "1.0.0" }, { openLinks: {} });
+  const bridge = new AppBridge(null, { name: "storelink-e2e-host", version: "1.0.0" }, { openLinks: {} }, { hostContext: c.hostContext || {} });
   bridge.onsizechange = ({ height }) => {
     if (height) iframe.style.height = height + "px";
     state.log.push("size " + height);

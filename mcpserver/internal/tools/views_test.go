@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/views"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -153,4 +155,74 @@ func TestViewsAreCachedPrivatelyForAppsHosts(t *testing.T) {
 	if c.CacheScope != "public" {
 		t.Errorf("other client: cacheScope %q", c.CacheScope)
 	}
+}
+
+// TestViewStylesEveryVerdict: every value of every closed set a view shows
+// as a badge (the risk answers, the confidence, the quantity check's
+// verdict, the raise mode, the order statuses), read from the sets the
+// answers are built from, has a rule of its own in the views' stylesheet
+// (.badge.<kind>-<value>); the three verdicts look different; and the
+// stylesheet styles no value the server does not send, as `.badge.block`
+// did while the server sent `refuse`. Every data quality flag has words in
+// the views' fallback map.
+func TestViewStylesEveryVerdict(t *testing.T) {
+	sets := map[string][]string{
+		"stockout":   values(projection.Answers()),
+		"arrival":    values(projection.Answers()),
+		"confidence": values(projection.Confidences()),
+		"verdict":    values(verdicts()),
+		"mode":       values(raiseModes()),
+		"status":     values(orderStatuses()),
+	}
+	html := views.All()[0].HTML
+	css := html[strings.Index(html, "<style>"):strings.Index(html, "</style>")]
+	rules := stylesheetRules(css)
+	var scripts string
+	for _, v := range views.All() {
+		scripts += v.HTML[strings.Index(v.HTML, "<script>"):]
+	}
+	for kind, vals := range sets {
+		if !strings.Contains(scripts, kind+"-") && !strings.Contains(scripts, `badge("`+kind+`"`) {
+			t.Errorf("no view writes a %s-… class", kind)
+		}
+		for _, v := range vals {
+			if rules[".badge."+kind+"-"+v] == "" {
+				t.Errorf("style.css has no rule for .badge.%s-%s: the view would show %s %q unstyled", kind, v, kind, v)
+			}
+		}
+	}
+	if ok, review, refuse := rules[".badge.verdict-ok"], rules[".badge.verdict-review"], rules[".badge.verdict-refuse"]; ok == review || review == refuse || ok == refuse {
+		t.Errorf("two verdicts share a style: ok {%s}, review {%s}, refuse {%s}", ok, review, refuse)
+	}
+	badge := regexp.MustCompile(`^\.badge\.([a-z]+)-([a-z_]+)$`)
+	for sel := range rules {
+		if !strings.HasPrefix(sel, ".badge.") {
+			continue
+		}
+		m := badge.FindStringSubmatch(sel)
+		if m == nil || !slices.Contains(sets[m[1]], m[2]) {
+			t.Errorf("style.css styles %s, which is no value the server sends", sel)
+		}
+	}
+	for _, f := range projection.Flags() {
+		if !regexp.MustCompile(`\b` + string(f) + `: "[A-Z]`).MatchString(scripts) {
+			t.Errorf("bridge.js's FLAG_WORDS has no words for the flag %q", f)
+		}
+	}
+}
+
+// stylesheetRules maps each selector of a stylesheet's plain rules to its
+// declarations (rules inside @media are left out).
+func stylesheetRules(css string) map[string]string {
+	css = regexp.MustCompile(`(?s)/\*.*?\*/`).ReplaceAllString(css, "")
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`([^{}]+)\{([^{}]*)\}`).FindAllStringSubmatch(css, -1) {
+		if strings.Contains(m[1], "@") {
+			continue
+		}
+		for _, sel := range strings.Split(m[1], ",") {
+			out[strings.TrimSpace(sel)] += strings.TrimSpace(m[2])
+		}
+	}
+	return out
 }

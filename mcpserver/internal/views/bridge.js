@@ -26,11 +26,55 @@ var korral = (function () {
     }
     if (m.method === "ui/notifications/tool-result") {
       if (onResult) onResult(m.params || {});
+      layout();
       resize();
+    } else if (m.method === "ui/notifications/host-context-changed") {
+      theme(m.params);
+      layout();
     } else if (m.id !== undefined) {
       if (m.method === "ping" || m.method === "ui/resource-teardown") reply(m.id, {});
       else send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "method not found" } });
     }
+  });
+
+  // theme applies the host's context: its light or dark theme, and its
+  // style variables (the ext-apps names, such as --color-text-primary),
+  // which style.css reads with fallbacks of its own. Only custom properties
+  // are taken, and only string values.
+  function theme(ctx) {
+    if (!ctx || typeof ctx !== "object") return;
+    var root = document.documentElement;
+    if (ctx.theme === "light" || ctx.theme === "dark") root.setAttribute("data-theme", ctx.theme);
+    var vars = ctx.styles && ctx.styles.variables;
+    if (!vars || typeof vars !== "object") return;
+    for (var k in vars) {
+      if (/^--[a-z0-9-]+$/.test(k) && typeof vars[k] === "string") root.style.setProperty(k, vars[k]);
+    }
+  }
+
+  // A chart slot draws its SVG at the width it is shown, so that one SVG
+  // unit is one CSS pixel: labels keep their size in a chat column.
+  var slots = [];
+  function slot(draw) {
+    var div = document.createElement("div");
+    div.className = "chart-slot";
+    slots.push({ div: div, draw: draw, width: -1 });
+    return div;
+  }
+  function layout() {
+    slots = slots.filter(function (s) { return s.div.isConnected; });
+    slots.forEach(function (s) {
+      var w = Math.floor(s.div.clientWidth);
+      if (w <= 0 || w === s.width) return;
+      s.width = w;
+      s.div.textContent = "";
+      s.div.appendChild(s.draw(w));
+    });
+  }
+  var resizing = 0;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(function () { layout(); resize(); }, 100);
   });
 
   function resize() {
@@ -99,10 +143,17 @@ var korral = (function () {
     var d = new Date(w.day);
     return days[d.getUTCDay()] + " " + d.getUTCDate() + " " + months[d.getUTCMonth()] + " " + w.hm;
   }
+  // An error's remediation is written for the model; the person reads the
+  // message.
   function showError(root, env) {
     var e = (env && env.error) || { code: "NO_RESULT", message: "The tool result carried no answer." };
-    add(root, add(el("section", "panel"), el("h2", null, "The tool answered with an error"),
-      facts([["code", e.code], ["message", e.message], ["what to do", e.remediation]])));
+    add(root, add(el("section", "panel"), el("h2", null, "No answer"), el("p", "error-message", e.message),
+      el("p", "muted small", "Error " + e.code)));
+  }
+  // demo says, in a person's words, that the answer came from the embedded
+  // demo StoreLink (the answer's demo_notice is written for the model).
+  function demo(root, d) {
+    if (d.demo_notice) add(root, el("p", "caveat demo", "Demo data from the embedded StoreLink: not Korral's data, and nothing was ordered at Korral."));
   }
   function start(draw) {
     onResult = function (result) {
@@ -110,13 +161,25 @@ var korral = (function () {
       root.textContent = "";
       var env = envelope(result);
       if (!env || env.ok !== true || !env.data) showError(root, env);
-      else draw(root, env.data);
+      else { draw(root, env.data); demo(root, env.data); }
     };
     request("ui/initialize", {
       appInfo: { name: "korral-storelink-view", version: "1" },
       appCapabilities: {},
       protocolVersion: "2026-01-26"
-    }).then(function () { notify("ui/notifications/initialized", {}); resize(); });
+    }).then(function (res) { theme(res && res.hostContext); notify("ui/notifications/initialized", {}); resize(); });
   }
-  return { el: el, add: add, facts: facts, when: when, wall: wall, start: start, request: request, visible: visible };
+  // The data quality flags in a buyer's words.
+  var FLAG_WORDS = {
+    insufficient_history: "Too little sales history for a firm projection.",
+    no_sales_in_window: "No sales in the whole window: the sell rate cannot be judged.",
+    bulk_transaction_dominates_day: "One bulk sale made most of a day's units; it is left out of the sell rate.",
+    possible_stockout_days: "Some open days had no sales where sales were expected: the shelf may have been empty.",
+    high_variability: "Daily sales swing widely, so the window is uncertain.",
+    stale_on_hand_count: "The stock count is old; the shelf may hold more or less.",
+    negative_on_hand: "StoreLink's stock figure is below zero: the count is wrong somewhere.",
+    store_closed_today: "The store does not open today.",
+    outside_trading_hours: "The store is not open now."
+  };
+  return { FLAG_WORDS: FLAG_WORDS, el: el, add: add, facts: facts, when: when, wall: wall, start: start, request: request, visible: visible, slot: slot };
 })();

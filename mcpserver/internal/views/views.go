@@ -52,13 +52,13 @@ func All() []View {
 	return []View{
 		{
 			URI: StockRiskURI, Name: "stock-risk", Title: "Stock risk",
-			Description: "One panel per store: daily sales, the on-hand line, the stockout window and the earliest delivery.",
+			Description: "One panel per store: the decision in words, then today's stock falling to the stockout window, the close and the delivery, then the sales history with its flagged days.",
 			Tool:        "korral_check_stock_risk",
 			HTML:        document("Stock risk", riskJS),
 		},
 		{
 			URI: OrderURI, Name: "order", Title: "Replenishment order",
-			Description: "The order's preview (exact request, quantity check, days of cover, open orders) and its approval.",
+			Description: "The order as the buyer reads it (product, store, units, delivery, the quantity check's verdict in words), the days of cover, open orders, and its approval.",
 			Tool:        "korral_raise_replenishment_order",
 			HTML:        document("Replenishment order", orderJS),
 		},

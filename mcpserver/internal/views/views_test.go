@@ -1,6 +1,7 @@
 package views
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,22 @@ func TestDeclared(t *testing.T) {
 	}
 	if Declared(nil) {
 		t.Error("Declared(nil)")
+	}
+}
+
+// TestViewsKeepTheCSPStrict: the documents hold no style attribute, event
+// handler attribute, javascript: URL or string evaluation, so a host's
+// policy without 'unsafe-inline' for attributes or 'unsafe-eval' takes
+// nothing from them; the host's style variables are set through the CSSOM
+// (style.setProperty), which such a policy allows.
+func TestViewsKeepTheCSPStrict(t *testing.T) {
+	bad := regexp.MustCompile(`\sstyle=|setAttribute\("(style|on[a-z]+)"|\son[a-z]+=["']|javascript:|\beval\(|new Function\(|\.cssText|setTimeout\("`)
+	for _, v := range All() {
+		if m := bad.FindString(v.HTML); m != "" {
+			t.Errorf("%s contains %q", v.URI, m)
+		}
+		if n := strings.Count(v.HTML, "<script>"); n != 1 || strings.Count(v.HTML, "<style>") != 1 {
+			t.Errorf("%s: %d script and %d style elements, want one each", v.URI, n, strings.Count(v.HTML, "<style>"))
+		}
 	}
 }
