@@ -1,7 +1,7 @@
 // Package app is the composition root of storelink-mcp: New reads the
 // configuration and builds the parts; ServeStdio, ServeHTTP and ServeConsole
 // serve them. It only wires: decisions belong to the packages it builds
-// (telemetry sets up OpenTelemetry, httpserver checks the listeners,
+// (otelsdk sets up OpenTelemetry, httpserver checks the listeners,
 // approvals runs the approval commands). It reads no flags (package cli does).
 package app
 
@@ -27,6 +27,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state/backend"
 	"github.com/korral/storelink/mcpserver/internal/state/journal"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/telemetry/otelsdk"
 	"github.com/korral/storelink/mcpserver/internal/tools"
 	"github.com/korral/storelink/mcpserver/internal/upstream"
 )
@@ -95,7 +96,7 @@ type App struct {
 	// rejections audits the calls the SDK refuses before our middleware.
 	rejections *tools.Rejections
 	// tel is the OpenTelemetry SDK of a server.
-	tel telemetry.SDK
+	tel otelsdk.SDK
 }
 
 // Close closes every part, in the reverse order of opening.

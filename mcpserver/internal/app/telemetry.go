@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 
-	"github.com/korral/storelink/mcpserver/internal/telemetry"
+	"github.com/korral/storelink/mcpserver/internal/telemetry/otelsdk"
 )
 
 // startTelemetry sets up the OpenTelemetry SDK of a server (package
-// telemetry); opts.Metrics says whether `serve --metrics` asked for /metrics.
+// otelsdk); opts.Metrics says whether `serve --metrics` asked for /metrics.
 func (a *App) startTelemetry(context.Context) error {
-	tel, err := telemetry.Start(a.cfg.Telemetry, Version, a.opts.Metrics, a.log)
-	var bad *telemetry.ConfigError
+	tel, err := otelsdk.Start(a.cfg.Telemetry, Version, a.opts.Metrics, a.log)
+	var bad *otelsdk.ConfigError
 	if errors.As(err, &bad) {
 		return exit2(bad.Err)
 	}

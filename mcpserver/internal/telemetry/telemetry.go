@@ -1,6 +1,6 @@
-// Package telemetry is the server's OpenTelemetry: Start sets up the SDK
-// (OTLP export, the Prometheus handler of /metrics) from Settings, and the
-// helpers here give the other packages tracers, meters and trace ids. Nil
+// Package telemetry is the server's OpenTelemetry: the helpers here give the
+// other packages tracers, meters and trace ids; Settings are the OTEL_*
+// settings, which package otelsdk builds the SDK from. Nil
 // providers mean no-op ones, and telemetry must never fail a call.
 package telemetry
 

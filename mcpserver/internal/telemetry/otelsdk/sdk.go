@@ -1,9 +1,14 @@
-package telemetry
+// Package otelsdk builds the process's OpenTelemetry SDK (OTLP export and
+// the Prometheus reader) from the OTEL_* settings. It is kept apart from
+// package telemetry so the packages that only record spans and metrics do
+// not link the exporters and their HTTP clients.
+package otelsdk
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -74,7 +79,7 @@ func textBound(s string) string {
 // Start builds the providers of a server from t; prometheusEndpoint says
 // whether `serve --metrics` asked for /metrics. A setting the exporters
 // refuse is a *ConfigError. Close flushes what Start built.
-func Start(t Settings, version string, prometheusEndpoint bool, log *slog.Logger) (SDK, error) {
+func Start(t telemetry.Settings, version string, prometheusEndpoint bool, log *slog.Logger) (SDK, error) {
 	var sdk SDK
 	res := resource.NewWithAttributes("", attribute.String("service.name", t.ServiceName), attribute.String("service.version", version))
 	if t.Tracing() || t.MetricsPush() {
@@ -136,7 +141,7 @@ func (s SDK) Close() error {
 }
 
 // sampler is the OTEL_TRACES_SAMPLER the configuration read.
-func sampler(t Settings) sdktrace.Sampler {
+func sampler(t telemetry.Settings) sdktrace.Sampler {
 	switch t.Sampler {
 	case "always_on":
 		return sdktrace.AlwaysSample()
