@@ -56,11 +56,11 @@ func TestFirstHourDocRuns(t *testing.T) {
 	repo := copyRepo(t)
 	sh(t, repo, nil, "git", "init", "-q")
 	sh(t, repo, nil, "git", "add", "-A")
-	const docAddr = "http://127.0.0.1:8090"
+	const docAddr = "http://127.0.0.1:8091"
 	base, checks := "", 0
 	for _, line := range lines {
 		if rest, ok := strings.CutPrefix(line, "go run ./conformance/zoo/zoo-storelink "); ok {
-			base = startZooCmd(t, repo, strings.ReplaceAll(rest, "127.0.0.1:8090", "127.0.0.1:0"))
+			base = startZooCmd(t, repo, strings.ReplaceAll(rest, "127.0.0.1:8091", "127.0.0.1:0"))
 			continue
 		}
 		if base == "" {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,7 +113,7 @@ func TestDocCommands(t *testing.T) {
 			d.runLine(docBlock{b.section, l})
 		}
 	}
-	for _, want := range []string{"check", "replay", "proxy", "suggest", "foreign"} {
+	for _, want := range []string{"build", "check", "replay", "proxy", "suggest", "foreign"} {
 		if !d.ran[want] {
 			t.Errorf("the document shows no %s command the test ran", want)
 		}
@@ -157,7 +158,12 @@ func (d *docRun) runLine(b docBlock) {
 	switch {
 	case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/storelink-contract":
 		args = args[3:]
-	case len(args) >= 1 && args[0] == "storelink-contract":
+	case len(args) >= 1 && args[0] == builtBinary:
+		// The binary the document built; bare "storelink-contract" is not on
+		// a reader's PATH, so it is an unknown command here.
+		if !d.ran["build"] {
+			t.Fatalf("%s: %q runs %s before the document builds it", b.section, line, builtBinary)
+		}
 		args = args[1:]
 	case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./conformance/foreignstorelink/foreign-storelink":
 		d.startForeign(args[3:])
@@ -191,10 +197,17 @@ func (d *docRun) startForeign(args []string) {
 	d.ran["foreign"] = true
 }
 
+// builtBinary is the checker as the document builds it and runs it, from
+// the repository's root.
+const builtBinary = "bin/storelink-contract"
+
 // build runs a go build line from the repository's root, its output in dir.
+// Only a build of the checker to builtBinary counts as building it.
 func (d *docRun) build(b docBlock, line string, args []string) {
+	checker := slices.Contains(args, "./cmd/storelink-contract")
 	for i := range args {
 		if i > 0 && args[i-1] == "-o" {
+			checker = checker && args[i] == builtBinary
 			args[i] = d.file(args[i])
 		}
 	}
@@ -203,7 +216,9 @@ func (d *docRun) build(b docBlock, line string, args []string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		d.t.Fatalf("%s: %q: %v\n%s", b.section, line, err, out)
 	}
-	d.ran["build"] = true
+	if checker {
+		d.ran["build"] = true
+	}
 }
 
 // substitute replaces the addresses and files of a command's flags with
@@ -280,6 +295,41 @@ func (d *docRun) command(b docBlock, line string, args []string, redirect string
 		if args[i] == "--replay-out" {
 			if _, err := os.Stat(args[i+1]); err != nil {
 				t.Errorf("%s: %q wrote no replay file: %v", b.section, line, err)
+			}
+		}
+	}
+}
+
+// TestDocPortsAreFree: the loopback ports the walk-through's commands use
+// are used by no other document's example, so a reader who runs the
+// console or the server as the README shows can follow it unchanged.
+func TestDocPortsAreFree(t *testing.T) {
+	port := regexp.MustCompile(`(?:127\.0\.0\.1|localhost|0\.0\.0\.0):([0-9]+)`)
+	ours := map[string]bool{}
+	for _, b := range docBlocks(t) {
+		for _, m := range port.FindAllStringSubmatch(b.text, -1) {
+			ours[m[1]] = true
+		}
+	}
+	if len(ours) < 3 {
+		t.Fatalf("the walk-through uses %d loopback ports; the test expects the double's, the proxy's and more", len(ours))
+	}
+	root := filepath.Join("..", "..")
+	others, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(others, filepath.Join(root, "README.md")) {
+		if filepath.Base(f) == "contract-checker.md" {
+			continue
+		}
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range port.FindAllStringSubmatch(string(text), -1) {
+			if ours[m[1]] {
+				t.Errorf("%s uses port %s, which docs/contract-checker.md's commands also use", filepath.Base(f), m[1])
 			}
 		}
 	}

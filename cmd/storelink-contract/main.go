@@ -289,6 +289,7 @@ func (f *checkFlags) config(fs *flag.FlagSet) (contract.Config, error) {
 		if cfg.Spec, err = os.ReadFile(f.specFile); err != nil {
 			return cfg, fmt.Errorf("read --spec: %w", err)
 		}
+		cfg.SpecName = f.specFile
 	}
 	if f.allowWrites {
 		cfg.MaxOrders = f.maxOrders

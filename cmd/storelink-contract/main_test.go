@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/korral/storelink/mockstorelink"
+	"github.com/korral/storelink/openapi"
 	"github.com/korral/storelink/openapi/contract"
 )
 
@@ -292,5 +293,26 @@ func TestDemo(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "Result: StoreLink conforms to the contract.") || strings.Contains(stdout, "SKIPPED") {
 		t.Errorf("demo table:\n%s", stdout)
+	}
+}
+
+// TestCheckWithSpecNamesIt: check --spec names the file in the report's
+// header; without --spec the header names the embedded contract's version.
+func TestCheckWithSpecNamesIt(t *testing.T) {
+	mock, keyring := startMock(t)
+	spec := filepath.Join(t.TempDir(), "storelink-suggested.yaml")
+	if err := os.WriteFile(spec, openapi.YAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, plain, _ := cli(t, checkArgs(mock.URL, keyring, "--operation", "getStore")...)
+	code, named, stderr := cli(t, checkArgs(mock.URL, keyring, "--operation", "getStore", "--spec", spec)...)
+	if code != exitConforms {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if first := strings.SplitN(named, "\n", 2)[0]; !strings.Contains(first, "against the spec "+spec+" (contract ") {
+		t.Errorf("header %q does not name %s", first, spec)
+	}
+	if first := strings.SplitN(plain, "\n", 2)[0]; !strings.Contains(first, "against contract ") || strings.Contains(first, "spec") {
+		t.Errorf("header without --spec: %q", first)
 	}
 }

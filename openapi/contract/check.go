@@ -278,7 +278,7 @@ func newRun(cfg Config) (*runner, *Report, time.Time, error) {
 	r := &runner{cfg: cfg, spec: sp, client: client, st: &state{},
 		pace: pacer{interval: time.Duration(float64(time.Second) / cfg.Rate)}}
 	start := time.Now()
-	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, Store: cfg.Store, SKU: cfg.SKU,
+	rep := &Report{BaseURL: cfg.BaseURL, ContractVersion: sp.doc.Info.Version, ContractSpec: specName(cfg), Store: cfg.Store, SKU: cfg.SKU,
 		WriteStore: cfg.WriteStore, StartedAt: start.UTC().Truncate(time.Millisecond)}
 	return r, rep, start, nil
 }

@@ -44,6 +44,9 @@ type Config struct {
 	// Spec is the contract as YAML or JSON; nil means the embedded
 	// openapi/storelink.yaml.
 	Spec []byte
+	// SpecName names Spec in the report (the --spec file as given); "" with
+	// Spec set reports "a given spec".
+	SpecName string
 	// AllowWrites lets the check raise one order at WriteStore and read it
 	// back. Without it nothing is sent to the write endpoint.
 	AllowWrites bool
@@ -313,4 +316,17 @@ func sortedStores(keyring map[string]string) []string {
 		return strings.Compare(a, b)
 	})
 	return stores
+}
+
+// specName is how the report names the spec of cfg: "" for the embedded
+// contract.
+func specName(cfg Config) string {
+	switch {
+	case cfg.Spec == nil:
+		return ""
+	case cfg.SpecName != "":
+		return cfg.SpecName
+	default:
+		return "a given spec"
+	}
 }

@@ -68,6 +68,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			{Name: "store", Value: r.Store},
 			{Name: "sku", Value: r.SKU},
 		}}
+	if r.ContractSpec != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "contract_spec", Value: r.ContractSpec})
+	}
 	if r.Aborted != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "aborted", Value: r.Aborted})
 	}

@@ -135,9 +135,13 @@ type Summary struct {
 type Report struct {
 	BaseURL         string `json:"base_url"`
 	ContractVersion string `json:"contract_version"`
-	Store           string `json:"store"`
-	SKU             string `json:"sku"`
-	WriteStore      string `json:"write_store,omitempty"`
+	// ContractSpec names the spec checked against when it is not the
+	// embedded contract (check --spec), so a re-check against a patched copy
+	// says which copy.
+	ContractSpec string `json:"contract_spec,omitempty"`
+	Store        string `json:"store"`
+	SKU          string `json:"sku"`
+	WriteStore   string `json:"write_store,omitempty"`
 	// Verdict is pass when every probe passed or was skipped, drift when any
 	// drifted, error otherwise.
 	Verdict Verdict `json:"verdict"`

@@ -206,3 +206,29 @@ func TestKeysNeverInReports(t *testing.T) {
 		}
 	}
 }
+
+// TestReportNamesTheGivenSpec: a check against a spec given with --spec
+// names it in the table's header, the JSON report and the JUnit properties;
+// the embedded contract is named by its version alone.
+func TestReportNamesTheGivenSpec(t *testing.T) {
+	r := sample()
+	r.ContractSpec = "storelink-suggested.yaml"
+	var table, js, junit bytes.Buffer
+	for format, buf := range map[string]*bytes.Buffer{FormatTable: &table, FormatJSON: &js, FormatJUnit: &junit} {
+		if err := r.Write(buf, format); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "against the spec storelink-suggested.yaml (contract 1.0.0 as it declares)"; !strings.Contains(table.String(), want) {
+		t.Errorf("table header %q lacks %q", strings.SplitN(table.String(), "\n", 2)[0], want)
+	}
+	if !strings.Contains(js.String(), `"contract_spec": "storelink-suggested.yaml"`) && !strings.Contains(js.String(), `"contract_spec":"storelink-suggested.yaml"`) {
+		t.Errorf("JSON report lacks contract_spec: %s", js.String()[:200])
+	}
+	if !strings.Contains(junit.String(), `name="contract_spec" value="storelink-suggested.yaml"`) {
+		t.Errorf("JUnit lacks the contract_spec property")
+	}
+	if specName(Config{}) != "" || specName(Config{Spec: []byte("x")}) != "a given spec" || specName(Config{Spec: []byte("x"), SpecName: "f.yaml"}) != "f.yaml" {
+		t.Error("specName")
+	}
+}

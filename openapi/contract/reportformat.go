@@ -39,8 +39,8 @@ func (r *Report) Write(w io.Writer, format string) error {
 // row per further finding, and a closing summary.
 func (r *Report) WriteTable(w io.Writer) error {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "StoreLink contract check of %s against contract %s (store %s, SKU %s)\n\n",
-		r.BaseURL, r.ContractVersion, r.Store, r.SKU)
+	fmt.Fprintf(&buf, "StoreLink contract check of %s against %s (store %s, SKU %s)\n\n",
+		r.BaseURL, r.against(), r.Store, r.SKU)
 	r.writeCauses(&buf)
 	r.writeOrders(&buf)
 	r.writeCoverage(&buf)
@@ -217,4 +217,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// against names what the check compared StoreLink with: the embedded
+// contract by its version, or the spec given with --spec by its name too.
+func (r *Report) against() string {
+	if r.ContractSpec == "" {
+		return "contract " + r.ContractVersion
+	}
+	return fmt.Sprintf("the spec %s (contract %s as it declares)", r.ContractSpec, r.ContractVersion)
 }

@@ -82,9 +82,6 @@ type call struct {
 type toolSpec[In, Out any] struct {
 	tool  *mcp.Tool
 	shape func(props map[string]*jsonschema.Schema)
-	// advertise changes the input schema tools/list shows, not the one used
-	// for validation.
-	advertise func(props map[string]*jsonschema.Schema)
 	// outShape adds closed sets and bounds to the output schema.
 	outShape func(out *jsonschema.Schema)
 	handle   func(ctx context.Context, c *call, in In) (*Out, error)
@@ -118,11 +115,6 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	}
 	t := *spec.tool
 	t.InputSchema = in
-	if spec.advertise != nil {
-		shown := in.CloneSchemas()
-		spec.advertise(shown.Properties)
-		t.InputSchema = shown
-	}
 	if s.opts.EmbeddedDemo {
 		property(out, "data").Properties["demo_notice"] = &jsonschema.Schema{Type: "string"}
 	}
@@ -284,7 +276,7 @@ func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved, allo
 		return zero, apperr.New(apperr.InvalidArgument, "arguments could not be completed with defaults: "+err.Error(), "Send the arguments as documented.")
 	}
 	if err := resolved.Validate(&v); err != nil {
-		return zero, apperr.New(apperr.InvalidArgument, "invalid arguments: "+tidyValidation(err), "Correct the value as the tool's input schema describes and call again.")
+		return zero, invalidArgs(resolved.Schema(), args, err)
 	}
 	b, _ := json.Marshal(v)
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -101,16 +101,27 @@ const (
 )
 
 func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) (*orderStatusOut, error) {
-	storeID, err := s.resolveStore(c, in.StoreID)
+	e, found, err := s.ledgerOrder(ctx, c, in)
+	if err != nil {
+		return nil, err
+	}
+	asked := in.StoreID
+	if asked == "" && found {
+		// The ledger knows the order's store (within the caller's scope).
+		asked = e.StoreID
+	}
+	storeID, err := s.resolveStore(c, asked)
 	if err != nil {
 		return nil, err
 	}
 	orderID := in.OrderID
 	var view *ledgerView
 	if s.opts.Writes != nil {
-		e, found, err := s.findLedgerEntry(ctx, c, in.OrderID)
-		if err != nil {
-			return nil, err
+		if !found && in.StoreID != "" {
+			e, found, err = s.findLedgerEntry(ctx, c, in.OrderID)
+			if err != nil {
+				return nil, err
+			}
 		}
 		if found {
 			if e.StoreID != storeID {
@@ -165,6 +176,16 @@ func (s *server) getOrderStatus(ctx context.Context, c *call, in orderStatusIn) 
 		return nil, err
 	}
 	return s.orderOut(ctx, c, storeID, o, view), nil
+}
+
+// ledgerOrder looks an order up in the ledger before the store is resolved,
+// when the call names no store: the entry then says which store it is.
+// With a store_id the scope check comes first, as for every tool.
+func (s *server) ledgerOrder(ctx context.Context, c *call, in orderStatusIn) (state.Entry, bool, error) {
+	if s.opts.Writes == nil || in.StoreID != "" {
+		return state.Entry{}, false, nil
+	}
+	return s.findLedgerEntry(ctx, c, in.OrderID)
 }
 
 // noSuchOrder is StoreLink's 404 for an order id: StoreLink said no, which

@@ -247,3 +247,42 @@ func TestLedgerEntriesOfOtherStoresAreUnknown(t *testing.T) {
 		t.Errorf("the entry of store 102 at 102: %v", env)
 	}
 }
+
+// TestOrderStatusFindsTheStoreInTheLedger: with several stores and no
+// store_id, an order the ledger holds for a store of the caller's is
+// answered for that store; a wrong store_id is still named as wrong, and an
+// order the ledger does not hold still needs store_id.
+func TestOrderStatusFindsTheStoreInTheLedger(t *testing.T) {
+	db := sharedLedger(t)
+	putEntry(t, db, "agent:2026-11-27:butter-102", "102", 24, state.StatePendingApproval, "up-1", "")
+	f := newFake()
+	s := connect(t, f, mustKeyring(t, `{"47":"a","102":"b"}`), func(o *Options) {
+		o.Writes = &WriteOptions{AllowWrites: true, MaxOrderUnits: 500, Ledger: db, UpstreamID: "up-1"}
+	})
+	for _, id := range []string{"agent:2026-11-27:butter-102", "apr-agent:2026-11-27:butter-102"} {
+		env, _ := callTool(t, s, "korral_get_order_status", map[string]any{"order_id": id})
+		data, _ := env["data"].(map[string]any)
+		if data["store_id"] != "102" || data["quantity_units"] != float64(24) {
+			t.Errorf("%s without store_id: %v", id, env)
+		}
+	}
+	env, _ := callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "agent:2026-11-27:butter-102", "store_id": "47"})
+	if errCode(env) != "NOT_FOUND" || !strings.Contains(errText(env), "belongs to store 102, not 47") {
+		t.Errorf("wrong store: %v", env)
+	}
+	env, _ = callTool(t, s, "korral_get_order_status", map[string]any{"order_id": "RO-47-000001"})
+	if errCode(env) != "STORE_ID_REQUIRED" {
+		t.Errorf("an order the ledger does not hold, without store_id: %v", env)
+	}
+	// A store outside the caller's scope is never found this way.
+	narrow := connect(t, f, mustKeyring(t, `{"47":"a","9":"c"}`), func(o *Options) {
+		o.Writes = &WriteOptions{AllowWrites: true, MaxOrderUnits: 500, Ledger: db, UpstreamID: "up-1"}
+	})
+	env, _ = callTool(t, narrow, "korral_get_order_status", map[string]any{"order_id": "agent:2026-11-27:butter-102"})
+	if errCode(env) != "STORE_ID_REQUIRED" || strings.Contains(errText(env), "102") {
+		t.Errorf("another deployment's store: %v", env)
+	}
+	if f.callsFor("102")+f.callsFor("47") != 0 {
+		t.Errorf("a pending order was asked of StoreLink")
+	}
+}

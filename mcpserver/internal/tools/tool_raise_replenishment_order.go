@@ -83,18 +83,17 @@ func addRaiseReplenishmentOrder(ms *mcp.Server, s *server) {
 		shape: func(p map[string]*jsonschema.Schema) {
 			shapeSKU(p)
 			shapeStoreID(p)
+			// The schema's maximum is the ceiling itself, validated as shown, so
+			// a quantity above it is refused in words that name the ceiling.
+			ceiling := min(s.opts.Writes.MaxOrderUnits, maxPreviewUnits)
 			p["quantity_units"].Minimum = ptr(1.0)
-			p["quantity_units"].Maximum = ptr(float64(maxPreviewUnits))
+			p["quantity_units"].Maximum = ptr(float64(ceiling))
+			p["quantity_units"].Description = "units to order (not cases), at most the ceiling of one order"
 			p["reason"].MinLength = ptr(1)
 			p["reason"].MaxLength = ptr(maxReasonChars)
-			p["reason"].Pattern = `\S`
+			p["reason"].Pattern = reasonPattern
 			p["confirm"].Default = []byte("false")
 			p["idempotency_key"].Pattern = idempotencyKeyPattern
-		},
-		// The definition shows the ceiling; a call above it still reaches the
-		// handler, which explains the refusal better than a schema error.
-		advertise: func(p map[string]*jsonschema.Schema) {
-			p["quantity_units"].Maximum = ptr(float64(min(s.opts.Writes.MaxOrderUnits, maxPreviewUnits)))
 		},
 		outShape: func(out *jsonschema.Schema) {
 			setEnum(out, domain.OrderStatuses(), "data", "order_status")
@@ -122,11 +121,13 @@ func raiseDescription(w WriteOptions) string {
 	}
 }
 
-// maxPreviewUnits bounds quantity_units: a preview may exceed the ceiling,
-// but not by any amount.
+// maxPreviewUnits bounds quantity_units when MAX_ORDER_UNITS is set higher.
 const maxPreviewUnits = 100000
 
 const idempotencyKeyPattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$"
+
+// reasonPattern admits a reason that is not only blank space.
+const reasonPattern = `\S`
 
 func (s *server) raiseReplenishmentOrder(ctx context.Context, c *call, in raiseIn) (*raiseOut, error) {
 	c.sku = in.SKU

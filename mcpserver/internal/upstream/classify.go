@@ -17,11 +17,17 @@ import (
 // sets how far the order got (apperr.Reach), so the ledger never calls a
 // possibly existing order "not sent", nor an untaken one "unknown".
 func classify(method, route string, err error, cooldown time.Duration) *apperr.Error {
+	return classifyFor(method, route, subject{}, err, cooldown)
+}
+
+// classifyFor is classify for a request about a known store and SKU or id,
+// which the NOT_FOUND and key messages then name.
+func classifyFor(method, route string, about subject, err error, cooldown time.Duration) *apperr.Error {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
 		return ae
 	}
-	ae = classifyError(method, route, err, cooldown)
+	ae = classifyError(method, route, about, err, cooldown)
 	if method == http.MethodPost {
 		ae.Reach = writeReach(err, ae.Code)
 	}
@@ -51,7 +57,7 @@ func writeReach(err error, code apperr.Code) apperr.Reach {
 	}
 }
 
-func classifyError(method, route string, err error, cooldown time.Duration) *apperr.Error {
+func classifyError(method, route string, about subject, err error, cooldown time.Duration) *apperr.Error {
 	write := method == http.MethodPost
 	where := method + " " + route
 	var apiErr *storelinkclient.APIError
@@ -71,7 +77,7 @@ func classifyError(method, route string, err error, cooldown time.Duration) *app
 		e.RetryAfterSeconds = int(cooldown.Seconds())
 		return e
 	case errors.As(err, &apiErr):
-		return classifyAPIError(write, where, apiErr)
+		return classifyAPIError(write, where, about, apiErr)
 	case errors.Is(err, storelinkclient.ErrResponseTooLarge), errors.Is(err, storelinkclient.ErrMalformedResponse):
 		// The fault names field and rule without quoting the answer, so no log
 		// line repeats a value StoreLink sent.
@@ -144,7 +150,7 @@ func redirected(write bool, where string, r *storelinkclient.RedirectError) *app
 	return apperr.Wrap(apperr.UpstreamContractError, f, msg, fix)
 }
 
-func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *apperr.Error {
+func classifyAPIError(write bool, where string, about subject, e *storelinkclient.APIError) *apperr.Error {
 	if e.ErrorInSuccess {
 		if write {
 			return apperr.Wrap(apperr.WriteOutcomeUnknown, e,
@@ -164,16 +170,14 @@ func classifyAPIError(write bool, where string, e *storelinkclient.APIError) *ap
 			"Check the SKU, ids and dates you passed; correct them and call again.")
 	case s == http.StatusUnauthorized:
 		return apperr.Wrap(apperr.AuthKeyInvalid, e,
-			"StoreLink refused this deployment's key for the store (missing, unknown or rotated)",
+			fmt.Sprintf("StoreLink refused this deployment's key for %s (missing, unknown or rotated)", about.store()),
 			"Nothing the agent can fix: the operator must install the store's current key (keys rotate weekly). Tell the buyer.")
 	case s == http.StatusForbidden:
 		return apperr.Wrap(apperr.StoreNotAuthorized, e,
-			"StoreLink says this deployment's key does not open that store",
+			fmt.Sprintf("StoreLink says this deployment's key does not open %s", about.store()),
 			"Use a store listed by korral_list_authorized_stores; if it is listed, the operator must fix the keyring.")
 	case s == http.StatusNotFound:
-		return apperr.Wrap(apperr.NotFound, e,
-			fmt.Sprintf("StoreLink has no such record (%s)", where),
-			"Check the id or SKU code; do not guess another one.")
+		return notFound(where, about, e)
 	case s == http.StatusUnprocessableEntity:
 		return apperr.Wrap(apperr.UpstreamRejected, e,
 			fmt.Sprintf("StoreLink refused the request by a business rule (%s): %s", e.Code, storeLinkWords(e.Message)),

@@ -119,3 +119,52 @@ func TestWriteReach(t *testing.T) {
 		t.Errorf("store without a key: %v reach %d", err, ae.Reach)
 	}
 }
+
+// TestErrorsNameTheThing: a 404 names the SKU, order or supplier and the
+// store it was asked at, never the route; a key refusal names the store.
+func TestErrorsNameTheThing(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		status int
+		call   func(c *Client) error
+		want   string
+	}{
+		{"inventory 404", 404, func(c *Client) error { _, err := c.Inventory(ctx, "47", "9999999"); return err },
+			"StoreLink has no SKU 9999999 at store 47"},
+		{"order create 404", 404, func(c *Client) error {
+			_, err := c.CreateOrder(ctx, "47", domain.OrderRequest{SKU: "9999999", QuantityUnits: 1, Reason: "r"})
+			return err
+		}, "StoreLink has no SKU 9999999 at store 47"},
+		{"catalog 404", 404, func(c *Client) error { _, err := c.SKU(ctx, "47", "9999999"); return err },
+			"StoreLink has no SKU 9999999"},
+		{"store 404", 404, func(c *Client) error { _, err := c.Store(ctx, "47"); return err },
+			"StoreLink has no store 47"},
+		{"order 404", 404, func(c *Client) error { _, err := c.Order(ctx, "47", "RO-47-000001"); return err },
+			"StoreLink has no order RO-47-000001 at store 47"},
+		{"supplier 404", 404, func(c *Client) error { _, err := c.Supplier(ctx, "47", "SUP-9"); return err },
+			"StoreLink has no supplier SUP-9"},
+		{"key 401", 401, func(c *Client) error { _, err := c.Inventory(ctx, "47", "8847291"); return err },
+			"refused this deployment's key for store 47"},
+		{"key 403", 403, func(c *Client) error { _, err := c.Inventory(ctx, "47", "8847291"); return err },
+			"key does not open store 47"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newClient(t, answering(t, tc.status, nil, errorBody("not_found")), keys47(), nil)
+			ae := apperr.From(tc.call(c))
+			if !strings.Contains(ae.Message, tc.want) || strings.Contains(ae.Message, "/v1/") {
+				t.Fatalf("message %q, want it to contain %q and no route", ae.Message, tc.want)
+			}
+		})
+	}
+}
+
+// TestNotFoundQuotesOnlyPlainIDs: an id that is not a plain id (StoreLink's
+// own supplier id, say) is never quoted; the route stands in for it.
+func TestNotFoundQuotesOnlyPlainIDs(t *testing.T) {
+	ae := notFound("GET /v1/suppliers/{supplier_id}", subject{storeID: "47", kind: "supplier", id: "SUP\n<b>"}, errors.New("404"))
+	if strings.Contains(ae.Message, "SUP") || !strings.Contains(ae.Message, "no such record") {
+		t.Fatalf("message %q", ae.Message)
+	}
+}

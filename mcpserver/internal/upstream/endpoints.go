@@ -18,6 +18,7 @@ func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error
 }
 
 func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, error) {
+	ctx = about(ctx, subject{kind: "store"})
 	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Store, error) {
@@ -38,6 +39,7 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 
 // Inventory returns the last on-hand count of a SKU at a store.
 func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inventory, error) {
+	ctx = about(ctx, subject{sku: sku})
 	const route = "/v1/stores/{store_id}/inventory"
 	var unknown domain.Unknown
 	var absent sl.Absent
@@ -68,6 +70,7 @@ const MaxPOSPageSize = 1000
 // newest first, keeping at most max transactions and a bounded number of
 // pages; Truncated reports that more exist.
 func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time, max int) (domain.SalesPage, error) {
+	ctx = about(ctx, subject{sku: sku})
 	var out domain.SalesPage
 	var cursor *string
 	// State for the rules that span pages: the oldest line so far and the
@@ -130,6 +133,7 @@ func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, erro
 }
 
 func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
+	ctx = about(ctx, subject{kind: "catalog", sku: sku})
 	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/skus/{sku}", storeID, func(ctx context.Context, key keyring.Key) (*sl.SKU, error) {
@@ -162,6 +166,7 @@ func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (doma
 }
 
 func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
+	ctx = about(ctx, subject{kind: "supplier", id: supplierID})
 	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Supplier, error) {
@@ -192,6 +197,7 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 
 // Order returns one replenishment order of a store.
 func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Order, error) {
+	ctx = about(ctx, subject{kind: "order", id: orderID})
 	const route = "/v1/stores/{store_id}/replenishment/{order_id}"
 	var unknown domain.Unknown
 	var absent sl.Absent
@@ -213,6 +219,7 @@ func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Ord
 // CreateOrder raises a replenishment order. It is never retried blindly: a
 // timeout or a broken answer is WRITE_OUTCOME_UNKNOWN.
 func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.OrderRequest) (domain.Order, error) {
+	ctx = about(ctx, subject{sku: req.SKU})
 	var unknown domain.Unknown
 	var absent sl.Absent
 	v, err := call(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {

@@ -269,7 +269,7 @@ func jsonType(t reflect.Type) string {
 // fail is classify for a store's request, plus a log line naming the
 // broken field and rule under the call id.
 func (c *Client) fail(ctx context.Context, method, route, storeID string, err error) *apperr.Error {
-	ae := classify(method, route, err, c.cooldown)
+	ae := classifyFor(method, route, subjectOf(ctx, storeID), err, c.cooldown)
 	if f, ok := describe(route, err); ok {
 		if ae.Code == apperr.UpstreamContractError && ae.Broken == nil {
 			for _, m := range f.all() {
