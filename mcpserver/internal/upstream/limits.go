@@ -142,10 +142,29 @@ type limitBreak struct {
 	v    reflect.Value
 }
 
-// walker is one pass over a decoded answer.
+// walker is one pass over a decoded answer. path holds, per level, a
+// field's JSON name or (name "") an item's index; it is spelt out only for
+// a break.
 type walker struct {
-	path   []string
+	path   []pathStep
 	breaks []limitBreak
+}
+
+type pathStep struct {
+	name  string
+	index int
+}
+
+// where is the walker's place as a dotted path: transactions.3.units.
+func (w *walker) where() string {
+	parts := make([]string, len(w.path))
+	for i, s := range w.path {
+		parts[i] = s.name
+		if s.name == "" {
+			parts[i] = strconv.Itoa(s.index)
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // walk checks v (the value at n) and what is below it. An array over its
@@ -160,18 +179,18 @@ func (w *walker) walk(v reflect.Value, n *node) {
 	}
 	if n.lim != nil {
 		if got, ok := within(v, n.lim); !ok {
-			w.breaks = append(w.breaks, limitBreak{at: n, path: strings.Join(w.path, "."), got: got, v: at})
+			w.breaks = append(w.breaks, limitBreak{at: n, path: w.where(), got: got, v: at})
 			return
 		}
 	}
 	for _, k := range n.kids {
-		w.path = append(w.path, k.name)
+		w.path = append(w.path, pathStep{name: k.name})
 		w.walk(v.Field(k.field), k)
 		w.path = w.path[:len(w.path)-1]
 	}
 	if n.elem != nil && (v.Kind() == reflect.Slice || v.Kind() == reflect.Array) {
 		for i := range v.Len() {
-			w.path = append(w.path, strconv.Itoa(i))
+			w.path = append(w.path, pathStep{index: i})
 			w.walk(v.Index(i), n.elem)
 			w.path = w.path[:len(w.path)-1]
 		}
