@@ -102,7 +102,7 @@ func TestContractErrorsNameTheirCause(t *testing.T) {
 		msg         string // in the message; the cause when empty
 	}{
 		{name: "timezone", body: store(poison, "07:00"), field: "store.timezone", rule: "not an IANA time zone", id: "store.timezone.iana"},
-		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "empty", id: "store.timezone.iana"},
+		{name: "empty timezone", body: store("", "07:00"), field: "store.timezone", rule: "empty, the contract asks for at least 1 character", id: "schema.min_length"},
 		// Opening hours only qualify; unreadable ones degrade the answer.
 		{name: "store echo", body: strings.Replace(store("Europe/Prague", "07:00"), `"47"`, `"48"`, 1), field: "store.store_id", rule: "not the store of the request", id: "path.store_id"},
 		{name: "wrong type", body: `{"store_id":"47","sku":"8847291","on_hand_units":"` + poison + `","counted_at":"2026-11-27T06:00:00+01:00"}`,

@@ -43,6 +43,7 @@ const maxLoggedFields = 10
 // (on a strict route) unknown property; elsewhere unknown properties are
 // logged and counted. A missing qualifier is added to unknown instead
 // (ADR 0030) unless unknown is nil. Absent fields go to *absent (ADR 0028).
+// Last, it holds the answer to the contract's limits (overLimits).
 func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, route, storeID string, resp R, err error, absent *sl.Absent, unknown *domain.Unknown) (*T, error) {
 	// One walk of the body finds every problem and the absent fields.
 	v, fields, err := sl.ResultWithFields(resp, err)
@@ -124,6 +125,11 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		if jerr := json.Unmarshal(resp.GetBody(), v); jerr != nil {
 			return nil, err
 		}
+	}
+	// The contract's limits, before any value reaches an answer, a log
+	// line or the audit (ADR 0037).
+	if err := c.overLimits(ctx, method, route, storeID, v, unknown); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
