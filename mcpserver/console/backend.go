@@ -148,6 +148,9 @@ type Decision struct {
 // Justification is the stock evidence behind a staged order. A zero time,
 // a nil pointer or an empty string means unknown, and the page says so.
 type Justification struct {
+	// Headline is the stock-risk decision in the buyer's words, the sentence
+	// korral_check_stock_risk answers with for this store and SKU.
+	Headline         string
 	OnHandUnits      int64
 	OnHandAsOf       time.Time
 	UnitsSoldLast24h int64

@@ -82,6 +82,7 @@ func (d OrderDetail) clean() OrderDetail {
 		d.Decision = &c
 	}
 	j := &d.Justification
+	j.Headline = shown(j.Headline)
 	j.Confidence = shown(j.Confidence)
 	j.DuplicateWarning = shown(j.DuplicateWarning)
 	j.Flags = flagWords(shownAll(j.Flags))

@@ -33,6 +33,7 @@ func (b *consoleBackend) justify(ctx context.Context, e state.Entry, loc *time.L
 		return j, nil, console.Stockout{}, errors.New("the preview returned no assessment")
 	}
 	r := out.Assessment.Risk
+	j.Headline = projection.Headline(r, out.Assessment.Unknown)
 	j.OnHandUnits = r.OnHandUnits
 	j.OnHandAsOf = parseTime(&r.OnHandAsOf, loc)
 	j.StockoutEarliest = parseTime(r.ProjectedStockoutWindow.Earliest, loc)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -229,5 +230,34 @@ func TestRaisedOrderIsNotItsOwnDuplicate(t *testing.T) {
 	}
 	if _, off := d.Decision.At.Zone(); off != 3600 {
 		t.Errorf("the decision's time %s is not in the store's timezone (Europe/Prague, +01:00 in November)", d.Decision.At)
+	}
+}
+
+// TestOrderPageLeadsWithTheHeadline: the order page shows the stock-risk
+// headline korral_check_stock_risk gives for the store and SKU (built by
+// projection.Headline from the same preview), above the order's facts.
+func TestOrderPageLeadsWithTheHeadline(t *testing.T) {
+	w := newWorld(t, true, func(string) bool { return true })
+	s := w.login(t)
+	code, page := s.send("GET", "/orders/"+w.order, nil)
+	if code != http.StatusOK {
+		t.Fatalf("order page: %d\n%s", code, page)
+	}
+	jana, err := w.b.Login(context.Background(), "jana", "janas secret 0123456789", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.b.Order(context.Background(), jana, w.order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := d.Justification.Headline
+	// No sales in the fixture: the projection has no sell rate.
+	if !strings.HasPrefix(h, "Stockout time unknown") {
+		t.Fatalf("headline %q", h)
+	}
+	at, facts := strings.Index(page, `<p class="headline" id="headline">`+html.EscapeString(h)+`</p>`), strings.Index(page, `id="request"`)
+	if at < 0 || facts < at {
+		t.Errorf("the page does not lead with the headline %q:\n%s", h, page)
 	}
 }

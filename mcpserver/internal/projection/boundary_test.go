@@ -13,8 +13,6 @@ import (
 // 08:00-20:00, now Wed 11 Mar 14:00, 14 days alternating 12 and 24 units,
 // 10 on hand counted at 07:00, lead time 2 days) unless a row says otherwise.
 
-func hasFlag(r Result, f Flag) bool { return slices.Contains(r.DataQualityFlags, f) }
-
 // row returns the evidence row of a date; it fails the test if there is none.
 func row(t *testing.T, r Result, date string) DayEvidence {
 	t.Helper()

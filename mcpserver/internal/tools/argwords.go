@@ -231,3 +231,11 @@ func shown(v any) string {
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/replenish"
@@ -98,8 +97,8 @@ func answerRank(a projection.Answer) int {
 
 // compareEarliest orders two stockout times as instants; unknown is last.
 func compareEarliest(x, y *string) int {
-	tx, okx := parseTime(x)
-	ty, oky := parseTime(y)
+	tx, okx := projection.ParseTime(x)
+	ty, oky := projection.ParseTime(y)
 	switch {
 	case okx && oky:
 		return tx.Compare(ty)
@@ -109,14 +108,6 @@ func compareEarliest(x, y *string) int {
 		return 1
 	}
 	return 0
-}
-
-func parseTime(s *string) (time.Time, bool) {
-	if s == nil {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339, *s)
-	return t, err == nil
 }
 
 // compareStoreIDs orders store ids as numbers (the keyring's order).
@@ -162,7 +153,7 @@ func sweepAnswer(entries []sweepEntry) ([]storeRisk, []*replenish.Assessment, *s
 			sw.Outcomes.StockoutBeforeClose++
 		case projection.No:
 			// A store whose figures are doubtful is not reported as safe.
-			if len(dataFlags(e.a.Risk.DataQualityFlags)) > 0 {
+			if len(projection.DataFlags(e.a.Risk.DataQualityFlags)) > 0 {
 				sw.Outcomes.FlaggedData++
 			} else {
 				sw.Outcomes.NoStockout++

@@ -122,9 +122,9 @@ func compactFacts(a *replenish.Assessment) *storeFacts {
 		WillStockoutBeforeCloseToday: r.WillStockoutBeforeCloseToday, UnitsShortByClose: r.UnitsShortByClose,
 		OrderCutoffPassed: r.OrderCutoffPassed, EarliestArrival: r.EarliestReplenishmentArrival,
 		ArrivalBeatsStockout: r.ArrivalBeatsStockout, Evidence: compactEvidence(r.Evidence),
-		DataQualityFlags: r.DataQualityFlags, DataQualityNotes: dataQualityNotes(r),
+		DataQualityFlags: r.DataQualityFlags, DataQualityNotes: projection.DataQualityNotes(r),
 		Caveat: r.Caveat, Unknown: a.Unknown.Of(storeResources...).Caveats(),
-		Headline: headline(r, a.Unknown),
+		Headline: projection.Headline(r, a.Unknown),
 	}
 	if b := r.UnitsPerTradingHour; b != nil {
 		f.UnitsPerTradingHour = []float64{b.Low, b.High}

@@ -1,36 +1,35 @@
-package tools
+package projection
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
-
-	"github.com/korral/storelink/mcpserver/internal/domain"
-	"github.com/korral/storelink/mcpserver/internal/projection"
 )
 
 // The headline is the stock-risk decision in the buyer's words, built from
 // the projection alone so that the answer, the views and the console show
 // the same sentence. It states facts; it never addresses the model.
 
-// dataFlags are the flags that make the projection's figures doubtful. The
+// DataFlags are the flags that make the projection's figures doubtful. The
 // other two (store closed today, outside trading hours) describe the store's
 // hours, not its data.
-func dataFlags(flags []projection.Flag) []projection.Flag {
-	var out []projection.Flag
+func DataFlags(flags []Flag) []Flag {
+	var out []Flag
 	for _, f := range flags {
-		if f != projection.FlagStoreClosedToday && f != projection.FlagOutsideTradingHours {
+		if f != FlagStoreClosedToday && f != FlagOutsideTradingHours {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// headline is one store's decision: when the SKU runs out against today's
+// Headline is one store's decision: when the SKU runs out against today's
 // close, whether the next delivery beats it, the shortfall by close, and
 // how far to trust it. Times are store-local HH:MM, with the weekday when
-// not today.
-func headline(r projection.Result, unknown domain.Unknown) string {
+// not today. unknown names the qualifiers StoreLink did not give (ADR 0030),
+// such as "store.opening_hours".
+func Headline(r Result, unknown []string) string {
 	now, _ := time.Parse(time.RFC3339, r.AsOf)
 	parts := []string{stockSentence(r, unknown, now)}
 	if s := deliverySentence(r, unknown, now); s != "" {
@@ -46,24 +45,24 @@ func headline(r projection.Result, unknown domain.Unknown) string {
 }
 
 // stockSentence says when the SKU runs out, against today's close.
-func stockSentence(r projection.Result, unknown domain.Unknown, now time.Time) string {
+func stockSentence(r Result, unknown []string, now time.Time) string {
 	earliest, latest := r.ProjectedStockoutWindow.Earliest, r.ProjectedStockoutWindow.Latest
 	closes := clockOf(r.ClosesAtToday, now)
 	switch {
-	case r.Confidence == projection.ConfidenceNone:
+	case r.Confidence == ConfidenceNone:
 		return fmt.Sprintf("Stockout time unknown: %s. About %d on hand.", refusalReason(r), max(0, r.EstimatedOnHandNow))
 	case r.EstimatedOnHandNow <= 0 && r.OnHandUnits > 0:
 		return fmt.Sprintf("Probably out of stock now: sales since the count used up the %d counted.", r.OnHandUnits)
 	case r.EstimatedOnHandNow <= 0:
 		return fmt.Sprintf("Out of stock: StoreLink shows %d on hand.", r.OnHandUnits)
-	case unknown.Has("store.opening_hours"):
+	case slices.Contains(unknown, "store.opening_hours"):
 		return "Opening hours unknown, so no answer for today's close. At the recent rate it runs out " + windowPhrase(earliest, latest, now) + "."
-	case hasFlag(r, projection.FlagStoreClosedToday):
+	case hasFlag(r, FlagStoreClosedToday):
 		return "Closed today. It runs out " + windowPhrase(earliest, latest, now) + "."
 	}
 	prefix := ""
-	if hasFlag(r, projection.FlagOutsideTradingHours) {
-		opens, _ := parseTime(r.OpensAtToday)
+	if hasFlag(r, FlagOutsideTradingHours) {
+		opens, _ := ParseTime(r.OpensAtToday)
 		if now.Before(opens) {
 			prefix = "Opens at " + clockOf(r.OpensAtToday, now) + ". "
 		} else {
@@ -71,10 +70,10 @@ func stockSentence(r projection.Result, unknown domain.Unknown, now time.Time) s
 		}
 	}
 	switch r.WillStockoutBeforeCloseToday {
-	case projection.Yes:
+	case Yes:
 		left := ""
-		if end, ok := parseTime(r.ClosesAtToday); ok {
-			if l, ok := parseTime(latest); ok {
+		if end, ok := ParseTime(r.ClosesAtToday); ok {
+			if l, ok := ParseTime(latest); ok {
 				left = ", " + duration(end.Sub(l)) + " before the " + closes + " close"
 				if !sameClock(earliest, latest, now) {
 					left = ", at least " + duration(end.Sub(l)) + " before the " + closes + " close"
@@ -82,11 +81,11 @@ func stockSentence(r projection.Result, unknown domain.Unknown, now time.Time) s
 			}
 		}
 		return prefix + "Runs out " + windowPhrase(earliest, latest, now) + left + "."
-	case projection.Unknown:
+	case Unknown:
 		return prefix + "May run out before the " + closes + " close: " + windowPhrase(earliest, latest, now) + "."
 	}
 	if earliest == nil {
-		return prefix + fmt.Sprintf("Lasts past today's close and beyond %d days at the recent rate.", projection.HorizonDays)
+		return prefix + fmt.Sprintf("Lasts past today's close and beyond %d days at the recent rate.", HorizonDays)
 	}
 	if r.TradingHoursLeftToday == 0 {
 		return prefix + "Runs out " + localClock(*earliest, now) + " at the earliest."
@@ -95,48 +94,48 @@ func stockSentence(r projection.Result, unknown domain.Unknown, now time.Time) s
 }
 
 // refusalReason is why the projection gave no sell rate.
-func refusalReason(r projection.Result) string {
-	if hasFlag(r, projection.FlagNoSalesInWindow) {
+func refusalReason(r Result) string {
+	if hasFlag(r, FlagNoSalesInWindow) {
 		return fmt.Sprintf("nothing sold in the last %d days", r.ObservationDays)
 	}
-	return fmt.Sprintf("only %d usable trading %s of sales, fewer than %d", r.TradingDaysUsed, plural(r.TradingDaysUsed, "day", "days"), projection.MinBasisDays)
+	return fmt.Sprintf("only %d usable trading %s of sales, fewer than %d", r.TradingDaysUsed, plural(r.TradingDaysUsed, "day", "days"), MinBasisDays)
 }
 
 // deliverySentence says when the next delivery lands and whether it is in
 // time.
-func deliverySentence(r projection.Result, unknown domain.Unknown, now time.Time) string {
+func deliverySentence(r Result, unknown []string, now time.Time) string {
 	if r.EarliestReplenishmentArrival == nil {
-		if r.SupplierLeadTimeDays == nil || unknown.Has("supplier.lead_time_days") {
+		if r.SupplierLeadTimeDays == nil || slices.Contains(unknown, "supplier.lead_time_days") {
 			return "No delivery date: the supplier's lead time is unknown."
 		}
 		return "No delivery date known."
 	}
 	when := localClock(*r.EarliestReplenishmentArrival, now)
 	lead := "The next delivery (" + when + ")"
-	if unknown.Has("supplier.order_cutoff_local") {
+	if slices.Contains(unknown, "supplier.order_cutoff_local") {
 		lead = "The next delivery (" + when + "; order cut-off unknown)"
 	}
 	if r.OrderCutoffPassed {
 		lead = "Today's order cut-off has passed; the next delivery (" + when + ")"
 	}
 	switch r.ArrivalBeatsStockout {
-	case projection.Yes:
+	case Yes:
 		return lead + " arrives in time."
-	case projection.No:
+	case No:
 		return lead + " is too late."
 	}
-	if r.Confidence == projection.ConfidenceNone {
+	if r.Confidence == ConfidenceNone {
 		return "The next delivery could arrive " + when + "."
 	}
 	return lead + " may be too late."
 }
 
 // shortSentence is the shortfall by close (units_short_by_close).
-func shortSentence(r projection.Result) string {
+func shortSentence(r Result) string {
 	if r.UnitsShortByClose == nil || *r.UnitsShortByClose <= 0 {
 		return ""
 	}
-	if r.WillStockoutBeforeCloseToday == projection.Yes {
+	if r.WillStockoutBeforeCloseToday == Yes {
 		return fmt.Sprintf("%d short by close.", *r.UnitsShortByClose)
 	}
 	return fmt.Sprintf("Up to %d short by close.", *r.UnitsShortByClose)
@@ -144,13 +143,13 @@ func shortSentence(r projection.Result) string {
 
 // trustSentence names the confidence when it is not high, with the first
 // reason.
-func trustSentence(r projection.Result) string {
-	if r.Confidence == projection.ConfidenceNone {
+func trustSentence(r Result) string {
+	if r.Confidence == ConfidenceNone {
 		return ""
 	}
-	flags := dataFlags(r.DataQualityFlags)
+	flags := DataFlags(r.DataQualityFlags)
 	if len(flags) == 0 {
-		if r.Confidence == projection.ConfidenceHigh {
+		if r.Confidence == ConfidenceHigh {
 			return ""
 		}
 		return fmt.Sprintf("%s confidence: only %d trading days of sales.", capitalize(string(r.Confidence)), r.TradingDaysUsed)
@@ -163,32 +162,32 @@ func trustSentence(r projection.Result) string {
 }
 
 // flagReason is a flag as a short clause, for the headline.
-func flagReason(r projection.Result, f projection.Flag) string {
+func flagReason(r Result, f Flag) string {
 	switch f {
-	case projection.FlagInsufficientHistory:
+	case FlagInsufficientHistory:
 		return "too little sales history"
-	case projection.FlagNoSalesInWindow:
+	case FlagNoSalesInWindow:
 		return "no sales in the lookback window"
-	case projection.FlagBulkDominatesDay:
+	case FlagBulkDominatesDay:
 		return "bulk orders were left out of the sell rate"
-	case projection.FlagPossibleStockoutDays:
-		n := countDays(r, projection.DayPossibleStockout)
+	case FlagPossibleStockoutDays:
+		n := countDays(r, DayPossibleStockout)
 		return fmt.Sprintf("%d %s without sales look like stockouts", n, plural(n, "day", "days"))
-	case projection.FlagHighVariability:
+	case FlagHighVariability:
 		return "daily sales vary widely"
-	case projection.FlagStaleOnHandCount:
+	case FlagStaleOnHandCount:
 		if r.OnHandAsOf == "" {
 			return "the on-hand count has no time"
 		}
 		return fmt.Sprintf("the on-hand count is %s old", hoursText(r.OnHandAgeHours))
-	case projection.FlagNegativeOnHand:
+	case FlagNegativeOnHand:
 		return "StoreLink shows negative stock"
 	}
 	return string(f)
 }
 
-// dataQualityNotes is each data-quality flag in words, in the same order.
-func dataQualityNotes(r projection.Result) []string {
+// DataQualityNotes is each data-quality flag in words, in the same order.
+func DataQualityNotes(r Result) []string {
 	notes := make([]string, len(r.DataQualityFlags))
 	for i, f := range r.DataQualityFlags {
 		notes[i] = flagNote(r, f)
@@ -197,45 +196,38 @@ func dataQualityNotes(r projection.Result) []string {
 }
 
 // flagNote is one flag as a sentence.
-func flagNote(r projection.Result, f projection.Flag) string {
+func flagNote(r Result, f Flag) string {
 	switch f {
-	case projection.FlagInsufficientHistory:
-		return fmt.Sprintf("Only %d usable trading %s of sales history; a sell rate needs %d.", r.TradingDaysUsed, plural(r.TradingDaysUsed, "day", "days"), projection.MinBasisDays)
-	case projection.FlagNoSalesInWindow:
+	case FlagInsufficientHistory:
+		return fmt.Sprintf("Only %d usable trading %s of sales history; a sell rate needs %d.", r.TradingDaysUsed, plural(r.TradingDaysUsed, "day", "days"), MinBasisDays)
+	case FlagNoSalesInWindow:
 		return fmt.Sprintf("Nothing sold in the last %d days, bulk orders aside: no sell rate to project from.", r.ObservationDays)
-	case projection.FlagBulkDominatesDay:
-		n := countDays(r, projection.DayBulkDominated)
+	case FlagBulkDominatesDay:
+		n := countDays(r, DayBulkDominated)
 		return fmt.Sprintf("Bulk orders made most of the sales on %d %s; they are left out of the sell rate.", n, plural(n, "day", "days"))
-	case projection.FlagPossibleStockoutDays:
-		n := countDays(r, projection.DayPossibleStockout)
+	case FlagPossibleStockoutDays:
+		n := countDays(r, DayPossibleStockout)
 		return fmt.Sprintf("Sold nothing on %d trading %s when sales were expected: possibly out of stock; left out of the sell rate.", n, plural(n, "day", "days"))
-	case projection.FlagHighVariability:
+	case FlagHighVariability:
 		return "Daily sales vary widely, so the stockout time is uncertain."
-	case projection.FlagStaleOnHandCount:
+	case FlagStaleOnHandCount:
 		if r.OnHandAsOf == "" {
 			return "The on-hand count has no time, so it is treated as stale."
 		}
-		return fmt.Sprintf("The on-hand count is %s old, older than %d h: deliveries or shrink since may move the window.", hoursText(r.OnHandAgeHours), projection.StaleCountHours)
-	case projection.FlagNegativeOnHand:
+		return fmt.Sprintf("The on-hand count is %s old, older than %d h: deliveries or shrink since may move the window.", hoursText(r.OnHandAgeHours), StaleCountHours)
+	case FlagNegativeOnHand:
 		return fmt.Sprintf("StoreLink shows %d on hand, below zero: likely shrink or late scans.", r.OnHandUnits)
-	case projection.FlagStoreClosedToday:
+	case FlagStoreClosedToday:
 		return "The store does not open today."
-	case projection.FlagOutsideTradingHours:
+	case FlagOutsideTradingHours:
 		return "The store is not trading right now."
 	}
 	return string(f)
 }
 
-func hasFlag(r projection.Result, f projection.Flag) bool {
-	for _, g := range r.DataQualityFlags {
-		if g == f {
-			return true
-		}
-	}
-	return false
-}
+func hasFlag(r Result, f Flag) bool { return slices.Contains(r.DataQualityFlags, f) }
 
-func countDays(r projection.Result, f projection.DayFlag) int {
+func countDays(r Result, f DayFlag) int {
 	n := 0
 	for _, d := range r.Evidence {
 		for _, g := range d.Flags {
@@ -253,7 +245,7 @@ func countDays(r projection.Result, f projection.DayFlag) int {
 func windowPhrase(earliest, latest *string, now time.Time) string {
 	switch {
 	case earliest == nil:
-		return fmt.Sprintf("beyond %d days", projection.HorizonDays)
+		return fmt.Sprintf("beyond %d days", HorizonDays)
 	case latest == nil:
 		return localClock(*earliest, now) + " at the earliest"
 	case sameClock(earliest, latest, now):
@@ -339,9 +331,12 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
+// ParseTime reads one of Result's RFC 3339 times; false when it is nil or
+// not a time.
+func ParseTime(s *string) (time.Time, bool) {
+	if s == nil {
+		return time.Time{}, false
 	}
-	return many
+	t, err := time.Parse(time.RFC3339, *s)
+	return t, err == nil
 }
