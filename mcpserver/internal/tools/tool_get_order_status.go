@@ -18,7 +18,7 @@ import (
 
 type orderStatusIn struct {
 	OrderID string `json:"order_id" jsonschema:"order id, idempotency key or approval id"`
-	StoreID string `json:"store_id,omitempty" jsonschema:"optional if one store is authorized"`
+	StoreID string `json:"store_id,omitempty" jsonschema:"optional for a known order or one store"`
 }
 
 type orderStatusOut struct {
