@@ -203,6 +203,17 @@ func (v *viewsWorld) show(name, probe string) map[string]any {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// chromedp's attach to a frame races with the DOM events of a document
+	// still changing (a data race inside chromedp): wait until the view has
+	// reported its size and stopped resizing for a few polls first.
+	for sizes, still, deadline := -1.0, 0, time.Now().Add(10*time.Second); still < 3 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		n, _ := chromedp.Run(bctx, chromedp.Evaluate[float64](`window.hostState.log.filter((l) => l.startsWith("size")).length`))
+		if n > 0 && n == sizes {
+			still++
+		} else {
+			sizes, still = n, 0
+		}
+	}
 	frame := viewFrame(t, bctx)
 	var got map[string]any
 	var err error
