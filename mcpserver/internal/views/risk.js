@@ -58,19 +58,9 @@
   var clock = /^(\d{1,2}):(\d{2})$/;
   function hm(ts) { var w = wall(ts); return w ? w.hm : clock.test(ts || "") ? ts : ""; }
 
-  // headline is the answer's headline, else the same sentence built here
-  // from its fields.
-  function headline(r) {
-    if (typeof r.headline === "string" && r.headline) return r.headline;
-    var win = r.stockout_window || [], out = [];
-    if (r.will_stockout_before_close_today === "true") out.push("Runs out about " + hm(win[0]) + " today" + (r.closes_at_today ? ", before the " + hm(r.closes_at_today) + " close." : "."));
-    else if (r.will_stockout_before_close_today === "unknown") out.push("Cannot tell whether it lasts until close.");
-    else if (win[0]) out.push("Lasts until close; runs out about " + when(win[0]) + ".");
-    else out.push("No stockout projected.");
-    if (r.earliest_delivery) out.push("The next delivery (" + when(r.earliest_delivery) + ") is " + ({ "true": "in time.", "false": "too late." }[r.arrival_beats_stockout] || "of unknown timing."));
-    if (r.units_short_by_close > 0) out.push(r.units_short_by_close + " short by close.");
-    return out.join(" ");
-  }
+  // headline is the answer's headline (projection.Headline on the server),
+  // so the view, the console and the agent read the same sentence.
+  function headline(r) { return typeof r.headline === "string" ? r.headline : ""; }
   function tone(r) {
     if (r.will_stockout_before_close_today === "true" || r.arrival_beats_stockout === "false") return "tone-bad";
     return r.will_stockout_before_close_today === "unknown" ? "tone-warn" : "tone-good";
