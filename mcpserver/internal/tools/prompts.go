@@ -49,10 +49,10 @@ func addPrompts(ms *mcp.Server, s *server) {
 	ms.AddPrompt(&mcp.Prompt{
 		Name:        promptRestockGaps,
 		Title:       "Restock gaps",
-		Description: "Check a SKU's stock risk at stores; preview orders where units short by close exceed N.",
+		Description: "Check a SKU's stock risk at stores; preview orders where the gap (sold in 24 h minus on hand) exceeds N.",
 		Arguments: []*mcp.PromptArgument{
 			{Name: "sku", Description: "SKU code", Required: true},
-			{Name: "min_gap_units", Description: "units short by close that warrant an order", Required: true},
+			{Name: "min_gap_units", Description: "a gap above this warrants an order", Required: true},
 			{Name: "store_ids", Description: "comma-separated; default all (a chain sweep)"},
 		},
 	}, s.restockGaps)
@@ -126,16 +126,19 @@ func (s *server) restockGaps(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 		return nil, invalidArg(fmt.Sprintf("at most %d named stores per check; this asks for %d", maxRiskStores, len(ids)),
 			"Name up to 20 stores in store_ids, or leave it out to sweep every store.")
 	}
-	order := "preview korral_raise_replenishment_order with the shortfall as reason and show me. Send nothing until I agree."
+	order := "preview korral_raise_replenishment_order with the gap as reason and show me. Send nothing until I agree."
 	if s.opts.Writes == nil {
-		order = "tell me the shortfall: this server cannot order."
+		order = "tell me the gap: this server cannot order."
 	}
+	// The gap is the buyer's rule of the butter scenario, the same as the
+	// demo's and eval's: units_sold_last_24h minus on_hand_units. It does
+	// not move with the hour, as units_short_by_close does.
+	gapRule := fmt.Sprintf("The gap is units_sold_last_24h minus on_hand_units; where it exceeds %d, %s", gap, order)
 	// No store (or "all"): the chain sweep.
 	text := fmt.Sprintf(`Call korral_check_stock_risk for SKU %s with store_ids ["all"] (every store I may use). `+
-		"Where units_short_by_close exceeds %d, in stores or in sweep.more_at_risk, %s", sku, gap, order)
+		"Take the stores it lists, in stores and in sweep.more_at_risk (the most at risk before close). %s", sku, gapRule)
 	if len(ids) > 0 {
-		text = fmt.Sprintf("Call korral_check_stock_risk for SKU %s at stores %s. Where units_short_by_close exceeds %d, %s",
-			sku, strings.Join(ids, ","), gap, order)
+		text = fmt.Sprintf("Call korral_check_stock_risk for SKU %s at stores %s. %s", sku, strings.Join(ids, ","), gapRule)
 	}
 	return userPrompt("Restock gaps for SKU "+sku, text), nil
 }

@@ -121,7 +121,7 @@ func TestRestockGapsPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"korral_check_stock_risk", "SKU 8847291", "stores 102,47.", "exceeds 12", "korral_raise_replenishment_order", "Send nothing until I agree"} {
+	for _, want := range []string{"korral_check_stock_risk", "SKU 8847291", "stores 102,47.", "units_sold_last_24h minus on_hand_units; where it exceeds 12", "korral_raise_replenishment_order", "Send nothing until I agree"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q: %s", want, text)
 		}

@@ -52,7 +52,7 @@ type sweepError struct {
 	StoreIDs    []string `json:"store_ids"`
 }
 
-var sweepListColumns = []string{"store_id", "store_name", "will_stockout_before_close_today", "stockout_earliest", "units_short_by_close", "confidence"}
+var sweepListColumns = []string{"store_id", "store_name", "will_stockout_before_close_today", "stockout_earliest", "units_short_by_close", "confidence", "units_sold_last_24h", "on_hand_units"}
 
 // sweepEntry is one store's outcome before the answer is cut to budget.
 type sweepEntry struct {
@@ -190,7 +190,7 @@ func fillMoreAtRisk(sw *sweepOut, listed []sweepEntry) {
 			earliest = *r.ProjectedStockoutWindow.Earliest
 		}
 		sw.MoreAtRisk.Rows = append(sw.MoreAtRisk.Rows, []any{e.risk.StoreID, e.risk.StoreName,
-			r.WillStockoutBeforeCloseToday, earliest, short, r.Confidence})
+			r.WillStockoutBeforeCloseToday, earliest, short, r.Confidence, e.a.UnitsSoldLast24h, r.OnHandUnits})
 	}
 }
 
