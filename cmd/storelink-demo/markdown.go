@@ -56,7 +56,7 @@ func renderMarkdown(d *demoRun) string {
 	p("## The rule the agent applies\n\n")
 	p("- **gap** = `units_sold_last_24h` minus `on_hand_units`, both from one `korral_check_stock_risk` call that covers both stores (`store_ids`).\n")
 	p("- **Order** only where the gap exceeds 6 units: a gap of exactly 6 gets no order.\n")
-	p("- The gap is not the risk answer's shortfall: `units_short_by_close` (\"N short by close\" in each store's headline) counts the units missing at the high sell rate until today's close, so it shrinks through the day; the buyer's rule here is the 24-h gap, the same at any hour.\n")
+	p("- The gap is not the risk answer's shortfall: `units_short_by_close` (\"N short by close\" in each store's headline) counts the units missing at the high sell rate until today's close, so it shrinks through the day; the buyer's rule here is the 24-h gap, the same at any hour, and the `korral_restock_gaps` prompt uses it too (ADR 0043).\n")
 	p("- **Quantity**: the gap rounded up to whole cases of `product.case_pack`, because the supplier ships whole cases; ordering the bare gap would leave the rounding to someone else.\n")
 	p("- **Preview first**, then confirm with the preview's idempotency key only when the preview's quantity check says `ok` and no order of the SKU is open there. At `review` the agent asks the buyer and sends only on a yes; at `refuse`, or with an open order, it sends nothing.\n\n")
 
