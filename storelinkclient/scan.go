@@ -196,6 +196,10 @@ func (s *scanner) str() (raw []byte, plain bool) {
 	start := s.pos
 	plain = true
 	for s.pos < len(s.data) {
+		if !special[s.data[s.pos]] {
+			s.pos++
+			continue
+		}
 		switch c := s.data[s.pos]; {
 		case c == '"':
 			s.pos++
@@ -219,6 +223,16 @@ func (s *scanner) str() (raw []byte, plain bool) {
 	s.fail()
 	return nil, false
 }
+
+// special marks the bytes of a string that are not ASCII characters
+// standing for themselves: the quote, the backslash, control characters
+// and the bytes of non-ASCII characters.
+var special = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
 
 // escape skips one escape sequence of a string; false when it is none.
 func (s *scanner) escape() bool {
@@ -388,8 +402,8 @@ func (s *scanner) open(n int) *frame {
 func (s *scanner) member(sh *shape, fr *frame, quoted, key []byte, plain bool) {
 	name := ""
 	if !plain {
-		// Escapes or non-ASCII: the key as encoding/json reads it.
-		if json.Unmarshal(quoted, &name) != nil {
+		var ok bool
+		if name, ok = decodeKey(quoted); !ok {
 			s.fail()
 			return
 		}
@@ -469,4 +483,12 @@ func (s *scanner) close(sh *shape, fr *frame) []FieldProblem {
 		}
 	}
 	return out
+}
+
+// decodeKey is a quoted key with escapes or non-ASCII bytes as
+// encoding/json reads it (invalid UTF-8 as U+FFFD).
+func decodeKey(quoted []byte) (string, bool) {
+	var name string
+	err := json.Unmarshal(quoted, &name)
+	return name, err == nil
 }

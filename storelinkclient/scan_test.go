@@ -138,6 +138,15 @@ func edgeBodies() map[string]string {
 		"bad escape":          `{"store_id":"4\x7"}`,
 		"short unicode":       `{"store_id":"\u00g1"}`,
 		"control character":   "{\"store_id\":\"4\x017\"}",
+		"unit separator":      "{\"store_id\":\"4\x1f7\"}",
+		"delete is allowed":   "{\"store_id\":\"4\x7f7 \"}",
+		"hex digits":          `{"store_id":"\uaBcF\u09fA\u0000","\u0041":"\/\b\f\n\r\t\\\""}`,
+		"hex out of range":    `{"store_id":"\u00G0"}`,
+		"escape at the end":   `{"store_id":"\u00`,
+		"lone backslash":      `{"store_id":"\`,
+		"bad escape letter":   `{"store_id":"\a"}`,
+		"numbers":             `{"on_hand_units":-0.0e+0,"x":[0,-1,1E5,2e-3,10.25,-0,1e01]}`,
+		"minus alone":         `{"on_hand_units":-x}`,
 		"bad number":          `{"on_hand_units":-}`,
 		"leading zero":        `{"on_hand_units":012}`,
 		"bare fraction":       `{"on_hand_units":1.}`,
@@ -339,7 +348,18 @@ func FuzzBodyFields(f *testing.F) {
 		f.Add(body)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		deep := bytes.Count(body, []byte("{")) > 64
 		for _, v := range scanTypes() {
+			// Against a type that holds itself, a body nested n deep has
+			// up to n problems with paths of up to n steps, built level by
+			// level: both walks take time cubic in n. No generated type
+			// holds itself.
+			switch v.(type) {
+			case *oddNode, *oddShape:
+				if deep {
+					continue
+				}
+			}
 			sameFields(t, "fuzzed", body, v)
 		}
 	})
