@@ -55,6 +55,10 @@ type unknownKey struct {
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
+// maxKept bounds the absent pointers and object levels a pooled scanner
+// keeps room for.
+const maxKept = 4096
+
 // scanFields walks body against sh. ok is false when body is not JSON.
 func scanFields(body []byte, sh *shape) (problems []FieldProblem, absent map[string]struct{}, ok bool) {
 	s := scanners.Get().(*scanner)
@@ -74,6 +78,10 @@ func scanFields(body []byte, sh *shape) (problems []FieldProblem, absent map[str
 	ok = !s.failed
 	clear(s.absent)
 	s.data, s.absent, s.at, s.level = nil, s.absent[:0], s.at[:0], 0
+	if cap(s.absent) > maxKept || len(s.frames) > maxKept {
+		// A pathological answer's state is not kept for the next one.
+		s.absent, s.frames = nil, nil
+	}
 	scanners.Put(s)
 	if !ok {
 		return nil, nil, false
