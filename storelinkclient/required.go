@@ -1,7 +1,6 @@
 package storelinkclient
 
 import (
-	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
@@ -104,16 +103,20 @@ type Fields struct {
 
 // BodyFields walks a JSON answer once against v (as for [FieldProblems]).
 // A body that is not JSON has neither problems nor absent fields.
+//
+// It reads the body's bytes once, against a plan of v's type compiled on
+// first use: keys are matched, values are skipped unless their type is
+// looked into, and nothing is allocated for a property that fits. It
+// accepts what encoding/json accepts as the body's first value.
 func BodyFields(body []byte, v any) Fields {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil || v == nil {
+	if v == nil {
 		return Fields{}
 	}
-	var w walker
-	problems := w.problemsIn(doc, reflect.TypeOf(v))
-	return Fields{Problems: problems, Absent: newAbsent(w.absent)}
+	problems, absent, ok := scanFields(body, shapeOf(reflect.TypeOf(v)))
+	if !ok {
+		return Fields{}
+	}
+	return Fields{Problems: problems, Absent: newAbsent(absent)}
 }
 
 // Absent is the set of the contract type's properties a JSON answer leaves
@@ -233,23 +236,17 @@ func opaque(t reflect.Type) bool {
 	return t == timeType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textType)
 }
 
-// walker is the state of one walk: a stack of steps and the absent
-// properties found so far.
-type walker struct {
-	at     []step
-	absent map[string]struct{}
-}
-
 // step is a property name, or an array index when name is "".
 type step struct {
 	name  string
 	index int
 }
 
-// leftOut records an absent property of the current object.
-func (w *walker) leftOut(name string) {
+// pointer is the JSON Pointer of the property name of the object at the
+// path at.
+func pointer(at []step, name string) string {
 	var b strings.Builder
-	for _, s := range w.at {
+	for _, s := range at {
 		b.WriteByte('/')
 		if s.name == "" {
 			b.WriteString(strconv.Itoa(s.index))
@@ -259,10 +256,7 @@ func (w *walker) leftOut(name string) {
 	}
 	b.WriteByte('/')
 	b.WriteString(escapeToken(name))
-	if w.absent == nil {
-		w.absent = map[string]struct{}{}
-	}
-	w.absent[b.String()] = struct{}{}
+	return b.String()
 }
 
 // escapeToken escapes a JSON Pointer token (RFC 6901).
@@ -271,48 +265,6 @@ func escapeToken(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// problemsIn returns doc's problems, with paths relative to doc, and
-// records doc's absent properties.
-func (w *walker) problemsIn(doc any, t reflect.Type) []FieldProblem {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if opaque(t) {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		if items, ok := doc.([]any); ok {
-			return w.itemProblems(items, t.Elem())
-		}
-	case reflect.Struct:
-		if obj, ok := doc.(map[string]any); ok {
-			return w.objectProblems(obj, t)
-		}
-	}
-	return nil
-}
-
-// itemProblems returns the problems of an array's items, each problem once
-// (under the first item that has it).
-func (w *walker) itemProblems(items []any, t reflect.Type) []FieldProblem {
-	var out []FieldProblem
-	seen := map[FieldProblem]bool{}
-	for i, item := range items {
-		w.at = append(w.at, step{index: i})
-		found := w.problemsIn(item, t)
-		w.at = w.at[:len(w.at)-1]
-		for _, p := range found {
-			if seen[p] {
-				continue
-			}
-			seen[p] = true
-			out = append(out, p.under(strconv.Itoa(i)))
-		}
-	}
-	return out
 }
 
 // under is p with its paths below the property or index named.
@@ -324,69 +276,11 @@ func (p FieldProblem) under(name string) FieldProblem {
 	return p
 }
 
-// missingField is a declared property the object left out.
-type missingField struct {
-	name string
-	t    reflect.Type
-}
-
-// objectProblems returns an object's missing required properties, then its
-// undeclared ones, against the struct t.
-func (w *walker) objectProblems(obj map[string]any, t reflect.Type) []FieldProblem {
-	var out []FieldProblem
-	declared := map[string]bool{}
-	var missing []missingField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "" || name == "-" {
-			continue
-		}
-		declared[name] = true
-		value, present := obj[name]
-		if !present {
-			missing = append(missing, missingField{name, f.Type})
-			w.leftOut(name)
-			if !strings.Contains(","+opts+",", ",omitempty,") {
-				out = append(out, FieldProblem{Field: name, Kind: FieldMissing})
-			}
-			continue
-		}
-		w.at = append(w.at, step{name: name})
-		found := w.problemsIn(value, f.Type)
-		w.at = w.at[:len(w.at)-1]
-		for _, p := range found {
-			out = append(out, p.under(name))
-		}
-	}
-	var unknown []string
-	for name := range obj {
-		if !declared[name] {
-			unknown = append(unknown, name)
-		}
-	}
-	slices.Sort(unknown)
-	for _, name := range unknown {
-		candidates := renameCandidates(name, obj[name], missing)
-		for _, m := range candidates {
-			out = append(out, FieldProblem{Field: name, Kind: FieldRenamed, Renamed: m})
-		}
-		if len(candidates) == 0 {
-			out = append(out, FieldProblem{Field: name, Kind: FieldUnknown})
-		}
-	}
-	return out
-}
-
-// renameCandidates are the missing properties an undeclared one could be a
-// rename of, narrowed by spelling or shared words.
-func renameCandidates(name string, value any, missing []missingField) []string {
-	var candidates []string
-	for _, m := range missing {
-		if compatible(value, m.t) {
-			candidates = append(candidates, m.name)
-		}
-	}
+// narrow picks, among the absent properties of a fitting type
+// (candidates, in field order), those an undeclared property name could
+// be a rename of: the same name in another spelling, else the one that
+// shares the most words with it, else all of them.
+func narrow(name string, candidates []string) []string {
 	// The same name in another spelling (storeId, StoreID for store_id) is
 	// the one candidate.
 	for _, m := range candidates {
@@ -427,50 +321,13 @@ func sharedWords(a, b string) int {
 
 // spelling is a property name without case, '_' and '-'.
 func spelling(name string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
-}
-
-// compatible reports whether a JSON value could be the value of a field
-// of type t: the same JSON type, an integral number for an integer. A null
-// could stand for any property, and a type that decodes itself for any
-// value: a reader must not rule a rename out on a guess.
-func compatible(value any, t reflect.Type) bool {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if value == nil {
-		return true
-	}
-	if t == timeType || reflect.PointerTo(t).Implements(textType) {
-		_, ok := value.(string)
-		return ok
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return true
-	}
-	switch v := value.(type) {
-	case string:
-		return t.Kind() == reflect.String
-	case bool:
-		return t.Kind() == reflect.Bool
-	case json.Number:
-		switch t.Kind() {
-		case reflect.Float32, reflect.Float64:
-			return true
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			_, err := v.Int64()
-			return err == nil
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			_, err := strconv.ParseUint(v.String(), 10, 64)
-			return err == nil
+	b := make([]byte, 0, len(name))
+	for i := range len(name) {
+		if c := name[i]; c != '_' && c != '-' {
+			b = append(b, c)
 		}
-		return false
-	case []any:
-		return t.Kind() == reflect.Slice || t.Kind() == reflect.Array
-	case map[string]any:
-		return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
 	}
-	return false
+	return strings.ToLower(string(b))
 }
 
 func join(path, name string) string {
