@@ -97,11 +97,11 @@ type toolSpec[In, Out any] struct {
 // call.
 func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	t := *spec.tool
-	t.InputSchema, t.OutputSchema = s.schemas(t.Name, func() (in, out *jsonschema.Schema) { return buildSchemas(s, spec) })
+	in, out := s.schemas(t.Name, func() (in, out *jsonschema.Schema) { return buildSchemas(s, spec) })
 	s.tools[t.Name] = true
 	checker := sync.OnceValue(func() *argChecker[In] { return newArgChecker(spec) })
 
-	ms.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	addTool(ms, &t, in, out, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
