@@ -153,6 +153,15 @@ func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
+		if s.opts.TracerProvider == nil && s.opts.MeterProvider == nil {
+			// Telemetry is off: spans and metrics would be no-ops, so only
+			// the caller's trace context is kept, for the log lines' and
+			// the audit row's trace_id.
+			if meta := paramsMeta(req); len(meta) > 0 {
+				ctx = propagator.Extract(ctx, metaCarrier(meta))
+			}
+			return next(ctx, method, req)
+		}
 		start := time.Now()
 		tool, target := "", ""
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
