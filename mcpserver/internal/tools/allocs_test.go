@@ -117,6 +117,12 @@ func callOK(tb testing.TB, cs *mcp.ClientSession, p *mcp.CallToolParams) {
 // server, warm (the store list and the product are cached after the first
 // call), counted over the whole process: client, server and StoreLink.
 func allocsPerCall(t *testing.T, p *mcp.CallToolParams) float64 {
+	if testing.Short() {
+		t.Skip("builds the whole server")
+	}
+	if raceDetector {
+		t.Skip("the race detector allocates on its own account; `make test-isolated` runs this without it")
+	}
 	cs := assembled(t)
 	for range 20 {
 		callOK(t, cs, p)
@@ -126,23 +132,26 @@ func allocsPerCall(t *testing.T, p *mcp.CallToolParams) float64 {
 
 // The allocation budgets of the hot path (issue 44): a change that makes a
 // call allocate more fails here, with no timing involved. Each budget is a
-// little above what the call allocates today; lower it when a change
-// makes the call lighter. Counts are for the whole process (the go-sdk
-// client and the recorded StoreLink included), so they also move with the
-// go-sdk version.
+// little above what the call allocates today; lower it when a change makes
+// the call lighter. Counts are for the whole process (the go-sdk client
+// and the recorded StoreLink included), so they also move with the go-sdk
+// version; the bare go-sdk echo call (BenchmarkEchoFloor) allocates 245.
 //
-// korral_list_authorized_stores: 400 before the cuts of issue 44 and XXX
-// after. korral_check_stock_risk (butter at 47, warm): 2,950 before and
-// XXX after.
+// korral_list_authorized_stores: 432 before the cuts of issue 44, 361
+// after (telemetry off builds no span or metric attributes; the
+// refused-call check reads plain params without decoding _meta; a call
+// without arguments skips the schema walk).
+//
+// korral_check_stock_risk, butter at 47, warm: 3,100 before, 3,059 after
+// (the same cuts); about two thirds of them are the decode and guard of
+// StoreLink's POS page (storelinkclient, upstream), whose one-pass decode
+// is a change of its own: lower the budget with it.
 const (
-	trivialCallBudget = 1000
-	riskCallBudget    = 4000
+	trivialCallBudget = 370
+	riskCallBudget    = 3120
 )
 
 func TestTrivialCallStaysWithinItsAllocationBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the whole server")
-	}
 	if got := allocsPerCall(t, trivialCall); got > trivialCallBudget {
 		t.Errorf("korral_list_authorized_stores allocates %.0f times per call, over its budget of %d", got, trivialCallBudget)
 	} else {
@@ -151,9 +160,6 @@ func TestTrivialCallStaysWithinItsAllocationBudget(t *testing.T) {
 }
 
 func TestWarmRiskCheckStaysWithinItsAllocationBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the whole server")
-	}
 	if got := allocsPerCall(t, riskCall); got > riskCallBudget {
 		t.Errorf("korral_check_stock_risk allocates %.0f times per call, over its budget of %d", got, riskCallBudget)
 	} else {
