@@ -24,6 +24,9 @@ func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 	}
 	// Fast path: params that decode here decode for the SDK too, since
 	// encoding/json matches names regardless of case.
+	if plainParams(raw) {
+		return "", "", false
+	}
 	var whole mcp.CallToolParamsRaw
 	if json.Unmarshal(raw, &whole) == nil {
 		return "", "", false
@@ -53,4 +56,27 @@ func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 		return tool, textsafe.Bound(fmt.Sprintf(`"params" do not decode: %v`, err), MaxReason), true
 	}
 	return "", "", false
+}
+
+// plainParams reports, more cheaply than decoding them, that raw decodes
+// as mcp.CallToolParamsRaw: an object whose name and requestState are
+// strings (or null), whose _meta is an object (or null), and with no
+// inputResponses, whose decoding it leaves to the full check. arguments
+// may hold any value. false means only "not known to decode".
+func plainParams(raw json.RawMessage) bool {
+	var p struct {
+		Meta           json.RawMessage `json:"_meta"`
+		Name           json.RawMessage `json:"name"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
+	}
+	if json.Unmarshal(raw, &p) != nil || len(p.InputResponses) > 0 {
+		return false
+	}
+	return oneOf(p.Name, '"') && oneOf(p.RequestState, '"') && oneOf(p.Meta, '{')
+}
+
+// oneOf reports whether v is absent, null, or a value opening with first.
+func oneOf(v json.RawMessage, first byte) bool {
+	return len(v) == 0 || v[0] == first || string(v) == "null"
 }

@@ -123,6 +123,10 @@ const (
 	EnvOAuthIssuer    = "OAUTH_ISSUER"
 )
 
+// DefaultMaxOrderUnits is MAX_ORDER_UNITS when unset; the tools' generated
+// schemas (tools/schemas.gen.go) are built for it.
+const DefaultMaxOrderUnits = 500
+
 // settings is the table, in the order Load parses the settings and the
 // README lists them. Load runs cross-setting rules after STORELINK_MOCK_NOW,
 // APPROVAL_WEBHOOK_URL and OAUTH_AUDIENCE, so moving a row across one
@@ -172,7 +176,7 @@ var settings = []Setting{
 		kind:        boolean(func(c *Config) *bool { return &c.AllowWrites })},
 	{Name: "MAX_ORDER_UNITS", Usage: "at most `N` units in one order, 1 to 100000",
 		Description: "Hard ceiling on one order's units, whatever the agent confirms (1 to 100000).",
-		kind:        intIn(500, 1, 100000, func(c *Config) *int { return &c.MaxOrderUnits })},
+		kind:        intIn(DefaultMaxOrderUnits, 1, 100000, func(c *Config) *int { return &c.MaxOrderUnits })},
 	{Name: "READ_ONLY", Usage: "do not offer the write tool",
 		Bundle: &BundleQuestion{Order: 6, Title: "Read only",
 			Description: "Remove the order tool altogether."},

@@ -112,6 +112,9 @@ type server struct {
 	approvals *approvalWatcher
 	// callers holds each caller's bucket of tool calls; nil: no limit.
 	callers *callerlimit.Limiter
+	// collected, when set, receives the JSON of every tool's schemas, built
+	// from the types (GeneratedSchemasSource).
+	collected map[string][2]string
 }
 
 // workflow is the order workflow behind the tools, built on each call
@@ -166,15 +169,23 @@ func newServer(opts Options) *server {
 }
 
 // New returns the MCP server with its tools registered.
-func New(opts Options) *mcp.Server {
+func New(opts Options) *mcp.Server { return build(newServer(withDefaults(opts))) }
+
+// withDefaults fills the settings New defaults.
+func withDefaults(opts Options) Options {
 	if opts.DefaultLookbackDays == 0 {
 		opts.DefaultLookbackDays = projection.DefaultLookbackDays
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := newServer(opts)
-	opts = s.opts
+	return opts
+}
+
+// build makes the MCP server of s and registers its tools, prompts and
+// views.
+func build(s *server) *mcp.Server {
+	opts := s.opts
 	ms := mcp.NewServer(&mcp.Implementation{Name: "korral-storelink", Title: "Korral StoreLink", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions: instructionsFor(opts), Logger: opts.Logger,

@@ -145,6 +145,15 @@ func paramsMeta(req mcp.Request) map[string]any {
 	return p.GetMeta()
 }
 
+// callerTrace is ctx with the W3C trace context the caller put in
+// params._meta, if any.
+func callerTrace(ctx context.Context, req mcp.Request) context.Context {
+	if meta := paramsMeta(req); len(meta) > 0 {
+		return propagator.Extract(ctx, metaCarrier(meta))
+	}
+	return ctx
+}
+
 // observe is the receiving middleware around every MCP request: a server
 // span continuing the caller's trace from params._meta, and
 // mcp.server.operation.duration. It does not change the answer or error.
@@ -152,6 +161,12 @@ func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
+		}
+		if s.opts.TracerProvider == nil && s.opts.MeterProvider == nil {
+			// Telemetry is off: spans and metrics would be no-ops, so only
+			// the caller's trace context is kept, for the log lines' and
+			// the audit row's trace_id.
+			return next(callerTrace(ctx, req), method, req)
 		}
 		start := time.Now()
 		tool, target := "", ""
@@ -166,9 +181,7 @@ func (s *server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if gpr, ok := req.(*mcp.GetPromptRequest); ok && gpr.Params != nil {
 			target = audit.ClientName(gpr.Params.Name)
 		}
-		if meta := paramsMeta(req); len(meta) > 0 {
-			ctx = propagator.Extract(ctx, metaCarrier(meta))
-		}
+		ctx = callerTrace(ctx, req)
 		name := method
 		if target != "" {
 			name += " " + target

@@ -178,3 +178,21 @@ func TestTracingNeverChangesTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestCallersTraceIsAuditedWithTelemetryOff: without providers the server
+// makes no spans, yet the audit row still names the trace the caller sent
+// in params._meta.
+func TestCallersTraceIsAuditedWithTelemetryOff(t *testing.T) {
+	sink := &auditCollector{}
+	s := connect(t, newFake(), mustKeyring(t, `{"47":"k1","102":"k2"}`), func(o *Options) { o.Audit = sink })
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	_, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "korral_list_authorized_stores", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + trace + "-00f067aa0ba902b7-01"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := sink.take()
+	if len(events) != 1 || events[0].TraceID != trace {
+		t.Fatalf("audit rows %+v, want one with trace_id %s", events, trace)
+	}
+}

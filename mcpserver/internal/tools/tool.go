@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -90,43 +91,17 @@ type toolSpec[In, Out any] struct {
 // register adds a tool behind the common wrapper: it validates arguments
 // (a bad one is an INVALID_ARGUMENT envelope, not a protocol error), gives
 // the call an id for its log lines, maps errors to the taxonomy, and writes
-// the log and audit lines.
+// the log and audit lines. The schemas the tool list shows come from
+// schemas.gen.go when it holds this configuration's (schemas.go); the
+// input schema the arguments are checked against is built on the first
+// call.
 func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
-	in, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", spec.tool.Name, err))
-	}
-	if in.Properties == nil {
-		in.Properties = map[string]*jsonschema.Schema{}
-	}
-	if spec.shape != nil {
-		spec.shape(in.Properties)
-	}
-	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: resolve input schema: %v", spec.tool.Name, err))
-	}
-	out, err := outputSchema[Out]()
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: output schema: %v", spec.tool.Name, err))
-	}
-	if spec.outShape != nil {
-		spec.outShape(out)
-	}
 	t := *spec.tool
-	t.InputSchema = in
-	if s.opts.EmbeddedDemo {
-		property(out, "data").Properties["demo_notice"] = &jsonschema.Schema{Type: "string"}
-	}
-	t.OutputSchema = out
+	in, out := s.schemas(t.Name, func() (in, out *jsonschema.Schema) { return buildSchemas(s, spec) })
 	s.tools[t.Name] = true
-	allowed := make([]string, 0, len(in.Properties))
-	for name := range in.Properties {
-		allowed = append(allowed, name)
-	}
-	sort.Strings(allowed)
+	checker := sync.OnceValue(func() *argChecker[In] { return newArgChecker(spec) })
 
-	ms.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	addTool(ms, &t, in, out, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
@@ -134,7 +109,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		s.log.InfoContext(ctx, "tool.start", "call_id", c.id, "tool", t.Name, "client", c.client, "session", c.session)
 
 		var data *Out
-		input, aerr := decodeArgs[In](req.Params.Arguments, resolved, allowed)
+		input, aerr := checker().decode(req.Params.Arguments)
 		if aerr == nil {
 			var herr error
 			data, herr = runHandler(ctx, spec.handle, c, input)
