@@ -7,8 +7,8 @@
 # Environment: BENCH_RUNS (default 3) repetitions; BENCH_QUICK=1 for one
 # short run while trying things out; BENCH_OUT for another output directory;
 # BENCH_ONLY=phase,... runs only those phases of the load driver (cold,
-# stdio, external, http, writes, scale, distance, telemetry, mocks; e.g.
-# BENCH_ONLY=distance) and skips the Go benchmarks and the TypeScript
+# stdio, external, http, writes, scale, distance, telemetry, mocks, cpu;
+# e.g. BENCH_ONLY=distance) and skips the Go benchmarks and the TypeScript
 # client comparisons, installing and starting only what those phases need.
 # Figures from a busy machine are not worth keeping: the script warns when
 # the load average is high, and docs/benchmarks.md says how to wait for a
@@ -75,7 +75,7 @@ say "building the binaries"
 go build -o "$OUT/bin/storelink-mcp" ./cmd/storelink-mcp
 # The storelink-mcp the release archives and the image ship (ADR 0015).
 release=""
-if want cold; then
+if want cold || want cpu; then
 	go build -tags nodemo -o "$OUT/bin/storelink-mcp-release" ./cmd/storelink-mcp
 	release=$OUT/bin/storelink-mcp-release
 fi
@@ -83,7 +83,7 @@ go build -o "$OUT/bin/mockstorelink" ./cmd/mockstorelink
 go build -o "$OUT/bin/loadgen" ./bench/loadgen
 # The floor: a bare go-sdk server with one echo tool (bench/echoserver).
 echoserver=""
-if want scale; then
+if want scale || want cpu; then
 	go build -o "$OUT/bin/echoserver" ./bench/echoserver
 	echoserver=$OUT/bin/echoserver
 fi
