@@ -243,18 +243,20 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 			*sv.out = append(*sv.out, smp)
 		}
 	}
-	cpuLog(log, res)
+	cpuLog(log, res, servers)
 	return nil
 }
 
-// cpuLog prints the run's figures as the driver goes.
-func cpuLog(log func(string, ...any), res *cpuResult) {
-	for _, x := range []struct {
+// cpuLog prints the run's figures as the driver goes, with each server's
+// PID (bench/profiledmcp names its profiles by PID).
+func cpuLog(log func(string, ...any), res *cpuResult, servers []cpuServer) {
+	for i, x := range []struct {
 		name string
 		s    cpuSeries
 	}{{"echo", res.Echo}, {"trivial", res.Trivial}, {"risk", res.Risk}} {
 		cpu, _ := x.s.cpuPerCall()
-		log("  cpu: %s: p50 %.3f ms, %.0f calls/s, server CPU %.3f ms a call", x.name, x.s.p50(), x.s.rate(), cpu)
+		log("  cpu: %s (PID %d): p50 %.3f ms, %.0f calls/s, server CPU %.3f ms a call",
+			x.name, servers[i].s.proc.pid(), x.s.p50(), x.s.rate(), cpu)
 	}
 }
 
