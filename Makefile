@@ -199,7 +199,7 @@ inspector: bin/storelink-mcp $(NODE22) $(INSPECTOR_JS) ## Check the tool list wi
 	conformance/inspector.sh $(ROOT)/bin/storelink-mcp $(NODE22) $(INSPECTOR_JS)
 
 .PHONY: bench
-bench: ## Benchmarks (not in ci): Go benchmarks, then the binaries under load beside Prism; writes bench/out/results.md (BENCH_ONLY=distance: one phase).
+bench: ## Benchmarks (not in ci): Go benchmarks, then the binaries under load beside Prism; writes bench/out/results.md (BENCH_ONLY=distance: one phase; BENCH_ONLY=cpu: issue 44's CPU per answer).
 	bench/run.sh
 
 # BenchmarkFairness also runs within make bench (bench/run.sh runs ./bench's benchmarks).

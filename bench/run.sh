@@ -7,8 +7,8 @@
 # Environment: BENCH_RUNS (default 3) repetitions; BENCH_QUICK=1 for one
 # short run while trying things out; BENCH_OUT for another output directory;
 # BENCH_ONLY=phase,... runs only those phases of the load driver (cold,
-# stdio, external, http, writes, scale, distance, telemetry, mocks; e.g.
-# BENCH_ONLY=distance) and skips the Go benchmarks and the TypeScript
+# stdio, external, http, writes, scale, distance, telemetry, mocks, cpu;
+# e.g. BENCH_ONLY=distance) and skips the Go benchmarks and the TypeScript
 # client comparisons, installing and starting only what those phases need.
 # Figures from a busy machine are not worth keeping: the script warns when
 # the load average is high, and docs/benchmarks.md says how to wait for a
@@ -31,8 +31,9 @@ want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 # One exit trap for everything started or made below (a second trap would
 # replace the first and leave PostgreSQL running).
-pg_started="" tshome=""
+pg_started="" tshome="" mockpid=""
 cleanup() {
+	[ -z "$mockpid" ] || kill "$mockpid" 2>/dev/null || true
 	[ -z "$tshome" ] || rm -rf "$tshome"
 	[ -z "$pg_started" ] || scripts/postgres-test.sh stop
 }
@@ -75,7 +76,7 @@ say "building the binaries"
 go build -o "$OUT/bin/storelink-mcp" ./cmd/storelink-mcp
 # The storelink-mcp the release archives and the image ship (ADR 0015).
 release=""
-if want cold; then
+if want cold || want cpu; then
 	go build -tags nodemo -o "$OUT/bin/storelink-mcp-release" ./cmd/storelink-mcp
 	release=$OUT/bin/storelink-mcp-release
 fi
@@ -83,7 +84,7 @@ go build -o "$OUT/bin/mockstorelink" ./cmd/mockstorelink
 go build -o "$OUT/bin/loadgen" ./bench/loadgen
 # The floor: a bare go-sdk server with one echo tool (bench/echoserver).
 echoserver=""
-if want scale; then
+if want scale || want cpu; then
 	go build -o "$OUT/bin/echoserver" ./bench/echoserver
 	echoserver=$OUT/bin/echoserver
 fi
@@ -154,6 +155,60 @@ tsfloor() {
 	rm -rf "$home"
 }
 
+# tscpu is the cpu phase's three servers with the TypeScript SDK client,
+# the client of issue 44's table (bench/tsclient/floor.mjs): the echo server,
+# then storelink-mcp's trivial call and risk check, each on its own process,
+# against one separate mockstorelink process started here.
+tscpu() {
+	local dir=$ROOT/.tools/tsclient-1.32.2
+	if [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] || ! command -v node >/dev/null; then
+		say "the TypeScript SDK client is not installed (make tsclient): the cpu phase's TypeScript figures are skipped"
+		return 0
+	fi
+	say "TypeScript SDK client: the cpu phase's servers, storelink-mcp against a separate mockstorelink"
+	cp bench/tsclient/floor.mjs "$dir/floor.mjs"
+	local home url=""
+	home=$(mktemp -d)
+	"$OUT/bin/mockstorelink" --addr 127.0.0.1:0 --now default --no-response-validation --log-level error \
+		--keyring-out "$home/keyring.json" >"$home/url" 2>/dev/null &
+	mockpid=$!
+	for _ in $(seq 100); do
+		url=$(head -n1 "$home/url")
+		[ -z "$url" ] || break
+		sleep 0.1
+	done
+	if [ -z "$url" ]; then
+		say "mockstorelink printed no URL: the cpu phase's TypeScript figures are skipped"
+	else
+		local servers
+		tsenv() { printf '{"HOME":"%s","STATE_DB_PATH":"%s/%s.db","UPSTREAM_BASE_URL":"%s","STORELINK_KEYRING_FILE":"%s/keyring.json"}' "$home" "$home" "$1" "$url" "$home"; }
+		servers=$(printf '[{"name":"bare go-sdk v1.8.0, echo","command":"%s","tool":"echo","arguments":{"message":"hello"}}' "$OUT/bin/echoserver")
+		servers+=$(printf ',{"name":"storelink-mcp, korral_list_authorized_stores","command":"%s","env":%s,"tool":"korral_list_authorized_stores","target":{"p50_ratio_max":1.2,"rate_ratio_min":0.9}}' "$OUT/bin/storelink-mcp" "$(tsenv trivial)")
+		servers+=$(printf ',{"name":"storelink-mcp, korral_check_stock_risk (butter at 47)","command":"%s","env":%s,"tool":"korral_check_stock_risk","arguments":{"store_id":"47","sku":"8847291"}}]' "$OUT/bin/storelink-mcp" "$(tsenv risk)")
+		local rounds=5
+		[ -z "$QUICK" ] || rounds=2
+		{
+			echo
+			echo "## CPU per answer (issue 44) with the TypeScript SDK client"
+			echo
+			echo "The cpu phase's three servers with the client of issue 44's table; storelink-mcp against a separate \`mockstorelink --now default\` process (the server on the real clock)."
+			echo
+		} >>"$OUT/results.md"
+		# An optional column: a failure is reported, and the Go client's figures stand.
+		if TSFLOOR_ROUNDS=$rounds node "$dir/floor.mjs" "$servers" >"$OUT/tscpu.json" 2>"$home/err"; then
+			node "$dir/floor.mjs" --markdown "$OUT/tscpu.json" >>"$OUT/results.md"
+		else
+			cat "$home/err" >&2
+			say "the TypeScript client's run failed: its figures are left out"
+			printf 'Not measured: the run failed (%s).\n' "$(grep -m1 -o 'Error: .*' "$home/err" | tr '|' '/')" >>"$OUT/results.md"
+		fi
+	fi
+	kill "$mockpid" 2>/dev/null || true
+	wait "$mockpid" 2>/dev/null || true
+	mockpid=""
+	rm -rf "$home"
+}
+
 say "load driver"
 "$OUT/bin/loadgen" "${loadflags[@]}" \
 	--server "$OUT/bin/storelink-mcp" --release-server "$release" --mock "$OUT/bin/mockstorelink" \
@@ -162,6 +217,7 @@ say "load driver"
 	--database-url "${TEST_DATABASE_URL:-}" \
 	--echo-server "$echoserver" --scale-http-args "serve --http {addr} --stateless"
 if [ -n "$ONLY" ]; then
+	! want cpu || tscpu
 	say "1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)"
 	say "written: $OUT/results.md and $OUT/results.json"
 	exit 0
@@ -193,5 +249,6 @@ else
 	say "node or npm is missing: the TypeScript SDK client comparison is skipped"
 fi
 tsfloor
+tscpu
 say "1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)"
 say "written: $OUT/results.md and $OUT/results.json"

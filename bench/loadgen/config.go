@@ -11,7 +11,7 @@ import (
 )
 
 // phaseNames are the phases --only may name, in the order a run takes them.
-var phaseNames = []string{"cold", "stdio", "external", "http", "writes", "scale", "distance", "telemetry", "mocks"}
+var phaseNames = []string{"cold", "stdio", "external", "http", "writes", "scale", "distance", "telemetry", "mocks", "cpu"}
 
 // config is the command line.
 type config struct {
@@ -55,6 +55,12 @@ type config struct {
 	// a row (the sweep half), the whole phase bounded by distanceDur.
 	distanceCalls int
 	distanceDur   time.Duration
+
+	// The server's CPU per answer beside the echo server (cpu.go):
+	// cpuRounds alternating rounds of cpuCalls calls from 1 caller and
+	// twice as many from cpuCallers.
+	cpuRounds int
+	cpuCalls  int
 }
 
 // parseFlags reads the command line into a config.
@@ -88,10 +94,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.scaleHTTPArgs, "scale-http-args", "serve --http {addr} --stateless", "server arguments of the scale phase ({addr} = listen address)")
 	fs.IntVar(&c.distanceCalls, "distance-calls", 20, "measured calls of each row of the distance phase (the sweep makes half)")
 	fs.DurationVar(&c.distanceDur, "distance-duration", 4*time.Minute, "upper bound on the distance phase's time in each run (every row still makes 3 calls)")
+	fs.IntVar(&c.cpuRounds, "cpu-rounds", 5, "alternating rounds of the cpu phase in each run")
+	fs.IntVar(&c.cpuCalls, "cpu-calls", 300, "calls from 1 caller in each round of the cpu phase (twice as many follow from 8 callers)")
 	fs.BoolVar(&c.quick, "quick", false, "one short run, for trying the driver out")
 	fs.Var((*envList)(&c.serverEnv), "server-env", "extra `KEY=VALUE` for every server process (repeatable), e.g. PROFILE_DIR for bench/profiledmcp")
 	fs.StringVar(&c.loadStart, "load-before", "", "load average when the whole benchmark began (default: when this driver starts)")
-	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, scale, distance, mocks, telemetry (default all)")
+	fs.StringVar(&c.only, "only", "", "run only these comma-separated phases: cold, stdio, external, http, writes, scale, distance, telemetry, mocks, cpu (default all)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -114,15 +122,17 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return c, nil
 }
 
-// shorten sizes --quick's one short run; an explicit size of the write or
-// distance phase wins over it.
+// shorten sizes --quick's one short run; an explicit size of the write,
+// distance or cpu phase wins over it.
 func (c *config) shorten(fs *flag.FlagSet) {
 	orders, dur := c.writeOrders, c.writeDur
 	dcalls, ddur := c.distanceCalls, c.distanceDur
+	rounds, calls := c.cpuRounds, c.cpuCalls
 	c.runs, c.cold, c.seqCalls, c.conCalls, c.httpCalls, c.wrkDur = 1, 5, 200, 1000, 500, 2*time.Second
 	c.writeOrders, c.writeDur = 300, 30*time.Second
 	c.scaleCalls = 1000
 	c.distanceCalls, c.distanceDur = 6, 2*time.Minute
+	c.cpuRounds, c.cpuCalls = 2, 100
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "write-orders":
@@ -133,6 +143,10 @@ func (c *config) shorten(fs *flag.FlagSet) {
 			c.distanceCalls = dcalls
 		case "distance-duration":
 			c.distanceDur = ddur
+		case "cpu-rounds":
+			c.cpuRounds = rounds
+		case "cpu-calls":
+			c.cpuCalls = calls
 		}
 	})
 }
@@ -159,5 +173,6 @@ func (c config) public() map[string]any {
 		"wrk":         fmt.Sprintf("-t2 -c10 -d%s --latency", c.wrkDur),
 		"scale_calls": c.scaleCalls, "scale_http_args": c.scaleHTTPArgs,
 		"distance_calls": c.distanceCalls, "distance_duration": c.distanceDur.String(),
+		"cpu_rounds": c.cpuRounds, "cpu_calls": c.cpuCalls,
 	}
 }

@@ -207,7 +207,7 @@ func TestSectionsAreEmptyWithoutTheirPhase(t *testing.T) {
 	r := &report{Runs: []runResult{{}}}
 	for name, section := range map[string]func(func(string, ...any)){
 		"load": r.loadMarkdown, "writes": r.writesMarkdown,
-		"telemetry": r.telemetryMarkdown, "scale": r.scaleMarkdown, "distance": r.distanceMarkdown,
+		"telemetry": r.telemetryMarkdown, "scale": r.scaleMarkdown, "distance": r.distanceMarkdown, "cpu": r.cpuMarkdown,
 		"cold start": r.coldStartMarkdown, "init": r.initMarkdown, "memory": r.memoryMarkdown,
 		"mocks": r.mocksMarkdown, "tools": r.toolsMarkdown, "go benchmarks": r.goBenchMarkdown,
 	} {

@@ -127,6 +127,8 @@ type runResult struct {
 	Telemetry []telemetryResult `json:"telemetry,omitempty"`
 	// Distance is the distance phase (distance.go).
 	Distance *distanceResult `json:"distance,omitempty"`
+	// CPU is the cpu phase (cpu.go).
+	CPU *cpuResult `json:"cpu,omitempty"`
 }
 
 const (
@@ -188,6 +190,13 @@ func oneRun(ctx context.Context, c config, hopts *httpOptions, dir string, log f
 	if c.wrk != "" && c.phase("mocks") {
 		if r.Mocks, err = mocksRun(ctx, c, dir, log); err != nil {
 			return r, err
+		}
+	}
+	if c.phase("cpu") {
+		if c.echoServer == "" {
+			log("  cpu: skipped, no --echo-server")
+		} else if r.CPU, err = cpuRun(ctx, c, dir, log); err != nil {
+			return r, fmt.Errorf("cpu: %w", err)
 		}
 	}
 	return r, nil

@@ -141,16 +141,9 @@ func coldStarts(ctx context.Context, bin, dir string, n int, env []string) ([]ti
 	var info toolsInfo
 	var out []time.Duration
 	for i := -1; i < n; i++ {
-		t0 := time.Now()
-		s, err := startStdio(ctx, bin, dir, env)
+		d, res, err := coldStart(ctx, bin, dir, env)
 		if err != nil {
 			return nil, info, err
-		}
-		res, err := s.sessions[0].ListTools(ctx, nil)
-		d := time.Since(t0)
-		if err != nil {
-			s.close()
-			return nil, info, fmt.Errorf("tools/list: %w%s", err, s.logTail())
 		}
 		if i >= 0 {
 			out = append(out, d)
@@ -158,9 +151,25 @@ func coldStarts(ctx context.Context, bin, dir string, n int, env []string) ([]ti
 			raw, _ := json.Marshal(res)
 			info = toolsInfo{Tools: len(res.Tools), ModelVisibleBytes: mcpserver.ModelVisibleBytes(res.Tools), ToolsListBytes: len(raw)}
 		}
-		s.close()
 	}
 	return out, info, nil
+}
+
+// coldStart spawns the binary once, times it from exec to a completed
+// tools/list, and ends it.
+func coldStart(ctx context.Context, bin, dir string, env []string) (time.Duration, *mcp.ListToolsResult, error) {
+	t0 := time.Now()
+	s, err := startStdio(ctx, bin, dir, env)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer s.close()
+	res, err := s.sessions[0].ListTools(ctx, nil)
+	d := time.Since(t0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("tools/list: %w%s", err, s.logTail())
+	}
+	return d, res, nil
 }
 
 // loadResult is one load phase against one server process.

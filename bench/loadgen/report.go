@@ -61,6 +61,7 @@ func (r *report) markdown() string {
 	r.telemetryMarkdown(p)
 	r.scaleMarkdown(p)
 	r.distanceMarkdown(p)
+	r.cpuMarkdown(p)
 	r.coldStartMarkdown(p)
 	r.initMarkdown(p)
 	r.memoryMarkdown(p)

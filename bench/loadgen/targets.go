@@ -80,6 +80,9 @@ func (r *report) targetsMarkdown(p func(string, ...any)) {
 		}
 		p("| StoreLink %d ms away, %s, master data %s: %s | %s | %s |", distanceDelay.Milliseconds(), d.label, d.master, d.limit, d.measured(), met(d.met()))
 	}
+	for _, row := range r.cpuTargetRows() {
+		p("%s", row)
+	}
 	p("")
 	if seqP50.N+concRate.N+idle.N+growthAlone.N+growthEmbedded.N > 0 {
 		p("Growth is the resident-set change over the second half of the calls (RSS sampled after every tenth); \"no growth\" means under 1 MiB. The first half is left out because the heap target, connection pools and SQLite's page cache fill up there and then stay put; the memory table shows the whole course.")

@@ -113,7 +113,12 @@ for (let r = 0; r < ROUNDS; r++) {
   for (let k = 0; k < servers.length; k++) {
     const i = (k + r) % servers.length;
     const t0 = cpuTicks(conns[i].pid);
-    const m = await round(conns[i]);
+    let m;
+    try {
+      m = await round(conns[i]);
+    } catch (e) {
+      throw new Error(`${servers[i].name}, round ${r + 1}: ${e.message}`); // which server did not answer
+    }
     rounds[i].ticks += cpuTicks(conns[i].pid) - t0;
     rounds[i].p50.push(m.p50);
     rounds[i].rate.push(m.rate);
