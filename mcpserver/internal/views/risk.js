@@ -13,10 +13,11 @@
   // Days whose sales do not show demand as it was, as the console marks them.
   var FLAGGED = ["closed", "zero_sales", "possible_stockout", "bulk_dominated", "no_history"];
   var SVG = "http://www.w3.org/2000/svg";
-  // The words for the answer's closed sets; the answer's own words
-  // (data_quality_notes) come first where it carries them, and the flags'
-  // words are korral.FLAG_WORDS (bridge.js, shared with the order view).
-  var DAY_WORDS = { closed: "closed", zero_sales: "no sales", possible_stockout: "shelf possibly empty", bulk_dominated: "bulk sale", no_history: "before the first sale" };
+  // The words for the answer's closed sets. A data quality flag reads as
+  // the answer's own note (data_quality_notes) where it carries one, else
+  // as korral.FLAG_WORDS; a day's flags as korral.DAY_WORDS (both from
+  // package projection, written into bridge.js by views.go).
+  var DAY_WORDS = korral.DAY_WORDS;
   var WORDS = {
     stockout: { "true": "Runs out before close", "false": "Lasts until close", unknown: "Cannot tell if it lasts" },
     arrival: { "true": "Delivery in time", "false": "Delivery too late", unknown: "Delivery timing unknown" },
