@@ -262,7 +262,7 @@ func DayFlagWords(f DayFlag) string {
 	case DayBulkDominated:
 		return "mostly bulk orders"
 	case DayNoHistory:
-		return "outside StoreLink's sales history"
+		return "incomplete sales history"
 	}
 	return string(f)
 }
