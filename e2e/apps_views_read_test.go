@@ -56,8 +56,9 @@ const riskProbe = `(() => {
 
 // checkRiskView: a panel per store leading with its headline in large type,
 // then the projection (the stockout window when it falls today, the close,
-// the delivery), the history beneath with a bar per evidence day, the
-// figures folded away, and the hostile name as text.
+// the delivery), the history beneath with a bar per evidence day, and the
+// figures folded away. At viewsClock store 47 runs out before the close
+// and store 102 lasts: two verdicts, in two styles.
 func (v *viewsWorld) checkRiskView() {
 	t := v.t
 	risk := v.show("risk", riskProbe)
@@ -99,11 +100,32 @@ func (v *viewsWorld) checkRiskView() {
 	if (class0 == class1) != (look0 == look1) {
 		t.Errorf("the stockout verdicts' styles: %q", looks)
 	}
+	if stores[0].(map[string]any)["risk"].(map[string]any)["will_stockout_before_close_today"] != "true" || class0 == class1 {
+		t.Errorf("at %s, want store 47 at risk and 102 not, in two styles: %q", viewsClock, looks)
+	}
+}
+
+// checkHostileNames: in the hostile world, store 47's name is shown as the
+// markup it is, as text, and a 200-character product name wraps in the
+// stock risk view's heading; both views are readable (show).
+func (v *viewsWorld) checkHostileNames() {
+	t := v.t
+	risk := v.show("hostile-risk", riskProbe)
+	panels, _ := risk["panels"].([]any)
+	if len(panels) != 2 {
+		t.Fatalf("hostile risk view at %d px: %d panels", v.width, len(panels))
+	}
 	if got := panels[0].(map[string]any)["name"]; got != hostileName {
 		t.Errorf("store 47's name reads %q, want the markup as text %q", got, hostileName)
 	}
 	if n := num(risk["elements"]); n != 0 {
 		t.Errorf("the risk view holds %v img/b/iframe/object/embed elements: a name was parsed as markup", n)
+	}
+	r := v.cases["hostile-risk"].data(t)["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+	v.checkHeadline("hostile risk panel", r, panels[0].(map[string]any))
+	long := v.show("hostile-long", riskProbe)
+	if !strings.Contains(long["h1"].(string), longName) {
+		t.Errorf("at %d px the heading reads %q, want the 200-character name whole", v.width, long["h1"])
 	}
 }
 
@@ -149,15 +171,8 @@ func (v *viewsWorld) checkHeadline(what string, r, p map[string]any) {
 	}
 }
 
-// checkFlaggedDays: at the store where a steady seller had whole days of no
-// sales, each flagged day is drawn (a bar of at least 3 px and a mark) and
-// the flags are named in words, not ids. The product's name is 200
-// characters without a space.
-func (v *viewsWorld) checkFlaggedDays() {
-	t := v.t
-	got := v.show("phantom", riskProbe)
-	d := v.cases["phantom"].data(t)
-	r := d["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+// flaggedDays counts a risk's evidence days with a flag the views draw.
+func flaggedDays(r map[string]any) int {
 	ev := r["evidence"].(map[string]any)
 	iFlags := slices.Index(ev["columns"].([]any), any("flags"))
 	flagged := 0
@@ -173,6 +188,17 @@ func (v *viewsWorld) checkFlaggedDays() {
 			}
 		}
 	}
+	return flagged
+}
+
+// checkFlaggedDays: at the store where a steady seller had whole days of no
+// sales, each flagged day is drawn (a bar of at least 3 px and a mark) and
+// the flags are named in words, not ids.
+func (v *viewsWorld) checkFlaggedDays() {
+	t := v.t
+	got := v.show("flagged", riskProbe)
+	r := v.cases["flagged"].data(t)["stores"].([]any)[0].(map[string]any)["risk"].(map[string]any)
+	flagged := flaggedDays(r)
 	p := got["panels"].([]any)[0].(map[string]any)
 	v.checkHeadline("flagged days", r, p)
 	if flagged == 0 || int(num(p["flagged"])) != flagged || int(num(p["marks"])) != flagged {
@@ -194,41 +220,46 @@ func (v *viewsWorld) checkFlaggedDays() {
 			t.Errorf("the note %q is not shown: %q", s, notes)
 		}
 	}
-	if !strings.Contains(notes, "Flagged days") || !strings.Contains(got["h1"].(string), longName) {
-		t.Errorf("at %d px: notes %q; heading %q", v.width, notes, got["h1"])
+	if !strings.Contains(notes, "Flagged days") || !strings.Contains(notes, "possibly out of stock") {
+		t.Errorf("at %d px: notes %q, want the flagged days in words", v.width, notes)
 	}
 }
 
 func asList(v any) []any { l, _ := v.([]any); return l }
 
-// checkSweepView: the chain's counts in words above one panel per detailed
-// store.
+// checkSweepView: the chain's counts in words above one panel per store
+// at risk, whose flagged days are drawn. At viewsClock over 28 days store
+// 47 runs out before the close and 102 lasts; 47's oldest day lies before
+// StoreLink's history.
 func (v *viewsWorld) checkSweepView() {
 	t := v.t
 	swept := v.show("sweep", `(() => {
 		const s = document.querySelector("section.sweep");
 		const panels = document.querySelectorAll("section.panel.store");
+		const all = (sel) => document.querySelectorAll("section.panel.store " + sel).length;
 		return { ready: !!s && [...document.querySelectorAll(".chart-slot")].every(s => s.querySelector("svg")),
-			text: s ? s.textContent : "", panels: panels.length,
-			bars: document.querySelectorAll("section.panel.store svg.history rect.bar").length };
+			text: s ? s.textContent : "", tone: s ? s.querySelector(".headline").className : "", panels: panels.length,
+			headline: panels.length ? panels[0].querySelector(".headline").textContent : "",
+			bars: all("svg.history rect.bar"), flagged: all("svg.history rect.bar.flagged"), marks: all("svg.history path.flag-mark") };
 	})()`)
 	sweepData := v.cases["sweep"].data(t)
 	detailed, _ := sweepData["stores"].([]any)
 	outcomes := sweepData["sweep"].(map[string]any)["outcomes"].(map[string]any)
 	text, _ := swept["text"].(string)
-	wants := []string{"Chain sweep: 2 stores checked", fmt.Sprintf("%v run out before close", outcomes["stockout_before_close"])}
-	if n, ok := outcomes["flagged_data"]; ok && num(n) > 0 {
-		wants = append(wants, fmt.Sprintf("%v have flagged data", n))
-	}
-	for _, want := range wants {
+	for _, want := range []string{"Chain sweep: 2 stores checked", "1 runs out before close, 1 lasts until close.", "Below: the store most at risk."} {
 		if !strings.Contains(text, want) {
 			t.Errorf("sweep view at %d px: the chain panel reads %q, want %q", v.width, text, want)
 		}
 	}
-	// Late in the real trading day no store is at risk, and none is detailed.
-	atRisk := num(outcomes["stockout_before_close"]) + num(outcomes["cannot_tell"])
-	if (atRisk > 0) != (len(detailed) > 0) || int(num(swept["panels"])) != len(detailed) || (len(detailed) > 0 && num(swept["bars"]) == 0) {
-		t.Errorf("sweep view: %v store panels (%v bars) for %d detailed stores", swept["panels"], swept["bars"], len(detailed))
+	if num(outcomes["stockout_before_close"]) != 1 || len(detailed) != 1 || num(swept["panels"]) != 1 || num(swept["bars"]) != 28 {
+		t.Fatalf("sweep at %s: outcomes %v, %d detailed stores, %v panels with %v bars", viewsClock, outcomes, len(detailed), swept["panels"], swept["bars"])
+	}
+	r := detailed[0].(map[string]any)["risk"].(map[string]any)
+	if n := flaggedDays(r); n == 0 || int(num(swept["flagged"])) != n || int(num(swept["marks"])) != n {
+		t.Errorf("sweep view at %d px: %d flagged evidence days, %v flagged bars, %v marks", v.width, n, swept["flagged"], swept["marks"])
+	}
+	if swept["headline"] != r["headline"] || !strings.Contains(swept["tone"].(string), "tone-bad") {
+		t.Errorf("sweep view at %d px: store headline %q (answer's %q), chain tone %q", v.width, swept["headline"], r["headline"], swept["tone"])
 	}
 }
 
@@ -253,10 +284,9 @@ const orderProbe = `(() => {
 	})()`
 
 // verdictOrders are orders whose preview gives each quantity check
-// verdict, first the likeliest: the mock's clock is the real one, so the
-// days of cover move with the time of day. 13 units are no whole number of
-// cases of 12 (review at any hour); 12 units of the minimum-order SKU are
-// below the supplier's minimum of 48 (refuse at any hour).
+// verdict, first the likeliest at viewsClock: 13 units are no whole number
+// of cases of 12 (review at any hour); 12 units of the minimum-order SKU
+// are below the supplier's minimum of 48 (refuse at any hour).
 func verdictOrders() map[string][]map[string]any {
 	return map[string][]map[string]any{
 		"ok":     {e2etest.Order(96), e2etest.Order(48), e2etest.Order(120), e2etest.Order(72)},
@@ -335,7 +365,7 @@ func (v *viewsWorld) checkVerdictStyles() {
 
 // checkLongNames: an order for a product with a 200-character name wraps.
 func (v *viewsWorld) checkLongNames() {
-	got := v.show("order-long", orderProbe)
+	got := v.show("hostile-order-long", orderProbe)
 	if !strings.Contains(got["order"].(string), longName) {
 		v.t.Errorf("the long name is not shown whole: %q", got["order"])
 	}

@@ -28,27 +28,39 @@ const hostileName = `Praha <img src=x onerror="document.title='owned'"><b>Smích
 // bidiName is the butter's name with an unterminated right-to-left override (U+202E).
 const bidiName = "Madeta butter 250g\u202e"
 
+// viewsClock is the instant the plain world's views are taken at, the
+// tests' butter clock: Friday 27 November 2026, 14:30 in Prague, when
+// butter at store 47 runs out before the 22:00 close and store 102's
+// lasts. Pinned (STORELINK_MOCK_NOW), the views and their pictures are the
+// same at any hour of the real day.
+const viewsClock = "2026-11-27T14:30:00+01:00"
+
 // TestViewsInARealHost renders the two MCP Apps views in chromium, in a host
 // built on ext-apps's AppBridge (e2e/appshost/host.js), from real answers of
 // the binary, found through tools/list and resources/read as a host does,
 // in a 400 px chat column and a 1280 px pane. Every view at both widths
 // must be readable (assertReadable: no horizontal overflow, no text under
-// 11 px), a 200-character unbroken name included. Screenshots of the view's
-// frame go to the artefact directory (-artifacts -outputdir DIR);
-// docs/images/view-*.png are those.
+// 11 px). The plain world is the embedded StoreLink at viewsClock (store
+// 47 "Praha Smíchov", "Madeta butter 250g"); the hostile world is a mock
+// on the real clock whose names arrive as markup, with a right-to-left
+// override and 200 characters without a space, and its views are checked
+// for escaping and overflow only. Screenshots of the view's frame go to the
+// artefact directory (-artifacts -outputdir DIR); docs/images/view-*.png
+// are the plain world's (view-hostile-* are not for the docs).
 func TestViewsInARealHost(t *testing.T) {
 	chromium := e2etest.NeedTool(t, "chromium", "chromium")
 	esbuild := appsHostTool(t)
 	w := e2etest.NewWorld(t)
 	proxy := hostileProxy(t, w)
-	env := func(extra ...string) []string {
+	hostile := func(extra ...string) []string {
 		e := w.Env(extra...)
 		e[0] = "UPSTREAM_BASE_URL=" + proxy.URL
 		return e
 	}
 	v := &viewsWorld{t: t, w: w, cases: map[string]*viewCase{}}
 	v.seeded = len(w.Mock.Server.Orders()) // the world's own orders
-	v.callTools(env)
+	v.callPlain()
+	v.callHostile(hostile)
 	v.serveHost(bundleAppsHost(t, esbuild))
 	v.bctx = browser(t, chromium, 1340, 1700)
 
@@ -60,6 +72,7 @@ func TestViewsInARealHost(t *testing.T) {
 		v.checkFlaggedDays()
 		v.checkOrderView()
 		v.checkVerdictStyles()
+		v.checkHostileNames()
 		v.checkLongNames()
 	}
 	v.checkBidiOverride()
@@ -128,30 +141,58 @@ func hostileProxy(t *testing.T, w *e2etest.World) *httptest.Server {
 	return proxy
 }
 
-// callTools makes the calls the views show; none sends an order to StoreLink.
-func (v *viewsWorld) callTools(env func(...string) []string) {
+// plainEnv is a server on the embedded StoreLink with both clocks pinned
+// to viewsClock, its state in a directory of its own.
+func plainEnv(t *testing.T, extra ...string) []string {
+	dir := t.TempDir()
+	return append([]string{"STORELINK_MOCK_NOW=" + viewsClock, "HOME=" + dir, "STATE_DB_PATH=" + filepath.Join(dir, "state.db")}, extra...)
+}
+
+// callPlain makes the calls of the plain world, whose views go into the
+// docs; none sends an order: previews, and a confirm that waits for an
+// approver.
+func (v *viewsWorld) callPlain() {
 	t := v.t
-	butterAt := map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}}
-	h := startAppsHost(t, env("ALLOW_WRITES=true"))
-	v.cases["risk"] = h.viewCase("korral_check_stock_risk", butterAt)
-	v.cases["one"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
-	v.cases["sweep"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"all"}})
+	butter := func(extra ...any) map[string]any {
+		args := map[string]any{"sku": mockstorelink.SKUButter}
+		for i := 0; i+1 < len(extra); i += 2 {
+			args[extra[i].(string)] = extra[i+1]
+		}
+		return args
+	}
+	h := startAppsHost(t, plainEnv(t, "ALLOW_WRITES=true"))
+	v.cases["risk"] = h.viewCase("korral_check_stock_risk", butter("store_ids", []any{"47", "102"}))
+	v.cases["one"] = h.viewCase("korral_check_stock_risk", butter("store_id", "47"))
+	// Over StoreLink's whole 28 days the oldest day lies before its
+	// history: a flagged day, drawn in the sweep's panel.
+	v.cases["sweep"] = h.viewCase("korral_check_stock_risk", butter("store_ids", []any{"all"}, "lookback_days", 28))
+	v.cases["flagged"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUPhantomStockout, "store_id": "47"})
 	v.cases["order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
-	v.cases["phantom"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUPhantomStockout, "store_id": "47"})
 	for verdict, orders := range verdictOrders() {
 		v.cases["order-"+verdict] = h.verdictCase(verdict, orders)
 	}
-	v.cases["order-long"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(44, "sku", mockstorelink.SKUPhantomStockout))
 
-	h = startAppsHost(t, env("ALLOW_WRITES=true", "WRITE_APPROVAL=required", "STATE_DB_PATH="+filepath.Join(t.TempDir(), "approval.db")))
+	h = startAppsHost(t, plainEnv(t, "ALLOW_WRITES=true", "WRITE_APPROVAL=required"))
 	preview := h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
 	key := preview.data(t)["idempotency_key"]
 	v.cases["approval"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24, "confirm", true, "idempotency_key", key))
 	if mode := v.cases["approval"].data(t)["mode"]; mode != "pending_approval" {
 		t.Fatalf("confirmed with approval required: mode %v", mode)
 	}
+}
+
+// callHostile makes the calls of the hostile world (store 47's name as
+// markup, the butter's with a bidi override, the phantom stockout SKU's of
+// 200 characters); none sends an order to StoreLink.
+func (v *viewsWorld) callHostile(env func(...string) []string) {
+	t := v.t
+	h := startAppsHost(t, env("ALLOW_WRITES=true"))
+	v.cases["hostile-risk"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_ids": []any{"47", "102"}})
+	v.cases["hostile-order"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(24))
+	v.cases["hostile-long"] = h.viewCase("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUPhantomStockout, "store_id": "47"})
+	v.cases["hostile-order-long"] = h.viewCase("korral_raise_replenishment_order", e2etest.Order(44, "sku", mockstorelink.SKUPhantomStockout))
 	if n := len(v.w.Mock.Server.Orders()) - v.seeded; n != 0 {
-		t.Fatalf("StoreLink received %d orders before any approval", n)
+		t.Fatalf("StoreLink received %d orders from previews", n)
 	}
 }
 
@@ -248,7 +289,7 @@ func (v *viewsWorld) show(name, probe string) map[string]any {
 // isolated element, and every view shows the product's name.
 func (v *viewsWorld) checkBidiOverride() {
 	t := v.t
-	for _, name := range []string{"risk", "order"} {
+	for _, name := range []string{"hostile-risk", "hostile-order"} {
 		got := v.show(name, `(() => {
 			const text = document.body.textContent;
 			const u = document.querySelector(".untrusted");

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,13 +144,26 @@ func TestReadmeServerCommands(t *testing.T) {
 // server logs http.listening; it stops with the test.
 func serveBlock(t *testing.T, dir string, env []string, lines []string, addr string) string {
 	t.Helper()
+	free := freeAddr(t)
+	startBlock(t, dir, env, strings.ReplaceAll(strings.Join(lines, "\n"), addr, free), "http.listening")
+	return "http://" + free
+}
+
+// freeAddr is a loopback address with a port nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	free := l.Addr().String()
-	_ = l.Close()
-	script := strings.ReplaceAll(strings.Join(lines, "\n"), addr, free)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startBlock starts script with bash in dir and returns once the process
+// logs the message ready on stderr; it stops with the test.
+func startBlock(t *testing.T, dir string, env []string, script, ready string) {
+	t.Helper()
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -164,15 +179,87 @@ func serveBlock(t *testing.T, dir string, env []string, lines []string, addr str
 		_ = cmd.Wait()
 	})
 	sc := bufio.NewScanner(stderr)
+	var seen []string
 	for sc.Scan() {
 		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "http.listening" {
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == ready {
 			go func() { _, _ = io.Copy(io.Discard, stderr) }()
-			return "http://" + free
+			return
+		}
+		seen = append(seen, sc.Text())
+	}
+	t.Fatalf("%s: the process never logged %s:\n%s", script, ready, strings.Join(seen, "\n"))
+}
+
+// consoleDocAddr is the address the README starts the console on.
+const consoleDocAddr = "127.0.0.1:8090"
+
+// TestReadmeApprovalsConsoleCommands runs the README's "Approvals console"
+// block as printed, with storelink-mcp on PATH, in a temporary HOME with
+// the server's environment that docs/operations.md lists (a mock
+// StoreLink, its keyring, writes on, approval required): it registers Jana
+// Novak for store 47, starts the console, and logs in with the secret the
+// first command printed. The console takes 127.0.0.1:8090 as printed when
+// that port is free; when something else holds it (another test, another
+// program on the machine) the command runs on a free port instead and the
+// test says so, rather than fail for a port it does not own.
+func TestReadmeApprovalsConsoleCommands(t *testing.T) {
+	var block []string
+	for _, c := range docCommands(t, "README.md") {
+		if c.section == "Approvals console" && strings.HasPrefix(c.text, "storelink-mcp ") {
+			block = append(block, c.text)
 		}
 	}
-	t.Fatalf("%s: the server never logged http.listening", script)
-	return ""
+	if len(block) != 2 || !strings.Contains(block[1], consoleDocAddr) {
+		t.Fatalf("the block is now %q; the test knows approvers add and console --listen %s", block, consoleDocAddr)
+	}
+	w := e2etest.NewWorld(t)
+	env := append([]string{"PATH=" + filepath.Dir(e2etest.Binary(t)) + ":" + os.Getenv("PATH")},
+		w.Env("ALLOW_WRITES=true", "WRITE_APPROVAL=required")...)
+	out := runBlock(t, w.Dir, env, block[0])
+	lines := strings.Fields(strings.TrimSpace(out))
+	if !strings.Contains(strings.ToLower(out), "added approver jana novak for store(s) 47") || len(lines) == 0 {
+		t.Fatalf("approvers add printed %q", out)
+	}
+	secret := lines[len(lines)-1]
+
+	script, addr := block[1], consoleDocAddr
+	if l, err := net.Listen("tcp", consoleDocAddr); err != nil {
+		addr = freeAddr(t)
+		script = strings.ReplaceAll(script, consoleDocAddr, addr)
+		t.Logf("%s is taken (%v): the console runs on %s instead", consoleDocAddr, err, addr)
+	} else {
+		_ = l.Close()
+	}
+	startBlock(t, w.Dir, env, script, "console.start")
+	consoleLogInAs(t, "http://"+addr, "Jana Novak", secret)
+}
+
+// consoleLogInAs logs in to the console at base and checks the inbox
+// opens under the approver's name.
+func consoleLogInAs(t *testing.T, base, name, secret string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	res, err := client.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if res.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("GET /: %d, no log-in form:\n%s", res.StatusCode, page)
+	}
+	res, err = client.PostForm(base+"/login", url.Values{"csrf": {string(m[1])}, "name": {name}, "secret": {secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(page), "<h1>Orders waiting for you</h1>") || !strings.Contains(string(page), name) {
+		t.Errorf("logging in as %s: %d, no inbox:\n%s", name, res.StatusCode, page)
+	}
 }
 
 // TestMCPClientsServeCommands runs docs/mcp-clients.md's build line and its
@@ -242,8 +329,8 @@ var docCommandRuns = map[string]string{
 	"bin/storelink-mcp --read-only --log-file /var/log/storelink-mcp.log": "TestReadmeServerCommands",
 	"bin/storelink-mcp --help":                                            "TestReadmeServerCommands",
 	"bin/storelink-mcp --version":                                         "TestReadmeServerCommands",
-	`storelink-mcp approvers add "Jana Novak" --stores 47`:                "not run as printed: e2e/approvers_test.go runs approvers add with its own flags",
-	"storelink-mcp console --listen 127.0.0.1:8090":                       "not run as printed: the console tests start it on a free port",
+	`storelink-mcp approvers add "Jana Novak" --stores 47`:                "TestReadmeApprovalsConsoleCommands",
+	"storelink-mcp console --listen 127.0.0.1:8090":                       "TestReadmeApprovalsConsoleCommands",
 	"openssl rand -hex 32 > /etc/storelink-mcp/consent.key && chmod 600 /etc/storelink-mcp/consent.key": "not run: writes /etc; e2e/host_consent_test.go makes its key in a temporary folder",
 	"go mod init example.com/replenish-bot": "TestReadmeClientInstallFromAFreshFolder",
 	"go mod edit -require=github.com/korral/storelink/storelinkclient@v0.0.0 -replace=github.com/korral/storelink/storelinkclient=../storelink/storelinkclient": "TestReadmeClientInstallFromAFreshFolder",

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/projection"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 )
 
@@ -129,31 +131,17 @@ func (o Outcome) clean() Outcome {
 	return o
 }
 
-// flagNames are the projection's data-quality and day flags in words.
-var flagNames = map[string]string{
-	"insufficient_history":           "too little sales history",
-	"no_sales_in_window":             "no sales in the lookback",
-	"bulk_transaction_dominates_day": "a bulk sale dominates a day",
-	"possible_stockout_days":         "some days look like an empty shelf",
-	"high_variability":               "daily sales vary widely",
-	"stale_on_hand_count":            "the stock count is old",
-	"negative_on_hand":               "negative stock count",
-	"store_closed_today":             "store closed today",
-	"outside_trading_hours":          "outside trading hours",
-	"closed":                         "closed",
-	"zero_sales":                     "no sales",
-	"possible_stockout":              "possibly an empty shelf",
-	"bulk_dominated":                 "bulk sale",
-	"no_history":                     "no history",
-}
-
-// flagWords names each flag in words; an unknown flag keeps its id.
+// flagWords names each flag in words, from package projection (the words
+// the answers and the views use): a data-quality flag as a sentence, a
+// day's flag as a phrase. An unknown flag keeps its id.
 func flagWords(flags []string) []string {
 	out := make([]string, len(flags))
 	for i, f := range flags {
 		out[i] = f
-		if w, ok := flagNames[f]; ok {
-			out[i] = w
+		if slices.Contains(projection.Flags(), projection.Flag(f)) {
+			out[i] = projection.FlagWords(projection.Flag(f))
+		} else if slices.Contains(projection.DayFlags(), projection.DayFlag(f)) {
+			out[i] = projection.DayFlagWords(projection.DayFlag(f))
 		}
 	}
 	return out

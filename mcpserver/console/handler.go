@@ -330,6 +330,7 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 		"sub":      func(a, b float64) float64 { return a - b },
 		"mid":      func(a, b float64) float64 { return (a + b) / 2 },
 		"join":     func(ss []string) string { return strings.Join(ss, ", ") },
+		"lines":    func(ss []string) string { return strings.Join(ss, " ") },
 	}
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"login.html", "inbox.html", "order.html", "outcome.html", "history.html", "audit.html", "error.html"} {

@@ -208,8 +208,6 @@ func flagNote(r Result, f Flag) string {
 	case FlagPossibleStockoutDays:
 		n := countDays(r, DayPossibleStockout)
 		return fmt.Sprintf("Sold nothing on %d trading %s when sales were expected: possibly out of stock; left out of the sell rate.", n, plural(n, "day", "days"))
-	case FlagHighVariability:
-		return "Daily sales vary widely, so the stockout time is uncertain."
 	case FlagStaleOnHandCount:
 		if r.OnHandAsOf == "" {
 			return "The on-hand count has no time, so it is treated as stale."
@@ -217,10 +215,54 @@ func flagNote(r Result, f Flag) string {
 		return fmt.Sprintf("The on-hand count is %s old, older than %d h: deliveries or shrink since may move the window.", hoursText(r.OnHandAgeHours), StaleCountHours)
 	case FlagNegativeOnHand:
 		return fmt.Sprintf("StoreLink shows %d on hand, below zero: likely shrink or late scans.", r.OnHandUnits)
+	}
+	return FlagWords(f)
+}
+
+// FlagWords is a data-quality flag as a sentence for a reader that has the
+// flag alone, without the Result it came from: the order view's
+// justification and the console's order page. DataQualityNotes, with the
+// Result's figures, is what a stock-risk answer carries; a flag whose note
+// needs no figure has the same sentence in both. An unknown flag is its id.
+func FlagWords(f Flag) string {
+	switch f {
+	case FlagInsufficientHistory:
+		return fmt.Sprintf("Too little sales history: a sell rate needs %d usable trading days.", MinBasisDays)
+	case FlagNoSalesInWindow:
+		return "Nothing sold in the lookback window, bulk orders aside: no sell rate to project from."
+	case FlagBulkDominatesDay:
+		return "Bulk orders made most of a day's sales; they are left out of the sell rate."
+	case FlagPossibleStockoutDays:
+		return "Some trading days sold nothing when sales were expected: possibly out of stock; left out of the sell rate."
+	case FlagHighVariability:
+		return "Daily sales vary widely, so the stockout time is uncertain."
+	case FlagStaleOnHandCount:
+		return fmt.Sprintf("The on-hand count is older than %d h: deliveries or shrink since may move the window.", StaleCountHours)
+	case FlagNegativeOnHand:
+		return "StoreLink shows stock below zero: likely shrink or late scans."
 	case FlagStoreClosedToday:
 		return "The store does not open today."
 	case FlagOutsideTradingHours:
 		return "The store is not trading right now."
+	}
+	return string(f)
+}
+
+// DayFlagWords is an evidence day's flag in a few words, for a chart bar's
+// title and the list of flagged days in the views and the console. An
+// unknown flag is its id.
+func DayFlagWords(f DayFlag) string {
+	switch f {
+	case DayClosed:
+		return "store closed"
+	case DayZeroSales:
+		return "no sales"
+	case DayPossibleStockout:
+		return "possibly out of stock"
+	case DayBulkDominated:
+		return "mostly bulk orders"
+	case DayNoHistory:
+		return "incomplete sales history"
 	}
 	return string(f)
 }

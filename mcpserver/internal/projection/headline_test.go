@@ -185,3 +185,33 @@ func TestDataQualityNotesNameEachFlagInOrder(t *testing.T) {
 }
 
 func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
+
+// TestEveryFlagHasWords: each data-quality flag and day flag has words of
+// its own, which the views and the console take from here; a flag's
+// sentence ends with a full stop, a day flag's words are a phrase.
+func TestEveryFlagHasWords(t *testing.T) {
+	seen := map[string]string{}
+	for _, f := range Flags() {
+		w := FlagWords(f)
+		if w == string(f) || w == "" || !strings.HasSuffix(w, ".") || strings.ToUpper(w[:1]) != w[:1] {
+			t.Errorf("FlagWords(%s) = %q, want a sentence", f, w)
+		}
+		if other, ok := seen[w]; ok {
+			t.Errorf("flags %s and %s read the same: %q", other, f, w)
+		}
+		seen[w] = string(f)
+	}
+	for _, f := range DayFlags() {
+		w := DayFlagWords(f)
+		if w == string(f) || w == "" || strings.Contains(w, "_") {
+			t.Errorf("DayFlagWords(%s) = %q, want words", f, w)
+		}
+		if other, ok := seen[w]; ok {
+			t.Errorf("flags %s and %s read the same: %q", other, f, w)
+		}
+		seen[w] = string(f)
+	}
+	if FlagWords("some_new_flag") != "some_new_flag" || DayFlagWords("some_new_day") != "some_new_day" {
+		t.Error("an unknown flag is not its id")
+	}
+}

@@ -169,17 +169,10 @@ var korral = (function () {
       protocolVersion: "2026-01-26"
     }).then(function (res) { theme(res && res.hostContext); notify("ui/notifications/initialized", {}); resize(); });
   }
-  // The data quality flags in a buyer's words.
-  var FLAG_WORDS = {
-    insufficient_history: "Too little sales history for a firm projection.",
-    no_sales_in_window: "No sales in the whole window: the sell rate cannot be judged.",
-    bulk_transaction_dominates_day: "One bulk sale made most of a day's units; it is left out of the sell rate.",
-    possible_stockout_days: "Some open days had no sales where sales were expected: the shelf may have been empty.",
-    high_variability: "Daily sales swing widely, so the window is uncertain.",
-    stale_on_hand_count: "The stock count is old; the shelf may hold more or less.",
-    negative_on_hand: "StoreLink's stock figure is below zero: the count is wrong somewhere.",
-    store_closed_today: "The store does not open today.",
-    outside_trading_hours: "The store is not open now."
-  };
-  return { FLAG_WORDS: FLAG_WORDS, el: el, add: add, facts: facts, when: when, wall: wall, start: start, request: request, visible: visible, slot: slot };
+  // The flags in a buyer's words, written in from package projection
+  // (views.go): FLAG_WORDS for the data quality flags, DAY_WORDS for the
+  // evidence days' flags.
+  var FLAG_WORDS = {{FLAG_WORDS}};
+  var DAY_WORDS = {{DAY_WORDS}};
+  return { FLAG_WORDS: FLAG_WORDS, DAY_WORDS: DAY_WORDS, el: el, add: add, facts: facts, when: when, wall: wall, start: start, request: request, visible: visible, slot: slot };
 })();

@@ -13,10 +13,11 @@
   // Days whose sales do not show demand as it was, as the console marks them.
   var FLAGGED = ["closed", "zero_sales", "possible_stockout", "bulk_dominated", "no_history"];
   var SVG = "http://www.w3.org/2000/svg";
-  // The words for the answer's closed sets; the answer's own words
-  // (data_quality_notes) come first where it carries them, and the flags'
-  // words are korral.FLAG_WORDS (bridge.js, shared with the order view).
-  var DAY_WORDS = { closed: "closed", zero_sales: "no sales", possible_stockout: "shelf possibly empty", bulk_dominated: "bulk sale", no_history: "before the first sale" };
+  // The words for the answer's closed sets. A data quality flag reads as
+  // the answer's own note (data_quality_notes) where it carries one, else
+  // as korral.FLAG_WORDS; a day's flags as korral.DAY_WORDS (both from
+  // package projection, written into bridge.js by views.go).
+  var DAY_WORDS = korral.DAY_WORDS;
   var WORDS = {
     stockout: { "true": "Runs out before close", "false": "Lasts until close", unknown: "Cannot tell if it lasts" },
     arrival: { "true": "Delivery in time", "false": "Delivery too late", unknown: "Delivery timing unknown" },
@@ -151,7 +152,9 @@
     var max = 0;
     rows.forEach(function (row) { max = Math.max(max, +row[iUnits] || 0); });
     var yAt = yAxis(s, LEFT, right, TOP, bottom, max), slot = (right - LEFT) / n;
-    var every = Math.max(1, Math.ceil(56 / slot));
+    // A label every few days, far enough apart that the last one, pushed
+    // inside the edge, keeps clear of the one before.
+    var every = Math.max(1, Math.ceil(72 / slot));
     rows.forEach(function (row, i) {
       var units = +row[iUnits] || 0, flags = dayFlags(row, iFlags), x = LEFT + i * slot + slot * 0.15;
       var flagged = flags.some(function (f) { return FLAGGED.indexOf(f) >= 0; });
@@ -225,13 +228,15 @@
   // panels, and the stores that could not be checked.
   function sweepPanel(sw, detailed) {
     var o = sw.outcomes || {}, sec = el("section", "panel sweep"), parts = [];
-    [["stockout_before_close", "run out before close"], ["flagged_data", "have flagged data"], ["cannot_tell", "cannot tell"],
-      ["no_stockout", "last until close"], ["not_checked", "could not be checked"]].forEach(function (p) {
-      if (o[p[0]] || p[0] === "stockout_before_close" && o[p[0]] !== undefined) parts.push(o[p[0]] + " " + p[1]);
+    // Each outcome with its verb for one store and for several.
+    [["stockout_before_close", "runs out before close", "run out before close"], ["flagged_data", "has flagged data", "have flagged data"],
+      ["cannot_tell", "cannot tell", "cannot tell"], ["no_stockout", "lasts until close", "last until close"],
+      ["not_checked", "could not be checked", "could not be checked"]].forEach(function (p) {
+      if (o[p[0]] || p[0] === "stockout_before_close" && o[p[0]] !== undefined) parts.push(o[p[0]] + " " + (o[p[0]] === 1 ? p[1] : p[2]));
     });
     add(sec, el("h2", null, "Chain sweep: " + sw.stores_checked + " stores checked"),
       el("p", "headline sweep-headline " + (o.stockout_before_close ? "tone-bad" : o.cannot_tell || o.flagged_data ? "tone-warn" : "tone-good"), parts.join(", ") + "."),
-      el("p", "muted", detailed ? "Below: the " + detailed + " most at risk." : "No store at risk."));
+      el("p", "muted", detailed === 1 ? "Below: the store most at risk." : detailed ? "Below: the " + detailed + " most at risk." : "No store at risk."));
     var t = sw.more_at_risk || {}, rows = t.rows || [], cols = t.columns || [];
     if (rows.length) {
       add(sec, el("h3", null, "More stores at risk"));

@@ -7,7 +7,10 @@ package views
 
 import (
 	_ "embed"
+	"encoding/json"
 	"strings"
+
+	"github.com/korral/storelink/mcpserver/internal/projection"
 )
 
 // Extension is the MCP Apps extension's identifier, which a host declares
@@ -66,7 +69,33 @@ func All() []View {
 }
 
 func document(title, script string) string {
-	return strings.NewReplacer("{{TITLE}}", title, "{{STYLE}}", style, "{{BRIDGE}}", bridge, "{{SCRIPT}}", script).Replace(page)
+	return strings.NewReplacer("{{TITLE}}", title, "{{STYLE}}", style, "{{BRIDGE}}", bridgeWithWords(), "{{SCRIPT}}", script).Replace(page)
+}
+
+// bridgeWithWords is bridge.js with the flags' words written in from
+// package projection (FlagWords, DayFlagWords), so that the views, the
+// console and the answers name each flag in the same words, written once.
+func bridgeWithWords() string {
+	var flags, days []string
+	for _, f := range projection.Flags() {
+		flags = append(flags, string(f)+": "+jsString(projection.FlagWords(f)))
+	}
+	for _, f := range projection.DayFlags() {
+		days = append(days, string(f)+": "+jsString(projection.DayFlagWords(f)))
+	}
+	return strings.NewReplacer("{{FLAG_WORDS}}", jsObject(flags), "{{DAY_WORDS}}", jsObject(days)).Replace(bridge)
+}
+
+// jsObject is an object literal of the entries, one a line.
+func jsObject(entries []string) string {
+	return "{\n    " + strings.Join(entries, ",\n    ") + "\n  }"
+}
+
+// jsString is s as a JavaScript string literal; json.Marshal escapes <, >
+// and &, so no text can end the script element.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // ResourceMeta is the _meta of every view's resource: a content security
