@@ -169,7 +169,7 @@ tscpu() {
 	cp bench/tsclient/floor.mjs "$dir/floor.mjs"
 	local home url=""
 	home=$(mktemp -d)
-	"$OUT/bin/mockstorelink" --addr 127.0.0.1:0 --now default --no-response-validation --log-level error \
+	"$OUT/bin/mockstorelink" --addr 127.0.0.1:0 --no-response-validation --log-level error \
 		--keyring-out "$home/keyring.json" >"$home/url" 2>/dev/null &
 	mockpid=$!
 	for _ in $(seq 100); do
@@ -191,7 +191,7 @@ tscpu() {
 			echo
 			echo "## CPU per answer (issue 44) with the TypeScript SDK client"
 			echo
-			echo "The cpu phase's three servers with the client of issue 44's table; storelink-mcp against a separate \`mockstorelink --now default\` process (the server on the real clock)."
+			echo "The cpu phase's three servers with the client of issue 44's table; storelink-mcp against a separate \`mockstorelink\` process, both on the real clock."
 			echo
 		} >>"$OUT/results.md"
 		# An optional column: a failure is reported, and the Go client's figures stand.

@@ -279,9 +279,9 @@ func cpuRound(ctx context.Context, s *mcpServer, calls int) (cpuSample, error) {
 }
 
 // checkRiskAnswer makes one risk check and returns the store's headline,
-// or fails unless it is a real answer (riskAnswerProblem). The mock's clock
-// is pinned (--now default) but the server's is not, so this is what tells
-// a measured answer from a measured refusal.
+// or fails unless it is a real answer (riskAnswerProblem): what tells a
+// measured answer from a measured refusal, and an answer over fresh data
+// from one over a history that has aged.
 func checkRiskAnswer(ctx context.Context, s *mcpServer) (string, error) {
 	res, err := s.sessions[0].CallTool(ctx, butter())
 	if err != nil {
@@ -294,6 +294,11 @@ func checkRiskAnswer(ctx context.Context, s *mcpServer) (string, error) {
 	}
 	return headline, nil
 }
+
+// agedFlags are the data quality flags of a risk answer over a sales
+// history or stock count that stopped before the server's now: the sign of
+// a mock and a server on different clocks, not of the butter at store 47.
+var agedFlags = map[string]bool{"possible_stockout_days": true, "stale_on_hand_count": true, "no_history": true}
 
 // riskAnswerProblem reads a one-store risk answer for the butter at store
 // 47: its headline and data quality flags when it is a real answer, else
@@ -327,6 +332,11 @@ func riskAnswerProblem(isError bool, structured []byte) (answer, problem string)
 		return "", "store 47 has no risk headline"
 	}
 	r := v.Stores[0].Risk
+	for _, f := range r.Flags {
+		if agedFlags[f] {
+			return "", fmt.Sprintf("store 47's answer is flagged %s: the mock's sales history does not reach the server's now (are both on the real clock?)", f)
+		}
+	}
 	flags := "none"
 	if len(r.Flags) > 0 {
 		flags = strings.Join(r.Flags, ", ")

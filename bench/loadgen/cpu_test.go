@@ -108,8 +108,8 @@ func TestCPUTargetsJoinTheTargetsTable(t *testing.T) {
 }
 
 func TestRiskAnswerProblemTellsAnAnswerFromAnError(t *testing.T) {
-	answer := `{"ok":true,"data":{"sku":"8847291","stores":[{"store_id":"47","risk":{"headline":"Lasts past the close.","data_quality_flags":["stale_on_hand_count"]}}]}}`
-	if got, problem := riskAnswerProblem(false, []byte(answer)); problem != "" || got != "Lasts past the close. (data quality flags: stale_on_hand_count)" {
+	answer := `{"ok":true,"data":{"sku":"8847291","stores":[{"store_id":"47","risk":{"headline":"Lasts past the close.","data_quality_flags":["outside_trading_hours"]}}]}}`
+	if got, problem := riskAnswerProblem(false, []byte(answer)); problem != "" || got != "Lasts past the close. (data quality flags: outside_trading_hours)" {
 		t.Errorf("a real answer: %q, %q", got, problem)
 	}
 	for name, c := range map[string]struct {
@@ -124,6 +124,10 @@ func TestRiskAnswerProblemTellsAnAnswerFromAnError(t *testing.T) {
 		"another SKU":   {false, strings.Replace(answer, `8847291`, `8847292`, 1)},
 		"no headline":   {false, strings.Replace(answer, `"Lasts past the close."`, `""`, 1)},
 		"two stores":    {false, strings.Replace(answer, `}}]}}`, `}},{"store_id":"102"}]}}`, 1)},
+		// A history that stopped days before the server's now: the
+		// clocks of mock and server disagree.
+		"aged history": {false, strings.Replace(answer, `"outside_trading_hours"`, `"outside_trading_hours","possible_stockout_days"`, 1)},
+		"aged count":   {false, strings.Replace(answer, `"outside_trading_hours"`, `"stale_on_hand_count"`, 1)},
 	} {
 		if _, problem := riskAnswerProblem(c.isError, []byte(c.body)); problem == "" {
 			t.Errorf("%s: taken for a real answer", name)

@@ -54,10 +54,15 @@ type mockProcess struct {
 }
 
 // startMock runs the mockstorelink binary in dir, with /_admin/ when
-// adminToken is set (via the environment) and extra arguments.
+// adminToken is set (via the environment) and extra arguments. The mock runs
+// on the real clock, as the servers measured against it do (their clock is
+// not settable with UPSTREAM_BASE_URL): its sales history ends at the real
+// now, so the answers measured are of the same kind on any date. A mock
+// pinned to the tests' instant would age out of the servers' 14-day
+// lookback 14 days after that instant.
 func startMock(ctx context.Context, bin, dir string, validateResponses bool, adminToken string, extra ...string) (*mockProcess, error) {
 	keyring := filepath.Join(dir, fmt.Sprintf("keyring-%d.json", time.Now().UnixNano()))
-	args := []string{"--addr", "127.0.0.1:0", "--now", "default", "--keyring-out", keyring, "--log-level", "error"}
+	args := []string{"--addr", "127.0.0.1:0", "--keyring-out", keyring, "--log-level", "error"}
 	if !validateResponses {
 		args = append(args, "--no-response-validation")
 	}
