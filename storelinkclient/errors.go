@@ -229,6 +229,9 @@ type Response[T any] interface {
 	// operation names the spec operation and its success status; it must
 	// work on a nil receiver.
 	operation() (id string, okStatus int)
+	// walked is what the generated parse's decode found in the body
+	// (decodeBody); nil when the response was built elsewhere.
+	walked() *Fields
 }
 
 // Result turns what a generated *WithResponse method returned into its typed
@@ -276,7 +279,14 @@ func ResultWithFields[T any, R Response[T]](resp R, err error) (*T, Fields, erro
 	}
 	v := resp.okBody()
 	if v != nil {
-		fields := BodyFields(resp.GetBody(), v)
+		// The parse walked the body when it decoded it; a response built
+		// elsewhere is walked here.
+		var fields Fields
+		if f := resp.walked(); f != nil {
+			fields = *f
+		} else {
+			fields = BodyFields(resp.GetBody(), v)
+		}
 		if names := missing(fields.Problems); len(names) > 0 {
 			return nil, fields, fmt.Errorf("%w (from %s)", &MissingFieldError{Field: names[0], Fields: names}, op)
 		}

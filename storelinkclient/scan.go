@@ -2,6 +2,7 @@ package storelinkclient
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,11 @@ type scanner struct {
 	// frames hold each open object's state, one per level, reused.
 	frames []*frame
 	level  int
+	// left says the typed decode (decode.go) leaves the value to
+	// encoding/json; text is the body as a string, the typed decode's
+	// strings are parts of it.
+	left bool
+	text string
 }
 
 // frame is the state of one object being read against a struct shape.
@@ -62,31 +68,45 @@ const maxKept = 4096
 // scanFields walks body against sh. ok is false when body is not JSON.
 func scanFields(body []byte, sh *shape) (problems []FieldProblem, absent map[string]struct{}, ok bool) {
 	s := scanners.Get().(*scanner)
-	s.data, s.pos, s.depth, s.failed = body, 0, 0, false
+	s.data, s.pos, s.depth, s.failed, s.left, s.text = body, 0, 0, false, false, ""
 	problems, _ = s.value(sh)
-	if !s.failed {
-		for _, p := range s.absent {
-			if p == "" {
-				continue
-			}
-			if absent == nil {
-				absent = map[string]struct{}{}
-			}
-			absent[p] = struct{}{}
-		}
-	}
+	absent = s.absentSet()
 	ok = !s.failed
-	clear(s.absent)
-	s.data, s.absent, s.at, s.level = nil, s.absent[:0], s.at[:0], 0
-	if cap(s.absent) > maxKept || len(s.frames) > maxKept {
-		// A pathological answer's state is not kept for the next one.
-		s.absent, s.frames = nil, nil
-	}
+	s.reset()
 	scanners.Put(s)
 	if !ok {
 		return nil, nil, false
 	}
 	return problems, absent, true
+}
+
+// absentSet is the set of the absent pointers found; nil when the body is
+// not JSON.
+func (s *scanner) absentSet() map[string]struct{} {
+	if s.failed {
+		return nil
+	}
+	var absent map[string]struct{}
+	for _, p := range s.absent {
+		if p == "" {
+			continue
+		}
+		if absent == nil {
+			absent = map[string]struct{}{}
+		}
+		absent[p] = struct{}{}
+	}
+	return absent
+}
+
+// reset readies s for the pool: it keeps no reference to the body.
+func (s *scanner) reset() {
+	clear(s.absent)
+	s.data, s.text, s.absent, s.at, s.level = nil, "", s.absent[:0], s.at[:0], 0
+	if cap(s.absent) > maxKept || len(s.frames) > maxKept {
+		// A pathological answer's state is not kept for the next one.
+		s.absent, s.frames = nil, nil
+	}
 }
 
 func (s *scanner) fail() { s.failed = true }
@@ -123,9 +143,9 @@ func (s *scanner) value(sh *shape) ([]FieldProblem, jsonValue) {
 	}
 	switch c := s.data[s.pos]; {
 	case c == '{':
-		return s.object(sh), jsonValue{kind: valueObject}
+		return s.object(sh, reflect.Value{}), jsonValue{kind: valueObject}
 	case c == '[':
-		return s.array(sh), jsonValue{kind: valueArray}
+		return s.array(sh, nil, reflect.Value{}), jsonValue{kind: valueArray}
 	case c == '"':
 		s.str()
 		return nil, jsonValue{kind: valueString}
@@ -278,8 +298,9 @@ func (s *scanner) enter() bool {
 }
 
 // array reads an array whose items have the shape items of sh (when sh
-// is a list), reporting each problem at the first item that has it.
-func (s *scanner) array(sh *shape) []FieldProblem {
+// is a list), reporting each problem at the first item that has it. With
+// a plan for its items (elem) it fills the slice dst.
+func (s *scanner) array(sh *shape, elem *plan, dst reflect.Value) []FieldProblem {
 	if !s.enter() {
 		return nil
 	}
@@ -292,13 +313,26 @@ func (s *scanner) array(sh *shape) []FieldProblem {
 	if s.space(); s.pos < len(s.data) && s.data[s.pos] == ']' {
 		s.pos++
 		s.depth--
+		if elem != nil {
+			// encoding/json leaves an empty slice, not a nil one.
+			dst.Set(reflect.MakeSlice(dst.Type(), 0, 0))
+		}
 		return nil
 	}
 	for i := 0; ; i++ {
 		if items != nil {
 			s.at = append(s.at, step{index: i})
 		}
-		found, _ := s.value(items)
+		var found []FieldProblem
+		if elem != nil && !s.left {
+			if i == dst.Cap() {
+				dst.Grow(1)
+			}
+			dst.SetLen(i + 1)
+			found, _ = s.decode(items, elem, dst.Index(i))
+		} else {
+			found, _ = s.value(items)
+		}
 		if items != nil {
 			s.at = s.at[:len(s.at)-1]
 		}
@@ -328,8 +362,9 @@ func (s *scanner) array(sh *shape) []FieldProblem {
 
 // object reads an object against sh (when sh is a struct's shape) and
 // returns its problems: per declared property in field order its own or
-// its being missing, then the undeclared ones by name.
-func (s *scanner) object(sh *shape) []FieldProblem {
+// its being missing, then the undeclared ones by name. A valid dst is the
+// struct the typed decode fills.
+func (s *scanner) object(sh *shape, dst reflect.Value) []FieldProblem {
 	if !s.enter() {
 		return nil
 	}
@@ -340,7 +375,7 @@ func (s *scanner) object(sh *shape) []FieldProblem {
 	if s.space(); s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
 	} else {
-		s.members(sh, fr)
+		s.members(sh, fr, dst)
 		if s.failed {
 			return nil
 		}
@@ -355,7 +390,7 @@ func (s *scanner) object(sh *shape) []FieldProblem {
 }
 
 // members reads an object's members, up to its closing brace.
-func (s *scanner) members(sh *shape, fr *frame) {
+func (s *scanner) members(sh *shape, fr *frame, dst reflect.Value) {
 	for {
 		s.space()
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
@@ -372,7 +407,7 @@ func (s *scanner) members(sh *shape, fr *frame) {
 		if fr == nil {
 			s.value(nil)
 		} else {
-			s.member(sh, fr, quoted, key, plain)
+			s.member(sh, fr, quoted, key, plain, dst)
 		}
 		if s.failed {
 			return
@@ -407,7 +442,7 @@ func (s *scanner) open(n int) *frame {
 
 // member reads the value of one key of an object of shape sh. quoted is
 // the key as it stands in the body, key its bytes between the quotes.
-func (s *scanner) member(sh *shape, fr *frame, quoted, key []byte, plain bool) {
+func (s *scanner) member(sh *shape, fr *frame, quoted, key []byte, plain bool, dst reflect.Value) {
 	name := ""
 	if !plain {
 		var ok bool
@@ -428,10 +463,18 @@ func (s *scanner) member(sh *shape, fr *frame, quoted, key []byte, plain bool) {
 		for j := st.absentFrom; j < st.absentTo; j++ {
 			s.absent[j] = ""
 		}
+		if st.seen {
+			// encoding/json decodes the second value into the first.
+			s.left = true
+		}
 		s.pos, declared = start, true
 		st.seen, st.absentFrom = true, len(s.absent)
 		s.at = append(s.at, step{name: f.name})
-		st.problems, _ = s.value(f.shape)
+		if dst.IsValid() {
+			st.problems, _ = s.decode(f.shape, f.plan, dst.Field(f.index))
+		} else {
+			st.problems, _ = s.value(f.shape)
+		}
 		s.at = s.at[:len(s.at)-1]
 		st.absentTo = len(s.absent)
 		if s.failed {
@@ -444,6 +487,15 @@ func (s *scanner) member(sh *shape, fr *frame, quoted, key []byte, plain bool) {
 	_, v := s.value(nil)
 	if plain {
 		name = string(key)
+	}
+	if dst.IsValid() && !s.left {
+		for i := range sh.fields {
+			if strings.EqualFold(sh.fields[i].name, name) {
+				// encoding/json fills a field whose name matches without
+				// regard to case.
+				s.left = true
+			}
+		}
 	}
 	for i := range fr.unknown {
 		if fr.unknown[i].name == name {

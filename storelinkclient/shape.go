@@ -18,6 +18,9 @@ type shape struct {
 	// into); list says the shape is a list.
 	items *shape
 	list  bool
+	// decodable says the typed decode (decode.go) can fill a value of
+	// this shape and everything in it; otherwise encoding/json does.
+	decodable bool
 }
 
 // fieldShape is one declared property of a struct.
@@ -29,6 +32,10 @@ type fieldShape struct {
 	// accepts are the JSON values that could be this field's, for rename
 	// candidates.
 	accepts accepts
+	// index is the field's index in its struct and plan how the typed
+	// decode fills it (nil when it cannot).
+	index int
+	plan  *plan
 }
 
 // accepts is a set of JSON values a field of some Go type could hold. A
@@ -75,21 +82,32 @@ func compileShape(t reflect.Type, done map[reflect.Type]*shape) *shape {
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		s := &shape{list: true}
+		// A cycle through a shape being built counts as decodable: the
+		// shape's own fields decide.
+		s := &shape{list: true, decodable: true}
 		done[t] = s
 		s.items = compileShape(t.Elem(), done)
+		s.decodable = t.Kind() == reflect.Slice && (s.items == nil || s.items.decodable)
 		return s
 	case reflect.Struct:
-		s := &shape{}
+		s := &shape{decodable: true}
 		done[t] = s
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			tag := f.Tag.Get("json")
+			name, opts, _ := strings.Cut(tag, ",")
+			if !plainField(f, tag) {
+				s.decodable = false
+			}
 			if !f.IsExported() || name == "" || name == "-" {
 				continue
 			}
-			s.fields = append(s.fields, fieldShape{name: name, required: !strings.Contains(","+opts+",", ",omitempty,"),
-				shape: compileShape(f.Type, done), accepts: acceptsOf(f.Type)})
+			fs := fieldShape{name: name, required: !strings.Contains(","+opts+",", ",omitempty,"),
+				shape: compileShape(f.Type, done), accepts: acceptsOf(f.Type), index: i, plan: planFor(f.Type)}
+			if fs.plan == nil || fs.shape != nil && !fs.shape.decodable {
+				s.decodable = false
+			}
+			s.fields = append(s.fields, fs)
 		}
 		return s
 	}

@@ -1472,6 +1472,18 @@ type GetSKUResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetSKUResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *GetSKUResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1558,6 +1570,18 @@ type ListStoresResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListStoresResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *ListStoresResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1640,6 +1664,18 @@ type GetStoreResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetStoreResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *GetStoreResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1737,6 +1773,18 @@ type GetInventoryResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetInventoryResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *GetInventoryResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1834,6 +1882,18 @@ type ListPOSTransactionsResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPOSTransactionsResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *ListPOSTransactionsResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1933,6 +1993,18 @@ type CreateReplenishmentOrderResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateReplenishmentOrderResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *CreateReplenishmentOrderResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -2035,6 +2107,18 @@ type GetReplenishmentOrderResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetReplenishmentOrderResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *GetReplenishmentOrderResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2130,6 +2214,18 @@ type GetSupplierResponse struct {
 	JSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetSupplierResponse429Headers
+	// fields is what the parse's walk of the decoded body found; nil when
+	// the response was not parsed here.
+	fields *Fields
+}
+
+// walked is what the parse's walk of the decoded body found; nil when
+// none ran.
+func (r *GetSupplierResponse) walked() *Fields {
+	if r == nil {
+		return nil
+	}
+	return r.fields
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2362,7 +2458,7 @@ func (c *ClientWithResponses) GetSupplierWithResponse(ctx context.Context, suppl
 
 // ParseGetSKUResponse parses an HTTP response from a GetSKUWithResponse call
 func ParseGetSKUResponse(rsp *http.Response) (*GetSKUResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2372,59 +2468,64 @@ func ParseGetSKUResponse(rsp *http.Response) (*GetSKUResponse, error) {
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest SKU
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetSKUResponse429Headers
@@ -2443,7 +2544,7 @@ func ParseGetSKUResponse(rsp *http.Response) (*GetSKUResponse, error) {
 
 // ParseListStoresResponse parses an HTTP response from a ListStoresWithResponse call
 func ParseListStoresResponse(rsp *http.Response) (*ListStoresResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2453,45 +2554,48 @@ func ParseListStoresResponse(rsp *http.Response) (*ListStoresResponse, error) {
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest StoreList
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ListStoresResponse429Headers
@@ -2510,7 +2614,7 @@ func ParseListStoresResponse(rsp *http.Response) (*ListStoresResponse, error) {
 
 // ParseGetStoreResponse parses an HTTP response from a GetStoreWithResponse call
 func ParseGetStoreResponse(rsp *http.Response) (*GetStoreResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2520,66 +2624,72 @@ func ParseGetStoreResponse(rsp *http.Response) (*GetStoreResponse, error) {
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Store
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetStoreResponse429Headers
@@ -2598,7 +2708,7 @@ func ParseGetStoreResponse(rsp *http.Response) (*GetStoreResponse, error) {
 
 // ParseGetInventoryResponse parses an HTTP response from a GetInventoryWithResponse call
 func ParseGetInventoryResponse(rsp *http.Response) (*GetInventoryResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2608,66 +2718,72 @@ func ParseGetInventoryResponse(rsp *http.Response) (*GetInventoryResponse, error
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Inventory
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetInventoryResponse429Headers
@@ -2686,7 +2802,7 @@ func ParseGetInventoryResponse(rsp *http.Response) (*GetInventoryResponse, error
 
 // ParseListPOSTransactionsResponse parses an HTTP response from a ListPOSTransactionsWithResponse call
 func ParseListPOSTransactionsResponse(rsp *http.Response) (*ListPOSTransactionsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2696,66 +2812,72 @@ func ParseListPOSTransactionsResponse(rsp *http.Response) (*ListPOSTransactionsR
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest POSPage
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ListPOSTransactionsResponse429Headers
@@ -2774,7 +2896,7 @@ func ParseListPOSTransactionsResponse(rsp *http.Response) (*ListPOSTransactionsR
 
 // ParseCreateReplenishmentOrderResponse parses an HTTP response from a CreateReplenishmentOrderWithResponse call
 func ParseCreateReplenishmentOrderResponse(rsp *http.Response) (*CreateReplenishmentOrderResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2784,73 +2906,80 @@ func ParseCreateReplenishmentOrderResponse(rsp *http.Response) (*CreateReplenish
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest Order
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON201 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Unprocessable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON422 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers CreateReplenishmentOrderResponse429Headers
@@ -2869,7 +2998,7 @@ func ParseCreateReplenishmentOrderResponse(rsp *http.Response) (*CreateReplenish
 
 // ParseGetReplenishmentOrderResponse parses an HTTP response from a GetReplenishmentOrderWithResponse call
 func ParseGetReplenishmentOrderResponse(rsp *http.Response) (*GetReplenishmentOrderResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2879,66 +3008,72 @@ func ParseGetReplenishmentOrderResponse(rsp *http.Response) (*GetReplenishmentOr
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Order
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetReplenishmentOrderResponse429Headers
@@ -2957,7 +3092,7 @@ func ParseGetReplenishmentOrderResponse(rsp *http.Response) (*GetReplenishmentOr
 
 // ParseGetSupplierResponse parses an HTTP response from a GetSupplierWithResponse call
 func ParseGetSupplierResponse(rsp *http.Response) (*GetSupplierResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
+	bodyBytes, err := readBody(rsp)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
@@ -2967,59 +3102,64 @@ func ParseGetSupplierResponse(rsp *http.Response) (*GetSupplierResponse, error) 
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
-
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Supplier
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
+		response.fields = &fields
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+		fields, err := decodeBody(bodyBytes, &dest)
+		if err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
-
+		response.fields = &fields
 	}
-
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetSupplierResponse429Headers

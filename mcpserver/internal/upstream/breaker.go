@@ -75,6 +75,11 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 		resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		// A copy of what the client reads, so checked can salvage an answer
 		// whose only unreadable fields are qualifiers (qualifiers.go).
+		if n := resp.ContentLength; n > 0 && n <= maxSinkPresize && sink.Cap() == 0 {
+			// One allocation of the announced size, not a buffer doubling
+			// as the copy arrives.
+			sink.Grow(int(n))
+		}
 		resp.Body = teeBody{Reader: io.TeeReader(resp.Body, sink), Closer: resp.Body}
 	}
 	switch {

@@ -107,3 +107,7 @@ func salvage[T any](ctx context.Context, root string, err error) (v *T, problems
 	}
 	return v, sl.FieldProblems(fixed, v), dropped, true
 }
+
+// maxSinkPresize bounds the copy's buffer sized from a Content-Length: a
+// larger announcement grows it as the bytes arrive.
+const maxSinkPresize = 1 << 20
