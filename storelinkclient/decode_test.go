@@ -3,11 +3,15 @@ package storelinkclient_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 	sl "github.com/korral/storelink/storelinkclient"
@@ -150,4 +154,49 @@ func FuzzDecodeBody(f *testing.F) {
 			sameDecode(t, "fuzzed", body, v)
 		}
 	})
+}
+
+// TestParseReadsBodiesAsReadAll: with a Content-Length that is right, too
+// small, too large or absent, the parse keeps the bytes io.ReadAll reads.
+func TestParseReadsBodiesAsReadAll(t *testing.T) {
+	body := posPageBody(t, 20)
+	header := http.Header{"Content-Type": {"application/json"}}
+	for _, n := range []int64{int64(len(body)), 10, int64(len(body)) + 100, -1, 0} {
+		resp, err := sl.ParseListPOSTransactionsResponse(&http.Response{StatusCode: 200, Header: header, ContentLength: n,
+			Body: io.NopCloser(iotest.OneByteReader(bytes.NewReader(body)))})
+		if err != nil || !bytes.Equal(resp.Body, body) || resp.JSON200 == nil || len(resp.JSON200.Transactions) != 20 {
+			t.Errorf("Content-Length %d: %v, %d bytes kept of %d", n, err, len(resp.Body), len(body))
+		}
+	}
+	// A read error is the parse's error, as with io.ReadAll.
+	_, err := sl.ParseListPOSTransactionsResponse(&http.Response{StatusCode: 200, Header: header, ContentLength: -1,
+		Body: io.NopCloser(iotest.TimeoutReader(bytes.NewReader(body)))})
+	if !errors.Is(err, iotest.ErrTimeout) {
+		t.Errorf("read error: %v, want %v", err, iotest.ErrTimeout)
+	}
+}
+
+// TestDecodedStringsOutliveTheReadBuffer: a body of unknown length is
+// read into a reused buffer; neither the kept body nor a decoded string
+// changes when the next body is read into it.
+func TestDecodedStringsOutliveTheReadBuffer(t *testing.T) {
+	header := http.Header{"Content-Type": {"application/json"}}
+	parse := func(body []byte) *sl.ListPOSTransactionsResponse {
+		resp, err := sl.ParseListPOSTransactionsResponse(&http.Response{StatusCode: 200, Header: header, ContentLength: -1,
+			Body: io.NopCloser(bytes.NewReader(body))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := posPageBody(t, 5)
+	kept := bytes.Clone(first)
+	resp := parse(first)
+	id := resp.JSON200.Transactions[0].TransactionID
+	for range 10 {
+		parse(bytes.ReplaceAll(posPageBody(t, 5), []byte("T-47"), []byte("X-99")))
+	}
+	if !bytes.Equal(resp.Body, kept) || id != "T-47-20261113-000000" || resp.JSON200.Transactions[0].TransactionID != id {
+		t.Errorf("first answer changed: id %q, body equal %v", resp.JSON200.Transactions[0].TransactionID, bytes.Equal(resp.Body, kept))
+	}
 }
