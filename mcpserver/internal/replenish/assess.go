@@ -59,37 +59,48 @@ type riskFacts struct {
 
 // fetchRiskFacts runs the upstream reads concurrently. The first error
 // wins, naming every read's broken fields (apperr.JoinBroken).
+//
+// The reads form three chains, each at most two round trips long when
+// nothing is cached: the stock count; the SKU then its supplier; the store
+// then the sales. Two run on goroutines of their own and the third, the
+// store and the sales, on the calling goroutine, whose stack has already
+// grown: a warm call (the store, SKU and supplier from the master-data
+// cache) still reads the stock and the sales at once, and starts two
+// goroutines per store instead of four.
 func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
 	var f riskFacts
 	var wg sync.WaitGroup
-	errs := make([]error, RequestsPerAssessment)
-	wg.Add(RequestsPerAssessment)
-	go func() { defer wg.Done(); f.store, errs[0] = w.Upstream.Store(ctx, storeID) }()
+	var errs [RequestsPerAssessment]error
+	wg.Add(2)
 	go func() { defer wg.Done(); f.inv, errs[1] = w.Upstream.Inventory(ctx, storeID, sku) }()
-	go func() {
-		defer wg.Done()
-		f.sales, errs[2] = w.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
-	}()
-	go func() {
-		defer wg.Done()
-		if shared != nil {
-			if f.sku, f.supplier, errs[3] = shared.read(ctx, w, storeID, sku); errs[3] == nil {
-				return
-			}
-			// The shared read failed: read our own, so one store's fault
-			// is not every store's.
-		}
-		f.sku, errs[3] = w.Upstream.SKU(ctx, storeID, sku)
-		if errs[3] == nil {
-			f.supplier, errs[3] = w.Upstream.Supplier(ctx, storeID, f.sku.SupplierID)
-		}
-	}()
+	go func() { defer wg.Done(); f.sku, f.supplier, errs[3] = w.readMaster(ctx, shared, storeID, sku) }()
+	// The sales are read even when the store read failed, as every read
+	// is: each broken read's fields are named.
+	f.store, errs[0] = w.Upstream.Store(ctx, storeID)
+	f.sales, errs[2] = w.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
 	wg.Wait()
 	// A contract error names the broken fields of every read (ADR 0030).
-	if err := apperr.JoinBroken(errs...); err != nil {
+	if err := apperr.JoinBroken(errs[:]...); err != nil {
 		return riskFacts{}, err
 	}
 	return f, nil
+}
+
+// readMaster reads the SKU and its supplier, through shared when set.
+func (w *Workflow) readMaster(ctx context.Context, shared *SharedMaster, storeID, sku string) (domain.SKU, domain.Supplier, error) {
+	if shared != nil {
+		if s, sup, err := shared.read(ctx, w, storeID, sku); err == nil {
+			return s, sup, nil
+		}
+		// The shared read failed: read our own, so one store's fault is
+		// not every store's.
+	}
+	s, err := w.Upstream.SKU(ctx, storeID, sku)
+	if err != nil {
+		return domain.SKU{}, domain.Supplier{}, err
+	}
+	sup, err := w.Upstream.Supplier(ctx, storeID, s.SupplierID)
+	return s, sup, err
 }
 
 // Assess runs the stock-risk projection of sku at storeID over

@@ -1,0 +1,137 @@
+package replenish
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/domain"
+)
+
+// barrier lets its reads return only once all of them have started: reads
+// that are not in flight together never pass it.
+type barrier struct {
+	mu      sync.Mutex
+	waiting map[string]bool
+	all     chan struct{}
+}
+
+func newBarrier(reads ...string) *barrier {
+	b := &barrier{waiting: map[string]bool{}, all: make(chan struct{})}
+	for _, r := range reads {
+		b.waiting[r] = true
+	}
+	return b
+}
+
+// pass waits for the other reads of b; reads outside b pass at once. The
+// time-out only turns a deadlock into an error.
+func (b *barrier) pass(read string) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	if !b.waiting[read] {
+		b.mu.Unlock()
+		return nil
+	}
+	delete(b.waiting, read)
+	if len(b.waiting) == 0 {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("%s was never in flight together with the other reads of its round", read)
+	}
+}
+
+// roundsStoreLink is fakeStoreLink whose reads wait at the barrier of
+// their round trip.
+type roundsStoreLink struct {
+	fakeStoreLink
+	first, second *barrier
+}
+
+func (r *roundsStoreLink) wait(read string) error {
+	if err := r.first.pass(read); err != nil {
+		return err
+	}
+	return r.second.pass(read)
+}
+
+func (r *roundsStoreLink) Store(ctx context.Context, id string) (domain.Store, error) {
+	if err := r.wait("store"); err != nil {
+		return domain.Store{}, err
+	}
+	return r.fakeStoreLink.Store(ctx, id)
+}
+
+func (r *roundsStoreLink) Inventory(ctx context.Context, id, sku string) (domain.Inventory, error) {
+	if err := r.wait("inventory"); err != nil {
+		return domain.Inventory{}, err
+	}
+	return r.fakeStoreLink.Inventory(ctx, id, sku)
+}
+
+func (r *roundsStoreLink) Sales(ctx context.Context, id, sku string, since time.Time, most int) (domain.SalesPage, error) {
+	if err := r.wait("sales"); err != nil {
+		return domain.SalesPage{}, err
+	}
+	return r.fakeStoreLink.Sales(ctx, id, sku, since, most)
+}
+
+func (r *roundsStoreLink) SKU(ctx context.Context, id, code string) (domain.SKU, error) {
+	if err := r.wait("sku"); err != nil {
+		return domain.SKU{}, err
+	}
+	return r.fakeStoreLink.SKU(ctx, id, code)
+}
+
+func (r *roundsStoreLink) Supplier(ctx context.Context, id, supplierID string) (domain.Supplier, error) {
+	if err := r.wait("supplier"); err != nil {
+		return domain.Supplier{}, err
+	}
+	return r.fakeStoreLink.Supplier(ctx, id, supplierID)
+}
+
+// The reads of one store's risk check cost two round trips when nothing is
+// cached, and one when the master data is (each read of a round is in
+// flight with the others), however few goroutines fetchRiskFacts starts.
+func TestRiskReadsOverlapInRoundTrips(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		first, second []string
+	}{
+		// Nothing cached: the store, the stock and the SKU; then the
+		// supplier, which needs the SKU, beside the sales.
+		{"cold", []string{"store", "inventory", "sku"}, []string{"supplier", "sales"}},
+		// The store, SKU and supplier from the cache: the stock and the
+		// sales together.
+		{"warm", []string{"inventory", "sales"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := &roundsStoreLink{first: newBarrier(tc.first...)}
+			if tc.second != nil {
+				up.second = newBarrier(tc.second...)
+			}
+			w := &Workflow{Upstream: up, Now: func() time.Time { return t0 }}
+			for _, shared := range []*SharedMaster{nil, NewSharedMaster("")} {
+				if shared != nil {
+					// Fresh barriers for the second pass.
+					up.first = newBarrier(tc.first...)
+					if tc.second != nil {
+						up.second = newBarrier(tc.second...)
+					}
+				}
+				if _, err := w.fetchRiskFacts(context.Background(), shared, "47", "8847291", t0.Add(-15*24*time.Hour)); err != nil {
+					t.Errorf("shared master %v: %v", shared != nil, err)
+				}
+			}
+		})
+	}
+}
