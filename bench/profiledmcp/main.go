@@ -5,6 +5,8 @@
 //	bin/loadgen --server /tmp/profiledmcp --server-env PROFILE_DIR=/tmp/prof ...
 //	go tool pprof -top /tmp/profiledmcp /tmp/prof/cpu-PID.pprof
 //	kill -USR1 PID   # a heap profile of the running server
+//
+// On exit it also writes rss-PID.txt, the peak resident set size in KiB.
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/korral/storelink/internal/demostorelink"
+	"github.com/korral/storelink/internal/gcdefault"
 	"github.com/korral/storelink/mcpserver/cli"
 )
 
@@ -27,6 +30,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "profiledmcp: set PROFILE_DIR to the directory for the profiles")
 		os.Exit(2)
 	}
+	// As storelink-mcp does (ADR 0045).
+	gcdefault.Apply(os.Getenv)
 	stop, err := startProfiles(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "profiledmcp:", err)
@@ -73,6 +78,7 @@ func startProfiles(dir string) (func(), error) {
 		pprof.StopCPUProfile()
 		f.Close()
 		writeHeap(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", pid)))
+		writeRSS(filepath.Join(dir, fmt.Sprintf("rss-%d.txt", pid)))
 	}, nil
 }
 
@@ -83,5 +89,14 @@ func writeHeap(path string) {
 	if h, err := os.Create(path); err == nil {
 		_ = pprof.WriteHeapProfile(h)
 		h.Close()
+	}
+}
+
+// writeRSS writes the process's peak resident set size in KiB (getrusage's
+// ru_maxrss), to compare the memory a GC setting costs.
+func writeRSS(path string) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		_ = os.WriteFile(path, fmt.Appendf(nil, "%d\n", ru.Maxrss), 0o644)
 	}
 }

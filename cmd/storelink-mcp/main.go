@@ -15,10 +15,14 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/korral/storelink/internal/gcdefault"
 	"github.com/korral/storelink/mcpserver/cli"
 )
 
 func main() {
+	// Before any work: the collector's defaults, unless GOGC or GOMEMLIMIT
+	// is set (ADR 0045).
+	gcdefault.Apply(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
