@@ -71,7 +71,16 @@ func (c civil) weekday() time.Weekday {
 	return time.Date(c.y, c.m, c.d, 12, 0, 0, 0, time.UTC).Weekday()
 }
 
-func (c civil) String() string { return fmt.Sprintf("%04d-%02d-%02d", c.y, c.m, c.d) }
+func (c civil) String() string {
+	if c.y < 0 || c.y > 9999 {
+		return fmt.Sprintf("%04d-%02d-%02d", c.y, c.m, c.d)
+	}
+	// The same as the Sprintf above in one allocation; called for every
+	// day of every projection.
+	b := [10]byte{byte('0' + c.y/1000), byte('0' + c.y/100%10), byte('0' + c.y/10%10), byte('0' + c.y%10), '-',
+		byte('0' + int(c.m)/10), byte('0' + int(c.m)%10), '-', byte('0' + c.d/10), byte('0' + c.d%10)}
+	return string(b[:])
+}
 
 // at returns the instant of a store-local clock time on this date; minutes
 // may be 1440 (next midnight). DST days are an hour shorter or longer.

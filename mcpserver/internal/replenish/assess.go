@@ -9,6 +9,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/apperr"
 	"github.com/korral/storelink/mcpserver/internal/domain"
 	"github.com/korral/storelink/mcpserver/internal/projection"
+	"github.com/korral/storelink/mcpserver/internal/workers"
 )
 
 // riskSalesCap bounds the transactions read for one projection.
@@ -57,23 +58,26 @@ type riskFacts struct {
 	supplier domain.Supplier
 }
 
+// riskReaders run the reads of fetchRiskFacts that leave the calling
+// goroutine, on workers that keep their grown stacks.
+var riskReaders = workers.New()
+
 // fetchRiskFacts runs the upstream reads concurrently. The first error
 // wins, naming every read's broken fields (apperr.JoinBroken).
 //
 // The reads form three chains, each at most two round trips long when
 // nothing is cached: the stock count; the SKU then its supplier; the store
-// then the sales. Two run on goroutines of their own and the third, the
-// store and the sales, on the calling goroutine, whose stack has already
-// grown: a warm call (the store, SKU and supplier from the master-data
-// cache) still reads the stock and the sales at once, and starts two
-// goroutines per store instead of four.
+// then the sales. Two run on workers (package workers) and the third, the
+// store and the sales, on the calling goroutine: a warm call (the store,
+// SKU and supplier from the master-data cache) still reads the stock and
+// the sales at once, and no goroutine is started or grown per call.
 func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
 	var f riskFacts
 	var wg sync.WaitGroup
 	var errs [RequestsPerAssessment]error
 	wg.Add(2)
-	go func() { defer wg.Done(); f.inv, errs[1] = w.Upstream.Inventory(ctx, storeID, sku) }()
-	go func() { defer wg.Done(); f.sku, f.supplier, errs[3] = w.readMaster(ctx, shared, storeID, sku) }()
+	riskReaders.Go(func() { defer wg.Done(); f.inv, errs[1] = w.Upstream.Inventory(ctx, storeID, sku) })
+	riskReaders.Go(func() { defer wg.Done(); f.sku, f.supplier, errs[3] = w.readMaster(ctx, shared, storeID, sku) })
 	// The sales are read even when the store read failed, as every read
 	// is: each broken read's fields are named.
 	f.store, errs[0] = w.Upstream.Store(ctx, storeID)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // DemoNotice travels with every answer served from the embedded demo
@@ -22,10 +23,13 @@ func (s *server) demoNotice() string {
 // object, keeping the answer's own field order.
 func withDemoNotice(data []byte) ([]byte, error) { return appendDemoNotice(nil, data) }
 
+// demoNoticeJSON is DemoNotice as a JSON string, encoded once.
+var demoNoticeJSON = sync.OnceValues(func() ([]byte, error) { return json.Marshal(DemoNotice) })
+
 // appendDemoNotice appends data, with the notice added as withDemoNotice
 // does, to dst.
 func appendDemoNotice(dst, data []byte) ([]byte, error) {
-	notice, err := json.Marshal(DemoNotice)
+	notice, err := demoNoticeJSON()
 	if err != nil {
 		return nil, err
 	}

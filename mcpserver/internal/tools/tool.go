@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/callid"
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
+	"github.com/korral/storelink/mcpserver/internal/workers"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -101,12 +103,13 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 	s.tools[t.Name] = true
 	checker := sync.OnceValue(func() *argChecker[In] { return newArgChecker(spec) })
 
-	addTool(ms, &t, in, out, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	serve := func(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 		start := time.Now()
 		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
 		noteCall(ctx, c.id, "")
-		s.log.InfoContext(ctx, "tool.start", "call_id", c.id, "tool", t.Name, "client", c.client, "session", c.session)
+		s.log.LogAttrs(ctx, slog.LevelInfo, "tool.start", slog.String("call_id", c.id), slog.String("tool", t.Name),
+			slog.String("client", c.client), slog.String("session", c.session))
 
 		var data *Out
 		input, aerr := checker().decode(req.Params.Arguments)
@@ -115,7 +118,7 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 			data, herr = runHandler(ctx, spec.handle, c, input)
 			var ask *inputRequired
 			if errors.As(herr, &ask) {
-				return s.askHost(ctx, c, ask, time.Since(start)), nil
+				return s.askHost(ctx, c, ask, time.Since(start))
 			}
 			if herr != nil {
 				aerr = apperr.From(stateUnavailable(herr))
@@ -123,11 +126,22 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		}
 		elapsed := time.Since(start)
 		if aerr != nil {
-			return s.fail(ctx, c, aerr, elapsed), nil
+			return s.fail(ctx, c, aerr, elapsed)
 		}
-		return s.succeed(ctx, c, data, elapsed), nil
+		return s.succeed(ctx, c, data, elapsed)
+	}
+	addTool(ms, &t, in, out, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var res *mcp.CallToolResult
+		callRunners.Do(func() { res = serve(ctx, req) })
+		return res, nil
 	})
 }
+
+// callRunners run the tool calls: the SDK starts a goroutine per request,
+// and a call's work (the StoreLink reads and decodes, the answer's
+// encoding, the audit row) would grow that goroutine's stack several times
+// over, on every call; a worker keeps its grown stack.
+var callRunners = workers.New()
 
 // newCall identifies a tool call: call id, session and caller.
 func (s *server) newCall(req *mcp.CallToolRequest, tool string) *call {
@@ -279,7 +293,8 @@ func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Du
 	if err != nil {
 		return s.fail(ctx, c, apperr.From(fmt.Errorf("encode %s result: %w", c.tool, err)), elapsed)
 	}
-	s.log.InfoContext(ctx, "tool.ok", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
+	s.log.LogAttrs(ctx, slog.LevelInfo, "tool.ok", slog.String("call_id", c.id), slog.String("tool", c.tool),
+		slog.String("store_id", c.storeID), slog.String("sku", c.sku), slog.Float64("duration_ms", ms(elapsed)))
 	s.audit(ctx, c, "ok", "", c.summary, elapsed)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
@@ -346,8 +361,10 @@ func (s *server) audit(ctx context.Context, c *call, outcome, code, summary stri
 		StoreID: c.storeID, SKU: c.sku, Outcome: outcome, ErrorCode: code, Summary: summary, DurationMS: ms(elapsed),
 		TraceID: telemetry.TraceID(ctx),
 	}
-	s.log.InfoContext(ctx, "audit", "call_id", e.CallID, "client", e.Client, "session", e.Session, "tool", e.Tool,
-		"store_id", e.StoreID, "sku", e.SKU, "outcome", e.Outcome, "error_code", e.ErrorCode, "summary", e.Summary)
+	s.log.LogAttrs(ctx, slog.LevelInfo, "audit", slog.String("call_id", e.CallID), slog.String("client", e.Client),
+		slog.String("session", e.Session), slog.String("tool", e.Tool), slog.String("store_id", e.StoreID),
+		slog.String("sku", e.SKU), slog.String("outcome", e.Outcome), slog.String("error_code", e.ErrorCode),
+		slog.String("summary", e.Summary))
 	if s.opts.Audit == nil {
 		return
 	}

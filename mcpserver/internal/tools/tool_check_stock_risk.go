@@ -91,15 +91,20 @@ var evidenceColumns = []string{"day", "units_sold", "bulk_units", "trading_hours
 // compactEvidence is the per-day evidence as a table.
 func compactEvidence(days []projection.DayEvidence) table {
 	t := table{Columns: evidenceColumns, Rows: make([][]any, len(days))}
+	// One array holds every row's cells, each row a full slice of its own.
+	cells := make([]any, len(days)*len(evidenceColumns))
 	for i, d := range days {
 		var rate any
 		if d.UnitsPerHour != nil {
 			rate = math.Round(*d.UnitsPerHour*100) / 100
 		}
+		row := cells[i*len(evidenceColumns) : (i+1)*len(evidenceColumns) : (i+1)*len(evidenceColumns)]
 		// "Fri 13": velocity_basis names the dates in full.
-		row := []any{d.Weekday + " " + strings.TrimPrefix(d.Date[8:], "0"), d.UnitsSold, d.BulkUnits, d.TradingHours, rate}
+		row[0], row[1], row[2], row[3], row[4] = d.Weekday+" "+strings.TrimPrefix(d.Date[8:], "0"), d.UnitsSold, d.BulkUnits, d.TradingHours, rate
 		if len(d.Flags) > 0 {
-			row = append(row, d.Flags)
+			row[5] = d.Flags
+		} else {
+			row = row[:5]
 		}
 		t.Rows[i] = row
 	}

@@ -1,0 +1,69 @@
+package workers
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Calls one after another reuse one worker instead of starting a goroutine
+// each.
+func TestSequentialCallsReuseOneWorker(t *testing.T) {
+	p := New()
+	p.Do(func() {})
+	before := runtime.NumGoroutine()
+	ran := 0
+	for range 100 {
+		p.Do(func() { ran++ })
+	}
+	if ran != 100 {
+		t.Fatalf("ran %d of 100 functions", ran)
+	}
+	if after := runtime.NumGoroutine(); after > before+2 {
+		t.Errorf("100 sequential calls left %d goroutines, %d before: workers are not reused", after, before)
+	}
+}
+
+// Functions handed over while every worker is busy run at once on new
+// workers: none waits for another.
+func TestBusyWorkersDoNotQueueWork(t *testing.T) {
+	p := New()
+	const n = 8
+	var started, release sync.WaitGroup
+	started.Add(n)
+	release.Add(1)
+	var finished sync.WaitGroup
+	finished.Add(n)
+	for range n {
+		p.Go(func() {
+			defer finished.Done()
+			started.Done()
+			release.Wait()
+		})
+	}
+	// Each function waits here until all n run at once; queued work would
+	// deadlock (the test's own time-out reports it).
+	started.Wait()
+	release.Done()
+	finished.Wait()
+}
+
+func TestDoRaisesTheFunctionsPanicInTheCaller(t *testing.T) {
+	p := New()
+	defer func() {
+		if r := recover(); r != "boom" {
+			t.Errorf("recovered %v, want boom", r)
+		}
+	}()
+	p.Do(func() { panic("boom") })
+	t.Error("Do returned after a panic")
+}
+
+func TestDoWaitsForTheFunction(t *testing.T) {
+	p := New()
+	done := false
+	p.Do(func() { done = true })
+	if !done {
+		t.Error("Do returned before the function ran")
+	}
+}
