@@ -21,8 +21,16 @@ func confidence(flags map[Flag]bool, refuse bool, basisDays int) Confidence {
 	return ConfidenceHigh
 }
 
+// maxDayFlags is the most flags one day can carry: closed, no_history or
+// zero_sales, then possible_stockout and bulk_dominated.
+const maxDayFlags = 3
+
 func evidence(days []day, refused bool) []DayEvidence {
 	rows := make([]DayEvidence, len(days))
+	// One array each for the days' rates and flags (at most maxDayFlags a
+	// day), rather than an allocation per day.
+	rates := make([]float64, len(days))
+	flags := make([]DayFlag, len(days)*maxDayFlags)
 	for i, d := range days {
 		row := DayEvidence{
 			Date:         d.date.String(),
@@ -31,7 +39,7 @@ func evidence(days []day, refused bool) []DayEvidence {
 			Transactions: d.tx,
 			BulkUnits:    d.bulk,
 			UsedInBand:   d.basis && !refused,
-			Flags:        []DayFlag{},
+			Flags:        flags[i*maxDayFlags : i*maxDayFlags : (i+1)*maxDayFlags],
 		}
 		switch {
 		case !d.open:
@@ -41,7 +49,8 @@ func evidence(days []day, refused bool) []DayEvidence {
 			row.Flags = append(row.Flags, DayNoHistory)
 		default:
 			row.TradingHours = round(d.span.hours(), 2)
-			row.UnitsPerHour = ptr(round(d.rate, 4))
+			rates[i] = round(d.rate, 4)
+			row.UnitsPerHour = &rates[i]
 		}
 		if d.open && !d.noHistory && d.units == 0 {
 			row.Flags = append(row.Flags, DayZeroSales)

@@ -6,16 +6,26 @@
 // shrinks a stack that stays mostly unused.
 package workers
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // idleFor is how long an idle worker waits for more work before it exits.
 const idleFor = time.Minute
+
+// MaxIdle is how many idle workers a pool keeps; a worker finishing its
+// function beyond them exits, so a burst (a 180-store sweep) leaves no
+// more than this many stacks behind.
+const MaxIdle = 64
 
 // Pool is a set of workers; the zero value is not usable (New).
 type Pool struct {
 	// work hands a function to an idle worker; unbuffered, so a send
 	// succeeds only when one is waiting.
 	work chan func()
+	// idle counts the workers waiting for work.
+	idle atomic.Int64
 }
 
 // New returns an empty pool; workers start as they are needed and exit
@@ -46,16 +56,22 @@ func (p *Pool) Do(f func()) {
 }
 
 // serve calls f, then each function it is handed, until it has been idle
-// for idleFor.
+// for idleFor or MaxIdle others are idle.
 func (p *Pool) serve(f func()) {
 	idle := time.NewTimer(idleFor)
 	defer idle.Stop()
 	for {
 		f()
+		if p.idle.Add(1) > MaxIdle {
+			p.idle.Add(-1)
+			return
+		}
 		idle.Reset(idleFor)
 		select {
 		case f = <-p.work:
+			p.idle.Add(-1)
 		case <-idle.C:
+			p.idle.Add(-1)
 			return
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Calls one after another reuse one worker instead of starting a goroutine
@@ -65,5 +66,40 @@ func TestDoWaitsForTheFunction(t *testing.T) {
 	p.Do(func() { done = true })
 	if !done {
 		t.Error("Do returned before the function ran")
+	}
+}
+
+// After a burst, at most MaxIdle workers stay.
+func TestABurstLeavesAtMostMaxIdleWorkers(t *testing.T) {
+	p := New()
+	const n = MaxIdle + 40
+	before := runtime.NumGoroutine()
+	var started, release, finished sync.WaitGroup
+	started.Add(n)
+	release.Add(1)
+	finished.Add(n)
+	for range n {
+		p.Go(func() {
+			defer finished.Done()
+			started.Done()
+			release.Wait()
+		})
+	}
+	started.Wait()
+	release.Done()
+	finished.Wait()
+	// The workers past MaxIdle exit just after their function returns.
+	for range 1000 {
+		if runtime.NumGoroutine() <= before+MaxIdle {
+			break
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	if got := runtime.NumGoroutine() - before; got > MaxIdle {
+		t.Errorf("%d workers left after a burst of %d, want at most %d", got, n, MaxIdle)
+	}
+	if got := p.idle.Load(); got > MaxIdle {
+		t.Errorf("%d workers counted idle, want at most %d", got, MaxIdle)
 	}
 }
