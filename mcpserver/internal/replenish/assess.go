@@ -65,22 +65,18 @@ var riskReaders = workers.New()
 // fetchRiskFacts runs the upstream reads concurrently. The first error
 // wins, naming every read's broken fields (apperr.JoinBroken).
 //
-// The reads form three chains, each at most two round trips long when
-// nothing is cached: the stock count; the SKU then its supplier; the store
-// then the sales. Two run on workers (package workers) and the third, the
-// store and the sales, on the calling goroutine: a warm call (the store,
-// SKU and supplier from the master-data cache) still reads the stock and
-// the sales at once, and no goroutine is started or grown per call.
+// The store, the stock count and the SKU then its supplier are read on
+// workers (package workers), and the sales, the largest answer, on the
+// calling goroutine: all four start at once, as with a goroutine each,
+// without starting a goroutine or growing its stack per read.
 func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
 	var f riskFacts
 	var wg sync.WaitGroup
 	var errs [RequestsPerAssessment]error
-	wg.Add(2)
+	wg.Add(RequestsPerAssessment - 1)
+	riskReaders.Go(func() { defer wg.Done(); f.store, errs[0] = w.Upstream.Store(ctx, storeID) })
 	riskReaders.Go(func() { defer wg.Done(); f.inv, errs[1] = w.Upstream.Inventory(ctx, storeID, sku) })
 	riskReaders.Go(func() { defer wg.Done(); f.sku, f.supplier, errs[3] = w.readMaster(ctx, shared, storeID, sku) })
-	// The sales are read even when the store read failed, as every read
-	// is: each broken read's fields are named.
-	f.store, errs[0] = w.Upstream.Store(ctx, storeID)
 	f.sales, errs[2] = w.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
 	wg.Wait()
 	// A contract error names the broken fields of every read (ADR 0030).

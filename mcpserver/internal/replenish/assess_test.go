@@ -100,19 +100,21 @@ func (r *roundsStoreLink) Supplier(ctx context.Context, id, supplierID string) (
 }
 
 // The reads of one store's risk check cost two round trips when nothing is
-// cached, and one when the master data is (each read of a round is in
-// flight with the others), however few goroutines fetchRiskFacts starts.
+// cached (the supplier needs the SKU), and one when the master data is,
+// also when only the store's entry has expired: each read of a round is in
+// flight with the others, however fetchRiskFacts runs them.
 func TestRiskReadsOverlapInRoundTrips(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		first, second []string
 	}{
-		// Nothing cached: the store, the stock and the SKU; then the
-		// supplier, which needs the SKU, beside the sales.
-		{"cold", []string{"store", "inventory", "sku"}, []string{"supplier", "sales"}},
+		// Nothing cached: every read but the supplier's, then the supplier.
+		{"cold", []string{"store", "inventory", "sku", "sales"}, nil},
 		// The store, SKU and supplier from the cache: the stock and the
 		// sales together.
 		{"warm", []string{"inventory", "sales"}, nil},
+		// The store's cache entry has expired: the store beside them.
+		{"store expired", []string{"store", "inventory", "sales"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := &roundsStoreLink{first: newBarrier(tc.first...)}
