@@ -249,3 +249,75 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// sdkRaw encodes v as the SDK encodes a response's result (an Encoder
+// without HTML escaping, the newline trimmed).
+func sdkRaw(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// A successful response is written around its result without encoding it
+// again: the line must be byte for byte what jsonrpc.EncodeMessage makes,
+// for every kind of id and result, and an error response or an id that
+// needs escapes takes EncodeMessage itself.
+func TestResultLinesMatchEncodeMessage(t *testing.T) {
+	tool := &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: "Butter <250g> & \"more\"\u2028 é \x01 \\ end"}},
+		StructuredContent: map[string]any{"ok": true, "note": "a<b>&c\u2029", "n": 1.5e-7, "list": []any{nil, "x", 3}},
+	}
+	results := []any{tool, map[string]any{}, []int{1, 2}, "plain", 42, map[string]string{"k": "\u00e9\U0001F600"}}
+	ids := []any{float64(0), float64(7), float64(-3), float64(1 << 52), "", "abc-123", "quote\"d", "back\\slash", "tag<b>", "ctl\x01", "é", "new\nline"}
+	var msgs []jsonrpc.Message
+	for _, raw := range ids {
+		id, err := jsonrpc.MakeID(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			msgs = append(msgs, &jsonrpc.Response{ID: id, Result: sdkRaw(t, r)})
+		}
+		msgs = append(msgs, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: -32602, Message: "bad <params>"}})
+	}
+	req, err := jsonrpc.MakeID(float64(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs = append(msgs, &jsonrpc.Request{ID: req, Method: "ping"})
+	fast := 0
+	for _, m := range msgs {
+		want, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		c, err := (&Transport{Reader: strings.NewReader(""), Writer: &out}).Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Write(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Close()
+		if got := out.String(); got != string(want)+"\n" {
+			t.Errorf("line %q, EncodeMessage %q", got, want)
+		}
+		if r, ok := m.(*jsonrpc.Response); ok {
+			if _, ok := plainID(r); ok {
+				fast++
+			}
+		}
+	}
+	// The 4 integer ids and the 3 string ids without escapes ("",
+	// "abc-123", "tag<b>": the SDK does not escape HTML), each with the 6
+	// results.
+	if want := 7 * 6; fast != want {
+		t.Errorf("%d lines written around their result, want %d", fast, want)
+	}
+}
