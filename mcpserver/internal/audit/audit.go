@@ -17,9 +17,13 @@ type Store struct{ Log state.AuditLog }
 
 // Record stores r, its summary bounded (Summary). It records even when the
 // caller's context is cancelled: the trail must keep calls whose client has
-// gone.
+// gone. A log that spools (state.AuditSpooler) takes r through its spool,
+// which is as durable before the answer and cheaper (ADR 0044).
 func (a Store) Record(ctx context.Context, r state.AuditRecord) error {
 	r.Summary = Summary(r.Summary)
+	if sp, ok := a.Log.(state.AuditSpooler); ok {
+		return sp.SpoolAudit(context.WithoutCancel(ctx), r)
+	}
 	return a.Log.RecordAudit(context.WithoutCancel(ctx), r)
 }
 

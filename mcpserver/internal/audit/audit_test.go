@@ -40,3 +40,30 @@ func TestRecordBoundsTheSummary(t *testing.T) {
 		t.Fatalf("a %d-byte summary was stored as %d runes (%d bytes), ending %q", len(long), n, len(cut), cut[len(cut)-20:])
 	}
 }
+
+// spoolingTrail also spools, as SQLite's log does.
+type spoolingTrail struct {
+	trail
+	spooled []state.AuditRecord
+}
+
+func (t *spoolingTrail) SpoolAudit(_ context.Context, r state.AuditRecord) error {
+	t.spooled = append(t.spooled, r)
+	return nil
+}
+
+// TestRecordSpoolsWhereTheLogSpools: a log that spools takes a call's
+// record through SpoolAudit (ADR 0044); any other through RecordAudit.
+func TestRecordSpoolsWhereTheLogSpools(t *testing.T) {
+	var sp spoolingTrail
+	if err := (Store{Log: &sp}).Record(context.Background(), state.AuditRecord{Tool: "t", Summary: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sp.spooled) != 1 || len(sp.got) != 0 {
+		t.Errorf("spooled %d, recorded %d; want 1 and 0", len(sp.spooled), len(sp.got))
+	}
+	var tr trail
+	if err := (Store{Log: &tr}).Record(context.Background(), state.AuditRecord{Tool: "t", Summary: "s"}); err != nil || len(tr.got) != 1 {
+		t.Errorf("a log without a spool: %d recorded, %v", len(tr.got), err)
+	}
+}

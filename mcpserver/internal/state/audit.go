@@ -66,6 +66,16 @@ type AuditLog interface {
 	Report(ctx context.Context, f AuditFilter) ([]ToolStats, error)
 }
 
+// AuditSpooler is an AuditLog with a cheaper way in for the rows of tool
+// calls (ADR 0044). SpoolAudit returns once r survives a crash of this
+// process, and from then on QueryAudit and Report in every process return
+// it, as they do a row RecordAudit wrote; the row reaches the audit table
+// a little later. Like RecordAudit's commit, it does not wait for the disk:
+// a power loss may take the latest rows.
+type AuditSpooler interface {
+	SpoolAudit(ctx context.Context, r AuditRecord) error
+}
+
 // NearestRank returns the p-th percentile of sorted, non-empty values by
 // nearest rank, ceil(p*n/100), computed in integers.
 func NearestRank(sorted []float64, p int) float64 {

@@ -17,8 +17,9 @@ const auditInsertSQL = `INSERT INTO audit
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // RecordAudit implements state.AuditLog. A zero Time is recorded as now.
-// Records are group-committed (state.AuditGroup); the call returns once its
-// row is committed.
+// Records are group-committed to the table (state.AuditGroup); the call
+// returns once its row is committed. The rows of a person's decisions
+// take this way; tool calls' rows take SpoolAudit's.
 func (db *DB) RecordAudit(ctx context.Context, r state.AuditRecord) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
@@ -68,8 +69,9 @@ func (db *DB) insertAudit(ctx context.Context, recs []state.AuditRecord) error {
 	return nil
 }
 
-// QueryAudit implements state.AuditLog. With a Limit it returns the latest
-// Limit records, oldest first.
+// QueryAudit implements state.AuditLog: the table's rows and the spooled
+// records not yet moved (ADR 0044), in the table's order. With a Limit it
+// returns the latest Limit records, oldest first.
 func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.AuditRecord, error) {
 	where, args := auditWhere(f)
 	q := `SELECT time, call_id, client, session, tool, store_id, sku, outcome, error_code, summary, duration_ms, trace_id
@@ -78,49 +80,73 @@ func (db *DB) QueryAudit(ctx context.Context, f state.AuditFilter) ([]state.Audi
 		q += ` LIMIT ?`
 		args = append(args, f.Limit)
 	}
-	rows, err := db.sql.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("state: query audit: %w", err)
-	}
-	defer rows.Close()
 	var out []state.AuditRecord
-	for rows.Next() {
-		var r state.AuditRecord
-		var t string
-		if err := rows.Scan(&t, &r.CallID, &r.Client, &r.Session, &r.Tool, &r.StoreID, &r.SKU,
-			&r.Outcome, &r.ErrorCode, &r.Summary, &r.DurationMS, &r.TraceID); err != nil {
-			return nil, fmt.Errorf("state: query audit: %w", err)
+	spooled, err := db.readAudit(ctx, f, func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("state: query audit: %w", err)
 		}
-		if r.Time, err = parseTime(t); err != nil {
-			return nil, err
+		defer rows.Close()
+		for rows.Next() {
+			var r state.AuditRecord
+			var t string
+			if err := rows.Scan(&t, &r.CallID, &r.Client, &r.Session, &r.Tool, &r.StoreID, &r.SKU,
+				&r.Outcome, &r.ErrorCode, &r.Summary, &r.DurationMS, &r.TraceID); err != nil {
+				return fmt.Errorf("state: query audit: %w", err)
+			}
+			if r.Time, err = parseTime(t); err != nil {
+				return err
+			}
+			out = append(out, r)
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("state: query audit: %w", err)
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("state: query audit: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// Newest first so LIMIT keeps the latest.
 	slices.Reverse(out)
+	out = mergeSpooled(out, spooled)
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[len(out)-f.Limit:]
+	}
 	return out, nil
 }
 
-// Report implements state.AuditLog; percentiles are computed in Go so both
-// backends agree.
+// mergeSpooled merges table rows and spooled records, each in time order,
+// as the table will order them: a spooled record, numbered later, after
+// the rows of its instant.
+func mergeSpooled(rows, spooled []state.AuditRecord) []state.AuditRecord {
+	if len(spooled) == 0 {
+		return rows
+	}
+	out := make([]state.AuditRecord, 0, len(rows)+len(spooled))
+	i, j := 0, 0
+	for i < len(rows) && j < len(spooled) {
+		if spooled[j].Time.Before(rows[i].Time) {
+			out = append(out, spooled[j])
+			j++
+		} else {
+			out = append(out, rows[i])
+			i++
+		}
+	}
+	out = append(out, rows[i:]...)
+	return append(out, spooled[j:]...)
+}
+
+// Report implements state.AuditLog over the table's rows and the spooled
+// records not yet moved; percentiles are computed in Go so both backends
+// agree.
 func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStats, error) {
 	where, args := auditWhere(f)
-	rows, err := db.sql.QueryContext(ctx, `SELECT tool, outcome, error_code, duration_ms FROM audit`+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("state: audit report: %w", err)
-	}
-	defer rows.Close()
-	byTool := map[string]*state.ToolStats{}
-	durations := map[string][]float64{}
-	for rows.Next() {
-		var tool, outcome, code string
-		var ms float64
-		if err := rows.Scan(&tool, &outcome, &code, &ms); err != nil {
-			return nil, fmt.Errorf("state: audit report: %w", err)
-		}
+	var byTool map[string]*state.ToolStats
+	var durations map[string][]float64
+	add := func(tool, outcome, code string, ms float64) {
 		s := byTool[tool]
 		if s == nil {
 			s = &state.ToolStats{Tool: tool, ErrorCodes: map[string]int{}}
@@ -137,8 +163,31 @@ func (db *DB) Report(ctx context.Context, f state.AuditFilter) ([]state.ToolStat
 		}
 		durations[tool] = append(durations[tool], ms)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("state: audit report: %w", err)
+	spooled, err := db.readAudit(ctx, f, func(tx *sql.Tx) error {
+		byTool, durations = map[string]*state.ToolStats{}, map[string][]float64{}
+		rows, err := tx.QueryContext(ctx, `SELECT tool, outcome, error_code, duration_ms FROM audit`+where, args...)
+		if err != nil {
+			return fmt.Errorf("state: audit report: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var tool, outcome, code string
+			var ms float64
+			if err := rows.Scan(&tool, &outcome, &code, &ms); err != nil {
+				return fmt.Errorf("state: audit report: %w", err)
+			}
+			add(tool, outcome, code, ms)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("state: audit report: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range spooled {
+		add(r.Tool, r.Outcome, r.ErrorCode, r.DurationMS)
 	}
 	out := make([]state.ToolStats, 0, len(byTool))
 	for tool, s := range byTool {

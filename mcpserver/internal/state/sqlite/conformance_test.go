@@ -53,3 +53,19 @@ func TestAuditSurvivesKill(t *testing.T) {
 			return db
 		})
 }
+
+// TestAuditSpoolSurvivesKill: a SIGKILL during a burst of spooled audit
+// records leaves every answered call with one row once the database is
+// opened again.
+func TestAuditSpoolSurvivesKill(t *testing.T) {
+	statetest.AuditSpoolSurvivesKill(t,
+		func(t *testing.T) string { return filepath.Join(t.TempDir(), "state.db") },
+		func(t testing.TB, path string) state.Store {
+			db, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			return db
+		})
+}

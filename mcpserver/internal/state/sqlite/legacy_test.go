@@ -174,6 +174,13 @@ CREATE TABLE console_keys (
 	created_at TEXT NOT NULL
 );
 `,
+	// 9: how far each audit spool has been moved (spool.go, ADR 0044).
+	`
+CREATE TABLE audit_spool (
+	name  TEXT PRIMARY KEY,
+	moved INTEGER NOT NULL
+);
+`,
 }
 
 // TestMigrationFilesKeepTheReleasedStatements: each file of migrations/ is

@@ -10,6 +10,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,6 +26,8 @@ var (
 	_ state.Store    = (*DB)(nil)
 	_ state.Ledger   = (*DB)(nil)
 	_ state.AuditLog = (*DB)(nil)
+
+	_ state.AuditSpooler = (*DB)(nil)
 )
 
 // busyTimeoutMS is how long a connection waits for another process's write
@@ -45,7 +48,12 @@ type DB struct {
 	// auditInsert is RecordAudit's INSERT, prepared once for speed
 	// (docs/benchmarks.md).
 	auditInsert *sql.Stmt
-	audit       *state.AuditGroup
+	// spoolMoved records a spool's moved offset (spoolMovedSQL).
+	spoolMoved *sql.Stmt
+	// audit commits RecordAudit's rows to the table; spool takes
+	// SpoolAudit's (ADR 0044).
+	audit *state.AuditGroup
+	spool *spool
 }
 
 // Open opens the database at path, creating it and its directory (0700) if
@@ -89,7 +97,18 @@ func Open(path string) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
 	}
+	if db.spoolMoved, err = sqldb.PrepareContext(ctx, spoolMovedSQL); err != nil {
+		_ = db.auditInsert.Close()
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
+	}
 	db.audit = state.NewAuditGroup(db.writeAudit)
+	db.spool = newSpool(db)
+	// The spools of processes that ended are moved now. A failure leaves
+	// them where readers still find them, for the next Open.
+	if err := db.adoptSpools(ctx); err != nil {
+		slog.Default().Error("audit.spool_failed", "step", "replay", "spool", spoolDir(abs), "error", err.Error())
+	}
 	return db, nil
 }
 
@@ -109,10 +128,12 @@ func dsn(abs string) string {
 // Path returns the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close writes queued audit records and releases the database.
+// Close moves this process's spooled audit records to the table, writes
+// queued ones, and releases the database.
 func (db *DB) Close() error {
+	db.spool.close()
 	db.audit.Close()
-	return errors.Join(db.auditInsert.Close(), db.sql.Close())
+	return errors.Join(db.spoolMoved.Close(), db.auditInsert.Close(), db.sql.Close())
 }
 
 // Ping checks that the database can be read.

@@ -14,9 +14,10 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 )
 
-// auditConcurrent records from many goroutines through two handles: each
-// record is stored once and readable from a fresh handle when RecordAudit
-// returns.
+// auditConcurrent records from many goroutines through two handles, both
+// ways where a backend spools: each record is stored once and readable
+// from a fresh handle when RecordAudit (SpoolAudit) returns, while the
+// spools are being moved.
 func auditConcurrent(t *testing.T, o Opener) {
 	ctx := ctxOf(t)
 	s, reopen := o(t)
@@ -28,10 +29,10 @@ func auditConcurrent(t *testing.T, o Opener) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			via := []state.Store{s, other}[w%2]
+			record := recordVia([]state.Store{s, other}[w%2], w/2)
 			for i := range each {
 				id := fmt.Sprintf("w%d-%d", w, i)
-				if err := via.RecordAudit(ctx, state.AuditRecord{Time: base, CallID: id, Tool: "t", Outcome: state.OutcomeOK}); err != nil {
+				if err := record(ctx, state.AuditRecord{Time: base, CallID: id, Tool: "t", Outcome: state.OutcomeOK}); err != nil {
 					errs <- err
 					return
 				}
@@ -71,6 +72,9 @@ func auditConcurrent(t *testing.T, o Opener) {
 // crashEnv names, in the re-executed child, the database it records into.
 const crashEnv = "STATETEST_AUDIT_CRASH_TARGET"
 
+// crashSpoolEnv, set in the child, makes it record with SpoolAudit.
+const crashSpoolEnv = "STATETEST_AUDIT_CRASH_SPOOL"
+
 // crashLine prefixes each call id the child prints after RecordAudit.
 const crashLine = "recorded "
 
@@ -80,8 +84,19 @@ const crashLine = "recorded "
 // the parent SIGKILLs it mid-burst and requires a row for every printed id.
 // open opens the named database in parent and child.
 func AuditSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open func(t testing.TB, target string) state.Store) {
+	auditSurvivesKill(t, newTarget, open, false)
+}
+
+// AuditSpoolSurvivesKill is AuditSurvivesKill with the child recording
+// through SpoolAudit: every call answered before the kill has one row once
+// the database is opened again.
+func AuditSpoolSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open func(t testing.TB, target string) state.Store) {
+	auditSurvivesKill(t, newTarget, open, true)
+}
+
+func auditSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open func(t testing.TB, target string) state.Store, spool bool) {
 	if target := os.Getenv(crashEnv); target != "" {
-		crashChild(t, open(t, target))
+		crashChild(t, open(t, target), os.Getenv(crashSpoolEnv) != "")
 		return
 	}
 	target := newTarget(t)
@@ -90,6 +105,9 @@ func AuditSurvivesKill(t *testing.T, newTarget func(t *testing.T) string, open f
 
 	cmd := exec.Command(os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count", "1")
 	cmd.Env = append(os.Environ(), crashEnv+"="+target)
+	if spool {
+		cmd.Env = append(cmd.Env, crashSpoolEnv+"=1")
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -154,8 +172,14 @@ const crashChildCalls = 2000
 
 // crashChild records from 32 goroutines until killed, printing each call
 // id after RecordAudit; it stops after crashChildCalls per goroutine.
-func crashChild(t *testing.T, s state.Store) {
+func crashChild(t *testing.T, s state.Store, spool bool) {
 	ctx := context.Background()
+	record := s.RecordAudit
+	if sp, ok := s.(state.AuditSpooler); ok && spool {
+		record = sp.SpoolAudit
+	} else if spool {
+		t.Fatal("the store does not spool")
+	}
 	var mu sync.Mutex
 	w := bufio.NewWriter(os.Stdout)
 	var wg sync.WaitGroup
@@ -165,7 +189,7 @@ func crashChild(t *testing.T, s state.Store) {
 			defer wg.Done()
 			for i := range crashChildCalls {
 				id := fmt.Sprintf("g%d-%d", g, i)
-				if err := s.RecordAudit(ctx, state.AuditRecord{CallID: id, Tool: "t", Outcome: state.OutcomeOK,
+				if err := record(ctx, state.AuditRecord{CallID: id, Tool: "t", Outcome: state.OutcomeOK,
 					Summary: "a call answered only once its row is stored"}); err != nil {
 					t.Error(err)
 					return
