@@ -83,7 +83,9 @@ type spool struct {
 	off int64
 	// pending holds the records written and not yet moved, oldest first.
 	pending []spooled
-	line    []byte
+	// line holds the line being written; enc encodes into it.
+	line bytes.Buffer
+	enc  *json.Encoder
 	// broken is set once the spool cannot be written; later records go
 	// to the table.
 	broken bool
@@ -104,8 +106,11 @@ type spooled struct {
 }
 
 func newSpool(db *DB) *spool {
-	return &spool{db: db, dir: spoolDir(db.path),
+	s := &spool{db: db, dir: spoolDir(db.path),
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.enc = json.NewEncoder(&s.line)
+	s.enc.SetEscapeHTML(false)
+	return s
 }
 
 // spoolDir is the directory of the spools of the database at path.
@@ -145,13 +150,12 @@ func (s *spool) append(r state.AuditRecord) error {
 		}
 		go s.run()
 	}
-	line, err := json.Marshal(&r)
-	if err != nil {
+	s.line.Reset()
+	if err := s.enc.Encode(&r); err != nil { // the line and its newline
 		// A value JSON cannot hold (a NaN duration): the table decides.
 		return errNoSpool
 	}
-	s.line = append(append(s.line[:0], line...), '\n')
-	if _, err := s.f.Write(s.line); err != nil {
+	if _, err := s.f.Write(s.line.Bytes()); err != nil {
 		// Cut a partial line away so the next line starts clean; if
 		// even that fails, write no more lines.
 		if terr := s.f.Truncate(s.off); terr != nil {
@@ -160,7 +164,7 @@ func (s *spool) append(r state.AuditRecord) error {
 		slog.Default().Error("audit.spool_failed", "step", "write", "spool", s.name, "error", err.Error())
 		return errNoSpool
 	}
-	s.off += int64(len(s.line))
+	s.off += int64(s.line.Len())
 	s.pending = append(s.pending, spooled{rec: r, end: s.off})
 	switch len(s.pending) {
 	case 1:
