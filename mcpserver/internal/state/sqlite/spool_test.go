@@ -3,10 +3,13 @@
 package sqlite
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -377,5 +380,100 @@ func TestSpoolAuditAllocs(t *testing.T) {
 	}
 	if len(quiet.pending) != 201 {
 		t.Errorf("%d records pending, want 201", len(quiet.pending))
+	}
+}
+
+// childEnv names, in the re-executed test binary, the database the child
+// spools into.
+const childEnv = "SQLITE_SPOOL_CHILD_DB"
+
+// TestSpoolTwoProcesses: a second process spools into the same database
+// and stays alive; this process reads its records and its own, each once,
+// and leaves the live spool alone when it opens the database again. Once
+// the child closes, its spool is gone and its rows are in the table.
+func TestSpoolTwoProcesses(t *testing.T) {
+	if path := os.Getenv(childEnv); path != "" {
+		spoolChild(t, path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := openAt(t, path)
+	ctx := context.Background()
+	const each = 500
+	for i := range each {
+		if err := db.SpoolAudit(ctx, rec(fmt.Sprintf("parent-%d", i), base.Add(time.Duration(i)*time.Millisecond))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestSpoolTwoProcesses$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), childEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != "spooled" {
+	}
+	check := func(when string, db *DB) {
+		t.Helper()
+		got, err := db.QueryAudit(ctx, state.AuditFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, r := range got {
+			seen[r.CallID]++
+		}
+		for _, who := range []string{"parent", "child"} {
+			for i := range each {
+				if id := fmt.Sprintf("%s-%d", who, i); seen[id] != 1 {
+					t.Fatalf("%s: %s read %d times", when, id, seen[id])
+				}
+			}
+		}
+		if len(got) != 2*each {
+			t.Errorf("%s: %d rows, want %d", when, len(got), 2*each)
+		}
+	}
+	check("the child alive", db)
+	again := openAt(t, path)
+	check("opened again beside the live child", again)
+	if n := len(spoolFiles(t, db)); n != 2 {
+		t.Errorf("%d spools beside the live child, want 2 (its and ours)", n)
+	}
+	_ = stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the child: %v", err)
+	}
+	check("the child closed", db)
+	if n := tableRows(t, db, `WHERE call_id LIKE 'child-%'`); n != each {
+		t.Errorf("%d of the child's rows in the table after its Close, want %d", n, each)
+	}
+}
+
+// spoolChild spools its records, says so, and closes when its stdin ends.
+func spoolChild(t *testing.T, path string) {
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		if err := db.SpoolAudit(context.Background(), rec(fmt.Sprintf("child-%d", i), base.Add(time.Duration(i)*time.Millisecond+time.Microsecond))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fmt.Println("spooled")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
