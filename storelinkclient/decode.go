@@ -3,6 +3,7 @@ package storelinkclient
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -133,9 +134,43 @@ func foldedNames(fields []fieldShape) bool {
 
 // decodeBody decodes a JSON answer into v (a pointer to a generated type)
 // as json.Unmarshal does, and walks it for the contract's properties
-// ([BodyFields]) in the same pass. The error is json.Unmarshal's; fields
-// are empty when body is not JSON. The generated Parse functions call it.
+// ([BodyFields]) in the same pass. The error wraps json.Unmarshal's and
+// carries body ([MalformedBody]); fields are empty when body is not JSON.
+// The generated Parse functions call it.
 func decodeBody(body []byte, v any) (Fields, error) {
+	fields, err := decodeJSON(body, v)
+	if err != nil {
+		return fields, &bodyError{err: err, body: body}
+	}
+	return fields, nil
+}
+
+// bodyError is a decode error with the body it is about, so a caller can
+// look at the answer again without keeping a copy of every body it reads.
+// Its text is the decode error's.
+type bodyError struct {
+	err  error
+	body []byte
+}
+
+func (e *bodyError) Error() string { return e.err.Error() }
+
+func (e *bodyError) Unwrap() error { return e.err }
+
+// MalformedBody returns the body of an answer whose decode failed, as the
+// error of a generated Parse function, a *WithResponse method or [Result]
+// carries it; ok is false when err holds no such body. The bytes are the
+// ones the client read, not a copy: do not change them.
+func MalformedBody(err error) (body []byte, ok bool) {
+	var be *bodyError
+	if !errors.As(err, &be) {
+		return nil, false
+	}
+	return be.body, true
+}
+
+// decodeJSON is decodeBody with json.Unmarshal's error as it stands.
+func decodeJSON(body []byte, v any) (Fields, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return Fields{}, json.Unmarshal(body, v)

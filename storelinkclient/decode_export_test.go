@@ -2,8 +2,9 @@ package storelinkclient
 
 import "reflect"
 
-// DecodeBody is decodeBody, for the external tests.
-var DecodeBody = decodeBody
+// DecodeBody is decodeBody without the body on its error (decodeJSON),
+// for the external tests, which compare the error with encoding/json's.
+var DecodeBody = decodeJSON
 
 // DecodedInOnePass reports whether decodeBody fills a new value of v's
 // type from body itself, without leaving it to encoding/json.

@@ -1,11 +1,9 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -62,25 +60,14 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 		client = d.write
 	}
 	resp, err := client.Do(req)
-	if sink, ok := req.Context().Value(statusSinkKey{}).(*int); ok && resp != nil {
-		*sink = resp.StatusCode
+	if a := attemptOf(req.Context()); a != nil && resp != nil {
+		a.status = resp.StatusCode
 	}
 	if sink, ok := req.Context().Value(freshnessSinkKey{}).(*freshnessHeaders); ok && resp != nil {
 		sink.record(resp.Header)
 	}
 	if localTimes && err == nil {
 		localize(req, resp)
-	}
-	if sink, ok := req.Context().Value(bodySinkKey{}).(*bytes.Buffer); ok && resp != nil && req.Method == http.MethodGet &&
-		resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		// A copy of what the client reads, so checked can salvage an answer
-		// whose only unreadable fields are qualifiers (qualifiers.go).
-		if n := resp.ContentLength; n > 0 && n <= maxSinkPresize && sink.Cap() == 0 {
-			// One allocation of the announced size, not a buffer doubling
-			// as the copy arrives.
-			sink.Grow(int(n))
-		}
-		resp.Body = teeBody{Reader: io.TeeReader(resp.Body, sink), Closer: resp.Body}
 	}
 	switch {
 	case err != nil && req.Context().Err() == context.Canceled:

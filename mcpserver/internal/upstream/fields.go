@@ -51,7 +51,7 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 	*absent = fields.Absent
 	root := resources[route]
 	if unknown != nil {
-		if sv, sp, dropped, ok := salvage[T](ctx, root, err); ok {
+		if sv, sp, dropped, ok := salvage[T](ctx, method, root, err); ok {
 			// Only qualifiers were unreadable: read without them.
 			v, problems, err = sv, sp, nil
 			c.log.WarnContext(ctx, "upstream.qualifier_unreadable", "call_id", callid.From(ctx), "route", route,

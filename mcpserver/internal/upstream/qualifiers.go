@@ -1,11 +1,10 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -14,21 +13,15 @@ import (
 	sl "github.com/korral/storelink/storelinkclient"
 )
 
-// bodySinkKey carries a *bytes.Buffer to the transport, which copies a
-// read's successful body into it as the client reads it.
-type bodySinkKey struct{}
-
-// teeBody is a response body read through a copy.
-type teeBody struct {
-	io.Reader
-	io.Closer
-}
-
-// bodyOf is the copy of the answer the transport kept for this attempt;
-// nil when there is none.
-func bodyOf(ctx context.Context) []byte {
-	if b, ok := ctx.Value(bodySinkKey{}).(*bytes.Buffer); ok && b.Len() > 0 {
-		return b.Bytes()
+// bodyOf is the body of a read's successful answer that did not decode, as
+// the client read it (the error carries it); nil when there is none.
+func bodyOf(ctx context.Context, method string, err error) []byte {
+	a := attemptOf(ctx)
+	if a == nil || method != http.MethodGet || a.status < 200 || a.status >= 300 {
+		return nil
+	}
+	if b, ok := sl.MalformedBody(err); ok && len(b) > 0 {
+		return b
 	}
 	return nil
 }
@@ -92,8 +85,8 @@ func withoutUnreadableQualifiers[T any](body []byte, root string) (fixed []byte,
 // salvage is checked's way past a body that does not decode: when the
 // only unreadable fields are qualifiers, it returns the answer without
 // them, its problems, and the qualifiers it dropped (ok true).
-func salvage[T any](ctx context.Context, root string, err error) (v *T, problems []sl.FieldProblem, dropped []string, ok bool) {
-	body := bodyOf(ctx)
+func salvage[T any](ctx context.Context, method, root string, err error) (v *T, problems []sl.FieldProblem, dropped []string, ok bool) {
+	body := bodyOf(ctx, method, err)
 	if body == nil || !errors.Is(err, sl.ErrMalformedResponse) || !undecodable(err) {
 		return nil, nil, nil, false
 	}
@@ -107,7 +100,3 @@ func salvage[T any](ctx context.Context, root string, err error) (v *T, problems
 	}
 	return v, sl.FieldProblems(fixed, v), dropped, true
 }
-
-// maxSinkPresize bounds the copy's buffer sized from a Content-Length: a
-// larger announcement grows it as the bytes arrive.
-const maxSinkPresize = 1 << 20

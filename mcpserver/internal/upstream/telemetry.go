@@ -30,8 +30,6 @@ type requestInfo struct {
 	attempt                int
 }
 
-type requestInfoKey struct{}
-
 // instrumented wraps rt in otelhttp, so each StoreLink request is a child
 // span of the tool call's. A nil tp leaves rt alone.
 func instrumented(rt http.RoundTripper, base string, tp trace.TracerProvider) http.RoundTripper {
@@ -45,8 +43,8 @@ func instrumented(rt http.RoundTripper, base string, tp trace.TracerProvider) ht
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
 		otelhttp.WithPropagators(propagation.TraceContext{}),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-			if info, ok := r.Context().Value(requestInfoKey{}).(requestInfo); ok {
-				return info.method + " " + info.route
+			if a := attemptOf(r.Context()); a != nil {
+				return a.info.method + " " + a.info.route
 			}
 			return r.Method
 		}),
@@ -63,7 +61,8 @@ type spanFacts struct {
 
 func (t spanFacts) RoundTrip(r *http.Request) (*http.Response, error) {
 	sp := trace.SpanFromContext(r.Context())
-	if info, ok := r.Context().Value(requestInfoKey{}).(requestInfo); ok && sp.IsRecording() {
+	if a := attemptOf(r.Context()); a != nil && sp.IsRecording() {
+		info := a.info
 		sp.SetAttributes(
 			attribute.String("url.full", t.base+info.route),
 			attribute.String("url.template", info.route),

@@ -5,7 +5,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -224,7 +223,31 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // BreakerState reports the breaker's state: "closed", "half-open" or "open".
 func (c *Client) BreakerState() string { return c.breaker.State().String() }
 
-type statusSinkKey struct{}
+// attemptCtx is one request's state, carried to the transport by its
+// context: the transport records the status, the span reads the request's
+// facts. It is itself the context.Context of the attempt (ctx with one
+// value), so an attempt costs one allocation, not one per value.
+type attemptCtx struct {
+	context.Context
+	status int
+	info   requestInfo
+}
+
+type attemptKey struct{}
+
+// Value returns a for attemptKey and asks the parent for any other key.
+func (a *attemptCtx) Value(key any) any {
+	if key == (attemptKey{}) {
+		return a
+	}
+	return a.Context.Value(key)
+}
+
+// attemptOf is the attempt ctx belongs to; nil outside one.
+func attemptOf(ctx context.Context) *attemptCtx {
+	a, _ := ctx.Value(attemptKey{}).(*attemptCtx)
+	return a
+}
 
 // call runs one StoreLink request for a store: key, timeout, attempt log,
 // and one retry on a 401 only if the source now holds a different key.
@@ -269,13 +292,12 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 	if err != nil {
 		return nil, err
 	}
-	status := 0
-	var body bytes.Buffer
-	actx, cancel := context.WithTimeout(context.WithValue(context.WithValue(ctx, statusSinkKey{}, &status), bodySinkKey{}, &body), c.timeout)
+	a := &attemptCtx{Context: ctx, info: requestInfo{method: method, route: route, storeID: storeID, attempt: attempt}}
+	actx, cancel := context.WithTimeout(a, c.timeout)
 	defer cancel()
-	actx = context.WithValue(actx, requestInfoKey{}, requestInfo{method: method, route: route, storeID: storeID, attempt: attempt})
 	start := time.Now()
 	v, err := do(actx, key)
+	status := a.status
 	c.budget.release(place, loadSignal(status, err))
 	c.recordRequest(ctx, method, route, status, time.Since(start))
 	if err == nil && v == nil {
@@ -286,44 +308,61 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 		err = &storelinkclient.APIError{StatusCode: status, Message: "non-JSON error body"}
 	}
 	err = outsideContract(method, route, err)
-	attrs := []any{
-		"call_id", callid.From(ctx),
-		"method", method,
-		"route", route,
-		"store_id", storeID,
-		"status", status,
-		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
-		"attempt", attempt,
-		"breaker", c.breaker.State().String(),
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelWarn
+	}
+	if c.log.Enabled(ctx, level) {
+		// The line's attributes are built only when it is written.
+		attrs := [...]slog.Attr{
+			slog.String("call_id", callid.From(ctx)),
+			slog.String("method", method),
+			slog.String("route", route),
+			slog.String("store_id", storeID),
+			slog.Int("status", status),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Int("attempt", attempt),
+			slog.String("breaker", c.breaker.State().String()),
+			{},
+		}
+		n := len(attrs) - 1
+		if err != nil {
+			text := safeErrorText(err)
+			if f, ok := describe(route, err); ok {
+				// A decoding error may quote the answer; name field and rule instead.
+				text = f.Error()
+			}
+			attrs[n] = slog.String("error", text)
+			n++
+		}
+		c.log.LogAttrs(ctx, level, "upstream.request", attrs[:n]...)
 	}
 	if err != nil {
-		text := safeErrorText(err)
-		if f, ok := describe(route, err); ok {
-			// A decoding error may quote the answer; name field and rule instead.
-			text = f.Error()
-		}
-		attrs = append(attrs, "error", text)
-		c.log.WarnContext(ctx, "upstream.request", attrs...)
 		return nil, err
 	}
-	c.log.InfoContext(ctx, "upstream.request", attrs...)
 	return v, nil
 }
 
 // loadSignal is what an answer says about StoreLink's capacity: a 429, or a
 // 503 with Retry-After, asks for less; any other answer shows it served.
 func loadSignal(status int, err error) signal {
-	var apiErr *storelinkclient.APIError
 	switch {
 	case status == http.StatusTooManyRequests:
 		return throttled
-	case status == http.StatusServiceUnavailable && errors.As(err, &apiErr) && apiErr.RetryAfter > 0:
+	case status == http.StatusServiceUnavailable && asksToWait(err):
 		return throttled
 	case status >= 200 && status < 500:
 		return served
 	default:
 		return neutral
 	}
+}
+
+// asksToWait reports an *APIError with a Retry-After. A function of its
+// own, so the error's variable is made only when a 503 asks.
+func asksToWait(err error) bool {
+	var apiErr *storelinkclient.APIError
+	return errors.As(err, &apiErr) && apiErr.RetryAfter > 0
 }
 
 // safeErrorText is the error as logged, with StoreLink's words kept short.
