@@ -162,6 +162,9 @@ func (e *bodyError) Unwrap() error { return e.err }
 // carries it; ok is false when err holds no such body. The bytes are the
 // ones the client read, not a copy: do not change them.
 func MalformedBody(err error) (body []byte, ok bool) {
+	if err == nil {
+		return nil, false
+	}
 	var be *bodyError
 	if !errors.As(err, &be) {
 		return nil, false

@@ -25,6 +25,9 @@ const RemediationErrorBody = "Do not change the SKU or id on this account: what 
 // a contract error naming its status and properties. Other errors, and a
 // write's unreadable success (the order may exist), are returned unchanged.
 func outsideContract(method, route string, err error) error {
+	if err == nil {
+		return nil
+	}
 	where := method + " " + route
 	var apiErr *storelinkclient.APIError
 	switch {

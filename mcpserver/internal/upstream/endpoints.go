@@ -111,6 +111,15 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 			// Unknown: the walk counts what it read instead.
 			out.Total = -1
 		}
+		if n := len(v.Transactions); out.Items == nil {
+			// The first page's lines in one allocation; later pages grow it.
+			if max >= 0 && max < n {
+				n = max
+			}
+			if n > 0 {
+				out.Items = make([]domain.Sale, 0, n)
+			}
+		}
 		for _, t := range v.Transactions {
 			if len(out.Items) == max {
 				out.Truncated = true

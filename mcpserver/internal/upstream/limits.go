@@ -54,24 +54,40 @@ type node struct {
 	elem *node
 }
 
-// plans holds one plan per operation ("GET /v1/skus/{sku}"), compiled
+// plans holds one plan per operation (GET and /v1/skus/{sku}), compiled
 // against the operation's Go type on first use; a nil plan has no limit.
-var plans sync.Map
+var plans struct {
+	mu sync.RWMutex
+	of map[planKey]*node
+}
+
+// planKey is an operation; a struct, so a look-up builds no string.
+type planKey struct{ method, route string }
 
 // planFor is the plan of an operation's answer of type t.
 func planFor(method, route string, t reflect.Type) *node {
-	key := method + " " + route
-	if p, ok := plans.Load(key); ok {
-		return p.(*node)
+	key := planKey{method: method, route: route}
+	plans.mu.RLock()
+	p, ok := plans.of[key]
+	plans.mu.RUnlock()
+	if ok {
+		return p
 	}
-	var p *node
 	for i := range contractLimits {
 		if o := &contractLimits[i]; o.method == method && o.route == route {
 			p = compile(t, o.limits)
 		}
 	}
-	actual, _ := plans.LoadOrStore(key, p)
-	return actual.(*node)
+	plans.mu.Lock()
+	defer plans.mu.Unlock()
+	if q, ok := plans.of[key]; ok {
+		return q
+	}
+	if plans.of == nil {
+		plans.of = map[planKey]*node{}
+	}
+	plans.of[key] = p
+	return p
 }
 
 // compile builds the plan of t for limits. A limit whose path names no
@@ -264,7 +280,9 @@ func (c *Client) overLimits(ctx context.Context, method, route, storeID string, 
 	if plan == nil {
 		return nil
 	}
-	var w walker
+	// Room for the path of any answer's deepest field: one allocation, not
+	// one per level.
+	w := walker{path: make([]pathStep, 0, 8)}
 	w.walk(rv, plan)
 	if len(w.breaks) == 0 {
 		return nil

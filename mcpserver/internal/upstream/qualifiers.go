@@ -86,8 +86,11 @@ func withoutUnreadableQualifiers[T any](body []byte, root string) (fixed []byte,
 // only unreadable fields are qualifiers, it returns the answer without
 // them, its problems, and the qualifiers it dropped (ok true).
 func salvage[T any](ctx context.Context, method, root string, err error) (v *T, problems []sl.FieldProblem, dropped []string, ok bool) {
+	if !errors.Is(err, sl.ErrMalformedResponse) || !undecodable(err) {
+		return nil, nil, nil, false
+	}
 	body := bodyOf(ctx, method, err)
-	if body == nil || !errors.Is(err, sl.ErrMalformedResponse) || !undecodable(err) {
+	if body == nil {
 		return nil, nil, nil, false
 	}
 	fixed, dropped, ok := withoutUnreadableQualifiers[T](body, root)

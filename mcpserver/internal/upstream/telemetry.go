@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/korral/storelink/mcpserver/internal/telemetry"
@@ -84,13 +85,15 @@ type meters struct {
 	throttled metric.Int64Counter
 	// upstream labels the budget's counter.
 	upstream metric.AddOption
+	// labels label the request histogram.
+	labels *requestLabels
 }
 
 // newMeters makes the request histogram and the breaker gauge; a failed
 // instrument is a no-op.
 func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.TwoStepCircuitBreaker[struct{}], b *budget) meters {
 	m := telemetry.Meter(mp)
-	out := meters{upstream: metric.WithAttributes()}
+	out := meters{upstream: metric.WithAttributes(), labels: &requestLabels{}}
 	out.requests, _ = m.Float64Histogram("storelink.client.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of each StoreLink request, by operation and status class."),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
@@ -145,8 +148,50 @@ func newMeters(mp metric.MeterProvider, upstreamName string, breaker *gobreaker.
 
 // recordRequest records one attempt's duration with its bounded labels.
 func (c *Client) recordRequest(ctx context.Context, method, route string, status int, d time.Duration) {
-	c.meters.requests.Record(context.WithoutCancel(ctx), d.Seconds(), metric.WithAttributes(
+	if !c.meters.requests.Enabled(ctx) {
+		return
+	}
+	if ctx.Err() != nil {
+		// A caller that gave up still has its request counted.
+		ctx = context.WithoutCancel(ctx)
+	}
+	c.meters.requests.Record(ctx, d.Seconds(), c.meters.labels.of(method, route, status))
+}
+
+// requestLabels are the request histogram's attribute sets, made once per
+// operation and status class: there are a few dozen at most.
+type requestLabels struct {
+	mu  sync.RWMutex
+	set map[labelKey]metric.RecordOption
+}
+
+type labelKey struct {
+	method, route string
+	// class is the status's hundreds, 0 for none.
+	class int
+}
+
+// of is the attribute set of a request's operation and status.
+func (l *requestLabels) of(method, route string, status int) metric.RecordOption {
+	k := labelKey{method: method, route: route}
+	if status >= 100 && status < 600 {
+		k.class = status / 100
+	}
+	l.mu.RLock()
+	opt, ok := l.set[k]
+	l.mu.RUnlock()
+	if ok {
+		return opt
+	}
+	opt = metric.WithAttributes(
 		attribute.String("storelink.operation", method+" "+route),
 		attribute.String("http.response.status_class", telemetry.StatusClass(status)),
-	))
+	)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.set == nil {
+		l.set = map[labelKey]metric.RecordOption{}
+	}
+	l.set[k] = opt
+	return opt
 }
