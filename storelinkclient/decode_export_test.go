@@ -6,6 +6,9 @@ import "reflect"
 // for the external tests, which compare the error with encoding/json's.
 var DecodeBody = decodeJSON
 
+// CountItems is countItems, for the external tests.
+var CountItems = countItems
+
 // DecodedInOnePass reports whether decodeBody fills a new value of v's
 // type from body itself, without leaving it to encoding/json.
 func DecodedInOnePass(body []byte, v any) bool {

@@ -200,3 +200,47 @@ func TestDecodedStringsOutliveTheReadBuffer(t *testing.T) {
 		t.Errorf("first answer changed: id %q, body equal %v", resp.JSON200.Transactions[0].TransactionID, bytes.Equal(resp.Body, kept))
 	}
 }
+
+// TestCountItems: the capacity hint of an array counts its items after
+// the '[', whatever strings and nested values hold, and stops at its end.
+func TestCountItems(t *testing.T) {
+	for _, c := range []struct {
+		after string
+		want  int
+	}{
+		{`1]`, 1},
+		{`1,2,3]`, 3},
+		{`1, 2 ,3 ] , 4, 5`, 3},
+		{`"a,b]","c\",d",{"e":[1,2,3],"f":{"g":","}}],[9,9]`, 3},
+		{`"\\",1]`, 2},
+		{`[1,2],[3,4],{"a":1,"b":2}]`, 3},
+		{`1,2`, 2}, // the body ends first
+		{strings.Repeat(`{},`, 5000) + `{}]`, 4096},
+	} {
+		if got := sl.CountItems([]byte(c.after)); got != c.want {
+			t.Errorf("[%.40s: %d items, want %d", c.after, got, c.want)
+		}
+	}
+}
+
+// TestDecodedLinesInOneAllocation: the decode sizes a page's slice of
+// lines once, from the count of its items, so a page of 1,000 lines
+// allocates as often as a page of one.
+func TestDecodedLinesInOneAllocation(t *testing.T) {
+	skipUnderRace(t)
+	allocs := func(n int) float64 {
+		body := posPageBody(t, n)
+		return testing.AllocsPerRun(20, func() {
+			var page sl.POSPage
+			if _, err := sl.DecodeBody(body, &page); err != nil || len(page.Transactions) != n {
+				t.Fatalf("%d lines: %d decoded, %v", n, len(page.Transactions), err)
+			}
+		})
+	}
+	one := allocs(1)
+	for _, n := range []int{93, 1000} {
+		if got := allocs(n); got != one {
+			t.Errorf("decoding %d lines: %.0f allocations, one line %.0f", n, got, one)
+		}
+	}
+}

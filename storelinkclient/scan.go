@@ -319,6 +319,10 @@ func (s *scanner) array(sh *shape, elem *plan, dst reflect.Value) []FieldProblem
 		}
 		return nil
 	}
+	if elem != nil && !s.left && dst.Cap() == 0 {
+		// The slice in one allocation rather than doubling item by item.
+		dst.Grow(countItems(s.data[s.pos:]))
+	}
 	for i := 0; ; i++ {
 		if items != nil {
 			s.at = append(s.at, step{index: i})
@@ -551,4 +555,41 @@ func decodeKey(quoted []byte) (string, bool) {
 	var name string
 	err := json.Unmarshal(quoted, &name)
 	return name, err == nil
+}
+
+// maxCounted bounds the items countItems reports, so an array of small
+// values of another type (which the walk leaves to encoding/json) does not
+// size a slice of large items; a longer array grows as it is read. A full
+// POS page is 1,000 lines.
+const maxCounted = 4096
+
+// countItems counts the items of the array whose first item starts data
+// (after '['), looking only at strings, brackets and commas: a capacity
+// hint, not a check. It stops at the array's end or the body's; an array
+// that is not well formed gives some count, which the walk then refuses.
+func countItems(data []byte) int {
+	depth, n := 0, 1
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			// Skip the string: a quote after a backslash is part of it.
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth == 0 {
+				return min(n, maxCounted)
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		}
+	}
+	return min(n, maxCounted)
 }
