@@ -751,11 +751,10 @@ type ClientInterface interface {
 //
 // Corresponds with GET /v1/skus/{sku} (the `GetSKU` operationId).
 func (c *Client) GetSKU(ctx context.Context, sku SKUCode, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetSKURequest(c.Server, sku)
+	req, err := newGetSKURequest(ctx, c.Server, sku)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -769,11 +768,10 @@ func (c *Client) GetSKU(ctx context.Context, sku SKUCode, reqEditors ...RequestE
 //
 // Corresponds with GET /v1/stores (the `ListStores` operationId).
 func (c *Client) ListStores(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListStoresRequest(c.Server)
+	req, err := newListStoresRequest(ctx, c.Server)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -787,11 +785,10 @@ func (c *Client) ListStores(ctx context.Context, reqEditors ...RequestEditorFn) 
 //
 // Corresponds with GET /v1/stores/{store_id} (the `GetStore` operationId).
 func (c *Client) GetStore(ctx context.Context, storeID StoreID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetStoreRequest(c.Server, storeID)
+	req, err := newGetStoreRequest(ctx, c.Server, storeID)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -806,11 +803,10 @@ func (c *Client) GetStore(ctx context.Context, storeID StoreID, reqEditors ...Re
 //
 // Corresponds with GET /v1/stores/{store_id}/inventory (the `GetInventory` operationId).
 func (c *Client) GetInventory(ctx context.Context, storeID StoreID, params *GetInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetInventoryRequest(c.Server, storeID, params)
+	req, err := newGetInventoryRequest(ctx, c.Server, storeID, params)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -828,11 +824,10 @@ func (c *Client) GetInventory(ctx context.Context, storeID StoreID, params *GetI
 //
 // Corresponds with GET /v1/stores/{store_id}/pos (the `ListPOSTransactions` operationId).
 func (c *Client) ListPOSTransactions(ctx context.Context, storeID StoreID, params *ListPOSTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListPOSTransactionsRequest(c.Server, storeID, params)
+	req, err := newListPOSTransactionsRequest(ctx, c.Server, storeID, params)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -855,11 +850,10 @@ func (c *Client) ListPOSTransactions(ctx context.Context, storeID StoreID, param
 //
 // Corresponds with POST /v1/stores/{store_id}/replenishment (the `CreateReplenishmentOrder` operationId).
 func (c *Client) CreateReplenishmentOrderWithBody(ctx context.Context, storeID StoreID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateReplenishmentOrderRequestWithBody(c.Server, storeID, contentType, body)
+	req, err := newCreateReplenishmentOrderRequestWithBody(ctx, c.Server, storeID, contentType, body)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -900,11 +894,10 @@ func (c *Client) CreateReplenishmentOrder(ctx context.Context, storeID StoreID, 
 //
 // Corresponds with GET /v1/stores/{store_id}/replenishment/{order_id} (the `GetReplenishmentOrder` operationId).
 func (c *Client) GetReplenishmentOrder(ctx context.Context, storeID StoreID, orderID OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetReplenishmentOrderRequest(c.Server, storeID, orderID)
+	req, err := newGetReplenishmentOrderRequest(ctx, c.Server, storeID, orderID)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -919,11 +912,10 @@ func (c *Client) GetReplenishmentOrder(ctx context.Context, storeID StoreID, ord
 //
 // Corresponds with GET /v1/suppliers/{supplier_id} (the `GetSupplier` operationId).
 func (c *Client) GetSupplier(ctx context.Context, supplierID SupplierID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetSupplierRequest(c.Server, supplierID)
+	req, err := newGetSupplierRequest(ctx, c.Server, supplierID)
 	if err != nil {
 		return nil, err
 	}
-	req = req.WithContext(ctx)
 	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
 		return nil, err
 	}
@@ -932,6 +924,11 @@ func (c *Client) GetSupplier(ctx context.Context, supplierID SupplierID, reqEdit
 
 // NewGetSKURequest constructs an http.Request for the GetSKU method
 func NewGetSKURequest(server string, sku SKUCode) (*http.Request, error) {
+	return newGetSKURequest(context.Background(), server, sku)
+}
+
+// newGetSKURequest is NewGetSKURequest with the request's context.
+func newGetSKURequest(ctx context.Context, server string, sku SKUCode) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -941,7 +938,7 @@ func NewGetSKURequest(server string, sku SKUCode) (*http.Request, error) {
 		return nil, err
 	}
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -956,7 +953,7 @@ func NewGetSKURequest(server string, sku SKUCode) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -966,9 +963,14 @@ func NewGetSKURequest(server string, sku SKUCode) (*http.Request, error) {
 
 // NewListStoresRequest constructs an http.Request for the ListStores method
 func NewListStoresRequest(server string) (*http.Request, error) {
+	return newListStoresRequest(context.Background(), server)
+}
+
+// newListStoresRequest is NewListStoresRequest with the request's context.
+func newListStoresRequest(ctx context.Context, server string) (*http.Request, error) {
 	var err error
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -983,7 +985,7 @@ func NewListStoresRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -993,6 +995,11 @@ func NewListStoresRequest(server string) (*http.Request, error) {
 
 // NewGetStoreRequest constructs an http.Request for the GetStore method
 func NewGetStoreRequest(server string, storeID StoreID) (*http.Request, error) {
+	return newGetStoreRequest(context.Background(), server, storeID)
+}
+
+// newGetStoreRequest is NewGetStoreRequest with the request's context.
+func newGetStoreRequest(ctx context.Context, server string, storeID StoreID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1002,7 +1009,7 @@ func NewGetStoreRequest(server string, storeID StoreID) (*http.Request, error) {
 		return nil, err
 	}
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -1017,7 +1024,7 @@ func NewGetStoreRequest(server string, storeID StoreID) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1027,6 +1034,11 @@ func NewGetStoreRequest(server string, storeID StoreID) (*http.Request, error) {
 
 // NewGetInventoryRequest constructs an http.Request for the GetInventory method
 func NewGetInventoryRequest(server string, storeID StoreID, params *GetInventoryParams) (*http.Request, error) {
+	return newGetInventoryRequest(context.Background(), server, storeID, params)
+}
+
+// newGetInventoryRequest is NewGetInventoryRequest with the request's context.
+func newGetInventoryRequest(ctx context.Context, server string, storeID StoreID, params *GetInventoryParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1036,7 +1048,7 @@ func NewGetInventoryRequest(server string, storeID StoreID, params *GetInventory
 		return nil, err
 	}
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -1052,29 +1064,22 @@ func NewGetInventoryRequest(server string, storeID StoreID, params *GetInventory
 	}
 
 	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
+		rawQueryFragments := make([]string, 0, 1)
 
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", params.SKU, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 			return nil, err
 		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
-			}
+			// Joined with "&" below, as its own parts are.
+			rawQueryFragments = append(rawQueryFragments, queryFrag)
 		}
 
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1084,6 +1089,11 @@ func NewGetInventoryRequest(server string, storeID StoreID, params *GetInventory
 
 // NewListPOSTransactionsRequest constructs an http.Request for the ListPOSTransactions method
 func NewListPOSTransactionsRequest(server string, storeID StoreID, params *ListPOSTransactionsParams) (*http.Request, error) {
+	return newListPOSTransactionsRequest(context.Background(), server, storeID, params)
+}
+
+// newListPOSTransactionsRequest is NewListPOSTransactionsRequest with the request's context.
+func newListPOSTransactionsRequest(ctx context.Context, server string, storeID StoreID, params *ListPOSTransactionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1093,7 +1103,7 @@ func NewListPOSTransactionsRequest(server string, storeID StoreID, params *ListP
 		return nil, err
 	}
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -1109,28 +1119,23 @@ func NewListPOSTransactionsRequest(server string, storeID StoreID, params *ListP
 	}
 
 	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
+		rawQueryFragments := make([]string, 0, 4)
 
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", params.SKU, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 			return nil, err
 		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
-			}
+			// Joined with "&" below, as its own parts are.
+			rawQueryFragments = append(rawQueryFragments, queryFrag)
 		}
 
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 			return nil, err
 		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
-			}
+			// Joined with "&" below, as its own parts are.
+			rawQueryFragments = append(rawQueryFragments, queryFrag)
 		}
 
 		if params.Limit != nil {
@@ -1138,9 +1143,8 @@ func NewListPOSTransactionsRequest(server string, storeID StoreID, params *ListP
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+				// Joined with "&" below, as its own parts are.
+				rawQueryFragments = append(rawQueryFragments, queryFrag)
 			}
 
 		}
@@ -1150,20 +1154,16 @@ func NewListPOSTransactionsRequest(server string, storeID StoreID, params *ListP
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+				// Joined with "&" below, as its own parts are.
+				rawQueryFragments = append(rawQueryFragments, queryFrag)
 			}
 
 		}
 
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1184,6 +1184,11 @@ func NewCreateReplenishmentOrderRequest(server string, storeID StoreID, body Cre
 
 // NewCreateReplenishmentOrderRequestWithBody constructs an http.Request for the CreateReplenishmentOrder method, with any body, and a specified content type
 func NewCreateReplenishmentOrderRequestWithBody(server string, storeID StoreID, contentType string, body io.Reader) (*http.Request, error) {
+	return newCreateReplenishmentOrderRequestWithBody(context.Background(), server, storeID, contentType, body)
+}
+
+// newCreateReplenishmentOrderRequestWithBody is NewCreateReplenishmentOrderRequestWithBody with the request's context.
+func newCreateReplenishmentOrderRequestWithBody(ctx context.Context, server string, storeID StoreID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1193,7 +1198,7 @@ func NewCreateReplenishmentOrderRequestWithBody(server string, storeID StoreID, 
 		return nil, err
 	}
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -1208,7 +1213,7 @@ func NewCreateReplenishmentOrderRequestWithBody(server string, storeID StoreID, 
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -1220,6 +1225,11 @@ func NewCreateReplenishmentOrderRequestWithBody(server string, storeID StoreID, 
 
 // NewGetReplenishmentOrderRequest constructs an http.Request for the GetReplenishmentOrder method
 func NewGetReplenishmentOrderRequest(server string, storeID StoreID, orderID OrderID) (*http.Request, error) {
+	return newGetReplenishmentOrderRequest(context.Background(), server, storeID, orderID)
+}
+
+// newGetReplenishmentOrderRequest is NewGetReplenishmentOrderRequest with the request's context.
+func newGetReplenishmentOrderRequest(ctx context.Context, server string, storeID StoreID, orderID OrderID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1236,7 +1246,7 @@ func NewGetReplenishmentOrderRequest(server string, storeID StoreID, orderID Ord
 		return nil, err
 	}
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -1251,7 +1261,7 @@ func NewGetReplenishmentOrderRequest(server string, storeID StoreID, orderID Ord
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1261,6 +1271,11 @@ func NewGetReplenishmentOrderRequest(server string, storeID StoreID, orderID Ord
 
 // NewGetSupplierRequest constructs an http.Request for the GetSupplier method
 func NewGetSupplierRequest(server string, supplierID SupplierID) (*http.Request, error) {
+	return newGetSupplierRequest(context.Background(), server, supplierID)
+}
+
+// newGetSupplierRequest is NewGetSupplierRequest with the request's context.
+func newGetSupplierRequest(ctx context.Context, server string, supplierID SupplierID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1270,7 +1285,7 @@ func NewGetSupplierRequest(server string, supplierID SupplierID) (*http.Request,
 		return nil, err
 	}
 
-	serverURL, err := url.Parse(server)
+	serverURL, err := parseServer(server)
 	if err != nil {
 		return nil, err
 	}
@@ -1285,7 +1300,7 @@ func NewGetSupplierRequest(server string, supplierID SupplierID) (*http.Request,
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
