@@ -130,12 +130,12 @@ func Week(w sl.WeeklyHours) []Day {
 // CheckInventory checks an on-hand count.
 func CheckInventory(v *sl.Inventory, q Query) []Finding {
 	var fs findings
-	fs.echo(q, PathStoreID, ptr(nInventoryStoreID), v.StoreID, q.StoreID, "store")
-	fs.echo(q, PathSKU, ptr(nInventorySKU), v.SKU, q.SKU, "SKU")
-	if at := ptr(nOnHand); q.sent(at) {
+	fs.echo(q, PathStoreID, pInventoryStoreID, v.StoreID, q.StoreID, "store")
+	fs.echo(q, PathSKU, pInventorySKU, v.SKU, q.SKU, "SKU")
+	if at := pOnHand; q.sent(at) {
 		fs.within("Inventory", nOnHand, at, v.OnHandUnits)
 	}
-	if at := ptr(nCountedAt); q.sent(at) && future(v.CountedAt, q) {
+	if at := pCountedAt; q.sent(at) && future(v.CountedAt, q) {
 		fs.add(InventoryCountedAt, at, "in the future")
 	}
 	return fs.result()

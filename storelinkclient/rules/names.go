@@ -66,6 +66,11 @@ var (
 	nOrderStatus   = prop[sl.Order]("Status")
 	nOrderQuantity = prop[sl.Order]("QuantityUnits")
 
+	// The pointers of an on-hand count, written once: every warm risk
+	// check reads one.
+	pInventoryStoreID, pInventorySKU = ptr(nInventoryStoreID), ptr(nInventorySKU)
+	pOnHand, pCountedAt              = ptr(nOnHand), ptr(nCountedAt)
+
 	// The pointers of a POS page, written once: a warm walk checks
 	// thousands of lines.
 	pTransactions, pUnits, pTimestamp = ptr(nTransactions), ptr(nUnits), ptr(nTimestamp)

@@ -234,9 +234,6 @@ type Walk struct {
 }
 
 func (w *Walk) record(p *sl.POSPage, q Query) {
-	if w.cursors == nil {
-		w.cursors = map[string]bool{}
-	}
 	w.pages++
 	// The oldest line is the last that has a timestamp.
 	lacking := q.Absent.Within(pTransactions)
@@ -247,6 +244,10 @@ func (w *Walk) record(p *sl.POSPage, q Query) {
 		}
 	}
 	if p.NextCursor != nil {
+		if w.cursors == nil {
+			// Made by the first page with a next page: most walks are one page.
+			w.cursors = map[string]bool{}
+		}
 		w.cursors[*p.NextCursor] = true
 	}
 }

@@ -23,7 +23,7 @@ func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, 
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/stores/{store_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Store, error) {
 		unknown, absent = nil, sl.Absent{}
-		resp, err := c.api.GetStoreWithResponse(ctx, storeID, sl.WithStoreKey(key.Reveal()))
+		resp, err := c.api.GetStoreWithResponse(ctx, storeID, c.keyEditors.editor(key))
 		return checked(ctx, c, "GET", "/v1/stores/{store_id}", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
@@ -45,7 +45,7 @@ func (c *Client) Inventory(ctx context.Context, storeID, sku string) (domain.Inv
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", route, storeID, func(ctx context.Context, key keyring.Key) (*sl.Inventory, error) {
 		unknown, absent = nil, sl.Absent{}
-		resp, err := c.api.GetInventoryWithResponse(ctx, storeID, &sl.GetInventoryParams{SKU: sku}, sl.WithStoreKey(key.Reveal()))
+		resp, err := c.api.GetInventoryWithResponse(ctx, storeID, &sl.GetInventoryParams{SKU: sku}, c.keyEditors.editor(key))
 		return checked(ctx, c, "GET", route, storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
@@ -91,7 +91,7 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 				// A StoreLink of local times is asked in them (ADR 0032).
 				params.Since = since.In(loc)
 			}
-			resp, err := c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, sl.WithStoreKey(key.Reveal()))
+			resp, err := c.api.ListPOSTransactionsWithResponse(ctx, storeID, params, c.keyEditors.editor(key))
 			return checked(ctx, c, "GET", "/v1/stores/{store_id}/pos", storeID, resp, err, &absent, &unknown)
 		})
 		if err != nil {
@@ -147,7 +147,7 @@ func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU,
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/skus/{sku}", storeID, func(ctx context.Context, key keyring.Key) (*sl.SKU, error) {
 		unknown, absent = nil, sl.Absent{}
-		resp, err := c.api.GetSKUWithResponse(ctx, sku, sl.WithStoreKey(key.Reveal()))
+		resp, err := c.api.GetSKUWithResponse(ctx, sku, c.keyEditors.editor(key))
 		return checked(ctx, c, "GET", "/v1/skus/{sku}", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
@@ -180,7 +180,7 @@ func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) 
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, func(ctx context.Context, key keyring.Key) (*sl.Supplier, error) {
 		unknown, absent = nil, sl.Absent{}
-		resp, err := c.api.GetSupplierWithResponse(ctx, supplierID, sl.WithStoreKey(key.Reveal()))
+		resp, err := c.api.GetSupplierWithResponse(ctx, supplierID, c.keyEditors.editor(key))
 		return checked(ctx, c, "GET", "/v1/suppliers/{supplier_id}", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
@@ -212,7 +212,7 @@ func (c *Client) Order(ctx context.Context, storeID, orderID string) (domain.Ord
 	var absent sl.Absent
 	v, err := call(ctx, c, "GET", route, storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
 		unknown, absent = nil, sl.Absent{}
-		resp, err := c.api.GetReplenishmentOrderWithResponse(ctx, storeID, orderID, sl.WithStoreKey(key.Reveal()))
+		resp, err := c.api.GetReplenishmentOrderWithResponse(ctx, storeID, orderID, c.keyEditors.editor(key))
 		return checked(ctx, c, "GET", route, storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {
@@ -234,7 +234,7 @@ func (c *Client) CreateOrder(ctx context.Context, storeID string, req domain.Ord
 	v, err := call(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, func(ctx context.Context, key keyring.Key) (*sl.Order, error) {
 		unknown, absent = nil, sl.Absent{}
 		body := sl.OrderRequest{SKU: req.SKU, QuantityUnits: req.QuantityUnits, Reason: req.Reason}
-		resp, err := c.api.CreateReplenishmentOrderWithResponse(ctx, storeID, body, sl.WithStoreKey(key.Reveal()))
+		resp, err := c.api.CreateReplenishmentOrderWithResponse(ctx, storeID, body, c.keyEditors.editor(key))
 		return checked(ctx, c, "POST", "/v1/stores/{store_id}/replenishment", storeID, resp, err, &absent, &unknown)
 	})
 	if err != nil {

@@ -92,6 +92,8 @@ type Client struct {
 	budget *budget
 	now    func() time.Time
 	meters meters
+	// keyEditors are the store keys' request editors.
+	keyEditors keyEditors
 }
 
 // Defaults of UPSTREAM_TIMEOUT, BREAKER_FAILURES and BREAKER_COOLDOWN.
