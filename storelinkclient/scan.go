@@ -1,6 +1,7 @@
 package storelinkclient
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -572,10 +573,20 @@ func countItems(data []byte) int {
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
-			// Skip the string: a quote after a backslash is part of it.
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
+			// Skip the string: its end is the next quote after an even
+			// number of backslashes.
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return min(n, maxCounted)
+				}
+				i += 1 + j
+				escapes := 0
+				for k := i - 1; data[k] == '\\'; k-- {
+					escapes++
+				}
+				if escapes%2 == 0 {
+					break
 				}
 			}
 		case '[', '{':
