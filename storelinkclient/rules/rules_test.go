@@ -340,3 +340,26 @@ func TestPOSLimitIsTheQuerys(t *testing.T) {
 		t.Errorf("DefaultPOSLimit %d: the contract's default of limit is 200", rules.DefaultPOSLimit)
 	}
 }
+
+// TestPOSUnitsAtTheirBounds: a line's units at the contract's bounds are
+// taken, one past either bound is refused with POSUnits at that line.
+func TestPOSUnitsAtTheirBounds(t *testing.T) {
+	now := rules.ExampleNow
+	since := now.Add(-24 * time.Hour)
+	q := rules.Query{StoreID: "47", SKU: "8847291", Since: since, Now: now}
+	for _, c := range []struct {
+		units int64
+		want  []string
+	}{
+		{1, nil},
+		{100000, nil},
+		{0, []string{rules.POSUnits + " at /transactions/1/units"}},
+		{100001, []string{rules.POSUnits + " at /transactions/1/units"}},
+	} {
+		p := page(since, "", now.Add(-time.Hour), now.Add(-2*time.Hour))
+		p.Transactions[1].Units = c.units
+		if got := ids(rules.CheckPOSPage(p, q)); !slices.Equal(got, c.want) {
+			t.Errorf("units %d: %v, want %v", c.units, got, c.want)
+		}
+	}
+}
