@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/korral/storelink/internal/gcdefault"
 	"github.com/korral/storelink/mockstorelink"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -96,6 +97,10 @@ type cpuResult struct {
 	Echo    cpuSeries `json:"echo"`
 	Trivial cpuSeries `json:"trivial"`
 	Risk    cpuSeries `json:"risk_check"`
+	// EchoGC is the same echo server with storelink-mcp's default
+	// collector setting (GOGC=400, ADR 0045), for reference: the targets
+	// are taken against Echo, the echo server as the SDK ships it.
+	EchoGC cpuSeries `json:"echo_gogc_400,omitempty"`
 	// RiskAnswer is the first risk answer's headline and data quality
 	// flags: the proof that the measured call answers rather than fails.
 	RiskAnswer string `json:"risk_answer"`
@@ -178,6 +183,10 @@ func cpuCold(ctx context.Context, c config, dir string, mk *mockProcess, res *cp
 	return nil
 }
 
+// echoGOGC is storelink-mcp's default GOGC, given to the reference row's
+// echo server.
+var echoGOGC = strconv.Itoa(gcdefault.Percent)
+
 // cpuServer is one server of the rounds.
 type cpuServer struct {
 	name string
@@ -185,9 +194,10 @@ type cpuServer struct {
 	out  *cpuSeries
 }
 
-// cpuRoundsRun starts the echo server and two storelink-mcp processes (the
-// trivial call's and the risk check's, so neither's CPU holds the other's
-// background work), checks the risk answer, warms each up and measures
+// cpuRoundsRun starts the echo server (twice: as shipped, and at
+// storelink-mcp's default GOGC for reference) and two storelink-mcp
+// processes (the trivial call's and the risk check's, so neither's CPU
+// holds the other's background work), checks the risk answer, warms each up and measures
 // c.cpuRounds rounds, the order rotating from round to round.
 func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, res *cpuResult, log func(string, ...any)) error {
 	var servers []cpuServer
@@ -204,6 +214,7 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 		out    *cpuSeries
 	}{
 		{"echo", c.echoServer, func(d string) []string { return serverEnv(d) }, echoParams, &res.Echo},
+		{"echo-gogc-400", c.echoServer, func(d string) []string { return serverEnv(d, "GOGC="+echoGOGC) }, echoParams, &res.EchoGC},
 		{"trivial", c.server, func(d string) []string { return upstreamEnv(d, mk) }, trivialParams, &res.Trivial},
 		{"risk", c.server, func(d string) []string { return upstreamEnv(d, mk) }, butter, &res.Risk},
 	} {
@@ -221,7 +232,7 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 			return fmt.Errorf("%s: tools/list: %w%s", sp.name, err, s.logTail())
 		}
 	}
-	answer, err := checkRiskAnswer(ctx, servers[2].s)
+	answer, err := checkRiskAnswer(ctx, servers[3].s)
 	if err != nil {
 		return err
 	}
@@ -231,7 +242,7 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 			return fmt.Errorf("%s: %w", sv.name, err)
 		}
 	}
-	log("  cpu: %d rounds of %d calls from 1 caller and %d from %d, echo, trivial call and risk check in turn",
+	log("  cpu: %d rounds of %d calls from 1 caller and %d from %d, echo, echo at GOGC=400, trivial call and risk check in turn",
 		c.cpuRounds, c.cpuCalls, 2*c.cpuCalls, cpuCallers)
 	for r := range c.cpuRounds {
 		for k := range servers {
@@ -253,7 +264,7 @@ func cpuLog(log func(string, ...any), res *cpuResult, servers []cpuServer) {
 	for i, x := range []struct {
 		name string
 		s    cpuSeries
-	}{{"echo", res.Echo}, {"trivial", res.Trivial}, {"risk", res.Risk}} {
+	}{{"echo", res.Echo}, {"echo at GOGC=400", res.EchoGC}, {"trivial", res.Trivial}, {"risk", res.Risk}} {
 		cpu, _ := x.s.cpuPerCall()
 		log("  cpu: %s (PID %d): p50 %.3f ms, %.0f calls/s, server CPU %.3f ms a call",
 			x.name, servers[i].s.proc.pid(), x.s.p50(), x.s.rate(), cpu)

@@ -49,6 +49,8 @@ var (
 		return func(x *cpuResult) (float64, bool) { return s(x).rate(), len(s(x)) > 0 }
 	}
 	echoSeries    = func(x *cpuResult) cpuSeries { return x.Echo }
+	echoGCSeries  = func(x *cpuResult) cpuSeries { return x.EchoGC }
+	cpuOfEchoGC   = func(x *cpuResult) (float64, bool) { return x.EchoGC.cpuPerCall() }
 	trivialSeries = func(x *cpuResult) cpuSeries { return x.Trivial }
 	riskSeries    = func(x *cpuResult) cpuSeries { return x.Risk }
 	coldOfEcho    = func(x *cpuResult) (float64, bool) { return median(x.ColdEchoMS), len(x.ColdEchoMS) > 0 }
@@ -106,7 +108,7 @@ func (r *report) cpuMarkdown(p func(string, ...any)) {
 	}
 	p("## CPU per answer (issue 44): storelink-mcp beside the bare go-sdk echo server")
 	p("")
-	p("Over stdio, with the load driver's go-sdk client. The bare go-sdk v1.8.0 echo server (`bench/echoserver`, `echo`), storelink-mcp's trivial call (`korral_list_authorized_stores`) and its risk check (`korral_check_stock_risk` for the butter at store 47) each run on their own process, the two storelink-mcp ones against one separate `mockstorelink --no-response-validation` process (`UPSTREAM_BASE_URL`), so the mock's CPU is not the server's; both run on the real clock. Each run: 50 warm-up calls each, then %v rounds; a round is, for each server in turn (the order rotating from round to round, so drift in the machine's load hits all three), %v calls from 1 caller (the p50), then %v from %d callers on the same session (calls/s). Server CPU is user + system time from /proc/PID/stat (10 ms ticks) over every call of every round, divided by the calls. p50 and calls/s are the medians over the rounds; every ratio is taken within one run, then summarised over the runs.",
+	p("Over stdio, with the load driver's go-sdk client. The bare go-sdk v1.8.0 echo server (`bench/echoserver`, `echo`), storelink-mcp's trivial call (`korral_list_authorized_stores`) and its risk check (`korral_check_stock_risk` for the butter at store 47) each run on their own process (and, for reference, the same echo server at storelink-mcp's default GOGC=400), the two storelink-mcp ones against one separate `mockstorelink --no-response-validation` process (`UPSTREAM_BASE_URL`), so the mock's CPU is not the server's; both run on the real clock. Each run: 50 warm-up calls each, then %v rounds; a round is, for each server in turn (the order rotating from round to round, so drift in the machine's load hits all of them), %v calls from 1 caller (the p50), then %v from %d callers on the same session (calls/s). Server CPU is user + system time from /proc/PID/stat (10 ms ticks) over every call of every round, divided by the calls. p50 and calls/s are the medians over the rounds; every ratio is taken within one run, then summarised over the runs.",
 		r.Config["cpu_rounds"], r.Config["cpu_calls"], 2*toInt(r.Config["cpu_calls"]), cpuCallers)
 	p("")
 	p("| Server, call | p50 ms, 1 caller | × echo | calls/s, %d callers | × echo | Server CPU ms/call | × echo | CPU ms/call: 1 caller / %d callers |", cpuCallers, cpuCallers)
@@ -117,9 +119,14 @@ func (r *report) cpuMarkdown(p func(string, ...any)) {
 		cpu   func(*cpuResult) (float64, bool)
 	}{
 		{"bare go-sdk v1.8.0 echo server, `echo`", echoSeries, cpuOfEcho},
+		{"the same echo server at GOGC=400 (storelink-mcp's default, ADR 0045), for reference", echoGCSeries, cpuOfEchoGC},
 		{"storelink-mcp, `korral_list_authorized_stores`", trivialSeries, cpuOfTrivial},
 		{"storelink-mcp, `korral_check_stock_risk` (butter at 47, warm)", riskSeries, cpuOfRisk},
 	} {
+		if r.overCPU(row.cpu).N == 0 {
+			// A series the runs did not measure (an older results.json).
+			continue
+		}
 		x := func(f func(func(*cpuResult) cpuSeries) func(*cpuResult) (float64, bool)) string {
 			return r.overCPU(cpuRatio(f(row.s), f(echoSeries))).format(2) + "x"
 		}
