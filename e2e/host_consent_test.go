@@ -453,11 +453,14 @@ func checkAskedOverHTTP(t *testing.T, p *e2etest.HTTPProc, gen string) {
 	var mrtr int
 	sessions := map[string]int{}
 	for _, l := range p.LogLines() {
-		switch {
-		case l["msg"] == "tool.input_required":
+		if l["msg"] == "tool.input_required" {
 			mrtr++
-		case l["msg"] == "audit" && l["tool"] == "korral_raise_replenishment_order":
-			sessions[fmt.Sprint(l["session"])]++
+		}
+		switch l["msg"] {
+		case "tool.ok", "tool.err", "tool.input_required":
+			if l["tool"] == "korral_raise_replenishment_order" {
+				sessions[fmt.Sprint(l["session"])]++
+			}
 		}
 	}
 	if gen == "1" {

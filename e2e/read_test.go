@@ -128,6 +128,7 @@ func TestBadArgumentsOverStdio(t *testing.T) {
 
 func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 	w := e2etest.NewWorld(t)
+	// The world's servers log at debug: every line a call causes (ADR 0046).
 	p := e2etest.StartServer(t, w.Env())
 	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUUnknown, "store_id": "47"})
@@ -150,18 +151,47 @@ func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 	if len(routes) != 5 {
 		t.Fatalf("risk check fan-out under call_id %s reached %d routes: %v", id, len(routes), routes)
 	}
+	// The end line counts the requests the debug lines show.
+	if n, _ := oks[0]["upstream_requests"].(float64); int(n) != len(ups) || oks[0]["upstream_slowest_ms"].(float64) <= 0 {
+		t.Fatalf("tool.ok counts %v requests (slowest %v ms); %d upstream.request lines", oks[0]["upstream_requests"], oks[0]["upstream_slowest_ms"], len(ups))
+	}
+	if len(p.LinesWhere("tool.start", "call_id", id)) != 1 {
+		t.Fatalf("no tool.start line at debug for call %s", id)
+	}
 	errs := p.LinesWhere("tool.err", "error_code", "NOT_FOUND")
 	if len(errs) != 1 || errs[0]["error_message"] == "" {
 		t.Fatalf("tool.err lines: %v", errs)
 	}
-	// The last audit line may lag the answer: wait for it, with a deadline.
-	for deadline := time.Now().Add(10 * time.Second); len(p.LinesWhere("audit")) < 3 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+	// Each call ends with one line holding the audit row's fields.
+	ends := append(p.LinesWhere("tool.ok"), p.LinesWhere("tool.err")...)
+	if len(ends) != 3 || len(p.LinesWhere("audit")) != 0 {
+		t.Fatalf("%d lines end 3 calls, %d audit lines beside them", len(ends), len(p.LinesWhere("audit")))
 	}
-	if n := len(p.LinesWhere("audit")); n != 3 {
-		t.Fatalf("%d audit lines for 3 calls", n)
+	for _, l := range ends {
+		for _, k := range []string{"client", "session", "summary"} {
+			if v, _ := l[k].(string); v == "" {
+				t.Errorf("%s without %s: %v", l["msg"], k, l)
+			}
+		}
 	}
-	logs := p.Stderr.String()
+	// At the default level (info), a call that goes well writes one line.
+	q := e2etest.StartServer(t, w.Env("LOG_LEVEL=info"))
+	q.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+	if lines := q.LogLines(); len(q.LinesWhere("tool.ok")) != 1 {
+		t.Fatalf("no tool.ok line at info: %v", lines)
+	} else {
+		id := q.LinesWhere("tool.ok")[0]["call_id"]
+		var msgs []any
+		for _, l := range lines {
+			if l["call_id"] == id {
+				msgs = append(msgs, l["msg"])
+			}
+		}
+		if len(msgs) != 1 {
+			t.Fatalf("a call that went well wrote %v at info; want tool.ok alone", msgs)
+		}
+	}
+	logs := p.Stderr.String() + q.Stderr.String()
 	for store, key := range w.Mock.Server.Keys() {
 		if strings.Contains(logs, key) {
 			t.Fatalf("the key of store %s appears in the logs", store)

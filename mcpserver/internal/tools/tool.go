@@ -108,7 +108,9 @@ func register[In, Out any](ms *mcp.Server, s *server, spec toolSpec[In, Out]) {
 		c := s.newCall(req, t.Name)
 		ctx = callid.With(ctx, c.id)
 		noteCall(ctx, c.id, "")
-		s.log.LogAttrs(ctx, slog.LevelInfo, "tool.start", slog.String("call_id", c.id), slog.String("tool", t.Name),
+		// At debug only: the line that ends the call carries the same
+		// fields (ADR 0046).
+		s.log.LogAttrs(ctx, slog.LevelDebug, "tool.start", slog.String("call_id", c.id), slog.String("tool", t.Name),
 			slog.String("client", c.client), slog.String("session", c.session))
 
 		var data *Out
@@ -294,8 +296,10 @@ func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Du
 		return s.fail(ctx, c, apperr.From(fmt.Errorf("encode %s result: %w", c.tool, err)), elapsed)
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "tool.ok", slog.String("call_id", c.id), slog.String("tool", c.tool),
-		slog.String("store_id", c.storeID), slog.String("sku", c.sku), slog.Float64("duration_ms", ms(elapsed)))
-	s.audit(ctx, c, "ok", "", c.summary, elapsed)
+		slog.String("client", c.client), slog.String("session", c.session),
+		slog.String("store_id", c.storeID), slog.String("sku", c.sku), slog.Float64("duration_ms", ms(elapsed)),
+		upstreamRequests(ctx), upstreamSlowest(ctx), slog.String("summary", c.summary))
+	s.recordAudit(ctx, c, "ok", "", c.summary, elapsed)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
@@ -305,8 +309,10 @@ func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Du
 // askHost answers input_required: the client asks its user and retries.
 // Nothing was sent.
 func (s *server) askHost(ctx context.Context, c *call, ask *inputRequired, elapsed time.Duration) *mcp.CallToolResult {
-	s.log.InfoContext(ctx, "tool.input_required", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed))
-	s.audit(ctx, c, "ok", "", c.summary, elapsed)
+	s.log.InfoContext(ctx, "tool.input_required", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session,
+		"store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed), upstreamRequests(ctx), upstreamSlowest(ctx),
+		"summary", c.summary)
+	s.recordAudit(ctx, c, "ok", "", c.summary, elapsed)
 	return &mcp.CallToolResult{InputRequests: ask.requests, RequestState: ask.state}
 }
 
@@ -345,26 +351,37 @@ func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed tim
 	body := errorBody(e)
 	noteCall(ctx, "", body.Code)
 	b, _ := json.Marshal(failure{Error: body, DemoNotice: s.demoNotice()})
-	s.log.WarnContext(ctx, "tool.err", "call_id", c.id, "tool", c.tool, "store_id", c.storeID, "sku", c.sku,
-		"error_code", body.Code, "error_message", body.Message, "duration_ms", ms(elapsed))
 	summary := fmt.Sprintf("%s failed: %s.", c.tool, body.Message)
-	s.audit(ctx, c, "error", body.Code, summary, elapsed)
+	s.log.WarnContext(ctx, "tool.err", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session,
+		"store_id", c.storeID, "sku", c.sku, "error_code", body.Code, "error_message", body.Message, "duration_ms", ms(elapsed),
+		upstreamRequests(ctx), upstreamSlowest(ctx), "summary", summary)
+	s.recordAudit(ctx, c, "error", body.Code, summary, elapsed)
 	return &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: string(b)}},
 	}
 }
 
+// audit writes the "audit" log line and records the audit row, for what
+// is audited without a tool call's own end line: a call refused before any
+// tool ran, and prompts/get.
 func (s *server) audit(ctx context.Context, c *call, outcome, code, summary string, elapsed time.Duration) {
+	s.log.LogAttrs(ctx, slog.LevelInfo, "audit", slog.String("call_id", c.id), slog.String("client", c.client),
+		slog.String("session", c.session), slog.String("tool", c.tool), slog.String("store_id", c.storeID),
+		slog.String("sku", c.sku), slog.String("outcome", outcome), slog.String("error_code", code),
+		slog.String("summary", summary))
+	s.recordAudit(ctx, c, outcome, code, summary, elapsed)
+}
+
+// recordAudit records a call's audit row. A tool call's end line (tool.ok,
+// tool.err, tool.input_required) carries the row's fields, so the call
+// writes one line at info, not two (ADR 0046).
+func (s *server) recordAudit(ctx context.Context, c *call, outcome, code, summary string, elapsed time.Duration) {
 	e := AuditEvent{
 		Time: s.opts.Now().UTC(), CallID: c.id, Client: c.client, Session: c.session, Tool: c.tool,
 		StoreID: c.storeID, SKU: c.sku, Outcome: outcome, ErrorCode: code, Summary: summary, DurationMS: ms(elapsed),
 		TraceID: telemetry.TraceID(ctx),
 	}
-	s.log.LogAttrs(ctx, slog.LevelInfo, "audit", slog.String("call_id", e.CallID), slog.String("client", e.Client),
-		slog.String("session", e.Session), slog.String("tool", e.Tool), slog.String("store_id", e.StoreID),
-		slog.String("sku", e.SKU), slog.String("outcome", e.Outcome), slog.String("error_code", e.ErrorCode),
-		slog.String("summary", e.Summary))
 	if s.opts.Audit == nil {
 		return
 	}
@@ -381,6 +398,21 @@ func causeText(e *apperr.Error) string {
 		return e.Message
 	}
 	return e.Cause.Error()
+}
+
+// upstreamRequests is the end line's count of the call's StoreLink
+// requests (every attempt), so the line says what the upstream.request
+// lines at debug would have shown.
+func upstreamRequests(ctx context.Context) slog.Attr {
+	n, _ := callid.Requests(ctx)
+	return slog.Int("upstream_requests", n)
+}
+
+// upstreamSlowest is the end line's longest StoreLink request of the call,
+// in milliseconds (0 without one).
+func upstreamSlowest(ctx context.Context) slog.Attr {
+	_, d := callid.Requests(ctx)
+	return slog.Float64("upstream_slowest_ms", ms(d))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

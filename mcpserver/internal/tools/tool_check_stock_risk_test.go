@@ -62,8 +62,35 @@ func TestCheckStockRiskAnswersWithEvidence(t *testing.T) {
 	if ev := risk["evidence"].(map[string]any)["rows"].([]any); len(ev) != 14 {
 		t.Fatalf("evidence rows %d, want 14 (default lookback)", len(ev))
 	}
-	if !strings.Contains(s.logText(), `"msg":"tool.ok"`) || !strings.Contains(s.logText(), `"msg":"audit"`) {
-		t.Fatal("tool.ok and audit lines expected")
+	// One line at info ends the call, with the audit row's fields; no
+	// separate audit line (ADR 0046).
+	var ends []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(s.logText()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if m["msg"] == "audit" || m["msg"] == "tool.start" || m["msg"] == "upstream.request" {
+			t.Errorf("a %s line at info: %v", m["msg"], m)
+		}
+		if m["msg"] == "tool.ok" {
+			ends = append(ends, m)
+		}
+	}
+	if len(ends) != 1 {
+		t.Fatalf("%d tool.ok lines, want 1", len(ends))
+	}
+	for _, k := range []string{"call_id", "tool", "client", "store_id", "sku", "summary"} {
+		if v, ok := ends[0][k]; !ok || v == "" {
+			t.Errorf("tool.ok without %s: %v", k, ends[0])
+		}
+	}
+	// This session has no id and the StoreLink here is in process; the e2e
+	// test TestLogsShareCallIDAndNeverHoldKeys checks their values.
+	for _, k := range []string{"session", "duration_ms", "upstream_requests", "upstream_slowest_ms"} {
+		if _, ok := ends[0][k]; !ok {
+			t.Errorf("tool.ok without %s: %v", k, ends[0])
+		}
 	}
 }
 
@@ -193,13 +220,13 @@ func lastAuditSummary(t *testing.T, s session) string {
 	summary := ""
 	for _, line := range strings.Split(s.logText(), "\n") {
 		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil || m["msg"] != "audit" {
+		if json.Unmarshal([]byte(line), &m) != nil || m["msg"] != "tool.ok" && m["msg"] != "tool.err" {
 			continue
 		}
 		summary, _ = m["summary"].(string)
 	}
 	if summary == "" {
-		t.Fatal("no audit line")
+		t.Fatal("no line ends a call with its summary")
 	}
 	return summary
 }

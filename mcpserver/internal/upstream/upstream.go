@@ -301,7 +301,9 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 	v, err := do(actx, key)
 	status := a.status
 	c.budget.release(place, loadSignal(status, err))
-	c.recordRequest(ctx, method, route, status, time.Since(start))
+	took := time.Since(start)
+	c.recordRequest(ctx, method, route, status, took)
+	callid.NoteRequest(ctx, took)
 	if err == nil && v == nil {
 		err = storelinkclient.ErrMalformedResponse
 	}
@@ -310,9 +312,15 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 		err = &storelinkclient.APIError{StatusCode: status, Message: "non-JSON error body"}
 	}
 	err = outsideContract(method, route, err)
-	level := slog.LevelInfo
-	if err != nil {
+	// A request answered at its first attempt is at debug: the call's end
+	// line and the request metrics cover it (ADR 0046). A retry that
+	// succeeded is worth a line at info, a failure at warn.
+	level := slog.LevelDebug
+	switch {
+	case err != nil:
 		level = slog.LevelWarn
+	case attempt > 1:
+		level = slog.LevelInfo
 	}
 	if c.log.Enabled(ctx, level) {
 		// The line's attributes are built only when it is written.
@@ -322,7 +330,7 @@ func attemptOnce[T any](ctx context.Context, c *Client, method, route, storeID s
 			slog.String("route", route),
 			slog.String("store_id", storeID),
 			slog.Int("status", status),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 			slog.Int("attempt", attempt),
 			slog.String("breaker", c.breaker.State().String()),
 			{},

@@ -56,7 +56,9 @@ func newClient(t *testing.T, url string, keys Keys, mutate func(*Options)) (*Cli
 	logs := &mcptest.SyncBuffer{}
 	opts := Options{
 		BaseURL: url, Keys: keys, Timeout: 2 * time.Second,
-		Logger:          slog.New(slog.NewJSONHandler(logs, nil)),
+		// At debug, so the tests that look for keys in the logs see every
+		// line the client can write.
+		Logger:          slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		BreakerFailures: 3, BreakerCooldown: 200 * time.Millisecond,
 	}
 	if mutate != nil {
@@ -84,9 +86,13 @@ func TestKeyHeaderAndCallIDLogged(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, logs := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "secret-key-47"}}, nil)
-	inv, err := c.Inventory(callid.With(context.Background(), "call-123"), "47", "8847291")
+	ctx := callid.With(context.Background(), "call-123")
+	inv, err := c.Inventory(ctx, "47", "8847291")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n, slowest := callid.Requests(ctx); n != 1 || slowest <= 0 {
+		t.Errorf("the call counted %d requests, the slowest %v; want 1 and more than 0", n, slowest)
 	}
 	if inv.OnHand != 5 || gotKey != "secret-key-47" {
 		t.Fatalf("on hand %d, key %q", inv.OnHand, gotKey)
@@ -95,7 +101,8 @@ func TestKeyHeaderAndCallIDLogged(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(logs.String())), &line); err != nil {
 		t.Fatalf("log line: %v: %s", err, logs.String())
 	}
-	for k, want := range map[string]any{"msg": "upstream.request", "call_id": "call-123", "route": "/v1/stores/{store_id}/inventory", "status": 200.0, "attempt": 1.0, "breaker": "closed"} {
+	// A request answered at its first attempt is logged at debug (ADR 0046).
+	for k, want := range map[string]any{"level": "DEBUG", "msg": "upstream.request", "call_id": "call-123", "route": "/v1/stores/{store_id}/inventory", "status": 200.0, "attempt": 1.0, "breaker": "closed"} {
 		if line[k] != want {
 			t.Errorf("log %s = %v, want %v", k, line[k], want)
 		}
@@ -147,6 +154,17 @@ func TestKeyRotationOneGuardedRetry(t *testing.T) {
 		}
 		if strings.Contains(logs.String(), "new-key") {
 			t.Fatal("key leaked")
+		}
+		// The refused attempt is at warn, the retry that was answered at
+		// info: a retry is worth a line where a first answer is not (ADR 0046).
+		var levels []string
+		for _, l := range logLines(t, logs) {
+			if l["msg"] == "upstream.request" {
+				levels = append(levels, fmt.Sprintf("%v %v", l["attempt"], l["level"]))
+			}
+		}
+		if got := strings.Join(levels, ", "); got != "1 WARN, 2 INFO" {
+			t.Errorf("upstream.request lines by attempt and level: %s; want 1 WARN, 2 INFO", got)
 		}
 	})
 	t.Run("file rotated to another wrong key: at most two requests", func(t *testing.T) {
