@@ -215,7 +215,9 @@ func startReplicas(ctx context.Context, c config, hopts httpOptions, dir string,
 		if err := os.MkdirAll(rdir, 0o700); err != nil {
 			return servers, err
 		}
-		env := serverEnv(rdir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring, "ALLOW_WRITES=true")
+		// At debug: a POST answered at its first attempt is logged there
+		// (ADR 0046), and the handler's figures pair it with tool.ok.
+		env := serverEnv(rdir, "UPSTREAM_BASE_URL="+mk.url, "STORELINK_KEYRING_FILE="+mk.keyring, "ALLOW_WRITES=true", "LOG_LEVEL=debug")
 		if t.dsn != "" {
 			env = append(withoutVar(env, "STATE_DB_PATH"), "STATE_DATABASE_URL="+t.dsn)
 		}
