@@ -203,7 +203,7 @@ func build(s *server) *mcp.Server {
 			CompletionHandler: s.complete,
 			SetCacheable:      cacheable,
 		})
-	ms.AddReceivingMiddleware(s.observe, s.limitCallers, s.auditRejected, s.auditPrompts, viewsForExtension)
+	ms.AddReceivingMiddleware(encodeResults, s.observe, s.limitCallers, s.auditRejected, s.auditPrompts, viewsForExtension)
 	addListAuthorizedStores(ms, s)
 	addCheckStockRisk(ms, s)
 	addListRecentSales(ms, s)

@@ -1,0 +1,133 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The SDK encodes a tool's result by reflection: CallToolResult.MarshalJSON
+// encodes a wire struct, which encodes the text content through its own
+// MarshalJSON and compacts the structured content, and the JSON-RPC layer
+// then compacts the whole result once more. For a risk check that is four
+// passes over each copy of the answer. encodeResults writes the result of
+// the shape our tools return in one pass, with the same bytes
+// (TestEncodedResultsAreWhatTheSDKWrites), and the JSON-RPC layer's own
+// compaction is the only other pass. See docs/benchmarks.md, run G.
+
+// encodedResult is a tool result with its JSON already written. Embedding
+// the result keeps it an mcp.Result.
+type encodedResult struct {
+	*mcp.CallToolResult
+	raw []byte
+}
+
+// MarshalJSON returns the JSON written by encodeResult.
+func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+// encodeResults is a receiving middleware that writes tools/call results of
+// the shape encodeResult handles; it is the first of the server's
+// middlewares, so the others see the result as the tool returned it.
+func encodeResults(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		if r, ok := res.(*mcp.CallToolResult); ok {
+			if raw, ok := encodeResult(r); ok {
+				return &encodedResult{CallToolResult: r, raw: raw}, nil
+			}
+		}
+		return res, err
+	}
+}
+
+// resultTypeField is the index of CallToolResult's unexported resultType,
+// which the SDK sets for 2026-07-28 sessions before the result reaches the
+// middlewares; -1 when the SDK has no such field, and then nothing is
+// written here.
+var resultTypeField = func() int {
+	f, ok := reflect.TypeFor[mcp.CallToolResult]().FieldByName("resultType")
+	if !ok || f.Type.Kind() != reflect.String || len(f.Index) != 1 {
+		return -1
+	}
+	return f.Index[0]
+}()
+
+// encodeResult writes r as the SDK would, when r has the shape our tools
+// return: one text content without _meta or annotations, structured content
+// absent or raw JSON, no _meta, input requests or request state. ok is false
+// for any other result, which the SDK then encodes itself.
+func encodeResult(r *mcp.CallToolResult) (raw []byte, ok bool) {
+	if resultTypeField < 0 || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || len(r.Content) != 1 {
+		return nil, false
+	}
+	text, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || text == nil || text.Meta != nil || text.Annotations != nil {
+		return nil, false
+	}
+	var structured json.RawMessage
+	switch sc := r.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if sc == nil {
+			// A nil RawMessage in an interface is encoded as null.
+			return nil, false
+		}
+		if htmlEscaped(sc) {
+			return nil, false
+		}
+		structured = sc
+	default:
+		return nil, false
+	}
+	// The text as TextContent.MarshalJSON writes it (json.Marshal, so with
+	// <, > and & escaped).
+	quoted, err := json.Marshal(text.Text)
+	if err != nil {
+		return nil, false
+	}
+	resultType := reflect.ValueOf(r).Elem().Field(resultTypeField).String()
+	b := make([]byte, 0, len(`{"content":[{"type":"text","text":}],"structuredContent":,"isError":true,"resultType":""}`)+
+		len(quoted)+len(structured)+len(resultType))
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = append(b, quoted...)
+	b = append(b, "}]"...)
+	if structured != nil {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, structured...)
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if resultType != "" {
+		rt, err := json.Marshal(resultType)
+		if err != nil {
+			return nil, false
+		}
+		b = append(b, `,"resultType":`...)
+		b = append(b, rt...)
+	}
+	return append(b, '}'), true
+}
+
+// htmlEscaped reports whether the SDK's encoding would change raw JSON
+// beyond its white space: json.Marshal escapes <, > and &, U+2028 and
+// U+2029 in a RawMessage. Our tools' structured content comes from
+// json.Marshal, which has escaped them already.
+func htmlEscaped(raw []byte) bool {
+	for i, c := range raw {
+		switch c {
+		case '<', '>', '&':
+			return true
+		case 0xe2:
+			if i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xa8 || raw[i+2] == 0xa9) {
+				return true
+			}
+		}
+	}
+	return false
+}
