@@ -327,8 +327,12 @@ func (s *scanner) decode(sh *shape, p *plan, dst reflect.Value) ([]FieldProblem,
 			// time.Time reads the quoted bytes as they stand, as
 			// encoding/json hands them to it.
 			// It sets nothing on an error. Through the pointer, not
-			// reflect.ValueOf, so nothing is allocated.
-			if dst.Addr().Interface().(*time.Time).UnmarshalJSON(s.data[start:s.pos]) != nil {
+			// reflect.ValueOf, so nothing is allocated. The common form
+			// is read by parseTime, to the same value.
+			tp := dst.Addr().Interface().(*time.Time)
+			if t, ok := parseTime(s.data[start+1 : s.pos-1]); ok {
+				*tp = t
+			} else if tp.UnmarshalJSON(s.data[start:s.pos]) != nil {
 				s.left = true
 			}
 		}

@@ -134,12 +134,16 @@ func TestGoodAnswersDecodeInOnePass(t *testing.T) {
 }
 
 // FuzzDecodeBody compares the one-pass decode with encoding/json on any
-// body, against every type; the seeds are the fixtures and edge bodies.
+// body, against every type; the seeds are the fixtures and edge bodies,
+// the POS ones included.
 func FuzzDecodeBody(f *testing.F) {
 	for _, body := range fixtures(f) {
 		f.Add(body)
 	}
 	for _, body := range decodeEdges() {
+		f.Add([]byte(body))
+	}
+	for _, body := range posEdges() {
 		f.Add([]byte(body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -199,9 +199,14 @@ func (s *scanner) array(sh *shape, elem *plan, dst reflect.Value) []FieldProblem
 		}
 		return nil
 	}
+	var flat *flatStruct
 	if elem != nil && !s.left && dst.Cap() == 0 {
-		// The slice in one allocation rather than doubling item by item.
-		dst.Grow(countItems(s.data[s.pos:]))
+		// The slice in one allocation rather than doubling item by item:
+		// sized from the first item's length, counted when that is short.
+		dst.Grow(estimateItems(s.data[s.pos:]))
+	}
+	if elem != nil && elem.kind == planStruct && items != nil {
+		flat = flatOf(items, elem.typ)
 	}
 	for i := 0; ; i++ {
 		if items != nil {
@@ -209,11 +214,7 @@ func (s *scanner) array(sh *shape, elem *plan, dst reflect.Value) []FieldProblem
 		}
 		var found []FieldProblem
 		if elem != nil && !s.left {
-			if i == dst.Cap() {
-				dst.Grow(1)
-			}
-			dst.SetLen(i + 1)
-			found, _ = s.decode(items, elem, dst.Index(i))
+			found = s.item(items, elem, flat, dst, i)
 		} else {
 			found, _ = s.value(items)
 		}

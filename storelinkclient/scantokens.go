@@ -65,9 +65,8 @@ func (s *scanner) str() (raw []byte, plain bool) {
 	start := s.pos
 	plain = true
 	for s.pos < len(s.data) {
-		if !special[s.data[s.pos]] {
-			s.pos++
-			continue
+		if s.pos = plainEnd(s.data, s.pos); s.pos == len(s.data) {
+			break
 		}
 		switch c := s.data[s.pos]; {
 		case c == '"':
@@ -146,6 +145,29 @@ const maxCounted = 4096
 // hint, not a check. It stops at the array's end or the body's; an array
 // that is not well formed gives some count, which the walk then refuses.
 func countItems(data []byte) int {
+	n, _ := scanItems(data, false)
+	return n
+}
+
+// estimateItems is a capacity hint for the array whose first item starts
+// data: the bytes left over the first item's length (with its comma),
+// bounded by maxCounted. Items about as long as the first or longer fit,
+// with the room the allocation's rounding to its size class gives; when
+// they do not, the walk counts the rest once the slice is full
+// (countItems).
+func estimateItems(data []byte) int {
+	n, end := scanItems(data, true)
+	if n == 1 {
+		return 1
+	}
+	est := 1 + (len(data)-end)/(end+1)
+	return min(est, maxCounted)
+}
+
+// scanItems counts the items as countItems does and returns where the
+// scan ended; with first it stops at the comma after the first item
+// (end is then its index and n is 2).
+func scanItems(data []byte, first bool) (n, end int) {
 	depth, n := 0, 1
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
@@ -155,7 +177,7 @@ func countItems(data []byte) int {
 			for {
 				j := bytes.IndexByte(data[i+1:], '"')
 				if j < 0 {
-					return min(n, maxCounted)
+					return min(n, maxCounted), len(data)
 				}
 				i += 1 + j
 				escapes := 0
@@ -170,14 +192,17 @@ func countItems(data []byte) int {
 			depth++
 		case ']', '}':
 			if depth == 0 {
-				return min(n, maxCounted)
+				return min(n, maxCounted), i
 			}
 			depth--
 		case ',':
 			if depth == 0 {
 				n++
+				if first {
+					return n, i
+				}
 			}
 		}
 	}
-	return min(n, maxCounted)
+	return min(n, maxCounted), len(data)
 }
