@@ -29,6 +29,10 @@ import (
 //   - bodies json.Unmarshal refuses (invalid JSON, a value of another
 //     type, an integer out of range, a time that is not RFC 3339), so the
 //     error is encoding/json's own.
+//
+// The items of a list of structs of strings, integers, booleans and times
+// (a POS page's lines) are read by a fast path (decode_fast.go) when they
+// are in their common form, and by the walk otherwise.
 
 // planKind is how the decode fills a value of one Go type.
 type planKind uint8
@@ -264,6 +268,8 @@ func decodableAll(sh *shape, seen map[*shape]bool) bool {
 func decodeFields(body []byte, sh *shape, p *plan, dst reflect.Value) (Fields, decodeState) {
 	s := scanners.Get().(*scanner)
 	s.data, s.pos, s.depth, s.failed, s.left, s.text = body, 0, 0, false, false, ""
+	// The local zone may have changed since the scanner's last decode.
+	s.zone = localZone{}
 	problems, _ := s.decode(sh, p, dst)
 	if !s.failed {
 		// encoding/json refuses anything but white space after the value.
@@ -330,7 +336,7 @@ func (s *scanner) decode(sh *shape, p *plan, dst reflect.Value) ([]FieldProblem,
 			// reflect.ValueOf, so nothing is allocated. The common form
 			// is read by parseTime, to the same value.
 			tp := dst.Addr().Interface().(*time.Time)
-			if t, ok := parseTime(s.data[start+1 : s.pos-1]); ok {
+			if t, ok := parseTime(s.data[start+1:s.pos-1], &s.zone); ok {
 				*tp = t
 			} else if tp.UnmarshalJSON(s.data[start:s.pos]) != nil {
 				s.left = true

@@ -202,7 +202,7 @@ func (s *scanner) flatValue(f *flatField, i int, base unsafe.Pointer) int {
 			*(*string)(p) = s.text[i+1 : end]
 			return end + 1
 		}
-		t, ok := parseTime(data[i+1 : end])
+		t, ok := parseTime(data[i+1:end], &s.zone)
 		if !ok {
 			// time.Time's own reading, for every other form; on an error
 			// the general walk reads the item and leaves the body.

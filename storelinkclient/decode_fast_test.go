@@ -133,11 +133,24 @@ func TestParseTimeMatchesUnmarshalJSON(t *testing.T) {
 		}
 		inputs = append(inputs, ts)
 	}
-	fast := 0
+	// Runs of times across the changes of daylight saving time in Europe
+	// (25 October, 29 March) and India's one-off changes, in order, so a
+	// kept look-up of the local zone is used and renewed.
+	for _, day := range []string{"2026-10-25", "2026-03-29", "1942-09-01", "1945-10-15"} {
+		for m := range 6 * 60 / 5 {
+			for _, off := range []string{"Z", "+01:00", "+02:00", "+05:30", "+06:30", "-03:30", "-02:30"} {
+				inputs = append(inputs, fmt.Sprintf("%sT%02d:%02d:00%s", day, m/12, m%12*5, off))
+			}
+		}
+	}
+	fast, kept := 0, sl.TimeReader()
 	for _, s := range inputs {
 		var want time.Time
 		wantErr := want.UnmarshalJSON([]byte(`"` + s + `"`))
 		got, ok := sl.ParseTime([]byte(s))
+		if again, okAgain := kept([]byte(s)); okAgain != ok || !reflect.DeepEqual(again, got) {
+			t.Fatalf("%s: %v with the look-up kept, %v without", s, again, got)
+		}
 		if !ok {
 			continue
 		}

@@ -2,6 +2,7 @@ package storelinkclient
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"time"
 )
@@ -13,8 +14,8 @@ import (
 // offset at that instant, else an unnamed fixed zone. ok is false for
 // anything else (an out-of-range field, a lowercase t or z, a leap
 // second, a longer fraction), which the caller leaves to
-// time.Time.UnmarshalJSON.
-func parseTime(b []byte) (t time.Time, ok bool) {
+// time.Time.UnmarshalJSON. z keeps the local zone last looked up.
+func parseTime(b []byte, z *localZone) (t time.Time, ok bool) {
 	if len(b) < len("2006-01-02T15:04:05Z") || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
 		return time.Time{}, false
 	}
@@ -44,9 +45,9 @@ func parseTime(b []byte) (t time.Time, ok bool) {
 		}
 		rest = rest[n:]
 	}
-	t = time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	unix := unixDays(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
 	if len(rest) == 1 && rest[0] == 'Z' {
-		return t, true
+		return time.Unix(unix, int64(nsec)).UTC(), true
 	}
 	if len(rest) != len("+07:00") || rest[0] != '+' && rest[0] != '-' || rest[3] != ':' {
 		return time.Time{}, false
@@ -59,19 +60,57 @@ func parseTime(b []byte) (t time.Time, ok bool) {
 	if rest[0] == '-' {
 		offset = -offset
 	}
-	t = t.Add(-time.Duration(offset) * time.Second)
-	// The local zone when it has the offset at that instant, as
-	// time.Time.UnmarshalJSON picks.
-	if local := t.In(time.Local); zoneOffset(local) == offset {
-		return local, true
+	unix -= int64(offset)
+	// time.Unix's value is in time.Local: kept when the local zone has
+	// the offset at that instant, as time.Time.UnmarshalJSON picks.
+	if t = time.Unix(unix, int64(nsec)); z.offsetAt(unix) == offset {
+		return t, true
 	}
 	return t.In(time.FixedZone("", offset)), true
 }
 
-// zoneOffset is t's offset from UTC in seconds.
-func zoneOffset(t time.Time) int {
-	_, off := t.Zone()
-	return off
+// localZone is the offset of time.Local over the instants [from, to),
+// Unix seconds, as last looked up; known is false before the first.
+type localZone struct {
+	from, to int64
+	offset   int
+	known    bool
+}
+
+// offsetAt is time.Local's offset from UTC at the Unix second unix.
+func (z *localZone) offsetAt(unix int64) int {
+	if z.known && unix >= z.from && unix < z.to {
+		return z.offset
+	}
+	t := time.Unix(unix, 0)
+	_, z.offset = t.Zone()
+	start, end := t.ZoneBounds()
+	z.from, z.to, z.known = math.MinInt64, math.MaxInt64, true
+	if !start.IsZero() {
+		z.from = start.Unix()
+	}
+	if !end.IsZero() {
+		z.to = end.Unix()
+	}
+	return z.offset
+}
+
+// unixDays is the number of days from 1970-01-01 to the given date of
+// the proleptic Gregorian calendar (negative before), by eras of 400
+// years that start on 1 March.
+func unixDays(year, month, day int) int64 {
+	if month <= 2 {
+		year--
+	}
+	era := year
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := year - era*400
+	doy := (153*((month+9)%12)+2)/5 + day - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era*146097 + doe - 719468)
 }
 
 // num2 is the value of two decimal digits; -1 when they are not.

@@ -35,6 +35,8 @@ type scanner struct {
 	// strings are parts of it.
 	left bool
 	text string
+	// zone is the local zone the typed decode's times last looked up.
+	zone localZone
 }
 
 // frame is the state of one object being read against a struct shape.

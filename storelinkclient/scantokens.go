@@ -6,7 +6,7 @@ import (
 )
 
 // The scanner's tokens: literals, numbers, strings and keys, read as
-// encoding/json reads them, and the item count that sizes a decoded slice.
+// encoding/json reads them, and the item counts that size a decoded slice.
 
 // literal reads true, false or null.
 func (s *scanner) literal(word string) {
