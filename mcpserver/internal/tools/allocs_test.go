@@ -142,7 +142,9 @@ func allocsPerCall(t *testing.T, p *mcp.CallToolParams) float64 {
 // refused-call check reads plain params without decoding _meta; a call
 // without arguments skips the schema walk), 350 with the log lines as
 // typed attributes and the audit-write metric's attribute sets built once,
-// 346 with the audit row spooled (ADR 0044).
+// 346 with the audit row spooled (ADR 0044), 327-331 with one log line
+// for the call instead of three and the result written in one pass
+// (ADR 0046, result_encoding.go).
 //
 // korral_check_stock_risk, butter at 47, warm: 3,100 before, 3,059 after
 // the same cuts, 1,375 once the misread guard reads StoreLink's answer
@@ -152,10 +154,11 @@ func allocsPerCall(t *testing.T, p *mcp.CallToolParams) float64 {
 // projection's dates formatted without fmt, and 1,040 once the typed
 // decode and the guard share one walk of each answer and the adapter's
 // per-request context, log and metric work was cut (storelinkclient's
-// decode.go, upstream).
+// decode.go, upstream), and 1,018 with one log line for the call and
+// the result written in one pass.
 const (
-	trivialCallBudget = 360
-	riskCallBudget    = 1080
+	trivialCallBudget = 345
+	riskCallBudget    = 1050
 )
 
 func TestTrivialCallStaysWithinItsAllocationBudget(t *testing.T) {
