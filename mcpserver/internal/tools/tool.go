@@ -295,11 +295,7 @@ func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Du
 	if err != nil {
 		return s.fail(ctx, c, apperr.From(fmt.Errorf("encode %s result: %w", c.tool, err)), elapsed)
 	}
-	s.log.LogAttrs(ctx, slog.LevelInfo, "tool.ok", slog.String("call_id", c.id), slog.String("tool", c.tool),
-		slog.String("client", c.client), slog.String("session", c.session),
-		slog.String("store_id", c.storeID), slog.String("sku", c.sku), slog.Float64("duration_ms", ms(elapsed)),
-		upstreamRequests(ctx), upstreamSlowest(ctx), slog.String("summary", c.summary))
-	s.recordAudit(ctx, c, "ok", "", c.summary, elapsed)
+	s.end(ctx, c, slog.LevelInfo, "tool.ok", "ok", "", c.summary, elapsed)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
@@ -309,10 +305,7 @@ func (s *server) succeed(ctx context.Context, c *call, data any, elapsed time.Du
 // askHost answers input_required: the client asks its user and retries.
 // Nothing was sent.
 func (s *server) askHost(ctx context.Context, c *call, ask *inputRequired, elapsed time.Duration) *mcp.CallToolResult {
-	s.log.InfoContext(ctx, "tool.input_required", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session,
-		"store_id", c.storeID, "sku", c.sku, "duration_ms", ms(elapsed), upstreamRequests(ctx), upstreamSlowest(ctx),
-		"summary", c.summary)
-	s.recordAudit(ctx, c, "ok", "", c.summary, elapsed)
+	s.end(ctx, c, slog.LevelInfo, "tool.input_required", "ok", "", c.summary, elapsed)
 	return &mcp.CallToolResult{InputRequests: ask.requests, RequestState: ask.state}
 }
 
@@ -352,14 +345,28 @@ func (s *server) fail(ctx context.Context, c *call, e *apperr.Error, elapsed tim
 	noteCall(ctx, "", body.Code)
 	b, _ := json.Marshal(failure{Error: body, DemoNotice: s.demoNotice()})
 	summary := fmt.Sprintf("%s failed: %s.", c.tool, body.Message)
-	s.log.WarnContext(ctx, "tool.err", "call_id", c.id, "tool", c.tool, "client", c.client, "session", c.session,
-		"store_id", c.storeID, "sku", c.sku, "error_code", body.Code, "error_message", body.Message, "duration_ms", ms(elapsed),
-		upstreamRequests(ctx), upstreamSlowest(ctx), "summary", summary)
-	s.recordAudit(ctx, c, "error", body.Code, summary, elapsed)
+	s.end(ctx, c, slog.LevelWarn, "tool.err", "error", body.Code, summary, elapsed,
+		slog.String("error_code", body.Code), slog.String("error_message", body.Message))
 	return &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: string(b)}},
 	}
+}
+
+// end writes the one line that ends a tool call (tool.ok, tool.err,
+// tool.input_required) and records the call's audit row. The line carries
+// the row's fields and the call's StoreLink requests, so a call writes one
+// line at info, not two (ADR 0046); extra goes before duration_ms.
+func (s *server) end(ctx context.Context, c *call, level slog.Level, msg, outcome, code, summary string, elapsed time.Duration, extra ...slog.Attr) {
+	n, slowest := callid.Requests(ctx)
+	var buf [12]slog.Attr
+	attrs := append(buf[:0], slog.String("call_id", c.id), slog.String("tool", c.tool), slog.String("client", c.client),
+		slog.String("session", c.session), slog.String("store_id", c.storeID), slog.String("sku", c.sku))
+	attrs = append(attrs, extra...)
+	attrs = append(attrs, slog.Float64("duration_ms", ms(elapsed)), slog.Int("upstream_requests", n),
+		slog.Float64("upstream_slowest_ms", ms(slowest)), slog.String("summary", summary))
+	s.log.LogAttrs(ctx, level, msg, attrs...)
+	s.recordAudit(ctx, c, outcome, code, summary, elapsed)
 }
 
 // audit writes the "audit" log line and records the audit row, for what
@@ -373,9 +380,7 @@ func (s *server) audit(ctx context.Context, c *call, outcome, code, summary stri
 	s.recordAudit(ctx, c, outcome, code, summary, elapsed)
 }
 
-// recordAudit records a call's audit row. A tool call's end line (tool.ok,
-// tool.err, tool.input_required) carries the row's fields, so the call
-// writes one line at info, not two (ADR 0046).
+// recordAudit records a call's audit row.
 func (s *server) recordAudit(ctx context.Context, c *call, outcome, code, summary string, elapsed time.Duration) {
 	e := AuditEvent{
 		Time: s.opts.Now().UTC(), CallID: c.id, Client: c.client, Session: c.session, Tool: c.tool,
@@ -398,21 +403,6 @@ func causeText(e *apperr.Error) string {
 		return e.Message
 	}
 	return e.Cause.Error()
-}
-
-// upstreamRequests is the end line's count of the call's StoreLink
-// requests (every attempt), so the line says what the upstream.request
-// lines at debug would have shown.
-func upstreamRequests(ctx context.Context) slog.Attr {
-	n, _ := callid.Requests(ctx)
-	return slog.Int("upstream_requests", n)
-}
-
-// upstreamSlowest is the end line's longest StoreLink request of the call,
-// in milliseconds (0 without one).
-func upstreamSlowest(ctx context.Context) slog.Attr {
-	_, d := callid.Requests(ctx)
-	return slog.Float64("upstream_slowest_ms", ms(d))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
