@@ -133,6 +133,8 @@ func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
 	p.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUUnknown, "store_id": "47"})
 	p.Call("korral_list_authorized_stores", map[string]any{})
+	// stderr is copied asynchronously: wait (bounded) for the three end lines.
+	waitForLines(p, 3, "tool.ok", "tool.err")
 	oks := p.LinesWhere("tool.ok", "tool", "korral_check_stock_risk")
 	if len(oks) != 1 {
 		t.Fatalf("%d tool.ok lines for the risk check", len(oks))
@@ -177,6 +179,7 @@ func TestLogsShareCallIDAndNeverHoldKeys(t *testing.T) {
 	// At the default level (info), a call that goes well writes one line.
 	q := e2etest.StartServer(t, w.Env("LOG_LEVEL=info"))
 	q.Call("korral_check_stock_risk", map[string]any{"sku": mockstorelink.SKUButter, "store_id": "47"})
+	waitForLines(q, 1, "tool.ok")
 	if lines := q.LogLines(); len(q.LinesWhere("tool.ok")) != 1 {
 		t.Fatalf("no tool.ok line at info: %v", lines)
 	} else {
@@ -347,5 +350,19 @@ func TestUpstreamTextReachesTheModelAsMarkedData(t *testing.T) {
 	}
 	if n := w.Requests(isCreate); n != 0 {
 		t.Fatalf("%d orders after reading an injected name", n)
+	}
+}
+
+// waitForLines waits, at most 10 s, until p has logged n lines with one of
+// msgs; the caller checks what arrived.
+func waitForLines(p *e2etest.Proc, n int, msgs ...string) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got := 0
+		for _, m := range msgs {
+			got += len(p.LinesWhere(m))
+		}
+		if got >= n {
+			return
+		}
 	}
 }
