@@ -365,18 +365,32 @@ func (s *server) end(ctx context.Context, c *call, level slog.Level, msg, outcom
 	attrs = append(attrs, extra...)
 	attrs = append(attrs, slog.Float64("duration_ms", ms(elapsed)), slog.Int("upstream_requests", n),
 		slog.Float64("upstream_slowest_ms", ms(slowest)), slog.String("summary", summary))
-	s.log.LogAttrs(ctx, level, msg, attrs...)
+	logLine(ctx, s.log, level, msg, attrs)
 	s.recordAudit(ctx, c, outcome, code, summary, elapsed)
+}
+
+// logLine writes one line as Logger.LogAttrs does, but without looking up
+// the caller's program counter, which only a handler with AddSource prints:
+// none of ours does (cli's logger), and runtime.Callers cost about 2% of a
+// trivial call's CPU (docs/benchmarks.md, run H).
+func logLine(ctx context.Context, l *slog.Logger, level slog.Level, msg string, attrs []slog.Attr) {
+	h := l.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	r := slog.NewRecord(time.Now(), level, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = h.Handle(ctx, r)
 }
 
 // audit writes the "audit" log line and records the audit row, for what
 // is audited without a tool call's own end line: a call refused before any
 // tool ran, and prompts/get.
 func (s *server) audit(ctx context.Context, c *call, outcome, code, summary string, elapsed time.Duration) {
-	s.log.LogAttrs(ctx, slog.LevelInfo, "audit", slog.String("call_id", c.id), slog.String("client", c.client),
+	logLine(ctx, s.log, slog.LevelInfo, "audit", []slog.Attr{slog.String("call_id", c.id), slog.String("client", c.client),
 		slog.String("session", c.session), slog.String("tool", c.tool), slog.String("store_id", c.storeID),
 		slog.String("sku", c.sku), slog.String("outcome", outcome), slog.String("error_code", code),
-		slog.String("summary", summary))
+		slog.String("summary", summary)})
 	s.recordAudit(ctx, c, outcome, code, summary, elapsed)
 }
 
