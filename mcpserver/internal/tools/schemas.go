@@ -123,32 +123,51 @@ type argChecker[In any] struct {
 	// checks and decode to In's zero value, with no default to apply: such
 	// a call needs no checking again.
 	emptyIsZero bool
+	// fast decodes the usual arguments without the schema walk
+	// (args_fast.go); nil when the schema uses a keyword it does not
+	// implement.
+	fast *argPlan[In]
 }
 
 // newArgChecker resolves the tool's input schema.
 func newArgChecker[In, Out any](spec toolSpec[In, Out]) *argChecker[In] {
-	in := inputSchema(spec)
-	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	c, err := newArgCheckerFor[In](inputSchema(spec))
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: resolve input schema: %v", spec.tool.Name, err))
 	}
-	c := &argChecker[In]{resolved: resolved, allowed: make([]string, 0, len(in.Properties))}
+	return c
+}
+
+// newArgCheckerFor resolves the input schema in and plans its fast path.
+func newArgCheckerFor[In any](in *jsonschema.Schema) (*argChecker[In], error) {
+	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		return nil, err
+	}
+	c := &argChecker[In]{resolved: resolved, allowed: make([]string, 0, len(in.Properties)), fast: newArgPlan[In](in)}
 	for name := range in.Properties {
 		c.allowed = append(c.allowed, name)
 	}
 	sort.Strings(c.allowed)
 	v, aerr := decodeArgs[In](nil, c.resolved, c.allowed)
 	c.emptyIsZero = aerr == nil && reflect.ValueOf(&v).Elem().IsZero()
-	return c
+	return c, nil
 }
 
-// decode is decodeArgs with the tool's schema.
+// decode is decodeArgs with the tool's schema, by the fast path when it
+// can decide (it only ever accepts; every refusal and its message come
+// from decodeArgs).
 func (c *argChecker[In]) decode(raw json.RawMessage) (In, *apperr.Error) {
 	if c.emptyIsZero {
 		switch strings.TrimSpace(string(raw)) {
 		case "", "null", "{}":
 			var zero In
 			return zero, nil
+		}
+	}
+	if c.fast != nil {
+		if v, ok := c.fast.decode(raw); ok {
+			return v, nil
 		}
 	}
 	return decodeArgs[In](raw, c.resolved, c.allowed)
