@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -58,6 +57,9 @@ const (
 	SpoolTool = "audit.spool"
 )
 
+// maxKeptLine bounds, in bytes, the line buffer kept for the next record.
+const maxKeptLine = 64 << 10
+
 // maxBadLineShown bounds, in bytes, how much of a bad line its row quotes.
 const maxBadLineShown = 2000
 
@@ -81,9 +83,8 @@ type spool struct {
 	off int64
 	// pending holds the records written and not yet moved, oldest first.
 	pending []spooled
-	// line holds the line being written; enc encodes into it.
-	line bytes.Buffer
-	enc  *json.Encoder
+	// line holds the line being written (appendAuditLine), reused.
+	line []byte
 	// broken is set once the spool cannot be written; later records go
 	// to the table.
 	broken bool
@@ -106,8 +107,6 @@ type spooled struct {
 func newSpool(db *DB) *spool {
 	s := &spool{db: db, dir: spoolDir(db.path),
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	s.enc = json.NewEncoder(&s.line)
-	s.enc.SetEscapeHTML(false)
 	return s
 }
 
@@ -148,12 +147,15 @@ func (s *spool) append(r state.AuditRecord) error {
 		}
 		go s.run()
 	}
-	s.line.Reset()
-	if err := s.enc.Encode(&r); err != nil { // the line and its newline
+	line, err := appendAuditLine(s.line[:0], &r) // the line and its newline
+	if err != nil {
 		// A value JSON cannot hold (a NaN duration): the table decides.
 		return errNoSpool
 	}
-	if _, err := s.f.Write(s.line.Bytes()); err != nil {
+	if cap(line) <= maxKeptLine {
+		s.line = line
+	}
+	if _, err := s.f.Write(line); err != nil {
 		// Cut a partial line away so the next line starts clean; if
 		// even that fails, write no more lines.
 		if terr := s.f.Truncate(s.off); terr != nil {
@@ -162,7 +164,7 @@ func (s *spool) append(r state.AuditRecord) error {
 		slog.Default().Error("audit.spool_failed", "step", "write", "spool", s.name, "error", err.Error())
 		return errNoSpool
 	}
-	s.off += int64(s.line.Len())
+	s.off += int64(len(line))
 	s.pending = append(s.pending, spooled{rec: r, end: s.off})
 	switch len(s.pending) {
 	case 1:
