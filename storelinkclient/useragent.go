@@ -19,6 +19,10 @@ const userAgentHeader = "User-Agent"
 // while the program runs.
 var defaultUserAgent = "storelinkclient/" + moduleVersion(debug.ReadBuildInfo) + " (+" + modulePath + ")"
 
+// defaultUserAgentValues is the default User-Agent as a header's values,
+// shared by every request that sends it (setShared).
+var defaultUserAgentValues = []string{defaultUserAgent}
+
 // DefaultUserAgent returns the default User-Agent,
 // "storelinkclient/VERSION (+github.com/korral/storelink/storelinkclient)",
 // with the module version from the build information or "devel".
@@ -57,8 +61,9 @@ func WithUserAgent(ua string) ClientOption {
 		if strings.TrimSpace(ua) == "" || strings.ContainsFunc(ua, isControl) {
 			return errors.New("storelink: a User-Agent must be non-empty and hold no control character")
 		}
+		values := []string{ua}
 		c.RequestEditors = append(c.RequestEditors, func(_ context.Context, req *http.Request) error {
-			req.Header.Set(userAgentHeader, ua)
+			setShared(req.Header, userAgentHeader, values)
 			return nil
 		})
 		return nil
@@ -68,7 +73,7 @@ func WithUserAgent(ua string) ClientOption {
 // setDefaultUserAgent gives req the default User-Agent unless one is set;
 // the redirect guard calls it.
 func setDefaultUserAgent(req *http.Request) {
-	if len(req.Header.Values(userAgentHeader)) == 0 {
-		req.Header.Set(userAgentHeader, defaultUserAgent)
+	if len(req.Header[userAgentHeader]) == 0 {
+		setShared(req.Header, userAgentHeader, defaultUserAgentValues)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,10 +40,15 @@ func newBreaker(failures uint32, cooldown time.Duration, log *slog.Logger) *gobr
 // errors, timeouts and 5xx are failures; 4xx and cancellations are not.
 // In half-open, requests beside the probe wait for its result instead of
 // failing, so a multi-request tool call after recovery succeeds.
+//
+// It sends a request with one RoundTrip of its transport, not through an
+// http.Client: the client's redirect machinery (a copy of the headers per
+// request, kept for a redirect we never follow) is work this path does not
+// need. send keeps what the client guarantees here (see send).
 type breakerDoer struct {
-	next *http.Client
+	next http.RoundTripper
 	// write sends POSTs, each on a fresh connection.
-	write   *http.Client
+	write   http.RoundTripper
 	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
 
 	mu sync.Mutex
@@ -55,11 +62,11 @@ func (d *breakerDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := d.next
+	rt := d.next
 	if req.Method == http.MethodPost {
-		client = d.write
+		rt = d.write
 	}
-	resp, err := client.Do(req)
+	resp, err := send(rt, req)
 	if a := attemptOf(req.Context()); a != nil && resp != nil {
 		a.status = resp.StatusCode
 	}
@@ -118,5 +125,58 @@ func (d *breakerDoer) admit(ctx context.Context) (done func(error), err error) {
 			// Still breaker-open, not a timeout: nothing was sent.
 			return nil, fmt.Errorf("%w: gave up waiting for the probe: %w", errBreakerOpen, ctx.Err())
 		}
+	}
+}
+
+// send is one exchange over rt, as http.Client.Do without a redirect
+// policy, cookie jar or client timeout makes it: the request's context
+// bounds it (the attempt's timeout is there), a 3xx comes back as it is
+// (never followed), an error is an *url.Error naming the method and the
+// URL without its password, and a failed exchange returns no response.
+// The transport closes the request's body, on errors too (the
+// RoundTripper contract), as the client relies on.
+func send(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		closeBody(req)
+		return nil, errors.New("http: nil Request.URL")
+	}
+	if req.Header == nil {
+		// The transport may assume a header map, as the client ensures.
+		req.Header = make(http.Header)
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			// A transport that broke its contract; its body is closed, not leaked.
+			_ = resp.Body.Close()
+		}
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.Redacted(), Err: err}
+	}
+	if resp == nil {
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.Redacted(),
+			Err: fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", rt)}
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	return resp, nil
+}
+
+// urlErrorOp is the Op of an *url.Error as http.Client names it: "Get",
+// "Post".
+func urlErrorOp(method string) string {
+	switch method {
+	case http.MethodGet, "":
+		return "Get"
+	case http.MethodPost:
+		return "Post"
+	}
+	return method[:1] + strings.ToLower(method[1:])
+}
+
+// closeBody closes a request's body, if it has one.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
 	}
 }

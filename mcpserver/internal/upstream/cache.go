@@ -33,9 +33,21 @@ type masterItem struct {
 	id      string
 }
 
-// cacheKey holds the store even for chain-wide records, so an answer read
-// with one store's key only serves that store (ADR 0013).
-func (it masterItem) cacheKey() string {
+// masterKey is an item's place in the cache: a struct, so a look-up
+// builds no string. It holds the store even for chain-wide records, so an
+// answer read with one store's key only serves that store (ADR 0013).
+type masterKey struct {
+	kind, storeID, id string
+}
+
+// cacheKey is the item's masterKey.
+func (it masterItem) cacheKey() masterKey {
+	return masterKey{kind: it.kind, storeID: it.storeID, id: it.id}
+}
+
+// flightKey is the item's key for sharing one request among overlapping
+// misses; it is built only on a miss.
+func (it masterItem) flightKey() string {
 	return it.kind + "\x00" + it.storeID + "\x00" + it.id
 }
 
@@ -48,23 +60,23 @@ type masterCache struct {
 	mu      sync.Mutex
 	max     int
 	order   *list.List // front is the most recently used *cacheEntry
-	entries map[string]*list.Element
+	entries map[masterKey]*list.Element
 }
 
 type cacheEntry struct {
-	key     string
+	key     masterKey
 	value   any
 	readBy  keyring.Key
 	expires time.Time
 }
 
 func newMasterCache(max int, ttl time.Duration, now func() time.Time) *masterCache {
-	return &masterCache{ttl: ttl, now: now, max: max, order: list.New(), entries: map[string]*list.Element{}}
+	return &masterCache{ttl: ttl, now: now, max: max, order: list.New(), entries: map[masterKey]*list.Element{}}
 }
 
 // get returns a live entry read with storeKey. An entry read with another
 // key is not served, so after a rotation data is read again with the new key.
-func (m *masterCache) get(k string, storeKey keyring.Key) (any, bool) {
+func (m *masterCache) get(k masterKey, storeKey keyring.Key) (any, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	el, ok := m.entries[k]
@@ -82,7 +94,7 @@ func (m *masterCache) get(k string, storeKey keyring.Key) (any, bool) {
 }
 
 // put keeps v for life, evicting the least recently used beyond the bound.
-func (m *masterCache) put(k string, v any, readBy keyring.Key, life time.Duration) {
+func (m *masterCache) put(k masterKey, v any, readBy keyring.Key, life time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := &cacheEntry{key: k, value: v, readBy: readBy, expires: m.now().Add(life)}
@@ -99,7 +111,7 @@ func (m *masterCache) put(k string, v any, readBy keyring.Key, life time.Duratio
 	}
 }
 
-func (m *masterCache) remove(k string) {
+func (m *masterCache) remove(k masterKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if el, ok := m.entries[k]; ok {
@@ -131,7 +143,7 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 		return v.(T), nil
 	}
 	led := false
-	ch := c.flight.DoChan(k, func() (any, error) {
+	ch := c.flight.DoChan(it.flightKey(), func() (any, error) {
 		led = true
 		// A request for k may have ended since the look-up; its answer serves.
 		if v, ok := c.master.get(k, storeKey); ok {
@@ -158,7 +170,7 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 // fill reads one item for all its waiters and keeps the answer if allowed.
 // The read ignores the first caller's cancellation; the request timeout
 // still bounds it.
-func fill[T any](ctx context.Context, c *Client, it masterItem, k string, fetch func(ctx context.Context) (T, error)) (any, error) {
+func fill[T any](ctx context.Context, c *Client, it masterItem, k masterKey, fetch func(ctx context.Context) (T, error)) (any, error) {
 	var fresh freshnessHeaders
 	fctx := context.WithValue(context.WithoutCancel(ctx), freshnessSinkKey{}, &fresh)
 	v, err := fetch(fctx)

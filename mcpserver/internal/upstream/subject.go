@@ -23,13 +23,33 @@ type subjectKey struct{}
 
 // about returns ctx carrying the SKU, order or supplier a request asks for;
 // the endpoints set it, fail reads it (the store id is fail's own argument).
+// The context is one allocation: it holds the subject itself rather than a
+// boxed copy, as context.WithValue would.
 func about(ctx context.Context, s subject) context.Context {
-	return context.WithValue(ctx, subjectKey{}, s)
+	return &subjectCtx{Context: ctx, s: s}
+}
+
+// subjectCtx is ctx with a subject.
+type subjectCtx struct {
+	context.Context
+	s subject
+}
+
+// Value returns the *subjectCtx for subjectKey and asks the parent for any
+// other key.
+func (c *subjectCtx) Value(key any) any {
+	if key == (subjectKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
 }
 
 // subjectOf is the subject ctx carries, with storeID.
 func subjectOf(ctx context.Context, storeID string) subject {
-	s, _ := ctx.Value(subjectKey{}).(subject)
+	var s subject
+	if c, ok := ctx.Value(subjectKey{}).(*subjectCtx); ok {
+		s = c.s
+	}
 	s.storeID = storeID
 	return s
 }

@@ -180,14 +180,16 @@ func (c *Client) budgetChanged(max int) func(from, to int, why string) {
 	}
 }
 
-// newAPI is the generated client over a read and a write HTTP client, both
-// behind the breaker. Neither follows redirects, which would carry the store
-// key and the order elsewhere; storelinkclient returns a RedirectError.
+// newAPI is the generated client over a read and a write transport, both
+// behind the breaker. The breaker's doer sends each request with one
+// RoundTrip, so no redirect is ever followed (it would carry the store key
+// and the order elsewhere); storelinkclient turns a 3xx into a
+// RedirectError.
 func newAPI(opts Options, breaker *gobreaker.TwoStepCircuitBreaker[struct{}]) (*storelinkclient.ClientWithResponses, error) {
 	read, write := transports(opts.Transport)
 	doer := &breakerDoer{
-		next:    &http.Client{Transport: instrumented(read, opts.BaseURL, opts.TracerProvider), CheckRedirect: noRedirect},
-		write:   &http.Client{Transport: instrumented(write, opts.BaseURL, opts.TracerProvider), CheckRedirect: noRedirect},
+		next:    instrumented(read, opts.BaseURL, opts.TracerProvider),
+		write:   instrumented(write, opts.BaseURL, opts.TracerProvider),
 		breaker: breaker,
 	}
 	api, err := storelinkclient.NewClientWithResponses(opts.BaseURL,
@@ -218,9 +220,6 @@ func transports(t http.RoundTripper) (read, write http.RoundTripper) {
 	}
 	return t, write
 }
-
-// noRedirect stops an http.Client at the first redirect, returning the 3xx.
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // BreakerState reports the breaker's state: "closed", "half-open" or "open".
 func (c *Client) BreakerState() string { return c.breaker.State().String() }
