@@ -59,8 +59,10 @@ func checked[T any, R sl.Response[T]](ctx context.Context, c *Client, method, ro
 		}
 	}
 	var missing *sl.MissingFieldError
-	if err != nil && !errors.As(err, &missing) {
-		return nil, err
+	if err != nil {
+		if missing = asMissing(err); missing == nil {
+			return nil, err
+		}
 	}
 	qualifier := func(field string) (domain.Source, bool) {
 		if unknown == nil {
@@ -227,4 +229,14 @@ func bounded(names []string, n int) []string {
 		return names
 	}
 	return append(slices.Clone(names[:n]), "and "+strconv.Itoa(len(names)-n)+" more")
+}
+
+// asMissing is err's *sl.MissingFieldError, or nil. A function of its own,
+// so the variable errors.As fills is made only for an error.
+func asMissing(err error) *sl.MissingFieldError {
+	var missing *sl.MissingFieldError
+	if errors.As(err, &missing) {
+		return missing
+	}
+	return nil
 }

@@ -210,6 +210,9 @@ func transports(t http.RoundTripper) (read, write http.RoundTripper) {
 			Proxy:               nil, // StoreLink is reached directly, never through an environment proxy
 			MaxIdleConnsPerHost: 16,
 			IdleConnTimeout:     90 * time.Second,
+			// Room for the warm risk check's POS page (16 KiB) in fewer
+			// read(2) calls than net/http's default of 4 KiB allows.
+			ReadBufferSize: 32 << 10,
 		}
 	}
 	write = t
