@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/korral/storelink/mcpserver/internal/apperr"
+	"github.com/korral/storelink/mcpserver/internal/callid"
 )
 
 // roundTripFunc is a RoundTripper made of a function.
@@ -110,5 +113,25 @@ func TestSendEndsWithItsContext(t *testing.T) {
 	resp, err := send(http.DefaultTransport, req)
 	if resp != nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("send: %v, %v; want context.DeadlineExceeded", resp, err)
+	}
+}
+
+// TestUnreadableLocationIsARedirectNotFollowed: a 3xx whose Location does
+// not parse is refused as a redirect, with its status, and nothing in the
+// answer or the log repeats the Location or the key.
+func TestUnreadableLocationIsARedirectNotFollowed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://[::1%zz/secret-path")
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer srv.Close()
+	c, logs := newClient(t, srv.URL, &fakeKeys{current: map[string]string{"47": "secret-key-47"}}, nil)
+	_, err := c.Inventory(callid.With(context.Background(), "call-location"), "47", "8847291")
+	ae := apperr.From(err)
+	if ae == nil || ae.Code != apperr.UpstreamContractError || !strings.Contains(ae.Message, "302 redirect") || !strings.Contains(ae.Message, "not followed") {
+		t.Fatalf("%v; want UPSTREAM_CONTRACT_ERROR naming a 302 redirect not followed", err)
+	}
+	if all := ae.Message + logs.String(); strings.Contains(all, "secret") {
+		t.Errorf("the answer or the log repeats the Location or the key:\n%s\n%s", ae.Message, logs.String())
 	}
 }
