@@ -34,7 +34,8 @@ func ServeStdio(ctx context.Context, opts Options, stdin io.Reader, stdout io.Wr
 				a.rejections.Record(ctx, tool, reason, stdioClient(a.server), session)
 			}
 		}}
-	err = a.server.Run(ctx, t)
+	// Serve is Run that lets the connection write tool results itself.
+	err = t.Serve(ctx, a.server)
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		err = nil
 	}

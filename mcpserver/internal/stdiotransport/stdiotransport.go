@@ -44,6 +44,11 @@ var _ mcp.Transport = (*Transport)(nil)
 // Connect implements mcp.Transport. It starts the reader goroutine, since a
 // stdin read cannot be interrupted portably.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	return t.connect(nil), nil
+}
+
+// connect starts a connection whose Write writes the results d holds.
+func (t *Transport) connect(d *Deferred) *conn {
 	limit := t.MaxLineBytes
 	if limit <= 0 {
 		limit = DefaultMaxLineBytes
@@ -60,9 +65,10 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan jsonrpc.Message),
 		closed:   make(chan struct{}),
 		readDone: make(chan struct{}),
+		deferred: d,
 	}
 	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10))
-	return c, nil
+	return c
 }
 
 // conn is one connection: Read from one goroutine, Write from many, Close
@@ -79,6 +85,10 @@ type conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// deferred holds the results this connection's responses carry as
+	// placeholders (Serve); nil for a plain Connect.
+	deferred *Deferred
 
 	wmu  sync.Mutex
 	w    io.Writer
@@ -108,12 +118,29 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // Write implements mcp.Connection: one message, one line.
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, _ := msg.(*jsonrpc.Response)
+	var result json.RawMessage
+	var deferred, found bool
+	if resp != nil {
+		// Taken first, so a response that is not written frees its result.
+		result = resp.Result
+		var raw []byte
+		if raw, deferred, found = c.deferred.take(result); deferred {
+			result = raw
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if deferred && !found {
+		return c.writeLost(resp)
+	}
+	if resp != nil {
 		if id, ok := plainID(resp); ok {
-			return c.writeResult(id, resp.Result)
+			return c.writeResult(id, result)
+		}
+		if deferred {
+			msg = &jsonrpc.Response{ID: resp.ID, Result: result, Error: resp.Error}
 		}
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
@@ -188,9 +215,25 @@ func (c *conn) write(fill func(*bytes.Buffer)) error {
 	return err
 }
 
-// Close implements mcp.Connection. The reader delivers nothing after it.
+// writeLost answers a response whose result placeholder has no result
+// held for it, which only a response written twice could cause: an
+// internal error, rather than the placeholder, goes to the client.
+func (c *conn) writeLost(resp *jsonrpc.Response) error {
+	c.log.Warn("stdio.write_failed", "error", fmt.Sprintf("the result for id %v was not kept for writing; answered with an internal error", resp.ID.Raw()))
+	data, err := EncodeError(resp.ID.Raw(), jsonrpc.CodeInternalError, "Internal error: the result was not kept for writing")
+	if err != nil {
+		return fmt.Errorf("stdio: encode message: %w", err)
+	}
+	return c.writeLine(data)
+}
+
+// Close implements mcp.Connection. The reader delivers nothing after it,
+// and the results held for unwritten responses are freed.
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.deferred.close()
+	})
 	return nil
 }
 

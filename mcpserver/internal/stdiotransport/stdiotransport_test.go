@@ -263,10 +263,24 @@ func sdkRaw(t *testing.T, v any) json.RawMessage {
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
+// writeOne writes m through a new connection with d as its Deferred and
+// returns what it wrote; d must be open, or nil.
+func writeOne(t *testing.T, m jsonrpc.Message, d *Deferred) string {
+	t.Helper()
+	var out bytes.Buffer
+	c := (&Transport{Reader: strings.NewReader(""), Writer: &out}).connect(d)
+	if err := c.Write(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	return out.String()
+}
+
 // A successful response is written around its result without encoding it
 // again: the line must be byte for byte what jsonrpc.EncodeMessage makes,
 // for every kind of id and result, and an error response or an id that
-// needs escapes takes EncodeMessage itself.
+// needs escapes takes EncodeMessage itself. The same holds when the
+// response carries a placeholder for a result the connection holds.
 func TestResultLinesMatchEncodeMessage(t *testing.T) {
 	tool := &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: "Butter <250g> & \"more\"\u2028 é \x01 \\ end"}},
@@ -290,29 +304,42 @@ func TestResultLinesMatchEncodeMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs = append(msgs, &jsonrpc.Request{ID: req, Method: "ping"})
-	fast := 0
+	fast, deferred := 0, 0
 	for _, m := range msgs {
 		want, err := jsonrpc.EncodeMessage(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out bytes.Buffer
-		c, err := (&Transport{Reader: strings.NewReader(""), Writer: &out}).Connect(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Write(context.Background(), m); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.Close()
-		if got := out.String(); got != string(want)+"\n" {
+		if got := writeOne(t, m, nil); got != string(want)+"\n" {
 			t.Errorf("line %q, EncodeMessage %q", got, want)
 		}
-		if r, ok := m.(*jsonrpc.Response); ok {
-			if _, ok := plainID(r); ok {
-				fast++
-			}
+		r, ok := m.(*jsonrpc.Response)
+		if !ok {
+			continue
 		}
+		if _, ok := plainID(r); ok {
+			fast++
+		}
+		// The same response with its result held by the connection and a
+		// placeholder in its place, as Serve writes it.
+		d := newDeferred()
+		if _, ok := d.Defer(nil, r.Result); ok {
+			t.Fatal("a Deferred held a result before its connection started")
+		}
+		if !d.open() {
+			t.Fatal("a new Deferred did not open")
+		}
+		p, ok := d.Defer(nil, r.Result)
+		if !ok {
+			t.Fatal("an open Deferred held nothing")
+		}
+		deferred++
+		if got := writeOne(t, &jsonrpc.Response{ID: r.ID, Result: p, Error: r.Error}, d); got != string(want)+"\n" {
+			t.Errorf("with the result deferred: line %q, EncodeMessage %q", got, want)
+		}
+	}
+	if want := len(ids) * (len(results) + 1); deferred != want {
+		t.Errorf("%d lines written with a deferred result, want %d", deferred, want)
 	}
 	// The 4 integer ids and the 3 string ids without escapes ("",
 	// "abc-123", "tag<b>": the SDK does not escape HTML), each with the 6

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,17 +16,29 @@ import (
 // passes over each copy of the answer. encodeResults writes the result of
 // the shape our tools return in one pass, with the same bytes
 // (TestEncodedResultsAreWhatTheSDKWrites), and the JSON-RPC layer's own
-// compaction is the only other pass. See docs/benchmarks.md, run G.
+// compaction is the only other pass. See docs/benchmarks.md, run G. On our
+// stdio transport that pass goes too: the connection writes the bytes in
+// the response itself (stdiotransport.Deferred).
 
 // encodedResult is a tool result with its JSON already written. Embedding
 // the result keeps it an mcp.Result.
 type encodedResult struct {
 	*mcp.CallToolResult
 	raw []byte
+	// deferred, when set, is the connection that writes raw in the
+	// response in place of a placeholder.
+	deferred    *stdiotransport.Deferred
+	placeholder [stdiotransport.MaxPlaceholderBytes]byte
 }
 
-// MarshalJSON returns the JSON written by encodeResult.
-func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+// MarshalJSON returns the JSON written by encodeResult, or a placeholder
+// the connection writes it in place of.
+func (r *encodedResult) MarshalJSON() ([]byte, error) {
+	if p, ok := r.deferred.Defer(r.placeholder[:0], r.raw); ok {
+		return p, nil
+	}
+	return r.raw, nil
+}
 
 // encodeResults is a receiving middleware that writes tools/call results of
 // the shape encodeResult handles; it is the first of the server's
@@ -38,7 +51,7 @@ func encodeResults(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if r, ok := res.(*mcp.CallToolResult); ok {
 			if raw, ok := encodeResult(r); ok {
-				return &encodedResult{CallToolResult: r, raw: raw}, nil
+				return &encodedResult{CallToolResult: r, raw: raw, deferred: stdiotransport.DeferredFrom(ctx)}, nil
 			}
 		}
 		return res, err

@@ -1,12 +1,20 @@
 package tools
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
+	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -14,13 +22,20 @@ import (
 // (jsonrpc2.jsonMarshal: an Encoder without HTML escaping, the newline cut).
 func sdkWire(t *testing.T, v any) []byte {
 	t.Helper()
+	b, err := wireOf(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// wireOf is sdkWire that returns the error.
+func wireOf(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	err := enc.Encode(v)
+	return bytes.TrimRight(buf.Bytes(), "\n"), err
 }
 
 // withResultType sets the unexported field the SDK sets for 2026-07-28
@@ -104,5 +119,126 @@ func TestResultsOfAnotherShapeAreLeftToTheSDK(t *testing.T) {
 		if _, ok := encodeResult(r); ok {
 			t.Errorf("%s: encoded, want it left to the SDK", name)
 		}
+	}
+}
+
+// stdioAnswers sends lines to the tools server over our stdio transport,
+// served by serve, and returns the answers; an outermost middleware counts
+// the encoded results that carried their connection's Deferred.
+func stdioAnswers(t *testing.T, lines []string, serve func(context.Context, *mcp.Server, *stdiotransport.Transport) error) (answers []string, encoded, deferred int) {
+	t.Helper()
+	ms := New(Options{Upstream: newFake(), Keyring: func() *keyring.Keyring { return mustKeyring(t, `{"47":"k1"}`) },
+		Now: func() time.Time { return testNow }})
+	var mu sync.Mutex
+	ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*encodedResult); ok {
+				mu.Lock()
+				encoded++
+				if r.deferred != nil {
+					deferred++
+				}
+				mu.Unlock()
+			}
+			return res, err
+		}
+	})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ms, &stdiotransport.Transport{Reader: inR, Writer: outW}) }()
+	scan := bufio.NewScanner(outR)
+	scan.Buffer(nil, 1<<20)
+	for _, line := range lines {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, `"id"`) {
+			if !scan.Scan() {
+				t.Fatalf("no answer to %s", line)
+			}
+			answers = append(answers, scan.Text())
+		}
+	}
+	_ = inW.Close()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	return answers, encoded, deferred
+}
+
+// TestDeferredResultLinesAreUnchanged runs the same calls through the
+// tools server over our stdio transport, once with Server.Run (every
+// result encoded by the JSON-RPC layer) and once with Serve (results
+// written by the connection in place of a placeholder): the lines are byte
+// for byte the same, for a 2025 session and a 2026-07-28 one.
+func TestDeferredResultLinesAreUnchanged(t *testing.T) {
+	call := func(id, args, meta string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"korral_check_stock_risk","arguments":` + args + meta + `}}`
+	}
+	butter := `{"store_id":"47","sku":"8847291"}`
+	meta := `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, tc := range []struct {
+		name     string
+		lines    []string
+		answers  int
+		encoded  int
+		contains map[int]string
+	}{
+		{"2025-06-18", []string{
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			call(`1`, butter, ""),
+			call(`"risk-2"`, butter, ""),
+			call(`"needs \"escapes\""`, butter, ""),
+			call(`4`, `{"store_id":"102","sku":"8847291"}`, ""),
+			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"korral_list_authorized_stores","arguments":{}}}`,
+			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"korral_nope","arguments":{}}}`,
+			`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		}, 8, 5, map[int]string{
+			1: `"id":1,"result":{"content":[{"type":"text","text":"{\"ok\":true`,
+			4: `"id":4,"result":{"content":[{"type":"text","text":"{\"ok\":false`,
+			6: `"id":6,"error":{`,
+		}},
+		{"2026-07-28", []string{
+			`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{` + meta[1:] + `}}`,
+			call(`1`, butter, meta),
+			call(`"needs \"escapes\""`, butter, meta),
+			call(`3`, `{"store_id":"102","sku":"8847291"}`, meta),
+		}, 4, 3, map[int]string{
+			1: `"resultType":"complete"}}`,
+			3: `{\"ok\":false`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, encoded, deferred := stdioAnswers(t, tc.lines, func(ctx context.Context, s *mcp.Server, tr *stdiotransport.Transport) error {
+				return s.Run(ctx, tr)
+			})
+			if encoded != tc.encoded || deferred != 0 {
+				t.Fatalf("Server.Run: %d results encoded, %d with a Deferred; want %d and 0", encoded, deferred, tc.encoded)
+			}
+			got, encoded, deferred := stdioAnswers(t, tc.lines, func(ctx context.Context, s *mcp.Server, tr *stdiotransport.Transport) error {
+				return tr.Serve(ctx, s)
+			})
+			if encoded != tc.encoded || deferred != tc.encoded {
+				t.Fatalf("Serve: %d results encoded, %d with a Deferred; want %d and %d", encoded, deferred, tc.encoded, tc.encoded)
+			}
+			if len(got) != tc.answers || len(want) != tc.answers {
+				t.Fatalf("%d answers through Serve, %d through Run, want %d", len(got), len(want), tc.answers)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("answer %d:\nServe %s\n  Run %s", i, got[i], want[i])
+				}
+			}
+			for i, part := range tc.contains {
+				if !strings.Contains(got[i], part) {
+					t.Errorf("answer %d lacks %s: ...%s", i, part, got[i][max(0, len(got[i])-150):])
+				}
+			}
+		})
 	}
 }
