@@ -25,6 +25,8 @@ import (
 type encodedResult struct {
 	*mcp.CallToolResult
 	raw []byte
+	// resultType is the result's resultType when raw was written.
+	resultType string
 	// deferred, when set, is the connection that writes raw in the
 	// response in place of a placeholder.
 	deferred    *stdiotransport.Deferred
@@ -33,11 +35,45 @@ type encodedResult struct {
 
 // MarshalJSON returns the JSON written by encodeResult, or a placeholder
 // the connection writes it in place of.
+//
+// For a 2026-07-28 request the SDK sets the result's _meta (its
+// serverInfo) and may set its resultType after the middlewares have run,
+// so raw is brought up to date first: with the _meta written as the SDK
+// writes it, or, after any other change, by the SDK's own encoding.
 func (r *encodedResult) MarshalJSON() ([]byte, error) {
-	if p, ok := r.deferred.Defer(r.placeholder[:0], r.raw); ok {
+	raw := r.raw
+	if r.Meta != nil || resultTypeOf(r.CallToolResult) != r.resultType {
+		var ok bool
+		if raw, ok = r.withMeta(); !ok {
+			return r.CallToolResult.MarshalJSON()
+		}
+	}
+	if p, ok := r.deferred.Defer(r.placeholder[:0], raw); ok {
 		return p, nil
 	}
-	return r.raw, nil
+	return raw, nil
+}
+
+// withMeta is raw with the result's _meta written first in the object, as
+// the SDK's encoding places it; ok is false when the resultType changed
+// too, or the _meta is not JSON.
+func (r *encodedResult) withMeta() (raw []byte, ok bool) {
+	if resultTypeOf(r.CallToolResult) != r.resultType {
+		return nil, false
+	}
+	if len(r.Meta) == 0 {
+		// The SDK omits an empty _meta.
+		return r.raw, true
+	}
+	meta, err := json.Marshal(map[string]any(r.Meta))
+	if err != nil {
+		return nil, false
+	}
+	b := make([]byte, 0, len(`{"_meta":,`)+len(meta)+len(r.raw))
+	b = append(b, `{"_meta":`...)
+	b = append(b, meta...)
+	b = append(b, ',')
+	return append(b, r.raw[1:]...), true
 }
 
 // encodeResults is a receiving middleware that writes tools/call results of
@@ -51,7 +87,8 @@ func encodeResults(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if r, ok := res.(*mcp.CallToolResult); ok {
 			if raw, ok := encodeResult(r); ok {
-				return &encodedResult{CallToolResult: r, raw: raw, deferred: stdiotransport.DeferredFrom(ctx)}, nil
+				return &encodedResult{CallToolResult: r, raw: raw, resultType: resultTypeOf(r),
+					deferred: stdiotransport.DeferredFrom(ctx)}, nil
 			}
 		}
 		return res, err
@@ -69,6 +106,14 @@ var resultTypeField = func() int {
 	}
 	return f.Index[0]
 }()
+
+// resultTypeOf is r's resultType; "" when the SDK has no such field.
+func resultTypeOf(r *mcp.CallToolResult) string {
+	if resultTypeField < 0 {
+		return ""
+	}
+	return reflect.ValueOf(r).Elem().Field(resultTypeField).String()
+}
 
 // encodeResult writes r as the SDK would, when r has the shape our tools
 // return: one text content without _meta or annotations, structured content
@@ -103,7 +148,7 @@ func encodeResult(r *mcp.CallToolResult) (raw []byte, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	resultType := reflect.ValueOf(r).Elem().Field(resultTypeField).String()
+	resultType := resultTypeOf(r)
 	b := make([]byte, 0, len(`{"content":[{"type":"text","text":}],"structuredContent":,"isError":true,"resultType":""}`)+
 		len(quoted)+len(structured)+len(resultType))
 	b = append(b, `{"content":[{"type":"text","text":`...)

@@ -242,3 +242,37 @@ func TestDeferredResultLinesAreUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// The SDK sets _meta (serverInfo) and resultType on a 2026-07-28 request's
+// result after the middlewares: the result written is still what the SDK
+// writes for it.
+func TestResultsChangedAfterEncodingAreWhatTheSDKWrites(t *testing.T) {
+	impl := &mcp.Implementation{Name: "storelink <mcp> & co", Version: "1.2.3", Title: "Korral\u2028StoreLink"}
+	for name, change := range map[string]func(r *mcp.CallToolResult){
+		"serverInfo":            func(r *mcp.CallToolResult) { r.SetMeta(mcp.Meta{mcp.MetaKeyServerInfo: impl}) },
+		"two keys":              func(r *mcp.CallToolResult) { r.SetMeta(mcp.Meta{mcp.MetaKeyServerInfo: impl, "a": []int{1}}) },
+		"empty _meta":           func(r *mcp.CallToolResult) { r.SetMeta(mcp.Meta{}) },
+		"resultType":            func(r *mcp.CallToolResult) { withResultType(t, r, "complete") },
+		"resultType and _meta":  func(r *mcp.CallToolResult) { withResultType(t, r, "complete"); r.SetMeta(mcp.Meta{"k": "v"}) },
+		"_meta that is no JSON": func(r *mcp.CallToolResult) { r.SetMeta(mcp.Meta{"f": func() {}}) },
+	} {
+		for _, isError := range []bool{false, true} {
+			r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}, IsError: isError}
+			if !isError {
+				r.StructuredContent = json.RawMessage(`{"ok":true}`)
+			}
+			raw, ok := encodeResult(r)
+			if !ok {
+				t.Fatal("not encoded")
+			}
+			enc := &encodedResult{CallToolResult: r, raw: raw, resultType: resultTypeOf(r)}
+			change(r)
+			got, gotErr := wireOf(enc)
+			want, wantErr := wireOf(r)
+			if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) {
+				t.Errorf("%s: changed after encoding:\n got %s (%v)\nwant %s (%v)", name, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
+
