@@ -275,4 +275,3 @@ func TestResultsChangedAfterEncodingAreWhatTheSDKWrites(t *testing.T) {
 		}
 	}
 }
-
