@@ -2,8 +2,7 @@ package projection
 
 import (
 	"fmt"
-	"strings"
-	"time"
+	"strconv"
 )
 
 // confidence applies the table in ADR 0004, first match wins.
@@ -31,9 +30,10 @@ func evidence(days []day, refused bool) []DayEvidence {
 	// day), rather than an allocation per day.
 	rates := make([]float64, len(days))
 	flags := make([]DayFlag, len(days)*maxDayFlags)
+	dates := dateStrings(days)
 	for i, d := range days {
 		row := DayEvidence{
-			Date:         d.date.String(),
+			Date:         dates[i],
 			Weekday:      d.date.weekday().String()[:3],
 			UnitsSold:    d.units,
 			Transactions: d.tx,
@@ -66,6 +66,27 @@ func evidence(days []day, refused bool) []DayEvidence {
 	return rows
 }
 
+// dateStrings are the days' dates as civil.String writes them, cut from
+// one string rather than allocated one by one.
+func dateStrings(days []day) []string {
+	// Sized for the longest window, so that b and ends stay on the stack.
+	var buf [MaxLookbackDays * len("2006-01-02")]byte
+	var endBuf [MaxLookbackDays]int
+	b, ends := buf[:0], endBuf[:0]
+	for _, d := range days {
+		b = d.date.appendTo(b)
+		ends = append(ends, len(b))
+	}
+	all := string(b)
+	dates := make([]string, len(days))
+	start := 0
+	for i, end := range ends {
+		dates[i] = all[start:end]
+		start = end
+	}
+	return dates
+}
+
 func velocityBasis(days []day, lookback int, refuse bool, flags map[Flag]bool, stockouts int, bulkUnits int64, listed *civil) string {
 	// The days without history are a prefix of the window; the band's
 	// range starts after the last of them.
@@ -89,21 +110,31 @@ func velocityBasis(days []day, lookback int, refuse bool, flags map[Flag]bool, s
 	case refuse:
 		return fmt.Sprintf("No sell rate: only %d usable trading %s in the last %d days%s, fewer than the %d needed.", used, plural(used, "day", "days"), lookback, since, MinBasisDays)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "25th to 75th percentile of daily units per trading hour over %d trading days from %s to %s",
-		used, days[from].date, days[len(days)-1].date)
-	var left []string
+	// Appended into one buffer: this sentence is in every answer.
+	b := make([]byte, 0, 192)
+	b = append(b, "25th to 75th percentile of daily units per trading hour over "...)
+	b = strconv.AppendInt(b, int64(used), 10)
+	b = append(b, " trading days from "...)
+	b = days[from].date.appendTo(b)
+	b = append(b, " to "...)
+	b = days[len(days)-1].date.appendTo(b)
+	if stockouts > 0 || bulkUnits > 0 {
+		b = append(b, ", leaving out "...)
+	}
 	if stockouts > 0 {
-		left = append(left, fmt.Sprintf("%d possible stockout %s", stockouts, plural(stockouts, "day", "days")))
+		b = strconv.AppendInt(b, int64(stockouts), 10)
+		b = append(b, " possible stockout "...)
+		b = append(b, plural(stockouts, "day", "days")...)
+		if bulkUnits > 0 {
+			b = append(b, " and "...)
+		}
 	}
 	if bulkUnits > 0 {
-		left = append(left, fmt.Sprintf("%d units in bulk transactions", bulkUnits))
+		b = strconv.AppendInt(b, bulkUnits, 10)
+		b = append(b, " units in bulk transactions"...)
 	}
-	if len(left) > 0 {
-		b.WriteString(", leaving out " + strings.Join(left, " and "))
-	}
-	b.WriteString(".")
-	return b.String()
+	b = append(b, '.')
+	return string(b)
 }
 
 // caveat picks the one sentence that matters most, in this order.
@@ -143,7 +174,5 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
-
-func stamp(t time.Time) string { return t.Format(time.RFC3339) }
 
 func ptr[T any](v T) *T { return &v }

@@ -275,3 +275,24 @@ func BenchmarkProject28DaysBusy(b *testing.B) {
 		Project(in)
 	}
 }
+
+// BenchmarkProject14Days is a warm risk check's projection: 14 days of
+// 12 transactions a day, as the butter at store 47.
+func BenchmarkProject14Days(b *testing.B) {
+	var sales []Sale
+	for d := range 15 {
+		day := time.Date(2026, 2, 25+d, 8, 0, 0, 0, prague)
+		for j := range 12 {
+			sales = append(sales, Sale{At: day.Add(time.Duration(j) * 12 * time.Hour / 12), Units: int64(1 + j%3)})
+		}
+	}
+	in := Input{
+		Now: wedNow, Location: prague, Hours: open8to20, OnHand: 40, CountedAt: wedNow.Add(-6 * time.Hour),
+		Sales: sales, LookbackDays: 14, LeadTimeDays: 2,
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := Project(in)
+		_ = Headline(r, nil)
+	}
+}

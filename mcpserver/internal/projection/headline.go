@@ -3,6 +3,7 @@ package projection
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -31,17 +32,21 @@ func DataFlags(flags []Flag) []Flag {
 // such as "store.opening_hours".
 func Headline(r Result, unknown []string) string {
 	now, _ := time.Parse(time.RFC3339, r.AsOf)
-	parts := []string{stockSentence(r, unknown, now)}
-	if s := deliverySentence(r, unknown, now); s != "" {
-		parts = append(parts, s)
+	parts := [...]string{stockSentence(r, unknown, now), deliverySentence(r, unknown, now), shortSentence(r), trustSentence(r)}
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 1
 	}
-	if s := shortSentence(r); s != "" {
-		parts = append(parts, s)
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(parts[0])
+	for _, p := range parts[1:] {
+		if p != "" {
+			b.WriteByte(' ')
+			b.WriteString(p)
+		}
 	}
-	if s := trustSentence(r); s != "" {
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, " ")
+	return b.String()
 }
 
 // stockSentence says when the SKU runs out, against today's close.
@@ -71,16 +76,19 @@ func stockSentence(r Result, unknown []string, now time.Time) string {
 	}
 	switch r.WillStockoutBeforeCloseToday {
 	case Yes:
-		left := ""
+		left, atLeast := "", ""
 		if end, ok := ParseTime(r.ClosesAtToday); ok {
 			if l, ok := ParseTime(latest); ok {
-				left = ", " + duration(end.Sub(l)) + " before the " + closes + " close"
+				left = duration(end.Sub(l))
 				if !sameClock(earliest, latest, now) {
-					left = ", at least " + duration(end.Sub(l)) + " before the " + closes + " close"
+					atLeast = "at least "
 				}
 			}
 		}
-		return prefix + "Runs out " + windowPhrase(earliest, latest, now) + left + "."
+		if left == "" {
+			return prefix + "Runs out " + windowPhrase(earliest, latest, now) + "."
+		}
+		return prefix + "Runs out " + windowPhrase(earliest, latest, now) + ", " + atLeast + left + " before the " + closes + " close."
 	case Unknown:
 		return prefix + "May run out before the " + closes + " close: " + windowPhrase(earliest, latest, now) + "."
 	}
@@ -136,9 +144,9 @@ func shortSentence(r Result) string {
 		return ""
 	}
 	if r.WillStockoutBeforeCloseToday == Yes {
-		return fmt.Sprintf("%d short by close.", *r.UnitsShortByClose)
+		return strconv.FormatInt(*r.UnitsShortByClose, 10) + " short by close."
 	}
-	return fmt.Sprintf("Up to %d short by close.", *r.UnitsShortByClose)
+	return "Up to " + strconv.FormatInt(*r.UnitsShortByClose, 10) + " short by close."
 }
 
 // trustSentence names the confidence when it is not high, with the first
@@ -324,7 +332,9 @@ func localClock(s string, now time.Time) string {
 	days := calendarDays(now, t)
 	switch {
 	case days == 0:
-		return t.Format("15:04")
+		// The clock as s writes it, which is what t.Format("15:04") gives
+		// for a time read from s with layout RFC 3339.
+		return s[11:16]
 	case days > 0 && days < 7:
 		return t.Format("Mon 15:04")
 	}
@@ -355,11 +365,11 @@ func duration(d time.Duration) string {
 	m := int(d.Round(time.Minute).Minutes())
 	switch {
 	case m < 60:
-		return fmt.Sprintf("%d min", max(0, m))
+		return strconv.Itoa(max(0, m)) + " min"
 	case m%60 == 0:
-		return fmt.Sprintf("%d h", m/60)
+		return strconv.Itoa(m/60) + " h"
 	}
-	return fmt.Sprintf("%d h %d min", m/60, m%60)
+	return strconv.Itoa(m/60) + " h " + strconv.Itoa(m%60) + " min"
 }
 
 func hoursText(h float64) string {

@@ -215,3 +215,19 @@ func TestEveryFlagHasWords(t *testing.T) {
 		t.Error("an unknown flag is not its id")
 	}
 }
+
+// localClock's clock of today is cut from the text; it must be what
+// Format("15:04") of the parsed time writes, whatever the offset, zone
+// letter or fraction.
+func TestLocalClockOfTodayIsTheFormattedClock(t *testing.T) {
+	for _, s := range []string{"2026-11-27T17:55:00+01:00", "2026-11-27T00:00:00Z", "2026-11-27T23:59:59.999999999-11:30",
+		"2026-11-27T09:05:07.5+14:00", "2026-11-27T12:00:00-00:00"} {
+		ts, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := localClock(s, ts), ts.Format("15:04"); got != want {
+			t.Errorf("localClock(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

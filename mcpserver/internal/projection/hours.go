@@ -2,6 +2,7 @@ package projection
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -57,6 +58,58 @@ func (c civil) addDays(n int) civil {
 	return civilOf(time.Date(c.y, c.m, c.d+n, 12, 0, 0, 0, time.UTC))
 }
 
+// dayNumber is the number of days from 1970-01-01 to the date, in the
+// proleptic Gregorian calendar (days_from_civil, H. Hinnant), for a date as
+// civilOf gives it.
+func (c civil) dayNumber() int {
+	y, m := c.y, int(c.m)
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	doy := (153*((m+9)%12)+2)/5 + c.d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// localDays reads instants' local day numbers (civil.dayNumber) in loc,
+// keeping the zone of the last instant read: a window's sales fall in one
+// or two zones, and Time.In(loc).Date() looks the zone up for every
+// instant outside the location's current zone.
+type localDays struct {
+	loc        *time.Location
+	start, end int64 // the kept zone's bounds, Unix seconds
+	offset     int64
+	ok         bool
+}
+
+// dayNumber is civilOf(t.In(loc)).dayNumber().
+func (z *localDays) dayNumber(t time.Time) int {
+	u := t.Unix()
+	if !z.ok || u < z.start || u >= z.end {
+		lt := t.In(z.loc)
+		_, off := lt.Zone()
+		start, end := lt.ZoneBounds()
+		z.offset, z.start, z.end, z.ok = int64(off), math.MinInt64, math.MaxInt64, true
+		if !start.IsZero() {
+			z.start = start.Unix()
+		}
+		if !end.IsZero() {
+			z.end = end.Unix()
+		}
+	}
+	local := u + z.offset
+	days := local / 86400
+	if local%86400 < 0 {
+		days--
+	}
+	return int(days)
+}
+
 func (c civil) before(o civil) bool {
 	if c.y != o.y {
 		return c.y < o.y
@@ -72,14 +125,18 @@ func (c civil) weekday() time.Weekday {
 }
 
 func (c civil) String() string {
+	var b [10]byte
+	return string(c.appendTo(b[:0]))
+}
+
+// appendTo appends the date as YYYY-MM-DD, as fmt's "%04d-%02d-%02d"
+// writes it; called for every day of every projection.
+func (c civil) appendTo(b []byte) []byte {
 	if c.y < 0 || c.y > 9999 {
-		return fmt.Sprintf("%04d-%02d-%02d", c.y, c.m, c.d)
+		return fmt.Appendf(b, "%04d-%02d-%02d", c.y, c.m, c.d)
 	}
-	// The same as the Sprintf above in one allocation; called for every
-	// day of every projection.
-	b := [10]byte{byte('0' + c.y/1000), byte('0' + c.y/100%10), byte('0' + c.y/10%10), byte('0' + c.y%10), '-',
-		byte('0' + int(c.m)/10), byte('0' + int(c.m)%10), '-', byte('0' + c.d/10), byte('0' + c.d%10)}
-	return string(b[:])
+	return append(b, byte('0'+c.y/1000), byte('0'+c.y/100%10), byte('0'+c.y/10%10), byte('0'+c.y%10), '-',
+		byte('0'+int(c.m)/10), byte('0'+int(c.m)%10), '-', byte('0'+c.d/10), byte('0'+c.d%10))
 }
 
 // at returns the instant of a store-local clock time on this date; minutes

@@ -132,6 +132,72 @@ type projector struct {
 
 	earliest, latest     time.Time
 	earliestOK, latestOK bool
+
+	// stamps are the Result's times, written by writeStamps.
+	stamps  [maxStamps]pendingStamp
+	nStamps int
+}
+
+// maxStamps is the number of times a Result holds: as_of, on_hand_as_of,
+// opens_at_today, closes_at_today, the stockout window's two ends and the
+// earliest arrival.
+const maxStamps = 7
+
+// pendingStamp is a Result time to write as RFC 3339: into *text, or as a
+// new string *ref points to.
+type pendingStamp struct {
+	at   time.Time
+	text *string
+	ref  **string
+}
+
+// stamp records that *text is to hold t in RFC 3339.
+func (p *projector) stamp(text *string, t time.Time) {
+	p.stamps[p.nStamps] = pendingStamp{at: t, text: text}
+	p.nStamps++
+}
+
+// stampRef records that *ref is to point to t in RFC 3339.
+func (p *projector) stampRef(ref **string, t time.Time) {
+	p.stamps[p.nStamps] = pendingStamp{at: t, ref: ref}
+	p.nStamps++
+}
+
+// writeStamps writes the recorded times as t.Format(time.RFC3339) does, cut from one
+// string, with the pointed-to strings in one array: two allocations for
+// what were up to twelve.
+func (p *projector) writeStamps() {
+	stamps := p.stamps[:p.nStamps]
+	if len(stamps) == 0 {
+		return
+	}
+	var buf [maxStamps * len("2006-01-02T15:04:05+01:00")]byte
+	var endBuf [maxStamps]int
+	b, ends := buf[:0], endBuf[:0]
+	refs := 0
+	for _, s := range stamps {
+		b = s.at.AppendFormat(b, time.RFC3339)
+		ends = append(ends, len(b))
+		if s.ref != nil {
+			refs++
+		}
+	}
+	all := string(b)
+	var texts []string
+	if refs > 0 {
+		texts = make([]string, 0, refs)
+	}
+	start := 0
+	for i, s := range stamps {
+		text := all[start:ends[i]]
+		start = ends[i]
+		if s.ref != nil {
+			texts = append(texts, text)
+			*s.ref = &texts[len(texts)-1]
+		} else {
+			*s.text = text
+		}
+	}
 }
 
 // saleLine is one sale that falls in the window.
@@ -159,13 +225,13 @@ func newProjector(in Input) *projector {
 	now := in.Now.In(loc)
 	p := &projector{in: in, loc: loc, now: now, today: civilOf(now), lookback: lookback}
 	p.r = Result{
-		AsOf:               stamp(now),
 		Timezone:           loc.String(),
 		OnHandUnits:        in.OnHand,
 		ObservationDays:    lookback,
 		HorizonDays:        HorizonDays,
 		TradingHoursPerDay: round(in.Hours.nominalHoursPerDay(), 2),
 	}
+	p.stamp(&p.r.AsOf, now)
 	first := p.today.addDays(-lookback)
 	p.days = make([]day, lookback)
 	for i := range p.days {
@@ -179,10 +245,10 @@ func newProjector(in Input) *projector {
 // tallySales adds each sale to its day, today and since-count totals, and
 // returns the window's sales, their units and the earliest sale.
 func (p *projector) tallySales() ([]saleLine, []float64, time.Time) {
-	index := make(map[civil]int, len(p.days))
-	for i, d := range p.days {
-		index[d.date] = i
-	}
+	// The window's days are consecutive: a sale's day is its day number
+	// less the first day's.
+	first, today := p.days[0].date.dayNumber(), p.today.dayNumber()
+	local := localDays{loc: p.loc}
 	// Sized for every sale: growing by doubling was most of the allocation
 	// on a busy SKU (BenchmarkProject28DaysBusy).
 	lines := make([]saleLine, 0, len(p.in.Sales))
@@ -198,11 +264,11 @@ func (p *projector) tallySales() ([]saleLine, []float64, time.Time) {
 		if !p.in.CountedAt.IsZero() && s.At.After(p.in.CountedAt) {
 			p.r.UnitsSoldSinceCount = addSat(p.r.UnitsSoldSinceCount, s.Units)
 		}
-		c := civilOf(s.At.In(p.loc))
-		if c == p.today {
+		n := local.dayNumber(s.At)
+		if n == today {
 			p.r.UnitsSoldToday = addSat(p.r.UnitsSoldToday, s.Units)
 		}
-		if i, ok := index[c]; ok {
+		if i := n - first; i >= 0 && i < len(p.days) {
 			lines = append(lines, saleLine{i, s.Units})
 			txUnits = append(txUnits, float64(s.Units))
 			p.days[i].units = addSat(p.days[i].units, s.Units)
@@ -235,7 +301,7 @@ func (p *projector) rateDays(lines []saleLine, txUnits []float64) float64 {
 			p.days[l.day].bulk = addSat(p.days[l.day].bulk, l.units)
 		}
 	}
-	var openRates []float64
+	openRates := make([]float64, 0, len(p.days))
 	for i := range p.days {
 		d := &p.days[i]
 		if d.noHistory {
@@ -256,6 +322,7 @@ func (p *projector) rateDays(lines []saleLine, txUnits []float64) float64 {
 // units and the number of bulk-dominated days.
 func (p *projector) chooseBasis(typical float64) (basisUnits int64, dominated int) {
 	var basisHours float64
+	p.basisRates = make([]float64, 0, len(p.days))
 	for i := range p.days {
 		d := &p.days[i]
 		if d.dominant {
@@ -311,7 +378,7 @@ func (p *projector) sellRate() {
 // estimateOnHand takes the units sold since the count off the count.
 func (p *projector) estimateOnHand() {
 	if !p.in.CountedAt.IsZero() {
-		p.r.OnHandAsOf = stamp(p.in.CountedAt.In(p.loc))
+		p.stamp(&p.r.OnHandAsOf, p.in.CountedAt.In(p.loc))
 		p.r.OnHandAgeHours = round(math.Max(0, p.now.Sub(p.in.CountedAt).Hours()), 1)
 	}
 	p.est = addSat(p.in.OnHand, -p.r.UnitsSoldSinceCount)
@@ -324,8 +391,10 @@ func (p *projector) describeToday() {
 	sp, openToday := p.in.Hours.tradingSpan(p.today, p.loc)
 	p.todaySpan = sp
 	if openToday {
-		r.OpensAtToday = ptr(stamp(sp.start))
-		r.ClosesAtToday = ptr(stamp(sp.end))
+		if !p.in.HoursUnknown {
+			p.stampRef(&r.OpensAtToday, sp.start)
+			p.stampRef(&r.ClosesAtToday, sp.end)
+		}
 		r.StoreOpenNow = !p.now.Before(sp.start) && p.now.Before(sp.end)
 		from := sp.start
 		if p.now.After(from) {
@@ -340,7 +409,8 @@ func (p *projector) describeToday() {
 	r.TradingHoursLeftToday = round(p.hoursLeft, 2)
 	if p.in.HoursUnknown {
 		// The clock's day is not the store's: nothing is said about today.
-		r.OpensAtToday, r.ClosesAtToday, r.StoreOpenNow, r.TradingHoursLeftToday = nil, nil, false, 0
+		// The opening and closing were not stamped.
+		r.StoreOpenNow, r.TradingHoursLeftToday = false, 0
 		p.flags[FlagStoreClosedToday], p.flags[FlagOutsideTradingHours] = false, false
 	}
 }
@@ -361,10 +431,10 @@ func (p *projector) projectStockout() {
 		p.latest, p.latestOK = consume(now, float64(est), p.band.Low, p.in.Hours, p.loc)
 	}
 	if p.earliestOK {
-		r.ProjectedStockoutWindow.Earliest = ptr(stamp(p.earliest.Round(time.Minute)))
+		p.stampRef(&r.ProjectedStockoutWindow.Earliest, p.earliest.Round(time.Minute))
 	}
 	if p.latestOK {
-		r.ProjectedStockoutWindow.Latest = ptr(stamp(p.latest.Round(time.Minute)))
+		p.stampRef(&r.ProjectedStockoutWindow.Latest, p.latest.Round(time.Minute))
 	}
 	switch {
 	case est <= 0:
@@ -407,7 +477,7 @@ func (p *projector) projectArrival() {
 	if !ok {
 		return
 	}
-	r.EarliestReplenishmentArrival = ptr(stamp(arrival))
+	p.stampRef(&r.EarliestReplenishmentArrival, arrival)
 	horizonEnd := now.AddDate(0, 0, HorizonDays)
 	switch {
 	case p.refuse:
@@ -426,6 +496,7 @@ func (p *projector) projectArrival() {
 
 // finish adds the evidence rows, the flags, the confidence and the caveat.
 func (p *projector) finish() Result {
+	p.writeStamps()
 	r := p.r
 	r.Evidence = evidence(p.days, p.refuse)
 	r.DataQualityFlags = []Flag{}

@@ -70,20 +70,28 @@ var riskReaders = workers.New()
 // calling goroutine: all four start at once, as with a goroutine each,
 // without starting a goroutine or growing its stack per read.
 func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
-	var f riskFacts
-	var wg sync.WaitGroup
-	var errs [RequestsPerAssessment]error
-	wg.Add(RequestsPerAssessment - 1)
-	riskReaders.Go(func() { defer wg.Done(); f.store, errs[0] = w.Upstream.Store(ctx, storeID) })
-	riskReaders.Go(func() { defer wg.Done(); f.inv, errs[1] = w.Upstream.Inventory(ctx, storeID, sku) })
-	riskReaders.Go(func() { defer wg.Done(); f.sku, f.supplier, errs[3] = w.readMaster(ctx, shared, storeID, sku) })
-	f.sales, errs[2] = w.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
-	wg.Wait()
+	// The reads' results and their wait group share one allocation (the
+	// closures that fill them outlive this frame as far as escape
+	// analysis can tell).
+	st := &struct {
+		f    riskFacts
+		wg   sync.WaitGroup
+		errs [RequestsPerAssessment]error
+	}{}
+	st.wg.Add(RequestsPerAssessment - 1)
+	riskReaders.Go(func() { defer st.wg.Done(); st.f.store, st.errs[0] = w.Upstream.Store(ctx, storeID) })
+	riskReaders.Go(func() { defer st.wg.Done(); st.f.inv, st.errs[1] = w.Upstream.Inventory(ctx, storeID, sku) })
+	riskReaders.Go(func() {
+		defer st.wg.Done()
+		st.f.sku, st.f.supplier, st.errs[3] = w.readMaster(ctx, shared, storeID, sku)
+	})
+	st.f.sales, st.errs[2] = w.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
+	st.wg.Wait()
 	// A contract error names the broken fields of every read (ADR 0030).
-	if err := apperr.JoinBroken(errs[:]...); err != nil {
+	if err := apperr.JoinBroken(st.errs[:]...); err != nil {
 		return riskFacts{}, err
 	}
-	return f, nil
+	return st.f, nil
 }
 
 // readMaster reads the SKU and its supplier, through shared when set.

@@ -317,7 +317,7 @@ const successPrefix = `{"ok":true,"data":`
 // notice last when demo is set. The data is encoded once and copied behind
 // the prefix, to avoid re-compacting it (docs/benchmarks.md).
 func successEnvelope(data any, demo bool) ([]byte, error) {
-	d, err := json.Marshal(data)
+	d, err := marshalData(data)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ type storeFacts struct {
 	DataQualityNotes             []string              `json:"data_quality_notes" jsonschema:"data_quality_flags in words, same order"`
 	Caveat                       string                `json:"caveat"`
 	Unknown                      []string              `json:"unknown,omitempty"`
+
+	// closesAt holds what ClosesAtToday points to.
+	closesAt string
 }
 
 // evidenceColumns name the cells of an evidence row; flags is omitted on a
@@ -88,27 +92,57 @@ type storeFacts struct {
 // are outside the sell-rate band.
 var evidenceColumns = []string{"day", "units_sold", "bulk_units", "trading_hours", "units_per_trading_hour", "flags"}
 
-// compactEvidence is the per-day evidence as a table.
+// compactEvidence is the per-day evidence as a table. The numeric cells
+// point into days and one array of rates, so that no cell is boxed on its
+// own; they encode as the values they point to.
 func compactEvidence(days []projection.DayEvidence) table {
 	t := table{Columns: evidenceColumns, Rows: make([][]any, len(days))}
 	// One array holds every row's cells, each row a full slice of its own.
 	cells := make([]any, len(days)*len(evidenceColumns))
-	for i, d := range days {
+	rates := make([]float64, len(days))
+	for i := range days {
+		d := &days[i]
 		var rate any
 		if d.UnitsPerHour != nil {
-			rate = math.Round(*d.UnitsPerHour*100) / 100
+			rates[i] = math.Round(*d.UnitsPerHour*100) / 100
+			rate = &rates[i]
 		}
 		row := cells[i*len(evidenceColumns) : (i+1)*len(evidenceColumns) : (i+1)*len(evidenceColumns)]
-		// "Fri 13": velocity_basis names the dates in full.
-		row[0], row[1], row[2], row[3], row[4] = d.Weekday+" "+strings.TrimPrefix(d.Date[8:], "0"), d.UnitsSold, d.BulkUnits, d.TradingHours, rate
+		row[0], row[1], row[2], row[3], row[4] = dayLabel(d.Weekday, d.Date), &d.UnitsSold, &d.BulkUnits, &d.TradingHours, rate
 		if len(d.Flags) > 0 {
-			row[5] = d.Flags
+			row[5] = &d.Flags
 		} else {
 			row = row[:5]
 		}
 		t.Rows[i] = row
 	}
 	return t
+}
+
+// dayLabels are the evidence rows' day labels, "Fri 13", by weekday (as
+// time.Weekday) and day of the month.
+var dayLabels = func() (l [7][32]any) {
+	for w := range l {
+		for d := 1; d < 32; d++ {
+			l[w][d] = time.Weekday(w).String()[:3] + " " + strconv.Itoa(d)
+		}
+	}
+	return l
+}()
+
+// dayLabel is an evidence day as "Fri 13": velocity_basis names the dates
+// in full. The label comes from dayLabels when weekday and date are what
+// the projection writes.
+func dayLabel(weekday, date string) any {
+	if len(date) == len("2006-01-02") && date[8] >= '0' && date[8] <= '3' && date[9] >= '0' && date[9] <= '9' {
+		d := int(date[8]-'0')*10 + int(date[9]-'0')
+		for w := range dayLabels {
+			if d >= 1 && d < 32 && time.Weekday(w).String()[:3] == weekday {
+				return dayLabels[w][d]
+			}
+		}
+	}
+	return weekday + " " + strings.TrimPrefix(date[8:], "0")
 }
 
 // The resources whose unknown qualifiers are given per store, and once.
@@ -135,8 +169,11 @@ func compactFacts(a *replenish.Assessment) *storeFacts {
 		f.UnitsPerTradingHour = []float64{b.Low, b.High}
 	}
 	if r.ClosesAtToday != nil {
-		if t, err := time.Parse(time.RFC3339, *r.ClosesAtToday); err == nil {
-			f.ClosesAtToday = ptr(t.Format("15:04"))
+		// A valid RFC 3339 time has its clock, as written, at [11:16]:
+		// what Format("15:04") of the parsed time gives.
+		if _, err := time.Parse(time.RFC3339, *r.ClosesAtToday); err == nil {
+			f.closesAt = (*r.ClosesAtToday)[11:16]
+			f.ClosesAtToday = &f.closesAt
 		}
 	}
 	return f
@@ -205,7 +242,7 @@ func (s *server) checkStockRisk(ctx context.Context, c *call, in stockRiskIn) (*
 // markRiskAnswer fills the product from the first assessment and marks all
 // StoreLink text in the answer as untrusted.
 func markRiskAnswer(out *stockRiskOut, found []*replenish.Assessment, extra []sweepEntry) {
-	var texts []*string
+	texts := make([]*string, 0, 2+len(out.Stores)+len(extra))
 	if len(found) > 0 {
 		id := found[0].Identity
 		out.Product = &productInfo{Name: id.ProductName, Supplier: id.SupplierName,
@@ -287,32 +324,58 @@ func productLabel(sku string, found []*replenish.Assessment) string {
 // riskSummary is the audit sentence for a risk check: the product name if
 // known, each store's verdict or error code, in the order asked.
 func riskSummary(sku string, stores []storeRisk, found []*replenish.Assessment) string {
-	product := productLabel(sku, found)
-	parts := make([]string, 0, len(stores))
+	b := make([]byte, 0, 96+80*len(stores))
+	b = append(b, "Checked stock risk of "...)
+	if len(found) > 0 && found[0].Identity.ProductName != "" {
+		b = append(b, found[0].Identity.ProductName...)
+		b = append(b, " (SKU "...)
+		b = append(b, sku...)
+		b = append(b, ')')
+	} else {
+		b = append(b, "SKU "...)
+		b = append(b, sku...)
+	}
+	b = append(b, " at "...)
+	b = strconv.AppendInt(b, int64(len(stores)), 10)
+	b = append(b, " store(s): "...)
 	failed, next := 0, 0
 	for i, st := range stores {
+		if i > 0 {
+			b = append(b, "; "...)
+		}
+		b = append(b, "store "...)
 		switch {
 		case st.Risk != nil && next < len(found):
 			// found holds the assessed stores in the order asked.
 			a := found[next]
 			next++
 			r := a.Risk
-			parts = append(parts, fmt.Sprintf("store %s: on hand %d, stockout before close today: %s, confidence %s",
-				a.Identity.StoreID, r.OnHandUnits, r.WillStockoutBeforeCloseToday, r.Confidence))
+			b = append(b, a.Identity.StoreID...)
+			b = append(b, ": on hand "...)
+			b = strconv.AppendInt(b, r.OnHandUnits, 10)
+			b = append(b, ", stockout before close today: "...)
+			b = append(b, r.WillStockoutBeforeCloseToday...)
+			b = append(b, ", confidence "...)
+			b = append(b, r.Confidence...)
 		case st.Error != nil:
 			failed++
-			parts = append(parts, fmt.Sprintf("store %s: %s", st.StoreID, st.Error.Code))
+			b = append(b, st.StoreID...)
+			b = append(b, ": "...)
+			b = append(b, st.Error.Code...)
 		default:
 			// Neither an answer nor an error: not expected, but never a blank.
 			failed++
-			parts = append(parts, fmt.Sprintf("store %s: not checked", stores[i].StoreID))
+			b = append(b, st.StoreID...)
+			b = append(b, ": not checked"...)
 		}
 	}
-	summary := fmt.Sprintf("Checked stock risk of %s at %d store(s): %s.", product, len(stores), strings.Join(parts, "; "))
+	b = append(b, '.')
 	if failed > 0 {
-		summary += fmt.Sprintf(" %d store(s) could not be checked.", failed)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(failed), 10)
+		b = append(b, " store(s) could not be checked."...)
 	}
-	return summary
+	return string(b)
 }
 
 // assessStores checks several stores at once. A store outside the keyring
