@@ -133,3 +133,28 @@ func TestLocalDaysAreTheLocalDates(t *testing.T) {
 		}
 	}
 }
+
+// weekday counts from the day number what time.Time's Weekday gives, and
+// the round table holds what math.Pow gives.
+func TestWeekdayAndPowersAreTheLibrarys(t *testing.T) {
+	for _, start := range []civil{{1969, time.December, 20}, {-1, time.February, 20}, {2026, time.February, 20}} {
+		for c, n := start, 0; n < 400; c, n = c.addDays(1), n+1 {
+			if got, want := c.weekday(), time.Date(c.y, c.m, c.d, 12, 0, 0, 0, time.UTC).Weekday(); got != want {
+				t.Fatalf("civil%v.weekday() = %v, want %v", c, got, want)
+			}
+		}
+	}
+	for n, p := range pow10 {
+		if want := math.Pow(10, float64(n)); p != want {
+			t.Errorf("pow10[%d] = %v, want %v", n, p, want)
+		}
+	}
+	for _, x := range []float64{1.23456, 2.5, -0.125, 13.999999, 1e9 / 7} {
+		for n := range 7 {
+			p := math.Pow(10, float64(n))
+			if got, want := round(x, n), math.Round(x*p)/p; got != want {
+				t.Errorf("round(%v, %d) = %v, want %v", x, n, got, want)
+			}
+		}
+	}
+}

@@ -120,8 +120,13 @@ func (c civil) before(o civil) bool {
 	return c.d < o.d
 }
 
+// weekday is the date's day of the week; 1970-01-01 was a Thursday.
 func (c civil) weekday() time.Weekday {
-	return time.Date(c.y, c.m, c.d, 12, 0, 0, 0, time.UTC).Weekday()
+	w := (c.dayNumber() + int(time.Thursday)) % 7
+	if w < 0 {
+		w += 7
+	}
+	return time.Weekday(w)
 }
 
 func (c civil) String() string {

@@ -36,17 +36,25 @@ type table struct {
 // encoding/json's float format. A value they do not know (a table cell of
 // another type, the sweep's summary) is encoded by json.Marshal.
 
-// jsonAppender is an answer that appends its own JSON encoding.
-type jsonAppender interface {
-	appendJSON(b []byte) ([]byte, error)
-}
-
 // marshalData is json.Marshal(data), written by data itself when it can.
 func marshalData(data any) ([]byte, error) {
-	if a, ok := data.(jsonAppender); ok {
-		return a.appendJSON(make([]byte, 0, 4096))
+	if o, ok := data.(*stockRiskOut); ok && o != nil {
+		return o.appendJSON(make([]byte, 0, o.sizeHint()))
 	}
 	return json.Marshal(data)
+}
+
+// sizeHint is about the answer's encoded size, so that its buffer is
+// allocated once: some 1,200 bytes a store and 40 an evidence day.
+func (o *stockRiskOut) sizeHint() int {
+	n := 512
+	for i := range o.Stores {
+		n += 256
+		if r := o.Stores[i].Risk; r != nil {
+			n += 1024 + 40*len(r.Evidence.Rows)
+		}
+	}
+	return n
 }
 
 // MarshalJSON writes the answer as encoding/json would.
