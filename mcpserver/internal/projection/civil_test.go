@@ -3,6 +3,7 @@ package projection
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,25 @@ func TestWeekdayAndPowersAreTheLibrarys(t *testing.T) {
 			if got, want := round(x, n), math.Round(x*p)/p; got != want {
 				t.Errorf("round(%v, %d) = %v, want %v", x, n, got, want)
 			}
+		}
+	}
+}
+
+// medianInPlace is the middle value, or the mean of the two middle values,
+// of the unsorted input, which it leaves sorted; percentile leaves its
+// input as it was.
+func TestMedianInPlace(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{4}, 4}, {[]float64{9, 1, 5}, 5}, {[]float64{9, 1, 4, 2}, 3}, {[]float64{3, 3, 10, 0, 1, 7}, 3}} {
+		xs := slices.Clone(c.xs)
+		if got := medianInPlace(xs); got != c.want || !slices.IsSorted(xs) {
+			t.Errorf("medianInPlace(%v) = %v, leaving %v; want %v", c.xs, got, xs, c.want)
+		}
+		xs = slices.Clone(c.xs)
+		if len(xs) > 0 && (percentile(xs, 0.5) != c.want || !slices.Equal(xs, c.xs)) {
+			t.Errorf("percentile(%v, 0.5) = %v, leaving %v", c.xs, percentile(xs, 0.5), xs)
 		}
 	}
 }

@@ -293,9 +293,10 @@ func (p *projector) markNoHistory(firstSale time.Time) {
 }
 
 // rateDays sets each day's bulk units and its sell rate without them, and
-// returns the median rate over the open days with history.
+// returns the median rate over the open days with history. It sorts
+// txUnits, which it alone reads.
 func (p *projector) rateDays(lines []saleLine, txUnits []float64) float64 {
-	bulkAt := math.Max(BulkMinUnits, BulkMedianMultiple*median(txUnits))
+	bulkAt := math.Max(BulkMinUnits, BulkMedianMultiple*medianInPlace(txUnits))
 	for _, l := range lines {
 		if float64(l.units) >= bulkAt {
 			p.days[l.day].bulk = addSat(p.days[l.day].bulk, l.units)
@@ -313,7 +314,7 @@ func (p *projector) rateDays(lines []saleLine, txUnits []float64) float64 {
 			openRates = append(openRates, d.rate)
 		}
 	}
-	return median(openRates)
+	return medianInPlace(openRates)
 }
 
 // chooseBasis picks the days whose rates enter the band. A zero-sale day is

@@ -11,6 +11,11 @@ import (
 func percentile(xs []float64, p float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	return sortedPercentile(s, p)
+}
+
+// sortedPercentile is percentile of s, which is sorted.
+func sortedPercentile(s []float64, p float64) float64 {
 	pos := p * float64(len(s)-1)
 	lo := int(math.Floor(pos))
 	if lo >= len(s)-1 {
@@ -20,11 +25,14 @@ func percentile(xs []float64, p float64) float64 {
 	return s[lo] + frac*(s[lo+1]-s[lo])
 }
 
-func median(xs []float64) float64 {
+// medianInPlace is the median of xs (0 when empty), sorting xs rather
+// than a copy: the projection builds these slices for one median.
+func medianInPlace(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	return percentile(xs, 0.5)
+	slices.Sort(xs)
+	return sortedPercentile(xs, 0.5)
 }
 
 // coefficientOfVariation is the population standard deviation over the mean;
