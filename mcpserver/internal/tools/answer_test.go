@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -177,5 +178,20 @@ func TestCompactEvidenceRows(t *testing.T) {
 		`["Fri 13",300,12,13.5,1.24],["Sun 1",0,0,0,null,["closed"]],["Mon 30",1,0,8,0,["zero_sales","possible_stockout"]],["Xyz 7",2,0,0,null]]}`
 	if string(got) != want {
 		t.Errorf("evidence = %s\nwant %s", got, want)
+	}
+}
+
+// The hand-written encoding names every exported field of the types it
+// writes (storeFacts also holds the unexported closesAt); a
+// field added to one of them must be added to answer.go too, and then
+// here.
+func TestRiskAnswerEncodingKnowsEveryField(t *testing.T) {
+	for typ, fields := range map[reflect.Type]int{
+		reflect.TypeFor[stockRiskOut](): 4, reflect.TypeFor[productInfo](): 7, reflect.TypeFor[storeRisk](): 4,
+		reflect.TypeFor[storeFacts](): 23, reflect.TypeFor[ErrorBody](): 5, reflect.TypeFor[table](): 2,
+	} {
+		if got := typ.NumField(); got != fields {
+			t.Errorf("%v has %d fields; answer.go encodes %d", typ, got, fields)
+		}
 	}
 }
