@@ -142,17 +142,14 @@ func encodeResult(r *mcp.CallToolResult) (raw []byte, ok bool) {
 	default:
 		return nil, false
 	}
-	// The text as TextContent.MarshalJSON writes it (json.Marshal, so with
-	// <, > and & escaped).
-	quoted, err := json.Marshal(text.Text)
-	if err != nil {
-		return nil, false
-	}
 	resultType := resultTypeOf(r)
-	b := make([]byte, 0, len(`{"content":[{"type":"text","text":}],"structuredContent":,"isError":true,"resultType":""}`)+
-		len(quoted)+len(structured)+len(resultType))
+	// The text is quoted as TextContent.MarshalJSON quotes it (json.Marshal,
+	// so with <, > and & escaped); the answer's JSON as text gains a
+	// backslash for each of its quotes, hence the room for a quarter more.
+	b := make([]byte, 0, len(`{"content":[{"type":"text","text":""}],"structuredContent":,"isError":true,"resultType":""}`)+
+		len(text.Text)+len(text.Text)/4+len(structured)+len(resultType))
 	b = append(b, `{"content":[{"type":"text","text":`...)
-	b = append(b, quoted...)
+	b = appendJSONString(b, text.Text)
 	b = append(b, "}]"...)
 	if structured != nil {
 		b = append(b, `,"structuredContent":`...)
