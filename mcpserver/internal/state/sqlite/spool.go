@@ -32,9 +32,11 @@ import (
 // from the recorded offset and removes it.
 
 // spoolInterval is how long the mover lets records gather before it moves
-// them; spoolBatch bounds one move's transaction.
+// them; spoolBatch bounds one move's transaction. A move's cost is mostly
+// its transaction's begin and commit, whatever its rows: 100 ms instead of
+// 25 halved the mover's share of a risk check's CPU (ADR 0044, amended).
 const (
-	spoolInterval = 25 * time.Millisecond
+	spoolInterval = 100 * time.Millisecond
 	spoolBatch    = state.MaxAuditGroup
 )
 
