@@ -5,6 +5,7 @@ package mcptest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -98,4 +99,35 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// StdioAnswers runs serve on a pair of pipes, writes lines to it one at a
+// time, and returns the answer line to each line that holds an "id" (a
+// notification gets none). serve reads requests from in and writes answers
+// to out; it must return once in is closed.
+func StdioAnswers(t testing.TB, lines []string, serve func(ctx context.Context, in io.Reader, out io.Writer) error) []string {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, inR, outW) }()
+	scan := bufio.NewScanner(outR)
+	scan.Buffer(nil, 1<<20)
+	var answers []string
+	for _, line := range lines {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, `"id"`) {
+			if !scan.Scan() {
+				t.Fatalf("no answer to %s", line)
+			}
+			answers = append(answers, scan.Text())
+		}
+	}
+	_ = inW.Close()
+	<-done
+	return answers
 }

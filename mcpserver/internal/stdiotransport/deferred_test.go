@@ -1,7 +1,6 @@
 package stdiotransport
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,8 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -164,27 +163,9 @@ func serveLines(t *testing.T, lines []string, serve func(context.Context, *mcp.S
 			return res, err
 		}
 	})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, s, &Transport{Reader: inR, Writer: outW}) }()
-	scan := bufio.NewScanner(outR)
-	scan.Buffer(nil, 1<<20)
-	for _, line := range lines {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(line, `"id"`) {
-			if !scan.Scan() {
-				t.Fatalf("no answer to %s", line)
-			}
-			answers = append(answers, scan.Text())
-		}
-	}
-	_ = inW.Close()
-	<-done
+	answers = mcptest.StdioAnswers(t, lines, func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return serve(ctx, s, &Transport{Reader: in, Writer: out})
+	})
 	return answers, nCalls.Load(), nDeferred.Load()
 }
 

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/korral/storelink/mcpserver/internal/keyring"
+	"github.com/korral/storelink/mcpserver/internal/mcptest"
 	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -144,27 +144,9 @@ func stdioAnswers(t *testing.T, lines []string, serve func(context.Context, *mcp
 			return res, err
 		}
 	})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ms, &stdiotransport.Transport{Reader: inR, Writer: outW}) }()
-	scan := bufio.NewScanner(outR)
-	scan.Buffer(nil, 1<<20)
-	for _, line := range lines {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(line, `"id"`) {
-			if !scan.Scan() {
-				t.Fatalf("no answer to %s", line)
-			}
-			answers = append(answers, scan.Text())
-		}
-	}
-	_ = inW.Close()
-	<-done
+	answers = mcptest.StdioAnswers(t, lines, func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return serve(ctx, ms, &stdiotransport.Transport{Reader: in, Writer: out})
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	return answers, encoded, deferred
