@@ -62,13 +62,24 @@ type riskFacts struct {
 // goroutine, on workers that keep their grown stacks.
 var riskReaders = workers.New()
 
+// MasterCache is implemented by an Upstream that keeps master data
+// (upstream.Client): each method answers from its cache alone, or reports
+// a miss, and never sends a request.
+type MasterCache interface {
+	CachedStore(ctx context.Context, storeID string) (domain.Store, bool)
+	CachedSKU(ctx context.Context, storeID, sku string) (domain.SKU, bool)
+	CachedSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, bool)
+}
+
 // fetchRiskFacts runs the upstream reads concurrently. The first error
 // wins, naming every read's broken fields (apperr.JoinBroken).
 //
 // The store, the stock count and the SKU then its supplier are read on
 // workers (package workers), and the sales, the largest answer, on the
 // calling goroutine: all four start at once, as with a goroutine each,
-// without starting a goroutine or growing its stack per read.
+// without starting a goroutine or growing its stack per read. The store,
+// SKU and supplier the cache holds are taken on the calling goroutine
+// first: handing a cache look-up to a worker costs more than the look-up.
 func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, storeID, sku string, since time.Time) (riskFacts, error) {
 	// The reads' results and their wait group share one allocation (the
 	// closures that fill them outlive this frame as far as escape
@@ -78,13 +89,26 @@ func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, sto
 		wg   sync.WaitGroup
 		errs [RequestsPerAssessment]error
 	}{}
-	st.wg.Add(RequestsPerAssessment - 1)
-	riskReaders.Go(func() { defer st.wg.Done(); st.f.store, st.errs[0] = w.Upstream.Store(ctx, storeID) })
+	haveStore, haveMaster := false, false
+	if mc, ok := w.Upstream.(MasterCache); ok {
+		st.f.store, haveStore = mc.CachedStore(ctx, storeID)
+		if shared == nil {
+			st.f.sku, st.f.supplier, haveMaster = cachedMaster(ctx, mc, storeID, sku)
+		}
+	}
+	if !haveStore {
+		st.wg.Add(1)
+		riskReaders.Go(func() { defer st.wg.Done(); st.f.store, st.errs[0] = w.Upstream.Store(ctx, storeID) })
+	}
+	st.wg.Add(1)
 	riskReaders.Go(func() { defer st.wg.Done(); st.f.inv, st.errs[1] = w.Upstream.Inventory(ctx, storeID, sku) })
-	riskReaders.Go(func() {
-		defer st.wg.Done()
-		st.f.sku, st.f.supplier, st.errs[3] = w.readMaster(ctx, shared, storeID, sku)
-	})
+	if !haveMaster {
+		st.wg.Add(1)
+		riskReaders.Go(func() {
+			defer st.wg.Done()
+			st.f.sku, st.f.supplier, st.errs[3] = w.readMaster(ctx, shared, storeID, sku)
+		})
+	}
 	st.f.sales, st.errs[2] = w.Upstream.Sales(ctx, storeID, sku, since, riskSalesCap)
 	st.wg.Wait()
 	// A contract error names the broken fields of every read (ADR 0030).
@@ -92,6 +116,19 @@ func (w *Workflow) fetchRiskFacts(ctx context.Context, shared *SharedMaster, sto
 		return riskFacts{}, err
 	}
 	return st.f, nil
+}
+
+// cachedMaster is the SKU and its supplier when mc holds both.
+func cachedMaster(ctx context.Context, mc MasterCache, storeID, sku string) (domain.SKU, domain.Supplier, bool) {
+	s, ok := mc.CachedSKU(ctx, storeID, sku)
+	if !ok {
+		return domain.SKU{}, domain.Supplier{}, false
+	}
+	sup, ok := mc.CachedSupplier(ctx, storeID, s.SupplierID)
+	if !ok {
+		return domain.SKU{}, domain.Supplier{}, false
+	}
+	return s, sup, true
 }
 
 // readMaster reads the SKU and its supplier, through shared when set.

@@ -137,3 +137,107 @@ func TestRiskReadsOverlapInRoundTrips(t *testing.T) {
 		})
 	}
 }
+
+// cachingStoreLink is fakeStoreLink with a master-data cache (MasterCache)
+// holding the store, SKU and supplier named in has; it counts the reads
+// that reach StoreLink.
+type cachingStoreLink struct {
+	fakeStoreLink
+	has   map[string]bool
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *cachingStoreLink) count(read string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads[read]++
+}
+
+func (c *cachingStoreLink) Store(ctx context.Context, id string) (domain.Store, error) {
+	c.count("store")
+	return c.fakeStoreLink.Store(ctx, id)
+}
+
+func (c *cachingStoreLink) SKU(ctx context.Context, id, code string) (domain.SKU, error) {
+	c.count("sku")
+	return c.fakeStoreLink.SKU(ctx, id, code)
+}
+
+func (c *cachingStoreLink) Supplier(ctx context.Context, id, supplierID string) (domain.Supplier, error) {
+	c.count("supplier")
+	return c.fakeStoreLink.Supplier(ctx, id, supplierID)
+}
+
+func (c *cachingStoreLink) CachedStore(ctx context.Context, id string) (domain.Store, bool) {
+	if !c.has["store"] {
+		return domain.Store{}, false
+	}
+	st, _ := c.fakeStoreLink.Store(ctx, id)
+	return st, true
+}
+
+func (c *cachingStoreLink) CachedSKU(ctx context.Context, id, code string) (domain.SKU, bool) {
+	if !c.has["sku"] {
+		return domain.SKU{}, false
+	}
+	k, _ := c.fakeStoreLink.SKU(ctx, id, code)
+	return k, true
+}
+
+func (c *cachingStoreLink) CachedSupplier(ctx context.Context, id, supplierID string) (domain.Supplier, bool) {
+	if !c.has["supplier"] {
+		return domain.Supplier{}, false
+	}
+	sup, _ := c.fakeStoreLink.Supplier(ctx, id, supplierID)
+	return sup, true
+}
+
+// TestRiskReadsTakeWhatTheCacheHolds: the store, SKU and supplier the
+// StoreLink adapter's cache holds are not read again; whatever it lacks is,
+// and the facts are the same either way. A SKU without its supplier in the
+// cache reads both, as readMaster does; a shared master read (several
+// stores) keeps its one read for every store.
+func TestRiskReadsTakeWhatTheCacheHolds(t *testing.T) {
+	all := map[string]bool{"store": true, "sku": true, "supplier": true}
+	want := func() riskFacts {
+		w := &Workflow{Upstream: &fakeStoreLink{}, Now: func() time.Time { return t0 }}
+		f, err := w.fetchRiskFacts(context.Background(), nil, "47", "8847291", t0.Add(-15*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}()
+	for _, tc := range []struct {
+		name   string
+		has    map[string]bool
+		shared bool
+		reads  map[string]int
+	}{
+		{"all cached", all, false, map[string]int{}},
+		{"nothing cached", nil, false, map[string]int{"store": 1, "sku": 1, "supplier": 1}},
+		{"store only", map[string]bool{"store": true}, false, map[string]int{"sku": 1, "supplier": 1}},
+		{"master only", map[string]bool{"sku": true, "supplier": true}, false, map[string]int{"store": 1}},
+		{"SKU without its supplier", map[string]bool{"store": true, "sku": true}, false, map[string]int{"sku": 1, "supplier": 1}},
+		{"shared master read", all, true, map[string]int{"sku": 1, "supplier": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := &cachingStoreLink{has: tc.has, reads: map[string]int{}}
+			w := &Workflow{Upstream: up, Now: func() time.Time { return t0 }}
+			var shared *SharedMaster
+			if tc.shared {
+				shared = NewSharedMaster("")
+			}
+			got, err := w.fetchRiskFacts(context.Background(), shared, "47", "8847291", t0.Add(-15*24*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("facts %+v, want %+v", got, want)
+			}
+			if fmt.Sprint(up.reads) != fmt.Sprint(tc.reads) {
+				t.Errorf("reads %v, want %v", up.reads, tc.reads)
+			}
+		})
+	}
+}

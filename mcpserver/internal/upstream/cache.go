@@ -134,13 +134,8 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 		return fetch(ctx)
 	}
 	k := it.cacheKey()
-	if v, ok := c.master.get(k, storeKey); ok {
-		// Checked first: building the line's arguments costs even when debug
-		// is off.
-		if c.log.Enabled(ctx, slog.LevelDebug) {
-			c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "kind", it.kind, "store_id", it.storeID, "id", it.id, "from", "cache")
-		}
-		return v.(T), nil
+	if v, ok := cachedAs[T](ctx, c, it, k, storeKey); ok {
+		return v, nil
 	}
 	led := false
 	ch := c.flight.DoChan(it.flightKey(), func() (any, error) {
@@ -165,6 +160,36 @@ func reuse[T any](ctx context.Context, c *Client, it masterItem, fetch func(ctx 
 		// The shared request goes on for the others; this caller leaves.
 		return zero, classify(http.MethodGet, it.route, ctx.Err(), c.cooldown)
 	}
+}
+
+// cached answers it from the cache alone: a live entry read with the
+// store's current key, or false. It never sends a request.
+func cached[T any](ctx context.Context, c *Client, it masterItem) (T, bool) {
+	if c.master == nil {
+		var zero T
+		return zero, false
+	}
+	storeKey, ok := c.keys.Key(it.storeID)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return cachedAs[T](ctx, c, it, it.cacheKey(), storeKey)
+}
+
+// cachedAs is cached's look-up of k, kept for storeKey.
+func cachedAs[T any](ctx context.Context, c *Client, it masterItem, k masterKey, storeKey keyring.Key) (T, bool) {
+	v, ok := c.master.get(k, storeKey)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	// Checked first: building the line's arguments costs even when debug
+	// is off.
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		c.log.DebugContext(ctx, "upstream.reused", "call_id", callid.From(ctx), "kind", it.kind, "store_id", it.storeID, "id", it.id, "from", "cache")
+	}
+	return v.(T), true
 }
 
 // fill reads one item for all its waiters and keeps the answer if allowed.

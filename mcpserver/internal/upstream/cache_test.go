@@ -516,6 +516,63 @@ func TestOneStoresKeyNeverReadsAnothersMasterData(t *testing.T) {
 	}
 }
 
+// TestCachedReadsNeverSend: CachedStore, CachedSKU and CachedSupplier
+// answer what Store, SKU and Supplier kept, and report a miss (sending
+// nothing) when the cache holds no live copy read with the store's key:
+// cold, after the TTL, for another store, or without the store's key.
+func TestCachedReadsNeverSend(t *testing.T) {
+	s := newStandIn(t, map[string]string{"47": "k47", "102": "k102"})
+	clock := newClock()
+	keys := &fakeKeys{current: map[string]string{"47": "k47", "102": "k102"}}
+	c := cachedClient(t, s, keys, clock, nil)
+	ctx := context.Background()
+	all := func() (domain.Store, domain.SKU, domain.Supplier, [3]bool) {
+		st, okSt := c.CachedStore(ctx, "47")
+		k, okK := c.CachedSKU(ctx, "47", "1")
+		sup, okSup := c.CachedSupplier(ctx, "47", "SUP-1")
+		return st, k, sup, [3]bool{okSt, okK, okSup}
+	}
+	if _, _, _, ok := all(); ok != [3]bool{} {
+		t.Fatalf("cold cache answered %v", ok)
+	}
+	wantCounts(t, s, "cold look-ups", map[string]int{opStore: 0, opSKU: 0, opSupplier: 0})
+
+	wantSt, wantK, wantSup := riskReads(t, c, "47", "1")
+	st, k, sup, ok := all()
+	if ok != [3]bool{true, true, true} || st.ID != wantSt.ID || st.Name != wantSt.Name || k.Name != wantK.Name || sup.Name != wantSup.Name {
+		t.Fatalf("warm: %v %+v %+v %+v", ok, st, k, sup)
+	}
+	if _, ok := c.CachedStore(ctx, "102"); ok {
+		t.Fatal("store 102 answered from 47's entry")
+	}
+	if _, ok := c.CachedSKU(ctx, "102", "1"); ok {
+		t.Fatal("47's SKU served to store 102")
+	}
+
+	keys.mu.Lock()
+	keys.current = map[string]string{"102": "k102"}
+	keys.mu.Unlock()
+	if _, _, _, ok := all(); ok != [3]bool{} {
+		t.Fatalf("without 47's key: %v", ok)
+	}
+	keys.mu.Lock()
+	keys.current = map[string]string{"47": "k47", "102": "k102"}
+	keys.mu.Unlock()
+	clock.Advance(DefaultMasterDataTTL)
+	if _, _, _, ok := all(); ok != [3]bool{} {
+		t.Fatalf("after the TTL: %v", ok)
+	}
+	wantCounts(t, s, "after every look-up", map[string]int{opStore: 1, opSKU: 1, opSupplier: 1})
+
+	off := cachedClient(t, s, keys, clock, func(o *Options) { o.NoCache = true })
+	if _, err := off.Store(ctx, "47"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := off.CachedStore(ctx, "47"); ok {
+		t.Fatal("a client without a cache answered from one")
+	}
+}
+
 // BenchmarkWarmStore is a master-data read answered from the cache.
 func BenchmarkWarmStore(b *testing.B) {
 	s := &standIn{keys: map[string]string{"47": "k47"}, counts: map[string]int{}, byKey: map[string]int{},

@@ -13,8 +13,18 @@ import (
 
 // Store returns one store with its opening hours.
 func (c *Client) Store(ctx context.Context, storeID string) (domain.Store, error) {
-	it := masterItem{kind: "store", route: "/v1/stores/{store_id}", storeID: storeID, id: storeID}
-	return reuse(ctx, c, it, func(ctx context.Context) (domain.Store, error) { return c.fetchStore(ctx, storeID) })
+	return reuse(ctx, c, storeItem(storeID), func(ctx context.Context) (domain.Store, error) { return c.fetchStore(ctx, storeID) })
+}
+
+func storeItem(storeID string) masterItem {
+	return masterItem{kind: "store", route: "/v1/stores/{store_id}", storeID: storeID, id: storeID}
+}
+
+// CachedStore returns the store as Store would from the master-data cache,
+// or false when the cache holds no live copy read with the store's key. It
+// sends no request.
+func (c *Client) CachedStore(ctx context.Context, storeID string) (domain.Store, bool) {
+	return cached[domain.Store](ctx, c, storeItem(storeID))
 }
 
 func (c *Client) fetchStore(ctx context.Context, storeID string) (domain.Store, error) {
@@ -137,8 +147,16 @@ func (c *Client) Sales(ctx context.Context, storeID, sku string, since time.Time
 // SKU returns a SKU's master data, read with storeID's key (any valid key
 // may read the catalogue).
 func (c *Client) SKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
-	it := masterItem{kind: "sku", route: "/v1/skus/{sku}", storeID: storeID, id: sku}
-	return reuse(ctx, c, it, func(ctx context.Context) (domain.SKU, error) { return c.fetchSKU(ctx, storeID, sku) })
+	return reuse(ctx, c, skuItem(storeID, sku), func(ctx context.Context) (domain.SKU, error) { return c.fetchSKU(ctx, storeID, sku) })
+}
+
+func skuItem(storeID, sku string) masterItem {
+	return masterItem{kind: "sku", route: "/v1/skus/{sku}", storeID: storeID, id: sku}
+}
+
+// CachedSKU is SKU from the master-data cache alone (CachedStore).
+func (c *Client) CachedSKU(ctx context.Context, storeID, sku string) (domain.SKU, bool) {
+	return cached[domain.SKU](ctx, c, skuItem(storeID, sku))
 }
 
 func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU, error) {
@@ -170,8 +188,18 @@ func (c *Client) fetchSKU(ctx context.Context, storeID, sku string) (domain.SKU,
 
 // Supplier returns a supplier's delivery terms, read with the key of storeID.
 func (c *Client) Supplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
-	it := masterItem{kind: "supplier", route: "/v1/suppliers/{supplier_id}", storeID: storeID, id: supplierID}
-	return reuse(ctx, c, it, func(ctx context.Context) (domain.Supplier, error) { return c.fetchSupplier(ctx, storeID, supplierID) })
+	return reuse(ctx, c, supplierItem(storeID, supplierID), func(ctx context.Context) (domain.Supplier, error) {
+		return c.fetchSupplier(ctx, storeID, supplierID)
+	})
+}
+
+func supplierItem(storeID, supplierID string) masterItem {
+	return masterItem{kind: "supplier", route: "/v1/suppliers/{supplier_id}", storeID: storeID, id: supplierID}
+}
+
+// CachedSupplier is Supplier from the master-data cache alone (CachedStore).
+func (c *Client) CachedSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, bool) {
+	return cached[domain.Supplier](ctx, c, supplierItem(storeID, supplierID))
 }
 
 func (c *Client) fetchSupplier(ctx context.Context, storeID, supplierID string) (domain.Supplier, error) {
