@@ -350,6 +350,14 @@ type wireMessage struct {
 // after the first value. Only a rejected line is examined further, for the
 // error code and its id.
 func Decode(line []byte) (jsonrpc.Message, *FrameError) {
+	if req, ok := decodeRequest(line); ok {
+		return req, nil
+	}
+	return decodeGeneral(line)
+}
+
+// decodeGeneral is Decode for any line, through encoding/json.
+func decodeGeneral(line []byte) (jsonrpc.Message, *FrameError) {
 	var w wireMessage
 	err := json.Unmarshal(line, &w)
 	var syntax *json.SyntaxError
