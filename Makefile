@@ -75,8 +75,9 @@ test: ## Run every module's tests with the race detector.
 FUZZTIME ?= 300000x
 
 .PHONY: fuzz-stdio
-fuzz-stdio: ## Fuzz the stdio transport's reader for FUZZTIME inputs (default 300000x; a duration like 20s works too).
+fuzz-stdio: ## Fuzz the stdio transport's reader, and its one-scan request read against the general decode, for FUZZTIME inputs each (default 300000x; a duration like 20s works too).
 	cd mcpserver && go test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./internal/stdiotransport/
+	cd mcpserver && go test -run='^$$' -fuzz=FuzzDecodeRequest -fuzztime=$(FUZZTIME) ./internal/stdiotransport/
 
 .PHONY: test-isolated
 test-isolated: ## Build and test each module alone (GOWORK=off), as an importer would.
