@@ -11,11 +11,22 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// browserLimit bounds one test's browser, from its start to the test's
+// end, unless the test sets its own (browserFor).
+const browserLimit = 3 * time.Minute
+
 // browser starts headless chromium with a fresh profile and a width×height
-// window and returns its chromedp context; closed at the test's end.
+// window and returns its chromedp context; closed at the test's end or
+// after browserLimit.
 func browser(t *testing.T, chromium string, width, height int) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	return browserFor(t, browserLimit, chromium, width, height)
+}
+
+// browserFor is browser bounded by limit instead of browserLimit.
+func browserFor(t *testing.T, limit time.Duration, chromium string, width, height int) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.Flag("headless", "new"), chromedp.NoSandbox,
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
