@@ -257,15 +257,22 @@ func containsAnswer(a Answer) bool {
 	return false
 }
 
-func BenchmarkProject28DaysBusy(b *testing.B) {
-	// 28 days, 150 transactions a day of 1-3 units.
+// evenSales is perDay transactions of 1-3 units a day, spread over the 12
+// hours from 08:00, on days days from 2026-02-firstDay in Prague.
+func evenSales(firstDay, days, perDay int) []Sale {
 	var sales []Sale
-	for d := range 28 {
-		day := time.Date(2026, 2, 11+d, 8, 0, 0, 0, prague)
-		for j := range 150 {
-			sales = append(sales, Sale{At: day.Add(time.Duration(j) * 12 * time.Hour / 150), Units: int64(1 + j%3)})
+	for d := range days {
+		day := time.Date(2026, 2, firstDay+d, 8, 0, 0, 0, prague)
+		for j := range perDay {
+			sales = append(sales, Sale{At: day.Add(time.Duration(j) * 12 * time.Hour / time.Duration(perDay)), Units: int64(1 + j%3)})
 		}
 	}
+	return sales
+}
+
+func BenchmarkProject28DaysBusy(b *testing.B) {
+	// 28 days, 150 transactions a day of 1-3 units.
+	sales := evenSales(11, 28, 150)
 	in := Input{
 		Now: wedNow, Location: prague, Hours: open8to20, OnHand: 120, CountedAt: wedNow.Add(-6 * time.Hour),
 		Sales: sales, LookbackDays: 28, LeadTimeDays: 2,
@@ -279,13 +286,7 @@ func BenchmarkProject28DaysBusy(b *testing.B) {
 // BenchmarkProject14Days is a warm risk check's projection: 14 days of
 // 12 transactions a day, as the butter at store 47.
 func BenchmarkProject14Days(b *testing.B) {
-	var sales []Sale
-	for d := range 15 {
-		day := time.Date(2026, 2, 25+d, 8, 0, 0, 0, prague)
-		for j := range 12 {
-			sales = append(sales, Sale{At: day.Add(time.Duration(j) * 12 * time.Hour / 12), Units: int64(1 + j%3)})
-		}
-	}
+	sales := evenSales(25, 15, 12)
 	in := Input{
 		Now: wedNow, Location: prague, Hours: open8to20, OnHand: 40, CountedAt: wedNow.Add(-6 * time.Hour),
 		Sales: sales, LookbackDays: 14, LeadTimeDays: 2,
