@@ -2,7 +2,11 @@ package storelinkclient
 
 import (
 	"net/url"
+	"strconv"
 	"sync/atomic"
+	"time"
+
+	"github.com/oapi-codegen/runtime"
 )
 
 // lastServer is the parse of the server URL the last request was built
@@ -29,4 +33,51 @@ func parseServer(server string) (*url.URL, error) {
 	}
 	lastServer.Store(&parsedServer{raw: server, u: u})
 	return u, nil
+}
+
+// styleParam is runtime.StyleParamWithOptions, with the parameters
+// StoreLink's spec declares (a string, an integer or a date-time, in the
+// simple or form style, without allowReserved) written out without
+// reflection; every other value, style or option goes to the runtime. The
+// generated request builders call it (client.tmpl). TestStyleParam and
+// FuzzStyleParam hold it to the runtime, byte for byte.
+func styleParam[T any](style string, explode bool, name string, value T, opts runtime.StyleParamOptions) (string, error) {
+	var s string
+	switch v := any(value).(type) {
+	case string:
+		s = v
+	case int:
+		s = strconv.Itoa(v)
+	case int64:
+		s = strconv.FormatInt(v, 10)
+	case int32:
+		s = strconv.FormatInt(int64(v), 10)
+	case time.Time:
+		s = v.Format(time.RFC3339Nano)
+	default:
+		return runtime.StyleParamWithOptions(style, explode, name, value, opts)
+	}
+	if opts.AllowReserved {
+		return runtime.StyleParamWithOptions(style, explode, name, value, opts)
+	}
+	switch opts.ParamLocation {
+	case runtime.ParamLocationQuery:
+		s = runtime.DefaultQueryEncoder.EscapeQueryValue(s, false)
+		if style == "form" {
+			return runtime.DefaultQueryEncoder.EscapeQueryValue(name, false) + "=" + s, nil
+		}
+	case runtime.ParamLocationPath:
+		s = url.PathEscape(s)
+		if style == "form" {
+			return url.PathEscape(name) + "=" + s, nil
+		}
+	default:
+		if style == "form" {
+			return name + "=" + s, nil
+		}
+	}
+	if style != "simple" {
+		return runtime.StyleParamWithOptions(style, explode, name, value, opts)
+	}
+	return s, nil
 }

@@ -933,7 +933,7 @@ func newGetSKURequest(ctx context.Context, server string, sku SKUCode) (*http.Re
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sku", sku, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = styleParam("simple", false, "sku", sku, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -1004,7 +1004,7 @@ func newGetStoreRequest(ctx context.Context, server string, storeID StoreID) (*h
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = styleParam("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -1043,7 +1043,7 @@ func newGetInventoryRequest(ctx context.Context, server string, storeID StoreID,
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = styleParam("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -1069,7 +1069,7 @@ func newGetInventoryRequest(ctx context.Context, server string, storeID StoreID,
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		rawQueryFragments := make([]string, 0, 1)
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", params.SKU, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+		if queryFrag, err := styleParam("form", true, "sku", params.SKU, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 			return nil, err
 		} else {
 			// Joined with "&" below, as its own parts are.
@@ -1098,7 +1098,7 @@ func newListPOSTransactionsRequest(ctx context.Context, server string, storeID S
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = styleParam("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -1124,14 +1124,14 @@ func newListPOSTransactionsRequest(ctx context.Context, server string, storeID S
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		rawQueryFragments := make([]string, 0, 4)
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", params.SKU, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+		if queryFrag, err := styleParam("form", true, "sku", params.SKU, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 			return nil, err
 		} else {
 			// Joined with "&" below, as its own parts are.
 			rawQueryFragments = append(rawQueryFragments, queryFrag)
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+		if queryFrag, err := styleParam("form", true, "since", params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 			return nil, err
 		} else {
 			// Joined with "&" below, as its own parts are.
@@ -1140,7 +1140,7 @@ func newListPOSTransactionsRequest(ctx context.Context, server string, storeID S
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			if queryFrag, err := styleParam("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				// Joined with "&" below, as its own parts are.
@@ -1151,7 +1151,7 @@ func newListPOSTransactionsRequest(ctx context.Context, server string, storeID S
 
 		if params.Cursor != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := styleParam("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				// Joined with "&" below, as its own parts are.
@@ -1193,7 +1193,7 @@ func newCreateReplenishmentOrderRequestWithBody(ctx context.Context, server stri
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = styleParam("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -1234,14 +1234,14 @@ func newGetReplenishmentOrderRequest(ctx context.Context, server string, storeID
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = styleParam("simple", false, "store_id", storeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "order_id", orderID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = styleParam("simple", false, "order_id", orderID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -1280,7 +1280,7 @@ func newGetSupplierRequest(ctx context.Context, server string, supplierID Suppli
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "supplier_id", supplierID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = styleParam("simple", false, "supplier_id", supplierID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
