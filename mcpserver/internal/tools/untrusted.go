@@ -16,16 +16,25 @@ const untrustedOpen = "⟦untrusted:"
 // brackets.
 var defuseBrackets = strings.NewReplacer("⟦", "[", "⟧", "]", "〚", "[", "〛", "]")
 
+// markerBrackets are the brackets defuseBrackets replaces: a text with
+// none of them is left as it is, without the copy the replacer makes.
+const markerBrackets = "⟦⟧〚〛"
+
 // markUntrusted wraps each non-empty text of one answer in data markers, in
 // place, with one tag.
 func markUntrusted(texts ...*string) {
-	h := sha256.New()
+	// The hash is over the texts, each followed by a zero byte, gathered
+	// in one buffer (on the stack for the usual few short names).
+	var room [256]byte
+	all := room[:0]
 	for _, p := range texts {
-		*p = defuseBrackets.Replace(*p)
-		h.Write([]byte(*p))
-		h.Write([]byte{0})
+		if strings.ContainsAny(*p, markerBrackets) {
+			*p = defuseBrackets.Replace(*p)
+		}
+		all = append(append(all, *p...), 0)
 	}
-	tag := hex.EncodeToString(h.Sum(nil)[:3])
+	sum := sha256.Sum256(all)
+	tag := hex.EncodeToString(sum[:3])
 	for _, p := range texts {
 		if *p != "" {
 			*p = untrustedOpen + tag + "⟧" + *p + "⟦/" + tag + "⟧"
