@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/korral/storelink/mcpserver/internal/stdiotransport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,7 +66,7 @@ func (r *encodedResult) withMeta() (raw []byte, ok bool) {
 		// The SDK omits an empty _meta.
 		return r.raw, true
 	}
-	meta, err := json.Marshal(map[string]any(r.Meta))
+	meta, err := encodeMeta(r.Meta)
 	if err != nil {
 		return nil, false
 	}
@@ -74,6 +75,33 @@ func (r *encodedResult) withMeta() (raw []byte, ok bool) {
 	b = append(b, meta...)
 	b = append(b, ',')
 	return append(b, r.raw[1:]...), true
+}
+
+// serverInfoMeta is the encoding of the last _meta that held only the
+// SDK's serverInfo: the same *mcp.Implementation (the server's own, never
+// changed once the server is made) on every result of a session.
+var serverInfoMeta atomic.Pointer[encodedServerInfo]
+
+type encodedServerInfo struct {
+	impl *mcp.Implementation
+	json []byte
+}
+
+// encodeMeta is json.Marshal(meta), taken from serverInfoMeta when meta
+// holds only the serverInfo it was written for.
+func encodeMeta(meta mcp.Meta) ([]byte, error) {
+	impl, only := meta[mcp.MetaKeyServerInfo].(*mcp.Implementation)
+	if !only || len(meta) != 1 || impl == nil {
+		return json.Marshal(map[string]any(meta))
+	}
+	if c := serverInfoMeta.Load(); c != nil && c.impl == impl {
+		return c.json, nil
+	}
+	b, err := json.Marshal(map[string]any(meta))
+	if err == nil {
+		serverInfoMeta.Store(&encodedServerInfo{impl: impl, json: b})
+	}
+	return b, err
 }
 
 // encodeResults is a receiving middleware that writes tools/call results of

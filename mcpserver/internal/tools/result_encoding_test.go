@@ -257,3 +257,26 @@ func TestResultsChangedAfterEncodingAreWhatTheSDKWrites(t *testing.T) {
 		}
 	}
 }
+
+// encodeMeta reuses a serverInfo's encoding only for the same server, and
+// only when the _meta holds nothing else.
+func TestServerInfoEncodingIsReusedOnlyForTheSameServer(t *testing.T) {
+	one := &mcp.Implementation{Name: "one", Version: "1"}
+	two := &mcp.Implementation{Name: "two", Version: "2"}
+	for i, meta := range []mcp.Meta{
+		{mcp.MetaKeyServerInfo: one},
+		{mcp.MetaKeyServerInfo: one},
+		{mcp.MetaKeyServerInfo: two},
+		{mcp.MetaKeyServerInfo: one, "k": "v"},
+		{mcp.MetaKeyServerInfo: one},
+		{mcp.MetaKeyServerInfo: map[string]any{"name": "three"}},
+		{mcp.MetaKeyServerInfo: (*mcp.Implementation)(nil)},
+		{mcp.MetaKeyServerInfo: two},
+	} {
+		got, err := encodeMeta(meta)
+		want, wantErr := json.Marshal(map[string]any(meta))
+		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+			t.Errorf("%d: %s (%v), want %s (%v)", i, got, err, want, wantErr)
+		}
+	}
+}
