@@ -64,6 +64,11 @@ func UndecodableCall(req *jsonrpc.Request) (tool, reason string, refused bool) {
 // inputResponses, whose decoding it leaves to the full check. arguments
 // may hold any value. false means only "not known to decode".
 func plainParams(raw json.RawMessage) bool {
+	return plainMembers(raw) || plainFields(raw)
+}
+
+// plainFields is plainParams by decoding raw's fields.
+func plainFields(raw json.RawMessage) bool {
 	var p struct {
 		Meta           json.RawMessage `json:"_meta"`
 		Name           json.RawMessage `json:"name"`
@@ -79,4 +84,87 @@ func plainParams(raw json.RawMessage) bool {
 // oneOf reports whether v is absent, null, or a value opening with first.
 func oneOf(v json.RawMessage, first byte) bool {
 	return len(v) == 0 || v[0] == first || string(v) == "null"
+}
+
+// plainMembers is plainParams for the usual params, read in one scan
+// without decoding: valid JSON, an object whose keys are "_meta", "name",
+// "arguments" and "requestState", each at most once and written without
+// escapes, with the values plainParams asks for. For anything else it is
+// false and plainFields decides. When it is true, so is plainFields
+// (TestPlainMembersImpliesPlainFields, FuzzPlainMembers).
+func plainMembers(raw []byte) bool {
+	if !json.Valid(raw) {
+		return false
+	}
+	i := skipSpace(raw, 0)
+	if raw[i] != '{' {
+		return false
+	}
+	var seen [4]bool
+	for i = skipSpace(raw, i+1); raw[i] != '}'; {
+		// A key with an escape matches none of the four below, so the
+		// first quote ends every key that does.
+		end := bytes.IndexByte(raw[i+1:], '"') + i + 1
+		key := raw[i+1 : end]
+		i = skipSpace(raw, skipSpace(raw, end+1)+1) // past the ':'
+		var k int
+		var ok bool
+		switch string(key) {
+		case "_meta":
+			k, ok = 0, raw[i] == '{' || raw[i] == 'n'
+		case "name":
+			k, ok = 1, raw[i] == '"' || raw[i] == 'n'
+		case "arguments":
+			k, ok = 2, true
+		case "requestState":
+			k, ok = 3, raw[i] == '"' || raw[i] == 'n'
+		}
+		if !ok || seen[k] {
+			return false
+		}
+		seen[k] = true
+		if i = skipSpace(raw, skipValue(raw, i)); raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue is the index after the value at b[i], in a valid document.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+			if depth < 0 {
+				return i
+			}
+		case '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
 }
