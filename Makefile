@@ -79,12 +79,27 @@ fuzz-stdio: ## Fuzz the stdio transport's reader, and its one-scan request read 
 	cd mcpserver && go test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./internal/stdiotransport/
 	cd mcpserver && go test -run='^$$' -fuzz=FuzzDecodeRequest -fuzztime=$(FUZZTIME) ./internal/stdiotransport/
 
+# A bounded fuzz run of the other one-scan readers, each against the code it
+# stands in for: the tools/call params check (audit) against encoding/json,
+# the value bounds (jsonscan) against encoding/json, and the StoreLink client's
+# parameter styling against oapi-codegen's runtime (slower per input: it
+# styles each input 65 ways through reflection, so it takes fewer). About 45 s
+# on 2 idle cores.
+FUZZSCANS ?= 100000x
+FUZZSTYLE ?= 25000x
+
+.PHONY: fuzz-scans
+fuzz-scans: ## Fuzz the params check, the JSON value bounds and the client's parameter styling against what each stands in for, FUZZSCANS inputs each (default 100000x; FUZZSTYLE, 25000x, for the styling).
+	cd mcpserver && go test -run='^$$' -fuzz=FuzzPlainMembers -fuzztime=$(FUZZSCANS) ./internal/audit/
+	cd mcpserver && go test -run='^$$' -fuzz=FuzzSkipValue -fuzztime=$(FUZZSCANS) ./internal/jsonscan/
+	cd storelinkclient && go test -run='^$$' -fuzz=FuzzStyleParam -fuzztime=$(FUZZSTYLE) .
+
 .PHONY: test-isolated
 test-isolated: ## Build and test each module alone (GOWORK=off), as an importer would.
 	for m in $(MODULES); do (cd $$m && GOWORK=off go test -count=1 -timeout $(TEST_TIMEOUT) ./...); done
 
 .PHONY: ci
-ci: lint check-generate tidy-check spec-diff tsclient appshost test test-isolated fuzz-stdio conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
+ci: lint check-generate tidy-check spec-diff tsclient appshost test test-isolated fuzz-stdio fuzz-scans conformance inspector eval check-transcript release-check ## What CI runs: all checks and all tests.
 
 $(TOOLS_BIN)/oasdiff: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o $(TOOLS_BIN)/ github.com/oasdiff/oasdiff

@@ -62,7 +62,7 @@ func TestStyleParam(t *testing.T) {
 	for _, tm := range []time.Time{
 		time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
 		time.Date(2026, 11, 27, 10, 0, 0, 0, cet),
-		time.Date(2026, 11, 27, 10, 0, 0, 123456789, time.FixedZone("", -(5*3600 + 30*60))),
+		time.Date(2026, 11, 27, 10, 0, 0, 123456789, time.FixedZone("", -(5*3600+30*60))),
 		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/korral/storelink/mcpserver/internal/jsonscan"
 	"github.com/korral/storelink/mcpserver/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,17 +97,17 @@ func plainMembers(raw []byte) bool {
 	if !json.Valid(raw) {
 		return false
 	}
-	i := skipSpace(raw, 0)
+	i := jsonscan.SkipSpace(raw, 0)
 	if raw[i] != '{' {
 		return false
 	}
 	var seen [4]bool
-	for i = skipSpace(raw, i+1); raw[i] != '}'; {
+	for i = jsonscan.SkipSpace(raw, i+1); raw[i] != '}'; {
 		// A key with an escape matches none of the four below, so the
 		// first quote ends every key that does.
 		end := bytes.IndexByte(raw[i+1:], '"') + i + 1
 		key := raw[i+1 : end]
-		i = skipSpace(raw, skipSpace(raw, end+1)+1) // past the ':'
+		i = jsonscan.SkipSpace(raw, jsonscan.SkipSpace(raw, end+1)+1) // past the ':'
 		var k int
 		var ok bool
 		switch string(key) {
@@ -123,48 +124,9 @@ func plainMembers(raw []byte) bool {
 			return false
 		}
 		seen[k] = true
-		if i = skipSpace(raw, skipValue(raw, i)); raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+		if i = jsonscan.SkipSpace(raw, jsonscan.SkipValue(raw, i)); raw[i] == ',' {
+			i = jsonscan.SkipSpace(raw, i+1)
 		}
 	}
 	return true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue is the index after the value at b[i], in a valid document.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return i + 1
-			}
-			if depth < 0 {
-				return i
-			}
-		case '"':
-			for i++; b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case ',':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return i
 }

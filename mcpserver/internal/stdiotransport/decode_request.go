@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/korral/storelink/mcpserver/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -20,7 +21,7 @@ func decodeRequest(line []byte) (req *jsonrpc.Request, ok bool) {
 	if !json.Valid(line) {
 		return nil, false
 	}
-	i := skipSpace(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	if line[i] != '{' {
 		return nil, false
 	}
@@ -33,13 +34,13 @@ func decodeRequest(line []byte) (req *jsonrpc.Request, ok bool) {
 	var seen uint8
 	var id any
 	var method, params []byte
-	i = skipSpace(line, i+1)
+	i = jsonscan.SkipSpace(line, i+1)
 	for line[i] != '}' {
 		key, next, ok := plainString(line, i)
 		if !ok {
 			return nil, false
 		}
-		i = skipSpace(line, skipSpace(line, next)+1) // past the ':'
+		i = jsonscan.SkipSpace(line, jsonscan.SkipSpace(line, next)+1) // past the ':'
 		var field uint8
 		switch string(key) {
 		case "jsonrpc":
@@ -64,7 +65,7 @@ func decodeRequest(line []byte) (req *jsonrpc.Request, ok bool) {
 				return nil, false
 			}
 			start := i
-			i = skipComposite(line, i)
+			i = jsonscan.SkipValue(line, i)
 			params = line[start:i]
 		default:
 			return nil, false
@@ -73,8 +74,8 @@ func decodeRequest(line []byte) (req *jsonrpc.Request, ok bool) {
 			return nil, false
 		}
 		seen |= field
-		if i = skipSpace(line, i); line[i] == ',' {
-			i = skipSpace(line, i+1)
+		if i = jsonscan.SkipSpace(line, i); line[i] == ',' {
+			i = jsonscan.SkipSpace(line, i+1)
 		}
 	}
 	if seen&haveVersion == 0 || seen&haveMethod == 0 {
@@ -83,13 +84,6 @@ func decodeRequest(line []byte) (req *jsonrpc.Request, ok bool) {
 	// The line's buffer is read into again: params gets its own copy, as
 	// json.RawMessage makes one.
 	return &jsonrpc.Request{ID: idOf(id), Method: string(method), Params: bytes.Clone(params)}, true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // plainString is the string at b[i] when it has no escape and only ASCII
@@ -134,27 +128,4 @@ func requestID(b []byte, i int) (id any, next int, ok bool) {
 		n = -n
 	}
 	return n, j, true
-}
-
-// skipComposite is the index after the object or array at b[i], in a
-// valid document.
-func skipComposite(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case '"':
-			for i++; b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		}
-	}
-	return i
 }
