@@ -42,6 +42,9 @@ func parseServer(server string) (*url.URL, error) {
 // generated request builders call it (client.tmpl). TestStyleParam and
 // FuzzStyleParam hold it to the runtime, byte for byte.
 func styleParam[T any](style string, explode bool, name string, value T, opts runtime.StyleParamOptions) (string, error) {
+	if opts.AllowReserved || style != "simple" && style != "form" {
+		return runtime.StyleParamWithOptions(style, explode, name, value, opts)
+	}
 	var s string
 	switch v := any(value).(type) {
 	case string:
@@ -57,27 +60,16 @@ func styleParam[T any](style string, explode bool, name string, value T, opts ru
 	default:
 		return runtime.StyleParamWithOptions(style, explode, name, value, opts)
 	}
-	if opts.AllowReserved {
-		return runtime.StyleParamWithOptions(style, explode, name, value, opts)
-	}
+	// The simple style is the value alone; the form style is name=value.
 	switch opts.ParamLocation {
 	case runtime.ParamLocationQuery:
 		s = runtime.DefaultQueryEncoder.EscapeQueryValue(s, false)
-		if style == "form" {
-			return runtime.DefaultQueryEncoder.EscapeQueryValue(name, false) + "=" + s, nil
-		}
+		name = runtime.DefaultQueryEncoder.EscapeQueryValue(name, false)
 	case runtime.ParamLocationPath:
-		s = url.PathEscape(s)
-		if style == "form" {
-			return url.PathEscape(name) + "=" + s, nil
-		}
-	default:
-		if style == "form" {
-			return name + "=" + s, nil
-		}
+		s, name = url.PathEscape(s), url.PathEscape(name)
 	}
-	if style != "simple" {
-		return runtime.StyleParamWithOptions(style, explode, name, value, opts)
+	if style == "form" {
+		return name + "=" + s, nil
 	}
 	return s, nil
 }
