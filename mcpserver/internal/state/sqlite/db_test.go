@@ -5,6 +5,9 @@ import (
 	"github.com/korral/storelink/mcpserver/internal/state"
 
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,31 +129,123 @@ func TestOpenEmptyPath(t *testing.T) {
 }
 
 func TestOpenConcurrentlyOnNewFile(t *testing.T) {
-	// Several processes starting together on a fresh file must not both try
-	// to create the schema.
-	path := filepath.Join(t.TempDir(), "state.db")
-	const n = 4
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	dbs := make([]*DB, n)
-	for i := range n {
-		wg.Go(func() { dbs[i], errs[i] = Open(path) })
-	}
-	wg.Wait()
-	for i := range n {
-		if errs[i] != nil {
-			t.Errorf("Open #%d: %v", i, errs[i])
-			continue
+	// Several processes starting together on a fresh file must all open it,
+	// and only one may create the schema. While the first connection moves
+	// a new file to WAL mode, SQLite can refuse another's BEGIN IMMEDIATE
+	// without waiting (retryBusy); one round meets that a few
+	// times in a hundred, so the test runs several rounds. TestRetryBusy
+	// checks the retry itself deterministically.
+	const rounds, n = 8, 6
+	for round := range rounds {
+		path := filepath.Join(t.TempDir(), "state.db")
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		dbs := make([]*DB, n)
+		for i := range n {
+			wg.Go(func() { dbs[i], errs[i] = Open(path) })
 		}
-		_ = dbs[i].Close()
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil {
+				t.Errorf("round %d: Open #%d: %v", round, i, errs[i])
+				continue
+			}
+			_ = dbs[i].Close()
+		}
+		db := openAt(t, path)
+		var versions int
+		if err := db.sql.QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&versions); err != nil {
+			t.Fatal(err)
+		}
+		if versions != 1 {
+			t.Errorf("round %d: schema_version has %d rows, want 1", round, versions)
+		}
 	}
-	db := openAt(t, path)
-	var versions int
-	if err := db.sql.QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&versions); err != nil {
+}
+
+func TestRetryBusy(t *testing.T) {
+	busy := busyError(t)
+	other := errors.New("state: migrate schema to version 3: no such table")
+
+	calls := 0
+	err := retryBusy(t.Context(), func(context.Context) error {
+		calls++
+		if calls < 4 {
+			return busy
+		}
+		return nil
+	})
+	if err != nil || calls != 4 {
+		t.Errorf("busy three times, then nil: err = %v after %d calls, want nil after 4", err, calls)
+	}
+
+	// The deadline only stops a retryBusy that wrongly retries other errors.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	calls = 0
+	err = retryBusy(ctx, func(context.Context) error {
+		calls++
+		if calls == 1 {
+			return busy
+		}
+		return other
+	})
+	if !errors.Is(err, other) || calls != 2 {
+		t.Errorf("busy, then another error: err = %v after %d calls, want %v after 2", err, calls, other)
+	}
+
+	ctx, cancel = context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	calls = 0
+	err = retryBusy(ctx, func(context.Context) error {
+		calls++
+		return busy
+	})
+	if !errors.Is(err, busy) || calls < 2 {
+		t.Errorf("busy until the deadline: err = %v after %d calls, want the busy error after several", err, calls)
+	}
+}
+
+// busyError returns a real SQLITE_BUSY: a second connection's BEGIN
+// IMMEDIATE while the first holds the write lock, with no busy timeout.
+func busyError(t *testing.T) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "busy.db")
+	a, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if versions != 1 {
-		t.Errorf("schema_version has %d rows, want 1", versions)
+	t.Cleanup(func() { _ = a.Close() })
+	b, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	tx, err := a.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	if _, err = b.Begin(); err == nil {
+		t.Fatal("second BEGIN IMMEDIATE succeeded, want SQLITE_BUSY")
+	}
+	return fmt.Errorf("state: begin: %w", err)
+}
+
+func TestIsBusy(t *testing.T) {
+	if err := busyError(t); !isBusy(err) {
+		t.Errorf("isBusy(%v) = false, want true", err)
+	}
+	if isBusy(errors.New("database is locked (5)")) {
+		t.Error("isBusy is true for a plain error with SQLite's words; it must look at the code")
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "other.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err = db.Exec(`SELECT * FROM no_such_table`); err == nil || isBusy(err) {
+		t.Errorf("isBusy(%v) = true, want false for a missing table", err)
 	}
 }
 

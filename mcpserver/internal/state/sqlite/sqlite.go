@@ -11,12 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/migrate"
@@ -89,7 +90,7 @@ func Open(path string) (*DB, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*busyTimeoutMS*time.Millisecond)
 	defer cancel()
-	if err := db.migrate(ctx); err != nil {
+	if err := retryBusy(ctx, db.migrate); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("state: prepare database %s: %w", abs, err)
 	}
@@ -209,6 +210,46 @@ func (db *DB) migrate(ctx context.Context) error {
 		_, err := migrate.Run(ctx, migrateTx{tx}, ms, book)
 		return err
 	})
+}
+
+// retryBusy runs fn until it succeeds, fails for a reason other than
+// SQLITE_BUSY, or ctx ends; Open runs migrate through it.
+//
+// On a file that is not yet in WAL mode, the busy timeout does not cover
+// every wait: while one connection changes the journal mode, SQLite can
+// answer another's BEGIN IMMEDIATE with SQLITE_BUSY at once, because
+// waiting could deadlock. Processes that open a new file together meet
+// this, so Open waits and tries again. Once the file is in WAL mode, the
+// busy timeout covers the waits.
+func retryBusy(ctx context.Context, fn func(context.Context) error) error {
+	wait := 5 * time.Millisecond
+	for {
+		err := fn(ctx)
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		// A random share of the wait keeps processes that collided from
+		// trying again in step.
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// sqliteBusy is SQLite's primary result code SQLITE_BUSY; the extended
+// codes (SQLITE_BUSY_RECOVERY, SQLITE_BUSY_SNAPSHOT, ...) share its low
+// byte.
+const sqliteBusy = 5
+
+// isBusy reports whether err comes from SQLite's SQLITE_BUSY.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
 // migrateTx is a transaction as package migrate uses it.
