@@ -17,7 +17,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // the "sqlite" driver, and its Error type
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/korral/storelink/mcpserver/internal/state"
 	"github.com/korral/storelink/mcpserver/internal/state/migrate"
@@ -241,15 +242,12 @@ func retryBusy(ctx context.Context, fn func(context.Context) error) error {
 	}
 }
 
-// sqliteBusy is SQLite's primary result code SQLITE_BUSY; the extended
-// codes (SQLITE_BUSY_RECOVERY, SQLITE_BUSY_SNAPSHOT, ...) share its low
-// byte.
-const sqliteBusy = 5
-
-// isBusy reports whether err comes from SQLite's SQLITE_BUSY.
+// isBusy reports whether err comes from SQLite's SQLITE_BUSY. The
+// extended codes (SQLITE_BUSY_RECOVERY, SQLITE_BUSY_SNAPSHOT, ...) share
+// its low byte.
 func isBusy(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // migrateTx is a transaction as package migrate uses it.
