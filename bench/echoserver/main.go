@@ -6,12 +6,18 @@
 //	echoserver --http 127.0.0.1:8080 --stateless
 //
 // --token-file requires a bearer token from the file; --cpuprofile writes a
-// CPU profile on exit.
+// CPU profile on exit. With ECHO_ANSWER_FILE naming a file of one JSON
+// object, a second tool, `answer` (no arguments), returns that object as
+// both its text and its structured content: the load driver's cpu phase
+// gives it storelink-mcp's trivial answer, to tell the cost of an answer's
+// size from the cost of the server that built it.
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,7 +41,7 @@ type echoIn struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
+	err := run(ctx, os.Args[1:], os.Getenv("ECHO_ANSWER_FILE"))
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "echoserver:", err)
@@ -42,17 +49,42 @@ func main() {
 	}
 }
 
-// newServer is the whole MCP server: one tool, the SDK's defaults.
-func newServer() *mcp.Server {
+// newServer is the whole MCP server: the echo tool, and the answer tool
+// when answer is not nil, with the SDK's defaults.
+func newServer(answer []byte) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "echoserver", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Send the message back."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
 		})
+	if answer != nil {
+		text := string(answer)
+		s.AddTool(&mcp.Tool{Name: "answer", Description: "Send the fixed answer back.", InputSchema: &jsonschema.Schema{Type: "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(answer)}, nil
+			})
+	}
 	return s
 }
 
-func run(ctx context.Context, args []string) error {
+// readAnswer reads the answer tool's JSON object from path; no path, no
+// answer tool.
+func readAnswer(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	if !json.Valid(b) || len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf("%s: not one JSON object", path)
+	}
+	return b, nil
+}
+
+func run(ctx context.Context, args []string, answerFile string) error {
 	fs := flag.NewFlagSet("echoserver", flag.ContinueOnError)
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio")
 	stateless := fs.Bool("stateless", false, "no MCP sessions over HTTP: every request stands alone")
@@ -72,14 +104,18 @@ func run(ctx context.Context, args []string) error {
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
+	answer, err := readAnswer(answerFile)
+	if err != nil {
+		return err
+	}
 	if *addr == "" {
-		return newServer().Run(ctx, &mcp.StdioTransport{})
+		return newServer(answer).Run(ctx, &mcp.StdioTransport{})
 	}
 	tokens, err := readTokens(*tokenFile)
 	if err != nil {
 		return err
 	}
-	srv := newServer()
+	srv := newServer(answer)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: *stateless})
 	mux := http.NewServeMux()

@@ -101,6 +101,13 @@ type cpuResult struct {
 	// collector setting (GOGC=400, ADR 0045), for reference: the targets
 	// are taken against Echo, the echo server as the SDK ships it.
 	EchoGC cpuSeries `json:"echo_gogc_400,omitempty"`
+	// EchoAnswer is the same echo server's `answer` tool, which returns
+	// the trivial call's answer (AnswerBytes of JSON) as its text and
+	// structured content, for reference: the trivial call's p50 over it
+	// is the server's share, the answer's own size and its decode by the
+	// client left out.
+	EchoAnswer  cpuSeries `json:"echo_answer,omitempty"`
+	AnswerBytes int       `json:"answer_bytes,omitempty"`
 	// RiskAnswer is the first risk answer's headline and data quality
 	// flags: the proof that the measured call answers rather than fails.
 	RiskAnswer string `json:"risk_answer"`
@@ -195,10 +202,12 @@ type cpuServer struct {
 }
 
 // cpuRoundsRun starts the echo server (twice: as shipped, and at
-// storelink-mcp's default GOGC for reference) and two storelink-mcp
-// processes (the trivial call's and the risk check's, so neither's CPU
-// holds the other's background work), checks the risk answer, warms each up and measures
-// c.cpuRounds rounds, the order rotating from round to round.
+// storelink-mcp's default GOGC for reference), two storelink-mcp processes
+// (the trivial call's and the risk check's, so neither's CPU holds the
+// other's background work) and, for reference, the echo server once more
+// with storelink-mcp's trivial answer as its `answer` tool; checks the
+// risk answer, warms each up and measures c.cpuRounds rounds, the order
+// rotating from round to round.
 func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, res *cpuResult, log func(string, ...any)) error {
 	var servers []cpuServer
 	defer func() {
@@ -206,6 +215,18 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 			sv.s.close()
 		}
 	}()
+	start := func(name, bin string, env []string, params func() *mcp.CallToolParams, out *cpuSeries) error {
+		s, err := startStdio(ctx, bin, filepath.Join(dir, name), env)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		s.params = params
+		servers = append(servers, cpuServer{name, s, out})
+		if _, err := s.sessions[0].ListTools(ctx, nil); err != nil {
+			return fmt.Errorf("%s: tools/list: %w%s", name, err, s.logTail())
+		}
+		return nil
+	}
 	for _, sp := range []struct {
 		name   string
 		bin    string
@@ -222,14 +243,8 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 		if err := os.MkdirAll(sdir, 0o700); err != nil {
 			return err
 		}
-		s, err := startStdio(ctx, sp.bin, sdir, sp.env(sdir))
-		if err != nil {
-			return fmt.Errorf("%s: %w", sp.name, err)
-		}
-		s.params = sp.params
-		servers = append(servers, cpuServer{sp.name, s, sp.out})
-		if _, err := s.sessions[0].ListTools(ctx, nil); err != nil {
-			return fmt.Errorf("%s: tools/list: %w%s", sp.name, err, s.logTail())
+		if err := start(sp.name, sp.bin, sp.env(sdir), sp.params, sp.out); err != nil {
+			return err
 		}
 	}
 	answer, err := checkRiskAnswer(ctx, servers[3].s)
@@ -237,12 +252,20 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 		return err
 	}
 	res.RiskAnswer = answer
+	adir := filepath.Join(dir, "echo-answer")
+	if res.AnswerBytes, err = saveTrivialAnswer(ctx, servers[2].s, adir); err != nil {
+		return err
+	}
+	if err := start("echo-answer", c.echoServer, serverEnv(adir, "ECHO_ANSWER_FILE="+filepath.Join(adir, "answer.json")),
+		answerParams, &res.EchoAnswer); err != nil {
+		return err
+	}
 	for _, sv := range servers {
 		if err := warmUp(ctx, sv.s, 50); err != nil {
 			return fmt.Errorf("%s: %w", sv.name, err)
 		}
 	}
-	log("  cpu: %d rounds of %d calls from 1 caller and %d from %d, echo, echo at GOGC=400, trivial call and risk check in turn",
+	log("  cpu: %d rounds of %d calls from 1 caller and %d from %d, echo, echo at GOGC=400, trivial call, risk check and the echo of the trivial answer in turn",
 		c.cpuRounds, c.cpuCalls, 2*c.cpuCalls, cpuCallers)
 	for r := range c.cpuRounds {
 		for k := range servers {
@@ -258,13 +281,37 @@ func cpuRoundsRun(ctx context.Context, c config, dir string, mk *mockProcess, re
 	return nil
 }
 
+// answerParams calls the echo server's `answer` tool.
+func answerParams() *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: "answer", Arguments: map[string]any{}}
+}
+
+// saveTrivialAnswer makes one trivial call on s and writes its answer's
+// text, the JSON of its structured content, to dir/answer.json for the
+// echo server's `answer` tool; it returns the text's size in bytes.
+func saveTrivialAnswer(ctx context.Context, s *mcpServer, dir string) (int, error) {
+	res, err := s.sessions[0].CallTool(ctx, trivialParams())
+	if err != nil {
+		return 0, fmt.Errorf("trivial call: %w%s", err, s.logTail())
+	}
+	text := resultText(res)
+	if res.IsError || res.StructuredContent == nil || !json.Valid([]byte(text)) {
+		return 0, fmt.Errorf("trivial call: no structured answer: %s", text)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, err
+	}
+	return len(text), os.WriteFile(filepath.Join(dir, "answer.json"), []byte(text), 0o600)
+}
+
 // cpuLog prints the run's figures as the driver goes, with each server's
 // PID (bench/profiledmcp names its profiles by PID).
 func cpuLog(log func(string, ...any), res *cpuResult, servers []cpuServer) {
 	for i, x := range []struct {
 		name string
 		s    cpuSeries
-	}{{"echo", res.Echo}, {"echo at GOGC=400", res.EchoGC}, {"trivial", res.Trivial}, {"risk", res.Risk}} {
+	}{{"echo", res.Echo}, {"echo at GOGC=400", res.EchoGC}, {"trivial", res.Trivial}, {"risk", res.Risk},
+		{"echo of the trivial answer", res.EchoAnswer}} {
 		cpu, _ := x.s.cpuPerCall()
 		log("  cpu: %s (PID %d): p50 %.3f ms, %.0f calls/s, server CPU %.3f ms a call",
 			x.name, servers[i].s.proc.pid(), x.s.p50(), x.s.rate(), cpu)

@@ -51,6 +51,8 @@ var (
 	echoSeries    = func(x *cpuResult) cpuSeries { return x.Echo }
 	echoGCSeries  = func(x *cpuResult) cpuSeries { return x.EchoGC }
 	cpuOfEchoGC   = func(x *cpuResult) (float64, bool) { return x.EchoGC.cpuPerCall() }
+	answerSeries  = func(x *cpuResult) cpuSeries { return x.EchoAnswer }
+	cpuOfAnswer   = func(x *cpuResult) (float64, bool) { return x.EchoAnswer.cpuPerCall() }
 	trivialSeries = func(x *cpuResult) cpuSeries { return x.Trivial }
 	riskSeries    = func(x *cpuResult) cpuSeries { return x.Risk }
 	coldOfEcho    = func(x *cpuResult) (float64, bool) { return median(x.ColdEchoMS), len(x.ColdEchoMS) > 0 }
@@ -122,6 +124,7 @@ func (r *report) cpuMarkdown(p func(string, ...any)) {
 		{"the same echo server at GOGC=400 (storelink-mcp's default, ADR 0045), for reference", echoGCSeries, cpuOfEchoGC},
 		{"storelink-mcp, `korral_list_authorized_stores`", trivialSeries, cpuOfTrivial},
 		{"storelink-mcp, `korral_check_stock_risk` (butter at 47, warm)", riskSeries, cpuOfRisk},
+		{fmt.Sprintf("the same echo server's `answer`, for reference: storelink-mcp's trivial answer (%d bytes of JSON) as its text and structured content", first.AnswerBytes), answerSeries, cpuOfAnswer},
 	} {
 		if r.overCPU(row.cpu).N == 0 {
 			// A series the runs did not measure (an older results.json).
@@ -149,6 +152,11 @@ func (r *report) cpuMarkdown(p func(string, ...any)) {
 		p("%s", row)
 	}
 	p("")
+	if own := r.overCPU(cpuRatio(p50Of(trivialSeries), p50Of(answerSeries))); own.N > 0 {
+		p("For reference, not a target: the trivial call's p50 is %sx the echo server's when that server sends back the same answer (`answer`, same run). "+
+			"The rest of its p50 over the echo's is the answer's size: the client's decode of it and the bytes on the pipe.", own.format(2))
+		p("")
+	}
 	p("Allocation budgets (issue 44, item 5): tests, not benchmarks; see `mcpserver/internal/tools/allocs_test.go` and storelinkclient's decode budget test.")
 	p("")
 }
