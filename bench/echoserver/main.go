@@ -30,7 +30,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,7 +58,7 @@ func newServer(answer []byte) *mcp.Server {
 		})
 	if answer != nil {
 		text := string(answer)
-		s.AddTool(&mcp.Tool{Name: "answer", Description: "Send the fixed answer back.", InputSchema: &jsonschema.Schema{Type: "object"}},
+		s.AddTool(&mcp.Tool{Name: "answer", Description: "Send the fixed answer back.", InputSchema: map[string]any{"type": "object"}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(answer)}, nil
 			})
