@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,9 +29,10 @@ import (
 
 // openRaceRounds is how many fresh state files the test opens. The
 // collision it guards against needs the processes' opens to overlap, which
-// a round does not always achieve: with Open's retry taken out, 2 of 6 runs
-// of the test failed here. state/sqlite's TestRetryBusy and TestIsBusy
-// catch that every time; this is the check with real processes.
+// a round seldom achieves: with Open's retry taken out, 4 of 24 runs of
+// the test failed here (more processes a round made it no likelier).
+// state/sqlite's TestRetryBusy and TestIsBusy catch that every time; this
+// is the check with real processes.
 const openRaceRounds = 12
 
 func TestProcessesOpeningOneNewStateFileAtOnceAllStart(t *testing.T) {
@@ -58,67 +60,63 @@ func TestProcessesOpeningOneNewStateFileAtOnceAllStart(t *testing.T) {
 	}
 }
 
+// raceProc is one process of startTogether: a server when stdin is set.
+type raceProc struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+}
+
 // startTogether starts servers stdio servers and migrates `migrate` runs of
 // bin with env at once; each server answers one korral_list_authorized_stores
 // call and is closed. It returns what went wrong, one error per process.
 func startTogether(bin string, env []string, servers, migrates int) []error {
-	var cmds []*exec.Cmd
-	var outs []*bytes.Buffer
-	var stdins []io.WriteCloser
-	var stdouts []io.ReadCloser
-	for i := range servers + migrates {
-		var cmd *exec.Cmd
+	procs := make([]*raceProc, servers+migrates)
+	for i := range procs {
+		p := &raceProc{cmd: exec.Command(bin)}
 		if i < servers {
-			cmd = exec.Command(bin)
+			p.stdin, _ = p.cmd.StdinPipe()
+			p.stdout, _ = p.cmd.StdoutPipe()
 		} else {
-			cmd = exec.Command(bin, "migrate")
+			p.cmd.Args = append(p.cmd.Args, "migrate")
 		}
-		cmd.Env = env
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if i < servers {
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			stdins, stdouts = append(stdins, in), append(stdouts, out)
-		} else {
-			cmd.Stdout = io.Discard
-		}
-		cmds, outs = append(cmds, cmd), append(outs, &stderr)
+		p.cmd.Env, p.cmd.Stderr = env, &p.stderr
+		procs[i] = p
 	}
 	// Start them all at once, from goroutines released together, so that
 	// their opens of the file overlap.
-	startErrs := make([]error, len(cmds))
+	startErrs := make([]error, len(procs))
 	release := make(chan struct{})
 	var started sync.WaitGroup
-	for i, cmd := range cmds {
-		started.Go(func() { <-release; startErrs[i] = cmd.Start() })
+	for i, p := range procs {
+		started.Go(func() { <-release; startErrs[i] = p.cmd.Start() })
 	}
 	close(release)
 	started.Wait()
-	for _, err := range startErrs {
-		if err != nil {
-			for i, cmd := range cmds {
-				if startErrs[i] == nil {
-					_ = cmd.Process.Kill()
-					_ = cmd.Wait()
-				}
+	if err := errors.Join(startErrs...); err != nil {
+		for i, p := range procs {
+			if startErrs[i] == nil {
+				_ = p.cmd.Process.Kill()
+				_ = p.cmd.Wait()
 			}
-			return []error{err}
 		}
+		return []error{err}
 	}
-	errs := make([]error, len(cmds))
+	errs := make([]error, len(procs))
 	var wg sync.WaitGroup
-	for i, cmd := range cmds {
+	for i, p := range procs {
 		wg.Go(func() {
-			if i < servers {
-				errs[i] = callOnce(stdins[i], stdouts[i])
-				_ = stdins[i].Close()
+			var err error
+			if p.stdin != nil {
+				err = callOnce(p.stdin, p.stdout)
+				_ = p.stdin.Close()
 			}
-			if err := waitBounded(cmd, 20*time.Second); err != nil && errs[i] == nil {
-				errs[i] = err
+			if werr := waitBounded(p.cmd, 20*time.Second); err == nil {
+				err = werr
 			}
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("%s: %w\nits log:\n%s", strings.Join(cmd.Args, " "), errs[i], outs[i])
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w\nits log:\n%s", strings.Join(p.cmd.Args, " "), err, &p.stderr)
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func readAnswer(path string) ([]byte, error) {
 		return nil, err
 	}
 	b = bytes.TrimSpace(b)
-	if !json.Valid(b) || len(b) == 0 || b[0] != '{' {
+	if !json.Valid(b) || b[0] != '{' {
 		return nil, fmt.Errorf("%s: not one JSON object", path)
 	}
 	return b, nil
