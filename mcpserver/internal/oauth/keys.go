@@ -228,6 +228,11 @@ func (v *Verifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, error
 	}
 	ch := v.refetch(ctx)
 	if ch == nil {
+		// Too soon for another read; one that ended since the check above
+		// stored its set before it let refetch say so.
+		if k := v.keys.Load().Key(kid); len(k) > 0 {
+			return &k[0], nil
+		}
 		return nil, refuse("the token is signed with key %q, which the provider's key set does not hold", kid)
 	}
 	ks, err := await(ctx, ch)
